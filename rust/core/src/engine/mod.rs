@@ -1,0 +1,175 @@
+//! The one-pass engine: a bounded reorder buffer, then per group an envelope E(τ) for many τ, a
+//! Lindley queue for many rates, and binned series for many bin widths. All arithmetic on
+//! timestamps and byte counts is exact integer arithmetic.
+//! CONTRACT (filled in by the engine work). Definitions: docs/metrics.md.
+
+use crate::error::Result;
+use crate::wire::Headers;
+
+/// Window boundary convention for E(τ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Closure {
+    /// `[s, s+τ)`: the default.
+    #[default]
+    HalfOpen,
+    /// `[s, s+τ]`.
+    Closed,
+}
+
+/// What to do with a packet older than the reorder horizon allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LatePolicy {
+    #[default]
+    Error,
+    /// Drop it and count it in the summary.
+    Drop,
+}
+
+/// A grouping of packets; every grouping in a scan is computed in the same pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum By {
+    All,
+    Src,
+    Dst,
+    /// Ordered (src, dst) host pair.
+    Pair,
+    /// Directional 5-tuple (proto, src, dst, sport, dport).
+    Flow5,
+    /// Directional 4-tuple (src, sport, dst, dport), as counted by the CNSM study.
+    Flow4,
+    Interface,
+    Vlan,
+    /// RoCEv2 destination QP (with destination host).
+    Qp,
+}
+
+/// One packet as the engine sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    pub ts_ns: i64,
+    /// Bytes counted for this packet (wire length by default; chosen by the pipeline).
+    pub size: u64,
+    pub interface: u32,
+    pub headers: Headers,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScanConfig {
+    /// Window lengths τ in ns (> 0), any order, duplicates removed.
+    pub windows_ns: Vec<i64>,
+    pub closure: Closure,
+    /// Server rates r in bit/s (> 0).
+    pub rates_bps: Vec<u64>,
+    /// Bin widths Δ in ns (> 0); bins start at multiples of Δ in epoch time.
+    pub bins_ns: Vec<i64>,
+    pub by: Vec<By>,
+    /// Packets may arrive up to this many ns earlier than the latest seen so far.
+    pub reorder_horizon_ns: i64,
+    pub late: LatePolicy,
+    /// Most groups per grouping before a LimitExceeded error.
+    pub max_groups: usize,
+}
+
+/// Key of one group within a grouping. `None` marks packets that lack the field (e.g. non-IP
+/// packets when grouping by host), so every packet belongs to exactly one group of each grouping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GroupKey {
+    All,
+    None,
+    Host(std::net::IpAddr),
+    Pair(std::net::IpAddr, std::net::IpAddr),
+    Flow5 { proto: u8, src: std::net::IpAddr, dst: std::net::IpAddr, sport: u16, dport: u16 },
+    Flow4 { src: std::net::IpAddr, sport: u16, dst: std::net::IpAddr, dport: u16 },
+    Interface(u32),
+    Vlan(u16),
+    Qp { dst: std::net::IpAddr, qp: u32 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvelopeRow {
+    pub by: By,
+    pub group: GroupKey,
+    pub window_ns: i64,
+    /// E(τ): most bytes in any window of length τ.
+    pub bytes: u64,
+    /// Packets in that (first-found) maximising window.
+    pub packets_in_window: u64,
+    /// Timestamp of the first packet of that window.
+    pub start_ns: i64,
+    /// E_pkts(τ): most packets in any window of length τ (possibly another window).
+    pub max_packets: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BacklogRow {
+    pub by: By,
+    pub group: GroupKey,
+    pub rate_bps: u64,
+    /// B_max(r) in bytes: exact rational value rounded to the nearest f64.
+    pub bmax_bytes: f64,
+    /// Time of the packet at which the backlog peaked.
+    pub peak_ns: i64,
+    /// Longest busy period (queue non-empty), in ns, and when it started.
+    pub longest_busy_ns: i64,
+    pub longest_busy_start_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeriesRow {
+    pub by: By,
+    pub group: GroupKey,
+    pub bin_ns: i64,
+    pub start_ns: i64,
+    pub bytes: u64,
+    pub packets: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupSummary {
+    pub by: By,
+    pub group: GroupKey,
+    pub packets: u64,
+    pub bytes: u64,
+    pub first_ns: i64,
+    pub last_ns: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReorderStats {
+    /// Packets that arrived with a timestamp earlier than one already seen.
+    pub reordered: u64,
+    /// Packets dropped because they were later than the horizon (LatePolicy::Drop).
+    pub dropped_late: u64,
+    /// Largest step backwards seen, ns.
+    pub max_lateness_ns: i64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ScanOutput {
+    pub envelope: Vec<EnvelopeRow>,
+    pub backlog: Vec<BacklogRow>,
+    /// Only non-empty bins.
+    pub series: Vec<SeriesRow>,
+    pub groups: Vec<GroupSummary>,
+    pub reorder: ReorderStats,
+}
+
+pub struct Scanner {
+    _private: (),
+}
+
+impl Scanner {
+    pub fn new(config: ScanConfig) -> Result<Self> {
+        let _ = config;
+        todo!()
+    }
+    /// Feed one packet (any order within the reorder horizon).
+    pub fn push(&mut self, arrival: &Arrival) -> Result<()> {
+        let _ = arrival;
+        todo!()
+    }
+    /// Flush the reorder buffer and return all rows, sorted by (by, group, window/rate/bin).
+    pub fn finish(self) -> Result<ScanOutput> {
+        todo!()
+    }
+}

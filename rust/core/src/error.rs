@@ -1,0 +1,117 @@
+//! One error type for the whole core. Every error that concerns the input names the byte offset
+//! (in the decompressed stream) where the problem was found, so a user can look at it with a hex
+//! editor, and a kind that the bindings map to a typed exception.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The operating system failed a read (the message carries its text).
+    Io,
+    /// The first bytes are neither pcap nor pcapng (nor gzip/zstd around one of them).
+    NotACapture,
+    /// A recognised format with a version this reader does not support.
+    UnsupportedVersion,
+    /// The input ends inside a header, block or record.
+    Truncated,
+    /// A length field that cannot be right: zero, not a multiple of 4, smaller than the fixed part,
+    /// larger than the block that holds it, or leading and trailing lengths that disagree.
+    Corrupt,
+    /// A packet names an interface that its section never declared.
+    UndeclaredInterface,
+    /// A documented limit (block size, options, interfaces, groups) was exceeded.
+    LimitExceeded,
+    /// The gzip or zstd stream around the capture is damaged.
+    Decompression,
+    /// A timestamp that does not fit in i64 nanoseconds since the epoch.
+    TimestampOutOfRange,
+    /// A packet arrived later than the reorder horizon allows.
+    OutOfOrder,
+    /// A parameter given by the caller is invalid (window, rate, bin, group key, ...).
+    InvalidArgument,
+    /// The caller asked to stop (interrupt).
+    Interrupted,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Io => "io",
+            ErrorKind::NotACapture => "not a capture",
+            ErrorKind::UnsupportedVersion => "unsupported version",
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::UndeclaredInterface => "undeclared interface",
+            ErrorKind::LimitExceeded => "limit exceeded",
+            ErrorKind::Decompression => "decompression",
+            ErrorKind::TimestampOutOfRange => "timestamp out of range",
+            ErrorKind::OutOfOrder => "out of order",
+            ErrorKind::InvalidArgument => "invalid argument",
+            ErrorKind::Interrupted => "interrupted",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    /// Byte offset in the (decompressed) input where the problem was found, if it concerns input.
+    pub offset: Option<u64>,
+    /// What was wrong, in words a user can act on (no trailing period, no offset: Display adds it).
+    pub reason: String,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, reason: impl Into<String>) -> Self {
+        Error { kind, offset: None, reason: reason.into() }
+    }
+    pub fn at(kind: ErrorKind, offset: u64, reason: impl Into<String>) -> Self {
+        Error { kind, offset: Some(offset), reason: reason.into() }
+    }
+    pub fn invalid(reason: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidArgument, reason)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(off) => write!(f, "{} at byte offset {}", self.reason, off),
+            None => f.write_str(&self.reason),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::new(ErrorKind::Io, format!("read failed: {e}"))
+    }
+}
+
+/// Something the user should know that did not stop the read (e.g. a capture cut off mid-block
+/// because it is still being written). Collected by the reader and reported in summaries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub kind: ErrorKind,
+    pub offset: Option<u64>,
+    pub reason: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(off) => write!(f, "{} at byte offset {}", self.reason, off),
+            None => f.write_str(&self.reason),
+        }
+    }
+}
+
+impl From<Error> for Warning {
+    fn from(e: Error) -> Self {
+        Warning { kind: e.kind, offset: e.offset, reason: e.reason }
+    }
+}

@@ -1,0 +1,24 @@
+//! burstcore: read pcap/pcapng captures exactly and measure their burstiness in one pass.
+//!
+//! The data path, top to bottom:
+//! - [`input`]: open a path, stdin or any `Read`, undo gzip/zstd (recognised by content);
+//! - [`capture`]: frame pcap and pcapng into [`Packet`]s with exact nanosecond timestamps;
+//! - [`wire`]: decode link, network and transport headers (truncation-tolerant);
+//! - [`engine`]: the streaming scanner (reorder buffer, envelopes, backlogs, binned series, groups);
+//! - [`pipeline`]: glue from a capture to the scanner, with accounting of every packet;
+//! - [`writer`]: a pcap/pcapng writer for tests, benchmarks and tools.
+//!
+//! Nothing here knows about Python; the bindings crate is a thin layer over this one.
+
+pub mod analysis;
+pub mod capture;
+pub mod engine;
+pub mod error;
+pub mod input;
+pub mod packet;
+pub mod pipeline;
+pub mod wire;
+pub mod writer;
+
+pub use error::{Error, ErrorKind, Warning};
+pub use packet::Packet;

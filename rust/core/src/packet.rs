@@ -1,0 +1,27 @@
+//! The record that flows from the capture readers to everything else.
+
+/// One packet as framed by a capture reader. Borrowed from the reader's buffer: valid until the
+/// next call to `next_packet`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet<'a> {
+    /// Nanoseconds since the Unix epoch (UTC), with the interface's resolution and offset applied;
+    /// `None` for blocks that carry no timestamp (pcapng Simple Packet Block).
+    pub ts_ns: Option<i64>,
+    /// Global interface index: interfaces are numbered across all sections of a file in the order
+    /// their descriptions appear (a classic pcap file has exactly one, index 0).
+    pub interface: u32,
+    /// LINKTYPE_* value of the interface.
+    pub linktype: u16,
+    /// Length of the packet on the wire (pcap `orig_len`, pcapng original packet length).
+    pub wire_len: u32,
+    /// The captured bytes; the captured length is `data.len()`.
+    pub data: &'a [u8],
+    /// Byte offset of the record's first byte in the (decompressed) input.
+    pub offset: u64,
+}
+
+impl Packet<'_> {
+    pub fn cap_len(&self) -> u32 {
+        self.data.len() as u32
+    }
+}
