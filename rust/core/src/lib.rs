@@ -6,6 +6,7 @@
 //! - [`wire`]: decode link, network and transport headers (truncation-tolerant);
 //! - [`engine`]: the streaming scanner (reorder buffer, envelopes, backlogs, binned series, groups);
 //! - [`pipeline`]: glue from a capture to the scanner, with accounting of every packet;
+//! - [`table`]: packets as columns (for data frames), built without an object per packet;
 //! - [`writer`]: a pcap/pcapng writer for tests, benchmarks and tools.
 //!
 //! Nothing here knows about Python; the bindings crate is a thin layer over this one.
@@ -17,6 +18,7 @@ pub mod error;
 pub mod input;
 pub mod packet;
 pub mod pipeline;
+pub mod table;
 pub mod wire;
 pub mod writer;
 

@@ -1,2 +1,327 @@
-//! From a capture to the engine: decode what the scan needs, choose each packet's size, and account
-//! for every packet (counted, or skipped with a reason).
+//! From captures to the engine: decode only what the scan needs, choose each packet's size, merge
+//! several captures in timestamp order, and account for every packet (counted, or skipped with a
+//! reason), so that the counts in a summary always add up to the packets in the files.
+
+use crate::capture::CaptureReader;
+use crate::engine::{Arrival, By, ScanConfig, ScanOutput, Scanner};
+use crate::error::{Error, Result, Warning};
+use crate::wire::{self, Headers};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// What counts as a packet's size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SizeKind {
+    /// Length on the wire (pcap orig_len): the default, immune to snaplen.
+    #[default]
+    Wire,
+    /// Captured bytes (what the file holds).
+    Captured,
+    /// IP total length (IPv4 total length, IPv6 payload length + 40).
+    Ip,
+    /// Transport payload (TCP/UDP payload from the IP length).
+    Payload,
+    /// Layer-1 bytes: Ethernet frame padded to 60 B, plus 4 B FCS, plus 20 B preamble, SFD and
+    /// inter-frame gap. Assumes the capture lacks the FCS, which is the norm.
+    L1,
+}
+
+impl SizeKind {
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "wire" => Ok(SizeKind::Wire),
+            "captured" | "cap" => Ok(SizeKind::Captured),
+            "ip" => Ok(SizeKind::Ip),
+            "payload" => Ok(SizeKind::Payload),
+            "l1" | "L1" => Ok(SizeKind::L1),
+            _ => Err(Error::invalid(format!(
+                "size {s:?} is not one of 'wire' (default), 'captured', 'ip', 'payload', 'l1'"
+            ))),
+        }
+    }
+    fn needs_headers(self) -> bool {
+        matches!(self, SizeKind::Ip | SizeKind::Payload)
+    }
+}
+
+/// Every packet read is either counted or skipped for exactly one of these reasons.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Accounting {
+    /// Packets framed by the readers (all files).
+    pub packets_read: u64,
+    /// Packets that went into the metrics.
+    pub counted: u64,
+    /// Packets without a timestamp (pcapng Simple Packet Blocks).
+    pub skipped_no_timestamp: u64,
+    /// Packets whose timestamp does not fit in i64 nanoseconds.
+    pub skipped_timestamp_out_of_range: u64,
+    /// Packets whose chosen size needs a header that is missing or truncated (size="ip"/"payload").
+    pub skipped_no_size: u64,
+    /// Packets later than the reorder horizon, dropped on request.
+    pub skipped_late: u64,
+    /// Packets that arrived with a timestamp earlier than one already seen (counted, reordered).
+    pub reordered: u64,
+    pub max_lateness_ns: i64,
+}
+
+/// Called every few thousand packets with the decompressed bytes consumed so far; returning an
+/// error (e.g. an interrupt) stops the scan with that error.
+pub type Progress<'a> = &'a mut dyn FnMut(u64) -> Result<()>;
+
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// The arrivals of one capture in file order, with the reasons for the packets left out.
+struct ArrivalSource<'r> {
+    reader: &'r mut CaptureReader,
+    decode: bool,
+    size: SizeKind,
+    skipped_no_timestamp: u64,
+    skipped_no_size: u64,
+    packets_read: u64,
+}
+
+impl ArrivalSource<'_> {
+    fn next(&mut self) -> Result<Option<Arrival>> {
+        loop {
+            let Some(p) = self.reader.next_packet()? else { return Ok(None) };
+            self.packets_read += 1;
+            let Some(ts_ns) = p.ts_ns else {
+                self.skipped_no_timestamp += 1;
+                continue;
+            };
+            let headers = if self.decode { wire::decode(p.linktype, p.data) } else { Headers::default() };
+            let size = match self.size {
+                SizeKind::Wire => Some(p.wire_len as u64),
+                SizeKind::Captured => Some(p.data.len() as u64),
+                SizeKind::Ip => headers.ip_len.map(u64::from),
+                SizeKind::Payload => headers.payload_len.map(u64::from),
+                SizeKind::L1 => Some(l1_size(p.linktype, p.wire_len)),
+            };
+            let Some(size) = size else {
+                self.skipped_no_size += 1;
+                continue;
+            };
+            return Ok(Some(Arrival { ts_ns, size, interface: p.interface, headers }));
+        }
+    }
+}
+
+fn l1_size(linktype: u16, wire_len: u32) -> u64 {
+    const ETHERNET: u16 = 1;
+    let frame = if linktype == ETHERNET { wire_len.max(60) } else { wire_len };
+    frame as u64 + 4 + 20
+}
+
+fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
+    size.needs_headers() || config.by.iter().any(|b| !matches!(b, By::All | By::Interface))
+}
+
+/// Scan one or more captures (merged in timestamp order) into the engine.
+///
+/// Interfaces of different files are kept apart by numbering them in sequence: the interfaces of
+/// the second file follow those of the first.
+pub fn scan(
+    readers: &mut [CaptureReader],
+    config: ScanConfig,
+    size: SizeKind,
+    progress: Progress<'_>,
+) -> Result<(ScanOutput, Accounting)> {
+    let decode = needs_headers(&config, size);
+    let mut scanner = Scanner::new(config)?;
+    let mut acc = Accounting::default();
+    let mut sources: Vec<ArrivalSource<'_>> = readers
+        .iter_mut()
+        .map(|reader| ArrivalSource {
+            reader,
+            decode,
+            size,
+            skipped_no_timestamp: 0,
+            skipped_no_size: 0,
+            packets_read: 0,
+        })
+        .collect();
+
+    let mut since_progress = 0u64;
+    if sources.len() == 1 {
+        let src = &mut sources[0];
+        while let Some(a) = src.next()? {
+            scanner.push(&a)?;
+            since_progress += 1;
+            if since_progress == PROGRESS_EVERY {
+                since_progress = 0;
+                progress(src.reader.position())?;
+            }
+        }
+    } else {
+        merge_sources(&mut sources, &mut scanner, progress)?;
+    }
+
+    for s in &sources {
+        acc.packets_read += s.packets_read;
+        acc.skipped_no_timestamp += s.skipped_no_timestamp;
+        acc.skipped_no_size += s.skipped_no_size;
+        acc.skipped_timestamp_out_of_range += s.reader.stats().timestamps_out_of_range;
+    }
+    // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.
+    acc.skipped_no_timestamp -= acc.skipped_timestamp_out_of_range.min(acc.skipped_no_timestamp);
+    let pos: u64 = sources.iter().map(|s| s.reader.position()).sum();
+    progress(pos)?;
+    let out = scanner.finish()?;
+    acc.skipped_late = out.reorder.dropped_late;
+    acc.reordered = out.reorder.reordered;
+    acc.max_lateness_ns = out.reorder.max_lateness_ns;
+    acc.counted = acc.packets_read
+        - acc.skipped_no_timestamp
+        - acc.skipped_timestamp_out_of_range
+        - acc.skipped_no_size
+        - acc.skipped_late;
+    Ok((out, acc))
+}
+
+/// k-way merge on timestamps; ties go to the earlier file, so the merge is deterministic.
+fn merge_sources(sources: &mut [ArrivalSource<'_>], scanner: &mut Scanner, progress: Progress<'_>) -> Result<()> {
+    let mut iface_base = Vec::with_capacity(sources.len());
+    let mut heads: Vec<Option<Arrival>> = Vec::with_capacity(sources.len());
+    let mut heap = BinaryHeap::new();
+    for (i, s) in sources.iter_mut().enumerate() {
+        let head = s.next()?;
+        if let Some(a) = &head {
+            heap.push(Reverse((a.ts_ns, i)));
+        }
+        heads.push(head);
+        iface_base.push(0u32);
+    }
+    let mut n = 0u64;
+    while let Some(Reverse((_, i))) = heap.pop() {
+        let Some(mut a) = heads[i].take() else { continue };
+        // Interfaces of later files are numbered after those of earlier ones.
+        iface_base[i] = sources[..i].iter().map(|s| s.reader.interfaces().len() as u32).sum();
+        a.interface = a.interface.saturating_add(iface_base[i]);
+        scanner.push(&a)?;
+        let next = sources[i].next()?;
+        if let Some(b) = &next {
+            heap.push(Reverse((b.ts_ns, i)));
+        }
+        heads[i] = next;
+        n += 1;
+        if n % PROGRESS_EVERY == 0 {
+            progress(sources.iter().map(|s| s.reader.position()).sum())?;
+        }
+    }
+    Ok(())
+}
+
+/// Scan packets given as columns (for tools that already hold timestamps and sizes in memory).
+pub fn scan_columns(
+    ts_ns: &[i64],
+    sizes: &[u64],
+    interfaces: Option<&[u32]>,
+    config: ScanConfig,
+    progress: Progress<'_>,
+) -> Result<(ScanOutput, Accounting)> {
+    if ts_ns.len() != sizes.len() || interfaces.is_some_and(|i| i.len() != ts_ns.len()) {
+        return Err(Error::invalid(format!(
+            "timestamp and size columns differ in length ({} vs {})",
+            ts_ns.len(),
+            sizes.len()
+        )));
+    }
+    if config.by.iter().any(|b| !matches!(b, By::All | By::Interface)) {
+        return Err(Error::invalid(
+            "in-memory columns carry no headers: group only by 'all' or 'interface' (or pass a capture)",
+        ));
+    }
+    let mut scanner = Scanner::new(config)?;
+    for (i, (&ts, &size)) in ts_ns.iter().zip(sizes).enumerate() {
+        let interface = interfaces.map_or(0, |v| v[i]);
+        scanner.push(&Arrival { ts_ns: ts, size, interface, headers: Headers::default() })?;
+        if (i as u64 + 1) % PROGRESS_EVERY == 0 {
+            progress(i as u64 + 1)?;
+        }
+    }
+    let out = scanner.finish()?;
+    let mut acc = Accounting { packets_read: ts_ns.len() as u64, ..Default::default() };
+    acc.skipped_late = out.reorder.dropped_late;
+    acc.reordered = out.reorder.reordered;
+    acc.max_lateness_ns = out.reorder.max_lateness_ns;
+    acc.counted = acc.packets_read - acc.skipped_late;
+    Ok((out, acc))
+}
+
+/// A capinfos-like summary of one capture, from one pass.
+#[derive(Debug, Clone, Default)]
+pub struct Info {
+    pub packets: u64,
+    pub wire_bytes: u64,
+    pub captured_bytes: u64,
+    /// First and last timestamp in file order, earliest and latest overall.
+    pub first_ns: Option<i64>,
+    pub last_ns: Option<i64>,
+    pub min_ns: Option<i64>,
+    pub max_ns: Option<i64>,
+    pub packets_without_timestamp: u64,
+    /// Packets whose timestamp is earlier than the one before them (in file order).
+    pub out_of_order: u64,
+    /// Largest step backwards between consecutive packets, ns.
+    pub max_step_back_ns: i64,
+    /// Frames longer than their link's MTU frame (plus two VLAN tags): a sign of TSO/GRO offload.
+    pub over_mtu_frames: u64,
+    pub max_wire_len: u32,
+    /// Packets captured shorter than on the wire (snaplen).
+    pub snapped: u64,
+    pub per_interface_packets: Vec<u64>,
+    pub per_interface_bytes: Vec<u64>,
+    pub warnings: Vec<Warning>,
+}
+
+pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> {
+    let mut inf = Info::default();
+    let mut prev: Option<i64> = None;
+    let mut mtu_cache: Vec<Option<u32>> = Vec::new();
+    while let Some(p) = reader.next_packet()? {
+        inf.packets += 1;
+        inf.wire_bytes += p.wire_len as u64;
+        inf.captured_bytes += p.data.len() as u64;
+        inf.max_wire_len = inf.max_wire_len.max(p.wire_len);
+        if (p.data.len() as u32) < p.wire_len {
+            inf.snapped += 1;
+        }
+        let i = p.interface as usize;
+        if inf.per_interface_packets.len() <= i {
+            inf.per_interface_packets.resize(i + 1, 0);
+            inf.per_interface_bytes.resize(i + 1, 0);
+            mtu_cache.resize(i + 1, None);
+        }
+        inf.per_interface_packets[i] += 1;
+        inf.per_interface_bytes[i] += p.wire_len as u64;
+        let mtu = *mtu_cache[i].get_or_insert_with(|| wire::link_mtu_frame(p.linktype).map_or(u32::MAX, |m| m + 8));
+        if p.wire_len > mtu {
+            inf.over_mtu_frames += 1;
+        }
+        match p.ts_ns {
+            None => inf.packets_without_timestamp += 1,
+            Some(t) => {
+                if inf.first_ns.is_none() {
+                    inf.first_ns = Some(t);
+                }
+                inf.last_ns = Some(t);
+                inf.min_ns = Some(inf.min_ns.map_or(t, |m| m.min(t)));
+                inf.max_ns = Some(inf.max_ns.map_or(t, |m| m.max(t)));
+                if let Some(q) = prev {
+                    if t < q {
+                        inf.out_of_order += 1;
+                        inf.max_step_back_ns = inf.max_step_back_ns.max(q - t);
+                    }
+                }
+                prev = Some(t);
+            }
+        }
+        if inf.packets % PROGRESS_EVERY == 0 {
+            progress(reader.position())?;
+        }
+    }
+    inf.per_interface_packets.resize(reader.interfaces().len().max(inf.per_interface_packets.len()), 0);
+    inf.per_interface_bytes.resize(inf.per_interface_packets.len(), 0);
+    inf.warnings = reader.warnings().to_vec();
+    Ok(inf)
+}

@@ -1,1 +1,436 @@
-//! Python bindings (filled in next).
+//! Python bindings: a thin layer over the `burstcore` crate. Everything friendly (unit parsing,
+//! defaults, polars frames) lives in the Python package; this module moves columns across as numpy
+//! arrays that own Rust's buffers (no copy), maps errors to typed exceptions, releases the GIL
+//! while reading, and keeps every panic inside Rust.
+
+mod errors;
+mod source;
+mod writer;
+
+use burstcore::capture::{CaptureReader, Format, ReadOptions, TsResolution};
+use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
+use burstcore::pipeline::{self, Accounting, SizeKind};
+use burstcore::table::{self, AddressColumn, Nullable};
+use burstcore::{Error, ErrorKind};
+use errors::{guard, to_py};
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::time::{Duration, Instant};
+
+/// Progress and interrupt checks from inside a GIL-free loop: at most every 100 ms, take the GIL,
+/// let Python handle signals (Ctrl-C becomes KeyboardInterrupt) and call the user's callback.
+struct Control {
+    callback: Option<Py<PyAny>>,
+    total: Option<u64>,
+    last: Instant,
+    pending: Option<PyErr>,
+}
+
+impl Control {
+    fn new(callback: Option<Py<PyAny>>, total: Option<u64>) -> Self {
+        Control { callback, total, last: Instant::now(), pending: None }
+    }
+    fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
+        if self.last.elapsed() < Duration::from_millis(100) {
+            return Ok(());
+        }
+        self.last = Instant::now();
+        let r = Python::attach(|py| -> PyResult<()> {
+            py.check_signals()?;
+            if let Some(cb) = &self.callback {
+                cb.call1(py, (done, self.total))?;
+            }
+            Ok(())
+        });
+        r.map_err(|e| {
+            self.pending = Some(e);
+            Error::new(ErrorKind::Interrupted, "interrupted")
+        })
+    }
+    /// The Python exception that stopped the loop, if it was one.
+    fn take(&mut self, e: Error) -> PyErr {
+        match (e.kind, self.pending.take()) {
+            (ErrorKind::Interrupted, Some(py_err)) => py_err,
+            _ => to_py(e),
+        }
+    }
+}
+
+fn read_options(strict: bool) -> ReadOptions {
+    ReadOptions { strict, ..Default::default() }
+}
+
+fn open_all(py: Python<'_>, sources: &[Bound<'_, PyAny>], strict: bool) -> PyResult<(Vec<CaptureReader>, Option<u64>)> {
+    let mut readers = Vec::with_capacity(sources.len());
+    let mut total = Some(0u64);
+    for s in sources {
+        let input = source::open(py, s)?;
+        total = match (total, input.file_len) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        let reader = py.detach(|| CaptureReader::new(input, read_options(strict))).map_err(to_py)?;
+        readers.push(reader);
+    }
+    Ok((readers, total))
+}
+
+fn nullable<'py, T: numpy::Element + Copy>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, col: Nullable<T>) -> PyResult<()> {
+    d.set_item(name, (col.values.into_pyarray(py), col.valid.into_pyarray(py)))
+}
+
+fn addresses<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, col: AddressColumn) -> PyResult<()> {
+    let dict: Vec<String> = col.dictionary.iter().map(|a| a.to_string()).collect();
+    d.set_item(name, (col.codes.values.into_pyarray(py), col.codes.valid.into_pyarray(py), PyList::new(py, dict)?))
+}
+
+/// Read packets into columns: {name: array | (values, valid) | (codes, valid, dictionary)}.
+#[pyfunction]
+#[pyo3(signature = (source, columns=None, strict=false, progress=None))]
+fn read_table<'py>(
+    py: Python<'py>,
+    source: Bound<'py, PyAny>,
+    columns: Option<Vec<String>>,
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    guard(py, || {
+        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict)?;
+        let mut reader = readers.pop().expect("one source");
+        let mut ctl = Control::new(progress, total);
+        let res = py.detach(|| table::read_table(&mut reader, columns.as_deref(), &mut |d| ctl.tick(d)));
+        let mut t = res.map_err(|e| ctl.take(e))?;
+        let warnings: Vec<String> = reader.warnings().iter().map(|w| w.to_string()).collect();
+        let d = PyDict::new(py);
+        for c in &t.columns.clone() {
+            match c.as_str() {
+                "timestamp" => nullable(py, &d, c, std::mem::take(&mut t.timestamp))?,
+                "interface" => d.set_item(c, std::mem::take(&mut t.interface).into_pyarray(py))?,
+                "wire_len" => d.set_item(c, std::mem::take(&mut t.wire_len).into_pyarray(py))?,
+                "cap_len" => d.set_item(c, std::mem::take(&mut t.cap_len).into_pyarray(py))?,
+                "linktype" => d.set_item(c, std::mem::take(&mut t.linktype).into_pyarray(py))?,
+                "src" => addresses(py, &d, c, std::mem::take(&mut t.src))?,
+                "dst" => addresses(py, &d, c, std::mem::take(&mut t.dst))?,
+                "protocol" => nullable(py, &d, c, std::mem::take(&mut t.protocol))?,
+                "sport" => nullable(py, &d, c, std::mem::take(&mut t.sport))?,
+                "dport" => nullable(py, &d, c, std::mem::take(&mut t.dport))?,
+                "vlan" => nullable(py, &d, c, std::mem::take(&mut t.vlan))?,
+                "qp" => nullable(py, &d, c, std::mem::take(&mut t.qp))?,
+                "ip_len" => nullable(py, &d, c, std::mem::take(&mut t.ip_len))?,
+                "payload_len" => nullable(py, &d, c, std::mem::take(&mut t.payload_len))?,
+                "tcp_flags" => nullable(py, &d, c, std::mem::take(&mut t.tcp_flags))?,
+                _ => {}
+            }
+        }
+        Ok((d, warnings))
+    })
+}
+
+fn resolution_str(r: TsResolution) -> String {
+    match r {
+        TsResolution::Pow10(k) => format!("1e-{k}"),
+        TsResolution::Pow2(k) => format!("2^-{k}"),
+    }
+}
+
+/// A capinfos-like summary as a plain dict.
+#[pyfunction]
+#[pyo3(signature = (source, strict=false, progress=None))]
+fn capture_info<'py>(py: Python<'py>, source: Bound<'py, PyAny>, strict: bool, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    guard(py, || {
+        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict)?;
+        let mut reader = readers.pop().expect("one source");
+        let mut ctl = Control::new(progress, total);
+        let inf = py.detach(|| pipeline::info(&mut reader, &mut |d| ctl.tick(d))).map_err(|e| ctl.take(e))?;
+        let d = PyDict::new(py);
+        match reader.format() {
+            Format::Pcap { version, byte_order, nanos, modified } => {
+                d.set_item("format", if *modified { "pcap (modified)" } else { "pcap" })?;
+                d.set_item("version", format!("{}.{}", version.0, version.1))?;
+                d.set_item("byte_order", format!("{byte_order:?}").to_lowercase())?;
+                d.set_item("resolution", if *nanos { "1e-9" } else { "1e-6" })?;
+            }
+            Format::PcapNg => {
+                d.set_item("format", "pcapng")?;
+            }
+        }
+        d.set_item("compression", reader.compression().name())?;
+        let sections = PyList::empty(py);
+        for s in reader.sections() {
+            let sd = PyDict::new(py);
+            sd.set_item("index", s.index)?;
+            sd.set_item("offset", s.offset)?;
+            sd.set_item("byte_order", format!("{:?}", s.byte_order).to_lowercase())?;
+            sd.set_item("version", format!("{}.{}", s.version.0, s.version.1))?;
+            sd.set_item("hardware", s.hardware.clone())?;
+            sd.set_item("os", s.os.clone())?;
+            sd.set_item("user_appl", s.user_appl.clone())?;
+            sections.append(sd)?;
+        }
+        d.set_item("sections", sections)?;
+        let ifaces = PyList::empty(py);
+        for i in reader.interfaces() {
+            let id = PyDict::new(py);
+            id.set_item("index", i.index)?;
+            id.set_item("section", i.section)?;
+            id.set_item("linktype", i.linktype)?;
+            id.set_item("linktype_name", burstcore::wire::linktype_name(i.linktype))?;
+            id.set_item("snaplen", i.snaplen)?;
+            id.set_item("resolution", resolution_str(i.resolution))?;
+            id.set_item("ts_offset_s", i.ts_offset_s)?;
+            id.set_item("name", i.name.clone())?;
+            id.set_item("description", i.description.clone())?;
+            id.set_item("packets", inf.per_interface_packets.get(i.index as usize).copied().unwrap_or(0))?;
+            id.set_item("bytes", inf.per_interface_bytes.get(i.index as usize).copied().unwrap_or(0))?;
+            id.set_item("if_recv", i.stats.if_recv)?;
+            id.set_item("if_drop", i.stats.if_drop)?;
+            id.set_item("os_drop", i.stats.os_drop)?;
+            id.set_item("isb_count", i.stats.isb_count)?;
+            ifaces.append(id)?;
+        }
+        d.set_item("interfaces", ifaces)?;
+        d.set_item("packets", inf.packets)?;
+        d.set_item("wire_bytes", inf.wire_bytes)?;
+        d.set_item("captured_bytes", inf.captured_bytes)?;
+        d.set_item("first_ns", inf.first_ns)?;
+        d.set_item("last_ns", inf.last_ns)?;
+        d.set_item("min_ns", inf.min_ns)?;
+        d.set_item("max_ns", inf.max_ns)?;
+        d.set_item("packets_without_timestamp", inf.packets_without_timestamp)?;
+        d.set_item("timestamps_out_of_range", reader.stats().timestamps_out_of_range)?;
+        d.set_item("out_of_order", inf.out_of_order)?;
+        d.set_item("max_step_back_ns", inf.max_step_back_ns)?;
+        d.set_item("over_mtu_frames", inf.over_mtu_frames)?;
+        d.set_item("max_wire_len", inf.max_wire_len)?;
+        d.set_item("snapped", inf.snapped)?;
+        let st = reader.stats();
+        let blocks = PyDict::new(py);
+        blocks.set_item("enhanced_packet", st.enhanced_packet_blocks)?;
+        blocks.set_item("simple_packet", st.simple_packet_blocks)?;
+        blocks.set_item("obsolete_packet", st.obsolete_packet_blocks)?;
+        blocks.set_item("name_resolution", st.name_resolution_blocks)?;
+        blocks.set_item("interface_statistics", st.interface_statistics_blocks)?;
+        blocks.set_item("decryption_secrets", st.decryption_secrets_blocks)?;
+        blocks.set_item("custom", st.custom_blocks)?;
+        blocks.set_item("unknown", st.unknown_blocks)?;
+        d.set_item("blocks", blocks)?;
+        d.set_item("file_bytes", total)?;
+        let w: Vec<String> = inf.warnings.iter().map(|w| w.to_string()).collect();
+        d.set_item("warnings", w)?;
+        Ok(d)
+    })
+}
+
+fn parse_by(names: &[String]) -> PyResult<Vec<By>> {
+    names.iter().map(|n| By::parse(n).map_err(to_py)).collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn config(
+    windows_ns: Vec<i64>,
+    closed: &str,
+    rates_bps: Vec<u64>,
+    bins_ns: Vec<i64>,
+    by: Vec<String>,
+    horizon_ns: i64,
+    on_late: &str,
+    max_groups: usize,
+) -> PyResult<ScanConfig> {
+    let closure = match closed {
+        "left" => Closure::HalfOpen,
+        "both" => Closure::Closed,
+        other => {
+            return Err(to_py(Error::invalid(format!(
+                "closed={other:?}: use 'left' for half-open windows [s, s+τ) (default) or 'both' for [s, s+τ]"
+            ))))
+        }
+    };
+    let late = match on_late {
+        "error" => LatePolicy::Error,
+        "drop" => LatePolicy::Drop,
+        other => return Err(to_py(Error::invalid(format!("on_late={other:?}: use 'error' or 'drop'")))),
+    };
+    Ok(ScanConfig {
+        windows_ns,
+        closure,
+        rates_bps,
+        bins_ns,
+        by: parse_by(&by)?,
+        reorder_horizon_ns: horizon_ns,
+        late,
+        max_groups,
+    })
+}
+
+/// Scan output as columns: one dict per frame, with `gid` indexing into the groups table.
+fn output_to_py<'py>(py: Python<'py>, out: ScanOutput, acc: Accounting) -> PyResult<Bound<'py, PyDict>> {
+    use std::collections::HashMap;
+    let mut gids: HashMap<(By, burstcore::engine::GroupKey), u32> = HashMap::new();
+    let g = PyDict::new(py);
+    let (mut g_by, mut g_label) = (Vec::new(), Vec::new());
+    let (mut g_pk, mut g_by_bytes, mut g_first, mut g_last) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for s in &out.groups {
+        gids.insert((s.by, s.group), g_by.len() as u32);
+        g_by.push(s.by.name().to_string());
+        g_label.push(s.group.label());
+        g_pk.push(s.packets);
+        g_by_bytes.push(s.bytes);
+        g_first.push(s.first_ns);
+        g_last.push(s.last_ns);
+    }
+    let gid = |by: By, key: burstcore::engine::GroupKey| gids.get(&(by, key)).copied().unwrap_or(u32::MAX);
+    g.set_item("by", g_by)?;
+    g.set_item("group", g_label)?;
+    g.set_item("packets", g_pk.into_pyarray(py))?;
+    g.set_item("bytes", g_by_bytes.into_pyarray(py))?;
+    g.set_item("first_ns", g_first.into_pyarray(py))?;
+    g.set_item("last_ns", g_last.into_pyarray(py))?;
+
+    let e = PyDict::new(py);
+    let n = out.envelope.len();
+    let (mut gi, mut w, mut b, mut p, mut st, mut mp) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for r in &out.envelope {
+        gi.push(gid(r.by, r.group));
+        w.push(r.window_ns);
+        b.push(r.bytes);
+        p.push(r.packets_in_window);
+        st.push(r.start_ns);
+        mp.push(r.max_packets);
+    }
+    e.set_item("gid", gi.into_pyarray(py))?;
+    e.set_item("window_ns", w.into_pyarray(py))?;
+    e.set_item("bytes", b.into_pyarray(py))?;
+    e.set_item("packets", p.into_pyarray(py))?;
+    e.set_item("start_ns", st.into_pyarray(py))?;
+    e.set_item("max_packets", mp.into_pyarray(py))?;
+
+    let bl = PyDict::new(py);
+    let (mut gi, mut r, mut q, mut pk, mut busy, mut bs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for row in &out.backlog {
+        gi.push(gid(row.by, row.group));
+        r.push(row.rate_bps);
+        q.push(row.bmax_bytes);
+        pk.push(row.peak_ns);
+        busy.push(row.longest_busy_ns);
+        bs.push(row.longest_busy_start_ns);
+    }
+    bl.set_item("gid", gi.into_pyarray(py))?;
+    bl.set_item("rate_bps", r.into_pyarray(py))?;
+    bl.set_item("bmax_bytes", q.into_pyarray(py))?;
+    bl.set_item("peak_ns", pk.into_pyarray(py))?;
+    bl.set_item("longest_busy_ns", busy.into_pyarray(py))?;
+    bl.set_item("longest_busy_start_ns", bs.into_pyarray(py))?;
+
+    let se = PyDict::new(py);
+    let n = out.series.len();
+    let (mut gi, mut bw, mut st, mut by, mut pk) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for row in &out.series {
+        gi.push(gid(row.by, row.group));
+        bw.push(row.bin_ns);
+        st.push(row.start_ns);
+        by.push(row.bytes);
+        pk.push(row.packets);
+    }
+    se.set_item("gid", gi.into_pyarray(py))?;
+    se.set_item("bin_ns", bw.into_pyarray(py))?;
+    se.set_item("start_ns", st.into_pyarray(py))?;
+    se.set_item("bytes", by.into_pyarray(py))?;
+    se.set_item("packets", pk.into_pyarray(py))?;
+
+    let a = PyDict::new(py);
+    a.set_item("packets_read", acc.packets_read)?;
+    a.set_item("counted", acc.counted)?;
+    a.set_item("skipped_no_timestamp", acc.skipped_no_timestamp)?;
+    a.set_item("skipped_timestamp_out_of_range", acc.skipped_timestamp_out_of_range)?;
+    a.set_item("skipped_no_size", acc.skipped_no_size)?;
+    a.set_item("skipped_late", acc.skipped_late)?;
+    a.set_item("reordered", acc.reordered)?;
+    a.set_item("max_lateness_ns", acc.max_lateness_ns)?;
+
+    let d = PyDict::new(py);
+    d.set_item("groups", g)?;
+    d.set_item("envelope", e)?;
+    d.set_item("backlog", bl)?;
+    d.set_item("series", se)?;
+    d.set_item("accounting", a)?;
+    Ok(d)
+}
+
+/// One pass over one or more captures (merged in timestamp order).
+#[pyfunction]
+#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn scan<'py>(
+    py: Python<'py>,
+    sources: Vec<Bound<'py, PyAny>>,
+    windows_ns: Vec<i64>,
+    closed: &str,
+    rates_bps: Vec<u64>,
+    bins_ns: Vec<i64>,
+    by: Vec<String>,
+    size: &str,
+    horizon_ns: i64,
+    on_late: &str,
+    max_groups: usize,
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    guard(py, || {
+        let cfg = config(windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups)?;
+        let size = SizeKind::parse(size).map_err(to_py)?;
+        let (mut readers, total) = open_all(py, &sources, strict)?;
+        let mut ctl = Control::new(progress, total);
+        let res = py.detach(|| pipeline::scan(&mut readers, cfg, size, &mut |d| ctl.tick(d)));
+        let (out, acc) = res.map_err(|e| ctl.take(e))?;
+        let warnings = readers.iter().flat_map(|r| r.warnings().iter().map(|w| w.to_string())).collect();
+        Ok((output_to_py(py, out, acc)?, warnings))
+    })
+}
+
+/// The same engine over in-memory columns (timestamps in ns, sizes in bytes).
+#[pyfunction]
+#[pyo3(signature = (ts_ns, sizes, interfaces, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups))]
+#[allow(clippy::too_many_arguments)]
+fn scan_columns<'py>(
+    py: Python<'py>,
+    ts_ns: PyReadonlyArray1<'py, i64>,
+    sizes: PyReadonlyArray1<'py, u64>,
+    interfaces: Option<PyReadonlyArray1<'py, u32>>,
+    windows_ns: Vec<i64>,
+    closed: &str,
+    rates_bps: Vec<u64>,
+    bins_ns: Vec<i64>,
+    by: Vec<String>,
+    horizon_ns: i64,
+    on_late: &str,
+    max_groups: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    guard(py, || {
+        let cfg = config(windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups)?;
+        let ts = ts_ns.as_slice()?;
+        let sz = sizes.as_slice()?;
+        let ifs = match &interfaces {
+            Some(a) => Some(a.as_slice()?),
+            None => None,
+        };
+        let mut ctl = Control::new(None, Some(ts.len() as u64));
+        let res = py.detach(|| pipeline::scan_columns(ts, sz, ifs, cfg, &mut |d| ctl.tick(d)));
+        let (out, acc) = res.map_err(|e| ctl.take(e))?;
+        output_to_py(py, out, acc)
+    })
+}
+
+#[pymodule]
+fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_function(wrap_pyfunction!(read_table, m)?)?;
+    m.add_function(wrap_pyfunction!(capture_info, m)?)?;
+    m.add_function(wrap_pyfunction!(scan, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_columns, m)?)?;
+    m.add_class::<writer::CaptureWriter>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

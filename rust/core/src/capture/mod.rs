@@ -107,6 +107,8 @@ pub struct ReadStats {
     pub custom_blocks: u64,
     pub unknown_blocks: u64,
     pub packets: u64,
+    /// Packets whose timestamp does not fit in i64 ns (they come out with `ts_ns: None`).
+    pub timestamps_out_of_range: u64,
 }
 
 /// Reads one capture, packet by packet, with bounded memory.

@@ -1,0 +1,55 @@
+"""burstcore: burstiness of packet captures, in one pass, exactly.
+
+    >>> import burstcore
+    >>> r = burstcore.scan("trace.pcapng", windows=["100us", "1ms", "5ms"], rates=["1Gbps", "10Gbps"])
+    >>> r.envelope      # E(τ), peak rate, PtM(τ) per window (polars DataFrame)
+    >>> r.backlog       # B_max(r) per server rate
+    >>> burstcore.read_packets("trace.pcapng")   # one row per packet
+    >>> print(burstcore.info("trace.pcapng"))    # capinfos-like summary
+
+Definitions of every number: docs/metrics.md.
+"""
+
+from ._burstcore import (
+    CaptureError,
+    CaptureWriter,
+    CorruptCaptureError,
+    DecompressionError,
+    InternalError,
+    LimitExceededError,
+    NotACaptureError,
+    OutOfOrderError,
+    TimestampRangeError,
+    TruncatedCaptureError,
+    UndeclaredInterfaceError,
+    UnsupportedCaptureError,
+    __version__,
+)
+from ._packets import CaptureInfo, CaptureWarning, info, read_packets
+from ._scan import ScanResult, scan
+from ._units import default_windows_ns, parse_duration, parse_rate
+
+__all__ = [
+    "CaptureError",
+    "CaptureInfo",
+    "CaptureWarning",
+    "CaptureWriter",
+    "CorruptCaptureError",
+    "DecompressionError",
+    "InternalError",
+    "LimitExceededError",
+    "NotACaptureError",
+    "OutOfOrderError",
+    "ScanResult",
+    "TimestampRangeError",
+    "TruncatedCaptureError",
+    "UndeclaredInterfaceError",
+    "UnsupportedCaptureError",
+    "__version__",
+    "default_windows_ns",
+    "info",
+    "parse_duration",
+    "parse_rate",
+    "read_packets",
+    "scan",
+]

@@ -1,0 +1,192 @@
+"""Packets as a polars DataFrame, and the capinfos-like summary."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import polars as pl
+
+from . import _burstcore as _core
+from ._sources import normalize
+from ._units import format_bytes, format_duration, format_rate
+
+ProgressCallback = Callable[[int, "int | None"], None]
+
+
+class CaptureWarning(UserWarning):
+    """The capture was read but something is off (e.g. cut off mid-block while being written)."""
+
+
+def _warn(messages: Sequence[str]) -> None:
+    for m in messages:
+        warnings.warn(m, CaptureWarning, stacklevel=3)
+
+
+def _nullable(name: str, values: np.ndarray, valid: np.ndarray) -> pl.Series:
+    s = pl.Series(name, values)
+    if not valid.all():
+        s = s.set(pl.Series(~valid), None)  # type: ignore[arg-type]
+    return s
+
+
+def _addresses(name: str, codes: np.ndarray, valid: np.ndarray, dictionary: list[str]) -> pl.Series:
+    # One string per distinct address; the per-packet column is a gather by code (in polars, no
+    # Python object per packet).
+    dict_s = pl.Series(name, dictionary, dtype=pl.String)
+    idx = pl.Series(codes).cast(pl.UInt32)
+    s = dict_s.gather(idx) if len(dictionary) else pl.Series(name, [None] * len(codes), dtype=pl.String)
+    if not valid.all():
+        s = s.set(pl.Series(~valid), None)  # type: ignore[arg-type]
+    return s.alias(name)
+
+
+def read_packets(
+    source: Any,
+    columns: Sequence[str] | None = None,
+    *,
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> pl.DataFrame:
+    """Read a capture into a polars DataFrame, one row per packet, in file order.
+
+    Columns: ``timestamp`` (Datetime ns, UTC; null for packets without one), ``interface``,
+    ``wire_len``, ``cap_len``, ``linktype``, ``src``, ``dst`` (IP addresses as strings),
+    ``protocol``, ``sport``, ``dport``, ``vlan``, ``qp`` (RoCEv2 destination QP), ``ip_len``,
+    ``payload_len``, ``tcp_flags``. Header fields are null where a packet lacks them (or its
+    capture cut them off). ``columns`` selects a subset (faster: headers are decoded only if
+    asked for).
+
+    ``source``: a path ('-' for stdin), bytes, or a binary file object; gzip and zstd are
+    recognised by content. A capture cut off mid-block gives the packets before the cut and a
+    ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead.
+    """
+    cols, warns = _core.read_table(normalize(source), list(columns) if columns is not None else None, strict, progress)
+    _warn(warns)
+    series: list[pl.Series] = []
+    for name, value in cols.items():
+        if name == "timestamp":
+            values, valid = value
+            s = _nullable(name, values, valid).cast(pl.Datetime("ns", "UTC"))
+        elif name in ("src", "dst"):
+            s = _addresses(name, *value)
+        elif isinstance(value, tuple):
+            s = _nullable(name, *value)
+        else:
+            s = pl.Series(name, value)
+        series.append(s)
+    order = list(columns) if columns is not None else list(cols)
+    df = pl.DataFrame(series)
+    return df.select(order) if order else df
+
+
+@dataclass
+class CaptureInfo:
+    """A capinfos-like summary of one capture (see ``burstcore.info``)."""
+
+    format: str
+    compression: str
+    packets: int
+    wire_bytes: int
+    captured_bytes: int
+    first_ns: int | None
+    last_ns: int | None
+    min_ns: int | None
+    max_ns: int | None
+    packets_without_timestamp: int
+    timestamps_out_of_range: int
+    out_of_order: int
+    max_step_back_ns: int
+    over_mtu_frames: int
+    max_wire_len: int
+    snapped: int
+    sections: list[dict[str, Any]]
+    interfaces: list[dict[str, Any]]
+    blocks: dict[str, int]
+    file_bytes: int | None
+    warnings: list[str]
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def duration_ns(self) -> int | None:
+        """Span from the earliest to the latest timestamp."""
+        if self.min_ns is None or self.max_ns is None:
+            return None
+        return self.max_ns - self.min_ns
+
+    @property
+    def mean_rate_bps(self) -> float | None:
+        """Wire bits per second over the span; None when the span is zero (one instant)."""
+        d = self.duration_ns
+        if not d:
+            return None
+        return self.wire_bytes * 8 * 1e9 / d
+
+    @property
+    def drops(self) -> int | None:
+        """Sum of the interfaces' drop counters from Interface Statistics Blocks, if any."""
+        vals = [i.get("if_drop") for i in self.interfaces if i.get("if_drop") is not None]
+        return sum(vals) if vals else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items() if k != "details"}
+        d.update(self.details)
+        d["duration_ns"] = self.duration_ns
+        d["mean_rate_bps"] = self.mean_rate_bps
+        d["drops"] = self.drops
+        return d
+
+    def __str__(self) -> str:
+        def ts(ns: int | None) -> str:
+            if ns is None:
+                return "n/a"
+            return str(np.datetime64(ns, "ns")) + " UTC"
+
+        lines = [
+            f"Format:              {self.format}" + (f" ({self.compression})" if self.compression != "none" else ""),
+            f"Sections:            {len(self.sections) or 1}",
+            f"Interfaces:          {len(self.interfaces)}",
+        ]
+        for i in self.interfaces:
+            lines.append(
+                f"  #{i['index']}: {i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, "
+                f"resolution {i['resolution']}, {i['packets']} packets"
+                + (f", name {i['name']}" if i.get("name") else "")
+                + (f", dropped {i['if_drop']}" if i.get("if_drop") is not None else "")
+            )
+        rate = self.mean_rate_bps
+        lines += [
+            f"Packets:             {self.packets}",
+            f"Data (wire):         {self.wire_bytes} bytes ({format_bytes(self.wire_bytes)})",
+            f"Data (captured):     {self.captured_bytes} bytes",
+            f"First packet:        {ts(self.first_ns)}",
+            f"Last packet:         {ts(self.last_ns)}",
+            f"Duration:            {format_duration(self.duration_ns) if self.duration_ns is not None else 'n/a'}",
+            f"Mean rate:           {format_rate(rate) if rate is not None else 'n/a (zero span)'}",
+            f"Out of order:        {self.out_of_order} packets (largest step back "
+            f"{format_duration(self.max_step_back_ns) if self.max_step_back_ns else '0ns'})",
+            f"Over link MTU:       {self.over_mtu_frames} frames (max {self.max_wire_len} B)"
+            + ("  <- TSO/GRO offload? burst sizes will be distorted" if self.over_mtu_frames else ""),
+            f"Snapped (cap<wire):  {self.snapped} packets",
+        ]
+        if self.packets_without_timestamp:
+            lines.append(f"Without timestamp:   {self.packets_without_timestamp} (Simple Packet Blocks)")
+        if self.drops is not None:
+            lines.append(f"Dropped (ISB):       {self.drops}")
+        for w in self.warnings:
+            lines.append(f"Warning:             {w}")
+        return "\n".join(lines)
+
+
+def info(source: Any, *, strict: bool = False, progress: ProgressCallback | None = None) -> CaptureInfo:
+    """A capinfos-like summary: format, sections, interfaces (link type, resolution, snaplen,
+    drop counters), packets, bytes, first/last timestamp, duration, mean rate, packets out of
+    timestamp order, and frames longer than the link MTU (a hint of TSO/GRO offload)."""
+    d = dict(_core.capture_info(normalize(source), strict, progress))
+    _warn(d["warnings"])
+    names = set(CaptureInfo.__dataclass_fields__) - {"details"}
+    base = {k: d.pop(k) for k in list(d) if k in names}
+    return CaptureInfo(**base, details=d)

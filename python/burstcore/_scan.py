@@ -1,0 +1,371 @@
+"""``burstcore.scan``: envelopes, peak-to-mean ratios, backlogs and binned series in one pass."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from . import _burstcore as _core
+from ._packets import CaptureWarning, ProgressCallback, info
+from ._sources import is_rereadable, normalize
+from ._units import DEFAULT_RATE_MULTIPLES, default_windows_ns, parse_duration, parse_rate
+
+GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
+SIZES = ("wire", "captured", "ip", "payload", "l1")
+DEFAULT_HORIZON = "10ms"
+DEFAULT_MAX_GROUPS = 1_000_000
+# Dense series (empty bins filled with zeros) only below this many rows; sparse above.
+DENSE_SERIES_LIMIT = 20_000_000
+
+
+@dataclass
+class ScanResult:
+    """What ``scan`` found. Every attribute that is a table is a polars DataFrame.
+
+    - ``envelope``: per group and window τ: ``bytes`` = E(τ), the most bytes in any window of
+      length τ; ``packets`` in that window and its ``start``; ``max_packets`` = the most packets in
+      any window of length τ; ``peak_rate_bps`` = 8·E(τ)/τ; ``ptm`` = E(τ)/(ρ·τ).
+    - ``backlog``: per group and server rate r: ``bmax_bytes`` = B_max(r), when it ``peak``-ed, the
+      ``longest_busy`` period and its start, and ``rate_over_mean`` = r/ρ.
+    - ``series``: per group and bin width Δ, bytes and packets per bin [kΔ, (k+1)Δ) (epoch-aligned).
+    - ``groups``: per group: packets, bytes, first, last, span, mean rate ρ.
+    - ``summary``: one row for the whole scan, with every packet accounted for.
+    """
+
+    envelope: pl.DataFrame
+    backlog: pl.DataFrame
+    series: pl.DataFrame
+    groups: pl.DataFrame
+    summary: pl.DataFrame
+    warnings: list[str] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def ptm(self, window: Any = "5ms", by: str = "all") -> pl.DataFrame:
+        """PtM(τ) for one window, one row per group of the grouping ``by``."""
+        w = parse_duration(window, name="window")
+        return self.envelope.filter((pl.col("window_ns") == w) & (pl.col("by") == by)).select(
+            "group", "bytes", "peak_rate_bps", "ptm"
+        )
+
+    def plot(self, **kwargs: Any) -> Any:
+        """E(τ), PtM(τ), B_max(r) and the binned series as a matplotlib Figure."""
+        from .plot import plot_result
+
+        return plot_result(self, **kwargs)
+
+    def __repr__(self) -> str:
+        s = self.summary.row(0, named=True)
+        return (
+            f"ScanResult({s['packets']} packets, {s['bytes']} bytes, span {s['span_ns']} ns, "
+            f"{self.envelope.height} envelope rows, {self.backlog.height} backlog rows, "
+            f"{self.series.height} series rows)"
+        )
+
+
+def _as_list(x: Any) -> list[Any]:
+    if x is None:
+        return []
+    if isinstance(x, (str, bytes)) or not isinstance(x, (Sequence, np.ndarray, pl.Series)):
+        return [x]
+    return list(x)
+
+
+def _parse_by(by: Any) -> list[str]:
+    names = _as_list(by) or ["all"]
+    out: list[str] = []
+    for n in names:
+        if n == "host":
+            raise ValueError("by='host' is ambiguous: use 'src' or 'dst' (or both: by=['src', 'dst'])")
+        if n not in GROUPINGS:
+            raise ValueError(f"by={n!r} is not a grouping; use one or a list of {', '.join(GROUPINGS)}")
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def _is_columns(source: Any) -> bool:
+    return isinstance(source, (pl.DataFrame, dict)) or (
+        isinstance(source, tuple) and len(source) == 2 and not isinstance(source[0], (str, bytes))
+    )
+
+
+def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(timestamps in ns, sizes, interfaces) from a DataFrame/dict with 'timestamp' and 'size'
+    (or 'wire_len') columns, or a (timestamps, sizes) tuple; numpy, polars or Arrow arrays."""
+    iface = None
+    if isinstance(source, tuple):
+        ts, size = source
+    else:
+        df = source if isinstance(source, pl.DataFrame) else pl.DataFrame(dict(source))
+        if "timestamp" not in df.columns:
+            raise ValueError("in-memory input needs a 'timestamp' column (int64 ns or Datetime)")
+        size_col = "size" if "size" in df.columns else "wire_len" if "wire_len" in df.columns else None
+        if size_col is None:
+            raise ValueError("in-memory input needs a 'size' (or 'wire_len') column of byte counts")
+        ts, size = df["timestamp"], df[size_col]
+        if "interface" in df.columns:
+            iface = df["interface"].cast(pl.UInt32).to_numpy()
+    ts_s = pl.Series(ts) if not isinstance(ts, pl.Series) else ts
+    if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
+        ts_s = ts_s.dt.cast_time_unit("ns").to_physical()
+    if ts_s.null_count() or pl.Series(size).null_count():
+        raise ValueError("in-memory timestamps and sizes must not contain nulls")
+    if not ts_s.dtype.is_integer():
+        raise ValueError(f"timestamps must be integer nanoseconds or Datetime, not {ts_s.dtype}")
+    sz = pl.Series(size)
+    if not sz.dtype.is_integer() or (sz.len() and sz.min() < 0):  # type: ignore[operator]
+        raise ValueError("sizes must be non-negative integers (bytes)")
+    return (
+        np.ascontiguousarray(ts_s.cast(pl.Int64).to_numpy()),
+        np.ascontiguousarray(sz.cast(pl.UInt64).to_numpy()),
+        iface,
+    )
+
+
+def scan(
+    source: Any,
+    windows: Any = None,
+    rates: Any = None,
+    bins: Any = None,
+    by: Any = None,
+    size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
+    closed: Literal["left", "both"] = "left",
+    *,
+    reorder_horizon: Any = DEFAULT_HORIZON,
+    on_late: Literal["error", "drop"] = "error",
+    max_groups: int = DEFAULT_MAX_GROUPS,
+    fill_empty_bins: bool = True,
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> ScanResult:
+    """Measure burstiness at many time scales in one pass over a capture.
+
+    Parameters
+    ----------
+    source:
+        A capture path ('-' for stdin), a list of paths (merged exactly in timestamp order; their
+        interfaces numbered one after another), bytes, a binary file object, or in-memory columns:
+        a polars DataFrame / dict with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
+        a ``(timestamps_ns, sizes)`` tuple of numpy/polars/Arrow arrays.
+    windows:
+        Window lengths τ for the envelope E(τ). Default: 1 µs to 1 s in 1-2-5 steps per decade
+        (19 windows, 5 ms among them). Strings with units ("5ms", "250us", "1.5s"), numbers in
+        seconds, ``timedelta`` or ``numpy.timedelta64``.
+    rates:
+        Server rates r for B_max(r): "10Gbps", "400Mbit/s", "1.25GB/s", or numbers in bit/s.
+        Default: the trace's mean rate ρ times 1.1, 1.25, 1.5, 2, 3, 5, 10 and 20. On a re-readable
+        source (a path or bytes) ρ comes from a quick framing-only pre-pass; on a stream (stdin, a
+        file object) the default is the link-speed grid 100 Mbit/s … 400 Gbit/s. Pass rates to keep
+        strictly to one pass.
+    bins:
+        Bin widths Δ for the binned series (same forms as windows). Default: none.
+    by:
+        Grouping(s), all computed in the same pass: 'all' (default), 'src', 'dst', 'pair'
+        (ordered src>dst), 'flow' (directional 5-tuple), 'flow4' (directional src:sport>dst:dport),
+        'interface', 'vlan', 'qp' (RoCEv2 destination QP), or a list of them. Packets that lack the
+        field (e.g. non-IP by 'src') form the group '(none)', so every grouping covers every packet.
+    size:
+        Bytes counted per packet: 'wire' (default; original length, immune to snaplen),
+        'captured', 'ip' (IP total length), 'payload' (TCP/UDP payload), 'l1' (Ethernet frame padded
+        to 60 B + FCS 4 B + preamble/SFD/IFG 20 B). Packets lacking the needed header are skipped
+        and counted in ``summary``.
+    closed:
+        'left' (default): half-open windows [s, s+τ); 'both': closed windows [s, s+τ].
+    reorder_horizon:
+        How far back in time a packet may arrive and still be put in order (default 10 ms; the
+        shipped bridge captures step back up to ~74 µs). Packets earlier than the horizon allows
+        raise ``OutOfOrderError`` unless ``on_late='drop'`` (then counted in ``summary``).
+    fill_empty_bins:
+        Fill the series with zero rows for empty bins (up to 20 M rows; sparse above).
+
+    Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
+    ``packets`` (counted) + the ``skipped_*`` columns.
+
+    Conventions: timestamps are integer ns since the epoch (UTC). ρ of a group = its bytes / its
+    span (first to last packet), so PtM(τ) = E(τ)/(ρ·τ) → ~1 as τ approaches the span; with a
+    zero span ρ and PtM are null. B_max uses exact integer arithmetic (bits·ns), rounded once to
+    a float of bytes at the end.
+    """
+    windows_ns = sorted({parse_duration(w, name="window") for w in _as_list(windows)}) if windows is not None else default_windows_ns()
+    bins_ns = sorted({parse_duration(b, name="bin") for b in _as_list(bins)})
+    by_names = _parse_by(by)
+    if size not in SIZES:
+        raise ValueError(f"size={size!r} is not one of {', '.join(SIZES)}")
+    if closed not in ("left", "both"):
+        raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
+    if on_late not in ("error", "drop"):
+        raise ValueError(f"on_late={on_late!r}: use 'error' (default) or 'drop'")
+    if isinstance(max_groups, bool) or not isinstance(max_groups, int) or max_groups < 1:
+        raise ValueError(f"max_groups={max_groups!r} must be a positive integer")
+    horizon_ns = parse_duration(reorder_horizon, name="reorder_horizon", allow_zero=True)
+
+    in_memory = _is_columns(source)
+    if in_memory:
+        sources: list[Any] = []
+        ts, sz, ifc = _columns(source)
+    else:
+        raw = source if isinstance(source, (list, tuple)) else [source]
+        if not raw:
+            raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
+        sources = [normalize(s) for s in raw]
+
+    rates_note = "given"
+    if rates is not None:
+        rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
+    elif in_memory:
+        total_bytes = int(sz.sum()) if len(sz) else 0
+        span = int(ts.max() - ts.min()) if len(ts) else 0
+        rates_bps = _rates_from_mean(total_bytes, span)
+        rates_note = "mean-rate multiples"
+    elif all(is_rereadable(s) for s in sources):
+        total_bytes, span = _prepass(sources, strict)
+        rates_bps = _rates_from_mean(total_bytes, span)
+        rates_note = "mean-rate multiples (pre-pass)"
+    else:
+        rates_bps = [parse_rate(r) for r in ("100Mbps", "1Gbps", "10Gbps", "25Gbps", "40Gbps", "100Gbps", "200Gbps", "400Gbps")]
+        rates_note = "link-speed grid (streamed source)"
+
+    if in_memory:
+        out = _core.scan_columns(ts, sz, ifc, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups)
+        warns: list[str] = []
+    else:
+        out, warns = _core.scan(
+            sources, windows_ns, closed, rates_bps, bins_ns, by_names, size, horizon_ns, on_late, max_groups, strict, progress
+        )
+        for w in warns:
+            warnings.warn(w, CaptureWarning, stacklevel=2)
+    cfg = {
+        "windows_ns": windows_ns,
+        "rates_bps": rates_bps,
+        "rates": rates_note,
+        "bins_ns": bins_ns,
+        "by": by_names,
+        "size": size,
+        "closed": closed,
+        "reorder_horizon_ns": horizon_ns,
+        "on_late": on_late,
+    }
+    return _build_result(out, warns, cfg, fill_empty_bins)
+
+
+def _rates_from_mean(total_bytes: int, span_ns: int) -> list[int]:
+    if total_bytes <= 0 or span_ns <= 0:
+        # ρ undefined (empty trace or one instant): fall back to the link-speed grid.
+        return [10**8, 10**9, 10**10, 25 * 10**9, 4 * 10**10, 10**11, 2 * 10**11, 4 * 10**11]
+    rho_bps = total_bytes * 8 * 10**9 / span_ns
+    return sorted({max(1, round(rho_bps * m)) for m in DEFAULT_RATE_MULTIPLES})
+
+
+def _prepass(sources: list[Any], strict: bool) -> tuple[int, int]:
+    total, lo, hi = 0, None, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CaptureWarning)  # the main pass reports them
+        for s in sources:
+            i = info(s, strict=strict)
+            total += i.wire_bytes
+            if i.min_ns is not None:
+                lo = i.min_ns if lo is None else min(lo, i.min_ns)
+            if i.max_ns is not None:
+                hi = i.max_ns if hi is None else max(hi, i.max_ns)
+    return total, (hi - lo) if lo is not None and hi is not None else 0
+
+
+_DT = pl.Datetime("ns", "UTC")
+
+
+def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fill: bool) -> ScanResult:
+    g = out["groups"]
+    groups = pl.DataFrame(
+        {
+            "gid": pl.Series(np.arange(len(g["by"]), dtype=np.uint32)),
+            "by": pl.Series(g["by"], dtype=pl.String),
+            "group": pl.Series(g["group"], dtype=pl.String),
+            "packets": g["packets"],
+            "bytes": g["bytes"],
+            "first_ns": g["first_ns"],
+            "last_ns": g["last_ns"],
+        }
+    ).with_columns(span_ns=pl.col("last_ns") - pl.col("first_ns"))
+    groups = groups.with_columns(
+        mean_rate_bps=pl.when(pl.col("span_ns") > 0)
+        .then(pl.col("bytes").cast(pl.Float64) * 8e9 / pl.col("span_ns").cast(pl.Float64))
+        .otherwise(None),
+        first=pl.col("first_ns").cast(_DT),
+        last=pl.col("last_ns").cast(_DT),
+    )
+    keys = groups.select("gid", "by", "group", "mean_rate_bps")
+
+    env = pl.DataFrame(out["envelope"]).join(keys, on="gid", how="left")
+    env = env.with_columns(
+        window=pl.col("window_ns").cast(pl.Duration("ns")),
+        start=pl.col("start_ns").cast(_DT),
+        peak_rate_bps=pl.col("bytes").cast(pl.Float64) * 8e9 / pl.col("window_ns").cast(pl.Float64),
+    ).with_columns(ptm=pl.col("peak_rate_bps") / pl.col("mean_rate_bps"))
+    env = env.select(
+        "by", "group", "window", "window_ns", "bytes", "packets", "start", "max_packets", "peak_rate_bps", "ptm"
+    )
+
+    bl = pl.DataFrame(out["backlog"]).join(keys, on="gid", how="left")
+    bl = bl.with_columns(
+        peak=pl.col("peak_ns").cast(_DT),
+        longest_busy=pl.col("longest_busy_ns").cast(pl.Duration("ns")),
+        longest_busy_start=pl.col("longest_busy_start_ns").cast(_DT),
+        rate_over_mean=pl.col("rate_bps").cast(pl.Float64) / pl.col("mean_rate_bps"),
+    ).select("by", "group", "rate_bps", "rate_over_mean", "bmax_bytes", "peak", "longest_busy", "longest_busy_start")
+
+    se = pl.DataFrame(out["series"])
+    if fill and se.height:
+        se = _fill_bins(se)
+    se = se.join(keys.select("gid", "by", "group"), on="gid", how="left").with_columns(
+        bin=pl.col("bin_ns").cast(pl.Duration("ns")),
+        start=pl.col("start_ns").cast(_DT),
+        rate_bps=pl.col("bytes").cast(pl.Float64) * 8e9 / pl.col("bin_ns").cast(pl.Float64),
+    )
+    se = se.select("by", "group", "bin", "start", "start_ns", "bytes", "packets", "rate_bps")
+
+    acc = out["accounting"]
+    agg = groups.filter(pl.col("by") == cfg["by"][0])
+    total_bytes = int(agg["bytes"].sum()) if agg.height else 0
+    first = agg["first_ns"].min() if agg.height else None
+    last = agg["last_ns"].max() if agg.height else None
+    span = (last - first) if first is not None and last is not None else None  # type: ignore[operator]
+    summary = pl.DataFrame(
+        {
+            "packets_read": [acc["packets_read"]],
+            "packets": [acc["counted"]],
+            "bytes": [total_bytes],
+            "first": pl.Series([first], dtype=pl.Int64).cast(_DT),
+            "last": pl.Series([last], dtype=pl.Int64).cast(_DT),
+            "span_ns": pl.Series([span], dtype=pl.Int64),
+            "mean_rate_bps": pl.Series([total_bytes * 8e9 / span if span else None], dtype=pl.Float64),
+            "reordered": [acc["reordered"]],
+            "max_lateness_ns": [acc["max_lateness_ns"]],
+            "skipped_no_timestamp": [acc["skipped_no_timestamp"]],
+            "skipped_timestamp_out_of_range": [acc["skipped_timestamp_out_of_range"]],
+            "skipped_no_size": [acc["skipped_no_size"]],
+            "skipped_late": [acc["skipped_late"]],
+        }
+    )
+    groups = groups.select("by", "group", "packets", "bytes", "first", "last", "span_ns", "mean_rate_bps")
+    return ScanResult(env, bl, se, groups, summary, list(warns), cfg)
+
+
+def _fill_bins(se: pl.DataFrame) -> pl.DataFrame:
+    """Zero rows for empty bins between each (group, width)'s first and last non-empty bin."""
+    ranges = se.group_by("gid", "bin_ns").agg(lo=pl.col("start_ns").min(), hi=pl.col("start_ns").max())
+    dense_rows = int(((ranges["hi"] - ranges["lo"]) // ranges["bin_ns"] + 1).sum())
+    if dense_rows > DENSE_SERIES_LIMIT:
+        return se
+    full = ranges.with_columns(
+        start_ns=pl.int_ranges(pl.col("lo"), pl.col("hi") + 1, pl.col("bin_ns"), dtype=pl.Int64)
+    ).explode("start_ns").drop("lo", "hi")
+    return (
+        full.join(se, on=["gid", "bin_ns", "start_ns"], how="left")
+        .with_columns(pl.col("bytes").fill_null(0), pl.col("packets").fill_null(0))
+        .sort("gid", "bin_ns", "start_ns")
+    )

@@ -1,0 +1,50 @@
+"""What a caller may pass as a capture, normalised for the Rust side."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Union
+
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, Any]
+
+
+def normalize(source: Any) -> Any:
+    """A path (str or PathLike; '-' is stdin), bytes, or a binary file object.
+
+    A missing path raises FileNotFoundError naming it, before any Rust code runs.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if not isinstance(path, str):
+            path = os.fsdecode(path)
+        if path == "-":
+            buf = getattr(sys.stdin, "buffer", None)
+            return buf if buf is not None and not _is_real_stdin(buf) else "-"
+        if not os.path.exists(path):
+            raise FileNotFoundError(2, f"no such capture file: {path!r} (check the path)", path)
+        if os.path.isdir(path):
+            raise IsADirectoryError(21, f"{path!r} is a directory, not a capture file", path)
+        return path
+    if hasattr(source, "read"):
+        if isinstance(getattr(source, "mode", "b"), str) and "b" not in getattr(source, "mode", "b"):
+            raise ValueError("the file object is open in text mode: open the capture with 'rb'")
+        return source
+    raise TypeError(
+        f"cannot read a capture from {type(source).__name__}: pass a path, '-' for stdin, bytes, "
+        "or a binary file object"
+    )
+
+
+def _is_real_stdin(buf: Any) -> bool:
+    """True when sys.stdin is the process's own fd 0, which Rust reads directly (faster)."""
+    try:
+        return bool(buf.fileno() == 0)
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def is_rereadable(source: Any) -> bool:
+    return isinstance(source, (bytes, bytearray)) or (isinstance(source, str) and source != "-")

@@ -1,0 +1,166 @@
+"""Human-friendly durations and rates, parsed exactly.
+
+Durations become integer nanoseconds and rates integer bits per second, with decimal arithmetic
+(never binary floats), so "1.5s" is exactly 1_500_000_000 ns and "1.25GB/s" exactly 10 Gbit/s.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import numpy as np
+
+_DURATION_UNITS: dict[str, int] = {
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "μs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "min": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
+
+DURATION_FORMS = (
+    "a string with a unit ('250ns', '5us', '5µs', '1.5ms', '2s', '1min', '1h'), a number of seconds, "
+    "a datetime.timedelta or a numpy.timedelta64"
+)
+
+_NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+_DURATION_RE = re.compile(rf"^\s*{_NUMBER}\s*([a-zµμ]+)\s*$")
+
+
+def _exact_ns(value: Decimal, what: Any, name: str) -> int:
+    if value != value.to_integral_value():
+        raise ValueError(f"{name}={what!r} is not a whole number of nanoseconds; burstcore works in integer ns")
+    return int(value)
+
+
+def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = False) -> int:
+    """Return ``value`` as integer nanoseconds.
+
+    Accepts "5ms", "250us", "250µs", "1.5s", "10ns", "1min", "1h"; ints and floats (seconds);
+    ``datetime.timedelta``; ``numpy.timedelta64``. Anything else raises ``ValueError`` naming the
+    value and the accepted forms.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
+    if isinstance(value, np.timedelta64):
+        if np.isnat(value):
+            raise ValueError(f"{name}={value!r} is NaT, not a duration")
+        ns = int(value.astype("timedelta64[ns]").astype(np.int64))
+    elif isinstance(value, _dt.timedelta):
+        ns = (value.days * 86_400 + value.seconds) * 1_000_000_000 + value.microseconds * 1_000
+    elif isinstance(value, (int, np.integer)):
+        ns = int(value) * 1_000_000_000
+    elif isinstance(value, (float, np.floating)):
+        if not np.isfinite(value):
+            raise ValueError(f"{name}={value!r} is not a finite duration; give {DURATION_FORMS}")
+        # repr() gives the shortest decimal that round-trips, so 0.005 means exactly 5 ms.
+        ns = _exact_ns(Decimal(repr(float(value))) * 1_000_000_000, value, name)
+    elif isinstance(value, str):
+        m = _DURATION_RE.match(value)
+        if not m or m.group(2) not in _DURATION_UNITS:
+            raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
+        try:
+            number = Decimal(m.group(1))
+        except InvalidOperation:
+            raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}") from None
+        ns = _exact_ns(number * _DURATION_UNITS[m.group(2)], value, name)
+    else:
+        raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
+    if ns < 0 or (ns == 0 and not allow_zero):
+        raise ValueError(f"{name}={value!r} must be {'≥' if allow_zero else '>'} 0")
+    if ns >= 2**63:
+        raise ValueError(f"{name}={value!r} is longer than 292 years, the range of int64 nanoseconds")
+    return ns
+
+
+_RATE_PREFIX: dict[str, int] = {
+    "": 1,
+    "k": 10**3,
+    "K": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+}
+_RATE_RE = re.compile(
+    rf"^\s*{_NUMBER}\s*(|k|K|M|G|T|Ki|Mi|Gi|Ti)(bps|bit/s|b/s|bits/s|Bps|B/s|byte/s|bytes/s)\s*$"
+)
+RATE_FORMS = (
+    "a string such as '10Gbps', '400Mbit/s', '1.25GB/s', '100MB/s' (B = bytes, b/bit = bits; "
+    "k, M, G, T are powers of 1000, Ki, Mi, Gi, Ti powers of 1024) or a number of bits per second"
+)
+
+
+def parse_rate(value: Any, *, name: str = "rate") -> int:
+    """Return ``value`` as integer bits per second ("10Gbps", "1.25GB/s", or a number in bit/s)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
+    if isinstance(value, (int, np.integer)):
+        bps = Decimal(int(value))
+    elif isinstance(value, (float, np.floating)):
+        if not np.isfinite(value):
+            raise ValueError(f"{name}={value!r} is not a finite rate; give {RATE_FORMS}")
+        bps = Decimal(repr(float(value)))
+    elif isinstance(value, str):
+        m = _RATE_RE.match(value)
+        if not m:
+            raise ValueError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
+        bps = Decimal(m.group(1)) * _RATE_PREFIX[m.group(2)]
+        if m.group(3) in ("Bps", "B/s", "byte/s", "bytes/s"):
+            bps *= 8
+    else:
+        raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not a rate; give {RATE_FORMS}")
+    if bps != bps.to_integral_value():
+        raise ValueError(f"{name}={value!r} is not a whole number of bits per second")
+    if bps <= 0:
+        raise ValueError(f"{name}={value!r} must be > 0")
+    if bps >= 2**64:
+        raise ValueError(f"{name}={value!r} is beyond 2^64 bit/s")
+    return int(bps)
+
+
+def default_windows_ns() -> list[int]:
+    """1 µs to 1 s in 1-2-5 steps per decade (5 ms, the seed study's window, is among them)."""
+    out = []
+    for exp in range(3, 9):
+        for m in (1, 2, 5):
+            out.append(m * 10**exp)
+    out.append(10**9)
+    return out
+
+
+# Multiples of the trace's mean rate ρ for the default rate grid: from barely above ρ (where
+# backlogs are large) to far above it (where only the sharpest bursts queue).
+DEFAULT_RATE_MULTIPLES = (1.1, 1.25, 1.5, 2, 3, 5, 10, 20)
+
+
+def format_duration(ns: int) -> str:
+    """The shortest exact rendering: 5000000 -> '5ms', 1500 -> '1.5us'."""
+    for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns >= scale:
+            d = Decimal(ns) / scale
+            return f"{d.normalize():f}{unit}"
+    return f"{ns}ns"
+
+
+def format_rate(bps: float) -> str:
+    for unit, scale in (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bps >= scale:
+            return f"{bps / scale:.4g} {unit}"
+    return f"{bps:.4g} bit/s"
+
+
+def format_bytes(n: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n:.6g} B"

@@ -1,0 +1,78 @@
+//! Core errors as typed Python exceptions, and the guard that keeps panics out of Python.
+
+use burstcore::{Error, ErrorKind};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+create_exception!(burstcore, CaptureError, PyValueError, "A capture could not be read; `offset` and `reason` say where and why.");
+create_exception!(burstcore, NotACaptureError, CaptureError, "The input is not a pcap or pcapng capture.");
+create_exception!(burstcore, UnsupportedCaptureError, CaptureError, "A capture format version this reader does not support.");
+create_exception!(burstcore, TruncatedCaptureError, CaptureError, "The capture ends inside a block or record.");
+create_exception!(burstcore, CorruptCaptureError, CaptureError, "A length or field in the capture cannot be right.");
+create_exception!(burstcore, UndeclaredInterfaceError, CaptureError, "A packet names an interface its section never declared.");
+create_exception!(burstcore, LimitExceededError, CaptureError, "A documented limit (block size, interfaces, options, groups) was exceeded.");
+create_exception!(burstcore, DecompressionError, CaptureError, "The gzip or zstd stream around the capture is damaged.");
+create_exception!(burstcore, TimestampRangeError, CaptureError, "A timestamp does not fit in 64-bit nanoseconds.");
+create_exception!(burstcore, OutOfOrderError, CaptureError, "A packet arrived later than the reorder horizon allows.");
+create_exception!(burstcore, InternalError, PyRuntimeError, "A bug in burstcore (please report it with the input that caused it).");
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("CaptureError", py.get_type::<CaptureError>())?;
+    m.add("NotACaptureError", py.get_type::<NotACaptureError>())?;
+    m.add("UnsupportedCaptureError", py.get_type::<UnsupportedCaptureError>())?;
+    m.add("TruncatedCaptureError", py.get_type::<TruncatedCaptureError>())?;
+    m.add("CorruptCaptureError", py.get_type::<CorruptCaptureError>())?;
+    m.add("UndeclaredInterfaceError", py.get_type::<UndeclaredInterfaceError>())?;
+    m.add("LimitExceededError", py.get_type::<LimitExceededError>())?;
+    m.add("DecompressionError", py.get_type::<DecompressionError>())?;
+    m.add("TimestampRangeError", py.get_type::<TimestampRangeError>())?;
+    m.add("OutOfOrderError", py.get_type::<OutOfOrderError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    Ok(())
+}
+
+pub fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    let err = match e.kind {
+        ErrorKind::Io => return PyOSError::new_err(msg),
+        ErrorKind::InvalidArgument => return PyValueError::new_err(msg),
+        ErrorKind::Interrupted => return PyKeyboardInterrupt::new_err(msg),
+        ErrorKind::NotACapture => NotACaptureError::new_err(msg),
+        ErrorKind::UnsupportedVersion => UnsupportedCaptureError::new_err(msg),
+        ErrorKind::Truncated => TruncatedCaptureError::new_err(msg),
+        ErrorKind::Corrupt => CorruptCaptureError::new_err(msg),
+        ErrorKind::UndeclaredInterface => UndeclaredInterfaceError::new_err(msg),
+        ErrorKind::LimitExceeded => LimitExceededError::new_err(msg),
+        ErrorKind::Decompression => DecompressionError::new_err(msg),
+        ErrorKind::TimestampOutOfRange => TimestampRangeError::new_err(msg),
+        ErrorKind::OutOfOrder => OutOfOrderError::new_err(msg),
+    };
+    Python::attach(|py| {
+        let v = err.value(py);
+        // Attributes for programs: where (byte offset in the decompressed stream) and why.
+        let _ = v.setattr("offset", e.offset);
+        let _ = v.setattr("reason", e.reason.as_str());
+        let _ = v.setattr("kind", e.kind.name());
+    });
+    err
+}
+
+/// Run a binding body; a panic becomes `InternalError` instead of crossing into Python.
+pub fn guard<T>(_py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(InternalError::new_err(format!(
+                "internal error in burstcore: {what}; please report it with the input that caused it"
+            )))
+        }
+    }
+}

@@ -1,0 +1,198 @@
+"""scan() against brute-force references, polars rolling_sum_by, and the invariants of
+docs/metrics.md, on random traces written with burstcore's own writer and read back."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import burstcore
+from tests import oracles
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Timestamps clustered so ties, exact-τ gaps and bursts are common.
+BASE = 1_700_000_000_000_000_000
+
+
+@st.composite
+def traces(draw, max_n: int = 25):
+    n = draw(st.integers(0, max_n))
+    gaps = draw(st.lists(st.sampled_from([0, 0, 1, 7, 10, 100, 999, 1000, 1001, 5000, 10**6]), min_size=n, max_size=n))
+    sizes = draw(st.lists(st.integers(0, 3000), min_size=n, max_size=n))
+    ts, t = [], BASE + draw(st.integers(0, 10**6))
+    for g in gaps:
+        t += g
+        ts.append(t)
+    return ts, sizes
+
+
+WINDOWS = [1, 7, 10, 100, 1000, 1001, 10**6]
+RATES = [8, 1000, 8 * 10**9, 10**10, 10**12]
+
+
+def _env(r: burstcore.ScanResult) -> dict[int, tuple[int, int, int]]:
+    rows = r.envelope.filter(pl.col("by") == "all")
+    return {w: (b, p, m) for w, b, p, m in rows.select("window_ns", "bytes", "packets", "max_packets").iter_rows()}
+
+
+@SETTINGS
+@given(traces(), st.sampled_from(["left", "both"]), st.sampled_from(["pcap", "pcapng"]))
+def test_envelope_and_backlog_equal_brute_force(trace, closed, fmt):
+    ts, sizes = trace
+    data = oracles.capture(ts, sizes, fmt=fmt)
+    r = burstcore.scan(data, windows=[f"{w}ns" for w in WINDOWS], rates=RATES, closed=closed)
+    if not ts:
+        assert r.envelope.height == 0 and r.summary["packets"][0] == 0
+        return
+    env = _env(r)
+    for w in WINDOWS:
+        eb, ep = oracles.envelope(ts, sizes, w, closed)
+        assert env[w][0] == eb, (w, closed)
+        assert env[w][2] == ep, (w, closed)
+    bl = dict(r.backlog.filter(pl.col("by") == "all").select("rate_bps", "bmax_bytes").iter_rows())
+    for rate in RATES:
+        assert bl[rate] == pytest.approx(float(oracles.bmax(ts, sizes, rate)), rel=1e-12, abs=1e-9)
+
+
+@SETTINGS
+@given(traces(max_n=40))
+def test_reported_window_is_real(trace):
+    """The reported start and packet count describe a window that really holds E(τ) bytes."""
+    ts, sizes = trace
+    r = burstcore.scan(oracles.capture(ts, sizes), windows=[f"{w}ns" for w in WINDOWS], rates=[10**9])
+    starts = r.envelope.select("window_ns", pl.col("start").dt.epoch("ns").alias("s"), "bytes", "packets")
+    for w, s, b, p in starts.iter_rows():
+        inside = [L for t, L in zip(ts, sizes, strict=True) if s <= t < s + w]
+        if b:
+            assert sum(inside) == b and len(inside) == p
+            assert s in ts
+
+
+@SETTINGS
+@given(traces(max_n=40), st.sampled_from(["left", "both"]))
+def test_envelope_equals_polars_rolling_sum_by(trace, closed):
+    ts, sizes = trace
+    if not ts:
+        return
+    df = pl.DataFrame({"t": pl.Series(ts).cast(pl.Datetime("ns")), "L": sizes})
+    r = burstcore.scan((pl.Series(ts), pl.Series(sizes)), windows=[f"{w}ns" for w in WINDOWS], rates=[10**9], closed=closed)
+    env = _env(r)
+    for w in WINDOWS:
+        # (t−τ, t] is a half-open window of length τ in integer ns; [t−τ, t] a closed one.
+        rolled = df.select(pl.col("L").rolling_sum_by("t", window_size=f"{w}ns", closed="right" if closed == "left" else "both"))
+        assert env[w][0] == rolled["L"].max()
+
+
+@SETTINGS
+@given(traces(max_n=40), st.sampled_from([1, 10, 1000, 10**6]))
+def test_series_equal_direct_binning(trace, width):
+    ts, sizes = trace
+    r = burstcore.scan(oracles.capture(ts, sizes), windows=["1us"], rates=[10**9], bins=[f"{width}ns"], fill_empty_bins=False)
+    got = {s: (b, p) for s, b, p in r.series.select("start_ns", "bytes", "packets").iter_rows()}
+    assert got == oracles.binned(ts, sizes, width)
+
+
+@SETTINGS
+@given(traces(max_n=40))
+def test_invariants(trace):
+    ts, sizes = trace
+    if len(ts) < 2:
+        return
+    windows = sorted({1, 2, 5, 10, 50, 100, 500, 1000, 5000, 10**4, 10**5, 10**6, 10**7})
+    rates = [10**6, 10**7, 10**8, 10**9, 10**10, 10**11]
+    r = burstcore.scan(oracles.capture(ts, sizes), windows=[f"{w}ns" for w in windows], rates=rates, closed="both")
+    env = _env(r)
+    e = [env[w][0] for w in windows]
+    assert e == sorted(e), "E non-decreasing"
+    for a in windows:
+        for b in windows:
+            if a + b in env:
+                assert env[a + b][0] <= env[a][0] + env[b][0], "sub-additive"
+    span = max(ts) - min(ts)
+    for w in windows:
+        if w > span:
+            assert env[w][0] == sum(sizes)
+    bl = [v for _, v in sorted(r.backlog.select("rate_bps", "bmax_bytes").iter_rows())]
+    assert all(x >= y - 1e-9 for x, y in zip(bl, bl[1:], strict=False)), "B_max non-increasing in r"
+    assert all(b >= max(sizes) - 1e-9 for b in bl), "B_max ≥ L_max"
+    # B_max(r) = sup_τ (E_closed(τ) − rτ), exact over the pairwise gaps.
+    gaps = sorted({b - a for a in ts for b in ts if b >= a})
+    r2 = burstcore.scan(oracles.capture(ts, sizes), windows=[f"{g}ns" for g in gaps if g > 0], rates=rates, closed="both")
+    env2 = _env(r2)
+    e_at = {0: max(sum(L for t, L in zip(ts, sizes, strict=True) if t == x) for x in ts)}
+    e_at.update({g: env2[g][0] for g in gaps if g > 0})
+    for rate, b in zip(rates, bl, strict=True):
+        sup = max(Fraction(e_at[g]) - Fraction(rate * g, 8 * 10**9) for g in gaps)
+        assert b == pytest.approx(float(sup), rel=1e-12, abs=1e-9)
+
+
+@SETTINGS
+@given(traces(max_n=30), st.randoms(use_true_random=False))
+def test_out_of_order_within_horizon_equals_sorted(trace, rnd):
+    ts, sizes = trace
+    pairs = list(zip(ts, sizes, strict=True))
+    shuffled = pairs[:]
+    # Displace packets by less than the horizon.
+    shuffled.sort(key=lambda p: p[0] + rnd.randint(0, 500))
+    sts, ssz = [p[0] for p in shuffled], [p[1] for p in shuffled]
+    kw = dict(windows=["1ns", "100ns", "1us", "1ms"], rates=[10**9, 10**10], bins=["1us"], reorder_horizon="1us")
+    a = burstcore.scan(oracles.capture(ts, sizes), **kw)
+    b = burstcore.scan(oracles.capture(sts, ssz), **kw)
+    assert a.envelope.drop("start", "packets").equals(b.envelope.drop("start", "packets"))
+    assert a.backlog.equals(b.backlog) or a.backlog.drop("peak").equals(b.backlog.drop("peak"))
+    assert a.series.equals(b.series)
+    out_of_order = sum(1 for i in range(1, len(sts)) if sts[i] < max(sts[:i]))
+    assert b.summary["reordered"][0] == out_of_order
+
+
+def test_late_packet_raises_or_is_dropped_and_counted():
+    ts = [BASE, BASE + 10**9, BASE + 10**6]  # the last is 999 ms late
+    data = oracles.capture(ts, [100, 100, 100])
+    with pytest.raises(burstcore.OutOfOrderError) as e:
+        burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], reorder_horizon="10ms")
+    assert "horizon" in str(e.value)
+    r = burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], reorder_horizon="10ms", on_late="drop")
+    s = r.summary.row(0, named=True)
+    assert s["skipped_late"] == 1 and s["packets"] == 2 and s["packets_read"] == 3
+
+
+def test_empty_and_single_packet():
+    r = burstcore.scan(oracles.capture([], []), windows=["1ms"], rates=["1Gbps"])
+    assert r.summary["packets"][0] == 0 and r.envelope.height == 0
+    r = burstcore.scan(oracles.capture([BASE], [1500]), windows=["1ms"], rates=["1Gbps"])
+    row = r.envelope.row(0, named=True)
+    assert row["bytes"] == 1500 and row["ptm"] is None  # zero span: ρ undefined, no division by zero
+    assert r.backlog["bmax_bytes"][0] == 1500
+
+
+HOSTS = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5000), st.sampled_from(HOSTS), st.sampled_from(HOSTS), st.integers(0, 800)), max_size=30))
+def test_groups_equal_brute_force_per_group(pkts):
+    pkts.sort(key=lambda p: p[0])
+    frames = [oracles.eth_ipv4_udp(s, d, 1000, 2000, payload=pl_) for _, s, d, pl_ in pkts]
+    ts = [BASE + p[0] for p in pkts]
+    sizes = [len(f) for f in frames]
+    r = burstcore.scan(
+        oracles.capture(ts, sizes, frames=frames), windows=["1us", "100ns"], rates=[10**9], by=["src", "pair", "all"]
+    )
+    for by, keyf in (("src", lambda p: p[1]), ("pair", lambda p: f"{p[1]}>{p[2]}"), ("all", lambda p: "all")):
+        groups: dict[str, list[int]] = {}
+        for i, p in enumerate(pkts):
+            groups.setdefault(keyf(p), []).append(i)
+        env = r.envelope.filter(pl.col("by") == by)
+        assert set(env["group"]) == set(groups)
+        for g, idx in groups.items():
+            gts, gsz = [ts[i] for i in idx], [sizes[i] for i in idx]
+            for w in (100, 1000):
+                row = env.filter((pl.col("group") == g) & (pl.col("window_ns") == w))
+                assert row["bytes"][0] == oracles.envelope(gts, gsz, w)[0]
+        gsum = r.groups.filter(pl.col("by") == by)
+        assert gsum["packets"].sum() == len(pkts)
