@@ -1,0 +1,479 @@
+//! pcapng: a sequence of blocks `type | total length | body (padded to 4) | total length`.
+//!
+//! Every section starts with a Section Header Block that fixes the byte order of all that follows
+//! until the next one; interfaces are numbered from 0 within their section. The writer keeps that
+//! state so that it can convert timestamps per interface and refuse blocks that a reader would have
+//! to reject (a packet of an undeclared interface, a block before any section).
+
+use super::endian::{pad4, put_u16, put_u32, put_u64, u16_bytes, u32_bytes};
+use super::timestamp::{ns_to_raw, tsresol_byte};
+use crate::capture::{ByteOrder, InterfaceStats, TsResolution};
+use crate::error::{Error, Result};
+use std::io::Write;
+use std::net::IpAddr;
+
+mod block {
+    pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
+    pub const INTERFACE_DESCRIPTION: u32 = 0x0000_0001;
+    pub const OBSOLETE_PACKET: u32 = 0x0000_0002;
+    pub const SIMPLE_PACKET: u32 = 0x0000_0003;
+    pub const NAME_RESOLUTION: u32 = 0x0000_0004;
+    pub const INTERFACE_STATISTICS: u32 = 0x0000_0005;
+    pub const ENHANCED_PACKET: u32 = 0x0000_0006;
+    pub const DECRYPTION_SECRETS: u32 = 0x0000_000A;
+    pub const CUSTOM_COPYABLE: u32 = 0x0000_0BAD;
+    pub const CUSTOM_NOT_COPYABLE: u32 = 0x4000_0BAD;
+}
+
+mod opt {
+    pub const END_OF_OPT: u16 = 0;
+    pub const SHB_USERAPPL: u16 = 4;
+    pub const IF_NAME: u16 = 2;
+    pub const IF_TSRESOL: u16 = 9;
+    pub const IF_TSOFFSET: u16 = 14;
+    pub const ISB_STARTTIME: u16 = 2;
+    pub const ISB_ENDTIME: u16 = 3;
+    pub const ISB_IFRECV: u16 = 4;
+    pub const ISB_IFDROP: u16 = 5;
+    pub const ISB_FILTERACCEPT: u16 = 6;
+    pub const ISB_OSDROP: u16 = 7;
+    pub const ISB_USRDELIV: u16 = 8;
+}
+
+const BYTE_ORDER_MAGIC: u32 = 0x1A2B_3C4D;
+const NRB_IPV4: u16 = 1;
+const NRB_IPV6: u16 = 2;
+
+/// Block type, total length, and the trailing total length.
+const BLOCK_OVERHEAD: usize = 12;
+
+#[derive(Debug, Clone, Copy)]
+struct InterfaceState {
+    resolution: TsResolution,
+    ts_offset_s: i64,
+    snaplen: u32,
+}
+
+#[derive(Debug)]
+struct SectionState {
+    order: ByteOrder,
+    interfaces: Vec<InterfaceState>,
+}
+
+pub struct PcapNgWriter<W: Write> {
+    w: W,
+    section: Option<SectionState>,
+    /// Body of the block being built, for blocks with options (never packet data).
+    scratch: Vec<u8>,
+}
+
+impl<W: Write> PcapNgWriter<W> {
+    pub fn new(w: W) -> Self {
+        PcapNgWriter {
+            w,
+            section: None,
+            scratch: Vec::with_capacity(256),
+        }
+    }
+
+    /// Start a section (every file needs one first); interfaces restart at 0.
+    pub fn section(&mut self, byte_order: ByteOrder, user_appl: Option<&str>) -> Result<()> {
+        let o = byte_order;
+        let mut body = std::mem::take(&mut self.scratch);
+        body.clear();
+        put_u32(&mut body, o, BYTE_ORDER_MAGIC);
+        put_u16(&mut body, o, 1);
+        put_u16(&mut body, o, 0);
+        // Section length unknown: the writer streams.
+        put_u64(&mut body, o, u64::MAX);
+        let mut options = Options::new(&mut body, o);
+        if let Some(appl) = user_appl {
+            options.string(opt::SHB_USERAPPL, appl)?;
+        }
+        options.end();
+        let written = write_block(&mut self.w, o, block::SECTION_HEADER, &[&body]);
+        self.scratch = body;
+        written?;
+        self.section = Some(SectionState {
+            order: o,
+            interfaces: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Declare an interface; returns its id within the section.
+    pub fn interface(
+        &mut self,
+        linktype: u16,
+        snaplen: u32,
+        resolution: TsResolution,
+        ts_offset_s: i64,
+        name: Option<&str>,
+    ) -> Result<u32> {
+        let section = current(&mut self.section)?;
+        let o = section.order;
+        let id = u32::try_from(section.interfaces.len())
+            .map_err(|_| Error::invalid("too many interfaces in one section"))?;
+        let tsresol = tsresol_byte(resolution)?;
+        let mut body = std::mem::take(&mut self.scratch);
+        body.clear();
+        put_u16(&mut body, o, linktype);
+        put_u16(&mut body, o, 0); // reserved
+        put_u32(&mut body, o, snaplen);
+        let mut options = Options::new(&mut body, o);
+        if let Some(name) = name {
+            options.string(opt::IF_NAME, name)?;
+        }
+        if resolution != TsResolution::Pow10(6) {
+            options.bytes(opt::IF_TSRESOL, &[tsresol])?;
+        }
+        if ts_offset_s != 0 {
+            // if_tsoffset is a signed 64-bit count of seconds: the bit pattern is the i64's.
+            options.u64(opt::IF_TSOFFSET, ts_offset_s as u64);
+        }
+        options.end();
+        let written = write_block(&mut self.w, o, block::INTERFACE_DESCRIPTION, &[&body]);
+        self.scratch = body;
+        written?;
+        section.interfaces.push(InterfaceState {
+            resolution,
+            ts_offset_s,
+            snaplen,
+        });
+        Ok(id)
+    }
+
+    /// Enhanced Packet Block with a raw timestamp in the interface's units.
+    pub fn enhanced_packet_raw(
+        &mut self,
+        interface: u32,
+        ts_raw: u64,
+        wire_len: u32,
+        data: &[u8],
+    ) -> Result<()> {
+        let section = current(&mut self.section)?;
+        declared(section, interface)?;
+        let o = section.order;
+        let cap_len = captured_len(wire_len, data)?;
+        let mut fixed = [0u8; 20];
+        fixed[0..4].copy_from_slice(&u32_bytes(o, interface));
+        fixed[4..8].copy_from_slice(&u32_bytes(o, (ts_raw >> 32) as u32));
+        fixed[8..12].copy_from_slice(&u32_bytes(o, ts_raw as u32));
+        fixed[12..16].copy_from_slice(&u32_bytes(o, cap_len));
+        fixed[16..20].copy_from_slice(&u32_bytes(o, wire_len));
+        write_block(
+            &mut self.w,
+            o,
+            block::ENHANCED_PACKET,
+            &[&fixed, data, pad4(data.len())],
+        )
+    }
+
+    /// Enhanced Packet Block from nanoseconds (converted to the interface's units, floored).
+    pub fn enhanced_packet(
+        &mut self,
+        interface: u32,
+        ts_ns: i64,
+        wire_len: u32,
+        data: &[u8],
+    ) -> Result<()> {
+        let ts_raw = self.to_raw(interface, ts_ns)?;
+        self.enhanced_packet_raw(interface, ts_raw, wire_len, data)
+    }
+
+    /// Simple Packet Block. It has no interface field and no captured length: readers take
+    /// interface 0 and `min(wire_len, snaplen of interface 0)`, so the section must have declared
+    /// interface 0 and `data` must be exactly that long, or the file would read back differently.
+    pub fn simple_packet(&mut self, wire_len: u32, data: &[u8]) -> Result<()> {
+        let section = current(&mut self.section)?;
+        let first = declared(section, 0)?;
+        let o = section.order;
+        let cap_len = captured_len(wire_len, data)?;
+        let implied = match first.snaplen {
+            0 => wire_len,
+            snaplen => wire_len.min(snaplen),
+        };
+        if cap_len != implied {
+            return Err(Error::invalid(format!(
+                "a simple packet of wire length {wire_len} on an interface with snaplen {} reads back as {implied} captured bytes, not {cap_len}",
+                first.snaplen
+            )));
+        }
+        write_block(
+            &mut self.w,
+            o,
+            block::SIMPLE_PACKET,
+            &[&u32_bytes(o, wire_len), data, pad4(data.len())],
+        )
+    }
+
+    /// Obsolete Packet Block (type 2), with the drops count unknown (0xFFFF).
+    pub fn obsolete_packet_raw(
+        &mut self,
+        interface: u16,
+        ts_raw: u64,
+        wire_len: u32,
+        data: &[u8],
+    ) -> Result<()> {
+        let section = current(&mut self.section)?;
+        declared(section, u32::from(interface))?;
+        let o = section.order;
+        let cap_len = captured_len(wire_len, data)?;
+        let mut fixed = [0u8; 20];
+        fixed[0..2].copy_from_slice(&u16_bytes(o, interface));
+        fixed[2..4].copy_from_slice(&u16_bytes(o, 0xFFFF));
+        fixed[4..8].copy_from_slice(&u32_bytes(o, (ts_raw >> 32) as u32));
+        fixed[8..12].copy_from_slice(&u32_bytes(o, ts_raw as u32));
+        fixed[12..16].copy_from_slice(&u32_bytes(o, cap_len));
+        fixed[16..20].copy_from_slice(&u32_bytes(o, wire_len));
+        write_block(
+            &mut self.w,
+            o,
+            block::OBSOLETE_PACKET,
+            &[&fixed, data, pad4(data.len())],
+        )
+    }
+
+    /// Name Resolution Block: one record per (address, name), then the end record.
+    pub fn name_resolution(&mut self, records: &[(IpAddr, &str)]) -> Result<()> {
+        let section = current(&mut self.section)?;
+        let o = section.order;
+        let mut body = std::mem::take(&mut self.scratch);
+        body.clear();
+        let built = nrb_body(&mut body, o, records);
+        let written =
+            built.and_then(|()| write_block(&mut self.w, o, block::NAME_RESOLUTION, &[&body]));
+        self.scratch = body;
+        written
+    }
+
+    /// Interface Statistics Block at `ts_raw` (interface units). The counters present in `stats`
+    /// become options; `start_ns` / `end_ns` are converted to the interface's units.
+    /// `isb_count` is the reader's bookkeeping and is not written.
+    pub fn interface_statistics(
+        &mut self,
+        interface: u32,
+        ts_raw: u64,
+        stats: &InterfaceStats,
+    ) -> Result<()> {
+        let section = current(&mut self.section)?;
+        let iface = declared(section, interface)?;
+        let o = section.order;
+        let raw = |ns: i64| ns_to_raw(ns, iface.resolution, iface.ts_offset_s);
+        let start = stats.start_ns.map(raw).transpose()?;
+        let end = stats.end_ns.map(raw).transpose()?;
+        let mut body = std::mem::take(&mut self.scratch);
+        body.clear();
+        put_u32(&mut body, o, interface);
+        put_u32(&mut body, o, (ts_raw >> 32) as u32);
+        put_u32(&mut body, o, ts_raw as u32);
+        let mut options = Options::new(&mut body, o);
+        for (code, value) in [(opt::ISB_STARTTIME, start), (opt::ISB_ENDTIME, end)] {
+            if let Some(v) = value {
+                // Timestamps are stored like the packet blocks' ones: high word, then low word.
+                let mut halves = [0u8; 8];
+                halves[0..4].copy_from_slice(&u32_bytes(o, (v >> 32) as u32));
+                halves[4..8].copy_from_slice(&u32_bytes(o, v as u32));
+                options.bytes(code, &halves)?;
+            }
+        }
+        let counters = [
+            (opt::ISB_IFRECV, stats.if_recv),
+            (opt::ISB_IFDROP, stats.if_drop),
+            (opt::ISB_FILTERACCEPT, stats.fil_accept),
+            (opt::ISB_OSDROP, stats.os_drop),
+            (opt::ISB_USRDELIV, stats.usr_deliv),
+        ];
+        for (code, value) in counters {
+            if let Some(v) = value {
+                options.u64(code, v);
+            }
+        }
+        options.end();
+        let written = write_block(&mut self.w, o, block::INTERFACE_STATISTICS, &[&body]);
+        self.scratch = body;
+        written
+    }
+
+    /// Decryption Secrets Block (type 0x0A) with the secrets padded to 4 bytes and no options.
+    pub fn decryption_secrets(&mut self, secrets_type: u32, data: &[u8]) -> Result<()> {
+        let section = current(&mut self.section)?;
+        let o = section.order;
+        let len = u32::try_from(data.len())
+            .map_err(|_| Error::invalid("decryption secrets longer than 4 GiB"))?;
+        let mut fixed = [0u8; 8];
+        fixed[0..4].copy_from_slice(&u32_bytes(o, secrets_type));
+        fixed[4..8].copy_from_slice(&u32_bytes(o, len));
+        write_block(
+            &mut self.w,
+            o,
+            block::DECRYPTION_SECRETS,
+            &[&fixed, data, pad4(data.len())],
+        )
+    }
+
+    /// Custom Block (0xBAD if copyable, 0x40000BAD if not) with a Private Enterprise Number.
+    pub fn custom(&mut self, copyable: bool, pen: u32, data: &[u8]) -> Result<()> {
+        let section = current(&mut self.section)?;
+        let o = section.order;
+        let block_type = if copyable {
+            block::CUSTOM_COPYABLE
+        } else {
+            block::CUSTOM_NOT_COPYABLE
+        };
+        write_block(
+            &mut self.w,
+            o,
+            block_type,
+            &[&u32_bytes(o, pen), data, pad4(data.len())],
+        )
+    }
+
+    /// Any block type with the given body (padded to 4 bytes), for unknown-block tests.
+    /// Unchecked: a raw SHB or IDB is written but not tracked, so it is the caller's business to
+    /// keep the file consistent after one.
+    pub fn raw_block(&mut self, block_type: u32, body: &[u8]) -> Result<()> {
+        let section = current(&mut self.section)?;
+        let o = section.order;
+        write_block(&mut self.w, o, block_type, &[body, pad4(body.len())])
+    }
+
+    pub fn finish(mut self) -> Result<W> {
+        self.w.flush()?;
+        Ok(self.w)
+    }
+
+    fn to_raw(&mut self, interface: u32, ts_ns: i64) -> Result<u64> {
+        let section = current(&mut self.section)?;
+        let iface = declared(section, interface)?;
+        ns_to_raw(ts_ns, iface.resolution, iface.ts_offset_s)
+    }
+}
+
+fn current(section: &mut Option<SectionState>) -> Result<&mut SectionState> {
+    section
+        .as_mut()
+        .ok_or_else(|| Error::invalid("a pcapng block was written before the first section header"))
+}
+
+fn declared(section: &SectionState, interface: u32) -> Result<InterfaceState> {
+    usize::try_from(interface)
+        .ok()
+        .and_then(|i| section.interfaces.get(i))
+        .copied()
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "interface {interface} was not declared in this section ({} declared)",
+                section.interfaces.len()
+            ))
+        })
+}
+
+fn captured_len(wire_len: u32, data: &[u8]) -> Result<u32> {
+    let cap_len = u32::try_from(data.len()).map_err(|_| {
+        Error::invalid(format!(
+            "packet of {} bytes does not fit a pcapng block",
+            data.len()
+        ))
+    })?;
+    if wire_len < cap_len {
+        return Err(Error::invalid(format!(
+            "wire length {wire_len} is smaller than the captured length {cap_len}"
+        )));
+    }
+    Ok(cap_len)
+}
+
+/// Write one block whose body is the concatenation of `parts` (already padded by the caller).
+fn write_block<W: Write>(w: &mut W, o: ByteOrder, block_type: u32, parts: &[&[u8]]) -> Result<()> {
+    let body_len: usize = parts.iter().map(|p| p.len()).sum();
+    let total = body_len
+        .checked_add(BLOCK_OVERHEAD)
+        .and_then(|t| u32::try_from(t).ok())
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "block body of {body_len} bytes exceeds the 32-bit block length"
+            ))
+        })?;
+    debug_assert_eq!(total % 4, 0);
+    let mut head = [0u8; 8];
+    head[0..4].copy_from_slice(&u32_bytes(o, block_type));
+    head[4..8].copy_from_slice(&u32_bytes(o, total));
+    w.write_all(&head)?;
+    for part in parts {
+        w.write_all(part)?;
+    }
+    w.write_all(&u32_bytes(o, total))?;
+    Ok(())
+}
+
+fn nrb_body(body: &mut Vec<u8>, o: ByteOrder, records: &[(IpAddr, &str)]) -> Result<()> {
+    for (addr, name) in records {
+        if name.as_bytes().contains(&0) {
+            return Err(Error::invalid(format!("name {name:?} contains a NUL byte")));
+        }
+        let v4;
+        let v6;
+        let (kind, octets): (u16, &[u8]) = match addr {
+            IpAddr::V4(a) => {
+                v4 = a.octets();
+                (NRB_IPV4, &v4)
+            }
+            IpAddr::V6(a) => {
+                v6 = a.octets();
+                (NRB_IPV6, &v6)
+            }
+        };
+        let value_len = octets.len() + name.len() + 1;
+        let value_len16 = u16::try_from(value_len).map_err(|_| {
+            Error::invalid(format!("name record for {addr} is longer than 65535 bytes"))
+        })?;
+        put_u16(body, o, kind);
+        put_u16(body, o, value_len16);
+        body.extend_from_slice(octets);
+        body.extend_from_slice(name.as_bytes());
+        body.push(0);
+        body.extend_from_slice(pad4(value_len));
+    }
+    // nrb_record_end
+    put_u16(body, o, 0);
+    put_u16(body, o, 0);
+    Ok(())
+}
+
+/// Options of one block, appended to its body; `end` writes opt_endofopt.
+struct Options<'a> {
+    body: &'a mut Vec<u8>,
+    order: ByteOrder,
+}
+
+impl<'a> Options<'a> {
+    fn new(body: &'a mut Vec<u8>, order: ByteOrder) -> Self {
+        Options { body, order }
+    }
+
+    fn bytes(&mut self, code: u16, value: &[u8]) -> Result<()> {
+        let len = u16::try_from(value.len())
+            .map_err(|_| Error::invalid(format!("option {code} is longer than 65535 bytes")))?;
+        put_u16(self.body, self.order, code);
+        put_u16(self.body, self.order, len);
+        self.body.extend_from_slice(value);
+        self.body.extend_from_slice(pad4(value.len()));
+        Ok(())
+    }
+
+    fn string(&mut self, code: u16, value: &str) -> Result<()> {
+        self.bytes(code, value.as_bytes())
+    }
+
+    fn u64(&mut self, code: u16, value: u64) {
+        put_u16(self.body, self.order, code);
+        put_u16(self.body, self.order, 8);
+        put_u64(self.body, self.order, value);
+    }
+
+    fn end(self) {
+        put_u16(self.body, self.order, opt::END_OF_OPT);
+        put_u16(self.body, self.order, 0);
+    }
+}
