@@ -1,7 +1,32 @@
 //! Header decoding, tolerant of truncation: whatever could be decoded is kept, the rest is `None`.
-//! CONTRACT (filled in by the wire work).
+//!
+//! The data path reads top to bottom: a link decoder ([`ethernet`], [`sll`], [`null`], raw IP)
+//! finds the network-layer EtherType and its bytes, [`ipv4`] / [`ipv6`] find the transport
+//! protocol and its bytes, and [`tcp`] / [`udp`] (with [`roce`] behind UDP 4791) finish the job.
+//! Every step borrows from the frame: nothing is copied or allocated, and a short frame only
+//! stops the walk early (setting [`Headers::truncated`]) instead of failing.
 
 use std::net::IpAddr;
+
+mod ethernet;
+mod ipv4;
+mod ipv6;
+pub mod linktype;
+mod null;
+mod roce;
+mod sll;
+mod tcp;
+mod udp;
+
+pub use linktype::linktype_name;
+
+/// EtherTypes the network step understands.
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
+pub const ETHERTYPE_IPV6: u16 = 0x86dd;
+
+/// IP protocol numbers the transport step understands.
+pub const IP_PROTO_TCP: u8 = 6;
+pub const IP_PROTO_UDP: u8 = 17;
 
 /// Decoded header fields of one packet. All `None` when the link type is unknown or the frame is
 /// too short; a truncated header never makes an error.
@@ -35,14 +60,123 @@ pub struct Headers {
 }
 
 /// Decode the headers of a frame of the given LINKTYPE_*.
+///
+/// `truncated` is set when the frame ends before a header the previous layer announced is
+/// complete (including when none of it is present, e.g. an Ethernet frame of exactly 14 bytes
+/// with EtherType IPv4). A frame that announces something this decoder does not parse (ARP, LLC,
+/// an unknown address family) just stops: that is not truncation.
+#[inline]
 pub fn decode(linktype: u16, data: &[u8]) -> Headers {
-    let _ = (linktype, data);
-    todo!()
+    let mut h = Headers::default();
+    let network = match linktype {
+        linktype::ETHERNET => ethernet::decode(&mut h, data),
+        linktype::LINUX_SLL => sll::decode_v1(&mut h, data),
+        linktype::LINUX_SLL2 => sll::decode_v2(&mut h, data),
+        linktype::RAW | linktype::RAW_DLT12 => raw_ip(&mut h, data),
+        linktype::IPV4 => with_ethertype(&mut h, ETHERTYPE_IPV4, data),
+        linktype::IPV6 => with_ethertype(&mut h, ETHERTYPE_IPV6, data),
+        linktype::NULL => null::decode_null(&mut h, data),
+        linktype::LOOP => null::decode_loop(&mut h, data),
+        _ => {
+            h.unknown_link = true;
+            return h;
+        }
+    };
+    if let Some(packet) = network {
+        let transport = match h.ethertype {
+            Some(ETHERTYPE_IPV4) => ipv4::decode(&mut h, packet),
+            Some(ETHERTYPE_IPV6) => ipv6::decode(&mut h, packet),
+            _ => None,
+        };
+        if let Some(segment) = transport {
+            match h.ip_proto {
+                Some(IP_PROTO_TCP) => tcp::decode(&mut h, segment),
+                Some(IP_PROTO_UDP) => udp::decode(&mut h, segment),
+                _ => {}
+            }
+        }
+    }
+    h
 }
 
 /// Largest frame a link type carries without offload (Ethernet: 1514 + 4 per VLAN tag), used to
 /// flag TSO/GRO super-frames; `None` where no MTU makes sense.
+///
+/// The VLAN allowance is the caller's: it adds 4 bytes for each of [`Headers::vlan`] and
+/// [`Headers::vlan_inner`] that is set. Ethernet sizes exclude the FCS, as captures mostly do.
 pub fn link_mtu_frame(linktype: u16) -> Option<u32> {
-    let _ = linktype;
-    todo!()
+    linktype::link_mtu_frame(linktype)
+}
+
+/// The IP payload handed from the network step to the transport step.
+pub(crate) struct Segment<'a> {
+    /// Captured bytes of the IP payload, cut to the IP length when that is shorter (Ethernet
+    /// padding is not transport data).
+    bytes: &'a [u8],
+    /// IP payload length from the header (`None` when the IP length is smaller than the IP
+    /// header itself, as in TSO frames that carry 0).
+    len: Option<u32>,
+    /// The capture ended before the IP payload did: a short transport header is truncation,
+    /// not a malformed packet.
+    cut: bool,
+}
+
+impl<'a> Segment<'a> {
+    /// `rest` is everything captured after the IP header(s), `len` the IP payload length.
+    #[inline]
+    fn new(rest: &'a [u8], len: Option<u32>) -> Self {
+        match len {
+            Some(n) if (n as usize) <= rest.len() => Segment {
+                bytes: rest.get(..n as usize).unwrap_or(rest),
+                len,
+                cut: false,
+            },
+            _ => Segment {
+                bytes: rest,
+                len,
+                cut: true,
+            },
+        }
+    }
+
+    /// Record truncation when the transport header needs `need` bytes of the segment and the
+    /// capture ended before them.
+    #[inline]
+    fn check(&self, h: &mut Headers, need: usize) {
+        if self.bytes.len() < need && self.cut {
+            h.truncated = true;
+        }
+    }
+}
+
+#[inline]
+fn with_ethertype<'a>(h: &mut Headers, ethertype: u16, data: &'a [u8]) -> Option<&'a [u8]> {
+    h.ethertype = Some(ethertype);
+    Some(data)
+}
+
+/// Raw IP (LINKTYPE_RAW and OpenBSD's DLT 12): the version nibble tells v4 from v6.
+#[inline]
+fn raw_ip<'a>(h: &mut Headers, data: &'a [u8]) -> Option<&'a [u8]> {
+    let Some(&first) = data.first() else {
+        h.truncated = true;
+        return None;
+    };
+    match first >> 4 {
+        4 => with_ethertype(h, ETHERTYPE_IPV4, data),
+        6 => with_ethertype(h, ETHERTYPE_IPV6, data),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn be16(data: &[u8], at: usize) -> Option<u16> {
+    let b = data.get(at..at.checked_add(2)?)?;
+    Some(u16::from_be_bytes([b[0], b[1]]))
+}
+
+/// `data[at..at + N]` as an array, or `None` when the frame is shorter.
+#[inline(always)]
+fn array<const N: usize>(data: &[u8], at: usize) -> Option<[u8; N]> {
+    data.get(at..at.checked_add(N)?)?.try_into().ok()
 }

@@ -1,0 +1,43 @@
+//! IPv4 (RFC 791): addresses, protocol, total length, fragments.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use super::{array, Headers, Segment};
+
+pub const MIN_HEADER_LEN: usize = 20;
+
+/// Fill in the IPv4 fields and hand back the transport segment, unless this is a non-first
+/// fragment (its payload has no transport header) or the header is bogus or cut.
+#[inline]
+pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a>> {
+    let Some(fixed) = array::<MIN_HEADER_LEN>(packet, 0) else {
+        h.truncated = true;
+        return None;
+    };
+    if fixed[0] >> 4 != 4 {
+        return None;
+    }
+    let header_len = usize::from(fixed[0] & 0x0f) * 4;
+    let total_len = u16::from_be_bytes([fixed[2], fixed[3]]);
+    h.ip_len = Some(u32::from(total_len));
+    h.ip_proto = Some(fixed[9]);
+    h.src = Some(IpAddr::V4(Ipv4Addr::new(
+        fixed[12], fixed[13], fixed[14], fixed[15],
+    )));
+    h.dst = Some(IpAddr::V4(Ipv4Addr::new(
+        fixed[16], fixed[17], fixed[18], fixed[19],
+    )));
+    if u16::from_be_bytes([fixed[6], fixed[7]]) & 0x1fff != 0 {
+        h.fragment = true;
+        return None;
+    }
+    if header_len < MIN_HEADER_LEN {
+        return None;
+    }
+    let Some(rest) = packet.get(header_len..) else {
+        h.truncated = true;
+        return None;
+    };
+    let payload_len = u32::from(total_len).checked_sub(header_len as u32);
+    Some(Segment::new(rest, payload_len))
+}

@@ -1,0 +1,77 @@
+//! IPv6 (RFC 8200): addresses, payload length, and the extension-header chain up to the
+//! transport protocol.
+
+use std::net::{IpAddr, Ipv6Addr};
+
+use super::{array, be16, Headers, Segment};
+
+pub const HEADER_LEN: usize = 40;
+
+const HOP_BY_HOP: u8 = 0;
+const ROUTING: u8 = 43;
+const FRAGMENT: u8 = 44;
+const AUTH: u8 = 51;
+const DEST_OPTS: u8 = 60;
+const MOBILITY: u8 = 135;
+const HIP: u8 = 139;
+const SHIM6: u8 = 140;
+
+/// Fill in the IPv6 fields and hand back the transport segment. ESP (50) and "no next header"
+/// (59) end the chain like any transport protocol: `ip_proto` says which.
+#[inline]
+pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a>> {
+    let Some(fixed) = array::<HEADER_LEN>(packet, 0) else {
+        h.truncated = true;
+        return None;
+    };
+    if fixed[0] >> 4 != 6 {
+        return None;
+    }
+    let payload_len = u16::from_be_bytes([fixed[4], fixed[5]]);
+    h.ip_len = Some(u32::from(payload_len) + HEADER_LEN as u32);
+    h.src = array::<16>(&fixed, 8).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
+    h.dst = array::<16>(&fixed, 24).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
+
+    // Every extension header moves `at` forward by at least 8 bytes and must start inside the
+    // captured bytes, so the walk ends within packet.len() / 8 steps.
+    let mut next = fixed[6];
+    let mut at = HEADER_LEN;
+    loop {
+        let ext_len = match next {
+            HOP_BY_HOP | ROUTING | DEST_OPTS | MOBILITY | HIP | SHIM6 => {
+                packet.get(at + 1).map(|&n| (usize::from(n) + 1) * 8)
+            }
+            AUTH => packet.get(at + 1).map(|&n| (usize::from(n) + 2) * 4),
+            FRAGMENT => Some(8),
+            _ => break,
+        };
+        let (Some(ext_len), Some(&after)) = (ext_len, packet.get(at)) else {
+            h.truncated = true;
+            return None;
+        };
+        if next == FRAGMENT {
+            // Offset in 8-byte units in the upper 13 bits; a non-first fragment has no transport.
+            let Some(offset) = be16(packet, at + 2) else {
+                h.truncated = true;
+                return None;
+            };
+            if offset >> 3 != 0 {
+                h.ip_proto = Some(after);
+                h.fragment = true;
+                return None;
+            }
+        }
+        next = after;
+        at += ext_len;
+    }
+    h.ip_proto = Some(next);
+    let Some(rest) = packet.get(at..) else {
+        h.truncated = true;
+        return None;
+    };
+    let headers_len = u32::try_from(at).ok()?;
+    Some(Segment::new(
+        rest,
+        h.ip_len.and_then(|n| n.checked_sub(headers_len)),
+    ))
+}

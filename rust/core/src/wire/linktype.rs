@@ -1,0 +1,138 @@
+//! LINKTYPE_* numbers (tcpdump.org/linktypes.html) and the names tshark/capinfos print for them.
+
+pub const NULL: u16 = 0;
+pub const ETHERNET: u16 = 1;
+/// LINKTYPE_RAW as written by OpenBSD (DLT_RAW is 12 there, 14 elsewhere): raw IPv4/IPv6.
+pub const RAW_DLT12: u16 = 12;
+pub const RAW: u16 = 101;
+pub const LOOP: u16 = 108;
+pub const LINUX_SLL: u16 = 113;
+pub const IPV4: u16 = 228;
+pub const IPV6: u16 = 229;
+pub const LINUX_SLL2: u16 = 276;
+
+/// The LINKTYPE_ name without its prefix, as tcpdump.org spells it; `"UNKNOWN"` otherwise.
+pub fn linktype_name(linktype: u16) -> &'static str {
+    match linktype {
+        NULL => "NULL",
+        ETHERNET => "ETHERNET",
+        2 => "EXP_ETHERNET",
+        3 => "AX25",
+        6 => "IEEE802_5",
+        7 => "ARCNET_BSD",
+        8 => "SLIP",
+        9 => "PPP",
+        10 => "FDDI",
+        RAW_DLT12 | RAW => "RAW",
+        50 => "PPP_HDLC",
+        51 => "PPP_ETHER",
+        100 => "ATM_RFC1483",
+        104 => "C_HDLC",
+        105 => "IEEE802_11",
+        106 => "ATM_CLIP",
+        107 => "FRELAY",
+        LOOP => "LOOP",
+        LINUX_SLL => "LINUX_SLL",
+        114 => "LTALK",
+        117 => "PFLOG",
+        119 => "IEEE802_11_PRISM",
+        122 => "IP_OVER_FC",
+        123 => "SUNATM",
+        127 => "IEEE802_11_RADIOTAP",
+        129 => "ARCNET_LINUX",
+        130 => "JUNIPER_MLPPP",
+        131 => "JUNIPER_MLFR",
+        132 => "JUNIPER_ES",
+        133 => "JUNIPER_GGSN",
+        134 => "JUNIPER_MFR",
+        135 => "JUNIPER_ATM2",
+        136 => "JUNIPER_SERVICES",
+        137 => "JUNIPER_ATM1",
+        138 => "APPLE_IP_OVER_IEEE1394",
+        139 => "MTP2_WITH_PHDR",
+        140 => "MTP2",
+        141 => "MTP3",
+        142 => "SCCP",
+        143 => "DOCSIS",
+        144 => "LINUX_IRDA",
+        147 => "USER0",
+        148 => "USER1",
+        149 => "USER2",
+        150 => "USER3",
+        151 => "USER4",
+        152 => "USER5",
+        153 => "USER6",
+        154 => "USER7",
+        155 => "USER8",
+        156 => "USER9",
+        157 => "USER10",
+        158 => "USER11",
+        159 => "USER12",
+        160 => "USER13",
+        161 => "USER14",
+        162 => "USER15",
+        163 => "IEEE802_11_AVS",
+        164 => "JUNIPER_MONITOR",
+        165 => "BACNET_MS_TP",
+        166 => "PPP_PPPD",
+        169 => "GPRS_LLC",
+        177 => "LINUX_LAPD",
+        178 => "JUNIPER_ETHER",
+        182 => "MFR",
+        187 => "BLUETOOTH_HCI_H4",
+        189 => "USB_LINUX",
+        192 => "PPI",
+        195 => "IEEE802_15_4_WITHFCS",
+        196 => "SITA",
+        197 => "ERF",
+        201 => "BLUETOOTH_HCI_H4_WITH_PHDR",
+        202 => "AX25_KISS",
+        204 => "PPP_WITH_DIR",
+        209 => "IPMB_LINUX",
+        215 => "IEEE802_15_4_NONASK_PHY",
+        220 => "USB_LINUX_MMAPPED",
+        224 => "FC_2",
+        226 => "IPNET",
+        227 => "CAN_SOCKETCAN",
+        IPV4 => "IPV4",
+        IPV6 => "IPV6",
+        230 => "IEEE802_15_4_NOFCS",
+        231 => "DBUS",
+        235 => "DVB_CI",
+        239 => "NFLOG",
+        240 => "NETANALYZER",
+        242 => "IPOIB",
+        247 => "INFINIBAND",
+        249 => "USBPCAP",
+        251 => "BLUETOOTH_LE_LL",
+        252 => "WIRESHARK_UPPER_PDU",
+        253 => "NETLINK",
+        254 => "BLUETOOTH_LINUX_MONITOR",
+        256 => "BLUETOOTH_LE_LL_WITH_PHDR",
+        258 => "PKTAP",
+        270 => "NORDIC_BLE",
+        271 => "VSOCK",
+        LINUX_SLL2 => "LINUX_SLL2",
+        281 => "DSA_TAG_BRCM",
+        282 => "DSA_TAG_BRCM_PREPEND",
+        283 => "IEEE802_15_4_TAP",
+        284 => "DSA_TAG_DSA",
+        285 => "DSA_TAG_EDSA",
+        _ => "UNKNOWN",
+    }
+}
+
+/// Largest frame a link type carries at a 1500-byte IP MTU, without offload.
+/// Ethernet is 14 + 1500 = 1514 without FCS; each 802.1Q tag adds 4 bytes, which the caller must
+/// add itself (it knows from [`super::Headers::vlan`] whether tags were present).
+pub fn link_mtu_frame(linktype: u16) -> Option<u32> {
+    const IP_MTU: u32 = 1500;
+    match linktype {
+        ETHERNET => Some(14 + IP_MTU),
+        LINUX_SLL => Some(16 + IP_MTU),
+        LINUX_SLL2 => Some(20 + IP_MTU),
+        RAW_DLT12 | RAW | IPV4 | IPV6 => Some(IP_MTU),
+        NULL | LOOP => Some(4 + IP_MTU),
+        _ => None,
+    }
+}

@@ -1,0 +1,18 @@
+//! TCP (RFC 9293): ports, flags, and the payload length the IP length implies.
+
+use super::{be16, Headers, Segment};
+
+pub const MIN_HEADER_LEN: usize = 20;
+
+#[inline]
+pub(super) fn decode(h: &mut Headers, seg: Segment<'_>) {
+    let b = seg.bytes;
+    h.sport = be16(b, 0);
+    h.dport = be16(b, 2);
+    h.tcp_flags = b.get(13).copied();
+    let header_len = b.get(12).map_or(0, |&x| usize::from(x >> 4) * 4);
+    if header_len >= MIN_HEADER_LEN {
+        h.payload_len = seg.len.map(|n| n.saturating_sub(header_len as u32));
+    }
+    seg.check(h, header_len.max(MIN_HEADER_LEN));
+}

@@ -1,0 +1,17 @@
+//! UDP (RFC 768): ports and the payload length from the UDP length field; RoCEv2 behind 4791.
+
+use super::{be16, roce, Headers, Segment};
+
+pub const HEADER_LEN: usize = 8;
+
+#[inline]
+pub(super) fn decode(h: &mut Headers, seg: Segment<'_>) {
+    let b = seg.bytes;
+    h.sport = be16(b, 0);
+    h.dport = be16(b, 2);
+    h.payload_len = be16(b, 4).map(|n| u32::from(n).saturating_sub(HEADER_LEN as u32));
+    seg.check(h, HEADER_LEN);
+    if h.dport == Some(roce::UDP_PORT) {
+        roce::decode(h, &seg, b.get(HEADER_LEN..).unwrap_or_default());
+    }
+}

@@ -1,0 +1,602 @@
+//! Hand-built frames for every link type the decoder knows. The oracle is the builder: it knows
+//! every value it wrote and the byte offset by which each one is complete, so every prefix of
+//! every frame has a known expected decode (fields whose bytes are all there, nothing else;
+//! `truncated` exactly when the cut falls inside the header stack).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use burstcore::wire::{decode, link_mtu_frame, linktype_name, Headers};
+
+const ETH: u16 = 1;
+const NULL: u16 = 0;
+const RAW: u16 = 101;
+const RAW12: u16 = 12;
+const LOOP: u16 = 108;
+const SLL: u16 = 113;
+const SLL2: u16 = 276;
+const LT_IPV4: u16 = 228;
+const LT_IPV6: u16 = 229;
+
+/// Offset (frame length) at which each field becomes decodable. `usize::MAX` = never expected.
+#[derive(Clone, Copy)]
+struct Need {
+    vlan: usize,
+    vlan_inner: usize,
+    ethertype: usize,
+    ip: usize,
+    ip_proto: usize,
+    sport: usize,
+    dport: usize,
+    payload_len: usize,
+    tcp_flags: usize,
+    roce_opcode: usize,
+    roce_qp: usize,
+    fragment: usize,
+    /// End of the header stack: shorter prefixes are `truncated`.
+    end: usize,
+}
+
+impl Default for Need {
+    fn default() -> Self {
+        let m = usize::MAX;
+        Need {
+            vlan: m,
+            vlan_inner: m,
+            ethertype: m,
+            ip: m,
+            ip_proto: m,
+            sport: m,
+            dport: m,
+            payload_len: m,
+            tcp_flags: m,
+            roce_opcode: m,
+            roce_qp: m,
+            fragment: m,
+            end: 0,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Frame {
+    b: Vec<u8>,
+    want: Headers,
+    need: Need,
+    /// Patches applied by `finish`: (offset of a u16 length field, start it counts from, bias).
+    lengths: Vec<(usize, usize, usize)>,
+    /// Where the transport payload starts, when `payload_len` counts to the end of the frame.
+    payload_from: Option<usize>,
+}
+
+impl Frame {
+    fn put(&mut self, bytes: &[u8]) -> &mut Self {
+        self.b.extend_from_slice(bytes);
+        self
+    }
+    fn put16(&mut self, v: u16) -> &mut Self {
+        self.put(&v.to_be_bytes())
+    }
+    fn at(&self) -> usize {
+        self.b.len()
+    }
+
+    fn ethernet(&mut self, tags: &[(u16, u16)], ethertype: u16) -> &mut Self {
+        self.put(&[0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2]);
+        for (i, &(tpid, id)) in tags.iter().enumerate() {
+            self.put16(tpid);
+            self.put16(0xe000 | id); // PCP 7, DEI 0
+            let need = self.at();
+            match i {
+                0 => (self.want.vlan, self.need.vlan) = (Some(id), need),
+                1 => (self.want.vlan_inner, self.need.vlan_inner) = (Some(id), need),
+                _ => {}
+            }
+        }
+        self.put16(ethertype);
+        (self.want.ethertype, self.need.ethertype) = (Some(ethertype), self.at());
+        self.need.end = self.at();
+        self
+    }
+
+    fn sll(&mut self, protocol: u16) -> &mut Self {
+        self.put16(0).put16(1).put16(6);
+        self.put(&[0x02, 0, 0, 0, 0, 1, 0, 0]).put16(protocol);
+        (self.want.ethertype, self.need.ethertype) = (Some(protocol), self.at());
+        self.need.end = self.at();
+        self
+    }
+
+    fn sll2(&mut self, protocol: u16) -> &mut Self {
+        self.put16(protocol).put16(0).put(&7u32.to_be_bytes()).put16(1);
+        self.put(&[4, 6]).put(&[0x02, 0, 0, 0, 0, 1, 0, 0]);
+        (self.want.ethertype, self.need.ethertype) = (Some(protocol), self.at());
+        self.need.end = self.at();
+        self
+    }
+
+    fn af(&mut self, bytes: [u8; 4], ethertype: u16) -> &mut Self {
+        self.put(&bytes);
+        (self.want.ethertype, self.need.ethertype) = (Some(ethertype), 4);
+        self.need.end = 4;
+        self
+    }
+
+    /// Direct IP link types: the EtherType is implied, no bytes needed.
+    fn implied(&mut self, ethertype: u16) -> &mut Self {
+        (self.want.ethertype, self.need.ethertype) = (Some(ethertype), 0);
+        self
+    }
+
+    fn ipv4(&mut self, proto: u8, frag_word: u16, options: usize) -> &mut Self {
+        let start = self.at();
+        let ihl = 5 + options / 4;
+        self.put(&[0x40 | ihl as u8, 0]);
+        self.lengths.push((self.at(), start, 0));
+        self.put16(0).put16(0x1234).put16(frag_word).put(&[64, proto, 0, 0]);
+        self.put(&[192, 0, 2, 1]).put(&[198, 51, 100, 7]);
+        self.put(&vec![1u8; options]); // NOP options
+        let fixed = start + 20;
+        self.want.src = Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)));
+        self.want.dst = Some(IpAddr::V4(Ipv4Addr::new(198, 51, 100, 7)));
+        self.want.ip_proto = Some(proto);
+        (self.need.ip, self.need.ip_proto) = (fixed, fixed);
+        if frag_word & 0x1fff != 0 {
+            (self.want.fragment, self.need.fragment) = (true, fixed);
+            self.need.end = fixed;
+        } else {
+            self.need.end = self.at();
+        }
+        self
+    }
+
+    /// `exts`: (type, total length in bytes) in chain order; `frag_offset` applies to a 44.
+    fn ipv6(&mut self, exts: &[(u8, usize)], proto: u8, frag_offset: u16) -> &mut Self {
+        let start = self.at();
+        let first = exts.first().map_or(proto, |e| e.0);
+        self.put(&[0x60, 0, 0, 0]);
+        self.lengths.push((self.at(), start, 40));
+        self.put16(0).put(&[first, 64]);
+        let src: Ipv6Addr = "2001:db8::1".parse().unwrap();
+        let dst: Ipv6Addr = "2001:db8:ffff::2".parse().unwrap();
+        self.put(&src.octets()).put(&dst.octets());
+        self.want.src = Some(IpAddr::V6(src));
+        self.want.dst = Some(IpAddr::V6(dst));
+        self.need.ip = self.at();
+        self.need.ip_proto = self.at();
+        self.want.ip_proto = Some(proto);
+        for (i, &(ty, len)) in exts.iter().enumerate() {
+            let next = exts.get(i + 1).map_or(proto, |e| e.0);
+            let ext_start = self.at();
+            let mut body = vec![0u8; len];
+            body[0] = next;
+            match ty {
+                44 => body[2..4].copy_from_slice(&(frag_offset << 3).to_be_bytes()),
+                51 => body[1] = (len / 4 - 2) as u8,
+                _ => body[1] = (len / 8 - 1) as u8,
+            }
+            self.put(&body);
+            self.need.ip_proto = ext_start + if ty == 44 { 4 } else { 2 };
+            if ty == 44 && frag_offset != 0 {
+                (self.want.fragment, self.need.fragment) = (true, self.need.ip_proto);
+                self.need.end = self.need.ip_proto;
+                return self;
+            }
+        }
+        self.need.end = self.at();
+        self
+    }
+
+    fn tcp(&mut self, flags: u8, options: usize, payload: usize) -> &mut Self {
+        let s = self.at();
+        let doff = (5 + options / 4) as u8;
+        self.put16(40000).put16(443).put(&[0, 0, 0, 1, 0, 0, 0, 2]);
+        self.put(&[doff << 4, flags]).put16(65535).put(&[0, 0, 0, 0]);
+        self.put(&vec![1u8; options]);
+        self.want.sport = Some(40000);
+        self.want.dport = Some(443);
+        self.want.tcp_flags = Some(flags);
+        (self.need.sport, self.need.dport) = (s + 2, s + 4);
+        (self.need.payload_len, self.need.tcp_flags) = (s + 13, s + 14);
+        self.need.end = self.at();
+        self.payload_from = Some(self.at());
+        self.put(&vec![0xab; payload])
+    }
+
+    fn udp(&mut self, dport: u16, payload: &[u8]) -> &mut Self {
+        let s = self.at();
+        self.put16(5353).put16(dport);
+        self.lengths.push((self.at(), s, 0));
+        self.put16(0).put16(0);
+        self.want.sport = Some(5353);
+        self.want.dport = Some(dport);
+        (self.need.sport, self.need.dport, self.need.payload_len) = (s + 2, s + 4, s + 6);
+        self.need.end = self.at();
+        self.payload_from = Some(self.at());
+        self.put(payload)
+    }
+
+    fn bth(&mut self, opcode: u8, qp: u32) -> &mut Self {
+        let s = self.at();
+        let q = qp.to_be_bytes();
+        self.put(&[opcode, 0x40, 0xff, 0xff, 0, q[1], q[2], q[3], 0x80, 0, 0, 9]);
+        self.want.roce_opcode = Some(opcode);
+        self.want.roce_qp = Some(qp & 0x00ff_ffff);
+        (self.need.roce_opcode, self.need.roce_qp) = (s + 1, s + 8);
+        self.need.end = self.at();
+        self.put(&[0u8; 64])
+    }
+
+    fn finish(&mut self) -> (Vec<u8>, Headers, Need) {
+        let len = self.b.len();
+        for &(at, from, bias) in &self.lengths {
+            let v = (len - from - bias) as u16;
+            self.b[at..at + 2].copy_from_slice(&v.to_be_bytes());
+        }
+        if let Some(&(_, from, bias)) = self.lengths.first() {
+            self.want.ip_len = Some((len - from - bias + bias) as u32);
+        }
+        if let Some(p) = self.payload_from {
+            self.want.payload_len = Some((len - p) as u32);
+        }
+        (self.b.clone(), self.want, self.need)
+    }
+}
+
+fn expected(want: &Headers, need: &Need, n: usize) -> Headers {
+    fn f<T: Copy>(v: Option<T>, need: usize, n: usize) -> Option<T> {
+        if n >= need {
+            v
+        } else {
+            None
+        }
+    }
+    Headers {
+        vlan: f(want.vlan, need.vlan, n),
+        vlan_inner: f(want.vlan_inner, need.vlan_inner, n),
+        ethertype: f(want.ethertype, need.ethertype, n),
+        src: f(want.src, need.ip, n),
+        dst: f(want.dst, need.ip, n),
+        ip_len: f(want.ip_len, need.ip, n),
+        ip_proto: f(want.ip_proto, need.ip_proto, n),
+        sport: f(want.sport, need.sport, n),
+        dport: f(want.dport, need.dport, n),
+        payload_len: f(want.payload_len, need.payload_len, n),
+        tcp_flags: f(want.tcp_flags, need.tcp_flags, n),
+        roce_opcode: f(want.roce_opcode, need.roce_opcode, n),
+        roce_qp: f(want.roce_qp, need.roce_qp, n),
+        fragment: want.fragment && n >= need.fragment,
+        truncated: n < need.end,
+        unknown_link: false,
+    }
+}
+
+/// Decode every prefix of the frame and compare with what the builder says is decodable.
+fn check_all_prefixes(name: &str, linktype: u16, frame: &mut Frame) {
+    let (bytes, want, need) = frame.finish();
+    assert_eq!(decode(linktype, &bytes), expected(&want, &need, bytes.len()), "{name}: full");
+    for n in 0..bytes.len() {
+        assert_eq!(
+            decode(linktype, &bytes[..n]),
+            expected(&want, &need, n),
+            "{name}: prefix of {n} of {} bytes",
+            bytes.len()
+        );
+    }
+}
+
+#[test]
+fn ethernet_ipv4_tcp() {
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x0800).ipv4(6, 0x4000, 0).tcp(0x18, 0, 1460);
+    assert_eq!(f.b.len(), 1514);
+    check_all_prefixes("eth/ipv4/tcp", ETH, &mut f);
+}
+
+#[test]
+fn ethernet_ipv4_options_tcp_options() {
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x0800).ipv4(6, 0, 8).tcp(0x02, 12, 0);
+    check_all_prefixes("eth/ipv4+opts/tcp+opts", ETH, &mut f);
+}
+
+#[test]
+fn vlan_and_qinq() {
+    for (name, tags) in [
+        ("802.1Q", vec![(0x8100, 100)]),
+        ("802.1ad+802.1Q", vec![(0x88a8, 10), (0x8100, 4094)]),
+        ("0x9100+802.1Q", vec![(0x9100, 7), (0x8100, 1)]),
+        ("three tags", vec![(0x88a8, 1), (0x8100, 2), (0x8100, 3)]),
+    ] {
+        let mut f = Frame::default();
+        f.ethernet(&tags, 0x0800).ipv4(17, 0, 0).udp(53, &[0; 30]);
+        check_all_prefixes(name, ETH, &mut f);
+        let mut f = Frame::default();
+        f.ethernet(&tags, 0x86dd).ipv6(&[], 6, 0).tcp(0x10, 0, 100);
+        check_all_prefixes(name, ETH, &mut f);
+    }
+}
+
+#[test]
+fn ethernet_non_ip() {
+    // ARP: EtherType kept, nothing else, nothing truncated.
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x0806).put(&[0u8; 28]);
+    check_all_prefixes("arp", ETH, &mut f);
+    // 802.3 length field + LLC/SNAP carrying IPv4: no EtherType, no IP.
+    let mut frame = vec![0u8; 12];
+    frame.extend_from_slice(&46u16.to_be_bytes());
+    frame.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00, 0x45]);
+    frame.resize(60, 0);
+    assert_eq!(decode(ETH, &frame), Headers::default());
+}
+
+#[test]
+fn cooked_linux() {
+    let mut f = Frame::default();
+    f.sll(0x0800).ipv4(6, 0, 0).tcp(0x11, 0, 10);
+    check_all_prefixes("sll/ipv4/tcp", SLL, &mut f);
+    let mut f = Frame::default();
+    f.sll2(0x86dd).ipv6(&[(0, 8)], 17, 0).udp(443, &[1; 20]);
+    check_all_prefixes("sll2/ipv6/hbh/udp", SLL2, &mut f);
+    let mut f = Frame::default();
+    f.sll(0x0806).put(&[0u8; 28]);
+    check_all_prefixes("sll/arp", SLL, &mut f);
+    // Netlink sockets: the protocol field is a netlink family, not an EtherType.
+    let mut nl = vec![0, 4, 0x03, 0x38, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x08, 0x00];
+    nl.extend_from_slice(&[0x45; 40]);
+    assert_eq!(decode(SLL, &nl), Headers::default());
+}
+
+#[test]
+fn raw_ip_link_types() {
+    for lt in [RAW, RAW12] {
+        let mut f = Frame::default();
+        f.implied(0x0800).ipv4(17, 0, 0).udp(123, &[0; 48]);
+        f.need.ethertype = 1; // the version nibble must be there
+        f.need.end = f.need.end.max(1);
+        check_all_prefixes("raw v4", lt, &mut f);
+        let mut f = Frame::default();
+        f.implied(0x86dd).ipv6(&[], 6, 0).tcp(0x12, 20, 0);
+        f.need.ethertype = 1;
+        check_all_prefixes("raw v6", lt, &mut f);
+        // Neither version: nothing.
+        assert_eq!(decode(lt, &[0x50; 40]), Headers::default());
+    }
+    let mut f = Frame::default();
+    f.implied(0x0800).ipv4(1, 0, 0).put(&[8, 0, 0, 0, 0, 0, 0, 0]);
+    check_all_prefixes("ipv4/icmp", LT_IPV4, &mut f);
+    let mut f = Frame::default();
+    f.implied(0x86dd).ipv6(&[], 58, 0).put(&[128, 0, 0, 0, 0, 0, 0, 0]);
+    check_all_prefixes("ipv6/icmpv6", LT_IPV6, &mut f);
+}
+
+#[test]
+fn bsd_loopback() {
+    for (name, af, ethertype) in [
+        ("le AF_INET", [2, 0, 0, 0], 0x0800),
+        ("be AF_INET", [0, 0, 0, 2], 0x0800),
+        ("le 24", [24, 0, 0, 0], 0x86dd),
+        ("be 28", [0, 0, 0, 28], 0x86dd),
+        ("le 30", [30, 0, 0, 0], 0x86dd),
+    ] {
+        let mut f = Frame::default();
+        f.af(af, ethertype);
+        if ethertype == 0x0800 {
+            f.ipv4(6, 0, 0).tcp(0x10, 0, 5);
+        } else {
+            f.ipv6(&[], 6, 0).tcp(0x10, 0, 5);
+        }
+        check_all_prefixes(name, NULL, &mut f);
+    }
+    let mut f = Frame::default();
+    f.af([0, 0, 0, 2], 0x0800).ipv4(17, 0, 0).udp(9, &[0; 4]);
+    check_all_prefixes("loop AF_INET", LOOP, &mut f);
+    let mut f = Frame::default();
+    f.af([0, 0, 0, 24], 0x86dd).ipv6(&[], 17, 0).udp(9, &[0; 4]);
+    check_all_prefixes("loop 24", LOOP, &mut f);
+    // LOOP is always network order; an unknown family decodes nothing.
+    let mut v4 = vec![2, 0, 0, 0, 0x45];
+    v4.resize(60, 0);
+    assert_eq!(decode(LOOP, &v4), Headers::default());
+    assert_eq!(decode(NULL, &[7, 0, 0, 0, 0x45, 0]), Headers::default());
+}
+
+#[test]
+fn ipv4_fragments() {
+    // First fragment (MF set, offset 0): transport decoded.
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x0800).ipv4(17, 0x2000, 0).udp(4000, &[0; 100]);
+    check_all_prefixes("first fragment", ETH, &mut f);
+    // Later fragment: protocol kept, no ports.
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x0800).ipv4(17, 0x00b9, 0).put(&[0xee; 200]);
+    check_all_prefixes("later fragment", ETH, &mut f);
+}
+
+#[test]
+fn ipv6_extension_chains() {
+    let chains: &[(&str, &[(u8, usize)])] = &[
+        ("hbh", &[(0, 8)]),
+        ("hbh+dst+routing", &[(0, 16), (60, 8), (43, 24)]),
+        ("first fragment", &[(44, 8)]),
+        ("ah", &[(51, 24)]),
+        ("dst+ah+mobility+hip+shim6", &[(60, 8), (51, 12), (135, 8), (139, 8), (140, 16)]),
+    ];
+    for (name, exts) in chains {
+        let mut f = Frame::default();
+        f.ethernet(&[], 0x86dd).ipv6(exts, 6, 0).tcp(0x18, 0, 64);
+        check_all_prefixes(name, ETH, &mut f);
+        let mut f = Frame::default();
+        f.implied(0x86dd).ipv6(exts, 17, 0).udp(4791, &[]).bth(0x0a, 0x12_3456);
+        f.need.ethertype = 1;
+        check_all_prefixes(name, RAW, &mut f);
+    }
+    // Non-first fragment after a hop-by-hop header.
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x86dd).ipv6(&[(0, 8), (44, 8)], 6, 185).put(&[0; 300]);
+    check_all_prefixes("later fragment", ETH, &mut f);
+    // ESP and no-next-header end the chain.
+    for proto in [50u8, 59] {
+        let mut f = Frame::default();
+        f.ethernet(&[], 0x86dd).ipv6(&[(60, 8)], proto, 0).put(&[0; 40]);
+        check_all_prefixes("esp / no next", ETH, &mut f);
+    }
+}
+
+#[test]
+fn rocev2_bth() {
+    let mut f = Frame::default();
+    f.ethernet(&[(0x8100, 3)], 0x0800).ipv4(17, 0x4000, 0).udp(4791, &[]).bth(0x04, 0xab_cdef);
+    check_all_prefixes("rocev2 v4", ETH, &mut f);
+    // Source port 4791 alone is not RoCE.
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x0800).ipv4(17, 0, 0);
+    f.put16(4791).put16(1000).put16(20).put16(0).put(&[1; 12]);
+    let (bytes, _, _) = f.finish();
+    let h = decode(ETH, &bytes);
+    assert_eq!((h.roce_opcode, h.roce_qp, h.sport), (None, None, Some(4791)));
+}
+
+#[test]
+fn lengths_from_headers_not_capture() {
+    // Ethernet padding after a 20-byte IPv4 packet that claims TCP: not a TCP header.
+    let mut frame = vec![0u8; 12];
+    frame.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 20, 0, 0, 0, 0, 64, 6, 0, 0]);
+    frame.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+    frame.resize(60, 0x55);
+    let h = decode(ETH, &frame);
+    assert_eq!((h.ip_len, h.ip_proto, h.sport), (Some(20), Some(6), None));
+    assert!(!h.truncated);
+    // TSO/GRO super-frame with total length 0: ports still read, payload length unknown.
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x0800).ipv4(6, 0x4000, 0).tcp(0x10, 0, 3000);
+    let (mut bytes, _, _) = f.finish();
+    bytes[16..18].copy_from_slice(&[0, 0]);
+    let h = decode(ETH, &bytes);
+    assert_eq!((h.ip_len, h.sport, h.payload_len), (Some(0), Some(40000), None));
+    // UDP length below 8 saturates.
+    let mut f = Frame::default();
+    f.implied(0x0800).ipv4(17, 0, 0).udp(53, &[0; 8]);
+    let (mut bytes, _, _) = f.finish();
+    bytes[24..26].copy_from_slice(&[0, 3]);
+    assert_eq!(decode(LT_IPV4, &bytes).payload_len, Some(0));
+}
+
+#[test]
+fn unknown_link_types() {
+    for lt in [2u16, 9, 105, 127, 147, 239, 65535] {
+        let h = decode(lt, &[0x45; 64]);
+        assert_eq!(h, Headers { unknown_link: true, ..Headers::default() }, "linktype {lt}");
+        assert_eq!(link_mtu_frame(lt), None);
+    }
+}
+
+#[test]
+fn mtu_frames() {
+    // Link header + 1500-byte IP MTU.
+    for (lt, header) in [(ETH, 14), (SLL, 16), (SLL2, 20), (RAW, 0), (RAW12, 0), (LT_IPV4, 0), (LT_IPV6, 0), (NULL, 4), (LOOP, 4)] {
+        assert_eq!(link_mtu_frame(lt), Some(1500 + header), "linktype {lt}");
+    }
+}
+
+/// Names as the corpus index (written from capinfos / libpcap's tables) spells them.
+#[test]
+fn names_match_corpus_index() {
+    let shared = shared_dir();
+    let index = std::fs::read_to_string(shared.join("corpus/index.jsonl")).expect("index.jsonl");
+    let mut checked = 0;
+    for line in index.lines() {
+        let (Some(types), Some(names)) = (json_array(line, "linktypes"), json_array(line, "linktype_names")) else {
+            continue;
+        };
+        for (t, n) in types.iter().zip(&names) {
+            let n = n.trim_matches('"');
+            let t: u16 = t.parse().expect("linktype number");
+            // The index writes 12 as "RAW(DLT 12)"; it is the same RAW encapsulation.
+            let n = if n == "RAW(DLT 12)" { "RAW" } else { n };
+            if n == "?" {
+                continue;
+            }
+            assert_eq!(linktype_name(t), n, "linktype {t}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "only {checked} names checked");
+    assert_eq!(linktype_name(40000), "UNKNOWN");
+}
+
+fn json_array(line: &str, key: &str) -> Option<Vec<String>> {
+    let k = format!("\"{key}\": [");
+    let start = line.find(&k)? + k.len();
+    let end = start + line[start..].find(']')?;
+    Some(line[start..end].split(", ").filter(|s| !s.is_empty()).map(str::to_string).collect())
+}
+
+fn shared_dir() -> std::path::PathBuf {
+    match std::env::var("BURSTCORE_SHARED") {
+        Ok(p) => p.into(),
+        Err(_) => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+    }
+}
+
+/// Random bytes and mutated real frames under every link type, at every length: no panic, and
+/// unknown link types are the only ones flagged unknown.
+#[test]
+fn fuzz_never_panics() {
+    let mut rng = SplitMix64(0x5eed);
+    let mut seeds = Vec::new();
+    for mut f in [
+        {
+            let mut f = Frame::default();
+            f.ethernet(&[(0x88a8, 1), (0x8100, 2)], 0x86dd).ipv6(&[(0, 8), (44, 8), (51, 12)], 17, 0).udp(4791, &[]).bth(1, 2);
+            f
+        },
+        {
+            let mut f = Frame::default();
+            f.ethernet(&[], 0x0800).ipv4(6, 0, 12).tcp(0x18, 8, 40);
+            f
+        },
+    ] {
+        seeds.push(f.finish().0);
+    }
+    let mut buf = vec![0u8; 256];
+    for i in 0..200_000u32 {
+        let n = (rng.next() % 200) as usize;
+        if i % 2 == 0 {
+            buf[..n].iter_mut().for_each(|b| *b = rng.next() as u8);
+            // Keep plausible values in the spots that steer the decoder.
+            if n > 14 && rng.next() % 2 == 0 {
+                buf[12..14].copy_from_slice(&[0x86, 0xdd]);
+                buf[14] = 0x60;
+            }
+        } else {
+            let s = &seeds[(i as usize / 2) % seeds.len()];
+            let n = n.min(s.len());
+            buf[..n].copy_from_slice(&s[..n]);
+            for _ in 0..(rng.next() % 4) {
+                let at = (rng.next() as usize) % n.max(1);
+                if at < n {
+                    buf[at] = rng.next() as u8;
+                }
+            }
+        }
+        for lt in [ETH, NULL, RAW, RAW12, LOOP, SLL, SLL2, LT_IPV4, LT_IPV6] {
+            let h = decode(lt, &buf[..n]);
+            assert!(!h.unknown_link);
+            if let (Some(len), Some(IpAddr::V6(_))) = (h.ip_len, h.src) {
+                assert!(len >= 40);
+            }
+        }
+    }
+}
+
+struct SplitMix64(u64);
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
