@@ -1,10 +1,27 @@
 //! The one-pass engine: a bounded reorder buffer, then per group an envelope E(τ) for many τ, a
 //! Lindley queue for many rates, and binned series for many bin widths. All arithmetic on
 //! timestamps and byte counts is exact integer arithmetic.
-//! CONTRACT (filled in by the engine work). Definitions: docs/metrics.md.
+//! Definitions: docs/metrics.md.
+//!
+//! The data path, top to bottom:
+//! - [`scanner`]: validates the configuration and drives everything below;
+//! - [`reorder`]: the bounded reorder buffer that turns "almost sorted" input into sorted input;
+//! - [`group`]: group keys and the per-grouping maps from key to per-group state;
+//! - [`envelope`], [`backlog`], [`series`]: the three streaming metrics of one group;
+//! - [`reference`]: brute-force oracles (quadratic, for tests and benchmarks only).
 
-use crate::error::Result;
 use crate::wire::Headers;
+
+mod backlog;
+mod envelope;
+mod group;
+pub mod reference;
+mod reorder;
+mod scanner;
+mod series;
+
+pub use backlog::{ratio_to_f64, BACKLOG_SCALE};
+pub use scanner::{ExactBacklog, Scanner};
 
 /// Window boundary convention for E(τ).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,11 +95,25 @@ pub enum GroupKey {
     None,
     Host(std::net::IpAddr),
     Pair(std::net::IpAddr, std::net::IpAddr),
-    Flow5 { proto: u8, src: std::net::IpAddr, dst: std::net::IpAddr, sport: u16, dport: u16 },
-    Flow4 { src: std::net::IpAddr, sport: u16, dst: std::net::IpAddr, dport: u16 },
+    Flow5 {
+        proto: u8,
+        src: std::net::IpAddr,
+        dst: std::net::IpAddr,
+        sport: u16,
+        dport: u16,
+    },
+    Flow4 {
+        src: std::net::IpAddr,
+        sport: u16,
+        dst: std::net::IpAddr,
+        dport: u16,
+    },
     Interface(u32),
     Vlan(u16),
-    Qp { dst: std::net::IpAddr, qp: u32 },
+    Qp {
+        dst: std::net::IpAddr,
+        qp: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,24 +183,4 @@ pub struct ScanOutput {
     pub series: Vec<SeriesRow>,
     pub groups: Vec<GroupSummary>,
     pub reorder: ReorderStats,
-}
-
-pub struct Scanner {
-    _private: (),
-}
-
-impl Scanner {
-    pub fn new(config: ScanConfig) -> Result<Self> {
-        let _ = config;
-        todo!()
-    }
-    /// Feed one packet (any order within the reorder horizon).
-    pub fn push(&mut self, arrival: &Arrival) -> Result<()> {
-        let _ = arrival;
-        todo!()
-    }
-    /// Flush the reorder buffer and return all rows, sorted by (by, group, window/rate/bin).
-    pub fn finish(self) -> Result<ScanOutput> {
-        todo!()
-    }
 }

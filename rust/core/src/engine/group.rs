@@ -1,0 +1,412 @@
+//! Groupings: which group a packet belongs to, and the state kept per group.
+//!
+//! Every packet belongs to exactly one group of each grouping; packets lacking the field (no IP
+//! header, no RoCEv2 header, ...) go to `GroupKey::None`. The aggregate grouping needs no key at
+//! all and takes a path without hashing.
+
+use super::backlog::Backlog;
+use super::envelope::Envelope;
+use super::series::Series;
+use super::{Arrival, BacklogRow, By, Closure, EnvelopeRow, GroupKey, GroupSummary, SeriesRow};
+use crate::error::{Error, ErrorKind, Result};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::net::IpAddr;
+
+impl By {
+    /// Every grouping, in the order rows are reported.
+    pub const EVERY: [By; 9] = [
+        By::All,
+        By::Src,
+        By::Dst,
+        By::Pair,
+        By::Flow5,
+        By::Flow4,
+        By::Interface,
+        By::Vlan,
+        By::Qp,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            By::All => "all",
+            By::Src => "src",
+            By::Dst => "dst",
+            By::Pair => "pair",
+            By::Flow5 => "flow",
+            By::Flow4 => "flow4",
+            By::Interface => "interface",
+            By::Vlan => "vlan",
+            By::Qp => "qp",
+        }
+    }
+
+    /// The inverse of [`By::name`]; also accepts "flow5", "aggregate" and "if".
+    pub fn parse(name: &str) -> Result<By> {
+        let lower = name.trim().to_ascii_lowercase();
+        let by = match lower.as_str() {
+            "aggregate" => By::All,
+            "flow5" => By::Flow5,
+            "if" => By::Interface,
+            other => match By::EVERY.iter().find(|by| by.name() == other) {
+                Some(&by) => by,
+                None => {
+                    let names: Vec<&str> = By::EVERY.iter().map(|by| by.name()).collect();
+                    return Err(Error::invalid(format!(
+                        "unknown grouping {name:?}; expected one of {}",
+                        names.join(", ")
+                    )));
+                }
+            },
+        };
+        Ok(by)
+    }
+
+    /// Position in [`By::EVERY`], the order of the output.
+    pub(crate) fn rank(self) -> usize {
+        By::EVERY
+            .iter()
+            .position(|&by| by == self)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// The group of a packet in this grouping. Flows need addresses and a protocol (5-tuple) or
+    /// addresses (4-tuple); a missing port (ICMP, non-first fragment) counts as port 0.
+    pub fn key(self, a: &Arrival) -> GroupKey {
+        let h = &a.headers;
+        let key = match self {
+            By::All => Some(GroupKey::All),
+            By::Src => h.src.map(GroupKey::Host),
+            By::Dst => h.dst.map(GroupKey::Host),
+            By::Pair => h.src.zip(h.dst).map(|(s, d)| GroupKey::Pair(s, d)),
+            By::Flow5 => match (h.ip_proto, h.src, h.dst) {
+                (Some(proto), Some(src), Some(dst)) => Some(GroupKey::Flow5 {
+                    proto,
+                    src,
+                    dst,
+                    sport: h.sport.unwrap_or(0),
+                    dport: h.dport.unwrap_or(0),
+                }),
+                _ => None,
+            },
+            By::Flow4 => h.src.zip(h.dst).map(|(src, dst)| GroupKey::Flow4 {
+                src,
+                sport: h.sport.unwrap_or(0),
+                dst,
+                dport: h.dport.unwrap_or(0),
+            }),
+            By::Interface => Some(GroupKey::Interface(a.interface)),
+            By::Vlan => h.vlan.map(GroupKey::Vlan),
+            By::Qp => h
+                .dst
+                .zip(h.roce_qp)
+                .map(|(dst, qp)| GroupKey::Qp { dst, qp }),
+        };
+        key.unwrap_or(GroupKey::None)
+    }
+}
+
+impl GroupKey {
+    /// A short text for tables: "10.0.0.1", "10.0.0.1>10.0.0.2", "tcp 10.0.0.1:5000>10.0.0.2:6000",
+    /// "10.0.0.1:5000>10.0.0.2:6000", "if0", "vlan100", "10.0.0.2 qp 17", "all", "(none)".
+    pub fn label(&self) -> String {
+        match *self {
+            GroupKey::All => "all".to_string(),
+            GroupKey::None => "(none)".to_string(),
+            GroupKey::Host(ip) => ip.to_string(),
+            GroupKey::Pair(src, dst) => format!("{src}>{dst}"),
+            GroupKey::Flow5 {
+                proto,
+                src,
+                dst,
+                sport,
+                dport,
+            } => format!(
+                "{} {}>{}",
+                proto_name(proto),
+                endpoint(src, sport),
+                endpoint(dst, dport)
+            ),
+            GroupKey::Flow4 {
+                src,
+                sport,
+                dst,
+                dport,
+            } => {
+                format!("{}>{}", endpoint(src, sport), endpoint(dst, dport))
+            }
+            GroupKey::Interface(i) => format!("if{i}"),
+            GroupKey::Vlan(v) => format!("vlan{v}"),
+            GroupKey::Qp { dst, qp } => format!("{dst} qp {qp}"),
+        }
+    }
+}
+
+fn endpoint(ip: IpAddr, port: u16) -> String {
+    match ip {
+        IpAddr::V4(v4) => format!("{v4}:{port}"),
+        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+    }
+}
+
+fn proto_name(proto: u8) -> String {
+    match proto {
+        1 => "icmp".to_string(),
+        6 => "tcp".to_string(),
+        17 => "udp".to_string(),
+        58 => "icmpv6".to_string(),
+        132 => "sctp".to_string(),
+        other => format!("proto{other}"),
+    }
+}
+
+/// Everything measured for one group. Each part is a pure function of the group's sorted packets,
+/// so two adjacent time chunks can later be merged part by part.
+#[derive(Debug, Clone)]
+pub(crate) struct GroupState {
+    envelope: Envelope,
+    backlog: Backlog,
+    series: Series,
+    packets: u64,
+    bytes: u64,
+    first_ns: i64,
+    last_ns: i64,
+}
+
+/// What a new group is built from.
+#[derive(Debug, Clone)]
+pub(crate) struct Metrics {
+    pub(crate) windows_ns: Vec<i64>,
+    pub(crate) closure: Closure,
+    pub(crate) rates_bps: Vec<u64>,
+    pub(crate) bins_ns: Vec<i64>,
+}
+
+impl GroupState {
+    fn new(m: &Metrics) -> Self {
+        GroupState {
+            envelope: Envelope::new(&m.windows_ns, m.closure),
+            backlog: Backlog::new(&m.rates_bps),
+            series: Series::new(&m.bins_ns),
+            packets: 0,
+            bytes: 0,
+            first_ns: 0,
+            last_ns: 0,
+        }
+    }
+
+    fn push(&mut self, ts: i64, size: u64) {
+        if self.packets == 0 {
+            self.first_ns = ts;
+        }
+        self.packets += 1;
+        self.bytes = self.bytes.saturating_add(size);
+        self.last_ns = ts;
+        self.envelope.push(ts, size);
+        self.backlog.push(ts, size);
+        self.series.push(ts, size);
+    }
+
+    pub(crate) fn packets(&self) -> u64 {
+        self.packets
+    }
+
+    pub(crate) fn exact_backlog(&self) -> impl Iterator<Item = (u64, u128)> + '_ {
+        self.backlog.exact()
+    }
+
+    fn rows(&mut self, by: By, group: GroupKey, out: &mut Rows) {
+        self.envelope.rows(by, group, &mut out.envelope);
+        self.backlog.rows(by, group, &mut out.backlog);
+        self.series.rows(by, group, &mut out.series);
+        out.groups.push(GroupSummary {
+            by,
+            group,
+            packets: self.packets,
+            bytes: self.bytes,
+            first_ns: self.first_ns,
+            last_ns: self.last_ns,
+        });
+    }
+}
+
+/// Output rows being collected.
+#[derive(Debug, Default)]
+pub(crate) struct Rows {
+    pub(crate) envelope: Vec<EnvelopeRow>,
+    pub(crate) backlog: Vec<BacklogRow>,
+    pub(crate) series: Vec<SeriesRow>,
+    pub(crate) groups: Vec<GroupSummary>,
+}
+
+/// FxHash (as in rustc): group keys are short and hashed once per packet per grouping, where
+/// SipHash would dominate the cost. The number of groups is capped, which bounds the harm of
+/// deliberately colliding keys.
+#[derive(Default)]
+struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::K);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let mut word = [0u8; 8];
+        let rest = chunks.remainder();
+        word[..rest.len()].copy_from_slice(rest);
+        if !rest.is_empty() {
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// One grouping of the scan: its groups, created as packets reveal them.
+#[derive(Debug)]
+pub(crate) enum Grouping {
+    /// The aggregate: one group, no key to compute or look up.
+    All(Box<GroupState>),
+    Keyed(Keyed),
+}
+
+#[derive(Debug)]
+pub(crate) struct Keyed {
+    by: By,
+    index: HashMap<GroupKey, usize, BuildHasherDefault<FxHasher>>,
+    keys: Vec<GroupKey>,
+    states: Vec<GroupState>,
+    /// The group of the previous packet: consecutive packets often share a flow or host.
+    last: Option<(GroupKey, usize)>,
+    max_groups: usize,
+}
+
+impl std::fmt::Debug for FxHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FxHasher")
+    }
+}
+
+impl Grouping {
+    pub(crate) fn new(by: By, metrics: &Metrics, max_groups: usize) -> Self {
+        match by {
+            By::All => Grouping::All(Box::new(GroupState::new(metrics))),
+            _ => Grouping::Keyed(Keyed {
+                by,
+                index: HashMap::default(),
+                keys: Vec::new(),
+                states: Vec::new(),
+                last: None,
+                max_groups,
+            }),
+        }
+    }
+
+    pub(crate) fn by(&self) -> By {
+        match self {
+            Grouping::All(_) => By::All,
+            Grouping::Keyed(k) => k.by,
+        }
+    }
+
+    /// Add a packet (in timestamp order) to its group, creating the group if it is new.
+    pub(crate) fn push(&mut self, a: &Arrival, metrics: &Metrics) -> Result<()> {
+        match self {
+            Grouping::All(state) => state.push(a.ts_ns, a.size),
+            Grouping::Keyed(k) => {
+                let key = k.by.key(a);
+                let slot = match k.last {
+                    Some((last, slot)) if last == key => slot,
+                    _ => {
+                        let slot = match k.index.get(&key) {
+                            Some(&slot) => slot,
+                            None => {
+                                if k.states.len() >= k.max_groups {
+                                    return Err(Error::new(
+                                        ErrorKind::LimitExceeded,
+                                        format!(
+                                            "more than {} groups when grouping by {}; raise \
+                                             max_groups or choose a coarser grouping",
+                                            k.max_groups,
+                                            k.by.name()
+                                        ),
+                                    ));
+                                }
+                                k.states.push(GroupState::new(metrics));
+                                k.keys.push(key);
+                                let slot = k.states.len() - 1;
+                                k.index.insert(key, slot);
+                                slot
+                            }
+                        };
+                        k.last = Some((key, slot));
+                        slot
+                    }
+                };
+                if let Some(state) = k.states.get_mut(slot) {
+                    state.push(a.ts_ns, a.size);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every group with its state, sorted by key.
+    pub(crate) fn groups(&self) -> Vec<(GroupKey, &GroupState)> {
+        let mut groups: Vec<(GroupKey, &GroupState)> = match self {
+            Grouping::All(state) => vec![(GroupKey::All, &**state)],
+            Grouping::Keyed(k) => k.keys.iter().copied().zip(k.states.iter()).collect(),
+        };
+        groups.sort_by_key(|a| a.0);
+        groups
+    }
+
+    /// Append this grouping's rows, groups sorted by key. The aggregate reports one row set even
+    /// for an empty trace only through its summary; the scanner drops it when no packet came.
+    pub(crate) fn rows(self, out: &mut Rows) {
+        match self {
+            Grouping::All(mut state) => {
+                if state.packets > 0 {
+                    state.rows(By::All, GroupKey::All, out);
+                }
+            }
+            Grouping::Keyed(k) => {
+                let by = k.by;
+                let mut groups: Vec<(GroupKey, GroupState)> =
+                    k.keys.into_iter().zip(k.states).collect();
+                groups.sort_by_key(|a| a.0);
+                for (key, mut state) in groups {
+                    state.rows(by, key, out);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The bounded reorder buffer: almost-sorted arrivals in, sorted arrivals out.
+//!
+//! A packet may arrive up to `horizon` ns earlier than the latest timestamp seen so far; later
+//! than that it is late (an error, or dropped and counted). Every packet that is not late has a
+//! timestamp ≥ latest − horizon, so a buffered packet can be released as soon as its timestamp is
+//! ≤ latest − horizon: nothing that can still come sorts before it. Equal timestamps keep arrival
+//! order (the sort key is (timestamp, arrival number)).
+//!
+//! Most captures are sorted, so packets that arrive in order go to the back of a FIFO, which stays
+//! sorted by construction; only packets that arrive out of order go to a binary heap. Release takes
+//! the smaller of the two fronts. Memory is bounded by the packets inside the horizon.
+
+use super::{Arrival, LatePolicy, ReorderStats};
+use crate::error::{Error, ErrorKind, Result};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    seq: u64,
+    arrival: Arrival,
+}
+
+impl Entry {
+    fn key(&self) -> (i64, u64) {
+        (self.arrival.ts_ns, self.seq)
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Reorder {
+    horizon: i64,
+    late: LatePolicy,
+    latest: Option<i64>,
+    seq: u64,
+    in_order: VecDeque<Entry>,
+    out_of_order: BinaryHeap<Reverse<Entry>>,
+    stats: ReorderStats,
+}
+
+impl Reorder {
+    /// `horizon` must be ≥ 0 (the scanner ensures it).
+    pub(crate) fn new(horizon: i64, late: LatePolicy) -> Self {
+        Reorder {
+            horizon,
+            late,
+            latest: None,
+            seq: 0,
+            in_order: VecDeque::new(),
+            out_of_order: BinaryHeap::new(),
+            stats: ReorderStats::default(),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> &ReorderStats {
+        &self.stats
+    }
+
+    /// Take one arrival and hand every packet that can no longer be overtaken to `sink`, in order.
+    pub(crate) fn push(
+        &mut self,
+        a: &Arrival,
+        mut sink: impl FnMut(&Arrival) -> Result<()>,
+    ) -> Result<()> {
+        let ts = a.ts_ns;
+        let entry = Entry {
+            seq: self.seq,
+            arrival: *a,
+        };
+        match self.latest {
+            Some(latest) if ts < latest => {
+                let lateness = latest.abs_diff(ts);
+                let lateness_ns = i64::try_from(lateness).unwrap_or(i64::MAX);
+                self.stats.max_lateness_ns = self.stats.max_lateness_ns.max(lateness_ns);
+                if lateness > self.horizon.unsigned_abs() {
+                    return self.late_packet(ts, latest, lateness);
+                }
+                self.stats.reordered += 1;
+                self.out_of_order.push(Reverse(entry));
+            }
+            _ => {
+                self.latest = Some(ts);
+                if self.horizon == 0 && self.in_order.is_empty() && self.out_of_order.is_empty() {
+                    // Strictly sorted input with no horizon: nothing to wait for.
+                    self.seq = self.seq.wrapping_add(1);
+                    return sink(a);
+                }
+                self.in_order.push_back(entry);
+            }
+        }
+        self.seq = self.seq.wrapping_add(1);
+        let latest = self.latest.unwrap_or(ts);
+        self.release(latest.saturating_sub(self.horizon), &mut sink)
+    }
+
+    /// Release everything left, in order.
+    pub(crate) fn flush(&mut self, mut sink: impl FnMut(&Arrival) -> Result<()>) -> Result<()> {
+        self.release(i64::MAX, &mut sink)
+    }
+
+    fn late_packet(&mut self, ts: i64, latest: i64, lateness: u64) -> Result<()> {
+        match self.late {
+            LatePolicy::Drop => {
+                self.stats.dropped_late += 1;
+                Ok(())
+            }
+            LatePolicy::Error => Err(Error::new(
+                ErrorKind::OutOfOrder,
+                format!(
+                    "packet with timestamp {ts} ns arrived {lateness} ns after a packet at \
+                     {latest} ns, beyond the reorder horizon of {} ns; raise the reorder horizon \
+                     to at least {lateness} ns, or drop late packets",
+                    self.horizon
+                ),
+            )),
+        }
+    }
+
+    /// Hand over, in (timestamp, arrival) order, every buffered packet with timestamp ≤ `bound`.
+    fn release(&mut self, bound: i64, sink: &mut impl FnMut(&Arrival) -> Result<()>) -> Result<()> {
+        loop {
+            let from_heap = match (self.in_order.front(), self.out_of_order.peek()) {
+                (Some(f), Some(Reverse(h))) => h < f,
+                (None, Some(_)) => true,
+                (Some(_), None) => false,
+                (None, None) => return Ok(()),
+            };
+            let next = if from_heap {
+                match self.out_of_order.peek() {
+                    Some(Reverse(h)) if h.arrival.ts_ns <= bound => self.out_of_order.pop(),
+                    _ => None,
+                }
+                .map(|Reverse(e)| e)
+            } else {
+                match self.in_order.front() {
+                    Some(f) if f.arrival.ts_ns <= bound => self.in_order.pop_front(),
+                    _ => None,
+                }
+            };
+            match next {
+                Some(e) => sink(&e.arrival)?,
+                None => return Ok(()),
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The scanner: checks the configuration, then feeds every packet through the reorder buffer to
+//! every grouping, in one pass.
+
+use super::group::{Grouping, Metrics, Rows};
+use super::reorder::Reorder;
+use super::{Arrival, By, Closure, GroupKey, LatePolicy, ScanConfig, ScanOutput};
+use crate::error::{Error, Result};
+
+impl ScanConfig {
+    /// Reorder horizon used when the caller gives none: 10 ms covers interfaces merged by a capture
+    /// tool and multi-queue NICs without holding many packets.
+    pub const DEFAULT_REORDER_HORIZON_NS: i64 = 10_000_000;
+    /// Groups per grouping used when the caller gives no limit.
+    pub const DEFAULT_MAX_GROUPS: usize = 1 << 20;
+}
+
+impl Default for ScanConfig {
+    /// No metric, aggregate only, default horizon and group limit, late packets are errors.
+    fn default() -> Self {
+        ScanConfig {
+            windows_ns: Vec::new(),
+            closure: Closure::HalfOpen,
+            rates_bps: Vec::new(),
+            bins_ns: Vec::new(),
+            by: vec![By::All],
+            reorder_horizon_ns: Self::DEFAULT_REORDER_HORIZON_NS,
+            late: LatePolicy::Error,
+            max_groups: Self::DEFAULT_MAX_GROUPS,
+        }
+    }
+}
+
+/// B_max(r) of one group exactly, in bytes × [`super::BACKLOG_SCALE`] (bit·ns/s).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExactBacklog {
+    pub by: By,
+    pub group: GroupKey,
+    pub rate_bps: u64,
+    pub bmax_scaled: u128,
+}
+
+pub struct Scanner {
+    reorder: Reorder,
+    metrics: Metrics,
+    groupings: Vec<Grouping>,
+}
+
+impl Scanner {
+    pub fn new(config: ScanConfig) -> Result<Self> {
+        let ScanConfig {
+            mut windows_ns,
+            closure,
+            mut rates_bps,
+            mut bins_ns,
+            mut by,
+            reorder_horizon_ns,
+            late,
+            max_groups,
+        } = config;
+        if let Some(bad) = windows_ns.iter().find(|&&w| w <= 0) {
+            return Err(Error::invalid(format!(
+                "window length must be > 0 ns, got {bad} ns"
+            )));
+        }
+        if rates_bps.contains(&0) {
+            return Err(Error::invalid("server rate must be > 0 bit/s, got 0"));
+        }
+        if let Some(bad) = bins_ns.iter().find(|&&b| b <= 0) {
+            return Err(Error::invalid(format!(
+                "bin width must be > 0 ns, got {bad} ns"
+            )));
+        }
+        if reorder_horizon_ns < 0 {
+            return Err(Error::invalid(format!(
+                "reorder horizon must be ≥ 0 ns, got {reorder_horizon_ns} ns"
+            )));
+        }
+        if max_groups == 0 {
+            return Err(Error::invalid("max_groups must be at least 1"));
+        }
+        // Sorted windows: the largest one, last, decides what each group's ring keeps.
+        windows_ns.sort_unstable();
+        windows_ns.dedup();
+        rates_bps.sort_unstable();
+        rates_bps.dedup();
+        bins_ns.sort_unstable();
+        bins_ns.dedup();
+        if by.is_empty() {
+            by.push(By::All);
+        }
+        by.sort_by_key(|b| b.rank());
+        by.dedup();
+        let metrics = Metrics {
+            windows_ns,
+            closure,
+            rates_bps,
+            bins_ns,
+        };
+        let groupings = by
+            .iter()
+            .map(|&b| Grouping::new(b, &metrics, max_groups))
+            .collect();
+        Ok(Scanner {
+            reorder: Reorder::new(reorder_horizon_ns, late),
+            metrics,
+            groupings,
+        })
+    }
+
+    /// Feed one packet (any order within the reorder horizon).
+    pub fn push(&mut self, arrival: &Arrival) -> Result<()> {
+        let Scanner {
+            reorder,
+            metrics,
+            groupings,
+        } = self;
+        reorder.push(arrival, |a| feed(groupings, metrics, a))
+    }
+
+    /// Flush the reorder buffer and return all rows, sorted by (by, group, window/rate/bin).
+    /// Groupings come in the order of [`By::EVERY`], groups in key order; an empty trace gives no
+    /// rows at all.
+    pub fn finish(self) -> Result<ScanOutput> {
+        self.finish_exact().map(|(out, _)| out)
+    }
+
+    /// [`Scanner::finish`], plus B_max of every group and rate as an exact integer.
+    pub fn finish_exact(mut self) -> Result<(ScanOutput, Vec<ExactBacklog>)> {
+        {
+            let Scanner {
+                reorder,
+                metrics,
+                groupings,
+            } = &mut self;
+            reorder.flush(|a| feed(groupings, metrics, a))?;
+        }
+        let mut exact = Vec::new();
+        for grouping in &self.groupings {
+            let by = grouping.by();
+            for (group, state) in grouping.groups() {
+                if state.packets() == 0 {
+                    continue;
+                }
+                exact.extend(
+                    state
+                        .exact_backlog()
+                        .map(|(rate_bps, bmax_scaled)| ExactBacklog {
+                            by,
+                            group,
+                            rate_bps,
+                            bmax_scaled,
+                        }),
+                );
+            }
+        }
+        let mut rows = Rows::default();
+        for grouping in self.groupings {
+            grouping.rows(&mut rows);
+        }
+        let out = ScanOutput {
+            envelope: rows.envelope,
+            backlog: rows.backlog,
+            series: rows.series,
+            groups: rows.groups,
+            reorder: self.reorder.stats().clone(),
+        };
+        Ok((out, exact))
+    }
+}
+
+fn feed(groupings: &mut [Grouping], metrics: &Metrics, a: &Arrival) -> Result<()> {
+    for g in groupings {
+        g.push(a, metrics)?;
+    }
+    Ok(())
+}
