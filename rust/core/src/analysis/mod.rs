@@ -1,2 +1,20 @@
 //! Analyses of training traffic beyond the envelope: flows, traffic matrix, size/gap histograms,
-//! ON/OFF bursts, iteration period and segmentation, superposition (filled in by the analysis work).
+//! ON/OFF bursts, iteration period and segmentation, superposition.
+//!
+//! Every analysis is a streaming accumulator fed with [`Arrival`](crate::engine::Arrival)s in
+//! timestamp order (the engine's reorder buffer runs first); none keeps the packets. Timestamps
+//! stay i64 nanoseconds and byte counts u64 throughout; sums saturate instead of overflowing.
+
+pub mod bursts;
+pub mod flows;
+pub mod hist;
+pub mod iterations;
+pub mod matrix;
+pub mod superpose;
+
+pub use bursts::{Burst, BurstDetector, BurstReport};
+pub use flows::{FlowKey, FlowOptions, FlowRecord, FlowReport, FlowTable};
+pub use hist::{GapHistogram, GroupedHistograms, SizeHistogram};
+pub use iterations::{Iteration, IterationAnalyzer, IterationOptions, IterationReport};
+pub use matrix::{HostTotals, TrafficMatrix};
+pub use superpose::{random_offsets, Merge, SplitMix64};

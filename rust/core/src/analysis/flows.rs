@@ -1,0 +1,261 @@
+//! Flow table: per flow first/last timestamp, packets and bytes, in the NFStream/Zeek style.
+//!
+//! A flow is keyed by a directional 5-tuple, the CNSM study's directional 4-tuple, or a
+//! bidirectional 5-tuple in canonical order. Without an idle timeout a key is one flow for the
+//! whole trace (the CNSM study's count); with one, a gap longer than the timeout closes the flow
+//! and the next packet opens a new one. Non-IP packets have no key: they are counted apart.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use crate::engine::Arrival;
+use crate::error::{Error, ErrorKind, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FlowKey {
+    /// Directional (proto, src, dst, sport, dport).
+    #[default]
+    Flow5,
+    /// Directional (src, sport, dst, dport), protocol ignored (the CNSM study's flow count).
+    Flow4,
+    /// Bidirectional 5-tuple: both directions are one flow; the first packet's sender is `src`.
+    BiFlow5,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowOptions {
+    pub key: FlowKey,
+    /// A gap strictly longer than this (ns) ends a flow; `None`: flows never expire.
+    pub idle_timeout_ns: Option<i64>,
+    /// Most flows alive at once before `push` fails with LimitExceeded.
+    pub max_flows: usize,
+}
+
+impl Default for FlowOptions {
+    fn default() -> Self {
+        FlowOptions {
+            key: FlowKey::Flow5,
+            idle_timeout_ns: None,
+            max_flows: 1 << 20,
+        }
+    }
+}
+
+/// One flow. Ports are 0 when the packet has none (ICMP, fragments); `protocol` is 0 for Flow4.
+/// For BiFlow5 the src/dst fields name the sender of the flow's first packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowRecord {
+    pub src_ip: IpAddr,
+    pub dst_ip: IpAddr,
+    pub protocol: u8,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub first_seen_ns: i64,
+    pub last_seen_ns: i64,
+    pub duration_ns: i64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub src2dst_packets: u64,
+    pub src2dst_bytes: u64,
+    pub dst2src_packets: u64,
+    pub dst2src_bytes: u64,
+}
+
+/// Flows plus the packets that could not belong to any flow.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlowReport {
+    /// Sorted by (first_seen_ns, then key order of appearance).
+    pub flows: Vec<FlowRecord>,
+    pub non_ip_packets: u64,
+    pub non_ip_bytes: u64,
+}
+
+/// Key as stored: for BiFlow5 the endpoints are put in canonical (smaller first) order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    a: IpAddr,
+    b: IpAddr,
+    proto: u8,
+    pa: u16,
+    pb: u16,
+}
+
+pub struct FlowTable {
+    opts: FlowOptions,
+    /// Index into `records` of the live flow for each key.
+    live: HashMap<Key, usize>,
+    records: Vec<FlowRecord>,
+    /// Flows closed by the idle timeout, so `live` stays bounded by the active set.
+    closed: usize,
+    non_ip_packets: u64,
+    non_ip_bytes: u64,
+}
+
+impl FlowTable {
+    pub fn new(opts: FlowOptions) -> Self {
+        FlowTable {
+            opts,
+            live: HashMap::new(),
+            records: Vec::new(),
+            closed: 0,
+            non_ip_packets: 0,
+            non_ip_bytes: 0,
+        }
+    }
+
+    pub fn push(&mut self, a: &Arrival) -> Result<()> {
+        let h = &a.headers;
+        let (src, dst) = match (h.src, h.dst) {
+            (Some(s), Some(d)) => (s, d),
+            _ => {
+                self.non_ip_packets = self.non_ip_packets.saturating_add(1);
+                self.non_ip_bytes = self.non_ip_bytes.saturating_add(a.size);
+                return Ok(());
+            }
+        };
+        let proto = h.ip_proto.unwrap_or(0);
+        let sport = h.sport.unwrap_or(0);
+        let dport = h.dport.unwrap_or(0);
+        let (key, forward) = match self.opts.key {
+            FlowKey::Flow5 => (
+                Key {
+                    a: src,
+                    b: dst,
+                    proto,
+                    pa: sport,
+                    pb: dport,
+                },
+                true,
+            ),
+            FlowKey::Flow4 => (
+                Key {
+                    a: src,
+                    b: dst,
+                    proto: 0,
+                    pa: sport,
+                    pb: dport,
+                },
+                true,
+            ),
+            FlowKey::BiFlow5 => {
+                if (src, sport) <= (dst, dport) {
+                    (
+                        Key {
+                            a: src,
+                            b: dst,
+                            proto,
+                            pa: sport,
+                            pb: dport,
+                        },
+                        true,
+                    )
+                } else {
+                    (
+                        Key {
+                            a: dst,
+                            b: src,
+                            proto,
+                            pa: dport,
+                            pb: sport,
+                        },
+                        false,
+                    )
+                }
+            }
+        };
+        let existing = self.live.get(&key).copied();
+        let idx = match existing {
+            Some(i) if !self.expired(i, a.ts_ns) => i,
+            _ => {
+                if existing.is_some() {
+                    self.closed = self.closed.saturating_add(1);
+                } else if self.live.len() >= self.opts.max_flows {
+                    return Err(Error::new(
+                        ErrorKind::LimitExceeded,
+                        format!("more than {} flows", self.opts.max_flows),
+                    ));
+                }
+                let i = self.records.len();
+                self.records.push(FlowRecord {
+                    src_ip: src,
+                    dst_ip: dst,
+                    protocol: if self.opts.key == FlowKey::Flow4 {
+                        0
+                    } else {
+                        proto
+                    },
+                    src_port: sport,
+                    dst_port: dport,
+                    first_seen_ns: a.ts_ns,
+                    last_seen_ns: a.ts_ns,
+                    duration_ns: 0,
+                    packets: 0,
+                    bytes: 0,
+                    src2dst_packets: 0,
+                    src2dst_bytes: 0,
+                    dst2src_packets: 0,
+                    dst2src_bytes: 0,
+                });
+                self.live.insert(key, i);
+                i
+            }
+        };
+        if let Some(r) = self.records.get_mut(idx) {
+            r.last_seen_ns = r.last_seen_ns.max(a.ts_ns);
+            r.duration_ns = r.last_seen_ns.saturating_sub(r.first_seen_ns);
+            r.packets = r.packets.saturating_add(1);
+            r.bytes = r.bytes.saturating_add(a.size);
+            // Direction relative to the flow's first packet, not to the canonical key order.
+            let same_dir = if self.opts.key == FlowKey::BiFlow5 {
+                r.src_ip == src && r.src_port == sport
+            } else {
+                forward
+            };
+            if same_dir {
+                r.src2dst_packets = r.src2dst_packets.saturating_add(1);
+                r.src2dst_bytes = r.src2dst_bytes.saturating_add(a.size);
+            } else {
+                r.dst2src_packets = r.dst2src_packets.saturating_add(1);
+                r.dst2src_bytes = r.dst2src_bytes.saturating_add(a.size);
+            }
+        }
+        Ok(())
+    }
+
+    fn expired(&self, idx: usize, ts: i64) -> bool {
+        match (self.opts.idle_timeout_ns, self.records.get(idx)) {
+            (Some(t), Some(r)) => ts.saturating_sub(r.last_seen_ns) > t,
+            _ => false,
+        }
+    }
+
+    /// Flows seen so far (live and closed).
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// All flows in order of their first packet (ties: order of creation).
+    pub fn finish(self) -> Vec<FlowRecord> {
+        self.finish_report().flows
+    }
+
+    /// All flows plus the non-IP tally.
+    pub fn finish_report(self) -> FlowReport {
+        let mut flows = self.records;
+        // Stable: flows created at the same ns keep their creation order.
+        flows.sort_by_key(|r| r.first_seen_ns);
+        FlowReport {
+            flows,
+            non_ip_packets: self.non_ip_packets,
+            non_ip_bytes: self.non_ip_bytes,
+        }
+    }
+
+    pub fn non_ip(&self) -> (u64, u64) {
+        (self.non_ip_packets, self.non_ip_bytes)
+    }
+}

@@ -1,0 +1,466 @@
+//! Training-iteration period and segmentation, from the traffic alone.
+//!
+//! Memory is the binned series only (bytes per bin per channel), never the packets.
+//! 1. While streaming: per source host (up to `max_channels`, the rest pooled) the *data* bytes
+//!    per bin (pure ACKs excluded: they mirror data in the other direction and blur the phases),
+//!    and all bytes and packets per bin for the accounting of each iteration.
+//! 2. Period: autocorrelation over lags up to `max_lag_ns` of two signal families, each
+//!    high-passed (minus a moving average as long as the largest lag, so start-up traffic and
+//!    idle head/tail don't dominate): (a) per-host data bytes, which shows phases that alternate
+//!    direction (parameter server); (b) an OFF indicator (an empty bin inside busy traffic), which
+//!    shows the short pauses between iterations of nearly continuous traffic (a shaped ring).
+//!    A peak's score is its height above the mean of the curve over [lag/2, lag]: a true period
+//!    has a trough before it, a broad hump doesn't. Harmonics: a peak at lag/2 or lag/3 scoring
+//!    at least half as well wins (prefer the fundamental).
+//! 3. Segmentation: iteration boundaries by dynamic programming, at the quietest points of the
+//!    smoothed data rate, spaced 0.7–1.3 periods apart (periods drift a lot in real training).
+//!    In each segment the communication phase runs from the first to the last bin carrying at
+//!    least 5 % of the segment's busiest bin. Segments far lighter than the median (start-up,
+//!    idle, a second job's trickle) are dropped.
+//! 4. Refinement: the period is the mean spacing of phase starts over the longest run of
+//!    consecutive kept iterations, i.e. (last start − first start)/(count − 1).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use crate::engine::Arrival;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IterationOptions {
+    /// Bin width in ns (default 1 ms).
+    pub bin_ns: i64,
+    /// Largest period looked for (default 2 s).
+    pub max_lag_ns: i64,
+    /// Smallest period looked for (default 5 ms).
+    pub min_lag_ns: i64,
+    /// Packets up to this size with unknown payload length count as ACKs (default 100 B).
+    pub ack_max_size: u64,
+    /// Most per-host channels; further hosts share one pooled channel (default 16).
+    pub max_channels: usize,
+    /// Most bins kept; later packets are counted in `IterationReport::beyond_bins` (default 2^24).
+    pub max_bins: usize,
+}
+
+impl Default for IterationOptions {
+    fn default() -> Self {
+        IterationOptions {
+            bin_ns: 1_000_000,
+            max_lag_ns: 2_000_000_000,
+            min_lag_ns: 5_000_000,
+            ack_max_size: 100,
+            max_channels: 16,
+            max_bins: 1 << 24,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Iteration {
+    /// Start of the communication phase (start of its first busy bin).
+    pub start_ns: i64,
+    /// End of the communication phase (end of its last busy bin).
+    pub comm_end_ns: i64,
+    /// Start of the next segment (where this iteration's quiet tail ends).
+    pub end_ns: i64,
+    /// All bytes and packets (ACKs included) inside the communication phase.
+    pub bytes: u64,
+    pub packets: u64,
+    /// Busiest bin of the phase as a rate, bit/s.
+    pub peak_rate_bps: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IterationReport {
+    /// Refined period (mean spacing of iteration starts); `None` when no periodicity was found.
+    pub period_ns: Option<i64>,
+    /// Peak score of the autocorrelation in [0, 1]: 0 is noise, near 1 a clean square wave.
+    pub confidence: f64,
+    /// The autocorrelation's own estimate before refinement.
+    pub acf_period_ns: Option<i64>,
+    pub iterations: Vec<Iteration>,
+    /// Origin of bin 0 (first packet floored to a multiple of bin_ns) and the bin width.
+    pub origin_ns: i64,
+    pub bin_ns: i64,
+    /// Packets past `max_bins` (not analysed).
+    pub beyond_bins: u64,
+}
+
+pub struct IterationAnalyzer {
+    opts: IterationOptions,
+    origin: Option<i64>,
+    hosts: HashMap<Option<IpAddr>, usize>,
+    /// Data bytes per bin per channel (the last channel pools hosts past max_channels).
+    data: Vec<Vec<u64>>,
+    all_bytes: Vec<u64>,
+    all_packets: Vec<u64>,
+    beyond: u64,
+}
+
+impl IterationAnalyzer {
+    pub fn new(opts: IterationOptions) -> Self {
+        let opts = IterationOptions {
+            bin_ns: opts.bin_ns.max(1),
+            max_lag_ns: opts.max_lag_ns.max(1),
+            min_lag_ns: opts.min_lag_ns.max(0),
+            max_channels: opts.max_channels.max(1),
+            ..opts
+        };
+        IterationAnalyzer {
+            opts,
+            origin: None,
+            hosts: HashMap::new(),
+            data: Vec::new(),
+            all_bytes: Vec::new(),
+            all_packets: Vec::new(),
+            beyond: 0,
+        }
+    }
+
+    pub fn push(&mut self, a: &Arrival) {
+        let bin_ns = self.opts.bin_ns;
+        let origin = *self
+            .origin
+            .get_or_insert(a.ts_ns.div_euclid(bin_ns).saturating_mul(bin_ns));
+        let idx = a.ts_ns.saturating_sub(origin) / bin_ns;
+        let Some(idx) = usize::try_from(idx)
+            .ok()
+            .filter(|i| *i < self.opts.max_bins)
+        else {
+            self.beyond = self.beyond.saturating_add(1);
+            return;
+        };
+        if idx >= self.all_bytes.len() {
+            self.all_bytes.resize(idx + 1, 0);
+            self.all_packets.resize(idx + 1, 0);
+            for ch in &mut self.data {
+                ch.resize(idx + 1, 0);
+            }
+        }
+        if let Some(b) = self.all_bytes.get_mut(idx) {
+            *b = b.saturating_add(a.size);
+        }
+        if let Some(p) = self.all_packets.get_mut(idx) {
+            *p = p.saturating_add(1);
+        }
+        let is_data = match a.headers.payload_len {
+            Some(p) => p > 0,
+            None => a.size > self.opts.ack_max_size,
+        };
+        if !is_data {
+            return;
+        }
+        let ch = self.channel(a.headers.src);
+        if let Some(b) = self.data.get_mut(ch).and_then(|c| c.get_mut(idx)) {
+            *b = b.saturating_add(a.size);
+        }
+    }
+
+    fn channel(&mut self, src: Option<IpAddr>) -> usize {
+        if let Some(c) = self.hosts.get(&src) {
+            return *c;
+        }
+        let n = self.all_bytes.len();
+        if self.data.len() < self.opts.max_channels {
+            self.data.push(vec![0; n]);
+            let c = self.data.len() - 1;
+            // The last slot is the pool once the table is full, so only map while room remains.
+            if self.data.len() < self.opts.max_channels {
+                self.hosts.insert(src, c);
+            }
+            return c;
+        }
+        self.opts.max_channels - 1
+    }
+
+    pub fn finish(self) -> IterationReport {
+        let bin_ns = self.opts.bin_ns;
+        let mut report = IterationReport {
+            origin_ns: self.origin.unwrap_or(0),
+            bin_ns,
+            beyond_bins: self.beyond,
+            ..Default::default()
+        };
+        let n = self.all_bytes.len();
+        // Long traces: pool bins so the direct autocorrelation stays O(ACF_BINS · lags).
+        let factor = n.div_ceil(ACF_BINS).max(1);
+        let coarse_ns = bin_ns.saturating_mul(i64::try_from(factor).unwrap_or(i64::MAX));
+        let max_lag = usize::try_from(self.opts.max_lag_ns / coarse_ns).unwrap_or(0);
+        let min_lag = usize::try_from(self.opts.min_lag_ns / coarse_ns)
+            .unwrap_or(0)
+            .max(2);
+        let channels: Vec<Vec<f64>> = self.data.iter().map(|c| pool(c, factor)).collect();
+        let m = channels.first().map_or(0, Vec::len);
+        let max_lag = max_lag.min(m / 2);
+        if max_lag <= min_lag + 1 {
+            return report;
+        }
+        let total: Vec<f64> = (0..m)
+            .map(|i| {
+                channels
+                    .iter()
+                    .map(|c| c.get(i).copied().unwrap_or(0.0))
+                    .sum()
+            })
+            .collect();
+
+        let hosts_acf = mean_acf(channels.iter().map(|c| highpass(c, max_lag)), max_lag);
+        let off = off_indicator(&total, (50_000_000 / coarse_ns).max(1) as usize);
+        let off_acf = mean_acf(std::iter::once(highpass(&off, max_lag)), max_lag);
+        let Some((lag, score)) = pick_period(&[hosts_acf, off_acf], min_lag, max_lag) else {
+            return report;
+        };
+        report.confidence = score.clamp(0.0, 1.0);
+        report.acf_period_ns = i64::try_from(lag).ok().map(|l| l.saturating_mul(coarse_ns));
+
+        let bounds = boundaries(&total, lag);
+        let all_bytes = pool(&self.all_bytes, factor);
+        let all_packets = pool(&self.all_packets, factor);
+        let origin = report.origin_ns;
+        let t = |i: usize| {
+            origin.saturating_add(
+                i64::try_from(i)
+                    .unwrap_or(i64::MAX)
+                    .saturating_mul(coarse_ns),
+            )
+        };
+        let mut segs: Vec<(Iteration, usize)> = Vec::new();
+        for (k, w) in bounds.windows(2).enumerate() {
+            let (lo, hi) = match w {
+                [lo, hi] => (*lo, *hi),
+                _ => continue,
+            };
+            let slice = total.get(lo..hi).unwrap_or(&[]);
+            let peak = slice.iter().copied().fold(0.0, f64::max);
+            if peak <= 0.0 {
+                continue;
+            }
+            let busy = |x: &f64| *x >= 0.05 * peak;
+            let (Some(first), Some(last)) =
+                (slice.iter().position(busy), slice.iter().rposition(busy))
+            else {
+                continue;
+            };
+            let (a, b) = (lo + first, lo + last + 1);
+            let bytes: f64 = all_bytes.get(a..b).unwrap_or(&[]).iter().sum();
+            let packets: f64 = all_packets.get(a..b).unwrap_or(&[]).iter().sum();
+            let peak_all = all_bytes
+                .get(a..b)
+                .unwrap_or(&[])
+                .iter()
+                .copied()
+                .fold(0.0, f64::max);
+            segs.push((
+                Iteration {
+                    start_ns: t(a),
+                    comm_end_ns: t(b),
+                    end_ns: t(hi),
+                    bytes: bytes as u64,
+                    packets: packets as u64,
+                    peak_rate_bps: peak_all * 8.0 * 1e9 / coarse_ns as f64,
+                },
+                k,
+            ));
+        }
+        let mut weights: Vec<u64> = segs.iter().map(|(it, _)| it.bytes).collect();
+        weights.sort_unstable();
+        let median = weights.get(weights.len() / 2).copied().unwrap_or(0);
+        segs.retain(|(it, _)| it.bytes >= median / 2 && it.bytes <= median.saturating_mul(2));
+
+        // Longest run of consecutive segments: gaps in it would mean a dropped iteration.
+        let (mut best, mut cur) = ((0usize, 0usize), (0usize, 0usize));
+        for i in 0..segs.len() {
+            let contiguous = i > 0
+                && segs
+                    .get(i - 1)
+                    .zip(segs.get(i))
+                    .is_some_and(|(p, q)| q.1 == p.1 + 1);
+            cur = if contiguous {
+                (cur.0, i + 1)
+            } else {
+                (i, i + 1)
+            };
+            if cur.1 - cur.0 > best.1 - best.0 {
+                best = cur;
+            }
+        }
+        let run = segs.get(best.0..best.1).unwrap_or(&[]);
+        if let (Some(f), Some(l)) = (run.first(), run.last()) {
+            let count = i64::try_from(run.len()).unwrap_or(1);
+            report.period_ns = if count >= 2 {
+                Some(l.0.start_ns.saturating_sub(f.0.start_ns) / (count - 1))
+            } else {
+                report.acf_period_ns
+            };
+        }
+        report.iterations = segs.into_iter().map(|(it, _)| it).collect();
+        report
+    }
+}
+
+/// Bins in the autocorrelation before pooling kicks in.
+const ACF_BINS: usize = 65_536;
+
+fn pool(x: &[u64], factor: usize) -> Vec<f64> {
+    x.chunks(factor.max(1))
+        .map(|c| c.iter().map(|v| *v as f64).sum())
+        .collect()
+}
+
+/// x minus its centred moving average over 2·half+1 bins (shorter at the edges).
+fn highpass(x: &[f64], half: usize) -> Vec<f64> {
+    let mut cum = Vec::with_capacity(x.len() + 1);
+    cum.push(0.0);
+    let mut s = 0.0;
+    for v in x {
+        s += v;
+        cum.push(s);
+    }
+    let n = x.len();
+    x.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let lo = i.saturating_sub(half);
+            let hi = (i + half + 1).min(n);
+            let sum = cum.get(hi).copied().unwrap_or(0.0) - cum.get(lo).copied().unwrap_or(0.0);
+            v - sum / (hi - lo).max(1) as f64
+        })
+        .collect()
+}
+
+/// 1 for an empty bin with traffic in most bins within ±half (a pause inside busy traffic).
+fn off_indicator(total: &[f64], half: usize) -> Vec<f64> {
+    let mut cum = Vec::with_capacity(total.len() + 1);
+    cum.push(0usize);
+    for v in total {
+        let last = cum.last().copied().unwrap_or(0);
+        cum.push(last + usize::from(*v > 0.0));
+    }
+    let n = total.len();
+    total
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let lo = i.saturating_sub(half);
+            let hi = (i + half + 1).min(n);
+            let active = cum.get(hi).copied().unwrap_or(0) - cum.get(lo).copied().unwrap_or(0);
+            if *v <= 0.0 && 2 * active > hi - lo {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// Mean over the signals of each one's autocorrelation normalised to 1 at lag 0.
+fn mean_acf(signals: impl Iterator<Item = Vec<f64>>, max_lag: usize) -> Vec<f64> {
+    let mut acc = vec![0.0; max_lag + 1];
+    let mut used = 0usize;
+    for y in signals {
+        let n = y.len();
+        let ac: Vec<f64> = (0..=max_lag.min(n.saturating_sub(1)))
+            .map(|l| y.iter().zip(y.iter().skip(l)).map(|(a, b)| a * b).sum())
+            .collect();
+        let Some(&zero) = ac.first().filter(|z| **z > 0.0) else {
+            continue;
+        };
+        for (a, v) in acc.iter_mut().zip(&ac) {
+            *a += v / zero;
+        }
+        used += 1;
+    }
+    if used > 0 {
+        for a in &mut acc {
+            *a /= used as f64;
+        }
+    }
+    acc
+}
+
+/// Local maxima with their score (height above the mean over [lag/2, lag]).
+fn peaks(ac: &[f64], min_lag: usize, max_lag: usize) -> Vec<(usize, f64)> {
+    let mut out = Vec::new();
+    for l in min_lag.max(1)..max_lag {
+        let (Some(p), Some(c), Some(nx)) = (ac.get(l - 1), ac.get(l), ac.get(l + 1)) else {
+            continue;
+        };
+        if c >= p && c >= nx && *c > 0.0 {
+            let trough = ac.get(l / 2..=l).unwrap_or(&[]);
+            let mean = trough.iter().sum::<f64>() / trough.len().max(1) as f64;
+            out.push((l, c - mean));
+        }
+    }
+    out
+}
+
+fn pick_period(families: &[Vec<f64>], min_lag: usize, max_lag: usize) -> Option<(usize, f64)> {
+    let all: Vec<(usize, f64)> = families
+        .iter()
+        .flat_map(|ac| peaks(ac, min_lag, max_lag))
+        .collect();
+    let best = all.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    if best.1 <= 0.0 {
+        return None;
+    }
+    for d in [3usize, 2] {
+        let target = best.0 as f64 / d as f64;
+        let tol = (target * 0.08).max(1.0);
+        if let Some(f) = all
+            .iter()
+            .filter(|(l, s)| (*l as f64 - target).abs() <= tol && *s >= 0.5 * best.1)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+        {
+            return Some(*f);
+        }
+    }
+    Some(best)
+}
+
+/// Segment boundaries (bin indices, first 0, last len) at the quietest points of the smoothed
+/// series, consecutive ones 0.7–1.3 periods apart, by dynamic programming over positions.
+fn boundaries(total: &[f64], period: usize) -> Vec<usize> {
+    let n = total.len();
+    let w = (period / 32).max(1);
+    let smooth = {
+        let h = highpass(total, w);
+        // smooth = x − highpass(x) = the centred moving average.
+        total
+            .iter()
+            .zip(&h)
+            .map(|(x, hp)| x - hp)
+            .collect::<Vec<f64>>()
+    };
+    let mean = smooth.iter().sum::<f64>() / n.max(1) as f64;
+    let (dmin, dmax) = ((period * 7 / 10).max(1), (period * 13 / 10).max(1));
+    // best[i]: least cost of a boundary chain ending at i; start anywhere within the first dmax.
+    let mut best = vec![f64::INFINITY; n];
+    let mut prev = vec![usize::MAX; n];
+    for i in 0..n {
+        let c = smooth.get(i).copied().unwrap_or(0.0) - mean;
+        if i < dmax {
+            best[i] = c;
+        }
+        for j in i.saturating_sub(dmax)..=i.saturating_sub(dmin) {
+            if j + dmin > i {
+                break;
+            }
+            let cand = best[j] + c;
+            if cand < best[i] {
+                best[i] = cand;
+                prev[i] = j;
+            }
+        }
+    }
+    let end = (n.saturating_sub(dmax)..n).min_by(|a, b| best[*a].total_cmp(&best[*b]));
+    let mut chain = Vec::new();
+    let mut cur = end;
+    while let Some(i) = cur {
+        chain.push(i);
+        cur = prev.get(i).copied().filter(|p| *p != usize::MAX);
+    }
+    chain.push(0);
+    chain.reverse();
+    chain.push(n);
+    chain.dedup();
+    chain
+}

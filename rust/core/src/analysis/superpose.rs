@@ -1,0 +1,105 @@
+//! Superposition of several traces: an exact k-way merge on timestamps with per-source offsets.
+//!
+//! The merge holds one pending packet per source in a binary heap ordered by
+//! (shifted timestamp, source index, sequence number within the source), so ties are broken
+//! deterministically and the merge is stable. Offsets are added with saturation, so an extreme
+//! offset pins a packet to i64::MIN/MAX instead of wrapping around.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::engine::Arrival;
+
+/// Merge of ordered `Arrival` iterators. Yields (source index, arrival with shifted timestamp).
+pub struct Merge<I: Iterator<Item = Arrival>> {
+    sources: Vec<(I, i64, u64)>,
+    heap: BinaryHeap<Reverse<(i64, usize, u64)>>,
+    pending: Vec<Option<Arrival>>,
+}
+
+impl<I: Iterator<Item = Arrival>> Merge<I> {
+    /// `offsets_ns[k]` is added to every timestamp of source k (missing offsets are 0).
+    pub fn new(sources: Vec<I>, offsets_ns: &[i64]) -> Self {
+        let n = sources.len();
+        let mut m = Merge {
+            sources: sources
+                .into_iter()
+                .enumerate()
+                .map(|(k, it)| (it, offsets_ns.get(k).copied().unwrap_or(0), 0u64))
+                .collect(),
+            heap: BinaryHeap::with_capacity(n),
+            pending: vec![None; n],
+        };
+        for k in 0..n {
+            m.refill(k);
+        }
+        m
+    }
+
+    fn refill(&mut self, k: usize) {
+        let Some((it, off, seq)) = self.sources.get_mut(k) else {
+            return;
+        };
+        if let Some(mut a) = it.next() {
+            a.ts_ns = a.ts_ns.saturating_add(*off);
+            self.heap.push(Reverse((a.ts_ns, k, *seq)));
+            *seq = seq.saturating_add(1);
+            if let Some(p) = self.pending.get_mut(k) {
+                *p = Some(a);
+            }
+        }
+    }
+}
+
+impl<I: Iterator<Item = Arrival>> Iterator for Merge<I> {
+    type Item = (usize, Arrival);
+
+    fn next(&mut self) -> Option<(usize, Arrival)> {
+        let Reverse((_, k, _)) = self.heap.pop()?;
+        let a = self.pending.get_mut(k)?.take()?;
+        self.refill(k);
+        Some((k, a))
+    }
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): a 64-bit state advanced by the golden-ratio constant and
+/// mixed by two multiply-xorshift rounds. Tiny, fast, full period 2^64, and fixed here so a seed
+/// gives the same offsets on every platform and version. Not for cryptography.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, bound] (inclusive), without modulo bias (rejection sampling).
+    pub fn below_incl(&mut self, bound: u64) -> u64 {
+        if bound == u64::MAX {
+            return self.next_u64();
+        }
+        let span = bound + 1;
+        // Largest multiple of span that fits: values at or above it would bias the low residues.
+        let zone = u64::MAX - (u64::MAX % span);
+        loop {
+            let x = self.next_u64();
+            if x < zone {
+                return x % span;
+            }
+        }
+    }
+}
+
+/// `n` offsets uniform in [0, max_ns] (max_ns < 0 gives all zeros) from SplitMix64 seeded with
+/// `seed`.
+pub fn random_offsets(n: usize, max_ns: i64, seed: u64) -> Vec<i64> {
+    let mut rng = SplitMix64(seed);
+    let bound = u64::try_from(max_ns).unwrap_or(0);
+    (0..n)
+        .map(|_| i64::try_from(rng.below_incl(bound)).unwrap_or(0))
+        .collect()
+}
