@@ -1,10 +1,16 @@
 //! Opening an input: a path, stdin (`-`) or any `Read`, with gzip and zstd undone transparently.
 //! Compression is recognised by the first bytes of the content, never by the file name.
-//! CONTRACT (filled in by the capture work):
+//!
+//! The raw source is wrapped in a counting reader (for progress bars) and errors are tagged on
+//! the way up, so the capture reader can tell an operating-system failure (`Io`) from a damaged
+//! compressed stream (`Decompression`) and from a compressed stream cut short (`Truncated`).
 
-use crate::error::Result;
-use std::io::Read;
+use crate::error::{Error, ErrorKind, Result};
+use std::fmt;
+use std::io::{self, Cursor, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Compression found around the capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,14 +40,277 @@ pub struct Input {
     pub raw_bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
 /// Open a path; `-` means standard input. A missing file gives an `Io` error naming the path.
 pub fn open_path(path: &Path) -> Result<Input> {
-    let _ = path;
-    todo!()
+    if path.as_os_str() == "-" {
+        return from_reader(Box::new(io::stdin()), None);
+    }
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| open_error(path, &e))?;
+    if meta.is_dir() {
+        return Err(Error::new(
+            ErrorKind::Io,
+            format!("{shown} is a directory; give the path of a capture file inside it"),
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| open_error(path, &e))?;
+    let file_len = if meta.is_file() {
+        Some(meta.len())
+    } else {
+        None
+    };
+    from_reader(Box::new(file), file_len)
+}
+
+fn open_error(path: &Path, e: &io::Error) -> Error {
+    let shown = path.display();
+    let hint = match e.kind() {
+        io::ErrorKind::NotFound => "no such file; check the path (use - to read standard input)",
+        io::ErrorKind::PermissionDenied => {
+            "permission denied; check the file's permissions or run as a user who can read it"
+        }
+        _ => "cannot open it",
+    };
+    Error::new(ErrorKind::Io, format!("{shown}: {hint} ({e})"))
 }
 
 /// Wrap any reader (a Python file object, a socket, a byte slice) and sniff its compression.
 pub fn from_reader(reader: Box<dyn Read + Send>, file_len: Option<u64>) -> Result<Input> {
-    let _ = (reader, file_len);
-    todo!()
+    let raw_bytes = Arc::new(AtomicU64::new(0));
+    let mut raw = Counting {
+        inner: reader,
+        count: Arc::clone(&raw_bytes),
+    };
+    // Peek the magic, then put the peeked bytes back in front so nothing is lost.
+    let mut magic = [0u8; 4];
+    let got = read_up_to(&mut raw, &mut magic).map_err(Error::from)?;
+    let peeked = magic.get(..got).unwrap_or(&[]);
+    let compression = if peeked.starts_with(&ZSTD_MAGIC) {
+        Compression::Zstd
+    } else if peeked.starts_with(&GZIP_MAGIC) {
+        Compression::Gzip
+    } else {
+        Compression::None
+    };
+    let source = Cursor::new(peeked.to_vec()).chain(raw);
+    let reader: Box<dyn Read + Send> = match compression {
+        Compression::None => Box::new(source),
+        Compression::Gzip => Box::new(Decoded {
+            inner: flate2::read::MultiGzDecoder::new(source),
+            compression,
+        }),
+        Compression::Zstd => {
+            let decoder = zstd::stream::read::Decoder::new(source).map_err(|e| {
+                Error::new(
+                    ErrorKind::Decompression,
+                    format!("cannot start zstd decoder: {e}"),
+                )
+            })?;
+            Box::new(Decoded {
+                inner: decoder,
+                compression,
+            })
+        }
+    };
+    Ok(Input {
+        reader,
+        compression,
+        file_len,
+        raw_bytes,
+    })
+}
+
+/// Fill `buf` as far as the stream allows; returns how many bytes were read.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while let Some(rest) = buf.get_mut(got..) {
+        if rest.is_empty() {
+            break;
+        }
+        match r.read(rest) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Counts raw bytes and tags the source's own errors so that they stay `Io` errors even when
+/// they come up through a decompressor.
+struct Counting {
+    inner: Box<dyn Read + Send>,
+    count: Arc<AtomicU64>,
+}
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.count.fetch_add(n as u64, Ordering::Relaxed);
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => Err(io::Error::new(e.kind(), SourceError(e))),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct SourceError(io::Error);
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SourceError {}
+
+/// An error raised by the decompressor itself (not by the source below it).
+#[derive(Debug)]
+pub(crate) struct DecodeError {
+    pub compression: Compression,
+    /// The compressed stream ended before its end marker.
+    pub truncated: bool,
+    pub message: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} stream: {}", self.compression.name(), self.message)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+struct Decoded<R> {
+    inner: R,
+    compression: Compression,
+}
+
+impl<R: Read> Read for Decoded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            let from_source = e.get_ref().is_some_and(|inner| inner.is::<SourceError>());
+            if from_source || e.kind() == io::ErrorKind::Interrupted {
+                return e;
+            }
+            let decode = DecodeError {
+                compression: self.compression,
+                truncated: e.kind() == io::ErrorKind::UnexpectedEof,
+                message: e.to_string(),
+            };
+            io::Error::new(e.kind(), decode)
+        })
+    }
+}
+
+/// What a read error means for the capture reader.
+pub(crate) enum ReadFailure {
+    /// The compressed stream ends early: handled like a capture cut off.
+    CompressedCut,
+    /// Damaged compressed data.
+    Decompression(String),
+    /// The operating system failed.
+    Io(String),
+}
+
+pub(crate) fn classify(e: &io::Error) -> ReadFailure {
+    if let Some(d) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<DecodeError>())
+    {
+        if d.truncated {
+            return ReadFailure::CompressedCut;
+        }
+        return ReadFailure::Decompression(d.to_string());
+    }
+    ReadFailure::Io(format!("read failed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn read_all(input: Input) -> io::Result<Vec<u8>> {
+        let mut r = input.reader;
+        let mut out = Vec::new();
+        r.read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn plain_bytes_survive_the_peek() {
+        for len in 0..8 {
+            let data: Vec<u8> = (0..len as u8).collect();
+            let input = from_reader(Box::new(Cursor::new(data.clone())), None).unwrap();
+            assert_eq!(input.compression, Compression::None);
+            assert_eq!(read_all(input).unwrap(), data);
+        }
+    }
+
+    #[test]
+    fn gzip_and_zstd_are_recognised_by_content() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&data).unwrap();
+        let gz = gz.finish().unwrap();
+        let zs = zstd::stream::encode_all(Cursor::new(&data), 1).unwrap();
+        for (bytes, kind) in [(gz, Compression::Gzip), (zs, Compression::Zstd)] {
+            let n = bytes.len() as u64;
+            let input = from_reader(Box::new(Cursor::new(bytes)), Some(n)).unwrap();
+            assert_eq!(input.compression, kind);
+            let counter = Arc::clone(&input.raw_bytes);
+            assert_eq!(read_all(input).unwrap(), data);
+            assert_eq!(counter.load(Ordering::Relaxed), n);
+        }
+    }
+
+    #[test]
+    fn cut_and_corrupt_streams_are_told_apart() {
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 256) as u8).collect();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&data).unwrap();
+        let gz = gz.finish().unwrap();
+        let zs = zstd::stream::encode_all(Cursor::new(&data), 1).unwrap();
+        for bytes in [gz, zs] {
+            let cut = bytes[..bytes.len() / 2].to_vec();
+            let err = read_all(from_reader(Box::new(Cursor::new(cut)), None).unwrap()).unwrap_err();
+            assert!(
+                matches!(classify(&err), ReadFailure::CompressedCut),
+                "{err}"
+            );
+            let mut bad = bytes.clone();
+            for b in bad.iter_mut().skip(20).take(64) {
+                *b ^= 0x5a;
+            }
+            let err = read_all(from_reader(Box::new(Cursor::new(bad)), None).unwrap()).unwrap_err();
+            assert!(
+                matches!(classify(&err), ReadFailure::Decompression(_)),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn missing_path_and_directory_name_the_path() {
+        let missing = Path::new("/nonexistent/burstcore/x.pcap");
+        let err = open_path(missing).err().unwrap();
+        assert_eq!(err.kind, ErrorKind::Io);
+        assert!(
+            err.reason.contains("/nonexistent/burstcore/x.pcap"),
+            "{err}"
+        );
+        let err = open_path(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .err()
+            .unwrap();
+        assert_eq!(err.kind, ErrorKind::Io);
+        assert!(err.reason.contains("directory"), "{err}");
+    }
 }

@@ -1,9 +1,28 @@
 //! Framing pcap and pcapng into packets with exact timestamps.
-//! CONTRACT (filled in by the capture work): `CaptureReader` below is what the rest of the crate uses.
+//! `CaptureReader` below is what the rest of the crate uses.
+//!
+//! The data path: [`buffer`] keeps one large read buffer; [`pcap`] and [`pcapng`] frame records
+//! in place and check every length before trusting it; [`timestamp`] turns raw ticks into exact
+//! nanoseconds. Packets borrow the buffer until the next call.
+//!
+//! Behaviour at the edges, chosen to agree with tshark 4.0 where it has an opinion:
+//! - a capture that ends inside a record or block (still being written) gives the packets before
+//!   the cut, then one `Truncated` warning (an error with `strict`); a gzip/zstd stream cut short
+//!   is handled the same way; a damaged compressed stream is a `Decompression` error;
+//! - bytes after the last valid record are framed like any other record, as tshark does: they
+//!   usually give a `Corrupt` error (bad length) or a truncation warning at their offset;
+//! - after an error the reader is finished: later calls return `Ok(None)`.
 
-use crate::error::{Result, Warning};
-use crate::input::Input;
+mod buffer;
+mod pcap;
+mod pcapng;
+mod sniff;
+mod timestamp;
+
+use crate::error::{Error, ErrorKind, Result, Warning};
+use crate::input::{classify, Compression, Input, ReadFailure};
 use crate::packet::Packet;
+use buffer::Buffer;
 
 /// Hard limits that turn hostile lengths into errors rather than allocations.
 #[derive(Debug, Clone, Copy)]
@@ -116,46 +135,251 @@ pub struct ReadStats {
     pub custom_blocks: u64,
     pub unknown_blocks: u64,
     pub packets: u64,
-    /// Packets whose timestamp does not fit in i64 ns (they come out with `ts_ns: None`).
+    /// Packets whose timestamp does not fit i64 nanoseconds: they come out with `ts_ns: None`.
     pub timestamps_out_of_range: u64,
+}
+
+/// Where a framed packet lies in the buffer, and what it says about itself.
+#[derive(Debug, Clone, Copy)]
+struct Framed {
+    ts_ns: Option<i64>,
+    interface: u32,
+    linktype: u16,
+    wire_len: u32,
+    /// Range of the captured bytes in the buffer's storage.
+    data_start: usize,
+    data_end: usize,
+    offset: u64,
+}
+
+/// Per-format reading state.
+enum Kind {
+    Pcap(pcap::State),
+    PcapNg(pcapng::State),
+}
+
+/// What a request for bytes found.
+enum Fill {
+    Ready,
+    /// The input ended cleanly, exactly here.
+    End,
+    /// The input ended (or its compressed stream was cut) before the bytes asked for.
+    Cut,
 }
 
 /// Reads one capture, packet by packet, with bounded memory.
 pub struct CaptureReader {
-    _private: (),
+    buf: Buffer,
+    options: ReadOptions,
+    kind: Kind,
+    format: Format,
+    compression: Compression,
+    sections: Vec<Section>,
+    interfaces: Vec<Interface>,
+    stats: ReadStats,
+    warnings: Vec<Warning>,
+    /// The compressed stream below ended early.
+    compressed_cut: bool,
+    done: bool,
 }
 
 impl CaptureReader {
     /// Sniff the format from the first bytes of `input` and prepare to read.
     pub fn new(input: Input, options: ReadOptions) -> Result<Self> {
-        let _ = (input, options);
-        todo!()
+        let compression = input.compression;
+        let mut reader = CaptureReader {
+            buf: Buffer::new(input.reader, buffer::DEFAULT_CAPACITY),
+            options,
+            kind: Kind::Pcap(pcap::State::default()),
+            format: Format::PcapNg,
+            compression,
+            sections: Vec::new(),
+            interfaces: Vec::new(),
+            stats: ReadStats::default(),
+            warnings: Vec::new(),
+            compressed_cut: false,
+            done: false,
+        };
+        match reader.fill(4)? {
+            Fill::Ready => {}
+            _ => {
+                let seen = reader.buf.bytes().to_vec();
+                return Err(sniff::not_a_capture(&seen, compression, true));
+            }
+        }
+        let magic: [u8; 4] = reader
+            .buf
+            .bytes()
+            .get(..4)
+            .and_then(|m| m.try_into().ok())
+            .unwrap_or([0; 4]);
+        match sniff::format_of(magic) {
+            Some(sniff::Magic::PcapNg) => {
+                reader.kind = Kind::PcapNg(pcapng::State::default());
+                // The first block is the section header: read it now so that `sections()` and
+                // the byte order are known before the first packet.
+                pcapng::next(&mut reader, true)?;
+                if reader.sections.is_empty() {
+                    reader.done = true;
+                }
+            }
+            Some(sniff::Magic::Pcap {
+                big,
+                nanos,
+                modified,
+            }) => {
+                if !pcap::start(&mut reader, big, nanos, modified)? {
+                    reader.done = true;
+                }
+            }
+            None => {
+                let _ = reader.fill(16);
+                let seen = reader
+                    .buf
+                    .bytes()
+                    .iter()
+                    .take(16)
+                    .copied()
+                    .collect::<Vec<u8>>();
+                return Err(sniff::not_a_capture(&seen, compression, false));
+            }
+        }
+        Ok(reader)
     }
+
     /// The next packet, `Ok(None)` at the end. After a non-strict truncated tail, `Ok(None)` and a
     /// warning in `warnings()`.
+    #[inline]
     pub fn next_packet(&mut self) -> Result<Option<Packet<'_>>> {
-        todo!()
+        if self.done {
+            return Ok(None);
+        }
+        let framed = match self.kind {
+            Kind::Pcap(_) => pcap::next(self),
+            Kind::PcapNg(_) => pcapng::next(self, false),
+        };
+        match framed {
+            Ok(Some(f)) => {
+                self.stats.packets += 1;
+                let data = self
+                    .buf
+                    .storage()
+                    .get(f.data_start..f.data_end)
+                    .unwrap_or(&[]);
+                Ok(Some(Packet {
+                    ts_ns: f.ts_ns,
+                    interface: f.interface,
+                    linktype: f.linktype,
+                    wire_len: f.wire_len,
+                    data,
+                    offset: f.offset,
+                }))
+            }
+            Ok(None) => {
+                self.done = true;
+                Ok(None)
+            }
+            Err(e) => {
+                self.done = true;
+                Err(e)
+            }
+        }
     }
     pub fn format(&self) -> &Format {
-        todo!()
+        &self.format
     }
     pub fn compression(&self) -> crate::input::Compression {
-        todo!()
+        self.compression
     }
     pub fn sections(&self) -> &[Section] {
-        todo!()
+        &self.sections
     }
     pub fn interfaces(&self) -> &[Interface] {
-        todo!()
+        &self.interfaces
     }
     pub fn stats(&self) -> &ReadStats {
-        todo!()
+        &self.stats
     }
     pub fn warnings(&self) -> &[Warning] {
-        todo!()
+        &self.warnings
     }
     /// Decompressed bytes consumed so far.
     pub fn position(&self) -> u64 {
-        todo!()
+        self.buf.position()
+    }
+
+    /// Ask for `n` unconsumed bytes, turning read failures into the right error kind.
+    /// `End` only when no byte at all is left; callers then go through `end()`, which still
+    /// warns if a compressed stream was cut exactly at a record boundary.
+    #[inline]
+    fn fill(&mut self, n: usize) -> Result<Fill> {
+        match self.buf.fill(n) {
+            Ok(true) => Ok(Fill::Ready),
+            Ok(false) if self.buf.avail() == 0 => Ok(Fill::End),
+            Ok(false) => Ok(Fill::Cut),
+            Err(e) => match classify(&e) {
+                ReadFailure::CompressedCut => {
+                    self.compressed_cut = true;
+                    self.buf.set_eof();
+                    if self.buf.avail() >= n {
+                        Ok(Fill::Ready)
+                    } else if self.buf.avail() == 0 {
+                        Ok(Fill::End)
+                    } else {
+                        Ok(Fill::Cut)
+                    }
+                }
+                ReadFailure::Decompression(msg) => Err(Error::at(
+                    ErrorKind::Decompression,
+                    self.buf.position() + self.buf.avail() as u64,
+                    format!("damaged {msg}"),
+                )),
+                ReadFailure::Io(msg) => Err(Error::at(ErrorKind::Io, self.buf.position(), msg)),
+            },
+        }
+    }
+
+    /// The input ends inside the record or block at `offset`: a warning (or an error when
+    /// strict), and the end of the packets.
+    fn cut(&mut self, offset: u64, inside: &str) -> Result<Option<Framed>> {
+        let reason = if self.compressed_cut {
+            format!(
+                "the {} stream ends early, {inside} (file may still be being written)",
+                self.compression.name()
+            )
+        } else {
+            format!("capture ends {inside} (file may still be being written)")
+        };
+        if self.options.strict {
+            return Err(Error::at(ErrorKind::Truncated, offset, reason));
+        }
+        self.warnings.push(Warning {
+            kind: ErrorKind::Truncated,
+            offset: Some(offset),
+            reason,
+        });
+        Ok(None)
+    }
+
+    /// The compressed stream was cut exactly at a record boundary: still worth a warning.
+    fn end(&mut self) -> Result<Option<Framed>> {
+        if self.compressed_cut {
+            let offset = self.buf.position();
+            return self.cut(offset, "at a record boundary");
+        }
+        Ok(None)
+    }
+
+    fn timestamp_out_of_range(&mut self, offset: u64) {
+        self.stats.timestamps_out_of_range += 1;
+        if self.stats.timestamps_out_of_range == 1 {
+            self.warnings.push(Warning {
+                kind: ErrorKind::TimestampOutOfRange,
+                offset: Some(offset),
+                reason: "packet timestamp does not fit in 64-bit nanoseconds since 1970 \
+                         (about years 1678-2262); such packets are read without a timestamp"
+                    .to_string(),
+            });
+        }
     }
 }

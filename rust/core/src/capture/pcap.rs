@@ -1,0 +1,175 @@
+//! Classic pcap: a 24-byte file header, then records of a 16-byte header (24 bytes in the
+//! "modified"/Kuznetzov variant) and the captured bytes.
+//!
+//! Odd cases follow tshark 4.0 (wiretap):
+//! - the seconds field is unsigned (files up to 2106 read correctly);
+//! - the sub-second field is not range-checked: wiretap computes nanoseconds in 32-bit C
+//!   arithmetic (`usec * 1000` wraps modulo 2^32, then the value is a signed int) and adds it to
+//!   the seconds. We reproduce that so both tools agree on these garbage fields;
+//! - caplen > snaplen and caplen > orig_len are accepted as they are;
+//! - major version < 2 is unsupported; any 2.x is read; the link-type field's reserved bits
+//!   (0x03FF0000) must be zero; the FCS bits are ignored; thiszone is ignored.
+
+use super::{
+    ByteOrder, CaptureReader, Fill, Format, Framed, Interface, InterfaceStats, Kind, TsResolution,
+};
+use crate::error::{Error, ErrorKind, Result};
+
+const FILE_HEADER_LEN: usize = 24;
+const RESERVED_LINKTYPE_BITS: u32 = 0x03FF_0000;
+
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct State {
+    big: bool,
+    nanos: bool,
+    record_header_len: usize,
+    linktype: u16,
+}
+
+#[inline(always)]
+fn u32_at(b: &[u8], i: usize, big: bool) -> u32 {
+    let v = b
+        .get(i..i + 4)
+        .and_then(|s| <[u8; 4]>::try_from(s).ok())
+        .unwrap_or([0; 4]);
+    if big {
+        u32::from_be_bytes(v)
+    } else {
+        u32::from_le_bytes(v)
+    }
+}
+
+fn u16_at(b: &[u8], i: usize, big: bool) -> u16 {
+    let v = b
+        .get(i..i + 2)
+        .and_then(|s| <[u8; 2]>::try_from(s).ok())
+        .unwrap_or([0; 2]);
+    if big {
+        u16::from_be_bytes(v)
+    } else {
+        u16::from_le_bytes(v)
+    }
+}
+
+/// Read the file header. `Ok(false)` when a non-strict read found it cut short.
+pub(super) fn start(r: &mut CaptureReader, big: bool, nanos: bool, modified: bool) -> Result<bool> {
+    match r.fill(FILE_HEADER_LEN)? {
+        Fill::Ready => {}
+        Fill::End | Fill::Cut => {
+            r.cut(0, "inside the 24-byte pcap file header")?;
+            return Ok(false);
+        }
+    }
+    let h = r.buf.bytes();
+    let version = (u16_at(h, 4, big), u16_at(h, 6, big));
+    let snaplen = u32_at(h, 16, big);
+    let network = u32_at(h, 20, big);
+    if version.0 < 2 {
+        return Err(Error::at(
+            ErrorKind::UnsupportedVersion,
+            4,
+            format!(
+                "pcap major version {} is not supported (only 2.x)",
+                version.0
+            ),
+        ));
+    }
+    if network & RESERVED_LINKTYPE_BITS != 0 {
+        return Err(Error::at(
+            ErrorKind::UnsupportedVersion,
+            20,
+            format!(
+                "pcap link-type field 0x{network:08x} has reserved bits set (0x{:08x}); \
+                 written by an unknown pcap variant",
+                network & RESERVED_LINKTYPE_BITS
+            ),
+        ));
+    }
+    let linktype = (network & 0xFFFF) as u16;
+    let byte_order = if big {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    };
+    r.format = Format::Pcap {
+        version,
+        byte_order,
+        nanos,
+        modified,
+    };
+    r.interfaces.push(Interface {
+        index: 0,
+        section: 0,
+        local_id: 0,
+        linktype,
+        snaplen,
+        resolution: TsResolution::Pow10(if nanos { 9 } else { 6 }),
+        ts_offset_s: 0,
+        name: None,
+        description: None,
+        stats: InterfaceStats::default(),
+    });
+    r.kind = Kind::Pcap(State {
+        big,
+        nanos,
+        record_header_len: if modified { 24 } else { 16 },
+        linktype,
+    });
+    r.buf.consume(FILE_HEADER_LEN);
+    Ok(true)
+}
+
+#[inline]
+pub(super) fn next(r: &mut CaptureReader) -> Result<Option<Framed>> {
+    let st = match r.kind {
+        Kind::Pcap(st) => st,
+        Kind::PcapNg(_) => return Ok(None),
+    };
+    let hlen = st.record_header_len;
+    let offset = r.buf.position();
+    match r.fill(hlen)? {
+        Fill::Ready => {}
+        Fill::End => return r.end(),
+        Fill::Cut => return r.cut(offset, &format!("inside a {hlen}-byte record header")),
+    }
+    let h = r.buf.bytes();
+    let secs = u32_at(h, 0, st.big);
+    let sub = u32_at(h, 4, st.big);
+    let caplen = u32_at(h, 8, st.big);
+    let wire_len = u32_at(h, 12, st.big);
+    let total = hlen as u64 + u64::from(caplen);
+    if total > u64::from(r.options.limits.max_block_len) {
+        return Err(Error::at(
+            ErrorKind::LimitExceeded,
+            offset,
+            format!(
+                "pcap record of {caplen} captured bytes is larger than the limit of {} bytes \
+                 (corrupt file, or raise limits.max_block_len)",
+                r.options.limits.max_block_len
+            ),
+        ));
+    }
+    let total = total as usize;
+    match r.fill(total)? {
+        Fill::Ready => {}
+        Fill::End | Fill::Cut => return r.cut(offset, &format!("inside a {total}-byte record")),
+    }
+    // Wiretap's 32-bit arithmetic, see the module comment.
+    let nsecs = if st.nanos {
+        sub as i32
+    } else {
+        sub.wrapping_mul(1000) as i32
+    };
+    let ts_ns = i64::from(secs) * 1_000_000_000 + i64::from(nsecs);
+    let data_start = r.buf.start() + hlen;
+    r.buf.consume(total);
+    Ok(Some(Framed {
+        ts_ns: Some(ts_ns),
+        interface: 0,
+        linktype: st.linktype,
+        wire_len,
+        data_start,
+        data_end: data_start + caplen as usize,
+        offset,
+    }))
+}
