@@ -266,19 +266,19 @@ impl IterationAnalyzer {
         let median = weights.get(weights.len() / 2).copied().unwrap_or(0);
         segs.retain(|(it, _)| it.bytes >= median / 2 && it.bytes <= median.saturating_mul(2));
 
-        // Longest run of consecutive segments: gaps in it would mean a dropped iteration.
+        // Longest chain of kept iterations each about one period after the previous (0.5–1.5
+        // autocorrelation periods): a light segment dropped in between does not break it, a
+        // start-up burst seconds earlier does.
+        let p = report.acf_period_ns.unwrap_or(0);
+        let one_period = |d: i64| p > 0 && 2 * d >= p && 2 * d <= 3 * p;
         let (mut best, mut cur) = ((0usize, 0usize), (0usize, 0usize));
         for i in 0..segs.len() {
-            let contiguous = i > 0
+            let chained = i > 0
                 && segs
                     .get(i - 1)
                     .zip(segs.get(i))
-                    .is_some_and(|(p, q)| q.1 == p.1 + 1);
-            cur = if contiguous {
-                (cur.0, i + 1)
-            } else {
-                (i, i + 1)
-            };
+                    .is_some_and(|(a, b)| one_period(b.0.start_ns.saturating_sub(a.0.start_ns)));
+            cur = if chained { (cur.0, i + 1) } else { (i, i + 1) };
             if cur.1 - cur.0 > best.1 - best.0 {
                 best = cur;
             }
