@@ -1,0 +1,54 @@
+"""Shared fixtures: where the shared data is, and tshark as an oracle."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def shared_dir() -> Path | None:
+    """The shared data folder: $BURSTCORE_SHARED, else `shared` beside the checkout."""
+    env = os.environ.get("BURSTCORE_SHARED")
+    if env:
+        return Path(env)
+    p = REPO.parent / "shared"
+    return p if p.is_dir() else None
+
+
+def shared_file(rel: str) -> Path:
+    """A file of the shared data. Missing: a failure when BURSTCORE_SHARED is set (CI), else a skip."""
+    base = shared_dir()
+    if base is None:
+        pytest.skip("shared data not available (set BURSTCORE_SHARED)")
+    p = base / rel
+    if not p.exists():
+        if os.environ.get("BURSTCORE_SHARED"):
+            pytest.fail(f"BURSTCORE_SHARED is set but {p} is missing")
+        pytest.skip(f"{p} not available")
+    return p
+
+
+def tshark_fields(path: Path | str, fields: list[str], extra: list[str] | None = None) -> list[list[str]]:
+    """tshark's reading of a capture, one list of field strings per frame."""
+    if shutil.which("tshark") is None:
+        pytest.fail("tshark is not installed (bash .ci/setup installs it)")
+    cmd = ["tshark", "-n", "-r", str(path), "-T", "fields", "-E", "occurrence=f", "-E", "separator=\t"]
+    for f in fields:
+        cmd += ["-e", f]
+    cmd += extra or []
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if out.returncode != 0 and not out.stdout:
+        raise RuntimeError(f"tshark failed on {path}: {out.stderr.strip()}")
+    return [line.split("\t") for line in out.stdout.splitlines()]
+
+
+def epoch_ns(text: str) -> int:
+    """tshark's decimal epoch seconds, exactly, as integer ns."""
+    return int(Decimal(text) * 1_000_000_000)
