@@ -177,7 +177,7 @@ impl<W: Write> PcapNgWriter<W> {
         wire_len: u32,
         data: &[u8],
     ) -> Result<()> {
-        let ts_raw = self.to_raw(interface, ts_ns)?;
+        let ts_raw = self.raw_ticks(interface, ts_ns)?;
         self.enhanced_packet_raw(interface, ts_raw, wire_len, data)
     }
 
@@ -338,12 +338,17 @@ impl<W: Write> PcapNgWriter<W> {
         write_block(&mut self.w, o, block_type, &[body, pad4(body.len())])
     }
 
+    /// The sink, e.g. to see how much has been written through a counting wrapper.
+    pub fn get_ref(&self) -> &W {
+        &self.w
+    }
+
     pub fn finish(mut self) -> Result<W> {
         self.w.flush()?;
         Ok(self.w)
     }
 
-    fn to_raw(&mut self, interface: u32, ts_ns: i64) -> Result<u64> {
+    fn raw_ticks(&mut self, interface: u32, ts_ns: i64) -> Result<u64> {
         let section = current(&mut self.section)?;
         let iface = declared(section, interface)?;
         ns_to_raw(ts_ns, iface.resolution, iface.ts_offset_s)
