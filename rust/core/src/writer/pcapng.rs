@@ -169,7 +169,9 @@ impl<W: Write> PcapNgWriter<W> {
         )
     }
 
-    /// Enhanced Packet Block from nanoseconds (converted to the interface's units, floored).
+    /// Enhanced Packet Block from nanoseconds, converted to the interface's units: floored, except
+    /// that the first tick that reads back as exactly `ts_ns` is preferred when there is one (see
+    /// [`crate::writer::timestamp::ns_to_raw`]); an error if before the offset or beyond u64 ticks.
     pub fn enhanced_packet(
         &mut self,
         interface: u32,

@@ -114,8 +114,10 @@ impl Config {
 
     /// Time to send `frames` data frames at line rate, floored to ns.
     fn slots_ns(&self, frames: u64) -> i64 {
-        let ns = u128::from(frames) * u128::from(self.data_len) * 8 * 1_000_000_000
-            / u128::from(self.rate_bps);
+        let bits = u128::from(frames) * u128::from(self.data_len) * 8;
+        let ns = bits
+            .checked_mul(1_000_000_000)
+            .map_or(u128::MAX, |b| b / u128::from(self.rate_bps));
         i64::try_from(ns).unwrap_or(i64::MAX)
     }
 }
@@ -315,7 +317,9 @@ impl Synth {
     }
 
     fn data_ts(&self, flow_index: u32, flow: &Flow, frame: u32) -> i64 {
-        let slot = flow.first_slot + u64::from(frame) * self.stride;
+        let slot = flow
+            .first_slot
+            .saturating_add(u64::from(frame).saturating_mul(self.stride));
         self.step_start
             .saturating_add(flow.phase_ns)
             .saturating_add(self.cfg.slots_ns(slot))
