@@ -86,6 +86,11 @@ impl<W: Write> PcapWriter<W> {
         Ok(())
     }
 
+    /// The sink, e.g. to see how much has been written through a counting wrapper.
+    pub fn get_ref(&self) -> &W {
+        &self.w
+    }
+
     pub fn finish(mut self) -> Result<W> {
         self.w.flush()?;
         Ok(self.w)

@@ -169,7 +169,9 @@ impl<W: Write> PcapNgWriter<W> {
         )
     }
 
-    /// Enhanced Packet Block from nanoseconds (converted to the interface's units, floored).
+    /// Enhanced Packet Block from nanoseconds, converted to the interface's units: floored, except
+    /// that the first tick that reads back as exactly `ts_ns` is preferred when there is one (see
+    /// [`crate::writer::timestamp::ns_to_raw`]); an error if before the offset or beyond u64 ticks.
     pub fn enhanced_packet(
         &mut self,
         interface: u32,
@@ -177,7 +179,7 @@ impl<W: Write> PcapNgWriter<W> {
         wire_len: u32,
         data: &[u8],
     ) -> Result<()> {
-        let ts_raw = self.to_raw(interface, ts_ns)?;
+        let ts_raw = self.raw_ticks(interface, ts_ns)?;
         self.enhanced_packet_raw(interface, ts_raw, wire_len, data)
     }
 
@@ -338,12 +340,17 @@ impl<W: Write> PcapNgWriter<W> {
         write_block(&mut self.w, o, block_type, &[body, pad4(body.len())])
     }
 
+    /// The sink, e.g. to see how much has been written through a counting wrapper.
+    pub fn get_ref(&self) -> &W {
+        &self.w
+    }
+
     pub fn finish(mut self) -> Result<W> {
         self.w.flush()?;
         Ok(self.w)
     }
 
-    fn to_raw(&mut self, interface: u32, ts_ns: i64) -> Result<u64> {
+    fn raw_ticks(&mut self, interface: u32, ts_ns: i64) -> Result<u64> {
         let section = current(&mut self.section)?;
         let iface = declared(section, interface)?;
         ns_to_raw(ts_ns, iface.resolution, iface.ts_offset_s)
@@ -441,20 +448,27 @@ fn nrb_body(body: &mut Vec<u8>, o: ByteOrder, records: &[(IpAddr, &str)]) -> Res
     Ok(())
 }
 
-/// Options of one block, appended to its body; `end` writes opt_endofopt.
+/// Options of one block, appended to its body; `end` writes opt_endofopt after the last one
+/// (a block without options has no option list at all, as the specification allows).
 struct Options<'a> {
     body: &'a mut Vec<u8>,
     order: ByteOrder,
+    any: bool,
 }
 
 impl<'a> Options<'a> {
     fn new(body: &'a mut Vec<u8>, order: ByteOrder) -> Self {
-        Options { body, order }
+        Options {
+            body,
+            order,
+            any: false,
+        }
     }
 
     fn bytes(&mut self, code: u16, value: &[u8]) -> Result<()> {
         let len = u16::try_from(value.len())
             .map_err(|_| Error::invalid(format!("option {code} is longer than 65535 bytes")))?;
+        self.any = true;
         put_u16(self.body, self.order, code);
         put_u16(self.body, self.order, len);
         self.body.extend_from_slice(value);
@@ -467,13 +481,109 @@ impl<'a> Options<'a> {
     }
 
     fn u64(&mut self, code: u16, value: u64) {
+        self.any = true;
         put_u16(self.body, self.order, code);
         put_u16(self.body, self.order, 8);
         put_u64(self.body, self.order, value);
     }
 
     fn end(self) {
+        if !self.any {
+            return;
+        }
         put_u16(self.body, self.order, opt::END_OF_OPT);
         put_u16(self.body, self.order, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// Blocks laid out by hand from draft-ietf-opsawg-pcapng (big-endian, so the bytes read as
+    /// the field values), not from this writer.
+    #[test]
+    fn block_layouts_follow_the_spec() {
+        let mut w = PcapNgWriter::new(Vec::new());
+        w.section(ByteOrder::Big, Some("ab")).unwrap();
+        w.interface(1, 96, TsResolution::Pow10(9), -2, Some("e"))
+            .unwrap();
+        let stats = InterfaceStats {
+            if_drop: Some(7),
+            end_ns: Some(-1_000_000_000),
+            ..Default::default()
+        };
+        w.interface_statistics(0, 0x1_0000_0002, &stats).unwrap();
+        w.enhanced_packet(0, -1_999_999_999, 3, &[9, 8]).unwrap();
+        let bytes = w.finish().unwrap();
+        #[rustfmt::skip]
+        let expected: Vec<u8> = [
+            // SHB: type, length 40, magic, 1.0, section length -1, shb_userappl "ab", end, length
+            &[0x0A, 0x0D, 0x0D, 0x0A, 0, 0, 0, 40, 0x1A, 0x2B, 0x3C, 0x4D, 0, 1, 0, 0][..],
+            &[0xFF; 8], &[0, 4, 0, 2, b'a', b'b', 0, 0, 0, 0, 0, 0, 0, 0, 0, 40],
+            // IDB: linktype 1, reserved, snaplen 96, if_name "e", if_tsresol 9, if_tsoffset -2
+            &[0, 0, 0, 1, 0, 0, 0, 52, 0, 1, 0, 0, 0, 0, 0, 96],
+            &[0, 2, 0, 1, b'e', 0, 0, 0, 0, 9, 0, 1, 9, 0, 0, 0],
+            &[0, 14, 0, 8, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE, 0, 0, 0, 0, 0, 0, 0, 52],
+            // ISB: interface 0, ts high 1 low 2, isb_endtime 10^9 ticks after the offset, isb_ifdrop 7
+            &[0, 0, 0, 5, 0, 0, 0, 52, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2],
+            &[0, 3, 0, 8, 0, 0, 0, 0, 0x3B, 0x9A, 0xCA, 0x00],
+            &[0, 5, 0, 8, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 52],
+            // EPB: interface 0, ts 1 tick after the offset, caplen 2, wire 3, data padded
+            &[0, 0, 0, 6, 0, 0, 0, 36, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            &[0, 0, 0, 2, 0, 0, 0, 3, 9, 8, 0, 0, 0, 0, 0, 36],
+        ]
+        .concat();
+        assert_eq!(bytes, expected);
+    }
+
+    #[test]
+    fn little_endian_name_records_and_custom_blocks() {
+        let mut w = PcapNgWriter::new(Vec::new());
+        w.section(ByteOrder::Little, None).unwrap();
+        w.name_resolution(&[([10, 0, 0, 1].into(), "h")]).unwrap();
+        w.custom(false, 32473, &[1]).unwrap();
+        let bytes = w.finish().unwrap();
+        #[rustfmt::skip]
+        let expected: Vec<u8> = [
+            &[0x0A, 0x0D, 0x0D, 0x0A, 28, 0, 0, 0, 0x4D, 0x3C, 0x2B, 0x1A, 1, 0, 0, 0][..],
+            &[0xFF; 8], &[28, 0, 0, 0],
+            // NRB: IPv4 record of 6 bytes (address, "h", NUL) padded to 8, then the end record
+            &[4, 0, 0, 0, 28, 0, 0, 0, 1, 0, 6, 0, 10, 0, 0, 1, b'h', 0, 0, 0, 0, 0, 0, 0, 28, 0, 0, 0],
+            // non-copyable custom block: PEN, data padded
+            &[0xAD, 0x0B, 0, 0x40, 20, 0, 0, 0, 0xD9, 0x7E, 0, 0, 1, 0, 0, 0, 20, 0, 0, 0],
+        ]
+        .concat();
+        assert_eq!(bytes, expected);
+    }
+
+    #[test]
+    fn refuses_what_a_reader_would_reject() {
+        let invalid = |r: Result<()>| assert_eq!(r.unwrap_err().kind, ErrorKind::InvalidArgument);
+        let mut w = PcapNgWriter::new(Vec::new());
+        invalid(w.enhanced_packet_raw(0, 0, 0, &[]));
+        invalid(w.custom(true, 1, &[]));
+        invalid(w.raw_block(0x101, &[]));
+        assert!(w.interface(1, 0, TsResolution::Pow10(6), 0, None).is_err());
+        w.section(ByteOrder::Little, None).unwrap();
+        invalid(w.simple_packet(4, &[0; 4])); // no interface 0 yet
+        w.interface(1, 8, TsResolution::Pow10(3), 5, None).unwrap();
+        invalid(w.enhanced_packet_raw(1, 0, 4, &[0; 4]));
+        invalid(w.obsolete_packet_raw(1, 0, 4, &[0; 4]));
+        invalid(w.interface_statistics(1, 0, &InterfaceStats::default()));
+        invalid(w.enhanced_packet(0, 4_999_999_999, 4, &[0; 4])); // before the offset
+        invalid(w.enhanced_packet(0, 0, 3, &[0; 4])); // wire shorter than captured
+        invalid(w.simple_packet(10, &[0; 10])); // reads back as 8 captured bytes
+        w.simple_packet(10, &[0; 8]).unwrap();
+        invalid(w.name_resolution(&[([1, 2, 3, 4].into(), "a\0b")]));
+        let isb = InterfaceStats {
+            start_ns: Some(0),
+            ..Default::default()
+        };
+        invalid(w.interface_statistics(0, 0, &isb));
+        // a new section forgets the interfaces of the last one
+        w.section(ByteOrder::Big, None).unwrap();
+        invalid(w.enhanced_packet_raw(0, 0, 4, &[0; 4]));
     }
 }

@@ -114,8 +114,10 @@ impl Config {
 
     /// Time to send `frames` data frames at line rate, floored to ns.
     fn slots_ns(&self, frames: u64) -> i64 {
-        let ns = u128::from(frames) * u128::from(self.data_len) * 8 * 1_000_000_000
-            / u128::from(self.rate_bps);
+        let bits = u128::from(frames) * u128::from(self.data_len) * 8;
+        let ns = bits
+            .checked_mul(1_000_000_000)
+            .map_or(u128::MAX, |b| b / u128::from(self.rate_bps));
         i64::try_from(ns).unwrap_or(i64::MAX)
     }
 }
@@ -155,12 +157,19 @@ impl Synth {
         cfg.validate()?;
         let n = u64::from(cfg.hosts);
         let frame_ns = cfg.slots_ns(1).max(1);
-        let comm_ns = i128::from(cfg.period_ns) * i128::from(cfg.comm_permille) / 1000;
-        let comm_slots = u64::try_from(comm_ns / i128::from(frame_ns)).unwrap_or(0);
         let (steps, stride) = match cfg.mode {
             Mode::Ring => (2 * (n - 1), 1),
             Mode::ParameterServer => (2, n - 1),
         };
+        // The phase lasts comm_permille of the period: what the gaps between steps and each
+        // step's tail (last ACK) take is not available for frames.
+        let comm_ns = i128::from(cfg.period_ns) * i128::from(cfg.comm_permille) / 1000;
+        let per_step_tail =
+            i128::from(cfg.ack_delay_ns) + i128::from(cfg.jitter_ns) + i128::from(frame_ns);
+        let overhead =
+            i128::from(steps) * per_step_tail + i128::from(steps - 1) * i128::from(cfg.step_gap_ns);
+        let comm_slots =
+            u64::try_from((comm_ns - overhead).max(0) / i128::from(frame_ns)).unwrap_or(0);
         let frames = (comm_slots / (steps * stride)).clamp(1, u64::from(u32::MAX / 2));
         let mut synth = Synth {
             cfg,
@@ -308,7 +317,9 @@ impl Synth {
     }
 
     fn data_ts(&self, flow_index: u32, flow: &Flow, frame: u32) -> i64 {
-        let slot = flow.first_slot + u64::from(frame) * self.stride;
+        let slot = flow
+            .first_slot
+            .saturating_add(u64::from(frame).saturating_mul(self.stride));
         self.step_start
             .saturating_add(flow.phase_ns)
             .saturating_add(self.cfg.slots_ns(slot))

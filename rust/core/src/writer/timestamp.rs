@@ -36,6 +36,18 @@ pub fn tsresol_byte(resolution: TsResolution) -> Result<u8> {
 /// Raw units of an interface for `ts_ns`, floored: `floor((ts_ns − offset_s·10^9)·units / 10^9)`.
 /// An error if the result is negative or does not fit in the u64 of a pcapng timestamp.
 pub fn ns_to_raw(ts_ns: i64, resolution: TsResolution, offset_s: i64) -> Result<u64> {
+    // Fast path (the writer's hot loop): units of 10^-n s with n ≤ 9 are whole ns, so the floor
+    // is always the answer and i64 arithmetic is enough.
+    if let TsResolution::Pow10(n @ 0..=9) = resolution {
+        let since_offset = offset_s
+            .checked_mul(1_000_000_000)
+            .and_then(|o| ts_ns.checked_sub(o));
+        if let Some(x) = since_offset {
+            if let Ok(raw) = u64::try_from(x.div_euclid(10i64.pow(9 - u32::from(n)))) {
+                return Ok(raw);
+            }
+        }
+    }
     let units = units_per_second(resolution)
         .and_then(|u| i128::try_from(u).ok())
         .ok_or_else(|| {
