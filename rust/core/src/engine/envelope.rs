@@ -142,26 +142,28 @@ impl Envelope {
         self.ring.push(ts, size);
         let ring = &self.ring;
         for w in &mut self.windows {
-            w.bytes += u128::from(size);
-            w.packets += 1;
+            // Work on locals: the compiler keeps them in registers through the trailing loop.
+            let (mut trail, mut bytes, mut packets) = (w.trail, w.bytes, w.packets);
+            bytes += u128::from(size);
+            packets += 1;
             // reach ≥ 0, so the packet just pushed always stays in its own window and the loop
             // stops before the head.
             let bound = ts.saturating_sub(w.reach);
-            while w.trail != ring.head && ring.ts_at(w.trail) < bound {
-                w.bytes -= u128::from(ring.size_at(w.trail));
-                w.packets -= 1;
-                w.trail = w.trail.wrapping_add(1);
+            while trail != ring.head && ring.ts_at(trail) < bound {
+                bytes -= u128::from(ring.size_at(trail));
+                packets -= 1;
+                trail = trail.wrapping_add(1);
             }
-            let start = ring.ts_at(w.trail);
-            if first || w.bytes > w.best_bytes {
-                w.best_bytes = w.bytes;
-                w.best_packets = w.packets;
-                w.best_start = start;
-            } else if w.bytes == w.best_bytes && start == w.best_start {
+            (w.trail, w.bytes, w.packets) = (trail, bytes, packets);
+            if first || bytes > w.best_bytes {
+                w.best_bytes = bytes;
+                w.best_packets = packets;
+                w.best_start = ring.ts_at(trail);
+            } else if bytes == w.best_bytes && ring.ts_at(trail) == w.best_start {
                 // Same start, more (zero-size) packets: the window starting there holds them too.
-                w.best_packets = w.packets;
+                w.best_packets = packets;
             }
-            w.max_packets = w.max_packets.max(w.packets);
+            w.max_packets = w.max_packets.max(packets);
         }
         if let Some(largest) = self.windows.last() {
             self.ring.tail = largest.trail;

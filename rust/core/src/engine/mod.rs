@@ -80,7 +80,8 @@ pub struct ScanConfig {
     /// Bin widths Δ in ns (> 0); bins start at multiples of Δ in epoch time.
     pub bins_ns: Vec<i64>,
     pub by: Vec<By>,
-    /// Packets may arrive up to this many ns earlier than the latest seen so far.
+    /// Packets may arrive up to this many ns earlier than the latest seen so far (≥ 0; 0 means
+    /// sorted input, equal timestamps allowed). A packet more than this much earlier is late.
     pub reorder_horizon_ns: i64,
     pub late: LatePolicy,
     /// Most groups per grouping before a LimitExceeded error.
@@ -123,7 +124,8 @@ pub struct EnvelopeRow {
     pub window_ns: i64,
     /// E(τ): most bytes in any window of length τ.
     pub bytes: u64,
-    /// Packets in that (first-found) maximising window.
+    /// Packets in the maximising window that starts earliest (among windows with `bytes` bytes),
+    /// counting every packet of that window, zero-size ones included.
     pub packets_in_window: u64,
     /// Timestamp of the first packet of that window.
     pub start_ns: i64,
@@ -140,7 +142,10 @@ pub struct BacklogRow {
     pub bmax_bytes: f64,
     /// Time of the packet at which the backlog peaked.
     pub peak_ns: i64,
-    /// Longest busy period (queue non-empty), in ns, and when it started.
+    /// Longest busy period (queue non-empty), in ns, and when it started: from the first packet that
+    /// finds the queue empty and leaves it non-empty, to the exact instant the queue drains,
+    /// rounded up to whole ns (`t_last − t_start + ⌈Q_last/r⌉`). Ties keep the earlier period;
+    /// 0 ns at the first packet when every packet has size 0.
     pub longest_busy_ns: i64,
     pub longest_busy_start_ns: i64,
 }
@@ -150,6 +155,7 @@ pub struct SeriesRow {
     pub by: By,
     pub group: GroupKey,
     pub bin_ns: i64,
+    /// kΔ with k = ⌊t/Δ⌋; the one bin that would start before i64::MIN reports i64::MIN.
     pub start_ns: i64,
     pub bytes: u64,
     pub packets: u64,
@@ -167,11 +173,12 @@ pub struct GroupSummary {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReorderStats {
-    /// Packets that arrived with a timestamp earlier than one already seen.
+    /// Packets that arrived with a timestamp earlier than one already seen and were put back in
+    /// order (late packets are not counted here, only in `dropped_late`).
     pub reordered: u64,
     /// Packets dropped because they were later than the horizon (LatePolicy::Drop).
     pub dropped_late: u64,
-    /// Largest step backwards seen, ns.
+    /// Largest step backwards seen, ns (late packets included; saturates at i64::MAX).
     pub max_lateness_ns: i64,
 }
 

@@ -1,0 +1,428 @@
+//! Configuration checks, group keys and labels, empty and degenerate traces, the group limit.
+
+use burstcore::engine::{Arrival, By, Closure, GroupKey, LatePolicy, ScanConfig, Scanner};
+use burstcore::wire::Headers;
+use burstcore::ErrorKind;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+fn base() -> ScanConfig {
+    ScanConfig {
+        windows_ns: vec![1000],
+        closure: Closure::HalfOpen,
+        rates_bps: vec![1_000_000_000],
+        bins_ns: vec![1000],
+        by: vec![By::All],
+        reorder_horizon_ns: 0,
+        late: LatePolicy::Error,
+        max_groups: 10,
+    }
+}
+
+fn v4(a: u8, b: u8, c: u8, d: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(a, b, c, d))
+}
+
+fn invalid(config: ScanConfig, says: &str) {
+    match Scanner::new(config) {
+        Err(e) => {
+            assert_eq!(e.kind, ErrorKind::InvalidArgument, "{e}");
+            assert!(e.reason.contains(says), "{e:?} should mention {says:?}");
+        }
+        Ok(_) => panic!("config accepted; expected an error mentioning {says:?}"),
+    }
+}
+
+#[test]
+fn invalid_parameters_are_rejected_with_what_was_wrong() {
+    invalid(
+        ScanConfig {
+            windows_ns: vec![5, 0],
+            ..base()
+        },
+        "window length must be > 0 ns, got 0",
+    );
+    invalid(
+        ScanConfig {
+            windows_ns: vec![-3],
+            ..base()
+        },
+        "got -3 ns",
+    );
+    invalid(
+        ScanConfig {
+            rates_bps: vec![0],
+            ..base()
+        },
+        "server rate must be > 0",
+    );
+    invalid(
+        ScanConfig {
+            bins_ns: vec![0],
+            ..base()
+        },
+        "bin width must be > 0 ns",
+    );
+    invalid(
+        ScanConfig {
+            bins_ns: vec![i64::MIN],
+            ..base()
+        },
+        "bin width",
+    );
+    invalid(
+        ScanConfig {
+            reorder_horizon_ns: -1,
+            ..base()
+        },
+        "reorder horizon",
+    );
+    invalid(
+        ScanConfig {
+            max_groups: 0,
+            ..base()
+        },
+        "max_groups",
+    );
+    assert!(Scanner::new(ScanConfig::default()).is_ok());
+}
+
+fn arrival(ts: i64, size: u64, headers: Headers) -> Arrival {
+    Arrival {
+        ts_ns: ts,
+        size,
+        interface: 0,
+        headers,
+    }
+}
+
+#[test]
+fn empty_trace_gives_empty_rows() {
+    let config = ScanConfig {
+        by: By::EVERY.to_vec(),
+        ..base()
+    };
+    let out = Scanner::new(config)
+        .expect("valid")
+        .finish()
+        .expect("finishes");
+    assert!(out.envelope.is_empty() && out.backlog.is_empty() && out.series.is_empty());
+    assert!(out.groups.is_empty());
+    assert_eq!(out.reorder, Default::default());
+}
+
+#[test]
+fn no_grouping_means_aggregate_and_duplicates_collapse() {
+    let config = ScanConfig {
+        by: vec![],
+        windows_ns: vec![1000, 10, 1000],
+        rates_bps: vec![5, 5],
+        bins_ns: vec![7, 7],
+        ..base()
+    };
+    let mut s = Scanner::new(config).expect("valid");
+    s.push(&arrival(3, 10, Headers::default())).expect("push");
+    let out = s.finish().expect("finish");
+    assert_eq!(out.groups.len(), 1);
+    assert_eq!(
+        (out.groups[0].by, out.groups[0].group),
+        (By::All, GroupKey::All)
+    );
+    let windows: Vec<i64> = out.envelope.iter().map(|e| e.window_ns).collect();
+    assert_eq!(windows, vec![10, 1000]);
+    assert_eq!(out.backlog.len(), 1);
+    assert_eq!(out.series.len(), 1);
+}
+
+#[test]
+fn single_packet() {
+    let config = ScanConfig {
+        by: vec![By::All, By::Src],
+        ..base()
+    };
+    let mut s = Scanner::new(config).expect("valid");
+    s.push(&arrival(-1, 1500, Headers::default()))
+        .expect("push");
+    let out = s.finish().expect("finish");
+    // One group per grouping: the aggregate, and (none) for a packet without an IP header.
+    let groups: Vec<(By, GroupKey)> = out.groups.iter().map(|g| (g.by, g.group)).collect();
+    assert_eq!(
+        groups,
+        vec![(By::All, GroupKey::All), (By::Src, GroupKey::None)]
+    );
+    for e in &out.envelope {
+        assert_eq!(
+            (e.bytes, e.packets_in_window, e.start_ns, e.max_packets),
+            (1500, 1, -1, 1)
+        );
+    }
+    for b in &out.backlog {
+        assert_eq!((b.bmax_bytes, b.peak_ns), (1500.0, -1));
+        // 1500 B at 1 Gbit/s: 12 µs.
+        assert_eq!((b.longest_busy_ns, b.longest_busy_start_ns), (12_000, -1));
+    }
+    for r in &out.series {
+        // Floor, not truncation: -1 ns is in the bin [-1000, 0).
+        assert_eq!((r.start_ns, r.bytes, r.packets), (-1000, 1500, 1));
+    }
+}
+
+#[test]
+fn too_many_groups_is_a_limit_error() {
+    let config = ScanConfig {
+        by: vec![By::Src],
+        max_groups: 3,
+        ..base()
+    };
+    let mut s = Scanner::new(config).expect("valid");
+    let mut result = Ok(());
+    for i in 0..4u8 {
+        let h = Headers {
+            src: Some(v4(10, 0, 0, i)),
+            ..Default::default()
+        };
+        result = s.push(&arrival(i64::from(i), 1, h));
+        if result.is_err() {
+            break;
+        }
+    }
+    let err = result.expect_err("the fourth source exceeds max_groups = 3");
+    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    assert!(
+        err.reason
+            .contains("more than 3 groups when grouping by src"),
+        "{err}"
+    );
+}
+
+#[test]
+fn group_keys_follow_the_headers() {
+    let (s, d) = (v4(10, 0, 0, 1), v4(10, 0, 0, 2));
+    let full = Headers {
+        src: Some(s),
+        dst: Some(d),
+        ip_proto: Some(6),
+        sport: Some(5000),
+        dport: Some(6000),
+        vlan: Some(100),
+        roce_qp: Some(17),
+        ..Default::default()
+    };
+    let a = Arrival {
+        ts_ns: 0,
+        size: 1,
+        interface: 3,
+        headers: full,
+    };
+    assert_eq!(By::All.key(&a), GroupKey::All);
+    assert_eq!(By::Src.key(&a), GroupKey::Host(s));
+    assert_eq!(By::Dst.key(&a), GroupKey::Host(d));
+    assert_eq!(By::Pair.key(&a), GroupKey::Pair(s, d));
+    let f5 = GroupKey::Flow5 {
+        proto: 6,
+        src: s,
+        dst: d,
+        sport: 5000,
+        dport: 6000,
+    };
+    assert_eq!(By::Flow5.key(&a), f5);
+    let f4 = GroupKey::Flow4 {
+        src: s,
+        sport: 5000,
+        dst: d,
+        dport: 6000,
+    };
+    assert_eq!(By::Flow4.key(&a), f4);
+    assert_eq!(By::Interface.key(&a), GroupKey::Interface(3));
+    assert_eq!(By::Vlan.key(&a), GroupKey::Vlan(100));
+    assert_eq!(By::Qp.key(&a), GroupKey::Qp { dst: d, qp: 17 });
+
+    let bare = Arrival {
+        headers: Headers::default(),
+        ..a
+    };
+    for by in By::EVERY {
+        let want = match by {
+            By::All => GroupKey::All,
+            By::Interface => GroupKey::Interface(3),
+            _ => GroupKey::None,
+        };
+        assert_eq!(by.key(&bare), want, "{by:?}");
+    }
+    // ICMP: no ports, still a flow (ports 0).
+    let icmp = Arrival {
+        headers: Headers {
+            src: Some(s),
+            dst: Some(d),
+            ip_proto: Some(1),
+            ..Default::default()
+        },
+        ..a
+    };
+    assert_eq!(
+        By::Flow5.key(&icmp),
+        GroupKey::Flow5 {
+            proto: 1,
+            src: s,
+            dst: d,
+            sport: 0,
+            dport: 0
+        }
+    );
+}
+
+#[test]
+fn labels_and_names() {
+    let (s, d) = (v4(10, 0, 0, 1), v4(10, 0, 0, 2));
+    let v6 = IpAddr::V6(Ipv6Addr::LOCALHOST);
+    let cases = [
+        (GroupKey::All, "all"),
+        (GroupKey::None, "(none)"),
+        (GroupKey::Host(s), "10.0.0.1"),
+        (GroupKey::Pair(s, d), "10.0.0.1>10.0.0.2"),
+        (
+            GroupKey::Flow5 {
+                proto: 6,
+                src: s,
+                dst: d,
+                sport: 5000,
+                dport: 6000,
+            },
+            "tcp 10.0.0.1:5000>10.0.0.2:6000",
+        ),
+        (
+            GroupKey::Flow5 {
+                proto: 17,
+                src: v6,
+                dst: v6,
+                sport: 1,
+                dport: 2,
+            },
+            "udp [::1]:1>[::1]:2",
+        ),
+        (
+            GroupKey::Flow4 {
+                src: s,
+                sport: 5000,
+                dst: d,
+                dport: 6000,
+            },
+            "10.0.0.1:5000>10.0.0.2:6000",
+        ),
+        (GroupKey::Interface(0), "if0"),
+        (GroupKey::Vlan(100), "vlan100"),
+        (GroupKey::Qp { dst: d, qp: 17 }, "10.0.0.2 qp 17"),
+    ];
+    for (key, label) in cases {
+        assert_eq!(key.label(), label);
+    }
+    let names: Vec<&str> = By::EVERY.iter().map(|b| b.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "all",
+            "src",
+            "dst",
+            "pair",
+            "flow",
+            "flow4",
+            "interface",
+            "vlan",
+            "qp"
+        ]
+    );
+    for by in By::EVERY {
+        assert_eq!(By::parse(by.name()), Ok(by));
+        assert_eq!(By::parse(&by.name().to_uppercase()), Ok(by));
+    }
+    assert_eq!(By::parse("flow5"), Ok(By::Flow5));
+    let err = By::parse("mac").expect_err("unknown grouping");
+    assert_eq!(err.kind, ErrorKind::InvalidArgument);
+    assert!(
+        err.reason.contains("\"mac\"") && err.reason.contains("flow4"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rows_are_sorted_by_grouping_then_group() {
+    let config = ScanConfig {
+        by: vec![By::Vlan, By::Src, By::All],
+        ..base()
+    };
+    let mut s = Scanner::new(config).expect("valid");
+    for (i, (src, vlan)) in [
+        (3u8, Some(200u16)),
+        (1, None),
+        (2, Some(100)),
+        (1, Some(200)),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let h = Headers {
+            src: Some(v4(10, 0, 0, *src)),
+            vlan: *vlan,
+            ..Default::default()
+        };
+        s.push(&arrival(i as i64, 1, h)).expect("push");
+    }
+    let out = s.finish().expect("finish");
+    let order: Vec<String> = out
+        .groups
+        .iter()
+        .map(|g| format!("{} {}", g.by.name(), g.group.label()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "all all",
+            "src 10.0.0.1",
+            "src 10.0.0.2",
+            "src 10.0.0.3",
+            "vlan (none)",
+            "vlan vlan100",
+            "vlan vlan200"
+        ]
+    );
+    let env: Vec<(By, GroupKey)> = out.envelope.iter().map(|e| (e.by, e.group)).collect();
+    let grp: Vec<(By, GroupKey)> = out.groups.iter().map(|g| (g.by, g.group)).collect();
+    assert_eq!(env, grp);
+}
+
+#[test]
+fn bins_near_the_ends_of_time_do_not_overflow() {
+    let config = ScanConfig {
+        windows_ns: vec![i64::MAX],
+        bins_ns: vec![3, i64::MAX],
+        rates_bps: vec![1, u64::MAX],
+        ..base()
+    };
+    let mut s = Scanner::new(config).expect("valid");
+    for ts in [i64::MIN, i64::MIN + 1, -1, 0, i64::MAX - 1, i64::MAX] {
+        s.push(&arrival(ts, u64::MAX, Headers::default()))
+            .expect("push");
+    }
+    let out = s.finish().expect("finish");
+    let starts: Vec<(i64, i64, u64)> = out
+        .series
+        .iter()
+        .map(|r| (r.bin_ns, r.start_ns, r.packets))
+        .collect();
+    // Δ = 3: ⌊MIN/3⌋·3 lies below i64::MIN, reported as i64::MIN (documented clamp).
+    assert_eq!(
+        starts,
+        [
+            (3, i64::MIN, 2),
+            (3, -3, 1),
+            (3, 0, 1),
+            (3, i64::MAX - 1, 2),
+            (i64::MAX, i64::MIN, 1),
+            (i64::MAX, -i64::MAX, 2),
+            (i64::MAX, 0, 2),
+            (i64::MAX, i64::MAX, 1),
+        ]
+    );
+    // Saturated byte counts, not wrapped ones.
+    assert_eq!(out.groups[0].bytes, u64::MAX);
+    assert_eq!(out.envelope[0].bytes, u64::MAX);
+}

@@ -1,0 +1,172 @@
+//! Shared helpers of the engine tests: a tiny PRNG, random traces, and running the scanner.
+#![allow(dead_code)]
+
+use burstcore::engine::{Arrival, ExactBacklog, ScanConfig, ScanOutput, Scanner};
+use burstcore::wire::Headers;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// SplitMix64: enough randomness for traces, and reproducible from a seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    pub fn range_i64(&mut self, lo: i64, hi: i64) -> i64 {
+        let span = (i128::from(hi) - i128::from(lo) + 1) as u128;
+        let r = (u128::from(self.next()) << 64 | u128::from(self.next())) % span;
+        (i128::from(lo) + r as i128) as i64
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// One generated packet with the fields the tests group by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pkt {
+    pub ts: i64,
+    pub size: u64,
+    pub src: Option<u8>,
+    pub dst: Option<u8>,
+    pub iface: u32,
+    pub vlan: Option<u16>,
+}
+
+pub fn ip(last: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(10, 0, 0, last))
+}
+
+impl Pkt {
+    pub fn arrival(&self) -> Arrival {
+        Arrival {
+            ts_ns: self.ts,
+            size: self.size,
+            interface: self.iface,
+            headers: Headers {
+                src: self.src.map(ip),
+                dst: self.dst.map(ip),
+                vlan: self.vlan,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+fn size(rng: &mut Rng) -> u64 {
+    match rng.below(100) {
+        0..=14 => 0,
+        15..=16 => rng.next() >> rng.below(64),
+        17 => u64::MAX,
+        _ => 1 + rng.below(1500),
+    }
+}
+
+fn gap(rng: &mut Rng, style: u64) -> i64 {
+    match (style, rng.below(100)) {
+        // Ties and µs-like steps, the cases where conventions differ.
+        (_, 0..=24) => 0,
+        (0, _) => 1 + rng.below(3) as i64,
+        (1, 25..=89) => 1 + rng.below(1000) as i64,
+        (1, _) => 1_000_000 + rng.below(1_000_000_000) as i64,
+        (2, _) => 1000 * rng.below(5) as i64,
+        _ => rng.below(100_000) as i64,
+    }
+}
+
+/// A sorted random trace: ties, bursts, zero sizes, timestamps anywhere in i64 (including both
+/// ends), from empty to `max_len` packets.
+pub fn trace(rng: &mut Rng, max_len: u64) -> Vec<Pkt> {
+    let n = match rng.below(20) {
+        0 => 0,
+        1 => 1,
+        _ => rng.below(max_len + 1),
+    };
+    let style = rng.below(4);
+    let mut ts: Vec<i64> = Vec::new();
+    match rng.below(8) {
+        // Spread over the whole i64 range: every difference needs the full width.
+        0 => {
+            for _ in 0..n {
+                ts.push(rng.range_i64(i64::MIN, i64::MAX));
+            }
+            if n >= 2 {
+                ts[0] = i64::MIN;
+                ts[1] = i64::MAX;
+            }
+            ts.sort_unstable();
+        }
+        mode => {
+            let mut t = match mode {
+                1 => i64::MIN + rng.below(1000) as i64,
+                2 => -(rng.below(10_000_000_000) as i64),
+                3 => 1_700_000_000_000_000_000 + rng.below(1 << 40) as i64,
+                _ => rng.below(1_000_000) as i64,
+            };
+            for _ in 0..n {
+                ts.push(t);
+                t = t.saturating_add(gap(rng, style));
+            }
+            if mode == 4 {
+                // Shift the whole trace so it ends at i64::MAX.
+                let shift = i64::MAX - ts.last().copied().unwrap_or(0);
+                ts.iter_mut().for_each(|x| *x += shift);
+            }
+        }
+    }
+    let groups = 1 + rng.below(4) as u8;
+    ts.into_iter()
+        .map(|ts| Pkt {
+            ts,
+            size: size(rng),
+            src: (!rng.chance(10)).then(|| rng.below(u64::from(groups)) as u8),
+            dst: (!rng.chance(10)).then(|| rng.below(2) as u8),
+            iface: rng.below(2) as u32,
+            vlan: (!rng.chance(30)).then(|| 100 + rng.below(2) as u16),
+        })
+        .collect()
+}
+
+/// Arrival order for a sorted trace: each packet moved later by up to `horizon` ns, so no packet
+/// is more than `horizon` ns older than the latest one before it.
+pub fn shuffle_within(rng: &mut Rng, sorted: &[Pkt], horizon: i64) -> Vec<Pkt> {
+    let mut keyed: Vec<(i128, Pkt)> = sorted
+        .iter()
+        .map(|p| {
+            let jitter = if horizon == 0 {
+                0
+            } else {
+                rng.range_i64(0, horizon)
+            };
+            (i128::from(p.ts) + i128::from(jitter), *p)
+        })
+        .collect();
+    keyed.sort_by_key(|k| k.0);
+    keyed.into_iter().map(|k| k.1).collect()
+}
+
+pub fn run(
+    config: ScanConfig,
+    arrivals: &[Pkt],
+) -> burstcore::error::Result<(ScanOutput, Vec<ExactBacklog>)> {
+    let mut scanner = Scanner::new(config)?;
+    for p in arrivals {
+        scanner.push(&p.arrival())?;
+    }
+    scanner.finish_exact()
+}
+
+/// (ts, size) pairs in timestamp order, as the references want them.
+pub fn points(packets: &[Pkt]) -> Vec<(i64, u64)> {
+    let mut pts: Vec<(i64, u64)> = packets.iter().map(|p| (p.ts, p.size)).collect();
+    pts.sort_by_key(|p| p.0);
+    pts
+}
