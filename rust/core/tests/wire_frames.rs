@@ -175,10 +175,11 @@ impl Frame {
                 _ => body[1] = (len / 8 - 1) as u8,
             }
             self.put(&body);
-            self.need.ip_proto = ext_start + if ty == 44 { 4 } else { 2 };
+            // The last header's first byte names the transport; earlier ones need their length.
+            self.need.ip_proto = ext_start + if i + 1 == exts.len() { 1 } else if ty == 44 { 4 } else { 2 };
             if ty == 44 && frag_offset != 0 {
-                (self.want.fragment, self.need.fragment) = (true, self.need.ip_proto);
-                self.need.end = self.need.ip_proto;
+                (self.want.fragment, self.need.fragment) = (true, ext_start + 4);
+                self.need.end = ext_start + 4;
                 return self;
             }
         }

@@ -14,10 +14,11 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
         h.truncated = true;
         return None;
     };
-    if fixed[0] >> 4 != 4 {
+    let header_len = usize::from(fixed[0] & 0x0f) * 4;
+    // A wrong version or a header shorter than its fixed part is not IPv4 at all (tshark agrees).
+    if fixed[0] >> 4 != 4 || header_len < MIN_HEADER_LEN {
         return None;
     }
-    let header_len = usize::from(fixed[0] & 0x0f) * 4;
     let total_len = u16::from_be_bytes([fixed[2], fixed[3]]);
     h.ip_len = Some(u32::from(total_len));
     h.ip_proto = Some(fixed[9]);
@@ -31,13 +32,12 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
         h.fragment = true;
         return None;
     }
-    if header_len < MIN_HEADER_LEN {
-        return None;
-    }
     let Some(rest) = packet.get(header_len..) else {
         h.truncated = true;
         return None;
     };
+    // A total length below the header (0 from TSO, or garbage) leaves the payload length unknown;
+    // the transport header is still read from the captured bytes.
     let payload_len = u32::from(total_len).checked_sub(header_len as u32);
     Some(Segment::new(rest, payload_len))
 }

@@ -16,6 +16,14 @@ const MOBILITY: u8 = 135;
 const HIP: u8 = 139;
 const SHIM6: u8 = 140;
 
+#[inline(always)]
+fn is_extension(next: u8) -> bool {
+    matches!(
+        next,
+        HOP_BY_HOP | ROUTING | FRAGMENT | AUTH | DEST_OPTS | MOBILITY | HIP | SHIM6
+    )
+}
+
 /// Fill in the IPv6 fields and hand back the transport segment. ESP (50) and "no next header"
 /// (59) end the chain like any transport protocol: `ip_proto` says which.
 #[inline]
@@ -36,30 +44,25 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
     // captured bytes, so the walk ends within packet.len() / 8 steps.
     let mut next = fixed[6];
     let mut at = HEADER_LEN;
-    loop {
+    while is_extension(next) {
         let ext_len = match next {
-            HOP_BY_HOP | ROUTING | DEST_OPTS | MOBILITY | HIP | SHIM6 => {
-                packet.get(at + 1).map(|&n| (usize::from(n) + 1) * 8)
-            }
             AUTH => packet.get(at + 1).map(|&n| (usize::from(n) + 2) * 4),
-            FRAGMENT => Some(8),
-            _ => break,
+            FRAGMENT => be16(packet, at + 2).map(|_| 8),
+            _ => packet.get(at + 1).map(|&n| (usize::from(n) + 1) * 8),
         };
-        let (Some(ext_len), Some(&after)) = (ext_len, packet.get(at)) else {
+        let after = packet.get(at).copied();
+        let Some(ext_len) = ext_len else {
             h.truncated = true;
+            // The first byte alone still names the transport if the chain ends here.
+            h.ip_proto = after.filter(|&n| !is_extension(n));
             return None;
         };
-        if next == FRAGMENT {
-            // Offset in 8-byte units in the upper 13 bits; a non-first fragment has no transport.
-            let Some(offset) = be16(packet, at + 2) else {
-                h.truncated = true;
-                return None;
-            };
-            if offset >> 3 != 0 {
-                h.ip_proto = Some(after);
-                h.fragment = true;
-                return None;
-            }
+        let after = after.unwrap_or_default(); // present: ext_len needed later bytes
+        // Fragment offset is in the upper 13 bits; a non-first fragment has no transport header.
+        if next == FRAGMENT && be16(packet, at + 2).unwrap_or_default() >> 3 != 0 {
+            h.ip_proto = Some(after);
+            h.fragment = true;
+            return None;
         }
         next = after;
         at += ext_len;

@@ -1,0 +1,483 @@
+//! tshark as the oracle: every corpus file whose link types this decoder knows is converted to
+//! classic pcap with editcap (pcapng, gzip, zstd all become one simple format), walked by a tiny
+//! pcap reader here (not the project's reader, which is developed in parallel), decoded, and
+//! compared per packet with tshark's fields for the same pcap.
+//!
+//! tshark runs with IP reassembly off so each frame is dissected on its own. Differences that are
+//! legitimate are counted per category and listed in the output; anything else fails the test.
+//! The legitimate categories:
+//! - `non-ip-link-payload`: our link layer says the payload is not IP (PPPoE, MPLS, LLC/SNAP,
+//!   ARP, ...), while tshark dissects further and finds IP inside.
+//! - `inner-ports`: our transport protocol is not TCP/UDP (ICMP errors, IP-in-IP, GRE, ESP...),
+//!   and tshark reports ports of an encapsulated packet.
+//! - `cut-ip-header`: the capture ends inside the IP header; tshark shows the addresses it got,
+//!   we decode IP fields only from a complete fixed header.
+//! - `bogus-ip-len`: the IP length is smaller than the headers (TSO/GRO frames carry 0), tshark
+//!   refuses the transport header, we still read the ports the capture holds.
+//! - `mobility-chain`: the IPv6 chain has an extension tshark gives no next-header field for.
+//!
+//! Set `BURSTCORE_WIRE_FILES=N` to check only every N-th file (the full run takes a few minutes).
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use burstcore::wire::{decode, Headers};
+
+const KNOWN: [u16; 9] = [0, 1, 12, 101, 108, 113, 228, 229, 276];
+
+const FIELDS: [&str; 26] = [
+    "ip.src",
+    "ip.dst",
+    "ipv6.src",
+    "ipv6.dst",
+    "ip.proto",
+    "ipv6.nxt",
+    "tcp.srcport",
+    "tcp.dstport",
+    "udp.srcport",
+    "udp.dstport",
+    "vlan.id",
+    "ip.len",
+    "ipv6.plen",
+    "ip.frag_offset",
+    "ipv6.fraghdr.offset",
+    "ipv6.hopopts.nxt",
+    "ipv6.routing.nxt",
+    "ipv6.fraghdr.nxt",
+    "ipv6.dstopts.nxt",
+    "ah.next_header",
+    "tcp.flags",
+    "tcp.len",
+    "udp.length",
+    "infiniband.bth.opcode",
+    "infiniband.bth.destqp",
+    "ieee8021ad.id",
+];
+
+#[derive(Clone, Copy)]
+enum F {
+    IpSrc,
+    IpDst,
+    Ip6Src,
+    Ip6Dst,
+    IpProto,
+    Ip6Nxt,
+    TcpSport,
+    TcpDport,
+    UdpSport,
+    UdpDport,
+    Vlan,
+    IpLen,
+    Ip6Plen,
+    FragOff,
+    Frag6Off,
+    HopNxt,
+    RoutingNxt,
+    FragNxt,
+    DstNxt,
+    AhNxt,
+    TcpFlags,
+    TcpLen,
+    UdpLen,
+    BthOpcode,
+    BthQp,
+    QinqId,
+}
+
+struct Row(Vec<Vec<String>>);
+
+impl Row {
+    fn all(&self, f: F) -> &[String] {
+        self.0.get(f as usize).map_or(&[], |v| v.as_slice())
+    }
+    fn first(&self, f: F) -> Option<&str> {
+        self.all(f).first().map(String::as_str)
+    }
+    fn num(&self, f: F) -> Option<u64> {
+        self.first(f).map(parse_num)
+    }
+}
+
+fn parse_num(s: &str) -> u64 {
+    let r = match s.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    r.unwrap_or_else(|e| panic!("tshark number {s:?}: {e}"))
+}
+
+fn shared_dir() -> PathBuf {
+    match std::env::var("BURSTCORE_SHARED") {
+        Ok(p) => p.into(),
+        Err(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+    }
+}
+
+/// (linktype, frame bytes) of a classic pcap file, either byte order, µs or ns.
+fn pcap_frames(bytes: &[u8]) -> (u16, Vec<&[u8]>) {
+    let magic = u32::from_le_bytes(bytes[0..4].try_into().unwrap());
+    let le = match magic {
+        0xa1b2_c3d4 | 0xa1b2_3c4d => true,
+        0xd4c3_b2a1 | 0x4d3c_b2a1 => false,
+        _ => panic!("not a classic pcap: magic {magic:#x}"),
+    };
+    let u32_at = |at: usize| {
+        let b: [u8; 4] = bytes[at..at + 4].try_into().unwrap();
+        if le {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
+    };
+    let linktype = (u32_at(20) & 0xffff) as u16;
+    let mut frames = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let caplen = u32_at(at + 8) as usize;
+        let start = at + 16;
+        let end = start.checked_add(caplen).filter(|&e| e <= bytes.len()).expect("pcap record past end of file");
+        frames.push(&bytes[start..end]);
+        at = end;
+    }
+    assert_eq!(at, bytes.len(), "trailing bytes in converted pcap");
+    (linktype, frames)
+}
+
+fn run(cmd: &mut Command) -> Option<Vec<u8>> {
+    let out = cmd.output().expect("run tshark/editcap");
+    out.status.success().then_some(out.stdout)
+}
+
+/// Classic pcap files holding the frames of `src`: one file, or one per link type when the
+/// pcapng mixes them (classic pcap has one link type per file, and editcap refuses the mix; so
+/// each link type's frames are filtered out by tshark and then written with that encapsulation).
+fn to_pcaps(src: &Path, dir: &Path, tag: usize) -> Vec<PathBuf> {
+    let one = dir.join(format!("{tag}.pcap"));
+    if run(Command::new("editcap").args(["-F", "pcap"]).arg(src).arg(&one)).is_some() {
+        return vec![one];
+    }
+    let encaps = run(Command::new("tshark").args(["-n", "-r"]).arg(src).args(["-T", "fields", "-e", "frame.encap_type"]))
+        .unwrap_or_else(|| panic!("{}: tshark cannot list encapsulations", src.display()));
+    let mut encaps: Vec<String> = String::from_utf8(encaps)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty()) // non-packet records (pcapng custom, journal...)
+        .map(str::to_string)
+        .collect();
+    encaps.sort();
+    encaps.dedup();
+    let mut parts = Vec::new();
+    for encap in encaps {
+        // Wiretap encapsulation numbers (not LINKTYPE_*) and editcap's names for them.
+        let name = match encap.as_str() {
+            "1" => "ether",
+            "15" => "null",
+            "25" => "linux-sll",
+            other => panic!("{}: no editcap name for wiretap encapsulation {other}", src.display()),
+        };
+        let filtered = dir.join(format!("{tag}.{name}.pcapng"));
+        let part = dir.join(format!("{tag}.{name}.pcap"));
+        let filter = format!("frame.encap_type == {encap}");
+        run(Command::new("tshark").args(["-n", "-r"]).arg(src).args(["-Y", &filter, "-w"]).arg(&filtered))
+            .unwrap_or_else(|| panic!("{}: tshark cannot filter {name}", src.display()));
+        run(Command::new("editcap").args(["-F", "pcap", "-T", name]).arg(&filtered).arg(&part))
+            .unwrap_or_else(|| panic!("{}: editcap cannot convert {name}", src.display()));
+        std::fs::remove_file(&filtered).ok();
+        parts.push(part);
+    }
+    parts
+}
+
+fn tshark_rows(pcap: &Path) -> Vec<Row> {
+    let mut cmd = Command::new("tshark");
+    cmd.args(["-n", "-r"]).arg(pcap);
+    cmd.args(["-o", "ip.defragment:FALSE", "-o", "ipv6.defragment:FALSE"]);
+    cmd.args(["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,", "-E", "separator=\t"]);
+    for f in FIELDS {
+        cmd.args(["-e", f]);
+    }
+    let out = run(&mut cmd).unwrap_or_else(|| panic!("tshark failed on {}", pcap.display()));
+    String::from_utf8(out)
+        .expect("utf8")
+        .lines()
+        .map(|l| {
+            Row(l
+                .split('\t')
+                .map(|v| v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
+                .collect())
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct Tally {
+    packets: usize,
+    compared: BTreeMap<&'static str, usize>,
+    legit: BTreeMap<&'static str, usize>,
+    errors: Vec<String>,
+}
+
+impl Tally {
+    fn ok(&mut self, what: &'static str) {
+        *self.compared.entry(what).or_default() += 1;
+    }
+    fn legit(&mut self, why: &'static str) {
+        *self.legit.entry(why).or_default() += 1;
+    }
+    fn eq<T: PartialEq + std::fmt::Debug>(&mut self, what: &'static str, ours: T, theirs: T, at: &str) {
+        if ours == theirs {
+            self.ok(what);
+        } else if self.errors.len() < 200 {
+            self.errors.push(format!("{at}: {what}: ours {ours:?}, tshark {theirs:?}"));
+        }
+    }
+}
+
+enum Chain {
+    /// tshark reached this transport protocol.
+    Transport(u8),
+    /// An extension header (mobility, HIP, shim6) tshark gives no next-header field for.
+    Opaque,
+    /// tshark stopped inside the chain (cut capture, or its payload length ended first).
+    Stopped,
+}
+
+/// Where tshark's IPv6 extension-header chain ends.
+fn tshark_ipv6_chain(t: &Row) -> Chain {
+    let mut used = [0usize; 5];
+    let Some(mut next) = t.num(F::Ip6Nxt).map(|n| n as u8) else {
+        return Chain::Stopped;
+    };
+    loop {
+        let (slot, field) = match next {
+            0 => (0, F::HopNxt),
+            43 => (1, F::RoutingNxt),
+            44 => (2, F::FragNxt),
+            60 => (3, F::DstNxt),
+            51 => (4, F::AhNxt),
+            135 | 139 | 140 => return Chain::Opaque,
+            p => return Chain::Transport(p),
+        };
+        let Some(n) = t.all(field).get(used[slot]) else {
+            return Chain::Stopped;
+        };
+        next = parse_num(n) as u8;
+        used[slot] += 1;
+    }
+}
+
+/// TPIDs of the VLAN tags at the front of the frame's network layer, outermost first: they say
+/// which tshark field (802.1Q `vlan.id` or 802.1ad `ieee8021ad.id`) holds each id.
+fn tpids(linktype: u16, frame: &[u8]) -> Vec<u16> {
+    let mut at = match linktype {
+        1 => 12,
+        113 => 14,
+        276 => 0,
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    while let Some(b) = frame.get(at..at + 2) {
+        let tpid = u16::from_be_bytes([b[0], b[1]]);
+        if !matches!(tpid, 0x8100 | 0x88a8 | 0x9100) {
+            break;
+        }
+        out.push(tpid);
+        // SLL2 has its protocol first and the payload after 20 bytes.
+        at = if linktype == 276 && out.len() == 1 { 22 } else { at + 4 };
+    }
+    out
+}
+
+/// tshark's VLAN ids in the frame's tag order.
+fn tshark_vlans(t: &Row, tpids: &[u16]) -> Vec<Option<u64>> {
+    let (mut q, mut ad) = (0, 0);
+    tpids
+        .iter()
+        .map(|&tpid| {
+            let (field, i) = if tpid == 0x88a8 { (F::QinqId, &mut ad) } else { (F::Vlan, &mut q) };
+            *i += 1;
+            t.all(field).get(*i - 1).map(|s| parse_num(s))
+        })
+        .collect()
+}
+
+fn compare(h: &Headers, t: &Row, tpids: &[u16], at: &str, tally: &mut Tally) {
+    // Network layer.
+    match h.src {
+        Some(IpAddr::V4(_)) if h.ip_len.is_some_and(|n| 0 < n && n < 20) && t.first(F::IpSrc).is_none() => {
+            // tshark drops an IPv4 header whose total length is below 20; we keep its fields.
+            tally.legit("bogus-ip-len");
+            return;
+        }
+        Some(IpAddr::V4(src)) => {
+            tally.eq("ipv4.src", Some(src.to_string()).as_deref(), t.first(F::IpSrc), at);
+            tally.eq("ipv4.dst", h.dst.map(|d| d.to_string()).as_deref(), t.first(F::IpDst), at);
+            tally.eq("ipv4.proto", h.ip_proto.map(u64::from), t.num(F::IpProto), at);
+            tally.eq("ipv4.len", h.ip_len.map(u64::from), t.num(F::IpLen), at);
+            tally.eq("ipv4.fragment", h.fragment, t.num(F::FragOff).unwrap_or(0) != 0, at);
+        }
+        Some(IpAddr::V6(src)) => {
+            tally.eq("ipv6.src", Some(src.to_string()).as_deref(), t.first(F::Ip6Src), at);
+            tally.eq("ipv6.dst", h.dst.map(|d| d.to_string()).as_deref(), t.first(F::Ip6Dst), at);
+            tally.eq("ipv6.len", h.ip_len.map(u64::from), t.num(F::Ip6Plen).map(|p| p + 40), at);
+            match tshark_ipv6_chain(t) {
+                Chain::Transport(p) => {
+                    tally.eq("ipv6.transport", h.ip_proto, Some(p), at);
+                    tally.eq("ipv6.fragment", h.fragment, t.num(F::Frag6Off).unwrap_or(0) != 0, at);
+                }
+                Chain::Opaque => tally.legit("mobility-chain"),
+                Chain::Stopped if h.truncated => tally.legit("cut-ip-header"),
+                Chain::Stopped if h.ip_len == Some(40) => tally.legit("ipv6-zero-payload-length"),
+                Chain::Stopped => tally.eq("ipv6.chain", h.ip_proto, None, at),
+            }
+        }
+        None => {
+            if t.first(F::IpSrc).is_some() || t.first(F::Ip6Src).is_some() {
+                if !matches!(h.ethertype, Some(0x0800 | 0x86dd)) {
+                    tally.legit("non-ip-link-payload");
+                } else if h.truncated {
+                    tally.legit("cut-ip-header");
+                } else {
+                    tally.eq("ip.src", None, t.first(F::IpSrc).or(t.first(F::Ip6Src)), at);
+                }
+            } else {
+                tally.ok("no-ip");
+            }
+        }
+    }
+
+    // VLAN tags (outermost first).
+    let theirs = tshark_vlans(t, tpids);
+    if h.vlan.is_none() && h.src.is_some() && (t.first(F::Vlan).is_some() || t.first(F::QinqId).is_some()) {
+        // IP right after the link header: any tag tshark saw is inside a tunnel (ERSPAN, VXLAN).
+        tally.legit("inner-vlan");
+    } else {
+        tally.eq("vlan.outer", h.vlan.map(u64::from), theirs.first().copied().flatten(), at);
+        tally.eq("vlan.inner", h.vlan_inner.map(u64::from), theirs.get(1).copied().flatten(), at);
+    }
+
+    // Transport layer.
+    let (sport, dport) = match h.ip_proto {
+        Some(6) if !h.fragment => (F::TcpSport, F::TcpDport),
+        Some(17) if !h.fragment => (F::UdpSport, F::UdpDport),
+        _ => {
+            let theirs = t.first(F::TcpSport).or(t.first(F::UdpSport));
+            if theirs.is_some() && h.src.is_some() && !h.fragment {
+                tally.legit("inner-ports");
+            } else if theirs.is_some() && h.src.is_none() {
+                tally.legit("non-ip-link-payload");
+            } else {
+                tally.eq("no-ports", None, theirs, at);
+            }
+            return;
+        }
+    };
+    let (ts, td) = (t.num(sport), t.num(dport));
+    if ts.is_none() && h.sport.is_some() && h.ip_len.is_some_and(|n| n < 20) {
+        tally.legit("bogus-ip-len");
+        return;
+    }
+    tally.eq("sport", h.sport.map(u64::from), ts, at);
+    tally.eq("dport", h.dport.map(u64::from), td, at);
+    if h.ip_proto == Some(6) {
+        tally.eq("tcp.flags", h.tcp_flags.map(u64::from), t.num(F::TcpFlags).map(|f| f & 0xff), at);
+        match t.num(F::TcpLen) {
+            // TSO/GRO frames carry IP length 0: tshark counts the captured bytes instead.
+            Some(_) if h.ip_len == Some(0) && h.payload_len.is_none() => tally.legit("tso-zero-ip-len"),
+            theirs => tally.eq("tcp.payload_len", h.payload_len.map(u64::from), theirs, at),
+        }
+    } else {
+        let theirs = t.num(F::UdpLen).map(|n| n.saturating_sub(8));
+        tally.eq("udp.payload_len", h.payload_len.map(u64::from), theirs, at);
+        if let Some(op) = t.num(F::BthOpcode) {
+            tally.eq("roce.opcode", h.roce_opcode.map(u64::from), Some(op), at);
+            tally.eq("roce.qp", h.roce_qp.map(u64::from), t.num(F::BthQp), at);
+        }
+    }
+}
+
+fn selected_files(shared: &Path) -> Vec<PathBuf> {
+    let index = std::fs::read_to_string(shared.join("corpus/index.jsonl")).expect("corpus/index.jsonl");
+    let step: usize = std::env::var("BURSTCORE_WIRE_FILES").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let mut files = Vec::new();
+    for line in index.lines() {
+        let field = |k: &str| {
+            let k = format!("\"{k}\": ");
+            let s = &line[line.find(&k).unwrap_or_else(|| panic!("index line without {k}")) + k.len()..];
+            s[..s.find([',', '}']).unwrap()].to_string()
+        };
+        let types = {
+            let k = "\"linktypes\": [";
+            let s = &line[line.find(k).expect("linktypes") + k.len()..];
+            s[..s.find(']').unwrap()].to_string()
+        };
+        let types: Vec<u16> = types.split(", ").filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+        // Files tshark itself rejects (corrupt headers, cut records) have no oracle.
+        if types.is_empty() || !types.iter().all(|t| KNOWN.contains(t)) || field("tshark_exit") != "0" {
+            continue;
+        }
+        let path = field("path");
+        files.push(shared.join("corpus").join(path.trim_matches('"')));
+    }
+    files.into_iter().step_by(step.max(1)).collect()
+}
+
+#[test]
+fn matches_tshark_on_corpus() {
+    let shared = shared_dir();
+    let files = selected_files(&shared);
+    assert!(!files.is_empty(), "no corpus files selected");
+    for f in &files {
+        assert!(f.is_file(), "missing corpus file {}", f.display());
+    }
+    let dir = std::env::temp_dir().join(format!("burstcore-wire-tshark-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let next = AtomicUsize::new(0);
+    let total = Mutex::new(Tally::default());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(src) = files.get(i) else { break };
+                let mut tally = Tally::default();
+                for pcap in to_pcaps(src, &dir, i) {
+                    let bytes = std::fs::read(&pcap).unwrap();
+                    let (linktype, frames) = pcap_frames(&bytes);
+                    let rows = tshark_rows(&pcap);
+                    assert_eq!(rows.len(), frames.len(), "{}: frame count", src.display());
+                    for (n, (frame, row)) in frames.iter().zip(&rows).enumerate() {
+                        let at = format!("{} #{} (linktype {linktype})", src.display(), n + 1);
+                        compare(&decode(linktype, frame), row, &tpids(linktype, frame), &at, &mut tally);
+                        tally.packets += 1;
+                    }
+                    std::fs::remove_file(&pcap).ok();
+                }
+                let mut t = total.lock().unwrap();
+                t.packets += tally.packets;
+                for (k, v) in tally.compared {
+                    *t.compared.entry(k).or_default() += v;
+                }
+                for (k, v) in tally.legit {
+                    *t.legit.entry(k).or_default() += v;
+                }
+                t.errors.extend(tally.errors);
+            });
+        }
+    });
+    std::fs::remove_dir_all(&dir).ok();
+
+    let t = total.into_inner().unwrap();
+    println!("{} files, {} packets", files.len(), t.packets);
+    println!("fields equal to tshark: {:?}", t.compared);
+    println!("legitimate differences: {:?}", t.legit);
+    for e in t.errors.iter().take(60) {
+        println!("MISMATCH {e}");
+    }
+    assert!(t.errors.is_empty(), "{} mismatches with tshark", t.errors.len());
+    assert!(t.packets > 1000);
+}
