@@ -13,8 +13,8 @@ def envelope(ts: list[int], sizes: list[int], tau: int, closed: str = "left") ->
     """(E(τ), E_pkts(τ)) by trying a window starting at every packet."""
     best_b, best_p = 0, 0
     for s in ts:
-        end_ok = (lambda t: t < s + tau) if closed == "left" else (lambda t: t <= s + tau)
-        inside = [(t, L) for t, L in zip(ts, sizes, strict=True) if s <= t and end_ok(t)]
+        end = s + tau if closed == "left" else s + tau + 1  # [s, s+τ] = [s, s+τ+1) in integer ns
+        inside = [(t, L) for t, L in zip(ts, sizes, strict=True) if s <= t < end]
         best_b = max(best_b, sum(L for _, L in inside))
         best_p = max(best_p, len(inside))
     return best_b, best_p
@@ -49,8 +49,10 @@ def eth_ipv4_udp(src: str, dst: str, sport: int, dport: int, payload: int = 0, p
     def ip(a: str) -> bytes:
         return bytes(int(x) for x in a.split("."))
 
-    l4 = struct.pack("!HHHH", sport, dport, 8 + payload, 0) if proto == 17 else struct.pack(
-        "!HHIIBBHHH", sport, dport, 0, 0, 5 << 4, 0x18, 1024, 0, 0
+    l4 = (
+        struct.pack("!HHHH", sport, dport, 8 + payload, 0)
+        if proto == 17
+        else struct.pack("!HHIIBBHHH", sport, dport, 0, 0, 5 << 4, 0x18, 1024, 0, 0)
     )
     total = 20 + len(l4) + payload
     iph = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 0, 0, 64, proto, 0, ip(src), ip(dst))

@@ -3,6 +3,7 @@ docs/metrics.md, on random traces written with burstcore's own writer and read b
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import polars as pl
@@ -80,11 +81,15 @@ def test_envelope_equals_polars_rolling_sum_by(trace, closed):
     if not ts:
         return
     df = pl.DataFrame({"t": pl.Series(ts).cast(pl.Datetime("ns")), "L": sizes})
-    r = burstcore.scan((pl.Series(ts), pl.Series(sizes)), windows=[f"{w}ns" for w in WINDOWS], rates=[10**9], closed=closed)
+    r = burstcore.scan(
+        (pl.Series(ts), pl.Series(sizes)), windows=[f"{w}ns" for w in WINDOWS], rates=[10**9], closed=closed
+    )
     env = _env(r)
     for w in WINDOWS:
         # (t−τ, t] is a half-open window of length τ in integer ns; [t−τ, t] a closed one.
-        rolled = df.select(pl.col("L").rolling_sum_by("t", window_size=f"{w}ns", closed="right" if closed == "left" else "both"))
+        rolled = df.select(
+            pl.col("L").rolling_sum_by("t", window_size=f"{w}ns", closed="right" if closed == "left" else "both")
+        )
         assert env[w][0] == rolled["L"].max()
 
 
@@ -92,7 +97,9 @@ def test_envelope_equals_polars_rolling_sum_by(trace, closed):
 @given(traces(max_n=40), st.sampled_from([1, 10, 1000, 10**6]))
 def test_series_equal_direct_binning(trace, width):
     ts, sizes = trace
-    r = burstcore.scan(oracles.capture(ts, sizes), windows=["1us"], rates=[10**9], bins=[f"{width}ns"], fill_empty_bins=False)
+    r = burstcore.scan(
+        oracles.capture(ts, sizes), windows=["1us"], rates=[10**9], bins=[f"{width}ns"], fill_empty_bins=False
+    )
     got = {s: (b, p) for s, b, p in r.series.select("start_ns", "bytes", "packets").iter_rows()}
     assert got == oracles.binned(ts, sizes, width)
 
@@ -118,11 +125,13 @@ def test_invariants(trace):
         if w > span:
             assert env[w][0] == sum(sizes)
     bl = [v for _, v in sorted(r.backlog.select("rate_bps", "bmax_bytes").iter_rows())]
-    assert all(x >= y - 1e-9 for x, y in zip(bl, bl[1:], strict=False)), "B_max non-increasing in r"
+    assert all(x >= y - 1e-9 for x, y in itertools.pairwise(bl)), "B_max non-increasing in r"
     assert all(b >= max(sizes) - 1e-9 for b in bl), "B_max ≥ L_max"
     # B_max(r) = sup_τ (E_closed(τ) − rτ), exact over the pairwise gaps.
     gaps = sorted({b - a for a in ts for b in ts if b >= a})
-    r2 = burstcore.scan(oracles.capture(ts, sizes), windows=[f"{g}ns" for g in gaps if g > 0], rates=rates, closed="both")
+    r2 = burstcore.scan(
+        oracles.capture(ts, sizes), windows=[f"{g}ns" for g in gaps if g > 0], rates=rates, closed="both"
+    )
     env2 = _env(r2)
     e_at = {0: max(sum(L for t, L in zip(ts, sizes, strict=True) if t == x) for x in ts)}
     e_at.update({g: env2[g][0] for g in gaps if g > 0})
@@ -174,7 +183,12 @@ HOSTS = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5000), st.sampled_from(HOSTS), st.sampled_from(HOSTS), st.integers(0, 800)), max_size=30))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5000), st.sampled_from(HOSTS), st.sampled_from(HOSTS), st.integers(0, 800)),
+        max_size=30,
+    )
+)
 def test_groups_equal_brute_force_per_group(pkts):
     pkts.sort(key=lambda p: p[0])
     frames = [oracles.eth_ipv4_udp(s, d, 1000, 2000, payload=pl_) for _, s, d, pl_ in pkts]

@@ -62,7 +62,10 @@ def test_envelope_and_ptm_match_tshark_reading(rel):
 def tshark_io_stat(path: Path, interval_s: str) -> list[tuple[int, int]]:
     """(frames, bytes) per interval of `tshark -z io,stat`, whose intervals start at the first packet."""
     out = subprocess.run(
-        ["tshark", "-n", "-q", "-r", str(path), "-z", f"io,stat,{interval_s}"], capture_output=True, text=True, check=True
+        ["tshark", "-n", "-q", "-r", str(path), "-z", f"io,stat,{interval_s}"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     rows = []
     for line in out.splitlines():
@@ -90,8 +93,14 @@ def test_binned_series_match_tshark_io_stat():
             dense[k] = (p, b)
         assert [dense[k] for k in range(len(tshark))] == tshark
         # and the epoch-aligned coarse bins of burstcore agree with its own fine bins
-        r2 = burstcore.scan(str(path), windows=["1ms"], rates=["1Gbps"], bins=[f"{interval_ms}ms"], fill_empty_bins=False)
-        coarse = r.series.select((pl.col("start_ns") // width * width).alias("s"), "bytes").group_by("s").agg(pl.col("bytes").sum())
+        r2 = burstcore.scan(
+            str(path), windows=["1ms"], rates=["1Gbps"], bins=[f"{interval_ms}ms"], fill_empty_bins=False
+        )
+        coarse = (
+            r.series.select((pl.col("start_ns") // width * width).alias("s"), "bytes")
+            .group_by("s")
+            .agg(pl.col("bytes").sum())
+        )
         assert dict(coarse.iter_rows()) == dict(r2.series.select("start_ns", "bytes").iter_rows())
 
 

@@ -35,7 +35,9 @@ def test_durations_are_exact(text, ns):
     assert parse_duration(text) == ns
 
 
-@pytest.mark.parametrize("bad", ["5 parsecs", "5", "ms", "-5ms", "0s", "1.5ns", "5m", "", None, True, float("nan"), [1]])
+@pytest.mark.parametrize(
+    "bad", ["5 parsecs", "5", "ms", "-5ms", "0s", "1.5ns", "5m", "", None, True, float("nan"), [1]]
+)
 def test_bad_durations_name_the_value_and_forms(bad):
     with pytest.raises(ValueError) as e:
         parse_duration(bad, name="window")

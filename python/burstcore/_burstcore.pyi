@@ -1,8 +1,29 @@
 # Type stubs for the compiled extension (checked by tests/test_stubs.py with mypy.stubtest).
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "CaptureError",
+    "CaptureWriter",
+    "CorruptCaptureError",
+    "DecompressionError",
+    "InternalError",
+    "LimitExceededError",
+    "NotACaptureError",
+    "OutOfOrderError",
+    "TimestampRangeError",
+    "TruncatedCaptureError",
+    "UndeclaredInterfaceError",
+    "UnsupportedCaptureError",
+    "__version__",
+    "capture_info",
+    "read_table",
+    "scan",
+    "scan_columns",
+]
 
 __version__: str
 
@@ -56,17 +77,33 @@ def scan_columns(
     max_groups: int,
 ) -> dict[str, Any]: ...
 
+@final
 class CaptureWriter:
     def __new__(
-        cls, format: str = "pcapng", byte_order: str = "little", nanos: bool = False, linktype: int = 1, snaplen: int = 262144
+        cls,
+        format: str = "pcapng",
+        byte_order: str = "little",
+        nanos: bool = False,
+        linktype: int = 1,
+        snaplen: int = 262144,
     ) -> CaptureWriter: ...
     def packet(self, ts_ns: int, data: bytes, wire_len: int | None = None) -> None: ...
     def section(self, byte_order: str = "little", user_appl: str | None = None) -> None: ...
     def interface(
-        self, linktype: int = 1, snaplen: int = 0, resolution: str = "1e-6", ts_offset_s: int = 0, name: str | None = None
+        self,
+        linktype: int = 1,
+        snaplen: int = 0,
+        resolution: str = "1e-6",
+        ts_offset_s: int = 0,
+        name: str | None = None,
     ) -> int: ...
     def epb(
-        self, interface: int, data: bytes, ts_ns: int | None = None, ts_raw: int | None = None, wire_len: int | None = None
+        self,
+        interface: int,
+        data: bytes,
+        ts_ns: int | None = None,
+        ts_raw: int | None = None,
+        wire_len: int | None = None,
     ) -> None: ...
     def spb(self, data: bytes, wire_len: int | None = None) -> None: ...
     def opb(self, interface: int, ts_raw: int, data: bytes, wire_len: int | None = None) -> None: ...

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -128,7 +128,7 @@ class CaptureInfo:
     @property
     def drops(self) -> int | None:
         """Sum of the interfaces' drop counters from Interface Statistics Blocks, if any."""
-        vals = [i.get("if_drop") for i in self.interfaces if i.get("if_drop") is not None]
+        vals = [int(i["if_drop"]) for i in self.interfaces if i.get("if_drop") is not None]
         return sum(vals) if vals else None
 
     def to_dict(self) -> dict[str, Any]:

@@ -191,7 +191,11 @@ def scan(
     zero span ρ and PtM are null. B_max uses exact integer arithmetic (bits·ns), rounded once to
     a float of bytes at the end.
     """
-    windows_ns = sorted({parse_duration(w, name="window") for w in _as_list(windows)}) if windows is not None else default_windows_ns()
+    windows_ns = (
+        sorted({parse_duration(w, name="window") for w in _as_list(windows)})
+        if windows is not None
+        else default_windows_ns()
+    )
     bins_ns = sorted({parse_duration(b, name="bin") for b in _as_list(bins)})
     by_names = _parse_by(by)
     if size not in SIZES:
@@ -227,15 +231,30 @@ def scan(
         rates_bps = _rates_from_mean(total_bytes, span)
         rates_note = "mean-rate multiples (pre-pass)"
     else:
-        rates_bps = [parse_rate(r) for r in ("100Mbps", "1Gbps", "10Gbps", "25Gbps", "40Gbps", "100Gbps", "200Gbps", "400Gbps")]
+        rates_bps = [
+            parse_rate(r) for r in ("100Mbps", "1Gbps", "10Gbps", "25Gbps", "40Gbps", "100Gbps", "200Gbps", "400Gbps")
+        ]
         rates_note = "link-speed grid (streamed source)"
 
     if in_memory:
-        out = _core.scan_columns(ts, sz, ifc, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups)
+        out = _core.scan_columns(
+            ts, sz, ifc, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups
+        )
         warns: list[str] = []
     else:
         out, warns = _core.scan(
-            sources, windows_ns, closed, rates_bps, bins_ns, by_names, size, horizon_ns, on_late, max_groups, strict, progress
+            sources,
+            windows_ns,
+            closed,
+            rates_bps,
+            bins_ns,
+            by_names,
+            size,
+            horizon_ns,
+            on_late,
+            max_groups,
+            strict,
+            progress,
         )
         for w in warns:
             warnings.warn(w, CaptureWarning, stacklevel=2)
@@ -331,9 +350,9 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
     acc = out["accounting"]
     agg = groups.filter(pl.col("by") == cfg["by"][0])
     total_bytes = int(agg["bytes"].sum()) if agg.height else 0
-    first = agg["first_ns"].min() if agg.height else None
-    last = agg["last_ns"].max() if agg.height else None
-    span = (last - first) if first is not None and last is not None else None  # type: ignore[operator]
+    first: int | None = int(agg["first_ns"].min()) if agg.height else None  # type: ignore[arg-type]
+    last: int | None = int(agg["last_ns"].max()) if agg.height else None  # type: ignore[arg-type]
+    span = (last - first) if first is not None and last is not None else None
     summary = pl.DataFrame(
         {
             "packets_read": [acc["packets_read"]],
@@ -361,9 +380,11 @@ def _fill_bins(se: pl.DataFrame) -> pl.DataFrame:
     dense_rows = int(((ranges["hi"] - ranges["lo"]) // ranges["bin_ns"] + 1).sum())
     if dense_rows > DENSE_SERIES_LIMIT:
         return se
-    full = ranges.with_columns(
-        start_ns=pl.int_ranges(pl.col("lo"), pl.col("hi") + 1, pl.col("bin_ns"), dtype=pl.Int64)
-    ).explode("start_ns").drop("lo", "hi")
+    full = (
+        ranges.with_columns(start_ns=pl.int_ranges(pl.col("lo"), pl.col("hi") + 1, pl.col("bin_ns"), dtype=pl.Int64))
+        .explode("start_ns")
+        .drop("lo", "hi")
+    )
     return (
         full.join(se, on=["gid", "bin_ns", "start_ns"], how="left")
         .with_columns(pl.col("bytes").fill_null(0), pl.col("packets").fill_null(0))

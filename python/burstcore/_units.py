@@ -91,9 +91,7 @@ _RATE_PREFIX: dict[str, int] = {
     "Gi": 2**30,
     "Ti": 2**40,
 }
-_RATE_RE = re.compile(
-    rf"^\s*{_NUMBER}\s*(|k|K|M|G|T|Ki|Mi|Gi|Ti)(bps|bit/s|b/s|bits/s|Bps|B/s|byte/s|bytes/s)\s*$"
-)
+_RATE_RE = re.compile(rf"^\s*{_NUMBER}\s*(|k|K|M|G|T|Ki|Mi|Gi|Ti)(bps|bit/s|b/s|bits/s|Bps|B/s|byte/s|bytes/s)\s*$")
 RATE_FORMS = (
     "a string such as '10Gbps', '400Mbit/s', '1.25GB/s', '100MB/s' (B = bytes, b/bit = bits; "
     "k, M, G, T are powers of 1000, Ki, Mi, Gi, Ti powers of 1024) or a number of bits per second"
