@@ -7,6 +7,7 @@ import itertools
 from fractions import Fraction
 
 import polars as pl
+from polars.testing import assert_frame_equal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -127,6 +128,11 @@ def test_invariants(trace):
     bl = [v for _, v in sorted(r.backlog.select("rate_bps", "bmax_bytes").iter_rows())]
     assert all(x >= y - 1e-9 for x, y in itertools.pairwise(bl)), "B_max non-increasing in r"
     assert all(b >= max(sizes) - 1e-9 for b in bl), "B_max ≥ L_max"
+    slopes = [(b2 - b1) / (r2 - r1) for (r1, b1), (r2, b2) in itertools.pairwise(zip(rates, bl, strict=True))]
+    assert all(s1 <= s2 + 1e-9 for s1, s2 in itertools.pairwise(slopes)), "B_max convex in r"
+    if span > 0 and sum(sizes) > 0:
+        near = burstcore.scan(oracles.capture(ts, sizes), windows=[f"{span + 1}ns"], rates=[10**9])
+        assert near.envelope["ptm"][0] == pytest.approx(span / (span + 1)), "PtM → 1 as τ → span"
     # B_max(r) = sup_τ (E_closed(τ) − rτ), exact over the pairwise gaps.
     gaps = sorted({b - a for a in ts for b in ts if b >= a})
     r2 = burstcore.scan(
@@ -210,3 +216,40 @@ def test_groups_equal_brute_force_per_group(pkts):
                 assert row["bytes"][0] == oracles.envelope(gts, gsz, w)[0]
         gsum = r.groups.filter(pl.col("by") == by)
         assert gsum["packets"].sum() == len(pkts)
+
+
+def test_several_files_merge_exactly_in_time_order():
+    a_ts, b_ts = [BASE + 10, BASE + 30, BASE + 50], [BASE + 20, BASE + 30, BASE + 60]
+    a = oracles.capture(a_ts, [100, 200, 300])
+    b = oracles.capture(b_ts, [1, 2, 3], fmt="pcap")
+    kw = dict(windows=["10ns", "11ns", "100ns"], rates=[8 * 10**9], bins=["20ns"], by=["all", "interface"])
+    merged = burstcore.scan([a, b], **kw)
+    ts = a_ts + b_ts
+    sizes = [100, 200, 300, 1, 2, 3]
+    for w in (10, 11, 100):
+        row = merged.envelope.filter((pl.col("by") == "all") & (pl.col("window_ns") == w))
+        assert row["bytes"][0] == oracles.envelope(ts, sizes, w)[0]
+    # interfaces of the second file are numbered after those of the first
+    per_if = dict(merged.groups.filter(pl.col("by") == "interface").select("group", "bytes").iter_rows())
+    assert per_if == {"if0": 600, "if1": 6}
+    cols = burstcore.scan((pl.Series(ts), pl.Series(sizes)), **{**kw, "by": ["all"]})
+    assert_frame_equal(cols.envelope, merged.envelope.filter(pl.col("by") == "all"))
+    assert_frame_equal(cols.backlog, merged.backlog.filter(pl.col("by") == "all"))
+
+
+def test_in_memory_columns_accept_numpy_polars_and_datetimes():
+    import numpy as np
+
+    ts = np.array([5, 1, 9, 12], dtype=np.int64) + BASE
+    sz = np.array([10, 20, 30, 40], dtype=np.uint32)
+    a = burstcore.scan((ts, sz), windows=["4ns"], rates=["1Gbps"])
+    b = burstcore.scan(
+        pl.DataFrame({"timestamp": pl.Series(ts).cast(pl.Datetime("ns")), "size": sz}), windows=["4ns"], rates=["1Gbps"]
+    )
+    assert a.envelope.equals(b.envelope)
+    assert a.envelope["bytes"][0] == oracles.envelope(sorted(ts.tolist()), [20, 10, 30, 40], 4)[0]
+    assert a.summary["reordered"][0] == 1
+    with pytest.raises(ValueError, match="'size'"):
+        burstcore.scan({"timestamp": ts}, windows=["1ms"])
+    with pytest.raises(ValueError, match="in-memory columns carry no headers"):
+        burstcore.scan((ts, sz), windows=["1ms"], rates=["1Gbps"], by="src")

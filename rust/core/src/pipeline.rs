@@ -83,13 +83,19 @@ struct ArrivalSource<'r> {
 impl ArrivalSource<'_> {
     fn next(&mut self) -> Result<Option<Arrival>> {
         loop {
-            let Some(p) = self.reader.next_packet()? else { return Ok(None) };
+            let Some(p) = self.reader.next_packet()? else {
+                return Ok(None);
+            };
             self.packets_read += 1;
             let Some(ts_ns) = p.ts_ns else {
                 self.skipped_no_timestamp += 1;
                 continue;
             };
-            let headers = if self.decode { wire::decode(p.linktype, p.data) } else { Headers::default() };
+            let headers = if self.decode {
+                wire::decode(p.linktype, p.data)
+            } else {
+                Headers::default()
+            };
             let size = match self.size {
                 SizeKind::Wire => Some(p.wire_len as u64),
                 SizeKind::Captured => Some(p.data.len() as u64),
@@ -101,19 +107,32 @@ impl ArrivalSource<'_> {
                 self.skipped_no_size += 1;
                 continue;
             };
-            return Ok(Some(Arrival { ts_ns, size, interface: p.interface, headers }));
+            return Ok(Some(Arrival {
+                ts_ns,
+                size,
+                interface: p.interface,
+                headers,
+            }));
         }
     }
 }
 
 fn l1_size(linktype: u16, wire_len: u32) -> u64 {
     const ETHERNET: u16 = 1;
-    let frame = if linktype == ETHERNET { wire_len.max(60) } else { wire_len };
+    let frame = if linktype == ETHERNET {
+        wire_len.max(60)
+    } else {
+        wire_len
+    };
     frame as u64 + 4 + 20
 }
 
 fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
-    size.needs_headers() || config.by.iter().any(|b| !matches!(b, By::All | By::Interface))
+    size.needs_headers()
+        || config
+            .by
+            .iter()
+            .any(|b| !matches!(b, By::All | By::Interface))
 }
 
 /// Scan one or more captures (merged in timestamp order) into the engine.
@@ -163,7 +182,9 @@ pub fn scan(
         acc.skipped_timestamp_out_of_range += s.reader.stats().timestamps_out_of_range;
     }
     // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.
-    acc.skipped_no_timestamp -= acc.skipped_timestamp_out_of_range.min(acc.skipped_no_timestamp);
+    acc.skipped_no_timestamp -= acc
+        .skipped_timestamp_out_of_range
+        .min(acc.skipped_no_timestamp);
     let pos: u64 = sources.iter().map(|s| s.reader.position()).sum();
     progress(pos)?;
     let out = scanner.finish()?;
@@ -179,7 +200,11 @@ pub fn scan(
 }
 
 /// k-way merge on timestamps; ties go to the earlier file, so the merge is deterministic.
-fn merge_sources(sources: &mut [ArrivalSource<'_>], scanner: &mut Scanner, progress: Progress<'_>) -> Result<()> {
+fn merge_sources(
+    sources: &mut [ArrivalSource<'_>],
+    scanner: &mut Scanner,
+    progress: Progress<'_>,
+) -> Result<()> {
     let mut iface_base = Vec::with_capacity(sources.len());
     let mut heads: Vec<Option<Arrival>> = Vec::with_capacity(sources.len());
     let mut heap = BinaryHeap::new();
@@ -193,9 +218,14 @@ fn merge_sources(sources: &mut [ArrivalSource<'_>], scanner: &mut Scanner, progr
     }
     let mut n = 0u64;
     while let Some(Reverse((_, i))) = heap.pop() {
-        let Some(mut a) = heads[i].take() else { continue };
+        let Some(mut a) = heads[i].take() else {
+            continue;
+        };
         // Interfaces of later files are numbered after those of earlier ones.
-        iface_base[i] = sources[..i].iter().map(|s| s.reader.interfaces().len() as u32).sum();
+        iface_base[i] = sources[..i]
+            .iter()
+            .map(|s| s.reader.interfaces().len() as u32)
+            .sum();
         a.interface = a.interface.saturating_add(iface_base[i]);
         scanner.push(&a)?;
         let next = sources[i].next()?;
@@ -226,7 +256,11 @@ pub fn scan_columns(
             sizes.len()
         )));
     }
-    if config.by.iter().any(|b| !matches!(b, By::All | By::Interface)) {
+    if config
+        .by
+        .iter()
+        .any(|b| !matches!(b, By::All | By::Interface))
+    {
         return Err(Error::invalid(
             "in-memory columns carry no headers: group only by 'all' or 'interface' (or pass a capture)",
         ));
@@ -234,13 +268,21 @@ pub fn scan_columns(
     let mut scanner = Scanner::new(config)?;
     for (i, (&ts, &size)) in ts_ns.iter().zip(sizes).enumerate() {
         let interface = interfaces.map_or(0, |v| v[i]);
-        scanner.push(&Arrival { ts_ns: ts, size, interface, headers: Headers::default() })?;
+        scanner.push(&Arrival {
+            ts_ns: ts,
+            size,
+            interface,
+            headers: Headers::default(),
+        })?;
         if (i as u64 + 1) % PROGRESS_EVERY == 0 {
             progress(i as u64 + 1)?;
         }
     }
     let out = scanner.finish()?;
-    let mut acc = Accounting { packets_read: ts_ns.len() as u64, ..Default::default() };
+    let mut acc = Accounting {
+        packets_read: ts_ns.len() as u64,
+        ..Default::default()
+    };
     acc.skipped_late = out.reorder.dropped_late;
     acc.reordered = out.reorder.reordered;
     acc.max_lateness_ns = out.reorder.max_lateness_ns;
@@ -294,7 +336,8 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
         }
         inf.per_interface_packets[i] += 1;
         inf.per_interface_bytes[i] += p.wire_len as u64;
-        let mtu = *mtu_cache[i].get_or_insert_with(|| wire::link_mtu_frame(p.linktype).map_or(u32::MAX, |m| m + 8));
+        let mtu = *mtu_cache[i]
+            .get_or_insert_with(|| wire::link_mtu_frame(p.linktype).map_or(u32::MAX, |m| m + 8));
         if p.wire_len > mtu {
             inf.over_mtu_frames += 1;
         }
@@ -320,8 +363,15 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
             progress(reader.position())?;
         }
     }
-    inf.per_interface_packets.resize(reader.interfaces().len().max(inf.per_interface_packets.len()), 0);
-    inf.per_interface_bytes.resize(inf.per_interface_packets.len(), 0);
+    inf.per_interface_packets.resize(
+        reader
+            .interfaces()
+            .len()
+            .max(inf.per_interface_packets.len()),
+        0,
+    );
+    inf.per_interface_bytes
+        .resize(inf.per_interface_packets.len(), 0);
     inf.warnings = reader.warnings().to_vec();
     Ok(inf)
 }

@@ -46,8 +46,21 @@ impl AddressColumn {
 
 /// The columns a caller may ask for.
 pub const ALL_COLUMNS: &[&str] = &[
-    "timestamp", "interface", "wire_len", "cap_len", "linktype", "src", "dst", "protocol", "sport",
-    "dport", "vlan", "qp", "ip_len", "payload_len", "tcp_flags",
+    "timestamp",
+    "interface",
+    "wire_len",
+    "cap_len",
+    "linktype",
+    "src",
+    "dst",
+    "protocol",
+    "sport",
+    "dport",
+    "vlan",
+    "qp",
+    "ip_len",
+    "payload_len",
+    "tcp_flags",
 ];
 
 #[derive(Debug, Clone, Default)]
@@ -86,7 +99,11 @@ impl PacketTable {
 }
 
 /// Read a whole capture into columns. `columns` = None means all of them.
-pub fn read_table(reader: &mut CaptureReader, columns: Option<&[String]>, progress: Progress<'_>) -> Result<PacketTable> {
+pub fn read_table(
+    reader: &mut CaptureReader,
+    columns: Option<&[String]>,
+    progress: Progress<'_>,
+) -> Result<PacketTable> {
     let cols: Vec<String> = match columns {
         None => ALL_COLUMNS.iter().map(|s| s.to_string()).collect(),
         Some(c) => {
@@ -101,7 +118,10 @@ pub fn read_table(reader: &mut CaptureReader, columns: Option<&[String]>, progre
             c.to_vec()
         }
     };
-    let mut t = PacketTable { columns: cols, ..Default::default() };
+    let mut t = PacketTable {
+        columns: cols,
+        ..Default::default()
+    };
     let w = Wanted {
         ts: t.wants("timestamp"),
         iface: t.wants("interface"),

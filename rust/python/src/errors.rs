@@ -6,26 +6,90 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueEr
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-create_exception!(burstcore, CaptureError, PyValueError, "A capture could not be read; `offset` and `reason` say where and why.");
-create_exception!(burstcore, NotACaptureError, CaptureError, "The input is not a pcap or pcapng capture.");
-create_exception!(burstcore, UnsupportedCaptureError, CaptureError, "A capture format version this reader does not support.");
-create_exception!(burstcore, TruncatedCaptureError, CaptureError, "The capture ends inside a block or record.");
-create_exception!(burstcore, CorruptCaptureError, CaptureError, "A length or field in the capture cannot be right.");
-create_exception!(burstcore, UndeclaredInterfaceError, CaptureError, "A packet names an interface its section never declared.");
-create_exception!(burstcore, LimitExceededError, CaptureError, "A documented limit (block size, interfaces, options, groups) was exceeded.");
-create_exception!(burstcore, DecompressionError, CaptureError, "The gzip or zstd stream around the capture is damaged.");
-create_exception!(burstcore, TimestampRangeError, CaptureError, "A timestamp does not fit in 64-bit nanoseconds.");
-create_exception!(burstcore, OutOfOrderError, CaptureError, "A packet arrived later than the reorder horizon allows.");
-create_exception!(burstcore, InternalError, PyRuntimeError, "A bug in burstcore (please report it with the input that caused it).");
+create_exception!(
+    burstcore,
+    CaptureError,
+    PyValueError,
+    "A capture could not be read; `offset` and `reason` say where and why."
+);
+create_exception!(
+    burstcore,
+    NotACaptureError,
+    CaptureError,
+    "The input is not a pcap or pcapng capture."
+);
+create_exception!(
+    burstcore,
+    UnsupportedCaptureError,
+    CaptureError,
+    "A capture format version this reader does not support."
+);
+create_exception!(
+    burstcore,
+    TruncatedCaptureError,
+    CaptureError,
+    "The capture ends inside a block or record."
+);
+create_exception!(
+    burstcore,
+    CorruptCaptureError,
+    CaptureError,
+    "A length or field in the capture cannot be right."
+);
+create_exception!(
+    burstcore,
+    UndeclaredInterfaceError,
+    CaptureError,
+    "A packet names an interface its section never declared."
+);
+create_exception!(
+    burstcore,
+    LimitExceededError,
+    CaptureError,
+    "A documented limit (block size, interfaces, options, groups) was exceeded."
+);
+create_exception!(
+    burstcore,
+    DecompressionError,
+    CaptureError,
+    "The gzip or zstd stream around the capture is damaged."
+);
+create_exception!(
+    burstcore,
+    TimestampRangeError,
+    CaptureError,
+    "A timestamp does not fit in 64-bit nanoseconds."
+);
+create_exception!(
+    burstcore,
+    OutOfOrderError,
+    CaptureError,
+    "A packet arrived later than the reorder horizon allows."
+);
+create_exception!(
+    burstcore,
+    InternalError,
+    PyRuntimeError,
+    "A bug in burstcore (please report it with the input that caused it)."
+);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CaptureError", py.get_type::<CaptureError>())?;
     m.add("NotACaptureError", py.get_type::<NotACaptureError>())?;
-    m.add("UnsupportedCaptureError", py.get_type::<UnsupportedCaptureError>())?;
-    m.add("TruncatedCaptureError", py.get_type::<TruncatedCaptureError>())?;
+    m.add(
+        "UnsupportedCaptureError",
+        py.get_type::<UnsupportedCaptureError>(),
+    )?;
+    m.add(
+        "TruncatedCaptureError",
+        py.get_type::<TruncatedCaptureError>(),
+    )?;
     m.add("CorruptCaptureError", py.get_type::<CorruptCaptureError>())?;
-    m.add("UndeclaredInterfaceError", py.get_type::<UndeclaredInterfaceError>())?;
+    m.add(
+        "UndeclaredInterfaceError",
+        py.get_type::<UndeclaredInterfaceError>(),
+    )?;
     m.add("LimitExceededError", py.get_type::<LimitExceededError>())?;
     m.add("DecompressionError", py.get_type::<DecompressionError>())?;
     m.add("TimestampRangeError", py.get_type::<TimestampRangeError>())?;

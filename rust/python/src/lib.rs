@@ -29,7 +29,12 @@ struct Control {
 
 impl Control {
     fn new(callback: Option<Py<PyAny>>, total: Option<u64>) -> Self {
-        Control { callback, total, last: Instant::now(), pending: None }
+        Control {
+            callback,
+            total,
+            last: Instant::now(),
+            pending: None,
+        }
     }
     fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
         if self.last.elapsed() < Duration::from_millis(100) {
@@ -58,10 +63,17 @@ impl Control {
 }
 
 fn read_options(strict: bool) -> ReadOptions {
-    ReadOptions { strict, ..Default::default() }
+    ReadOptions {
+        strict,
+        ..Default::default()
+    }
 }
 
-fn open_all(py: Python<'_>, sources: &[Bound<'_, PyAny>], strict: bool) -> PyResult<(Vec<CaptureReader>, Option<u64>)> {
+fn open_all(
+    py: Python<'_>,
+    sources: &[Bound<'_, PyAny>],
+    strict: bool,
+) -> PyResult<(Vec<CaptureReader>, Option<u64>)> {
     let mut readers = Vec::with_capacity(sources.len());
     let mut total = Some(0u64);
     for s in sources {
@@ -70,19 +82,41 @@ fn open_all(py: Python<'_>, sources: &[Bound<'_, PyAny>], strict: bool) -> PyRes
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
         };
-        let reader = py.detach(|| CaptureReader::new(input, read_options(strict))).map_err(to_py)?;
+        let reader = py
+            .detach(|| CaptureReader::new(input, read_options(strict)))
+            .map_err(to_py)?;
         readers.push(reader);
     }
     Ok((readers, total))
 }
 
-fn nullable<'py, T: numpy::Element + Copy>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, col: Nullable<T>) -> PyResult<()> {
-    d.set_item(name, (col.values.into_pyarray(py), col.valid.into_pyarray(py)))
+fn nullable<'py, T: numpy::Element + Copy>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDict>,
+    name: &str,
+    col: Nullable<T>,
+) -> PyResult<()> {
+    d.set_item(
+        name,
+        (col.values.into_pyarray(py), col.valid.into_pyarray(py)),
+    )
 }
 
-fn addresses<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, col: AddressColumn) -> PyResult<()> {
+fn addresses<'py>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDict>,
+    name: &str,
+    col: AddressColumn,
+) -> PyResult<()> {
     let dict: Vec<String> = col.dictionary.iter().map(|a| a.to_string()).collect();
-    d.set_item(name, (col.codes.values.into_pyarray(py), col.codes.valid.into_pyarray(py), PyList::new(py, dict)?))
+    d.set_item(
+        name,
+        (
+            col.codes.values.into_pyarray(py),
+            col.codes.valid.into_pyarray(py),
+            PyList::new(py, dict)?,
+        ),
+    )
 }
 
 /// Read packets into columns: {name: array | (values, valid) | (codes, valid, dictionary)}.
@@ -99,7 +133,8 @@ fn read_table<'py>(
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(progress, total);
-        let res = py.detach(|| table::read_table(&mut reader, columns.as_deref(), &mut |d| ctl.tick(d)));
+        let res =
+            py.detach(|| table::read_table(&mut reader, columns.as_deref(), &mut |d| ctl.tick(d)));
         let mut t = res.map_err(|e| ctl.take(e))?;
         let warnings: Vec<String> = reader.warnings().iter().map(|w| w.to_string()).collect();
         let d = PyDict::new(py);
@@ -137,15 +172,27 @@ fn resolution_str(r: TsResolution) -> String {
 /// A capinfos-like summary as a plain dict.
 #[pyfunction]
 #[pyo3(signature = (source, strict=false, progress=None))]
-fn capture_info<'py>(py: Python<'py>, source: Bound<'py, PyAny>, strict: bool, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+fn capture_info<'py>(
+    py: Python<'py>,
+    source: Bound<'py, PyAny>,
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(progress, total);
-        let inf = py.detach(|| pipeline::info(&mut reader, &mut |d| ctl.tick(d))).map_err(|e| ctl.take(e))?;
+        let inf = py
+            .detach(|| pipeline::info(&mut reader, &mut |d| ctl.tick(d)))
+            .map_err(|e| ctl.take(e))?;
         let d = PyDict::new(py);
         match reader.format() {
-            Format::Pcap { version, byte_order, nanos, modified } => {
+            Format::Pcap {
+                version,
+                byte_order,
+                nanos,
+                modified,
+            } => {
                 d.set_item("format", if *modified { "pcap (modified)" } else { "pcap" })?;
                 d.set_item("version", format!("{}.{}", version.0, version.1))?;
                 d.set_item("byte_order", format!("{byte_order:?}").to_lowercase())?;
@@ -181,8 +228,20 @@ fn capture_info<'py>(py: Python<'py>, source: Bound<'py, PyAny>, strict: bool, p
             id.set_item("ts_offset_s", i.ts_offset_s)?;
             id.set_item("name", i.name.clone())?;
             id.set_item("description", i.description.clone())?;
-            id.set_item("packets", inf.per_interface_packets.get(i.index as usize).copied().unwrap_or(0))?;
-            id.set_item("bytes", inf.per_interface_bytes.get(i.index as usize).copied().unwrap_or(0))?;
+            id.set_item(
+                "packets",
+                inf.per_interface_packets
+                    .get(i.index as usize)
+                    .copied()
+                    .unwrap_or(0),
+            )?;
+            id.set_item(
+                "bytes",
+                inf.per_interface_bytes
+                    .get(i.index as usize)
+                    .copied()
+                    .unwrap_or(0),
+            )?;
             id.set_item("if_recv", i.stats.if_recv)?;
             id.set_item("if_drop", i.stats.if_drop)?;
             id.set_item("os_drop", i.stats.os_drop)?;
@@ -198,7 +257,10 @@ fn capture_info<'py>(py: Python<'py>, source: Bound<'py, PyAny>, strict: bool, p
         d.set_item("min_ns", inf.min_ns)?;
         d.set_item("max_ns", inf.max_ns)?;
         d.set_item("packets_without_timestamp", inf.packets_without_timestamp)?;
-        d.set_item("timestamps_out_of_range", reader.stats().timestamps_out_of_range)?;
+        d.set_item(
+            "timestamps_out_of_range",
+            reader.stats().timestamps_out_of_range,
+        )?;
         d.set_item("out_of_order", inf.out_of_order)?;
         d.set_item("max_step_back_ns", inf.max_step_back_ns)?;
         d.set_item("over_mtu_frames", inf.over_mtu_frames)?;
@@ -249,7 +311,11 @@ fn config(
     let late = match on_late {
         "error" => LatePolicy::Error,
         "drop" => LatePolicy::Drop,
-        other => return Err(to_py(Error::invalid(format!("on_late={other:?}: use 'error' or 'drop'")))),
+        other => {
+            return Err(to_py(Error::invalid(format!(
+                "on_late={other:?}: use 'error' or 'drop'"
+            ))))
+        }
     };
     Ok(ScanConfig {
         windows_ns,
@@ -264,12 +330,17 @@ fn config(
 }
 
 /// Scan output as columns: one dict per frame, with `gid` indexing into the groups table.
-fn output_to_py<'py>(py: Python<'py>, out: ScanOutput, acc: Accounting) -> PyResult<Bound<'py, PyDict>> {
+fn output_to_py<'py>(
+    py: Python<'py>,
+    out: ScanOutput,
+    acc: Accounting,
+) -> PyResult<Bound<'py, PyDict>> {
     use std::collections::HashMap;
     let mut gids: HashMap<(By, burstcore::engine::GroupKey), u32> = HashMap::new();
     let g = PyDict::new(py);
     let (mut g_by, mut g_label) = (Vec::new(), Vec::new());
-    let (mut g_pk, mut g_by_bytes, mut g_first, mut g_last) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut g_pk, mut g_by_bytes, mut g_first, mut g_last) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for s in &out.groups {
         gids.insert((s.by, s.group), g_by.len() as u32);
         g_by.push(s.by.name().to_string());
@@ -279,7 +350,9 @@ fn output_to_py<'py>(py: Python<'py>, out: ScanOutput, acc: Accounting) -> PyRes
         g_first.push(s.first_ns);
         g_last.push(s.last_ns);
     }
-    let gid = |by: By, key: burstcore::engine::GroupKey| gids.get(&(by, key)).copied().unwrap_or(u32::MAX);
+    let gid = |by: By, key: burstcore::engine::GroupKey| {
+        gids.get(&(by, key)).copied().unwrap_or(u32::MAX)
+    };
     g.set_item("by", g_by)?;
     g.set_item("group", g_label)?;
     g.set_item("packets", g_pk.into_pyarray(py))?;
@@ -289,8 +362,14 @@ fn output_to_py<'py>(py: Python<'py>, out: ScanOutput, acc: Accounting) -> PyRes
 
     let e = PyDict::new(py);
     let n = out.envelope.len();
-    let (mut gi, mut w, mut b, mut p, mut st, mut mp) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut gi, mut w, mut b, mut p, mut st, mut mp) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     for r in &out.envelope {
         gi.push(gid(r.by, r.group));
         w.push(r.window_ns);
@@ -307,7 +386,14 @@ fn output_to_py<'py>(py: Python<'py>, out: ScanOutput, acc: Accounting) -> PyRes
     e.set_item("max_packets", mp.into_pyarray(py))?;
 
     let bl = PyDict::new(py);
-    let (mut gi, mut r, mut q, mut pk, mut busy, mut bs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut gi, mut r, mut q, mut pk, mut busy, mut bs) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for row in &out.backlog {
         gi.push(gid(row.by, row.group));
         r.push(row.rate_bps);
@@ -325,8 +411,13 @@ fn output_to_py<'py>(py: Python<'py>, out: ScanOutput, acc: Accounting) -> PyRes
 
     let se = PyDict::new(py);
     let n = out.series.len();
-    let (mut gi, mut bw, mut st, mut by, mut pk) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut gi, mut bw, mut st, mut by, mut pk) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     for row in &out.series {
         gi.push(gid(row.by, row.group));
         bw.push(row.bin_ns);
@@ -344,7 +435,10 @@ fn output_to_py<'py>(py: Python<'py>, out: ScanOutput, acc: Accounting) -> PyRes
     a.set_item("packets_read", acc.packets_read)?;
     a.set_item("counted", acc.counted)?;
     a.set_item("skipped_no_timestamp", acc.skipped_no_timestamp)?;
-    a.set_item("skipped_timestamp_out_of_range", acc.skipped_timestamp_out_of_range)?;
+    a.set_item(
+        "skipped_timestamp_out_of_range",
+        acc.skipped_timestamp_out_of_range,
+    )?;
     a.set_item("skipped_no_size", acc.skipped_no_size)?;
     a.set_item("skipped_late", acc.skipped_late)?;
     a.set_item("reordered", acc.reordered)?;
@@ -379,13 +473,18 @@ fn scan<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
-        let cfg = config(windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups)?;
+        let cfg = config(
+            windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
+        )?;
         let size = SizeKind::parse(size).map_err(to_py)?;
         let (mut readers, total) = open_all(py, &sources, strict)?;
         let mut ctl = Control::new(progress, total);
         let res = py.detach(|| pipeline::scan(&mut readers, cfg, size, &mut |d| ctl.tick(d)));
         let (out, acc) = res.map_err(|e| ctl.take(e))?;
-        let warnings = readers.iter().flat_map(|r| r.warnings().iter().map(|w| w.to_string())).collect();
+        let warnings = readers
+            .iter()
+            .flat_map(|r| r.warnings().iter().map(|w| w.to_string()))
+            .collect();
         Ok((output_to_py(py, out, acc)?, warnings))
     })
 }
@@ -409,7 +508,9 @@ fn scan_columns<'py>(
     max_groups: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
-        let cfg = config(windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups)?;
+        let cfg = config(
+            windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
+        )?;
         let ts = ts_ns.as_slice()?;
         let sz = sizes.as_slice()?;
         let ifs = match &interfaces {

@@ -20,7 +20,9 @@ impl Read for PyFileReader {
             let chunk = self
                 .file
                 .call_method1(py, "read", (buf.len(),))
-                .map_err(|e| std::io::Error::other(format!("the file object's read() failed: {e}")))?;
+                .map_err(|e| {
+                    std::io::Error::other(format!("the file object's read() failed: {e}"))
+                })?;
             let chunk = chunk.bind(py);
             let bytes: &[u8] = if let Ok(b) = chunk.cast::<PyBytes>() {
                 b.as_bytes()
@@ -52,7 +54,9 @@ pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
         return input::from_reader(Box::new(Cursor::new(data)), Some(n)).map_err(to_py);
     }
     if obj.hasattr("read")? {
-        let reader = PyFileReader { file: obj.clone().unbind() };
+        let reader = PyFileReader {
+            file: obj.clone().unbind(),
+        };
         return input::from_reader(Box::new(reader), None).map_err(to_py);
     }
     Err(PyTypeError::new_err(format!(

@@ -24,19 +24,33 @@ fn byte_order(s: &str) -> PyResult<ByteOrder> {
     match s {
         "little" | "le" => Ok(ByteOrder::Little),
         "big" | "be" => Ok(ByteOrder::Big),
-        _ => Err(to_py(Error::invalid(format!("byte_order={s:?}: use 'little' or 'big'")))),
+        _ => Err(to_py(Error::invalid(format!(
+            "byte_order={s:?}: use 'little' or 'big'"
+        )))),
     }
 }
 
 fn resolution(s: &str) -> PyResult<TsResolution> {
-    let bad = || to_py(Error::invalid(format!("resolution={s:?}: use '1e-N' (power of ten, N ≤ 19) or '2^-N' (power of two, N ≤ 63)")));
+    let bad = || {
+        to_py(Error::invalid(format!(
+            "resolution={s:?}: use '1e-N' (power of ten, N ≤ 19) or '2^-N' (power of two, N ≤ 63)"
+        )))
+    };
     if let Some(k) = s.strip_prefix("1e-") {
         let k: u8 = k.parse().map_err(|_| bad())?;
-        return if k <= 19 { Ok(TsResolution::Pow10(k)) } else { Err(bad()) };
+        return if k <= 19 {
+            Ok(TsResolution::Pow10(k))
+        } else {
+            Err(bad())
+        };
     }
     if let Some(k) = s.strip_prefix("2^-") {
         let k: u8 = k.parse().map_err(|_| bad())?;
-        return if k <= 63 { Ok(TsResolution::Pow2(k)) } else { Err(bad()) };
+        return if k <= 63 {
+            Ok(TsResolution::Pow2(k))
+        } else {
+            Err(bad())
+        };
     }
     Err(bad())
 }
@@ -45,7 +59,9 @@ impl CaptureWriter {
     fn ng(&mut self) -> PyResult<&mut PcapNgWriter<Vec<u8>>> {
         match &mut self.inner {
             Some(Inner::PcapNg(w)) => Ok(w),
-            _ => Err(to_py(Error::invalid("this block needs a pcapng writer that is not finished"))),
+            _ => Err(to_py(Error::invalid(
+                "this block needs a pcapng writer that is not finished",
+            ))),
         }
     }
 }
@@ -56,14 +72,33 @@ impl CaptureWriter {
     /// snaplen of the file. For pcapng they are given per section/interface instead.
     #[new]
     #[pyo3(signature = (format="pcapng", byte_order="little", nanos=false, linktype=1, snaplen=262144))]
-    fn new(format: &str, byte_order: &str, nanos: bool, linktype: u16, snaplen: u32) -> PyResult<Self> {
+    fn new(
+        format: &str,
+        byte_order: &str,
+        nanos: bool,
+        linktype: u16,
+        snaplen: u32,
+    ) -> PyResult<Self> {
         let bo = self::byte_order(byte_order)?;
         let inner = match format {
             "pcap" => Inner::Pcap(
-                PcapWriter::new(Vec::new(), PcapOptions { byte_order: bo, nanos, linktype, snaplen }).map_err(to_py)?,
+                PcapWriter::new(
+                    Vec::new(),
+                    PcapOptions {
+                        byte_order: bo,
+                        nanos,
+                        linktype,
+                        snaplen,
+                    },
+                )
+                .map_err(to_py)?,
             ),
             "pcapng" => Inner::PcapNg(PcapNgWriter::new(Vec::new())),
-            _ => return Err(to_py(Error::invalid(format!("format={format:?}: use 'pcap' or 'pcapng'")))),
+            _ => {
+                return Err(to_py(Error::invalid(format!(
+                    "format={format:?}: use 'pcap' or 'pcapng'"
+                ))))
+            }
         };
         Ok(CaptureWriter { inner: Some(inner) })
     }
@@ -72,8 +107,12 @@ impl CaptureWriter {
     #[pyo3(signature = (ts_ns, data, wire_len=None))]
     fn packet(&mut self, ts_ns: i64, data: &[u8], wire_len: Option<u32>) -> PyResult<()> {
         match &mut self.inner {
-            Some(Inner::Pcap(w)) => w.write_packet(ts_ns, wire_len.unwrap_or(data.len() as u32), data).map_err(to_py),
-            _ => Err(to_py(Error::invalid("packet() is for pcap writers; use epb()/spb() on pcapng"))),
+            Some(Inner::Pcap(w)) => w
+                .write_packet(ts_ns, wire_len.unwrap_or(data.len() as u32), data)
+                .map_err(to_py),
+            _ => Err(to_py(Error::invalid(
+                "packet() is for pcap writers; use epb()/spb() on pcapng",
+            ))),
         }
     }
 
@@ -84,20 +123,38 @@ impl CaptureWriter {
     }
 
     #[pyo3(signature = (linktype=1, snaplen=0, resolution="1e-6", ts_offset_s=0, name=None))]
-    fn interface(&mut self, linktype: u16, snaplen: u32, resolution: &str, ts_offset_s: i64, name: Option<&str>) -> PyResult<u32> {
+    fn interface(
+        &mut self,
+        linktype: u16,
+        snaplen: u32,
+        resolution: &str,
+        ts_offset_s: i64,
+        name: Option<&str>,
+    ) -> PyResult<u32> {
         let r = self::resolution(resolution)?;
-        self.ng()?.interface(linktype, snaplen, r, ts_offset_s, name).map_err(to_py)
+        self.ng()?
+            .interface(linktype, snaplen, r, ts_offset_s, name)
+            .map_err(to_py)
     }
 
     /// Enhanced Packet Block: give `ts_ns` (converted to the interface's units, floored) or `ts_raw`.
     #[pyo3(signature = (interface, data, ts_ns=None, ts_raw=None, wire_len=None))]
-    fn epb(&mut self, interface: u32, data: &[u8], ts_ns: Option<i64>, ts_raw: Option<u64>, wire_len: Option<u32>) -> PyResult<()> {
+    fn epb(
+        &mut self,
+        interface: u32,
+        data: &[u8],
+        ts_ns: Option<i64>,
+        ts_raw: Option<u64>,
+        wire_len: Option<u32>,
+    ) -> PyResult<()> {
         let wl = wire_len.unwrap_or(data.len() as u32);
         let w = self.ng()?;
         match (ts_ns, ts_raw) {
             (Some(t), None) => w.enhanced_packet(interface, t, wl, data).map_err(to_py),
             (None, Some(r)) => w.enhanced_packet_raw(interface, r, wl, data).map_err(to_py),
-            _ => Err(to_py(Error::invalid("epb() takes exactly one of ts_ns and ts_raw"))),
+            _ => Err(to_py(Error::invalid(
+                "epb() takes exactly one of ts_ns and ts_raw",
+            ))),
         }
     }
 
@@ -108,16 +165,26 @@ impl CaptureWriter {
     }
 
     #[pyo3(signature = (interface, ts_raw, data, wire_len=None))]
-    fn opb(&mut self, interface: u16, ts_raw: u64, data: &[u8], wire_len: Option<u32>) -> PyResult<()> {
+    fn opb(
+        &mut self,
+        interface: u16,
+        ts_raw: u64,
+        data: &[u8],
+        wire_len: Option<u32>,
+    ) -> PyResult<()> {
         let wl = wire_len.unwrap_or(data.len() as u32);
-        self.ng()?.obsolete_packet_raw(interface, ts_raw, wl, data).map_err(to_py)
+        self.ng()?
+            .obsolete_packet_raw(interface, ts_raw, wl, data)
+            .map_err(to_py)
     }
 
     /// Name Resolution Block from (address string, name) pairs.
     fn nrb(&mut self, records: Vec<(String, String)>) -> PyResult<()> {
         let mut parsed = Vec::with_capacity(records.len());
         for (a, n) in &records {
-            let ip: IpAddr = a.parse().map_err(|_| to_py(Error::invalid(format!("{a:?} is not an IP address"))))?;
+            let ip: IpAddr = a
+                .parse()
+                .map_err(|_| to_py(Error::invalid(format!("{a:?} is not an IP address"))))?;
             parsed.push((ip, n.as_str()));
         }
         self.ng()?.name_resolution(&parsed).map_err(to_py)
@@ -135,12 +202,23 @@ impl CaptureWriter {
         fil_accept: Option<u64>,
         usr_deliv: Option<u64>,
     ) -> PyResult<()> {
-        let stats = InterfaceStats { if_recv, if_drop, os_drop, fil_accept, usr_deliv, ..Default::default() };
-        self.ng()?.interface_statistics(interface, ts_raw, &stats).map_err(to_py)
+        let stats = InterfaceStats {
+            if_recv,
+            if_drop,
+            os_drop,
+            fil_accept,
+            usr_deliv,
+            ..Default::default()
+        };
+        self.ng()?
+            .interface_statistics(interface, ts_raw, &stats)
+            .map_err(to_py)
     }
 
     fn dsb(&mut self, secrets_type: u32, data: &[u8]) -> PyResult<()> {
-        self.ng()?.decryption_secrets(secrets_type, data).map_err(to_py)
+        self.ng()?
+            .decryption_secrets(secrets_type, data)
+            .map_err(to_py)
     }
 
     #[pyo3(signature = (data, pen=32473, copyable=true))]
