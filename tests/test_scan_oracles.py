@@ -7,10 +7,10 @@ import itertools
 from fractions import Fraction
 
 import polars as pl
-from polars.testing import assert_frame_equal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 import burstcore
 from tests import oracles
