@@ -87,6 +87,10 @@ class UsageError(Exception):
     """A bad command line found after parsing (e.g. an output format we cannot write)."""
 
 
+class _OutputError(Exception):
+    """The output file could not be written."""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with its errors as one line (usage is one --help away)."""
 
@@ -336,6 +340,30 @@ def _check_inputs(files: Sequence[str]) -> None:
             raise IsADirectoryError(21, f"{f!r} is a directory, not a capture file", f)
 
 
+def _check_output(path: str | None) -> None:
+    """Fail before a long scan, not after it, when the output cannot be written."""
+    if path in (None, "-"):
+        return
+    assert path is not None
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise _OutputError(f"cannot write {path!r}: the folder {folder!r} does not exist")
+    if os.path.isdir(path):
+        raise _OutputError(f"cannot write {path!r}: it is a folder; give a file name")
+    if not os.access(folder, os.W_OK):
+        raise _OutputError(f"cannot write {path!r}: no permission to write in {folder!r}")
+
+
+@contextlib.contextmanager
+def _writing(path: str) -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise _OutputError(f"cannot write {path!r}: {e.strerror or e}") from e
+
+
 def _label(f: str) -> str:
     return "stdin" if f == "-" else os.path.basename(f)
 
@@ -454,6 +482,13 @@ def _output_format(args: argparse.Namespace) -> str:
 
 def _write_machine(fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, Any], args: argparse.Namespace) -> None:
     target = args.output if args.output not in (None, "-") else None
+    with _writing(target or "stdout"):
+        _write_tables(fmt, tables, meta, args, target)
+
+
+def _write_tables(
+    fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, Any], args: argparse.Namespace, target: str | None
+) -> None:
     if fmt == "json":
         chosen = [args.table] if args.table else list(SCAN_TABLES)
         doc = dict(meta)
@@ -541,6 +576,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
     _check_inputs(args.files)
     fmt = _output_format(args)
+    _check_output(args.output)
     if args.table and fmt == "table":
         raise UsageError("--table chooses what goes into a .csv/.parquet/.json file; give -o FILE too")
     kwargs = _scan_kwargs(args)
@@ -606,6 +642,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     ext = os.path.splitext(args.output)[1].lower()
     if ext not in FIGURE_FORMATS:
         raise UsageError(f"cannot write a figure to {args.output!r}: end it in .png, .svg or .pdf")
+    _check_output(args.output)
     sources = _rereadable(args.files)
     results, iters = [], []
     for f, src in zip(args.files, sources, strict=True):
@@ -617,10 +654,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         iters.append(it)
     title = args.title or ", ".join(label for label, _ in results)
     fig = plot_results(results, iterations=iters, max_groups=args.top, title=title)
-    try:
+    with _writing(args.output):
         fig.savefig(args.output, dpi=args.dpi)
-    except OSError as e:
-        raise _OutputError(f"cannot write {args.output!r}: {e.strerror or e}") from e
     print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_OK
 
@@ -630,6 +665,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .report import figure_png, render_report
 
     _check_inputs([args.file])
+    _check_output(args.output)
     label = _label(args.file)
     (src,) = _rereadable([args.file])
     cap, result = _scan_for_figures(args, src, label)
@@ -642,17 +678,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         fig = plot_result(result, iterations=iters, panels=[panel], max_groups=args.top, size=(7.5, 4.2))
         figures.append((TITLES[panel], figure_png(fig)))
     page = render_report(label, result, info=cap, iterations=iters, figures=figures, max_groups=args.top, notes=notes)
-    try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(page)
-    except OSError as e:
-        raise _OutputError(f"cannot write {args.output!r}: {e.strerror or e}") from e
+    with _writing(args.output), open(args.output, "w", encoding="utf-8") as f:
+        f.write(page)
     print(f"wrote {args.output} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
     return EXIT_OK
-
-
-class _OutputError(Exception):
-    pass
 
 
 COMMANDS = {"info": cmd_info, "scan": cmd_scan, "plot": cmd_plot, "report": cmd_report}
