@@ -13,11 +13,11 @@ import sys
 import time
 from pathlib import Path
 
+import burstcore
 import polars as pl
 import pytest
-
-import burstcore
 from burstcore import cli
+
 from tests import oracles
 
 BASE = 1_700_000_000_000_000_000
@@ -97,7 +97,7 @@ def test_scan_json_equals_api(cap: Path, tmp_path: Path) -> None:
     cols = ["bytes", "packets", "max_packets", "peak_rate_bps", "ptm"]
     assert _rows(env, key, cols) == _rows(api.envelope, key, cols)
     # Times in ISO 8601 with every nanosecond.
-    starts = env.select(key + ["start"]).with_columns(
+    starts = env.select([*key, "start"]).with_columns(
         pl.col("start").str.to_datetime("%Y-%m-%dT%H:%M:%S%.9fZ", time_unit="ns", time_zone="UTC")
     )
     assert _rows(starts, key, ["start"]) == _rows(api.envelope, key, ["start"])
@@ -367,3 +367,36 @@ def test_progress_bar_render() -> None:
     assert "25.0%" in line and "25 MB / 100 MB" in line and "12.5 MB/s" in line and "ETA 6s" in line
     assert "ETA" not in bar.render(5_000, None, 1.0)
     assert not ProgressBar.wanted(True)
+
+
+def test_plot_and_report_use_iterations_when_available(cap: Path, tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """With burstcore.iterations present (API: .iterations frame with start/end), the figure
+    and the report mark the detected iterations; a failing detector only warns."""
+    from types import SimpleNamespace
+
+    import burstcore.plot as plot_mod
+
+    ts, _ = training_like()
+    starts = [min(ts) + k * 10_000_000 for k in range(6)]
+    frame = pl.DataFrame({"start": starts, "end": [s + 40_000 for s in starts]}).with_columns(
+        pl.all().cast(pl.Datetime("ns", "UTC"))
+    )
+    seen: list[object] = []
+    monkeypatch.setattr(
+        burstcore, "iterations", lambda src: seen.append(src) or SimpleNamespace(iterations=frame), raising=False
+    )
+    drawn: list[object] = []
+    real = plot_mod.plot_results
+    monkeypatch.setattr(plot_mod, "plot_results", lambda *a, **k: drawn.append(k.get("iterations")) or real(*a, **k))
+    assert cli.main(["plot", str(cap), "-o", str(tmp_path / "f.png"), "-q"]) == 0
+    assert seen == [str(cap)] and drawn[0][0].equals(frame)  # type: ignore[index]
+    assert cli.main(["report", str(cap), "-o", str(tmp_path / "r.html"), "-q"]) == 0
+    assert "Training iterations (6 detected)" in (tmp_path / "r.html").read_text()
+
+    def broken(src: object) -> object:
+        raise ValueError("no periodic traffic")
+
+    monkeypatch.setattr(burstcore, "iterations", broken, raising=False)
+    assert cli.main(["plot", str(cap), "-o", str(tmp_path / "g.png"), "-q"]) == 0
+    assert (tmp_path / "g.png").stat().st_size > 0
+    assert "training iterations not detected (ValueError: no periodic traffic)" in capsys.readouterr().err

@@ -167,8 +167,10 @@ def plot_results(
                     se = result.series.filter((pl.col("by") == g_by) & (pl.col("group") == group))
                     width = want_bin if want_bin is not None else choose_bin(result.series)
                     origin = _origin_ns(result)
+                    if width is None or origin is None:
+                        continue
                     d = se.filter(pl.col("bin").dt.total_nanoseconds() == width).sort("start_ns")
-                    if d.height and origin is not None and width is not None:
+                    if d.height:
                         bins_used.add(width)
                         x = ((d["start_ns"] - origin).cast(pl.Float64) / 1e9).to_numpy()
                         ax.plot(x, d["rate_bps"].to_numpy(), drawstyle="steps-post", lw=0.8, label=label, **style)
