@@ -625,13 +625,16 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
             cap = burstcore.info(src, strict=args.strict, progress=bar)
         for w in cap.warnings:
             _warn(f"{label}: {w}")
-    if kwargs["rates"] is None and cap is not None and args.size == "wire":
+    chosen_rates = kwargs["rates"] is None and cap is not None and args.size == "wire"
+    if chosen_rates:
         kwargs["rates"] = _plot_rates(cap.mean_rate_bps)
     if kwargs["bins"] is None:
         kwargs["bins"] = _auto_bin_ns(cap.duration_ns if cap is not None else None)
     with _progress(label, args.quiet) as bar, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the info pass above already reported them
         result = burstcore.scan(src, progress=bar, **kwargs)
+    if chosen_rates and kwargs["rates"]:
+        result.config["rates"] = f"{len(kwargs['rates'])} mean-rate multiples, 1.05ρ to 50ρ"
     return cap, result
 
 
