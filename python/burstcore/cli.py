@@ -627,7 +627,7 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
             _warn(f"{label}: {w}")
     chosen_rates = kwargs["rates"] is None and cap is not None and args.size == "wire"
     if chosen_rates:
-        kwargs["rates"] = _plot_rates(cap.mean_rate_bps)
+        kwargs["rates"] = _plot_rates(cap.mean_rate_bps if cap is not None else None)
     if kwargs["bins"] is None:
         kwargs["bins"] = _auto_bin_ns(cap.duration_ns if cap is not None else None)
     with _progress(label, args.quiet) as bar, warnings.catch_warnings():
