@@ -1,0 +1,749 @@
+"""The ``burstcore`` command: info, scan, plot and report on packet captures."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+import traceback
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn
+
+import polars as pl
+
+EXIT_OK = 0
+EXIT_CAPTURE = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_OUTPUT = 4
+EXIT_INTERNAL = 5
+EXIT_PIPE = 141
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = f"""exit codes:
+  {EXIT_OK}    success
+  {EXIT_CAPTURE}    the capture could not be read (not a capture, corrupt, truncated with --strict,
+       out of order beyond --reorder-horizon, ...)
+  {EXIT_USAGE}    bad command line (unknown option, bad value such as --windows '5 parsecs')
+  {EXIT_NOT_FOUND}    an input file does not exist (or is a directory)
+  {EXIT_OUTPUT}    the output could not be written
+  {EXIT_INTERNAL}    internal error (a bug: please report it with the output of --debug)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
+  {EXIT_PIPE}  standard output was closed early (e.g. piped into head)"""
+
+MAIN_EXAMPLES = """examples:
+  burstcore info trace.pcapng
+  burstcore scan trace.pcapng --windows 1us,100us,5ms --rates 1Gbps,10Gbps
+  burstcore scan a.pcap b.pcap --by pair -o envelope.csv
+  dumpcap -w - | burstcore scan - --rates 10Gbps
+  burstcore plot run1.pcapng run2.pcapng -o compare.png
+  burstcore report trace.pcapng.zst -o report.html
+
+Run 'burstcore COMMAND --help' for the options of a command."""
+
+SCAN_EXAMPLES = """examples:
+  burstcore scan trace.pcapng
+  burstcore scan trace.pcapng --windows 1us,10us,5ms --rates 1Gbps,10Gbps --bins 1ms
+  burstcore scan trace.pcapng --by src,pair --top 3
+  burstcore scan trace.pcapng -o result.json            # every table in one JSON object
+  burstcore scan trace.pcapng -o backlog.csv --table backlog
+  burstcore scan a.pcapng b.pcapng -o each.parquet --each   # one scan per file, a 'file' column
+  tcpdump -w - | burstcore scan - --format json -o -
+
+Machine formats: .json holds every table (rows as objects; times as ISO 8601 strings with ns,
+durations as integer ns); .csv and .parquet hold one table (--table, default envelope). Parquet
+keeps the native types (Datetime ns UTC, Duration ns)."""
+
+INFO_EXAMPLES = """examples:
+  burstcore info trace.pcapng
+  burstcore info *.pcap --json
+  cat trace.pcap.gz | burstcore info -"""
+
+PLOT_EXAMPLES = """examples:
+  burstcore plot trace.pcapng -o trace.png
+  burstcore plot ring.pcapng ps.pcapng -o compare.svg      # overlaid for comparison
+  burstcore plot trace.pcapng -o trace.pdf --by pair --bins 10ms
+
+Panels: E(τ) and PtM(τ) on log-log axes, B_max(r) against the server rate, and the binned
+throughput with detected training iterations shaded (when burstcore can detect them)."""
+
+REPORT_EXAMPLES = """examples:
+  burstcore report trace.pcapng -o report.html
+  burstcore report trace.pcapng.zst -o report.html --by pair --windows 10us,100us,1ms,5ms
+
+The page is self-contained (figures embedded as data URIs): attach it to a mail or a ticket."""
+
+SCAN_TABLES = ("envelope", "backlog", "series", "groups", "summary")
+FIGURE_FORMATS = (".png", ".svg", ".pdf")
+# Bin widths tried when none is given and the span is unknown (stdin): the plot picks one.
+FALLBACK_BINS = ("100us", "1ms", "10ms", "100ms", "1s")
+
+
+class UsageError(Exception):
+    """A bad command line found after parsing (e.g. an output format we cannot write)."""
+
+
+class _OutputError(Exception):
+    """The output file could not be written."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line (usage is one --help away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+# ---------------------------------------------------------------- option values
+
+
+def _split(text: str) -> list[str]:
+    items = [t.strip() for t in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty item; give a comma-separated list such as 1us,10us,5ms"
+        )
+    return items
+
+
+def _durations(name: str) -> Callable[[str], list[str]]:
+    def parse(text: str) -> list[str]:
+        from ._units import parse_duration
+
+        out = []
+        for item in _split(text):
+            try:
+                # Back to an exact string: scan() reads a bare number as seconds.
+                out.append(f"{parse_duration(item, name=name)}ns")
+            except ValueError as e:
+                raise argparse.ArgumentTypeError(str(e)) from None
+        return out
+
+    return parse
+
+
+def _rates(text: str) -> list[int]:
+    from ._units import parse_rate
+
+    out = []
+    for item in _split(text):
+        try:
+            out.append(parse_rate(item, name="rate"))
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return out
+
+
+def _groupings(text: str) -> list[str]:
+    from ._scan import GROUPINGS
+
+    out = []
+    for item in _split(text):
+        if item == "host":
+            raise argparse.ArgumentTypeError("'host' is ambiguous: use src or dst (or both: --by src,dst)")
+        if item not in GROUPINGS:
+            raise argparse.ArgumentTypeError(f"{item!r} is not a grouping; use one or more of {', '.join(GROUPINGS)}")
+        out.append(item)
+    return out
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return n
+
+
+def _horizon(text: str) -> str:
+    from ._units import parse_duration
+
+    try:
+        return f"{parse_duration(text, name='reorder horizon', allow_zero=True)}ns"
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+# ---------------------------------------------------------------- parser
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("general")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    g.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+
+
+def _scan_options(p: argparse.ArgumentParser) -> None:
+    from ._scan import SIZES
+
+    g = p.add_argument_group("measurement")
+    g.add_argument(
+        "--windows",
+        type=_durations("window"),
+        metavar="LIST",
+        help="window lengths τ for E(τ) and PtM(τ), e.g. 1us,10us,5ms (default: 1us to 1s in 1-2-5 steps)",
+    )
+    g.add_argument(
+        "--rates",
+        type=_rates,
+        metavar="LIST",
+        help="server rates r for B_max(r), e.g. 1Gbps,10Gbps or 1.25GB/s (default: the mean rate times 1.1 to 20)",
+    )
+    g.add_argument(
+        "--bins", type=_durations("bin"), metavar="LIST", help="bin widths of the throughput series, e.g. 1ms"
+    )
+    g.add_argument(
+        "--by",
+        type=_groupings,
+        metavar="LIST",
+        help="grouping(s): all, src, dst, pair, flow, flow4, interface, vlan, qp; comma-separated (default: all)",
+    )
+    g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
+    g.add_argument(
+        "--closed", choices=("left", "both"), default="left", help="windows [s, s+τ) (left, default) or [s, s+τ] (both)"
+    )
+    g.add_argument(
+        "--reorder-horizon",
+        type=_horizon,
+        default="10ms",
+        metavar="DURATION",
+        help="how late a packet may arrive and still be put in order (default: 10ms)",
+    )
+    g.add_argument(
+        "--on-late",
+        choices=("error", "drop"),
+        default="error",
+        help="a packet later than the horizon: fail (error, default) or drop and count it",
+    )
+    g.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog="burstcore",
+        description="Burstiness of packet captures (pcap/pcapng, plain, gzip or zstd) in one pass: "
+        "empirical envelopes E(τ), peak-to-mean ratios PtM(τ), backlogs B_max(r), binned throughput. "
+        "A FILE of '-' reads standard input.",
+        epilog=MAIN_EXAMPLES + "\n\n" + EXIT_CODES,
+        formatter_class=fmt,
+    )
+    parser.add_argument("--version", action="version", version=f"burstcore {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser(
+        "info",
+        help="capture summary (like capinfos, with out-of-order and offload hints)",
+        description="A capinfos-like summary of each capture: format, interfaces, packets, bytes, first/last "
+        "timestamp, duration, mean rate, packets out of timestamp order, frames over the link MTU.",
+        epilog=INFO_EXAMPLES + "\n\n" + EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); '-' reads stdin")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per file")
+    p.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
+    _common(p)
+
+    p = sub.add_parser(
+        "scan",
+        help="E(τ), peak rate, PtM(τ) per window and B_max(r) per rate, as a table or a file",
+        description="Measure burstiness in one pass. Several files are merged in timestamp order (as "
+        "burstcore.scan([...])) unless --each is given.",
+        epilog=SCAN_EXAMPLES + "\n\n" + EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); '-' reads stdin")
+    _scan_options(p)
+    g = p.add_argument_group("output")
+    g.add_argument("--each", action="store_true", help="scan each file on its own instead of merging them")
+    g.add_argument("-o", "--output", metavar="PATH", help="write to PATH (.json, .csv, .parquet; '-' for stdout)")
+    g.add_argument("--format", choices=("table", "json", "csv", "parquet"), help="output format (default: from -o)")
+    g.add_argument(
+        "--table",
+        choices=SCAN_TABLES,
+        help="which table to write to .csv/.parquet (default: envelope); for JSON, only this one",
+    )
+    g.add_argument(
+        "--top",
+        type=_positive_int,
+        default=5,
+        metavar="N",
+        help="groups shown per grouping on the terminal (default: 5)",
+    )
+    _common(p)
+
+    p = sub.add_parser(
+        "plot",
+        help="figure of E(τ), PtM(τ), B_max(r) and the binned throughput (PNG, SVG, PDF)",
+        description="Draw E(τ) and PtM(τ) (log-log), B_max(r) and the binned throughput with training "
+        "iterations marked. Several files are scanned separately and overlaid.",
+        epilog=PLOT_EXAMPLES + "\n\n" + EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); '-' reads stdin")
+    _scan_options(p)
+    g = p.add_argument_group("output")
+    g.add_argument("-o", "--output", required=True, metavar="PATH", help="figure file: .png, .svg or .pdf")
+    g.add_argument("--dpi", type=_positive_int, default=120, help="resolution of a PNG (default: 120)")
+    g.add_argument("--title", help="figure title (default: the file names)")
+    g.add_argument("--top", type=_positive_int, default=8, metavar="N", help="groups drawn per file (default: 8)")
+    g.add_argument("--no-iterations", action="store_true", help="do not detect and mark training iterations")
+    _common(p)
+
+    p = sub.add_parser(
+        "report",
+        help="one self-contained HTML page: summary, tables, figures",
+        description="Write a single HTML page about one capture (summary, tables, figures embedded), "
+        "fit to be mailed to a colleague.",
+        epilog=REPORT_EXAMPLES + "\n\n" + EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("file", metavar="FILE", help="capture file; '-' reads stdin")
+    _scan_options(p)
+    g = p.add_argument_group("output")
+    g.add_argument("-o", "--output", required=True, metavar="PATH", help="the HTML file to write")
+    g.add_argument("--top", type=_positive_int, default=5, metavar="N", help="groups shown per grouping (default: 5)")
+    g.add_argument("--no-iterations", action="store_true", help="do not detect training iterations")
+    _common(p)
+    return parser
+
+
+# ---------------------------------------------------------------- helpers
+
+
+@contextlib.contextmanager
+def _progress(label: str, quiet: bool) -> Iterator[Any]:
+    from ._progress import ProgressBar
+
+    bar = ProgressBar(label, enabled=ProgressBar.wanted(quiet))
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def _check_inputs(files: Sequence[str]) -> None:
+    if list(files).count("-") > 1:
+        raise UsageError("'-' (stdin) can be given only once")
+    for f in files:
+        if f != "-" and not os.path.exists(f):
+            raise FileNotFoundError(2, f"no such capture file: {f!r} (check the path)", f)
+        if f != "-" and os.path.isdir(f):
+            raise IsADirectoryError(21, f"{f!r} is a directory, not a capture file", f)
+
+
+def _check_output(path: str | None) -> None:
+    """Fail before a long scan, not after it, when the output cannot be written."""
+    if path in (None, "-"):
+        return
+    assert path is not None
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise _OutputError(f"cannot write {path!r}: the folder {folder!r} does not exist")
+    if os.path.isdir(path):
+        raise _OutputError(f"cannot write {path!r}: it is a folder; give a file name")
+    if not os.access(folder, os.W_OK):
+        raise _OutputError(f"cannot write {path!r}: no permission to write in {folder!r}")
+
+
+@contextlib.contextmanager
+def _writing(path: str) -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise _OutputError(f"cannot write {path!r}: {e.strerror or e}") from e
+
+
+def _label(f: str) -> str:
+    return "stdin" if f == "-" else os.path.basename(f)
+
+
+def _rereadable(files: Sequence[str]) -> list[Any]:
+    """Sources that can be read several times (info, scan, iterations): stdin is read into memory."""
+    return [sys.stdin.buffer.read() if f == "-" else f for f in files]
+
+
+def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "windows": args.windows,
+        "rates": args.rates,
+        "bins": args.bins,
+        "by": args.by,
+        "size": args.size,
+        "closed": args.closed,
+        "reorder_horizon": args.reorder_horizon,
+        "on_late": args.on_late,
+        "strict": args.strict,
+    }
+
+
+def _auto_bin_ns(span_ns: int | None) -> list[str]:
+    """A 1-2-5 width giving ~400-1000 bins over the span, or several widths when it is unknown."""
+    if not span_ns:
+        return list(FALLBACK_BINS)
+    width = 1_000
+    steps = (1, 2, 5)
+    k = 0
+    while span_ns // width > 1000:
+        k += 1
+        width = steps[k % 3] * 10 ** (3 + k // 3)
+    return [f"{width}ns"]
+
+
+def _plot_rates(mean_bps: float | None) -> list[int] | None:
+    """A finer grid than scan's default for a smooth B_max(r) curve: 1.05ρ to 50ρ, 24 points."""
+    import numpy as np
+
+    if not mean_bps:
+        return None
+    return sorted({max(1, round(mean_bps * m)) for m in np.geomspace(1.05, 50.0, 24)})
+
+
+def _iterations(source: Any, label: str, enabled: bool) -> tuple[pl.DataFrame | None, str | None]:
+    import burstcore
+
+    if not enabled or not hasattr(burstcore, "iterations"):
+        return None, None
+    try:
+        found = burstcore.iterations(source)
+        frame = found.iterations
+        return (frame if isinstance(frame, pl.DataFrame) else None), None
+    except Exception as e:  # detection is a bonus; the figure is still worth drawing without it
+        return None, f"{label}: training iterations not detected ({type(e).__name__}: {e})"
+
+
+# The input being read, so a capture error can name it (the core's message gives only the offset).
+_reading: list[str] = []
+
+
+def _reading_now(label: str) -> None:
+    _reading[:] = [label]
+
+
+def _warn(message: str) -> None:
+    print(f"burstcore: warning: {message}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- machine formats
+
+
+def machine_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """For CSV/JSON: times as ISO 8601 strings with ns, durations as integer ns (``<name>_ns``)."""
+    out = []
+    for name, dtype in df.schema.items():
+        col = pl.col(name)
+        if isinstance(dtype, pl.Datetime):
+            out.append(col.dt.convert_time_zone("UTC").dt.strftime("%Y-%m-%dT%H:%M:%S%.9fZ").alias(name))
+        elif isinstance(dtype, pl.Duration):
+            if f"{name}_ns" not in df.columns:
+                out.append(col.dt.total_nanoseconds().alias(f"{name}_ns"))
+        else:
+            out.append(col)
+    return df.select(out)
+
+
+def _tables(result: Any) -> dict[str, pl.DataFrame]:
+    return {name: getattr(result, name) for name in SCAN_TABLES}
+
+
+def _with_file(results: Sequence[tuple[str, Any]]) -> dict[str, pl.DataFrame]:
+    merged: dict[str, pl.DataFrame] = {}
+    for name in SCAN_TABLES:
+        frames = [getattr(r, name).select(pl.lit(f).alias("file"), pl.all()) for f, r in results]
+        merged[name] = pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
+    return merged
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    if args.format:
+        return str(args.format)
+    if args.output is None:
+        return "table"
+    if args.output == "-":
+        return "json"
+    ext = os.path.splitext(args.output)[1].lower()
+    formats = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".txt": "table"}
+    if ext not in formats:
+        raise UsageError(
+            f"cannot tell the format of {args.output!r}: end it in .json, .csv or .parquet, or give --format"
+        )
+    return formats[ext]
+
+
+def _write_machine(fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, Any], args: argparse.Namespace) -> None:
+    target = args.output if args.output not in (None, "-") else None
+    with _writing(target or "stdout"):
+        _write_tables(fmt, tables, meta, args, target)
+
+
+def _write_tables(
+    fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, Any], args: argparse.Namespace, target: str | None
+) -> None:
+    if fmt == "json":
+        chosen = [args.table] if args.table else list(SCAN_TABLES)
+        doc = dict(meta)
+        for name in chosen:
+            doc[name] = machine_frame(tables[name]).to_dicts()
+        text = json.dumps(doc, allow_nan=False, default=str) + "\n"
+        if target is None:
+            sys.stdout.write(text)
+        else:
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
+        return
+    df = tables[args.table or "envelope"]
+    if fmt == "csv":
+        text = machine_frame(df).write_csv()
+        if target is None:
+            sys.stdout.write(text)
+        else:
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
+    elif fmt == "parquet":
+        if target is None:
+            buf = io.BytesIO()
+            df.write_parquet(buf)
+            sys.stdout.buffer.write(buf.getvalue())
+        else:
+            df.write_parquet(target)
+
+
+# ---------------------------------------------------------------- terminal tables
+
+
+def _print_result(title: str, result: Any, top: int) -> None:
+    from .plot import top_groups
+    from .report import backlog_table, envelope_table, groups_table, scan_summary_table, series_table, text_table
+
+    print(f"== {title}")
+    print(text_table(scan_summary_table(result)))
+    for by in result.config.get("by") or ["all"]:
+        groups = top_groups(result, by, top)
+        n_all = result.groups.filter(pl.col("by") == by).height
+        if by != "all":
+            print(f"\nGroups by {by}: {n_all} (largest {len(groups)} shown; all of them with -o FILE)")
+            print(text_table(groups_table(result, by, top)))
+        for g in groups:
+            name = "all traffic" if by == "all" else f"{by} {g}"
+            print(f"\nEnvelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — {name}")
+            print(text_table(envelope_table(result, by, g)))
+            bt = backlog_table(result, by, g)
+            if bt[1]:
+                print(f"\nBacklog B_max(r) at a constant-rate server — {name} (rates: {result.config.get('rates')})")
+                print(text_table(bt))
+    st = series_table(result)
+    if st[1]:
+        print("\nBinned throughput (the bins themselves: -o FILE --table series)")
+        print(text_table(st))
+    print()
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    import burstcore
+
+    _check_inputs(args.files)
+    infos = []
+    for f in args.files:
+        _reading_now(f)
+        with _progress(_label(f), args.quiet) as bar:
+            i = burstcore.info(f, strict=args.strict, progress=bar)
+        infos.append((f, i))
+    if args.json:
+        print(json.dumps([{"file": f, **i.to_dict()} for f, i in infos], default=str, allow_nan=False))
+        return EXIT_OK
+    for k, (f, i) in enumerate(infos):
+        if len(infos) > 1:
+            print(("\n" if k else "") + f"== {f}")
+        print(i)
+    return EXIT_OK
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    import burstcore
+
+    _check_inputs(args.files)
+    fmt = _output_format(args)
+    _check_output(args.output)
+    if args.table and fmt == "table":
+        raise UsageError("--table chooses what goes into a .csv/.parquet/.json file; give -o FILE too")
+    kwargs = _scan_kwargs(args)
+    results: list[tuple[str, Any]] = []
+    if args.each:
+        for f in args.files:
+            _reading_now(f)
+            with _progress(_label(f), args.quiet) as bar:
+                results.append((f, burstcore.scan(f, progress=bar, **kwargs)))
+    else:
+        label = args.files[0] if len(args.files) == 1 else f"{len(args.files)} files merged"
+        src: Any = args.files[0] if len(args.files) == 1 else list(args.files)
+        _reading_now(args.files[0] if len(args.files) == 1 else "(one of " + ", ".join(args.files) + ")")
+        with _progress(_label(label), args.quiet) as bar:
+            results.append((label, burstcore.scan(src, progress=bar, **kwargs)))
+
+    if fmt == "table":
+        for label, r in results:
+            title = label if label != "-" else "stdin"
+            if not args.each and len(args.files) > 1:
+                title += ": " + ", ".join(args.files)
+            _print_result(title, r, args.top)
+        return EXIT_OK
+    tables = _with_file(results) if args.each else _tables(results[0][1])
+    meta = {
+        "burstcore": burstcore.__version__,
+        "files": list(args.files),
+        "merged": not args.each,
+        "config": results[0][1].config if not args.each else {f: r.config for f, r in results},
+        "warnings": [w for _, r in results for w in r.warnings],
+    }
+    _write_machine(fmt, tables, meta, args)
+    return EXIT_OK
+
+
+def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[Any, Any]:
+    """(info or None, result) with the plot-friendly defaults: a fine rate grid, a bin width
+    matched to the span."""
+    import burstcore
+
+    kwargs = _scan_kwargs(args)
+    _reading_now(label)
+    cap = None
+    if not isinstance(src, str) or src != "-":
+        with _progress(f"{label} (info)", args.quiet) as bar:
+            cap = burstcore.info(src, strict=args.strict, progress=bar)
+        for w in cap.warnings:
+            _warn(f"{label}: {w}")
+    chosen_rates = kwargs["rates"] is None and cap is not None and args.size == "wire"
+    if chosen_rates:
+        kwargs["rates"] = _plot_rates(cap.mean_rate_bps if cap is not None else None)
+    if kwargs["bins"] is None:
+        kwargs["bins"] = _auto_bin_ns(cap.duration_ns if cap is not None else None)
+    with _progress(label, args.quiet) as bar, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the info pass above already reported them
+        result = burstcore.scan(src, progress=bar, **kwargs)
+    if chosen_rates and kwargs["rates"]:
+        result.config["rates"] = f"{len(kwargs['rates'])} mean-rate multiples, 1.05ρ to 50ρ"
+    return cap, result
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from .plot import plot_results
+
+    _check_inputs(args.files)
+    ext = os.path.splitext(args.output)[1].lower()
+    if ext not in FIGURE_FORMATS:
+        raise UsageError(f"cannot write a figure to {args.output!r}: end it in .png, .svg or .pdf")
+    _check_output(args.output)
+    sources = _rereadable(args.files)
+    results, iters = [], []
+    for f, src in zip(args.files, sources, strict=True):
+        _, r = _scan_for_figures(args, src, _label(f))
+        it, note = _iterations(src, _label(f), not args.no_iterations)
+        if note:
+            _warn(note)
+        results.append((_label(f), r))
+        iters.append(it)
+    title = args.title or ", ".join(label for label, _ in results)
+    fig = plot_results(results, iterations=iters, max_groups=args.top, title=title)
+    with _writing(args.output):
+        fig.savefig(args.output, dpi=args.dpi)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .plot import PANELS, TITLES, plot_result
+    from .report import figure_png, render_report
+
+    _check_inputs([args.file])
+    _check_output(args.output)
+    label = _label(args.file)
+    (src,) = _rereadable([args.file])
+    cap, result = _scan_for_figures(args, src, label)
+    iters, note = _iterations(src, label, not args.no_iterations)
+    notes = [note] if note else []
+    if note:
+        _warn(note)
+    figures = []
+    for panel in PANELS:
+        fig = plot_result(result, iterations=iters, panels=[panel], max_groups=args.top, size=(7.5, 4.2))
+        figures.append((TITLES[panel], figure_png(fig)))
+    page = render_report(label, result, info=cap, iterations=iters, figures=figures, max_groups=args.top, notes=notes)
+    with _writing(args.output), open(args.output, "w", encoding="utf-8") as f:
+        f.write(page)
+    print(f"wrote {args.output} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
+    return EXIT_OK
+
+
+COMMANDS = {"info": cmd_info, "scan": cmd_scan, "plot": cmd_plot, "report": cmd_report}
+
+
+def _classify(e: BaseException) -> tuple[int, str]:
+    import burstcore
+
+    if isinstance(e, (FileNotFoundError, IsADirectoryError)):
+        return EXIT_NOT_FOUND, e.strerror or str(e)
+    if isinstance(e, burstcore.CaptureError):
+        where = f" {_reading[0]}" if _reading else ""
+        return EXIT_CAPTURE, f"cannot read the capture{where}: {e}"
+    if isinstance(e, UsageError):
+        return EXIT_USAGE, str(e)
+    if isinstance(e, _OutputError):
+        return EXIT_OUTPUT, str(e)
+    if isinstance(e, ValueError):
+        # Values the API rejected (after parsing), e.g. a window not a whole number of ns.
+        return EXIT_USAGE, str(e)
+    if isinstance(e, PermissionError):
+        return EXIT_OUTPUT if e.filename and not os.path.exists(e.filename) else EXIT_NOT_FOUND, str(e)
+    if isinstance(e, OSError):
+        return EXIT_OUTPUT, f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
+    return EXIT_INTERNAL, f"internal error: {type(e).__name__}: {e} (please report it, with the output of --debug)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (the console script exits with it)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    debug = bool(getattr(args, "debug", False))
+    prog = f"burstcore {args.command}"
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        print(f"{prog}: warning: {message}", file=sys.stderr)
+
+    warnings.showwarning = show
+    try:
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print(f"\n{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (e.g. '| head'); stop quietly, without a second error at exit.
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_PIPE
+    except Exception as e:
+        code, message = _classify(e)
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

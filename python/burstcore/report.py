@@ -1,0 +1,302 @@
+"""Human-readable tables of a scan, and the one-page HTML report.
+
+The report is a single self-contained file: styles inline, figures embedded as PNG data URIs,
+no external fetches, so it can be mailed or attached to a ticket and opened anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from ._units import format_bytes, format_duration, format_rate
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ._packets import CaptureInfo
+    from ._scan import ScanResult
+
+Table = tuple[list[str], list[list[str]]]
+
+
+def _int(n: Any) -> str:
+    return "n/a" if n is None else f"{int(n):,}"
+
+
+def _ratio(x: Any) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.4g}"
+
+
+def _ts(ns: int | None) -> str:
+    return "n/a" if ns is None else str(np.datetime64(ns, "ns")) + " UTC"
+
+
+def envelope_table(result: ScanResult, by: str, group: str) -> Table:
+    """E(τ), its packets, the peak rate 8·E(τ)/τ and PtM(τ), one row per window."""
+    d = result.envelope.filter((pl.col("by") == by) & (pl.col("group") == group)).sort("window_ns")
+    rows = [
+        [format_duration(w), _int(b), _int(p), format_rate(r), _ratio(m)]
+        for w, b, p, r, m in d.select("window_ns", "bytes", "packets", "peak_rate_bps", "ptm").iter_rows()
+    ]
+    return ["window τ", "E(τ) bytes", "packets", "peak rate", "PtM(τ)"], rows
+
+
+def backlog_table(result: ScanResult, by: str, group: str) -> Table:
+    """B_max(r) per server rate r, with r/ρ and the longest busy period."""
+    d = result.backlog.filter((pl.col("by") == by) & (pl.col("group") == group)).sort("rate_bps")
+    rows = [
+        [format_rate(r), _ratio(m), f"{b:,.0f}", format_bytes(b), format_duration(int(lb)) if lb else "0ns"]
+        for r, m, b, lb in d.select(
+            "rate_bps", "rate_over_mean", "bmax_bytes", pl.col("longest_busy").dt.total_nanoseconds()
+        ).iter_rows()
+    ]
+    return ["rate r", "r/ρ", "B_max bytes", "B_max", "longest busy"], rows
+
+
+def groups_table(result: ScanResult, by: str, limit: int) -> Table:
+    d = result.groups.filter(pl.col("by") == by).sort(["bytes", "group"], descending=[True, False]).head(limit)
+    rows = [
+        [g, _int(p), _int(b), format_duration(s) if s else "0ns", format_rate(r) if r is not None else "n/a"]
+        for g, p, b, s, r in d.select("group", "packets", "bytes", "span_ns", "mean_rate_bps").iter_rows()
+    ]
+    return ["group", "packets", "bytes", "span", "mean rate ρ"], rows
+
+
+def series_table(result: ScanResult) -> Table:
+    """Per grouping, group and bin width: bins, busiest bin and the share of empty bins."""
+    if result.series.height == 0:
+        return [], []
+    d = (
+        result.series.group_by("by", "group", "bin", maintain_order=True)
+        .agg(
+            bins=pl.len(),
+            empty=(pl.col("packets") == 0).sum(),
+            peak=pl.col("rate_bps").max(),
+            mean=pl.col("rate_bps").mean(),
+        )
+        .sort("by", "group", "bin")
+    )
+    rows = [
+        [
+            f"{by}: {g}",
+            format_duration(int(w)),
+            _int(n),
+            f"{100 * e / n:.1f}%" if n else "n/a",
+            format_rate(p),
+            format_rate(m),
+        ]
+        for by, g, w, n, e, p, m in d.select(
+            "by", "group", pl.col("bin").dt.total_nanoseconds(), "bins", "empty", "peak", "mean"
+        ).iter_rows()
+    ]
+    return ["group", "bin Δ", "bins", "empty", "busiest bin", "mean over bins"], rows
+
+
+def scan_summary_table(result: ScanResult) -> Table:
+    s = result.summary.row(0, named=True)
+    first = result.summary.select(pl.col("first").dt.epoch("ns")).item()
+    last = result.summary.select(pl.col("last").dt.epoch("ns")).item()
+    skipped = sum(s[k] for k in s if k.startswith("skipped_"))
+    rows = [
+        ["packets read", _int(s["packets_read"])],
+        ["packets counted", _int(s["packets"])],
+        ["packets skipped", _int(skipped)],
+        ["bytes (" + str(result.config.get("size", "wire")) + ")", f"{_int(s['bytes'])} ({format_bytes(s['bytes'])})"],
+        ["first packet", _ts(first)],
+        ["last packet", _ts(last)],
+        ["span", format_duration(s["span_ns"]) if s["span_ns"] else "n/a"],
+        ["mean rate ρ", format_rate(s["mean_rate_bps"]) if s["mean_rate_bps"] else "n/a (zero span)"],
+        ["reordered", f"{_int(s['reordered'])} (largest lateness {format_duration(s['max_lateness_ns'] or 0)})"],
+    ]
+    return ["", ""], rows
+
+
+def info_table(info: CaptureInfo) -> Table:
+    rate = info.mean_rate_bps
+    rows = [
+        ["format", info.format + (f" ({info.compression})" if info.compression != "none" else "")],
+        ["interfaces", str(len(info.interfaces))],
+        ["packets", _int(info.packets)],
+        ["wire bytes", f"{_int(info.wire_bytes)} ({format_bytes(info.wire_bytes)})"],
+        ["captured bytes", _int(info.captured_bytes)],
+        ["first packet", _ts(info.first_ns)],
+        ["last packet", _ts(info.last_ns)],
+        ["duration", format_duration(info.duration_ns) if info.duration_ns is not None else "n/a"],
+        ["mean rate", format_rate(rate) if rate is not None else "n/a (zero span)"],
+        ["out of order", f"{_int(info.out_of_order)} (largest step back {format_duration(info.max_step_back_ns)})"],
+        [
+            "over link MTU",
+            f"{_int(info.over_mtu_frames)} (max {info.max_wire_len} B)"
+            + (" — TSO/GRO offload? burst sizes distorted" if info.over_mtu_frames else ""),
+        ],
+        ["snapped (cap < wire)", _int(info.snapped)],
+    ]
+    if info.drops is not None:
+        rows.append(["dropped (ISB)", _int(info.drops)])
+    for i in info.interfaces:
+        rows.append(
+            [
+                f"interface #{i['index']}",
+                f"{i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, resolution {i['resolution']}, "
+                f"{i['packets']} packets" + (f", name {i['name']}" if i.get("name") else ""),
+            ]
+        )
+    return ["", ""], rows
+
+
+def iterations_table(iters: pl.DataFrame, limit: int = 30) -> Table:
+    cols = [c for c in iters.columns if iters.schema[c] != pl.Object][:8]
+    d = iters.select(cols).head(limit)
+    rows = []
+    for row in d.iter_rows():
+        out = []
+        for v in row:
+            if isinstance(v, _dt.datetime):
+                # µs is enough to read; the exact ns stay in the data frame.
+                out.append(v.strftime("%H:%M:%S.%f"))
+            elif isinstance(v, _dt.timedelta):
+                out.append(format_duration(v // _dt.timedelta(microseconds=1) * 1000))
+            elif isinstance(v, float):
+                out.append(f"{v:.6g}")
+            else:
+                out.append("n/a" if v is None else str(v))
+        rows.append(out)
+    return cols, rows
+
+
+def text_table(table: Table, indent: str = "  ") -> str:
+    """A plain-text table, numbers right-aligned."""
+    header, rows = table
+    if not rows:
+        return ""
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+
+    def fmt(cells: Sequence[str], first_left: bool = True) -> str:
+        out = []
+        for k, (c, w) in enumerate(zip(cells, widths, strict=True)):
+            out.append(c.ljust(w) if k == 0 and first_left else c.rjust(w))
+        return indent + "  ".join(out).rstrip()
+
+    lines = [fmt(header)] if any(header) else []
+    lines += [fmt(r) for r in rows]
+    return "\n".join(lines)
+
+
+def html_table(table: Table, caption: str | None = None, css_class: str = "") -> str:
+    header, rows = table
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header) if any(header) else ""
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    cls = f' class="{css_class}"' if css_class else ""
+    return f"<table{cls}>{cap}" + (f"<thead><tr>{head}</tr></thead>" if head else "") + f"<tbody>{body}</tbody></table>"
+
+
+def figure_png(fig: Figure, dpi: int = 110) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
+color:#222;padding:0 1em}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.6em 0 1.2em}caption{text-align:left;font-weight:600;padding:.2em 0}
+td,th{padding:.15em .7em;border-bottom:1px solid #eee;text-align:right;font-variant-numeric:tabular-nums}
+td:first-child,th:first-child{text-align:left}
+.kv td:first-child{color:#555}
+figure{margin:1em 0}img{max-width:100%}figcaption{color:#555;font-size:.9em}
+.warn{color:#8a4b00}.meta{color:#666;font-size:.9em}
+"""
+
+# Records whether each embedded figure decoded (its natural width) on the img element, so a
+# headless browser's DOM dump shows that every figure really loaded.
+_SCRIPT = """
+function burstcoreMark(){document.querySelectorAll('img').forEach(function(i){
+  i.setAttribute('data-natural-width', String(i.naturalWidth));});}
+window.addEventListener('load', burstcoreMark);
+"""
+
+
+def render_report(
+    name: str,
+    result: ScanResult,
+    *,
+    info: CaptureInfo | None = None,
+    iterations: pl.DataFrame | None = None,
+    figures: Sequence[tuple[str, bytes]] = (),
+    max_groups: int = 8,
+    notes: Sequence[str] = (),
+) -> str:
+    """The HTML page for one capture: summary, tables and PNG figures (as data URIs)."""
+    from . import __version__
+
+    now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    cfg = result.config
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>burstcore report: {html.escape(name)}</title>",
+        f"<style>{_CSS}</style><script>{_SCRIPT}</script></head><body>",
+        f"<h1>Burstiness of <code>{html.escape(name)}</code></h1>",
+        f'<p class="meta">burstcore {html.escape(__version__)} · generated {now} · sizes counted: '
+        f"{html.escape(str(cfg.get('size', 'wire')))} · windows "
+        f"{html.escape(str(cfg.get('closed', 'left')))}-closed · rates: {html.escape(str(cfg.get('rates', '')))}. "
+        "E(τ) is the most bytes in any sliding window of length τ; PtM(τ) = E(τ)/(ρ·τ); B_max(r) is "
+        "the largest backlog of a constant-rate server of rate r fed by the trace.</p>",
+    ]
+    warns = list(result.warnings) + list(info.warnings if info else []) + list(notes)
+    if warns:
+        parts.append(
+            "<h2>Warnings</h2><ul>" + "".join(f'<li class="warn">{html.escape(w)}</li>' for w in warns) + "</ul>"
+        )
+    parts.append('<h2 id="summary">Summary</h2>')
+    if info is not None:
+        parts.append(html_table(info_table(info), "Capture", "kv"))
+    parts.append(html_table(scan_summary_table(result), "Scan accounting", "kv"))
+
+    if figures:
+        parts.append('<h2 id="figures">Figures</h2>')
+        for caption, png in figures:
+            uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+            parts.append(
+                f'<figure><img src="{uri}" alt="{html.escape(caption)}">'
+                f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+            )
+
+    by_list: list[str] = list(cfg.get("by") or ["all"])
+    parts.append('<h2 id="envelope">Envelope, peak rate and peak-to-mean ratio per window</h2>')
+    for by in by_list:
+        from .plot import top_groups
+
+        groups = top_groups(result, by, max_groups)
+        n_all = result.groups.filter(pl.col("by") == by).height
+        if by != "all":
+            parts.append(
+                html_table(groups_table(result, by, max_groups), f"Groups by {by} (largest {len(groups)} of {n_all})")
+            )
+        for g in groups:
+            parts.append(html_table(envelope_table(result, by, g), f"E(τ) — {by}: {g}", "envelope"))
+    parts.append('<h2 id="backlog">Backlog B_max(r) per server rate</h2>')
+    for by in by_list:
+        from .plot import top_groups
+
+        for g in top_groups(result, by, max_groups):
+            parts.append(html_table(backlog_table(result, by, g), f"B_max(r) — {by}: {g}", "backlog"))
+    st = series_table(result)
+    if st[1]:
+        parts.append('<h2 id="series">Binned throughput</h2>' + html_table(st, None, "series"))
+    if iterations is not None:
+        parts.append(f'<h2 id="iterations">Training iterations ({iterations.height} detected)</h2>')
+        if iterations.height:
+            parts.append(html_table(iterations_table(iterations), "First iterations", "iterations"))
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,402 @@
+"""The command line through a subprocess: its machine output parses and equals the Python API's,
+its terminal tables show the API's numbers, and errors give one line and a distinct exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import burstcore
+import polars as pl
+import pytest
+from burstcore import cli
+
+from tests import oracles
+
+BASE = 1_700_000_000_000_000_000
+HOSTS = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
+SHARED_NAME = "captures/d_ring2_resnetsmall_noshape_bridge.pcapng"
+
+
+def training_like(n_iter: int = 6, per_burst: int = 40) -> tuple[list[int], list[bytes]]:
+    """Bursts of back-to-back frames between three hosts, 10 ms apart, with small replies."""
+    ts, frames = [], []
+    for it in range(n_iter):
+        t = BASE + it * 10_000_000
+        for k in range(per_burst):
+            src, dst = HOSTS[k % 2], HOSTS[2]
+            frames.append(oracles.eth_ipv4_udp(src, dst, 5000 + k % 2, 6000, payload=1000 + 37 * (k % 5)))
+            ts.append(t)
+            t += 850 + (k % 3)
+            if k % 8 == 7:
+                frames.append(oracles.eth_ipv4_udp(dst, src, 6000, 5000, payload=10, proto=6))
+                ts.append(t + 3)
+    return ts, frames
+
+
+def write_capture(path: Path, fmt: str = "pcapng", **kw: int) -> Path:
+    ts, frames = training_like(**kw)
+    path.write_bytes(oracles.capture(ts, [len(f) for f in frames], fmt=fmt, frames=frames))
+    return path
+
+
+def run_cli(*args: object, stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, COLUMNS="200")
+    return subprocess.run(
+        [sys.executable, "-m", "burstcore", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
+
+
+def shared_path(name: str = SHARED_NAME) -> Path:
+    root = os.environ.get("BURSTCORE_SHARED")
+    if not root:
+        pytest.skip("BURSTCORE_SHARED is not set")
+    p = Path(root) / name
+    assert p.exists(), f"{p} is missing (BURSTCORE_SHARED={root})"
+    return p
+
+
+@pytest.fixture
+def cap(tmp_path: Path) -> Path:
+    return write_capture(tmp_path / "gen.pcapng")
+
+
+SCAN_ARGS = ["--windows", "1us,10us,100us,5ms", "--rates", "1Gbps,10Gbps", "--bins", "1ms", "--by", "all,pair"]
+API_KW = {
+    "windows": ["1us", "10us", "100us", "5ms"],
+    "rates": ["1Gbps", "10Gbps"],
+    "bins": ["1ms"],
+    "by": ["all", "pair"],
+}
+
+
+def _rows(df: pl.DataFrame, key: list[str], cols: list[str]) -> dict[tuple[object, ...], tuple[object, ...]]:
+    return {tuple(r[: len(key)]): tuple(r[len(key) :]) for r in df.select(*key, *cols).iter_rows()}
+
+
+def test_scan_json_equals_api(cap: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    p = run_cli("scan", cap, *SCAN_ARGS, "-o", out)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(out.read_text())
+    api = burstcore.scan(str(cap), **API_KW)
+    env = pl.DataFrame(doc["envelope"])
+    key = ["by", "group", "window_ns"]
+    cols = ["bytes", "packets", "max_packets", "peak_rate_bps", "ptm"]
+    assert _rows(env, key, cols) == _rows(api.envelope, key, cols)
+    # Times in ISO 8601 with every nanosecond.
+    starts = env.select([*key, "start"]).with_columns(
+        pl.col("start").str.to_datetime("%Y-%m-%dT%H:%M:%S%.9fZ", time_unit="ns", time_zone="UTC")
+    )
+    assert _rows(starts, key, ["start"]) == _rows(api.envelope, key, ["start"])
+    bl = pl.DataFrame(doc["backlog"])
+    assert _rows(bl, ["by", "group", "rate_bps"], ["bmax_bytes", "rate_over_mean", "longest_busy_ns"]) == _rows(
+        api.backlog.with_columns(longest_busy_ns=pl.col("longest_busy").dt.total_nanoseconds()),
+        ["by", "group", "rate_bps"],
+        ["bmax_bytes", "rate_over_mean", "longest_busy_ns"],
+    )
+    se = pl.DataFrame(doc["series"])
+    assert _rows(se, ["by", "group", "start_ns"], ["bytes", "packets"]) == _rows(
+        api.series, ["by", "group", "start_ns"], ["bytes", "packets"]
+    )
+    assert doc["summary"][0]["packets"] == api.summary["packets"][0]
+    assert doc["config"]["windows_ns"] == [1_000, 10_000, 100_000, 5_000_000]
+
+
+def test_scan_values_match_brute_force(cap: Path, tmp_path: Path) -> None:
+    """Beyond agreeing with the API: E(τ) on the command line is the brute-force maximum."""
+    ts, frames = training_like()
+    sizes = [len(f) for f in frames]
+    p = run_cli("scan", cap, "--windows", "1us,10us,100us", "--rates", "1Gbps", "--format", "json", "-o", "-")
+    assert p.returncode == 0, p.stderr
+    env = {r["window_ns"]: r["bytes"] for r in json.loads(p.stdout)["envelope"]}
+    for w in (1_000, 10_000, 100_000):
+        assert env[w] == oracles.envelope(ts, sizes, w)[0]
+
+
+def test_scan_parquet_and_csv_equal_api(cap: Path, tmp_path: Path) -> None:
+    api = burstcore.scan(str(cap), **API_KW)
+    for table in ("envelope", "backlog", "series", "groups"):
+        pq = tmp_path / f"{table}.parquet"
+        p = run_cli("scan", cap, *SCAN_ARGS, "-o", pq, "--table", table)
+        assert p.returncode == 0, p.stderr
+        assert pl.read_parquet(pq).equals(getattr(api, table)), table
+    csv = tmp_path / "env.csv"
+    p = run_cli("scan", cap, *SCAN_ARGS, "-o", csv)
+    assert p.returncode == 0, p.stderr
+    got = pl.read_csv(csv)
+    key, cols = ["by", "group", "window_ns"], ["bytes", "packets", "peak_rate_bps", "ptm"]
+    assert _rows(got, key, cols) == _rows(api.envelope, key, cols)
+    assert "window" not in got.columns  # the Duration became window_ns, already present
+
+
+def test_scan_terminal_table_shows_api_values(cap: Path) -> None:
+    p = run_cli("scan", cap, *SCAN_ARGS)
+    assert p.returncode == 0, p.stderr
+    text = p.stdout.decode()
+    api = burstcore.scan(str(cap), **API_KW)
+    all_env = api.envelope.filter(pl.col("by") == "all")
+    lines = text.splitlines()
+    for label in ("1us", "10us", "100us", "5ms"):
+        w_ns = burstcore.parse_duration(label)
+        expect = all_env.filter(pl.col("window_ns") == w_ns).row(0, named=True)
+        # The first table is the aggregate ('all traffic'); its row for this window.
+        hit = next(ln.split() for ln in lines if ln.split()[:1] == [label])
+        assert int(hit[1].replace(",", "")) == expect["bytes"]
+        assert int(hit[2].replace(",", "")) == expect["packets"]
+        assert float(hit[-1]) == pytest.approx(expect["ptm"], rel=1e-3)
+    bmax = api.backlog.filter((pl.col("by") == "all") & (pl.col("rate_bps") == 10**9))["bmax_bytes"][0]
+    assert f"{bmax:,.0f}" in text
+    for g in ("10.0.0.1>10.0.0.3", "10.0.0.2>10.0.0.3"):
+        assert g in text
+
+
+def test_several_files_merged_or_each(tmp_path: Path) -> None:
+    a = write_capture(tmp_path / "a.pcapng", n_iter=3)
+    b = write_capture(tmp_path / "b.pcap", fmt="pcap", n_iter=5)
+    p = run_cli("scan", a, b, "--windows", "10us,5ms", "--rates", "1Gbps", "-o", tmp_path / "m.json")
+    assert p.returncode == 0, p.stderr
+    merged = json.loads((tmp_path / "m.json").read_text())
+    api = burstcore.scan([str(a), str(b)], windows=["10us", "5ms"], rates=["1Gbps"])
+    assert merged["merged"] is True
+    assert [r["bytes"] for r in merged["envelope"]] == api.envelope["bytes"].to_list()
+    assert merged["summary"][0]["packets"] == api.summary["packets"][0]
+
+    p = run_cli("scan", a, b, "--each", "--windows", "10us,5ms", "--rates", "1Gbps", "-o", tmp_path / "e.parquet")
+    assert p.returncode == 0, p.stderr
+    each = pl.read_parquet(tmp_path / "e.parquet")
+    for f in (a, b):
+        one = burstcore.scan(str(f), windows=["10us", "5ms"], rates=["1Gbps"]).envelope
+        assert each.filter(pl.col("file") == str(f)).drop("file").equals(one)
+
+
+def test_stdin_equals_path(cap: Path) -> None:
+    p = run_cli("scan", "-", "--windows", "1us,5ms", "--rates", "10Gbps", "--format", "json", stdin=cap.read_bytes())
+    assert p.returncode == 0, p.stderr
+    api = burstcore.scan(str(cap), windows=["1us", "5ms"], rates=["10Gbps"])
+    doc = json.loads(p.stdout)
+    assert [r["bytes"] for r in doc["envelope"]] == api.envelope["bytes"].to_list()
+    assert [r["bmax_bytes"] for r in doc["backlog"]] == api.backlog["bmax_bytes"].to_list()
+
+
+def test_info_json_and_text(cap: Path) -> None:
+    p = run_cli("info", cap, "--json")
+    assert p.returncode == 0, p.stderr
+    (doc,) = json.loads(p.stdout)
+    ref = burstcore.info(str(cap))
+    ts, frames = training_like()
+    assert doc["packets"] == ref.packets == len(frames)
+    assert doc["wire_bytes"] == ref.wire_bytes == sum(len(f) for f in frames)
+    assert doc["first_ns"] == min(ts) and doc["max_ns"] == max(ts)
+    p = run_cli("info", cap, "-", stdin=cap.read_bytes())
+    assert p.returncode == 0, p.stderr
+    text = p.stdout.decode()
+    assert text.count(f"Packets:             {len(frames)}") == 2 and "== -" in text
+
+
+def test_shared_capture_scan_equals_api(tmp_path: Path) -> None:
+    path = shared_path()
+    p = run_cli(
+        "scan", path, "--windows", "10us,1ms,5ms", "--rates", "1Gbps", "--by", "pair", "-o", tmp_path / "d.json"
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "d.json").read_text())
+    api = burstcore.scan(str(path), windows=["10us", "1ms", "5ms"], rates=["1Gbps"], by="pair")
+    key, cols = ["group", "window_ns"], ["bytes", "packets", "peak_rate_bps", "ptm"]
+    assert _rows(pl.DataFrame(doc["envelope"]), key, cols) == _rows(api.envelope, key, cols)
+    # Ground truth from the capture's README: 36,932 packets.
+    assert doc["summary"][0]["packets_read"] == 36_932
+    p = run_cli("info", path)
+    assert p.returncode == 0 and b"36932" in p.stdout
+
+
+# ---------------------------------------------------------------- errors and exit codes
+
+
+def _one_line_error(p: subprocess.CompletedProcess[bytes]) -> str:
+    err = p.stderr.decode().strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    for cmd in ("info", "scan", "plot", "report"):
+        extra = ["-o", tmp_path / "x.png"] if cmd == "plot" else ["-o", tmp_path / "x.html"] if cmd == "report" else []
+        p = run_cli(cmd, tmp_path / "nope.pcap", *extra)
+        assert p.returncode == cli.EXIT_NOT_FOUND == 3
+        assert "nope.pcap" in _one_line_error(p)
+
+
+def test_corrupt_file(tmp_path: Path, cap: Path) -> None:
+    bad = tmp_path / "bad.pcap"
+    bad.write_bytes(b"this is not a capture at all" * 10)
+    p = run_cli("scan", bad)
+    assert p.returncode == cli.EXIT_CAPTURE == 1
+    err = _one_line_error(p)
+    assert "bad.pcap" in err and "not a pcap or pcapng" in err
+    # A block with an impossible length in the middle of a real capture.
+    data = bytearray(cap.read_bytes())
+    shb = int.from_bytes(data[4:8], "little")
+    idb = int.from_bytes(data[shb + 4 : shb + 8], "little")
+    first_epb = shb + idb
+    second_epb = first_epb + int.from_bytes(data[first_epb + 4 : first_epb + 8], "little")
+    data[second_epb + 4 : second_epb + 8] = (0x7FFFFFF0).to_bytes(4, "little")
+    bad.write_bytes(bytes(data))
+    p = run_cli("scan", bad, "--strict")
+    assert p.returncode == 1
+    _one_line_error(p)
+    p = run_cli("scan", bad, "--strict", "--debug")
+    assert p.returncode == 1 and b"Traceback" in p.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--windows", "5 parsecs"], "5 parsecs"),
+        (["--windows", "1.5ns"], "whole number of nanoseconds"),
+        (["--rates", "fast"], "not a rate"),
+        (["--bins", "1ms,"], "empty item"),
+        (["--by", "host"], "ambiguous"),
+        (["--by", "planet"], "not a grouping"),
+        (["--size", "huge"], "invalid choice"),
+        (["-o", "out.xlsx"], "cannot tell the format"),
+        (["--table", "backlog"], "give -o FILE"),
+        (["--frobnicate"], "unrecognized arguments"),
+    ],
+)
+def test_bad_option_values(cap: Path, args: list[str], needle: str) -> None:
+    p = run_cli("scan", cap, *args)
+    assert p.returncode == cli.EXIT_USAGE == 2, p.stderr
+    assert needle in _one_line_error(p)
+
+
+def test_plot_bad_extension_and_unwritable_output(cap: Path, tmp_path: Path) -> None:
+    p = run_cli("plot", cap, "-o", tmp_path / "fig.bmp")
+    assert p.returncode == 2 and ".png, .svg or .pdf" in _one_line_error(p)
+    p = run_cli("scan", cap, "-o", tmp_path / "no" / "such" / "dir" / "r.json")
+    assert p.returncode == cli.EXIT_OUTPUT == 4
+    _one_line_error(p)
+
+
+def test_help_has_examples_and_exit_codes() -> None:
+    for cmd in ([], ["scan"], ["info"], ["plot"], ["report"]):
+        p = run_cli(*cmd, "--help")
+        assert p.returncode == 0
+        out = p.stdout.decode()
+        assert "examples:" in out and "exit codes:" in out and "130" in out
+    p = run_cli()
+    assert p.returncode == 2
+
+
+# ---------------------------------------------------------------- progress and interrupt
+
+
+def _slow_stdin_run(cap: Path, args: list[str], *, interrupt: bool) -> tuple[int, bytes]:
+    """Run with stdin fed in two halves 0.6 s apart and stderr on a pseudo-terminal."""
+    data = cap.read_bytes()
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "burstcore", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave
+    )
+    os.close(slave)
+    assert proc.stdin is not None
+    proc.stdin.write(data[: len(data) // 2])
+    proc.stdin.flush()
+    time.sleep(0.6)
+    if interrupt:
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.1)
+    try:
+        proc.stdin.write(data[len(data) // 2 :])
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    err = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            err += chunk
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=60)
+    os.close(master)
+    return proc.returncode, err
+
+
+def test_progress_bar_on_a_terminal_only(cap: Path) -> None:
+    code, err = _slow_stdin_run(cap, ["scan", "-", "--rates", "1Gbps"], interrupt=False)
+    assert code == 0, err
+    assert b"\r" in err and b"/s" in err  # bytes read and the rate, redrawn in place
+    code, err = _slow_stdin_run(cap, ["scan", "-", "--rates", "1Gbps", "--quiet"], interrupt=False)
+    assert code == 0 and b"/s" not in err
+    p = run_cli("scan", cap, "--rates", "1Gbps")  # stderr is a pipe here: no bar
+    assert p.returncode == 0 and p.stderr == b""
+
+
+def test_interrupt_exits_130(cap: Path) -> None:
+    code, err = _slow_stdin_run(cap, ["scan", "-", "--rates", "1Gbps"], interrupt=True)
+    assert code == cli.EXIT_INTERRUPTED == 130
+    assert b"interrupted" in err and b"Traceback" not in err
+
+
+def test_progress_bar_render() -> None:
+    from burstcore._progress import ProgressBar
+
+    bar = ProgressBar("x.pcap", enabled=True)
+    line = bar.render(25_000_000, 100_000_000, 2.0)
+    assert "25.0%" in line and "25 MB / 100 MB" in line and "12.5 MB/s" in line and "ETA 6s" in line
+    assert "ETA" not in bar.render(5_000, None, 1.0)
+    assert not ProgressBar.wanted(True)
+
+
+def test_plot_and_report_use_iterations_when_available(cap: Path, tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """With burstcore.iterations present (API: .iterations frame with start/end), the figure
+    and the report mark the detected iterations; a failing detector only warns."""
+    from types import SimpleNamespace
+
+    import burstcore.plot as plot_mod
+
+    ts, _ = training_like()
+    starts = [min(ts) + k * 10_000_000 for k in range(6)]
+    frame = pl.DataFrame({"start": starts, "end": [s + 40_000 for s in starts]}).with_columns(
+        pl.all().cast(pl.Datetime("ns", "UTC"))
+    )
+    seen: list[object] = []
+    monkeypatch.setattr(
+        burstcore, "iterations", lambda src: seen.append(src) or SimpleNamespace(iterations=frame), raising=False
+    )
+    drawn: list[object] = []
+    real = plot_mod.plot_results
+    monkeypatch.setattr(plot_mod, "plot_results", lambda *a, **k: drawn.append(k.get("iterations")) or real(*a, **k))
+    assert cli.main(["plot", str(cap), "-o", str(tmp_path / "f.png"), "-q"]) == 0
+    assert seen == [str(cap)] and drawn[0][0].equals(frame)  # type: ignore[index]
+    assert cli.main(["report", str(cap), "-o", str(tmp_path / "r.html"), "-q"]) == 0
+    assert "Training iterations (6 detected)" in (tmp_path / "r.html").read_text()
+
+    def broken(src: object) -> object:
+        raise ValueError("no periodic traffic")
+
+    monkeypatch.setattr(burstcore, "iterations", broken, raising=False)
+    assert cli.main(["plot", str(cap), "-o", str(tmp_path / "g.png"), "-q"]) == 0
+    assert (tmp_path / "g.png").stat().st_size > 0
+    assert "training iterations not detected (ValueError: no periodic traffic)" in capsys.readouterr().err
