@@ -13,11 +13,11 @@ import sys
 import time
 from pathlib import Path
 
-import burstcore
 import polars as pl
 import pytest
-from burstcore import cli
 
+import burstcore
+from burstcore import cli
 from tests import oracles
 
 BASE = 1_700_000_000_000_000_000

@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import burstcore
 import numpy as np
 import polars as pl
 import pytest
-from burstcore.plot import PANELS, plot_result, plot_results
 from matplotlib.figure import Figure
 
+import burstcore
+from burstcore.plot import PANELS, plot_result, plot_results
 from tests import oracles
 from tests.test_cli import run_cli, shared_path, training_like, write_capture
 

@@ -8,10 +8,10 @@ import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
-import burstcore
 import polars as pl
 import pytest
 
+import burstcore
 from tests.test_cli import run_cli, shared_path, write_capture
 
 
