@@ -279,13 +279,17 @@ mod tests {
         gz.write_all(&data).unwrap();
         let gz = gz.finish().unwrap();
         let zs = zstd::stream::encode_all(Cursor::new(&data), 1).unwrap();
-        for bytes in [gz, zs] {
+        for (bytes, checked) in [(gz, true), (zs, false)] {
             let cut = bytes[..bytes.len() / 2].to_vec();
             let err = read_all(from_reader(Box::new(Cursor::new(cut)), None).unwrap()).unwrap_err();
             assert!(
                 matches!(classify(&err), ReadFailure::CompressedCut),
                 "{err}"
             );
+            // zstd frames written without a checksum may decode damage silently: gzip has a CRC.
+            if !checked {
+                continue;
+            }
             let mut bad = bytes.clone();
             for b in bad.iter_mut().skip(20).take(64) {
                 *b ^= 0x5a;

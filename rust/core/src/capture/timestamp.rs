@@ -47,7 +47,7 @@ impl TsConv {
 
     /// Nanoseconds since the epoch, `None` if the result does not fit i64.
     #[inline]
-    pub(crate) fn to_ns(&self, raw: u64) -> Option<i64> {
+    pub(crate) fn to_ns(self, raw: u64) -> Option<i64> {
         let ns: u128 = match self.scale {
             Scale::Mul(m) => u128::from(raw) * u128::from(m),
             Scale::Div(d) => u128::from(raw / d),

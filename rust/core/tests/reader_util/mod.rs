@@ -1,0 +1,131 @@
+//! Helpers shared by the reader tests: where the shared corpus is, and reading a whole capture.
+#![allow(dead_code)]
+
+use burstcore::capture::{CaptureReader, Interface, ReadOptions};
+use burstcore::{Error, Warning};
+use std::path::PathBuf;
+
+/// The shared folder: `BURSTCORE_SHARED`, else the `shared` folder beside the checkout, else
+/// `/work/shared`. `None` (skip) only when the variable is unset and nothing is found.
+pub fn shared_dir() -> Option<PathBuf> {
+    if let Ok(dir) = std::env::var("BURSTCORE_SHARED") {
+        return Some(PathBuf::from(dir));
+    }
+    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    [beside, PathBuf::from("/work/shared")]
+        .into_iter()
+        .find(|p| p.join("corpus").is_dir())
+}
+
+/// One packet, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pkt {
+    pub ts_ns: Option<i64>,
+    pub interface: u32,
+    pub local_id: u32,
+    pub section: u32,
+    pub linktype: u16,
+    pub wire_len: u32,
+    pub cap_len: u32,
+    pub data: Vec<u8>,
+    pub offset: u64,
+}
+
+/// Everything a read produced: packets, the error that ended it (if any), warnings, interfaces.
+#[derive(Debug, Default)]
+pub struct Read {
+    pub packets: Vec<Pkt>,
+    pub error: Option<Error>,
+    pub warnings: Vec<Warning>,
+    pub interfaces: Vec<Interface>,
+    pub sections: usize,
+    pub out_of_range: u64,
+}
+
+pub fn read_all(input: burstcore::input::Input, options: ReadOptions) -> Read {
+    let mut out = Read::default();
+    let mut reader = match CaptureReader::new(input, options) {
+        Ok(r) => r,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    loop {
+        match reader.next_packet() {
+            Ok(Some(p)) => {
+                let mut pkt = Pkt {
+                    ts_ns: p.ts_ns,
+                    interface: p.interface,
+                    local_id: u32::MAX,
+                    section: u32::MAX,
+                    linktype: p.linktype,
+                    wire_len: p.wire_len,
+                    cap_len: p.cap_len(),
+                    data: p.data.to_vec(),
+                    offset: p.offset,
+                };
+                if let Some(iface) = reader.interfaces().get(pkt.interface as usize) {
+                    pkt.local_id = iface.local_id;
+                    pkt.section = iface.section;
+                }
+                out.packets.push(pkt);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                out.error = Some(e);
+                break;
+            }
+        }
+    }
+    // A finished reader stays finished.
+    assert!(matches!(reader.next_packet(), Ok(None)));
+    out.warnings = reader.warnings().to_vec();
+    out.interfaces = reader.interfaces().to_vec();
+    out.sections = reader.sections().len();
+    out.out_of_range = reader.stats().timestamps_out_of_range;
+    out
+}
+
+pub fn read_bytes(bytes: &[u8], options: ReadOptions) -> Read {
+    let input = burstcore::input::from_reader(Box::new(std::io::Cursor::new(bytes.to_vec())), None)
+        .expect("in-memory input");
+    read_all(input, options)
+}
+
+pub fn read_path(path: &std::path::Path, options: ReadOptions) -> Read {
+    match burstcore::input::open_path(path) {
+        Ok(input) => read_all(input, options),
+        Err(e) => Read {
+            error: Some(e),
+            ..Read::default()
+        },
+    }
+}
+
+/// Parse a decimal seconds string ("1340954905.298858" or tshark's "S.FFFFFFFFF") into ns,
+/// exactly. A fraction of more than 9 digits is tshark printing an unnormalised nanosecond
+/// count (e.g. ".1000000000" is 10^9 ns). tshark puts a '-' in front when either part is
+/// negative; seconds are never negative in this corpus (no negative if_tsoffset), so '-' marks
+/// a negative nanosecond part (a wrapped 32-bit sub-second field).
+pub fn parse_ts(s: &str) -> Option<i128> {
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let (secs, frac) = s.split_once('.').unwrap_or((s, ""));
+    let secs: i128 = secs.parse().ok()?;
+    let frac_ns: i128 = if frac.is_empty() {
+        0
+    } else if frac.len() <= 9 {
+        let v: i128 = frac.parse().ok()?;
+        v * 10i128.pow(9 - frac.len() as u32)
+    } else {
+        frac.parse().ok()?
+    };
+    Some(if neg {
+        secs * 1_000_000_000 - frac_ns
+    } else {
+        secs * 1_000_000_000 + frac_ns
+    })
+}
