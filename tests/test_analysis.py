@@ -97,8 +97,9 @@ def test_flows_equal_brute_force(trace, key, timeout):
     ts, sizes, pkts = trace
     df = burstcore.flows(_capture(ts, sizes, pkts), key=key, idle_timeout=None if timeout is None else f"{timeout}ns")
     got = sorted(
-        df.select("src_ip", "dst_ip", "protocol", "src_port", "dst_port", "first_seen_ns", "last_seen_ns", "packets", "bytes")
-        .iter_rows()
+        df.select(
+            "src_ip", "dst_ip", "protocol", "src_port", "dst_port", "first_seen_ns", "last_seen_ns", "packets", "bytes"
+        ).iter_rows()
     )
     assert got == _ref_flows(ts, sizes, pkts, key, timeout)
     assert (df["duration_ns"] == df["last_seen_ns"] - df["first_seen_ns"]).all()
@@ -226,7 +227,9 @@ def test_superpose_equals_brute_force_merge(t1, t2, offset):
     order = sorted(range(len(mts)), key=lambda i: mts[i])
     mts, msz = [mts[i] for i in order], [msz[i] for i in order]
     env = dict(r.envelope.filter(pl.col("by") == "all").select("window_ns", "bytes").iter_rows())
-    gain = {w: (s, m) for w, s, m in r.multiplexing_gain.select("window_ns", "sum_single_bytes", "merged_bytes").iter_rows()}
+    gain = {
+        w: (s, m) for w, s, m in r.multiplexing_gain.select("window_ns", "sum_single_bytes", "merged_bytes").iter_rows()
+    }
     for w in WINDOWS:
         if mts:
             assert env[w] == oracles.envelope(mts, msz, w)[0]

@@ -69,7 +69,9 @@ def test_iteration_period_and_bytes_match_training_logs(shared, stem, ext):
     starts = [x["t_iter_start_ns_min"] for x in meta["iterations"]]
     pk = burstcore.read_packets(str(path), columns=["timestamp", "payload_len", "protocol"])
     loop = pk.filter(
-        (pl.col("timestamp").dt.epoch("ns") >= starts[1]) & (pl.col("protocol") == 6) & pl.col("payload_len").is_not_null()
+        (pl.col("timestamp").dt.epoch("ns") >= starts[1])
+        & (pl.col("protocol") == 6)
+        & pl.col("payload_len").is_not_null()
     )
     data = loop.filter(pl.col("payload_len") > 0).height
     acks = loop.filter(pl.col("payload_len") == 0).height
@@ -179,7 +181,7 @@ def _sample(shared: Path) -> list[Path]:
             ):
                 out.append(shared / "corpus" / d["path"])
                 json_totals[out[-1]] = d["sum_origlen_tshark"]
-    return out[::3]
+    return out[::6]
 
 
 def _tshark_conv(path: Path) -> dict[str, dict[tuple[str, str], tuple[int, int]]]:

@@ -223,7 +223,14 @@ class Distribution:
 
 
 def _histograms(
-    source: Any, by: str | None, quantiles: Any, max_groups: int, reorder_horizon: Any, on_late: str, strict: bool, progress: Any
+    source: Any,
+    by: str | None,
+    quantiles: Any,
+    max_groups: int,
+    reorder_horizon: Any,
+    on_late: str,
+    strict: bool,
+    progress: Any,
 ) -> dict[str, Any]:
     if by is not None and by not in GROUPINGS:
         raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
@@ -274,7 +281,10 @@ def gaps(
     out = _histograms(source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress)
     hist = pl.DataFrame(out["gaps"], schema_overrides={"group": pl.String})
     q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
-        "group", "q", pl.col("gap_lo_ns").cast(pl.Int64).alias("lo_ns"), pl.col("gap_hi_ns").cast(pl.Int64).alias("hi_ns")
+        "group",
+        "q",
+        pl.col("gap_lo_ns").cast(pl.Int64).alias("lo_ns"),
+        pl.col("gap_hi_ns").cast(pl.Int64).alias("hi_ns"),
     )
     groups = pl.DataFrame(out["groups"], schema_overrides={"group": pl.String}).select(
         "group",
@@ -442,7 +452,16 @@ def iterations(
         end=pl.col("end_ns").cast(_DT),
     )
     df = df.select(
-        "iteration", "start", "comm_end", "end", "bytes", "packets", "peak_rate_bps", "start_ns", "comm_end_ns", "end_ns"
+        "iteration",
+        "start",
+        "comm_end",
+        "end",
+        "bytes",
+        "packets",
+        "peak_rate_bps",
+        "start_ns",
+        "comm_end_ns",
+        "end_ns",
     )
     return Iterations(
         out["period_ns"], float(out["confidence"]), df, out["acf_period_ns"], out["bin_ns"], _summary(out["accounting"])
@@ -531,12 +550,16 @@ def superpose(
         raise ValueError(f"seed={seed!r} must be an integer")
     offs = _offsets(offsets, len(srcs), seed, max_offset)
     windows_ns = (
-        sorted({parse_duration(w, name="window") for w in _as_list(windows)}) if windows is not None else default_windows_ns()
+        sorted({parse_duration(w, name="window") for w in _as_list(windows)})
+        if windows is not None
+        else default_windows_ns()
     )
     if rates is not None:
         rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
     else:
-        rates_bps = [parse_rate(r) for r in ("100Mbps", "1Gbps", "10Gbps", "25Gbps", "40Gbps", "100Gbps", "200Gbps", "400Gbps")]
+        rates_bps = [
+            parse_rate(r) for r in ("100Mbps", "1Gbps", "10Gbps", "25Gbps", "40Gbps", "100Gbps", "200Gbps", "400Gbps")
+        ]
     bins_ns = sorted({parse_duration(b, name="bin") for b in _as_list(bins)})
     by_names = _parse_by(by)
     if closed not in ("left", "both"):

@@ -14,7 +14,9 @@ use crate::analysis::{
     IterationAnalyzer, IterationOptions, IterationReport, TrafficMatrix,
 };
 use crate::capture::CaptureReader;
-use crate::engine::{Arrival, By, EnvelopeRow, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner};
+use crate::engine::{
+    Arrival, By, EnvelopeRow, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pipeline::{Accounting, Progress};
 use crate::wire;
@@ -103,11 +105,13 @@ impl<'r> Ordered<'r> {
     fn next(&mut self) -> Result<Option<Arrival>> {
         loop {
             if let Some(Reverse(top)) = self.heap.peek() {
-                let bound = self
-                    .latest
-                    .map_or(i64::MIN, |l| l.saturating_sub(self.order.reorder_horizon_ns));
+                let bound = self.latest.map_or(i64::MIN, |l| {
+                    l.saturating_sub(self.order.reorder_horizon_ns)
+                });
                 if self.done || top.arrival.ts_ns <= bound {
-                    let Some(Reverse(e)) = self.heap.pop() else { return Ok(None) };
+                    let Some(Reverse(e)) = self.heap.pop() else {
+                        return Ok(None);
+                    };
                     let mut a = e.arrival;
                     a.ts_ns = a.ts_ns.saturating_add(self.offset_ns);
                     return Ok(Some(a));
@@ -160,7 +164,10 @@ impl<'r> Ordered<'r> {
                 }
                 _ => self.latest = Some(ts_ns),
             }
-            self.heap.push(Reverse(Entry { seq: self.seq, arrival }));
+            self.heap.push(Reverse(Entry {
+                seq: self.seq,
+                arrival,
+            }));
             self.seq += 1;
         }
     }
@@ -199,10 +206,18 @@ pub fn for_each(
     }
     let mut n = 0u64;
     while let Some(Reverse((_, k))) = heap.pop() {
-        let Some(mut a) = heads.get_mut(k).and_then(Option::take) else { continue };
+        let Some(mut a) = heads.get_mut(k).and_then(Option::take) else {
+            continue;
+        };
         if k > 0 {
-            let base: usize = sources.iter().take(k).map(|s| s.reader.interfaces().len()).sum();
-            a.interface = a.interface.saturating_add(u32::try_from(base).unwrap_or(u32::MAX));
+            let base: usize = sources
+                .iter()
+                .take(k)
+                .map(|s| s.reader.interfaces().len())
+                .sum();
+            a.interface = a
+                .interface
+                .saturating_add(u32::try_from(base).unwrap_or(u32::MAX));
         }
         sink(k, &a)?;
         let next = match sources.get_mut(k) {
@@ -231,7 +246,9 @@ pub fn for_each(
         acc.max_lateness_ns = acc.max_lateness_ns.max(s.max_lateness_ns);
     }
     // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.
-    acc.skipped_no_timestamp -= acc.skipped_timestamp_out_of_range.min(acc.skipped_no_timestamp);
+    acc.skipped_no_timestamp -= acc
+        .skipped_timestamp_out_of_range
+        .min(acc.skipped_no_timestamp);
     acc.counted = acc.packets_read
         - acc.skipped_no_timestamp
         - acc.skipped_timestamp_out_of_range
@@ -257,17 +274,16 @@ pub fn flows(
     order: OrderOptions,
     progress: Progress<'_>,
 ) -> Result<(FlowReport, FlowEnvelopes, Accounting)> {
-    let by = match (opts.key, windows_ns.is_empty()) {
-        (_, true) => None,
-        (FlowKey::Flow5, false) => Some(By::Flow5),
-        (FlowKey::Flow4, false) => Some(By::Flow4),
-        (FlowKey::BiFlow5, false) => {
-            return Err(Error::invalid(
+    let by =
+        match (opts.key, windows_ns.is_empty()) {
+            (_, true) => None,
+            (FlowKey::Flow5, false) => Some(By::Flow5),
+            (FlowKey::Flow4, false) => Some(By::Flow4),
+            (FlowKey::BiFlow5, false) => return Err(Error::invalid(
                 "per-flow E(τ) is computed for directional flows: use key='flow' or 'flow4' with \
                  windows, or drop windows for key='biflow'",
-            ))
-        }
-    };
+            )),
+        };
     if by.is_some() && opts.idle_timeout_ns.is_some() {
         return Err(Error::invalid(
             "per-flow E(τ) is computed per flow key over the whole capture: drop idle_timeout \
@@ -353,9 +369,7 @@ pub fn histograms(
     if h.ungrouped > 0 {
         return Err(Error::new(
             ErrorKind::LimitExceeded,
-            format!(
-                "more than {max_groups} groups: raise max_groups or choose a coarser grouping"
-            ),
+            format!("more than {max_groups} groups: raise max_groups or choose a coarser grouping"),
         ));
     }
     Ok((h, acc))
@@ -368,7 +382,9 @@ pub fn bursts(
     progress: Progress<'_>,
 ) -> Result<(BurstReport, Accounting)> {
     if gap_ns < 0 {
-        return Err(Error::invalid(format!("burst gap must be ≥ 0 ns, got {gap_ns} ns")));
+        return Err(Error::invalid(format!(
+            "burst gap must be ≥ 0 ns, got {gap_ns} ns"
+        )));
     }
     let mut d = BurstDetector::new(gap_ns);
     let acc = for_each(readers, &[], order, progress, &mut |_, a| {
@@ -422,7 +438,10 @@ pub fn superpose(
         ..ScanConfig::default()
     };
     // Arrivals come out of the merge in order: the scanners need no reorder buffer of their own.
-    let mut merged = Scanner::new(ScanConfig { reorder_horizon_ns: 0, ..config })?;
+    let mut merged = Scanner::new(ScanConfig {
+        reorder_horizon_ns: 0,
+        ..config
+    })?;
     let mut singles = readers
         .iter()
         .map(|_| Scanner::new(single_cfg.clone()))
@@ -442,5 +461,9 @@ pub fn superpose(
         .into_iter()
         .map(|s| s.finish().map(|o| o.envelope))
         .collect::<Result<Vec<_>>>()?;
-    Ok(Superposition { merged: out, singles, accounting: acc })
+    Ok(Superposition {
+        merged: out,
+        singles,
+        accounting: acc,
+    })
 }

@@ -53,7 +53,12 @@ fn load_arrivals(path: &Path) -> Vec<Arrival> {
         },
     )
     .expect("read capture");
-    assert_eq!(acc.counted, acc.packets_read, "{}: packets skipped", path.display());
+    assert_eq!(
+        acc.counted,
+        acc.packets_read,
+        "{}: packets skipped",
+        path.display()
+    );
     v
 }
 

@@ -28,9 +28,16 @@ fn order(horizon_ns: i64, on_late: &str) -> PyResult<OrderOptions> {
     let late = match on_late {
         "error" => LatePolicy::Error,
         "drop" => LatePolicy::Drop,
-        other => return Err(to_py(Error::invalid(format!("on_late={other:?}: use 'error' or 'drop'")))),
+        other => {
+            return Err(to_py(Error::invalid(format!(
+                "on_late={other:?}: use 'error' or 'drop'"
+            ))))
+        }
     };
-    Ok(OrderOptions { reorder_horizon_ns: horizon_ns, late })
+    Ok(OrderOptions {
+        reorder_horizon_ns: horizon_ns,
+        late,
+    })
 }
 
 fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bound<'py, PyDict>> {
@@ -38,7 +45,10 @@ fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bound<'py, PyD
     a.set_item("packets_read", acc.packets_read)?;
     a.set_item("counted", acc.counted)?;
     a.set_item("skipped_no_timestamp", acc.skipped_no_timestamp)?;
-    a.set_item("skipped_timestamp_out_of_range", acc.skipped_timestamp_out_of_range)?;
+    a.set_item(
+        "skipped_timestamp_out_of_range",
+        acc.skipped_timestamp_out_of_range,
+    )?;
     a.set_item("skipped_late", acc.skipped_late)?;
     a.set_item("reordered", acc.reordered)?;
     a.set_item("max_lateness_ns", acc.max_lateness_ns)?;
@@ -55,13 +65,20 @@ fn run<'py, T: Send>(
     sources: &[Bound<'py, PyAny>],
     strict: bool,
     progress: Option<Py<PyAny>>,
-    f: impl FnOnce(&mut [burstcore::capture::CaptureReader], burstcore::pipeline::Progress<'_>) -> burstcore::error::Result<T> + Send,
+    f: impl FnOnce(
+            &mut [burstcore::capture::CaptureReader],
+            burstcore::pipeline::Progress<'_>,
+        ) -> burstcore::error::Result<T>
+        + Send,
 ) -> PyResult<(T, Vec<String>)> {
     let (mut readers, total) = open_all(py, sources, strict)?;
     let mut ctl = Control::new(progress, total);
     let res = py.detach(|| f(&mut readers, &mut |d| ctl.tick(d)));
     let out = res.map_err(|e| ctl.take(e))?;
-    let warnings = readers.iter().flat_map(|r| r.warnings().iter().map(|w| w.to_string())).collect();
+    let warnings = readers
+        .iter()
+        .flat_map(|r| r.warnings().iter().map(|w| w.to_string()))
+        .collect();
     Ok((out, warnings))
 }
 
@@ -93,32 +110,139 @@ fn flows<'py>(
             }
         };
         if let Some(t) = idle_timeout_ns.filter(|t| *t < 0) {
-            return Err(to_py(Error::invalid(format!("idle_timeout must be ≥ 0, got {t} ns"))));
+            return Err(to_py(Error::invalid(format!(
+                "idle_timeout must be ≥ 0, got {t} ns"
+            ))));
         }
-        let opts = FlowOptions { key, idle_timeout_ns, max_flows };
+        let opts = FlowOptions {
+            key,
+            idle_timeout_ns,
+            max_flows,
+        };
         let ord = order(horizon_ns, on_late)?;
-        let ((rep, env, acc), warnings) =
-            run(py, &sources, strict, progress, |r, p| analyze::flows(r, opts, &windows_ns, ord, p))?;
+        let ((rep, env, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::flows(r, opts, &windows_ns, ord, p)
+        })?;
         let d = PyDict::new(py);
         let f = &rep.flows;
-        d.set_item("src_ip", f.iter().map(|r| r.src_ip.to_string()).collect::<Vec<_>>())?;
-        d.set_item("dst_ip", f.iter().map(|r| r.dst_ip.to_string()).collect::<Vec<_>>())?;
-        d.set_item("protocol", f.iter().map(|r| r.protocol).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("src_port", f.iter().map(|r| r.src_port).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("dst_port", f.iter().map(|r| r.dst_port).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("first_seen_ns", f.iter().map(|r| r.first_seen_ns).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("last_seen_ns", f.iter().map(|r| r.last_seen_ns).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("packets", f.iter().map(|r| r.packets).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("bytes", f.iter().map(|r| r.bytes).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("src2dst_packets", f.iter().map(|r| r.src2dst_packets).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("src2dst_bytes", f.iter().map(|r| r.src2dst_bytes).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("dst2src_packets", f.iter().map(|r| r.dst2src_packets).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("dst2src_bytes", f.iter().map(|r| r.dst2src_bytes).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item(
+            "src_ip",
+            f.iter().map(|r| r.src_ip.to_string()).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "dst_ip",
+            f.iter().map(|r| r.dst_ip.to_string()).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "protocol",
+            f.iter()
+                .map(|r| r.protocol)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "src_port",
+            f.iter()
+                .map(|r| r.src_port)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "dst_port",
+            f.iter()
+                .map(|r| r.dst_port)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "first_seen_ns",
+            f.iter()
+                .map(|r| r.first_seen_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "last_seen_ns",
+            f.iter()
+                .map(|r| r.last_seen_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "packets",
+            f.iter()
+                .map(|r| r.packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "bytes",
+            f.iter()
+                .map(|r| r.bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "src2dst_packets",
+            f.iter()
+                .map(|r| r.src2dst_packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "src2dst_bytes",
+            f.iter()
+                .map(|r| r.src2dst_bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "dst2src_packets",
+            f.iter()
+                .map(|r| r.dst2src_packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "dst2src_bytes",
+            f.iter()
+                .map(|r| r.dst2src_bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         let e = PyDict::new(py);
-        e.set_item("flow", env.rows.iter().map(|r| r.0 as u64).collect::<Vec<_>>().into_pyarray(py))?;
-        e.set_item("window_ns", env.rows.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py))?;
-        e.set_item("bytes", env.rows.iter().map(|r| r.2).collect::<Vec<_>>().into_pyarray(py))?;
-        e.set_item("max_packets", env.rows.iter().map(|r| r.3).collect::<Vec<_>>().into_pyarray(py))?;
+        e.set_item(
+            "flow",
+            env.rows
+                .iter()
+                .map(|r| r.0 as u64)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        e.set_item(
+            "window_ns",
+            env.rows
+                .iter()
+                .map(|r| r.1)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        e.set_item(
+            "bytes",
+            env.rows
+                .iter()
+                .map(|r| r.2)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        e.set_item(
+            "max_packets",
+            env.rows
+                .iter()
+                .map(|r| r.3)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         d.set_item("envelope", e)?;
         d.set_item("non_ip_packets", rep.non_ip_packets)?;
         d.set_item("non_ip_bytes", rep.non_ip_bytes)?;
@@ -140,20 +264,61 @@ fn traffic_matrix<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let ord = order(horizon_ns, on_late)?;
-        let ((m, acc), warnings) = run(py, &sources, strict, progress, |r, p| analyze::traffic_matrix(r, ord, p))?;
+        let ((m, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::traffic_matrix(r, ord, p)
+        })?;
         let pairs = PyDict::new(py);
         pairs.set_item("src", m.pairs.keys().map(|k| ip(k.0)).collect::<Vec<_>>())?;
         pairs.set_item("dst", m.pairs.keys().map(|k| ip(k.1)).collect::<Vec<_>>())?;
-        pairs.set_item("bytes", m.pairs.values().map(|v| v.0).collect::<Vec<_>>().into_pyarray(py))?;
-        pairs.set_item("packets", m.pairs.values().map(|v| v.1).collect::<Vec<_>>().into_pyarray(py))?;
+        pairs.set_item(
+            "bytes",
+            m.pairs
+                .values()
+                .map(|v| v.0)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        pairs.set_item(
+            "packets",
+            m.pairs
+                .values()
+                .map(|v| v.1)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         let hosts = PyDict::new(py);
         hosts.set_item("host", m.hosts.keys().map(|k| ip(*k)).collect::<Vec<_>>())?;
-        hosts.set_item("sent_bytes", m.hosts.values().map(|h| h.sent_bytes).collect::<Vec<_>>().into_pyarray(py))?;
-        hosts.set_item("sent_packets", m.hosts.values().map(|h| h.sent_packets).collect::<Vec<_>>().into_pyarray(py))?;
-        hosts.set_item("received_bytes", m.hosts.values().map(|h| h.received_bytes).collect::<Vec<_>>().into_pyarray(py))?;
+        hosts.set_item(
+            "sent_bytes",
+            m.hosts
+                .values()
+                .map(|h| h.sent_bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        hosts.set_item(
+            "sent_packets",
+            m.hosts
+                .values()
+                .map(|h| h.sent_packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        hosts.set_item(
+            "received_bytes",
+            m.hosts
+                .values()
+                .map(|h| h.received_bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         hosts.set_item(
             "received_packets",
-            m.hosts.values().map(|h| h.received_packets).collect::<Vec<_>>().into_pyarray(py),
+            m.hosts
+                .values()
+                .map(|h| h.received_packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
         )?;
         let d = PyDict::new(py);
         d.set_item("pairs", pairs)?;
@@ -267,11 +432,15 @@ fn histograms<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
-            return Err(to_py(Error::invalid(format!("quantile {q} is outside [0, 1]"))));
+            return Err(to_py(Error::invalid(format!(
+                "quantile {q} is outside [0, 1]"
+            ))));
         }
         let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
         let ord = order(horizon_ns, on_late)?;
-        let ((h, acc), warnings) = run(py, &sources, strict, progress, |r, p| analyze::histograms(r, by, max_groups, ord, p))?;
+        let ((h, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::histograms(r, by, max_groups, ord, p)
+        })?;
         let mut cols = HistCols::new();
         cols.add("all", &h.all_sizes, &h.all_gaps, &quantiles);
         let mut groups: Vec<(&GroupKey, _)> = h.groups.iter().collect();
@@ -326,14 +495,46 @@ fn bursts<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let ord = order(horizon_ns, on_late)?;
-        let ((rep, acc), warnings) = run(py, &sources, strict, progress, |r, p| analyze::bursts(r, gap_ns, ord, p))?;
+        let ((rep, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::bursts(r, gap_ns, ord, p)
+        })?;
         let b = &rep.bursts;
         let d = PyDict::new(py);
-        d.set_item("start_ns", b.iter().map(|x| x.start_ns).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("end_ns", b.iter().map(|x| x.end_ns).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("duration_ns", b.iter().map(|x| x.duration_ns).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("bytes", b.iter().map(|x| x.bytes).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("packets", b.iter().map(|x| x.packets).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item(
+            "start_ns",
+            b.iter()
+                .map(|x| x.start_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "end_ns",
+            b.iter()
+                .map(|x| x.end_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "duration_ns",
+            b.iter()
+                .map(|x| x.duration_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "bytes",
+            b.iter()
+                .map(|x| x.bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "packets",
+            b.iter()
+                .map(|x| x.packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         d.set_item("off_gaps_ns", rep.off_gaps_ns.into_pyarray(py))?;
         d.set_item("gap_threshold_ns", rep.gap_threshold_ns)?;
         d.set_item("accounting", accounting(py, &acc)?)?;
@@ -368,7 +569,9 @@ fn iterations<'py>(
             ..IterationOptions::default()
         };
         let ord = order(horizon_ns, on_late)?;
-        let ((rep, acc), warnings) = run(py, &sources, strict, progress, |r, p| analyze::iterations(r, opts, ord, p))?;
+        let ((rep, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::iterations(r, opts, ord, p)
+        })?;
         let it = &rep.iterations;
         let d = PyDict::new(py);
         d.set_item("period_ns", rep.period_ns)?;
@@ -376,12 +579,48 @@ fn iterations<'py>(
         d.set_item("confidence", rep.confidence)?;
         d.set_item("bin_ns", rep.bin_ns)?;
         d.set_item("beyond_bins", rep.beyond_bins)?;
-        d.set_item("start_ns", it.iter().map(|x| x.start_ns).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("comm_end_ns", it.iter().map(|x| x.comm_end_ns).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("end_ns", it.iter().map(|x| x.end_ns).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("bytes", it.iter().map(|x| x.bytes).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("packets", it.iter().map(|x| x.packets).collect::<Vec<_>>().into_pyarray(py))?;
-        d.set_item("peak_rate_bps", it.iter().map(|x| x.peak_rate_bps).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item(
+            "start_ns",
+            it.iter()
+                .map(|x| x.start_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "comm_end_ns",
+            it.iter()
+                .map(|x| x.comm_end_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "end_ns",
+            it.iter()
+                .map(|x| x.end_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "bytes",
+            it.iter()
+                .map(|x| x.bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "packets",
+            it.iter()
+                .map(|x| x.packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "peak_rate_bps",
+            it.iter()
+                .map(|x| x.peak_rate_bps)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         d.set_item("accounting", accounting(py, &acc)?)?;
         Ok((d, warnings))
     })
@@ -407,10 +646,15 @@ fn superpose<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
-        let cfg = config(windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups)?;
+        let cfg = config(
+            windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
+        )?;
         let ord = order(horizon_ns, on_late)?;
-        let (sp, warnings) = run(py, &sources, strict, progress, |r, p| analyze::superpose(r, &offsets_ns, cfg, ord, p))?;
-        let (mut src, mut win, mut bytes, mut pk) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (sp, warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::superpose(r, &offsets_ns, cfg, ord, p)
+        })?;
+        let (mut src, mut win, mut bytes, mut pk) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (k, rows) in sp.singles.iter().enumerate() {
             for r in rows {
                 src.push(k as u32);
