@@ -10,6 +10,20 @@
 Definitions of every number: docs/metrics.md.
 """
 
+from ._analysis import (
+    Bursts,
+    Distribution,
+    Iterations,
+    SuperposeResult,
+    bursts,
+    flows,
+    gaps,
+    host_volumes,
+    iterations,
+    sizes,
+    superpose,
+    traffic_matrix,
+)
 from ._burstcore import (
     CaptureError,
     CaptureWriter,
@@ -30,26 +44,38 @@ from ._scan import ScanResult, scan
 from ._units import default_windows_ns, parse_duration, parse_rate
 
 __all__ = [
+    "Bursts",
     "CaptureError",
     "CaptureInfo",
     "CaptureWarning",
     "CaptureWriter",
     "CorruptCaptureError",
     "DecompressionError",
+    "Distribution",
     "InternalError",
+    "Iterations",
     "LimitExceededError",
     "NotACaptureError",
     "OutOfOrderError",
     "ScanResult",
+    "SuperposeResult",
     "TimestampRangeError",
     "TruncatedCaptureError",
     "UndeclaredInterfaceError",
     "UnsupportedCaptureError",
     "__version__",
+    "bursts",
     "default_windows_ns",
+    "flows",
+    "gaps",
+    "host_volumes",
     "info",
+    "iterations",
     "parse_duration",
     "parse_rate",
     "read_packets",
     "scan",
+    "sizes",
+    "superpose",
+    "traffic_matrix",
 ]

@@ -77,7 +77,62 @@ def scan_columns(
     max_groups: int,
 ) -> dict[str, Any]: ...
 
+<<<<<<< HEAD
 @final
+=======
+def flows(
+    sources: list[Any],
+    key: str,
+    idle_timeout_ns: int | None,
+    windows_ns: list[int],
+    max_flows: int,
+    horizon_ns: int,
+    on_late: str,
+    strict: bool = False,
+    progress: _Progress = None,
+) -> tuple[dict[str, Any], list[str]]: ...
+def traffic_matrix(
+    sources: list[Any], horizon_ns: int, on_late: str, strict: bool = False, progress: _Progress = None
+) -> tuple[dict[str, Any], list[str]]: ...
+def histograms(
+    sources: list[Any],
+    by: str | None,
+    quantiles: list[float],
+    max_groups: int,
+    horizon_ns: int,
+    on_late: str,
+    strict: bool = False,
+    progress: _Progress = None,
+) -> tuple[dict[str, Any], list[str]]: ...
+def bursts(
+    sources: list[Any], gap_ns: int, horizon_ns: int, on_late: str, strict: bool = False, progress: _Progress = None
+) -> tuple[dict[str, Any], list[str]]: ...
+def iterations(
+    sources: list[Any],
+    bin_ns: int,
+    min_period_ns: int,
+    max_period_ns: int,
+    horizon_ns: int,
+    on_late: str,
+    strict: bool = False,
+    progress: _Progress = None,
+) -> tuple[dict[str, Any], list[str]]: ...
+def superpose(
+    sources: list[Any],
+    offsets_ns: list[int],
+    windows_ns: list[int],
+    closed: str,
+    rates_bps: list[int],
+    bins_ns: list[int],
+    by: list[str],
+    horizon_ns: int,
+    on_late: str,
+    max_groups: int,
+    strict: bool = False,
+    progress: _Progress = None,
+) -> tuple[dict[str, Any], list[str]]: ...
+
+>>>>>>> anatomy
 class CaptureWriter:
     def __new__(
         cls,

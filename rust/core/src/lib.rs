@@ -12,6 +12,7 @@
 //! Nothing here knows about Python; the bindings crate is a thin layer over this one.
 
 pub mod analysis;
+pub mod analyze;
 pub mod capture;
 pub mod engine;
 pub mod error;

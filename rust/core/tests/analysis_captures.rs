@@ -1,18 +1,18 @@
 //! The analyses on real training captures, against the ground truth shipped with them
 //! (meta.json, rank logs) and tshark's own counts.
 //!
-//! Packets come from tshark for now (`load_arrivals`, the one function to swap for burstcore's
-//! reader once it exists). tshark's output is cached under temp_dir()/burstcore-tshark-cache/.
+//! Packets come from burstcore's own reader (`load_arrivals`); the oracles are the training logs
+//! and tshark's per-flow and per-pair counts recorded in meta.json.
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use burstcore::analysis::{
     FlowKey, FlowOptions, FlowTable, IterationAnalyzer, IterationOptions, TrafficMatrix,
 };
+use burstcore::analyze::{self, OrderOptions};
+use burstcore::capture::{CaptureReader, ReadOptions};
 use burstcore::engine::Arrival;
-use burstcore::wire::Headers;
 
 fn shared() -> PathBuf {
     match std::env::var("BURSTCORE_SHARED") {
@@ -36,86 +36,29 @@ fn captures() -> Option<PathBuf> {
     None
 }
 
-/// "1796006909.261767167" -> ns, exactly (no float on the way).
-fn parse_epoch_ns(s: &str) -> i64 {
-    let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
-    assert!(frac.len() <= 9, "finer than ns: {s}");
-    let sec: i64 = sec.parse().expect("seconds");
-    let mut f: i64 = if frac.is_empty() {
-        0
-    } else {
-        frac.parse().expect("fraction")
-    };
-    for _ in frac.len()..9 {
-        f *= 10;
-    }
-    sec * 1_000_000_000 + f
-}
-
-/// The packets of a capture as Arrivals, in timestamp order (a stable sort stands in for the
-/// engine's reorder buffer: bridge captures step back by up to ~74 µs).
+/// The packets of a capture as Arrivals in timestamp order, read by burstcore itself (reader,
+/// decoder, reorder buffer); tshark stays the oracle through the counts recorded in meta.json.
 fn load_arrivals(path: &Path) -> Vec<Arrival> {
-    let size = std::fs::metadata(path).expect("capture").len();
-    let name = path.file_name().and_then(|n| n.to_str()).expect("name");
-    let cache_dir = std::env::temp_dir().join("burstcore-tshark-cache");
-    std::fs::create_dir_all(&cache_dir).expect("cache dir");
-    let cache = cache_dir.join(format!("{name}.{size}.v2.tsv"));
-    if !cache.exists() {
-        let out = Command::new("tshark")
-            .arg("-r")
-            .arg(path)
-            .args(["-T", "fields", "-E", "occurrence=f"])
-            .args([
-                "-e",
-                "frame.time_epoch",
-                "-e",
-                "frame.len",
-                "-e",
-                "ip.src",
-                "-e",
-                "ip.dst",
-            ])
-            .args([
-                "-e",
-                "ip.proto",
-                "-e",
-                "tcp.srcport",
-                "-e",
-                "tcp.dstport",
-                "-e",
-                "tcp.len",
-            ])
-            .output()
-            .expect("run tshark");
-        assert!(out.status.success(), "tshark failed on {}", path.display());
-        let tmp = cache.with_extension("tmp");
-        std::fs::write(&tmp, &out.stdout).expect("write cache");
-        std::fs::rename(&tmp, &cache).expect("rename cache");
-    }
-    let text = std::fs::read_to_string(&cache).expect("read cache");
-    let mut v: Vec<Arrival> = text
-        .lines()
-        .map(|line| {
-            let f: Vec<&str> = line.split('\t').collect();
-            let get = |i: usize| f.get(i).copied().filter(|s| !s.is_empty());
-            let headers = Headers {
-                src: get(2).map(|s| s.parse::<IpAddr>().expect("ip")),
-                dst: get(3).map(|s| s.parse::<IpAddr>().expect("ip")),
-                ip_proto: get(4).map(|s| s.parse().expect("proto")),
-                sport: get(5).map(|s| s.parse().expect("port")),
-                dport: get(6).map(|s| s.parse().expect("port")),
-                payload_len: get(7).map(|s| s.parse().expect("tcp.len")),
-                ..Headers::default()
-            };
-            Arrival {
-                ts_ns: parse_epoch_ns(get(0).expect("time")),
-                size: get(1).expect("len").parse().expect("len"),
-                interface: 0,
-                headers,
-            }
-        })
-        .collect();
-    v.sort_by_key(|a| a.ts_ns);
+    let input = burstcore::input::open_path(path).expect("open capture");
+    let mut readers = vec![CaptureReader::new(input, ReadOptions::default()).expect("reader")];
+    let mut v = Vec::new();
+    let acc = analyze::for_each(
+        &mut readers,
+        &[],
+        OrderOptions::default(),
+        &mut |_| Ok(()),
+        &mut |_, a| {
+            v.push(*a);
+            Ok(())
+        },
+    )
+    .expect("read capture");
+    assert_eq!(
+        acc.counted,
+        acc.packets_read,
+        "{}: packets skipped",
+        path.display()
+    );
     v
 }
 

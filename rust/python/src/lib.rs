@@ -3,6 +3,7 @@
 //! arrays that own Rust's buffers (no copy), maps errors to typed exceptions, releases the GIL
 //! while reading, and keeps every panic inside Rust.
 
+mod analysis;
 mod errors;
 mod source;
 mod writer;
@@ -527,6 +528,7 @@ fn scan_columns<'py>(
 #[pymodule]
 fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
+    analysis::register(m)?;
     m.add_function(wrap_pyfunction!(read_table, m)?)?;
     m.add_function(wrap_pyfunction!(capture_info, m)?)?;
     m.add_function(wrap_pyfunction!(scan, m)?)?;

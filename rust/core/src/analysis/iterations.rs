@@ -15,7 +15,8 @@
 //! 3. Segmentation: iteration boundaries by dynamic programming, at the quietest points of the
 //!    smoothed data rate, spaced 0.7–1.3 periods apart (periods drift a lot in real training).
 //!    In each segment the communication phase runs from the first to the last bin carrying at
-//!    least 5 % of the segment's busiest bin. Segments far lighter than the median (start-up,
+//!    least 5 % of the segment's busiest bin; the iteration's bytes and packets are those of the
+//!    whole segment (boundary to boundary). Segments far lighter than the median (start-up,
 //!    idle, a second job's trickle) are dropped.
 //! 4. Refinement: the period is the mean spacing of phase starts over the longest run of
 //!    consecutive kept iterations, i.e. (last start − first start)/(count − 1).
@@ -62,7 +63,8 @@ pub struct Iteration {
     pub comm_end_ns: i64,
     /// Start of the next segment (where this iteration's quiet tail ends).
     pub end_ns: i64,
-    /// All bytes and packets (ACKs included) inside the communication phase.
+    /// All bytes and packets (ACKs included) of the iteration: from its segment's start boundary
+    /// (at or before `start_ns`) to `end_ns`.
     pub bytes: u64,
     pub packets: u64,
     /// Busiest bin of the phase as a rate, bit/s.
@@ -241,8 +243,11 @@ impl IterationAnalyzer {
                 continue;
             };
             let (a, b) = (lo + first, lo + last + 1);
-            let bytes: f64 = all_bytes.get(a..b).unwrap_or(&[]).iter().sum();
-            let packets: f64 = all_packets.get(a..b).unwrap_or(&[]).iter().sum();
+            // Bytes of the whole segment, boundary to boundary: the boundaries sit at the
+            // quietest points, so this is the iteration's traffic, while the 5 %-of-peak edges
+            // of the phase cut off the low-rate head and tail of short, bursty phases.
+            let bytes: f64 = all_bytes.get(lo..hi).unwrap_or(&[]).iter().sum();
+            let packets: f64 = all_packets.get(lo..hi).unwrap_or(&[]).iter().sum();
             let peak_all = all_bytes
                 .get(a..b)
                 .unwrap_or(&[])

@@ -1,0 +1,609 @@
+"""The anatomy of training traffic: flows, traffic matrix, sizes and gaps, ON/OFF bursts,
+iterations, and superposed jobs. Each is one pass in the Rust core; results are polars frames.
+
+Every function takes the same sources as ``burstcore.scan`` (a path, a list of paths merged in
+timestamp order, bytes, a binary file object), counts wire lengths (pcap ``orig_len``), and puts
+packets in timestamp order with the same bounded reorder buffer (``reorder_horizon``, ``on_late``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from . import _burstcore as _core
+from ._packets import CaptureWarning, ProgressCallback
+from ._scan import DEFAULT_HORIZON, DEFAULT_MAX_GROUPS, GROUPINGS, ScanResult, _as_list, _build_result, _parse_by
+from ._sources import is_rereadable, normalize
+from ._units import default_windows_ns, format_duration, parse_duration, parse_rate
+
+_DT = pl.Datetime("ns", "UTC")
+_DUR = pl.Duration("ns")
+DEFAULT_QUANTILES = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0)
+FLOW_KEYS = ("flow", "flow4", "biflow")
+
+
+def _sources(source: Any) -> list[Any]:
+    raw = list(source) if isinstance(source, (list, tuple)) else [source]
+    if not raw:
+        raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
+    return [normalize(s) for s in raw]
+
+
+def _order(reorder_horizon: Any, on_late: str) -> tuple[int, str]:
+    if on_late not in ("error", "drop"):
+        raise ValueError(f"on_late={on_late!r}: use 'error' (default) or 'drop'")
+    return parse_duration(reorder_horizon, name="reorder_horizon", allow_zero=True), on_late
+
+
+def _warn(messages: list[str]) -> None:
+    for m in messages:
+        warnings.warn(m, CaptureWarning, stacklevel=3)
+
+
+def _summary(acc: dict[str, Any]) -> pl.DataFrame:
+    """One row: every packet read is counted or skipped for one reason."""
+    return pl.DataFrame({k: [v] for k, v in acc.items()}).rename({"counted": "packets"})
+
+
+# --------------------------------------------------------------------------------------- flows
+
+
+def flows(
+    source: Any,
+    key: Literal["flow", "flow4", "biflow"] = "flow",
+    idle_timeout: Any = None,
+    windows: Any = None,
+    *,
+    max_flows: int = DEFAULT_MAX_GROUPS,
+    reorder_horizon: Any = DEFAULT_HORIZON,
+    on_late: Literal["error", "drop"] = "error",
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> pl.DataFrame:
+    """One row per flow, in order of first packet, with NFStream-style columns.
+
+    ``key``: 'flow' = directional 5-tuple (protocol, src, dst, ports); 'flow4' = directional
+    (src, sport, dst, dport) with the protocol ignored (the CNSM study's flow count; ``protocol``
+    is 0); 'biflow' = both directions of a 5-tuple are one flow, ``src_*`` naming the sender of
+    its first packet (``src2dst_*``/``dst2src_*`` split it by direction). Ports are 0 for packets
+    without them (ICMP, fragments). Non-IP packets belong to no flow (``frame.attrs``-free: see
+    ``traffic_matrix`` for them).
+
+    ``idle_timeout``: a gap strictly longer than this ends a flow and the next packet opens a new
+    one (None: one flow per key for the whole capture, as tshark's conversations).
+
+    ``windows``: durations τ; each flow then gets its own E(τ) in columns ``envelope_<τ>`` (most
+    bytes of that flow in any window of length τ), from the same engine as ``scan(by="flow")``.
+    Needs key 'flow' or 'flow4' and no idle timeout.
+
+    Columns: src_ip, dst_ip, protocol, src_port, dst_port, first_seen, last_seen (Datetime ns
+    UTC), duration (Duration ns), first_seen_ns, last_seen_ns, duration_ns, packets, bytes,
+    src2dst_packets, src2dst_bytes, dst2src_packets, dst2src_bytes.
+    """
+    if key not in FLOW_KEYS:
+        raise ValueError(f"key={key!r}: use one of {', '.join(FLOW_KEYS)}")
+    timeout_ns = None if idle_timeout is None else parse_duration(idle_timeout, name="idle_timeout", allow_zero=True)
+    windows_ns = sorted({parse_duration(w, name="window") for w in _as_list(windows)})
+    horizon_ns, late = _order(reorder_horizon, on_late)
+    if isinstance(max_flows, bool) or not isinstance(max_flows, int) or max_flows < 1:
+        raise ValueError(f"max_flows={max_flows!r} must be a positive integer")
+    out, warns = _core.flows(
+        _sources(source), key, timeout_ns, windows_ns, max_flows, horizon_ns, late, strict, progress
+    )
+    _warn(warns)
+    env = out.pop("envelope")
+    for k in ("non_ip_packets", "non_ip_bytes", "accounting"):
+        out.pop(k)
+    df = pl.DataFrame(
+        {k: (pl.Series(k, v, dtype=pl.String) if k in ("src_ip", "dst_ip") else v) for k, v in out.items()}
+    )
+    df = df.with_columns(
+        first_seen=pl.col("first_seen_ns").cast(_DT),
+        last_seen=pl.col("last_seen_ns").cast(_DT),
+        duration_ns=pl.col("last_seen_ns") - pl.col("first_seen_ns"),
+    ).with_columns(duration=pl.col("duration_ns").cast(_DUR))
+    df = df.select(
+        "src_ip",
+        "dst_ip",
+        "protocol",
+        "src_port",
+        "dst_port",
+        "first_seen",
+        "last_seen",
+        "duration",
+        "first_seen_ns",
+        "last_seen_ns",
+        "duration_ns",
+        "packets",
+        "bytes",
+        "src2dst_packets",
+        "src2dst_bytes",
+        "dst2src_packets",
+        "dst2src_bytes",
+    )
+    if windows_ns:
+        e = pl.DataFrame(env)
+        idx = pl.DataFrame({"flow": np.arange(df.height, dtype=np.uint64)})
+        for w in windows_ns:
+            col = f"envelope_{format_duration(w)}"
+            ew = e.filter(pl.col("window_ns") == w).select("flow", pl.col("bytes").alias(col))
+            df = df.with_columns(idx.join(ew, on="flow", how="left")[col])
+    return df
+
+
+# ------------------------------------------------------------------------------ traffic matrix
+
+
+def _matrix(source: Any, reorder_horizon: Any, on_late: str, strict: bool, progress: Any) -> dict[str, Any]:
+    horizon_ns, late = _order(reorder_horizon, on_late)
+    out, warns = _core.traffic_matrix(_sources(source), horizon_ns, late, strict, progress)
+    _warn(warns)
+    return out
+
+
+def traffic_matrix(
+    source: Any,
+    *,
+    reorder_horizon: Any = DEFAULT_HORIZON,
+    on_late: Literal["error", "drop"] = "error",
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> pl.DataFrame:
+    """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
+    all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
+    bytes column sums to the capture's total wire bytes. For throughput per pair over time, use
+    ``scan(source, by="pair", bins=...)``."""
+    out = _matrix(source, reorder_horizon, on_late, strict, progress)
+    p = out["pairs"]
+    df = pl.DataFrame(
+        {
+            "src": pl.Series(p["src"], dtype=pl.String),
+            "dst": pl.Series(p["dst"], dtype=pl.String),
+            "bytes": p["bytes"],
+            "packets": p["packets"],
+        }
+    )
+    total = out["total_bytes"]
+    return df.with_columns(share=pl.col("bytes").cast(pl.Float64) / total if total else pl.lit(None, pl.Float64)).sort(
+        "bytes", "src", "dst", descending=[True, False, False], nulls_last=True
+    )
+
+
+def host_volumes(
+    source: Any,
+    *,
+    reorder_horizon: Any = DEFAULT_HORIZON,
+    on_late: Literal["error", "drop"] = "error",
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> pl.DataFrame:
+    """Per host: bytes and packets sent and received (null host: packets without an address),
+    heaviest sender first."""
+    out = _matrix(source, reorder_horizon, on_late, strict, progress)
+    h = out["hosts"]
+    df = pl.DataFrame(
+        {
+            "host": pl.Series(h["host"], dtype=pl.String),
+            "sent_bytes": h["sent_bytes"],
+            "sent_packets": h["sent_packets"],
+            "received_bytes": h["received_bytes"],
+            "received_packets": h["received_packets"],
+        }
+    )
+    return df.sort("sent_bytes", "host", descending=[True, False], nulls_last=True)
+
+
+# ---------------------------------------------------------------------------- sizes and gaps
+
+
+@dataclass
+class Distribution:
+    """A histogram with its quantiles, for the whole trace (group 'all') and per group.
+
+    - ``histogram``: sizes: (group, size, packets), exact, one row per size seen (sizes above
+      65535 B share one row at the largest of them); gaps: (group, gap_lo_ns, gap_hi_ns, gaps),
+      one row per non-empty log2 bucket [2^(k-1), 2^k) ns (gap 0 alone in its bucket).
+    - ``quantiles``: (group, q, value) for sizes (exact: the smallest size with at least
+      ceil(q·n) packets ≤ it); for gaps (group, q, lo_ns, hi_ns): the bucket holding the quantile,
+      narrowed by the exact min and max.
+    - ``groups``: per group packets, bytes, number of gaps and exact min/max gap.
+    Gaps within a group are between consecutive packets of that group.
+    """
+
+    histogram: pl.DataFrame
+    quantiles: pl.DataFrame
+    groups: pl.DataFrame
+    by: str | None = None
+    summary: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+
+def _histograms(
+    source: Any,
+    by: str | None,
+    quantiles: Any,
+    max_groups: int,
+    reorder_horizon: Any,
+    on_late: str,
+    strict: bool,
+    progress: Any,
+) -> dict[str, Any]:
+    if by is not None and by not in GROUPINGS:
+        raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
+    qs = [float(q) for q in (_as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES)]
+    horizon_ns, late = _order(reorder_horizon, on_late)
+    out, warns = _core.histograms(_sources(source), by, qs, max_groups, horizon_ns, late, strict, progress)
+    _warn(warns)
+    return out
+
+
+def sizes(
+    source: Any,
+    by: str | None = None,
+    *,
+    quantiles: Any = None,
+    max_groups: int = 10_000,
+    reorder_horizon: Any = DEFAULT_HORIZON,
+    on_late: Literal["error", "drop"] = "error",
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> Distribution:
+    """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
+    (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...)."""
+    out = _histograms(source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress)
+    hist = pl.DataFrame(out["sizes"], schema_overrides={"group": pl.String})
+    q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
+        "group", "q", pl.col("size").cast(pl.UInt64).alias("value")
+    )
+    groups = pl.DataFrame(out["groups"], schema_overrides={"group": pl.String}).select(
+        "group", "packets", "bytes", "over_65535"
+    )
+    return Distribution(hist, q, groups, by, _summary(out["accounting"]))
+
+
+def gaps(
+    source: Any,
+    by: str | None = None,
+    *,
+    quantiles: Any = None,
+    max_groups: int = 10_000,
+    reorder_horizon: Any = DEFAULT_HORIZON,
+    on_late: Literal["error", "drop"] = "error",
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> Distribution:
+    """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
+    and per group of ``by``."""
+    out = _histograms(source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress)
+    hist = pl.DataFrame(out["gaps"], schema_overrides={"group": pl.String})
+    q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
+        "group",
+        "q",
+        pl.col("gap_lo_ns").cast(pl.Int64).alias("lo_ns"),
+        pl.col("gap_hi_ns").cast(pl.Int64).alias("hi_ns"),
+    )
+    groups = pl.DataFrame(out["groups"], schema_overrides={"group": pl.String}).select(
+        "group",
+        "packets",
+        "gaps",
+        pl.col("gap_min_ns").cast(pl.Int64).alias("min_ns"),
+        pl.col("gap_max_ns").cast(pl.Int64).alias("max_ns"),
+    )
+    return Distribution(hist, q, groups, by, _summary(out["accounting"]))
+
+
+# ------------------------------------------------------------------------------------- bursts
+
+
+@dataclass
+class Bursts:
+    """ON/OFF trains: a burst is a maximal run of packets whose consecutive gaps are ≤ ``gap``.
+
+    - ``bursts``: one row per burst: burst, start, end (last packet), duration_ns, bytes, packets,
+      off_before_ns (the OFF gap since the previous burst; null for the first).
+    - ``distributions``: (metric, q, value) for metric in bytes, packets, duration_ns, off_ns,
+      exact order statistics (the smallest value with at least ceil(q·n) values ≤ it).
+    - ``summary``: one row: threshold, bursts, packets, bytes, and the packet accounting.
+    """
+
+    gap_ns: int
+    bursts: pl.DataFrame
+    distributions: pl.DataFrame
+    summary: pl.DataFrame
+
+
+def _order_stats(values: np.ndarray, qs: list[float]) -> list[int | None]:
+    if len(values) == 0:
+        return [None] * len(qs)
+    v = np.sort(values)
+    n = len(v)
+    out: list[int | None] = []
+    for q in qs:
+        rank = min(max(int(np.ceil(q * n)), 1), n)
+        out.append(int(v[rank - 1]))
+    return out
+
+
+def bursts(
+    source: Any,
+    gap: Any = "1ms",
+    *,
+    quantiles: Any = None,
+    reorder_horizon: Any = DEFAULT_HORIZON,
+    on_late: Literal["error", "drop"] = "error",
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> Bursts:
+    """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
+    gap_ns = parse_duration(gap, name="gap", allow_zero=True)
+    qs = [float(q) for q in (_as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES)]
+    horizon_ns, late = _order(reorder_horizon, on_late)
+    out, warns = _core.bursts(_sources(source), gap_ns, horizon_ns, late, strict, progress)
+    _warn(warns)
+    n = len(out["start_ns"])
+    off = out["off_gaps_ns"]
+    df = pl.DataFrame(
+        {
+            "burst": np.arange(n, dtype=np.uint64),
+            "start_ns": out["start_ns"],
+            "end_ns": out["end_ns"],
+            "duration_ns": out["duration_ns"],
+            "bytes": out["bytes"],
+            "packets": out["packets"],
+            "off_before_ns": pl.Series([None, *off.tolist()] if n else [], dtype=pl.Int64),
+        }
+    ).with_columns(start=pl.col("start_ns").cast(_DT), end=pl.col("end_ns").cast(_DT))
+    rows: dict[str, list[Any]] = {"metric": [], "q": [], "value": []}
+    for metric, vals in (
+        ("bytes", out["bytes"]),
+        ("packets", out["packets"]),
+        ("duration_ns", out["duration_ns"]),
+        ("off_ns", off),
+    ):
+        for q, v in zip(qs, _order_stats(np.asarray(vals), qs), strict=True):
+            rows["metric"].append(metric)
+            rows["q"].append(q)
+            rows["value"].append(v)
+    dist = pl.DataFrame(rows, schema={"metric": pl.String, "q": pl.Float64, "value": pl.Int64})
+    acc = out["accounting"]
+    summary = pl.DataFrame(
+        {
+            "gap_ns": [out["gap_threshold_ns"]],
+            "bursts": [n],
+            "packets": [int(df["packets"].sum()) if n else 0],
+            "bytes": [int(df["bytes"].sum()) if n else 0],
+        }
+    ).hstack(_summary(acc).drop("packets").rename({"packets_read": "packets_read"}))
+    return Bursts(out["gap_threshold_ns"], df, dist, summary)
+
+
+# --------------------------------------------------------------------------------- iterations
+
+
+@dataclass
+class Iterations:
+    """Training iterations found in the traffic alone.
+
+    - ``period_ns``: the dominant iteration period (mean spacing of iteration starts over the
+      longest run of consecutive iterations), or None when no periodicity was found;
+    - ``confidence`` in [0, 1]: how far the autocorrelation's peak rises above its surroundings
+      (0: noise; near 1: a clean square wave); below ~0.05 treat the period as a guess;
+    - ``iterations``: one row per iteration: iteration, start (start of the communication
+      phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
+      from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
+      bin of the phase).
+    """
+
+    period_ns: int | None
+    confidence: float
+    iterations: pl.DataFrame
+    acf_period_ns: int | None = None
+    bin_ns: int = 1_000_000
+    summary: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+    def __repr__(self) -> str:
+        p = "none" if self.period_ns is None else format_duration(self.period_ns)
+        return f"Iterations(period {p}, confidence {self.confidence:.3f}, {self.iterations.height} iterations)"
+
+
+def iterations(
+    source: Any,
+    *,
+    bin: Any = "1ms",
+    min_period: Any = "5ms",
+    max_period: Any = "2s",
+    reorder_horizon: Any = DEFAULT_HORIZON,
+    on_late: Literal["error", "drop"] = "error",
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> Iterations:
+    """Estimate the iteration period from the traffic and segment the trace into iterations.
+
+    Robust to start-up and idle tails (high-passed autocorrelation), ACK streams (pure ACKs are
+    left out of the period search) and concurrent jobs (the dominant period wins; lighter
+    segments are dropped). The period searched lies in [min_period, max_period].
+    """
+    bin_ns = parse_duration(bin, name="bin")
+    lo = parse_duration(min_period, name="min_period", allow_zero=True)
+    hi = parse_duration(max_period, name="max_period")
+    if hi <= lo:
+        raise ValueError(f"max_period ({format_duration(hi)}) must exceed min_period ({format_duration(lo)})")
+    horizon_ns, late = _order(reorder_horizon, on_late)
+    out, warns = _core.iterations(_sources(source), bin_ns, lo, hi, horizon_ns, late, strict, progress)
+    _warn(warns)
+    n = len(out["start_ns"])
+    df = pl.DataFrame(
+        {
+            "iteration": np.arange(n, dtype=np.uint64),
+            "start_ns": out["start_ns"],
+            "comm_end_ns": out["comm_end_ns"],
+            "end_ns": out["end_ns"],
+            "bytes": out["bytes"],
+            "packets": out["packets"],
+            "peak_rate_bps": out["peak_rate_bps"],
+        }
+    ).with_columns(
+        start=pl.col("start_ns").cast(_DT),
+        comm_end=pl.col("comm_end_ns").cast(_DT),
+        end=pl.col("end_ns").cast(_DT),
+    )
+    df = df.select(
+        "iteration",
+        "start",
+        "comm_end",
+        "end",
+        "bytes",
+        "packets",
+        "peak_rate_bps",
+        "start_ns",
+        "comm_end_ns",
+        "end_ns",
+    )
+    return Iterations(
+        out["period_ns"], float(out["confidence"]), df, out["acf_period_ns"], out["bin_ns"], _summary(out["accounting"])
+    )
+
+
+# ------------------------------------------------------------------------------ superposition
+
+
+@dataclass
+class SuperposeResult(ScanResult):
+    """``scan``'s result for the exact merge, plus:
+
+    - ``multiplexing_gain``: per window τ: ``sum_single_bytes`` = Σ_k E_k(τ) of each capture alone,
+      ``merged_bytes`` = E(τ) of the merge, ``gain`` = their ratio (1: the bursts of the jobs
+      coincide in the worst window; k: fully interleaved). E_k does not depend on the offsets.
+    - ``singles``: each capture's own aggregate E(τ) (source, window_ns, bytes, max_packets);
+    - ``offsets_ns``: the offset added to each capture's timestamps.
+    """
+
+    multiplexing_gain: pl.DataFrame = field(default_factory=pl.DataFrame)
+    singles: pl.DataFrame = field(default_factory=pl.DataFrame)
+    offsets_ns: list[int] = field(default_factory=list)
+
+
+def _offsets(offsets: Any, n: int, seed: int, max_offset: Any) -> list[int]:
+    if isinstance(offsets, str):
+        if offsets != "random":
+            raise ValueError(f"offsets={offsets!r}: give a list of durations (one per capture) or 'random'")
+        hi = parse_duration(max_offset, name="max_offset", allow_zero=True)
+        rng = np.random.Generator(np.random.PCG64(seed))
+        # The first capture stays put: only relative phases matter.
+        return [0] + [int(x) for x in rng.integers(0, hi, size=n - 1, endpoint=True)]
+    vals = [0] * n if offsets is None else _as_list(offsets)
+    if len(vals) != n:
+        raise ValueError(f"{len(vals)} offsets for {n} captures: give one offset per capture")
+    out = []
+    for v in vals:
+        if isinstance(v, str) and v.strip().startswith("-"):
+            out.append(-parse_duration(v.strip()[1:], name="offset", allow_zero=True))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
+            out.append(-parse_duration(-v, name="offset", allow_zero=True))
+        else:
+            out.append(parse_duration(v, name="offset", allow_zero=True))
+    return out
+
+
+def superpose(
+    sources: Any,
+    offsets: Any = None,
+    seed: int = 0,
+    windows: Any = None,
+    rates: Any = None,
+    bins: Any = None,
+    by: Any = None,
+    closed: Literal["left", "both"] = "left",
+    *,
+    max_offset: Any = "1s",
+    reorder_horizon: Any = DEFAULT_HORIZON,
+    on_late: Literal["error", "drop"] = "error",
+    max_groups: int = DEFAULT_MAX_GROUPS,
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> SuperposeResult:
+    """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by
+    ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
+
+    ``offsets``: one duration per capture (may be negative: "-3ms" or -0.003), None for all 0,
+    or "random": capture 0 stays put and the others are shifted uniformly in [0, max_offset]
+    (default 1 s; pass one iteration period for random phases), drawn from numpy's PCG64 seeded
+    with ``seed``, so a seed gives the same offsets everywhere.
+
+    ``windows``, ``rates``, ``bins``, ``by``, ``closed``: as in ``scan`` (rates default to the
+    link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass suffices).
+    """
+    raw = list(sources) if isinstance(sources, (list, tuple)) else [sources]
+    if not raw:
+        raise ValueError("no capture given: pass a list of paths (a path may repeat), bytes or file objects")
+    objs = [id(s) for s in raw if not isinstance(s, (str, bytes, bytearray)) and hasattr(s, "read")]
+    if len(objs) != len(set(objs)):
+        raise ValueError("the same file object appears twice: a stream reads once; pass its path or its bytes instead")
+    srcs = [normalize(s) for s in raw]
+    if any(not is_rereadable(s) and not hasattr(s, "read") for s in srcs if s == "-") and srcs.count("-") > 1:
+        raise ValueError("stdin ('-') can be read only once")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed={seed!r} must be an integer")
+    offs = _offsets(offsets, len(srcs), seed, max_offset)
+    windows_ns = (
+        sorted({parse_duration(w, name="window") for w in _as_list(windows)})
+        if windows is not None
+        else default_windows_ns()
+    )
+    if rates is not None:
+        rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
+    else:
+        rates_bps = [
+            parse_rate(r) for r in ("100Mbps", "1Gbps", "10Gbps", "25Gbps", "40Gbps", "100Gbps", "200Gbps", "400Gbps")
+        ]
+    bins_ns = sorted({parse_duration(b, name="bin") for b in _as_list(bins)})
+    by_names = _parse_by(by)
+    if closed not in ("left", "both"):
+        raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
+    horizon_ns, late = _order(reorder_horizon, on_late)
+    out, warns = _core.superpose(
+        srcs, offs, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, late, max_groups, strict, progress
+    )
+    _warn(warns)
+    cfg = {
+        "windows_ns": windows_ns,
+        "rates_bps": rates_bps,
+        "rates": "given" if rates is not None else "link-speed grid",
+        "bins_ns": bins_ns,
+        "by": by_names,
+        "size": "wire",
+        "closed": closed,
+        "reorder_horizon_ns": horizon_ns,
+        "on_late": late,
+        "offsets_ns": offs,
+    }
+    base = _build_result(out["scan"], warns, cfg, True)
+    singles = pl.DataFrame(out["singles"])
+    merged = base.envelope.filter(pl.col("by") == "all").select("window_ns", pl.col("bytes").alias("merged_bytes"))
+    gain = (
+        singles.group_by("window_ns")
+        .agg(sum_single_bytes=pl.col("bytes").sum().cast(pl.UInt64), sources=pl.len())
+        .join(merged, on="window_ns", how="full", coalesce=True)
+        .with_columns(
+            window=pl.col("window_ns").cast(_DUR),
+            gain=pl.col("sum_single_bytes").cast(pl.Float64) / pl.col("merged_bytes").cast(pl.Float64),
+        )
+        .select("window", "window_ns", "sum_single_bytes", "merged_bytes", "gain")
+        .sort("window_ns")
+    )
+    return SuperposeResult(
+        base.envelope,
+        base.backlog,
+        base.series,
+        base.groups,
+        base.summary,
+        base.warnings,
+        base.config,
+        multiplexing_gain=gain,
+        singles=singles,
+        offsets_ns=offs,
+    )

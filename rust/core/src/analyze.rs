@@ -1,0 +1,469 @@
+//! From captures to the analyses of [`crate::analysis`]: read, decode, put each capture in
+//! timestamp order (bounded reorder buffer), merge several captures exactly (with per-capture
+//! time offsets, for superposition), and account for every packet as `pipeline` does (counted, or
+//! skipped with a reason), so an analysis's totals always add up to the packets in the files.
+//!
+//! Sizes are wire lengths (pcap `orig_len`): the analyses compare against tshark's `frame.len`
+//! and the ground-truth logs, which count frames on the wire.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap};
+
+use crate::analysis::{
+    BurstDetector, BurstReport, FlowKey, FlowOptions, FlowReport, FlowTable, GroupedHistograms,
+    IterationAnalyzer, IterationOptions, IterationReport, TrafficMatrix,
+};
+use crate::capture::CaptureReader;
+use crate::engine::{
+    Arrival, By, EnvelopeRow, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner,
+};
+use crate::error::{Error, ErrorKind, Result};
+use crate::pipeline::{Accounting, Progress};
+use crate::wire;
+
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// How out-of-order packets are handled (the same knobs as a scan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderOptions {
+    /// Packets may arrive up to this many ns earlier than the latest seen in their capture.
+    pub reorder_horizon_ns: i64,
+    pub late: LatePolicy,
+}
+
+impl Default for OrderOptions {
+    fn default() -> Self {
+        OrderOptions {
+            reorder_horizon_ns: ScanConfig::DEFAULT_REORDER_HORIZON_NS,
+            late: LatePolicy::Error,
+        }
+    }
+}
+
+struct Entry {
+    seq: u64,
+    arrival: Arrival,
+}
+
+impl Entry {
+    fn key(&self) -> (i64, u64) {
+        (self.arrival.ts_ns, self.seq)
+    }
+}
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// One capture as arrivals in timestamp order, shifted by `offset_ns`.
+struct Ordered<'r> {
+    reader: &'r mut CaptureReader,
+    offset_ns: i64,
+    order: OrderOptions,
+    heap: BinaryHeap<Reverse<Entry>>,
+    latest: Option<i64>,
+    seq: u64,
+    done: bool,
+    packets_read: u64,
+    no_timestamp: u64,
+    late: u64,
+    reordered: u64,
+    max_lateness_ns: i64,
+}
+
+impl<'r> Ordered<'r> {
+    fn new(reader: &'r mut CaptureReader, offset_ns: i64, order: OrderOptions) -> Self {
+        Ordered {
+            reader,
+            offset_ns,
+            order,
+            heap: BinaryHeap::new(),
+            latest: None,
+            seq: 0,
+            done: false,
+            packets_read: 0,
+            no_timestamp: 0,
+            late: 0,
+            reordered: 0,
+            max_lateness_ns: 0,
+        }
+    }
+
+    /// The next arrival in (timestamp, file order), offset applied; interface numbers local.
+    fn next(&mut self) -> Result<Option<Arrival>> {
+        loop {
+            if let Some(Reverse(top)) = self.heap.peek() {
+                let bound = self.latest.map_or(i64::MIN, |l| {
+                    l.saturating_sub(self.order.reorder_horizon_ns)
+                });
+                if self.done || top.arrival.ts_ns <= bound {
+                    let Some(Reverse(e)) = self.heap.pop() else {
+                        return Ok(None);
+                    };
+                    let mut a = e.arrival;
+                    a.ts_ns = a.ts_ns.saturating_add(self.offset_ns);
+                    return Ok(Some(a));
+                }
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let Some(p) = self.reader.next_packet()? else {
+                self.done = true;
+                continue;
+            };
+            self.packets_read += 1;
+            let Some(ts_ns) = p.ts_ns else {
+                self.no_timestamp += 1;
+                continue;
+            };
+            let arrival = Arrival {
+                ts_ns,
+                size: u64::from(p.wire_len),
+                interface: p.interface,
+                headers: wire::decode(p.linktype, p.data),
+            };
+            match self.latest {
+                Some(latest) if ts_ns < latest => {
+                    let lateness = latest.saturating_sub(ts_ns);
+                    self.max_lateness_ns = self.max_lateness_ns.max(lateness);
+                    if lateness > self.order.reorder_horizon_ns {
+                        match self.order.late {
+                            LatePolicy::Drop => {
+                                self.late += 1;
+                                continue;
+                            }
+                            LatePolicy::Error => {
+                                return Err(Error::at(
+                                    ErrorKind::OutOfOrder,
+                                    p.offset,
+                                    format!(
+                                        "packet with timestamp {ts_ns} ns comes {lateness} ns after a \
+                                         packet at {latest} ns, beyond the reorder horizon of {} ns; \
+                                         raise reorder_horizon to at least {lateness} ns, or pass \
+                                         on_late='drop'",
+                                        self.order.reorder_horizon_ns
+                                    ),
+                                ))
+                            }
+                        }
+                    }
+                    self.reordered += 1;
+                }
+                _ => self.latest = Some(ts_ns),
+            }
+            self.heap.push(Reverse(Entry {
+                seq: self.seq,
+                arrival,
+            }));
+            self.seq += 1;
+        }
+    }
+}
+
+/// Read `readers` in one pass, merged in timestamp order after adding `offsets_ns[k]` (missing
+/// offsets are 0) to every timestamp of capture k, and hand each arrival with its capture index
+/// to `sink`. Ties go to the earlier capture, so the merge is deterministic. Interfaces of later
+/// captures are numbered after those of earlier ones.
+pub fn for_each(
+    readers: &mut [CaptureReader],
+    offsets_ns: &[i64],
+    order: OrderOptions,
+    progress: Progress<'_>,
+    sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
+) -> Result<Accounting> {
+    if order.reorder_horizon_ns < 0 {
+        return Err(Error::invalid(format!(
+            "reorder horizon must be ≥ 0 ns, got {} ns",
+            order.reorder_horizon_ns
+        )));
+    }
+    let mut sources: Vec<Ordered<'_>> = readers
+        .iter_mut()
+        .enumerate()
+        .map(|(k, r)| Ordered::new(r, offsets_ns.get(k).copied().unwrap_or(0), order))
+        .collect();
+    let mut heads: Vec<Option<Arrival>> = Vec::with_capacity(sources.len());
+    let mut heap = BinaryHeap::new();
+    for (k, s) in sources.iter_mut().enumerate() {
+        let head = s.next()?;
+        if let Some(a) = &head {
+            heap.push(Reverse((a.ts_ns, k)));
+        }
+        heads.push(head);
+    }
+    let mut n = 0u64;
+    while let Some(Reverse((_, k))) = heap.pop() {
+        let Some(mut a) = heads.get_mut(k).and_then(Option::take) else {
+            continue;
+        };
+        if k > 0 {
+            let base: usize = sources
+                .iter()
+                .take(k)
+                .map(|s| s.reader.interfaces().len())
+                .sum();
+            a.interface = a
+                .interface
+                .saturating_add(u32::try_from(base).unwrap_or(u32::MAX));
+        }
+        sink(k, &a)?;
+        let next = match sources.get_mut(k) {
+            Some(s) => s.next()?,
+            None => None,
+        };
+        if let Some(b) = &next {
+            heap.push(Reverse((b.ts_ns, k)));
+        }
+        if let Some(h) = heads.get_mut(k) {
+            *h = next;
+        }
+        n += 1;
+        if n % PROGRESS_EVERY == 0 {
+            progress(sources.iter().map(|s| s.reader.position()).sum())?;
+        }
+    }
+    progress(sources.iter().map(|s| s.reader.position()).sum())?;
+    let mut acc = Accounting::default();
+    for s in &sources {
+        acc.packets_read += s.packets_read;
+        acc.skipped_no_timestamp += s.no_timestamp;
+        acc.skipped_timestamp_out_of_range += s.reader.stats().timestamps_out_of_range;
+        acc.skipped_late += s.late;
+        acc.reordered += s.reordered;
+        acc.max_lateness_ns = acc.max_lateness_ns.max(s.max_lateness_ns);
+    }
+    // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.
+    acc.skipped_no_timestamp -= acc
+        .skipped_timestamp_out_of_range
+        .min(acc.skipped_no_timestamp);
+    acc.counted = acc.packets_read
+        - acc.skipped_no_timestamp
+        - acc.skipped_timestamp_out_of_range
+        - acc.skipped_late;
+    Ok(acc)
+}
+
+/// Per-flow E(τ), one row per (flow key, window), from the engine grouped by flow.
+#[derive(Debug, Clone, Default)]
+pub struct FlowEnvelopes {
+    /// Index into `FlowReport::flows`, window, E(τ) bytes, most packets in a window.
+    pub rows: Vec<(usize, i64, u64, u64)>,
+}
+
+/// Flows of the merged captures; with `windows_ns` non-empty, each flow's own E(τ) too.
+///
+/// E(τ) is computed per flow key by the engine, so it needs the directional keys and no idle
+/// timeout (a key would then stand for several flows).
+pub fn flows(
+    readers: &mut [CaptureReader],
+    opts: FlowOptions,
+    windows_ns: &[i64],
+    order: OrderOptions,
+    progress: Progress<'_>,
+) -> Result<(FlowReport, FlowEnvelopes, Accounting)> {
+    let by =
+        match (opts.key, windows_ns.is_empty()) {
+            (_, true) => None,
+            (FlowKey::Flow5, false) => Some(By::Flow5),
+            (FlowKey::Flow4, false) => Some(By::Flow4),
+            (FlowKey::BiFlow5, false) => return Err(Error::invalid(
+                "per-flow E(τ) is computed for directional flows: use key='flow' or 'flow4' with \
+                 windows, or drop windows for key='biflow'",
+            )),
+        };
+    if by.is_some() && opts.idle_timeout_ns.is_some() {
+        return Err(Error::invalid(
+            "per-flow E(τ) is computed per flow key over the whole capture: drop idle_timeout \
+             to get windows, or drop windows to split flows by idle timeout",
+        ));
+    }
+    let mut table = FlowTable::new(opts);
+    let mut scanner = match by {
+        Some(b) => Some(Scanner::new(ScanConfig {
+            windows_ns: windows_ns.to_vec(),
+            by: vec![b],
+            reorder_horizon_ns: 0,
+            max_groups: opts.max_flows,
+            ..ScanConfig::default()
+        })?),
+        None => None,
+    };
+    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
+        table.push(a)?;
+        if let Some(s) = scanner.as_mut() {
+            s.push(a)?;
+        }
+        Ok(())
+    })?;
+    let report = table.finish_report();
+    let mut env = FlowEnvelopes::default();
+    if let Some(s) = scanner {
+        let out = s.finish()?;
+        let mut by_key: HashMap<GroupKey, Vec<&EnvelopeRow>> = HashMap::new();
+        for r in &out.envelope {
+            by_key.entry(r.group).or_default().push(r);
+        }
+        for (i, f) in report.flows.iter().enumerate() {
+            let key = match opts.key {
+                FlowKey::Flow4 => GroupKey::Flow4 {
+                    src: f.src_ip,
+                    sport: f.src_port,
+                    dst: f.dst_ip,
+                    dport: f.dst_port,
+                },
+                _ => GroupKey::Flow5 {
+                    proto: f.protocol,
+                    src: f.src_ip,
+                    dst: f.dst_ip,
+                    sport: f.src_port,
+                    dport: f.dst_port,
+                },
+            };
+            for r in by_key.get(&key).map_or(&[][..], Vec::as_slice) {
+                env.rows.push((i, r.window_ns, r.bytes, r.max_packets));
+            }
+        }
+    }
+    Ok((report, env, acc))
+}
+
+pub fn traffic_matrix(
+    readers: &mut [CaptureReader],
+    order: OrderOptions,
+    progress: Progress<'_>,
+) -> Result<(TrafficMatrix, Accounting)> {
+    let mut m = TrafficMatrix::new();
+    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
+        m.push(a);
+        Ok(())
+    })?;
+    Ok((m, acc))
+}
+
+/// Size and gap histograms of the whole trace and, with `by`, per group of that grouping.
+pub fn histograms(
+    readers: &mut [CaptureReader],
+    by: Option<By>,
+    max_groups: usize,
+    order: OrderOptions,
+    progress: Progress<'_>,
+) -> Result<(GroupedHistograms<GroupKey>, Accounting)> {
+    let mut h = GroupedHistograms::new(max_groups);
+    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
+        h.push(a, by.map(|b| b.key(a)));
+        Ok(())
+    })?;
+    if h.ungrouped > 0 {
+        return Err(Error::new(
+            ErrorKind::LimitExceeded,
+            format!("more than {max_groups} groups: raise max_groups or choose a coarser grouping"),
+        ));
+    }
+    Ok((h, acc))
+}
+
+pub fn bursts(
+    readers: &mut [CaptureReader],
+    gap_ns: i64,
+    order: OrderOptions,
+    progress: Progress<'_>,
+) -> Result<(BurstReport, Accounting)> {
+    if gap_ns < 0 {
+        return Err(Error::invalid(format!(
+            "burst gap must be ≥ 0 ns, got {gap_ns} ns"
+        )));
+    }
+    let mut d = BurstDetector::new(gap_ns);
+    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
+        d.push(a);
+        Ok(())
+    })?;
+    Ok((d.finish(), acc))
+}
+
+pub fn iterations(
+    readers: &mut [CaptureReader],
+    opts: IterationOptions,
+    order: OrderOptions,
+    progress: Progress<'_>,
+) -> Result<(IterationReport, Accounting)> {
+    let mut an = IterationAnalyzer::new(opts);
+    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
+        an.push(a);
+        Ok(())
+    })?;
+    Ok((an.finish(), acc))
+}
+
+/// The exact merge of the captures (capture k shifted by `offsets_ns[k]`) scanned with `config`,
+/// plus each capture's own envelope (aggregate, same windows) for the multiplexing gain.
+pub struct Superposition {
+    pub merged: ScanOutput,
+    /// Per capture, its aggregate E(τ) rows (window order).
+    pub singles: Vec<Vec<EnvelopeRow>>,
+    pub accounting: Accounting,
+}
+
+pub fn superpose(
+    readers: &mut [CaptureReader],
+    offsets_ns: &[i64],
+    config: ScanConfig,
+    order: OrderOptions,
+    progress: Progress<'_>,
+) -> Result<Superposition> {
+    if offsets_ns.len() != readers.len() {
+        return Err(Error::invalid(format!(
+            "{} offsets for {} captures: give one offset per capture",
+            offsets_ns.len(),
+            readers.len()
+        )));
+    }
+    let single_cfg = ScanConfig {
+        windows_ns: config.windows_ns.clone(),
+        closure: config.closure,
+        reorder_horizon_ns: 0,
+        ..ScanConfig::default()
+    };
+    // Arrivals come out of the merge in order: the scanners need no reorder buffer of their own.
+    let mut merged = Scanner::new(ScanConfig {
+        reorder_horizon_ns: 0,
+        ..config
+    })?;
+    let mut singles = readers
+        .iter()
+        .map(|_| Scanner::new(single_cfg.clone()))
+        .collect::<Result<Vec<_>>>()?;
+    let acc = for_each(readers, offsets_ns, order, progress, &mut |k, a| {
+        merged.push(a)?;
+        if let Some(s) = singles.get_mut(k) {
+            s.push(a)?;
+        }
+        Ok(())
+    })?;
+    let mut out = merged.finish()?;
+    out.reorder.reordered = acc.reordered;
+    out.reorder.dropped_late = acc.skipped_late;
+    out.reorder.max_lateness_ns = acc.max_lateness_ns;
+    let singles = singles
+        .into_iter()
+        .map(|s| s.finish().map(|o| o.envelope))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Superposition {
+        merged: out,
+        singles,
+        accounting: acc,
+    })
+}

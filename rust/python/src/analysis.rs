@@ -1,0 +1,676 @@
+//! Bindings for the analyses of training traffic (flows, traffic matrix, size and gap
+//! histograms, bursts, iterations, superposition): each one pass in Rust with the GIL released,
+//! results handed over as columns (numpy arrays that own Rust's buffers) for polars.
+
+use crate::errors::{guard, to_py};
+use crate::{config, open_all, output_to_py, Control};
+use burstcore::analysis::{FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram};
+use burstcore::analyze::{self, OrderOptions};
+use burstcore::engine::{By, GroupKey, LatePolicy};
+use burstcore::pipeline::Accounting;
+use burstcore::Error;
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::net::IpAddr;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(flows, m)?)?;
+    m.add_function(wrap_pyfunction!(traffic_matrix, m)?)?;
+    m.add_function(wrap_pyfunction!(histograms, m)?)?;
+    m.add_function(wrap_pyfunction!(bursts, m)?)?;
+    m.add_function(wrap_pyfunction!(iterations, m)?)?;
+    m.add_function(wrap_pyfunction!(superpose, m)?)?;
+    Ok(())
+}
+
+fn order(horizon_ns: i64, on_late: &str) -> PyResult<OrderOptions> {
+    let late = match on_late {
+        "error" => LatePolicy::Error,
+        "drop" => LatePolicy::Drop,
+        other => {
+            return Err(to_py(Error::invalid(format!(
+                "on_late={other:?}: use 'error' or 'drop'"
+            ))))
+        }
+    };
+    Ok(OrderOptions {
+        reorder_horizon_ns: horizon_ns,
+        late,
+    })
+}
+
+fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bound<'py, PyDict>> {
+    let a = PyDict::new(py);
+    a.set_item("packets_read", acc.packets_read)?;
+    a.set_item("counted", acc.counted)?;
+    a.set_item("skipped_no_timestamp", acc.skipped_no_timestamp)?;
+    a.set_item(
+        "skipped_timestamp_out_of_range",
+        acc.skipped_timestamp_out_of_range,
+    )?;
+    a.set_item("skipped_late", acc.skipped_late)?;
+    a.set_item("reordered", acc.reordered)?;
+    a.set_item("max_lateness_ns", acc.max_lateness_ns)?;
+    Ok(a)
+}
+
+fn ip(a: Option<IpAddr>) -> Option<String> {
+    a.map(|a| a.to_string())
+}
+
+/// Run `f` over the opened sources without the GIL; progress, interrupts and warnings handled.
+fn run<'py, T: Send>(
+    py: Python<'py>,
+    sources: &[Bound<'py, PyAny>],
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+    f: impl FnOnce(
+            &mut [burstcore::capture::CaptureReader],
+            burstcore::pipeline::Progress<'_>,
+        ) -> burstcore::error::Result<T>
+        + Send,
+) -> PyResult<(T, Vec<String>)> {
+    let (mut readers, total) = open_all(py, sources, strict)?;
+    let mut ctl = Control::new(progress, total);
+    let res = py.detach(|| f(&mut readers, &mut |d| ctl.tick(d)));
+    let out = res.map_err(|e| ctl.take(e))?;
+    let warnings = readers
+        .iter()
+        .flat_map(|r| r.warnings().iter().map(|w| w.to_string()))
+        .collect();
+    Ok((out, warnings))
+}
+
+/// Flow records as columns, plus per-flow E(τ) rows when windows are given.
+#[pyfunction]
+#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn flows<'py>(
+    py: Python<'py>,
+    sources: Vec<Bound<'py, PyAny>>,
+    key: &str,
+    idle_timeout_ns: Option<i64>,
+    windows_ns: Vec<i64>,
+    max_flows: usize,
+    horizon_ns: i64,
+    on_late: &str,
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    guard(py, || {
+        let key = match key {
+            "flow" | "flow5" => FlowKey::Flow5,
+            "flow4" => FlowKey::Flow4,
+            "biflow" => FlowKey::BiFlow5,
+            other => {
+                return Err(to_py(Error::invalid(format!(
+                    "key={other:?}: use 'flow' (directional 5-tuple), 'flow4' (directional src:sport>dst:dport) or 'biflow' (both directions one flow)"
+                ))))
+            }
+        };
+        if let Some(t) = idle_timeout_ns.filter(|t| *t < 0) {
+            return Err(to_py(Error::invalid(format!(
+                "idle_timeout must be ≥ 0, got {t} ns"
+            ))));
+        }
+        let opts = FlowOptions {
+            key,
+            idle_timeout_ns,
+            max_flows,
+        };
+        let ord = order(horizon_ns, on_late)?;
+        let ((rep, env, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::flows(r, opts, &windows_ns, ord, p)
+        })?;
+        let d = PyDict::new(py);
+        let f = &rep.flows;
+        d.set_item(
+            "src_ip",
+            f.iter().map(|r| r.src_ip.to_string()).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "dst_ip",
+            f.iter().map(|r| r.dst_ip.to_string()).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "protocol",
+            f.iter()
+                .map(|r| r.protocol)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "src_port",
+            f.iter()
+                .map(|r| r.src_port)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "dst_port",
+            f.iter()
+                .map(|r| r.dst_port)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "first_seen_ns",
+            f.iter()
+                .map(|r| r.first_seen_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "last_seen_ns",
+            f.iter()
+                .map(|r| r.last_seen_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "packets",
+            f.iter()
+                .map(|r| r.packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "bytes",
+            f.iter()
+                .map(|r| r.bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "src2dst_packets",
+            f.iter()
+                .map(|r| r.src2dst_packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "src2dst_bytes",
+            f.iter()
+                .map(|r| r.src2dst_bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "dst2src_packets",
+            f.iter()
+                .map(|r| r.dst2src_packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "dst2src_bytes",
+            f.iter()
+                .map(|r| r.dst2src_bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        let e = PyDict::new(py);
+        e.set_item(
+            "flow",
+            env.rows
+                .iter()
+                .map(|r| r.0 as u64)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        e.set_item(
+            "window_ns",
+            env.rows
+                .iter()
+                .map(|r| r.1)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        e.set_item(
+            "bytes",
+            env.rows
+                .iter()
+                .map(|r| r.2)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        e.set_item(
+            "max_packets",
+            env.rows
+                .iter()
+                .map(|r| r.3)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item("envelope", e)?;
+        d.set_item("non_ip_packets", rep.non_ip_packets)?;
+        d.set_item("non_ip_bytes", rep.non_ip_bytes)?;
+        d.set_item("accounting", accounting(py, &acc)?)?;
+        Ok((d, warnings))
+    })
+}
+
+/// Bytes and packets per ordered host pair and per host (None where a packet has no address).
+#[pyfunction]
+#[pyo3(signature = (sources, horizon_ns, on_late, strict=false, progress=None))]
+fn traffic_matrix<'py>(
+    py: Python<'py>,
+    sources: Vec<Bound<'py, PyAny>>,
+    horizon_ns: i64,
+    on_late: &str,
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    guard(py, || {
+        let ord = order(horizon_ns, on_late)?;
+        let ((m, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::traffic_matrix(r, ord, p)
+        })?;
+        let pairs = PyDict::new(py);
+        pairs.set_item("src", m.pairs.keys().map(|k| ip(k.0)).collect::<Vec<_>>())?;
+        pairs.set_item("dst", m.pairs.keys().map(|k| ip(k.1)).collect::<Vec<_>>())?;
+        pairs.set_item(
+            "bytes",
+            m.pairs
+                .values()
+                .map(|v| v.0)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        pairs.set_item(
+            "packets",
+            m.pairs
+                .values()
+                .map(|v| v.1)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        let hosts = PyDict::new(py);
+        hosts.set_item("host", m.hosts.keys().map(|k| ip(*k)).collect::<Vec<_>>())?;
+        hosts.set_item(
+            "sent_bytes",
+            m.hosts
+                .values()
+                .map(|h| h.sent_bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        hosts.set_item(
+            "sent_packets",
+            m.hosts
+                .values()
+                .map(|h| h.sent_packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        hosts.set_item(
+            "received_bytes",
+            m.hosts
+                .values()
+                .map(|h| h.received_bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        hosts.set_item(
+            "received_packets",
+            m.hosts
+                .values()
+                .map(|h| h.received_packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        let d = PyDict::new(py);
+        d.set_item("pairs", pairs)?;
+        d.set_item("hosts", hosts)?;
+        d.set_item("total_bytes", m.total_bytes)?;
+        d.set_item("total_packets", m.total_packets)?;
+        d.set_item("accounting", accounting(py, &acc)?)?;
+        Ok((d, warnings))
+    })
+}
+
+/// Columns of size histograms (non-empty sizes), gap histograms (non-empty log2 buckets) and
+/// quantiles, for "all" and each group.
+struct HistCols {
+    size_group: Vec<String>,
+    size: Vec<u64>,
+    size_count: Vec<u64>,
+    gap_group: Vec<String>,
+    gap_lo: Vec<i64>,
+    gap_hi: Vec<i64>,
+    gap_count: Vec<u64>,
+    q_group: Vec<String>,
+    q: Vec<f64>,
+    q_size: Vec<Option<u64>>,
+    q_gap_lo: Vec<Option<i64>>,
+    q_gap_hi: Vec<Option<i64>>,
+    s_group: Vec<String>,
+    s_packets: Vec<u64>,
+    s_bytes: Vec<u64>,
+    s_oversize: Vec<u64>,
+    s_gaps: Vec<u64>,
+    s_gap_min: Vec<Option<i64>>,
+    s_gap_max: Vec<Option<i64>>,
+}
+
+impl HistCols {
+    fn new() -> Self {
+        HistCols {
+            size_group: vec![],
+            size: vec![],
+            size_count: vec![],
+            gap_group: vec![],
+            gap_lo: vec![],
+            gap_hi: vec![],
+            gap_count: vec![],
+            q_group: vec![],
+            q: vec![],
+            q_size: vec![],
+            q_gap_lo: vec![],
+            q_gap_hi: vec![],
+            s_group: vec![],
+            s_packets: vec![],
+            s_bytes: vec![],
+            s_oversize: vec![],
+            s_gaps: vec![],
+            s_gap_min: vec![],
+            s_gap_max: vec![],
+        }
+    }
+
+    fn add(&mut self, label: &str, s: &SizeHistogram, g: &GapHistogram, qs: &[f64]) {
+        for (size, c) in s.nonzero() {
+            self.size_group.push(label.to_string());
+            self.size.push(size);
+            self.size_count.push(c);
+        }
+        if s.overflow > 0 {
+            // One row for sizes above 65535, at the largest of them.
+            self.size_group.push(label.to_string());
+            self.size.push(s.overflow_max);
+            self.size_count.push(s.overflow);
+        }
+        for (b, c) in g.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            let (lo, hi) = GapHistogram::bucket_bounds(b);
+            self.gap_group.push(label.to_string());
+            self.gap_lo.push(lo);
+            self.gap_hi.push(hi);
+            self.gap_count.push(*c);
+        }
+        for &q in qs {
+            self.q_group.push(label.to_string());
+            self.q.push(q);
+            self.q_size.push(s.quantile(q));
+            let b = g.quantile_bounds(q);
+            self.q_gap_lo.push(b.map(|x| x.0));
+            self.q_gap_hi.push(b.map(|x| x.1));
+        }
+        self.s_group.push(label.to_string());
+        self.s_packets.push(s.count);
+        self.s_bytes.push(s.bytes);
+        self.s_oversize.push(s.overflow);
+        self.s_gaps.push(g.count);
+        self.s_gap_min.push(g.min_ns);
+        self.s_gap_max.push(g.max_ns);
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (sources, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn histograms<'py>(
+    py: Python<'py>,
+    sources: Vec<Bound<'py, PyAny>>,
+    by: Option<String>,
+    quantiles: Vec<f64>,
+    max_groups: usize,
+    horizon_ns: i64,
+    on_late: &str,
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    guard(py, || {
+        if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
+            return Err(to_py(Error::invalid(format!(
+                "quantile {q} is outside [0, 1]"
+            ))));
+        }
+        let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
+        let ord = order(horizon_ns, on_late)?;
+        let ((h, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::histograms(r, by, max_groups, ord, p)
+        })?;
+        let mut cols = HistCols::new();
+        cols.add("all", &h.all_sizes, &h.all_gaps, &quantiles);
+        let mut groups: Vec<(&GroupKey, _)> = h.groups.iter().collect();
+        groups.sort_by_key(|(k, _)| **k);
+        for (k, (s, g)) in groups {
+            cols.add(&k.label(), s, g, &quantiles);
+        }
+        let d = PyDict::new(py);
+        let sz = PyDict::new(py);
+        sz.set_item("group", cols.size_group)?;
+        sz.set_item("size", cols.size.into_pyarray(py))?;
+        sz.set_item("packets", cols.size_count.into_pyarray(py))?;
+        let gp = PyDict::new(py);
+        gp.set_item("group", cols.gap_group)?;
+        gp.set_item("gap_lo_ns", cols.gap_lo.into_pyarray(py))?;
+        gp.set_item("gap_hi_ns", cols.gap_hi.into_pyarray(py))?;
+        gp.set_item("gaps", cols.gap_count.into_pyarray(py))?;
+        let qd = PyDict::new(py);
+        qd.set_item("group", cols.q_group)?;
+        qd.set_item("q", cols.q)?;
+        qd.set_item("size", cols.q_size)?;
+        qd.set_item("gap_lo_ns", cols.q_gap_lo)?;
+        qd.set_item("gap_hi_ns", cols.q_gap_hi)?;
+        let sd = PyDict::new(py);
+        sd.set_item("group", cols.s_group)?;
+        sd.set_item("packets", cols.s_packets)?;
+        sd.set_item("bytes", cols.s_bytes)?;
+        sd.set_item("over_65535", cols.s_oversize)?;
+        sd.set_item("gaps", cols.s_gaps)?;
+        sd.set_item("gap_min_ns", cols.s_gap_min)?;
+        sd.set_item("gap_max_ns", cols.s_gap_max)?;
+        d.set_item("sizes", sz)?;
+        d.set_item("gaps", gp)?;
+        d.set_item("quantiles", qd)?;
+        d.set_item("groups", sd)?;
+        d.set_item("by", by.map(|b| b.name()))?;
+        d.set_item("accounting", accounting(py, &acc)?)?;
+        Ok((d, warnings))
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None))]
+fn bursts<'py>(
+    py: Python<'py>,
+    sources: Vec<Bound<'py, PyAny>>,
+    gap_ns: i64,
+    horizon_ns: i64,
+    on_late: &str,
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    guard(py, || {
+        let ord = order(horizon_ns, on_late)?;
+        let ((rep, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::bursts(r, gap_ns, ord, p)
+        })?;
+        let b = &rep.bursts;
+        let d = PyDict::new(py);
+        d.set_item(
+            "start_ns",
+            b.iter()
+                .map(|x| x.start_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "end_ns",
+            b.iter()
+                .map(|x| x.end_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "duration_ns",
+            b.iter()
+                .map(|x| x.duration_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "bytes",
+            b.iter()
+                .map(|x| x.bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "packets",
+            b.iter()
+                .map(|x| x.packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item("off_gaps_ns", rep.off_gaps_ns.into_pyarray(py))?;
+        d.set_item("gap_threshold_ns", rep.gap_threshold_ns)?;
+        d.set_item("accounting", accounting(py, &acc)?)?;
+        Ok((d, warnings))
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn iterations<'py>(
+    py: Python<'py>,
+    sources: Vec<Bound<'py, PyAny>>,
+    bin_ns: i64,
+    min_period_ns: i64,
+    max_period_ns: i64,
+    horizon_ns: i64,
+    on_late: &str,
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    guard(py, || {
+        if bin_ns <= 0 || min_period_ns < 0 || max_period_ns <= min_period_ns {
+            return Err(to_py(Error::invalid(format!(
+                "need bin > 0 and 0 ≤ min_period < max_period; got bin {bin_ns} ns, periods {min_period_ns}..{max_period_ns} ns"
+            ))));
+        }
+        let opts = IterationOptions {
+            bin_ns,
+            min_lag_ns: min_period_ns,
+            max_lag_ns: max_period_ns,
+            ..IterationOptions::default()
+        };
+        let ord = order(horizon_ns, on_late)?;
+        let ((rep, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::iterations(r, opts, ord, p)
+        })?;
+        let it = &rep.iterations;
+        let d = PyDict::new(py);
+        d.set_item("period_ns", rep.period_ns)?;
+        d.set_item("acf_period_ns", rep.acf_period_ns)?;
+        d.set_item("confidence", rep.confidence)?;
+        d.set_item("bin_ns", rep.bin_ns)?;
+        d.set_item("beyond_bins", rep.beyond_bins)?;
+        d.set_item(
+            "start_ns",
+            it.iter()
+                .map(|x| x.start_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "comm_end_ns",
+            it.iter()
+                .map(|x| x.comm_end_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "end_ns",
+            it.iter()
+                .map(|x| x.end_ns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "bytes",
+            it.iter()
+                .map(|x| x.bytes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "packets",
+            it.iter()
+                .map(|x| x.packets)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "peak_rate_bps",
+            it.iter()
+                .map(|x| x.peak_rate_bps)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item("accounting", accounting(py, &acc)?)?;
+        Ok((d, warnings))
+    })
+}
+
+/// Scan of the exact merge (in `scan`'s output layout) plus each capture's aggregate E(τ).
+#[pyfunction]
+#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn superpose<'py>(
+    py: Python<'py>,
+    sources: Vec<Bound<'py, PyAny>>,
+    offsets_ns: Vec<i64>,
+    windows_ns: Vec<i64>,
+    closed: &str,
+    rates_bps: Vec<u64>,
+    bins_ns: Vec<i64>,
+    by: Vec<String>,
+    horizon_ns: i64,
+    on_late: &str,
+    max_groups: usize,
+    strict: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+    guard(py, || {
+        let cfg = config(
+            windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
+        )?;
+        let ord = order(horizon_ns, on_late)?;
+        let (sp, warnings) = run(py, &sources, strict, progress, |r, p| {
+            analyze::superpose(r, &offsets_ns, cfg, ord, p)
+        })?;
+        let (mut src, mut win, mut bytes, mut pk) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (k, rows) in sp.singles.iter().enumerate() {
+            for r in rows {
+                src.push(k as u32);
+                win.push(r.window_ns);
+                bytes.push(r.bytes);
+                pk.push(r.max_packets);
+            }
+        }
+        let singles = PyDict::new(py);
+        singles.set_item("source", src.into_pyarray(py))?;
+        singles.set_item("window_ns", win.into_pyarray(py))?;
+        singles.set_item("bytes", bytes.into_pyarray(py))?;
+        singles.set_item("max_packets", pk.into_pyarray(py))?;
+        let d = PyDict::new(py);
+        d.set_item("scan", output_to_py(py, sp.merged, sp.accounting)?)?;
+        d.set_item("singles", singles)?;
+        Ok((d, warnings))
+    })
+}

@@ -1,0 +1,336 @@
+"""The analyses (flows, matrix, sizes, gaps, bursts, superpose, iterations) against brute-force
+references on random traces written with burstcore's own writer and read back."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import burstcore
+from tests import oracles
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BASE = 1_700_000_000_000_000_000
+HOSTS = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
+
+
+@st.composite
+def traces(draw, max_n: int = 30):
+    """(ts, sizes, packets) with packets (src, dst, proto, sport, dport) or None (non-IP)."""
+    n = draw(st.integers(0, max_n))
+    gaps = draw(st.lists(st.sampled_from([0, 1, 10, 999, 1000, 1001, 10**5, 10**6, 3 * 10**6]), min_size=n, max_size=n))
+    ts, t = [], BASE + draw(st.integers(0, 10**6))
+    for g in gaps:
+        t += g
+        ts.append(t)
+    pkts = []
+    for _ in range(n):
+        if draw(st.integers(0, 9)) == 0:
+            pkts.append(None)
+        else:
+            pkts.append(
+                (
+                    draw(st.sampled_from(HOSTS)),
+                    draw(st.sampled_from(HOSTS)),
+                    draw(st.sampled_from([6, 17])),
+                    draw(st.sampled_from([1000, 1001])),
+                    draw(st.sampled_from([1000, 2000])),
+                )
+            )
+    sizes = [draw(st.integers(60, 1600)) for _ in range(n)]
+    return ts, sizes, pkts
+
+
+def _frames(pkts):
+    out = []
+    for p in pkts:
+        if p is None:
+            out.append(b"\xff" * 6 + b"\x02" * 6 + b"\x08\x06" + b"\x00" * 28)  # ARP
+        else:
+            src, dst, proto, sp, dp = p
+            out.append(oracles.eth_ipv4_udp(src, dst, sp, dp, proto=proto))
+    return out
+
+
+def _capture(ts, sizes, pkts) -> bytes:
+    return oracles.capture(ts, sizes, frames=_frames(pkts))
+
+
+def _ref_flows(ts, sizes, pkts, key, timeout):
+    """Flows by brute force: {(src, dst, proto, sport, dport): [(first, last, packets, bytes)]}."""
+    live: dict = {}
+    done: list = []
+    for t, L, p in zip(ts, sizes, pkts, strict=True):
+        if p is None:
+            continue
+        src, dst, proto, sp, dp = p
+        if key == "flow":
+            k, rec_id = (src, dst, proto, sp, dp), (src, dst, proto, sp, dp)
+        elif key == "flow4":
+            k, rec_id = (src, dst, sp, dp), (src, dst, 0, sp, dp)
+        else:
+            k = (proto, *sorted([(src, sp), (dst, dp)]))
+            rec_id = None
+        f = live.get(k)
+        if f is not None and timeout is not None and t - f["last"] > timeout:
+            done.append(f)
+            f = None
+        if f is None:
+            f = {"id": rec_id or (src, dst, proto, sp, dp), "first": t, "last": t, "packets": 0, "bytes": 0}
+            live[k] = f
+        f["last"] = t
+        f["packets"] += 1
+        f["bytes"] += L
+    done.extend(live.values())
+    return sorted((*f["id"], f["first"], f["last"], f["packets"], f["bytes"]) for f in done)
+
+
+@SETTINGS
+@given(traces(), st.sampled_from(["flow", "flow4", "biflow"]), st.sampled_from([None, 0, 1000, 10**6]))
+def test_flows_equal_brute_force(trace, key, timeout):
+    ts, sizes, pkts = trace
+    df = burstcore.flows(_capture(ts, sizes, pkts), key=key, idle_timeout=None if timeout is None else f"{timeout}ns")
+    got = sorted(
+        df.select(
+            "src_ip", "dst_ip", "protocol", "src_port", "dst_port", "first_seen_ns", "last_seen_ns", "packets", "bytes"
+        ).iter_rows()
+    )
+    assert got == _ref_flows(ts, sizes, pkts, key, timeout)
+    assert (df["duration_ns"] == df["last_seen_ns"] - df["first_seen_ns"]).all()
+    assert (df["src2dst_bytes"] + df["dst2src_bytes"] == df["bytes"]).all()
+
+
+@SETTINGS
+@given(traces())
+def test_per_flow_envelope_equals_brute_force(trace):
+    ts, sizes, pkts = trace
+    windows = [1, 1000, 10**6]
+    df = burstcore.flows(_capture(ts, sizes, pkts), windows=[f"{w}ns" for w in windows])
+    per: dict = defaultdict(lambda: ([], []))
+    for t, L, p in zip(ts, sizes, pkts, strict=True):
+        if p is not None:
+            per[p][0].append(t)
+            per[p][1].append(L)
+    for row in df.iter_rows(named=True):
+        k = (row["src_ip"], row["dst_ip"], row["protocol"], row["src_port"], row["dst_port"])
+        for w in windows:
+            col = f"envelope_{burstcore._units.format_duration(w)}"
+            assert row[col] == oracles.envelope(*per[k], w)[0], (k, w)
+
+
+@SETTINGS
+@given(traces())
+def test_traffic_matrix_and_volumes_equal_brute_force(trace):
+    ts, sizes, pkts = trace
+    data = _capture(ts, sizes, pkts)
+    m = burstcore.traffic_matrix(data)
+    ref: dict = defaultdict(lambda: [0, 0])
+    for L, p in zip(sizes, pkts, strict=True):
+        k = (None, None) if p is None else (p[0], p[1])
+        ref[k][0] += L
+        ref[k][1] += 1
+    assert {(s, d): [b, n] for s, d, b, n in m.select("src", "dst", "bytes", "packets").iter_rows()} == dict(ref)
+    assert int(m["bytes"].sum() or 0) == sum(sizes)
+    h = burstcore.host_volumes(data)
+    for host, sent, recv in h.select("host", "sent_bytes", "received_bytes").iter_rows():
+        assert sent == sum(L for L, p in zip(sizes, pkts, strict=True) if (p[0] if p else None) == host)
+        assert recv == sum(L for L, p in zip(sizes, pkts, strict=True) if (p[1] if p else None) == host)
+
+
+QS = [0.0, 0.1, 0.5, 0.9, 0.99, 1.0]
+
+
+def _order_stat(values, q):
+    v = sorted(values)
+    rank = min(max(int(np.ceil(q * len(v))), 1), len(v))
+    return v[rank - 1]
+
+
+@SETTINGS
+@given(traces(), st.sampled_from([None, "src", "pair"]))
+def test_sizes_and_gaps_equal_brute_force(trace, by):
+    ts, sizes, pkts = trace
+    data = _capture(ts, sizes, pkts)
+    s = burstcore.sizes(data, by=by, quantiles=QS)
+    g = burstcore.gaps(data, by=by, quantiles=QS)
+    groups: dict = defaultdict(lambda: ([], []))
+    for t, L, p in zip(ts, sizes, pkts, strict=True):
+        groups["all"][0].append(t)
+        groups["all"][1].append(L)
+        if by is not None:
+            label = "(none)" if p is None else (p[0] if by == "src" else f"{p[0]}>{p[1]}")
+            groups[label][0].append(t)
+            groups[label][1].append(L)
+    if not ts:
+        assert s.histogram.height == 0
+        return
+    assert set(s.groups["group"]) == set(groups)
+    for label, (gts, gsz) in groups.items():
+        hist = dict(s.histogram.filter(pl.col("group") == label).select("size", "packets").iter_rows())
+        assert hist == {k: gsz.count(k) for k in set(gsz)}
+        qv = dict(s.quantiles.filter(pl.col("group") == label).select("q", "value").iter_rows())
+        for q in QS:
+            assert qv[q] == _order_stat(gsz, q)
+        diffs = [b - a for a, b in zip(gts, gts[1:], strict=False)]
+        gq = g.quantiles.filter(pl.col("group") == label)
+        for q, lo, hi in gq.select("q", "lo_ns", "hi_ns").iter_rows():
+            if not diffs:
+                assert lo is None and hi is None
+            else:
+                assert lo <= _order_stat(diffs, q) <= hi
+        gh = g.histogram.filter(pl.col("group") == label)
+        assert int(gh["gaps"].sum() or 0) == len(diffs)
+        for lo, hi, n in gh.select("gap_lo_ns", "gap_hi_ns", "gaps").iter_rows():
+            assert n == sum(1 for d in diffs if lo <= d <= hi)
+
+
+@SETTINGS
+@given(traces(), st.sampled_from([0, 1, 1000, 10**6]))
+def test_bursts_equal_brute_force(trace, gap):
+    ts, sizes, pkts = trace
+    b = burstcore.bursts(_capture(ts, sizes, pkts), gap=f"{gap}ns")
+    ref: list[list[int]] = []
+    for t, L in zip(ts, sizes, strict=True):
+        if ref and t - ref[-1][1] <= gap:
+            ref[-1][1] = t
+            ref[-1][2] += L
+            ref[-1][3] += 1
+        else:
+            ref.append([t, t, L, 1])
+    got = [list(r) for r in b.bursts.select("start_ns", "end_ns", "bytes", "packets").iter_rows()]
+    assert got == ref
+    offs = b.bursts["off_before_ns"].to_list()[1:]
+    assert offs == [ref[i + 1][0] - ref[i][1] for i in range(len(ref) - 1)]
+    assert all(o > gap for o in offs)
+    assert b.summary["bursts"][0] == len(ref)
+
+
+WINDOWS = [1, 10, 1000, 10**6]
+
+
+@SETTINGS
+@given(traces(max_n=20), traces(max_n=20), st.integers(-(10**6), 10**6))
+def test_superpose_equals_brute_force_merge(t1, t2, offset):
+    (ts1, s1, p1), (ts2, s2, p2) = t1, t2
+    r = burstcore.superpose(
+        [_capture(ts1, s1, p1), _capture(ts2, s2, p2)], offsets=[0, f"{offset}ns"] if offset >= 0 else [0, offset / 1e9],
+        windows=[f"{w}ns" for w in WINDOWS], rates=["1Gbps"],
+    )  # fmt: skip
+    mts = [*ts1, *(t + offset for t in ts2)]
+    msz = [*s1, *s2]
+    order = sorted(range(len(mts)), key=lambda i: mts[i])
+    mts, msz = [mts[i] for i in order], [msz[i] for i in order]
+    env = dict(r.envelope.filter(pl.col("by") == "all").select("window_ns", "bytes").iter_rows())
+    gain = {
+        w: (s, m) for w, s, m in r.multiplexing_gain.select("window_ns", "sum_single_bytes", "merged_bytes").iter_rows()
+    }
+    for w in WINDOWS:
+        if mts:
+            assert env[w] == oracles.envelope(mts, msz, w)[0]
+            single = (oracles.envelope(ts1, s1, w)[0] if ts1 else 0) + (oracles.envelope(ts2, s2, w)[0] if ts2 else 0)
+            assert gain[w] == (single, env[w])
+    assert r.summary["packets"][0] == len(mts)
+
+
+@SETTINGS
+@given(traces(max_n=25))
+def test_superpose_with_itself(trace):
+    ts, sizes, pkts = trace
+    if not ts:
+        return
+    data = _capture(ts, sizes, pkts)
+    ws = [f"{w}ns" for w in WINDOWS]
+    single = burstcore.scan(data, windows=ws, rates=["1Gbps"]).envelope.filter(pl.col("by") == "all")
+    e1 = dict(single.select("window_ns", "bytes").iter_rows())
+    same = burstcore.superpose([data, data], offsets=[0, 0], windows=ws, rates=["1Gbps"])
+    e0 = dict(same.envelope.filter(pl.col("by") == "all").select("window_ns", "bytes").iter_rows())
+    assert e0 == {w: 2 * b for w, b in e1.items()}
+    assert (same.multiplexing_gain["gain"] == 1.0).all()
+    far = ts[-1] - ts[0] + max(WINDOWS)  # beyond the span plus the widest window: no window sees both
+    apart = burstcore.superpose([data, data], offsets=[0, f"{far}ns"], windows=ws, rates=["1Gbps"])
+    assert dict(apart.envelope.filter(pl.col("by") == "all").select("window_ns", "bytes").iter_rows()) == e1
+    assert (apart.multiplexing_gain["gain"] == 2.0).all()
+
+
+def test_superpose_random_offsets_are_reproducible():
+    ts = [BASE + i * 1000 for i in range(50)]
+    data = oracles.capture(ts, [100] * 50)
+    a = burstcore.superpose([data] * 3, offsets="random", seed=7, max_offset="1ms", windows=["1us"], rates=["1Gbps"])
+    b = burstcore.superpose([data] * 3, offsets="random", seed=7, max_offset="1ms", windows=["1us"], rates=["1Gbps"])
+    assert a.offsets_ns == b.offsets_ns and a.offsets_ns[0] == 0
+    assert all(0 <= o <= 1_000_000 for o in a.offsets_ns)
+    assert a.envelope.equals(b.envelope)
+    assert a.summary["packets"][0] == 150
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(20, 200), st.integers(0, 2**32), st.integers(2, 4))
+def test_iterations_find_the_period_of_a_synthetic_job(period_ms, seed, ranks):
+    """A synthetic data-parallel job: each iteration a compute pause, then every rank sends a
+    burst to the next (ring), with jitter and ACKs back; the truth is the generator's period."""
+    rng = random.Random(seed)
+    hosts = [f"10.1.0.{i + 1}" for i in range(ranks)]
+    period = period_ms * 1_000_000
+    pk: list[tuple[int, int, bytes]] = []
+    t0 = BASE
+    for it in range(25):
+        start = t0 + it * period + rng.randrange(0, period // 50)
+        comm = start + period // 2  # compute, then communicate for a third of the period
+        for r in range(ranks):
+            src, dst = hosts[r], hosts[(r + 1) % ranks]
+            data = oracles.eth_ipv4_udp(src, dst, 5000 + r, 6000, payload=1400, proto=6)
+            ack = oracles.eth_ipv4_udp(dst, src, 6000, 5000 + r, payload=0, proto=6)
+            for k in range(60):
+                t = comm + k * (period // 3) // 60 + rng.randrange(0, 1000)
+                pk.append((t, len(data), data))
+                pk.append((t + 20_000, len(ack), ack))
+    pk.sort(key=lambda x: x[0])
+    cap = oracles.capture([p[0] for p in pk], [p[1] for p in pk], frames=[p[2] for p in pk])
+    it = burstcore.iterations(cap)
+    assert it.period_ns is not None
+    assert abs(it.period_ns / period - 1) < 0.03
+    assert it.confidence > 0.05
+    # Every iteration's bytes: 60 data frames and 60 ACKs per rank.
+    per_iter = ranks * 60 * (len(pk[0][2]) if False else 0)
+    per_iter = sum(p[1] for p in pk) // 25
+    inner = it.iterations["bytes"].to_list()[1:-1]
+    assert inner and all(abs(b / per_iter - 1) < 0.05 for b in inner)
+
+
+def test_errors_say_what_to_do(tmp_path):
+    data = oracles.capture([BASE, BASE + 1], [100, 100])
+    with pytest.raises(ValueError, match="key="):
+        burstcore.flows(data, key="nope")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="idle_timeout"):
+        burstcore.flows(data, idle_timeout="1ms", windows=["1ms"])
+    with pytest.raises(ValueError, match="biflow"):
+        burstcore.flows(data, key="biflow", windows=["1ms"])
+    with pytest.raises(ValueError, match="one offset per capture"):
+        burstcore.superpose([data, data], offsets=["1ms"])
+    with pytest.raises(ValueError, match="file object"):
+        import io
+
+        f = io.BytesIO(data)
+        burstcore.superpose([f, f])
+    with pytest.raises(FileNotFoundError):
+        burstcore.bursts(str(tmp_path / "missing.pcap"))
+    with pytest.raises(ValueError, match="grouping"):
+        burstcore.sizes(data, by="host")
+
+
+def test_out_of_order_packets_are_put_in_order_or_reported():
+    ts = [BASE + 1000, BASE, BASE + 2000]
+    data = oracles.capture(ts, [100, 200, 300])
+    b = burstcore.bursts(data, gap="0ns")
+    assert b.bursts["start_ns"].to_list() == sorted(ts)
+    assert b.summary["reordered"][0] == 1
+    with pytest.raises(burstcore.OutOfOrderError, match="reorder_horizon"):
+        burstcore.bursts(data, reorder_horizon="100ns")
+    d = burstcore.bursts(data, reorder_horizon="100ns", on_late="drop")
+    assert d.summary["skipped_late"][0] == 1 and d.summary["packets"][0] == 2

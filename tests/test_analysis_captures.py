@@ -1,0 +1,250 @@
+"""The analyses on the real training captures against their ground truth (rank logs, meta.json),
+and flows/conversations against tshark's `-z conv` tables on corpus files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import burstcore
+
+CAPTURES = [
+    ("a_ring4_mlp5m_1g_bridge", "pcapng.zst"),
+    ("b_ps4_mlp5m_1g_bridge", "pcapng.zst"),
+    ("d_ring2_resnetsmall_noshape_bridge", "pcapng"),
+]
+
+
+@pytest.fixture(scope="module")
+def shared() -> Path:
+    env = os.environ.get("BURSTCORE_SHARED")
+    if env is None:
+        pytest.skip("BURSTCORE_SHARED not set")
+    p = Path(env)
+    assert (p / "captures").is_dir(), f"BURSTCORE_SHARED={env} but {p / 'captures'} is missing"
+    return p
+
+
+def _load(shared: Path, stem: str, ext: str) -> tuple[Path, dict, list[dict]]:
+    d = shared / "captures"
+    path = d / f"{stem}.{ext}"
+    assert path.is_file(), f"{path} missing"
+    meta = json.loads((d / f"{stem}.meta.json").read_text())
+    logs = []
+    for k in range(meta["n_workers"]):
+        with open(d / f"{stem}.rank{k}.jsonl") as f:
+            logs.append([json.loads(line) for line in f if line.strip()])
+    return path, meta, logs
+
+
+def _truth_period(meta: dict) -> float:
+    """Mean spacing of logged iteration starts, iteration 0 (different in ring mode) left out."""
+    s = [it["t_iter_start_ns_min"] for it in meta["iterations"]]
+    return (s[-1] - s[1]) / (len(s) - 2)
+
+
+_results: dict[str, dict] = {}
+
+
+@pytest.mark.parametrize(("stem", "ext"), CAPTURES)
+def test_iteration_period_and_bytes_match_training_logs(shared, stem, ext):
+    path, meta, logs = _load(shared, stem, ext)
+    it = burstcore.iterations(str(path))
+    truth = _truth_period(meta)
+    assert it.period_ns is not None, f"{stem}: no period found"
+    assert abs(it.period_ns / truth - 1) <= 0.03, f"{stem}: period {it.period_ns} vs logged {truth:.0f}"
+    assert it.confidence > 0.05
+
+    # Overhead model: gloo's TCP segments carry MSS = 1448 B of payload in 1514 B frames
+    # (Ethernet 14 + IPv4 20 + TCP 20 + timestamp option 12 = 66 B), and every data frame brings
+    # its share of 66 B pure ACKs, at the ACK:data ratio counted in the training loop's packets.
+    starts = [x["t_iter_start_ns_min"] for x in meta["iterations"]]
+    pk = burstcore.read_packets(str(path), columns=["timestamp", "payload_len", "protocol"])
+    loop = pk.filter(
+        (pl.col("timestamp").dt.epoch("ns") >= starts[1])
+        & (pl.col("protocol") == 6)
+        & pl.col("payload_len").is_not_null()
+    )
+    data = loop.filter(pl.col("payload_len") > 0).height
+    acks = loop.filter(pl.col("payload_len") == 0).height
+    payload = meta["expected_payload_bytes_per_iter"]["all_links_total"]
+    model = payload / 1448 * (1514 + 66 * acks / data)
+    # Iterations inside the logged training loop, iteration 0 left out.
+    found = it.iterations.filter(pl.col("start_ns") > starts[1] - (starts[2] - starts[1]) // 2)
+    assert found.height + 1 >= len(starts) - 1, f"{stem}: {found.height} of {len(starts) - 1} iterations"
+    mean = found["bytes"].mean()
+    assert abs(mean / model - 1) <= 0.05, f"{stem}: bytes/iteration {mean:.0f} vs model {model:.0f}"
+    _results[stem] = {"period": it.period_ns, "truth": truth, "bytes": mean, "model": model}
+
+
+@pytest.mark.parametrize(("stem", "ext"), CAPTURES)
+def test_traffic_matrix_shape_and_totals(shared, stem, ext):
+    path, meta, _ = _load(shared, stem, ext)
+    m = burstcore.traffic_matrix(str(path))
+    cap = meta["capture"]["files"][0]
+    # Totals: capinfos's data bytes (sum of frame lengths) and packets.
+    assert int(m["bytes"].sum()) == cap["capinfos"]["data_bytes"]
+    assert int(m["packets"].sum()) == cap["capinfos"]["packets"]
+    ips = [r["ip"] for r in meta["ranks"]]
+    cell = {(s, d): b for s, d, b in m.select("src", "dst", "bytes").iter_rows()}
+    n = len(ips)
+    between = sum(cell.get((a, b), 0) for a in ips for b in ips)
+    if meta["mode"] == "ring":
+        for k, a in enumerate(ips):
+            heaviest = max(range(n), key=lambda j: cell.get((a, ips[j]), 0))
+            assert heaviest in ((k + 1) % n, (k - 1) % n), f"{stem}: rank {k} sends most to rank {heaviest}"
+        ring = sum(cell.get((ips[k], ips[(k + 1) % n]), 0) for k in range(n))
+        if n > 2:
+            ring += sum(cell.get((ips[k], ips[(k - 1) % n]), 0) for k in range(n))
+        assert ring >= 0.9 * between
+    else:
+        with0 = sum(b for (s, d), b in cell.items() if ips[0] in (s, d))
+        assert with0 >= 0.95 * between
+    hv = burstcore.host_volumes(str(path))
+    assert int(hv["sent_bytes"].sum()) == int(hv["received_bytes"].sum()) == cap["capinfos"]["data_bytes"]
+
+
+@pytest.mark.parametrize(("stem", "ext"), CAPTURES)
+def test_flows_match_tshark_records(shared, stem, ext):
+    path, meta, _ = _load(shared, stem, ext)
+    df = burstcore.flows(str(path))
+    rows = {
+        f"{s}:{sp} -> {d}:{dp}": (n, b)
+        for s, d, sp, dp, n, b in df.filter(pl.col("protocol") == 6)
+        .select("src_ip", "dst_ip", "src_port", "dst_port", "packets", "bytes")
+        .iter_rows()
+    }
+    recorded = meta["capture"]["files"][0]["tshark"]["tcp_flows"]
+    assert recorded
+    for f in recorded:
+        assert rows.get(f["flow"]) == (f["frames"], f["bytes"]), f["flow"]
+
+
+def test_superposition_of_a_capture_with_itself(shared):
+    path, _, _ = _load(shared, *CAPTURES[2])
+    ws = ["100us", "1ms", "5ms", "50ms"]
+    single = burstcore.scan(str(path), windows=ws, rates=["1Gbps"])
+    e1 = dict(single.envelope.filter(pl.col("by") == "all").select("window_ns", "bytes").iter_rows())
+    same = burstcore.superpose([str(path)] * 2, offsets=[0, 0], windows=ws, rates=["1Gbps"])
+    assert dict(same.envelope.filter(pl.col("by") == "all").select("window_ns", "bytes").iter_rows()) == {
+        w: 2 * b for w, b in e1.items()
+    }
+    span = int(single.summary["span_ns"][0])
+    apart = burstcore.superpose([str(path)] * 2, offsets=[0, f"{span + 10**9}ns"], windows=ws, rates=["1Gbps"])
+    assert dict(apart.envelope.filter(pl.col("by") == "all").select("window_ns", "bytes").iter_rows()) == e1
+    assert apart.summary["packets"][0] == 2 * single.summary["packets"][0]
+
+
+# ------------------------------------------------------------------ tshark -z conv on the corpus
+
+_TUNNELS = {"gre", "mpls", "geneve", "vxlan", "ah", "esp", "ppp", "pppoes", "sctp", "icmp", "icmpv6"}
+_ANY_ORDER = "9000000000s"
+_BROKEN = re.compile(r"malformed|invalid|bad|bogus|trunc|corrupt|crash|overflow|oobr|fuzz|heapoverflow|-cve|poc|macsec")
+_CONV = re.compile(r"^(\S+)\s+<->\s+(\S+)\s+(\d+)\s+\S+\s+\S+\s+(\d+)\s+\S+\s+\S+\s+(\d+)\s")
+
+
+json_totals: dict[Path, int] = {}
+
+
+def _sample(shared: Path) -> list[Path]:
+    """Corpus files tshark reads cleanly whose IP traffic is not tunnelled, fragmented or wrapped
+    in ICMP errors (there tshark counts the inner headers as conversations too), and whose packets
+    all have timestamps (burstcore skips, and accounts for, packets without one)."""
+    out = []
+    with open(shared / "corpus" / "index.jsonl") as f:
+        for line in f:
+            d = json.loads(line)
+            c = d.get("content") or {}
+            if (
+                d["tshark_exit"] == 0
+                and d.get("capinfos_exit") == 0
+                and (d.get("packets_tshark") or 0) > 0
+                and d["linktypes"] == [1]
+                and not d.get("packets_without_timestamp")
+                and (c.get("ipv4_pkts") or 0) > 0
+                and not (c.get("ipv4_frag_pkts") or c.get("ipv6_frag_pkts") or c.get("vlan_pkts"))
+                and not c.get("ipv6_pkts")  # IPv6 beside IPv4 here is 6in4 tunnels (inner headers)
+                and not (_TUNNELS & set(c.get("tags", [])))
+                and d["size"] < 400_000
+                # Deliberately broken headers (and MACsec, which burstcore does not decode): tshark drops what it deems invalid, burstcore keeps
+                # what it can decode (both account for every frame; conversations differ).
+                and not _BROKEN.search(d["path"].lower())
+                and not any(t in d["path"].lower() for t in _TUNNELS | {"tunnel", "vxlan", "6in4", "ipip"})
+            ):
+                out.append(shared / "corpus" / d["path"])
+                json_totals[out[-1]] = d["sum_origlen_tshark"]
+    return out[::6]
+
+
+def _tshark_conv(path: Path) -> dict[str, dict[tuple[str, str], tuple[int, int]]]:
+    """{table: {(a, b): (frames a->b, frames b->a)}} from tshark's conv tables."""
+    res = subprocess.run(
+        ["tshark", "-n", "-r", str(path), "-q", "-z", "conv,tcp", "-z", "conv,udp", "-z", "conv,ip"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    tables: dict[str, dict] = {}
+    current = None
+    for line in res.stdout.splitlines():
+        if line.endswith("Conversations"):
+            current = line.split()[0]
+            tables[current] = {}
+        elif current and (m := _CONV.match(line)):
+            a, b, back, fwd, _ = m.groups()
+            tables[current][(a, b)] = (int(fwd), int(back))
+    return tables
+
+
+def _ep(ip: str, port: int) -> str:
+    return f"{ip}:{port}"  # tshark writes IPv6 endpoints without brackets too
+
+
+def test_flow_and_conversation_counts_equal_tshark(shared):
+    if shutil.which("tshark") is None:
+        pytest.fail("tshark is the oracle of this test: install it (bash .ci/setup does)")
+    files = _sample(shared)
+    assert len(files) >= 15, f"only {len(files)} corpus files in the sample"
+    checked = 0
+    for path in files:
+        tables = _tshark_conv(path)
+        # tshark keeps file order; an unbounded horizon keeps every packet of the odd files whose
+        # timestamps jump back by years (the files are small, so holding them all is fine).
+        bi = burstcore.flows(str(path), key="biflow", reorder_horizon=_ANY_ORDER)
+        for proto, table in ((6, "TCP"), (17, "UDP")):
+            ours = {}
+            for s, d, sp, dp, a2b, b2a in (
+                bi.filter(pl.col("protocol") == proto)
+                .select("src_ip", "dst_ip", "src_port", "dst_port", "src2dst_packets", "dst2src_packets")
+                .iter_rows()
+            ):
+                ours[frozenset([_ep(s, sp), _ep(d, dp)])] = (_ep(s, sp), a2b, b2a)
+            theirs = tables.get(table, {})
+            assert len(ours) == len(theirs), f"{path}: {table} conversations {len(ours)} vs tshark {len(theirs)}"
+            for (a, b), (fwd, back) in theirs.items():
+                first, a2b, b2a = ours[frozenset([a, b])]
+                assert (fwd, back) == ((a2b, b2a) if first == a else (b2a, a2b)), f"{path}: {a} <-> {b}"
+        m = burstcore.traffic_matrix(str(path), reorder_horizon=_ANY_ORDER)
+        assert int(m["bytes"].sum() or 0) == json_totals[path], f"{path}: matrix total vs tshark's frame.len sum"
+        pairs: dict = defaultdict(lambda: [0, 0])
+        for s, d, n in m.filter(pl.col("src").is_not_null()).select("src", "dst", "packets").iter_rows():
+            if ":" in s:
+                continue  # conv,ip is IPv4 only
+            key = tuple(sorted([s, d]))
+            pairs[key][0 if (s, d) == key else 1] += n
+        theirs = tables.get("IPv4", {})
+        assert len(pairs) == len(theirs), f"{path}: IPv4 conversations {len(pairs)} vs tshark {len(theirs)}"
+        for (a, b), (fwd, back) in theirs.items():
+            key = tuple(sorted([a, b]))
+            got = pairs[key]
+            assert (fwd, back) == ((got[0], got[1]) if (a, b) == key else (got[1], got[0])), f"{path}: {a} <-> {b}"
+        checked += 1
+    assert checked == len(files)
