@@ -3,6 +3,7 @@ references on random traces written with burstcore's own writer and read back.""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import defaultdict
 
@@ -177,7 +178,7 @@ def test_sizes_and_gaps_equal_brute_force(trace, by):
         qv = dict(s.quantiles.filter(pl.col("group") == label).select("q", "value").iter_rows())
         for q in QS:
             assert qv[q] == _order_stat(gsz, q)
-        diffs = [b - a for a, b in zip(gts, gts[1:], strict=False)]
+        diffs = [b - a for a, b in itertools.pairwise(gts)]
         gq = g.quantiles.filter(pl.col("group") == label)
         for q, lo, hi in gq.select("q", "lo_ns", "hi_ns").iter_rows():
             if not diffs:

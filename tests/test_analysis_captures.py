@@ -56,7 +56,7 @@ _results: dict[str, dict] = {}
 
 @pytest.mark.parametrize(("stem", "ext"), CAPTURES)
 def test_iteration_period_and_bytes_match_training_logs(shared, stem, ext):
-    path, meta, logs = _load(shared, stem, ext)
+    path, meta, _logs = _load(shared, stem, ext)
     it = burstcore.iterations(str(path))
     truth = _truth_period(meta)
     assert it.period_ns is not None, f"{stem}: no period found"

@@ -19,10 +19,16 @@ __all__ = [
     "UndeclaredInterfaceError",
     "UnsupportedCaptureError",
     "__version__",
+    "bursts",
     "capture_info",
+    "flows",
+    "histograms",
+    "iterations",
     "read_table",
     "scan",
     "scan_columns",
+    "superpose",
+    "traffic_matrix",
 ]
 
 __version__: str
@@ -76,10 +82,6 @@ def scan_columns(
     on_late: str,
     max_groups: int,
 ) -> dict[str, Any]: ...
-
-<<<<<<< HEAD
-@final
-=======
 def flows(
     sources: list[Any],
     key: str,
@@ -132,7 +134,7 @@ def superpose(
     progress: _Progress = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 
->>>>>>> anatomy
+@final
 class CaptureWriter:
     def __new__(
         cls,
