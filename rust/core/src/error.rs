@@ -65,10 +65,18 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(kind: ErrorKind, reason: impl Into<String>) -> Self {
-        Error { kind, offset: None, reason: reason.into() }
+        Error {
+            kind,
+            offset: None,
+            reason: reason.into(),
+        }
     }
     pub fn at(kind: ErrorKind, offset: u64, reason: impl Into<String>) -> Self {
-        Error { kind, offset: Some(offset), reason: reason.into() }
+        Error {
+            kind,
+            offset: Some(offset),
+            reason: reason.into(),
+        }
     }
     pub fn invalid(reason: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument, reason)
@@ -112,6 +120,10 @@ impl fmt::Display for Warning {
 
 impl From<Error> for Warning {
     fn from(e: Error) -> Self {
-        Warning { kind: e.kind, offset: e.offset, reason: e.reason }
+        Warning {
+            kind: e.kind,
+            offset: e.offset,
+            reason: e.reason,
+        }
     }
 }

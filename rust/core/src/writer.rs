@@ -47,17 +47,36 @@ impl<W: Write> PcapNgWriter<W> {
         todo!()
     }
     /// Declare an interface; returns its id within the section.
-    pub fn interface(&mut self, linktype: u16, snaplen: u32, resolution: TsResolution, ts_offset_s: i64, name: Option<&str>) -> Result<u32> {
+    pub fn interface(
+        &mut self,
+        linktype: u16,
+        snaplen: u32,
+        resolution: TsResolution,
+        ts_offset_s: i64,
+        name: Option<&str>,
+    ) -> Result<u32> {
         let _ = (linktype, snaplen, resolution, ts_offset_s, name);
         todo!()
     }
     /// Enhanced Packet Block with a raw timestamp in the interface's units.
-    pub fn enhanced_packet_raw(&mut self, interface: u32, ts_raw: u64, wire_len: u32, data: &[u8]) -> Result<()> {
+    pub fn enhanced_packet_raw(
+        &mut self,
+        interface: u32,
+        ts_raw: u64,
+        wire_len: u32,
+        data: &[u8],
+    ) -> Result<()> {
         let _ = (interface, ts_raw, wire_len, data);
         todo!()
     }
     /// Enhanced Packet Block from nanoseconds (converted to the interface's units, floored).
-    pub fn enhanced_packet(&mut self, interface: u32, ts_ns: i64, wire_len: u32, data: &[u8]) -> Result<()> {
+    pub fn enhanced_packet(
+        &mut self,
+        interface: u32,
+        ts_ns: i64,
+        wire_len: u32,
+        data: &[u8],
+    ) -> Result<()> {
         let _ = (interface, ts_ns, wire_len, data);
         todo!()
     }
@@ -65,7 +84,13 @@ impl<W: Write> PcapNgWriter<W> {
         let _ = (wire_len, data);
         todo!()
     }
-    pub fn obsolete_packet_raw(&mut self, interface: u16, ts_raw: u64, wire_len: u32, data: &[u8]) -> Result<()> {
+    pub fn obsolete_packet_raw(
+        &mut self,
+        interface: u16,
+        ts_raw: u64,
+        wire_len: u32,
+        data: &[u8],
+    ) -> Result<()> {
         let _ = (interface, ts_raw, wire_len, data);
         todo!()
     }
@@ -73,7 +98,12 @@ impl<W: Write> PcapNgWriter<W> {
         let _ = records;
         todo!()
     }
-    pub fn interface_statistics(&mut self, interface: u32, ts_raw: u64, stats: &InterfaceStats) -> Result<()> {
+    pub fn interface_statistics(
+        &mut self,
+        interface: u32,
+        ts_raw: u64,
+        stats: &InterfaceStats,
+    ) -> Result<()> {
         let _ = (interface, ts_raw, stats);
         todo!()
     }

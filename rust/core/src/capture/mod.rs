@@ -18,7 +18,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_block_len: 64 << 20, max_interfaces: 65_536, max_options: 4096 }
+        Limits {
+            max_block_len: 64 << 20,
+            max_interfaces: 65_536,
+            max_options: 4096,
+        }
     }
 }
 
@@ -39,7 +43,12 @@ pub enum ByteOrder {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Format {
     /// Classic pcap; `nanos` for the 0xa1b23c4d magic; `modified` for the Kuznetzov variant.
-    Pcap { version: (u16, u16), byte_order: ByteOrder, nanos: bool, modified: bool },
+    Pcap {
+        version: (u16, u16),
+        byte_order: ByteOrder,
+        nanos: bool,
+        modified: bool,
+    },
     PcapNg,
 }
 

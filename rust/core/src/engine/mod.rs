@@ -78,11 +78,25 @@ pub enum GroupKey {
     None,
     Host(std::net::IpAddr),
     Pair(std::net::IpAddr, std::net::IpAddr),
-    Flow5 { proto: u8, src: std::net::IpAddr, dst: std::net::IpAddr, sport: u16, dport: u16 },
-    Flow4 { src: std::net::IpAddr, sport: u16, dst: std::net::IpAddr, dport: u16 },
+    Flow5 {
+        proto: u8,
+        src: std::net::IpAddr,
+        dst: std::net::IpAddr,
+        sport: u16,
+        dport: u16,
+    },
+    Flow4 {
+        src: std::net::IpAddr,
+        sport: u16,
+        dst: std::net::IpAddr,
+        dport: u16,
+    },
     Interface(u32),
     Vlan(u16),
-    Qp { dst: std::net::IpAddr, qp: u32 },
+    Qp {
+        dst: std::net::IpAddr,
+        qp: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
