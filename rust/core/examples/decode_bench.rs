@@ -23,10 +23,10 @@ fn eth_ipv4_tcp() -> Vec<u8> {
 fn qinq_ipv6_ext_udp() -> Vec<u8> {
     let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2];
     f.extend_from_slice(&[0x88, 0xa8, 0, 10, 0x81, 0x00, 0, 20, 0x86, 0xdd]);
-    f.extend_from_slice(&[0x60, 0, 0, 0, 0x05, 0x9c, 0, 64]);
+    f.extend_from_slice(&[0x60, 0, 0, 0, 0x05, 0x9c, 60, 64]);
     f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
     f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
-    f.extend_from_slice(&[60, 0, 1, 4, 0, 0, 0, 0]); // destination options -> UDP
+    f.extend_from_slice(&[17, 0, 1, 4, 0, 0, 0, 0]); // destination options -> UDP
     f.extend_from_slice(&[0x12, 0x34, 0x12, 0xb7, 0x05, 0x94, 0, 0]); // UDP to 4791
     f.extend_from_slice(&[4, 0x40, 0xff, 0xff, 0, 0x12, 0x34, 0x56, 0x80, 0, 0, 1]); // BTH
     f.resize(1518, 0);
