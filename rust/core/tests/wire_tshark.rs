@@ -20,7 +20,8 @@
 //! - `ipv6-zero-payload-length`: IPv6 payload length 0 (jumbogram, or garbage): tshark stops at
 //!   the fixed header, we walk the extension headers in the captured bytes.
 //! - `bogus-ip-version`: an IP EtherType over a version nibble neither 4 nor 6; tshark guesses.
-//! - `source-route-dst`: tshark's first `ip.dst` is the final hop of a source-route option.
+//! - `source-route-dst`: with a loose/strict source-route option tshark's `ip.dst` is the route's
+//!   final address, ours the header's destination.
 //! - `tcp-len-not-reported`: tshark shows TCP ports but no TCP length (header cut or bogus);
 //!   ours comes from the IP length and data offset.
 //! - `ip-len-exceeds-frame`: the IP length is larger than the frame on the wire; tshark clamps
@@ -41,7 +42,7 @@ use burstcore::wire::{decode, Headers};
 
 const KNOWN: [u16; 9] = [0, 1, 12, 101, 108, 113, 228, 229, 276];
 
-const FIELDS: [&str; 27] = [
+const FIELDS: [&str; 28] = [
     "ip.src",
     "ip.dst",
     "ipv6.src",
@@ -69,6 +70,7 @@ const FIELDS: [&str; 27] = [
     "infiniband.bth.destqp",
     "ieee8021ad.id",
     "ipv6.version",
+    "ip.opt.type",
 ];
 
 #[derive(Clone, Copy)]
@@ -100,6 +102,7 @@ enum F {
     BthQp,
     QinqId,
     Ip6Version,
+    IpOptType,
 }
 
 struct Row(Vec<Vec<String>>);
@@ -390,10 +393,12 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], orig_len: u32, at: &str, tally: 
                 at,
             );
             let dst = h.dst.map(|d| d.to_string());
-            if t.all(F::IpDst).len() > 1
-                && dst.as_deref() != t.first(F::IpDst)
-                && t.all(F::IpDst).contains(&dst.clone().unwrap_or_default())
-            {
+            // Loose / strict source route options (type 131 / 137).
+            let source_route = t
+                .all(F::IpOptType)
+                .iter()
+                .any(|o| matches!(parse_num(o), 131 | 137));
+            if source_route && dst.as_deref() != t.first(F::IpDst) {
                 tally.legit("source-route-dst");
             } else {
                 tally.eq("ipv4.dst", dst.as_deref(), t.first(F::IpDst), at);
