@@ -107,7 +107,10 @@ impl Frame {
     }
 
     fn sll2(&mut self, protocol: u16) -> &mut Self {
-        self.put16(protocol).put16(0).put(&7u32.to_be_bytes()).put16(1);
+        self.put16(protocol)
+            .put16(0)
+            .put(&7u32.to_be_bytes())
+            .put16(1);
         self.put(&[4, 6]).put(&[0x02, 0, 0, 0, 0, 1, 0, 0]);
         (self.want.ethertype, self.need.ethertype) = (Some(protocol), self.at());
         self.need.end = self.at();
@@ -132,7 +135,10 @@ impl Frame {
         let ihl = 5 + options / 4;
         self.put(&[0x40 | ihl as u8, 0]);
         self.lengths.push((self.at(), start, 0));
-        self.put16(0).put16(0x1234).put16(frag_word).put(&[64, proto, 0, 0]);
+        self.put16(0)
+            .put16(0x1234)
+            .put16(frag_word)
+            .put(&[64, proto, 0, 0]);
         self.put(&[192, 0, 2, 1]).put(&[198, 51, 100, 7]);
         self.put(&vec![1u8; options]); // NOP options
         let fixed = start + 20;
@@ -176,7 +182,14 @@ impl Frame {
             }
             self.put(&body);
             // The last header's first byte names the transport; earlier ones need their length.
-            self.need.ip_proto = ext_start + if i + 1 == exts.len() { 1 } else if ty == 44 { 4 } else { 2 };
+            self.need.ip_proto = ext_start
+                + if i + 1 == exts.len() {
+                    1
+                } else if ty == 44 {
+                    4
+                } else {
+                    2
+                };
             if ty == 44 && frag_offset != 0 {
                 (self.want.fragment, self.need.fragment) = (true, ext_start + 4);
                 self.need.end = ext_start + 4;
@@ -191,7 +204,9 @@ impl Frame {
         let s = self.at();
         let doff = (5 + options / 4) as u8;
         self.put16(40000).put16(443).put(&[0, 0, 0, 1, 0, 0, 0, 2]);
-        self.put(&[doff << 4, flags]).put16(65535).put(&[0, 0, 0, 0]);
+        self.put(&[doff << 4, flags])
+            .put16(65535)
+            .put(&[0, 0, 0, 0]);
         self.put(&vec![1u8; options]);
         self.want.sport = Some(40000);
         self.want.dport = Some(443);
@@ -274,7 +289,11 @@ fn expected(want: &Headers, need: &Need, n: usize) -> Headers {
 /// Decode every prefix of the frame and compare with what the builder says is decodable.
 fn check_all_prefixes(name: &str, linktype: u16, frame: &mut Frame) {
     let (bytes, want, need) = frame.finish();
-    assert_eq!(decode(linktype, &bytes), expected(&want, &need, bytes.len()), "{name}: full");
+    assert_eq!(
+        decode(linktype, &bytes),
+        expected(&want, &need, bytes.len()),
+        "{name}: full"
+    );
     for n in 0..bytes.len() {
         assert_eq!(
             decode(linktype, &bytes[..n]),
@@ -288,7 +307,9 @@ fn check_all_prefixes(name: &str, linktype: u16, frame: &mut Frame) {
 #[test]
 fn ethernet_ipv4_tcp() {
     let mut f = Frame::default();
-    f.ethernet(&[], 0x0800).ipv4(6, 0x4000, 0).tcp(0x18, 0, 1460);
+    f.ethernet(&[], 0x0800)
+        .ipv4(6, 0x4000, 0)
+        .tcp(0x18, 0, 1460);
     assert_eq!(f.b.len(), 1514);
     check_all_prefixes("eth/ipv4/tcp", ETH, &mut f);
 }
@@ -364,10 +385,14 @@ fn raw_ip_link_types() {
         assert_eq!(decode(lt, &[0x50; 40]), Headers::default());
     }
     let mut f = Frame::default();
-    f.implied(0x0800).ipv4(1, 0, 0).put(&[8, 0, 0, 0, 0, 0, 0, 0]);
+    f.implied(0x0800)
+        .ipv4(1, 0, 0)
+        .put(&[8, 0, 0, 0, 0, 0, 0, 0]);
     check_all_prefixes("ipv4/icmp", LT_IPV4, &mut f);
     let mut f = Frame::default();
-    f.implied(0x86dd).ipv6(&[], 58, 0).put(&[128, 0, 0, 0, 0, 0, 0, 0]);
+    f.implied(0x86dd)
+        .ipv6(&[], 58, 0)
+        .put(&[128, 0, 0, 0, 0, 0, 0, 0]);
     check_all_prefixes("ipv6/icmpv6", LT_IPV6, &mut f);
 }
 
@@ -406,11 +431,15 @@ fn bsd_loopback() {
 fn ipv4_fragments() {
     // First fragment (MF set, offset 0): transport decoded.
     let mut f = Frame::default();
-    f.ethernet(&[], 0x0800).ipv4(17, 0x2000, 0).udp(4000, &[0; 100]);
+    f.ethernet(&[], 0x0800)
+        .ipv4(17, 0x2000, 0)
+        .udp(4000, &[0; 100]);
     check_all_prefixes("first fragment", ETH, &mut f);
     // Later fragment: protocol kept, no ports.
     let mut f = Frame::default();
-    f.ethernet(&[], 0x0800).ipv4(17, 0x00b9, 0).put(&[0xee; 200]);
+    f.ethernet(&[], 0x0800)
+        .ipv4(17, 0x00b9, 0)
+        .put(&[0xee; 200]);
     check_all_prefixes("later fragment", ETH, &mut f);
 }
 
@@ -421,25 +450,35 @@ fn ipv6_extension_chains() {
         ("hbh+dst+routing", &[(0, 16), (60, 8), (43, 24)]),
         ("first fragment", &[(44, 8)]),
         ("ah", &[(51, 24)]),
-        ("dst+ah+mobility+hip+shim6", &[(60, 8), (51, 12), (135, 8), (139, 8), (140, 16)]),
+        (
+            "dst+ah+mobility+hip+shim6",
+            &[(60, 8), (51, 12), (135, 8), (139, 8), (140, 16)],
+        ),
     ];
     for (name, exts) in chains {
         let mut f = Frame::default();
         f.ethernet(&[], 0x86dd).ipv6(exts, 6, 0).tcp(0x18, 0, 64);
         check_all_prefixes(name, ETH, &mut f);
         let mut f = Frame::default();
-        f.implied(0x86dd).ipv6(exts, 17, 0).udp(4791, &[]).bth(0x0a, 0x12_3456);
+        f.implied(0x86dd)
+            .ipv6(exts, 17, 0)
+            .udp(4791, &[])
+            .bth(0x0a, 0x12_3456);
         f.need.ethertype = 1;
         check_all_prefixes(name, RAW, &mut f);
     }
     // Non-first fragment after a hop-by-hop header.
     let mut f = Frame::default();
-    f.ethernet(&[], 0x86dd).ipv6(&[(0, 8), (44, 8)], 6, 185).put(&[0; 300]);
+    f.ethernet(&[], 0x86dd)
+        .ipv6(&[(0, 8), (44, 8)], 6, 185)
+        .put(&[0; 300]);
     check_all_prefixes("later fragment", ETH, &mut f);
     // ESP and no-next-header end the chain.
     for proto in [50u8, 59] {
         let mut f = Frame::default();
-        f.ethernet(&[], 0x86dd).ipv6(&[(60, 8)], proto, 0).put(&[0; 40]);
+        f.ethernet(&[], 0x86dd)
+            .ipv6(&[(60, 8)], proto, 0)
+            .put(&[0; 40]);
         check_all_prefixes("esp / no next", ETH, &mut f);
     }
 }
@@ -447,7 +486,10 @@ fn ipv6_extension_chains() {
 #[test]
 fn rocev2_bth() {
     let mut f = Frame::default();
-    f.ethernet(&[(0x8100, 3)], 0x0800).ipv4(17, 0x4000, 0).udp(4791, &[]).bth(0x04, 0xab_cdef);
+    f.ethernet(&[(0x8100, 3)], 0x0800)
+        .ipv4(17, 0x4000, 0)
+        .udp(4791, &[])
+        .bth(0x04, 0xab_cdef);
     check_all_prefixes("rocev2 v4", ETH, &mut f);
     // Source port 4791 alone is not RoCE.
     let mut f = Frame::default();
@@ -455,7 +497,10 @@ fn rocev2_bth() {
     f.put16(4791).put16(1000).put16(20).put16(0).put(&[1; 12]);
     let (bytes, _, _) = f.finish();
     let h = decode(ETH, &bytes);
-    assert_eq!((h.roce_opcode, h.roce_qp, h.sport), (None, None, Some(4791)));
+    assert_eq!(
+        (h.roce_opcode, h.roce_qp, h.sport),
+        (None, None, Some(4791))
+    );
 }
 
 #[test]
@@ -470,11 +515,16 @@ fn lengths_from_headers_not_capture() {
     assert!(!h.truncated);
     // TSO/GRO super-frame with total length 0: ports still read, payload length unknown.
     let mut f = Frame::default();
-    f.ethernet(&[], 0x0800).ipv4(6, 0x4000, 0).tcp(0x10, 0, 3000);
+    f.ethernet(&[], 0x0800)
+        .ipv4(6, 0x4000, 0)
+        .tcp(0x10, 0, 3000);
     let (mut bytes, _, _) = f.finish();
     bytes[16..18].copy_from_slice(&[0, 0]);
     let h = decode(ETH, &bytes);
-    assert_eq!((h.ip_len, h.sport, h.payload_len), (Some(0), Some(40000), None));
+    assert_eq!(
+        (h.ip_len, h.sport, h.payload_len),
+        (Some(0), Some(40000), None)
+    );
     // UDP length below 8 saturates.
     let mut f = Frame::default();
     f.implied(0x0800).ipv4(17, 0, 0).udp(53, &[0; 8]);
@@ -487,7 +537,14 @@ fn lengths_from_headers_not_capture() {
 fn unknown_link_types() {
     for lt in [2u16, 9, 105, 127, 147, 239, 65535] {
         let h = decode(lt, &[0x45; 64]);
-        assert_eq!(h, Headers { unknown_link: true, ..Headers::default() }, "linktype {lt}");
+        assert_eq!(
+            h,
+            Headers {
+                unknown_link: true,
+                ..Headers::default()
+            },
+            "linktype {lt}"
+        );
         assert_eq!(link_mtu_frame(lt), None);
     }
 }
@@ -495,7 +552,17 @@ fn unknown_link_types() {
 #[test]
 fn mtu_frames() {
     // Link header + 1500-byte IP MTU.
-    for (lt, header) in [(ETH, 14), (SLL, 16), (SLL2, 20), (RAW, 0), (RAW12, 0), (LT_IPV4, 0), (LT_IPV6, 0), (NULL, 4), (LOOP, 4)] {
+    for (lt, header) in [
+        (ETH, 14),
+        (SLL, 16),
+        (SLL2, 20),
+        (RAW, 0),
+        (RAW12, 0),
+        (LT_IPV4, 0),
+        (LT_IPV6, 0),
+        (NULL, 4),
+        (LOOP, 4),
+    ] {
         assert_eq!(link_mtu_frame(lt), Some(1500 + header), "linktype {lt}");
     }
 }
@@ -507,7 +574,10 @@ fn names_match_corpus_index() {
     let index = std::fs::read_to_string(shared.join("corpus/index.jsonl")).expect("index.jsonl");
     let mut checked = 0;
     for line in index.lines() {
-        let (Some(types), Some(names)) = (json_array(line, "linktypes"), json_array(line, "linktype_names")) else {
+        let (Some(types), Some(names)) = (
+            json_array(line, "linktypes"),
+            json_array(line, "linktype_names"),
+        ) else {
             continue;
         };
         for (t, n) in types.iter().zip(&names) {
@@ -530,7 +600,13 @@ fn json_array(line: &str, key: &str) -> Option<Vec<String>> {
     let k = format!("\"{key}\": [");
     let start = line.find(&k)? + k.len();
     let end = start + line[start..].find(']')?;
-    Some(line[start..end].split(", ").filter(|s| !s.is_empty()).map(str::to_string).collect())
+    Some(
+        line[start..end]
+            .split(", ")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 fn shared_dir() -> std::path::PathBuf {
@@ -549,7 +625,10 @@ fn fuzz_never_panics() {
     for mut f in [
         {
             let mut f = Frame::default();
-            f.ethernet(&[(0x88a8, 1), (0x8100, 2)], 0x86dd).ipv6(&[(0, 8), (44, 8), (51, 12)], 17, 0).udp(4791, &[]).bth(1, 2);
+            f.ethernet(&[(0x88a8, 1), (0x8100, 2)], 0x86dd)
+                .ipv6(&[(0, 8), (44, 8), (51, 12)], 17, 0)
+                .udp(4791, &[])
+                .bth(1, 2);
             f
         },
         {

@@ -10,13 +10,26 @@
 //!   ARP, ...), while tshark dissects further and finds IP inside.
 //! - `inner-ports`: our transport protocol is not TCP/UDP (ICMP errors, IP-in-IP, GRE, ESP...),
 //!   and tshark reports ports of an encapsulated packet.
-//! - `cut-ip-header`: the capture ends inside the IP header; tshark shows the addresses it got,
-//!   we decode IP fields only from a complete fixed header.
-//! - `bogus-ip-len`: the IP length is smaller than the headers (TSO/GRO frames carry 0), tshark
-//!   refuses the transport header, we still read the ports the capture holds.
+//! - `inner-vlan`: IP follows the link header directly, so a VLAN id tshark reports belongs to a
+//!   tunnelled frame (ERSPAN, VXLAN).
+//! - `cut-ip-header`: the capture ends inside the IP header(s); tshark shows what it got field by
+//!   field, we decode the IPv4/IPv6 fixed header as a whole.
+//! - `bogus-ip-len`: an IPv4 total length below 20: tshark drops the header, we keep its fields.
+//! - `tso-zero-ip-len`: IPv4 total length 0 (TSO/GRO): tshark takes the TCP length from the
+//!   captured bytes, we leave `payload_len` unknown (the header does not say it).
+//! - `ipv6-zero-payload-length`: IPv6 payload length 0 (jumbogram, or garbage): tshark stops at
+//!   the fixed header, we walk the extension headers in the captured bytes.
+//! - `bogus-ip-version`: an IP EtherType over a version nibble neither 4 nor 6; tshark guesses.
+//! - `source-route-dst`: with a loose/strict source-route option tshark's `ip.dst` is the route's
+//!   final address, ours the header's destination.
+//! - `tcp-len-not-reported`: tshark shows TCP ports but no TCP length (header cut or bogus);
+//!   ours comes from the IP length and data offset.
+//! - `ip-len-exceeds-frame`: the IP length is larger than the frame on the wire; tshark clamps
+//!   the TCP length to the frame, ours follows the header.
 //! - `mobility-chain`: the IPv6 chain has an extension tshark gives no next-header field for.
 //!
-//! Set `BURSTCORE_WIRE_FILES=N` to check only every N-th file (the full run takes a few minutes).
+//! By default every 4th selected file is checked (about 2.5 minutes); `BURSTCORE_WIRE_FILES=1`
+//! checks all of them (about 10 minutes on 2 cores).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -29,7 +42,7 @@ use burstcore::wire::{decode, Headers};
 
 const KNOWN: [u16; 9] = [0, 1, 12, 101, 108, 113, 228, 229, 276];
 
-const FIELDS: [&str; 26] = [
+const FIELDS: [&str; 28] = [
     "ip.src",
     "ip.dst",
     "ipv6.src",
@@ -56,6 +69,8 @@ const FIELDS: [&str; 26] = [
     "infiniband.bth.opcode",
     "infiniband.bth.destqp",
     "ieee8021ad.id",
+    "ipv6.version",
+    "ip.opt.type",
 ];
 
 #[derive(Clone, Copy)]
@@ -86,6 +101,8 @@ enum F {
     BthOpcode,
     BthQp,
     QinqId,
+    Ip6Version,
+    IpOptType,
 }
 
 struct Row(Vec<Vec<String>>);
@@ -118,7 +135,7 @@ fn shared_dir() -> PathBuf {
 }
 
 /// (linktype, frame bytes) of a classic pcap file, either byte order, µs or ns.
-fn pcap_frames(bytes: &[u8]) -> (u16, Vec<&[u8]>) {
+fn pcap_frames(bytes: &[u8]) -> (u16, Vec<(&[u8], u32)>) {
     let magic = u32::from_le_bytes(bytes[0..4].try_into().unwrap());
     let le = match magic {
         0xa1b2_c3d4 | 0xa1b2_3c4d => true,
@@ -139,8 +156,11 @@ fn pcap_frames(bytes: &[u8]) -> (u16, Vec<&[u8]>) {
     while at + 16 <= bytes.len() {
         let caplen = u32_at(at + 8) as usize;
         let start = at + 16;
-        let end = start.checked_add(caplen).filter(|&e| e <= bytes.len()).expect("pcap record past end of file");
-        frames.push(&bytes[start..end]);
+        let end = start
+            .checked_add(caplen)
+            .filter(|&e| e <= bytes.len())
+            .expect("pcap record past end of file");
+        frames.push((&bytes[start..end], u32_at(at + 12)));
         at = end;
     }
     assert_eq!(at, bytes.len(), "trailing bytes in converted pcap");
@@ -157,11 +177,22 @@ fn run(cmd: &mut Command) -> Option<Vec<u8>> {
 /// each link type's frames are filtered out by tshark and then written with that encapsulation).
 fn to_pcaps(src: &Path, dir: &Path, tag: usize) -> Vec<PathBuf> {
     let one = dir.join(format!("{tag}.pcap"));
-    if run(Command::new("editcap").args(["-F", "pcap"]).arg(src).arg(&one)).is_some() {
+    if run(Command::new("editcap")
+        .args(["-F", "pcap"])
+        .arg(src)
+        .arg(&one))
+    .is_some()
+    {
         return vec![one];
     }
-    let encaps = run(Command::new("tshark").args(["-n", "-r"]).arg(src).args(["-T", "fields", "-e", "frame.encap_type"]))
-        .unwrap_or_else(|| panic!("{}: tshark cannot list encapsulations", src.display()));
+    std::fs::remove_file(&one).ok();
+    let encaps = run(Command::new("tshark").args(["-n", "-r"]).arg(src).args([
+        "-T",
+        "fields",
+        "-e",
+        "frame.encap_type",
+    ]))
+    .unwrap_or_else(|| panic!("{}: tshark cannot list encapsulations", src.display()));
     let mut encaps: Vec<String> = String::from_utf8(encaps)
         .unwrap()
         .lines()
@@ -177,15 +208,25 @@ fn to_pcaps(src: &Path, dir: &Path, tag: usize) -> Vec<PathBuf> {
             "1" => "ether",
             "15" => "null",
             "25" => "linux-sll",
-            other => panic!("{}: no editcap name for wiretap encapsulation {other}", src.display()),
+            other => panic!(
+                "{}: no editcap name for wiretap encapsulation {other}",
+                src.display()
+            ),
         };
         let filtered = dir.join(format!("{tag}.{name}.pcapng"));
         let part = dir.join(format!("{tag}.{name}.pcap"));
         let filter = format!("frame.encap_type == {encap}");
-        run(Command::new("tshark").args(["-n", "-r"]).arg(src).args(["-Y", &filter, "-w"]).arg(&filtered))
-            .unwrap_or_else(|| panic!("{}: tshark cannot filter {name}", src.display()));
-        run(Command::new("editcap").args(["-F", "pcap", "-T", name]).arg(&filtered).arg(&part))
-            .unwrap_or_else(|| panic!("{}: editcap cannot convert {name}", src.display()));
+        run(Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(src)
+            .args(["-Y", &filter, "-w"])
+            .arg(&filtered))
+        .unwrap_or_else(|| panic!("{}: tshark cannot filter {name}", src.display()));
+        run(Command::new("editcap")
+            .args(["-F", "pcap", "-T", name])
+            .arg(&filtered)
+            .arg(&part))
+        .unwrap_or_else(|| panic!("{}: editcap cannot convert {name}", src.display()));
         std::fs::remove_file(&filtered).ok();
         parts.push(part);
     }
@@ -196,7 +237,16 @@ fn tshark_rows(pcap: &Path) -> Vec<Row> {
     let mut cmd = Command::new("tshark");
     cmd.args(["-n", "-r"]).arg(pcap);
     cmd.args(["-o", "ip.defragment:FALSE", "-o", "ipv6.defragment:FALSE"]);
-    cmd.args(["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,", "-E", "separator=\t"]);
+    cmd.args([
+        "-T",
+        "fields",
+        "-E",
+        "occurrence=a",
+        "-E",
+        "aggregator=,",
+        "-E",
+        "separator=\t",
+    ]);
     for f in FIELDS {
         cmd.args(["-e", f]);
     }
@@ -207,7 +257,12 @@ fn tshark_rows(pcap: &Path) -> Vec<Row> {
         .map(|l| {
             Row(l
                 .split('\t')
-                .map(|v| v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
+                .map(|v| {
+                    v.split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
                 .collect())
         })
         .collect()
@@ -228,11 +283,18 @@ impl Tally {
     fn legit(&mut self, why: &'static str) {
         *self.legit.entry(why).or_default() += 1;
     }
-    fn eq<T: PartialEq + std::fmt::Debug>(&mut self, what: &'static str, ours: T, theirs: T, at: &str) {
+    fn eq<T: PartialEq + std::fmt::Debug>(
+        &mut self,
+        what: &'static str,
+        ours: T,
+        theirs: T,
+        at: &str,
+    ) {
         if ours == theirs {
             self.ok(what);
         } else if self.errors.len() < 200 {
-            self.errors.push(format!("{at}: {what}: ours {ours:?}, tshark {theirs:?}"));
+            self.errors
+                .push(format!("{at}: {what}: ours {ours:?}, tshark {theirs:?}"));
         }
     }
 }
@@ -287,7 +349,11 @@ fn tpids(linktype: u16, frame: &[u8]) -> Vec<u16> {
         }
         out.push(tpid);
         // SLL2 has its protocol first and the payload after 20 bytes.
-        at = if linktype == 276 && out.len() == 1 { 22 } else { at + 4 };
+        at = if linktype == 276 && out.len() == 1 {
+            22
+        } else {
+            at + 4
+        };
     }
     out
 }
@@ -298,36 +364,91 @@ fn tshark_vlans(t: &Row, tpids: &[u16]) -> Vec<Option<u64>> {
     tpids
         .iter()
         .map(|&tpid| {
-            let (field, i) = if tpid == 0x88a8 { (F::QinqId, &mut ad) } else { (F::Vlan, &mut q) };
+            let (field, i) = if tpid == 0x88a8 {
+                (F::QinqId, &mut ad)
+            } else {
+                (F::Vlan, &mut q)
+            };
             *i += 1;
             t.all(field).get(*i - 1).map(|s| parse_num(s))
         })
         .collect()
 }
 
-fn compare(h: &Headers, t: &Row, tpids: &[u16], at: &str, tally: &mut Tally) {
+fn compare(h: &Headers, t: &Row, tpids: &[u16], orig_len: u32, at: &str, tally: &mut Tally) {
     // Network layer.
     match h.src {
-        Some(IpAddr::V4(_)) if h.ip_len.is_some_and(|n| 0 < n && n < 20) && t.first(F::IpSrc).is_none() => {
+        Some(IpAddr::V4(_))
+            if h.ip_len.is_some_and(|n| 0 < n && n < 20) && t.first(F::IpSrc).is_none() =>
+        {
             // tshark drops an IPv4 header whose total length is below 20; we keep its fields.
             tally.legit("bogus-ip-len");
             return;
         }
         Some(IpAddr::V4(src)) => {
-            tally.eq("ipv4.src", Some(src.to_string()).as_deref(), t.first(F::IpSrc), at);
-            tally.eq("ipv4.dst", h.dst.map(|d| d.to_string()).as_deref(), t.first(F::IpDst), at);
-            tally.eq("ipv4.proto", h.ip_proto.map(u64::from), t.num(F::IpProto), at);
-            tally.eq("ipv4.len", h.ip_len.map(u64::from), t.num(F::IpLen), at);
-            tally.eq("ipv4.fragment", h.fragment, t.num(F::FragOff).unwrap_or(0) != 0, at);
+            tally.eq(
+                "ipv4.src",
+                Some(src.to_string()).as_deref(),
+                t.first(F::IpSrc),
+                at,
+            );
+            let dst = h.dst.map(|d| d.to_string());
+            // Loose / strict source route options (type 131 / 137).
+            let source_route = t
+                .all(F::IpOptType)
+                .iter()
+                .any(|o| matches!(parse_num(o), 131 | 137));
+            if source_route && dst.as_deref() != t.first(F::IpDst) {
+                tally.legit("source-route-dst");
+            } else {
+                tally.eq("ipv4.dst", dst.as_deref(), t.first(F::IpDst), at);
+            }
+            tally.eq(
+                "ipv4.proto",
+                h.ip_proto.map(u64::from),
+                t.num(F::IpProto),
+                at,
+            );
+            if h.ip_len == Some(0) {
+                tally.legit("tso-zero-ip-len");
+            } else {
+                tally.eq("ipv4.len", h.ip_len.map(u64::from), t.num(F::IpLen), at);
+            }
+            tally.eq(
+                "ipv4.fragment",
+                h.fragment,
+                t.num(F::FragOff).unwrap_or(0) != 0,
+                at,
+            );
         }
         Some(IpAddr::V6(src)) => {
-            tally.eq("ipv6.src", Some(src.to_string()).as_deref(), t.first(F::Ip6Src), at);
-            tally.eq("ipv6.dst", h.dst.map(|d| d.to_string()).as_deref(), t.first(F::Ip6Dst), at);
-            tally.eq("ipv6.len", h.ip_len.map(u64::from), t.num(F::Ip6Plen).map(|p| p + 40), at);
+            tally.eq(
+                "ipv6.src",
+                Some(src.to_string()).as_deref(),
+                t.first(F::Ip6Src),
+                at,
+            );
+            tally.eq(
+                "ipv6.dst",
+                h.dst.map(|d| d.to_string()).as_deref(),
+                t.first(F::Ip6Dst),
+                at,
+            );
+            tally.eq(
+                "ipv6.len",
+                h.ip_len.map(u64::from),
+                t.num(F::Ip6Plen).map(|p| p + 40),
+                at,
+            );
             match tshark_ipv6_chain(t) {
                 Chain::Transport(p) => {
                     tally.eq("ipv6.transport", h.ip_proto, Some(p), at);
-                    tally.eq("ipv6.fragment", h.fragment, t.num(F::Frag6Off).unwrap_or(0) != 0, at);
+                    tally.eq(
+                        "ipv6.fragment",
+                        h.fragment,
+                        t.num(F::Frag6Off).unwrap_or(0) != 0,
+                        at,
+                    );
                 }
                 Chain::Opaque => tally.legit("mobility-chain"),
                 Chain::Stopped if h.truncated => tally.legit("cut-ip-header"),
@@ -341,6 +462,8 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], at: &str, tally: &mut Tally) {
                     tally.legit("non-ip-link-payload");
                 } else if h.truncated {
                     tally.legit("cut-ip-header");
+                } else if t.num(F::Ip6Version).is_some_and(|v| v != 6) {
+                    tally.legit("bogus-ip-version");
                 } else {
                     tally.eq("ip.src", None, t.first(F::IpSrc).or(t.first(F::Ip6Src)), at);
                 }
@@ -352,12 +475,25 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], at: &str, tally: &mut Tally) {
 
     // VLAN tags (outermost first).
     let theirs = tshark_vlans(t, tpids);
-    if h.vlan.is_none() && h.src.is_some() && (t.first(F::Vlan).is_some() || t.first(F::QinqId).is_some()) {
+    if h.vlan.is_none()
+        && h.src.is_some()
+        && (t.first(F::Vlan).is_some() || t.first(F::QinqId).is_some())
+    {
         // IP right after the link header: any tag tshark saw is inside a tunnel (ERSPAN, VXLAN).
         tally.legit("inner-vlan");
     } else {
-        tally.eq("vlan.outer", h.vlan.map(u64::from), theirs.first().copied().flatten(), at);
-        tally.eq("vlan.inner", h.vlan_inner.map(u64::from), theirs.get(1).copied().flatten(), at);
+        tally.eq(
+            "vlan.outer",
+            h.vlan.map(u64::from),
+            theirs.first().copied().flatten(),
+            at,
+        );
+        tally.eq(
+            "vlan.inner",
+            h.vlan_inner.map(u64::from),
+            theirs.get(1).copied().flatten(),
+            at,
+        );
     }
 
     // Transport layer.
@@ -384,10 +520,27 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], at: &str, tally: &mut Tally) {
     tally.eq("sport", h.sport.map(u64::from), ts, at);
     tally.eq("dport", h.dport.map(u64::from), td, at);
     if h.ip_proto == Some(6) {
-        tally.eq("tcp.flags", h.tcp_flags.map(u64::from), t.num(F::TcpFlags).map(|f| f & 0xff), at);
+        tally.eq(
+            "tcp.flags",
+            h.tcp_flags.map(u64::from),
+            t.num(F::TcpFlags).map(|f| f & 0xff),
+            at,
+        );
         match t.num(F::TcpLen) {
             // TSO/GRO frames carry IP length 0: tshark counts the captured bytes instead.
-            Some(_) if h.ip_len == Some(0) && h.payload_len.is_none() => tally.legit("tso-zero-ip-len"),
+            Some(_) if h.ip_len == Some(0) && h.payload_len.is_none() => {
+                tally.legit("tso-zero-ip-len")
+            }
+            Some(_) if h.ip_len == Some(40) && h.payload_len.is_none() => {
+                tally.legit("ipv6-zero-payload-length")
+            }
+            None if h.payload_len.is_some() => tally.legit("tcp-len-not-reported"),
+            Some(n)
+                if h.ip_len.is_some_and(|l| orig_len < l.saturating_add(14))
+                    && h.payload_len.is_some_and(|p| u64::from(p) > n) =>
+            {
+                tally.legit("ip-len-exceeds-frame")
+            }
             theirs => tally.eq("tcp.payload_len", h.payload_len.map(u64::from), theirs, at),
         }
     } else {
@@ -401,13 +554,20 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], at: &str, tally: &mut Tally) {
 }
 
 fn selected_files(shared: &Path) -> Vec<PathBuf> {
-    let index = std::fs::read_to_string(shared.join("corpus/index.jsonl")).expect("corpus/index.jsonl");
-    let step: usize = std::env::var("BURSTCORE_WIRE_FILES").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let index =
+        std::fs::read_to_string(shared.join("corpus/index.jsonl")).expect("corpus/index.jsonl");
+    let step: usize = std::env::var("BURSTCORE_WIRE_FILES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4);
     let mut files = Vec::new();
     for line in index.lines() {
         let field = |k: &str| {
             let k = format!("\"{k}\": ");
-            let s = &line[line.find(&k).unwrap_or_else(|| panic!("index line without {k}")) + k.len()..];
+            let s = &line[line
+                .find(&k)
+                .unwrap_or_else(|| panic!("index line without {k}"))
+                + k.len()..];
             s[..s.find([',', '}']).unwrap()].to_string()
         };
         let types = {
@@ -415,9 +575,16 @@ fn selected_files(shared: &Path) -> Vec<PathBuf> {
             let s = &line[line.find(k).expect("linktypes") + k.len()..];
             s[..s.find(']').unwrap()].to_string()
         };
-        let types: Vec<u16> = types.split(", ").filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+        let types: Vec<u16> = types
+            .split(", ")
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap())
+            .collect();
         // Files tshark itself rejects (corrupt headers, cut records) have no oracle.
-        if types.is_empty() || !types.iter().all(|t| KNOWN.contains(t)) || field("tshark_exit") != "0" {
+        if types.is_empty()
+            || !types.iter().all(|t| KNOWN.contains(t))
+            || field("tshark_exit") != "0"
+        {
             continue;
         }
         let path = field("path");
@@ -450,9 +617,16 @@ fn matches_tshark_on_corpus() {
                     let (linktype, frames) = pcap_frames(&bytes);
                     let rows = tshark_rows(&pcap);
                     assert_eq!(rows.len(), frames.len(), "{}: frame count", src.display());
-                    for (n, (frame, row)) in frames.iter().zip(&rows).enumerate() {
+                    for (n, ((frame, orig_len), row)) in frames.iter().zip(&rows).enumerate() {
                         let at = format!("{} #{} (linktype {linktype})", src.display(), n + 1);
-                        compare(&decode(linktype, frame), row, &tpids(linktype, frame), &at, &mut tally);
+                        compare(
+                            &decode(linktype, frame),
+                            row,
+                            &tpids(linktype, frame),
+                            *orig_len,
+                            &at,
+                            &mut tally,
+                        );
                         tally.packets += 1;
                     }
                     std::fs::remove_file(&pcap).ok();
@@ -478,6 +652,10 @@ fn matches_tshark_on_corpus() {
     for e in t.errors.iter().take(60) {
         println!("MISMATCH {e}");
     }
-    assert!(t.errors.is_empty(), "{} mismatches with tshark", t.errors.len());
+    assert!(
+        t.errors.is_empty(),
+        "{} mismatches with tshark",
+        t.errors.len()
+    );
     assert!(t.packets > 1000);
 }

@@ -58,7 +58,7 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
             return None;
         };
         let after = after.unwrap_or_default(); // present: ext_len needed later bytes
-        // Fragment offset is in the upper 13 bits; a non-first fragment has no transport header.
+                                               // Fragment offset is in the upper 13 bits; a non-first fragment has no transport header.
         if next == FRAGMENT && be16(packet, at + 2).unwrap_or_default() >> 3 != 0 {
             h.ip_proto = Some(after);
             h.fragment = true;

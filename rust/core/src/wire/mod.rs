@@ -83,9 +83,17 @@ pub fn decode(linktype: u16, data: &[u8]) -> Headers {
         }
     };
     if let Some(packet) = network {
-        let transport = match h.ethertype {
-            Some(ETHERTYPE_IPV4) => ipv4::decode(&mut h, packet),
-            Some(ETHERTYPE_IPV6) => ipv6::decode(&mut h, packet),
+        // Under the IPv4 EtherType the version nibble decides, as tshark does (an IPv6 packet
+        // labelled 0x0800 is still IPv6); the IPv6 EtherType must carry version 6.
+        let transport = match (h.ethertype, packet.first().map(|b| b >> 4)) {
+            (Some(ETHERTYPE_IPV4), Some(6)) | (Some(ETHERTYPE_IPV6), Some(_)) => {
+                ipv6::decode(&mut h, packet)
+            }
+            (Some(ETHERTYPE_IPV4), Some(_)) => ipv4::decode(&mut h, packet),
+            (Some(ETHERTYPE_IPV4 | ETHERTYPE_IPV6), None) => {
+                h.truncated = true;
+                None
+            }
             _ => None,
         };
         if let Some(segment) = transport {

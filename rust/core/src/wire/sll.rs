@@ -11,13 +11,23 @@ const ARPHRD_NETLINK: u16 = 824;
 #[inline]
 pub(super) fn decode_v1<'a>(h: &mut Headers, frame: &'a [u8]) -> Option<&'a [u8]> {
     // pkttype(2) hatype(2) halen(2) addr(8) protocol(2)
-    cooked(h, be16(frame, 2), be16(frame, 14), frame.get(SLL_HEADER_LEN..))
+    cooked(
+        h,
+        be16(frame, 2),
+        be16(frame, 14),
+        frame.get(SLL_HEADER_LEN..),
+    )
 }
 
 #[inline]
 pub(super) fn decode_v2<'a>(h: &mut Headers, frame: &'a [u8]) -> Option<&'a [u8]> {
     // protocol(2) reserved(2) ifindex(4) hatype(2) pkttype(1) halen(1) addr(8)
-    cooked(h, be16(frame, 8), be16(frame, 0), frame.get(SLL2_HEADER_LEN..))
+    cooked(
+        h,
+        be16(frame, 8),
+        be16(frame, 0),
+        frame.get(SLL2_HEADER_LEN..),
+    )
 }
 
 #[inline]
