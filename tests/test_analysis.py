@@ -219,10 +219,13 @@ WINDOWS = [1, 10, 1000, 10**6]
 @given(traces(max_n=20), traces(max_n=20), st.integers(-(10**6), 10**6))
 def test_superpose_equals_brute_force_merge(t1, t2, offset):
     (ts1, s1, p1), (ts2, s2, p2) = t1, t2
+    offsets = [0, f"{offset}ns"] if offset >= 0 else [0, offset / 1e9]
     r = burstcore.superpose(
-        [_capture(ts1, s1, p1), _capture(ts2, s2, p2)], offsets=[0, f"{offset}ns"] if offset >= 0 else [0, offset / 1e9],
-        windows=[f"{w}ns" for w in WINDOWS], rates=["1Gbps"],
-    )  # fmt: skip
+        [_capture(ts1, s1, p1), _capture(ts2, s2, p2)],
+        offsets=offsets,
+        windows=[f"{w}ns" for w in WINDOWS],
+        rates=["1Gbps"],
+    )
     mts = [*ts1, *(t + offset for t in ts2)]
     msz = [*s1, *s2]
     order = sorted(range(len(mts)), key=lambda i: mts[i])

@@ -174,8 +174,9 @@ def _sample(shared: Path) -> list[Path]:
                 and not c.get("ipv6_pkts")  # IPv6 beside IPv4 here is 6in4 tunnels (inner headers)
                 and not (_TUNNELS & set(c.get("tags", [])))
                 and d["size"] < 400_000
-                # Deliberately broken headers (and MACsec, which burstcore does not decode): tshark drops what it deems invalid, burstcore keeps
-                # what it can decode (both account for every frame; conversations differ).
+                # Deliberately broken headers (and MACsec, which burstcore does not decode): tshark drops
+                # what it deems invalid, burstcore keeps what it can decode (both account for every
+                # frame; conversations differ).
                 and not _BROKEN.search(d["path"].lower())
                 and not any(t in d["path"].lower() for t in _TUNNELS | {"tunnel", "vxlan", "6in4", "ipip"})
             ):
