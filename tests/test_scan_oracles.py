@@ -253,3 +253,39 @@ def test_in_memory_columns_accept_numpy_polars_and_datetimes():
         burstcore.scan({"timestamp": ts}, windows=["1ms"])
     with pytest.raises(ValueError, match="in-memory columns carry no headers"):
         burstcore.scan((ts, sz), windows=["1ms"], rates=["1Gbps"], by="src")
+
+
+@settings(max_examples=25, deadline=None)
+@given(traces(max_n=60), st.integers(2, 5), st.sampled_from(["left", "both"]))
+def test_threads_give_identical_results(trace, threads, closed):
+    ts, sizes = trace
+    frames = [
+        oracles.eth_ipv4_udp("10.0.0.1", f"10.0.0.{2 + i % 3}", 1000 + i % 2, 2000, payload=8) for i in range(len(ts))
+    ]
+    data = oracles.capture(ts, [len(f) + s for f, s in zip(frames, sizes, strict=True)], frames=frames)
+    kw = dict(
+        windows=["1ns", "10ns", "1us", "1ms"],
+        rates=[10**6, 10**9, 10**10],
+        bins=["100ns", "1us"],
+        by=["all", "pair", "flow"],
+    )
+    one = burstcore.scan(data, threads=1, closed=closed, **kw)
+    many = burstcore.scan(data, threads=threads, closed=closed, **kw)
+    for name in ("envelope", "backlog", "series", "groups", "summary"):
+        assert getattr(one, name).equals(getattr(many, name)), name
+
+
+def test_threads_identical_on_a_real_capture():
+    from tests.conftest import shared_file
+
+    path = str(shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng"))
+    kw = dict(rates=["1Gbps", "10Gbps", "40Gbps"], bins=["1ms"], by=["all", "src", "flow"])
+    one = burstcore.scan(path, threads=1, **kw)
+    two = burstcore.scan(path, threads=2, **kw)
+    for name in ("envelope", "backlog", "series", "groups", "summary"):
+        assert getattr(one, name).equals(getattr(two, name)), name
+    # a late packet stops both in the same way
+    late = oracles.capture([BASE, BASE + 10**9, BASE], [1, 1, 1])
+    for th in (1, 2):
+        with pytest.raises(burstcore.OutOfOrderError):
+            burstcore.scan(late, windows=["1ms", "2ms"], rates=["1Gbps"], threads=th)

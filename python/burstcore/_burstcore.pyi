@@ -68,6 +68,7 @@ def scan(
     max_groups: int,
     strict: bool = False,
     progress: _Progress = None,
+    threads: int = 1,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],

@@ -18,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod input;
 pub mod packet;
+pub mod parallel;
 pub mod pipeline;
 pub mod table;
 pub mod wire;

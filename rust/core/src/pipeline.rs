@@ -135,7 +135,7 @@ fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
             .any(|b| !matches!(b, By::All | By::Interface))
 }
 
-/// Scan one or more captures (merged in timestamp order) into the engine.
+/// Scan one or more captures (merged in timestamp order) into the engine, on one thread.
 ///
 /// Interfaces of different files are kept apart by numbering them in sequence: the interfaces of
 /// the second file follow those of the first.
@@ -145,9 +145,43 @@ pub fn scan(
     size: SizeKind,
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
+    scan_threads(readers, config, size, 1, progress)
+}
+
+/// [`scan`] with up to `threads` threads; the result is identical whatever the number of threads
+/// (see [`crate::parallel`]).
+pub fn scan_threads(
+    readers: &mut [CaptureReader],
+    config: ScanConfig,
+    size: SizeKind,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<(ScanOutput, Accounting)> {
     let decode = needs_headers(&config, size);
-    let mut scanner = Scanner::new(config)?;
-    let mut acc = Accounting::default();
+    match crate::parallel::split_config(&config, threads) {
+        None => {
+            let mut scanner = Scanner::new(config)?;
+            let acc = feed(readers, decode, size, &mut |a| scanner.push(a), progress)?;
+            Ok(account(scanner.finish()?, acc))
+        }
+        Some(parts) => std::thread::scope(|scope| {
+            let mut scanner = crate::parallel::ParallelScanner::new(scope, parts)?;
+            let acc = feed(readers, decode, size, &mut |a| scanner.push(a), progress)?;
+            Ok(account(scanner.finish()?, acc))
+        }),
+    }
+}
+
+type Sink<'a> = &'a mut dyn FnMut(&Arrival) -> Result<()>;
+
+/// Every packet of every reader into `sink`, in timestamp order across files.
+fn feed(
+    readers: &mut [CaptureReader],
+    decode: bool,
+    size: SizeKind,
+    sink: Sink<'_>,
+    progress: Progress<'_>,
+) -> Result<Accounting> {
     let mut sources: Vec<ArrivalSource<'_>> = readers
         .iter_mut()
         .map(|reader| ArrivalSource {
@@ -164,7 +198,7 @@ pub fn scan(
     if sources.len() == 1 {
         let src = &mut sources[0];
         while let Some(a) = src.next()? {
-            scanner.push(&a)?;
+            sink(&a)?;
             since_progress += 1;
             if since_progress == PROGRESS_EVERY {
                 since_progress = 0;
@@ -172,9 +206,10 @@ pub fn scan(
             }
         }
     } else {
-        merge_sources(&mut sources, &mut scanner, progress)?;
+        merge_sources(&mut sources, sink, progress)?;
     }
 
+    let mut acc = Accounting::default();
     for s in &sources {
         acc.packets_read += s.packets_read;
         acc.skipped_no_timestamp += s.skipped_no_timestamp;
@@ -187,7 +222,10 @@ pub fn scan(
         .min(acc.skipped_no_timestamp);
     let pos: u64 = sources.iter().map(|s| s.reader.position()).sum();
     progress(pos)?;
-    let out = scanner.finish()?;
+    Ok(acc)
+}
+
+fn account(out: ScanOutput, mut acc: Accounting) -> (ScanOutput, Accounting) {
     acc.skipped_late = out.reorder.dropped_late;
     acc.reordered = out.reorder.reordered;
     acc.max_lateness_ns = out.reorder.max_lateness_ns;
@@ -196,16 +234,15 @@ pub fn scan(
         - acc.skipped_timestamp_out_of_range
         - acc.skipped_no_size
         - acc.skipped_late;
-    Ok((out, acc))
+    (out, acc)
 }
 
 /// k-way merge on timestamps; ties go to the earlier file, so the merge is deterministic.
 fn merge_sources(
     sources: &mut [ArrivalSource<'_>],
-    scanner: &mut Scanner,
+    sink: Sink<'_>,
     progress: Progress<'_>,
 ) -> Result<()> {
-    let mut iface_base = Vec::with_capacity(sources.len());
     let mut heads: Vec<Option<Arrival>> = Vec::with_capacity(sources.len());
     let mut heap = BinaryHeap::new();
     for (i, s) in sources.iter_mut().enumerate() {
@@ -214,7 +251,6 @@ fn merge_sources(
             heap.push(Reverse((a.ts_ns, i)));
         }
         heads.push(head);
-        iface_base.push(0u32);
     }
     let mut n = 0u64;
     while let Some(Reverse((_, i))) = heap.pop() {
@@ -222,12 +258,12 @@ fn merge_sources(
             continue;
         };
         // Interfaces of later files are numbered after those of earlier ones.
-        iface_base[i] = sources[..i]
+        let base: u32 = sources[..i]
             .iter()
             .map(|s| s.reader.interfaces().len() as u32)
             .sum();
-        a.interface = a.interface.saturating_add(iface_base[i]);
-        scanner.push(&a)?;
+        a.interface = a.interface.saturating_add(base);
+        sink(&a)?;
         let next = sources[i].next()?;
         if let Some(b) = &next {
             heap.push(Reverse((b.ts_ns, i)));

@@ -456,7 +456,7 @@ fn output_to_py<'py>(
 
 /// One pass over one or more captures (merged in timestamp order).
 #[pyfunction]
-#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None))]
+#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1))]
 #[allow(clippy::too_many_arguments)]
 fn scan<'py>(
     py: Python<'py>,
@@ -472,6 +472,7 @@ fn scan<'py>(
     max_groups: usize,
     strict: bool,
     progress: Option<Py<PyAny>>,
+    threads: usize,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let cfg = config(
@@ -480,7 +481,11 @@ fn scan<'py>(
         let size = SizeKind::parse(size).map_err(to_py)?;
         let (mut readers, total) = open_all(py, &sources, strict)?;
         let mut ctl = Control::new(progress, total);
-        let res = py.detach(|| pipeline::scan(&mut readers, cfg, size, &mut |d| ctl.tick(d)));
+        let res = py.detach(|| {
+            pipeline::scan_threads(&mut readers, cfg, size, threads.max(1), &mut |d| {
+                ctl.tick(d)
+            })
+        });
         let (out, acc) = res.map_err(|e| ctl.take(e))?;
         let warnings = readers
             .iter()
