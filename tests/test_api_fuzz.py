@@ -11,9 +11,11 @@ from typing import Any
 import burstcore
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+pytestmark = pytest.mark.filterwarnings("ignore::burstcore.CaptureWarning")  # odd sources warn, as documented
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DOCUMENTED = (ValueError, TypeError, OSError)
 T0 = 1_700_000_000_000_000_000
