@@ -221,7 +221,14 @@ def scan(
     in_memory = _is_columns(source)
     if in_memory:
         sources: list[Any] = []
-        ts, sz, ifc = _columns(source)
+        try:
+            ts, sz, ifc = _columns(source)
+        except pl.exceptions.PolarsError as e:
+            # Columns polars cannot convert (objects, mixed types): the caller's input, not a bug.
+            raise ValueError(
+                f"cannot use these in-memory columns ({e}); give integer ns (or Datetime) timestamps "
+                "and non-negative integer sizes"
+            ) from e
     else:
         raw = source if isinstance(source, (list, tuple)) else [source]
         if not raw:

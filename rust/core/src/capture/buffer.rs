@@ -71,7 +71,8 @@ impl Buffer {
     }
 
     /// Make at least `need` unconsumed bytes available. `Ok(false)` when the stream ends first.
-    /// The caller must have checked `need` against the limits: the buffer grows to it.
+    /// The caller must have checked `need` against the limits: the buffer grows towards it, but
+    /// only as fast as the stream delivers bytes.
     #[inline]
     pub(crate) fn fill(&mut self, need: usize) -> io::Result<bool> {
         if self.avail() >= need {
@@ -92,10 +93,13 @@ impl Buffer {
             self.end -= self.start;
             self.start = 0;
         }
-        if need > self.data.len() - self.start {
-            self.data.resize(self.start + need, 0);
-        }
         while self.avail() < need {
+            if self.end == self.data.len() {
+                // Grow only as bytes actually arrive (at most doubling): a length field alone,
+                // even one within the limits, never allocates the size it claims.
+                let target = (self.start + need).min(self.data.len().saturating_mul(2));
+                self.data.resize(target, 0);
+            }
             let free = match self.data.get_mut(self.end..) {
                 Some(free) if !free.is_empty() => free,
                 _ => return Ok(false),

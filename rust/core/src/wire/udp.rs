@@ -1,4 +1,5 @@
-//! UDP (RFC 768): ports and the payload length from the UDP length field; RoCEv2 behind 4791.
+//! UDP (RFC 768): ports and the payload length from the UDP length field (capped by the IP
+//! length); RoCEv2 behind 4791.
 
 use super::{be16, roce, Headers, Segment};
 
@@ -9,7 +10,11 @@ pub(super) fn decode(h: &mut Headers, seg: Segment<'_>) {
     let b = seg.bytes;
     h.sport = be16(b, 0);
     h.dport = be16(b, 2);
-    h.payload_len = be16(b, 4).map(|n| u32::from(n).saturating_sub(HEADER_LEN as u32));
+    // A UDP length beyond the IP payload is damage: never count more than the IP length holds.
+    h.payload_len = be16(b, 4).map(|n| {
+        let udp_len = u32::from(n).min(seg.len.unwrap_or(u32::MAX));
+        udp_len.saturating_sub(HEADER_LEN as u32)
+    });
     seg.check(h, HEADER_LEN);
     if h.dport == Some(roce::UDP_PORT) {
         roce::decode(h, &seg, b.get(HEADER_LEN..).unwrap_or_default());

@@ -1,0 +1,142 @@
+//! Helpers shared by the fuzz targets: read a capture to the end and keep what it said, so targets
+//! can compare two reads of the same bytes (plain vs compressed) or check accounting.
+
+#![allow(dead_code)] // each target uses a different part of this file
+
+use burstcore::capture::{CaptureReader, Limits, ReadOptions};
+use burstcore::input;
+use burstcore::ErrorKind;
+use std::io::Cursor;
+
+/// A packet as owned values, to compare reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub ts_ns: Option<i64>,
+    pub interface: u32,
+    pub linktype: u16,
+    pub wire_len: u32,
+    pub data: Vec<u8>,
+    pub offset: u64,
+}
+
+#[derive(Debug)]
+pub struct Outcome {
+    pub packets: Vec<Seen>,
+    /// Kind and offset of the error that ended the read (None: clean end).
+    pub error: Option<(ErrorKind, Option<u64>)>,
+    pub warnings: Vec<(ErrorKind, Option<u64>)>,
+    pub opened: bool,
+}
+
+/// Cheap deterministic hash of the input, to derive options without eating input bytes (so the
+/// seeds stay valid captures).
+pub fn fnv(data: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in data {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+pub fn options(h: u64) -> ReadOptions {
+    let strict = h & 1 != 0;
+    // Sometimes small limits, to walk the limit paths with small inputs.
+    let limits = if h & 6 == 6 {
+        Limits {
+            max_block_len: 4096,
+            max_interfaces: 3,
+            max_options: 4,
+        }
+    } else {
+        Limits::default()
+    };
+    ReadOptions { strict, limits }
+}
+
+pub fn open(bytes: Vec<u8>, opts: ReadOptions) -> Result<CaptureReader, burstcore::Error> {
+    let n = bytes.len() as u64;
+    let input = input::from_reader(Box::new(Cursor::new(bytes)), Some(n))?;
+    CaptureReader::new(input, opts)
+}
+
+/// Read everything, checking the reader's own invariants on the way.
+pub fn read_all(bytes: Vec<u8>, opts: ReadOptions) -> Outcome {
+    let mut out = Outcome {
+        packets: Vec::new(),
+        error: None,
+        warnings: Vec::new(),
+        opened: false,
+    };
+    let mut r = match open(bytes, opts) {
+        Ok(r) => r,
+        Err(e) => {
+            check_error(&e, opts);
+            out.error = Some((e.kind, e.offset));
+            return out;
+        }
+    };
+    out.opened = true;
+    let max = opts.limits.max_block_len as usize;
+    let mut last_offset = None;
+    loop {
+        match r.next_packet() {
+            Ok(Some(p)) => {
+                assert!(p.data.len() <= max, "packet larger than the block limit");
+                if let Some(prev) = last_offset {
+                    assert!(p.offset > prev, "packet offsets must increase");
+                }
+                last_offset = Some(p.offset);
+                out.packets.push(Seen {
+                    ts_ns: p.ts_ns,
+                    interface: p.interface,
+                    linktype: p.linktype,
+                    wire_len: p.wire_len,
+                    data: p.data.to_vec(),
+                    offset: p.offset,
+                });
+            }
+            Ok(None) => break,
+            Err(e) => {
+                check_error(&e, opts);
+                out.error = Some((e.kind, e.offset));
+                break;
+            }
+        }
+    }
+    // After the end (or an error) the reader stays finished.
+    assert!(matches!(r.next_packet(), Ok(None)));
+    for p in &out.packets {
+        assert!(
+            (p.interface as usize) < r.interfaces().len(),
+            "packet on interface {} of {}",
+            p.interface,
+            r.interfaces().len()
+        );
+    }
+    assert!(r.interfaces().len() <= opts.limits.max_interfaces.max(1) as usize);
+    assert_eq!(r.stats().packets, out.packets.len() as u64);
+    for w in r.warnings() {
+        assert!(!w.reason.is_empty());
+        if w.kind == ErrorKind::Truncated {
+            assert!(!opts.strict, "a strict read warned about truncation");
+        }
+        out.warnings.push((w.kind, w.offset));
+    }
+    out
+}
+
+fn check_error(e: &burstcore::Error, opts: ReadOptions) {
+    assert!(!e.reason.is_empty(), "error without a reason");
+    assert!(
+        !e.reason.ends_with('.'),
+        "reasons carry no trailing period: {}",
+        e.reason
+    );
+    if e.kind == ErrorKind::Truncated {
+        assert!(opts.strict, "non-strict read failed with Truncated: {e}");
+    }
+    // Every error about the input names where it was found.
+    if !matches!(e.kind, ErrorKind::Io | ErrorKind::InvalidArgument) {
+        assert!(e.offset.is_some(), "input error without an offset: {e}");
+    }
+}

@@ -1,0 +1,157 @@
+//! The scanner (`pipeline::scan`) on fuzzed captures, with groupings, windows, rates, bins, sizes
+//! and reorder settings derived from a hash of the input (so the seeds stay valid captures).
+//!
+//! Checks: no panic; when the scan succeeds every packet the reader framed is either counted or
+//! skipped with a reason, the counts match an independent read of the same bytes, and every
+//! grouping covers exactly the counted packets and bytes.
+#![no_main]
+
+use burstcore::engine::{By, Closure, LatePolicy, ScanConfig};
+use burstcore::pipeline::{self, SizeKind};
+use burstcore::ErrorKind;
+use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+mod common;
+
+const GROUPINGS: [By; 9] = [
+    By::All,
+    By::Src,
+    By::Dst,
+    By::Pair,
+    By::Flow5,
+    By::Flow4,
+    By::Interface,
+    By::Vlan,
+    By::Qp,
+];
+const WINDOWS: [i64; 6] = [1, 1_000, 999_999, 5_000_000, 1_000_000_000, i64::MAX];
+const RATES: [u64; 5] = [1, 8_000, 1_000_000_000, 400_000_000_000, u64::MAX];
+const BINS: [i64; 5] = [1, 1_000, 1_000_000, 3_600_000_000_000, i64::MAX];
+const SIZES: [SizeKind; 5] = [
+    SizeKind::Wire,
+    SizeKind::Captured,
+    SizeKind::Ip,
+    SizeKind::Payload,
+    SizeKind::L1,
+];
+
+fn pick<T: Copy>(all: &[T], mask: u64) -> Vec<T> {
+    all.iter()
+        .enumerate()
+        .filter(|(i, _)| mask >> i & 1 != 0)
+        .map(|(_, &v)| v)
+        .collect()
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() > 256 << 10 {
+        return;
+    }
+    let h = common::fnv(data);
+    // Scans are never strict here, so truncation is a warning and accounting can be checked.
+    let mut opts = common::options(h);
+    opts.strict = false;
+    let mut by = match (h >> 4) % 4 {
+        0 => vec![By::All],
+        1 => GROUPINGS.to_vec(),
+        _ => pick(&GROUPINGS, h >> 8),
+    };
+    if by.is_empty() {
+        by.push(By::All);
+    }
+    let config = ScanConfig {
+        windows_ns: pick(&WINDOWS, h >> 17),
+        closure: if h >> 23 & 1 == 0 {
+            Closure::HalfOpen
+        } else {
+            Closure::Closed
+        },
+        rates_bps: pick(&RATES, h >> 24),
+        bins_ns: pick(&BINS, h >> 29),
+        by: by.clone(),
+        reorder_horizon_ns: [0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4],
+        late: if h >> 36 & 1 == 0 {
+            LatePolicy::Drop
+        } else {
+            LatePolicy::Error
+        },
+        max_groups: if h >> 37 & 3 == 0 { 2 } else { 1 << 20 },
+    };
+    let size = SIZES[(h >> 40) as usize % SIZES.len()];
+    let late = config.late;
+
+    let reference = common::read_all(data.to_vec(), opts);
+    let Ok(reader) = common::open(data.to_vec(), opts) else {
+        return;
+    };
+    let mut readers = vec![reader];
+    let result = pipeline::scan(&mut readers, config, size, &mut |_| Ok(()));
+    let (out, acc) = match result {
+        Ok(v) => v,
+        Err(e) => {
+            assert!(!e.reason.is_empty());
+            if e.kind == ErrorKind::OutOfOrder {
+                assert_eq!(late, LatePolicy::Error);
+            }
+            return;
+        }
+    };
+    // The scan got through, so the reader did too.
+    assert!(
+        reference.error.is_none(),
+        "scan succeeded where a plain read failed"
+    );
+    let n = reference.packets.len() as u64;
+    assert_eq!(
+        acc.packets_read, n,
+        "scan framed a different number of packets"
+    );
+    assert_eq!(
+        acc.counted
+            + acc.skipped_no_timestamp
+            + acc.skipped_timestamp_out_of_range
+            + acc.skipped_no_size
+            + acc.skipped_late,
+        n,
+        "accounting does not add up: {acc:?}"
+    );
+    let no_ts = reference
+        .packets
+        .iter()
+        .filter(|p| p.ts_ns.is_none())
+        .count() as u64;
+    assert_eq!(
+        acc.skipped_no_timestamp + acc.skipped_timestamp_out_of_range,
+        no_ts
+    );
+    if late == LatePolicy::Error {
+        assert_eq!(acc.skipped_late, 0);
+    }
+    for b in &by {
+        let packets: u64 = out
+            .groups
+            .iter()
+            .filter(|g| g.by == *b)
+            .map(|g| g.packets)
+            .sum();
+        assert_eq!(
+            packets, acc.counted,
+            "grouping {b:?} does not cover the counted packets"
+        );
+    }
+    let bytes_of = |b: By| -> u64 {
+        out.groups
+            .iter()
+            .filter(|g| g.by == b)
+            .map(|g| g.bytes)
+            .sum()
+    };
+    let first = bytes_of(by[0]);
+    for b in &by {
+        assert_eq!(bytes_of(*b), first, "groupings disagree on the bytes");
+    }
+    for e in &out.envelope {
+        assert!(e.max_packets >= e.packets_in_window);
+    }
+});
