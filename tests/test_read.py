@@ -191,3 +191,20 @@ def test_shared_dir_is_set_in_ci():
 
     if os.environ.get("CI"):
         assert os.environ.get("BURSTCORE_SHARED") and shared_dir() is not None
+
+
+def test_file_object_that_returns_more_than_asked_loses_nothing():
+    data = _existing("dpkt/examples/data/http.pcap").read_bytes()
+
+    class Generous:
+        """read(n) hands back up to 3n bytes, as some file-likes do."""
+
+        def __init__(self, b: bytes) -> None:
+            self.b, self.at = b, 0
+
+        def read(self, n: int) -> bytes:
+            out = self.b[self.at : self.at + 3 * n + 1]
+            self.at += len(out)
+            return out
+
+    assert burstcore.read_packets(Generous(data)).equals(burstcore.read_packets(data))

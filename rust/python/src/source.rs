@@ -12,10 +12,20 @@ use std::path::PathBuf;
 /// A Python file object read from Rust: each read takes the GIL briefly.
 struct PyFileReader {
     file: Py<PyAny>,
+    /// Bytes a `read(n)` returned beyond the n asked for (some file-likes over-deliver); served
+    /// first on the next read so nothing is lost.
+    pending: Vec<u8>,
+    pending_at: usize,
 }
 
 impl Read for PyFileReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pending_at < self.pending.len() {
+            let n = (self.pending.len() - self.pending_at).min(buf.len());
+            buf[..n].copy_from_slice(&self.pending[self.pending_at..self.pending_at + n]);
+            self.pending_at += n;
+            return Ok(n);
+        }
         Python::attach(|py| {
             let chunk = self
                 .file
@@ -33,6 +43,10 @@ impl Read for PyFileReader {
             };
             let n = bytes.len().min(buf.len());
             buf[..n].copy_from_slice(&bytes[..n]);
+            if bytes.len() > n {
+                self.pending = bytes[n..].to_vec();
+                self.pending_at = 0;
+            }
             Ok(n)
         })
     }
@@ -56,6 +70,8 @@ pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
     if obj.hasattr("read")? {
         let reader = PyFileReader {
             file: obj.clone().unbind(),
+            pending: Vec::new(),
+            pending_at: 0,
         };
         return input::from_reader(Box::new(reader), None).map_err(to_py);
     }
