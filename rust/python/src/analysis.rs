@@ -2,12 +2,13 @@
 //! histograms, bursts, iterations, superposition): each one pass in Rust with the GIL released,
 //! results handed over as columns (numpy arrays that own Rust's buffers) for polars.
 
+use crate::accounting;
+use crate::columns::col;
 use crate::errors::{guard, to_py};
 use crate::{config, open_all, output_to_py, Control};
 use burstcore::analysis::{FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram};
 use burstcore::analyze::{self, OrderOptions};
 use burstcore::engine::{By, GroupKey, LatePolicy};
-use burstcore::pipeline::Accounting;
 use burstcore::Error;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -38,21 +39,6 @@ fn order(horizon_ns: i64, on_late: &str) -> PyResult<OrderOptions> {
         reorder_horizon_ns: horizon_ns,
         late,
     })
-}
-
-fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bound<'py, PyDict>> {
-    let a = PyDict::new(py);
-    a.set_item("packets_read", acc.packets_read)?;
-    a.set_item("counted", acc.counted)?;
-    a.set_item("skipped_no_timestamp", acc.skipped_no_timestamp)?;
-    a.set_item(
-        "skipped_timestamp_out_of_range",
-        acc.skipped_timestamp_out_of_range,
-    )?;
-    a.set_item("skipped_late", acc.skipped_late)?;
-    a.set_item("reordered", acc.reordered)?;
-    a.set_item("max_lateness_ns", acc.max_lateness_ns)?;
-    Ok(a)
 }
 
 fn ip(a: Option<IpAddr>) -> Option<String> {
@@ -133,116 +119,22 @@ fn flows<'py>(
             "dst_ip",
             f.iter().map(|r| r.dst_ip.to_string()).collect::<Vec<_>>(),
         )?;
-        d.set_item(
-            "protocol",
-            f.iter()
-                .map(|r| r.protocol)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "src_port",
-            f.iter()
-                .map(|r| r.src_port)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "dst_port",
-            f.iter()
-                .map(|r| r.dst_port)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "first_seen_ns",
-            f.iter()
-                .map(|r| r.first_seen_ns)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "last_seen_ns",
-            f.iter()
-                .map(|r| r.last_seen_ns)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "packets",
-            f.iter()
-                .map(|r| r.packets)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "bytes",
-            f.iter()
-                .map(|r| r.bytes)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "src2dst_packets",
-            f.iter()
-                .map(|r| r.src2dst_packets)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "src2dst_bytes",
-            f.iter()
-                .map(|r| r.src2dst_bytes)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "dst2src_packets",
-            f.iter()
-                .map(|r| r.dst2src_packets)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "dst2src_bytes",
-            f.iter()
-                .map(|r| r.dst2src_bytes)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
+        col(&d, "protocol", f.iter().map(|r| r.protocol))?;
+        col(&d, "src_port", f.iter().map(|r| r.src_port))?;
+        col(&d, "dst_port", f.iter().map(|r| r.dst_port))?;
+        col(&d, "first_seen_ns", f.iter().map(|r| r.first_seen_ns))?;
+        col(&d, "last_seen_ns", f.iter().map(|r| r.last_seen_ns))?;
+        col(&d, "packets", f.iter().map(|r| r.packets))?;
+        col(&d, "bytes", f.iter().map(|r| r.bytes))?;
+        col(&d, "src2dst_packets", f.iter().map(|r| r.src2dst_packets))?;
+        col(&d, "src2dst_bytes", f.iter().map(|r| r.src2dst_bytes))?;
+        col(&d, "dst2src_packets", f.iter().map(|r| r.dst2src_packets))?;
+        col(&d, "dst2src_bytes", f.iter().map(|r| r.dst2src_bytes))?;
         let e = PyDict::new(py);
-        e.set_item(
-            "flow",
-            env.rows
-                .iter()
-                .map(|r| r.0 as u64)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        e.set_item(
-            "window_ns",
-            env.rows
-                .iter()
-                .map(|r| r.1)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        e.set_item(
-            "bytes",
-            env.rows
-                .iter()
-                .map(|r| r.2)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        e.set_item(
-            "max_packets",
-            env.rows
-                .iter()
-                .map(|r| r.3)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
+        col(&e, "flow", env.rows.iter().map(|r| r.0 as u64))?;
+        col(&e, "window_ns", env.rows.iter().map(|r| r.1))?;
+        col(&e, "bytes", env.rows.iter().map(|r| r.2))?;
+        col(&e, "max_packets", env.rows.iter().map(|r| r.3))?;
         d.set_item("envelope", e)?;
         d.set_item("non_ip_packets", rep.non_ip_packets)?;
         d.set_item("non_ip_bytes", rep.non_ip_bytes)?;
@@ -270,55 +162,25 @@ fn traffic_matrix<'py>(
         let pairs = PyDict::new(py);
         pairs.set_item("src", m.pairs.keys().map(|k| ip(k.0)).collect::<Vec<_>>())?;
         pairs.set_item("dst", m.pairs.keys().map(|k| ip(k.1)).collect::<Vec<_>>())?;
-        pairs.set_item(
-            "bytes",
-            m.pairs
-                .values()
-                .map(|v| v.0)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        pairs.set_item(
-            "packets",
-            m.pairs
-                .values()
-                .map(|v| v.1)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
+        col(&pairs, "bytes", m.pairs.values().map(|v| v.0))?;
+        col(&pairs, "packets", m.pairs.values().map(|v| v.1))?;
         let hosts = PyDict::new(py);
         hosts.set_item("host", m.hosts.keys().map(|k| ip(*k)).collect::<Vec<_>>())?;
-        hosts.set_item(
-            "sent_bytes",
-            m.hosts
-                .values()
-                .map(|h| h.sent_bytes)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        hosts.set_item(
+        col(&hosts, "sent_bytes", m.hosts.values().map(|h| h.sent_bytes))?;
+        col(
+            &hosts,
             "sent_packets",
-            m.hosts
-                .values()
-                .map(|h| h.sent_packets)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
+            m.hosts.values().map(|h| h.sent_packets),
         )?;
-        hosts.set_item(
+        col(
+            &hosts,
             "received_bytes",
-            m.hosts
-                .values()
-                .map(|h| h.received_bytes)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
+            m.hosts.values().map(|h| h.received_bytes),
         )?;
-        hosts.set_item(
+        col(
+            &hosts,
             "received_packets",
-            m.hosts
-                .values()
-                .map(|h| h.received_packets)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
+            m.hosts.values().map(|h| h.received_packets),
         )?;
         let d = PyDict::new(py);
         d.set_item("pairs", pairs)?;
@@ -500,41 +362,11 @@ fn bursts<'py>(
         })?;
         let b = &rep.bursts;
         let d = PyDict::new(py);
-        d.set_item(
-            "start_ns",
-            b.iter()
-                .map(|x| x.start_ns)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "end_ns",
-            b.iter()
-                .map(|x| x.end_ns)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "duration_ns",
-            b.iter()
-                .map(|x| x.duration_ns)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "bytes",
-            b.iter()
-                .map(|x| x.bytes)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "packets",
-            b.iter()
-                .map(|x| x.packets)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
+        col(&d, "start_ns", b.iter().map(|x| x.start_ns))?;
+        col(&d, "end_ns", b.iter().map(|x| x.end_ns))?;
+        col(&d, "duration_ns", b.iter().map(|x| x.duration_ns))?;
+        col(&d, "bytes", b.iter().map(|x| x.bytes))?;
+        col(&d, "packets", b.iter().map(|x| x.packets))?;
         d.set_item("off_gaps_ns", rep.off_gaps_ns.into_pyarray(py))?;
         d.set_item("gap_threshold_ns", rep.gap_threshold_ns)?;
         d.set_item("accounting", accounting(py, &acc)?)?;
@@ -579,48 +411,12 @@ fn iterations<'py>(
         d.set_item("confidence", rep.confidence)?;
         d.set_item("bin_ns", rep.bin_ns)?;
         d.set_item("beyond_bins", rep.beyond_bins)?;
-        d.set_item(
-            "start_ns",
-            it.iter()
-                .map(|x| x.start_ns)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "comm_end_ns",
-            it.iter()
-                .map(|x| x.comm_end_ns)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "end_ns",
-            it.iter()
-                .map(|x| x.end_ns)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "bytes",
-            it.iter()
-                .map(|x| x.bytes)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "packets",
-            it.iter()
-                .map(|x| x.packets)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "peak_rate_bps",
-            it.iter()
-                .map(|x| x.peak_rate_bps)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
+        col(&d, "start_ns", it.iter().map(|x| x.start_ns))?;
+        col(&d, "comm_end_ns", it.iter().map(|x| x.comm_end_ns))?;
+        col(&d, "end_ns", it.iter().map(|x| x.end_ns))?;
+        col(&d, "bytes", it.iter().map(|x| x.bytes))?;
+        col(&d, "packets", it.iter().map(|x| x.packets))?;
+        col(&d, "peak_rate_bps", it.iter().map(|x| x.peak_rate_bps))?;
         d.set_item("accounting", accounting(py, &acc)?)?;
         Ok((d, warnings))
     })

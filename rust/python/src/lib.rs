@@ -4,6 +4,7 @@
 //! while reading, and keeps every panic inside Rust.
 
 mod analysis;
+mod columns;
 mod errors;
 mod source;
 mod writer;
@@ -13,6 +14,7 @@ use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
 use burstcore::pipeline::{self, Accounting, SizeKind};
 use burstcore::table::{self, AddressColumn, Nullable};
 use burstcore::{Error, ErrorKind};
+use columns::col;
 use errors::{guard, to_py};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -336,102 +338,78 @@ fn output_to_py<'py>(
     out: ScanOutput,
     acc: Accounting,
 ) -> PyResult<Bound<'py, PyDict>> {
+    use burstcore::engine::GroupKey;
     use std::collections::HashMap;
-    let mut gids: HashMap<(By, burstcore::engine::GroupKey), u32> = HashMap::new();
+    let gids: HashMap<(By, GroupKey), u32> = out
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ((s.by, s.group), i as u32))
+        .collect();
+    let gid = |by: By, key: GroupKey| gids.get(&(by, key)).copied().unwrap_or(u32::MAX);
+
     let g = PyDict::new(py);
-    let (mut g_by, mut g_label) = (Vec::new(), Vec::new());
-    let (mut g_pk, mut g_by_bytes, mut g_first, mut g_last) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for s in &out.groups {
-        gids.insert((s.by, s.group), g_by.len() as u32);
-        g_by.push(s.by.name().to_string());
-        g_label.push(s.group.label());
-        g_pk.push(s.packets);
-        g_by_bytes.push(s.bytes);
-        g_first.push(s.first_ns);
-        g_last.push(s.last_ns);
-    }
-    let gid = |by: By, key: burstcore::engine::GroupKey| {
-        gids.get(&(by, key)).copied().unwrap_or(u32::MAX)
-    };
-    g.set_item("by", g_by)?;
-    g.set_item("group", g_label)?;
-    g.set_item("packets", g_pk.into_pyarray(py))?;
-    g.set_item("bytes", g_by_bytes.into_pyarray(py))?;
-    g.set_item("first_ns", g_first.into_pyarray(py))?;
-    g.set_item("last_ns", g_last.into_pyarray(py))?;
+    g.set_item(
+        "by",
+        out.groups.iter().map(|s| s.by.name()).collect::<Vec<_>>(),
+    )?;
+    g.set_item(
+        "group",
+        out.groups
+            .iter()
+            .map(|s| s.group.label())
+            .collect::<Vec<_>>(),
+    )?;
+    col(&g, "packets", out.groups.iter().map(|s| s.packets))?;
+    col(&g, "bytes", out.groups.iter().map(|s| s.bytes))?;
+    col(&g, "first_ns", out.groups.iter().map(|s| s.first_ns))?;
+    col(&g, "last_ns", out.groups.iter().map(|s| s.last_ns))?;
 
     let e = PyDict::new(py);
-    let n = out.envelope.len();
-    let (mut gi, mut w, mut b, mut p, mut st, mut mp) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    for r in &out.envelope {
-        gi.push(gid(r.by, r.group));
-        w.push(r.window_ns);
-        b.push(r.bytes);
-        p.push(r.packets_in_window);
-        st.push(r.start_ns);
-        mp.push(r.max_packets);
-    }
-    e.set_item("gid", gi.into_pyarray(py))?;
-    e.set_item("window_ns", w.into_pyarray(py))?;
-    e.set_item("bytes", b.into_pyarray(py))?;
-    e.set_item("packets", p.into_pyarray(py))?;
-    e.set_item("start_ns", st.into_pyarray(py))?;
-    e.set_item("max_packets", mp.into_pyarray(py))?;
+    let env = &out.envelope;
+    col(&e, "gid", env.iter().map(|r| gid(r.by, r.group)))?;
+    col(&e, "window_ns", env.iter().map(|r| r.window_ns))?;
+    col(&e, "bytes", env.iter().map(|r| r.bytes))?;
+    col(&e, "packets", env.iter().map(|r| r.packets_in_window))?;
+    col(&e, "start_ns", env.iter().map(|r| r.start_ns))?;
+    col(&e, "max_packets", env.iter().map(|r| r.max_packets))?;
 
     let bl = PyDict::new(py);
-    let (mut gi, mut r, mut q, mut pk, mut busy, mut bs) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
-    for row in &out.backlog {
-        gi.push(gid(row.by, row.group));
-        r.push(row.rate_bps);
-        q.push(row.bmax_bytes);
-        pk.push(row.peak_ns);
-        busy.push(row.longest_busy_ns);
-        bs.push(row.longest_busy_start_ns);
-    }
-    bl.set_item("gid", gi.into_pyarray(py))?;
-    bl.set_item("rate_bps", r.into_pyarray(py))?;
-    bl.set_item("bmax_bytes", q.into_pyarray(py))?;
-    bl.set_item("peak_ns", pk.into_pyarray(py))?;
-    bl.set_item("longest_busy_ns", busy.into_pyarray(py))?;
-    bl.set_item("longest_busy_start_ns", bs.into_pyarray(py))?;
+    let back = &out.backlog;
+    col(&bl, "gid", back.iter().map(|r| gid(r.by, r.group)))?;
+    col(&bl, "rate_bps", back.iter().map(|r| r.rate_bps))?;
+    col(&bl, "bmax_bytes", back.iter().map(|r| r.bmax_bytes))?;
+    col(&bl, "peak_ns", back.iter().map(|r| r.peak_ns))?;
+    col(
+        &bl,
+        "longest_busy_ns",
+        back.iter().map(|r| r.longest_busy_ns),
+    )?;
+    col(
+        &bl,
+        "longest_busy_start_ns",
+        back.iter().map(|r| r.longest_busy_start_ns),
+    )?;
 
     let se = PyDict::new(py);
-    let n = out.series.len();
-    let (mut gi, mut bw, mut st, mut by, mut pk) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    for row in &out.series {
-        gi.push(gid(row.by, row.group));
-        bw.push(row.bin_ns);
-        st.push(row.start_ns);
-        by.push(row.bytes);
-        pk.push(row.packets);
-    }
-    se.set_item("gid", gi.into_pyarray(py))?;
-    se.set_item("bin_ns", bw.into_pyarray(py))?;
-    se.set_item("start_ns", st.into_pyarray(py))?;
-    se.set_item("bytes", by.into_pyarray(py))?;
-    se.set_item("packets", pk.into_pyarray(py))?;
+    let ser = &out.series;
+    col(&se, "gid", ser.iter().map(|r| gid(r.by, r.group)))?;
+    col(&se, "bin_ns", ser.iter().map(|r| r.bin_ns))?;
+    col(&se, "start_ns", ser.iter().map(|r| r.start_ns))?;
+    col(&se, "bytes", ser.iter().map(|r| r.bytes))?;
+    col(&se, "packets", ser.iter().map(|r| r.packets))?;
 
+    let d = PyDict::new(py);
+    d.set_item("groups", g)?;
+    d.set_item("envelope", e)?;
+    d.set_item("backlog", bl)?;
+    d.set_item("series", se)?;
+    d.set_item("accounting", accounting(py, &acc)?)?;
+    Ok(d)
+}
+
+/// Every packet read, counted or skipped with its reason.
+pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bound<'py, PyDict>> {
     let a = PyDict::new(py);
     a.set_item("packets_read", acc.packets_read)?;
     a.set_item("counted", acc.counted)?;
@@ -444,14 +422,7 @@ fn output_to_py<'py>(
     a.set_item("skipped_late", acc.skipped_late)?;
     a.set_item("reordered", acc.reordered)?;
     a.set_item("max_lateness_ns", acc.max_lateness_ns)?;
-
-    let d = PyDict::new(py);
-    d.set_item("groups", g)?;
-    d.set_item("envelope", e)?;
-    d.set_item("backlog", bl)?;
-    d.set_item("series", se)?;
-    d.set_item("accounting", a)?;
-    Ok(d)
+    Ok(a)
 }
 
 /// One pass over one or more captures (merged in timestamp order).
