@@ -12,8 +12,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import burstcore
 import pytest
+
+import burstcore
 
 T0 = 1_700_000_000_000_000_000
 MAC = b"\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb"

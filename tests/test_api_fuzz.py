@@ -8,12 +8,13 @@ import datetime as dt
 import io
 from typing import Any
 
-import burstcore
 import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
+import burstcore
 
 pytestmark = pytest.mark.filterwarnings("ignore::burstcore.CaptureWarning")  # odd sources warn, as documented
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,9 +11,10 @@ import struct
 import warnings
 import zlib
 
-import burstcore
 import pytest
 import zstandard
+
+import burstcore
 from burstcore import (
     CaptureError,
     CaptureWarning,

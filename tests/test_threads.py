@@ -8,10 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import burstcore
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+
+import burstcore
 
 T0 = 1_700_000_000_000_000_000
 
