@@ -75,19 +75,28 @@ def tshark_io_stat(path: Path, interval_s: str) -> list[tuple[int, int]]:
     return rows
 
 
-def test_binned_series_match_tshark_io_stat():
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "captures/d_ring2_resnetsmall_noshape_bridge.pcapng",
+        "corpus/dpkt/examples/data/http.pcap",
+        "corpus/pcapplusplus/Tests/Pcap++Test/PcapExamples/example.pcap",
+        "corpus/gopacket/pr1042/pcapgo/tests/le/test301.pcapng",
+    ],
+)
+def test_binned_series_match_tshark_io_stat(rel):
     """tshark bins from the first packet (relative time floored to µs, then to the interval, which
     for whole-µs intervals equals flooring the ns directly); burstcore bins from epoch multiples of
     Δ. burstcore's 1 ns bins re-aggregated onto tshark's origin must give tshark's table."""
-    path = shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng")
+    path = shared_file(rel)
     ts, _ = tshark_trace(path)
     r = burstcore.scan(str(path), windows=["1ms"], rates=["1Gbps"], bins=["1ns"], fill_empty_bins=False)
     t0 = int(ts.min())
-    for interval_ms in (10, 100):
+    for interval_ms in (10, 100, 1000):
         width = interval_ms * 1_000_000
         fine = r.series.select(((pl.col("start_ns") - t0) // width).alias("k"), "bytes", "packets")
         agg = fine.group_by("k").agg(pl.col("packets").sum(), pl.col("bytes").sum()).sort("k")
-        tshark = tshark_io_stat(path, f"{interval_ms / 1000}")
+        tshark = tshark_io_stat(path, f"{interval_ms / 1000:g}")  # tshark 4.0 dies of SIGFPE on "1.0"
         dense = dict.fromkeys(range(len(tshark)), (0, 0))
         for k, p, b in agg.iter_rows():
             dense[k] = (p, b)
