@@ -90,17 +90,30 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         Box::new(std::fs::File::create(&args.out)?)
     };
     let written = Rc::new(Cell::new(0u64));
-    let w = Counting { inner: BufWriter::with_capacity(8 << 20, out), written: Rc::clone(&written) };
+    let w = Counting {
+        inner: BufWriter::with_capacity(8 << 20, out),
+        written: Rc::clone(&written),
+    };
     let mut sink = match args.format {
         Format::Pcap => {
-            let options =
-                PcapOptions { byte_order: ByteOrder::Little, nanos: true, linktype: LINKTYPE_ETHERNET, snaplen: args.snaplen };
+            let options = PcapOptions {
+                byte_order: ByteOrder::Little,
+                nanos: true,
+                linktype: LINKTYPE_ETHERNET,
+                snaplen: args.snaplen,
+            };
             Sink::Pcap(PcapWriter::new(w, options)?)
         }
         Format::PcapNg => {
             let mut ng = PcapNgWriter::new(w);
             ng.section(ByteOrder::Little, Some("burstcore gen_training"))?;
-            ng.interface(LINKTYPE_ETHERNET, args.snaplen, TsResolution::Pow10(9), 0, Some("tap0"))?;
+            ng.interface(
+                LINKTYPE_ETHERNET,
+                args.snaplen,
+                TsResolution::Pow10(9),
+                0,
+                Some("tap0"),
+            )?;
             Sink::PcapNg(ng)
         }
     };
@@ -117,7 +130,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (mut packets, mut wire_bytes, mut first_ts, mut last_ts) = (0u64, 0u64, None, 0i64);
 
     for e in synth {
-        if args.packets.is_some_and(|max| packets >= max) || args.bytes.is_some_and(|max| written.get() >= max) {
+        if args.packets.is_some_and(|max| packets >= max)
+            || args.bytes.is_some_and(|max| written.get() >= max)
+        {
             break;
         }
         let (sender, receiver) = match e.kind {
@@ -129,9 +144,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             return Err("host index out of range".into());
         };
         let mut seg = TcpSegment::between_hosts(
-            e.src,
-            e.dst,
-            0, // ports set below, by direction
+            e.src, e.dst, 0, // ports set below, by direction
             0,
         );
         // TCP timestamps tick in ms, as on Linux
@@ -216,7 +229,8 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--seed" => config.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "--rate" => config.rate_bps = parse_scaled(&value()?, 1)?,
             "--period" => {
-                config.period_ns = i64::try_from(parse_duration_ns(&value()?)?).map_err(|_| "--period too long")?
+                config.period_ns =
+                    i64::try_from(parse_duration_ns(&value()?)?).map_err(|_| "--period too long")?
             }
             "-h" | "--help" => return Err("help".into()),
             other => return Err(format!("unknown argument {other:?}")),
@@ -229,7 +243,14 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         return Err("give --bytes or --packets".into());
     }
     config.validate().map_err(|e| e.to_string())?;
-    Ok(Args { out: out.ok_or("--out is required")?, format, snaplen, bytes, packets, config })
+    Ok(Args {
+        out: out.ok_or("--out is required")?,
+        format,
+        snaplen,
+        bytes,
+        packets,
+        config,
+    })
 }
 
 /// "1G" = 10^9, "1Gi" = 2^30, also k/K, M, T and plain numbers; times `unit`.
@@ -250,7 +271,9 @@ fn parse_scaled(s: &str, unit: u64) -> Result<u64, String> {
         "Ti" => 1 << 40,
         other => return Err(format!("unknown suffix {other:?} in {s:?}")),
     };
-    n.checked_mul(scale).and_then(|v| v.checked_mul(unit)).ok_or_else(|| format!("{s:?} is too large"))
+    n.checked_mul(scale)
+        .and_then(|v| v.checked_mul(unit))
+        .ok_or_else(|| format!("{s:?} is too large"))
 }
 
 /// "200ms", "1s", "500us", "100ns" (integers only, exact).
@@ -258,7 +281,9 @@ fn parse_duration_ns(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (num, suffix) = s.split_at(digits);
-    let n: u64 = num.parse().map_err(|_| format!("{s:?} is not a duration"))?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration"))?;
     let scale = match suffix {
         "ns" => 1,
         "us" | "µs" => 1_000,
@@ -266,5 +291,6 @@ fn parse_duration_ns(s: &str) -> Result<u64, String> {
         "s" | "" => 1_000_000_000,
         other => return Err(format!("unknown unit {other:?} in {s:?} (ns, us, ms, s)")),
     };
-    n.checked_mul(scale).ok_or_else(|| format!("{s:?} is too long"))
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("{s:?} is too long"))
 }
