@@ -563,7 +563,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write every measurement as JSON here")
     ap.add_argument("--repeat", type=int, default=3, help="runs of the fast tools (best is kept)")
     ap.add_argument("--tshark-packets", type=int, default=200_000)
-    ap.add_argument("--dpkt-packets", type=int, default=1_000_000)
+    ap.add_argument("--dpkt-packets", type=int, default=300_000)
     ap.add_argument("--scapy-packets", type=int, default=20_000)
     ap.add_argument("--smoke", action="store_true", help="tiny captures and slices, one run each (for CI)")
     ap.add_argument("--only", help="comma-separated tools to run (default: all)")
