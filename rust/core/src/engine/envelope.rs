@@ -123,8 +123,8 @@ pub(crate) struct Envelope {
 }
 
 /// Packets pushed before the windows catch up: enough to amortise the per-window setup, few
-/// enough to stay in L1 cache.
-const BATCH: u64 = 128;
+/// enough (16 KB of ring slots) to stay in L1 cache. 1024 measured 3–4 % faster than 128.
+const BATCH: u64 = 1024;
 
 impl Envelope {
     /// `windows_ns` must be sorted ascending, deduplicated and positive (the scanner ensures it).
@@ -269,8 +269,13 @@ mod tests {
             x ^= x << 17;
             x
         };
-        for trace in 0..6 {
-            let n = 300 + 97 * trace as usize;
+        // Lengths around and past two batches, so that windows carry their state across them.
+        for trace in 0..3 {
+            let n = [
+                BATCH as usize - 1,
+                BATCH as usize + 1,
+                2 * BATCH as usize + 517,
+            ][trace];
             let mut ts = -5_000i64;
             let packets: Vec<(i64, u64)> = (0..n)
                 .map(|_| {
