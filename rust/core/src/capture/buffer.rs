@@ -4,7 +4,7 @@
 use std::io::{self, Read};
 
 /// Default size of the buffer: big reads amortise system calls and decompressor overhead.
-pub(crate) const DEFAULT_CAPACITY: usize = 8 << 20;
+pub(crate) const DEFAULT_CAPACITY: usize = 1 << 20;
 /// Compact rather than issue reads smaller than this.
 const MIN_READ: usize = 256 << 10;
 

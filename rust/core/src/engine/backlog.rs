@@ -35,7 +35,11 @@ impl Queue {
     /// Close the open busy period (if any), which drains after the packet at `last_ns`.
     fn close_busy(&mut self) {
         if let Some(start) = self.busy_start.take() {
-            let drain_ns = self.q.div_ceil(u128::from(self.rate));
+            // A 128-bit division is a slow library call; the queue nearly always fits 64 bits.
+            let drain_ns = match u64::try_from(self.q) {
+                Ok(q) => u128::from(q.div_ceil(self.rate)),
+                Err(_) => self.q.div_ceil(u128::from(self.rate)),
+            };
             let len = u128::from(self.last_ns.abs_diff(start)).saturating_add(drain_ns);
             let len = i64::try_from(len).unwrap_or(i64::MAX);
             if len > self.longest_ns {

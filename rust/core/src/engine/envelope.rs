@@ -13,17 +13,24 @@
 
 use super::{By, Closure, EnvelopeRow, GroupKey};
 
-/// Recent packets as two parallel arrays addressed by absolute sequence numbers: the low bits of a
-/// sequence number pick the slot, so pointers into the ring survive growth without rebasing.
+/// Recent packets, addressed by absolute sequence numbers: the low bits of a sequence number pick
+/// the slot, so pointers into the ring survive growth without rebasing. A packet's timestamp and
+/// size share a slot (one cache line serves both), so each window's trailing pointer is one
+/// sequential memory stream: with 20 windows, two arrays would mean 40 streams, more than the
+/// hardware prefetchers follow.
 #[derive(Debug, Clone)]
 struct Ring {
-    ts: Vec<i64>,
-    size: Vec<u64>,
-    mask: u64,
+    slots: Vec<Slot>,
     /// Oldest packet still needed (by the largest window).
     tail: u64,
     /// Sequence number the next packet gets.
     head: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    ts: i64,
+    size: u64,
 }
 
 impl Ring {
@@ -31,9 +38,7 @@ impl Ring {
 
     fn new() -> Self {
         Ring {
-            ts: vec![0; Self::INITIAL],
-            size: vec![0; Self::INITIAL],
-            mask: Self::INITIAL as u64 - 1,
+            slots: vec![Slot::default(); Self::INITIAL],
             tail: 0,
             head: 0,
         }
@@ -43,41 +48,45 @@ impl Ring {
         self.head.wrapping_sub(self.tail)
     }
 
+    #[inline(always)]
+    fn at(&self, seq: u64) -> Slot {
+        // The length is a power of two: masking with len − 1 keeps the index in bounds, which
+        // the compiler sees, so no bounds check is left in the loop.
+        let slots = &self.slots[..];
+        slots[(seq as usize) & (slots.len() - 1)]
+    }
+
+    #[cfg(test)]
     fn ts_at(&self, seq: u64) -> i64 {
-        // The mask keeps the slot below the (power-of-two) length.
-        self.ts[(seq & self.mask) as usize]
+        self.at(seq).ts
     }
 
+    #[cfg(test)]
     fn size_at(&self, seq: u64) -> u64 {
-        self.size[(seq & self.mask) as usize]
+        self.at(seq).size
     }
 
+    #[inline]
     fn push(&mut self, ts: i64, size: u64) {
-        if self.len() == self.ts.len() as u64 {
+        if self.len() == self.slots.len() as u64 {
             self.grow();
         }
-        let slot = (self.head & self.mask) as usize;
-        self.ts[slot] = ts;
-        self.size[slot] = size;
+        let mask = self.slots.len() - 1;
+        self.slots[(self.head as usize) & mask] = Slot { ts, size };
         self.head = self.head.wrapping_add(1);
     }
 
     /// Double the capacity, moving every live packet to its slot under the new mask.
+    #[cold]
     fn grow(&mut self) {
-        let cap = self.ts.len().saturating_mul(2);
-        let mask = cap as u64 - 1;
-        let mut ts = vec![0; cap];
-        let mut size = vec![0; cap];
+        let cap = self.slots.len().saturating_mul(2);
+        let mut slots = vec![Slot::default(); cap];
         let mut seq = self.tail;
         while seq != self.head {
-            let slot = (seq & mask) as usize;
-            ts[slot] = self.ts_at(seq);
-            size[slot] = self.size_at(seq);
+            slots[(seq as usize) & (cap - 1)] = self.at(seq);
             seq = seq.wrapping_add(1);
         }
-        self.ts = ts;
-        self.size = size;
-        self.mask = mask;
+        self.slots = slots;
     }
 }
 
@@ -97,13 +106,25 @@ struct Window {
 }
 
 /// E(τ) for a sorted list of τ, over one group's packets.
+///
+/// Packets are pushed into the ring and the windows catch up in batches, one window at a time
+/// over the whole batch: each window's loop then runs with its state in registers, and its
+/// data-dependent branches (how many packets leave, whether a maximum is beaten) follow one
+/// window's regular pattern instead of twenty windows' interleaved ones, which the branch
+/// predictor cannot follow.
 #[derive(Debug, Clone)]
 pub(crate) struct Envelope {
     ring: Ring,
     /// Sorted by reach, so the last window is the one that decides what the ring must keep.
     windows: Vec<Window>,
     seen: bool,
+    /// Sequence number of the first packet the windows have not seen yet.
+    done: u64,
 }
+
+/// Packets pushed before the windows catch up: enough to amortise the per-window setup, few
+/// enough (16 KB of ring slots) to stay in L1 cache. 1024 measured 3–4 % faster than 128.
+const BATCH: u64 = 1024;
 
 impl Envelope {
     /// `windows_ns` must be sorted ascending, deduplicated and positive (the scanner ensures it).
@@ -129,52 +150,42 @@ impl Envelope {
             ring: Ring::new(),
             windows,
             seen: false,
+            done: 0,
         }
     }
 
     /// Add a packet; packets must come in timestamp order.
+    #[inline]
     pub(crate) fn push(&mut self, ts: i64, size: u64) {
         if self.windows.is_empty() {
             return;
         }
-        let first = !self.seen;
         self.seen = true;
         self.ring.push(ts, size);
-        let ring = &self.ring;
-        for w in &mut self.windows {
-            // Work on locals: the compiler keeps them in registers through the trailing loop.
-            let (mut trail, mut bytes, mut packets) = (w.trail, w.bytes, w.packets);
-            bytes += u128::from(size);
-            packets += 1;
-            // reach ≥ 0, so the packet just pushed always stays in its own window and the loop
-            // stops before the head.
-            let bound = ts.saturating_sub(w.reach);
-            while trail != ring.head && ring.ts_at(trail) < bound {
-                bytes -= u128::from(ring.size_at(trail));
-                packets -= 1;
-                trail = trail.wrapping_add(1);
-            }
-            (w.trail, w.bytes, w.packets) = (trail, bytes, packets);
-            if first || bytes > w.best_bytes {
-                w.best_bytes = bytes;
-                w.best_packets = packets;
-                w.best_start = ring.ts_at(trail);
-            } else if bytes == w.best_bytes && ring.ts_at(trail) == w.best_start {
-                // Same start, more (zero-size) packets: the window starting there holds them too.
-                w.best_packets = packets;
-            }
-            w.max_packets = w.max_packets.max(packets);
+        if self.ring.head.wrapping_sub(self.done) >= BATCH {
+            self.catch_up();
         }
+    }
+
+    /// Run every window over the packets pushed since the last call.
+    fn catch_up(&mut self) {
+        let ring = &self.ring;
+        let (from, to) = (self.done, ring.head);
+        for w in &mut self.windows {
+            advance(w, ring, from, to);
+        }
+        self.done = to;
         if let Some(largest) = self.windows.last() {
             self.ring.tail = largest.trail;
         }
     }
 
     /// One row per τ (none if the group saw no packet, which the scanner never asks for).
-    pub(crate) fn rows(&self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
+    pub(crate) fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
         if !self.seen {
             return;
         }
+        self.catch_up();
         out.extend(self.windows.iter().map(|w| EnvelopeRow {
             by,
             group,
@@ -187,9 +198,124 @@ impl Envelope {
     }
 }
 
+/// One window over the packets `from..to` of the ring (sequence numbers), in order.
+#[inline]
+fn advance(w: &mut Window, ring: &Ring, from: u64, to: u64) {
+    let Window {
+        reach,
+        mut trail,
+        mut bytes,
+        mut packets,
+        mut best_bytes,
+        mut best_packets,
+        mut best_start,
+        mut max_packets,
+        ..
+    } = *w;
+    let mut seq = from;
+    while seq != to {
+        let Slot { ts, size } = ring.at(seq);
+        bytes += u128::from(size);
+        packets += 1;
+        // reach ≥ 0, so the packet just added always stays in its own window: the trail stops
+        // at it at the latest, and needs no check against the head.
+        let bound = ts.saturating_sub(reach);
+        let mut slot = ring.at(trail);
+        while slot.ts < bound {
+            bytes -= u128::from(slot.size);
+            packets -= 1;
+            trail = trail.wrapping_add(1);
+            slot = ring.at(trail);
+        }
+        let start = slot.ts;
+        // A new maximum takes the window (the group's first packet always does); at an equal
+        // maximum with the same start, more (zero-size) packets: the window starting there
+        // holds them too.
+        if seq == 0 || bytes > best_bytes {
+            best_bytes = bytes;
+            best_packets = packets;
+            best_start = start;
+        } else if bytes == best_bytes && start == best_start {
+            best_packets = packets;
+        }
+        max_packets = max_packets.max(packets);
+        seq = seq.wrapping_add(1);
+    }
+    *w = Window {
+        trail,
+        bytes,
+        packets,
+        best_bytes,
+        best_packets,
+        best_start,
+        max_packets,
+        ..*w
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::reference;
+
+    #[test]
+    fn batches_equal_brute_force_across_boundaries() {
+        // Many batches of packets, with bursts, ties, equal and zero sizes, against the
+        // quadratic oracle, for windows from below the packet spacing to above the span.
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Lengths around and past two batches, so that windows carry their state across them.
+        for trace in 0..3 {
+            let n = [
+                BATCH as usize - 1,
+                BATCH as usize + 1,
+                2 * BATCH as usize + 517,
+            ][trace];
+            let mut ts = -5_000i64;
+            let packets: Vec<(i64, u64)> = (0..n)
+                .map(|_| {
+                    let r = next();
+                    ts += match r % 7 {
+                        0 => 0,
+                        1..=4 => (r >> 8) as i64 % 120,
+                        _ => (r >> 8) as i64 % 5_000,
+                    };
+                    let size = [0, 66, 1514, 1514, 9000][((r >> 40) % 5) as usize];
+                    (ts, size)
+                })
+                .collect();
+            let windows = [1, 7, 100, 250, 1_000, 10_000, 1 << 40];
+            for closure in [Closure::HalfOpen, Closure::Closed] {
+                let mut env = Envelope::new(&windows, closure);
+                for &(t, s) in &packets {
+                    env.push(t, s);
+                }
+                let mut rows = Vec::new();
+                env.rows(By::All, GroupKey::All, &mut rows);
+                for (row, &tau) in rows.iter().zip(&windows) {
+                    let want = reference::envelope(&packets, tau, closure).unwrap();
+                    let got = (
+                        u128::from(row.bytes),
+                        row.packets_in_window,
+                        row.start_ns,
+                        row.max_packets,
+                    );
+                    let want = (
+                        want.bytes,
+                        want.packets_in_window,
+                        want.start_ns,
+                        want.max_packets,
+                    );
+                    assert_eq!(got, want, "trace {trace}, τ {tau}, {closure:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn ring_keeps_order_across_growth() {
@@ -209,6 +335,6 @@ mod tests {
             expect += 1;
         }
         // Only the live packets (100 pushed, 34 released) bound the capacity.
-        assert!(ring.ts.len() <= 128);
+        assert!(ring.slots.len() <= 128);
     }
 }

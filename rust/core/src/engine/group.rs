@@ -338,11 +338,26 @@ impl Grouping {
     }
 
     /// Add a packet (in timestamp order) to its group, creating the group if it is new.
+    #[inline]
     pub(crate) fn push(&mut self, a: &Arrival, metrics: &Metrics) -> Result<()> {
+        let by = self.by();
+        self.push_key(|| by.key(a), a.ts_ns, a.size, metrics)
+    }
+
+    /// [`Grouping::push`] with the packet's key computed by `key` (called only when the
+    /// grouping has keys).
+    #[inline]
+    pub(crate) fn push_key(
+        &mut self,
+        key: impl FnOnce() -> GroupKey,
+        ts_ns: i64,
+        size: u64,
+        metrics: &Metrics,
+    ) -> Result<()> {
         match self {
-            Grouping::All(state) => state.push(a.ts_ns, a.size),
+            Grouping::All(state) => state.push(ts_ns, size),
             Grouping::Keyed(k) => {
-                let key = k.by.key(a);
+                let key = key();
                 let slot = match k.last {
                     Some((last, slot)) if last == key => slot,
                     _ => {
@@ -372,7 +387,7 @@ impl Grouping {
                     }
                 };
                 if let Some(state) = k.states.get_mut(slot) {
-                    state.push(a.ts_ns, a.size);
+                    state.push(ts_ns, size);
                 }
             }
         }

@@ -9,53 +9,68 @@
 //! Most captures are sorted, so packets that arrive in order go to the back of a FIFO, which stays
 //! sorted by construction; only packets that arrive out of order go to a binary heap. Release takes
 //! the smaller of the two fronts. Memory is bounded by the packets inside the horizon.
+//!
+//! Every packet passes through here, so what is buffered is generic: the scanner buffers only
+//! timestamp, size and interface when no grouping needs headers (a fifth of a full [`Arrival`]).
 
 use super::{Arrival, LatePolicy, ReorderStats};
 use crate::error::{Error, ErrorKind, Result};
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    seq: u64,
-    arrival: Arrival,
+/// What the buffer holds: anything with a timestamp.
+pub(crate) trait Timed: Copy {
+    fn ts_ns(&self) -> i64;
 }
 
-impl Entry {
-    fn key(&self) -> (i64, u64) {
-        (self.arrival.ts_ns, self.seq)
+impl Timed for Arrival {
+    #[inline(always)]
+    fn ts_ns(&self) -> i64 {
+        self.ts_ns
     }
 }
 
-impl PartialEq for Entry {
+#[derive(Debug, Clone, Copy)]
+struct Entry<T> {
+    seq: u64,
+    arrival: T,
+}
+
+impl<T: Timed> Entry<T> {
+    fn key(&self) -> (i64, u64) {
+        (self.arrival.ts_ns(), self.seq)
+    }
+}
+
+impl<T: Timed> PartialEq for Entry<T> {
     fn eq(&self, other: &Self) -> bool {
         self.key() == other.key()
     }
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
+impl<T: Timed> Eq for Entry<T> {}
+impl<T: Timed> PartialOrd for Entry<T> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for Entry {
+impl<T: Timed> Ord for Entry<T> {
     fn cmp(&self, other: &Self) -> Ordering {
         self.key().cmp(&other.key())
     }
 }
 
 #[derive(Debug)]
-pub(crate) struct Reorder {
+pub(crate) struct Reorder<T> {
     horizon: i64,
     late: LatePolicy,
     latest: Option<i64>,
     seq: u64,
-    in_order: VecDeque<Entry>,
-    out_of_order: BinaryHeap<Reverse<Entry>>,
+    in_order: VecDeque<Entry<T>>,
+    out_of_order: BinaryHeap<Reverse<Entry<T>>>,
     stats: ReorderStats,
 }
 
-impl Reorder {
+impl<T: Timed> Reorder<T> {
     /// `horizon` must be ≥ 0 (the scanner ensures it).
     pub(crate) fn new(horizon: i64, late: LatePolicy) -> Self {
         Reorder {
@@ -74,12 +89,8 @@ impl Reorder {
     }
 
     /// Take one arrival and hand every packet that can no longer be overtaken to `sink`, in order.
-    pub(crate) fn push(
-        &mut self,
-        a: &Arrival,
-        mut sink: impl FnMut(&Arrival) -> Result<()>,
-    ) -> Result<()> {
-        let ts = a.ts_ns;
+    pub(crate) fn push(&mut self, a: &T, mut sink: impl FnMut(&T) -> Result<()>) -> Result<()> {
+        let ts = a.ts_ns();
         let entry = Entry {
             seq: self.seq,
             arrival: *a,
@@ -111,7 +122,7 @@ impl Reorder {
     }
 
     /// Release everything left, in order.
-    pub(crate) fn flush(&mut self, mut sink: impl FnMut(&Arrival) -> Result<()>) -> Result<()> {
+    pub(crate) fn flush(&mut self, mut sink: impl FnMut(&T) -> Result<()>) -> Result<()> {
         self.release(i64::MAX, &mut sink)
     }
 
@@ -134,7 +145,19 @@ impl Reorder {
     }
 
     /// Hand over, in (timestamp, arrival) order, every buffered packet with timestamp ≤ `bound`.
-    fn release(&mut self, bound: i64, sink: &mut impl FnMut(&Arrival) -> Result<()>) -> Result<()> {
+    fn release(&mut self, bound: i64, sink: &mut impl FnMut(&T) -> Result<()>) -> Result<()> {
+        if self.out_of_order.is_empty() {
+            // Sorted input, the common case: only the FIFO to look at.
+            while let Some(f) = self.in_order.front() {
+                if f.arrival.ts_ns() > bound {
+                    break;
+                }
+                if let Some(e) = self.in_order.pop_front() {
+                    sink(&e.arrival)?;
+                }
+            }
+            return Ok(());
+        }
         loop {
             let from_heap = match (self.in_order.front(), self.out_of_order.peek()) {
                 (Some(f), Some(Reverse(h))) => h < f,
@@ -144,13 +167,13 @@ impl Reorder {
             };
             let next = if from_heap {
                 match self.out_of_order.peek() {
-                    Some(Reverse(h)) if h.arrival.ts_ns <= bound => self.out_of_order.pop(),
+                    Some(Reverse(h)) if h.arrival.ts_ns() <= bound => self.out_of_order.pop(),
                     _ => None,
                 }
                 .map(|Reverse(e)| e)
             } else {
                 match self.in_order.front() {
-                    Some(f) if f.arrival.ts_ns <= bound => self.in_order.pop_front(),
+                    Some(f) if f.arrival.ts_ns() <= bound => self.in_order.pop_front(),
                     _ => None,
                 }
             };

@@ -2,7 +2,7 @@
 //! every grouping, in one pass.
 
 use super::group::{Grouping, Metrics, Rows};
-use super::reorder::Reorder;
+use super::reorder::{Reorder, Timed};
 use super::{Arrival, By, Closure, GroupKey, LatePolicy, ScanConfig, ScanOutput};
 use crate::error::{Error, Result};
 
@@ -40,9 +40,39 @@ pub struct ExactBacklog {
 }
 
 pub struct Scanner {
-    reorder: Reorder,
+    reorder: Buffer,
     metrics: Metrics,
     groupings: Vec<Grouping>,
+}
+
+/// What waits in the reorder buffer: whole arrivals when a grouping needs their headers, else
+/// only what the metrics and the interface grouping read (copied twice per packet: keep it small).
+enum Buffer {
+    Full(Reorder<Arrival>),
+    Lean(Reorder<Lean>),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Lean {
+    ts_ns: i64,
+    size: u64,
+    interface: u32,
+}
+
+impl Timed for Lean {
+    #[inline(always)]
+    fn ts_ns(&self) -> i64 {
+        self.ts_ns
+    }
+}
+
+impl Buffer {
+    fn stats(&self) -> &super::ReorderStats {
+        match self {
+            Buffer::Full(r) => r.stats(),
+            Buffer::Lean(r) => r.stats(),
+        }
+    }
 }
 
 impl Scanner {
@@ -100,8 +130,14 @@ impl Scanner {
             .iter()
             .map(|&b| Grouping::new(b, &metrics, max_groups))
             .collect();
+        let lean = by.iter().all(|b| matches!(b, By::All | By::Interface));
+        let reorder = if lean {
+            Buffer::Lean(Reorder::new(reorder_horizon_ns, late))
+        } else {
+            Buffer::Full(Reorder::new(reorder_horizon_ns, late))
+        };
         Ok(Scanner {
-            reorder: Reorder::new(reorder_horizon_ns, late),
+            reorder,
             metrics,
             groupings,
         })
@@ -114,7 +150,17 @@ impl Scanner {
             metrics,
             groupings,
         } = self;
-        reorder.push(arrival, |a| feed(groupings, metrics, a))
+        match reorder {
+            Buffer::Full(r) => r.push(arrival, |a| feed(groupings, metrics, a)),
+            Buffer::Lean(r) => {
+                let lean = Lean {
+                    ts_ns: arrival.ts_ns,
+                    size: arrival.size,
+                    interface: arrival.interface,
+                };
+                r.push(&lean, |l| feed_lean(groupings, metrics, l))
+            }
+        }
     }
 
     /// Flush the reorder buffer and return all rows, sorted by (by, group, window/rate/bin).
@@ -132,7 +178,10 @@ impl Scanner {
                 metrics,
                 groupings,
             } = &mut self;
-            reorder.flush(|a| feed(groupings, metrics, a))?;
+            match reorder {
+                Buffer::Full(r) => r.flush(|a| feed(groupings, metrics, a))?,
+                Buffer::Lean(r) => r.flush(|l| feed_lean(groupings, metrics, l))?,
+            }
         }
         let mut exact = Vec::new();
         for grouping in &self.groupings {
@@ -171,6 +220,20 @@ impl Scanner {
 fn feed(groupings: &mut [Grouping], metrics: &Metrics, a: &Arrival) -> Result<()> {
     for g in groupings {
         g.push(a, metrics)?;
+    }
+    Ok(())
+}
+
+/// [`feed`] for groupings that need no header (the aggregate and the interface).
+#[inline]
+fn feed_lean(groupings: &mut [Grouping], metrics: &Metrics, l: &Lean) -> Result<()> {
+    for g in groupings {
+        g.push_key(
+            || GroupKey::Interface(l.interface),
+            l.ts_ns,
+            l.size,
+            metrics,
+        )?;
     }
     Ok(())
 }

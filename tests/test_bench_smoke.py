@@ -1,0 +1,97 @@
+"""The benchmark harness on tiny captures: it runs end to end and its output is sane.
+
+Timings are never asserted (CI machines vary); what is checked is that every tool read the
+packets the writer wrote, and that the peers' E(τ), computed independently (tshark's decimal
+timestamps and polars' rolling sums, exact integers), equals burstcore's on every window.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    if shutil.which("tshark") is None:
+        pytest.fail("tshark is needed (installed by .ci/setup)")
+    tmp = tmp_path_factory.mktemp("bench")
+    out, js = tmp / "RESULTS.md", tmp / "results.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benches" / "run.py"),
+            "--smoke",
+            "--data",
+            str(tmp),
+            "--out",
+            str(out),
+            "--json",
+            str(js),
+        ],
+        check=True,
+        timeout=600,
+    )
+    return {"md": out.read_text(), **json.loads(js.read_text())}
+
+
+def test_every_tool_reads_every_packet(smoke: dict) -> None:
+    results = smoke["results"]
+    main = [r for r in results if not r["capture"].startswith("snap128-pcap-") or r["capture"].endswith("-2m")]
+    tools = {r["tool"] for r in main}
+    assert tools == {"cat", "framing", "scan", "read_packets", "read_packets_ts", "polars", "tshark", "dpkt", "scapy"}
+    by_capture: dict[str, list[dict]] = {}
+    for r in main:
+        by_capture.setdefault(r["capture"], []).append(r)
+    assert len(by_capture) == 4  # pcap/pcapng × full/snaplen 128
+    for capture, rs in by_capture.items():
+        packets = {r["tool"]: r["packets"] for r in rs}
+        # The smoke run reads whole files (no slices): every tool sees the same packets.
+        assert len(set(packets.values())) == 1, (capture, packets)
+        assert packets["scan"] > 1000
+        wire = {r["tool"]: r["extra"]["wire_bytes"] for r in rs if "wire_bytes" in r["extra"]}
+        assert len(set(wire.values())) == 1, (capture, wire)
+        for r in rs:
+            assert r["seconds"] > 0 and r["peak_rss"] > 0 and not r["sliced"]
+
+
+def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
+    windows = smoke["windows_ns"]
+    assert len(windows) == 20 and len(smoke["rates_bps"]) == 8
+    for capture in {r["capture"] for r in smoke["results"]}:
+        rs = {r["tool"]: r for r in smoke["results"] if r["capture"] == capture}
+        if "tshark" not in rs:
+            continue  # memory-check captures are scanned only
+        env = rs["scan"]["extra"]["envelope"]
+        assert len(env) == 20 and env == sorted(env)
+        # Exact oracles: tshark's decimal ns timestamps with int64 numpy; polars rolling sums.
+        assert rs["tshark"]["extra"]["envelope"] == env, capture
+        assert rs["polars"]["extra"]["envelope"] == env, capture
+        assert rs["scapy"]["extra"]["envelope"] == env, capture
+        # B_max from float cumulative sums (the peers' way) agrees to float precision.
+        for peer in ("tshark", "polars"):
+            for a, b in zip(rs[peer]["extra"]["bmax"], rs["scan"]["extra"]["bmax"], strict=True):
+                assert a == pytest.approx(b, rel=1e-6, abs=1.0), (capture, peer)
+
+
+def test_report_has_machine_targets_and_memory_check(smoke: dict) -> None:
+    md = smoke["md"]
+    for needle in (
+        "## Machine",
+        "| CPU |",
+        "| kernel |",
+        "## Targets (issue 7)",
+        "## Memory check",
+        "scan is faster by",
+    ):
+        assert needle in md, needle
+    mem = [r for r in smoke["results"] if r["capture"] in ("snap128-pcap-1m", "snap128-pcap-4m")]
+    assert [r["tool"] for r in mem] == ["scan", "scan"]
+    assert mem[1]["packets"] > 3 * mem[0]["packets"]
