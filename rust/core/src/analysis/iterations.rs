@@ -536,3 +536,67 @@ fn boundaries(total: &[f64], period: usize, half: usize) -> Vec<usize> {
     chain.dedup();
     chain
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Headers;
+    use std::net::Ipv4Addr;
+
+    /// Bursty training as in an unshaped ring: each phase is several bucket bursts with gaps of
+    /// up to 7 ms between them, iterations last 40–72 ms. Every phase carries the same bytes,
+    /// so each detected iteration must carry exactly that (the oracle is the construction).
+    #[test]
+    fn gaps_inside_a_phase_do_not_split_iterations() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut below = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let (bursts, per_burst, size) = (4u64, 1000u64, 1500u64);
+        let mut an = IterationAnalyzer::new(IterationOptions::default());
+        let mut t = 1_000_000_000i64;
+        let mut phases = Vec::new();
+        for _ in 0..40 {
+            // Compute pause 20–35 ms, then the phase.
+            t += 20_000_000 + below(15_000_000) as i64;
+            let first = t;
+            for b in 0..bursts {
+                if b > 0 {
+                    t += 1_000_000 + below(6_000_000) as i64;
+                }
+                for i in 0..per_burst {
+                    t += 4_000;
+                    an.push(&Arrival {
+                        ts_ns: t,
+                        size,
+                        interface: 0,
+                        headers: Headers {
+                            src: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1 + (i % 2) as u8))),
+                            payload_len: Some(1448),
+                            ..Headers::default()
+                        },
+                    });
+                }
+            }
+            phases.push((first, t));
+        }
+        let rep = an.finish();
+        let want = bursts * per_burst * size;
+        let inner = &rep.iterations;
+        assert!(inner.len() >= 39, "{} iterations", inner.len());
+        for it in inner {
+            assert_eq!(
+                it.bytes, want,
+                "iteration at {} split or merged",
+                it.start_ns
+            );
+        }
+        let (first, last) = (phases[0].0, phases[39].0);
+        let truth = (last - first) / 39;
+        let got = rep.period_ns.expect("period");
+        assert!((got - truth).abs() * 50 <= truth, "period {got} vs {truth}");
+    }
+}
