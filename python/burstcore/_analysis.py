@@ -426,6 +426,11 @@ def iterations(
     Robust to start-up and idle tails (high-passed autocorrelation), ACK streams (pure ACKs are
     left out of the period search) and concurrent jobs (the dominant period wins; lighter
     segments are dropped). The period searched lies in [min_period, max_period].
+
+    Boundaries sit at the minima of the data rate smoothed over one typical compute pause (the
+    longest quiet run of each period, byte-weighted median), spaced 0.7-1.3 periods apart: the
+    pause between iterations is longer than any gap between gradient buckets inside a phase, so
+    those gaps are filled by the smoothing and never cut an iteration in two.
     """
     bin_ns = parse_duration(bin, name="bin")
     lo = parse_duration(min_period, name="min_period", allow_zero=True)

@@ -14,6 +14,17 @@
 //!    at least half as well wins (prefer the fundamental).
 //! 3. Segmentation: iteration boundaries by dynamic programming, at the quietest points of the
 //!    smoothed data rate, spaced 0.7–1.3 periods apart (periods drift a lot in real training).
+//!    An iteration is a compute pause followed by a communication phase, and the phase itself
+//!    may pause between gradient buckets or ring steps. What tells the two kinds of quiet apart
+//!    is length: the compute pause is the longest quiet run of its period. So the smoothing
+//!    window spans one typical compute pause (byte-weighted median over period-long chunks of
+//!    the longest quiet run in each, see `smoothing_half_width`): at a pause's centre the
+//!    smoothed rate is zero, while every shorter gap inside a phase is partly filled by the
+//!    traffic around it and can no longer pass for a boundary. The window is never shorter than
+//!    period/32, which covers nearly continuous (shaped) traffic whose pauses are mere dips.
+//!    The spacing stays tight on purpose: in parameter-server traffic the pause between the push
+//!    and the pull half of an iteration is as deep as the compute pause, and only the spacing
+//!    rules it out.
 //!    In each segment the communication phase runs from the first to the last bin carrying at
 //!    least 5 % of the segment's busiest bin; the iteration's bytes and packets are those of the
 //!    whole segment (boundary to boundary). Segments far lighter than the median (start-up,
@@ -214,7 +225,7 @@ impl IterationAnalyzer {
         report.confidence = score.clamp(0.0, 1.0);
         report.acf_period_ns = i64::try_from(lag).ok().map(|l| l.saturating_mul(coarse_ns));
 
-        let bounds = boundaries(&total, lag);
+        let bounds = boundaries(&total, lag, smoothing_half_width(&total, lag));
         let all_bytes = pool(&self.all_bytes, factor);
         let all_packets = pool(&self.all_packets, factor);
         let origin = report.origin_ns;
@@ -421,11 +432,67 @@ fn pick_period(families: &[Vec<f64>], min_lag: usize, max_lag: usize) -> Option<
     Some(best)
 }
 
-/// Segment boundaries (bin indices, first 0, last len) at the quietest points of the smoothed
-/// series, consecutive ones 0.7–1.3 periods apart, by dynamic programming over positions.
-fn boundaries(total: &[f64], period: usize) -> Vec<usize> {
+/// Half-width of the moving average the boundaries are placed on: half the typical compute pause
+/// (so the window spans about one pause), at least period/32 against per-bin noise.
+///
+/// A pause is the longest quiet run (bins with at most 5 % of the median non-empty bin's data
+/// bytes) inside a period-long chunk; the typical pause is the byte-weighted median over chunks,
+/// so the dominant traffic decides, not start-up or a trickle. Chunks that are all quiet, or
+/// quiet for a whole period (idle, not a pause), don't count.
+fn smoothing_half_width(total: &[f64], period: usize) -> usize {
+    let floor = (period / 32).max(1);
+    let mut nonzero: Vec<f64> = total.iter().copied().filter(|v| *v > 0.0).collect();
+    if nonzero.is_empty() || period == 0 {
+        return floor;
+    }
+    let mid = nonzero.len() / 2;
+    let (_, median, _) = nonzero.select_nth_unstable_by(mid, f64::total_cmp);
+    let quiet_max = 0.05 * *median;
+    // Length of the quiet run each bin belongs to (0 for busy bins).
+    let mut run = vec![0usize; total.len()];
+    let mut i = 0;
+    while i < total.len() {
+        let len = total
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|v| **v <= quiet_max)
+            .count();
+        if len == 0 {
+            i += 1;
+            continue;
+        }
+        for r in run.get_mut(i..i + len).unwrap_or(&mut []) {
+            *r = len;
+        }
+        i += len;
+    }
+    let mut pauses: Vec<(usize, f64)> = total
+        .chunks(period)
+        .zip(run.chunks(period))
+        .filter(|(t, _)| t.len() == period && t.iter().any(|v| *v > quiet_max))
+        .map(|(t, r)| (r.iter().copied().max().unwrap_or(0), t.iter().sum::<f64>()))
+        .filter(|(longest, _)| *longest < period)
+        .collect();
+    pauses.sort_unstable_by_key(|p| p.0);
+    let half_bytes = pauses.iter().map(|p| p.1).sum::<f64>() / 2.0;
+    let mut acc = 0.0;
+    let typical = pauses
+        .iter()
+        .find(|(_, bytes)| {
+            acc += bytes;
+            acc >= half_bytes
+        })
+        .map_or(0, |p| p.0);
+    floor.max(typical / 2)
+}
+
+/// Segment boundaries (bin indices, first 0, last len) at the quietest points of the series
+/// smoothed over ±`half` bins, consecutive ones 0.7–1.3 periods apart, by dynamic programming
+/// over positions.
+fn boundaries(total: &[f64], period: usize, half: usize) -> Vec<usize> {
     let n = total.len();
-    let w = (period / 32).max(1);
+    let w = half.max(1);
     let smooth = {
         let h = highpass(total, w);
         // smooth = x − highpass(x) = the centred moving average.
@@ -468,4 +535,68 @@ fn boundaries(total: &[f64], period: usize) -> Vec<usize> {
     chain.push(n);
     chain.dedup();
     chain
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Headers;
+    use std::net::Ipv4Addr;
+
+    /// Bursty training as in an unshaped ring: each phase is several bucket bursts with gaps of
+    /// up to 7 ms between them, iterations last 40–72 ms. Every phase carries the same bytes,
+    /// so each detected iteration must carry exactly that (the oracle is the construction).
+    #[test]
+    fn gaps_inside_a_phase_do_not_split_iterations() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut below = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let (bursts, per_burst, size) = (4u64, 1000u64, 1500u64);
+        let mut an = IterationAnalyzer::new(IterationOptions::default());
+        let mut t = 1_000_000_000i64;
+        let mut phases = Vec::new();
+        for _ in 0..40 {
+            // Compute pause 20–35 ms, then the phase.
+            t += 20_000_000 + below(15_000_000) as i64;
+            let first = t;
+            for b in 0..bursts {
+                if b > 0 {
+                    t += 1_000_000 + below(6_000_000) as i64;
+                }
+                for i in 0..per_burst {
+                    t += 4_000;
+                    an.push(&Arrival {
+                        ts_ns: t,
+                        size,
+                        interface: 0,
+                        headers: Headers {
+                            src: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1 + (i % 2) as u8))),
+                            payload_len: Some(1448),
+                            ..Headers::default()
+                        },
+                    });
+                }
+            }
+            phases.push((first, t));
+        }
+        let rep = an.finish();
+        let want = bursts * per_burst * size;
+        let inner = &rep.iterations;
+        assert!(inner.len() >= 39, "{} iterations", inner.len());
+        for it in inner {
+            assert_eq!(
+                it.bytes, want,
+                "iteration at {} split or merged",
+                it.start_ns
+            );
+        }
+        let (first, last) = (phases[0].0, phases[39].0);
+        let truth = (last - first) / 39;
+        let got = rep.period_ns.expect("period");
+        assert!((got - truth).abs() * 50 <= truth, "period {got} vs {truth}");
+    }
 }
