@@ -17,9 +17,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import burstcore
 import polars as pl
 import pytest
+
+import burstcore
 
 ROOT = Path(__file__).resolve().parent.parent
 WINDOWS = ["1us", "10us", "100us", "1ms", "5ms", "100ms"]

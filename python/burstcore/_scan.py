@@ -272,6 +272,7 @@ def scan(
             max_groups,
             strict,
             progress,
+            threads,
         )
         for w in warns:
             warnings.warn(w, CaptureWarning, stacklevel=2)

@@ -20,9 +20,9 @@ const BATCH: usize = 4096;
 /// Batches in flight per worker: bounds memory while letting the reader run ahead a little.
 const IN_FLIGHT: usize = 8;
 
-/// One scan config per thread, each with a share of the windows, rates and bins (dealt round
-/// robin from a list sorted by kind so the costly windows spread evenly). `None` when there is
-/// too little to split.
+/// One scan config per thread, each with a share of the windows, rates and bins (dealt in turn
+/// from a list sorted by kind so the costly windows spread evenly). `None` when there is too
+/// little to split.
 pub fn split_config(config: &ScanConfig, threads: usize) -> Option<Vec<ScanConfig>> {
     let units = config.windows_ns.len() + config.rates_bps.len() + config.bins_ns.len();
     let n = threads.min(units);
@@ -37,9 +37,12 @@ pub fn split_config(config: &ScanConfig, threads: usize) -> Option<Vec<ScanConfi
             ..config.clone()
         })
         .collect();
+    // The calling thread also reads, frames and decodes, so it takes half a share: the deal
+    // cycles through the workers, the caller, the workers again.
+    let cycle: Vec<usize> = (1..n).chain(std::iter::once(0)).chain(1..n).collect();
     let mut i = 0;
     let mut deal = |f: &mut dyn FnMut(&mut ScanConfig)| {
-        f(&mut parts[i % n]);
+        f(&mut parts[cycle[i % cycle.len()]]);
         i += 1;
     };
     for &w in &config.windows_ns {

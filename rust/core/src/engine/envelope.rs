@@ -175,8 +175,10 @@ impl Envelope {
             advance(w, ring, from, to);
         }
         self.done = to;
-        if let Some(largest) = self.windows.last() {
-            self.ring.tail = largest.trail;
+        // Trails lag lazily, so a shorter window's trail may be older than the largest one's:
+        // keep every packet any trail still points to.
+        if let Some(oldest) = self.windows.iter().map(|w| w.trail).min() {
+            self.ring.tail = oldest;
         }
     }
 
@@ -217,6 +219,16 @@ fn advance(w: &mut Window, ring: &Ring, from: u64, to: u64) {
         let Slot { ts, size } = ring.at(seq);
         bytes += u128::from(size);
         packets += 1;
+        // Lazy trail: the window from the (possibly lagging) trail to this packet holds at least
+        // the true window's bytes and packets. If even it cannot set a new maximum (ties are
+        // looked at), neither can the true window, and the trail may catch up later, in one long
+        // run that the branch predictor follows instead of one mispredicted exit per packet. The
+        // lag is bounded: it ends as soon as the lagging window would hold more packets than
+        // the most any window held so far.
+        if seq != 0 && bytes < best_bytes && packets <= max_packets {
+            seq = seq.wrapping_add(1);
+            continue;
+        }
         // reach ≥ 0, so the packet just added always stays in its own window: the trail stops
         // at it at the latest, and needs no check against the head.
         let bound = ts.saturating_sub(reach);
