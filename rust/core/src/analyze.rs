@@ -6,14 +6,15 @@
 //! Sizes are wire lengths (pcap `orig_len`): the analyses compare against tshark's `frame.len`
 //! and the ground-truth logs, which count frames on the wire.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use crate::analysis::{
     BurstDetector, BurstReport, FlowKey, FlowOptions, FlowReport, FlowTable, GroupedHistograms,
     IterationAnalyzer, IterationOptions, IterationReport, TrafficMatrix,
 };
 use crate::capture::CaptureReader;
+use crate::engine::reorder::Reorder;
 use crate::engine::{
     Arrival, By, EnvelopeRow, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner,
 };
@@ -40,47 +41,17 @@ impl Default for OrderOptions {
     }
 }
 
-struct Entry {
-    seq: u64,
-    arrival: Arrival,
-}
-
-impl Entry {
-    fn key(&self) -> (i64, u64) {
-        (self.arrival.ts_ns, self.seq)
-    }
-}
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key().cmp(&other.key())
-    }
-}
-
-/// One capture as arrivals in timestamp order, shifted by `offset_ns`.
+/// One capture as arrivals in timestamp order (the engine's bounded reorder buffer), shifted by
+/// `offset_ns`.
 struct Ordered<'r> {
     reader: &'r mut CaptureReader,
     offset_ns: i64,
-    order: OrderOptions,
-    heap: BinaryHeap<Reverse<Entry>>,
-    latest: Option<i64>,
-    seq: u64,
+    reorder: Reorder<Arrival>,
+    /// Arrivals the reorder buffer has released, not yet handed out.
+    ready: VecDeque<Arrival>,
     done: bool,
     packets_read: u64,
     no_timestamp: u64,
-    late: u64,
-    reordered: u64,
-    max_lateness_ns: i64,
 }
 
 impl<'r> Ordered<'r> {
@@ -88,40 +59,31 @@ impl<'r> Ordered<'r> {
         Ordered {
             reader,
             offset_ns,
-            order,
-            heap: BinaryHeap::new(),
-            latest: None,
-            seq: 0,
+            reorder: Reorder::new(order.reorder_horizon_ns, order.late),
+            ready: VecDeque::new(),
             done: false,
             packets_read: 0,
             no_timestamp: 0,
-            late: 0,
-            reordered: 0,
-            max_lateness_ns: 0,
         }
     }
 
     /// The next arrival in (timestamp, file order), offset applied; interface numbers local.
     fn next(&mut self) -> Result<Option<Arrival>> {
         loop {
-            if let Some(Reverse(top)) = self.heap.peek() {
-                let bound = self.latest.map_or(i64::MIN, |l| {
-                    l.saturating_sub(self.order.reorder_horizon_ns)
-                });
-                if self.done || top.arrival.ts_ns <= bound {
-                    let Some(Reverse(e)) = self.heap.pop() else {
-                        return Ok(None);
-                    };
-                    let mut a = e.arrival;
-                    a.ts_ns = a.ts_ns.saturating_add(self.offset_ns);
-                    return Ok(Some(a));
-                }
+            if let Some(mut a) = self.ready.pop_front() {
+                a.ts_ns = a.ts_ns.saturating_add(self.offset_ns);
+                return Ok(Some(a));
             }
             if self.done {
                 return Ok(None);
             }
+            let ready = &mut self.ready;
             let Some(p) = self.reader.next_packet()? else {
                 self.done = true;
+                self.reorder.flush(|a| {
+                    ready.push_back(*a);
+                    Ok(())
+                })?;
                 continue;
             };
             self.packets_read += 1;
@@ -135,40 +97,17 @@ impl<'r> Ordered<'r> {
                 interface: p.interface,
                 headers: wire::decode(p.linktype, p.data),
             };
-            match self.latest {
-                Some(latest) if ts_ns < latest => {
-                    let lateness = latest.saturating_sub(ts_ns);
-                    self.max_lateness_ns = self.max_lateness_ns.max(lateness);
-                    if lateness > self.order.reorder_horizon_ns {
-                        match self.order.late {
-                            LatePolicy::Drop => {
-                                self.late += 1;
-                                continue;
-                            }
-                            LatePolicy::Error => {
-                                return Err(Error::at(
-                                    ErrorKind::OutOfOrder,
-                                    p.offset,
-                                    format!(
-                                        "packet with timestamp {ts_ns} ns comes {lateness} ns after a \
-                                         packet at {latest} ns, beyond the reorder horizon of {} ns; \
-                                         raise reorder_horizon to at least {lateness} ns, or pass \
-                                         on_late='drop'",
-                                        self.order.reorder_horizon_ns
-                                    ),
-                                ))
-                            }
-                        }
-                    }
-                    self.reordered += 1;
-                }
-                _ => self.latest = Some(ts_ns),
-            }
-            self.heap.push(Reverse(Entry {
-                seq: self.seq,
-                arrival,
-            }));
-            self.seq += 1;
+            let offset = p.offset;
+            self.reorder
+                .push(&arrival, |a| {
+                    ready.push_back(*a);
+                    Ok(())
+                })
+                .map_err(|mut e| {
+                    // The buffer knows times, not files: say where the late packet is.
+                    e.offset = e.offset.or(Some(offset));
+                    e
+                })?;
         }
     }
 }
@@ -241,9 +180,10 @@ pub fn for_each(
         acc.packets_read += s.packets_read;
         acc.skipped_no_timestamp += s.no_timestamp;
         acc.skipped_timestamp_out_of_range += s.reader.stats().timestamps_out_of_range;
-        acc.skipped_late += s.late;
-        acc.reordered += s.reordered;
-        acc.max_lateness_ns = acc.max_lateness_ns.max(s.max_lateness_ns);
+        let st = s.reorder.stats();
+        acc.skipped_late += st.dropped_late;
+        acc.reordered += st.reordered;
+        acc.max_lateness_ns = acc.max_lateness_ns.max(st.max_lateness_ns);
     }
     // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.
     acc.skipped_no_timestamp -= acc

@@ -20,9 +20,8 @@ const BATCH: usize = 4096;
 /// Batches in flight per worker: bounds memory while letting the reader run ahead a little.
 const IN_FLIGHT: usize = 8;
 
-/// One scan config per thread, each with a share of the windows, rates and bins (dealt in turn
-/// from a list sorted by kind so the costly windows spread evenly). `None` when there is too
-/// little to split.
+/// One scan config per thread, each with a share of the windows, rates and bins; `None` when
+/// there is too little to split.
 pub fn split_config(config: &ScanConfig, threads: usize) -> Option<Vec<ScanConfig>> {
     let units = config.windows_ns.len() + config.rates_bps.len() + config.bins_ns.len();
     let n = threads.min(units);
@@ -40,19 +39,29 @@ pub fn split_config(config: &ScanConfig, threads: usize) -> Option<Vec<ScanConfi
     // The calling thread also reads, frames and decodes, so it takes half a share: the deal
     // cycles through the workers, the caller, the workers again.
     let cycle: Vec<usize> = (1..n).chain(std::iter::once(0)).chain(1..n).collect();
-    let mut i = 0;
-    let mut deal = |f: &mut dyn FnMut(&mut ScanConfig)| {
-        f(&mut parts[cycle[i % cycle.len()]]);
-        i += 1;
-    };
-    for &w in &config.windows_ns {
-        deal(&mut |p| p.windows_ns.push(w));
+    let share = |i: usize| cycle[i % cycle.len()];
+    // Windows are dealt in runs of neighbouring lengths, shortest to the caller: each thread
+    // keeps the packets of its own largest window, so only one thread holds the longest ones.
+    let mut windows = config.windows_ns.clone();
+    windows.sort_unstable();
+    let w = windows.len();
+    let mut counts = vec![0usize; n];
+    for i in 0..w {
+        counts[share(i)] += 1;
     }
+    let mut at = 0;
+    for (part, c) in parts.iter_mut().zip(counts) {
+        part.windows_ns.extend_from_slice(&windows[at..at + c]);
+        at += c;
+    }
+    let mut i = w;
     for &r in &config.rates_bps {
-        deal(&mut |p| p.rates_bps.push(r));
+        parts[share(i)].rates_bps.push(r);
+        i += 1;
     }
     for &b in &config.bins_ns {
-        deal(&mut |p| p.bins_ns.push(b));
+        parts[share(i)].bins_ns.push(b);
+        i += 1;
     }
     Some(parts)
 }

@@ -16,7 +16,7 @@ mod backlog;
 mod envelope;
 mod group;
 pub mod reference;
-mod reorder;
+pub(crate) mod reorder;
 mod scanner;
 mod series;
 

@@ -136,8 +136,8 @@ impl<T: Timed> Reorder<T> {
                 ErrorKind::OutOfOrder,
                 format!(
                     "packet with timestamp {ts} ns arrived {lateness} ns after a packet at \
-                     {latest} ns, beyond the reorder horizon of {} ns; raise the reorder horizon \
-                     to at least {lateness} ns, or drop late packets",
+                     {latest} ns, beyond the reorder horizon of {} ns; raise reorder_horizon to \
+                     at least {lateness} ns, or drop late packets (on_late='drop')",
                     self.horizon
                 ),
             )),
