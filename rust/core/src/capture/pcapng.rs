@@ -273,6 +273,7 @@ fn interface_of(r: &CaptureReader, offset: u64, local: u32) -> Result<(u32, Hot)
     }
 }
 
+/// Enhanced Packet Block: a 32-bit interface id.
 #[inline]
 fn enhanced_packet(
     r: &mut CaptureReader,
@@ -281,38 +282,12 @@ fn enhanced_packet(
     len: usize,
     big: bool,
 ) -> Result<Option<Framed>> {
-    let b = body(r, start, len);
     if len < 20 {
         return Err(too_short(offset, "enhanced packet", len));
     }
-    let local = u32_at(b, 0, big);
-    let raw_ts = ts_at(b, 4, big);
-    let caplen = u32_at(b, 12, big);
-    let wire_len = u32_at(b, 16, big);
-    if caplen as usize > len - 20 {
-        return Err(corrupt(
-            offset,
-            format!(
-                "captured length {caplen} is larger than the {}-byte enhanced packet block",
-                len + 12
-            ),
-        ));
-    }
+    let local = u32_at(body(r, start, len), 0, big);
     r.stats.enhanced_packet_blocks += 1;
-    let (interface, hot) = interface_of(r, offset, local)?;
-    let ts_ns = hot.ts.to_ns(raw_ts);
-    if ts_ns.is_none() {
-        r.timestamp_out_of_range(offset);
-    }
-    Ok(Some(Framed {
-        ts_ns,
-        interface,
-        linktype: hot.linktype,
-        wire_len,
-        data_start: start + 20,
-        data_end: start + 20 + caplen as usize,
-        offset,
-    }))
+    timed_packet(r, offset, start, len, big, local, "enhanced packet")
 }
 
 fn simple_packet(
@@ -344,6 +319,7 @@ fn simple_packet(
     }))
 }
 
+/// The obsolete Packet Block: a 16-bit interface id (then a drops count), otherwise an EPB.
 fn obsolete_packet(
     r: &mut CaptureReader,
     offset: u64,
@@ -351,11 +327,27 @@ fn obsolete_packet(
     len: usize,
     big: bool,
 ) -> Result<Option<Framed>> {
-    let b = body(r, start, len);
     if len < 20 {
         return Err(too_short(offset, "obsolete packet", len));
     }
-    let local = u32::from(u16_at(b, 0, big));
+    let local = u32::from(u16_at(body(r, start, len), 0, big));
+    r.stats.obsolete_packet_blocks += 1;
+    timed_packet(r, offset, start, len, big, local, "packet")
+}
+
+/// The layout EPB and the obsolete Packet Block share after the interface id: a 64-bit
+/// timestamp, captured and original lengths, then the data.
+#[inline]
+fn timed_packet(
+    r: &mut CaptureReader,
+    offset: u64,
+    start: usize,
+    len: usize,
+    big: bool,
+    local: u32,
+    kind: &str,
+) -> Result<Option<Framed>> {
+    let b = body(r, start, len);
     let raw_ts = ts_at(b, 4, big);
     let caplen = u32_at(b, 12, big);
     let wire_len = u32_at(b, 16, big);
@@ -363,12 +355,11 @@ fn obsolete_packet(
         return Err(corrupt(
             offset,
             format!(
-                "captured length {caplen} is larger than the {}-byte packet block",
+                "captured length {caplen} is larger than the {}-byte {kind} block",
                 len + 12
             ),
         ));
     }
-    r.stats.obsolete_packet_blocks += 1;
     let (interface, hot) = interface_of(r, offset, local)?;
     let ts_ns = hot.ts.to_ns(raw_ts);
     if ts_ns.is_none() {
