@@ -146,7 +146,7 @@ fn late_packet_is_an_error_that_says_how_to_fix_it() {
             "seed {seed}: {err}"
         );
         assert!(
-            err.reason.contains("raise the reorder horizon"),
+            err.reason.contains("raise reorder_horizon"),
             "seed {seed}: {err}"
         );
         errors += 1;

@@ -27,6 +27,9 @@
 //! - `ip-len-exceeds-frame`: the IP length is larger than the frame on the wire; tshark clamps
 //!   the TCP length to the frame, ours follows the header.
 //! - `mobility-chain`: the IPv6 chain has an extension tshark gives no next-header field for.
+//! - `udp-len-exceeds-ip`: the UDP length field is larger than the IP payload (the first fragment
+//!   of a fragmented datagram, or a bogus length): tshark reports the field, ours is capped at the
+//!   payload this packet carries, which is what `size="payload"` must count.
 //!
 //! By default every 4th selected file is checked (about 2.5 minutes); `BURSTCORE_WIRE_FILES=1`
 //! checks all of them (about 10 minutes on 2 cores).
@@ -545,7 +548,10 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], orig_len: u32, at: &str, tally: 
         }
     } else {
         let theirs = t.num(F::UdpLen).map(|n| n.saturating_sub(8));
-        tally.eq("udp.payload_len", h.payload_len.map(u64::from), theirs, at);
+        match (h.payload_len.map(u64::from), theirs) {
+            (Some(ours), Some(field)) if ours < field => tally.legit("udp-len-exceeds-ip"),
+            (ours, theirs) => tally.eq("udp.payload_len", ours, theirs, at),
+        }
         if let Some(op) = t.num(F::BthOpcode) {
             tally.eq("roce.opcode", h.roce_opcode.map(u64::from), Some(op), at);
             tally.eq("roce.qp", h.roce_qp.map(u64::from), t.num(F::BthQp), at);
