@@ -46,7 +46,18 @@ def test_every_tool_reads_every_packet(smoke: dict) -> None:
     results = smoke["results"]
     main = [r for r in results if not r["capture"].startswith("snap128-pcap-") or r["capture"].endswith("-2m")]
     tools = {r["tool"] for r in main}
-    assert tools == {"cat", "framing", "scan", "read_packets", "read_packets_ts", "polars", "tshark", "dpkt", "scapy"}
+    assert tools == {
+        "cat",
+        "framing",
+        "scan",
+        "scan2",
+        "read_packets",
+        "read_packets_ts",
+        "polars",
+        "tshark",
+        "dpkt",
+        "scapy",
+    }
     by_capture: dict[str, list[dict]] = {}
     for r in main:
         by_capture.setdefault(r["capture"], []).append(r)
@@ -75,6 +86,9 @@ def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
         assert rs["tshark"]["extra"]["envelope"] == env, capture
         assert rs["polars"]["extra"]["envelope"] == env, capture
         assert rs["scapy"]["extra"]["envelope"] == env, capture
+        # Two threads: exactly the same numbers.
+        assert rs["scan2"]["extra"]["envelope"] == env, capture
+        assert rs["scan2"]["extra"]["bmax"] == rs["scan"]["extra"]["bmax"], capture
         # B_max from float cumulative sums (the peers' way) agrees to float precision.
         for peer in ("tshark", "polars"):
             for a, b in zip(rs[peer]["extra"]["bmax"], rs["scan"]["extra"]["bmax"], strict=True):
