@@ -14,6 +14,7 @@
 //! - after an error the reader is finished: later calls return `Ok(None)`.
 
 mod buffer;
+mod bytes;
 mod pcap;
 mod pcapng;
 mod sniff;

@@ -10,6 +10,7 @@
 //! - major version < 2 is unsupported; any 2.x is read; the link-type field's reserved bits
 //!   (0x03FF0000) must be zero; the FCS bits are ignored; thiszone is ignored.
 
+use super::bytes::{u16_at, u32_at};
 use super::{
     ByteOrder, CaptureReader, Fill, Format, Framed, Interface, InterfaceStats, Kind, TsResolution,
 };
@@ -24,31 +25,6 @@ pub(super) struct State {
     nanos: bool,
     record_header_len: usize,
     linktype: u16,
-}
-
-#[inline(always)]
-fn u32_at(b: &[u8], i: usize, big: bool) -> u32 {
-    let v = b
-        .get(i..i + 4)
-        .and_then(|s| <[u8; 4]>::try_from(s).ok())
-        .unwrap_or([0; 4]);
-    if big {
-        u32::from_be_bytes(v)
-    } else {
-        u32::from_le_bytes(v)
-    }
-}
-
-fn u16_at(b: &[u8], i: usize, big: bool) -> u16 {
-    let v = b
-        .get(i..i + 2)
-        .and_then(|s| <[u8; 2]>::try_from(s).ok())
-        .unwrap_or([0; 2]);
-    if big {
-        u16::from_be_bytes(v)
-    } else {
-        u16::from_le_bytes(v)
-    }
 }
 
 /// Read the file header. `Ok(false)` when a non-strict read found it cut short.

@@ -12,6 +12,7 @@
 //! - `Packet::interface` is a global index over all sections (tshark 4.0's frame.interface_id
 //!   is the section-local id, kept here as `Interface::local_id`).
 
+use super::bytes::{u16_at, u32_at, u64_at};
 use super::timestamp::TsConv;
 use super::{
     ByteOrder, CaptureReader, Fill, Framed, Interface, InterfaceStats, Kind, Section, TsResolution,
@@ -44,43 +45,6 @@ pub(super) struct State {
     /// Global index of the current section's first interface.
     section_first: usize,
     hot: Vec<Hot>,
-}
-
-#[inline(always)]
-fn u32_at(b: &[u8], i: usize, big: bool) -> u32 {
-    let v = b
-        .get(i..i + 4)
-        .and_then(|s| <[u8; 4]>::try_from(s).ok())
-        .unwrap_or([0; 4]);
-    if big {
-        u32::from_be_bytes(v)
-    } else {
-        u32::from_le_bytes(v)
-    }
-}
-
-fn u16_at(b: &[u8], i: usize, big: bool) -> u16 {
-    let v = b
-        .get(i..i + 2)
-        .and_then(|s| <[u8; 2]>::try_from(s).ok())
-        .unwrap_or([0; 2]);
-    if big {
-        u16::from_be_bytes(v)
-    } else {
-        u16::from_le_bytes(v)
-    }
-}
-
-fn u64_at(b: &[u8], i: usize, big: bool) -> u64 {
-    let v = b
-        .get(i..i + 8)
-        .and_then(|s| <[u8; 8]>::try_from(s).ok())
-        .unwrap_or([0; 8]);
-    if big {
-        u64::from_be_bytes(v)
-    } else {
-        u64::from_le_bytes(v)
-    }
 }
 
 /// Two 32-bit halves, high first, as pcapng stores timestamps.
