@@ -17,7 +17,16 @@ import polars as pl
 
 from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback
-from ._scan import DEFAULT_HORIZON, DEFAULT_MAX_GROUPS, GROUPINGS, ScanResult, _as_list, _build_result, _parse_by
+from ._scan import (
+    DEFAULT_HORIZON,
+    DEFAULT_MAX_GROUPS,
+    GROUPINGS,
+    ScanResult,
+    _as_list,
+    _build_result,
+    _parse_by,
+    _parse_order,
+)
 from ._sources import is_rereadable, normalize
 from ._units import default_windows_ns, format_duration, parse_duration, parse_rate
 
@@ -32,12 +41,6 @@ def _sources(source: Any) -> list[Any]:
     if not raw:
         raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
     return [normalize(s) for s in raw]
-
-
-def _order(reorder_horizon: Any, on_late: str) -> tuple[int, str]:
-    if on_late not in ("error", "drop"):
-        raise ValueError(f"on_late={on_late!r}: use 'error' (default) or 'drop'")
-    return parse_duration(reorder_horizon, name="reorder_horizon", allow_zero=True), on_late
 
 
 def _warn(messages: list[str]) -> None:
@@ -89,7 +92,7 @@ def flows(
         raise ValueError(f"key={key!r}: use one of {', '.join(FLOW_KEYS)}")
     timeout_ns = None if idle_timeout is None else parse_duration(idle_timeout, name="idle_timeout", allow_zero=True)
     windows_ns = sorted({parse_duration(w, name="window") for w in _as_list(windows)})
-    horizon_ns, late = _order(reorder_horizon, on_late)
+    horizon_ns, late = _parse_order(reorder_horizon, on_late)
     if isinstance(max_flows, bool) or not isinstance(max_flows, int) or max_flows < 1:
         raise ValueError(f"max_flows={max_flows!r} must be a positive integer")
     out, warns = _core.flows(
@@ -140,7 +143,7 @@ def flows(
 
 
 def _matrix(source: Any, reorder_horizon: Any, on_late: str, strict: bool, progress: Any) -> dict[str, Any]:
-    horizon_ns, late = _order(reorder_horizon, on_late)
+    horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.traffic_matrix(_sources(source), horizon_ns, late, strict, progress)
     _warn(warns)
     return out
@@ -235,7 +238,7 @@ def _histograms(
     if by is not None and by not in GROUPINGS:
         raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
     qs = [float(q) for q in (_as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES)]
-    horizon_ns, late = _order(reorder_horizon, on_late)
+    horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.histograms(_sources(source), by, qs, max_groups, horizon_ns, late, strict, progress)
     _warn(warns)
     return out
@@ -341,7 +344,7 @@ def bursts(
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
     gap_ns = parse_duration(gap, name="gap", allow_zero=True)
     qs = [float(q) for q in (_as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES)]
-    horizon_ns, late = _order(reorder_horizon, on_late)
+    horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.bursts(_sources(source), gap_ns, horizon_ns, late, strict, progress)
     _warn(warns)
     n = len(out["start_ns"])
@@ -437,7 +440,7 @@ def iterations(
     hi = parse_duration(max_period, name="max_period")
     if hi <= lo:
         raise ValueError(f"max_period ({format_duration(hi)}) must exceed min_period ({format_duration(lo)})")
-    horizon_ns, late = _order(reorder_horizon, on_late)
+    horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.iterations(_sources(source), bin_ns, lo, hi, horizon_ns, late, strict, progress)
     _warn(warns)
     n = len(out["start_ns"])
@@ -569,7 +572,7 @@ def superpose(
     by_names = _parse_by(by)
     if closed not in ("left", "both"):
         raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
-    horizon_ns, late = _order(reorder_horizon, on_late)
+    horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.superpose(
         srcs, offs, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, late, max_groups, strict, progress
     )

@@ -89,6 +89,13 @@ def _parse_by(by: Any) -> list[str]:
     return out
 
 
+def _parse_order(reorder_horizon: Any, on_late: str) -> tuple[int, str]:
+    """The reorder horizon in ns and the late-packet policy, as scans and analyses take them."""
+    if on_late not in ("error", "drop"):
+        raise ValueError(f"on_late={on_late!r}: use 'error' (default) or 'drop'")
+    return parse_duration(reorder_horizon, name="reorder_horizon", allow_zero=True), on_late
+
+
 def _is_columns(source: Any) -> bool:
     return isinstance(source, (pl.DataFrame, dict)) or (
         isinstance(source, tuple) and len(source) == 2 and not isinstance(source[0], (str, bytes))
@@ -208,11 +215,9 @@ def scan(
         raise ValueError(f"size={size!r} is not one of {', '.join(SIZES)}")
     if closed not in ("left", "both"):
         raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
-    if on_late not in ("error", "drop"):
-        raise ValueError(f"on_late={on_late!r}: use 'error' (default) or 'drop'")
+    horizon_ns, _ = _parse_order(reorder_horizon, on_late)
     if isinstance(max_groups, bool) or not isinstance(max_groups, int) or max_groups < 1:
         raise ValueError(f"max_groups={max_groups!r} must be a positive integer")
-    horizon_ns = parse_duration(reorder_horizon, name="reorder_horizon", allow_zero=True)
     if threads is None:
         threads = min(os.cpu_count() or 1, 8)
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:

@@ -2,13 +2,13 @@
 //! histograms, bursts, iterations, superposition): each one pass in Rust with the GIL released,
 //! results handed over as columns (numpy arrays that own Rust's buffers) for polars.
 
-use crate::accounting;
 use crate::columns::col;
 use crate::errors::{guard, to_py};
+use crate::{accounting, late_policy};
 use crate::{config, open_all, output_to_py, Control};
 use burstcore::analysis::{FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram};
 use burstcore::analyze::{self, OrderOptions};
-use burstcore::engine::{By, GroupKey, LatePolicy};
+use burstcore::engine::{By, GroupKey};
 use burstcore::Error;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -26,18 +26,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 fn order(horizon_ns: i64, on_late: &str) -> PyResult<OrderOptions> {
-    let late = match on_late {
-        "error" => LatePolicy::Error,
-        "drop" => LatePolicy::Drop,
-        other => {
-            return Err(to_py(Error::invalid(format!(
-                "on_late={other:?}: use 'error' or 'drop'"
-            ))))
-        }
-    };
     Ok(OrderOptions {
         reorder_horizon_ns: horizon_ns,
-        late,
+        late: late_policy(on_late)?,
     })
 }
 

@@ -311,15 +311,7 @@ fn config(
             ))))
         }
     };
-    let late = match on_late {
-        "error" => LatePolicy::Error,
-        "drop" => LatePolicy::Drop,
-        other => {
-            return Err(to_py(Error::invalid(format!(
-                "on_late={other:?}: use 'error' or 'drop'"
-            ))))
-        }
-    };
+    let late = late_policy(on_late)?;
     Ok(ScanConfig {
         windows_ns,
         closure,
@@ -330,6 +322,17 @@ fn config(
         late,
         max_groups,
     })
+}
+
+/// What to do with a packet later than the reorder horizon, as scans and analyses take it.
+pub(crate) fn late_policy(on_late: &str) -> PyResult<LatePolicy> {
+    match on_late {
+        "error" => Ok(LatePolicy::Error),
+        "drop" => Ok(LatePolicy::Drop),
+        other => Err(to_py(Error::invalid(format!(
+            "on_late={other:?}: use 'error' or 'drop'"
+        )))),
+    }
 }
 
 /// Scan output as columns: one dict per frame, with `gid` indexing into the groups table.
