@@ -314,16 +314,11 @@ pub fn scan_columns(
             progress(i as u64 + 1)?;
         }
     }
-    let out = scanner.finish()?;
-    let mut acc = Accounting {
+    let read = Accounting {
         packets_read: ts_ns.len() as u64,
         ..Default::default()
     };
-    acc.skipped_late = out.reorder.dropped_late;
-    acc.reordered = out.reorder.reordered;
-    acc.max_lateness_ns = out.reorder.max_lateness_ns;
-    acc.counted = acc.packets_read - acc.skipped_late;
-    Ok((out, acc))
+    Ok(account(scanner.finish()?, read))
 }
 
 /// A capinfos-like summary of one capture, from one pass.
