@@ -7,33 +7,64 @@
 //! bytes over all windows starting at a packet (the definition), because every maximising window
 //! can be slid until its far edge touches a packet.
 //!
-//! The packets of the last max(reach) ns live in one ring shared by all windows of the group; each
-//! window keeps a trailing pointer into it and a running sum, so a packet costs O(1) amortised per
-//! window and nothing is allocated per packet.
+//! The packets of the last max(reach) ns live in one ring shared by all windows of the group, as
+//! timestamps and prefix sums of bytes; each window keeps a trailing pointer into it, so a packet
+//! costs O(1) amortised per window and nothing is allocated per packet. Most packets cost less:
+//! a window looks at a run of packets at once and skips it when even the span from its trail to
+//! the run's end falls short of its best (see [`MIN_RUN`]), and inside a run its trail lags until
+//! the lagging window could beat the best.
 
 use super::{By, Closure, EnvelopeRow, GroupKey};
+use std::ops::{Add, Sub};
+
+/// The integer that running byte counts are kept in. Prefix sums of a group's bytes fit a u64 in
+/// any real capture, and u64 arithmetic is what keeps the per-packet loop short; a group whose
+/// bytes pass 2⁶⁴ − 1 (only in-memory columns can carry such sizes) moves to u128, where the
+/// sums stay exact and only the reported E(τ) saturates.
+trait Acc: Copy + Ord + Default + Add<Output = Self> + Sub<Output = Self> + std::fmt::Debug {
+    fn saturating_u64(self) -> u64;
+}
+
+impl Acc for u64 {
+    #[inline(always)]
+    fn saturating_u64(self) -> u64 {
+        self
+    }
+}
+
+impl Acc for u128 {
+    #[inline(always)]
+    fn saturating_u64(self) -> u64 {
+        u64::try_from(self).unwrap_or(u64::MAX)
+    }
+}
 
 /// Recent packets, addressed by absolute sequence numbers: the low bits of a sequence number pick
-/// the slot, so pointers into the ring survive growth without rebasing. A packet's timestamp and
-/// size share a slot (one cache line serves both), so each window's trailing pointer is one
+/// the slot, so pointers into the ring survive growth without rebasing. A slot holds a packet's
+/// timestamp and the group's bytes up to and including it (a prefix sum), so any window's bytes
+/// are one subtraction and a bound over a run of packets costs no more than one packet. Timestamp
+/// and prefix share a slot (one cache line serves both), so each window's trailing pointer is one
 /// sequential memory stream: with 20 windows, two arrays would mean 40 streams, more than the
 /// hardware prefetchers follow.
 #[derive(Debug, Clone)]
-struct Ring {
-    slots: Vec<Slot>,
+struct Ring<A> {
+    slots: Vec<Slot<A>>,
     /// Oldest packet still needed (by the largest window).
     tail: u64,
     /// Sequence number the next packet gets.
     head: u64,
+    /// Bytes of every packet pushed so far.
+    total: A,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
-struct Slot {
+struct Slot<A> {
     ts: i64,
-    size: u64,
+    /// Bytes of the group's packets up to and including this one.
+    upto: A,
 }
 
-impl Ring {
+impl<A: Acc> Ring<A> {
     const INITIAL: usize = 16;
 
     fn new() -> Self {
@@ -41,6 +72,7 @@ impl Ring {
             slots: vec![Slot::default(); Self::INITIAL],
             tail: 0,
             head: 0,
+            total: A::default(),
         }
     }
 
@@ -49,31 +81,22 @@ impl Ring {
     }
 
     #[inline(always)]
-    fn at(&self, seq: u64) -> Slot {
+    fn at(&self, seq: u64) -> Slot<A> {
         // The length is a power of two: masking with len − 1 keeps the index in bounds, which
         // the compiler sees, so no bounds check is left in the loop.
         let slots = &self.slots[..];
         slots[(seq as usize) & (slots.len() - 1)]
     }
 
-    #[cfg(test)]
-    fn ts_at(&self, seq: u64) -> i64 {
-        self.at(seq).ts
-    }
-
-    #[cfg(test)]
-    fn size_at(&self, seq: u64) -> u64 {
-        self.at(seq).size
-    }
-
     #[inline]
-    fn push(&mut self, ts: i64, size: u64) {
+    fn push(&mut self, ts: i64, upto: A) {
         if self.len() == self.slots.len() as u64 {
             self.grow();
         }
         let mask = self.slots.len() - 1;
-        self.slots[(self.head as usize) & mask] = Slot { ts, size };
+        self.slots[(self.head as usize) & mask] = Slot { ts, upto };
         self.head = self.head.wrapping_add(1);
+        self.total = upto;
     }
 
     /// Double the capacity, moving every live packet to its slot under the new mask.
@@ -90,33 +113,45 @@ impl Ring {
     }
 }
 
-/// One τ: the window ending at the latest packet, and the best seen so far.
+/// One τ: the window ending at the latest packet the window has seen, and the best seen so far.
 #[derive(Debug, Clone)]
-struct Window {
+struct Window<A> {
     tau: i64,
     reach: i64,
     /// First packet of the current window (sequence number in the ring).
     trail: u64,
-    bytes: u128,
-    packets: u64,
-    best_bytes: u128,
+    /// Bytes of the packets before `trail`: the window's bytes are `upto(last) − before`.
+    before: A,
+    best_bytes: A,
     best_packets: u64,
     best_start: i64,
     max_packets: u64,
+    /// Packets looked at together (see [`MIN_RUN`]): longer while runs fall short of the best.
+    run: u64,
 }
 
 /// E(τ) for a sorted list of τ, over one group's packets.
-///
-/// Packets are pushed into the ring and the windows catch up in batches, one window at a time
-/// over the whole batch: each window's loop then runs with its state in registers, and its
-/// data-dependent branches (how many packets leave, whether a maximum is beaten) follow one
-/// window's regular pattern instead of twenty windows' interleaved ones, which the branch
-/// predictor cannot follow.
 #[derive(Debug, Clone)]
 pub(crate) struct Envelope {
-    ring: Ring,
+    inner: Width,
+}
+
+/// The same envelope over u64 or (past 2⁶⁴ − 1 bytes in the group) u128 sums.
+#[derive(Debug, Clone)]
+enum Width {
+    Narrow(Windows<u64>),
+    Wide(Windows<u128>),
+}
+
+/// Packets are pushed into the ring and the windows catch up in batches, one window at a time
+/// over the whole batch: each window's loop then runs with its state in registers, and its
+/// data-dependent branches follow one window's regular pattern instead of twenty windows'
+/// interleaved ones, which the branch predictor cannot follow.
+#[derive(Debug, Clone)]
+struct Windows<A> {
+    ring: Ring<A>,
     /// Sorted by reach, so the last window is the one that decides what the ring must keep.
-    windows: Vec<Window>,
+    windows: Vec<Window<A>>,
     seen: bool,
     /// Sequence number of the first packet the windows have not seen yet.
     done: u64,
@@ -126,9 +161,53 @@ pub(crate) struct Envelope {
 /// enough (16 KB of ring slots) to stay in L1 cache. 1024 measured 3–4 % faster than 128.
 const BATCH: u64 = 1024;
 
+/// Packets a window looks at together before it looks at them one by one: if even the window
+/// from its exact trail to the run's last packet cannot beat (or tie) the best, no window ending
+/// in the run can, and the run costs one comparison. Outside the bursts that set E(τ) windows
+/// are far from their maximum and runs are skipped; a skipped run doubles the next one, a run
+/// looked into halves it, so each window finds the run length its τ and the traffic allow.
+const MIN_RUN: u64 = 8;
+const MAX_RUN: u64 = 512;
+
 impl Envelope {
     /// `windows_ns` must be sorted ascending, deduplicated and positive (the scanner ensures it).
     pub(crate) fn new(windows_ns: &[i64], closure: Closure) -> Self {
+        Envelope {
+            inner: Width::Narrow(Windows::new(windows_ns, closure)),
+        }
+    }
+
+    /// Add a packet; packets must come in timestamp order.
+    #[inline]
+    pub(crate) fn push(&mut self, ts: i64, size: u64) {
+        match &mut self.inner {
+            Width::Narrow(w) => match w.ring.total.checked_add(size) {
+                Some(upto) => w.push(ts, upto),
+                None => {
+                    let mut wide = w.widen();
+                    let upto = wide.ring.total + u128::from(size);
+                    wide.push(ts, upto);
+                    self.inner = Width::Wide(wide);
+                }
+            },
+            Width::Wide(w) => {
+                let upto = w.ring.total.saturating_add(u128::from(size));
+                w.push(ts, upto)
+            }
+        }
+    }
+
+    /// One row per τ (none if the group saw no packet, which the scanner never asks for).
+    pub(crate) fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
+        match &mut self.inner {
+            Width::Narrow(w) => w.rows(by, group, out),
+            Width::Wide(w) => w.rows(by, group, out),
+        }
+    }
+}
+
+impl<A: Acc> Windows<A> {
+    fn new(windows_ns: &[i64], closure: Closure) -> Self {
         let windows = windows_ns
             .iter()
             .map(|&tau| Window {
@@ -138,15 +217,15 @@ impl Envelope {
                     Closure::Closed => tau,
                 },
                 trail: 0,
-                bytes: 0,
-                packets: 0,
-                best_bytes: 0,
+                before: A::default(),
+                best_bytes: A::default(),
                 best_packets: 0,
                 best_start: 0,
                 max_packets: 0,
+                run: MIN_RUN,
             })
             .collect();
-        Envelope {
+        Windows {
             ring: Ring::new(),
             windows,
             seen: false,
@@ -154,14 +233,13 @@ impl Envelope {
         }
     }
 
-    /// Add a packet; packets must come in timestamp order.
     #[inline]
-    pub(crate) fn push(&mut self, ts: i64, size: u64) {
+    fn push(&mut self, ts: i64, upto: A) {
         if self.windows.is_empty() {
             return;
         }
         self.seen = true;
-        self.ring.push(ts, size);
+        self.ring.push(ts, upto);
         if self.ring.head.wrapping_sub(self.done) >= BATCH {
             self.catch_up();
         }
@@ -182,8 +260,7 @@ impl Envelope {
         }
     }
 
-    /// One row per τ (none if the group saw no packet, which the scanner never asks for).
-    pub(crate) fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
+    fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
         if !self.seen {
             return;
         }
@@ -192,7 +269,7 @@ impl Envelope {
             by,
             group,
             window_ns: w.tau,
-            bytes: u64::try_from(w.best_bytes).unwrap_or(u64::MAX),
+            bytes: w.best_bytes.saturating_u64(),
             packets_in_window: w.best_packets,
             start_ns: w.best_start,
             max_packets: w.max_packets,
@@ -200,67 +277,125 @@ impl Envelope {
     }
 }
 
+impl Windows<u64> {
+    /// The same state over u128 sums (every u64 sum converts exactly).
+    #[cold]
+    fn widen(&self) -> Windows<u128> {
+        let ring = &self.ring;
+        let mut slots = vec![Slot::default(); ring.slots.len()];
+        for (wide, narrow) in slots.iter_mut().zip(&ring.slots) {
+            *wide = Slot {
+                ts: narrow.ts,
+                upto: u128::from(narrow.upto),
+            };
+        }
+        Windows {
+            ring: Ring {
+                slots,
+                tail: ring.tail,
+                head: ring.head,
+                total: u128::from(ring.total),
+            },
+            windows: self
+                .windows
+                .iter()
+                .map(|w| Window {
+                    tau: w.tau,
+                    reach: w.reach,
+                    trail: w.trail,
+                    before: u128::from(w.before),
+                    best_bytes: u128::from(w.best_bytes),
+                    best_packets: w.best_packets,
+                    best_start: w.best_start,
+                    max_packets: w.max_packets,
+                    run: w.run,
+                })
+                .collect(),
+            seen: self.seen,
+            done: self.done,
+        }
+    }
+}
+
 /// One window over the packets `from..to` of the ring (sequence numbers), in order.
 #[inline]
-fn advance(w: &mut Window, ring: &Ring, from: u64, to: u64) {
+fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
     let Window {
         reach,
         mut trail,
-        mut bytes,
-        mut packets,
+        mut before,
         mut best_bytes,
         mut best_packets,
         mut best_start,
         mut max_packets,
+        mut run,
         ..
     } = *w;
     let mut seq = from;
     while seq != to {
-        let Slot { ts, size } = ring.at(seq);
-        bytes += u128::from(size);
-        packets += 1;
-        // Lazy trail: the window from the (possibly lagging) trail to this packet holds at least
-        // the true window's bytes and packets. If even it cannot set a new maximum (ties are
-        // looked at), neither can the true window, and the trail may catch up later, in one long
-        // run that the branch predictor follows instead of one mispredicted exit per packet. The
-        // lag is bounded: it ends as soon as the lagging window would hold more packets than
-        // the most any window held so far.
-        if seq != 0 && bytes < best_bytes && packets <= max_packets {
-            seq = seq.wrapping_add(1);
-            continue;
-        }
-        // reach ≥ 0, so the packet just added always stays in its own window: the trail stops
-        // at it at the latest, and needs no check against the head.
-        let bound = ts.saturating_sub(reach);
+        let run_end = if to - seq > run { seq + run } else { to };
+        // The exact trail of the run's first packet. reach ≥ 0, so a packet always stays in its
+        // own window: the trail stops at it at the latest, and needs no check against the head.
+        let bound = ring.at(seq).ts.saturating_sub(reach);
         let mut slot = ring.at(trail);
         while slot.ts < bound {
-            bytes -= u128::from(slot.size);
-            packets -= 1;
+            before = slot.upto;
             trail = trail.wrapping_add(1);
             slot = ring.at(trail);
         }
-        let start = slot.ts;
-        // A new maximum takes the window (the group's first packet always does); at an equal
-        // maximum with the same start, more (zero-size) packets: the window starting there
-        // holds them too.
-        if seq == 0 || bytes > best_bytes {
-            best_bytes = bytes;
-            best_packets = packets;
-            best_start = start;
-        } else if bytes == best_bytes && start == best_start {
-            best_packets = packets;
+        // Every window ending in the run lies inside [trail, run_end): if that span is short of
+        // the best bytes (strictly: ties are looked at) and holds no more packets than the most
+        // seen, nothing in the run can change the result.
+        if seq != 0
+            && ring.at(run_end - 1).upto - before < best_bytes
+            && run_end - trail <= max_packets
+        {
+            seq = run_end;
+            run = (run * 2).min(MAX_RUN);
+            continue;
         }
-        max_packets = max_packets.max(packets);
-        seq = seq.wrapping_add(1);
+        run = (run / 2).max(MIN_RUN);
+        while seq != run_end {
+            let Slot { ts, upto } = ring.at(seq);
+            // Lazy trail: the window from the (possibly lagging) trail to this packet holds at
+            // least the true window's bytes and packets. If even it cannot set a new maximum
+            // (ties are looked at), neither can the true window.
+            if seq != 0 && upto - before < best_bytes && seq - trail < max_packets {
+                seq = seq.wrapping_add(1);
+                continue;
+            }
+            let bound = ts.saturating_sub(reach);
+            let mut slot = ring.at(trail);
+            while slot.ts < bound {
+                before = slot.upto;
+                trail = trail.wrapping_add(1);
+                slot = ring.at(trail);
+            }
+            let bytes = upto - before;
+            let packets = seq - trail + 1;
+            let start = slot.ts;
+            // A new maximum takes the window (the group's first packet always does); at an equal
+            // maximum with the same start, more (zero-size) packets: the window starting there
+            // holds them too.
+            if seq == 0 || bytes > best_bytes {
+                best_bytes = bytes;
+                best_packets = packets;
+                best_start = start;
+            } else if bytes == best_bytes && start == best_start {
+                best_packets = packets;
+            }
+            max_packets = max_packets.max(packets);
+            seq = seq.wrapping_add(1);
+        }
     }
     *w = Window {
         trail,
-        bytes,
-        packets,
+        before,
         best_bytes,
         best_packets,
         best_start,
         max_packets,
+        run,
         ..*w
     };
 }
@@ -330,8 +465,57 @@ mod tests {
     }
 
     #[test]
+    fn sums_widen_exactly_past_u64() {
+        // Sizes near 2⁶² make the group's bytes pass 2⁶⁴ − 1 mid-trace, with windows holding
+        // packets from both sides of the switch; E(τ) saturates, everything else stays exact.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for trace in 0..20 {
+            let mut ts = 0i64;
+            let packets: Vec<(i64, u64)> = (0..3 * BATCH as usize / 2)
+                .map(|_| {
+                    let r = next();
+                    ts += (r % 50) as i64;
+                    let size = match r >> 60 {
+                        0 => (1 << 62) + (r >> 20) % 1000,
+                        1 => 0,
+                        _ => (r >> 8) % 1500,
+                    };
+                    (ts, size)
+                })
+                .collect();
+            let windows = [1, 10, 100, 1_000, 1 << 40];
+            let mut env = Envelope::new(&windows, Closure::HalfOpen);
+            for &(t, s) in &packets {
+                env.push(t, s);
+            }
+            assert!(
+                matches!(env.inner, Width::Wide(_)),
+                "trace {trace} stayed narrow"
+            );
+            let mut rows = Vec::new();
+            env.rows(By::All, GroupKey::All, &mut rows);
+            for (row, &tau) in rows.iter().zip(&windows) {
+                let want = reference::envelope(&packets, tau, Closure::HalfOpen).unwrap();
+                assert_eq!(row.bytes, u64::try_from(want.bytes).unwrap_or(u64::MAX));
+                assert_eq!(row.max_packets, want.max_packets, "trace {trace}, τ {tau}");
+                assert_eq!(
+                    (row.packets_in_window, row.start_ns),
+                    (want.packets_in_window, want.start_ns),
+                    "trace {trace}, τ {tau}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn ring_keeps_order_across_growth() {
-        let mut ring = Ring::new();
+        let mut ring = Ring::<u64>::new();
         for i in 0..100i64 {
             ring.push(i, i as u64 * 3);
             if i % 3 == 0 {
@@ -341,8 +525,8 @@ mod tests {
         let mut seq = ring.tail;
         let mut expect = ring.tail as i64;
         while seq != ring.head {
-            assert_eq!(ring.ts_at(seq), expect);
-            assert_eq!(ring.size_at(seq), expect as u64 * 3);
+            assert_eq!(ring.at(seq).ts, expect);
+            assert_eq!(ring.at(seq).upto, expect as u64 * 3);
             seq += 1;
             expect += 1;
         }

@@ -1,0 +1,101 @@
+//! Time `scan` on a capture with the benchmark's 20 windows and 8 rates (for profiling).
+//! Usage: cargo run --release -p burstcore --example scan_bench -- FILE [THREADS]
+
+use burstcore::capture::{CaptureReader, ReadOptions};
+use burstcore::engine::ScanConfig;
+use burstcore::pipeline::{self, SizeKind};
+use std::time::Instant;
+
+fn open(path: &str) -> CaptureReader {
+    let input = burstcore::input::open_path(path.as_ref()).expect("open");
+    CaptureReader::new(input, ReadOptions::default()).expect("reader")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = &args[0];
+    let threads: usize = args.get(1).map_or(1, |t| t.parse().expect("threads"));
+    // Mean rate for the rate grid: given (MEAN_BPS), or from one untimed pass.
+    let mean = match std::env::var("MEAN_BPS") {
+        Ok(m) => m.parse().expect("MEAN_BPS"),
+        Err(_) => {
+            let inf = pipeline::info(&mut open(path), &mut |_| Ok(())).expect("info");
+            let span = (inf.max_ns.unwrap_or(0) - inf.min_ns.unwrap_or(0)).max(1) as f64;
+            let mean = inf.wire_bytes as f64 * 8.0 * 1e9 / span;
+            eprintln!("MEAN_BPS={mean}");
+            mean
+        }
+    };
+    let mut windows: Vec<i64> = vec![250_000, 1_000_000_000];
+    for e in 3..9 {
+        for m in [1, 2, 5] {
+            windows.push(m * 10i64.pow(e));
+        }
+    }
+    let rates: Vec<u64> = [1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0]
+        .iter()
+        .map(|m| (mean * m) as u64)
+        .collect();
+    let config = ScanConfig {
+        windows_ns: windows,
+        rates_bps: rates,
+        ..ScanConfig::default()
+    };
+    if std::env::var("ENGINE_ONLY").is_ok() {
+        // The engine alone, on columns read beforehand: windows only, rates only, both.
+        let (mut ts, mut sizes) = (Vec::new(), Vec::new());
+        let mut r = open(path);
+        while let Some(p) = r.next_packet().expect("read") {
+            ts.push(p.ts_ns.unwrap_or(0));
+            sizes.push(u64::from(p.wire_len));
+        }
+        let mut cases: Vec<(String, Vec<i64>, Vec<u64>)> = Vec::new();
+        if std::env::var("PER_WINDOW").is_ok() {
+            for &w in &config.windows_ns {
+                cases.push((format!("window {w}"), vec![w], vec![]));
+            }
+        }
+        for (name, w, r) in cases.into_iter().chain([
+            ("none".to_string(), vec![], vec![]),
+            ("windows".to_string(), config.windows_ns.clone(), vec![]),
+            ("rates".to_string(), vec![], config.rates_bps.clone()),
+            (
+                "both".to_string(),
+                config.windows_ns.clone(),
+                config.rates_bps.clone(),
+            ),
+        ]) {
+            let c = ScanConfig {
+                windows_ns: w,
+                rates_bps: r,
+                ..ScanConfig::default()
+            };
+            let mut best = f64::MAX;
+            for _ in 0..3 {
+                let t0 = Instant::now();
+                pipeline::scan_columns(&ts, &sizes, None, c.clone(), &mut |_| Ok(()))
+                    .expect("scan");
+                best = best.min(t0.elapsed().as_secs_f64());
+            }
+            println!("{name}: {:.1} ns/packet", best * 1e9 / ts.len() as f64);
+        }
+        return;
+    }
+    let file_len = std::fs::metadata(path).expect("stat").len();
+    let t0 = Instant::now();
+    let mut readers = vec![open(path)];
+    let (out, acc) =
+        pipeline::scan_threads(&mut readers, config, SizeKind::Wire, threads, &mut |_| {
+            Ok(())
+        })
+        .expect("scan");
+    let secs = t0.elapsed().as_secs_f64();
+    println!(
+        "{path}: {} packets in {secs:.3} s: {:.2} GB/s, {:.2} Mpkt/s; E(1ms) = {} B, B_max(1.1ρ) = {} B",
+        acc.counted,
+        file_len as f64 / secs / 1e9,
+        acc.counted as f64 / secs / 1e6,
+        out.envelope.iter().find(|r| r.window_ns == 1_000_000).map_or(0, |r| r.bytes),
+        out.backlog.first().map_or(0.0, |r| r.bmax_bytes),
+    );
+}
