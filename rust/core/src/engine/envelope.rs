@@ -317,6 +317,36 @@ impl Windows<u64> {
     }
 }
 
+/// The first packet in `from..=to` with a timestamp ≥ `bound`, given that `from` is earlier and
+/// `to` is not. Galloping, then bisecting: a long window's trail jumps over a run of packets
+/// reading a few slots of the ring instead of every one, which matters when the trail is
+/// megabytes behind the head, out of cache.
+#[inline]
+fn seek<A: Acc>(ring: &Ring<A>, from: u64, to: u64, bound: i64) -> u64 {
+    // ts(lo) < bound ≤ ts(hi) throughout.
+    let (mut lo, mut hi) = (from, to);
+    let mut step = 1;
+    while step < hi - lo {
+        let probe = lo + step;
+        if ring.at(probe).ts < bound {
+            lo = probe;
+            step *= 2;
+        } else {
+            hi = probe;
+            break;
+        }
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ring.at(mid).ts < bound {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
 /// One window over the packets `from..to` of the ring (sequence numbers), in order.
 #[inline]
 fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
@@ -337,11 +367,9 @@ fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
         // The exact trail of the run's first packet. reach ≥ 0, so a packet always stays in its
         // own window: the trail stops at it at the latest, and needs no check against the head.
         let bound = ring.at(seq).ts.saturating_sub(reach);
-        let mut slot = ring.at(trail);
-        while slot.ts < bound {
-            before = slot.upto;
-            trail = trail.wrapping_add(1);
-            slot = ring.at(trail);
+        if ring.at(trail).ts < bound {
+            trail = seek(ring, trail, seq, bound);
+            before = ring.at(trail - 1).upto;
         }
         // Every window ending in the run lies inside [trail, run_end): if that span is short of
         // the best bytes (strictly: ties are looked at) and holds no more packets than the most
