@@ -2,14 +2,16 @@
 //!
 //! The metrics are split, not the capture: every worker sees the same ordered stream of arrivals
 //! (the same reorder buffer decisions, the same groups) and computes its share of the windows,
-//! rates and bins. The caller's thread reads, frames and decodes, and computes a share itself.
-//! Rows are then concatenated and put in the single-threaded order.
+//! rates and bins. The caller's thread reads, frames and decodes, and computes a share itself,
+//! smaller the more reading costs it (full frames: often none). Rows are then concatenated and
+//! put in the single-threaded order.
 //!
 //! Splitting the capture into time chunks whose states merge exactly (for a cluster engine) is
 //! the other way; it is not implemented (see docs/metrics.md, "Parallel scans").
 
-use crate::engine::{Arrival, ScanConfig, ScanOutput, Scanner};
+use crate::engine::{Arrival, By, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
+use std::cell::Cell;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread;
@@ -20,9 +22,31 @@ const BATCH: usize = 4096;
 /// Batches in flight per worker: bounds memory while letting the reader run ahead a little.
 const IN_FLIGHT: usize = 8;
 
+/// Rough costs, in ns per packet on the benchmark machine (benches/RESULTS.md, profile), that
+/// decide how much of the metrics the reading thread can take on besides reading. Only the
+/// balance depends on them, never a result.
+mod cost {
+    /// Reading and framing a packet, plus this much per captured byte (the page-cache copy).
+    pub const READ: f64 = 25.0;
+    pub const READ_PER_BYTE: f64 = 0.15;
+    /// Reorder buffer and dispatch, paid by every thread.
+    pub const PER_THREAD: f64 = 20.0;
+    /// A window whose ring of packets fits in cache, and one that does not (≥ 100 ms).
+    pub const WINDOW: f64 = 3.0;
+    pub const LONG_WINDOW: f64 = 12.0;
+    pub const LONG_WINDOW_NS: i64 = 100_000_000;
+    pub const RATE: f64 = 3.0;
+    pub const BIN: f64 = 1.0;
+}
+
 /// One scan config per thread, each with a share of the windows, rates and bins; `None` when
-/// there is too little to split.
-pub fn split_config(config: &ScanConfig, threads: usize) -> Option<Vec<ScanConfig>> {
+/// there is too little to split. `captured_per_packet` (bytes) tells how busy reading keeps the
+/// calling thread, which computes `parts[0]`.
+pub fn split_config(
+    config: &ScanConfig,
+    threads: usize,
+    captured_per_packet: f64,
+) -> Option<Vec<ScanConfig>> {
     let units = config.windows_ns.len() + config.rates_bps.len() + config.bins_ns.len();
     let n = threads.min(units);
     if n < 2 {
@@ -36,106 +60,201 @@ pub fn split_config(config: &ScanConfig, threads: usize) -> Option<Vec<ScanConfi
             ..config.clone()
         })
         .collect();
-    // The calling thread also reads, frames and decodes, so it takes half a share: the deal
-    // cycles through the workers, the caller, the workers again.
-    let cycle: Vec<usize> = (1..n).chain(std::iter::once(0)).chain(1..n).collect();
-    let share = |i: usize| cycle[i % cycle.len()];
-    // Windows are dealt in runs of neighbouring lengths, shortest to the caller: each thread
-    // keeps the packets of its own largest window, so only one thread holds the longest ones.
+    let window_cost = |w: i64| {
+        if w >= cost::LONG_WINDOW_NS {
+            cost::LONG_WINDOW
+        } else {
+            cost::WINDOW
+        }
+    };
     let mut windows = config.windows_ns.clone();
     windows.sort_unstable();
-    let w = windows.len();
-    let mut counts = vec![0usize; n];
-    for i in 0..w {
-        counts[share(i)] += 1;
+    let work: f64 = windows.iter().map(|&w| window_cost(w)).sum::<f64>()
+        + cost::RATE * config.rates_bps.len() as f64
+        + cost::BIN * config.bins_ns.len() as f64;
+    let reading = cost::READ + cost::READ_PER_BYTE * captured_per_packet.max(0.0);
+    let mut load = vec![cost::PER_THREAD; n];
+    load[0] += reading;
+    let target = load.iter().sum::<f64>() / n as f64 + work / n as f64;
+
+    // Windows in runs of neighbouring lengths, shortest to the caller: each thread keeps the
+    // packets of its own largest window, so only one thread holds the longest ones.
+    let mut t = 0;
+    for &w in &windows {
+        let c = window_cost(w);
+        // Move on once this thread is full, but leave no thread without a chance of work.
+        while t + 1 < n && load[t] + c / 2.0 > target {
+            t += 1;
+        }
+        parts[t].windows_ns.push(w);
+        load[t] += c;
     }
-    let mut at = 0;
-    for (part, c) in parts.iter_mut().zip(counts) {
-        part.windows_ns.extend_from_slice(&windows[at..at + c]);
-        at += c;
-    }
-    let mut i = w;
+    // Rates and bins to whichever thread is least loaded (ties: the later thread, so that the
+    // reading thread takes work last).
+    let least = |load: &[f64]| {
+        (0..n)
+            .rev()
+            .min_by(|&a, &b| load[a].total_cmp(&load[b]))
+            .unwrap_or(0)
+    };
     for &r in &config.rates_bps {
-        parts[share(i)].rates_bps.push(r);
-        i += 1;
+        let t = least(&load);
+        parts[t].rates_bps.push(r);
+        load[t] += cost::RATE;
     }
     for &b in &config.bins_ns {
-        parts[share(i)].bins_ns.push(b);
-        i += 1;
+        let t = least(&load);
+        parts[t].bins_ns.push(b);
+        load[t] += cost::BIN;
     }
     Some(parts)
 }
 
-/// A sink for arrivals that scans with several threads; `push` from the reading thread.
-pub struct ParallelScanner<'scope> {
-    local: Scanner,
-    senders: Vec<SyncSender<Arc<Vec<Arrival>>>>,
-    workers: Vec<thread::ScopedJoinHandle<'scope, Result<ScanOutput>>>,
-    batch: Vec<Arrival>,
+/// What the workers get: whole arrivals when a grouping needs headers, else only the fields the
+/// aggregate and interface groupings read (a fifth of the bytes to copy and share).
+enum Batch {
+    Full(Vec<Arrival>),
+    Lean(Vec<(i64, u64, u32)>),
 }
 
-impl<'scope> ParallelScanner<'scope> {
-    /// `parts[0]` runs on the calling thread, the others on threads of `scope`.
-    pub fn new<'env>(
+impl Batch {
+    fn feed(&self, scanner: &mut Scanner) -> Result<()> {
+        match self {
+            Batch::Full(v) => v.iter().try_for_each(|a| scanner.push(a)),
+            Batch::Lean(v) => v
+                .iter()
+                .try_for_each(|&(ts, size, interface)| scanner.push_lean(ts, size, interface)),
+        }
+    }
+}
+
+/// A sink for arrivals that scans with several threads; `push` from the reading thread.
+///
+/// The shares are dealt when the first batch is full (or at the end), once the bytes per packet
+/// tell how much reading costs; until then arrivals only queue.
+pub struct ParallelScanner<'scope, 'env, 'c> {
+    scope: &'scope thread::Scope<'scope, 'env>,
+    config: ScanConfig,
+    threads: usize,
+    /// Captured bytes read so far (kept by the reading loop).
+    captured: &'c Cell<u64>,
+    lean: bool,
+    started: Option<Started<'scope>>,
+    full: Vec<Arrival>,
+    lean_batch: Vec<(i64, u64, u32)>,
+}
+
+struct Started<'scope> {
+    local: Scanner,
+    senders: Vec<SyncSender<Arc<Batch>>>,
+    workers: Vec<thread::ScopedJoinHandle<'scope, Result<ScanOutput>>>,
+}
+
+impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
+    /// Checks the configuration now, so that its errors surface before any packet is read.
+    pub fn new(
         scope: &'scope thread::Scope<'scope, 'env>,
-        mut parts: Vec<ScanConfig>,
+        config: ScanConfig,
+        threads: usize,
+        captured: &'c Cell<u64>,
     ) -> Result<Self> {
-        let first = parts.remove(0);
-        // Build every scanner here so configuration errors surface before any thread starts.
-        let local = Scanner::new(first)?;
-        let mut scanners = Vec::with_capacity(parts.len());
-        for p in parts {
-            scanners.push(Scanner::new(p)?);
-        }
-        let mut senders = Vec::new();
-        let mut workers = Vec::new();
-        for scanner in scanners {
-            let (tx, rx) = sync_channel::<Arc<Vec<Arrival>>>(IN_FLIGHT);
-            senders.push(tx);
-            workers.push(scope.spawn(move || run_worker(scanner, rx)));
-        }
+        Scanner::new(config.clone())?;
+        let lean = config
+            .by
+            .iter()
+            .all(|b| matches!(b, By::All | By::Interface));
         Ok(ParallelScanner {
-            local,
-            senders,
-            workers,
-            batch: Vec::with_capacity(BATCH),
+            scope,
+            config,
+            threads,
+            captured,
+            lean,
+            started: None,
+            full: Vec::new(),
+            lean_batch: Vec::new(),
         })
     }
 
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
-        self.batch.push(*a);
-        if self.batch.len() == BATCH {
+        let len = if self.lean {
+            self.lean_batch.push((a.ts_ns, a.size, a.interface));
+            self.lean_batch.len()
+        } else {
+            self.full.push(*a);
+            self.full.len()
+        };
+        if len == BATCH {
             self.flush()?;
         }
         Ok(())
     }
 
+    fn start(&mut self, packets: usize) -> Result<&mut Started<'scope>> {
+        if self.started.is_none() {
+            let per_packet = self.captured.get() as f64 / packets.max(1) as f64;
+            let parts = split_config(&self.config, self.threads, per_packet)
+                .unwrap_or_else(|| vec![self.config.clone()]);
+            let mut scanners = Vec::with_capacity(parts.len());
+            for p in parts {
+                scanners.push(Scanner::new(p)?);
+            }
+            let local = scanners.remove(0);
+            let mut senders = Vec::new();
+            let mut workers = Vec::new();
+            for scanner in scanners {
+                let (tx, rx) = sync_channel::<Arc<Batch>>(IN_FLIGHT);
+                senders.push(tx);
+                workers.push(self.scope.spawn(move || run_worker(scanner, rx)));
+            }
+            self.started = Some(Started {
+                local,
+                senders,
+                workers,
+            });
+        }
+        self.started
+            .as_mut()
+            .ok_or_else(|| Error::invalid("parallel scan failed to start"))
+    }
+
     fn flush(&mut self) -> Result<()> {
-        if self.batch.is_empty() {
+        let packets = self.full.len() + self.lean_batch.len();
+        if packets == 0 {
             return Ok(());
         }
-        let batch = Arc::new(std::mem::replace(
-            &mut self.batch,
-            Vec::with_capacity(BATCH),
-        ));
-        for tx in &self.senders {
+        let batch = Arc::new(if self.lean {
+            Batch::Lean(std::mem::replace(
+                &mut self.lean_batch,
+                Vec::with_capacity(BATCH),
+            ))
+        } else {
+            Batch::Full(std::mem::replace(&mut self.full, Vec::with_capacity(BATCH)))
+        });
+        let started = self.start(packets)?;
+        for tx in &started.senders {
             // A worker that stopped early did so on an error that the local scanner meets too on
             // the same packet (they see the same stream), so a failed send needs no handling here.
             let _ = tx.send(Arc::clone(&batch));
         }
-        for a in batch.iter() {
-            self.local.push(a)?;
-        }
-        Ok(())
+        batch.feed(&mut started.local)
     }
 
     /// Finish every share and merge the rows into the single-threaded order.
     pub fn finish(mut self) -> Result<ScanOutput> {
         let flushed = self.flush();
-        drop(std::mem::take(&mut self.senders));
-        let mut outs = Vec::with_capacity(self.workers.len() + 1);
-        let local = flushed.and_then(|_| self.local.finish());
-        for w in self.workers {
+        let Started {
+            local,
+            senders,
+            workers,
+        } = match self.started.take() {
+            Some(s) => s,
+            // Not one packet: the single-threaded scanner gives the empty result.
+            None => return flushed.and_then(|_| Scanner::new(self.config)?.finish()),
+        };
+        drop(senders);
+        let local = flushed.and_then(|_| local.finish());
+        let mut outs = Vec::with_capacity(workers.len());
+        for w in workers {
             let r = w
                 .join()
                 .map_err(|_| Error::new(crate::ErrorKind::Io, "a scan worker thread panicked"))?;
@@ -166,11 +285,9 @@ impl<'scope> ParallelScanner<'scope> {
     }
 }
 
-fn run_worker(mut scanner: Scanner, rx: Receiver<Arc<Vec<Arrival>>>) -> Result<ScanOutput> {
+fn run_worker(mut scanner: Scanner, rx: Receiver<Arc<Batch>>) -> Result<ScanOutput> {
     for batch in rx {
-        for a in batch.iter() {
-            scanner.push(a)?;
-        }
+        batch.feed(&mut scanner)?;
     }
     scanner.finish()
 }

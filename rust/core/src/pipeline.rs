@@ -6,6 +6,7 @@ use crate::capture::CaptureReader;
 use crate::engine::{Arrival, By, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result, Warning};
 use crate::wire::{self, Headers};
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -73,6 +74,9 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 /// The arrivals of one capture in file order, with the reasons for the packets left out.
 struct ArrivalSource<'r> {
     reader: &'r mut CaptureReader,
+    /// Captured bytes of every packet read, shared by all sources (tells a parallel scan how
+    /// much reading costs per packet).
+    captured: &'r Cell<u64>,
     decode: bool,
     size: SizeKind,
     skipped_no_timestamp: u64,
@@ -87,6 +91,7 @@ impl ArrivalSource<'_> {
                 return Ok(None);
             };
             self.packets_read += 1;
+            self.captured.set(self.captured.get() + p.data.len() as u64);
             let Some(ts_ns) = p.ts_ns else {
                 self.skipped_no_timestamp += 1;
                 continue;
@@ -158,15 +163,31 @@ pub fn scan_threads(
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
     let decode = needs_headers(&config, size);
-    match crate::parallel::split_config(&config, threads) {
+    let captured = Cell::new(0u64);
+    match crate::parallel::split_config(&config, threads, 0.0) {
         None => {
             let mut scanner = Scanner::new(config)?;
-            let acc = feed(readers, decode, size, &mut |a| scanner.push(a), progress)?;
+            let acc = feed(
+                readers,
+                decode,
+                size,
+                &captured,
+                &mut |a| scanner.push(a),
+                progress,
+            )?;
             Ok(account(scanner.finish()?, acc))
         }
-        Some(parts) => std::thread::scope(|scope| {
-            let mut scanner = crate::parallel::ParallelScanner::new(scope, parts)?;
-            let acc = feed(readers, decode, size, &mut |a| scanner.push(a), progress)?;
+        Some(_) => std::thread::scope(|scope| {
+            let mut scanner =
+                crate::parallel::ParallelScanner::new(scope, config, threads, &captured)?;
+            let acc = feed(
+                readers,
+                decode,
+                size,
+                &captured,
+                &mut |a| scanner.push(a),
+                progress,
+            )?;
             Ok(account(scanner.finish()?, acc))
         }),
     }
@@ -179,6 +200,7 @@ fn feed(
     readers: &mut [CaptureReader],
     decode: bool,
     size: SizeKind,
+    captured: &Cell<u64>,
     sink: Sink<'_>,
     progress: Progress<'_>,
 ) -> Result<Accounting> {
@@ -186,6 +208,7 @@ fn feed(
         .iter_mut()
         .map(|reader| ArrivalSource {
             reader,
+            captured,
             decode,
             size,
             skipped_no_timestamp: 0,

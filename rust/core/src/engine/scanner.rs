@@ -163,6 +163,32 @@ impl Scanner {
         }
     }
 
+    /// [`Scanner::push`] for a packet known only by timestamp, size and interface: what scans
+    /// that group by nothing else need. Grouping by a header field sees it as lacking the field.
+    pub fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
+        let Scanner {
+            reorder,
+            metrics,
+            groupings,
+        } = self;
+        match reorder {
+            Buffer::Lean(r) => r.push(
+                &Lean {
+                    ts_ns,
+                    size,
+                    interface,
+                },
+                |l| feed_lean(groupings, metrics, l),
+            ),
+            Buffer::Full(_) => self.push(&Arrival {
+                ts_ns,
+                size,
+                interface,
+                headers: crate::wire::Headers::default(),
+            }),
+        }
+    }
+
     /// Flush the reorder buffer and return all rows, sorted by (by, group, window/rate/bin).
     /// Groupings come in the order of [`By::EVERY`], groups in key order; an empty trace gives no
     /// rows at all.

@@ -1,0 +1,131 @@
+//! A scan shared among threads gives exactly the single-threaded result: random traces (ties,
+//! zero and huge sizes, reordering within the horizon, late packets), every grouping, lean and
+//! full batches, 2 to 5 threads, and every way the reading cost can deal the shares.
+
+mod engine_util;
+
+use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput, Scanner};
+use burstcore::parallel::{split_config, ParallelScanner};
+use engine_util::{shuffle_within, trace, Rng};
+use std::cell::Cell;
+
+fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
+    let windows = [1, 3, 100, 1_000, 50_000, 100_000_000, 1 << 40];
+    let rates = [1, 1_000, 1_000_000_000, 100_000_000_000];
+    let bins = [1, 1_000, 1_000_000];
+    ScanConfig {
+        windows_ns: windows.iter().copied().filter(|_| rng.chance(60)).collect(),
+        rates_bps: rates.iter().copied().filter(|_| rng.chance(60)).collect(),
+        bins_ns: bins.iter().copied().filter(|_| rng.chance(50)).collect(),
+        closure: if rng.chance(50) {
+            Closure::HalfOpen
+        } else {
+            Closure::Closed
+        },
+        by,
+        reorder_horizon_ns: [0, 5, 1_000][rng.below(3) as usize],
+        late: if rng.chance(50) {
+            LatePolicy::Drop
+        } else {
+            LatePolicy::Error
+        },
+        ..ScanConfig::default()
+    }
+}
+
+fn single(
+    config: ScanConfig,
+    arrivals: &[engine_util::Pkt],
+) -> burstcore::error::Result<ScanOutput> {
+    let mut s = Scanner::new(config)?;
+    for p in arrivals {
+        s.push(&p.arrival())?;
+    }
+    s.finish()
+}
+
+fn parallel(
+    config: ScanConfig,
+    arrivals: &[engine_util::Pkt],
+    threads: usize,
+    captured_per_packet: u64,
+) -> burstcore::error::Result<ScanOutput> {
+    let captured = Cell::new(0u64);
+    std::thread::scope(|scope| {
+        let mut s = ParallelScanner::new(scope, config, threads, &captured)?;
+        for p in arrivals {
+            captured.set(captured.get() + captured_per_packet);
+            s.push(&p.arrival())?;
+        }
+        s.finish()
+    })
+}
+
+#[test]
+fn parallel_equals_single_on_random_traces() {
+    let mut rng = Rng(0x5EED_0F7E);
+    let groupings = [
+        vec![By::All],
+        vec![By::All, By::Interface],
+        vec![By::Interface],
+        vec![By::All, By::Src, By::Pair],
+        By::EVERY.to_vec(),
+    ];
+    for case in 0..300 {
+        let sorted = trace(&mut rng, 9_000);
+        let by = groupings[case % groupings.len()].clone();
+        let cfg = config(&mut rng, by);
+        let arrivals = shuffle_within(&mut rng, &sorted, cfg.reorder_horizon_ns + 3);
+        let threads = 2 + rng.below(4) as usize;
+        // From tiny packets (the reading thread takes a share) to jumbo frames (it takes none).
+        let per_packet = [0, 64, 1_500, 100_000][rng.below(4) as usize];
+        let want = single(cfg.clone(), &arrivals);
+        let got = parallel(cfg.clone(), &arrivals, threads, per_packet);
+        match (want, got) {
+            (Ok(w), Ok(g)) => {
+                assert_eq!(w.envelope, g.envelope, "case {case}");
+                assert_eq!(w.backlog, g.backlog, "case {case}");
+                assert_eq!(w.series, g.series, "case {case}");
+                assert_eq!(w.groups, g.groups, "case {case}");
+                assert_eq!(w.reorder, g.reorder, "case {case}");
+            }
+            (Err(w), Err(g)) => assert_eq!(w.kind, g.kind, "case {case}"),
+            (w, g) => panic!("case {case}: single {w:?}, parallel {g:?}"),
+        }
+    }
+}
+
+#[test]
+fn every_metric_is_dealt_exactly_once() {
+    let mut rng = Rng(42);
+    for _ in 0..500 {
+        let cfg = config(&mut rng, vec![By::All]);
+        let threads = 1 + rng.below(8) as usize;
+        let per_packet = rng.below(20_000) as f64;
+        let Some(parts) = split_config(&cfg, threads, per_packet) else {
+            let units = cfg.windows_ns.len() + cfg.rates_bps.len() + cfg.bins_ns.len();
+            assert!(threads < 2 || units < 2);
+            continue;
+        };
+        assert!(parts.len() >= 2 && parts.len() <= threads);
+        let mut windows: Vec<i64> = parts.iter().flat_map(|p| p.windows_ns.clone()).collect();
+        let mut rates: Vec<u64> = parts.iter().flat_map(|p| p.rates_bps.clone()).collect();
+        let mut bins: Vec<i64> = parts.iter().flat_map(|p| p.bins_ns.clone()).collect();
+        windows.sort_unstable();
+        rates.sort_unstable();
+        bins.sort_unstable();
+        let (mut w, mut r, mut b) = (cfg.windows_ns, cfg.rates_bps, cfg.bins_ns);
+        w.sort_unstable();
+        r.sort_unstable();
+        b.sort_unstable();
+        assert_eq!((windows, rates, bins), (w, r, b));
+        // Windows stay in runs of neighbouring lengths: no thread's windows interleave another's.
+        let mut last = i64::MIN;
+        for p in &parts {
+            if let (Some(&lo), Some(&hi)) = (p.windows_ns.first(), p.windows_ns.last()) {
+                assert!(lo > last && hi >= lo);
+                last = hi;
+            }
+        }
+    }
+}
