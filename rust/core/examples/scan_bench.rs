@@ -11,6 +11,17 @@ fn open(path: &str) -> CaptureReader {
     CaptureReader::new(input, ReadOptions::default()).expect("reader")
 }
 
+/// User + system CPU time of this process (Linux), in seconds.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of stat(5); after the ")" they are the 12th and 13th.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let path = &args[0];
@@ -55,6 +66,7 @@ fn main() {
                 cases.push((format!("window {w}"), vec![w], vec![]));
             }
         }
+        let only = std::env::var("ONLY_CASE").ok();
         for (name, w, r) in cases.into_iter().chain([
             ("none".to_string(), vec![], vec![]),
             ("windows".to_string(), config.windows_ns.clone(), vec![]),
@@ -70,6 +82,9 @@ fn main() {
                 rates_bps: r,
                 ..ScanConfig::default()
             };
+            if only.as_ref().is_some_and(|o| *o != name) {
+                continue;
+            }
             let mut best = f64::MAX;
             for _ in 0..3 {
                 let t0 = Instant::now();

@@ -46,10 +46,13 @@ pub struct Scanner {
 }
 
 /// What waits in the reorder buffer: whole arrivals when a grouping needs their headers, else
-/// only what the metrics and the interface grouping read (copied twice per packet: keep it small).
+/// only what the metrics and the interface grouping read (copied twice per packet and held for a
+/// whole horizon, megabytes at line rate: keep it small).
 enum Buffer {
     Full(Reorder<Arrival>),
     Lean(Reorder<Lean>),
+    /// The aggregate alone: timestamp and size, 16 bytes a packet.
+    Bare(Reorder<Bare>),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -66,11 +69,25 @@ impl Timed for Lean {
     }
 }
 
+#[derive(Debug, Clone, Copy)]
+struct Bare {
+    ts_ns: i64,
+    size: u64,
+}
+
+impl Timed for Bare {
+    #[inline(always)]
+    fn ts_ns(&self) -> i64 {
+        self.ts_ns
+    }
+}
+
 impl Buffer {
     fn stats(&self) -> &super::ReorderStats {
         match self {
             Buffer::Full(r) => r.stats(),
             Buffer::Lean(r) => r.stats(),
+            Buffer::Bare(r) => r.stats(),
         }
     }
 }
@@ -131,7 +148,9 @@ impl Scanner {
             .map(|&b| Grouping::new(b, &metrics, max_groups))
             .collect();
         let lean = by.iter().all(|b| matches!(b, By::All | By::Interface));
-        let reorder = if lean {
+        let reorder = if by == [By::All] {
+            Buffer::Bare(Reorder::new(reorder_horizon_ns, late))
+        } else if lean {
             Buffer::Lean(Reorder::new(reorder_horizon_ns, late))
         } else {
             Buffer::Full(Reorder::new(reorder_horizon_ns, late))
@@ -160,6 +179,13 @@ impl Scanner {
                 };
                 r.push(&lean, |l| feed_lean(groupings, metrics, l))
             }
+            Buffer::Bare(r) => {
+                let bare = Bare {
+                    ts_ns: arrival.ts_ns,
+                    size: arrival.size,
+                };
+                r.push(&bare, |b| feed_bare(groupings, metrics, b))
+            }
         }
     }
 
@@ -180,6 +206,7 @@ impl Scanner {
                 },
                 |l| feed_lean(groupings, metrics, l),
             ),
+            Buffer::Bare(r) => r.push(&Bare { ts_ns, size }, |b| feed_bare(groupings, metrics, b)),
             Buffer::Full(_) => self.push(&Arrival {
                 ts_ns,
                 size,
@@ -207,6 +234,7 @@ impl Scanner {
             match reorder {
                 Buffer::Full(r) => r.flush(|a| feed(groupings, metrics, a))?,
                 Buffer::Lean(r) => r.flush(|l| feed_lean(groupings, metrics, l))?,
+                Buffer::Bare(r) => r.flush(|b| feed_bare(groupings, metrics, b))?,
             }
         }
         let mut exact = Vec::new();
@@ -260,6 +288,15 @@ fn feed_lean(groupings: &mut [Grouping], metrics: &Metrics, l: &Lean) -> Result<
             l.size,
             metrics,
         )?;
+    }
+    Ok(())
+}
+
+/// [`feed`] for the aggregate alone.
+#[inline]
+fn feed_bare(groupings: &mut [Grouping], metrics: &Metrics, b: &Bare) -> Result<()> {
+    for g in groupings {
+        g.push_key(|| GroupKey::All, b.ts_ns, b.size, metrics)?;
     }
     Ok(())
 }
