@@ -100,16 +100,25 @@ impl<A: Acc> Ring<A> {
     }
 
     /// Double the capacity, moving every live packet to its slot under the new mask.
+    ///
+    /// In place: the ring is full, so each slot holds one live packet, which either stays or
+    /// moves to the new upper half. Growing the allocation itself is a `realloc`, which the
+    /// allocator does by remapping pages when the ring is large: the old and the new ring never
+    /// exist side by side, and a ring of hundreds of MB does not briefly need half as much again.
     #[cold]
     fn grow(&mut self) {
-        let cap = self.slots.len().saturating_mul(2);
-        let mut slots = vec![Slot::default(); cap];
+        let old = self.slots.len();
+        let cap = old.saturating_mul(2);
+        self.slots.reserve_exact(cap - old);
+        self.slots.resize(cap, Slot::default());
         let mut seq = self.tail;
         while seq != self.head {
-            slots[(seq as usize) & (cap - 1)] = self.at(seq);
+            let (from, to) = (seq as usize & (old - 1), seq as usize & (cap - 1));
+            if from != to {
+                self.slots[to] = self.slots[from];
+            }
             seq = seq.wrapping_add(1);
         }
-        self.slots = slots;
     }
 }
 
