@@ -6,7 +6,6 @@ use crate::capture::CaptureReader;
 use crate::error::{Error, Result};
 use crate::pipeline::Progress;
 use crate::wire;
-use std::collections::HashMap;
 use std::net::IpAddr;
 
 /// A column that may be null per row.
@@ -28,19 +27,95 @@ impl<T: Copy + Default> Nullable<T> {
 pub struct AddressColumn {
     pub codes: Nullable<u32>,
     pub dictionary: Vec<IpAddr>,
-    index: HashMap<IpAddr, u32>,
+    index: AddressIndex,
 }
 
 impl AddressColumn {
+    #[inline]
     fn push(&mut self, a: Option<IpAddr>) {
-        let code = a.map(|a| {
-            let next = self.dictionary.len() as u32;
-            *self.index.entry(a).or_insert_with(|| {
-                self.dictionary.push(a);
-                next
-            })
-        });
+        let code = a.map(|a| self.index.code(a, &mut self.dictionary));
         self.codes.push(code);
+    }
+}
+
+/// Address -> code, open addressing with linear probing. A capture has few distinct addresses
+/// and looks one up per packet and column, so the lookup is the cost: a folded multiply of the
+/// address bits replaces SipHash, and a slot holds the address itself for the comparison. The
+/// per-table random seed keeps a crafted capture from piling its addresses onto one probe chain.
+#[derive(Debug, Clone)]
+struct AddressIndex {
+    /// (address, code); `None` is an empty slot. Length a power of two, at most half full.
+    slots: Vec<Option<(IpAddr, u32)>>,
+    seed: u64,
+}
+
+impl Default for AddressIndex {
+    fn default() -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        let seed = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        AddressIndex {
+            slots: Vec::new(),
+            seed,
+        }
+    }
+}
+
+#[inline(always)]
+fn folded_multiply(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+impl AddressIndex {
+    #[inline]
+    fn slot(&self, a: &IpAddr) -> usize {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let x = match a {
+            IpAddr::V4(v4) => u64::from(u32::from(*v4)),
+            IpAddr::V6(v6) => {
+                let bits = u128::from(*v6);
+                folded_multiply(bits as u64 ^ self.seed, ((bits >> 64) as u64) ^ K)
+            }
+        };
+        folded_multiply(x ^ self.seed, K) as usize & (self.slots.len() - 1)
+    }
+
+    /// The code of `a`, appending it to `dictionary` the first time it is seen.
+    #[inline]
+    fn code(&mut self, a: IpAddr, dictionary: &mut Vec<IpAddr>) -> u32 {
+        if dictionary.len() * 2 >= self.slots.len() {
+            self.grow(dictionary);
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(&a);
+        loop {
+            match self.slots[i] {
+                Some((b, code)) if b == a => return code,
+                Some(_) => i = (i + 1) & mask,
+                None => {
+                    let code = dictionary.len() as u32;
+                    dictionary.push(a);
+                    self.slots[i] = Some((a, code));
+                    return code;
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, dictionary: &[IpAddr]) {
+        let len = (self.slots.len() * 2).max(64);
+        self.slots = vec![None; len];
+        let mask = len - 1;
+        for (code, a) in dictionary.iter().enumerate() {
+            let mut i = self.slot(a);
+            while self.slots[i].is_some() {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = Some((*a, code as u32));
+        }
     }
 }
 
