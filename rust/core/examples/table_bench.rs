@@ -26,7 +26,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             burstcore::input::open_path(path.as_ref())?,
             ReadOptions::default(),
         )?;
-        let t = read_table(&mut reader, columns.as_deref(), &mut |_| Ok(()))?;
+        let len = std::fs::metadata(&path)?.len();
+        let t = read_table(&mut reader, columns.as_deref(), Some(len), &mut |_| Ok(()))?;
         let secs = t0.elapsed().as_secs_f64();
         rows = reader.stats().packets;
         best = best.min(secs);
