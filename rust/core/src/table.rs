@@ -382,16 +382,19 @@ pub fn read_table(
         ..Default::default()
     };
     let mut rows: Vec<Row> = Vec::with_capacity(BATCH);
-    let mut heads: Vec<Headers> = Vec::with_capacity(if headers { BATCH } else { 0 });
+    // Reused slots that the decoder fills in place; only the first rows.len() are current.
+    let mut heads: Vec<Headers> = vec![Headers::default(); if headers { BATCH } else { 0 }];
     let mut n = 0u64;
     let mut reserved = false;
     loop {
         rows.clear();
-        heads.clear();
         while rows.len() < BATCH {
             let Some(p) = reader.next_packet()? else {
                 break;
             };
+            if let Some(h) = heads.get_mut(rows.len()) {
+                wire::decode_into(h, p.linktype, p.data);
+            }
             rows.push(Row {
                 ts: p.ts_ns,
                 interface: p.interface,
@@ -399,11 +402,8 @@ pub fn read_table(
                 cap_len: p.data.len() as u32,
                 linktype: p.linktype,
             });
-            if headers {
-                heads.push(wire::decode(p.linktype, p.data));
-            }
         }
-        t.flush(w, &rows, &heads);
+        t.flush(w, &rows, heads.get(..rows.len()).unwrap_or_default());
         t.rows += rows.len();
         n += rows.len() as u64;
         if rows.len() < BATCH {
