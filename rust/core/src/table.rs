@@ -66,22 +66,100 @@ impl Validity {
     }
 }
 
-/// Addresses as codes into `dictionary`; code u32::MAX is never used (validity says null).
+/// Addresses as text, in Arrow's `Utf8View` layout (polars' `String`): a 16-byte view per row,
+/// holding the text itself when it fits in 12 bytes and otherwise its length, first 4 bytes and
+/// place in `text`. Each distinct address is formatted once (its view is kept in a dictionary);
+/// a row costs a lookup and a 16-byte copy.
 #[derive(Debug, Clone, Default)]
 pub struct AddressColumn {
-    pub codes: Nullable<u32>,
+    /// `[length, bytes 0..4, bytes 4..8, bytes 8..12]` inline, or `[length, bytes 0..4, buffer,
+    /// offset]`, native-endian words; all zeros for a null row.
+    pub views: Vec<[u32; 4]>,
+    pub valid: Validity,
+    /// The text of the addresses longer than 12 bytes, in buffers of at most `u32::MAX` bytes.
+    pub text: Vec<Vec<u8>>,
+    /// The distinct addresses, in order of first appearance, and their views.
     pub dictionary: Vec<IpAddr>,
+    dictionary_views: Vec<[u32; 4]>,
     index: AddressIndex,
 }
 
 impl AddressColumn {
+    fn reserve(&mut self, n: usize) {
+        self.views.reserve_exact(n);
+        self.valid.bits.reserve_exact(n.div_ceil(8));
+    }
+    fn shrink(&mut self) {
+        self.views.shrink_to_fit();
+        self.valid.bits.shrink_to_fit();
+    }
+
     fn extend(&mut self, rows: &[Headers], field: impl Fn(&Headers) -> Option<IpAddr>) {
-        let (index, dictionary) = (&mut self.index, &mut self.dictionary);
-        self.codes.values.extend(
-            rows.iter()
-                .map(|r| field(r).map_or(0, |a| index.code(a, dictionary))),
-        );
-        self.codes.valid.extend_rows(rows, |r| field(r).is_some());
+        self.views.reserve(rows.len());
+        for r in rows {
+            let view = match field(r) {
+                None => [0; 4],
+                Some(a) => {
+                    let code = self.index.code(a, &mut self.dictionary) as usize;
+                    if code == self.dictionary_views.len() {
+                        let view = self.view_of(a);
+                        self.dictionary_views.push(view);
+                    }
+                    self.dictionary_views.get(code).copied().unwrap_or_default()
+                }
+            };
+            self.views.push(view);
+        }
+        self.valid.extend_rows(rows, |r| field(r).is_some());
+    }
+
+    /// The view of a new address, storing its text if it does not fit inline.
+    #[cold]
+    fn view_of(&mut self, a: IpAddr) -> [u32; 4] {
+        let s = a.to_string();
+        let b = s.as_bytes();
+        let word = |i: usize| {
+            let mut w = [0u8; 4];
+            for (k, x) in w.iter_mut().enumerate() {
+                *x = b.get(i + k).copied().unwrap_or(0);
+            }
+            u32::from_ne_bytes(w)
+        };
+        let len = b.len() as u32; // at most 39 (an IPv6 address)
+        if b.len() <= 12 {
+            return [len, word(0), word(4), word(8)];
+        }
+        let fits = |t: &Vec<u8>| u32::try_from(t.len() + b.len()).is_ok();
+        if !self.text.last().is_some_and(fits) {
+            self.text.push(Vec::new());
+        }
+        let buffer = (self.text.len() - 1) as u32;
+        let Some(text) = self.text.last_mut() else {
+            return [0; 4]; // unreachable: a buffer was just ensured
+        };
+        let offset = text.len() as u32;
+        text.extend_from_slice(b);
+        [len, word(0), buffer, offset]
+    }
+
+    /// The address of row `i`, `None` when null (for tests and checks: it reads the views back).
+    pub fn get(&self, i: usize) -> Option<String> {
+        if !self.valid.get(i) {
+            return None;
+        }
+        let v = self.views.get(i)?;
+        let len = v[0] as usize;
+        let bytes: Vec<u8> = if len <= 12 {
+            v[1..]
+                .iter()
+                .flat_map(|w| w.to_ne_bytes())
+                .take(len)
+                .collect()
+        } else {
+            let text = self.text.get(v[2] as usize)?;
+            text.get(v[3] as usize..v[3] as usize + len)?.to_vec()
+        };
+        String::from_utf8(bytes).ok()
     }
 }
 
@@ -320,8 +398,8 @@ impl PacketTable {
         self.wire_len.reserve_exact(if w.0[2] { n } else { 0 });
         self.cap_len.reserve_exact(if w.0[3] { n } else { 0 });
         self.linktype.reserve_exact(if w.0[4] { n } else { 0 });
-        self.src.codes.reserve(if w.0[5] { n } else { 0 });
-        self.dst.codes.reserve(if w.0[6] { n } else { 0 });
+        self.src.reserve(if w.0[5] { n } else { 0 });
+        self.dst.reserve(if w.0[6] { n } else { 0 });
         self.protocol.reserve(if w.0[7] { n } else { 0 });
         self.sport.reserve(if w.0[8] { n } else { 0 });
         self.dport.reserve(if w.0[9] { n } else { 0 });
@@ -339,8 +417,8 @@ impl PacketTable {
         self.wire_len.shrink_to_fit();
         self.cap_len.shrink_to_fit();
         self.linktype.shrink_to_fit();
-        self.src.codes.shrink();
-        self.dst.codes.shrink();
+        self.src.shrink();
+        self.dst.shrink();
         self.protocol.shrink();
         self.sport.shrink();
         self.dport.shrink();

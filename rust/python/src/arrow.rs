@@ -106,75 +106,26 @@ impl Column {
         })
     }
 
-    /// Addresses as strings (`Utf8View`): each row's 16-byte view is its address's view, copied
-    /// from the dictionary's; strings longer than 12 bytes point into one buffer holding the
-    /// dictionary's text.
+    /// Addresses as strings (`Utf8View`), their views and text as the table built them.
     pub fn addresses(name: &str, col: AddressColumn) -> PyResult<Self> {
-        let mut text: Vec<u8> = Vec::new();
-        let mut dict_views: Vec<[u32; 4]> = Vec::with_capacity(col.dictionary.len());
-        for a in &col.dictionary {
-            let s = a.to_string();
-            let b = s.as_bytes();
-            let len = b.len() as u32; // at most 39 bytes (an IPv6 address)
-            let word = |i: usize| {
-                let mut w = [0u8; 4];
-                for (k, x) in w.iter_mut().enumerate() {
-                    *x = b.get(i + k).copied().unwrap_or(0);
-                }
-                u32::from_ne_bytes(w)
-            };
-            if b.len() <= 12 {
-                dict_views.push([len, word(0), word(4), word(8)]);
-            } else {
-                let offset = u32::try_from(text.len())
-                    .map_err(|_| PyValueError::new_err("too many distinct addresses"))?;
-                dict_views.push([len, word(0), 0, offset]);
-                text.extend_from_slice(b);
-            }
-        }
-        let codes = &col.codes;
-        if codes.valid.len != codes.values.len() {
+        if col.valid.len != col.views.len() {
             return Err(PyValueError::new_err(format!(
-                "column {name}: {} codes but {} validity bits",
-                codes.values.len(),
-                codes.valid.len
+                "column {name}: {} views but {} validity bits",
+                col.views.len(),
+                col.valid.len
             )));
         }
-        let mut views: Vec<[u32; 4]> = Vec::with_capacity(codes.values.len());
-        // A null row's view is all zeros (an empty string), as the format expects.
-        views.extend(
-            codes
-                .values
-                .chunks(8)
-                .zip(&codes.valid.bits)
-                .flat_map(|(chunk, &byte)| {
-                    chunk
-                        .iter()
-                        .enumerate()
-                        .map(move |(k, &c)| (byte >> k & 1 == 1, c))
-                })
-                .map(|(valid, c)| {
-                    if valid {
-                        dict_views.get(c as usize).copied().unwrap_or_default()
-                    } else {
-                        [0; 4]
-                    }
-                }),
-        );
-        let sizes: Vec<i64> = vec![text.len() as i64];
-        let buffers = vec![
-            validity_ptr(&codes.valid),
-            views.as_ptr().cast(),
-            text.as_ptr().cast(),
-            sizes.as_ptr().cast(),
-        ];
+        let mut buffers = vec![validity_ptr(&col.valid), col.views.as_ptr().cast()];
+        buffers.extend(col.text.iter().map(|t| t.as_ptr().cast::<c_void>()));
+        let sizes: Vec<i64> = col.text.iter().map(|t| t.len() as i64).collect();
+        buffers.push(sizes.as_ptr().cast());
         Ok(Column {
             name: cstring(name)?,
             format: cstring("vu")?,
-            len: views.len(),
-            null_count: codes.valid.nulls,
+            len: col.views.len(),
+            null_count: col.valid.nulls,
             buffers,
-            owner: Box::new((col.codes.valid, views, text, sizes)),
+            owner: Box::new((col, sizes)),
         })
     }
 }
