@@ -514,3 +514,203 @@ fn expected_rows(len: u64, read: u64, rows: u64) -> Option<usize> {
     let estimate = u128::from(len) * u128::from(rows) / u128::from(read);
     usize::try_from(estimate + estimate / 16).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{ByteOrder, ReadOptions};
+    use crate::writer::{PcapOptions, PcapWriter};
+    use std::collections::HashMap;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    /// splitmix64: a seeded stream for the random cases.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    #[test]
+    fn validity_bits_equal_a_bool_per_row() {
+        let mut rng = Rng(1);
+        for _ in 0..200 {
+            let mut v = Validity::default();
+            let mut oracle: Vec<bool> = Vec::new();
+            // Chunks of any length, so that some start in the middle of a byte.
+            for _ in 0..rng.below(8) {
+                let chunk: Vec<bool> = (0..rng.below(40)).map(|_| rng.below(3) != 0).collect();
+                v.extend_rows(&chunk, |&b| b);
+                oracle.extend(&chunk);
+            }
+            assert_eq!(v.len, oracle.len());
+            assert_eq!(v.nulls, oracle.iter().filter(|&&b| !b).count());
+            assert_eq!(v.bits.len(), oracle.len().div_ceil(8));
+            for (i, &b) in oracle.iter().enumerate() {
+                assert_eq!(v.get(i), b, "row {i}");
+            }
+            // Arrow wants the padding bits of the last byte clear.
+            if let (Some(last), 1..) = (v.bits.last(), v.len % 8) {
+                assert_eq!(last >> (v.len % 8), 0);
+            }
+        }
+    }
+
+    fn random_address(rng: &mut Rng) -> IpAddr {
+        // Small pools so that addresses repeat, and ::ffff:a.b.c.d next to a.b.c.d (different
+        // addresses that must not share a code).
+        let k = rng.below(150) as u32;
+        match rng.below(3) {
+            0 => IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + k)),
+            1 => IpAddr::V6(Ipv4Addr::from(0x0a00_0000 + k).to_ipv6_mapped()),
+            _ => IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, k as u16, 0, 0, 0x8a2e, 1)),
+        }
+    }
+
+    #[test]
+    fn address_codes_are_first_appearance_order() {
+        let mut rng = Rng(2);
+        let mut index = AddressIndex::default();
+        let mut dictionary = Vec::new();
+        let mut oracle: HashMap<IpAddr, u32> = HashMap::new();
+        for _ in 0..20_000 {
+            let a = random_address(&mut rng);
+            let next = oracle.len() as u32;
+            let want = *oracle.entry(a).or_insert(next);
+            assert_eq!(index.code(a, &mut dictionary), want, "{a}");
+        }
+        assert_eq!(dictionary.len(), oracle.len());
+        assert!(oracle.len() > 300, "the index grew several times");
+        for (a, code) in oracle {
+            assert_eq!(dictionary[code as usize], a);
+        }
+    }
+
+    #[test]
+    fn address_views_read_back_as_the_addresses() {
+        let mut rng = Rng(3);
+        let heads: Vec<Headers> = (0..3000)
+            .map(|_| Headers {
+                src: (rng.below(5) != 0).then(|| random_address(&mut rng)),
+                ..Default::default()
+            })
+            .collect();
+        let mut col = AddressColumn::default();
+        for chunk in heads.chunks(BATCH) {
+            col.extend(chunk, |h| h.src);
+        }
+        assert_eq!(col.views.len(), heads.len());
+        for (i, h) in heads.iter().enumerate() {
+            assert_eq!(col.get(i), h.src.map(|a| a.to_string()), "row {i}");
+            let v = col.views[i];
+            let len = v[0] as usize;
+            if h.src.is_none() {
+                assert_eq!(v, [0; 4]);
+            } else if len <= 12 {
+                // Inline text is zero-padded: equal strings have equal views.
+                let bytes: Vec<u8> = v[1..].iter().flat_map(|w| w.to_ne_bytes()).collect();
+                assert!(bytes[len..].iter().all(|&b| b == 0));
+            } else {
+                let prefix = &col.get(i).unwrap_or_default().into_bytes()[..4];
+                assert_eq!(v[1].to_ne_bytes(), prefix);
+            }
+        }
+    }
+
+    fn frame(rng: &mut Rng) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
+        match rng.below(4) {
+            0 => f.extend_from_slice(&[0x08, 0x06, 0, 1]), // ARP: no IP fields
+            kind => {
+                if kind == 1 {
+                    f.extend_from_slice(&[0x81, 0x00, 0, rng.below(200) as u8]);
+                }
+                let proto = if kind == 3 { 17 } else { 6 };
+                f.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 60, 0, 0, 0, 0, 64, proto, 0, 0]);
+                f.extend_from_slice(&[10, 0, 0, rng.below(40) as u8, 10, 0, 1, 1]);
+                f.extend_from_slice(&[0, 80, 0x12, 0xb7, 0, 32, 0, 0, 0, 0, 0, 0, 0x50, 0x18]);
+                f.extend_from_slice(&[0; 26]);
+            }
+        }
+        // Some frames snapped inside their headers, so that fields go null one by one.
+        let cut = if rng.below(4) == 0 {
+            rng.below(f.len() as u64) as usize
+        } else {
+            f.len()
+        };
+        f.truncate(cut);
+        f
+    }
+
+    #[test]
+    fn columns_equal_decoding_each_packet() {
+        let mut rng = Rng(4);
+        let mut w = PcapWriter::new(
+            Vec::new(),
+            PcapOptions {
+                byte_order: ByteOrder::Little,
+                nanos: true,
+                linktype: 1,
+                snaplen: 65535,
+            },
+        )
+        .unwrap();
+        let frames: Vec<Vec<u8>> = (0..(3 * BATCH + 77)).map(|_| frame(&mut rng)).collect();
+        for (i, f) in frames.iter().enumerate() {
+            w.write_packet(i as i64 * 1000, f.len() as u32 + 4, f)
+                .unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let len = bytes.len() as u64;
+        let open = || {
+            let input =
+                crate::input::from_reader(Box::new(std::io::Cursor::new(bytes.clone())), Some(len))
+                    .unwrap();
+            CaptureReader::new(input, ReadOptions::default()).unwrap()
+        };
+        let t = read_table(&mut open(), None, Some(len), &mut |_| Ok(())).unwrap();
+        assert_eq!(t.rows, frames.len());
+        let mut reader = open();
+        let mut i = 0;
+        while let Some(p) = reader.next_packet().unwrap() {
+            let h = wire::decode(p.linktype, p.data);
+            let nullable = |c: &Nullable<u32>| c.valid.get(i).then(|| c.values[i]);
+            let widen = |c: &Nullable<u16>| c.valid.get(i).then(|| u32::from(c.values[i]));
+            let byte = |c: &Nullable<u8>| c.valid.get(i).then(|| c.values[i]);
+            assert_eq!(
+                t.timestamp.valid.get(i).then(|| t.timestamp.values[i]),
+                p.ts_ns
+            );
+            assert_eq!(t.interface[i], p.interface);
+            assert_eq!(t.wire_len[i], p.wire_len);
+            assert_eq!(t.cap_len[i] as usize, p.data.len());
+            assert_eq!(t.linktype[i], p.linktype);
+            assert_eq!(t.src.get(i), h.src.map(|a| a.to_string()));
+            assert_eq!(t.dst.get(i), h.dst.map(|a| a.to_string()));
+            assert_eq!(byte(&t.protocol), h.ip_proto);
+            assert_eq!(widen(&t.sport), h.sport.map(u32::from));
+            assert_eq!(widen(&t.dport), h.dport.map(u32::from));
+            assert_eq!(widen(&t.vlan), h.vlan.map(u32::from));
+            assert_eq!(nullable(&t.qp), h.roce_qp);
+            assert_eq!(nullable(&t.ip_len), h.ip_len);
+            assert_eq!(nullable(&t.payload_len), h.payload_len);
+            assert_eq!(byte(&t.tcp_flags), h.tcp_flags);
+            i += 1;
+        }
+        assert_eq!(i, frames.len());
+        // Only the columns asked for are filled.
+        let some = ["dport".to_string(), "timestamp".to_string()];
+        let s = read_table(&mut open(), Some(&some), None, &mut |_| Ok(())).unwrap();
+        assert_eq!(s.dport.values, t.dport.values);
+        assert_eq!(s.dport.valid, t.dport.valid);
+        assert_eq!(s.timestamp.values, t.timestamp.values);
+        assert!(s.src.views.is_empty() && s.wire_len.is_empty() && s.sport.values.is_empty());
+    }
+}
