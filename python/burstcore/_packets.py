@@ -47,13 +47,11 @@ def read_packets(
     ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead.
     """
     wanted = list(columns) if columns is not None else None
-    table, warns = _core.read_table(normalize(source), wanted, strict, progress)
+    cols, warns = _core.read_table(normalize(source), wanted, strict, progress)
     _warn(warns)
-    if wanted == []:
-        return pl.DataFrame()
-    # One struct array through the Arrow PyCapsule interface: polars adopts the Rust buffers
-    # (values, validity bitmaps, address strings) without a copy.
-    df = pl.DataFrame(table)
+    # Each column through the Arrow PyCapsule interface: polars adopts the Rust buffers (values,
+    # validity bitmaps, address strings) without a copy.
+    df = pl.DataFrame([pl.Series(c) for c in cols])
     return df if wanted is None or wanted == df.columns else df.select(wanted)
 
 

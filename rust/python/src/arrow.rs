@@ -1,9 +1,8 @@
 //! Columns into polars through the Arrow C data interface (the PyCapsule protocol,
-//! `__arrow_c_array__`): one struct array whose children are the columns. polars adopts the
-//! buffers as they are (no copy, no pyarrow): validity bitmaps built in Rust become its null
-//! masks, and the address strings arrive as a `Utf8View` column, which is polars' own `String`
-//! layout. Each buffer is a Rust `Vec` freed by the array's `release` callback whenever polars
-//! drops the last reference.
+//! `__arrow_c_array__`): one array per column. polars adopts the buffers as they are (no copy, no
+//! pyarrow): validity bitmaps built in Rust become its null masks, and the address strings arrive
+//! as a `Utf8View` column, which is polars' own `String` layout. Each buffer is a Rust `Vec` freed
+//! by the array's `release` callback whenever polars drops the last reference.
 //!
 //! The structs and the release protocol follow the specification
 //! (<https://arrow.apache.org/docs/format/CDataInterface.html>): the producer (this module)
@@ -75,6 +74,10 @@ fn validity_ptr(v: &Validity) -> *const c_void {
 }
 
 impl Column {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
     /// A column without nulls; `format` is the Arrow format of `T` ("I" for u32, ...).
     pub fn plain<T: 'static>(name: &str, format: &str, values: Vec<T>) -> PyResult<Self> {
         Ok(Column {
@@ -132,32 +135,23 @@ impl Column {
 
 struct ArrayPrivate {
     buffers: Vec<*const c_void>,
-    children: Vec<*mut ArrowArray>,
     _owner: Box<dyn Any>,
 }
 
 struct SchemaPrivate {
-    _format: CString,
-    _name: CString,
-    children: Vec<*mut ArrowSchema>,
+    format: CString,
+    name: CString,
 }
 
 unsafe extern "C" fn release_array(array: *mut ArrowArray) {
-    // SAFETY: the consumer passes an array this module made (or a child of one), whose
-    // private_data is the ArrayPrivate it was given; release runs once (it then clears itself).
+    // SAFETY: the consumer passes an array this module made, whose private_data is the
+    // ArrayPrivate it was given; release runs once (it then clears itself).
     unsafe {
         let Some(a) = array.as_mut() else { return };
         if a.release.is_none() || a.private_data.is_null() {
             return;
         }
-        let private = Box::from_raw(a.private_data.cast::<ArrayPrivate>());
-        for &child in &private.children {
-            if let Some(release) = (*child).release {
-                release(child);
-            }
-            drop(Box::from_raw(child));
-        }
-        drop(private);
+        drop(Box::from_raw(a.private_data.cast::<ArrayPrivate>()));
         a.private_data = std::ptr::null_mut();
         a.release = None;
     }
@@ -170,37 +164,21 @@ unsafe extern "C" fn release_schema(schema: *mut ArrowSchema) {
         if s.release.is_none() || s.private_data.is_null() {
             return;
         }
-        let private = Box::from_raw(s.private_data.cast::<SchemaPrivate>());
-        for &child in &private.children {
-            if let Some(release) = (*child).release {
-                release(child);
-            }
-            drop(Box::from_raw(child));
-        }
-        drop(private);
+        drop(Box::from_raw(s.private_data.cast::<SchemaPrivate>()));
         s.private_data = std::ptr::null_mut();
         s.release = None;
     }
 }
 
-fn schema(
-    name: CString,
-    format: CString,
-    children: Vec<*mut ArrowSchema>,
-    flags: i64,
-) -> ArrowSchema {
-    let mut private = Box::new(SchemaPrivate {
-        _format: format,
-        _name: name,
-        children,
-    });
+fn schema(name: CString, format: CString, flags: i64) -> ArrowSchema {
+    let private = Box::new(SchemaPrivate { format, name });
     ArrowSchema {
-        format: private._format.as_ptr(),
-        name: private._name.as_ptr(),
+        format: private.format.as_ptr(),
+        name: private.name.as_ptr(),
         metadata: std::ptr::null(),
         flags,
-        n_children: private.children.len() as i64,
-        children: private.children.as_mut_ptr(),
+        n_children: 0,
+        children: std::ptr::null_mut(),
         dictionary: std::ptr::null_mut(),
         release: Some(release_schema),
         private_data: Box::into_raw(private).cast(),
@@ -211,12 +189,10 @@ fn array(
     len: usize,
     null_count: usize,
     buffers: Vec<*const c_void>,
-    children: Vec<*mut ArrowArray>,
     owner: Box<dyn Any>,
 ) -> ArrowArray {
     let mut private = Box::new(ArrayPrivate {
         buffers,
-        children,
         _owner: owner,
     });
     ArrowArray {
@@ -224,9 +200,9 @@ fn array(
         null_count: null_count as i64,
         offset: 0,
         n_buffers: private.buffers.len() as i64,
-        n_children: private.children.len() as i64,
+        n_children: 0,
         buffers: private.buffers.as_mut_ptr(),
-        children: private.children.as_mut_ptr(),
+        children: std::ptr::null_mut(),
         dictionary: std::ptr::null_mut(),
         release: Some(release_array),
         private_data: Box::into_raw(private).cast(),
@@ -239,44 +215,31 @@ struct Exported<T>(T);
 // SAFETY: see above; nothing in the struct is shared between threads.
 unsafe impl<T> Send for Exported<T> {}
 
-/// Columns of equal length, handed to polars as one struct array by `pl.DataFrame(table)`.
+/// One column, handed to polars by `pl.Series(column)`. Each column is its own array, released
+/// on its own: a frame that keeps some columns does not hold the memory of the others.
 #[pyclass(module = "burstcore._burstcore")]
-pub struct ArrowTable {
+pub struct ArrowColumn {
     capsules: Option<(Py<PyCapsule>, Py<PyCapsule>)>,
 }
 
-impl ArrowTable {
-    pub fn new(py: Python<'_>, len: usize, columns: Vec<Column>) -> PyResult<Self> {
-        if let Some(c) = columns.iter().find(|c| c.len != len) {
-            return Err(PyValueError::new_err(format!(
-                "column {:?} has {} rows, not {len}",
-                c.name, c.len
-            )));
-        }
-        let mut child_schemas = Vec::with_capacity(columns.len());
-        let mut child_arrays = Vec::with_capacity(columns.len());
-        for c in columns {
-            child_schemas.push(Box::into_raw(Box::new(schema(
-                c.name,
-                c.format,
-                Vec::new(),
-                ARROW_FLAG_NULLABLE,
-            ))));
-            child_arrays.push(Box::into_raw(Box::new(array(
-                c.len,
-                c.null_count,
-                c.buffers,
-                Vec::new(),
-                c.owner,
-            ))));
-        }
-        // Built before anything can fail, so that the capsules' destructors own every child.
-        let top_schema = schema(cstring("")?, cstring("+s")?, child_schemas, 0);
-        let top_array = array(len, 0, vec![std::ptr::null()], child_arrays, Box::new(()));
+impl ArrowColumn {
+    pub fn new(py: Python<'_>, c: Column) -> PyResult<Self> {
+        let Column {
+            name,
+            format,
+            len,
+            null_count,
+            buffers,
+            owner,
+        } = c;
+        // Both structs exist before anything can fail, and from then on belong to the capsules,
+        // whose destructors release them unless a consumer moved them out.
+        let schema = schema(name, format, ARROW_FLAG_NULLABLE);
+        let array = array(len, null_count, buffers, owner);
         let schema_capsule = PyCapsule::new_with_destructor(
             py,
-            Exported(top_schema),
-            Some(cstring("arrow_schema")?),
+            Exported(schema),
+            Some(c"arrow_schema".to_owned()),
             |mut s: Exported<ArrowSchema>, _| {
                 if let Some(release) = s.0.release {
                     // SAFETY: not moved out by a consumer (release is still set): ours to free.
@@ -286,8 +249,8 @@ impl ArrowTable {
         )?;
         let array_capsule = PyCapsule::new_with_destructor(
             py,
-            Exported(top_array),
-            Some(cstring("arrow_array")?),
+            Exported(array),
+            Some(c"arrow_array".to_owned()),
             |mut a: Exported<ArrowArray>, _| {
                 if let Some(release) = a.0.release {
                     // SAFETY: as for the schema.
@@ -295,24 +258,24 @@ impl ArrowTable {
                 }
             },
         )?;
-        Ok(ArrowTable {
+        Ok(ArrowColumn {
             capsules: Some((schema_capsule.unbind(), array_capsule.unbind())),
         })
     }
 }
 
 #[pymethods]
-impl ArrowTable {
-    /// The PyCapsule protocol: (schema, array) capsules of the struct array. The columns move
-    /// to the caller, so a second call is an error.
+impl ArrowColumn {
+    /// The PyCapsule protocol: (schema, array) capsules. The column moves to the caller, so a
+    /// second call is an error.
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_array__(
         &mut self,
         requested_schema: Option<Bound<'_, PyAny>>,
     ) -> PyResult<(Py<PyCapsule>, Py<PyCapsule>)> {
-        let _ = requested_schema; // the columns' own types are the only ones offered
+        let _ = requested_schema; // the column's own type is the only one offered
         self.capsules
             .take()
-            .ok_or_else(|| PyValueError::new_err("the columns were already handed over"))
+            .ok_or_else(|| PyValueError::new_err("the column was already handed over"))
     }
 }

@@ -97,7 +97,7 @@ fn open_all(
     Ok((readers, total))
 }
 
-/// Read packets into columns, handed over as one Arrow struct array (see `arrow`): each wanted
+/// Read packets into columns, each handed over as an Arrow array (see `arrow`): each wanted
 /// column once, in the order first asked for.
 #[pyfunction]
 #[pyo3(signature = (source, columns=None, strict=false, progress=None))]
@@ -107,7 +107,7 @@ fn read_table<'py>(
     columns: Option<Vec<String>>,
     strict: bool,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(arrow::ArrowTable, Vec<String>)> {
+) -> PyResult<(Vec<arrow::ArrowColumn>, Vec<String>)> {
     guard(py, || {
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict)?;
         let mut reader = readers.pop().expect("one source");
@@ -146,7 +146,18 @@ fn read_table<'py>(
                 }
             });
         }
-        Ok((arrow::ArrowTable::new(py, t.rows, out)?, warnings))
+        if let Some(c) = out.iter().find(|c| c.len() != t.rows) {
+            return Err(PyValueError::new_err(format!(
+                "a column has {} rows, not {}",
+                c.len(),
+                t.rows
+            )));
+        }
+        let out = out
+            .into_iter()
+            .map(|c| arrow::ArrowColumn::new(py, c))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((out, warnings))
     })
 }
 
@@ -498,7 +509,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan_columns, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
-    m.add_class::<arrow::ArrowTable>()?;
+    m.add_class::<arrow::ArrowColumn>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
