@@ -86,8 +86,8 @@ pub struct AddressColumn {
 
 impl AddressColumn {
     fn reserve(&mut self, n: usize) {
-        self.views.reserve_exact(n);
-        self.valid.bits.reserve_exact(n.div_ceil(8));
+        let _ = self.views.try_reserve_exact(n);
+        let _ = self.valid.bits.try_reserve_exact(n.div_ceil(8));
     }
     fn shrink(&mut self) {
         self.views.shrink_to_fit();
@@ -333,8 +333,8 @@ impl<T: Copy + Default> Nullable<T> {
         self.valid.extend_rows(rows, |r| field(r).is_some());
     }
     fn reserve(&mut self, n: usize) {
-        self.values.reserve_exact(n);
-        self.valid.bits.reserve_exact(n.div_ceil(8));
+        let _ = self.values.try_reserve_exact(n);
+        let _ = self.valid.bits.try_reserve_exact(n.div_ceil(8));
     }
     fn shrink(&mut self) {
         self.values.shrink_to_fit();
@@ -391,13 +391,14 @@ impl PacketTable {
         }
     }
 
-    /// Make room for `n` more rows in the wanted columns.
+    /// Make room for `n` more rows in the wanted columns. Only a hint: where the memory is not
+    /// there, the columns grow as they fill instead.
     fn reserve(&mut self, w: Wanted, n: usize) {
         self.timestamp.reserve(if w.0[0] { n } else { 0 });
-        self.interface.reserve_exact(if w.0[1] { n } else { 0 });
-        self.wire_len.reserve_exact(if w.0[2] { n } else { 0 });
-        self.cap_len.reserve_exact(if w.0[3] { n } else { 0 });
-        self.linktype.reserve_exact(if w.0[4] { n } else { 0 });
+        let _ = self.interface.try_reserve_exact(if w.0[1] { n } else { 0 });
+        let _ = self.wire_len.try_reserve_exact(if w.0[2] { n } else { 0 });
+        let _ = self.cap_len.try_reserve_exact(if w.0[3] { n } else { 0 });
+        let _ = self.linktype.try_reserve_exact(if w.0[4] { n } else { 0 });
         self.src.reserve(if w.0[5] { n } else { 0 });
         self.dst.reserve(if w.0[6] { n } else { 0 });
         self.protocol.reserve(if w.0[7] { n } else { 0 });
@@ -506,14 +507,20 @@ pub fn read_table(
 }
 
 /// Rows a `len`-byte input should hold if the rest is like the first `rows` rows in `read`
-/// bytes, with a margin; `None` when that says nothing.
+/// bytes, with a margin; `None` when that says nothing. Never more than `len / 16`: no record of
+/// either format is shorter than 16 bytes, so a crafted start cannot make it reserve more.
 fn expected_rows(len: u64, read: u64, rows: u64) -> Option<usize> {
     if read == 0 || rows == 0 || len <= read {
         return None;
     }
     let estimate = u128::from(len) * u128::from(rows) / u128::from(read);
-    usize::try_from(estimate + estimate / 16).ok()
+    let bound = u128::from(len / MIN_RECORD);
+    usize::try_from((estimate + estimate / 16).min(bound)).ok()
 }
+
+/// The shortest record: a classic pcap record header (16 bytes) with no data; pcapng's shortest
+/// packet block (a Simple Packet Block) is 16 bytes too.
+const MIN_RECORD: u64 = 16;
 
 #[cfg(test)]
 mod tests {
@@ -536,6 +543,20 @@ mod tests {
         fn below(&mut self, n: u64) -> u64 {
             self.next() % n
         }
+    }
+
+    #[test]
+    fn reservation_is_bounded_by_the_smallest_record() {
+        // As the start goes, with a sixteenth more.
+        let rate = (1u64 << 20) * 512 / 51_200;
+        assert_eq!(
+            expected_rows(1 << 20, 51_200, 512),
+            Some((rate + rate / 16) as usize)
+        );
+        // Empty records first cannot make it reserve more than the file could hold.
+        assert_eq!(expected_rows(1 << 40, 512, 512), Some(1 << 36));
+        assert_eq!(expected_rows(100, 100, 5), None);
+        assert_eq!(expected_rows(100, 0, 0), None);
     }
 
     #[test]
