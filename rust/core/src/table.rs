@@ -326,11 +326,29 @@ struct Row {
 const BATCH: usize = 512;
 
 impl<T: Copy + Default> Nullable<T> {
+    /// While every row so far is null (a column the capture does not have: `qp` without RoCE,
+    /// `vlan` without tags), no value is written: [`Nullable::finish`] then hands over zeroed
+    /// memory the allocator gets fresh from the kernel, which no one ever writes, and a column of
+    /// nulls costs no page faults.
     #[inline]
     fn extend<R>(&mut self, rows: &[R], field: impl Fn(&R) -> Option<T>) {
+        let before = self.valid.len;
+        self.valid.extend_rows(rows, |r| field(r).is_some());
+        if self.valid.nulls == self.valid.len {
+            return;
+        }
+        if self.values.len() < before {
+            self.values.resize(before, T::default());
+        }
         self.values
             .extend(rows.iter().map(|r| field(r).unwrap_or_default()));
-        self.valid.extend_rows(rows, |r| field(r).is_some());
+    }
+
+    /// Make `values` as long as the column (see [`Nullable::extend`]).
+    fn finish(&mut self) {
+        if self.values.len() < self.valid.len {
+            self.values = vec![T::default(); self.valid.len];
+        }
     }
     fn reserve(&mut self, n: usize) {
         let _ = self.values.try_reserve_exact(n);
@@ -409,6 +427,18 @@ impl PacketTable {
         self.ip_len.reserve(if w.0[12] { n } else { 0 });
         self.payload_len.reserve(if w.0[13] { n } else { 0 });
         self.tcp_flags.reserve(if w.0[14] { n } else { 0 });
+    }
+
+    fn finish(&mut self) {
+        self.timestamp.finish();
+        self.protocol.finish();
+        self.sport.finish();
+        self.dport.finish();
+        self.vlan.finish();
+        self.qp.finish();
+        self.ip_len.finish();
+        self.payload_len.finish();
+        self.tcp_flags.finish();
     }
 
     /// Give back capacity a size estimate over-reserved (in place, no copy).
@@ -503,6 +533,7 @@ pub fn read_table(
     if reserved {
         t.shrink();
     }
+    t.finish();
     Ok(t)
 }
 
@@ -557,6 +588,29 @@ mod tests {
         assert_eq!(expected_rows(1 << 40, 512, 512), Some(1 << 36));
         assert_eq!(expected_rows(100, 100, 5), None);
         assert_eq!(expected_rows(100, 0, 0), None);
+    }
+
+    #[test]
+    fn nulls_first_then_values() {
+        let mut rng = Rng(5);
+        for first_value in [None, Some(0), Some(1), Some(7), Some(8), Some(700)] {
+            let rows: Vec<Option<u32>> = (0..1000usize)
+                .map(|i| match first_value {
+                    Some(f) if i >= f => (rng.below(3) != 0).then(|| rng.below(100) as u32),
+                    _ => None,
+                })
+                .collect();
+            let mut col = Nullable::<u32>::default();
+            for chunk in rows.chunks(BATCH) {
+                col.extend(chunk, |&r| r);
+            }
+            col.finish();
+            assert_eq!(col.values.len(), rows.len());
+            for (i, r) in rows.iter().enumerate() {
+                assert_eq!(col.valid.get(i).then(|| col.values[i]), *r, "row {i}");
+                assert_eq!(col.values[i], r.unwrap_or_default());
+            }
+        }
     }
 
     #[test]
