@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "ArrowColumn",
     "CaptureError",
     "CaptureWriter",
     "CorruptCaptureError",
@@ -53,7 +54,7 @@ _Progress = Callable[[int, int | None], object] | None
 
 def read_table(
     source: Any, columns: list[str] | None = None, strict: bool = False, progress: _Progress = None
-) -> tuple[dict[str, Any], list[str]]: ...
+) -> tuple[list[ArrowColumn], list[str]]: ...
 def capture_info(source: Any, strict: bool = False, progress: _Progress = None) -> dict[str, Any]: ...
 def scan(
     sources: list[Any],
@@ -134,6 +135,10 @@ def superpose(
     strict: bool = False,
     progress: _Progress = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
+
+@final
+class ArrowColumn:
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]: ...
 
 @final
 class CaptureWriter:

@@ -26,24 +26,6 @@ def _warn(messages: Sequence[str]) -> None:
         warnings.warn(m, CaptureWarning, stacklevel=3)
 
 
-def _nullable(name: str, values: np.ndarray, valid: np.ndarray) -> pl.Series:
-    s = pl.Series(name, values)
-    if not valid.all():
-        s = s.set(pl.Series(~valid), None)  # type: ignore[arg-type]
-    return s
-
-
-def _addresses(name: str, codes: np.ndarray, valid: np.ndarray, dictionary: list[str]) -> pl.Series:
-    # One string per distinct address; the per-packet column is a gather by code (in polars, no
-    # Python object per packet).
-    dict_s = pl.Series(name, dictionary, dtype=pl.String)
-    idx = pl.Series(codes).cast(pl.UInt32)
-    s = dict_s.gather(idx) if len(dictionary) else pl.Series(name, [None] * len(codes), dtype=pl.String)
-    if not valid.all():
-        s = s.set(pl.Series(~valid), None)  # type: ignore[arg-type]
-    return s.alias(name)
-
-
 def read_packets(
     source: Any,
     columns: Sequence[str] | None = None,
@@ -64,23 +46,13 @@ def read_packets(
     recognised by content. A capture cut off mid-block gives the packets before the cut and a
     ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead.
     """
-    cols, warns = _core.read_table(normalize(source), list(columns) if columns is not None else None, strict, progress)
+    wanted = list(columns) if columns is not None else None
+    cols, warns = _core.read_table(normalize(source), wanted, strict, progress)
     _warn(warns)
-    series: list[pl.Series] = []
-    for name, value in cols.items():
-        if name == "timestamp":
-            values, valid = value
-            s = _nullable(name, values, valid).cast(pl.Datetime("ns", "UTC"))
-        elif name in ("src", "dst"):
-            s = _addresses(name, *value)
-        elif isinstance(value, tuple):
-            s = _nullable(name, *value)
-        else:
-            s = pl.Series(name, value)
-        series.append(s)
-    order = list(columns) if columns is not None else list(cols)
-    df = pl.DataFrame(series)
-    return df.select(order) if order else df
+    # Each column through the Arrow PyCapsule interface: polars adopts the Rust buffers (values,
+    # validity bitmaps, address strings) without a copy.
+    df = pl.DataFrame([pl.Series(c) for c in cols])
+    return df if wanted is None or wanted == df.columns else df.select(wanted)
 
 
 @dataclass

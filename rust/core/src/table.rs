@@ -1,46 +1,246 @@
-//! Packets as columns: what `read_packets` hands to polars. Struct-of-arrays with a validity mask
-//! for the fields a packet may lack, and addresses dictionary-encoded (a code per packet, the
-//! distinct addresses once), so no per-packet object is ever created on the Python side.
+//! Packets as columns: what `read_packets` hands to polars. Struct-of-arrays with a validity
+//! bitmap (Arrow's layout, so it crosses over as is) for the fields a packet may lack, and
+//! addresses dictionary-encoded (a code per packet, the distinct addresses once), so no
+//! per-packet object is ever created on the Python side.
 
 use crate::capture::CaptureReader;
 use crate::error::{Error, Result};
 use crate::pipeline::Progress;
-use crate::wire;
-use std::collections::HashMap;
+use crate::wire::{self, Headers};
 use std::net::IpAddr;
 
-/// A column that may be null per row.
+/// A column that may be null per row; a null row holds `T::default()` in `values`.
 #[derive(Debug, Clone, Default)]
 pub struct Nullable<T> {
     pub values: Vec<T>,
-    pub valid: Vec<bool>,
+    pub valid: Validity,
 }
 
-impl<T: Copy + Default> Nullable<T> {
-    fn push(&mut self, v: Option<T>) {
-        self.values.push(v.unwrap_or_default());
-        self.valid.push(v.is_some());
+/// One bit per row, set when the row is not null: Arrow's validity bitmap (least significant
+/// bit first, the last byte padded with zeros).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validity {
+    pub bits: Vec<u8>,
+    pub len: usize,
+    pub nulls: usize,
+}
+
+impl Validity {
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len && self.bits.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1)
+    }
+
+    #[inline]
+    fn extend(&mut self, valid: impl Iterator<Item = bool>) {
+        for v in valid {
+            let bit = self.len % 8;
+            if bit == 0 {
+                self.bits.push(0);
+            }
+            if let Some(last) = self.bits.last_mut() {
+                *last |= u8::from(v) << bit;
+            }
+            self.nulls += usize::from(!v);
+            self.len += 1;
+        }
+    }
+
+    /// Eight rows at a time when the bitmap is byte-aligned (every batch but the last).
+    #[inline]
+    fn extend_rows<R>(&mut self, rows: &[R], valid: impl Fn(&R) -> bool) {
+        if self.len % 8 != 0 {
+            return self.extend(rows.iter().map(valid));
+        }
+        let chunks = rows.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            let mut byte = 0u8;
+            for (k, r) in c.iter().enumerate() {
+                byte |= u8::from(valid(r)) << k;
+            }
+            self.bits.push(byte);
+            self.nulls += 8 - byte.count_ones() as usize;
+            self.len += 8;
+        }
+        self.extend(rest.iter().map(valid));
     }
 }
 
-/// Addresses as codes into `dictionary`; code u32::MAX is never used (validity says null).
+/// Addresses as text, in Arrow's `Utf8View` layout (polars' `String`): a 16-byte view per row,
+/// holding the text itself when it fits in 12 bytes and otherwise its length, first 4 bytes and
+/// place in `text`. Each distinct address is formatted once (its view is kept in a dictionary);
+/// a row costs a lookup and a 16-byte copy.
 #[derive(Debug, Clone, Default)]
 pub struct AddressColumn {
-    pub codes: Nullable<u32>,
+    /// `[length, bytes 0..4, bytes 4..8, bytes 8..12]` inline, or `[length, bytes 0..4, buffer,
+    /// offset]`, native-endian words; all zeros for a null row.
+    pub views: Vec<[u32; 4]>,
+    pub valid: Validity,
+    /// The text of the addresses longer than 12 bytes, in buffers of at most `u32::MAX` bytes.
+    pub text: Vec<Vec<u8>>,
+    /// The distinct addresses, in order of first appearance, and their views.
     pub dictionary: Vec<IpAddr>,
-    index: HashMap<IpAddr, u32>,
+    dictionary_views: Vec<[u32; 4]>,
+    index: AddressIndex,
 }
 
 impl AddressColumn {
-    fn push(&mut self, a: Option<IpAddr>) {
-        let code = a.map(|a| {
-            let next = self.dictionary.len() as u32;
-            *self.index.entry(a).or_insert_with(|| {
-                self.dictionary.push(a);
-                next
-            })
-        });
-        self.codes.push(code);
+    fn reserve(&mut self, n: usize) {
+        let _ = self.views.try_reserve_exact(n);
+        let _ = self.valid.bits.try_reserve_exact(n.div_ceil(8));
+    }
+    fn shrink(&mut self) {
+        self.views.shrink_to_fit();
+        self.valid.bits.shrink_to_fit();
+    }
+
+    fn extend(&mut self, rows: &[Headers], field: impl Fn(&Headers) -> Option<IpAddr>) {
+        self.views.reserve(rows.len());
+        for r in rows {
+            let view = match field(r) {
+                None => [0; 4],
+                Some(a) => {
+                    let code = self.index.code(a, &mut self.dictionary) as usize;
+                    if code == self.dictionary_views.len() {
+                        let view = self.view_of(a);
+                        self.dictionary_views.push(view);
+                    }
+                    self.dictionary_views.get(code).copied().unwrap_or_default()
+                }
+            };
+            self.views.push(view);
+        }
+        self.valid.extend_rows(rows, |r| field(r).is_some());
+    }
+
+    /// The view of a new address, storing its text if it does not fit inline.
+    #[cold]
+    fn view_of(&mut self, a: IpAddr) -> [u32; 4] {
+        let s = a.to_string();
+        let b = s.as_bytes();
+        let word = |i: usize| {
+            let mut w = [0u8; 4];
+            for (k, x) in w.iter_mut().enumerate() {
+                *x = b.get(i + k).copied().unwrap_or(0);
+            }
+            u32::from_ne_bytes(w)
+        };
+        let len = b.len() as u32; // at most 39 (an IPv6 address)
+        if b.len() <= 12 {
+            return [len, word(0), word(4), word(8)];
+        }
+        let fits = |t: &Vec<u8>| u32::try_from(t.len() + b.len()).is_ok();
+        if !self.text.last().is_some_and(fits) {
+            self.text.push(Vec::new());
+        }
+        let buffer = (self.text.len() - 1) as u32;
+        let Some(text) = self.text.last_mut() else {
+            return [0; 4]; // unreachable: a buffer was just ensured
+        };
+        let offset = text.len() as u32;
+        text.extend_from_slice(b);
+        [len, word(0), buffer, offset]
+    }
+
+    /// The address of row `i`, `None` when null (for tests and checks: it reads the views back).
+    pub fn get(&self, i: usize) -> Option<String> {
+        if !self.valid.get(i) {
+            return None;
+        }
+        let v = self.views.get(i)?;
+        let len = v[0] as usize;
+        let bytes: Vec<u8> = if len <= 12 {
+            v[1..]
+                .iter()
+                .flat_map(|w| w.to_ne_bytes())
+                .take(len)
+                .collect()
+        } else {
+            let text = self.text.get(v[2] as usize)?;
+            text.get(v[3] as usize..v[3] as usize + len)?.to_vec()
+        };
+        String::from_utf8(bytes).ok()
+    }
+}
+
+/// Address -> code, open addressing with linear probing. A capture has few distinct addresses
+/// and looks one up per packet and column, so the lookup is the cost: a folded multiply of the
+/// address bits replaces SipHash, and a slot holds the address itself for the comparison. The
+/// per-table random seed keeps a crafted capture from piling its addresses onto one probe chain.
+#[derive(Debug, Clone)]
+struct AddressIndex {
+    /// (address, code); `None` is an empty slot. Length a power of two, at most half full.
+    slots: Vec<Option<(IpAddr, u32)>>,
+    seed: u64,
+}
+
+impl Default for AddressIndex {
+    fn default() -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        let seed = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        AddressIndex {
+            slots: Vec::new(),
+            seed,
+        }
+    }
+}
+
+#[inline(always)]
+fn folded_multiply(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+impl AddressIndex {
+    #[inline]
+    fn slot(&self, a: &IpAddr) -> usize {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let x = match a {
+            IpAddr::V4(v4) => u64::from(u32::from(*v4)),
+            IpAddr::V6(v6) => {
+                let bits = u128::from(*v6);
+                folded_multiply(bits as u64 ^ self.seed, ((bits >> 64) as u64) ^ K)
+            }
+        };
+        folded_multiply(x ^ self.seed, K) as usize & (self.slots.len() - 1)
+    }
+
+    /// The code of `a`, appending it to `dictionary` the first time it is seen.
+    #[inline]
+    fn code(&mut self, a: IpAddr, dictionary: &mut Vec<IpAddr>) -> u32 {
+        if dictionary.len() * 2 >= self.slots.len() {
+            self.grow(dictionary);
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(&a);
+        loop {
+            match self.slots[i] {
+                Some((b, code)) if b == a => return code,
+                Some(_) => i = (i + 1) & mask,
+                None => {
+                    let code = dictionary.len() as u32;
+                    dictionary.push(a);
+                    self.slots[i] = Some((a, code));
+                    return code;
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, dictionary: &[IpAddr]) {
+        let len = (self.slots.len() * 2).max(64);
+        self.slots = vec![None; len];
+        let mask = len - 1;
+        for (code, a) in dictionary.iter().enumerate() {
+            let mut i = self.slot(a);
+            while self.slots[i].is_some() {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = Some((*a, code as u32));
+        }
     }
 }
 
@@ -66,6 +266,8 @@ pub const ALL_COLUMNS: &[&str] = &[
 #[derive(Debug, Clone, Default)]
 pub struct PacketTable {
     pub columns: Vec<String>,
+    /// Packets read (the length of every wanted column).
+    pub rows: usize,
     pub timestamp: Nullable<i64>,
     pub interface: Vec<u32>,
     pub wire_len: Vec<u32>,
@@ -83,25 +285,189 @@ pub struct PacketTable {
     pub tcp_flags: Nullable<u8>,
 }
 
-struct Wanted {
-    ts: bool,
-    iface: bool,
-    wire: bool,
-    cap: bool,
-    link: bool,
-    headers: bool,
-}
-
 impl PacketTable {
     pub fn wants(&self, name: &str) -> bool {
         self.columns.iter().any(|c| c == name)
     }
 }
 
-/// Read a whole capture into columns. `columns` = None means all of them.
+/// Which columns to fill: one flag per entry of [`ALL_COLUMNS`], in that order.
+#[derive(Clone, Copy)]
+struct Wanted([bool; ALL_COLUMNS.len()]);
+
+impl Wanted {
+    fn new(columns: &[String]) -> Self {
+        let mut w = [false; ALL_COLUMNS.len()];
+        for (flag, name) in w.iter_mut().zip(ALL_COLUMNS) {
+            *flag = columns.iter().any(|c| c == name);
+        }
+        Wanted(w)
+    }
+    /// Any column that needs the headers decoded (those after `linktype`).
+    fn headers(&self) -> bool {
+        self.0[5..].iter().any(|&w| w)
+    }
+}
+
+/// One packet's record fields, held between reading and the column copy (its headers, when
+/// wanted, are held next to it).
+#[derive(Clone, Copy, Default)]
+struct Row {
+    ts: Option<i64>,
+    interface: u32,
+    wire_len: u32,
+    cap_len: u32,
+    linktype: u16,
+}
+
+/// Packets are decoded into a small batch of rows, which then goes into the columns one column
+/// at a time: a tight loop per column (one capacity check, no interleaved stores to 25 vectors)
+/// while the batch is still in cache.
+const BATCH: usize = 512;
+
+impl<T: Copy + Default> Nullable<T> {
+    /// While every row so far is null (a column the capture does not have: `qp` without RoCE,
+    /// `vlan` without tags), no value is written: [`Nullable::finish`] then hands over zeroed
+    /// memory the allocator gets fresh from the kernel, which no one ever writes, and a column of
+    /// nulls costs no page faults.
+    #[inline]
+    fn extend<R>(&mut self, rows: &[R], field: impl Fn(&R) -> Option<T>) {
+        let before = self.valid.len;
+        self.valid.extend_rows(rows, |r| field(r).is_some());
+        if self.valid.nulls == self.valid.len {
+            return;
+        }
+        if self.values.len() < before {
+            self.values.resize(before, T::default());
+        }
+        self.values
+            .extend(rows.iter().map(|r| field(r).unwrap_or_default()));
+    }
+
+    /// Make `values` as long as the column (see [`Nullable::extend`]).
+    fn finish(&mut self) {
+        if self.values.len() < self.valid.len {
+            self.values = vec![T::default(); self.valid.len];
+        }
+    }
+    fn reserve(&mut self, n: usize) {
+        let _ = self.values.try_reserve_exact(n);
+        let _ = self.valid.bits.try_reserve_exact(n.div_ceil(8));
+    }
+    fn shrink(&mut self) {
+        self.values.shrink_to_fit();
+        self.valid.bits.shrink_to_fit();
+    }
+}
+
+impl PacketTable {
+    fn flush(&mut self, w: Wanted, rows: &[Row], heads: &[Headers]) {
+        if w.0[0] {
+            self.timestamp.extend(rows, |r| r.ts);
+        }
+        if w.0[1] {
+            self.interface.extend(rows.iter().map(|r| r.interface));
+        }
+        if w.0[2] {
+            self.wire_len.extend(rows.iter().map(|r| r.wire_len));
+        }
+        if w.0[3] {
+            self.cap_len.extend(rows.iter().map(|r| r.cap_len));
+        }
+        if w.0[4] {
+            self.linktype.extend(rows.iter().map(|r| r.linktype));
+        }
+        if w.0[5] {
+            self.src.extend(heads, |h| h.src);
+        }
+        if w.0[6] {
+            self.dst.extend(heads, |h| h.dst);
+        }
+        if w.0[7] {
+            self.protocol.extend(heads, |h| h.ip_proto);
+        }
+        if w.0[8] {
+            self.sport.extend(heads, |h| h.sport);
+        }
+        if w.0[9] {
+            self.dport.extend(heads, |h| h.dport);
+        }
+        if w.0[10] {
+            self.vlan.extend(heads, |h| h.vlan);
+        }
+        if w.0[11] {
+            self.qp.extend(heads, |h| h.roce_qp);
+        }
+        if w.0[12] {
+            self.ip_len.extend(heads, |h| h.ip_len);
+        }
+        if w.0[13] {
+            self.payload_len.extend(heads, |h| h.payload_len);
+        }
+        if w.0[14] {
+            self.tcp_flags.extend(heads, |h| h.tcp_flags);
+        }
+    }
+
+    /// Make room for `n` more rows in the wanted columns. Only a hint: where the memory is not
+    /// there, the columns grow as they fill instead.
+    fn reserve(&mut self, w: Wanted, n: usize) {
+        self.timestamp.reserve(if w.0[0] { n } else { 0 });
+        let _ = self.interface.try_reserve_exact(if w.0[1] { n } else { 0 });
+        let _ = self.wire_len.try_reserve_exact(if w.0[2] { n } else { 0 });
+        let _ = self.cap_len.try_reserve_exact(if w.0[3] { n } else { 0 });
+        let _ = self.linktype.try_reserve_exact(if w.0[4] { n } else { 0 });
+        self.src.reserve(if w.0[5] { n } else { 0 });
+        self.dst.reserve(if w.0[6] { n } else { 0 });
+        self.protocol.reserve(if w.0[7] { n } else { 0 });
+        self.sport.reserve(if w.0[8] { n } else { 0 });
+        self.dport.reserve(if w.0[9] { n } else { 0 });
+        self.vlan.reserve(if w.0[10] { n } else { 0 });
+        self.qp.reserve(if w.0[11] { n } else { 0 });
+        self.ip_len.reserve(if w.0[12] { n } else { 0 });
+        self.payload_len.reserve(if w.0[13] { n } else { 0 });
+        self.tcp_flags.reserve(if w.0[14] { n } else { 0 });
+    }
+
+    fn finish(&mut self) {
+        self.timestamp.finish();
+        self.protocol.finish();
+        self.sport.finish();
+        self.dport.finish();
+        self.vlan.finish();
+        self.qp.finish();
+        self.ip_len.finish();
+        self.payload_len.finish();
+        self.tcp_flags.finish();
+    }
+
+    /// Give back capacity a size estimate over-reserved (in place, no copy).
+    fn shrink(&mut self) {
+        self.timestamp.shrink();
+        self.interface.shrink_to_fit();
+        self.wire_len.shrink_to_fit();
+        self.cap_len.shrink_to_fit();
+        self.linktype.shrink_to_fit();
+        self.src.shrink();
+        self.dst.shrink();
+        self.protocol.shrink();
+        self.sport.shrink();
+        self.dport.shrink();
+        self.vlan.shrink();
+        self.qp.shrink();
+        self.ip_len.shrink();
+        self.payload_len.shrink();
+        self.tcp_flags.shrink();
+    }
+}
+
+/// Read a whole capture into columns. `columns` = None means all of them. `size_hint` is the
+/// input's length in bytes when known: after the first batch, the columns reserve room for the
+/// packets it should hold, so that they do not grow (and copy) by doubling.
 pub fn read_table(
     reader: &mut CaptureReader,
     columns: Option<&[String]>,
+    size_hint: Option<u64>,
     progress: Progress<'_>,
 ) -> Result<PacketTable> {
     let cols: Vec<String> = match columns {
@@ -118,52 +484,308 @@ pub fn read_table(
             c.to_vec()
         }
     };
+    let w = Wanted::new(&cols);
+    let headers = w.headers();
     let mut t = PacketTable {
         columns: cols,
         ..Default::default()
     };
-    let w = Wanted {
-        ts: t.wants("timestamp"),
-        iface: t.wants("interface"),
-        wire: t.wants("wire_len"),
-        cap: t.wants("cap_len"),
-        link: t.wants("linktype"),
-        headers: ALL_COLUMNS[5..].iter().any(|c| t.wants(c)),
-    };
+    let mut rows: Vec<Row> = Vec::with_capacity(BATCH);
+    // Reused slots that the decoder fills in place; only the first rows.len() are current.
+    let mut heads: Vec<Headers> = vec![Headers::default(); if headers { BATCH } else { 0 }];
     let mut n = 0u64;
-    while let Some(p) = reader.next_packet()? {
-        if w.ts {
-            t.timestamp.push(p.ts_ns);
+    let mut reserved = false;
+    loop {
+        rows.clear();
+        while rows.len() < BATCH {
+            let Some(p) = reader.next_packet()? else {
+                break;
+            };
+            if let Some(h) = heads.get_mut(rows.len()) {
+                wire::decode_into(h, p.linktype, p.data);
+            }
+            rows.push(Row {
+                ts: p.ts_ns,
+                interface: p.interface,
+                wire_len: p.wire_len,
+                cap_len: p.data.len() as u32,
+                linktype: p.linktype,
+            });
         }
-        if w.iface {
-            t.interface.push(p.interface);
+        t.flush(w, &rows, heads.get(..rows.len()).unwrap_or_default());
+        t.rows += rows.len();
+        n += rows.len() as u64;
+        if rows.len() < BATCH {
+            break;
         }
-        if w.wire {
-            t.wire_len.push(p.wire_len);
+        if !reserved {
+            reserved = true;
+            if let Some(expected) =
+                size_hint.and_then(|len| expected_rows(len, reader.position(), n))
+            {
+                t.reserve(w, expected.saturating_sub(n as usize));
+            }
         }
-        if w.cap {
-            t.cap_len.push(p.data.len() as u32);
-        }
-        if w.link {
-            t.linktype.push(p.linktype);
-        }
-        if w.headers {
-            let h = wire::decode(p.linktype, p.data);
-            t.src.push(h.src);
-            t.dst.push(h.dst);
-            t.protocol.push(h.ip_proto);
-            t.sport.push(h.sport);
-            t.dport.push(h.dport);
-            t.vlan.push(h.vlan);
-            t.qp.push(h.roce_qp);
-            t.ip_len.push(h.ip_len);
-            t.payload_len.push(h.payload_len);
-            t.tcp_flags.push(h.tcp_flags);
-        }
-        n += 1;
         if n % (1 << 16) == 0 {
             progress(reader.position())?;
         }
     }
+    if reserved {
+        t.shrink();
+    }
+    t.finish();
     Ok(t)
+}
+
+/// Rows a `len`-byte input should hold if the rest is like the first `rows` rows in `read`
+/// bytes, with a margin; `None` when that says nothing. Never more than `len / 16`: no record of
+/// either format is shorter than 16 bytes, so a crafted start cannot make it reserve more.
+fn expected_rows(len: u64, read: u64, rows: u64) -> Option<usize> {
+    if read == 0 || rows == 0 || len <= read {
+        return None;
+    }
+    let estimate = u128::from(len) * u128::from(rows) / u128::from(read);
+    let bound = u128::from(len / MIN_RECORD);
+    usize::try_from((estimate + estimate / 16).min(bound)).ok()
+}
+
+/// The shortest record: a classic pcap record header (16 bytes) with no data; pcapng's shortest
+/// packet block (a Simple Packet Block) is 16 bytes too.
+const MIN_RECORD: u64 = 16;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{ByteOrder, ReadOptions};
+    use crate::writer::{PcapOptions, PcapWriter};
+    use std::collections::HashMap;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    /// splitmix64: a seeded stream for the random cases.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    #[test]
+    fn reservation_is_bounded_by_the_smallest_record() {
+        // As the start goes, with a sixteenth more.
+        let rate = (1u64 << 20) * 512 / 51_200;
+        assert_eq!(
+            expected_rows(1 << 20, 51_200, 512),
+            Some((rate + rate / 16) as usize)
+        );
+        // Empty records first cannot make it reserve more than the file could hold.
+        assert_eq!(expected_rows(1 << 40, 512, 512), Some(1 << 36));
+        assert_eq!(expected_rows(100, 100, 5), None);
+        assert_eq!(expected_rows(100, 0, 0), None);
+    }
+
+    #[test]
+    fn nulls_first_then_values() {
+        let mut rng = Rng(5);
+        for first_value in [None, Some(0), Some(1), Some(7), Some(8), Some(700)] {
+            let rows: Vec<Option<u32>> = (0..1000usize)
+                .map(|i| match first_value {
+                    Some(f) if i >= f => (rng.below(3) != 0).then(|| rng.below(100) as u32),
+                    _ => None,
+                })
+                .collect();
+            let mut col = Nullable::<u32>::default();
+            for chunk in rows.chunks(BATCH) {
+                col.extend(chunk, |&r| r);
+            }
+            col.finish();
+            assert_eq!(col.values.len(), rows.len());
+            for (i, r) in rows.iter().enumerate() {
+                assert_eq!(col.valid.get(i).then(|| col.values[i]), *r, "row {i}");
+                assert_eq!(col.values[i], r.unwrap_or_default());
+            }
+        }
+    }
+
+    #[test]
+    fn validity_bits_equal_a_bool_per_row() {
+        let mut rng = Rng(1);
+        for _ in 0..200 {
+            let mut v = Validity::default();
+            let mut oracle: Vec<bool> = Vec::new();
+            // Chunks of any length, so that some start in the middle of a byte.
+            for _ in 0..rng.below(8) {
+                let chunk: Vec<bool> = (0..rng.below(40)).map(|_| rng.below(3) != 0).collect();
+                v.extend_rows(&chunk, |&b| b);
+                oracle.extend(&chunk);
+            }
+            assert_eq!(v.len, oracle.len());
+            assert_eq!(v.nulls, oracle.iter().filter(|&&b| !b).count());
+            assert_eq!(v.bits.len(), oracle.len().div_ceil(8));
+            for (i, &b) in oracle.iter().enumerate() {
+                assert_eq!(v.get(i), b, "row {i}");
+            }
+            // Arrow wants the padding bits of the last byte clear.
+            if let (Some(last), 1..) = (v.bits.last(), v.len % 8) {
+                assert_eq!(last >> (v.len % 8), 0);
+            }
+        }
+    }
+
+    fn random_address(rng: &mut Rng) -> IpAddr {
+        // Small pools so that addresses repeat, and ::ffff:a.b.c.d next to a.b.c.d (different
+        // addresses that must not share a code).
+        let k = rng.below(150) as u32;
+        match rng.below(3) {
+            0 => IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + k)),
+            1 => IpAddr::V6(Ipv4Addr::from(0x0a00_0000 + k).to_ipv6_mapped()),
+            _ => IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, k as u16, 0, 0, 0x8a2e, 1)),
+        }
+    }
+
+    #[test]
+    fn address_codes_are_first_appearance_order() {
+        let mut rng = Rng(2);
+        let mut index = AddressIndex::default();
+        let mut dictionary = Vec::new();
+        let mut oracle: HashMap<IpAddr, u32> = HashMap::new();
+        for _ in 0..20_000 {
+            let a = random_address(&mut rng);
+            let next = oracle.len() as u32;
+            let want = *oracle.entry(a).or_insert(next);
+            assert_eq!(index.code(a, &mut dictionary), want, "{a}");
+        }
+        assert_eq!(dictionary.len(), oracle.len());
+        assert!(oracle.len() > 300, "the index grew several times");
+        for (a, code) in oracle {
+            assert_eq!(dictionary[code as usize], a);
+        }
+    }
+
+    #[test]
+    fn address_views_read_back_as_the_addresses() {
+        let mut rng = Rng(3);
+        let heads: Vec<Headers> = (0..3000)
+            .map(|_| Headers {
+                src: (rng.below(5) != 0).then(|| random_address(&mut rng)),
+                ..Default::default()
+            })
+            .collect();
+        let mut col = AddressColumn::default();
+        for chunk in heads.chunks(BATCH) {
+            col.extend(chunk, |h| h.src);
+        }
+        assert_eq!(col.views.len(), heads.len());
+        for (i, h) in heads.iter().enumerate() {
+            assert_eq!(col.get(i), h.src.map(|a| a.to_string()), "row {i}");
+            let v = col.views[i];
+            let len = v[0] as usize;
+            if h.src.is_none() {
+                assert_eq!(v, [0; 4]);
+            } else if len <= 12 {
+                // Inline text is zero-padded: equal strings have equal views.
+                let bytes: Vec<u8> = v[1..].iter().flat_map(|w| w.to_ne_bytes()).collect();
+                assert!(bytes[len..].iter().all(|&b| b == 0));
+            } else {
+                let prefix = &col.get(i).unwrap_or_default().into_bytes()[..4];
+                assert_eq!(v[1].to_ne_bytes(), prefix);
+            }
+        }
+    }
+
+    fn frame(rng: &mut Rng) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
+        match rng.below(4) {
+            0 => f.extend_from_slice(&[0x08, 0x06, 0, 1]), // ARP: no IP fields
+            kind => {
+                if kind == 1 {
+                    f.extend_from_slice(&[0x81, 0x00, 0, rng.below(200) as u8]);
+                }
+                let proto = if kind == 3 { 17 } else { 6 };
+                f.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 60, 0, 0, 0, 0, 64, proto, 0, 0]);
+                f.extend_from_slice(&[10, 0, 0, rng.below(40) as u8, 10, 0, 1, 1]);
+                f.extend_from_slice(&[0, 80, 0x12, 0xb7, 0, 32, 0, 0, 0, 0, 0, 0, 0x50, 0x18]);
+                f.extend_from_slice(&[0; 26]);
+            }
+        }
+        // Some frames snapped inside their headers, so that fields go null one by one.
+        let cut = if rng.below(4) == 0 {
+            rng.below(f.len() as u64) as usize
+        } else {
+            f.len()
+        };
+        f.truncate(cut);
+        f
+    }
+
+    #[test]
+    fn columns_equal_decoding_each_packet() {
+        let mut rng = Rng(4);
+        let mut w = PcapWriter::new(
+            Vec::new(),
+            PcapOptions {
+                byte_order: ByteOrder::Little,
+                nanos: true,
+                linktype: 1,
+                snaplen: 65535,
+            },
+        )
+        .unwrap();
+        let frames: Vec<Vec<u8>> = (0..(3 * BATCH + 77)).map(|_| frame(&mut rng)).collect();
+        for (i, f) in frames.iter().enumerate() {
+            w.write_packet(i as i64 * 1000, f.len() as u32 + 4, f)
+                .unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let len = bytes.len() as u64;
+        let open = || {
+            let input =
+                crate::input::from_reader(Box::new(std::io::Cursor::new(bytes.clone())), Some(len))
+                    .unwrap();
+            CaptureReader::new(input, ReadOptions::default()).unwrap()
+        };
+        let t = read_table(&mut open(), None, Some(len), &mut |_| Ok(())).unwrap();
+        assert_eq!(t.rows, frames.len());
+        let mut reader = open();
+        let mut i = 0;
+        while let Some(p) = reader.next_packet().unwrap() {
+            let h = wire::decode(p.linktype, p.data);
+            let nullable = |c: &Nullable<u32>| c.valid.get(i).then(|| c.values[i]);
+            let widen = |c: &Nullable<u16>| c.valid.get(i).then(|| u32::from(c.values[i]));
+            let byte = |c: &Nullable<u8>| c.valid.get(i).then(|| c.values[i]);
+            assert_eq!(
+                t.timestamp.valid.get(i).then(|| t.timestamp.values[i]),
+                p.ts_ns
+            );
+            assert_eq!(t.interface[i], p.interface);
+            assert_eq!(t.wire_len[i], p.wire_len);
+            assert_eq!(t.cap_len[i] as usize, p.data.len());
+            assert_eq!(t.linktype[i], p.linktype);
+            assert_eq!(t.src.get(i), h.src.map(|a| a.to_string()));
+            assert_eq!(t.dst.get(i), h.dst.map(|a| a.to_string()));
+            assert_eq!(byte(&t.protocol), h.ip_proto);
+            assert_eq!(widen(&t.sport), h.sport.map(u32::from));
+            assert_eq!(widen(&t.dport), h.dport.map(u32::from));
+            assert_eq!(widen(&t.vlan), h.vlan.map(u32::from));
+            assert_eq!(nullable(&t.qp), h.roce_qp);
+            assert_eq!(nullable(&t.ip_len), h.ip_len);
+            assert_eq!(nullable(&t.payload_len), h.payload_len);
+            assert_eq!(byte(&t.tcp_flags), h.tcp_flags);
+            i += 1;
+        }
+        assert_eq!(i, frames.len());
+        // Only the columns asked for are filled.
+        let some = ["dport".to_string(), "timestamp".to_string()];
+        let s = read_table(&mut open(), Some(&some), None, &mut |_| Ok(())).unwrap();
+        assert_eq!(s.dport.values, t.dport.values);
+        assert_eq!(s.dport.valid, t.dport.valid);
+        assert_eq!(s.timestamp.values, t.timestamp.values);
+        assert!(s.src.views.is_empty() && s.wire_len.is_empty() && s.sport.values.is_empty());
+    }
 }

@@ -4,21 +4,25 @@
 //! while reading, and keeps every panic inside Rust.
 
 mod analysis;
+mod arrow;
 mod columns;
 mod errors;
 mod source;
 mod writer;
 
+use arrow::Column;
 use burstcore::capture::{CaptureReader, Format, ReadOptions, TsResolution};
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
 use burstcore::pipeline::{self, Accounting, SizeKind};
-use burstcore::table::{self, AddressColumn, Nullable};
+use burstcore::table;
 use burstcore::{Error, ErrorKind};
 use columns::col;
 use errors::{guard, to_py};
-use numpy::{IntoPyArray, PyReadonlyArray1};
+use numpy::PyReadonlyArray1;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use std::mem::take;
 use std::time::{Duration, Instant};
 
 /// Progress and interrupt checks from inside a GIL-free loop: at most every 100 ms, take the GIL,
@@ -93,36 +97,8 @@ fn open_all(
     Ok((readers, total))
 }
 
-fn nullable<'py, T: numpy::Element + Copy>(
-    py: Python<'py>,
-    d: &Bound<'py, PyDict>,
-    name: &str,
-    col: Nullable<T>,
-) -> PyResult<()> {
-    d.set_item(
-        name,
-        (col.values.into_pyarray(py), col.valid.into_pyarray(py)),
-    )
-}
-
-fn addresses<'py>(
-    py: Python<'py>,
-    d: &Bound<'py, PyDict>,
-    name: &str,
-    col: AddressColumn,
-) -> PyResult<()> {
-    let dict: Vec<String> = col.dictionary.iter().map(|a| a.to_string()).collect();
-    d.set_item(
-        name,
-        (
-            col.codes.values.into_pyarray(py),
-            col.codes.valid.into_pyarray(py),
-            PyList::new(py, dict)?,
-        ),
-    )
-}
-
-/// Read packets into columns: {name: array | (values, valid) | (codes, valid, dictionary)}.
+/// Read packets into columns, each handed over as an Arrow array (see `arrow`): each wanted
+/// column once, in the order first asked for.
 #[pyfunction]
 #[pyo3(signature = (source, columns=None, strict=false, progress=None))]
 fn read_table<'py>(
@@ -131,37 +107,57 @@ fn read_table<'py>(
     columns: Option<Vec<String>>,
     strict: bool,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+) -> PyResult<(Vec<arrow::ArrowColumn>, Vec<String>)> {
     guard(py, || {
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(progress, total);
-        let res =
-            py.detach(|| table::read_table(&mut reader, columns.as_deref(), &mut |d| ctl.tick(d)));
+        let res = py.detach(|| {
+            table::read_table(&mut reader, columns.as_deref(), total, &mut |d| ctl.tick(d))
+        });
         let mut t = res.map_err(|e| ctl.take(e))?;
         let warnings: Vec<String> = reader.warnings().iter().map(|w| w.to_string()).collect();
-        let d = PyDict::new(py);
-        for c in &t.columns.clone() {
-            match c.as_str() {
-                "timestamp" => nullable(py, &d, c, std::mem::take(&mut t.timestamp))?,
-                "interface" => d.set_item(c, std::mem::take(&mut t.interface).into_pyarray(py))?,
-                "wire_len" => d.set_item(c, std::mem::take(&mut t.wire_len).into_pyarray(py))?,
-                "cap_len" => d.set_item(c, std::mem::take(&mut t.cap_len).into_pyarray(py))?,
-                "linktype" => d.set_item(c, std::mem::take(&mut t.linktype).into_pyarray(py))?,
-                "src" => addresses(py, &d, c, std::mem::take(&mut t.src))?,
-                "dst" => addresses(py, &d, c, std::mem::take(&mut t.dst))?,
-                "protocol" => nullable(py, &d, c, std::mem::take(&mut t.protocol))?,
-                "sport" => nullable(py, &d, c, std::mem::take(&mut t.sport))?,
-                "dport" => nullable(py, &d, c, std::mem::take(&mut t.dport))?,
-                "vlan" => nullable(py, &d, c, std::mem::take(&mut t.vlan))?,
-                "qp" => nullable(py, &d, c, std::mem::take(&mut t.qp))?,
-                "ip_len" => nullable(py, &d, c, std::mem::take(&mut t.ip_len))?,
-                "payload_len" => nullable(py, &d, c, std::mem::take(&mut t.payload_len))?,
-                "tcp_flags" => nullable(py, &d, c, std::mem::take(&mut t.tcp_flags))?,
-                _ => {}
+        let mut out: Vec<Column> = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
+        let names = std::mem::take(&mut t.columns);
+        for c in &names {
+            if seen.contains(&c.as_str()) {
+                continue;
             }
+            seen.push(c);
+            out.push(match c.as_str() {
+                "timestamp" => Column::nullable(c, "tsn:UTC", take(&mut t.timestamp))?,
+                "interface" => Column::plain(c, "I", take(&mut t.interface))?,
+                "wire_len" => Column::plain(c, "I", take(&mut t.wire_len))?,
+                "cap_len" => Column::plain(c, "I", take(&mut t.cap_len))?,
+                "linktype" => Column::plain(c, "S", take(&mut t.linktype))?,
+                "src" => Column::addresses(c, take(&mut t.src))?,
+                "dst" => Column::addresses(c, take(&mut t.dst))?,
+                "protocol" => Column::nullable(c, "C", take(&mut t.protocol))?,
+                "sport" => Column::nullable(c, "S", take(&mut t.sport))?,
+                "dport" => Column::nullable(c, "S", take(&mut t.dport))?,
+                "vlan" => Column::nullable(c, "S", take(&mut t.vlan))?,
+                "qp" => Column::nullable(c, "I", take(&mut t.qp))?,
+                "ip_len" => Column::nullable(c, "I", take(&mut t.ip_len))?,
+                "payload_len" => Column::nullable(c, "I", take(&mut t.payload_len))?,
+                "tcp_flags" => Column::nullable(c, "C", take(&mut t.tcp_flags))?,
+                other => {
+                    return Err(PyValueError::new_err(format!("unknown column {other:?}")));
+                }
+            });
         }
-        Ok((d, warnings))
+        if let Some(c) = out.iter().find(|c| c.len() != t.rows) {
+            return Err(PyValueError::new_err(format!(
+                "a column has {} rows, not {}",
+                c.len(),
+                t.rows
+            )));
+        }
+        let out = out
+            .into_iter()
+            .map(|c| arrow::ArrowColumn::new(py, c))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((out, warnings))
     })
 }
 
@@ -513,6 +509,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan_columns, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
+    m.add_class::<arrow::ArrowColumn>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
