@@ -8,11 +8,13 @@
 //! - [`reorder`]: the bounded reorder buffer that turns "almost sorted" input into sorted input;
 //! - [`group`]: group keys and the per-grouping maps from key to per-group state;
 //! - [`envelope`], [`backlog`], [`series`]: the three streaming metrics of one group;
+//! - [`chunk`]: time chunks scanned apart whose states merge exactly into the sequential result;
 //! - [`reference`]: brute-force oracles (quadratic, for tests and benchmarks only).
 
 use crate::wire::Headers;
 
 mod backlog;
+pub mod chunk;
 mod envelope;
 mod group;
 pub mod reference;

@@ -1,0 +1,745 @@
+//! Time chunks: scan consecutive pieces of a trace independently, then merge their states into
+//! exactly what one sequential scan of the whole trace reports.
+//!
+//! A [`ChunkScanner`] scans one chunk (its own reorder buffer, its own groups) into a
+//! [`ChunkState`]; [`ChunkState::merge`] joins the state of a chunk with the state of the chunk
+//! right after it. Merging is associative, so chunks can be merged in any tree (threads now,
+//! machines later). Per group and metric, a state holds:
+//!
+//! - envelope: per τ the chunk's own best window (bytes, packets, start, most packets), plus the
+//!   group's packets of the first and of the last max(τ) ns of the chunk (head and tail). A window
+//!   that crosses the boundary starts in the tail of the first chunk and ends in the head of the
+//!   second: merging replays those starts exactly. A best window that does not cross keeps its
+//!   value; the tie rule (earliest start) holds because starts that cross come after those that do
+//!   not, and before the starts of the second chunk;
+//! - backlog: see [`super::backlog::RateChunk`] (max-plus algebra of the Lindley queue);
+//! - series: the bins add (only the boundary bin can be shared);
+//! - summaries: counts add, first and last come from the ends.
+//!
+//! Merging needs the chunks in time order: every packet of the first at or before every packet of
+//! the second, and the reorder buffer of the second must have taken the same decisions as a
+//! sequential scan (its first arrival no earlier than the latest of the first chunk). When this or
+//! anything else cannot be guaranteed, the merge says so ([`NotMergeable`]) and the caller scans
+//! sequentially instead; it never returns a result that differs from the sequential one.
+
+use super::backlog::{ChunkBacklog, RateChunk};
+use super::envelope::Envelope;
+use super::reorder::{Reorder, Timed};
+use super::scanner::ExactBacklog;
+use super::series::Series;
+use super::{
+    Arrival, By, Closure, EnvelopeRow, GroupKey, GroupSummary, LatePolicy, ReorderStats,
+    ScanConfig, ScanOutput, Scanner, SeriesRow,
+};
+use crate::error::{Error, ErrorKind, Result};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+/// Why two chunk states cannot be merged exactly (the caller then scans sequentially).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotMergeable {
+    pub reason: &'static str,
+}
+
+impl std::fmt::Display for NotMergeable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "time chunks cannot be merged exactly: {}", self.reason)
+    }
+}
+
+fn not(reason: &'static str) -> NotMergeable {
+    NotMergeable { reason }
+}
+
+/// Empty instants kept per group and rate (see `RateChunk`): a carried busy period that outlives
+/// this many new minima cannot be merged. At rates near the mean rate a carried queue can take
+/// thousands of them to drain; 64 bytes each.
+pub const DEFAULT_INSTANT_CAP: usize = 1 << 14;
+
+/// The normalised configuration shared by every chunk of one scan.
+#[derive(Debug, PartialEq)]
+struct Spec {
+    windows: Vec<i64>,
+    /// Per window, the largest t − s with s and t in one window (τ − 1 half-open, τ closed).
+    reaches: Vec<i64>,
+    max_reach: Option<i64>,
+    closure: Closure,
+    rates: Vec<u64>,
+    bins: Vec<i64>,
+    by: Vec<By>,
+    max_groups: usize,
+    horizon: i64,
+    late: LatePolicy,
+    cap: usize,
+}
+
+impl Spec {
+    fn new(config: &ScanConfig, cap: usize) -> Result<Self> {
+        // The sequential scanner's own checks, so that both refuse the same configurations.
+        Scanner::new(config.clone())?;
+        let mut windows = config.windows_ns.clone();
+        windows.sort_unstable();
+        windows.dedup();
+        let reaches: Vec<i64> = windows
+            .iter()
+            .map(|&tau| match config.closure {
+                Closure::HalfOpen => tau.saturating_sub(1),
+                Closure::Closed => tau,
+            })
+            .collect();
+        let mut rates = config.rates_bps.clone();
+        rates.sort_unstable();
+        rates.dedup();
+        let mut bins = config.bins_ns.clone();
+        bins.sort_unstable();
+        bins.dedup();
+        let mut by = config.by.clone();
+        if by.is_empty() {
+            by.push(By::All);
+        }
+        by.sort_by_key(|b| b.rank());
+        by.dedup();
+        Ok(Spec {
+            max_reach: reaches.iter().copied().max(),
+            windows,
+            reaches,
+            closure: config.closure,
+            rates,
+            bins,
+            by,
+            max_groups: config.max_groups,
+            horizon: config.reorder_horizon_ns,
+            late: config.late,
+            cap: cap.max(1),
+        })
+    }
+}
+
+/// One group while its chunk is scanned.
+#[derive(Debug)]
+struct GroupScan {
+    envelope: Envelope,
+    backlog: ChunkBacklog,
+    series: Series,
+    packets: u64,
+    bytes: u64,
+    first_ns: i64,
+    last_ns: i64,
+    /// Packets of the first max(reach) ns, and of the last max(reach) ns.
+    head: Vec<(i64, u64)>,
+    tail: VecDeque<(i64, u64)>,
+}
+
+impl GroupScan {
+    fn new(spec: &Spec) -> Self {
+        GroupScan {
+            envelope: Envelope::new(&spec.windows, spec.closure),
+            backlog: ChunkBacklog::new(&spec.rates, spec.cap),
+            series: Series::new(&spec.bins),
+            packets: 0,
+            bytes: 0,
+            first_ns: 0,
+            last_ns: 0,
+            head: Vec::new(),
+            tail: VecDeque::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, ts: i64, size: u64, max_reach: Option<i64>) {
+        if self.packets == 0 {
+            self.first_ns = ts;
+        }
+        self.packets += 1;
+        self.bytes = self.bytes.saturating_add(size);
+        self.last_ns = ts;
+        self.envelope.push(ts, size);
+        self.backlog.push(ts, size);
+        self.series.push(ts, size);
+        if let Some(reach) = max_reach {
+            if ts <= self.first_ns.saturating_add(reach) {
+                self.head.push((ts, size));
+            }
+            let bound = ts.saturating_sub(reach);
+            while self.tail.front().is_some_and(|&(t, _)| t < bound) {
+                self.tail.pop_front();
+            }
+            self.tail.push_back((ts, size));
+        }
+    }
+
+    fn finish(mut self, spec: &Spec) -> std::result::Result<ChunkGroup, NotMergeable> {
+        let mut rows = Vec::new();
+        self.envelope.rows(By::All, GroupKey::All, &mut rows);
+        let mut env = Vec::with_capacity(rows.len());
+        for r in rows {
+            if r.bytes == u64::MAX {
+                // Possibly saturated: the exact sum is not known.
+                return Err(not("a window holds 2^64 bytes or more"));
+            }
+            env.push(Best {
+                bytes: u128::from(r.bytes),
+                packets: r.packets_in_window,
+                start: r.start_ns,
+                max_packets: r.max_packets,
+            });
+        }
+        let backlog = if spec.rates.is_empty() {
+            Vec::new()
+        } else {
+            self.backlog
+                .finish()
+                .ok_or(not("a queue left the range of exact merging"))?
+        };
+        let mut srows = Vec::new();
+        self.series.rows(By::All, GroupKey::All, &mut srows);
+        let mut series: Vec<Vec<(i64, u64, u64)>> = vec![Vec::new(); spec.bins.len()];
+        for r in srows {
+            if let Some(i) = spec.bins.iter().position(|&b| b == r.bin_ns) {
+                series[i].push((r.start_ns, r.bytes, r.packets));
+            }
+        }
+        Ok(ChunkGroup {
+            packets: self.packets,
+            bytes: self.bytes,
+            first_ns: self.first_ns,
+            last_ns: self.last_ns,
+            env,
+            backlog,
+            series,
+            head: self.head,
+            tail: self.tail.into(),
+        })
+    }
+}
+
+/// The best window of one τ among the windows starting in a chunk (counting its packets only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Best {
+    bytes: u128,
+    packets: u64,
+    start: i64,
+    max_packets: u64,
+}
+
+/// The mergeable state of one group over one chunk (at least one packet).
+#[derive(Debug, Clone, PartialEq)]
+struct ChunkGroup {
+    packets: u64,
+    bytes: u64,
+    first_ns: i64,
+    last_ns: i64,
+    env: Vec<Best>,
+    backlog: Vec<RateChunk>,
+    /// Per bin width: non-empty bins (start, bytes, packets), by start.
+    series: Vec<Vec<(i64, u64, u64)>>,
+    head: Vec<(i64, u64)>,
+    tail: Vec<(i64, u64)>,
+}
+
+impl ChunkGroup {
+    /// `a` followed by `b` (all of `a`'s packets at or before `b`'s, `a`'s first on ties).
+    fn merge(a: ChunkGroup, b: ChunkGroup, spec: &Spec) -> std::result::Result<Self, NotMergeable> {
+        let env = spec
+            .reaches
+            .iter()
+            .zip(a.env.iter().zip(&b.env))
+            .map(|(&reach, (ea, eb))| cross(ea, eb, &a.tail, &b.head, reach, a.last_ns, b.first_ns))
+            .collect();
+        let mut backlog = Vec::with_capacity(a.backlog.len());
+        for (ra, rb) in a.backlog.into_iter().zip(&b.backlog) {
+            backlog.push(
+                RateChunk::merge(ra, rb, a.last_ns, b.first_ns, spec.cap)
+                    .ok_or(not("a busy period carried across chunks ends too far away"))?,
+            );
+        }
+        let series = a
+            .series
+            .into_iter()
+            .zip(b.series)
+            .map(|(mut sa, sb)| {
+                let mut rest = sb.into_iter().peekable();
+                if let (Some(last), Some(first)) = (sa.last_mut(), rest.peek()) {
+                    if last.0 == first.0 {
+                        last.1 = last.1.saturating_add(first.1);
+                        last.2 += first.2;
+                        rest.next();
+                    }
+                }
+                sa.extend(rest);
+                sa
+            })
+            .collect();
+        let (head, tail) = match spec.max_reach {
+            Some(reach) => {
+                let mut head = a.head;
+                let until = a.first_ns.saturating_add(reach);
+                head.extend(b.head.iter().take_while(|p| p.0 <= until));
+                let from = b.last_ns.saturating_sub(reach);
+                let skip = a.tail.partition_point(|p| p.0 < from);
+                let mut tail = a.tail;
+                tail.drain(..skip);
+                tail.extend_from_slice(&b.tail);
+                (head, tail)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        Ok(ChunkGroup {
+            packets: a.packets + b.packets,
+            bytes: a.bytes.saturating_add(b.bytes),
+            first_ns: a.first_ns,
+            last_ns: b.last_ns,
+            env,
+            backlog,
+            series,
+            head,
+            tail,
+        })
+    }
+
+    fn rows(&self, by: By, group: GroupKey, spec: &Spec, out: &mut ScanOutput) {
+        for (&tau, e) in spec.windows.iter().zip(&self.env) {
+            out.envelope.push(EnvelopeRow {
+                by,
+                group,
+                window_ns: tau,
+                bytes: u64::try_from(e.bytes).unwrap_or(u64::MAX),
+                packets_in_window: e.packets,
+                start_ns: e.start,
+                max_packets: e.max_packets,
+            });
+        }
+        for r in &self.backlog {
+            out.backlog
+                .push(r.row(by, group, self.first_ns, self.last_ns));
+        }
+        for (&bin_ns, bins) in spec.bins.iter().zip(&self.series) {
+            out.series
+                .extend(bins.iter().map(|&(start_ns, bytes, packets)| SeriesRow {
+                    by,
+                    group,
+                    bin_ns,
+                    start_ns,
+                    bytes,
+                    packets,
+                }));
+        }
+        out.groups.push(GroupSummary {
+            by,
+            group,
+            packets: self.packets,
+            bytes: self.bytes,
+            first_ns: self.first_ns,
+            last_ns: self.last_ns,
+        });
+    }
+}
+
+/// The best window of one τ over `a` then `b`: `a`'s best if it ends before `b` starts, every
+/// start of `a`'s tail whose window reaches into `b` (replayed exactly), and `b`'s best if it
+/// starts after `a`'s last packet. Candidates come in increasing start order, so keeping only
+/// strictly better ones keeps the earliest start among equals, as the sequential scan does.
+fn cross(
+    ea: &Best,
+    eb: &Best,
+    tail: &[(i64, u64)],
+    head: &[(i64, u64)],
+    reach: i64,
+    a_last: i64,
+    b_first: i64,
+) -> Best {
+    let mut best: Option<(u128, u64, i64)> = None;
+    let mut consider = |bytes: u128, packets: u64, start: i64| {
+        if best.is_none_or(|b| bytes > b.0) {
+            best = Some((bytes, packets, start));
+        }
+    };
+    let mut max_packets = ea.max_packets.max(eb.max_packets);
+    if ea.start.saturating_add(reach) < b_first {
+        consider(ea.bytes, ea.packets, ea.start);
+    }
+    let from = tail.partition_point(|p| p.0.saturating_add(reach) < b_first);
+    let mut sum_a: u128 = tail[from..].iter().map(|p| u128::from(p.1)).sum();
+    let mut n_a = (tail.len() - from) as u64;
+    let (mut sum_b, mut n_b, mut j) = (0u128, 0u64, 0usize);
+    let mut i = from;
+    while i < tail.len() {
+        let s = tail[i].0;
+        let end = s.saturating_add(reach);
+        while j < head.len() && head[j].0 <= end {
+            sum_b += u128::from(head[j].1);
+            n_b += 1;
+            j += 1;
+        }
+        consider(sum_a + sum_b, n_a + n_b, s);
+        max_packets = max_packets.max(n_a + n_b);
+        while i < tail.len() && tail[i].0 == s {
+            sum_a -= u128::from(tail[i].1);
+            n_a -= 1;
+            i += 1;
+        }
+    }
+    if eb.start > a_last {
+        consider(eb.bytes, eb.packets, eb.start);
+    }
+    // `a` has a packet, so either its best does not cross or the replay saw a start.
+    let (bytes, packets, start) = best.unwrap_or((ea.bytes, ea.packets, ea.start));
+    Best {
+        bytes,
+        packets,
+        start,
+        max_packets,
+    }
+}
+
+/// Reorder decisions and the time range of a chunk, to check that chunks line up.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Meta {
+    /// Timestamp of the chunk's first arrival (in input order), and the latest of all.
+    first_arrival: Option<i64>,
+    latest: Option<i64>,
+    /// Earliest and latest timestamp that went into the metrics.
+    min_out: Option<i64>,
+    max_out: Option<i64>,
+    stats: ReorderStats,
+}
+
+/// The mergeable result of scanning one chunk (or several adjacent chunks, merged).
+#[derive(Debug, Clone)]
+pub struct ChunkState {
+    spec: Arc<Spec>,
+    meta: Meta,
+    groupings: Vec<(By, BTreeMap<GroupKey, ChunkGroup>)>,
+    /// Set when the state cannot be merged or reported exactly (the caller must rescan).
+    broken: Option<NotMergeable>,
+}
+
+impl ChunkState {
+    /// The state of this chunk followed by `next` (the chunk right after it in time).
+    pub fn merge(mut self, next: ChunkState) -> std::result::Result<ChunkState, NotMergeable> {
+        if let Some(e) = self.broken.or(next.broken) {
+            return Err(e);
+        }
+        if self.spec != next.spec {
+            return Err(not("the chunks were scanned with different configurations"));
+        }
+        let (a, b) = (&self.meta, &next.meta);
+        if a.first_arrival.is_none() {
+            let mut out = next;
+            add_stats(&mut out.meta.stats, &self.meta.stats);
+            return Ok(out);
+        }
+        if b.first_arrival.is_none() {
+            add_stats(&mut self.meta.stats, &next.meta.stats);
+            return Ok(self);
+        }
+        // The sequential reorder buffer would have taken other decisions, or sorted packets of
+        // one chunk among those of the other.
+        if a.latest > b.first_arrival {
+            return Err(not(
+                "a chunk starts before the latest packet of the one before",
+            ));
+        }
+        if let (Some(x), Some(y)) = (a.max_out, b.min_out) {
+            if x > y {
+                return Err(not("the packets of adjacent chunks overlap in time"));
+            }
+        }
+        let mut meta = Meta {
+            first_arrival: a.first_arrival,
+            latest: b.latest.max(a.latest),
+            min_out: a.min_out.or(b.min_out),
+            max_out: b.max_out.or(a.max_out),
+            stats: a.stats.clone(),
+        };
+        add_stats(&mut meta.stats, &b.stats);
+        let spec = self.spec;
+        let mut groupings = Vec::with_capacity(self.groupings.len());
+        for ((by, mut ga), (_, gb)) in self.groupings.into_iter().zip(next.groupings) {
+            for (key, b) in gb {
+                let merged = match ga.remove(&key) {
+                    Some(a) => ChunkGroup::merge(a, b, &spec)?,
+                    None => b,
+                };
+                ga.insert(key, merged);
+            }
+            if ga.len() > spec.max_groups {
+                return Err(not(
+                    "too many groups (the sequential scan reports the error)",
+                ));
+            }
+            groupings.push((by, ga));
+        }
+        Ok(ChunkState {
+            spec,
+            meta,
+            groupings,
+            broken: None,
+        })
+    }
+
+    /// The rows of the sequential scan, in its order.
+    pub fn finish(self) -> std::result::Result<ScanOutput, NotMergeable> {
+        self.finish_exact().map(|(out, _)| out)
+    }
+
+    /// [`ChunkState::finish`], plus B_max of every group and rate as an exact integer, as
+    /// [`Scanner::finish_exact`] gives them.
+    pub fn finish_exact(
+        self,
+    ) -> std::result::Result<(ScanOutput, Vec<ExactBacklog>), NotMergeable> {
+        if let Some(e) = self.broken {
+            return Err(e);
+        }
+        let mut out = ScanOutput {
+            reorder: self.meta.stats.clone(),
+            ..Default::default()
+        };
+        let mut exact = Vec::new();
+        for (by, groups) in &self.groupings {
+            for (&key, g) in groups {
+                g.rows(*by, key, &self.spec, &mut out);
+                exact.extend(g.backlog.iter().map(|r| ExactBacklog {
+                    by: *by,
+                    group: key,
+                    rate_bps: r.rate(),
+                    bmax_scaled: r.bmax(),
+                }));
+            }
+        }
+        Ok((out, exact))
+    }
+
+    /// Packets of the groups' heads and tails held for merging, over all groupings (what the
+    /// envelope merge costs in memory: 16 bytes each).
+    pub fn retained_packets(&self) -> usize {
+        self.groupings
+            .iter()
+            .flat_map(|(_, g)| g.values())
+            .map(|g| g.head.len() + g.tail.len())
+            .sum()
+    }
+}
+
+fn add_stats(to: &mut ReorderStats, from: &ReorderStats) {
+    to.reordered += from.reordered;
+    to.dropped_late += from.dropped_late;
+    to.max_lateness_ns = to.max_lateness_ns.max(from.max_lateness_ns);
+}
+
+/// One grouping of a chunk: groups in order of appearance, found by key.
+#[derive(Debug)]
+struct Groups {
+    by: By,
+    index: HashMap<GroupKey, usize>,
+    keys: Vec<GroupKey>,
+    states: Vec<GroupScan>,
+    last: Option<(GroupKey, usize)>,
+}
+
+impl Groups {
+    #[inline]
+    fn push(&mut self, key: GroupKey, ts: i64, size: u64, spec: &Spec) -> Result<()> {
+        let slot = match self.last {
+            Some((k, slot)) if k == key => slot,
+            _ => {
+                let slot = match self.index.get(&key) {
+                    Some(&slot) => slot,
+                    None => {
+                        if self.states.len() >= spec.max_groups {
+                            return Err(Error::new(
+                                ErrorKind::LimitExceeded,
+                                format!(
+                                    "more than {} groups when grouping by {}; raise \
+                                     max_groups or choose a coarser grouping",
+                                    spec.max_groups,
+                                    self.by.name()
+                                ),
+                            ));
+                        }
+                        self.states.push(GroupScan::new(spec));
+                        self.keys.push(key);
+                        let slot = self.states.len() - 1;
+                        self.index.insert(key, slot);
+                        slot
+                    }
+                };
+                self.last = Some((key, slot));
+                slot
+            }
+        };
+        if let Some(state) = self.states.get_mut(slot) {
+            state.push(ts, size, spec.max_reach);
+        }
+        Ok(())
+    }
+}
+
+/// What waits in the reorder buffer (as in the sequential scanner: whole arrivals only when a
+/// grouping reads headers).
+enum Buffer {
+    Full(Reorder<Arrival>),
+    Lean(Reorder<Lean>),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Lean {
+    ts_ns: i64,
+    size: u64,
+    interface: u32,
+}
+
+impl Timed for Lean {
+    #[inline(always)]
+    fn ts_ns(&self) -> i64 {
+        self.ts_ns
+    }
+}
+
+struct Sink {
+    spec: Arc<Spec>,
+    groupings: Vec<Groups>,
+    min_out: Option<i64>,
+    max_out: Option<i64>,
+}
+
+impl Sink {
+    #[inline]
+    fn feed(&mut self, ts: i64, size: u64, key: impl Fn(By) -> GroupKey) -> Result<()> {
+        if self.min_out.is_none() {
+            self.min_out = Some(ts);
+        }
+        self.max_out = Some(ts);
+        let spec = &*self.spec;
+        for g in &mut self.groupings {
+            let k = if g.by == By::All {
+                GroupKey::All
+            } else {
+                key(g.by)
+            };
+            g.push(k, ts, size, spec)?;
+        }
+        Ok(())
+    }
+}
+
+/// Scans one time chunk into a [`ChunkState`]. Feed it the chunk's arrivals in input order.
+pub struct ChunkScanner {
+    buffer: Buffer,
+    sink: Sink,
+    first_arrival: Option<i64>,
+    latest: Option<i64>,
+}
+
+impl ChunkScanner {
+    /// Same configuration (and same errors) as [`Scanner::new`].
+    pub fn new(config: ScanConfig) -> Result<Self> {
+        Self::with_cap(config, DEFAULT_INSTANT_CAP)
+    }
+
+    /// [`ChunkScanner::new`] keeping at most `cap` empty instants per group and rate (tests use
+    /// small caps to exercise the refusals).
+    pub fn with_cap(config: ScanConfig, cap: usize) -> Result<Self> {
+        let spec = Arc::new(Spec::new(&config, cap)?);
+        let lean = spec.by.iter().all(|b| matches!(b, By::All | By::Interface));
+        let buffer = if lean {
+            Buffer::Lean(Reorder::new(spec.horizon, spec.late))
+        } else {
+            Buffer::Full(Reorder::new(spec.horizon, spec.late))
+        };
+        let groupings = spec
+            .by
+            .iter()
+            .map(|&by| Groups {
+                by,
+                index: HashMap::new(),
+                keys: Vec::new(),
+                states: Vec::new(),
+                last: None,
+            })
+            .collect();
+        Ok(ChunkScanner {
+            buffer,
+            sink: Sink {
+                spec,
+                groupings,
+                min_out: None,
+                max_out: None,
+            },
+            first_arrival: None,
+            latest: None,
+        })
+    }
+
+    /// Feed one arrival (any order within the reorder horizon).
+    pub fn push(&mut self, a: &Arrival) -> Result<()> {
+        if self.first_arrival.is_none() {
+            self.first_arrival = Some(a.ts_ns);
+        }
+        self.latest = Some(self.latest.map_or(a.ts_ns, |l| l.max(a.ts_ns)));
+        let sink = &mut self.sink;
+        match &mut self.buffer {
+            Buffer::Full(r) => r.push(a, |a| sink.feed(a.ts_ns, a.size, |by| by.key(a))),
+            Buffer::Lean(r) => {
+                let lean = Lean {
+                    ts_ns: a.ts_ns,
+                    size: a.size,
+                    interface: a.interface,
+                };
+                r.push(&lean, |l| {
+                    sink.feed(l.ts_ns, l.size, |_| GroupKey::Interface(l.interface))
+                })
+            }
+        }
+    }
+
+    /// Flush the reorder buffer and build the mergeable state.
+    pub fn finish(mut self) -> Result<ChunkState> {
+        let sink = &mut self.sink;
+        let stats = match &mut self.buffer {
+            Buffer::Full(r) => {
+                r.flush(|a| sink.feed(a.ts_ns, a.size, |by| by.key(a)))?;
+                r.stats().clone()
+            }
+            Buffer::Lean(r) => {
+                r.flush(|l| sink.feed(l.ts_ns, l.size, |_| GroupKey::Interface(l.interface)))?;
+                r.stats().clone()
+            }
+        };
+        let Sink {
+            spec,
+            groupings,
+            min_out,
+            max_out,
+        } = self.sink;
+        let mut broken = None;
+        let mut out = Vec::with_capacity(groupings.len());
+        for g in groupings {
+            let mut groups = BTreeMap::new();
+            for (key, state) in g.keys.into_iter().zip(g.states) {
+                match state.finish(&spec) {
+                    Ok(cg) => {
+                        groups.insert(key, cg);
+                    }
+                    Err(e) => broken = Some(e),
+                }
+            }
+            out.push((g.by, groups));
+        }
+        Ok(ChunkState {
+            spec,
+            meta: Meta {
+                first_arrival: self.first_arrival,
+                latest: self.latest,
+                min_out,
+                max_out,
+                stats,
+            },
+            groupings: out,
+            broken,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

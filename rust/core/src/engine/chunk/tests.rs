@@ -1,0 +1,310 @@
+//! Chunked scans merged in random orders against the sequential scanner (the oracle), on
+//! thousands of random traces split at random points.
+
+use super::*;
+use crate::wire::Headers;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// SplitMix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const BYS: [By; 6] = [By::All, By::Src, By::Dst, By::Pair, By::Interface, By::Vlan];
+
+/// A sorted trace: bursts, idle gaps, ties, zero sizes; `wild` adds huge sizes and timestamps
+/// near the ends of i64.
+fn trace(rng: &mut Rng, n: usize, wild: bool) -> Vec<Arrival> {
+    let style = rng.below(4);
+    let mut ts: i64 = match (wild, rng.below(4)) {
+        (true, 0) => i64::MIN + rng.below(1000) as i64,
+        (true, 1) => i64::MAX - 1_000_000_000_000,
+        _ => rng.below(1 << 40) as i64 - (1 << 39),
+    };
+    let hosts = 1 + rng.below(4) as u8;
+    (0..n)
+        .map(|_| {
+            let step = match (style, rng.below(100)) {
+                (_, 0..=24) => 0,
+                (0, _) => 1 + rng.below(3) as i64,
+                (1, 25..=89) => 1 + rng.below(1000) as i64,
+                (1, _) => 1_000_000 + rng.below(1_000_000_000) as i64,
+                (2, _) => 1000 * rng.below(5) as i64,
+                _ => rng.below(200_000) as i64,
+            };
+            ts = ts.saturating_add(step);
+            let size = match rng.below(100) {
+                0..=14 => 0,
+                15 if wild => rng.next() >> rng.below(64),
+                16 if wild => u64::MAX / 4,
+                _ => 1 + rng.below(1500),
+            };
+            let src = (rng.below(5) != 0).then(|| rng.below(u64::from(hosts)) as u8);
+            let dst = (rng.below(5) != 0).then(|| rng.below(u64::from(hosts)) as u8);
+            let ip = |x: u8| IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));
+            Arrival {
+                ts_ns: ts,
+                size,
+                interface: rng.below(2) as u32,
+                headers: Headers {
+                    src: src.map(ip),
+                    dst: dst.map(ip),
+                    vlan: (rng.below(3) == 0).then(|| rng.below(3) as u16),
+                    ..Default::default()
+                },
+            }
+        })
+        .collect()
+}
+
+fn config(rng: &mut Rng, trace: &[Arrival], wild: bool) -> ScanConfig {
+    let mut windows = Vec::new();
+    for _ in 0..rng.below(5) {
+        windows.push(match rng.below(7) {
+            0 => 1,
+            1 if wild => i64::MAX,
+            2 | 3 if trace.len() >= 2 => {
+                // An exact gap between two packets (or one more), where conventions differ.
+                let a = trace[rng.below(trace.len() as u64) as usize].ts_ns;
+                let b = trace[rng.below(trace.len() as u64) as usize].ts_ns;
+                let g = i64::try_from(a.abs_diff(b)).unwrap_or(i64::MAX).max(1);
+                g.saturating_add(rng.below(2) as i64)
+            }
+            4 => 1 + rng.below(5000) as i64,
+            5 => 1 + rng.below(2_000_000_000) as i64,
+            _ => 1 + rng.below(3) as i64,
+        });
+    }
+    let rates = (0..rng.below(4))
+        .map(|_| match rng.below(7) {
+            0 if wild => 1,
+            1 if wild => u64::MAX,
+            2 => 8_000_000_000,
+            3 => 1 + rng.below(100_000_000_000_000),
+            // Around the trace's mean rate, where queues carry over long stretches.
+            4 => 1_000_000 + rng.below(50_000_000_000),
+            _ => 1 + rng.below(20_000_000_000),
+        })
+        .collect();
+    let bins = (0..rng.below(4))
+        .map(|_| match rng.below(5) {
+            0 => 1,
+            1 => 3,
+            2 => i64::MAX,
+            3 => 1_000_000_000,
+            _ => 1 + rng.below(5000) as i64,
+        })
+        .collect();
+    let mut by: Vec<By> = BYS.iter().copied().filter(|_| rng.below(2) == 0).collect();
+    if rng.below(3) == 0 {
+        by = BYS.to_vec();
+    }
+    ScanConfig {
+        windows_ns: windows,
+        closure: if rng.below(2) == 0 {
+            Closure::HalfOpen
+        } else {
+            Closure::Closed
+        },
+        rates_bps: rates,
+        bins_ns: bins,
+        by,
+        reorder_horizon_ns: 0,
+        ..ScanConfig::default()
+    }
+}
+
+fn sequential(config: &ScanConfig, arrivals: &[Arrival]) -> (ScanOutput, Vec<ExactBacklog>) {
+    let mut s = Scanner::new(config.clone()).expect("config");
+    for a in arrivals {
+        s.push(a).expect("push");
+    }
+    s.finish_exact().expect("finish")
+}
+
+/// Split at `cuts` (sorted indices), scan each piece, merge adjacent states in a random order.
+fn chunked(
+    rng: &mut Rng,
+    config: &ScanConfig,
+    arrivals: &[Arrival],
+    cuts: &[usize],
+    cap: usize,
+) -> std::result::Result<(ScanOutput, Vec<ExactBacklog>), NotMergeable> {
+    let mut states = Vec::new();
+    let mut from = 0;
+    for &to in cuts.iter().chain(std::iter::once(&arrivals.len())) {
+        let mut s = ChunkScanner::with_cap(config.clone(), cap).expect("config");
+        for a in &arrivals[from..to] {
+            s.push(a).expect("push");
+        }
+        states.push(s.finish().expect("finish"));
+        from = to;
+    }
+    while states.len() > 1 {
+        let i = rng.below(states.len() as u64 - 1) as usize;
+        let b = states.remove(i + 1);
+        let a = states.remove(i);
+        states.insert(i, a.merge(b)?);
+    }
+    states.remove(0).finish_exact()
+}
+
+fn assert_same(
+    got: &(ScanOutput, Vec<ExactBacklog>),
+    want: &(ScanOutput, Vec<ExactBacklog>),
+    ctx: &str,
+) {
+    assert_eq!(got.0.envelope, want.0.envelope, "envelope, {ctx}");
+    assert_eq!(got.0.backlog, want.0.backlog, "backlog, {ctx}");
+    assert_eq!(got.1, want.1, "exact backlog, {ctx}");
+    assert_eq!(got.0.series, want.0.series, "series, {ctx}");
+    assert_eq!(got.0.groups, want.0.groups, "groups, {ctx}");
+    assert_eq!(got.0.reorder, want.0.reorder, "reorder, {ctx}");
+}
+
+fn cuts(rng: &mut Rng, n: usize) -> Vec<usize> {
+    let pieces = 2 + rng.below(5) as usize;
+    let mut c: Vec<usize> = (1..pieces)
+        .map(|_| rng.below(n as u64 + 1) as usize)
+        .collect();
+    c.sort_unstable();
+    c
+}
+
+#[test]
+fn merged_chunks_equal_the_sequential_scan() {
+    let mut refused = 0;
+    for seed in 0..3000u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 7);
+        let n = match rng.below(4) {
+            0 => rng.below(6) as usize,
+            1 => 1 + rng.below(40) as usize,
+            _ => 1 + rng.below(400) as usize,
+        };
+        let t = trace(&mut rng, n, false);
+        let c = config(&mut rng, &t, false);
+        let want = sequential(&c, &t);
+        let cut = cuts(&mut rng, t.len());
+        match chunked(&mut rng, &c, &t, &cut, DEFAULT_INSTANT_CAP) {
+            Ok(got) => assert_same(&got, &want, &format!("seed {seed}, cuts {cut:?}, {c:?}")),
+            Err(e) => {
+                refused += 1;
+                eprintln!("seed {seed}: {e}");
+            }
+        }
+    }
+    // Moderate traces (sizes, times and rates far from the integer limits) always merge.
+    assert_eq!(refused, 0);
+}
+
+#[test]
+fn wild_values_merge_exactly_or_refuse() {
+    let (mut merged, mut refused) = (0, 0);
+    for seed in 0..2000u64 {
+        let mut rng = Rng(seed ^ 0xA5A5_0000);
+        let n = 1 + rng.below(200) as usize;
+        let t = trace(&mut rng, n, true);
+        let c = config(&mut rng, &t, true);
+        let want = sequential(&c, &t);
+        let cut = cuts(&mut rng, t.len());
+        match chunked(&mut rng, &c, &t, &cut, DEFAULT_INSTANT_CAP) {
+            Ok(got) => {
+                merged += 1;
+                assert_same(&got, &want, &format!("seed {seed}, cuts {cut:?}, {c:?}"));
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    eprintln!("wild: {merged} merged, {refused} refused");
+    assert!(merged > refused, "{merged} merged, {refused} refused");
+}
+
+#[test]
+fn small_caps_merge_exactly_or_refuse() {
+    let (mut merged, mut refused) = (0, 0);
+    for seed in 0..2000u64 {
+        let mut rng = Rng(seed ^ 0x5EED_0000_0000);
+        let n = 1 + rng.below(300) as usize;
+        let t = trace(&mut rng, n, false);
+        let c = config(&mut rng, &t, false);
+        let want = sequential(&c, &t);
+        let cut = cuts(&mut rng, t.len());
+        let cap = 1 + rng.below(4) as usize;
+        match chunked(&mut rng, &c, &t, &cut, cap) {
+            Ok(got) => {
+                merged += 1;
+                assert_same(&got, &want, &format!("seed {seed}, cap {cap}, {c:?}"));
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    eprintln!("caps: {merged} merged, {refused} refused");
+    assert!(
+        refused > 0 && merged > refused,
+        "{merged} merged, {refused} refused"
+    );
+}
+
+#[test]
+fn every_split_of_one_trace_and_every_merge_order() {
+    // One trace with long carried busy periods, cut at every pair of points.
+    let mut rng = Rng(99);
+    let t = trace(&mut rng, 60, false);
+    let c = ScanConfig {
+        windows_ns: vec![1, 700, 5_000, 100_000],
+        rates_bps: vec![1_000_000_000, 8_000_000_000, 40_000_000_000],
+        bins_ns: vec![1_000, 64_000],
+        by: BYS.to_vec(),
+        reorder_horizon_ns: 0,
+        ..ScanConfig::default()
+    };
+    let want = sequential(&c, &t);
+    for i in 0..=t.len() {
+        for j in i..=t.len() {
+            let got = chunked(&mut rng, &c, &t, &[i, j], DEFAULT_INSTANT_CAP)
+                .unwrap_or_else(|e| panic!("cuts {i} {j}: {e}"));
+            assert_same(&got, &want, &format!("cuts {i} {j}"));
+        }
+    }
+}
+
+#[test]
+fn reordered_input_merges_exactly_when_chunks_do_not_overlap() {
+    let (mut merged, mut refused) = (0, 0);
+    for seed in 0..1000u64 {
+        let mut rng = Rng(seed ^ 0x0DD0_0000);
+        let n = 2 + rng.below(300) as usize;
+        let sorted = trace(&mut rng, n, false);
+        let mut c = config(&mut rng, &sorted, false);
+        c.reorder_horizon_ns = rng.below(3000) as i64;
+        c.late = LatePolicy::Drop;
+        // Swap neighbours: reordering within (and sometimes beyond) the horizon.
+        let mut t = sorted.clone();
+        for _ in 0..n / 4 {
+            let i = rng.below(n as u64 - 1) as usize;
+            t.swap(i, i + 1);
+        }
+        let want = sequential(&c, &t);
+        let cut = cuts(&mut rng, t.len());
+        match chunked(&mut rng, &c, &t, &cut, DEFAULT_INSTANT_CAP) {
+            Ok(got) => {
+                merged += 1;
+                assert_same(&got, &want, &format!("seed {seed}, cuts {cut:?}, {c:?}"));
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    eprintln!("reordered: {merged} merged, {refused} refused");
+    assert!(merged > 100, "{merged} merged, {refused} refused");
+}
