@@ -18,6 +18,7 @@ mod bytes;
 mod pcap;
 mod pcapng;
 mod sniff;
+pub mod split;
 mod timestamp;
 
 use crate::error::{Error, ErrorKind, Result, Warning};

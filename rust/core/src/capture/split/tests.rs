@@ -1,0 +1,311 @@
+//! Chunk readers against a sequential read of the same file: generated files split at every
+//! offset, files whose packets carry copies of records (false boundaries), the shared corpus.
+
+use super::*;
+use crate::capture::{ByteOrder, TsResolution};
+use crate::writer::{PcapNgWriter, PcapOptions, PcapWriter};
+
+type Row = (u64, Option<i64>, u32, u32, Vec<u8>);
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn sequential(path: &Path) -> Vec<Row> {
+    let input = crate::input::open_path(path).expect("open");
+    let mut r = CaptureReader::new(input, ReadOptions::default()).expect("reader");
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet().expect("read") {
+        out.push((p.offset, p.ts_ns, p.interface, p.wire_len, p.data.to_vec()));
+    }
+    out
+}
+
+/// The packets of the chunks cut at `cuts`, if they line up.
+fn chunked(plan: &SplitPlan, cuts: &[u64]) -> Option<Vec<Row>> {
+    let mut bounds = vec![plan.data_start()];
+    bounds.extend(cuts.iter().map(|&c| c.max(plan.data_start())));
+    bounds.push(plan.file_len());
+    let mut out = Vec::new();
+    let mut seams = Vec::new();
+    for w in bounds.windows(2) {
+        let Some(mut c) = plan.open(w[0], w[1]).expect("open chunk") else {
+            seams.push(None);
+            continue;
+        };
+        // A chunk that started at a false boundary may walk into an error: a refusal too.
+        loop {
+            match c.next_packet() {
+                Ok(Some(p)) => {
+                    out.push((p.offset, p.ts_ns, p.interface, p.wire_len, p.data.to_vec()))
+                }
+                Ok(None) => break,
+                Err(_) => return None,
+            }
+        }
+        seams.push(c.seam());
+    }
+    chunks_line_up(plan, &seams).then_some(out)
+}
+
+/// Random packets; `echo` makes some payloads copies of the file's own earlier bytes, so that
+/// valid-looking record chains appear inside packets.
+fn payload(rng: &mut Rng, so_far: &[u8], echo: bool) -> Vec<u8> {
+    if echo && so_far.len() > 64 && rng.below(3) == 0 {
+        let a = rng.below(so_far.len() as u64 / 2) as usize;
+        let n = (so_far.len() - a).min(200 + rng.below(400) as usize);
+        return so_far[a..a + n].to_vec();
+    }
+    let n = match rng.below(4) {
+        0 => 0,
+        1 => rng.below(8) as usize,
+        _ => rng.below(300) as usize,
+    };
+    (0..n).map(|_| rng.next() as u8).collect()
+}
+
+fn write_pcap(rng: &mut Rng, n: usize, order: ByteOrder, nanos: bool, echo: bool) -> Vec<u8> {
+    let opts = PcapOptions {
+        byte_order: order,
+        nanos,
+        linktype: 1,
+        snaplen: 65535,
+    };
+    let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
+    let mut ts = 1_700_000_000_000_000_000i64;
+    for _ in 0..n {
+        ts += rng.below(3_000_000) as i64 * 1000;
+        let data = payload(rng, w.get_ref(), echo);
+        let wire = data.len() as u32 + rng.below(3) as u32;
+        w.write_packet(ts, wire, &data).expect("packet");
+    }
+    w.finish().expect("finish")
+}
+
+fn write_pcapng(rng: &mut Rng, n: usize, order: ByteOrder, echo: bool) -> Vec<u8> {
+    let mut w = PcapNgWriter::new(Vec::new());
+    w.section(order, Some("split test")).expect("shb");
+    w.interface(1, 0, TsResolution::Pow10(9), 0, Some("a"))
+        .expect("idb");
+    w.interface(1, 0, TsResolution::Pow10(6), 0, None)
+        .expect("idb");
+    let mut ts = 1_700_000_000_000_000_000i64;
+    for _ in 0..n {
+        ts += rng.below(3_000_000) as i64 * 1000;
+        let data = payload(rng, w.get_ref(), echo);
+        match rng.below(10) {
+            0 => w.name_resolution(&[]).expect("nrb"),
+            1 => w.custom(true, 32473, &data).expect("cb"),
+            _ => {}
+        }
+        let iface = rng.below(2) as u32;
+        w.enhanced_packet(iface, ts, data.len() as u32, &data)
+            .expect("epb");
+    }
+    w.finish().expect("finish")
+}
+
+fn files(rng: &mut Rng, n: usize, echo: bool) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for order in [ByteOrder::Little, ByteOrder::Big] {
+        for nanos in [false, true] {
+            out.push((
+                format!("pcap {order:?} nanos {nanos}"),
+                write_pcap(rng, n, order, nanos, echo),
+            ));
+        }
+        out.push((
+            format!("pcapng {order:?}"),
+            write_pcapng(rng, n, order, echo),
+        ));
+    }
+    out
+}
+
+fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("burstcore-split-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name.replace(' ', "_"));
+    std::fs::write(&path, bytes).expect("write");
+    path
+}
+
+#[test]
+fn every_cut_of_small_files_reads_like_a_sequential_read() {
+    let mut rng = Rng(1);
+    for (name, bytes) in files(&mut rng, 40, false) {
+        let path = temp(&name, &bytes);
+        let want = sequential(&path);
+        let plan = SplitPlan::new(&path, ReadOptions::default())
+            .expect("plan")
+            .expect("splittable");
+        for cut in 0..=bytes.len() as u64 {
+            let got = chunked(&plan, &[cut]).unwrap_or_else(|| panic!("{name}: cut {cut}"));
+            assert_eq!(got, want, "{name}: cut {cut}");
+        }
+        // Three and five chunks at random cuts.
+        for _ in 0..300 {
+            let mut cuts: Vec<u64> = (0..2 + rng.below(3))
+                .map(|_| rng.below(bytes.len() as u64 + 1))
+                .collect();
+            cuts.sort_unstable();
+            let got = chunked(&plan, &cuts).unwrap_or_else(|| panic!("{name}: cuts {cuts:?}"));
+            assert_eq!(got, want, "{name}: cuts {cuts:?}");
+        }
+    }
+}
+
+#[test]
+fn records_inside_packets_never_give_other_packets() {
+    // Payloads that copy earlier records make false boundaries: a split may then refuse, but
+    // whatever it accepts equals the sequential read.
+    let mut rng = Rng(2);
+    let (mut accepted, mut refused) = (0, 0);
+    for round in 0..4 {
+        for (name, bytes) in files(&mut rng, 60, true) {
+            let name = format!("{name} echo {round}");
+            let path = temp(&name, &bytes);
+            let want = sequential(&path);
+            let plan = SplitPlan::new(&path, ReadOptions::default())
+                .expect("plan")
+                .expect("splittable");
+            for cut in (0..=bytes.len() as u64).step_by(3) {
+                match chunked(&plan, &[cut]) {
+                    Some(got) => {
+                        accepted += 1;
+                        assert_eq!(got, want, "{name}: cut {cut}");
+                    }
+                    None => refused += 1,
+                }
+            }
+        }
+    }
+    eprintln!("echo: {accepted} accepted, {refused} refused");
+    assert!(accepted > refused);
+}
+
+#[test]
+fn a_second_section_or_a_late_interface_refuses_the_split() {
+    let mut rng = Rng(3);
+    let mut w = PcapNgWriter::new(Vec::new());
+    w.section(ByteOrder::Little, None).expect("shb");
+    w.interface(1, 0, TsResolution::Pow10(9), 0, None)
+        .expect("idb");
+    let mut ts = 1_700_000_000_000_000_000i64;
+    for i in 0..60 {
+        if i == 30 {
+            w.interface(1, 0, TsResolution::Pow10(6), 0, None)
+                .expect("idb");
+        }
+        if i == 45 {
+            w.section(ByteOrder::Big, None).expect("shb");
+            w.interface(1, 0, TsResolution::Pow10(9), 0, None)
+                .expect("idb");
+        }
+        ts += 1000 + rng.below(100_000) as i64;
+        let data = payload(&mut rng, &[], false);
+        w.enhanced_packet(0, ts, data.len() as u32, &data)
+            .expect("epb");
+    }
+    let bytes = w.finish().expect("finish");
+    let path = temp("sections.pcapng", &bytes);
+    let want = sequential(&path);
+    let plan = SplitPlan::new(&path, ReadOptions::default())
+        .expect("plan")
+        .expect("splittable");
+    let mut accepted = 0;
+    for cut in 0..=bytes.len() as u64 {
+        if let Some(got) = chunked(&plan, &[cut]) {
+            // Only possible if no chunk but the first... never: the first chunk or the second
+            // meets the later blocks.
+            accepted += 1;
+            assert_eq!(got, want, "cut {cut}");
+        }
+    }
+    assert_eq!(accepted, 0);
+}
+
+#[test]
+fn shared_corpus_splits_like_a_sequential_read() {
+    let Ok(root) = std::env::var("BURSTCORE_SHARED") else {
+        eprintln!("BURSTCORE_SHARED not set: skipped");
+        return;
+    };
+    let mut stack = vec![PathBuf::from(root).join("corpus")];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "pcap" || x == "pcapng" || x == "cap" || x == "ntar")
+            {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut rng = Rng(4);
+    let (mut checked, mut refused) = (0, 0);
+    for path in files {
+        // Files a sequential read rejects or warns about are not split (the caller reads them
+        // sequentially, and so does this test).
+        let Ok(input) = crate::input::open_path(&path) else {
+            continue;
+        };
+        let Ok(mut r) = CaptureReader::new(input, ReadOptions::default()) else {
+            continue;
+        };
+        let mut want = Vec::new();
+        let mut bad = false;
+        loop {
+            match r.next_packet() {
+                Ok(Some(p)) => {
+                    want.push((p.offset, p.ts_ns, p.interface, p.wire_len, p.data.to_vec()))
+                }
+                Ok(None) => break,
+                Err(_) => {
+                    bad = true;
+                    break;
+                }
+            }
+        }
+        if bad || !r.warnings().is_empty() {
+            continue;
+        }
+        let Ok(Some(plan)) = SplitPlan::new(&path, ReadOptions::default()) else {
+            continue;
+        };
+        for _ in 0..20 {
+            let mut cuts: Vec<u64> = (0..1 + rng.below(4))
+                .map(|_| rng.below(plan.file_len() + 1))
+                .collect();
+            cuts.sort_unstable();
+            match chunked(&plan, &cuts) {
+                Some(got) => {
+                    checked += 1;
+                    assert_eq!(got, want, "{}: cuts {cuts:?}", path.display());
+                }
+                None => refused += 1,
+            }
+        }
+    }
+    eprintln!("corpus: {checked} splits equal, {refused} refused");
+    assert!(checked > 0);
+}
