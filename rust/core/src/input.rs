@@ -38,6 +38,8 @@ pub struct Input {
     pub file_len: Option<u64>,
     /// Shared counter of raw (compressed) bytes consumed so far, for progress reporting.
     pub raw_bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The regular file read, when the input is one (a file can then be read in pieces).
+    pub path: Option<std::path::PathBuf>,
 }
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -62,7 +64,11 @@ pub fn open_path(path: &Path) -> Result<Input> {
     } else {
         None
     };
-    from_reader(Box::new(file), file_len)
+    let mut input = from_reader(Box::new(file), file_len)?;
+    if meta.is_file() {
+        input.path = Some(path.to_path_buf());
+    }
+    Ok(input)
 }
 
 fn open_error(path: &Path, e: &io::Error) -> Error {
@@ -120,6 +126,7 @@ pub fn from_reader(reader: Box<dyn Read + Send>, file_len: Option<u64>) -> Resul
         compression,
         file_len,
         raw_bytes,
+        path: None,
     })
 }
 

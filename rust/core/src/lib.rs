@@ -14,6 +14,7 @@
 pub mod analysis;
 pub mod analyze;
 pub mod capture;
+pub mod chunked;
 pub mod engine;
 pub mod error;
 pub mod input;

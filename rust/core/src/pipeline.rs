@@ -92,34 +92,48 @@ impl ArrivalSource<'_> {
             };
             self.packets_read += 1;
             self.captured.set(self.captured.get() + p.data.len() as u64);
-            let Some(ts_ns) = p.ts_ns else {
-                self.skipped_no_timestamp += 1;
-                continue;
-            };
-            let headers = if self.decode {
-                wire::decode(p.linktype, p.data)
-            } else {
-                Headers::default()
-            };
-            let size = match self.size {
-                SizeKind::Wire => Some(p.wire_len as u64),
-                SizeKind::Captured => Some(p.data.len() as u64),
-                SizeKind::Ip => headers.ip_len.map(u64::from),
-                SizeKind::Payload => headers.payload_len.map(u64::from),
-                SizeKind::L1 => Some(l1_size(p.linktype, p.wire_len)),
-            };
-            let Some(size) = size else {
-                self.skipped_no_size += 1;
-                continue;
-            };
-            return Ok(Some(Arrival {
-                ts_ns,
-                size,
-                interface: p.interface,
-                headers,
-            }));
+            match arrival(&p, self.decode, self.size) {
+                Ok(a) => return Ok(Some(a)),
+                Err(Skip::NoTimestamp) => self.skipped_no_timestamp += 1,
+                Err(Skip::NoSize) => self.skipped_no_size += 1,
+            }
         }
     }
+}
+
+/// Why a packet read does not reach the engine.
+pub(crate) enum Skip {
+    NoTimestamp,
+    NoSize,
+}
+
+/// What the engine sees of a packet: its timestamp, chosen size, interface and (if `decode`)
+/// headers.
+#[inline]
+pub(crate) fn arrival(
+    p: &crate::Packet<'_>,
+    decode: bool,
+    size: SizeKind,
+) -> std::result::Result<Arrival, Skip> {
+    let ts_ns = p.ts_ns.ok_or(Skip::NoTimestamp)?;
+    let headers = if decode {
+        wire::decode(p.linktype, p.data)
+    } else {
+        Headers::default()
+    };
+    let size = match size {
+        SizeKind::Wire => Some(p.wire_len as u64),
+        SizeKind::Captured => Some(p.data.len() as u64),
+        SizeKind::Ip => headers.ip_len.map(u64::from),
+        SizeKind::Payload => headers.payload_len.map(u64::from),
+        SizeKind::L1 => Some(l1_size(p.linktype, p.wire_len)),
+    };
+    Ok(Arrival {
+        ts_ns,
+        size: size.ok_or(Skip::NoSize)?,
+        interface: p.interface,
+        headers,
+    })
 }
 
 fn l1_size(linktype: u16, wire_len: u32) -> u64 {
@@ -153,8 +167,10 @@ pub fn scan(
     scan_threads(readers, config, size, 1, progress)
 }
 
-/// [`scan`] with up to `threads` threads; the result is identical whatever the number of threads
-/// (see [`crate::parallel`]).
+/// [`scan`] with up to `threads` threads; the result is identical whatever the number of threads.
+/// Plain capture files are split into time chunks scanned apart and merged exactly
+/// ([`crate::chunked`]); when that is not possible (compressed or streamed input, chunks that
+/// overlap in time, ...), the metrics are shared out among threads instead ([`crate::parallel`]).
 pub fn scan_threads(
     readers: &mut [CaptureReader],
     config: ScanConfig,
@@ -163,6 +179,12 @@ pub fn scan_threads(
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
     let decode = needs_headers(&config, size);
+    if threads >= 2 {
+        if let Some(done) = crate::chunked::scan(readers, &config, size, decode, threads, progress)?
+        {
+            return Ok(done);
+        }
+    }
     let captured = Cell::new(0u64);
     match crate::parallel::split_config(&config, threads, 0.0) {
         None => {
@@ -248,7 +270,7 @@ fn feed(
     Ok(acc)
 }
 
-fn account(out: ScanOutput, mut acc: Accounting) -> (ScanOutput, Accounting) {
+pub(crate) fn account(out: ScanOutput, mut acc: Accounting) -> (ScanOutput, Accounting) {
     acc.skipped_late = out.reorder.dropped_late;
     acc.reordered = out.reorder.reordered;
     acc.max_lateness_ns = out.reorder.max_lateness_ns;

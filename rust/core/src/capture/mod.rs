@@ -183,12 +183,15 @@ pub struct CaptureReader {
     /// The compressed stream below ended early.
     compressed_cut: bool,
     done: bool,
+    /// The regular file underneath, when not compressed.
+    path: Option<std::path::PathBuf>,
 }
 
 impl CaptureReader {
     /// Sniff the format from the first bytes of `input` and prepare to read.
     pub fn new(input: Input, options: ReadOptions) -> Result<Self> {
         let compression = input.compression;
+        let path = input.path.filter(|_| compression == Compression::None);
         let mut reader = CaptureReader {
             buf: Buffer::new(input.reader, buffer::DEFAULT_CAPACITY),
             options,
@@ -201,6 +204,7 @@ impl CaptureReader {
             warnings: Vec::new(),
             compressed_cut: false,
             done: false,
+            path,
         };
         match reader.fill(4)? {
             Fill::Ready => {}
@@ -304,6 +308,14 @@ impl CaptureReader {
     }
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
+    }
+    /// The plain (uncompressed) regular file being read, if that is what it is: such a file can
+    /// also be read in pieces ([`split`]).
+    pub fn plain_path(&self) -> Option<&std::path::Path> {
+        self.path.as_deref()
+    }
+    pub fn options(&self) -> ReadOptions {
+        self.options
     }
     /// Decompressed bytes consumed so far.
     pub fn position(&self) -> u64 {

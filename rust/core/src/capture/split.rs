@@ -48,6 +48,9 @@ pub struct SplitPlan {
     /// pcap: record header length, nanosecond timestamps.
     record_header: usize,
     nanos: bool,
+    /// pcap: seconds of the first packet. Records found while re-synchronising must be close to
+    /// it, which rules out runs of zeros (empty records of time 0) and most other look-alikes.
+    first_secs: u32,
     sections: usize,
     interfaces: usize,
     options: ReadOptions,
@@ -95,6 +98,9 @@ impl SplitPlan {
         let mut header = vec![0u8; usize::try_from(data_start).unwrap_or(usize::MAX)];
         let mut f = File::open(path).map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
         f.read_exact(&mut header)?;
+        let mut first = [0u8; 4];
+        f.read_exact(&mut first)?;
+        let first_secs = u32_at(&first, 0, big);
         Ok(Some(SplitPlan {
             path: path.to_path_buf(),
             header,
@@ -103,6 +109,7 @@ impl SplitPlan {
             big,
             record_header,
             nanos,
+            first_secs,
             sections: reader.sections().len(),
             interfaces: reader.interfaces().len(),
             options,
@@ -112,6 +119,11 @@ impl SplitPlan {
     /// Offset of the first packet record.
     pub fn data_start(&self) -> u64 {
         self.header.len() as u64
+    }
+
+    /// Interfaces declared before the first packet (all of them, when the split is usable).
+    pub fn interfaces(&self) -> usize {
+        self.interfaces
     }
 
     pub fn file_len(&self) -> u64 {
@@ -151,6 +163,7 @@ impl SplitPlan {
             compression: Compression::None,
             file_len: Some(self.len),
             raw_bytes: Arc::new(AtomicU64::new(0)),
+            path: None,
         };
         let reader = CaptureReader::new(input, self.options)?;
         Ok(Some(ChunkReader {
@@ -233,6 +246,9 @@ impl SplitPlan {
     fn chain_pcap(&self, peek: &mut Peek<'_>, mut p: u64) -> Result<bool> {
         let hlen = self.record_header as u64;
         let max_sub = if self.nanos { 1_000_000_000 } else { 1_000_000 };
+        // Up to a day before the first packet (reordering) and ten years after it.
+        let lo = self.first_secs.saturating_sub(86_400);
+        let hi = self.first_secs.saturating_add(3650 * 86_400);
         let mut first_secs = None;
         for _ in 0..CHAIN {
             if p == self.len {
@@ -247,6 +263,7 @@ impl SplitPlan {
             let wire = u32_at(&h, 12, self.big);
             let near = first_secs.is_none_or(|s: u32| s.abs_diff(secs) <= 3600);
             if sub >= max_sub
+                || !(lo..=hi).contains(&secs)
                 || caplen > wire
                 || wire > 1 << 24
                 || u64::from(caplen) + hlen > u64::from(self.options.limits.max_block_len)

@@ -510,6 +510,12 @@ impl ChunkState {
         Ok((out, exact))
     }
 
+    /// Timestamps of the first arrival (in input order) and of the latest one; `None` without
+    /// arrivals.
+    pub fn arrival_span(&self) -> Option<(i64, i64)> {
+        self.meta.first_arrival.zip(self.meta.latest)
+    }
+
     /// Packets of the groups' heads and tails held for merging, over all groupings (what the
     /// envelope merge costs in memory: 16 bytes each).
     pub fn retained_packets(&self) -> usize {

@@ -1,0 +1,262 @@
+//! Several threads on one scan by splitting plain capture files into byte ranges (time chunks),
+//! scanning each range on its own thread and merging the states exactly
+//! ([`crate::engine::chunk`]); the result is identical to the single-threaded scan.
+//!
+//! Each file is cut into ranges of about equal size ([`crate::capture::split`]); a pool of threads
+//! scans them; the calling thread only reports progress. Then, per file, the chunk readers must
+//! have framed exactly the packets of a sequential read (their seams line up), and the files must
+//! follow each other in time (every packet of one at or before the first of the next), because
+//! the sequential scan merges files in timestamp order. Anything else (a compressed or streamed
+//! input, files that overlap in time, chunks that overlap beyond what merging allows, an error or
+//! warning in any chunk) gives `None`, and the caller scans another way: the sequential path
+//! reproduces every error and warning exactly.
+
+use crate::capture::split::{chunks_line_up, SplitPlan};
+use crate::capture::CaptureReader;
+use crate::engine::chunk::{ChunkScanner, ChunkState};
+use crate::engine::{ScanConfig, ScanOutput};
+use crate::error::{Error, ErrorKind, Result};
+use crate::pipeline::{arrival, Accounting, Progress, SizeKind, Skip};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Packets between two looks at the stop flag and two progress updates.
+const CHECK_EVERY: u64 = 1 << 14;
+
+/// One byte range of one file.
+struct Job {
+    file: usize,
+    from: u64,
+    to: u64,
+}
+
+/// What scanning one range gave.
+struct Done {
+    state: ChunkState,
+    seam: Option<(u64, u64)>,
+    acc: Accounting,
+}
+
+/// Scan `readers` (not read yet beyond their headers) with `threads` threads by time chunks,
+/// with the accounting of [`crate::pipeline::scan`]. `Ok(None)`: not possible, scan another way.
+pub fn scan(
+    readers: &[CaptureReader],
+    config: &ScanConfig,
+    size: SizeKind,
+    decode: bool,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Option<(ScanOutput, Accounting)>> {
+    if threads < 2 || readers.is_empty() {
+        return Ok(None);
+    }
+    let mut plans = Vec::with_capacity(readers.len());
+    for r in readers {
+        let Some(path) = r.plain_path() else {
+            return Ok(None);
+        };
+        if r.stats().packets > 0 {
+            return Ok(None);
+        }
+        match SplitPlan::new(path, r.options()) {
+            Ok(Some(plan)) => plans.push(plan),
+            _ => return Ok(None),
+        }
+    }
+    // Ranges in proportion to the files' sizes, at least one per file.
+    let total: u64 = plans.iter().map(|p| p.file_len()).sum::<u64>().max(1);
+    let mut jobs = Vec::new();
+    for (file, plan) in plans.iter().enumerate() {
+        let share = (threads as u64 * plan.file_len()).div_ceil(total).max(1);
+        for (from, to) in plan.ranges(share as usize) {
+            jobs.push(Job { file, from, to });
+        }
+    }
+    // Interfaces of later files are numbered after those of earlier ones, as in the sequential
+    // merge.
+    // Every interface is declared before the first packet (a chunk that meets a later
+    // declaration refuses), so each file's count is known from its plan.
+    let mut bases = Vec::with_capacity(plans.len());
+    let mut base = 0u32;
+    for plan in &plans {
+        bases.push(base);
+        base = base.saturating_add(plan.interfaces() as u32);
+    }
+
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let bytes = AtomicU64::new(0);
+    let results: Mutex<Vec<Option<Result<Option<Done>>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let workers = threads.min(jobs.len());
+    let outcome = std::thread::scope(|scope| -> Result<()> {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else {
+                        return;
+                    };
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let r = run(
+                        &plans[job.file],
+                        job,
+                        bases[job.file],
+                        config,
+                        size,
+                        decode,
+                        &stop,
+                        &bytes,
+                    );
+                    if let Ok(mut all) = results.lock() {
+                        all[i] = Some(r);
+                    }
+                })
+            })
+            .collect();
+        let mut failed = Ok(());
+        while handles.iter().any(|h| !h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(20));
+            if failed.is_ok() {
+                if let Err(e) = progress(bytes.load(Ordering::Relaxed)) {
+                    stop.store(true, Ordering::Relaxed);
+                    failed = Err(e);
+                }
+            }
+        }
+        for h in handles {
+            if h.join().is_err() {
+                return Err(Error::new(ErrorKind::Io, "a scan worker thread panicked"));
+            }
+        }
+        failed
+    });
+    outcome?;
+    let results = results
+        .into_inner()
+        .map_err(|_| Error::new(ErrorKind::Io, "a scan worker thread panicked"))?;
+
+    // Per file: chunks in order, seams lined up, states merged.
+    let mut files: Vec<Vec<Done>> = (0..plans.len()).map(|_| Vec::new()).collect();
+    for (job, r) in jobs.iter().zip(results) {
+        match r {
+            Some(Ok(Some(done))) => files[job.file].push(done),
+            // An error, a warning or a refusal: the sequential path gives the exact outcome.
+            _ => return Ok(None),
+        }
+    }
+    let mut acc = Accounting::default();
+    let mut merged_files: Vec<(usize, ChunkState)> = Vec::new();
+    for (file, chunks) in files.into_iter().enumerate() {
+        let seams: Vec<_> = chunks.iter().map(|d| d.seam).collect();
+        if !chunks_line_up(&plans[file], &seams) {
+            return Ok(None);
+        }
+        let mut state: Option<ChunkState> = None;
+        for d in chunks {
+            add(&mut acc, &d.acc);
+            state = Some(match state {
+                None => d.state,
+                Some(s) => match s.merge(d.state) {
+                    Ok(m) => m,
+                    Err(_) => return Ok(None),
+                },
+            });
+        }
+        if let Some(s) = state {
+            merged_files.push((file, s));
+        }
+    }
+    // Files in time order. The sequential merge breaks timestamp ties by file order: a file
+    // cannot follow one listed after it when the two meet at the same timestamp.
+    merged_files.sort_by_key(|(i, s)| (s.arrival_span().map(|x| x.0), *i));
+    // The state so far, and the file its latest packet comes from.
+    let mut state: Option<(usize, ChunkState)> = None;
+    for (i, s) in merged_files {
+        state = Some(match state {
+            None => (i, s),
+            Some((j, prev)) => {
+                let span = s.arrival_span();
+                if let (Some(a), Some(b)) = (prev.arrival_span(), span) {
+                    if a.1 == b.0 && j > i {
+                        return Ok(None);
+                    }
+                }
+                match prev.merge(s) {
+                    Ok(m) => (if span.is_some() { i } else { j }, m),
+                    Err(_) => return Ok(None),
+                }
+            }
+        });
+    }
+    let Some((_, state)) = state else {
+        return Ok(None);
+    };
+    let Ok(out) = state.finish() else {
+        return Ok(None);
+    };
+    progress(plans.iter().map(|p| p.file_len()).sum())?;
+    Ok(Some(crate::pipeline::account(out, acc)))
+}
+
+fn add(to: &mut Accounting, from: &Accounting) {
+    to.packets_read += from.packets_read;
+    to.skipped_no_timestamp += from.skipped_no_timestamp;
+    to.skipped_no_size += from.skipped_no_size;
+    to.skipped_timestamp_out_of_range += from.skipped_timestamp_out_of_range;
+}
+
+/// Scan one range. `Ok(None)` when the range cannot be read on its own.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    plan: &SplitPlan,
+    job: &Job,
+    base: u32,
+    config: &ScanConfig,
+    size: SizeKind,
+    decode: bool,
+    stop: &AtomicBool,
+    bytes: &AtomicU64,
+) -> Result<Option<Done>> {
+    let Some(mut reader) = plan.open(job.from, job.to)? else {
+        return Ok(None);
+    };
+    let mut scanner = ChunkScanner::new(config.clone())?;
+    let mut acc = Accounting::default();
+    let mut last_pos = job.from;
+    let mut n = 0u64;
+    while let Some(p) = reader.next_packet()? {
+        acc.packets_read += 1;
+        let offset = p.offset;
+        match arrival(&p, decode, size) {
+            Ok(mut a) => {
+                a.interface = a.interface.saturating_add(base);
+                scanner.push(&a)?;
+            }
+            Err(Skip::NoTimestamp) => acc.skipped_no_timestamp += 1,
+            Err(Skip::NoSize) => acc.skipped_no_size += 1,
+        }
+        n += 1;
+        if n % CHECK_EVERY == 0 {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            bytes.fetch_add(offset.saturating_sub(last_pos), Ordering::Relaxed);
+            last_pos = offset.max(last_pos);
+        }
+    }
+    bytes.fetch_add(job.to.saturating_sub(last_pos), Ordering::Relaxed);
+    let out_of_range = reader.reader().stats().timestamps_out_of_range;
+    acc.skipped_timestamp_out_of_range = out_of_range;
+    // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.
+    acc.skipped_no_timestamp -= out_of_range.min(acc.skipped_no_timestamp);
+    let state = scanner.finish()?;
+    Ok(Some(Done {
+        state,
+        seam: reader.seam(),
+        acc,
+    }))
+}

@@ -1,0 +1,271 @@
+//! Scans of plain capture files split into time chunks (threads 2, 3, 4) against the
+//! single-threaded scan of the same files: every row and the accounting identical. Generated
+//! captures (the project's writer) and the shared training captures (decompressed to plain files).
+
+use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions, TsResolution};
+use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
+use burstcore::pipeline::{self, Accounting, SizeKind};
+use burstcore::writer::frames::TcpSegment;
+use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
+use std::path::{Path, PathBuf};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn temp_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("burstcore-chunked-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Bursty TCP traffic between a few hosts: trains of back-to-back frames, idle gaps, ties;
+/// `shuffle` swaps neighbours (reordering within a few µs).
+fn packets(rng: &mut Rng, n: usize, shuffle: bool) -> Vec<(i64, u16, u16, u32)> {
+    let mut ts = 1_700_000_000_000_000_000i64 + rng.below(1 << 30) as i64;
+    let mut out: Vec<(i64, u16, u16, u32)> = (0..n)
+        .map(|i| {
+            ts += match (i % 200, rng.below(10)) {
+                (0, _) => 2_000_000 + rng.below(20_000_000) as i64,
+                (_, 0) => 0,
+                _ => 100 + rng.below(2000) as i64,
+            };
+            let src = rng.below(4) as u16;
+            let dst = (src + 1 + rng.below(3) as u16) % 4;
+            let len = if rng.below(4) == 0 {
+                66
+            } else {
+                66 + rng.below(1449) as u32
+            };
+            (ts, src, dst, len)
+        })
+        .collect();
+    if shuffle {
+        for _ in 0..n / 10 {
+            let i = rng.below(n as u64 - 1) as usize;
+            out.swap(i, i + 1);
+        }
+    }
+    out
+}
+
+fn write(path: &Path, pkts: &[(i64, u16, u16, u32)], pcapng: bool, snaplen: u32) {
+    let mut frame = Vec::new();
+    if pcapng {
+        let mut w = PcapNgWriter::new(Vec::new());
+        w.section(ByteOrder::Little, None).expect("shb");
+        w.interface(1, snaplen, TsResolution::Pow10(9), 0, None)
+            .expect("idb");
+        w.interface(1, snaplen, TsResolution::Pow10(9), 0, None)
+            .expect("idb");
+        for (i, &(ts, s, d, len)) in pkts.iter().enumerate() {
+            frame.clear();
+            TcpSegment::between_hosts(s, d, 5000 + s, 6000 + d)
+                .write_frame(len, snaplen, &mut frame)
+                .expect("frame");
+            w.enhanced_packet((i % 2) as u32, ts, len, &frame)
+                .expect("epb");
+        }
+        std::fs::write(path, w.finish().expect("finish")).expect("write");
+    } else {
+        let opts = PcapOptions {
+            byte_order: ByteOrder::Big,
+            nanos: true,
+            linktype: 1,
+            snaplen,
+        };
+        let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
+        for &(ts, s, d, len) in pkts {
+            frame.clear();
+            TcpSegment::between_hosts(s, d, 5000 + s, 6000 + d)
+                .write_frame(len, snaplen, &mut frame)
+                .expect("frame");
+            w.write_packet(ts, len, &frame).expect("packet");
+        }
+        std::fs::write(path, w.finish().expect("finish")).expect("write");
+    }
+}
+
+fn config(windows: &[i64], horizon: i64) -> ScanConfig {
+    ScanConfig {
+        windows_ns: windows.to_vec(),
+        closure: Closure::HalfOpen,
+        rates_bps: vec![100_000_000, 1_000_000_000, 10_000_000_000, 40_000_000_000],
+        bins_ns: vec![1_000_000, 100_000_000],
+        by: vec![By::All, By::Src, By::Pair, By::Flow5, By::Interface],
+        reorder_horizon_ns: horizon,
+        late: LatePolicy::Drop,
+        ..ScanConfig::default()
+    }
+}
+
+fn open(path: &Path) -> CaptureReader {
+    CaptureReader::new(
+        burstcore::input::open_path(path).expect("open"),
+        ReadOptions::default(),
+    )
+    .expect("reader")
+}
+
+fn scan(paths: &[&Path], config: &ScanConfig, threads: usize) -> (ScanOutput, Accounting) {
+    let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+    pipeline::scan_threads(
+        &mut readers,
+        config.clone(),
+        SizeKind::Wire,
+        threads,
+        &mut |_| Ok(()),
+    )
+    .expect("scan")
+}
+
+/// The chunked path alone (no fallback): `None` when it refuses.
+fn chunked(
+    paths: &[&Path],
+    config: &ScanConfig,
+    threads: usize,
+) -> Option<(ScanOutput, Accounting)> {
+    let readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+    let decode = true;
+    burstcore::chunked::scan(
+        &readers,
+        config,
+        SizeKind::Wire,
+        decode,
+        threads,
+        &mut |_| Ok(()),
+    )
+    .expect("chunked scan")
+}
+
+fn assert_same(a: &(ScanOutput, Accounting), b: &(ScanOutput, Accounting), ctx: &str) {
+    assert_eq!(a.0.envelope, b.0.envelope, "envelope, {ctx}");
+    assert_eq!(a.0.backlog, b.0.backlog, "backlog, {ctx}");
+    assert_eq!(a.0.series, b.0.series, "series, {ctx}");
+    assert_eq!(a.0.groups, b.0.groups, "groups, {ctx}");
+    assert_eq!(a.0.reorder, b.0.reorder, "reorder, {ctx}");
+    assert_eq!(a.1, b.1, "accounting, {ctx}");
+}
+
+#[test]
+fn generated_files_scan_the_same_in_chunks() {
+    let dir = temp_dir();
+    let mut rng = Rng(11);
+    let mut used = 0;
+    for case in 0..12 {
+        let pcapng = case % 2 == 0;
+        let shuffle = case % 3 == 0;
+        let n = 2000 + rng.below(20_000) as usize;
+        let path = dir.join(format!(
+            "gen{case}.{}",
+            if pcapng { "pcapng" } else { "pcap" }
+        ));
+        let snaplen = if case % 4 == 1 { 96 } else { 0 };
+        write(&path, &packets(&mut rng, n, shuffle), pcapng, snaplen);
+        // Windows from below the packet spacing to a large part of the trace.
+        let windows = [1_000, 50_000, 1_000_000, 30_000_000, 500_000_000];
+        let horizon = if shuffle { 5_000 } else { 0 };
+        let c = config(&windows, horizon);
+        let want = scan(&[&path], &c, 1);
+        for threads in [2, 3, 4] {
+            let ctx = format!("case {case}, {threads} threads");
+            assert_same(&scan(&[&path], &c, threads), &want, &ctx);
+            if let Some(got) = chunked(&[&path], &c, threads) {
+                used += 1;
+                assert_same(&got, &want, &ctx);
+            }
+        }
+    }
+    // Sorted files always split (shuffled ones may refuse at a seam).
+    assert!(used >= 24, "chunked path used {used} times");
+}
+
+#[test]
+fn several_files_in_time_order_scan_the_same_in_chunks() {
+    let dir = temp_dir();
+    let mut rng = Rng(12);
+    let all = packets(&mut rng, 12_000, false);
+    // Three consecutive pieces, listed out of time order; one pcap among pcapng.
+    let (a, rest) = all.split_at(3000);
+    let (b, c) = rest.split_at(5000);
+    let pa = dir.join("multi_a.pcapng");
+    let pb = dir.join("multi_b.pcap");
+    let pc = dir.join("multi_c.pcapng");
+    write(&pa, a, true, 0);
+    write(&pb, b, false, 0);
+    write(&pc, c, true, 0);
+    let cfg = config(&[1_000, 1_000_000, 100_000_000], 0);
+    for order in [[&pa, &pb, &pc], [&pc, &pa, &pb], [&pb, &pc, &pa]] {
+        let paths: Vec<&Path> = order.iter().map(|p| p.as_path()).collect();
+        let want = scan(&paths, &cfg, 1);
+        for threads in [2, 4] {
+            let got = chunked(&paths, &cfg, threads).expect("files in time order split");
+            assert_same(&got, &want, &format!("{threads} threads"));
+            assert_same(&scan(&paths, &cfg, threads), &want, "scan_threads");
+        }
+    }
+    // Overlapping files: the chunked path refuses, scan_threads still agrees.
+    let pd = dir.join("multi_d.pcapng");
+    write(&pd, &all[2000..4000], true, 0);
+    let paths = [pa.as_path(), pd.as_path()];
+    let want = scan(&paths, &cfg, 1);
+    assert!(chunked(&paths, &cfg, 2).is_none());
+    assert_same(&scan(&paths, &cfg, 2), &want, "overlapping files");
+}
+
+#[test]
+fn shared_training_captures_scan_the_same_in_chunks() {
+    let Ok(root) = std::env::var("BURSTCORE_SHARED") else {
+        eprintln!("BURSTCORE_SHARED not set: skipped");
+        return;
+    };
+    let dir = temp_dir();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(&root).join("captures"))
+        .expect("captures dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.to_string_lossy().ends_with(".pcapng.zst") || p.to_string_lossy().ends_with(".pcapng")
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let c = config(
+        &[100_000, 1_000_000, 5_000_000, 50_000_000, 500_000_000],
+        10_000_000,
+    );
+    let mut used = 0;
+    for f in files {
+        // The chunked path needs a plain file: decompress to a temporary one.
+        let plain = dir
+            .join(f.file_name().expect("name"))
+            .with_extension("plain");
+        let mut out = std::fs::File::create(&plain).expect("create");
+        let mut input = burstcore::input::open_path(&f).expect("open");
+        std::io::copy(&mut input.reader, &mut out).expect("decompress");
+        drop(out);
+        let want = scan(&[&plain], &c, 1);
+        for threads in [2, 4] {
+            let ctx = format!("{}, {threads} threads", f.display());
+            assert_same(&scan(&[&plain], &c, threads), &want, &ctx);
+            if let Some(got) = chunked(&[&plain], &c, threads) {
+                used += 1;
+                assert_same(&got, &want, &ctx);
+            }
+        }
+        let _ = std::fs::remove_file(&plain);
+    }
+    eprintln!("chunked path used {used} times");
+    assert!(used > 0);
+}
