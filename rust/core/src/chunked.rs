@@ -13,7 +13,7 @@
 
 use crate::capture::split::{chunks_line_up, SplitPlan};
 use crate::capture::CaptureReader;
-use crate::engine::chunk::{ChunkScanner, ChunkState};
+use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pipeline::{arrival, Accounting, Progress, SizeKind, Skip};
@@ -29,6 +29,9 @@ struct Job {
     file: usize,
     from: u64,
     to: u64,
+    /// Nothing is merged before (after) this chunk: it keeps no head (tail).
+    first: bool,
+    last: bool,
 }
 
 /// What scanning one range gave.
@@ -69,8 +72,18 @@ pub fn scan(
     let mut jobs = Vec::new();
     for (file, plan) in plans.iter().enumerate() {
         let share = (threads as u64 * plan.file_len()).div_ceil(total).max(1);
-        for (from, to) in plan.ranges(share as usize) {
-            jobs.push(Job { file, from, to });
+        let ranges = plan.ranges(share as usize);
+        let k = ranges.len();
+        // With several files, their order in time is known only after scanning.
+        let single = plans.len() == 1;
+        for (i, (from, to)) in ranges.into_iter().enumerate() {
+            jobs.push(Job {
+                file,
+                from,
+                to,
+                first: single && i == 0,
+                last: single && i + 1 == k,
+            });
         }
     }
     // Interfaces of later files are numbered after those of earlier ones, as in the sequential
@@ -224,7 +237,11 @@ fn run(
     let Some(mut reader) = plan.open(job.from, job.to)? else {
         return Ok(None);
     };
-    let mut scanner = ChunkScanner::new(config.clone())?;
+    let edges = Edges {
+        first: job.first,
+        last: job.last,
+    };
+    let mut scanner = ChunkScanner::with_options(config.clone(), DEFAULT_INSTANT_CAP, edges)?;
     let mut acc = Accounting::default();
     let mut last_pos = job.from;
     let mut n = 0u64;

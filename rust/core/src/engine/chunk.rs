@@ -32,7 +32,7 @@ use super::{
     ScanConfig, ScanOutput, Scanner, SeriesRow,
 };
 use crate::error::{Error, ErrorKind, Result};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Why two chunk states cannot be merged exactly (the caller then scans sequentially).
@@ -115,6 +115,14 @@ impl Spec {
     }
 }
 
+/// Where a chunk lies among the chunks it will be merged with: the first needs no head (nothing
+/// merges before it), the last no tail. Keeping neither halves what a two-chunk scan holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Edges {
+    pub first: bool,
+    pub last: bool,
+}
+
 /// One group while its chunk is scanned.
 #[derive(Debug)]
 struct GroupScan {
@@ -125,13 +133,15 @@ struct GroupScan {
     bytes: u64,
     first_ns: i64,
     last_ns: i64,
-    /// Packets of the first max(reach) ns, and of the last max(reach) ns.
-    head: Vec<(i64, u64)>,
-    tail: VecDeque<(i64, u64)>,
+    /// Packets of the first max(reach) ns (unless no chunk comes before); those of the last
+    /// max(reach) ns are taken from the envelope's ring at the end.
+    head: Option<Vec<(i64, u64)>>,
+    keep_tail: bool,
 }
 
 impl GroupScan {
-    fn new(spec: &Spec) -> Self {
+    fn new(spec: &Spec, edges: Edges) -> Self {
+        let windows = spec.max_reach.is_some();
         GroupScan {
             envelope: Envelope::new(&spec.windows, spec.closure),
             backlog: ChunkBacklog::new(&spec.rates, spec.cap),
@@ -140,8 +150,8 @@ impl GroupScan {
             bytes: 0,
             first_ns: 0,
             last_ns: 0,
-            head: Vec::new(),
-            tail: VecDeque::new(),
+            head: (windows && !edges.first).then(Vec::new),
+            keep_tail: windows && !edges.last,
         }
     }
 
@@ -156,19 +166,24 @@ impl GroupScan {
         self.envelope.push(ts, size);
         self.backlog.push(ts, size);
         self.series.push(ts, size);
-        if let Some(reach) = max_reach {
+        if let (Some(head), Some(reach)) = (&mut self.head, max_reach) {
             if ts <= self.first_ns.saturating_add(reach) {
-                self.head.push((ts, size));
+                head.push((ts, size));
             }
-            let bound = ts.saturating_sub(reach);
-            while self.tail.front().is_some_and(|&(t, _)| t < bound) {
-                self.tail.pop_front();
-            }
-            self.tail.push_back((ts, size));
         }
     }
 
     fn finish(mut self, spec: &Spec) -> std::result::Result<ChunkGroup, NotMergeable> {
+        let tail = match spec.max_reach {
+            Some(reach) if self.keep_tail => {
+                let mut recent = self.envelope.recent();
+                let from = self.last_ns.saturating_sub(reach);
+                let skip = recent.partition_point(|p| p.0 < from);
+                recent.drain(..skip);
+                Some(recent)
+            }
+            _ => None,
+        };
         let mut rows = Vec::new();
         self.envelope.rows(By::All, GroupKey::All, &mut rows);
         let mut env = Vec::with_capacity(rows.len());
@@ -208,7 +223,7 @@ impl GroupScan {
             backlog,
             series,
             head: self.head,
-            tail: self.tail.into(),
+            tail,
         })
     }
 }
@@ -233,19 +248,24 @@ struct ChunkGroup {
     backlog: Vec<RateChunk>,
     /// Per bin width: non-empty bins (start, bytes, packets), by start.
     series: Vec<Vec<(i64, u64, u64)>>,
-    head: Vec<(i64, u64)>,
-    tail: Vec<(i64, u64)>,
+    /// `None` when not kept (nothing will be merged before, or after) or not known.
+    head: Option<Vec<(i64, u64)>>,
+    tail: Option<Vec<(i64, u64)>>,
 }
 
 impl ChunkGroup {
     /// `a` followed by `b` (all of `a`'s packets at or before `b`'s, `a`'s first on ties).
     fn merge(a: ChunkGroup, b: ChunkGroup, spec: &Spec) -> std::result::Result<Self, NotMergeable> {
-        let env = spec
-            .reaches
-            .iter()
-            .zip(a.env.iter().zip(&b.env))
-            .map(|(&reach, (ea, eb))| cross(ea, eb, &a.tail, &b.head, reach, a.last_ns, b.first_ns))
-            .collect();
+        let env = match (spec.max_reach, &a.tail, &b.head) {
+            (None, _, _) => Vec::new(),
+            (Some(_), Some(tail), Some(head)) => spec
+                .reaches
+                .iter()
+                .zip(a.env.iter().zip(&b.env))
+                .map(|(&reach, (ea, eb))| cross(ea, eb, tail, head, reach, a.last_ns, b.first_ns))
+                .collect(),
+            _ => return Err(not("the packets at the seam were not kept")),
+        };
         let mut backlog = Vec::with_capacity(a.backlog.len());
         for (ra, rb) in a.backlog.into_iter().zip(&b.backlog) {
             backlog.push(
@@ -272,17 +292,31 @@ impl ChunkGroup {
             .collect();
         let (head, tail) = match spec.max_reach {
             Some(reach) => {
-                let mut head = a.head;
+                // The head of `a` then `b` reaches into `b` only when `a` is shorter than the
+                // reach; likewise the tail into `a`.
                 let until = a.first_ns.saturating_add(reach);
-                head.extend(b.head.iter().take_while(|p| p.0 <= until));
+                let head = match (a.head, &b.head) {
+                    (Some(mut h), Some(bh)) => {
+                        h.extend(bh.iter().take_while(|p| p.0 <= until));
+                        Some(h)
+                    }
+                    (Some(h), None) if b.first_ns > until => Some(h),
+                    _ => None,
+                };
                 let from = b.last_ns.saturating_sub(reach);
-                let skip = a.tail.partition_point(|p| p.0 < from);
-                let mut tail = a.tail;
-                tail.drain(..skip);
-                tail.extend_from_slice(&b.tail);
+                let tail = match (a.tail, b.tail) {
+                    (Some(mut t), Some(bt)) => {
+                        let skip = t.partition_point(|p| p.0 < from);
+                        t.drain(..skip);
+                        t.extend_from_slice(&bt);
+                        Some(t)
+                    }
+                    (None, Some(bt)) if a.last_ns < from => Some(bt),
+                    _ => None,
+                };
                 (head, tail)
             }
-            None => (Vec::new(), Vec::new()),
+            None => (None, None),
         };
         Ok(ChunkGroup {
             packets: a.packets + b.packets,
@@ -522,7 +556,7 @@ impl ChunkState {
         self.groupings
             .iter()
             .flat_map(|(_, g)| g.values())
-            .map(|g| g.head.len() + g.tail.len())
+            .map(|g| g.head.as_ref().map_or(0, Vec::len) + g.tail.as_ref().map_or(0, Vec::len))
             .sum()
     }
 }
@@ -541,6 +575,7 @@ struct Groups {
     keys: Vec<GroupKey>,
     states: Vec<GroupScan>,
     last: Option<(GroupKey, usize)>,
+    edges: Edges,
 }
 
 impl Groups {
@@ -563,7 +598,7 @@ impl Groups {
                                 ),
                             ));
                         }
-                        self.states.push(GroupScan::new(spec));
+                        self.states.push(GroupScan::new(spec, self.edges));
                         self.keys.push(key);
                         let slot = self.states.len() - 1;
                         self.index.insert(key, slot);
@@ -646,6 +681,11 @@ impl ChunkScanner {
     /// [`ChunkScanner::new`] keeping at most `cap` empty instants per group and rate (tests use
     /// small caps to exercise the refusals).
     pub fn with_cap(config: ScanConfig, cap: usize) -> Result<Self> {
+        Self::with_options(config, cap, Edges::default())
+    }
+
+    /// [`ChunkScanner::with_cap`] for a chunk at the given edges (see [`Edges`]).
+    pub fn with_options(config: ScanConfig, cap: usize, edges: Edges) -> Result<Self> {
         let spec = Arc::new(Spec::new(&config, cap)?);
         let lean = spec.by.iter().all(|b| matches!(b, By::All | By::Interface));
         let buffer = if lean {
@@ -662,6 +702,7 @@ impl ChunkScanner {
                 keys: Vec::new(),
                 states: Vec::new(),
                 last: None,
+                edges,
             })
             .collect();
         Ok(ChunkScanner {

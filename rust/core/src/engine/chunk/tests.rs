@@ -143,8 +143,19 @@ fn chunked(
 ) -> std::result::Result<(ScanOutput, Vec<ExactBacklog>), NotMergeable> {
     let mut states = Vec::new();
     let mut from = 0;
-    for &to in cuts.iter().chain(std::iter::once(&arrivals.len())) {
-        let mut s = ChunkScanner::with_cap(config.clone(), cap).expect("config");
+    // Half the time the outer chunks keep no head (first) and no tail (last), as the driver does.
+    let trim = rng.below(2) == 0;
+    let pieces = cuts.len() + 1;
+    for (k, &to) in cuts
+        .iter()
+        .chain(std::iter::once(&arrivals.len()))
+        .enumerate()
+    {
+        let edges = Edges {
+            first: trim && k == 0,
+            last: trim && k + 1 == pieces,
+        };
+        let mut s = ChunkScanner::with_options(config.clone(), cap, edges).expect("config");
         for a in &arrivals[from..to] {
             s.push(a).expect("push");
         }
