@@ -103,3 +103,80 @@ def test_merged_scans_in_threads(tmp_path: Path) -> None:
         results = list(pool.map(lambda _: run_scan(srcs), range(3)))
     for r in results:
         same(sequential, r)
+
+
+# scan(threads=N) on plain files splits them into time chunks scanned apart and merged exactly
+# (docs/metrics.md, "Parallel scans"); whatever the path taken, the frames equal threads=1.
+
+KW = dict(
+    windows=["1us", "100us", "5ms", "50ms"],
+    rates=["100Mbps", "1Gbps", "10Gbps"],
+    bins=["1ms", "10ms"],
+    by=["all", "src", "pair", "flow"],
+)
+
+
+def scan_same_for_threads(src: Any, **extra: Any) -> burstcore.ScanResult:
+    one = burstcore.scan(src, threads=1, **KW, **extra)
+    for threads in (2, 3, 4):
+        same(one, burstcore.scan(src, threads=threads, **KW, **extra))
+    return one
+
+
+def test_threads_identical_on_plain_files(tmp_path: Path) -> None:
+    for seed in range(3):
+        p = tmp_path / f"plain{seed}.pcapng"
+        p.write_bytes(generated(seed, n=30_000))
+        r = scan_same_for_threads(str(p))
+        assert r.summary["packets"][0] == 30_000
+    # several files, in time order or listed out of it, and overlapping ones
+    files = [str(tmp_path / f"plain{i}.pcapng") for i in range(3)]
+    scan_same_for_threads(files)
+    scan_same_for_threads(files[::-1])
+
+
+def test_threads_identical_on_pcap_with_reordering_and_late_packets(tmp_path: Path) -> None:
+    w = burstcore.CaptureWriter("pcap", nanos=True)
+    x, t = 12345, T0
+    frame = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + b"\x45" + b"\0" * 40
+    for i in range(40_000):
+        x = (x * 6364136223846793005 + 1442695040888963407) % 2**64
+        t += (x >> 40) % 3000
+        # now and then a packet a little earlier than the one before (within a 5 µs horizon),
+        # rarely a much earlier one (late)
+        back = 4_000 if i % 97 == 0 else (50_000_000 if i % 5_003 == 0 else 0)
+        w.packet(t - back, frame)
+    p = tmp_path / "reordered.pcap"
+    p.write_bytes(w.getvalue())
+    r = scan_same_for_threads(str(p), reorder_horizon="5us", on_late="drop")
+    assert r.summary["reordered"][0] > 0 and r.summary["skipped_late"][0] > 0
+    for th in (1, 2):
+        with pytest.raises(burstcore.OutOfOrderError):
+            burstcore.scan(str(p), threads=th, reorder_horizon="5us", **KW)
+
+
+def test_threads_identical_on_a_cut_file(tmp_path: Path) -> None:
+    data = generated(7, n=10_000)
+    p = tmp_path / "cut.pcapng"
+    p.write_bytes(data[: len(data) - 37])
+    with pytest.warns(burstcore.CaptureWarning) as one:
+        a = burstcore.scan(str(p), threads=1, **KW)
+    with pytest.warns(burstcore.CaptureWarning) as two:
+        b = burstcore.scan(str(p), threads=2, **KW)
+    same(a, b)
+    assert [str(w.message) for w in one] == [str(w.message) for w in two]
+
+
+def test_threads_identical_on_training_captures(tmp_path: Path) -> None:
+    root = os.environ.get("BURSTCORE_SHARED")
+    if not root:
+        pytest.skip("BURSTCORE_SHARED not set")
+    import zstandard
+
+    caps = sorted((Path(root) / "captures").glob("*.pcapng.zst"))
+    assert caps
+    for c in caps:
+        plain = tmp_path / c.name.removesuffix(".zst")
+        with open(c, "rb") as src, open(plain, "wb") as dst:
+            zstandard.ZstdDecompressor().copy_stream(src, dst)
+        scan_same_for_threads(str(plain))
