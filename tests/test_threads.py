@@ -108,7 +108,7 @@ def test_merged_scans_in_threads(tmp_path: Path) -> None:
 # scan(threads=N) on plain files splits them into time chunks scanned apart and merged exactly
 # (docs/metrics.md, "Parallel scans"); whatever the path taken, the frames equal threads=1.
 
-KW = dict(
+KW: dict[str, Any] = dict(
     windows=["1us", "100us", "5ms", "50ms"],
     rates=["100Mbps", "1Gbps", "10Gbps"],
     bins=["1ms", "10ms"],
