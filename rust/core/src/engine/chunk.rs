@@ -123,6 +123,92 @@ pub struct Edges {
     pub last: bool,
 }
 
+/// A group's packets kept for a seam, in time order: 8 bytes each while their offsets from the
+/// first one and their sizes fit 32 bits (always, for windows up to 4 s and real packets), else
+/// 16 bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kept {
+    Narrow { base: i64, v: Vec<(u32, u32)> },
+    Wide(Vec<(i64, u64)>),
+}
+
+impl Kept {
+    fn new() -> Self {
+        Kept::Narrow {
+            base: 0,
+            v: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Kept::Narrow { v, .. } => v.len(),
+            Kept::Wide(v) => v.len(),
+        }
+    }
+
+    #[inline]
+    fn at(&self, i: usize) -> (i64, u64) {
+        match self {
+            Kept::Narrow { base, v } => {
+                let (d, size) = v[i];
+                (base + i64::from(d), u64::from(size))
+            }
+            Kept::Wide(v) => v[i],
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, ts: i64, size: u64) {
+        if let Kept::Narrow { base, v } = self {
+            if v.is_empty() {
+                *base = ts;
+            }
+            let d = i128::from(ts) - i128::from(*base);
+            if let (Ok(d), Ok(s)) = (u32::try_from(d), u32::try_from(size)) {
+                v.push((d, s));
+                return;
+            }
+            self.widen();
+        }
+        if let Kept::Wide(v) = self {
+            v.push((ts, size));
+        }
+    }
+
+    #[cold]
+    fn widen(&mut self) {
+        let wide = (0..self.len()).map(|i| self.at(i)).collect();
+        *self = Kept::Wide(wide);
+    }
+
+    /// Index of the first packet for which `before(ts)` is false (it holds on a prefix).
+    fn partition_point(&self, before: impl Fn(i64) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before(self.at(mid).0) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// Drop the first `n` packets.
+    fn drop_front(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let rest: Vec<(i64, u64)> = (n..self.len()).map(|i| self.at(i)).collect();
+        *self = Kept::new();
+        for (t, s) in rest {
+            self.push(t, s);
+        }
+    }
+}
+
 /// One group while its chunk is scanned.
 #[derive(Debug)]
 struct GroupScan {
@@ -135,7 +221,7 @@ struct GroupScan {
     last_ns: i64,
     /// Packets of the first max(reach) ns (unless no chunk comes before); those of the last
     /// max(reach) ns are taken from the envelope's ring at the end.
-    head: Option<Vec<(i64, u64)>>,
+    head: Option<Kept>,
     keep_tail: bool,
 }
 
@@ -150,7 +236,7 @@ impl GroupScan {
             bytes: 0,
             first_ns: 0,
             last_ns: 0,
-            head: (windows && !edges.first).then(Vec::new),
+            head: (windows && !edges.first).then(Kept::new),
             keep_tail: windows && !edges.last,
         }
     }
@@ -168,7 +254,7 @@ impl GroupScan {
         self.series.push(ts, size);
         if let (Some(head), Some(reach)) = (&mut self.head, max_reach) {
             if ts <= self.first_ns.saturating_add(reach) {
-                head.push((ts, size));
+                head.push(ts, size);
             }
         }
     }
@@ -176,11 +262,14 @@ impl GroupScan {
     fn finish(mut self, spec: &Spec) -> std::result::Result<ChunkGroup, NotMergeable> {
         let tail = match spec.max_reach {
             Some(reach) if self.keep_tail => {
-                let mut recent = self.envelope.recent();
                 let from = self.last_ns.saturating_sub(reach);
-                let skip = recent.partition_point(|p| p.0 < from);
-                recent.drain(..skip);
-                Some(recent)
+                let mut tail = Kept::new();
+                self.envelope.recent(|ts, size| {
+                    if ts >= from {
+                        tail.push(ts, size);
+                    }
+                });
+                Some(tail)
             }
             _ => None,
         };
@@ -249,8 +338,8 @@ struct ChunkGroup {
     /// Per bin width: non-empty bins (start, bytes, packets), by start.
     series: Vec<Vec<(i64, u64, u64)>>,
     /// `None` when not kept (nothing will be merged before, or after) or not known.
-    head: Option<Vec<(i64, u64)>>,
-    tail: Option<Vec<(i64, u64)>>,
+    head: Option<Kept>,
+    tail: Option<Kept>,
 }
 
 impl ChunkGroup {
@@ -297,7 +386,10 @@ impl ChunkGroup {
                 let until = a.first_ns.saturating_add(reach);
                 let head = match (a.head, &b.head) {
                     (Some(mut h), Some(bh)) => {
-                        h.extend(bh.iter().take_while(|p| p.0 <= until));
+                        for i in 0..bh.partition_point(|t| t <= until) {
+                            let (t, s) = bh.at(i);
+                            h.push(t, s);
+                        }
                         Some(h)
                     }
                     (Some(h), None) if b.first_ns > until => Some(h),
@@ -306,9 +398,11 @@ impl ChunkGroup {
                 let from = b.last_ns.saturating_sub(reach);
                 let tail = match (a.tail, b.tail) {
                     (Some(mut t), Some(bt)) => {
-                        let skip = t.partition_point(|p| p.0 < from);
-                        t.drain(..skip);
-                        t.extend_from_slice(&bt);
+                        t.drop_front(t.partition_point(|ts| ts < from));
+                        for i in 0..bt.len() {
+                            let (ts, s) = bt.at(i);
+                            t.push(ts, s);
+                        }
                         Some(t)
                     }
                     (None, Some(bt)) if a.last_ns < from => Some(bt),
@@ -376,8 +470,8 @@ impl ChunkGroup {
 fn cross(
     ea: &Best,
     eb: &Best,
-    tail: &[(i64, u64)],
-    head: &[(i64, u64)],
+    tail: &Kept,
+    head: &Kept,
     reach: i64,
     a_last: i64,
     b_first: i64,
@@ -392,23 +486,23 @@ fn cross(
     if ea.start.saturating_add(reach) < b_first {
         consider(ea.bytes, ea.packets, ea.start);
     }
-    let from = tail.partition_point(|p| p.0.saturating_add(reach) < b_first);
-    let mut sum_a: u128 = tail[from..].iter().map(|p| u128::from(p.1)).sum();
+    let from = tail.partition_point(|t| t.saturating_add(reach) < b_first);
+    let mut sum_a: u128 = (from..tail.len()).map(|i| u128::from(tail.at(i).1)).sum();
     let mut n_a = (tail.len() - from) as u64;
     let (mut sum_b, mut n_b, mut j) = (0u128, 0u64, 0usize);
     let mut i = from;
     while i < tail.len() {
-        let s = tail[i].0;
+        let s = tail.at(i).0;
         let end = s.saturating_add(reach);
-        while j < head.len() && head[j].0 <= end {
-            sum_b += u128::from(head[j].1);
+        while j < head.len() && head.at(j).0 <= end {
+            sum_b += u128::from(head.at(j).1);
             n_b += 1;
             j += 1;
         }
         consider(sum_a + sum_b, n_a + n_b, s);
         max_packets = max_packets.max(n_a + n_b);
-        while i < tail.len() && tail[i].0 == s {
-            sum_a -= u128::from(tail[i].1);
+        while i < tail.len() && tail.at(i).0 == s {
+            sum_a -= u128::from(tail.at(i).1);
             n_a -= 1;
             i += 1;
         }
@@ -556,7 +650,7 @@ impl ChunkState {
         self.groupings
             .iter()
             .flat_map(|(_, g)| g.values())
-            .map(|g| g.head.as_ref().map_or(0, Vec::len) + g.tail.as_ref().map_or(0, Vec::len))
+            .map(|g| g.head.as_ref().map_or(0, Kept::len) + g.tail.as_ref().map_or(0, Kept::len))
             .sum()
     }
 }

@@ -206,12 +206,12 @@ impl Envelope {
         }
     }
 
-    /// The packets still held (timestamp, size), oldest first: at least every packet within the
+    /// Every packet still held (timestamp, size), oldest first: at least every packet within the
     /// largest reach of the latest one (merging time chunks needs them, see `engine::chunk`).
-    pub(crate) fn recent(&mut self) -> Vec<(i64, u64)> {
+    pub(crate) fn recent(&mut self, each: impl FnMut(i64, u64)) {
         match &mut self.inner {
-            Width::Narrow(w) => w.recent(),
-            Width::Wide(w) => w.recent(),
+            Width::Narrow(w) => w.recent(each),
+            Width::Wide(w) => w.recent(each),
         }
     }
 
@@ -278,22 +278,20 @@ impl<A: Acc> Windows<A> {
         }
     }
 
-    fn recent(&mut self) -> Vec<(i64, u64)> {
+    fn recent(&mut self, mut each: impl FnMut(i64, u64)) {
         self.catch_up();
         // The ring starts at the oldest trail; that window knows the prefix sum before it.
         let Some(w) = self.windows.iter().min_by_key(|w| w.trail) else {
-            return Vec::new();
+            return;
         };
         let (mut seq, mut prev) = (w.trail, w.before);
-        let mut out = Vec::with_capacity(self.ring.len() as usize);
         while seq != self.ring.head {
             let slot = self.ring.at(seq);
             // One packet's bytes: fits a u64.
-            out.push((slot.ts, (slot.upto - prev).saturating_u64()));
+            each(slot.ts, (slot.upto - prev).saturating_u64());
             prev = slot.upto;
             seq = seq.wrapping_add(1);
         }
-        out
     }
 
     fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
