@@ -173,7 +173,7 @@ pub fn scan(
             add(&mut acc, &d.acc);
             state = Some(match state {
                 None => d.state,
-                Some(s) => match s.merge(d.state) {
+                Some(s) => match s.merge_threads(d.state, threads) {
                     Ok(m) => m,
                     Err(_) => return Ok(None),
                 },
@@ -198,7 +198,7 @@ pub fn scan(
                         return Ok(None);
                     }
                 }
-                match prev.merge(s) {
+                match prev.merge_threads(s, threads) {
                     Ok(m) => (if span.is_some() { i } else { j }, m),
                     Err(_) => return Ok(None),
                 }

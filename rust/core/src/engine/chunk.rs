@@ -56,6 +56,9 @@ fn not(reason: &'static str) -> NotMergeable {
 /// thousands of them to drain; 64 bytes each.
 pub const DEFAULT_INSTANT_CAP: usize = 1 << 14;
 
+/// Packets at a seam (tail plus head) from which merging replays the windows on several threads.
+const PARALLEL_SEAM: usize = 1 << 16;
+
 /// The normalised configuration shared by every chunk of one scan.
 #[derive(Debug, PartialEq)]
 struct Spec {
@@ -344,15 +347,59 @@ struct ChunkGroup {
 
 impl ChunkGroup {
     /// `a` followed by `b` (all of `a`'s packets at or before `b`'s, `a`'s first on ties).
-    fn merge(a: ChunkGroup, b: ChunkGroup, spec: &Spec) -> std::result::Result<Self, NotMergeable> {
+    fn merge(
+        a: ChunkGroup,
+        b: ChunkGroup,
+        spec: &Spec,
+        threads: usize,
+    ) -> std::result::Result<Self, NotMergeable> {
         let env = match (spec.max_reach, &a.tail, &b.head) {
             (None, _, _) => Vec::new(),
-            (Some(_), Some(tail), Some(head)) => spec
-                .reaches
-                .iter()
-                .zip(a.env.iter().zip(&b.env))
-                .map(|(&reach, (ea, eb))| cross(ea, eb, tail, head, reach, a.last_ns, b.first_ns))
-                .collect(),
+            (Some(_), Some(tail), Some(head)) => {
+                let one = |w: usize| {
+                    cross(
+                        &a.env[w],
+                        &b.env[w],
+                        tail,
+                        head,
+                        spec.reaches[w],
+                        a.last_ns,
+                        b.first_ns,
+                    )
+                };
+                let n = spec.reaches.len();
+                // A long seam (a window as long as the chunks) costs tens of milliseconds per
+                // window: replay the windows on several threads then.
+                let threads = threads.min(n);
+                if threads > 1 && tail.len() + head.len() >= PARALLEL_SEAM {
+                    std::thread::scope(|scope| {
+                        let parts: Vec<_> = (0..threads)
+                            .map(|t| {
+                                scope.spawn(move || {
+                                    (t..n)
+                                        .step_by(threads)
+                                        .map(|w| (w, one(w)))
+                                        .collect::<Vec<_>>()
+                                })
+                            })
+                            .collect();
+                        let mut env = vec![None; n];
+                        for p in parts {
+                            // A replay has no panicking path; a panic would surface here.
+                            if let Ok(rows) = p.join() {
+                                for (w, best) in rows {
+                                    env[w] = Some(best);
+                                }
+                            }
+                        }
+                        env.into_iter()
+                            .collect::<Option<Vec<Best>>>()
+                            .ok_or(not("a seam replay failed"))
+                    })?
+                } else {
+                    (0..n).map(one).collect()
+                }
+            }
             _ => return Err(not("the packets at the seam were not kept")),
         };
         let mut backlog = Vec::with_capacity(a.backlog.len());
@@ -476,6 +523,66 @@ fn cross(
     a_last: i64,
     b_first: i64,
 ) -> Best {
+    // One loop per storage pair, so that the replay reads plain slices.
+    match (tail, head) {
+        (Kept::Narrow { base: tb, v: t }, Kept::Narrow { base: hb, v: h }) => replay(
+            ea,
+            eb,
+            &(*tb, &t[..]),
+            &(*hb, &h[..]),
+            reach,
+            a_last,
+            b_first,
+        ),
+        (Kept::Narrow { base: tb, v: t }, Kept::Wide(h)) => {
+            replay(ea, eb, &(*tb, &t[..]), &&h[..], reach, a_last, b_first)
+        }
+        (Kept::Wide(t), Kept::Narrow { base: hb, v: h }) => {
+            replay(ea, eb, &&t[..], &(*hb, &h[..]), reach, a_last, b_first)
+        }
+        (Kept::Wide(t), Kept::Wide(h)) => replay(ea, eb, &&t[..], &&h[..], reach, a_last, b_first),
+    }
+}
+
+/// Packets in time order, read by index.
+trait Seam {
+    fn len(&self) -> usize;
+    fn at(&self, i: usize) -> (i64, u64);
+}
+
+impl Seam for (i64, &[(u32, u32)]) {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.1.len()
+    }
+    #[inline(always)]
+    fn at(&self, i: usize) -> (i64, u64) {
+        let (d, size) = self.1[i];
+        (self.0 + i64::from(d), u64::from(size))
+    }
+}
+
+impl Seam for &[(i64, u64)] {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        <[(i64, u64)]>::len(self)
+    }
+    #[inline(always)]
+    fn at(&self, i: usize) -> (i64, u64) {
+        self[i]
+    }
+}
+
+/// [`cross`] over one storage pair.
+fn replay<T: Seam, H: Seam>(
+    ea: &Best,
+    eb: &Best,
+    tail: &T,
+    head: &H,
+    reach: i64,
+    a_last: i64,
+    b_first: i64,
+) -> Best {
     let mut best: Option<(u128, u64, i64)> = None;
     let mut consider = |bytes: u128, packets: u64, start: i64| {
         if best.is_none_or(|b| bytes > b.0) {
@@ -486,7 +593,17 @@ fn cross(
     if ea.start.saturating_add(reach) < b_first {
         consider(ea.bytes, ea.packets, ea.start);
     }
-    let from = tail.partition_point(|t| t.saturating_add(reach) < b_first);
+    // The first start whose window reaches `b` (times are sorted: bisect).
+    let (mut lo, mut hi) = (0, tail.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if tail.at(mid).0.saturating_add(reach) < b_first {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let from = lo;
     let mut sum_a: u128 = (from..tail.len()).map(|i| u128::from(tail.at(i).1)).sum();
     let mut n_a = (tail.len() - from) as u64;
     let (mut sum_b, mut n_b, mut j) = (0u128, 0u64, 0usize);
@@ -544,7 +661,16 @@ pub struct ChunkState {
 
 impl ChunkState {
     /// The state of this chunk followed by `next` (the chunk right after it in time).
-    pub fn merge(mut self, next: ChunkState) -> std::result::Result<ChunkState, NotMergeable> {
+    pub fn merge(self, next: ChunkState) -> std::result::Result<ChunkState, NotMergeable> {
+        self.merge_threads(next, 1)
+    }
+
+    /// [`ChunkState::merge`], replaying long seams on up to `threads` threads.
+    pub fn merge_threads(
+        mut self,
+        next: ChunkState,
+        threads: usize,
+    ) -> std::result::Result<ChunkState, NotMergeable> {
         if let Some(e) = self.broken.or(next.broken) {
             return Err(e);
         }
@@ -586,7 +712,7 @@ impl ChunkState {
         for ((by, mut ga), (_, gb)) in self.groupings.into_iter().zip(next.groupings) {
             for (key, b) in gb {
                 let merged = match ga.remove(&key) {
-                    Some(a) => ChunkGroup::merge(a, b, &spec)?,
+                    Some(a) => ChunkGroup::merge(a, b, &spec, threads)?,
                     None => b,
                 };
                 ga.insert(key, merged);

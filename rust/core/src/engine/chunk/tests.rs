@@ -166,7 +166,8 @@ fn chunked(
         let i = rng.below(states.len() as u64 - 1) as usize;
         let b = states.remove(i + 1);
         let a = states.remove(i);
-        states.insert(i, a.merge(b)?);
+        let threads = 1 + rng.below(3) as usize;
+        states.insert(i, a.merge_threads(b, threads)?);
     }
     states.remove(0).finish_exact()
 }
@@ -321,4 +322,26 @@ fn reordered_input_merges_exactly_when_chunks_do_not_overlap() {
     }
     eprintln!("reordered: {merged} merged, {refused} refused");
     assert!(merged > 100, "{merged} merged, {refused} refused");
+}
+
+#[test]
+fn long_seams_replay_on_threads() {
+    // Seams of more than PARALLEL_SEAM packets: the windows are replayed on several threads.
+    let mut rng = Rng(2024);
+    for _ in 0..3 {
+        let t = trace(&mut rng, 3 * PARALLEL_SEAM, false);
+        let c = ScanConfig {
+            windows_ns: vec![1, 3_000, 1_000_000, 1 << 40],
+            rates_bps: vec![1_000_000_000, 80_000_000_000],
+            bins_ns: vec![1_000_000],
+            by: vec![By::All, By::Src],
+            reorder_horizon_ns: 0,
+            ..ScanConfig::default()
+        };
+        let want = sequential(&c, &t);
+        let cut = cuts(&mut rng, t.len());
+        let got = chunked(&mut rng, &c, &t, &cut, DEFAULT_INSTANT_CAP)
+            .unwrap_or_else(|e| panic!("cuts {cut:?}: {e}"));
+        assert_same(&got, &want, &format!("cuts {cut:?}"));
+    }
 }
