@@ -243,7 +243,7 @@ impl ChunkQueue {
     }
 
     /// A packet at `ts` of scaled size `work` finds the queue empty (`served` ≥ the queue).
-    #[cold]
+    #[inline]
     fn empty_instant(&mut self, ts: i64, served: u128, work: u128, cap: usize) -> Option<()> {
         if let Some(start) = self.busy_start.take() {
             let len = busy_len(start, self.last_ns, self.q, self.rate);

@@ -801,6 +801,13 @@ struct Groups {
 impl Groups {
     #[inline]
     fn push(&mut self, key: GroupKey, ts: i64, size: u64, spec: &Spec) -> Result<()> {
+        if self.by == By::All {
+            // One group, no key to look up.
+            if let Some(state) = self.states.first_mut() {
+                state.push(ts, size, spec.max_reach);
+                return Ok(());
+            }
+        }
         let slot = match self.last {
             Some((k, slot)) if k == key => slot,
             _ => {
@@ -841,6 +848,21 @@ impl Groups {
 enum Buffer {
     Full(Reorder<Arrival>),
     Lean(Reorder<Lean>),
+    /// The aggregate alone: timestamp and size.
+    Bare(Reorder<Bare>),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Bare {
+    ts_ns: i64,
+    size: u64,
+}
+
+impl Timed for Bare {
+    #[inline(always)]
+    fn ts_ns(&self) -> i64 {
+        self.ts_ns
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -908,7 +930,9 @@ impl ChunkScanner {
     pub fn with_options(config: ScanConfig, cap: usize, edges: Edges) -> Result<Self> {
         let spec = Arc::new(Spec::new(&config, cap)?);
         let lean = spec.by.iter().all(|b| matches!(b, By::All | By::Interface));
-        let buffer = if lean {
+        let buffer = if spec.by == [By::All] {
+            Buffer::Bare(Reorder::new(spec.horizon, spec.late))
+        } else if lean {
             Buffer::Lean(Reorder::new(spec.horizon, spec.late))
         } else {
             Buffer::Full(Reorder::new(spec.horizon, spec.late))
@@ -957,6 +981,13 @@ impl ChunkScanner {
                     sink.feed(l.ts_ns, l.size, |_| GroupKey::Interface(l.interface))
                 })
             }
+            Buffer::Bare(r) => {
+                let bare = Bare {
+                    ts_ns: a.ts_ns,
+                    size: a.size,
+                };
+                r.push(&bare, |b| sink.feed(b.ts_ns, b.size, |_| GroupKey::All))
+            }
         }
     }
 
@@ -970,6 +1001,10 @@ impl ChunkScanner {
             }
             Buffer::Lean(r) => {
                 r.flush(|l| sink.feed(l.ts_ns, l.size, |_| GroupKey::Interface(l.interface)))?;
+                r.stats().clone()
+            }
+            Buffer::Bare(r) => {
+                r.flush(|b| sink.feed(b.ts_ns, b.size, |_| GroupKey::All))?;
                 r.stats().clone()
             }
         };
