@@ -67,6 +67,21 @@ pub fn scan(
             _ => return Ok(None),
         }
     }
+    // Files that overlap in time cannot be merged: find out from their ends before scanning
+    // them all for nothing.
+    if plans.len() > 1 {
+        let mut spans = Vec::with_capacity(plans.len());
+        for plan in &plans {
+            match plan.time_span() {
+                Ok(Some(span)) => spans.push(span),
+                _ => return Ok(None),
+            }
+        }
+        spans.sort_unstable();
+        if spans.windows(2).any(|w| w[0].1 > w[1].0) {
+            return Ok(None);
+        }
+    }
     // Ranges in proportion to the files' sizes, at least one per file.
     let total: u64 = plans.iter().map(|p| p.file_len()).sum::<u64>().max(1);
     let mut jobs = Vec::new();

@@ -180,11 +180,36 @@ pub fn scan_threads(
 ) -> Result<(ScanOutput, Accounting)> {
     let decode = needs_headers(&config, size);
     if threads >= 2 {
-        if let Some(done) = crate::chunked::scan(readers, &config, size, decode, threads, progress)?
+        // Progress only moves forward, even when the chunked attempt gives up and the scan
+        // starts over another way.
+        let mut shown = 0u64;
+        let mut forward = |done: u64| {
+            if done > shown {
+                shown = done;
+                return progress(done);
+            }
+            Ok(())
+        };
+        if let Some(done) =
+            crate::chunked::scan(readers, &config, size, decode, threads, &mut forward)?
         {
             return Ok(done);
         }
+        let progress: Progress<'_> = &mut forward;
+        return scan_other_ways(readers, config, size, decode, threads, progress);
     }
+    scan_other_ways(readers, config, size, decode, threads, progress)
+}
+
+/// [`scan_threads`] without time chunks: one thread, or the metrics shared out among threads.
+fn scan_other_ways(
+    readers: &mut [CaptureReader],
+    config: ScanConfig,
+    size: SizeKind,
+    decode: bool,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<(ScanOutput, Accounting)> {
     let captured = Cell::new(0u64);
     match crate::parallel::split_config(&config, threads, 0.0) {
         None => {

@@ -54,6 +54,7 @@ pub struct SplitPlan {
     sections: usize,
     interfaces: usize,
     options: ReadOptions,
+    first_ts: Option<i64>,
 }
 
 impl SplitPlan {
@@ -68,8 +69,8 @@ impl SplitPlan {
         if reader.compression() != Compression::None {
             return Ok(None);
         }
-        let data_start = match reader.next_packet()? {
-            Some(p) => p.offset,
+        let (data_start, first_ts) = match reader.next_packet()? {
+            Some(p) => (p.offset, p.ts_ns),
             None => return Ok(None),
         };
         if !reader.warnings().is_empty() {
@@ -113,7 +114,28 @@ impl SplitPlan {
             sections: reader.sections().len(),
             interfaces: reader.interfaces().len(),
             options,
+            first_ts,
         }))
+    }
+
+    /// Timestamp of the first packet, and the latest timestamp among the packets of the last
+    /// megabyte: a cheap estimate of the time the file covers (to tell whether files overlap
+    /// before scanning them). `None` when unknown.
+    pub fn time_span(&self) -> Result<Option<(i64, i64)>> {
+        let Some(first) = self.first_ts else {
+            return Ok(None);
+        };
+        let from = self.len.saturating_sub(1 << 20).max(self.data_start());
+        let Some(mut tail) = self.open(from, self.len)? else {
+            return Ok(None);
+        };
+        let mut last = None;
+        while let Some(p) = tail.next_packet()? {
+            if let Some(t) = p.ts_ns {
+                last = Some(last.map_or(t, |l: i64| l.max(t)));
+            }
+        }
+        Ok(last.map(|l| (first, l)))
     }
 
     /// Offset of the first packet record.
