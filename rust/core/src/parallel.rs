@@ -6,8 +6,8 @@
 //! smaller the more reading costs it (full frames: often none). Rows are then concatenated and
 //! put in the single-threaded order.
 //!
-//! Splitting the capture into time chunks whose states merge exactly (for a cluster engine) is
-//! the other way; it is not implemented (see docs/metrics.md, "Parallel scans").
+//! Splitting the capture into time chunks whose states merge exactly is the other way
+//! ([`crate::chunked`], tried first for plain files); this one serves everything else.
 
 use crate::engine::{Arrival, By, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
