@@ -129,6 +129,10 @@ def test_threads_identical_on_plain_files(tmp_path: Path) -> None:
         p.write_bytes(generated(seed, n=30_000))
         r = scan_same_for_threads(str(p))
         assert r.summary["packets"][0] == 30_000
+    # other sizes and the closed window convention
+    first = str(tmp_path / "plain0.pcapng")
+    for size in ("captured", "ip", "payload", "l1"):
+        scan_same_for_threads(first, size=size, closed="both")
     # several files, in time order or listed out of it, and overlapping ones
     files = [str(tmp_path / f"plain{i}.pcapng") for i in range(3)]
     scan_same_for_threads(files)
