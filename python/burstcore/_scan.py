@@ -192,9 +192,11 @@ def scan(
     fill_empty_bins:
         Fill the series with zero rows for empty bins (up to 20 M rows; sparse above).
     threads:
-        Threads for a capture scan (default: the machine's cores, at most 8). The windows, rates
-        and bins are shared out among threads that all see the same packets, so the result is
-        identical whatever the number; 1 keeps everything on the calling thread.
+        Threads for a capture scan (default: the machine's cores, at most 8). Plain capture
+        files given by path are cut into time chunks scanned on separate threads and merged
+        exactly; other sources share the windows, rates and bins out among threads that all see
+        the same packets. Either way the result is identical whatever the number; 1 keeps
+        everything on the calling thread.
 
     Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
     ``packets`` (counted) + the ``skipped_*`` columns.
