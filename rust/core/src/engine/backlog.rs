@@ -244,7 +244,14 @@ impl ChunkQueue {
 
     /// A packet at `ts` of scaled size `work` finds the queue empty (`served` ≥ the queue).
     #[inline]
-    fn empty_instant(&mut self, ts: i64, served: u128, work: u128, cap: usize) -> Option<()> {
+    fn empty_instant(
+        &mut self,
+        ts: i64,
+        served: u128,
+        work: u128,
+        cap: usize,
+        budget: &mut usize,
+    ) -> Option<()> {
         if let Some(start) = self.busy_start.take() {
             let len = busy_len(start, self.last_ns, self.q, self.rate);
             if let Some(last) = self.instants.last_mut() {
@@ -257,7 +264,8 @@ impl ChunkQueue {
         let d = prev_s.checked_sub(i128::try_from(served).ok()?)?;
         let min = self.instants.last().map_or(i128::MAX, |e| e.d);
         if d < min && !self.truncated {
-            if self.instants.len() < cap {
+            if self.instants.len() < cap && *budget > 0 {
+                *budget -= 1;
                 self.instants.push(EmptyInstant {
                     d,
                     prev_ns: self.last_ns,
@@ -319,9 +327,10 @@ impl ChunkBacklog {
         }
     }
 
-    /// Add a packet; packets must come in timestamp order.
+    /// Add a packet; packets must come in timestamp order. `budget`: empty instants that may
+    /// still be kept, shared by every group of the chunk (each kept one takes one).
     #[inline]
-    pub(crate) fn push(&mut self, ts: i64, size: u64) {
+    pub(crate) fn push(&mut self, ts: i64, size: u64, budget: &mut usize) {
         let work = u128::from(size) * u128::from(BACKLOG_SCALE);
         if !self.seen {
             self.seen = true;
@@ -345,7 +354,9 @@ impl ChunkBacklog {
         for q in &mut self.queues {
             let served = u128::from(q.rate) * u128::from(ts.abs_diff(q.last_ns));
             if q.q <= served {
-                if q.empty_instant(ts, served, work, self.cap).is_none() {
+                if q.empty_instant(ts, served, work, self.cap, budget)
+                    .is_none()
+                {
                     self.exact = false;
                 }
             } else {

@@ -56,6 +56,12 @@ fn not(reason: &'static str) -> NotMergeable {
 /// thousands of them to drain; 64 bytes each.
 pub const DEFAULT_INSTANT_CAP: usize = 1 << 14;
 
+/// Empty instants kept by one chunk over all its groups and rates (80 bytes each): a grouping by
+/// flow can have a million groups, each adding up to one instant per packet and rate. Past the
+/// budget, lists stop growing (truncated), which only matters to a merge that needs more of them:
+/// it then refuses and the scan runs sequentially.
+pub const INSTANT_BUDGET: usize = 1 << 20;
+
 /// Packets at a seam (tail plus head) from which merging replays the windows on several threads.
 const PARALLEL_SEAM: usize = 1 << 16;
 
@@ -245,7 +251,7 @@ impl GroupScan {
     }
 
     #[inline]
-    fn push(&mut self, ts: i64, size: u64, max_reach: Option<i64>) {
+    fn push(&mut self, ts: i64, size: u64, max_reach: Option<i64>, budget: &mut usize) {
         if self.packets == 0 {
             self.first_ns = ts;
         }
@@ -253,7 +259,7 @@ impl GroupScan {
         self.bytes = self.bytes.saturating_add(size);
         self.last_ns = ts;
         self.envelope.push(ts, size);
-        self.backlog.push(ts, size);
+        self.backlog.push(ts, size, budget);
         self.series.push(ts, size);
         if let (Some(head), Some(reach)) = (&mut self.head, max_reach) {
             if ts <= self.first_ns.saturating_add(reach) {
@@ -800,11 +806,18 @@ struct Groups {
 
 impl Groups {
     #[inline]
-    fn push(&mut self, key: GroupKey, ts: i64, size: u64, spec: &Spec) -> Result<()> {
+    fn push(
+        &mut self,
+        key: GroupKey,
+        ts: i64,
+        size: u64,
+        spec: &Spec,
+        budget: &mut usize,
+    ) -> Result<()> {
         if self.by == By::All {
             // One group, no key to look up.
             if let Some(state) = self.states.first_mut() {
-                state.push(ts, size, spec.max_reach);
+                state.push(ts, size, spec.max_reach, budget);
                 return Ok(());
             }
         }
@@ -837,7 +850,7 @@ impl Groups {
             }
         };
         if let Some(state) = self.states.get_mut(slot) {
-            state.push(ts, size, spec.max_reach);
+            state.push(ts, size, spec.max_reach, budget);
         }
         Ok(())
     }
@@ -884,6 +897,8 @@ struct Sink {
     groupings: Vec<Groups>,
     min_out: Option<i64>,
     max_out: Option<i64>,
+    /// Empty instants that may still be kept (see [`INSTANT_BUDGET`]).
+    budget: usize,
 }
 
 impl Sink {
@@ -900,7 +915,7 @@ impl Sink {
             } else {
                 key(g.by)
             };
-            g.push(k, ts, size, spec)?;
+            g.push(k, ts, size, spec, &mut self.budget)?;
         }
         Ok(())
     }
@@ -956,10 +971,17 @@ impl ChunkScanner {
                 groupings,
                 min_out: None,
                 max_out: None,
+                budget: INSTANT_BUDGET,
             },
             first_arrival: None,
             latest: None,
         })
+    }
+
+    /// Keep at most `budget` empty instants over all groups (tests of the refusals).
+    #[cfg(test)]
+    pub(crate) fn set_budget(&mut self, budget: usize) {
+        self.sink.budget = budget;
     }
 
     /// Feed one arrival (any order within the reorder horizon).
@@ -1013,6 +1035,7 @@ impl ChunkScanner {
             groupings,
             min_out,
             max_out,
+            ..
         } = self.sink;
         let mut broken = None;
         let mut out = Vec::with_capacity(groupings.len());

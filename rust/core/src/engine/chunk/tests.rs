@@ -156,6 +156,12 @@ fn chunked(
             last: trim && k + 1 == pieces,
         };
         let mut s = ChunkScanner::with_options(config.clone(), cap, edges).expect("config");
+        if cap < 8 {
+            // Small caps come with a small budget over all groups, half the time.
+            if rng.below(2) == 0 {
+                s.set_budget(rng.below(40) as usize);
+            }
+        }
         for a in &arrivals[from..to] {
             s.push(a).expect("push");
         }
