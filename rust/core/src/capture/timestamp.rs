@@ -68,7 +68,7 @@ impl TsConv {
 
     /// Nanoseconds since the epoch, `None` if the result does not fit i64.
     #[inline(always)]
-    pub(crate) fn to_ns(&self, raw: u64) -> Option<i64> {
+    pub(crate) fn to_ns(self, raw: u64) -> Option<i64> {
         if raw < self.fast_end {
             // The product fits u64 and the true sum fits i64 (see `new`); the sum is taken
             // modulo 2^64, which gives that true sum exactly even when the product alone
@@ -79,7 +79,7 @@ impl TsConv {
     }
 
     #[inline(never)]
-    fn to_ns_general(&self, raw: u64) -> Option<i64> {
+    fn to_ns_general(self, raw: u64) -> Option<i64> {
         let ns: u128 = match self.scale {
             Scale::Mul(m) => u128::from(raw) * u128::from(m),
             Scale::Div(d) => u128::from(raw / d),
