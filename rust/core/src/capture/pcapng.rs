@@ -3,6 +3,9 @@
 //!
 //! Every length is checked against the block that holds it before it is used. Blocks this reader
 //! does not need (NRB, DSB, custom, systemd journal, unknown types) are skipped by their length.
+//! An Enhanced Packet Block already whole in the buffer, that passes every check, takes a short
+//! inline path (`fast_enhanced_packet`); anything else, including every error, goes through the
+//! general framing, so offsets and messages do not depend on which path ran.
 //!
 //! Choices that follow tshark 4.0 (wiretap):
 //! - SHB versions 1.0 and 1.2 are read; any other version is `UnsupportedVersion` at that SHB,
