@@ -15,6 +15,8 @@
 
 mod buffer;
 mod bytes;
+#[cfg(test)]
+mod fast_path_tests;
 mod pcap;
 mod pcapng;
 mod sniff;

@@ -101,6 +101,42 @@ pub(super) fn next(r: &mut CaptureReader) -> Result<Option<Framed>> {
         Kind::Pcap(st) => st,
         Kind::PcapNg(_) => return Ok(None),
     };
+    // The common case: the whole record is already in the buffer and within the limit. Anything
+    // else goes to `next_general`, which reads more, warns or fails with the right offset.
+    let h = r.buf.bytes();
+    if let Some(head) = h.get(..16).and_then(|s| <&[u8; 16]>::try_from(s).ok()) {
+        let caplen = u32_at(head, 8, st.big);
+        let total = st.record_header_len as u64 + u64::from(caplen);
+        if total <= u64::from(r.options.limits.max_block_len) && total <= h.len() as u64 {
+            let framed = Framed {
+                ts_ns: Some(ts_ns(st, u32_at(head, 0, st.big), u32_at(head, 4, st.big))),
+                interface: 0,
+                linktype: st.linktype,
+                wire_len: u32_at(head, 12, st.big),
+                data_start: r.buf.start() + st.record_header_len,
+                data_end: r.buf.start() + total as usize,
+                offset: r.buf.position(),
+            };
+            r.buf.consume(total as usize);
+            return Ok(Some(framed));
+        }
+    }
+    next_general(r, st)
+}
+
+/// Wiretap's 32-bit arithmetic, see the module comment.
+#[inline(always)]
+fn ts_ns(st: State, secs: u32, sub: u32) -> i64 {
+    let nsecs = if st.nanos {
+        sub as i32
+    } else {
+        sub.wrapping_mul(1000) as i32
+    };
+    i64::from(secs) * 1_000_000_000 + i64::from(nsecs)
+}
+
+#[inline(never)]
+fn next_general(r: &mut CaptureReader, st: State) -> Result<Option<Framed>> {
     let hlen = st.record_header_len;
     let offset = r.buf.position();
     match r.fill(hlen)? {
@@ -130,13 +166,7 @@ pub(super) fn next(r: &mut CaptureReader) -> Result<Option<Framed>> {
         Fill::Ready => {}
         Fill::End | Fill::Cut => return r.cut(offset, &format!("inside a {total}-byte record")),
     }
-    // Wiretap's 32-bit arithmetic, see the module comment.
-    let nsecs = if st.nanos {
-        sub as i32
-    } else {
-        sub.wrapping_mul(1000) as i32
-    };
-    let ts_ns = i64::from(secs) * 1_000_000_000 + i64::from(nsecs);
+    let ts_ns = ts_ns(st, secs, sub);
     let data_start = r.buf.start() + hlen;
     r.buf.consume(total);
     Ok(Some(Framed {

@@ -3,6 +3,9 @@
 //!
 //! Every length is checked against the block that holds it before it is used. Blocks this reader
 //! does not need (NRB, DSB, custom, systemd journal, unknown types) are skipped by their length.
+//! An Enhanced Packet Block already whole in the buffer, that passes every check, takes a short
+//! inline path (`fast_enhanced_packet`); anything else, including every error, goes through the
+//! general framing, so offsets and messages do not depend on which path ran.
 //!
 //! Choices that follow tshark 4.0 (wiretap):
 //! - SHB versions 1.0 and 1.2 are read; any other version is `UnsupportedVersion` at that SHB,
@@ -100,7 +103,68 @@ fn options<'a>(
 }
 
 /// Frame blocks until a packet, the end, or (with `first`) the first section header.
+#[inline]
 pub(super) fn next(r: &mut CaptureReader, first: bool) -> Result<Option<Framed>> {
+    if !first {
+        if let Some(framed) = fast_enhanced_packet(r) {
+            return Ok(Some(framed));
+        }
+    }
+    next_general(r, first)
+}
+
+/// The common case, framed without the general machinery: an Enhanced Packet Block that is
+/// already whole in the buffer, passes every check `next_general` makes, names a declared
+/// interface and has a timestamp on the 64-bit fast path. Anything else (including every
+/// error) gives `None` with nothing changed, and `next_general` then frames the same block and
+/// reports exactly what it always did.
+#[inline(always)]
+fn fast_enhanced_packet(r: &mut CaptureReader) -> Option<Framed> {
+    let Kind::PcapNg(st) = &r.kind else {
+        return None;
+    };
+    let big = st.big;
+    let h = r.buf.bytes();
+    // Type, length, interface, timestamp, captured and original lengths: 28 bytes, plus the
+    // trailing length.
+    let head: &[u8; 28] = h.get(..28)?.try_into().ok()?;
+    if u32_at(head, 0, big) != EPB {
+        return None;
+    }
+    let len = u32_at(head, 4, big) as usize;
+    if len < 32 || len % 4 != 0 || len > r.options.limits.max_block_len as usize {
+        return None;
+    }
+    let trailer = h.get(len - 4..len)?;
+    if u32_at(trailer, 0, big) as usize != len {
+        return None;
+    }
+    let caplen = u32_at(head, 20, big) as usize;
+    if caplen > len - 32 {
+        return None;
+    }
+    let local = u32_at(head, 8, big) as usize;
+    let global = st.section_first.checked_add(local)?;
+    let hot = st.hot.get(global)?;
+    let ts_ns = hot.ts.to_ns(ts_at(head, 12, big));
+    ts_ns?;
+    let framed = Framed {
+        ts_ns,
+        interface: global as u32,
+        linktype: hot.linktype,
+        wire_len: u32_at(head, 24, big),
+        data_start: r.buf.start() + 28,
+        data_end: r.buf.start() + 28 + caplen,
+        offset: r.buf.position(),
+    };
+    r.stats.blocks += 1;
+    r.stats.enhanced_packet_blocks += 1;
+    r.buf.consume(len);
+    Some(framed)
+}
+
+#[inline(never)]
+fn next_general(r: &mut CaptureReader, first: bool) -> Result<Option<Framed>> {
     loop {
         let offset = r.buf.position();
         match r.fill(12)? {

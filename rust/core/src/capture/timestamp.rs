@@ -22,8 +22,15 @@ enum Scale {
 }
 
 /// Precomputed conversion for one interface.
+///
+/// `raw < fast_end` is the common case (10^-k, k <= 9, with a timestamp that fits): there the
+/// result is `raw * mul + offset` in plain 64-bit arithmetic, exact because `fast_end` is chosen
+/// so that it cannot overflow. Everything else takes the 128-bit path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TsConv {
+    fast_end: u64,
+    mul: u64,
+    fast_offset_ns: i64,
     scale: Scale,
     offset_ns: i128,
 }
@@ -39,15 +46,40 @@ impl TsConv {
             TsResolution::Pow2(k) if k <= 63 => Scale::Shift(u32::from(k)),
             _ => return None,
         };
+        let offset_ns = i128::from(offset_s) * i128::from(NS_PER_S);
+        // For raw <= limit, raw * m <= i64::MAX - offset <= u64::MAX and the sum lies in
+        // [offset, i64::MAX]: no step of the fast path can overflow.
+        let (fast_end, mul, fast_offset_ns) = match (scale, i64::try_from(offset_ns)) {
+            (Scale::Mul(m), Ok(off)) => {
+                let limit = (i128::from(i64::MAX) - i128::from(off)) / i128::from(m);
+                let end = u64::try_from(limit).map_or(u64::MAX, |l| l.saturating_add(1));
+                (end, m, off)
+            }
+            _ => (0, 0, 0),
+        };
         Some(TsConv {
+            fast_end,
+            mul,
+            fast_offset_ns,
             scale,
-            offset_ns: i128::from(offset_s) * i128::from(NS_PER_S),
+            offset_ns,
         })
     }
 
     /// Nanoseconds since the epoch, `None` if the result does not fit i64.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn to_ns(self, raw: u64) -> Option<i64> {
+        if raw < self.fast_end {
+            // The product fits u64 and the true sum fits i64 (see `new`); the sum is taken
+            // modulo 2^64, which gives that true sum exactly even when the product alone
+            // exceeds i64::MAX (negative offset).
+            return Some((raw.wrapping_mul(self.mul) as i64).wrapping_add(self.fast_offset_ns));
+        }
+        self.to_ns_general(raw)
+    }
+
+    #[inline(never)]
+    fn to_ns_general(self, raw: u64) -> Option<i64> {
         let ns: u128 = match self.scale {
             Scale::Mul(m) => u128::from(raw) * u128::from(m),
             Scale::Div(d) => u128::from(raw / d),
@@ -96,6 +128,43 @@ mod tests {
                 }
                 for _ in 0..200 {
                     let raw = next() >> (next() % 64);
+                    assert_eq!(
+                        conv.to_ns(raw),
+                        reference(res, offset, raw),
+                        "{res:?} {offset} {raw}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The 64-bit fast path must agree with the reference right at its boundary, for offsets
+    /// near the ends of the range and resolutions whose products come close to 2^64.
+    #[test]
+    fn fast_path_boundary_is_exact() {
+        let offsets = [
+            0i64,
+            1,
+            -1,
+            1_700_000_000,
+            -1_700_000_000,
+            9_223_372_036,
+            -9_223_372_036,
+            9_223_372_037,
+            -9_223_372_037,
+            i64::MAX,
+            i64::MIN,
+        ];
+        for k in 0..=19u8 {
+            let res = TsResolution::Pow10(k);
+            for offset in offsets {
+                let conv = TsConv::new(res, offset).unwrap();
+                let mut raws = vec![0u64, 1, u64::MAX - 1, u64::MAX];
+                for d in 0..3u64 {
+                    raws.push(conv.fast_end.wrapping_sub(d));
+                    raws.push(conv.fast_end.saturating_add(d));
+                }
+                for raw in raws {
                     assert_eq!(
                         conv.to_ns(raw),
                         reference(res, offset, raw),
