@@ -117,9 +117,12 @@ KW: dict[str, Any] = dict(
 
 
 def scan_same_for_threads(src: Any, **extra: Any) -> burstcore.ScanResult:
-    one = burstcore.scan(src, threads=1, **KW, **extra)
-    for threads in (2, 3, 4):
-        same(one, burstcore.scan(src, threads=threads, **KW, **extra))
+    # Groupings by key take the metric split; the aggregate and interfaces alone take time chunks.
+    for by in (KW["by"], ["all", "interface"]):
+        kw = {**KW, "by": by, **extra}
+        one = burstcore.scan(src, threads=1, **kw)
+        for threads in (2, 3, 4):
+            same(one, burstcore.scan(src, threads=threads, **kw))
     return one
 
 
@@ -155,18 +158,20 @@ def test_threads_identical_on_pcap_with_reordering_and_late_packets(tmp_path: Pa
     r = scan_same_for_threads(str(p), reorder_horizon="5us", on_late="drop")
     assert r.summary["reordered"][0] > 0 and r.summary["skipped_late"][0] > 0
     for th in (1, 2):
-        with pytest.raises(burstcore.OutOfOrderError):
-            burstcore.scan(str(p), threads=th, reorder_horizon="5us", **KW)
+        for by in (KW["by"], ["all"]):
+            with pytest.raises(burstcore.OutOfOrderError):
+                burstcore.scan(str(p), threads=th, reorder_horizon="5us", **{**KW, "by": by})
 
 
 def test_threads_identical_on_a_cut_file(tmp_path: Path) -> None:
     data = generated(7, n=10_000)
     p = tmp_path / "cut.pcapng"
     p.write_bytes(data[: len(data) - 37])
+    kw = {**KW, "by": ["all"]}
     with pytest.warns(burstcore.CaptureWarning) as one:
-        a = burstcore.scan(str(p), threads=1, **KW)
+        a = burstcore.scan(str(p), threads=1, **kw)
     with pytest.warns(burstcore.CaptureWarning) as two:
-        b = burstcore.scan(str(p), threads=2, **KW)
+        b = burstcore.scan(str(p), threads=2, **kw)
     same(a, b)
     assert [str(w.message) for w in one] == [str(w.message) for w in two]
 

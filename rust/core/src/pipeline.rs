@@ -179,7 +179,7 @@ pub fn scan_threads(
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
     let decode = needs_headers(&config, size);
-    if threads >= 2 {
+    if threads >= 2 && crate::chunked::worthwhile(&config) {
         // Progress only moves forward, even when the chunked attempt gives up and the scan
         // starts over another way.
         let mut shown = 0u64;

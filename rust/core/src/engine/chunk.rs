@@ -56,10 +56,10 @@ fn not(reason: &'static str) -> NotMergeable {
 /// thousands of them to drain; 64 bytes each.
 pub const DEFAULT_INSTANT_CAP: usize = 1 << 14;
 
-/// Empty instants kept by one chunk over all its groups and rates (80 bytes each): a grouping by
-/// flow can have a million groups, each adding up to one instant per packet and rate. Past the
-/// budget, lists stop growing (truncated), which only matters to a merge that needs more of them:
-/// it then refuses and the scan runs sequentially.
+/// Empty instants kept by one chunk over the groups of its groupings by key (80 bytes each): a
+/// grouping by flow can have a million groups, each adding up to one instant per packet and rate.
+/// Past the budget, lists stop growing (truncated), which only matters to a merge that needs more
+/// of them: it then refuses and the scan runs sequentially. The aggregate has only its cap.
 pub const INSTANT_BUDGET: usize = 1 << 20;
 
 /// Packets at a seam (tail plus head) from which merging replays the windows on several threads.
@@ -793,11 +793,44 @@ fn add_stats(to: &mut ReorderStats, from: &ReorderStats) {
     to.max_lateness_ns = to.max_lateness_ns.max(from.max_lateness_ns);
 }
 
+/// FxHash, as the sequential scanner's groupings use (group keys are short and hashed once per
+/// packet per grouping, where SipHash would dominate; the group cap bounds colliding keys).
+#[derive(Default)]
+struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// One grouping of a chunk: groups in order of appearance, found by key.
 #[derive(Debug)]
 struct Groups {
     by: By,
-    index: HashMap<GroupKey, usize>,
+    index: HashMap<GroupKey, usize, std::hash::BuildHasherDefault<Fx>>,
     keys: Vec<GroupKey>,
     states: Vec<GroupScan>,
     last: Option<(GroupKey, usize)>,
@@ -815,9 +848,11 @@ impl Groups {
         budget: &mut usize,
     ) -> Result<()> {
         if self.by == By::All {
-            // One group, no key to look up.
+            // One group, no key to look up, and the budget is not its to share: its lists are
+            // bounded by the cap, and it is the group whose queues carry the most.
+            let mut own = usize::MAX;
             if let Some(state) = self.states.first_mut() {
-                state.push(ts, size, spec.max_reach, budget);
+                state.push(ts, size, spec.max_reach, &mut own);
                 return Ok(());
             }
         }
@@ -957,7 +992,7 @@ impl ChunkScanner {
             .iter()
             .map(|&by| Groups {
                 by,
-                index: HashMap::new(),
+                index: HashMap::default(),
                 keys: Vec::new(),
                 states: Vec::new(),
                 last: None,
