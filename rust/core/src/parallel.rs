@@ -175,6 +175,23 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         })
     }
 
+    /// [`ParallelScanner::push`] for a packet known only by timestamp, size and interface.
+    pub fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
+        if !self.lean {
+            return self.push(&Arrival {
+                ts_ns,
+                size,
+                interface,
+                headers: crate::wire::Headers::default(),
+            });
+        }
+        self.lean_batch.push((ts_ns, size, interface));
+        if self.lean_batch.len() == BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
         let len = if self.lean {
             self.lean_batch.push((a.ts_ns, a.size, a.interface));

@@ -85,6 +85,33 @@ struct ArrivalSource<'r> {
 }
 
 impl ArrivalSource<'_> {
+    /// [`ArrivalSource::next`] without headers (for sizes that need none): timestamp, size and
+    /// interface, with no arrival built around them.
+    #[inline]
+    fn next_lean(&mut self) -> Result<Option<(i64, u64, u32)>> {
+        loop {
+            let Some(p) = self.reader.next_packet()? else {
+                return Ok(None);
+            };
+            self.packets_read += 1;
+            self.captured.set(self.captured.get() + p.data.len() as u64);
+            let Some(ts) = p.ts_ns else {
+                self.skipped_no_timestamp += 1;
+                continue;
+            };
+            let size = match self.size {
+                SizeKind::Wire => p.wire_len as u64,
+                SizeKind::Captured => p.data.len() as u64,
+                SizeKind::L1 => l1_size(p.linktype, p.wire_len),
+                // Sizes read from headers always decode (`needs_headers`).
+                SizeKind::Ip | SizeKind::Payload => {
+                    return Err(Error::invalid("size from headers needs decoding"))
+                }
+            };
+            return Ok(Some((ts, size, p.interface)));
+        }
+    }
+
     fn next(&mut self) -> Result<Option<Arrival>> {
         loop {
             let Some(p) = self.reader.next_packet()? else {
@@ -214,33 +241,46 @@ fn scan_other_ways(
     match crate::parallel::split_config(&config, threads, 0.0) {
         None => {
             let mut scanner = Scanner::new(config)?;
-            let acc = feed(
-                readers,
-                decode,
-                size,
-                &captured,
-                &mut |a| scanner.push(a),
-                progress,
-            )?;
+            let acc = feed(readers, decode, size, &captured, &mut scanner, progress)?;
             Ok(account(scanner.finish()?, acc))
         }
         Some(_) => std::thread::scope(|scope| {
             let mut scanner =
                 crate::parallel::ParallelScanner::new(scope, config, threads, &captured)?;
-            let acc = feed(
-                readers,
-                decode,
-                size,
-                &captured,
-                &mut |a| scanner.push(a),
-                progress,
-            )?;
+            let acc = feed(readers, decode, size, &captured, &mut scanner, progress)?;
             Ok(account(scanner.finish()?, acc))
         }),
     }
 }
 
-type Sink<'a> = &'a mut dyn FnMut(&Arrival) -> Result<()>;
+/// Where [`feed`] puts the packets: a scanner, or one shared among threads.
+trait Sink {
+    fn push(&mut self, a: &Arrival) -> Result<()>;
+    /// A packet without headers (no grouping or size needs them).
+    fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()>;
+}
+
+impl Sink for Scanner {
+    #[inline]
+    fn push(&mut self, a: &Arrival) -> Result<()> {
+        Scanner::push(self, a)
+    }
+    #[inline]
+    fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
+        Scanner::push_lean(self, ts_ns, size, interface)
+    }
+}
+
+impl Sink for crate::parallel::ParallelScanner<'_, '_, '_> {
+    #[inline]
+    fn push(&mut self, a: &Arrival) -> Result<()> {
+        crate::parallel::ParallelScanner::push(self, a)
+    }
+    #[inline]
+    fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
+        crate::parallel::ParallelScanner::push_lean(self, ts_ns, size, interface)
+    }
+}
 
 /// Every packet of every reader into `sink`, in timestamp order across files.
 fn feed(
@@ -248,7 +288,7 @@ fn feed(
     decode: bool,
     size: SizeKind,
     captured: &Cell<u64>,
-    sink: Sink<'_>,
+    sink: &mut impl Sink,
     progress: Progress<'_>,
 ) -> Result<Accounting> {
     let mut sources: Vec<ArrivalSource<'_>> = readers
@@ -265,10 +305,20 @@ fn feed(
         .collect();
 
     let mut since_progress = 0u64;
-    if sources.len() == 1 {
+    if sources.len() == 1 && !decode {
+        let src = &mut sources[0];
+        while let Some((ts, size, interface)) = src.next_lean()? {
+            sink.push_lean(ts, size, interface)?;
+            since_progress += 1;
+            if since_progress == PROGRESS_EVERY {
+                since_progress = 0;
+                progress(src.reader.position())?;
+            }
+        }
+    } else if sources.len() == 1 {
         let src = &mut sources[0];
         while let Some(a) = src.next()? {
-            sink(&a)?;
+            sink.push(&a)?;
             since_progress += 1;
             if since_progress == PROGRESS_EVERY {
                 since_progress = 0;
@@ -310,7 +360,7 @@ pub(crate) fn account(out: ScanOutput, mut acc: Accounting) -> (ScanOutput, Acco
 /// k-way merge on timestamps; ties go to the earlier file, so the merge is deterministic.
 fn merge_sources(
     sources: &mut [ArrivalSource<'_>],
-    sink: Sink<'_>,
+    sink: &mut impl Sink,
     progress: Progress<'_>,
 ) -> Result<()> {
     let mut heads: Vec<Option<Arrival>> = Vec::with_capacity(sources.len());
@@ -333,7 +383,7 @@ fn merge_sources(
             .map(|s| s.reader.interfaces().len() as u32)
             .sum();
         a.interface = a.interface.saturating_add(base);
-        sink(&a)?;
+        sink.push(&a)?;
         let next = sources[i].next()?;
         if let Some(b) = &next {
             heap.push(Reverse((b.ts_ns, i)));
