@@ -24,15 +24,16 @@
 
 use super::backlog::{ChunkBacklog, RateChunk};
 use super::envelope::Envelope;
-use super::reorder::{Reorder, Timed};
+use super::group::Slots;
+use super::reorder::{Buffered, Release};
 use super::scanner::ExactBacklog;
 use super::series::Series;
 use super::{
     Arrival, By, Closure, EnvelopeRow, GroupKey, GroupSummary, LatePolicy, ReorderStats,
     ScanConfig, ScanOutput, Scanner, SeriesRow,
 };
-use crate::error::{Error, ErrorKind, Result};
-use std::collections::{BTreeMap, HashMap};
+use crate::error::Result;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Why two chunk states cannot be merged exactly (the caller then scans sequentially).
@@ -793,47 +794,10 @@ fn add_stats(to: &mut ReorderStats, from: &ReorderStats) {
     to.max_lateness_ns = to.max_lateness_ns.max(from.max_lateness_ns);
 }
 
-/// FxHash, as the sequential scanner's groupings use (group keys are short and hashed once per
-/// packet per grouping, where SipHash would dominate; the group cap bounds colliding keys).
-#[derive(Default)]
-struct Fx(u64);
-
-impl std::hash::Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(u64::from(i));
-    }
-    fn write_u16(&mut self, i: u16) {
-        self.write_u64(u64::from(i));
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(u64::from(i));
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// One grouping of a chunk: groups in order of appearance, found by key.
 #[derive(Debug)]
 struct Groups {
-    by: By,
-    index: HashMap<GroupKey, usize, std::hash::BuildHasherDefault<Fx>>,
-    keys: Vec<GroupKey>,
-    states: Vec<GroupScan>,
-    last: Option<(GroupKey, usize)>,
+    slots: Slots<GroupScan>,
     edges: Edges,
 }
 
@@ -847,83 +811,15 @@ impl Groups {
         spec: &Spec,
         budget: &mut usize,
     ) -> Result<()> {
-        if self.by == By::All {
-            // One group, no key to look up, and the budget is not its to share: its lists are
-            // bounded by the cap, and it is the group whose queues carry the most.
-            let mut own = usize::MAX;
-            if let Some(state) = self.states.first_mut() {
-                state.push(ts, size, spec.max_reach, &mut own);
-                return Ok(());
-            }
-        }
-        let slot = match self.last {
-            Some((k, slot)) if k == key => slot,
-            _ => {
-                let slot = match self.index.get(&key) {
-                    Some(&slot) => slot,
-                    None => {
-                        if self.states.len() >= spec.max_groups {
-                            return Err(Error::new(
-                                ErrorKind::LimitExceeded,
-                                format!(
-                                    "more than {} groups when grouping by {}; raise \
-                                     max_groups or choose a coarser grouping",
-                                    spec.max_groups,
-                                    self.by.name()
-                                ),
-                            ));
-                        }
-                        self.states.push(GroupScan::new(spec, self.edges));
-                        self.keys.push(key);
-                        let slot = self.states.len() - 1;
-                        self.index.insert(key, slot);
-                        slot
-                    }
-                };
-                self.last = Some((key, slot));
-                slot
-            }
-        };
-        if let Some(state) = self.states.get_mut(slot) {
-            state.push(ts, size, spec.max_reach, budget);
-        }
+        // The aggregate's budget is not its to share once it exists: its lists are bounded by
+        // the cap, and it is the group whose queues carry the most.
+        let own = self.slots.by == By::All && !self.slots.states.is_empty();
+        let edges = self.edges;
+        let state = self.slots.get(key, || GroupScan::new(spec, edges))?;
+        let mut unlimited = usize::MAX;
+        let budget = if own { &mut unlimited } else { budget };
+        state.push(ts, size, spec.max_reach, budget);
         Ok(())
-    }
-}
-
-/// What waits in the reorder buffer (as in the sequential scanner: whole arrivals only when a
-/// grouping reads headers).
-enum Buffer {
-    Full(Reorder<Arrival>),
-    Lean(Reorder<Lean>),
-    /// The aggregate alone: timestamp and size.
-    Bare(Reorder<Bare>),
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Bare {
-    ts_ns: i64,
-    size: u64,
-}
-
-impl Timed for Bare {
-    #[inline(always)]
-    fn ts_ns(&self) -> i64 {
-        self.ts_ns
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Lean {
-    ts_ns: i64,
-    size: u64,
-    interface: u32,
-}
-
-impl Timed for Lean {
-    #[inline(always)]
-    fn ts_ns(&self) -> i64 {
-        self.ts_ns
     }
 }
 
@@ -936,19 +832,19 @@ struct Sink {
     budget: usize,
 }
 
-impl Sink {
+impl Release for Sink {
     #[inline]
-    fn feed(&mut self, ts: i64, size: u64, key: impl Fn(By) -> GroupKey) -> Result<()> {
+    fn release(&mut self, ts: i64, size: u64, key: impl Fn(By) -> GroupKey) -> Result<()> {
         if self.min_out.is_none() {
             self.min_out = Some(ts);
         }
         self.max_out = Some(ts);
         let spec = &*self.spec;
         for g in &mut self.groupings {
-            let k = if g.by == By::All {
+            let k = if g.slots.by == By::All {
                 GroupKey::All
             } else {
-                key(g.by)
+                key(g.slots.by)
             };
             g.push(k, ts, size, spec, &mut self.budget)?;
         }
@@ -958,7 +854,7 @@ impl Sink {
 
 /// Scans one time chunk into a [`ChunkState`]. Feed it the chunk's arrivals in input order.
 pub struct ChunkScanner {
-    buffer: Buffer,
+    buffer: Buffered,
     sink: Sink,
     first_arrival: Option<i64>,
     latest: Option<i64>,
@@ -979,23 +875,12 @@ impl ChunkScanner {
     /// [`ChunkScanner::with_cap`] for a chunk at the given edges (see [`Edges`]).
     pub fn with_options(config: ScanConfig, cap: usize, edges: Edges) -> Result<Self> {
         let spec = Arc::new(Spec::new(&config, cap)?);
-        let lean = spec.by.iter().all(|b| matches!(b, By::All | By::Interface));
-        let buffer = if spec.by == [By::All] {
-            Buffer::Bare(Reorder::new(spec.horizon, spec.late))
-        } else if lean {
-            Buffer::Lean(Reorder::new(spec.horizon, spec.late))
-        } else {
-            Buffer::Full(Reorder::new(spec.horizon, spec.late))
-        };
+        let buffer = Buffered::new(&spec.by, spec.horizon, spec.late);
         let groupings = spec
             .by
             .iter()
             .map(|&by| Groups {
-                by,
-                index: HashMap::default(),
-                keys: Vec::new(),
-                states: Vec::new(),
-                last: None,
+                slots: Slots::new(by, spec.max_groups),
                 edges,
             })
             .collect();
@@ -1025,46 +910,13 @@ impl ChunkScanner {
             self.first_arrival = Some(a.ts_ns);
         }
         self.latest = Some(self.latest.map_or(a.ts_ns, |l| l.max(a.ts_ns)));
-        let sink = &mut self.sink;
-        match &mut self.buffer {
-            Buffer::Full(r) => r.push(a, |a| sink.feed(a.ts_ns, a.size, |by| by.key(a))),
-            Buffer::Lean(r) => {
-                let lean = Lean {
-                    ts_ns: a.ts_ns,
-                    size: a.size,
-                    interface: a.interface,
-                };
-                r.push(&lean, |l| {
-                    sink.feed(l.ts_ns, l.size, |_| GroupKey::Interface(l.interface))
-                })
-            }
-            Buffer::Bare(r) => {
-                let bare = Bare {
-                    ts_ns: a.ts_ns,
-                    size: a.size,
-                };
-                r.push(&bare, |b| sink.feed(b.ts_ns, b.size, |_| GroupKey::All))
-            }
-        }
+        self.buffer.push(a, &mut self.sink)
     }
 
     /// Flush the reorder buffer and build the mergeable state.
     pub fn finish(mut self) -> Result<ChunkState> {
-        let sink = &mut self.sink;
-        let stats = match &mut self.buffer {
-            Buffer::Full(r) => {
-                r.flush(|a| sink.feed(a.ts_ns, a.size, |by| by.key(a)))?;
-                r.stats().clone()
-            }
-            Buffer::Lean(r) => {
-                r.flush(|l| sink.feed(l.ts_ns, l.size, |_| GroupKey::Interface(l.interface)))?;
-                r.stats().clone()
-            }
-            Buffer::Bare(r) => {
-                r.flush(|b| sink.feed(b.ts_ns, b.size, |_| GroupKey::All))?;
-                r.stats().clone()
-            }
-        };
+        self.buffer.flush(&mut self.sink)?;
+        let stats = self.buffer.stats().clone();
         let Sink {
             spec,
             groupings,
@@ -1076,7 +928,7 @@ impl ChunkScanner {
         let mut out = Vec::with_capacity(groupings.len());
         for g in groupings {
             let mut groups = BTreeMap::new();
-            for (key, state) in g.keys.into_iter().zip(g.states) {
+            for (key, state) in g.slots.keys.into_iter().zip(g.slots.states) {
                 match state.finish(&spec) {
                     Ok(cg) => {
                         groups.insert(key, cg);
@@ -1084,7 +936,7 @@ impl ChunkScanner {
                     Err(e) => broken = Some(e),
                 }
             }
-            out.push((g.by, groups));
+            out.push((g.slots.by, groups));
         }
         Ok(ChunkState {
             spec,

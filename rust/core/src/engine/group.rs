@@ -295,18 +295,69 @@ impl Hasher for FxHasher {
 pub(crate) enum Grouping {
     /// The aggregate: one group, no key to compute or look up.
     All(Box<GroupState>),
-    Keyed(Keyed),
+    Keyed(Slots<GroupState>),
 }
 
+/// The groups of one keyed grouping, in order of appearance, found by key: the sequential
+/// scanner's (`S` = [`GroupState`]) and a time chunk's (see `engine::chunk`).
 #[derive(Debug)]
-pub(crate) struct Keyed {
-    by: By,
+pub(crate) struct Slots<S> {
+    pub(crate) by: By,
     index: HashMap<GroupKey, usize, BuildHasherDefault<FxHasher>>,
-    keys: Vec<GroupKey>,
-    states: Vec<GroupState>,
+    pub(crate) keys: Vec<GroupKey>,
+    pub(crate) states: Vec<S>,
     /// The group of the previous packet: consecutive packets often share a flow or host.
     last: Option<(GroupKey, usize)>,
     max_groups: usize,
+}
+
+impl<S> Slots<S> {
+    pub(crate) fn new(by: By, max_groups: usize) -> Self {
+        Slots {
+            by,
+            index: HashMap::default(),
+            keys: Vec::new(),
+            states: Vec::new(),
+            last: None,
+            max_groups,
+        }
+    }
+
+    /// The state of group `key`, made by `make` if the group is new.
+    #[inline]
+    pub(crate) fn get(&mut self, key: GroupKey, make: impl FnOnce() -> S) -> Result<&mut S> {
+        let slot = match self.last {
+            Some((last, slot)) if last == key => slot,
+            _ => {
+                let slot = match self.index.get(&key) {
+                    Some(&slot) => slot,
+                    None => {
+                        if self.states.len() >= self.max_groups {
+                            return Err(Error::new(
+                                ErrorKind::LimitExceeded,
+                                format!(
+                                    "more than {} groups when grouping by {}; raise \
+                                     max_groups or choose a coarser grouping",
+                                    self.max_groups,
+                                    self.by.name()
+                                ),
+                            ));
+                        }
+                        self.states.push(make());
+                        self.keys.push(key);
+                        let slot = self.states.len() - 1;
+                        self.index.insert(key, slot);
+                        slot
+                    }
+                };
+                self.last = Some((key, slot));
+                slot
+            }
+        };
+        self.states
+            .get_mut(slot)
+            .ok_or_else(|| Error::invalid("group index out of step with its states"))
+    }
 }
 
 impl std::fmt::Debug for FxHasher {
@@ -319,14 +370,7 @@ impl Grouping {
     pub(crate) fn new(by: By, metrics: &Metrics, max_groups: usize) -> Self {
         match by {
             By::All => Grouping::All(Box::new(GroupState::new(metrics))),
-            _ => Grouping::Keyed(Keyed {
-                by,
-                index: HashMap::default(),
-                keys: Vec::new(),
-                states: Vec::new(),
-                last: None,
-                max_groups,
-            }),
+            _ => Grouping::Keyed(Slots::new(by, max_groups)),
         }
     }
 
@@ -337,15 +381,8 @@ impl Grouping {
         }
     }
 
-    /// Add a packet (in timestamp order) to its group, creating the group if it is new.
-    #[inline]
-    pub(crate) fn push(&mut self, a: &Arrival, metrics: &Metrics) -> Result<()> {
-        let by = self.by();
-        self.push_key(|| by.key(a), a.ts_ns, a.size, metrics)
-    }
-
-    /// [`Grouping::push`] with the packet's key computed by `key` (called only when the
-    /// grouping has keys).
+    /// Add a packet (in timestamp order) to its group, creating the group if it is new; `key`
+    /// gives the packet's key (called only when the grouping has keys).
     #[inline]
     pub(crate) fn push_key(
         &mut self,
@@ -356,40 +393,7 @@ impl Grouping {
     ) -> Result<()> {
         match self {
             Grouping::All(state) => state.push(ts_ns, size),
-            Grouping::Keyed(k) => {
-                let key = key();
-                let slot = match k.last {
-                    Some((last, slot)) if last == key => slot,
-                    _ => {
-                        let slot = match k.index.get(&key) {
-                            Some(&slot) => slot,
-                            None => {
-                                if k.states.len() >= k.max_groups {
-                                    return Err(Error::new(
-                                        ErrorKind::LimitExceeded,
-                                        format!(
-                                            "more than {} groups when grouping by {}; raise \
-                                             max_groups or choose a coarser grouping",
-                                            k.max_groups,
-                                            k.by.name()
-                                        ),
-                                    ));
-                                }
-                                k.states.push(GroupState::new(metrics));
-                                k.keys.push(key);
-                                let slot = k.states.len() - 1;
-                                k.index.insert(key, slot);
-                                slot
-                            }
-                        };
-                        k.last = Some((key, slot));
-                        slot
-                    }
-                };
-                if let Some(state) = k.states.get_mut(slot) {
-                    state.push(ts_ns, size);
-                }
-            }
+            Grouping::Keyed(k) => k.get(key(), || GroupState::new(metrics))?.push(ts_ns, size),
         }
         Ok(())
     }

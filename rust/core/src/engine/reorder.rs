@@ -13,7 +13,7 @@
 //! Every packet passes through here, so what is buffered is generic: the scanner buffers only
 //! timestamp, size and interface when no grouping needs headers (a fifth of a full [`Arrival`]).
 
-use super::{Arrival, LatePolicy, ReorderStats};
+use super::{Arrival, By, GroupKey, LatePolicy, ReorderStats};
 use crate::error::{Error, ErrorKind, Result};
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
@@ -190,6 +190,130 @@ impl<T: Timed> Reorder<T> {
             }
         }
     }
+}
+
+/// Where released packets go: the groupings of a scan, each of which asks `key` for the packet's
+/// group in it (only keyed groupings ask).
+pub(crate) trait Release {
+    fn release(&mut self, ts_ns: i64, size: u64, key: impl Fn(By) -> GroupKey) -> Result<()>;
+}
+
+/// A scan's reorder buffer. It holds what the groupings read and no more: whole arrivals when a
+/// grouping needs headers, (timestamp, size, interface) when only the aggregate and the
+/// interface grouping are asked for, (timestamp, size) for the aggregate alone. Packets are
+/// copied twice and held for a whole horizon, megabytes at line rate: small entries matter.
+pub(crate) enum Buffered {
+    Full(Reorder<Arrival>),
+    Lean(Reorder<Lean>),
+    Bare(Reorder<Bare>),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lean {
+    ts_ns: i64,
+    size: u64,
+    interface: u32,
+}
+
+impl Timed for Lean {
+    #[inline(always)]
+    fn ts_ns(&self) -> i64 {
+        self.ts_ns
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bare {
+    ts_ns: i64,
+    size: u64,
+}
+
+impl Timed for Bare {
+    #[inline(always)]
+    fn ts_ns(&self) -> i64 {
+        self.ts_ns
+    }
+}
+
+impl Buffered {
+    /// The smallest buffer the groupings `by` can work from.
+    pub(crate) fn new(by: &[By], horizon: i64, late: LatePolicy) -> Self {
+        if by == [By::All] {
+            Buffered::Bare(Reorder::new(horizon, late))
+        } else if by.iter().all(|b| matches!(b, By::All | By::Interface)) {
+            Buffered::Lean(Reorder::new(horizon, late))
+        } else {
+            Buffered::Full(Reorder::new(horizon, late))
+        }
+    }
+
+    pub(crate) fn stats(&self) -> &ReorderStats {
+        match self {
+            Buffered::Full(r) => r.stats(),
+            Buffered::Lean(r) => r.stats(),
+            Buffered::Bare(r) => r.stats(),
+        }
+    }
+
+    /// Take one arrival (any order within the horizon); release what can no longer be overtaken.
+    #[inline]
+    pub(crate) fn push(&mut self, a: &Arrival, to: &mut impl Release) -> Result<()> {
+        match self {
+            Buffered::Full(r) => r.push(a, |a| to.release(a.ts_ns, a.size, |by| by.key(a))),
+            _ => self.push_lean(a.ts_ns, a.size, a.interface, to),
+        }
+    }
+
+    /// [`Buffered::push`] for a packet known only by timestamp, size and interface: a grouping
+    /// by a header field sees it as lacking the field.
+    #[inline]
+    pub(crate) fn push_lean(
+        &mut self,
+        ts_ns: i64,
+        size: u64,
+        interface: u32,
+        to: &mut impl Release,
+    ) -> Result<()> {
+        match self {
+            Buffered::Bare(r) => r.push(&Bare { ts_ns, size }, |b| {
+                to.release(b.ts_ns, b.size, |_| GroupKey::All)
+            }),
+            Buffered::Lean(r) => r.push(
+                &Lean {
+                    ts_ns,
+                    size,
+                    interface,
+                },
+                |l| release_lean(to, l),
+            ),
+            Buffered::Full(r) => r.push(
+                &Arrival {
+                    ts_ns,
+                    size,
+                    interface,
+                    headers: crate::wire::Headers::default(),
+                },
+                |a| to.release(a.ts_ns, a.size, |by| by.key(a)),
+            ),
+        }
+    }
+
+    /// Release everything left, in order.
+    pub(crate) fn flush(&mut self, to: &mut impl Release) -> Result<()> {
+        match self {
+            Buffered::Full(r) => r.flush(|a| to.release(a.ts_ns, a.size, |by| by.key(a))),
+            Buffered::Lean(r) => r.flush(|l| release_lean(to, l)),
+            Buffered::Bare(r) => r.flush(|b| to.release(b.ts_ns, b.size, |_| GroupKey::All)),
+        }
+    }
+}
+
+#[inline]
+fn release_lean(to: &mut impl Release, l: &Lean) -> Result<()> {
+    to.release(l.ts_ns, l.size, |by| match by {
+        By::Interface => GroupKey::Interface(l.interface),
+        _ => GroupKey::All,
+    })
 }
 
 #[cfg(test)]

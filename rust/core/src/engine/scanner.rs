@@ -2,7 +2,7 @@
 //! every grouping, in one pass.
 
 use super::group::{Grouping, Metrics, Rows};
-use super::reorder::{Reorder, Timed};
+use super::reorder::{Buffered, Release};
 use super::{Arrival, By, Closure, GroupKey, LatePolicy, ScanConfig, ScanOutput};
 use crate::error::{Error, Result};
 
@@ -40,56 +40,9 @@ pub struct ExactBacklog {
 }
 
 pub struct Scanner {
-    reorder: Buffer,
+    reorder: Buffered,
     metrics: Metrics,
     groupings: Vec<Grouping>,
-}
-
-/// What waits in the reorder buffer: whole arrivals when a grouping needs their headers, else
-/// only what the metrics and the interface grouping read (copied twice per packet and held for a
-/// whole horizon, megabytes at line rate: keep it small).
-enum Buffer {
-    Full(Reorder<Arrival>),
-    Lean(Reorder<Lean>),
-    /// The aggregate alone: timestamp and size, 16 bytes a packet.
-    Bare(Reorder<Bare>),
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Lean {
-    ts_ns: i64,
-    size: u64,
-    interface: u32,
-}
-
-impl Timed for Lean {
-    #[inline(always)]
-    fn ts_ns(&self) -> i64 {
-        self.ts_ns
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Bare {
-    ts_ns: i64,
-    size: u64,
-}
-
-impl Timed for Bare {
-    #[inline(always)]
-    fn ts_ns(&self) -> i64 {
-        self.ts_ns
-    }
-}
-
-impl Buffer {
-    fn stats(&self) -> &super::ReorderStats {
-        match self {
-            Buffer::Full(r) => r.stats(),
-            Buffer::Lean(r) => r.stats(),
-            Buffer::Bare(r) => r.stats(),
-        }
-    }
 }
 
 impl Scanner {
@@ -147,14 +100,7 @@ impl Scanner {
             .iter()
             .map(|&b| Grouping::new(b, &metrics, max_groups))
             .collect();
-        let lean = by.iter().all(|b| matches!(b, By::All | By::Interface));
-        let reorder = if by == [By::All] {
-            Buffer::Bare(Reorder::new(reorder_horizon_ns, late))
-        } else if lean {
-            Buffer::Lean(Reorder::new(reorder_horizon_ns, late))
-        } else {
-            Buffer::Full(Reorder::new(reorder_horizon_ns, late))
-        };
+        let reorder = Buffered::new(&by, reorder_horizon_ns, late);
         Ok(Scanner {
             reorder,
             metrics,
@@ -163,57 +109,26 @@ impl Scanner {
     }
 
     /// Feed one packet (any order within the reorder horizon).
+    #[inline]
     pub fn push(&mut self, arrival: &Arrival) -> Result<()> {
         let Scanner {
             reorder,
             metrics,
             groupings,
         } = self;
-        match reorder {
-            Buffer::Full(r) => r.push(arrival, |a| feed(groupings, metrics, a)),
-            Buffer::Lean(r) => {
-                let lean = Lean {
-                    ts_ns: arrival.ts_ns,
-                    size: arrival.size,
-                    interface: arrival.interface,
-                };
-                r.push(&lean, |l| feed_lean(groupings, metrics, l))
-            }
-            Buffer::Bare(r) => {
-                let bare = Bare {
-                    ts_ns: arrival.ts_ns,
-                    size: arrival.size,
-                };
-                r.push(&bare, |b| feed_bare(groupings, metrics, b))
-            }
-        }
+        reorder.push(arrival, &mut Feed { groupings, metrics })
     }
 
     /// [`Scanner::push`] for a packet known only by timestamp, size and interface: what scans
     /// that group by nothing else need. Grouping by a header field sees it as lacking the field.
+    #[inline]
     pub fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
         let Scanner {
             reorder,
             metrics,
             groupings,
         } = self;
-        match reorder {
-            Buffer::Lean(r) => r.push(
-                &Lean {
-                    ts_ns,
-                    size,
-                    interface,
-                },
-                |l| feed_lean(groupings, metrics, l),
-            ),
-            Buffer::Bare(r) => r.push(&Bare { ts_ns, size }, |b| feed_bare(groupings, metrics, b)),
-            Buffer::Full(_) => self.push(&Arrival {
-                ts_ns,
-                size,
-                interface,
-                headers: crate::wire::Headers::default(),
-            }),
-        }
+        reorder.push_lean(ts_ns, size, interface, &mut Feed { groupings, metrics })
     }
 
     /// Flush the reorder buffer and return all rows, sorted by (by, group, window/rate/bin).
@@ -231,11 +146,7 @@ impl Scanner {
                 metrics,
                 groupings,
             } = &mut self;
-            match reorder {
-                Buffer::Full(r) => r.flush(|a| feed(groupings, metrics, a))?,
-                Buffer::Lean(r) => r.flush(|l| feed_lean(groupings, metrics, l))?,
-                Buffer::Bare(r) => r.flush(|b| feed_bare(groupings, metrics, b))?,
-            }
+            reorder.flush(&mut Feed { groupings, metrics })?;
         }
         let mut exact = Vec::new();
         for grouping in &self.groupings {
@@ -271,32 +182,19 @@ impl Scanner {
     }
 }
 
-fn feed(groupings: &mut [Grouping], metrics: &Metrics, a: &Arrival) -> Result<()> {
-    for g in groupings {
-        g.push(a, metrics)?;
-    }
-    Ok(())
+/// The groupings of a scan, as the reorder buffer's destination.
+struct Feed<'a> {
+    groupings: &'a mut [Grouping],
+    metrics: &'a Metrics,
 }
 
-/// [`feed`] for groupings that need no header (the aggregate and the interface).
-#[inline]
-fn feed_lean(groupings: &mut [Grouping], metrics: &Metrics, l: &Lean) -> Result<()> {
-    for g in groupings {
-        g.push_key(
-            || GroupKey::Interface(l.interface),
-            l.ts_ns,
-            l.size,
-            metrics,
-        )?;
+impl Release for Feed<'_> {
+    #[inline]
+    fn release(&mut self, ts_ns: i64, size: u64, key: impl Fn(By) -> GroupKey) -> Result<()> {
+        for g in self.groupings.iter_mut() {
+            let by = g.by();
+            g.push_key(|| key(by), ts_ns, size, self.metrics)?;
+        }
+        Ok(())
     }
-    Ok(())
-}
-
-/// [`feed`] for the aggregate alone.
-#[inline]
-fn feed_bare(groupings: &mut [Grouping], metrics: &Metrics, b: &Bare) -> Result<()> {
-    for g in groupings {
-        g.push_key(|| GroupKey::All, b.ts_ns, b.size, metrics)?;
-    }
-    Ok(())
 }
