@@ -16,7 +16,7 @@ use crate::capture::CaptureReader;
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::{Error, ErrorKind, Result};
-use crate::pipeline::{arrival, Accounting, Progress, SizeKind, Skip};
+use crate::pipeline::{arrival, lean_arrival, Accounting, Progress, SizeKind, Skip};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -275,11 +275,19 @@ fn run(
     while let Some(p) = reader.next_packet()? {
         acc.packets_read += 1;
         let offset = p.offset;
-        match arrival(&p, decode, size) {
-            Ok(mut a) => {
+        // A scan that reads no header takes the packet without building an arrival around it.
+        let pushed = if decode {
+            arrival(&p, decode, size).map(|mut a| {
                 a.interface = a.interface.saturating_add(base);
-                scanner.push(&a)?;
-            }
+                scanner.push(&a)
+            })
+        } else {
+            lean_arrival(&p, size).map(|(ts, bytes, interface)| {
+                scanner.push_lean(ts, bytes, interface.saturating_add(base))
+            })
+        };
+        match pushed {
+            Ok(r) => r?,
             Err(Skip::NoTimestamp) => acc.skipped_no_timestamp += 1,
             Err(Skip::NoSize) => acc.skipped_no_size += 1,
         }

@@ -39,6 +39,13 @@ mod cost {
     pub const BIN: f64 = 1.0;
 }
 
+/// How many threads the metrics of `config` can be shared among (at most `threads`): one per
+/// window, rate or bin. Below 2 a scan runs on one thread.
+pub fn shares(config: &ScanConfig, threads: usize) -> usize {
+    let units = config.windows_ns.len() + config.rates_bps.len() + config.bins_ns.len();
+    threads.min(units)
+}
+
 /// One scan config per thread, each with a share of the windows, rates and bins; `None` when
 /// there is too little to split. `captured_per_packet` (bytes) tells how busy reading keeps the
 /// calling thread, which computes `parts[0]`.
@@ -47,8 +54,7 @@ pub fn split_config(
     threads: usize,
     captured_per_packet: f64,
 ) -> Option<Vec<ScanConfig>> {
-    let units = config.windows_ns.len() + config.rates_bps.len() + config.bins_ns.len();
-    let n = threads.min(units);
+    let n = shares(config, threads);
     if n < 2 {
         return None;
     }

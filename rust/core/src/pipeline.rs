@@ -85,46 +85,37 @@ struct ArrivalSource<'r> {
 }
 
 impl ArrivalSource<'_> {
-    /// [`ArrivalSource::next`] without headers (for sizes that need none): timestamp, size and
-    /// interface, with no arrival built around them.
+    /// The next packet that reaches the engine, as `make` builds it from a packet read; the
+    /// packets it skips are counted by reason.
     #[inline]
-    fn next_lean(&mut self) -> Result<Option<(i64, u64, u32)>> {
+    fn next_with<T>(
+        &mut self,
+        make: impl Fn(&crate::Packet<'_>) -> std::result::Result<T, Skip>,
+    ) -> Result<Option<T>> {
         loop {
             let Some(p) = self.reader.next_packet()? else {
                 return Ok(None);
             };
             self.packets_read += 1;
             self.captured.set(self.captured.get() + p.data.len() as u64);
-            let Some(ts) = p.ts_ns else {
-                self.skipped_no_timestamp += 1;
-                continue;
-            };
-            let size = match self.size {
-                SizeKind::Wire => p.wire_len as u64,
-                SizeKind::Captured => p.data.len() as u64,
-                SizeKind::L1 => l1_size(p.linktype, p.wire_len),
-                // Sizes read from headers always decode (`needs_headers`).
-                SizeKind::Ip | SizeKind::Payload => {
-                    return Err(Error::invalid("size from headers needs decoding"))
-                }
-            };
-            return Ok(Some((ts, size, p.interface)));
-        }
-    }
-
-    fn next(&mut self) -> Result<Option<Arrival>> {
-        loop {
-            let Some(p) = self.reader.next_packet()? else {
-                return Ok(None);
-            };
-            self.packets_read += 1;
-            self.captured.set(self.captured.get() + p.data.len() as u64);
-            match arrival(&p, self.decode, self.size) {
+            match make(&p) {
                 Ok(a) => return Ok(Some(a)),
                 Err(Skip::NoTimestamp) => self.skipped_no_timestamp += 1,
                 Err(Skip::NoSize) => self.skipped_no_size += 1,
             }
         }
+    }
+
+    fn next(&mut self) -> Result<Option<Arrival>> {
+        let (decode, size) = (self.decode, self.size);
+        self.next_with(|p| arrival(p, decode, size))
+    }
+
+    /// [`ArrivalSource::next`] without headers: timestamp, size and interface.
+    #[inline]
+    fn next_lean(&mut self) -> Result<Option<(i64, u64, u32)>> {
+        let size = self.size;
+        self.next_with(|p| lean_arrival(p, size))
     }
 }
 
@@ -148,19 +139,37 @@ pub(crate) fn arrival(
     } else {
         Headers::default()
     };
-    let size = match size {
-        SizeKind::Wire => Some(p.wire_len as u64),
-        SizeKind::Captured => Some(p.data.len() as u64),
-        SizeKind::Ip => headers.ip_len.map(u64::from),
-        SizeKind::Payload => headers.payload_len.map(u64::from),
-        SizeKind::L1 => Some(l1_size(p.linktype, p.wire_len)),
-    };
     Ok(Arrival {
         ts_ns,
-        size: size.ok_or(Skip::NoSize)?,
+        size: chosen_size(p, size, Some(&headers)).ok_or(Skip::NoSize)?,
         interface: p.interface,
         headers,
     })
+}
+
+/// [`arrival`] for a scan that reads no header: timestamp, size and interface, no arrival built
+/// around them (sizes read from headers are then missing, as from an undecoded packet).
+#[inline]
+pub(crate) fn lean_arrival(
+    p: &crate::Packet<'_>,
+    size: SizeKind,
+) -> std::result::Result<(i64, u64, u32), Skip> {
+    let ts_ns = p.ts_ns.ok_or(Skip::NoTimestamp)?;
+    let size = chosen_size(p, size, None).ok_or(Skip::NoSize)?;
+    Ok((ts_ns, size, p.interface))
+}
+
+/// A packet's size as `kind` counts it; `None` when it needs a header the packet lacks (or that
+/// was not decoded).
+#[inline]
+fn chosen_size(p: &crate::Packet<'_>, kind: SizeKind, headers: Option<&Headers>) -> Option<u64> {
+    match kind {
+        SizeKind::Wire => Some(p.wire_len as u64),
+        SizeKind::Captured => Some(p.data.len() as u64),
+        SizeKind::Ip => headers?.ip_len.map(u64::from),
+        SizeKind::Payload => headers?.payload_len.map(u64::from),
+        SizeKind::L1 => Some(l1_size(p.linktype, p.wire_len)),
+    }
 }
 
 fn l1_size(linktype: u16, wire_len: u32) -> u64 {
@@ -238,18 +247,17 @@ fn scan_other_ways(
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
     let captured = Cell::new(0u64);
-    match crate::parallel::split_config(&config, threads, 0.0) {
-        None => {
-            let mut scanner = Scanner::new(config)?;
-            let acc = feed(readers, decode, size, &captured, &mut scanner, progress)?;
-            Ok(account(scanner.finish()?, acc))
-        }
-        Some(_) => std::thread::scope(|scope| {
+    if crate::parallel::shares(&config, threads) < 2 {
+        let mut scanner = Scanner::new(config)?;
+        let acc = feed(readers, decode, size, &captured, &mut scanner, progress)?;
+        Ok(account(scanner.finish()?, acc))
+    } else {
+        std::thread::scope(|scope| {
             let mut scanner =
                 crate::parallel::ParallelScanner::new(scope, config, threads, &captured)?;
             let acc = feed(readers, decode, size, &captured, &mut scanner, progress)?;
             Ok(account(scanner.finish()?, acc))
-        }),
+        })
     }
 }
 

@@ -906,11 +906,24 @@ impl ChunkScanner {
 
     /// Feed one arrival (any order within the reorder horizon).
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
-        if self.first_arrival.is_none() {
-            self.first_arrival = Some(a.ts_ns);
-        }
-        self.latest = Some(self.latest.map_or(a.ts_ns, |l| l.max(a.ts_ns)));
+        self.arrived(a.ts_ns);
         self.buffer.push(a, &mut self.sink)
+    }
+
+    /// [`ChunkScanner::push`] for a packet known only by timestamp, size and interface (as
+    /// [`Scanner::push_lean`]).
+    pub fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
+        self.arrived(ts_ns);
+        self.buffer
+            .push_lean(ts_ns, size, interface, &mut self.sink)
+    }
+
+    #[inline]
+    fn arrived(&mut self, ts_ns: i64) {
+        if self.first_arrival.is_none() {
+            self.first_arrival = Some(ts_ns);
+        }
+        self.latest = Some(self.latest.map_or(ts_ns, |l| l.max(ts_ns)));
     }
 
     /// Flush the reorder buffer and build the mergeable state.
