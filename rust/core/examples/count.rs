@@ -1,15 +1,20 @@
 //! Read a capture as fast as possible and report packets, bytes and throughput.
 //! Usage: cargo run --release -p burstcore --example count -- FILE [FILE...]
+//! MMAP=1 reads plain files through a memory mapping (`ReadOptions::mmap`) instead of `read()`.
 
 use burstcore::capture::{CaptureReader, ReadOptions};
 use std::time::Instant;
 
 fn main() {
     let mut failed = false;
+    let options = ReadOptions {
+        mmap: std::env::var("MMAP").is_ok_and(|v| v == "1"),
+        ..ReadOptions::default()
+    };
     for path in std::env::args().skip(1) {
         let t0 = Instant::now();
         let result = burstcore::input::open_path(path.as_ref())
-            .and_then(|input| CaptureReader::new(input, ReadOptions::default()))
+            .and_then(|input| CaptureReader::new(input, options))
             .and_then(|mut reader| {
                 let (mut packets, mut captured, mut wire, mut ts_sum) = (0u64, 0u64, 0u64, 0i64);
                 while let Some(p) = reader.next_packet()? {

@@ -1,5 +1,6 @@
 //! Time `scan` on a capture with the benchmark's 20 windows and 8 rates (for profiling).
 //! Usage: cargo run --release -p burstcore --example scan_bench -- FILE [THREADS]
+//! MMAP=1 reads the file through a memory mapping (`ReadOptions::mmap`) instead of `read()`.
 
 use burstcore::capture::{CaptureReader, ReadOptions};
 use burstcore::engine::ScanConfig;
@@ -8,7 +9,11 @@ use std::time::Instant;
 
 fn open(path: &str) -> CaptureReader {
     let input = burstcore::input::open_path(path.as_ref()).expect("open");
-    CaptureReader::new(input, ReadOptions::default()).expect("reader")
+    let options = ReadOptions {
+        mmap: std::env::var("MMAP").is_ok_and(|v| v == "1"),
+        ..ReadOptions::default()
+    };
+    CaptureReader::new(input, options).expect("reader")
 }
 
 /// User + system CPU time of this process (Linux), in seconds.

@@ -71,6 +71,31 @@ pub fn open_path(path: &Path) -> Result<Input> {
     Ok(input)
 }
 
+/// Map a plain regular file read-only, for `ReadOptions::mmap`. `None` whenever mapping is not
+/// possible or not worth it (not a regular file, empty, larger than the address space, the
+/// filesystem refuses): the caller then reads it through a buffer, which gives the same result.
+///
+/// The file is opened again by path rather than taking over the reader's descriptor, so that
+/// `Input` stays a plain stream; a file swapped for another between the two opens is the same
+/// hazard as one rewritten while mapped, which the option already rules out.
+pub(crate) fn map_file(path: &Path) -> Option<memmap2::Mmap> {
+    let file = std::fs::File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() == 0 || usize::try_from(meta.len()).is_err() {
+        return None;
+    }
+    // SAFETY: the mapping is read-only and never handed out beyond the reader that owns it. Its
+    // one hazard, another process truncating the file while it is mapped (the process then
+    // dies of SIGBUS on the next access), is the documented contract of the opt-in option.
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    // Only a hint (read ahead, drop behind): a kernel that ignores it still serves the pages.
+    // MAP_POPULATE, MADV_POPULATE_READ and MADV_HUGEPAGE measured no faster on page-cached
+    // captures (docs/metrics.md), so the mapping is left to fault in as it is read.
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
 fn open_error(path: &Path, e: &io::Error) -> Error {
     let shown = path.display();
     let hint = match e.kind() {

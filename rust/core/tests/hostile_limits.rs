@@ -261,6 +261,7 @@ fn configured_block_limit_applies_to_both_formats() {
     let opts = ReadOptions {
         strict: false,
         limits,
+        ..Default::default()
     };
     let mut f = shb();
     f.extend(idb_with(&[]));

@@ -1,6 +1,14 @@
 //! One large reusable read buffer. Records are framed in place and handed out as slices of it,
 //! so the hot path neither copies nor allocates per packet.
+//!
+//! The buffer can instead be a read-only mapping of a whole plain file (`ReadOptions::mmap`): its
+//! bytes are then the file itself, all available from the start, and `fill` never reads. The
+//! framing code sees the same `bytes()`/`storage()`/`position()` either way, so offsets, errors
+//! and warnings are identical. The mapping saves the kernel's copy into the buffer, at the price
+//! that a file truncated by another process while mapped kills the process with SIGBUS: that is
+//! why it is opt-in.
 
+use memmap2::Mmap;
 use std::io::{self, Read};
 
 /// Default size of the buffer: big reads amortise system calls and decompressor overhead.
@@ -8,8 +16,24 @@ pub(crate) const DEFAULT_CAPACITY: usize = 1 << 20;
 /// Compact rather than issue reads smaller than this.
 const MIN_READ: usize = 256 << 10;
 
+/// Where the buffered bytes live.
+enum Backing {
+    Heap(Vec<u8>),
+    Mapped(Mmap),
+}
+
+impl Backing {
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Backing::Heap(v) => v,
+            Backing::Mapped(m) => m,
+        }
+    }
+}
+
 pub(crate) struct Buffer {
-    data: Vec<u8>,
+    data: Backing,
     /// First unconsumed byte.
     start: usize,
     /// End of the valid bytes.
@@ -23,7 +47,7 @@ pub(crate) struct Buffer {
 impl Buffer {
     pub(crate) fn new(reader: Box<dyn Read + Send>, capacity: usize) -> Self {
         Buffer {
-            data: vec![0; capacity.max(64)],
+            data: Backing::Heap(vec![0; capacity.max(64)]),
             start: 0,
             end: 0,
             base: 0,
@@ -32,10 +56,30 @@ impl Buffer {
         }
     }
 
+    /// The whole of a mapped file, already "read": the stream ends where the mapping ends.
+    pub(crate) fn mapped(map: Mmap) -> Self {
+        let end = map.len();
+        Buffer {
+            data: Backing::Mapped(map),
+            start: 0,
+            end,
+            base: 0,
+            eof: true,
+            reader: Box::new(io::empty()),
+        }
+    }
+
+    pub(crate) fn is_mapped(&self) -> bool {
+        matches!(self.data, Backing::Mapped(_))
+    }
+
     /// Unconsumed bytes in the buffer.
     #[inline]
     pub(crate) fn bytes(&self) -> &[u8] {
-        self.data.get(self.start..self.end).unwrap_or(&[])
+        self.data
+            .as_slice()
+            .get(self.start..self.end)
+            .unwrap_or(&[])
     }
 
     #[inline]
@@ -57,7 +101,7 @@ impl Buffer {
 
     #[inline]
     pub(crate) fn storage(&self) -> &[u8] {
-        &self.data
+        self.data.as_slice()
     }
 
     #[inline]
@@ -86,21 +130,25 @@ impl Buffer {
         if self.eof {
             return Ok(false);
         }
-        let missing = need - self.avail();
-        if self.data.len() - self.end < missing.max(MIN_READ) && self.start > 0 {
-            self.data.copy_within(self.start..self.end, 0);
+        // A mapping is created at eof, so only a heap buffer gets here.
+        let Backing::Heap(data) = &mut self.data else {
+            return Ok(false);
+        };
+        let missing = need - (self.end - self.start);
+        if data.len() - self.end < missing.max(MIN_READ) && self.start > 0 {
+            data.copy_within(self.start..self.end, 0);
             self.base += self.start as u64;
             self.end -= self.start;
             self.start = 0;
         }
-        while self.avail() < need {
-            if self.end == self.data.len() {
+        while self.end - self.start < need {
+            if self.end == data.len() {
                 // Grow only as bytes actually arrive (at most doubling): a length field alone,
                 // even one within the limits, never allocates the size it claims.
-                let target = (self.start + need).min(self.data.len().saturating_mul(2));
-                self.data.resize(target, 0);
+                let target = (self.start + need).min(data.len().saturating_mul(2));
+                data.resize(target, 0);
             }
-            let free = match self.data.get_mut(self.end..) {
+            let free = match data.get_mut(self.end..) {
                 Some(free) if !free.is_empty() => free,
                 _ => return Ok(false),
             };
@@ -109,7 +157,7 @@ impl Buffer {
                     self.eof = true;
                     return Ok(false);
                 }
-                Ok(n) => self.end += n.min(free_len(&self.data, self.end)),
+                Ok(n) => self.end += n.min(free_len(data, self.end)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
@@ -153,6 +201,29 @@ mod tests {
             pos += want;
             step = step * 7 % 200 + 1;
         }
+        assert!(!b.fill(1).unwrap());
+    }
+
+    #[test]
+    fn a_mapping_is_all_there_and_never_read() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        let path = std::env::temp_dir().join(format!("burstcore-buffer-{}", std::process::id()));
+        std::fs::write(&path, &data).unwrap();
+        let map = crate::input::map_file(&path).expect("a regular file maps");
+        std::fs::remove_file(&path).unwrap();
+        let mut b = Buffer::mapped(map);
+        assert!(b.is_mapped());
+        assert_eq!(b.bytes(), &data[..]);
+        assert!(b.fill(data.len()).unwrap());
+        b.consume(4000);
+        assert_eq!(b.position(), 4000);
+        assert_eq!(b.start(), 4000);
+        assert_eq!(b.bytes(), &data[4000..]);
+        assert_eq!(&b.storage()[..10], &data[..10]);
+        assert!(!b.fill(1001).unwrap());
+        assert_eq!(b.avail(), 1000);
+        b.consume(5000);
+        assert_eq!(b.position(), data.len() as u64);
         assert!(!b.fill(1).unwrap());
     }
 }

@@ -55,6 +55,15 @@ pub struct ReadOptions {
     /// and a warning.
     pub strict: bool,
     pub limits: Limits,
+    /// Read a plain (uncompressed) regular file opened by path through a read-only memory
+    /// mapping instead of `read()` into a buffer: same packets, offsets, warnings and errors,
+    /// without the kernel's copy. Anything else (compressed, stdin, pipes, readers, special
+    /// files, an empty file, a filesystem that refuses to map) is read through the buffer
+    /// silently. Only for files that no other process truncates or rewrites while they are
+    /// read: truncation under a mapping kills the process with SIGBUS, which cannot be caught
+    /// (so not for a capture still being written). Chunk readers of a parallel scan
+    /// ([`split`]) keep buffered reads.
+    pub mmap: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,8 +203,16 @@ impl CaptureReader {
     pub fn new(input: Input, options: ReadOptions) -> Result<Self> {
         let compression = input.compression;
         let path = input.path.filter(|_| compression == Compression::None);
+        let mapped = match &path {
+            Some(p) if options.mmap => crate::input::map_file(p),
+            _ => None,
+        };
+        let buf = match mapped {
+            Some(map) => Buffer::mapped(map),
+            None => Buffer::new(input.reader, buffer::DEFAULT_CAPACITY),
+        };
         let mut reader = CaptureReader {
-            buf: Buffer::new(input.reader, buffer::DEFAULT_CAPACITY),
+            buf,
             options,
             kind: Kind::Pcap(pcap::State::default()),
             format: Format::PcapNg,
@@ -318,6 +335,11 @@ impl CaptureReader {
     }
     pub fn options(&self) -> ReadOptions {
         self.options
+    }
+    /// The bytes come from a memory mapping of the file (`ReadOptions::mmap` was set and the
+    /// input could be mapped), not from `read()`.
+    pub fn is_mapped(&self) -> bool {
+        self.buf.is_mapped()
     }
     /// Decompressed bytes consumed so far.
     pub fn position(&self) -> u64 {
