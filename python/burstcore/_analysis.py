@@ -4,6 +4,11 @@ iterations, and superposed jobs. Each is one pass in the Rust core; results are 
 Every function takes the same sources as ``burstcore.scan`` (a path, a list of paths merged in
 timestamp order, bytes, a binary file object), counts wire lengths (pcap ``orig_len``), and puts
 packets in timestamp order with the same bounded reorder buffer (``reorder_horizon``, ``on_late``).
+
+Every function also takes ``strict`` and ``mmap`` as ``scan`` does. ``mmap=True`` reads plain
+capture files given by path through a read-only memory mapping (faster, same results); only for
+files that no other process truncates or rewrites meanwhile: truncation under the mapping kills
+the whole process with SIGBUS, which cannot be caught (so never for a capture still being written).
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ def flows(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
+    mmap: bool = False,
 ) -> pl.DataFrame:
     """One row per flow, in order of first packet, with NFStream-style columns.
 
@@ -96,7 +102,7 @@ def flows(
     if isinstance(max_flows, bool) or not isinstance(max_flows, int) or max_flows < 1:
         raise ValueError(f"max_flows={max_flows!r} must be a positive integer")
     out, warns = _core.flows(
-        _sources(source), key, timeout_ns, windows_ns, max_flows, horizon_ns, late, strict, progress
+        _sources(source), key, timeout_ns, windows_ns, max_flows, horizon_ns, late, strict, progress, mmap=mmap
     )
     _warn(warns)
     env = out.pop("envelope")
@@ -142,9 +148,9 @@ def flows(
 # ------------------------------------------------------------------------------ traffic matrix
 
 
-def _matrix(source: Any, reorder_horizon: Any, on_late: str, strict: bool, progress: Any) -> dict[str, Any]:
+def _matrix(source: Any, reorder_horizon: Any, on_late: str, strict: bool, progress: Any, mmap: bool) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    out, warns = _core.traffic_matrix(_sources(source), horizon_ns, late, strict, progress)
+    out, warns = _core.traffic_matrix(_sources(source), horizon_ns, late, strict, progress, mmap=mmap)
     _warn(warns)
     return out
 
@@ -156,12 +162,13 @@ def traffic_matrix(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
+    mmap: bool = False,
 ) -> pl.DataFrame:
     """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
     bytes column sums to the capture's total wire bytes. For throughput per pair over time, use
     ``scan(source, by="pair", bins=...)``."""
-    out = _matrix(source, reorder_horizon, on_late, strict, progress)
+    out = _matrix(source, reorder_horizon, on_late, strict, progress, mmap)
     p = out["pairs"]
     df = pl.DataFrame(
         {
@@ -184,10 +191,11 @@ def host_volumes(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
+    mmap: bool = False,
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
     heaviest sender first."""
-    out = _matrix(source, reorder_horizon, on_late, strict, progress)
+    out = _matrix(source, reorder_horizon, on_late, strict, progress, mmap)
     h = out["hosts"]
     df = pl.DataFrame(
         {
@@ -234,12 +242,13 @@ def _histograms(
     on_late: str,
     strict: bool,
     progress: Any,
+    mmap: bool,
 ) -> dict[str, Any]:
     if by is not None and by not in GROUPINGS:
         raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
     qs = [float(q) for q in (_as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES)]
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    out, warns = _core.histograms(_sources(source), by, qs, max_groups, horizon_ns, late, strict, progress)
+    out, warns = _core.histograms(_sources(source), by, qs, max_groups, horizon_ns, late, strict, progress, mmap=mmap)
     _warn(warns)
     return out
 
@@ -254,10 +263,11 @@ def sizes(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
+    mmap: bool = False,
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
     (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...)."""
-    out = _histograms(source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress)
+    out = _histograms(source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap)
     hist = pl.DataFrame(out["sizes"], schema_overrides={"group": pl.String})
     q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
         "group", "q", pl.col("size").cast(pl.UInt64).alias("value")
@@ -278,10 +288,11 @@ def gaps(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
+    mmap: bool = False,
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
     and per group of ``by``."""
-    out = _histograms(source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress)
+    out = _histograms(source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap)
     hist = pl.DataFrame(out["gaps"], schema_overrides={"group": pl.String})
     q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
         "group",
@@ -340,12 +351,13 @@ def bursts(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
+    mmap: bool = False,
 ) -> Bursts:
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
     gap_ns = parse_duration(gap, name="gap", allow_zero=True)
     qs = [float(q) for q in (_as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES)]
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    out, warns = _core.bursts(_sources(source), gap_ns, horizon_ns, late, strict, progress)
+    out, warns = _core.bursts(_sources(source), gap_ns, horizon_ns, late, strict, progress, mmap=mmap)
     _warn(warns)
     n = len(out["start_ns"])
     off = out["off_gaps_ns"]
@@ -423,6 +435,7 @@ def iterations(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
+    mmap: bool = False,
 ) -> Iterations:
     """Estimate the iteration period from the traffic and segment the trace into iterations.
 
@@ -441,7 +454,7 @@ def iterations(
     if hi <= lo:
         raise ValueError(f"max_period ({format_duration(hi)}) must exceed min_period ({format_duration(lo)})")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    out, warns = _core.iterations(_sources(source), bin_ns, lo, hi, horizon_ns, late, strict, progress)
+    out, warns = _core.iterations(_sources(source), bin_ns, lo, hi, horizon_ns, late, strict, progress, mmap=mmap)
     _warn(warns)
     n = len(out["start_ns"])
     df = pl.DataFrame(
@@ -533,6 +546,7 @@ def superpose(
     max_groups: int = DEFAULT_MAX_GROUPS,
     strict: bool = False,
     progress: ProgressCallback | None = None,
+    mmap: bool = False,
 ) -> SuperposeResult:
     """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
@@ -574,7 +588,19 @@ def superpose(
         raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.superpose(
-        srcs, offs, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, late, max_groups, strict, progress
+        srcs,
+        offs,
+        windows_ns,
+        closed,
+        rates_bps,
+        bins_ns,
+        by_names,
+        horizon_ns,
+        late,
+        max_groups,
+        strict,
+        progress,
+        mmap=mmap,
     )
     _warn(warns)
     cfg = {

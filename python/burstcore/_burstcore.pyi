@@ -53,9 +53,15 @@ class InternalError(RuntimeError): ...
 _Progress = Callable[[int, int | None], object] | None
 
 def read_table(
-    source: Any, columns: list[str] | None = None, strict: bool = False, progress: _Progress = None
+    source: Any,
+    columns: list[str] | None = None,
+    strict: bool = False,
+    progress: _Progress = None,
+    mmap: bool = False,
 ) -> tuple[list[ArrowColumn], list[str]]: ...
-def capture_info(source: Any, strict: bool = False, progress: _Progress = None) -> dict[str, Any]: ...
+def capture_info(
+    source: Any, strict: bool = False, progress: _Progress = None, mmap: bool = False
+) -> dict[str, Any]: ...
 def scan(
     sources: list[Any],
     windows_ns: list[int],
@@ -70,6 +76,7 @@ def scan(
     strict: bool = False,
     progress: _Progress = None,
     threads: int = 1,
+    mmap: bool = False,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],
@@ -94,9 +101,15 @@ def flows(
     on_late: str,
     strict: bool = False,
     progress: _Progress = None,
+    mmap: bool = False,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def traffic_matrix(
-    sources: list[Any], horizon_ns: int, on_late: str, strict: bool = False, progress: _Progress = None
+    sources: list[Any],
+    horizon_ns: int,
+    on_late: str,
+    strict: bool = False,
+    progress: _Progress = None,
+    mmap: bool = False,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def histograms(
     sources: list[Any],
@@ -107,9 +120,16 @@ def histograms(
     on_late: str,
     strict: bool = False,
     progress: _Progress = None,
+    mmap: bool = False,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def bursts(
-    sources: list[Any], gap_ns: int, horizon_ns: int, on_late: str, strict: bool = False, progress: _Progress = None
+    sources: list[Any],
+    gap_ns: int,
+    horizon_ns: int,
+    on_late: str,
+    strict: bool = False,
+    progress: _Progress = None,
+    mmap: bool = False,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def iterations(
     sources: list[Any],
@@ -120,6 +140,7 @@ def iterations(
     on_late: str,
     strict: bool = False,
     progress: _Progress = None,
+    mmap: bool = False,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def superpose(
     sources: list[Any],
@@ -134,6 +155,7 @@ def superpose(
     max_groups: int,
     strict: bool = False,
     progress: _Progress = None,
+    mmap: bool = False,
 ) -> tuple[dict[str, Any], list[str]]: ...
 
 @final

@@ -41,6 +41,7 @@ fn run<'py, T: Send>(
     py: Python<'py>,
     sources: &[Bound<'py, PyAny>],
     strict: bool,
+    mmap: bool,
     progress: Option<Py<PyAny>>,
     f: impl FnOnce(
             &mut [burstcore::capture::CaptureReader],
@@ -48,7 +49,7 @@ fn run<'py, T: Send>(
         ) -> burstcore::error::Result<T>
         + Send,
 ) -> PyResult<(T, Vec<String>)> {
-    let (mut readers, total) = open_all(py, sources, strict)?;
+    let (mut readers, total) = open_all(py, sources, strict, mmap)?;
     let mut ctl = Control::new(progress, total);
     let res = py.detach(|| f(&mut readers, &mut |d| ctl.tick(d)));
     let out = res.map_err(|e| ctl.take(e))?;
@@ -61,7 +62,7 @@ fn run<'py, T: Send>(
 
 /// Flow records as columns, plus per-flow E(τ) rows when windows are given.
 #[pyfunction]
-#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None))]
+#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
 #[allow(clippy::too_many_arguments)]
 fn flows<'py>(
     py: Python<'py>,
@@ -74,6 +75,7 @@ fn flows<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
+    mmap: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let key = match key {
@@ -97,7 +99,7 @@ fn flows<'py>(
             max_flows,
         };
         let ord = order(horizon_ns, on_late)?;
-        let ((rep, env, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+        let ((rep, env, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::flows(r, opts, &windows_ns, ord, p)
         })?;
         let d = PyDict::new(py);
@@ -136,7 +138,7 @@ fn flows<'py>(
 
 /// Bytes and packets per ordered host pair and per host (None where a packet has no address).
 #[pyfunction]
-#[pyo3(signature = (sources, horizon_ns, on_late, strict=false, progress=None))]
+#[pyo3(signature = (sources, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
 fn traffic_matrix<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
@@ -144,10 +146,11 @@ fn traffic_matrix<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
+    mmap: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let ord = order(horizon_ns, on_late)?;
-        let ((m, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+        let ((m, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::traffic_matrix(r, ord, p)
         })?;
         let pairs = PyDict::new(py);
@@ -270,7 +273,7 @@ impl HistCols {
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None))]
+#[pyo3(signature = (sources, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
 #[allow(clippy::too_many_arguments)]
 fn histograms<'py>(
     py: Python<'py>,
@@ -282,6 +285,7 @@ fn histograms<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
+    mmap: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
@@ -291,7 +295,7 @@ fn histograms<'py>(
         }
         let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
         let ord = order(horizon_ns, on_late)?;
-        let ((h, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+        let ((h, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::histograms(r, by, max_groups, ord, p)
         })?;
         let mut cols = HistCols::new();
@@ -336,7 +340,8 @@ fn histograms<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None))]
+#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
+#[allow(clippy::too_many_arguments)]
 fn bursts<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
@@ -345,10 +350,11 @@ fn bursts<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
+    mmap: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let ord = order(horizon_ns, on_late)?;
-        let ((rep, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+        let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::bursts(r, gap_ns, ord, p)
         })?;
         let b = &rep.bursts;
@@ -366,7 +372,7 @@ fn bursts<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None))]
+#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
 #[allow(clippy::too_many_arguments)]
 fn iterations<'py>(
     py: Python<'py>,
@@ -378,6 +384,7 @@ fn iterations<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
+    mmap: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         if bin_ns <= 0 || min_period_ns < 0 || max_period_ns <= min_period_ns {
@@ -392,7 +399,7 @@ fn iterations<'py>(
             ..IterationOptions::default()
         };
         let ord = order(horizon_ns, on_late)?;
-        let ((rep, acc), warnings) = run(py, &sources, strict, progress, |r, p| {
+        let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::iterations(r, opts, ord, p)
         })?;
         let it = &rep.iterations;
@@ -415,7 +422,7 @@ fn iterations<'py>(
 
 /// Scan of the exact merge (in `scan`'s output layout) plus each capture's aggregate E(τ).
 #[pyfunction]
-#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None))]
+#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=false))]
 #[allow(clippy::too_many_arguments)]
 fn superpose<'py>(
     py: Python<'py>,
@@ -431,13 +438,14 @@ fn superpose<'py>(
     max_groups: usize,
     strict: bool,
     progress: Option<Py<PyAny>>,
+    mmap: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let cfg = config(
             windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
         )?;
         let ord = order(horizon_ns, on_late)?;
-        let (sp, warnings) = run(py, &sources, strict, progress, |r, p| {
+        let (sp, warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::superpose(r, &offsets_ns, cfg, ord, p)
         })?;
         let (mut src, mut win, mut bytes, mut pk) =

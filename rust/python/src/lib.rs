@@ -69,9 +69,10 @@ impl Control {
     }
 }
 
-fn read_options(strict: bool) -> ReadOptions {
+fn read_options(strict: bool, mmap: bool) -> ReadOptions {
     ReadOptions {
         strict,
+        mmap,
         ..Default::default()
     }
 }
@@ -80,6 +81,7 @@ fn open_all(
     py: Python<'_>,
     sources: &[Bound<'_, PyAny>],
     strict: bool,
+    mmap: bool,
 ) -> PyResult<(Vec<CaptureReader>, Option<u64>)> {
     let mut readers = Vec::with_capacity(sources.len());
     let mut total = Some(0u64);
@@ -90,7 +92,7 @@ fn open_all(
             _ => None,
         };
         let reader = py
-            .detach(|| CaptureReader::new(input, read_options(strict)))
+            .detach(|| CaptureReader::new(input, read_options(strict, mmap)))
             .map_err(to_py)?;
         readers.push(reader);
     }
@@ -100,16 +102,17 @@ fn open_all(
 /// Read packets into columns, each handed over as an Arrow array (see `arrow`): each wanted
 /// column once, in the order first asked for.
 #[pyfunction]
-#[pyo3(signature = (source, columns=None, strict=false, progress=None))]
+#[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=false))]
 fn read_table<'py>(
     py: Python<'py>,
     source: Bound<'py, PyAny>,
     columns: Option<Vec<String>>,
     strict: bool,
     progress: Option<Py<PyAny>>,
+    mmap: bool,
 ) -> PyResult<(Vec<arrow::ArrowColumn>, Vec<String>)> {
     guard(py, || {
-        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict)?;
+        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(progress, total);
         let res = py.detach(|| {
@@ -170,15 +173,16 @@ fn resolution_str(r: TsResolution) -> String {
 
 /// A capinfos-like summary as a plain dict.
 #[pyfunction]
-#[pyo3(signature = (source, strict=false, progress=None))]
+#[pyo3(signature = (source, strict=false, progress=None, mmap=false))]
 fn capture_info<'py>(
     py: Python<'py>,
     source: Bound<'py, PyAny>,
     strict: bool,
     progress: Option<Py<PyAny>>,
+    mmap: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
-        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict)?;
+        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(progress, total);
         let inf = py
@@ -202,6 +206,7 @@ fn capture_info<'py>(
             }
         }
         d.set_item("compression", reader.compression().name())?;
+        d.set_item("mapped", reader.is_mapped())?;
         let sections = PyList::empty(py);
         for s in reader.sections() {
             let sd = PyDict::new(py);
@@ -426,7 +431,7 @@ pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bou
 
 /// One pass over one or more captures (merged in timestamp order).
 #[pyfunction]
-#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1))]
+#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=false))]
 #[allow(clippy::too_many_arguments)]
 fn scan<'py>(
     py: Python<'py>,
@@ -443,13 +448,14 @@ fn scan<'py>(
     strict: bool,
     progress: Option<Py<PyAny>>,
     threads: usize,
+    mmap: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let cfg = config(
             windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
         )?;
         let size = SizeKind::parse(size).map_err(to_py)?;
-        let (mut readers, total) = open_all(py, &sources, strict)?;
+        let (mut readers, total) = open_all(py, &sources, strict, mmap)?;
         let mut ctl = Control::new(progress, total);
         let res = py.detach(|| {
             pipeline::scan_threads(&mut readers, cfg, size, threads.max(1), &mut |d| {

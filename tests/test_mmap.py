@@ -1,0 +1,170 @@
+"""``mmap=True`` (reading plain files through a memory mapping) changes nothing but speed: every
+function gives the same frames, warnings and errors as the default buffered read, which is the
+oracle here; what cannot be mapped (compressed files, bytes, file objects) is read normally; the
+``--mmap`` flag of the command line gives the same output as without it."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from polars.testing import assert_frame_equal
+
+import burstcore
+from burstcore import cli
+from tests import oracles
+
+BASE = 1_700_000_000_000_000_000
+KW: dict[str, Any] = {
+    "windows": ["1us", "100us", "5ms"],
+    "rates": ["1Gbps", "10Gbps"],
+    "bins": ["1ms"],
+    "by": ["all", "pair", "flow"],
+}
+
+
+def generated(n: int = 3000, fmt: str = "pcapng") -> bytes:
+    ts, frames = [], []
+    t = BASE
+    for k in range(n):
+        t += 700 + (k * 7919) % 40_000
+        src, dst = f"10.0.0.{1 + k % 3}", f"10.0.0.{4 + k % 2}"
+        frames.append(oracles.eth_ipv4_udp(src, dst, 5000 + k % 4, 6000, payload=60 + (k * 31) % 1400))
+        ts.append(t)
+    return oracles.capture(ts, [len(f) for f in frames], fmt=fmt, frames=frames)
+
+
+def outcome(call: Any) -> tuple[str, Any, list[str]]:
+    """What a call gives: ('ok', value, warnings) or ('error', (type, offset, message), warnings)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = call()
+        except burstcore.CaptureError as e:
+            return "error", (type(e).__name__, e.offset, str(e)), [str(w.message) for w in caught]
+    return "ok", value, [str(w.message) for w in caught]
+
+
+def assert_same_scan(path: str, **kw: Any) -> None:
+    a = outcome(lambda: burstcore.scan(path, **KW, **kw))
+    b = outcome(lambda: burstcore.scan(path, **KW, mmap=True, **kw))
+    assert a[0] == b[0] and a[2] == b[2], path
+    if a[0] == "error":
+        assert a[1] == b[1], path
+        return
+    for name in ("envelope", "backlog", "series", "groups", "summary"):
+        assert_frame_equal(getattr(a[1], name), getattr(b[1], name))
+
+
+def assert_same_read(path: str) -> None:
+    a = outcome(lambda: burstcore.read_packets(path))
+    b = outcome(lambda: burstcore.read_packets(path, mmap=True))
+    assert a[0] == b[0] and a[2] == b[2], path
+    if a[0] == "error":
+        assert a[1] == b[1], path
+    else:
+        assert_frame_equal(a[1], b[1])
+    a = outcome(lambda: burstcore.info(path))
+    b = outcome(lambda: burstcore.info(path, mmap=True))
+    assert a[0] == b[0] and a[2] == b[2], path
+    if a[0] == "error":
+        assert a[1] == b[1], path
+    else:
+        da, db = a[1].to_dict(), b[1].to_dict()
+        assert da.pop("mapped") is False
+        db.pop("mapped")
+        assert da == db, path
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+def test_generated_capture_same_with_and_without_mmap(tmp_path: Path, fmt: str) -> None:
+    p = tmp_path / f"gen.{fmt}"
+    p.write_bytes(generated(fmt=fmt))
+    assert burstcore.info(str(p), mmap=True).details["mapped"] is True
+    for threads in (1, 2):
+        assert_same_scan(str(p), threads=threads)
+    assert_same_read(str(p))
+    for fn in (burstcore.flows, burstcore.traffic_matrix, burstcore.sizes, burstcore.bursts):
+        a, b = fn(str(p)), fn(str(p), mmap=True)  # type: ignore[operator]
+        if hasattr(a, "equals"):
+            assert_frame_equal(a, b)
+        else:
+            assert repr(a) == repr(b)
+
+
+def test_damaged_copies_give_the_same_warnings_and_errors(tmp_path: Path) -> None:
+    good = generated(500)
+    # Cut inside a block (a warning; an error with strict), a corrupt block length (an error at
+    # its offset), and bytes that are not a capture at all.
+    bad_len = bytearray(good)
+    second_block = int.from_bytes(good[4:8], "little")  # the section header's length
+    bad_len[second_block + 4 : second_block + 8] = (13).to_bytes(4, "little")
+    cases = {"cut": good[: len(good) - 37], "badlen": bytes(bad_len), "junk": b"\x42" * 4096}
+    for name, data in cases.items():
+        p = tmp_path / f"{name}.pcapng"
+        p.write_bytes(data)
+        assert_same_read(str(p))
+        assert_same_scan(str(p))
+        assert_same_scan(str(p), strict=True)
+    kinds = [outcome(lambda n=n: burstcore.read_packets(str(tmp_path / f"{n}.pcapng"), mmap=True)) for n in cases]
+    assert kinds[0][0] == "ok" and kinds[0][2]  # the cut: packets and a warning
+    assert kinds[1][0] == "error" and kinds[1][1][0] == "CorruptCaptureError" and kinds[1][1][1] == second_block
+    assert kinds[2][0] == "error" and kinds[2][1][0] == "NotACaptureError"
+
+
+def test_what_cannot_be_mapped_is_read_normally(tmp_path: Path) -> None:
+    data = generated(800)
+    gz = tmp_path / "gen.pcapng.gz"
+    gz.write_bytes(gzip.compress(data))
+    want = burstcore.scan(data, **KW)
+    for src in (str(gz), data, io.BytesIO(data)):
+        got = burstcore.scan(src, **KW, mmap=True)
+        for name in ("envelope", "backlog", "series", "groups", "summary"):
+            assert_frame_equal(getattr(got, name), getattr(want, name))
+    assert burstcore.info(str(gz), mmap=True).details["mapped"] is False
+
+
+def corpus_files() -> list[Path]:
+    root = os.environ.get("BURSTCORE_SHARED")
+    if not root:
+        pytest.skip("BURSTCORE_SHARED not set")
+    files = sorted(p for p in (Path(root) / "corpus").rglob("*") if p.suffix in (".pcap", ".pcapng", ".cap"))
+    assert files, f"no captures under {root}/corpus"
+    # A spread of the corpus (valid, truncated and broken files) rather than all of it.
+    return files[::25]
+
+
+def test_corpus_files_same_with_and_without_mmap() -> None:
+    files = corpus_files()
+    for f in files:
+        assert_same_read(str(f))
+        assert_same_scan(str(f), on_late="drop")
+
+
+def test_cli_mmap_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "gen.pcapng"
+    p.write_bytes(generated())
+    args = ["scan", str(p), "--windows", "1us,5ms", "--rates", "10Gbps", "--by", "all,pair", "-q"]
+    outs = []
+    for extra in ([], ["--mmap"]):
+        out = tmp_path / f"r{len(extra)}.json"
+        assert cli.main([*args, *extra, "-o", str(out)]) == 0
+        outs.append(json.loads(out.read_text()))
+    assert outs[0] == outs[1] and outs[0]["envelope"]
+    docs = []
+    for extra in ([], ["--mmap"]):
+        assert cli.main(["info", str(p), "--json", "-q", *extra]) == 0
+        docs.append(json.loads(capsys.readouterr().out)[0])
+    assert (docs[0].pop("mapped"), docs[1].pop("mapped")) == (False, True)
+    assert docs[0] == docs[1]
+    for cmd in ("info", "scan", "plot", "report"):
+        with pytest.raises(SystemExit):
+            cli.main([cmd, "--help"])
+        helptext = capsys.readouterr().out
+        assert "--mmap" in helptext and "SIGBUS" in helptext, cmd
