@@ -32,8 +32,16 @@ impl Backing {
     }
 }
 
+/// How far ahead of the framing a mapping's cache lines are prefetched: about the bytes framed
+/// while a line comes from memory (of 4, 16 and 64 KiB, 16 was fastest on the full-frame benchmark
+/// capture).
+const PREFETCH: usize = 16 << 10;
+const LINE: usize = 64;
+
 pub(crate) struct Buffer {
     data: Backing,
+    /// A mapping's bytes before this offset were prefetched.
+    prefetched: usize,
     /// First unconsumed byte.
     start: usize,
     /// End of the valid bytes.
@@ -48,6 +56,7 @@ impl Buffer {
     pub(crate) fn new(reader: Box<dyn Read + Send>, capacity: usize) -> Self {
         Buffer {
             data: Backing::Heap(vec![0; capacity.max(64)]),
+            prefetched: 0,
             start: 0,
             end: 0,
             base: 0,
@@ -61,6 +70,7 @@ impl Buffer {
         let end = map.len();
         Buffer {
             data: Backing::Mapped(map),
+            prefetched: 0,
             start: 0,
             end,
             base: 0,
@@ -107,6 +117,11 @@ impl Buffer {
     #[inline]
     pub(crate) fn consume(&mut self, n: usize) {
         self.start = self.start.saturating_add(n).min(self.end);
+        if let Backing::Mapped(map) = &self.data {
+            if self.start + PREFETCH > self.prefetched {
+                self.prefetched = prefetch_ahead(map, self.start, self.prefetched);
+            }
+        }
     }
 
     /// The source is exhausted (or failed in a way that ends it).
@@ -164,6 +179,32 @@ impl Buffer {
         }
         Ok(true)
     }
+}
+
+/// Prefetch the cache lines of `map` from `done` up to `PREFETCH` bytes past `start`; returns the
+/// new end. Framing chases record lengths through the file, one dependent load per record: from a
+/// mapping each would wait for memory (the hardware prefetcher stops at page boundaries), where
+/// `read()` has just streamed the bytes through the cache. Measured: without this the mapping was
+/// up to 25 % slower than `read()` on snaplen-128 captures; with it, as fast or faster.
+fn prefetch_ahead(map: &Mmap, start: usize, done: usize) -> usize {
+    let to = start.saturating_add(PREFETCH).min(map.len());
+    let mut at = done;
+    while at < to {
+        prefetch(map.as_ptr().wrapping_add(at));
+        at += LINE;
+    }
+    at.max(done)
+}
+
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    // SAFETY: a prefetch is a hint that never faults, whatever the address.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 fn free_len(data: &[u8], end: usize) -> usize {
