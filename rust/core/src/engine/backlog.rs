@@ -149,7 +149,7 @@ impl<Q: Scaled> Lane<Q> {
     /// Close the busy period from `start` whose last packet, at `last`, left the queue `q`;
     /// returns the longest period's length. Called only for periods that may be the longest.
     #[cold]
-    #[inline(never)]
+    #[inline(always)]
     fn close(&mut self, start: i64, last: i64, q: Q) -> i64 {
         // ⌈q/r⌉ ≤ (q >> shift) + 1 bounds the length without a division.
         let bound = last
@@ -183,64 +183,49 @@ impl<Q: Scaled> Lane<Q> {
             (self.q, self.start_ns, self.best_q, self.peak_ns);
         // Never negative.
         let mut longest = self.longest_ns as u64;
+        let mut out = Ok(());
         let mut i = 0;
-        let out = loop {
-            // The inner loop makes no call, so its state stays in registers; it stops at the
-            // rare packets that need more than the recursion.
-            let stop = loop {
-                let Some(h) = held.get(i) else {
-                    break None;
-                };
-                // Sorted input: ts ≥ last, so the wrapped difference is the exact one.
-                let dt = h.ts.wrapping_sub(last) as u64;
-                let served = Q::served(rate, dt, dcap);
-                let rem = q.saturating_sub(served);
-                let Some(next) = Q::add(rem, Q::work(h.val)) else {
-                    break Some(Err(i));
-                };
-                let empty = rem == Q::ZERO;
-                // A busy period that may beat the longest (a bound without division): rare, so
-                // tested first, while whether a period ends here follows the traffic. Such a
-                // period is measured exactly out of this loop.
-                let bound = (last.wrapping_sub(start) as u64).saturating_add(q.drain_bound(shift));
-                if bound > longest {
-                    // The queue had work and all of it is served by `ts`: the period ends.
-                    if q.wrapping_sub_one() < served {
-                        break Some(Ok(next));
-                    }
-                }
-                start = if empty { h.ts } else { start };
-                q = next;
-                if q > best {
-                    best = q;
-                    peak = h.ts;
-                }
-                last = h.ts;
-                i += 1;
-            };
-            match stop {
-                None => break Ok(()),
-                Some(Err(i)) => break Err(i),
-                Some(Ok(next)) => {
-                    let ts = held[i].ts;
-                    longest = self.close(start, last, q) as u64;
-                    start = ts;
-                    q = next;
-                    if q > best {
-                        best = q;
-                        peak = ts;
-                    }
-                    last = ts;
-                    i += 1;
-                }
+        while let Some(h) = held.get(i) {
+            // Sorted input: ts ≥ last, so the wrapped difference is the exact one.
+            let dt = h.ts.wrapping_sub(last) as u64;
+            let served = Q::served(rate, dt, dcap);
+            // A busy period that may beat the longest (a bound without division): rare, so
+            // tested first, while whether a period ends here follows the traffic.
+            let bound = (last.wrapping_sub(start) as u64).saturating_add(q.drain_bound(shift));
+            if bound > longest && q.wrapping_sub_one() < served {
+                // The queue had work and all of it is served by `ts`: the period ends. With it
+                // closed, the packet finds an empty queue, as the loop then takes it (again).
+                longest = self.close(start, last, q) as u64;
+                q = Q::ZERO;
+                continue;
             }
-        };
+            let rem = q.saturating_sub(served);
+            let Some(next) = Q::add(rem, Q::work(h.val)) else {
+                out = Err(i);
+                break;
+            };
+            start = if rem == Q::ZERO { h.ts } else { start };
+            q = next;
+            if q > best {
+                // Rare once the queue has had its bursts: a branch, not two conditional moves.
+                (best, peak) = record(q, h.ts);
+            }
+            last = h.ts;
+            i += 1;
+        }
         self.q = q;
         self.start_ns = start;
         self.best_q = best;
         self.peak_ns = peak;
         out
     }
+}
+
+/// A new maximum (out of line, to mark the branch unlikely).
+#[cold]
+#[inline(always)]
+fn record<Q>(q: Q, ts: i64) -> (Q, i64) {
+    (q, ts)
 }
 
 impl Lane<u64> {
