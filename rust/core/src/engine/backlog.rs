@@ -27,6 +27,11 @@ const BATCH: usize = 256;
 /// which is what keeps the per-packet loop short (see [`Lane::dcap`]); a group whose queue (or a
 /// packet's work) leaves that range moves to u128 for good.
 const NARROW_LIMIT: u64 = 1 << 63;
+/// The largest packet whose work the u64 lanes take (below NARROW_LIMIT).
+const NARROW_SIZE: u64 = (NARROW_LIMIT - 1) / BACKLOG_SCALE;
+/// The u64 lanes see groups spanning less than this (146 years): a busy period's span plus its
+/// drain bound then fits a u64 without a saturating add.
+const SPAN_LIMIT: u64 = 1 << 62;
 
 trait Scaled: Copy + Ord + std::fmt::Debug {
     const ZERO: Self;
@@ -41,6 +46,8 @@ trait Scaled: Copy + Ord + std::fmt::Debug {
     fn wrapping_sub_one(self) -> Self;
     /// An upper bound of ⌈self / r⌉ for any r ≥ 2^shift.
     fn drain_bound(self, shift: u32) -> u64;
+    /// `span + drain` for a span of a busy period and a [`Scaled::drain_bound`], or more.
+    fn bound(span: u64, drain: u64) -> u64;
     fn wide(self) -> u128;
 }
 
@@ -74,6 +81,11 @@ impl Scaled for u64 {
         (self >> shift) + 1
     }
     #[inline(always)]
+    fn bound(span: u64, drain: u64) -> u64 {
+        // The u64 lanes see spans below 2⁶² (SPAN_LIMIT) and queues below 2⁶³: no wrap.
+        span + drain
+    }
+    #[inline(always)]
     fn wide(self) -> u128 {
         u128::from(self)
     }
@@ -105,6 +117,10 @@ impl Scaled for u128 {
     #[inline(always)]
     fn drain_bound(self, shift: u32) -> u64 {
         u64::try_from(self >> shift).map_or(u64::MAX, |d| d.saturating_add(1))
+    }
+    #[inline(always)]
+    fn bound(span: u64, drain: u64) -> u64 {
+        span.saturating_add(drain)
     }
     #[inline(always)]
     fn wide(self) -> u128 {
@@ -191,7 +207,7 @@ impl<Q: Scaled> Lane<Q> {
             let served = Q::served(rate, dt, dcap);
             // A busy period that may beat the longest (a bound without division): rare, so
             // tested first, while whether a period ends here follows the traffic.
-            let bound = (last.wrapping_sub(start) as u64).saturating_add(q.drain_bound(shift));
+            let bound = Q::bound(last.wrapping_sub(start) as u64, q.drain_bound(shift));
             if bound > longest && q.wrapping_sub_one() < served {
                 // The queue had work and all of it is served by `ts`: the period ends. With it
                 // closed, the packet finds an empty queue, as the loop then takes it (again).
@@ -305,7 +321,8 @@ pub(crate) struct Backlog {
     lanes: Lanes,
     /// Packets the lanes have not seen yet.
     held: Vec<Held>,
-    /// The latest packet the lanes have seen (valid once `seen`).
+    /// The first packet, and the latest one the lanes have seen (valid once `seen`).
+    first_ns: i64,
     last_ns: i64,
     rates: Vec<u64>,
     seen: bool,
@@ -317,6 +334,7 @@ impl Backlog {
         Backlog {
             lanes: Lanes::Narrow(Vec::new()),
             held: Vec::new(),
+            first_ns: 0,
             last_ns: 0,
             rates: rates_bps.to_vec(),
             seen: false,
@@ -330,13 +348,15 @@ impl Backlog {
             self.first(ts);
         }
         let val = match &self.lanes {
-            Lanes::Narrow(_) => match size.checked_mul(BACKLOG_SCALE) {
-                Some(work) if work < NARROW_LIMIT => work,
-                _ => {
-                    self.widen();
-                    size
-                }
-            },
+            Lanes::Narrow(_)
+                if size <= NARROW_SIZE && (ts.wrapping_sub(self.first_ns) as u64) < SPAN_LIMIT =>
+            {
+                size * BACKLOG_SCALE
+            }
+            Lanes::Narrow(_) => {
+                self.widen();
+                size
+            }
             Lanes::Wide(_) => size,
         };
         self.held.push(Held { ts, val });
@@ -348,12 +368,13 @@ impl Backlog {
     #[cold]
     fn first(&mut self, ts: i64) {
         self.seen = true;
+        self.first_ns = ts;
         self.last_ns = ts;
         // The queue is empty before the first packet: Q₁ = L₁ is the recursion from Q₀ = 0.
         self.lanes = Lanes::Narrow(self.rates.iter().map(|&r| Lane::new(r, ts)).collect());
     }
 
-    /// A packet's work does not fit a u64: every lane moves to u128.
+    /// A packet's work, or the group's span, is beyond the u64 lanes: every lane moves to u128.
     #[cold]
     #[inline(never)]
     fn widen(&mut self) {
