@@ -324,6 +324,9 @@ pub(crate) struct Backlog {
     /// The first packet, and the latest one the lanes have seen (valid once `seen`).
     first_ns: i64,
     last_ns: i64,
+    /// Packets before this time may enter the u64 lanes without further checks (i64::MIN
+    /// before the first packet, with u128 lanes, or without rates: no packet may).
+    narrow_end: i64,
     rates: Vec<u64>,
     seen: bool,
 }
@@ -336,6 +339,7 @@ impl Backlog {
             held: Vec::new(),
             first_ns: 0,
             last_ns: 0,
+            narrow_end: i64::MIN,
             rates: rates_bps.to_vec(),
             seen: false,
         }
@@ -344,24 +348,40 @@ impl Backlog {
     /// Add a packet; packets must come in timestamp order.
     #[inline]
     pub(crate) fn push(&mut self, ts: i64, size: u64) {
-        if !self.seen {
-            self.first(ts);
+        // One comparison each for the common case: u64 lanes, a size and a time they take.
+        if size <= NARROW_SIZE && ts < self.narrow_end {
+            self.hold(ts, size * BACKLOG_SCALE);
+        } else {
+            self.push_other(ts, size);
         }
-        let val = match &self.lanes {
-            Lanes::Narrow(_)
-                if size <= NARROW_SIZE && (ts.wrapping_sub(self.first_ns) as u64) < SPAN_LIMIT =>
-            {
-                size * BACKLOG_SCALE
-            }
-            Lanes::Narrow(_) => {
-                self.widen();
-                size
-            }
-            Lanes::Wide(_) => size,
-        };
+    }
+
+    #[inline(always)]
+    fn hold(&mut self, ts: i64, val: u64) {
         self.held.push(Held { ts, val });
         if self.held.len() >= BATCH {
             self.catch_up();
+        }
+    }
+
+    /// The first packet, a packet the u64 lanes cannot take, or any packet of u128 lanes.
+    #[cold]
+    #[inline(never)]
+    fn push_other(&mut self, ts: i64, size: u64) {
+        if self.rates.is_empty() {
+            return;
+        }
+        if !self.seen {
+            self.first(ts);
+        }
+        let narrow = size <= NARROW_SIZE && (ts.wrapping_sub(self.first_ns) as u64) < SPAN_LIMIT;
+        match &self.lanes {
+            Lanes::Narrow(_) if narrow => self.hold(ts, size * BACKLOG_SCALE),
+            Lanes::Narrow(_) => {
+                self.widen();
+                self.hold(ts, size);
+            }
+            Lanes::Wide(_) => self.hold(ts, size),
         }
     }
 
@@ -370,6 +390,8 @@ impl Backlog {
         self.seen = true;
         self.first_ns = ts;
         self.last_ns = ts;
+        // Where SPAN_LIMIT ends, or earlier (then `push_other` takes the packets in between).
+        self.narrow_end = ts.saturating_add(SPAN_LIMIT as i64);
         // The queue is empty before the first packet: Q₁ = L₁ is the recursion from Q₀ = 0.
         self.lanes = Lanes::Narrow(self.rates.iter().map(|&r| Lane::new(r, ts)).collect());
     }
@@ -382,6 +404,7 @@ impl Backlog {
         if let Lanes::Narrow(lanes) = &self.lanes {
             self.lanes = Lanes::Wide(lanes.iter().map(Lane::widen).collect());
         }
+        self.narrow_end = i64::MIN;
     }
 
     /// Run the lanes over the held packets.
@@ -391,6 +414,10 @@ impl Backlog {
             self.lanes.run(self.last_ns, &self.held);
             self.last_ns = last;
             self.held.clear();
+            if let Lanes::Wide(_) = self.lanes {
+                // A queue outgrew the u64 lanes: packets are held as sizes from now on.
+                self.narrow_end = i64::MIN;
+            }
         }
     }
 
@@ -1225,6 +1252,9 @@ mod lindley_tests {
                 &reads,
                 &format!("round {round}, style {style}, n {n}, rates {rates:?}"),
             );
+            if round % 100 == 0 {
+                check(&[], &packets, &reads, "no rates");
+            }
         }
     }
 
