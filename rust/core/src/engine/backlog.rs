@@ -5,6 +5,11 @@
 //! holds 2⁹⁷ per packet of 2⁶⁴ bytes, so it only saturates after 2³¹ such packets in one busy
 //! period. The byte value is rounded to f64 once, at the end.
 //!
+//! Speed: [`Backlog`] holds packets and runs the rates over them one rate at a time (a lane per
+//! rate), in u64 while the queue stays below 2⁶³ (1.15 GB) and the group spans less than 2⁶² ns,
+//! else in u128 for good. The results are those of the per-packet u128 recursion, bit for bit
+//! (tested against it). [`ChunkBacklog`] still runs the per-packet u128 recursion.
+//!
 //! Busy periods: a packet that finds the queue empty (everything before it fully served at or
 //! before its arrival) and is not empty itself starts a busy period. The period ends at the exact
 //! instant its last packet's queue is served, `t_last + Q_last/r`; the reported length is
