@@ -356,7 +356,7 @@ impl Backlog {
         // One comparison each for the common case: u64 lanes, a size and a time they take.
         if size <= NARROW_SIZE && ts < self.narrow_end {
             self.hold(ts, size * BACKLOG_SCALE);
-        } else {
+        } else if !self.rates.is_empty() {
             self.push_other(ts, size);
         }
     }
@@ -369,13 +369,11 @@ impl Backlog {
         }
     }
 
-    /// The first packet, a packet the u64 lanes cannot take, or any packet of u128 lanes.
+    /// The first packet, a packet the u64 lanes cannot take, or any packet of u128 lanes (with
+    /// at least one rate: without, nothing is held).
     #[cold]
     #[inline(never)]
     fn push_other(&mut self, ts: i64, size: u64) {
-        if self.rates.is_empty() {
-            return;
-        }
         if !self.seen {
             self.first(ts);
         }
