@@ -27,6 +27,9 @@ pub const BACKLOG_SCALE: u64 = 8_000_000_000;
 /// pattern instead of eight rates' interleaved ones. The buffer grows with the group (a group of
 /// a few packets holds a few), so it costs at most 16 bytes × BATCH per group.
 const BATCH: usize = 256;
+/// The batch of a group among many (a grouping by key): a flow scan may hold a million groups,
+/// and 32 packets (512 bytes) each keep most of the batching's gain at an eighth of the memory.
+pub(crate) const KEYED_BATCH: usize = 32;
 
 /// The integer the scaled queue is kept in. A u64 queue is kept below 2⁶³ (1.15 GB of backlog),
 /// which is what keeps the per-packet loop short (see [`Lane::dcap`]); a group whose queue (or a
@@ -334,12 +337,20 @@ pub(crate) struct Backlog {
     narrow_end: i64,
     rates: Vec<u64>,
     seen: bool,
+    /// Packets held at most (see [`BATCH`], [`KEYED_BATCH`]).
+    batch: usize,
 }
 
 impl Backlog {
     /// `rates_bps` must be positive (the scanner ensures it).
     pub(crate) fn new(rates_bps: &[u64]) -> Self {
+        Self::with_batch(rates_bps, BATCH)
+    }
+
+    /// [`Backlog::new`] holding at most `batch` packets (≥ 1) before the rates catch up.
+    pub(crate) fn with_batch(rates_bps: &[u64], batch: usize) -> Self {
         Backlog {
+            batch: batch.max(1),
             lanes: Lanes::Narrow(Vec::new()),
             held: Vec::new(),
             first_ns: 0,
@@ -364,7 +375,7 @@ impl Backlog {
     #[inline(always)]
     fn hold(&mut self, ts: i64, val: u64) {
         self.held.push(Held { ts, val });
-        if self.held.len() >= BATCH {
+        if self.held.len() >= self.batch {
             self.catch_up();
         }
     }
@@ -1195,7 +1206,25 @@ mod lindley_tests {
 
     /// Push `packets`, reading rows and exact values at the `reads` positions and at the end.
     fn check(rates: &[u64], packets: &[(i64, u64)], reads: &[usize], ctx: &str) {
-        let mut got = Backlog::new(rates);
+        for batch in [BATCH, KEYED_BATCH] {
+            check_batch(
+                rates,
+                packets,
+                reads,
+                batch,
+                &format!("{ctx}, batch {batch}"),
+            );
+        }
+    }
+
+    fn check_batch(
+        rates: &[u64],
+        packets: &[(i64, u64)],
+        reads: &[usize],
+        batch: usize,
+        ctx: &str,
+    ) {
+        let mut got = Backlog::with_batch(rates, batch);
         let mut want = Reference::new(rates);
         for (i, &(t, s)) in packets.iter().enumerate() {
             if reads.contains(&i) {

@@ -4,7 +4,7 @@
 //! header, no RoCEv2 header, ...) go to `GroupKey::None`. The aggregate grouping needs no key at
 //! all and takes a path without hashing.
 
-use super::backlog::Backlog;
+use super::backlog::{Backlog, KEYED_BATCH};
 use super::envelope::Envelope;
 use super::series::Series;
 use super::{Arrival, BacklogRow, By, Closure, EnvelopeRow, GroupKey, GroupSummary, SeriesRow};
@@ -183,10 +183,15 @@ pub(crate) struct Metrics {
 }
 
 impl GroupState {
-    fn new(m: &Metrics) -> Self {
+    /// `keyed`: one group among many (see [`KEYED_BATCH`]).
+    fn new(m: &Metrics, keyed: bool) -> Self {
         GroupState {
             envelope: Envelope::new(&m.windows_ns, m.closure),
-            backlog: Backlog::new(&m.rates_bps),
+            backlog: if keyed {
+                Backlog::with_batch(&m.rates_bps, KEYED_BATCH)
+            } else {
+                Backlog::new(&m.rates_bps)
+            },
             series: Series::new(&m.bins_ns),
             packets: 0,
             bytes: 0,
@@ -369,7 +374,7 @@ impl std::fmt::Debug for FxHasher {
 impl Grouping {
     pub(crate) fn new(by: By, metrics: &Metrics, max_groups: usize) -> Self {
         match by {
-            By::All => Grouping::All(Box::new(GroupState::new(metrics))),
+            By::All => Grouping::All(Box::new(GroupState::new(metrics, false))),
             _ => Grouping::Keyed(Slots::new(by, max_groups)),
         }
     }
@@ -393,7 +398,9 @@ impl Grouping {
     ) -> Result<()> {
         match self {
             Grouping::All(state) => state.push(ts_ns, size),
-            Grouping::Keyed(k) => k.get(key(), || GroupState::new(metrics))?.push(ts_ns, size),
+            Grouping::Keyed(k) => k
+                .get(key(), || GroupState::new(metrics, true))?
+                .push(ts_ns, size),
         }
         Ok(())
     }
