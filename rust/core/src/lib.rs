@@ -22,6 +22,8 @@ pub mod packet;
 pub mod parallel;
 pub mod pipeline;
 pub mod table;
+#[cfg(test)]
+mod test_rng;
 pub mod wire;
 pub mod writer;
 

@@ -7,20 +7,7 @@ use crate::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 
 type Row = (u64, Option<i64>, u32, u32, Vec<u8>);
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::test_rng::Rng;
 
 fn sequential(path: &Path) -> Vec<Row> {
     let input = crate::input::open_path(path).expect("open");
