@@ -50,7 +50,12 @@ pub fn options(h: u64) -> ReadOptions {
     } else {
         Limits::default()
     };
-    ReadOptions { strict, limits }
+    // In-memory bytes are never mapped: the mapping needs a path (and is tested elsewhere).
+    ReadOptions {
+        strict,
+        limits,
+        ..ReadOptions::default()
+    }
 }
 
 pub fn open(bytes: Vec<u8>, opts: ReadOptions) -> Result<CaptureReader, burstcore::Error> {
