@@ -605,9 +605,19 @@ impl ChunkQueue {
         budget: &mut usize,
     ) -> Option<()> {
         if let Some(start) = self.busy_start.take() {
-            let len = busy_len(start, self.last_ns, self.q, self.rate);
             if let Some(last) = self.instants.last_mut() {
-                last.best = longer(last.best, Some((len, start)));
+                // At high rates the queue empties at nearly every packet and its periods are
+                // short: a bound without the division (a rate is at least 2^⌊log2 rate⌋) rules
+                // most of them out; only a period that may be the longest is measured exactly.
+                let bound =
+                    u128::from(self.last_ns.abs_diff(start)) + (self.q >> self.rate.ilog2()) + 1;
+                if last
+                    .best
+                    .is_none_or(|(len, _)| bound >= len.unsigned_abs().into())
+                {
+                    let len = busy_len(start, self.last_ns, self.q, self.rate);
+                    last.best = longer(last.best, Some((len, start)));
+                }
             }
         }
         self.fold_segment()?;
