@@ -9,20 +9,8 @@ use burstcore::writer::frames::TcpSegment;
 use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use std::path::{Path, PathBuf};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+mod engine_util;
+use engine_util::Rng;
 
 fn temp_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("burstcore-chunked-{}", std::process::id()));

@@ -16,19 +16,8 @@ use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+mod engine_util;
+use engine_util::Rng;
 
 fn temp_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("burstcore-mmap-{}", std::process::id()));

@@ -21,31 +21,8 @@ use std::sync::Mutex;
 const TSHARK: &str = "/usr/bin/tshark";
 const CAPINFOS: &str = "/usr/bin/capinfos";
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // SplitMix64
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-    fn bytes_below(&mut self, max: u64) -> Vec<u8> {
-        let n = self.below(max) as usize;
-        self.bytes(n)
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+mod engine_util;
+use engine_util::Rng;
 
 /// What tshark must report for one frame.
 #[derive(Debug, Clone, PartialEq, Eq)]

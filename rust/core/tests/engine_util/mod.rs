@@ -1,4 +1,5 @@
-//! Shared helpers of the engine tests: a tiny PRNG, random traces, and running the scanner.
+//! Shared helpers of the integration tests: a tiny PRNG (every randomised test uses it), random
+//! traces, and running the scanner.
 #![allow(dead_code)]
 
 use burstcore::engine::{Arrival, ExactBacklog, ScanConfig, ScanOutput, Scanner};
@@ -16,9 +17,9 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    /// Uniform in 0..n (n > 0).
+    /// Uniform enough in 0..n (0 for n = 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.next() % n.max(1)
     }
     pub fn range_i64(&mut self, lo: i64, hi: i64) -> i64 {
         let span = (i128::from(hi) - i128::from(lo) + 1) as u128;
@@ -27,6 +28,16 @@ impl Rng {
     }
     pub fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
+    }
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize]
+    }
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+    pub fn bytes_below(&mut self, max: u64) -> Vec<u8> {
+        let n = self.below(max) as usize;
+        self.bytes(n)
     }
 }
 
