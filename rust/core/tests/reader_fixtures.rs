@@ -196,7 +196,7 @@ fn mixed_byte_order_sections_number_interfaces_globally() {
     f.extend(spb(true, &payload(100, 6), 100));
     let r = read_bytes(&f, ReadOptions::default());
     clean(&r);
-    assert_eq!(r.sections, 2);
+    assert_eq!(r.sections.len(), 2);
     type Row = (u32, u32, u32, u16, Option<i64>, u32, u32);
     let got: Vec<Row> = r
         .packets
@@ -444,7 +444,7 @@ fn timestamp_out_of_range_and_absurd_resolution() {
     assert!(r.error.is_none());
     let ts: Vec<Option<i64>> = r.packets.iter().map(|p| p.ts_ns).collect();
     assert_eq!(ts, vec![None, None, Some(1000)]);
-    assert_eq!(r.out_of_range, 2);
+    assert_eq!(r.stats.timestamps_out_of_range, 2);
     assert_eq!(r.warnings.len(), 1);
     assert_eq!(r.warnings[0].kind, ErrorKind::TimestampOutOfRange);
 

@@ -130,11 +130,11 @@ fn pcapng_suite_matches_expectations() {
                     .as_ref()
                     .unwrap_or_else(|| panic!("{f}: expected an unsupported-version error"));
                 assert_eq!(e.kind, ErrorKind::UnsupportedVersion, "{f}: {e}");
-                assert_eq!(r.sections, readable, "{f}");
+                assert_eq!(r.sections.len(), readable, "{f}");
             } else {
                 assert!(r.error.is_none(), "{f}: {:?}", r.error);
                 assert!(r.warnings.is_empty(), "{f}: {:?}", r.warnings);
-                assert_eq!(r.sections, t.sections, "{f}: sections");
+                assert_eq!(r.sections.len(), t.sections, "{f}: sections");
                 assert_eq!(r.interfaces.len(), t.interfaces, "{f}: interfaces");
             }
             assert_eq!(r.packets.len(), want.len(), "{f}: packets");

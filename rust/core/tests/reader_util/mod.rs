@@ -1,7 +1,7 @@
 //! Helpers shared by the reader tests: where the shared corpus is, and reading a whole capture.
 #![allow(dead_code)]
 
-use burstcore::capture::{CaptureReader, Interface, ReadOptions};
+use burstcore::capture::{CaptureReader, Interface, ReadOptions, ReadStats, Section};
 use burstcore::{Error, Warning};
 use std::path::PathBuf;
 
@@ -31,15 +31,21 @@ pub struct Pkt {
     pub offset: u64,
 }
 
-/// Everything a read produced: packets, the error that ended it (if any), warnings, interfaces.
-#[derive(Debug, Default)]
+/// Everything a read produced: packets, the error that ended it (if any), warnings, interfaces,
+/// sections, statistics and the final position.
+#[derive(Debug, Default, PartialEq)]
 pub struct Read {
+    /// A reader was made: `error`, if any, came while reading, not while opening.
+    pub opened: bool,
     pub packets: Vec<Pkt>,
     pub error: Option<Error>,
     pub warnings: Vec<Warning>,
     pub interfaces: Vec<Interface>,
-    pub sections: usize,
-    pub out_of_range: u64,
+    pub sections: Vec<Section>,
+    pub stats: ReadStats,
+    pub position: u64,
+    /// The reader read through a memory mapping (`ReadOptions::mmap`).
+    pub mapped: bool,
 }
 
 pub fn read_all(input: burstcore::input::Input, options: ReadOptions) -> Read {
@@ -51,6 +57,7 @@ pub fn read_all(input: burstcore::input::Input, options: ReadOptions) -> Read {
             return out;
         }
     };
+    out.opened = true;
     loop {
         match reader.next_packet() {
             Ok(Some(p)) => {
@@ -82,9 +89,25 @@ pub fn read_all(input: burstcore::input::Input, options: ReadOptions) -> Read {
     assert!(matches!(reader.next_packet(), Ok(None)));
     out.warnings = reader.warnings().to_vec();
     out.interfaces = reader.interfaces().to_vec();
-    out.sections = reader.sections().len();
-    out.out_of_range = reader.stats().timestamps_out_of_range;
+    out.sections = reader.sections().to_vec();
+    out.stats = reader.stats().clone();
+    out.position = reader.position();
+    out.mapped = reader.is_mapped();
     out
+}
+
+/// [`read_all`] of an input that may have failed to open (its error is then the read's).
+pub fn read_opened(
+    input: burstcore::error::Result<burstcore::input::Input>,
+    options: ReadOptions,
+) -> Read {
+    match input {
+        Ok(input) => read_all(input, options),
+        Err(e) => Read {
+            error: Some(e),
+            ..Read::default()
+        },
+    }
 }
 
 pub fn read_bytes(bytes: &[u8], options: ReadOptions) -> Read {
@@ -94,13 +117,7 @@ pub fn read_bytes(bytes: &[u8], options: ReadOptions) -> Read {
 }
 
 pub fn read_path(path: &std::path::Path, options: ReadOptions) -> Read {
-    match burstcore::input::open_path(path) {
-        Ok(input) => read_all(input, options),
-        Err(e) => Read {
-            error: Some(e),
-            ..Read::default()
-        },
-    }
+    read_opened(burstcore::input::open_path(path), options)
 }
 
 /// Parse a decimal seconds string ("1340954905.298858" or tshark's "S.FFFFFFFFF") into ns,
