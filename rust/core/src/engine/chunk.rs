@@ -30,7 +30,7 @@ use super::scanner::ExactBacklog;
 use super::series::Series;
 use super::{
     Arrival, By, Closure, EnvelopeRow, GroupKey, GroupSummary, LatePolicy, ReorderStats,
-    ScanConfig, ScanOutput, Scanner, SeriesRow,
+    ScanConfig, ScanOutput, SeriesRow,
 };
 use crate::error::Result;
 use std::collections::BTreeMap;
@@ -85,38 +85,24 @@ struct Spec {
 
 impl Spec {
     fn new(config: &ScanConfig, cap: usize) -> Result<Self> {
-        // The sequential scanner's own checks, so that both refuse the same configurations.
-        Scanner::new(config.clone())?;
-        let mut windows = config.windows_ns.clone();
-        windows.sort_unstable();
-        windows.dedup();
-        let reaches: Vec<i64> = windows
+        // The sequential scanner's checks and order, so that both refuse and sort alike.
+        let config = config.clone().normalized()?;
+        let reaches: Vec<i64> = config
+            .windows_ns
             .iter()
             .map(|&tau| match config.closure {
                 Closure::HalfOpen => tau.saturating_sub(1),
                 Closure::Closed => tau,
             })
             .collect();
-        let mut rates = config.rates_bps.clone();
-        rates.sort_unstable();
-        rates.dedup();
-        let mut bins = config.bins_ns.clone();
-        bins.sort_unstable();
-        bins.dedup();
-        let mut by = config.by.clone();
-        if by.is_empty() {
-            by.push(By::All);
-        }
-        by.sort_by_key(|b| b.rank());
-        by.dedup();
         Ok(Spec {
             max_reach: reaches.iter().copied().max(),
-            windows,
+            windows: config.windows_ns,
             reaches,
             closure: config.closure,
-            rates,
-            bins,
-            by,
+            rates: config.rates_bps,
+            bins: config.bins_ns,
+            by: config.by,
             max_groups: config.max_groups,
             horizon: config.reorder_horizon_ns,
             late: config.late,

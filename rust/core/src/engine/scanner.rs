@@ -45,8 +45,13 @@ pub struct Scanner {
     groupings: Vec<Grouping>,
 }
 
-impl Scanner {
-    pub fn new(config: ScanConfig) -> Result<Self> {
+impl ScanConfig {
+    /// The configuration checked (every length and rate positive, a horizon ≥ 0, a group limit)
+    /// and put in the one form the engine works with: windows, rates and bins sorted without
+    /// repeats (the largest window, last, decides what each group's ring keeps), groupings in
+    /// the order of [`By::EVERY`] and the aggregate when none is given. The sequential and the
+    /// chunk scanners both start from it, so they refuse and order alike.
+    pub(crate) fn normalized(self) -> Result<Self> {
         let ScanConfig {
             mut windows_ns,
             closure,
@@ -56,7 +61,7 @@ impl Scanner {
             reorder_horizon_ns,
             late,
             max_groups,
-        } = config;
+        } = self;
         if let Some(bad) = windows_ns.iter().find(|&&w| w <= 0) {
             return Err(Error::invalid(format!(
                 "window length must be > 0 ns, got {bad} ns"
@@ -78,7 +83,6 @@ impl Scanner {
         if max_groups == 0 {
             return Err(Error::invalid("max_groups must be at least 1"));
         }
-        // Sorted windows: the largest one, last, decides what each group's ring keeps.
         windows_ns.sort_unstable();
         windows_ns.dedup();
         rates_bps.sort_unstable();
@@ -90,6 +94,31 @@ impl Scanner {
         }
         by.sort_by_key(|b| b.rank());
         by.dedup();
+        Ok(ScanConfig {
+            windows_ns,
+            closure,
+            rates_bps,
+            bins_ns,
+            by,
+            reorder_horizon_ns,
+            late,
+            max_groups,
+        })
+    }
+}
+
+impl Scanner {
+    pub fn new(config: ScanConfig) -> Result<Self> {
+        let ScanConfig {
+            windows_ns,
+            closure,
+            rates_bps,
+            bins_ns,
+            by,
+            reorder_horizon_ns,
+            late,
+            max_groups,
+        } = config.normalized()?;
         let metrics = Metrics {
             windows_ns,
             closure,

@@ -2,6 +2,7 @@
 //! thousands of random traces split at random points.
 
 use super::*;
+use crate::engine::Scanner;
 use crate::wire::Headers;
 use std::net::{IpAddr, Ipv4Addr};
 
