@@ -10,9 +10,8 @@
 //! The packets of the last max(reach) ns live in one ring shared by all windows of the group, as
 //! timestamps and prefix sums of bytes; each window keeps a trailing pointer into it, so a packet
 //! costs O(1) amortised per window and nothing is allocated per packet. Most packets cost less:
-//! a window looks at a run of packets at once and skips it when even the span from its trail to
-//! the run's end falls short of its best (see [`MIN_RUN`]), and inside a run its trail lags until
-//! the lagging window could beat the best.
+//! a window's trail lags until the lagging window could beat the best, and the packets before
+//! that point are skipped together, found by galloping over the prefix sums (see [`advance`]).
 
 use super::{By, Closure, EnvelopeRow, GroupKey};
 use std::ops::{Add, Sub};
@@ -23,9 +22,15 @@ use std::ops::{Add, Sub};
 /// sums stay exact and only the reported E(τ) saturates.
 trait Acc: Copy + Ord + Default + Add<Output = Self> + Sub<Output = Self> + std::fmt::Debug {
     fn saturating_u64(self) -> u64;
+    fn checked_add(self, other: Self) -> Option<Self>;
 }
 
 impl Acc for u64 {
+    #[inline(always)]
+    fn checked_add(self, other: Self) -> Option<Self> {
+        u64::checked_add(self, other)
+    }
+
     #[inline(always)]
     fn saturating_u64(self) -> u64 {
         self
@@ -33,6 +38,11 @@ impl Acc for u64 {
 }
 
 impl Acc for u128 {
+    #[inline(always)]
+    fn checked_add(self, other: Self) -> Option<Self> {
+        u128::checked_add(self, other)
+    }
+
     #[inline(always)]
     fn saturating_u64(self) -> u64 {
         u64::try_from(self).unwrap_or(u64::MAX)
@@ -135,8 +145,6 @@ struct Window<A> {
     best_packets: u64,
     best_start: i64,
     max_packets: u64,
-    /// Packets looked at together (see [`MIN_RUN`]): longer while runs fall short of the best.
-    run: u64,
 }
 
 /// E(τ) for a sorted list of τ, over one group's packets.
@@ -169,14 +177,6 @@ struct Windows<A> {
 /// Packets pushed before the windows catch up: enough to amortise the per-window setup, few
 /// enough (16 KB of ring slots) to stay in L1 cache. 1024 measured 3–4 % faster than 128.
 const BATCH: u64 = 1024;
-
-/// Packets a window looks at together before it looks at them one by one: if even the window
-/// from its exact trail to the run's last packet cannot beat (or tie) the best, no window ending
-/// in the run can, and the run costs one comparison. Outside the bursts that set E(τ) windows
-/// are far from their maximum and runs are skipped; a skipped run doubles the next one, a run
-/// looked into halves it, so each window finds the run length its τ and the traffic allow.
-const MIN_RUN: u64 = 8;
-const MAX_RUN: u64 = 512;
 
 impl Envelope {
     /// `windows_ns` must be sorted ascending, deduplicated and positive (the scanner ensures it).
@@ -240,7 +240,6 @@ impl<A: Acc> Windows<A> {
                 best_packets: 0,
                 best_start: 0,
                 max_packets: 0,
-                run: MIN_RUN,
             })
             .collect();
         Windows {
@@ -342,7 +341,6 @@ impl Windows<u64> {
                     best_packets: w.best_packets,
                     best_start: w.best_start,
                     max_packets: w.max_packets,
-                    run: w.run,
                 })
                 .collect(),
             seen: self.seen,
@@ -381,7 +379,48 @@ fn seek<A: Acc>(ring: &Ring<A>, from: u64, to: u64, bound: i64) -> u64 {
     hi
 }
 
+/// The first packet in `from..to` for which `past` holds, or `to` if none does; `past` must be
+/// false and then true along the ring (prefix sums and timestamps never decrease). Galloping finds
+/// the end of a stretch in a few reads however long it is, and the first probe settles the common
+/// case where the very next packet must be looked at.
+#[inline]
+fn first_past<A: Acc>(ring: &Ring<A>, from: u64, to: u64, past: impl Fn(Slot<A>) -> bool) -> u64 {
+    if from == to || past(ring.at(from)) {
+        return from;
+    }
+    // !past(lo), and past(hi) or hi = to.
+    let (mut lo, mut hi) = (from, to);
+    let mut step = 1;
+    while step < hi - lo {
+        let probe = lo + step;
+        if past(ring.at(probe)) {
+            hi = probe;
+            break;
+        }
+        lo = probe;
+        step *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if past(ring.at(mid)) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// Trail steps taken one by one before the trail gallops (see [`seek`]).
+const WALK: u32 = 8;
+
 /// One window over the packets `from..to` of the ring (sequence numbers), in order.
+///
+/// The trail lags: between two packets that are looked at it stays where it was, so the window
+/// from the trail to a packet holds at least that packet's true window. If even it cannot set a
+/// new maximum of bytes (ties are looked at) or of packets, neither can the true window, and the
+/// packet is skipped; prefix sums never decrease, so the skipped packets form one stretch, found
+/// by galloping ([`first_past`]).
 #[inline]
 fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
     let Window {
@@ -392,63 +431,81 @@ fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
         mut best_packets,
         mut best_start,
         mut max_packets,
-        mut run,
         ..
     } = *w;
     let mut seq = from;
-    while seq != to {
-        let run_end = if to - seq > run { seq + run } else { to };
-        // The exact trail of the run's first packet. reach ≥ 0, so a packet always stays in its
-        // own window: the trail stops at it at the latest, and needs no check against the head.
-        let bound = ring.at(seq).ts.saturating_sub(reach);
-        if ring.at(trail).ts < bound {
-            trail = seek(ring, trail, seq, bound);
-            before = ring.at(trail - 1).upto;
-        }
-        // Every window ending in the run lies inside [trail, run_end): if that span is short of
-        // the best bytes (strictly: ties are looked at) and holds no more packets than the most
-        // seen, nothing in the run can change the result.
-        if seq != 0
-            && ring.at(run_end - 1).upto - before < best_bytes
-            && run_end - trail <= max_packets
-        {
-            seq = run_end;
-            run = (run * 2).min(MAX_RUN);
-            continue;
-        }
-        run = (run / 2).max(MIN_RUN);
-        while seq != run_end {
-            let Slot { ts, upto } = ring.at(seq);
-            // Lazy trail: the window from the (possibly lagging) trail to this packet holds at
-            // least the true window's bytes and packets. If even it cannot set a new maximum
-            // (ties are looked at), neither can the true window.
-            if seq != 0 && upto - before < best_bytes && seq - trail < max_packets {
-                seq = seq.wrapping_add(1);
-                continue;
-            }
-            let bound = ts.saturating_sub(reach);
-            let mut slot = ring.at(trail);
-            while slot.ts < bound {
-                before = slot.upto;
-                trail = trail.wrapping_add(1);
-                slot = ring.at(trail);
-            }
-            let bytes = upto - before;
-            let packets = seq - trail + 1;
-            let start = slot.ts;
-            // A new maximum takes the window (the group's first packet always does); at an equal
-            // maximum with the same start, more (zero-size) packets: the window starting there
-            // holds them too.
+    if trail == 0 && seq != to {
+        // While the window still reaches back to the group's first packet (a τ longer than the
+        // traffic so far), each packet's window is the one before plus that packet: only the
+        // last such packet can set a maximum, and it sets every one the others would have (its
+        // start is theirs, so an equal maximum takes its count).
+        let last_in = ring.at(0).ts.saturating_add(reach);
+        let end = first_past(ring, seq, to, |p| p.ts > last_in);
+        if end != seq {
+            let last = end - 1;
+            let bytes = ring.at(last).upto;
+            let start = ring.at(0).ts;
+            // The group's first packet always sets the maximum.
             if seq == 0 || bytes > best_bytes {
                 best_bytes = bytes;
-                best_packets = packets;
+                best_packets = end;
                 best_start = start;
             } else if bytes == best_bytes && start == best_start {
-                best_packets = packets;
+                best_packets = end;
             }
-            max_packets = max_packets.max(packets);
-            seq = seq.wrapping_add(1);
+            max_packets = max_packets.max(end);
+            seq = end;
         }
+    }
+    while seq != to {
+        // The group's first packet always sets the maximum; max_packets ≥ 1 after it.
+        if seq != 0 {
+            // trail ≤ seq, and seq − trail < max_packets exactly below this limit.
+            let limit = to.min(trail + max_packets);
+            if seq < limit {
+                seq = match before.checked_add(best_bytes) {
+                    Some(need) => first_past(ring, seq, limit, |p| p.upto >= need),
+                    // No prefix sum reaches past the accumulator's range.
+                    None => limit,
+                };
+                if seq == to {
+                    break;
+                }
+            }
+        }
+        let Slot { ts, upto } = ring.at(seq);
+        // reach ≥ 0, so a packet always stays in its own window: the trail stops at it at the
+        // latest, and needs no check against the head.
+        let bound = ts.saturating_sub(reach);
+        let mut slot = ring.at(trail);
+        let mut steps = 0;
+        while slot.ts < bound {
+            if steps == WALK {
+                trail = seek(ring, trail, seq, bound);
+                before = ring.at(trail - 1).upto;
+                slot = ring.at(trail);
+                break;
+            }
+            before = slot.upto;
+            trail = trail.wrapping_add(1);
+            slot = ring.at(trail);
+            steps += 1;
+        }
+        let start = slot.ts;
+        let bytes = upto - before;
+        let packets = seq - trail + 1;
+        // A new maximum takes the window (the group's first packet always does); at an equal
+        // maximum with the same start, more (zero-size) packets: the window starting there
+        // holds them too.
+        if seq == 0 || bytes > best_bytes {
+            best_bytes = bytes;
+            best_packets = packets;
+            best_start = start;
+        } else if bytes == best_bytes && start == best_start {
+            best_packets = packets;
+        }
+        max_packets = max_packets.max(packets);
+        seq = seq.wrapping_add(1);
     }
     *w = Window {
         trail,
@@ -457,7 +514,6 @@ fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
         best_packets,
         best_start,
         max_packets,
-        run,
         ..*w
     };
 }
@@ -571,6 +627,52 @@ mod tests {
                     (want.packets_in_window, want.start_ns),
                     "trace {trace}, τ {tau}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn skips_stay_exact_when_the_bound_passes_u64() {
+        // A burst of three packets near 2⁶² sets the best, then thousands of small packets:
+        // trail prefix plus best passes 2⁶⁴ − 1 while the group's bytes do not (the sums stay
+        // narrow), so the skip can only rely on the packet count.
+        let big = (1u64 << 62) - 7;
+        let mut packets = vec![(0i64, big), (1, big), (2, big)];
+        let mut ts = 10;
+        for i in 0..3 * BATCH {
+            ts += 1 + (i % 5) as i64 * 40;
+            packets.push((ts, 1 + i % 3));
+            if i % 700 == 0 {
+                // A tight cluster: more packets in a short window than ever before.
+                for _ in 0..(4 + i / 300) {
+                    packets.push((ts, 0));
+                }
+            }
+        }
+        let windows = [1, 3, 50, 1_000, 100_000, 1 << 40];
+        for closure in [Closure::HalfOpen, Closure::Closed] {
+            let mut env = Envelope::new(&windows, closure);
+            for &(t, s) in &packets {
+                env.push(t, s);
+            }
+            assert!(matches!(env.inner, Width::Narrow(_)));
+            let mut rows = Vec::new();
+            env.rows(By::All, GroupKey::All, &mut rows);
+            for (row, &tau) in rows.iter().zip(&windows) {
+                let want = reference::envelope(&packets, tau, closure).unwrap();
+                let got = (
+                    u128::from(row.bytes),
+                    row.packets_in_window,
+                    row.start_ns,
+                    row.max_packets,
+                );
+                let want = (
+                    want.bytes,
+                    want.packets_in_window,
+                    want.start_ns,
+                    want.max_packets,
+                );
+                assert_eq!(got, want, "τ {tau}, {closure:?}");
             }
         }
     }
