@@ -4,10 +4,16 @@
 //! (cut inside a record, corrupt lengths, random damage), strict or not; and anything that
 //! cannot be mapped (gzip, zstd, a reader, a special file, an empty file) is read buffered with
 //! the same result. The buffered read is the oracle.
+//!
+//! The same holds for the chunk readers of a split file (`SplitPlan` with `mmap`, which share one
+//! mapping): every chunk, at any range, frames exactly what the buffered chunk reader frames,
+//! and a parallel scan of a mapped file really reads its chunks through the mapping.
 
+use burstcore::capture::split::{chunks_line_up, mapped_chunk_readers, SplitPlan};
 use burstcore::capture::TsResolution;
-use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions};
+use burstcore::capture::{ByteOrder, CaptureReader, Interface, ReadOptions, ReadStats, Section};
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig};
+use burstcore::error::Error;
 use burstcore::error::ErrorKind;
 use burstcore::input;
 use burstcore::pipeline::{self, SizeKind};
@@ -69,14 +75,20 @@ fn frame(rng: &mut Rng, wire: u32, snaplen: u32) -> Vec<u8> {
 }
 
 fn gen_pcap(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let order = if rng.below(2) == 0 {
+        ByteOrder::Little
+    } else {
+        ByteOrder::Big
+    };
+    let nanos = rng.below(2) == 0;
+    gen_pcap_as(rng, n, order, nanos)
+}
+
+fn gen_pcap_as(rng: &mut Rng, n: usize, byte_order: ByteOrder, nanos: bool) -> Vec<u8> {
     let snaplen = [65535, 96][rng.below(2) as usize];
     let opts = PcapOptions {
-        byte_order: if rng.below(2) == 0 {
-            ByteOrder::Little
-        } else {
-            ByteOrder::Big
-        },
-        nanos: rng.below(2) == 0,
+        byte_order,
+        nanos,
         linktype: 1,
         snaplen,
     };
@@ -92,14 +104,20 @@ fn gen_pcap(rng: &mut Rng, n: usize) -> Vec<u8> {
 }
 
 fn gen_pcapng(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let sections = 1 + rng.below(2) as usize;
+    gen_pcapng_as(rng, n, None, sections)
+}
+
+/// `order`: of every section, else random per section.
+fn gen_pcapng_as(rng: &mut Rng, n: usize, order: Option<ByteOrder>, sections: usize) -> Vec<u8> {
     let mut w = PcapNgWriter::new(Vec::new());
     let mut ts = 1_700_000_000_000_000_000i64;
-    for _ in 0..1 + rng.below(2) {
-        let order = if rng.below(2) == 0 {
+    for _ in 0..sections {
+        let order = order.unwrap_or(if rng.below(2) == 0 {
             ByteOrder::Little
         } else {
             ByteOrder::Big
-        };
+        });
         w.section(order, Some("mmap test")).expect("shb");
         let res = [TsResolution::Pow10(6), TsResolution::Pow10(9)][rng.below(2) as usize];
         w.interface(1, 0, res, 0, Some("eth0")).expect("idb");
@@ -323,39 +341,381 @@ fn scans_of_a_mapped_file_equal_buffered_scans() {
         };
         let path = dir.join(format!("scan{i}.cap"));
         std::fs::write(&path, bytes).expect("write");
-        let config = ScanConfig {
-            windows_ns: vec![1_000, 100_000, 10_000_000, 1_000_000_000],
-            closure: Closure::HalfOpen,
-            rates_bps: vec![1_000_000_000, 10_000_000_000],
-            bins_ns: vec![1_000_000],
-            by: vec![By::All, By::Pair, By::Interface],
-            reorder_horizon_ns: 0,
-            late: LatePolicy::Error,
-            ..ScanConfig::default()
-        };
-        let scan = |mmap: bool, threads: usize| {
-            let reader =
-                CaptureReader::new(input::open_path(&path).expect("open"), options(false, mmap))
-                    .expect("reader");
-            assert_eq!(reader.is_mapped(), mmap);
-            pipeline::scan_threads(
-                &mut [reader],
-                config.clone(),
-                SizeKind::Wire,
-                threads,
-                &mut |_| Ok(()),
-            )
-            .expect("scan")
-        };
-        let want = scan(false, 1);
-        assert!(want.1.counted > 10_000);
-        for threads in [1, 2] {
-            let got = scan(true, threads);
-            assert_eq!(got.0.envelope, want.0.envelope, "{i} {threads}");
-            assert_eq!(got.0.backlog, want.0.backlog, "{i} {threads}");
-            assert_eq!(got.0.series, want.0.series, "{i} {threads}");
-            assert_eq!(got.0.groups, want.0.groups, "{i} {threads}");
-            assert_eq!(got.1, want.1, "{i} {threads}");
+        // By pair, a parallel scan shares out the metrics; by all and interface, it splits the
+        // file into time chunks.
+        for by in [
+            vec![By::All, By::Pair, By::Interface],
+            vec![By::All, By::Interface],
+        ] {
+            let config = scan_config(by);
+            let want = scan_file(&path, &config, false, 1);
+            assert!(want.1.counted > 10_000);
+            for threads in [1, 2, 3] {
+                for mmap in [false, true] {
+                    let got = scan_file(&path, &config, mmap, threads);
+                    let ctx = format!("{i} {threads} mmap {mmap} {:?}", config.by);
+                    assert_eq!(got.0.envelope, want.0.envelope, "{ctx}");
+                    assert_eq!(got.0.backlog, want.0.backlog, "{ctx}");
+                    assert_eq!(got.0.series, want.0.series, "{ctx}");
+                    assert_eq!(got.0.groups, want.0.groups, "{ctx}");
+                    assert_eq!(got.1, want.1, "{ctx}");
+                }
+            }
+        }
+        // The chunks such a scan reads line up, and are mapped.
+        let plan = SplitPlan::new(&path, options(false, true))
+            .expect("plan")
+            .expect("splittable");
+        assert!(plan.is_mapped());
+        let mut seams = Vec::new();
+        for (from, to) in plan.ranges(2) {
+            let mut c = plan.open(from, to).expect("open").expect("boundary");
+            assert!(c.is_mapped() && c.reader().is_mapped());
+            while c.next_packet().expect("read").is_some() {}
+            seams.push(c.seam());
+        }
+        assert!(chunks_line_up(&plan, &seams), "{i}");
+    }
+}
+
+fn scan_config(by: Vec<By>) -> ScanConfig {
+    ScanConfig {
+        windows_ns: vec![1_000, 100_000, 10_000_000, 1_000_000_000],
+        closure: Closure::HalfOpen,
+        rates_bps: vec![1_000_000_000, 10_000_000_000],
+        bins_ns: vec![1_000_000],
+        by,
+        reorder_horizon_ns: 0,
+        late: LatePolicy::Error,
+        ..ScanConfig::default()
+    }
+}
+
+fn scan_file(
+    path: &Path,
+    config: &ScanConfig,
+    mmap: bool,
+    threads: usize,
+) -> (burstcore::engine::ScanOutput, pipeline::Accounting) {
+    let reader = CaptureReader::new(input::open_path(path).expect("open"), options(false, mmap))
+        .expect("reader");
+    assert_eq!(reader.is_mapped(), mmap);
+    pipeline::scan_threads(
+        &mut [reader],
+        config.clone(),
+        SizeKind::Wire,
+        threads,
+        &mut |_| Ok(()),
+    )
+    .expect("scan")
+}
+
+/// Bytes this process has read through `read()` and the like (Linux), `None` if unknown.
+fn bytes_read() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// A 2-thread scan by time chunks of a mapped file opens its chunk readers on the mapping and
+/// reads (almost) nothing through `read()`; the buffered one reads the whole file. Measured in a
+/// child process running only [`chunk_scan_read_probe`], as the counters are the process's.
+#[test]
+fn a_parallel_scan_of_a_mapped_file_reads_its_chunks_from_the_mapping() {
+    if bytes_read().is_none() {
+        eprintln!("/proc/self/io not readable: skipped");
+        return;
+    }
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "chunk_scan_read_probe",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("BURSTCORE_CHUNK_PROBE", "1")
+        .output()
+        .expect("run the probe");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("probe done"), "the probe did not run: {text}");
+}
+
+#[test]
+#[ignore = "run by a_parallel_scan_of_a_mapped_file_reads_its_chunks_from_the_mapping"]
+fn chunk_scan_read_probe() {
+    if std::env::var("BURSTCORE_CHUNK_PROBE").is_err() {
+        return;
+    }
+    let dir = temp_dir();
+    let mut rng = Rng(41);
+    for (i, bytes) in [
+        gen_pcap(&mut rng, 30_000),
+        gen_pcapng_as(&mut rng, 30_000, None, 1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let path = dir.join(format!("probe{i}.cap"));
+        std::fs::write(&path, &bytes).expect("write");
+        let size = bytes.len() as u64;
+        let config = scan_config(vec![By::All, By::Interface]);
+        let want = scan_file(&path, &config, false, 1);
+        for mmap in [false, true] {
+            let (read0, chunks0) = (bytes_read().expect("rchar"), mapped_chunk_readers());
+            let got = scan_file(&path, &config, mmap, 2);
+            let (read, chunks) = (
+                bytes_read().expect("rchar") - read0,
+                mapped_chunk_readers() - chunks0,
+            );
+            eprintln!("file {i} ({size} bytes), mmap {mmap}: {read} bytes read, {chunks} mapped chunk readers");
+            assert_eq!(got.0.envelope, want.0.envelope);
+            assert_eq!(got.0.backlog, want.0.backlog);
+            assert_eq!(got.1, want.1);
+            if mmap {
+                // Only the header and first packet of the sequential reader handed to the scan,
+                // which the plan reads again from its mapping: nothing of the chunks.
+                assert!(chunks >= 2, "{chunks} mapped chunk readers");
+                assert!(read < size / 20, "{read} of {size} bytes read");
+            } else {
+                // The probe sees the reads of a buffered scan: the chunks (or a sequential
+                // read) take the whole file, plus the plan's header reads and boundary search.
+                assert_eq!(chunks, 0);
+                assert!(read >= size, "{read} of {size} bytes read");
+            }
+        }
+        std::fs::remove_file(&path).expect("remove");
+    }
+    eprintln!("probe done");
+}
+
+/// A packet's offset, timestamp, interface, original length and captured bytes.
+type Row = (u64, Option<i64>, u32, u32, Vec<u8>);
+
+/// Everything one chunk reader reports.
+#[derive(Debug, PartialEq)]
+struct ChunkRead {
+    packets: Vec<Row>,
+    error: Option<Error>,
+    warnings: Vec<burstcore::Warning>,
+    stats: ReadStats,
+    interfaces: Vec<Interface>,
+    sections: Vec<Section>,
+    position: u64,
+    seam: Option<(u64, u64)>,
+}
+
+/// Read the chunk `from..to` of `plan` to its end; `Ok(None)` when it found no boundary.
+fn read_chunk(
+    plan: &SplitPlan,
+    from: u64,
+    to: u64,
+) -> burstcore::error::Result<Option<(ChunkRead, bool)>> {
+    let Some(mut c) = plan.open(from, to)? else {
+        return Ok(None);
+    };
+    let mut out = ChunkRead {
+        packets: Vec::new(),
+        error: None,
+        warnings: Vec::new(),
+        stats: ReadStats::default(),
+        interfaces: Vec::new(),
+        sections: Vec::new(),
+        position: 0,
+        seam: None,
+    };
+    loop {
+        match c.next_packet() {
+            Ok(Some(p)) => {
+                out.packets
+                    .push((p.offset, p.ts_ns, p.interface, p.wire_len, p.data.to_vec()))
+            }
+            Ok(None) => break,
+            Err(e) => {
+                out.error = Some(e);
+                break;
+            }
         }
     }
+    let r = c.reader();
+    out.warnings = r.warnings().to_vec();
+    out.interfaces = r.interfaces().to_vec();
+    out.sections = r.sections().to_vec();
+    out.stats = r.stats().clone();
+    out.position = r.position();
+    out.seam = c.seam();
+    Ok(Some((out, c.is_mapped())))
+}
+
+/// Tallies of what the chunk comparisons reached.
+#[derive(Default, Debug)]
+struct Reached {
+    chunks: usize,
+    packets: usize,
+    errors: usize,
+    warnings: usize,
+    no_boundary: usize,
+    lined_up: usize,
+    refused: usize,
+}
+
+/// Split `path` buffered and mapped and compare: the plans, then the chunks of `k` equal
+/// ranges for k in 2..=7, and chunks at random ranges (mostly starting and ending inside
+/// records).
+fn compare_splits(path: &Path, rng: &mut Rng, ctx: &str, reached: &mut Reached) {
+    let buffered = SplitPlan::new(path, options(false, false));
+    let mapped = SplitPlan::new(path, options(false, true));
+    let (buffered, mapped) = match (buffered, mapped) {
+        (Ok(Some(b)), Ok(Some(m))) => (b, m),
+        (b, m) => {
+            assert_eq!(
+                b.map(|p| p.is_some()),
+                m.map(|p| p.is_some()),
+                "{ctx}: plans differ"
+            );
+            return;
+        }
+    };
+    assert!(!buffered.is_mapped());
+    assert!(mapped.is_mapped(), "{ctx}: a regular file did not map");
+    assert_eq!(mapped.data_start(), buffered.data_start(), "{ctx}");
+    assert_eq!(mapped.file_len(), buffered.file_len(), "{ctx}");
+    assert_eq!(mapped.interfaces(), buffered.interfaces(), "{ctx}");
+    assert_eq!(
+        mapped.time_span().ok(),
+        buffered.time_span().ok(),
+        "{ctx}: time span"
+    );
+    let len = buffered.file_len();
+    let mut splits: Vec<Vec<(u64, u64)>> = (2..=7).map(|k| buffered.ranges(k)).collect();
+    for _ in 0..6 {
+        let mut cuts: Vec<u64> = (0..1 + rng.below(6)).map(|_| rng.below(len + 1)).collect();
+        cuts.sort_unstable();
+        let mut bounds = vec![buffered.data_start()];
+        bounds.extend(cuts.iter().map(|&c| c.max(buffered.data_start())));
+        bounds.push(len);
+        splits.push(bounds.windows(2).map(|w| (w[0], w[1])).collect());
+    }
+    for ranges in splits {
+        let mut seams = Vec::new();
+        for &(from, to) in &ranges {
+            let ctx = format!("{ctx}: chunk {from}..{to}");
+            let b = read_chunk(&buffered, from, to);
+            let m = read_chunk(&mapped, from, to);
+            match (b, m) {
+                (Ok(Some((b, b_mapped))), Ok(Some((m, m_mapped)))) => {
+                    assert!(!b_mapped, "{ctx}");
+                    assert!(m_mapped, "{ctx}: chunk reader not mapped");
+                    assert_eq!(m, b, "{ctx}");
+                    reached.chunks += 1;
+                    reached.packets += b.packets.len();
+                    reached.errors += usize::from(b.error.is_some());
+                    reached.warnings += usize::from(!b.warnings.is_empty());
+                    seams.push(if b.error.is_some() { None } else { b.seam });
+                }
+                (Ok(None), Ok(None)) => {
+                    reached.no_boundary += 1;
+                    seams.push(None);
+                }
+                (Err(b), Err(m)) => {
+                    assert_eq!(m, b, "{ctx}");
+                    seams.push(None);
+                }
+                (b, m) => panic!(
+                    "{ctx}: buffered {:?}, mapped {:?}",
+                    b.map(|c| c.is_some()),
+                    m.map(|c| c.is_some())
+                ),
+            }
+        }
+        let up = chunks_line_up(&buffered, &seams);
+        assert_eq!(chunks_line_up(&mapped, &seams), up, "{ctx}");
+        if up {
+            reached.lined_up += 1;
+        } else {
+            reached.refused += 1;
+        }
+    }
+}
+
+#[test]
+fn mapped_chunk_readers_equal_buffered_chunk_readers() {
+    let dir = temp_dir();
+    let mut rng = Rng(0x5b1);
+    let mut reached = Reached::default();
+    let mut case = 0;
+    // Sizes from a few records to several buffers' worth (the buffered chunk readers then refill
+    // and compact while the mapped ones never do).
+    for n in [1, 3, 40, 700, 9000] {
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            for nanos in [false, true] {
+                files.push((
+                    format!("pcap {order:?} nanos {nanos} n {n}"),
+                    gen_pcap_as(&mut rng, n, order, nanos),
+                ));
+            }
+            files.push((
+                format!("pcapng {order:?} n {n}"),
+                gen_pcapng_as(&mut rng, n, Some(order), 1),
+            ));
+        }
+        // A second section: the split refuses, the same way both ways.
+        files.push((
+            format!("pcapng 2 sections n {n}"),
+            gen_pcapng_as(&mut rng, n, None, 2),
+        ));
+        for (name, good) in files {
+            let offsets = record_offsets(&good);
+            let mut variants: Vec<(String, Vec<u8>)> = vec![("intact".into(), good.clone())];
+            if offsets.len() > 1 {
+                let pick =
+                    |rng: &mut Rng| offsets[1 + rng.below(offsets.len() as u64 - 1) as usize];
+                let pcapng = name.starts_with("pcapng");
+                // Cut inside a record: the last chunk ends with a truncation warning.
+                let at = pick(&mut rng) + 1 + rng.below(20) as usize;
+                variants.push((
+                    format!("cut at {at}"),
+                    good[..at.min(good.len() - 1)].to_vec(),
+                ));
+                // A corrupt length, and random damage.
+                let at = pick(&mut rng);
+                let mut bad = good.clone();
+                let field = if pcapng { at + 4 } else { at + 8 };
+                let value: u32 = [13, 0xffff_fff0, 70 << 20][rng.below(3) as usize];
+                let raw = if bytes_big(&good, pcapng, at) {
+                    value.to_be_bytes()
+                } else {
+                    value.to_le_bytes()
+                };
+                bad[field..field + 4].copy_from_slice(&raw);
+                variants.push((format!("bad length at {at}"), bad));
+                let mut bad = good.clone();
+                for _ in 0..4 {
+                    let i = rng.below(bad.len() as u64) as usize;
+                    bad[i] = rng.next() as u8;
+                }
+                variants.push(("random bytes".into(), bad));
+            }
+            for (what, bytes) in variants {
+                case += 1;
+                let path = dir.join(format!("chunks{case}.cap"));
+                std::fs::write(&path, &bytes).expect("write");
+                compare_splits(&path, &mut rng, &format!("{name}, {what}"), &mut reached);
+                std::fs::remove_file(&path).expect("remove");
+            }
+        }
+    }
+    eprintln!("{reached:?}");
+    // The comparisons must reach packets, errors, warnings, refusals and accepted splits.
+    assert!(reached.chunks > 2000, "{reached:?}");
+    assert!(reached.packets > 300_000, "{reached:?}");
+    assert!(reached.errors >= 20, "{reached:?}");
+    assert!(reached.warnings >= 20, "{reached:?}");
+    assert!(reached.lined_up >= 100, "{reached:?}");
+    assert!(reached.refused >= 50, "{reached:?}");
 }

@@ -7,9 +7,19 @@
 //! and warnings are identical. The mapping saves the kernel's copy into the buffer, at the price
 //! that a file truncated by another process while mapped kills the process with SIGBUS: that is
 //! why it is opt-in.
+//!
+//! A chunk reader of a split file ([`super::split`]) frames the file's header and then its own
+//! byte range, as one stream. Mapped, it shares the split's one mapping of the file: the buffer
+//! first ends where the header ends, and the first request past it (the header ends exactly at
+//! a record boundary, so nothing is pending then) moves the window to the chunk's start.
+//! Offsets stay those of the stream `header ++ file[chunk start..]`, exactly as for the buffered
+//! chunk reader. The move happens in `fill_slow`, which a mapping otherwise never reaches with
+//! bytes left to give, so the per-record path (`bytes`, `consume`, the inline `fill`) is the
+//! same for every reader, split or not.
 
 use memmap2::Mmap;
 use std::io::{self, Read};
+use std::sync::Arc;
 
 /// Default size of the buffer: big reads amortise system calls and decompressor overhead.
 pub(crate) const DEFAULT_CAPACITY: usize = 1 << 20;
@@ -19,7 +29,8 @@ const MIN_READ: usize = 256 << 10;
 /// Where the buffered bytes live.
 enum Backing {
     Heap(Vec<u8>),
-    Mapped(Mmap),
+    /// Shared by the chunk readers of one split file.
+    Mapped(Arc<Mmap>),
 }
 
 impl Backing {
@@ -27,7 +38,7 @@ impl Backing {
     fn as_slice(&self) -> &[u8] {
         match self {
             Backing::Heap(v) => v,
-            Backing::Mapped(m) => m,
+            Backing::Mapped(m) => m.as_ref(),
         }
     }
 }
@@ -46,10 +57,13 @@ pub(crate) struct Buffer {
     start: usize,
     /// End of the valid bytes.
     end: usize,
-    /// Stream offset of `data[0]`.
+    /// Stream offset of `data[0]`, modulo 2^64: after a chunk's jump, `data[0]` lies before the
+    /// stream's start, and only `base + index` for indices past the jump means anything.
     base: u64,
     eof: bool,
     reader: Box<dyn Read + Send>,
+    /// A mapped chunk reader still framing the header: where the window moves once it is read.
+    resume: Option<usize>,
 }
 
 impl Buffer {
@@ -62,11 +76,12 @@ impl Buffer {
             base: 0,
             eof: false,
             reader,
+            resume: None,
         }
     }
 
     /// The whole of a mapped file, already "read": the stream ends where the mapping ends.
-    pub(crate) fn mapped(map: Mmap) -> Self {
+    pub(crate) fn mapped(map: Arc<Mmap>) -> Self {
         let end = map.len();
         Buffer {
             data: Backing::Mapped(map),
@@ -76,6 +91,24 @@ impl Buffer {
             base: 0,
             eof: true,
             reader: Box::new(io::empty()),
+            resume: None,
+        }
+    }
+
+    /// The stream `map[..header] ++ map[from..]` of a chunk reader: the header (which must end at
+    /// a record boundary), then the file from the chunk's first record to the end of the mapping.
+    pub(crate) fn mapped_chunk(map: Arc<Mmap>, header: usize, from: usize) -> Self {
+        let header = header.min(map.len());
+        let from = from.clamp(header, map.len());
+        Buffer {
+            data: Backing::Mapped(map),
+            prefetched: 0,
+            start: 0,
+            end: header,
+            base: 0,
+            eof: false,
+            reader: Box::new(io::empty()),
+            resume: Some(from),
         }
     }
 
@@ -100,7 +133,7 @@ impl Buffer {
     /// Stream offset of the first unconsumed byte.
     #[inline]
     pub(crate) fn position(&self) -> u64 {
-        self.base + self.start as u64
+        self.base.wrapping_add(self.start as u64)
     }
 
     /// Index in the backing storage of the first unconsumed byte (to slice it later).
@@ -145,9 +178,10 @@ impl Buffer {
         if self.eof {
             return Ok(false);
         }
-        // A mapping is created at eof, so only a heap buffer gets here.
+        // A mapping is created at eof unless it is a chunk's, which gets here once: at the end
+        // of its header.
         let Backing::Heap(data) = &mut self.data else {
-            return Ok(false);
+            return Ok(self.jump_to_chunk(need));
         };
         let missing = need - (self.end - self.start);
         if data.len() - self.end < missing.max(MIN_READ) && self.start > 0 {
@@ -178,6 +212,33 @@ impl Buffer {
             }
         }
         Ok(true)
+    }
+}
+
+impl Buffer {
+    /// Move a mapped chunk reader's window from the end of its header to the chunk's start.
+    /// The header ends at a record boundary and was framed by the very code that found that
+    /// boundary, so all of it is consumed here; were a record to run past it (the file changed
+    /// under the mapping, which the option rules out), the stream ends there instead of joining
+    /// two unrelated parts of the file: a truncation warning, and the split is refused.
+    #[cold]
+    fn jump_to_chunk(&mut self, need: usize) -> bool {
+        self.eof = true;
+        let Some(from) = self.resume.take() else {
+            return false;
+        };
+        let Backing::Mapped(map) = &self.data else {
+            return false;
+        };
+        if self.start != self.end {
+            return false;
+        }
+        // `base + from` must stay the position reached: wrapping, as `from` is usually larger.
+        self.base = self.position().wrapping_sub(from as u64);
+        self.start = from;
+        self.end = map.len();
+        self.prefetched = prefetch_ahead(map, from, from);
+        self.avail() >= need
     }
 }
 
@@ -252,7 +313,7 @@ mod tests {
         std::fs::write(&path, &data).unwrap();
         let map = crate::input::map_file(&path).expect("a regular file maps");
         std::fs::remove_file(&path).unwrap();
-        let mut b = Buffer::mapped(map);
+        let mut b = Buffer::mapped(Arc::new(map));
         assert!(b.is_mapped());
         assert_eq!(b.bytes(), &data[..]);
         assert!(b.fill(data.len()).unwrap());
@@ -266,5 +327,79 @@ mod tests {
         b.consume(5000);
         assert_eq!(b.position(), data.len() as u64);
         assert!(!b.fill(1).unwrap());
+    }
+
+    fn mapping(data: &[u8], name: &str) -> Arc<Mmap> {
+        let path =
+            std::env::temp_dir().join(format!("burstcore-buffer-{name}-{}", std::process::id()));
+        std::fs::write(&path, data).unwrap();
+        let map = crate::input::map_file(&path).expect("a regular file maps");
+        std::fs::remove_file(&path).unwrap();
+        Arc::new(map)
+    }
+
+    /// A chunk's mapped stream is the header, then the file from the chunk's start, with the
+    /// offsets of that concatenation (what the buffered chunk reader reads), for starts before
+    /// and after the header's length and at the end of the file.
+    #[test]
+    fn a_mapped_chunk_jumps_from_its_header_to_its_start() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i % 241) as u8).collect();
+        let map = mapping(&data, "chunk");
+        for (header, from) in [(24, 24), (24, 25), (24, 3000), (100, 4999), (64, 5000)] {
+            let mut want = data[..header].to_vec();
+            want.extend_from_slice(&data[from..]);
+            let mut b = Buffer::mapped_chunk(Arc::clone(&map), header, from);
+            assert!(b.is_mapped());
+            let mut pos = 0usize;
+            let mut step = 7;
+            loop {
+                // Requests never straddle the header's end, as records do not.
+                let edge = if pos < header {
+                    header - pos
+                } else {
+                    usize::MAX
+                };
+                let want_n = step.min(want.len() - pos).min(edge);
+                if want_n == 0 {
+                    break;
+                }
+                assert!(b.fill(want_n).unwrap(), "{header} {from} at {pos}");
+                assert_eq!(b.position(), pos as u64);
+                assert_eq!(&b.bytes()[..want_n], &want[pos..pos + want_n]);
+                // Indices into the storage are the file's own.
+                let file_at = if pos < header {
+                    pos
+                } else {
+                    from + pos - header
+                };
+                assert_eq!(b.start(), file_at);
+                assert_eq!(
+                    &b.storage()[file_at..file_at + want_n],
+                    &want[pos..pos + want_n]
+                );
+                b.consume(want_n);
+                pos += want_n;
+                step = step * 5 % 300 + 1;
+            }
+            assert_eq!(pos, want.len());
+            assert_eq!(b.position(), want.len() as u64);
+            assert!(!b.fill(1).unwrap());
+            assert_eq!(b.avail(), 0);
+        }
+    }
+
+    /// A request that runs past the header's end (only possible if the file changed under the
+    /// mapping) ends the stream there rather than joining two unrelated parts of the file.
+    #[test]
+    fn a_mapped_chunk_never_joins_its_header_to_its_range() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i % 239) as u8).collect();
+        let map = mapping(&data, "straddle");
+        let mut b = Buffer::mapped_chunk(map, 24, 500);
+        b.consume(20);
+        assert!(!b.fill(8).unwrap());
+        assert_eq!(b.avail(), 4);
+        assert_eq!(b.position(), 20);
+        assert!(!b.fill(1000).unwrap());
+        assert_eq!(b.bytes(), &data[20..24]);
     }
 }

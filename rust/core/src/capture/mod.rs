@@ -61,8 +61,8 @@ pub struct ReadOptions {
     /// files, an empty file, a filesystem that refuses to map) is read through the buffer
     /// silently. Only for files that no other process truncates or rewrites while they are
     /// read: truncation under a mapping kills the process with SIGBUS, which cannot be caught
-    /// (so not for a capture still being written). Chunk readers of a parallel scan
-    /// ([`split`]) keep buffered reads.
+    /// (so not for a capture still being written). The chunk readers of a parallel scan
+    /// ([`split`]) share one mapping of the file.
     pub mmap: bool,
 }
 
@@ -208,9 +208,19 @@ impl CaptureReader {
             _ => None,
         };
         let buf = match mapped {
-            Some(map) => Buffer::mapped(map),
+            Some(map) => Buffer::mapped(std::sync::Arc::new(map)),
             None => Buffer::new(input.reader, buffer::DEFAULT_CAPACITY),
         };
+        Self::with_buffer(buf, options, compression, path)
+    }
+
+    /// Sniff and prepare to read from a buffer set up by the caller (a split's shared mapping).
+    fn with_buffer(
+        buf: Buffer,
+        options: ReadOptions,
+        compression: Compression,
+        path: Option<std::path::PathBuf>,
+    ) -> Result<Self> {
         let mut reader = CaptureReader {
             buf,
             options,

@@ -15,16 +15,23 @@
 //! packets of a sequential read. A chunk that meets a section header or interface description
 //! (which would change how later packets are read), or any warning, makes the split unusable too:
 //! the caller then reads sequentially.
+//!
+//! With `ReadOptions::mmap`, the plan maps the file once and every chunk reader frames its header
+//! and its range from that mapping in place (`Buffer::mapped_chunk`), and the boundary search
+//! reads it too; the stream, and so every offset, error and warning, is the buffered chunk
+//! reader's. A file that does not map is read buffered.
 
+use super::buffer::Buffer;
 use super::bytes::u32_at;
 use super::{CaptureReader, Format, ReadOptions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::input::{Compression, Input};
 use crate::packet::Packet;
+use memmap2::Mmap;
 use std::fs::File;
 use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Records (pcap) or blocks (pcapng) that must chain after a candidate boundary (fewer only when
@@ -34,6 +41,15 @@ const CHAIN: usize = 8;
 const SEARCH: u64 = 64 << 20;
 /// Bytes read at a time while searching.
 const WINDOW: usize = 1 << 20;
+
+/// Chunk readers opened on a mapping, in this process: a scan's caller cannot see its chunk
+/// readers, and this tells whether a parallel scan really framed from the mapping.
+static MAPPED_CHUNKS: AtomicU64 = AtomicU64::new(0);
+
+/// How many chunk readers this process has opened on a mapping of their file so far.
+pub fn mapped_chunk_readers() -> u64 {
+    MAPPED_CHUNKS.load(Ordering::Relaxed)
+}
 
 /// Everything a chunk reader needs from the start of the file.
 #[derive(Debug, Clone)]
@@ -55,6 +71,8 @@ pub struct SplitPlan {
     interfaces: usize,
     options: ReadOptions,
     first_ts: Option<i64>,
+    /// The file mapped once for all chunk readers, with `options.mmap`.
+    map: Option<Arc<Mmap>>,
 }
 
 impl SplitPlan {
@@ -65,7 +83,21 @@ impl SplitPlan {
         if !meta.is_file() {
             return Ok(None);
         }
-        let mut reader = CaptureReader::new(crate::input::open_path(path)?, options)?;
+        let input = crate::input::open_path(path)?;
+        let map = match (options.mmap, input.compression) {
+            (true, Compression::None) => crate::input::map_file(path).map(Arc::new),
+            _ => None,
+        };
+        // The header is read from the mapping the chunks will read it from.
+        let mut reader = match &map {
+            Some(map) => CaptureReader::with_buffer(
+                Buffer::mapped(Arc::clone(map)),
+                options,
+                Compression::None,
+                Some(path.to_path_buf()),
+            )?,
+            None => CaptureReader::new(input, options)?,
+        };
         if reader.compression() != Compression::None {
             return Ok(None);
         }
@@ -96,11 +128,32 @@ impl SplitPlan {
                 *nanos,
             ),
         };
-        let mut header = vec![0u8; usize::try_from(data_start).unwrap_or(usize::MAX)];
-        let mut f = File::open(path).map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
-        f.read_exact(&mut header)?;
-        let mut first = [0u8; 4];
-        f.read_exact(&mut first)?;
+        let hlen = usize::try_from(data_start).unwrap_or(usize::MAX);
+        let (header, first) = match &map {
+            Some(map) => {
+                let bytes = map.get(..hlen.saturating_add(4)).ok_or_else(|| {
+                    Error::at(
+                        ErrorKind::Io,
+                        data_start,
+                        "mapped file shorter than its header",
+                    )
+                })?;
+                let (header, first) = bytes.split_at(hlen);
+                (
+                    header.to_vec(),
+                    <[u8; 4]>::try_from(first).unwrap_or_default(),
+                )
+            }
+            None => {
+                let mut header = vec![0u8; hlen];
+                let mut f =
+                    File::open(path).map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
+                f.read_exact(&mut header)?;
+                let mut first = [0u8; 4];
+                f.read_exact(&mut first)?;
+                (header, first)
+            }
+        };
         let first_secs = u32_at(&first, 0, big);
         Ok(Some(SplitPlan {
             path: path.to_path_buf(),
@@ -115,7 +168,13 @@ impl SplitPlan {
             interfaces: reader.interfaces().len(),
             options,
             first_ts,
+            map,
         }))
+    }
+
+    /// Whether the chunk readers frame the file from a shared mapping rather than `read()`.
+    pub fn is_mapped(&self) -> bool {
+        self.map.is_some()
     }
 
     /// Timestamp of the first packet, and the latest timestamp among the packets of the last
@@ -169,25 +228,49 @@ impl SplitPlan {
     /// A reader of the packets whose records start in `from..to`. `Ok(None)` when no record
     /// boundary could be found (the caller reads sequentially instead).
     pub fn open(&self, from: u64, to: u64) -> Result<Option<ChunkReader>> {
-        let mut file =
-            File::open(&self.path).map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
+        let mut peek = match &self.map {
+            Some(map) => Peek::Mapped(map.get(..self.mapped_len()).unwrap_or(&[])),
+            None => Peek::Read {
+                file: File::open(&self.path)
+                    .map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?,
+                len: self.len,
+                base: 0,
+                buf: Vec::new(),
+            },
+        };
         let start = if from <= self.data_start() {
             Some(self.data_start())
         } else {
-            self.resync(&mut file, from)?
+            self.resync(&mut peek, from)?
         };
         let Some(start) = start else {
             return Ok(None);
         };
-        file.seek(SeekFrom::Start(start))?;
-        let input = Input {
-            reader: Box::new(Cursor::new(self.header.clone()).chain(file)),
-            compression: Compression::None,
-            file_len: Some(self.len),
-            raw_bytes: Arc::new(AtomicU64::new(0)),
-            path: None,
+        let reader = match (peek, &self.map) {
+            (Peek::Read { mut file, .. }, _) => {
+                file.seek(SeekFrom::Start(start))?;
+                let input = Input {
+                    reader: Box::new(Cursor::new(self.header.clone()).chain(file)),
+                    compression: Compression::None,
+                    file_len: Some(self.len),
+                    raw_bytes: Arc::new(AtomicU64::new(0)),
+                    path: None,
+                };
+                CaptureReader::new(input, self.options)?
+            }
+            (Peek::Mapped(_), Some(map)) => {
+                // The header's bytes are the mapping's own (`new` copied them from it), so the
+                // header is framed exactly as when the plan was made and ends consumed at a
+                // record boundary, where the buffer moves on to `start`.
+                let from = usize::try_from(start).unwrap_or(usize::MAX);
+                let buf = Buffer::mapped_chunk(Arc::clone(map), self.header.len(), from);
+                let reader =
+                    CaptureReader::with_buffer(buf, self.options, Compression::None, None)?;
+                MAPPED_CHUNKS.fetch_add(1, Ordering::Relaxed);
+                reader
+            }
+            (Peek::Mapped(_), None) => return Ok(None),
         };
-        let reader = CaptureReader::new(input, self.options)?;
         Ok(Some(ChunkReader {
             reader,
             shift: start,
@@ -202,9 +285,15 @@ impl SplitPlan {
         }))
     }
 
+    /// The mapped bytes the boundary search may look at: those of the file's length when the
+    /// plan was made, as the buffered search does.
+    fn mapped_len(&self) -> usize {
+        let len = usize::try_from(self.len).unwrap_or(usize::MAX);
+        self.map.as_ref().map_or(0, |m| m.len().min(len))
+    }
+
     /// The first offset at or after `from` where a chain of valid records starts.
-    fn resync(&self, file: &mut File, from: u64) -> Result<Option<u64>> {
-        let mut peek = Peek::new(file, self.len);
+    fn resync(&self, peek: &mut Peek<'_>, from: u64) -> Result<Option<u64>> {
         let limit = from.saturating_add(SEARCH).min(self.len);
         let step = if self.pcapng { 4 } else { 1 };
         // pcapng blocks start at multiples of 4 (the section header is at 0, lengths are
@@ -216,9 +305,9 @@ impl SplitPlan {
         };
         while p < limit {
             let ok = if self.pcapng {
-                self.chain_pcapng(&mut peek, p)?
+                self.chain_pcapng(peek, p)?
             } else {
-                self.chain_pcap(&mut peek, p)?
+                self.chain_pcap(peek, p)?
             };
             if ok {
                 return Ok(Some(p));
@@ -238,8 +327,8 @@ impl SplitPlan {
             let Some(h) = peek.at(p, 28)? else {
                 return Ok(false);
             };
-            let kind = u32_at(&h, 0, self.big);
-            let len = u32_at(&h, 4, self.big);
+            let kind = u32_at(h, 0, self.big);
+            let len = u32_at(h, 4, self.big);
             if !KNOWN.contains(&kind)
                 || len < 12
                 || len % 4 != 0
@@ -248,16 +337,16 @@ impl SplitPlan {
             {
                 return Ok(false);
             }
-            if kind == 6 && (len < 32 || u32_at(&h, 8, self.big) as usize >= self.interfaces) {
+            if kind == 6 && (len < 32 || u32_at(h, 8, self.big) as usize >= self.interfaces) {
                 return Ok(false);
             }
-            if kind == 6 && u64::from(u32_at(&h, 20, self.big)) + 32 > u64::from(len) {
+            if kind == 6 && u64::from(u32_at(h, 20, self.big)) + 32 > u64::from(len) {
                 return Ok(false);
             }
             let Some(t) = peek.at(p + u64::from(len) - 4, 4)? else {
                 return Ok(false);
             };
-            if u32_at(&t, 0, self.big) != len {
+            if u32_at(t, 0, self.big) != len {
                 return Ok(false);
             }
             p += u64::from(len);
@@ -279,10 +368,10 @@ impl SplitPlan {
             let Some(h) = peek.at(p, 16)? else {
                 return Ok(false);
             };
-            let secs = u32_at(&h, 0, self.big);
-            let sub = u32_at(&h, 4, self.big);
-            let caplen = u32_at(&h, 8, self.big);
-            let wire = u32_at(&h, 12, self.big);
+            let secs = u32_at(h, 0, self.big);
+            let sub = u32_at(h, 4, self.big);
+            let caplen = u32_at(h, 8, self.big);
+            let wire = u32_at(h, 12, self.big);
             let near = first_secs.is_none_or(|s: u32| s.abs_diff(secs) <= 3600);
             if sub >= max_sub
                 || !(lo..=hi).contains(&secs)
@@ -301,39 +390,49 @@ impl SplitPlan {
     }
 }
 
-/// Random access to a file through one window of bytes.
-struct Peek<'f> {
-    file: &'f mut File,
-    len: u64,
-    base: u64,
-    buf: Vec<u8>,
+/// Random access to a file: its mapping, or one window of bytes read from it.
+enum Peek<'m> {
+    /// The file's first `len` bytes, mapped.
+    Mapped(&'m [u8]),
+    Read {
+        file: File,
+        len: u64,
+        base: u64,
+        buf: Vec<u8>,
+    },
 }
 
-impl<'f> Peek<'f> {
-    fn new(file: &'f mut File, len: u64) -> Self {
-        Peek {
-            file,
-            len,
-            base: 0,
-            buf: Vec::new(),
-        }
-    }
-
+impl Peek<'_> {
     /// `n` bytes at `off`, `None` past the end of the file.
-    fn at(&mut self, off: u64, n: usize) -> Result<Option<Vec<u8>>> {
-        if off.saturating_add(n as u64) > self.len {
-            return Ok(None);
+    fn at(&mut self, off: u64, n: usize) -> Result<Option<&[u8]>> {
+        match self {
+            Peek::Mapped(bytes) => {
+                let Ok(i) = usize::try_from(off) else {
+                    return Ok(None);
+                };
+                Ok(bytes.get(i..i.saturating_add(n)))
+            }
+            Peek::Read {
+                file,
+                len,
+                base,
+                buf,
+            } => {
+                if off.saturating_add(n as u64) > *len {
+                    return Ok(None);
+                }
+                let inside = off >= *base && off + n as u64 <= *base + buf.len() as u64;
+                if !inside {
+                    let want = (*len - off).min(WINDOW.max(n) as u64) as usize;
+                    file.seek(SeekFrom::Start(off))?;
+                    buf.resize(want, 0);
+                    file.read_exact(buf)?;
+                    *base = off;
+                }
+                let i = (off - *base) as usize;
+                Ok(buf.get(i..i + n))
+            }
         }
-        let inside = off >= self.base && off + n as u64 <= self.base + self.buf.len() as u64;
-        if !inside {
-            let want = (self.len - off).min(WINDOW.max(n) as u64) as usize;
-            self.file.seek(SeekFrom::Start(off))?;
-            self.buf.resize(want, 0);
-            self.file.read_exact(&mut self.buf)?;
-            self.base = off;
-        }
-        let i = (off - self.base) as usize;
-        Ok(self.buf.get(i..i + n).map(<[u8]>::to_vec))
     }
 }
 
@@ -380,9 +479,14 @@ impl ChunkReader {
         }
     }
 
-    /// The reader underneath (interfaces, statistics).
+    /// The reader underneath (interfaces, statistics, whether it is mapped).
     pub fn reader(&self) -> &CaptureReader {
         &self.reader
+    }
+
+    /// The chunk is framed in place from the plan's mapping of the file, not read.
+    pub fn is_mapped(&self) -> bool {
+        self.reader.is_mapped()
     }
 
     /// Offsets of the first packet framed and of the packet the chunk stopped at (the file length
