@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 mod engine_util;
 mod reader_util;
 use engine_util::Rng;
-use reader_util::{read_opened, Read};
+use reader_util::{read_opened, shared_dir, Read};
 
 fn temp_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("burstcore-mmap-{}", std::process::id()));
@@ -718,4 +718,39 @@ fn mapped_chunk_readers_equal_buffered_chunk_readers() {
     assert!(reached.warnings >= 20, "{reached:?}");
     assert!(reached.lined_up >= 100, "{reached:?}");
     assert!(reached.refused >= 50, "{reached:?}");
+}
+
+/// The shared corpus (1,100 captures, many of them odd or damaged) split mapped and buffered.
+#[test]
+fn mapped_chunk_readers_equal_buffered_ones_on_the_corpus() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("shared corpus not found: skipped");
+        return;
+    };
+    let mut stack = vec![shared.join("corpus")];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| {
+                x == "pcap" || x == "pcapng" || x == "cap" || x == "ntar" || x == "gz"
+            }) {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut rng = Rng(0xc0);
+    let mut reached = Reached::default();
+    for path in &files {
+        compare_splits(path, &mut rng, &path.display().to_string(), &mut reached);
+    }
+    eprintln!("{} files: {reached:?}", files.len());
+    assert!(reached.chunks > 1000, "{reached:?}");
+    assert!(reached.lined_up > 100, "{reached:?}");
 }
