@@ -229,7 +229,11 @@ impl SplitPlan {
     /// boundary could be found (the caller reads sequentially instead).
     pub fn open(&self, from: u64, to: u64) -> Result<Option<ChunkReader>> {
         let mut peek = match &self.map {
-            Some(map) => Peek::Mapped(map.get(..self.mapped_len()).unwrap_or(&[])),
+            Some(map) => Peek::Mapped {
+                map,
+                // What the buffered search sees: the file's length when the plan was made.
+                bytes: map.get(..self.mapped_len()).unwrap_or(&[]),
+            },
             None => Peek::Read {
                 file: File::open(&self.path)
                     .map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?,
@@ -246,8 +250,8 @@ impl SplitPlan {
         let Some(start) = start else {
             return Ok(None);
         };
-        let reader = match (peek, &self.map) {
-            (Peek::Read { mut file, .. }, _) => {
+        let reader = match peek {
+            Peek::Read { mut file, .. } => {
                 file.seek(SeekFrom::Start(start))?;
                 let input = Input {
                     reader: Box::new(Cursor::new(self.header.clone()).chain(file)),
@@ -258,7 +262,7 @@ impl SplitPlan {
                 };
                 CaptureReader::new(input, self.options)?
             }
-            (Peek::Mapped(_), Some(map)) => {
+            Peek::Mapped { map, .. } => {
                 // The header's bytes are the mapping's own (`new` copied them from it), so the
                 // header is framed exactly as when the plan was made and ends consumed at a
                 // record boundary, where the buffer moves on to `start`.
@@ -269,7 +273,6 @@ impl SplitPlan {
                 MAPPED_CHUNKS.fetch_add(1, Ordering::Relaxed);
                 reader
             }
-            (Peek::Mapped(_), None) => return Ok(None),
         };
         Ok(Some(ChunkReader {
             reader,
@@ -285,8 +288,7 @@ impl SplitPlan {
         }))
     }
 
-    /// The mapped bytes the boundary search may look at: those of the file's length when the
-    /// plan was made, as the buffered search does.
+    /// How many bytes of the mapping are the file as the plan saw it.
     fn mapped_len(&self) -> usize {
         let len = usize::try_from(self.len).unwrap_or(usize::MAX);
         self.map.as_ref().map_or(0, |m| m.len().min(len))
@@ -392,8 +394,8 @@ impl SplitPlan {
 
 /// Random access to a file: its mapping, or one window of bytes read from it.
 enum Peek<'m> {
-    /// The file's first `len` bytes, mapped.
-    Mapped(&'m [u8]),
+    /// The plan's mapping, and the bytes of it that are the file.
+    Mapped { map: &'m Arc<Mmap>, bytes: &'m [u8] },
     Read {
         file: File,
         len: u64,
@@ -406,7 +408,7 @@ impl Peek<'_> {
     /// `n` bytes at `off`, `None` past the end of the file.
     fn at(&mut self, off: u64, n: usize) -> Result<Option<&[u8]>> {
         match self {
-            Peek::Mapped(bytes) => {
+            Peek::Mapped { bytes, .. } => {
                 let Ok(i) = usize::try_from(off) else {
                     return Ok(None);
                 };
