@@ -1243,6 +1243,7 @@ mod tests {
 mod lindley_tests {
     //! The batched u64/u128 lanes against the straightforward per-packet u128 recursion.
 
+    use super::test_traces::{rates, trace};
     use super::*;
 
     /// The per-packet Lindley recursion in u128, as the engine computed it before batching.
@@ -1361,63 +1362,6 @@ mod lindley_tests {
 
     use crate::test_rng::Rng;
 
-    /// Rates where queues empty exactly (whole bytes per ns), tiny and huge ones, random ones.
-    fn rates(rng: &mut Rng) -> Vec<u64> {
-        let mut r: Vec<u64> = (0..1 + rng.below(9))
-            .map(|_| match rng.below(8) {
-                0 => BACKLOG_SCALE * (1 + rng.below(4)),
-                1 => BACKLOG_SCALE / (1 + rng.below(8)),
-                2 => 1 + rng.below(1000),
-                3 => u64::MAX - rng.below(1000),
-                4 => 1 << rng.below(64),
-                _ => 1 + rng.below(100_000_000_000),
-            })
-            .collect();
-        r.sort_unstable();
-        r.dedup();
-        r
-    }
-
-    /// A sorted trace of `n` packets; `style` picks the gaps and sizes.
-    fn trace(rng: &mut Rng, n: usize, style: u64) -> Vec<(i64, u64)> {
-        let mut ts: i64 = match rng.below(4) {
-            0 => i64::MIN + rng.below(1000) as i64,
-            1 => i64::MAX - (1 << 50),
-            _ => rng.below(1 << 40) as i64 - (1 << 39),
-        };
-        // A packet at least this large has work beyond the u64 lanes' range (2⁶³).
-        let wide = NARROW_LIMIT / BACKLOG_SCALE + 1;
-        (0..n)
-            .map(|_| {
-                let step = match (style, rng.below(100)) {
-                    (_, 0..=19) => 0,
-                    (0, _) => 1 + rng.below(3) as i64,
-                    (1, 20..=89) => rng.below(2000) as i64,
-                    (1, _) => 1_000_000 + rng.below(1_000_000_000) as i64,
-                    (2, 20..=97) => rng.below(300) as i64,
-                    // Huge gaps: the service saturates a u64.
-                    (2, _) => (rng.next() >> rng.below(64)) as i64 >> 1,
-                    (3, _) => 100 * rng.below(20) as i64,
-                    _ => rng.below(200_000) as i64,
-                };
-                ts = ts.saturating_add(step);
-                let size = match (style, rng.below(1000)) {
-                    (_, 0..=139) => 0,
-                    // Work beyond u64 (a switch at push), or queues that outgrow it slowly.
-                    (4, 150..=151) => wide + rng.below(1 << 20),
-                    (4, 152) => u64::MAX - rng.below(3),
-                    (4, 149) => wide - 1 - rng.below(2),
-                    (4, 148) => u64::MAX / BACKLOG_SCALE + rng.below(3) - 1,
-                    (4, 153..=400) => wide / 2 + rng.below(wide / 4),
-                    (3, 150..=170) => 1 << rng.below(31),
-                    (0 | 3, _) => 1 + rng.below(100),
-                    _ => 1 + rng.below(1500),
-                };
-                (ts, size)
-            })
-            .collect()
-    }
-
     fn same_rows(got: &[BacklogRow], want: &[BacklogRow], ctx: &str) {
         assert_eq!(got.len(), want.len(), "{ctx}");
         for (g, w) in got.iter().zip(want) {
@@ -1508,7 +1452,7 @@ mod lindley_tests {
                 1 + rng.below(3 * BATCH as u64) as usize
             };
             let style = rng.below(5);
-            let rates = rates(&mut rng);
+            let rates = rates(&mut rng, false);
             let packets = trace(&mut rng, n, style);
             let reads: Vec<usize> = match rng.below(3) {
                 0 => Vec::new(),
@@ -1581,7 +1525,7 @@ mod lindley_tests {
             let n = 1 + rng.below(40) as usize;
             let style = rng.below(5);
             let packets = trace(&mut rng, n, style);
-            let rates = rates(&mut rng);
+            let rates = rates(&mut rng, false);
             let mut b = Backlog::new(&rates);
             for &(t, s) in &packets {
                 b.push(t, s);
@@ -1700,6 +1644,7 @@ mod chunk_queue_tests {
     //! replaced, kept here as the reference: the same [`RateChunk`]s, bit for bit, and the same
     //! use of the shared budget.
 
+    use super::test_traces::{rates, trace};
     use super::*;
     use crate::test_rng::Rng;
 
@@ -1886,73 +1831,6 @@ mod chunk_queue_tests {
         }
     }
 
-    /// Rates at which queues empty exactly (whole bytes per ns), tiny and huge ones, random ones.
-    fn rates(rng: &mut Rng) -> Vec<u64> {
-        let mut r: Vec<u64> = (0..1 + rng.below(8))
-            .map(|_| match rng.below(8) {
-                0 => BACKLOG_SCALE * (1 + rng.below(4)),
-                1 => BACKLOG_SCALE / (1 + rng.below(8)),
-                2 => 1 + rng.below(1000),
-                3 => u64::MAX - rng.below(1000),
-                4 => 1 << rng.below(64),
-                _ => 1 + rng.below(100_000_000_000),
-            })
-            .collect();
-        r.sort_unstable();
-        r.dedup();
-        // The scanner sorts its rates, so a queue outgrows u64 at the slowest rate first; in
-        // another order the switch comes after some rates took the packet.
-        if rng.below(2) == 0 {
-            r.reverse();
-        }
-        r
-    }
-
-    /// A trace of `n` packets, sorted unless `style` is 6; `style` picks the gaps and sizes.
-    fn trace(rng: &mut Rng, n: usize, style: u64) -> Vec<(i64, u64)> {
-        let mut ts: i64 = match rng.below(4) {
-            0 => i64::MIN + rng.below(1000) as i64,
-            1 => i64::MAX - (1 << 50),
-            _ => rng.below(1 << 40) as i64 - (1 << 39),
-        };
-        // Work at least this large is beyond the u64 rates (2⁶³).
-        let wide = NARROW_SIZE + 1;
-        (0..n)
-            .map(|_| {
-                let size = match (style, rng.below(1000)) {
-                    (_, 0..=139) => 0,
-                    (4, 150..=151) => wide + rng.below(1 << 20),
-                    (4, 152) => u64::MAX - rng.below(3),
-                    (4, 149) => NARROW_SIZE - rng.below(2),
-                    (4, 148) => u64::MAX / BACKLOG_SCALE + rng.below(3) - 1,
-                    // Queues that outgrow u64 over a few packets.
-                    (4, 153..=400) => wide / 2 + rng.below(wide / 4),
-                    (3, 150..=170) => 1 << rng.below(31),
-                    (0 | 3 | 5, _) => 1 + rng.below(100),
-                    _ => 1 + rng.below(1500),
-                };
-                let step = match (style, rng.below(100)) {
-                    (_, 0..=19) => 0,
-                    (0, _) => 1 + rng.below(3) as i64,
-                    (1, 20..=89) => rng.below(2000) as i64,
-                    (1, _) => 1_000_000 + rng.below(1_000_000_000) as i64,
-                    (2, 20..=97) => rng.below(300) as i64,
-                    // Huge gaps: the service saturates a u64, the span passes 2⁶².
-                    (2, _) => (rng.next() >> rng.below(64)) as i64 >> 1,
-                    (3, _) => 100 * rng.below(20) as i64,
-                    // The server of 1 B/ns (and 2, 4 B/ns) empties exactly at the next packet.
-                    (5, 20..=59) => size as i64,
-                    (5, 60..=79) => size as i64 / 2,
-                    (5, _) => size as i64 / 4,
-                    (6, 20..=29) => -(rng.below(1000) as i64),
-                    _ => rng.below(200_000) as i64,
-                };
-                ts = ts.saturating_add(step);
-                (ts, size)
-            })
-            .collect()
-    }
-
     /// Feed `groups` backlogs (and their references) the packets, each to one group, sharing a
     /// budget; compare the budget after every packet, and finish() at `reads` and at the end.
     fn check(
@@ -1992,7 +1870,7 @@ mod chunk_queue_tests {
         for round in 0..3000 {
             let n = 1 + rng.below(if round % 4 == 0 { 2000 } else { 200 }) as usize;
             let style = rng.below(7);
-            let rates = rates(&mut rng);
+            let rates = rates(&mut rng, true);
             let groups = 1 + rng.below(3) as usize;
             let packets: Vec<(i64, u64, usize)> = trace(&mut rng, n, style)
                 .into_iter()
@@ -2151,5 +2029,80 @@ mod chunk_queue_tests {
             new * 1e9 / n,
             old * 1e9 / n
         );
+    }
+}
+
+#[cfg(test)]
+mod test_traces {
+    //! Random rates and traces for the tests of both backlogs against their references.
+
+    use super::*;
+    use crate::test_rng::Rng;
+
+    /// Rates at which queues empty exactly (whole bytes per ns), tiny and huge ones, random ones.
+    pub(super) fn rates(rng: &mut Rng, any_order: bool) -> Vec<u64> {
+        let mut r: Vec<u64> = (0..1 + rng.below(8))
+            .map(|_| match rng.below(8) {
+                0 => BACKLOG_SCALE * (1 + rng.below(4)),
+                1 => BACKLOG_SCALE / (1 + rng.below(8)),
+                2 => 1 + rng.below(1000),
+                3 => u64::MAX - rng.below(1000),
+                4 => 1 << rng.below(64),
+                _ => 1 + rng.below(100_000_000_000),
+            })
+            .collect();
+        r.sort_unstable();
+        r.dedup();
+        // The scanner sorts its rates, so a queue outgrows u64 at the slowest rate first; in
+        // another order the switch comes after some rates took the packet.
+        if any_order && rng.below(2) == 0 {
+            r.reverse();
+        }
+        r
+    }
+
+    /// A trace of `n` packets, sorted unless `style` is 6; `style` picks the gaps and sizes.
+    pub(super) fn trace(rng: &mut Rng, n: usize, style: u64) -> Vec<(i64, u64)> {
+        let mut ts: i64 = match rng.below(4) {
+            0 => i64::MIN + rng.below(1000) as i64,
+            1 => i64::MAX - (1 << 50),
+            _ => rng.below(1 << 40) as i64 - (1 << 39),
+        };
+        // Work at least this large is beyond the u64 rates (2⁶³).
+        let wide = NARROW_SIZE + 1;
+        (0..n)
+            .map(|_| {
+                let size = match (style, rng.below(1000)) {
+                    (_, 0..=139) => 0,
+                    (4, 150..=151) => wide + rng.below(1 << 20),
+                    (4, 152) => u64::MAX - rng.below(3),
+                    (4, 149) => NARROW_SIZE - rng.below(2),
+                    (4, 148) => u64::MAX / BACKLOG_SCALE + rng.below(3) - 1,
+                    // Queues that outgrow u64 over a few packets.
+                    (4, 153..=400) => wide / 2 + rng.below(wide / 4),
+                    (3, 150..=170) => 1 << rng.below(31),
+                    (0 | 3 | 5, _) => 1 + rng.below(100),
+                    _ => 1 + rng.below(1500),
+                };
+                let step = match (style, rng.below(100)) {
+                    (_, 0..=19) => 0,
+                    (0, _) => 1 + rng.below(3) as i64,
+                    (1, 20..=89) => rng.below(2000) as i64,
+                    (1, _) => 1_000_000 + rng.below(1_000_000_000) as i64,
+                    (2, 20..=97) => rng.below(300) as i64,
+                    // Huge gaps: the service saturates a u64, the span passes 2⁶².
+                    (2, _) => (rng.next() >> rng.below(64)) as i64 >> 1,
+                    (3, _) => 100 * rng.below(20) as i64,
+                    // The server of 1 B/ns (and 2, 4 B/ns) empties exactly at the next packet.
+                    (5, 20..=59) => size as i64,
+                    (5, 60..=79) => size as i64 / 2,
+                    (5, _) => size as i64 / 4,
+                    (6, 20..=29) => -(rng.below(1000) as i64),
+                    _ => rng.below(200_000) as i64,
+                };
+                ts = ts.saturating_add(step);
+                (ts, size)
+            })
+            .collect()
     }
 }

@@ -523,6 +523,40 @@ mod tests {
     use super::*;
     use crate::engine::reference;
 
+    /// The envelope of `packets`, every row checked against the quadratic oracle; returned for
+    /// checks of its state.
+    fn matches_reference(
+        packets: &[(i64, u64)],
+        windows: &[i64],
+        closure: Closure,
+        ctx: &str,
+    ) -> Envelope {
+        let mut env = Envelope::new(windows, closure);
+        for &(t, s) in packets {
+            env.push(t, s);
+        }
+        let mut rows = Vec::new();
+        env.rows(By::All, GroupKey::All, &mut rows);
+        assert_eq!(rows.len(), windows.len(), "{ctx}");
+        for (row, &tau) in rows.iter().zip(windows) {
+            let want = reference::envelope(packets, tau, closure).unwrap();
+            let got = (
+                u128::from(row.bytes),
+                row.packets_in_window,
+                row.start_ns,
+                row.max_packets,
+            );
+            let want = (
+                want.bytes,
+                want.packets_in_window,
+                want.start_ns,
+                want.max_packets,
+            );
+            assert_eq!(got, want, "{ctx}, τ {tau}, {closure:?}");
+        }
+        env
+    }
+
     #[test]
     fn batches_equal_brute_force_across_boundaries() {
         // Many batches of packets, with bursts, ties, equal and zero sizes, against the
@@ -556,28 +590,7 @@ mod tests {
                 .collect();
             let windows = [1, 7, 100, 250, 1_000, 10_000, 1 << 40];
             for closure in [Closure::HalfOpen, Closure::Closed] {
-                let mut env = Envelope::new(&windows, closure);
-                for &(t, s) in &packets {
-                    env.push(t, s);
-                }
-                let mut rows = Vec::new();
-                env.rows(By::All, GroupKey::All, &mut rows);
-                for (row, &tau) in rows.iter().zip(&windows) {
-                    let want = reference::envelope(&packets, tau, closure).unwrap();
-                    let got = (
-                        u128::from(row.bytes),
-                        row.packets_in_window,
-                        row.start_ns,
-                        row.max_packets,
-                    );
-                    let want = (
-                        want.bytes,
-                        want.packets_in_window,
-                        want.start_ns,
-                        want.max_packets,
-                    );
-                    assert_eq!(got, want, "trace {trace}, τ {tau}, {closure:?}");
-                }
+                matches_reference(&packets, &windows, closure, &format!("trace {trace}"));
             }
         }
     }
@@ -651,29 +664,8 @@ mod tests {
         }
         let windows = [1, 3, 50, 1_000, 100_000, 1 << 40];
         for closure in [Closure::HalfOpen, Closure::Closed] {
-            let mut env = Envelope::new(&windows, closure);
-            for &(t, s) in &packets {
-                env.push(t, s);
-            }
+            let env = matches_reference(&packets, &windows, closure, "narrow");
             assert!(matches!(env.inner, Width::Narrow(_)));
-            let mut rows = Vec::new();
-            env.rows(By::All, GroupKey::All, &mut rows);
-            for (row, &tau) in rows.iter().zip(&windows) {
-                let want = reference::envelope(&packets, tau, closure).unwrap();
-                let got = (
-                    u128::from(row.bytes),
-                    row.packets_in_window,
-                    row.start_ns,
-                    row.max_packets,
-                );
-                let want = (
-                    want.bytes,
-                    want.packets_in_window,
-                    want.start_ns,
-                    want.max_packets,
-                );
-                assert_eq!(got, want, "τ {tau}, {closure:?}");
-            }
         }
     }
 
