@@ -51,12 +51,20 @@ def outcome(call: Any) -> tuple[str, Any, list[str]]:
     return "ok", value, [str(w.message) for w in caught]
 
 
-def assert_same_scan(path: str, **kw: Any) -> None:
-    a = outcome(lambda: burstcore.scan(path, **KW, **kw))
-    b = outcome(lambda: burstcore.scan(path, **KW, mmap=True, **kw))
+def same_outcome(a: tuple[str, Any, list[str]], b: tuple[str, Any, list[str]], path: str) -> bool:
+    """Assert that both calls succeeded or failed alike, with the same warnings (and, failing,
+    the same error); True when both succeeded, for the caller to compare the values."""
     assert a[0] == b[0] and a[2] == b[2], path
     if a[0] == "error":
         assert a[1] == b[1], path
+        return False
+    return True
+
+
+def assert_same_scan(path: str, **kw: Any) -> None:
+    a = outcome(lambda: burstcore.scan(path, **KW, **kw))
+    b = outcome(lambda: burstcore.scan(path, **KW, mmap=True, **kw))
+    if not same_outcome(a, b, path):
         return
     for name in ("envelope", "backlog", "series", "groups", "summary"):
         assert_frame_equal(getattr(a[1], name), getattr(b[1], name))
@@ -65,17 +73,11 @@ def assert_same_scan(path: str, **kw: Any) -> None:
 def assert_same_read(path: str) -> None:
     a = outcome(lambda: burstcore.read_packets(path))
     b = outcome(lambda: burstcore.read_packets(path, mmap=True))
-    assert a[0] == b[0] and a[2] == b[2], path
-    if a[0] == "error":
-        assert a[1] == b[1], path
-    else:
+    if same_outcome(a, b, path):
         assert_frame_equal(a[1], b[1])
     a = outcome(lambda: burstcore.info(path))
     b = outcome(lambda: burstcore.info(path, mmap=True))
-    assert a[0] == b[0] and a[2] == b[2], path
-    if a[0] == "error":
-        assert a[1] == b[1], path
-    else:
+    if same_outcome(a, b, path):
         da, db = a[1].to_dict(), b[1].to_dict()
         assert da.pop("mapped") is False
         db.pop("mapped")

@@ -196,36 +196,13 @@ fn mapped_reads_equal_buffered_reads_on_generated_and_damaged_files() {
         };
         let offsets = record_offsets(&good);
         assert!(offsets.len() > 1, "case {case}: no records found");
-        let pick = |rng: &mut Rng| offsets[1 + rng.below(offsets.len() as u64 - 1) as usize];
         let mut variants: Vec<(String, Vec<u8>)> = vec![("intact".into(), good.clone())];
-        // Cut inside a record (header or body), and inside the file header.
-        let at = pick(&mut rng) + 1 + rng.below(20) as usize;
-        variants.push((
-            format!("cut at {at}"),
-            good[..at.min(good.len() - 1)].to_vec(),
-        ));
+        variants.extend(damaged(&mut rng, &good, pcapng, &offsets, 3));
+        // And a cut inside the file header.
         variants.push((
             "cut in header".into(),
             good[..1 + rng.below(20) as usize].to_vec(),
         ));
-        // A length that cannot be right: pcapng total length not a multiple of 4 or too big;
-        // pcap captured length above the limit.
-        let at = pick(&mut rng);
-        let mut bad = good.clone();
-        let field = if pcapng { at + 4 } else { at + 8 };
-        let value: u32 = [13, 0xffff_fff0, 70 << 20][rng.below(3) as usize];
-        bad[field..field + 4].copy_from_slice(&value.to_le_bytes());
-        if bytes_big(&good, pcapng, at) {
-            bad[field..field + 4].copy_from_slice(&value.to_be_bytes());
-        }
-        variants.push((format!("bad length at {at}"), bad));
-        // Random damage.
-        let mut bad = good.clone();
-        for _ in 0..3 {
-            let i = rng.below(bad.len() as u64) as usize;
-            bad[i] = rng.next() as u8;
-        }
-        variants.push(("random bytes".into(), bad));
         for (i, (what, bytes)) in variants.into_iter().enumerate() {
             let path = dir.join(format!("case{case}-{i}.cap"));
             std::fs::write(&path, &bytes).expect("write");
@@ -255,6 +232,43 @@ fn mapped_reads_equal_buffered_reads_on_generated_and_damaged_files() {
 }
 
 /// The byte order of the block at `at` (pcapng) or of the file (pcap).
+/// Damaged copies of `good`, whose records start at `offsets` (more than one): cut inside a
+/// record (header or body); a length that cannot be right (pcapng total length not a multiple
+/// of 4 or too big, pcap captured length above the limit); `flips` random bytes changed.
+fn damaged(
+    rng: &mut Rng,
+    good: &[u8],
+    pcapng: bool,
+    offsets: &[usize],
+    flips: usize,
+) -> Vec<(String, Vec<u8>)> {
+    let pick = |rng: &mut Rng| offsets[1 + rng.below(offsets.len() as u64 - 1) as usize];
+    let mut variants = Vec::new();
+    let at = pick(rng) + 1 + rng.below(20) as usize;
+    variants.push((
+        format!("cut at {at}"),
+        good[..at.min(good.len() - 1)].to_vec(),
+    ));
+    let at = pick(rng);
+    let mut bad = good.to_vec();
+    let field = if pcapng { at + 4 } else { at + 8 };
+    let value: u32 = [13, 0xffff_fff0, 70 << 20][rng.below(3) as usize];
+    let raw = if bytes_big(good, pcapng, at) {
+        value.to_be_bytes()
+    } else {
+        value.to_le_bytes()
+    };
+    bad[field..field + 4].copy_from_slice(&raw);
+    variants.push((format!("bad length at {at}"), bad));
+    let mut bad = good.to_vec();
+    for _ in 0..flips {
+        let i = rng.below(bad.len() as u64) as usize;
+        bad[i] = rng.next() as u8;
+    }
+    variants.push(("random bytes".into(), bad));
+    variants
+}
+
 fn bytes_big(bytes: &[u8], pcapng: bool, at: usize) -> bool {
     if !pcapng {
         return bytes.starts_with(&[0xa1, 0xb2]);
@@ -673,33 +687,9 @@ fn mapped_chunk_readers_equal_buffered_chunk_readers() {
             let offsets = record_offsets(&good);
             let mut variants: Vec<(String, Vec<u8>)> = vec![("intact".into(), good.clone())];
             if offsets.len() > 1 {
-                let pick =
-                    |rng: &mut Rng| offsets[1 + rng.below(offsets.len() as u64 - 1) as usize];
+                // A cut inside a record leaves the last chunk with a truncation warning.
                 let pcapng = name.starts_with("pcapng");
-                // Cut inside a record: the last chunk ends with a truncation warning.
-                let at = pick(&mut rng) + 1 + rng.below(20) as usize;
-                variants.push((
-                    format!("cut at {at}"),
-                    good[..at.min(good.len() - 1)].to_vec(),
-                ));
-                // A corrupt length, and random damage.
-                let at = pick(&mut rng);
-                let mut bad = good.clone();
-                let field = if pcapng { at + 4 } else { at + 8 };
-                let value: u32 = [13, 0xffff_fff0, 70 << 20][rng.below(3) as usize];
-                let raw = if bytes_big(&good, pcapng, at) {
-                    value.to_be_bytes()
-                } else {
-                    value.to_le_bytes()
-                };
-                bad[field..field + 4].copy_from_slice(&raw);
-                variants.push((format!("bad length at {at}"), bad));
-                let mut bad = good.clone();
-                for _ in 0..4 {
-                    let i = rng.below(bad.len() as u64) as usize;
-                    bad[i] = rng.next() as u8;
-                }
-                variants.push(("random bytes".into(), bad));
+                variants.extend(damaged(&mut rng, &good, pcapng, &offsets, 4));
             }
             for (what, bytes) in variants {
                 case += 1;

@@ -309,11 +309,7 @@ mod tests {
     #[test]
     fn a_mapping_is_all_there_and_never_read() {
         let data: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
-        let path = std::env::temp_dir().join(format!("burstcore-buffer-{}", std::process::id()));
-        std::fs::write(&path, &data).unwrap();
-        let map = crate::input::map_file(&path).expect("a regular file maps");
-        std::fs::remove_file(&path).unwrap();
-        let mut b = Buffer::mapped(Arc::new(map));
+        let mut b = Buffer::mapped(mapping(&data, "whole"));
         assert!(b.is_mapped());
         assert_eq!(b.bytes(), &data[..]);
         assert!(b.fill(data.len()).unwrap());

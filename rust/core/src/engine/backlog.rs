@@ -156,12 +156,22 @@ struct Lane<Q> {
     longest_start_ns: i64,
 }
 
+/// floor(log2(rate)): ⌈q/r⌉ ≤ (q >> shift) + 1 bounds a busy period without dividing.
+fn shift_of(rate: u64) -> u32 {
+    rate.max(1).ilog2()
+}
+
+/// ⌈2⁶³ / rate⌉: see [`Lane::dcap`].
+fn dcap_of(rate: u64) -> u64 {
+    NARROW_LIMIT.div_ceil(rate.max(1))
+}
+
 impl<Q: Scaled> Lane<Q> {
     fn new(rate: u64, first_ns: i64) -> Self {
         Lane {
             rate,
-            shift: rate.max(1).ilog2(),
-            dcap: NARROW_LIMIT.div_ceil(rate.max(1)),
+            shift: shift_of(rate),
+            dcap: dcap_of(rate),
             q: Q::ZERO,
             start_ns: first_ns,
             best_q: Q::ZERO,
@@ -539,6 +549,19 @@ pub(crate) struct EmptyInstant {
     best: Option<Period>,
 }
 
+impl EmptyInstant {
+    /// The chunk's first packet, at `ts`: D = 0, with nothing before it.
+    fn chunk_start(ts: i64) -> Self {
+        EmptyInstant {
+            d: 0,
+            prev_ns: ts,
+            prev_q: 0,
+            prev_s: 0,
+            best: None,
+        }
+    }
+}
+
 /// The mergeable backlog state of one group and one rate over a chunk of its packets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RateChunk {
@@ -590,13 +613,7 @@ impl ChunkQueue {
         self.seg_ns = ts;
         self.peak_ns = ts;
         self.busy_start = (work > 0).then_some(ts);
-        self.instants.push(EmptyInstant {
-            d: 0,
-            prev_ns: ts,
-            prev_q: 0,
-            prev_s: 0,
-            best: None,
-        });
+        self.instants.push(EmptyInstant::chunk_start(ts));
     }
 
     /// A later packet; `None` once a value left the range where merging is exact.
@@ -720,11 +737,11 @@ impl NarrowQueue {
         NarrowQueue {
             q: 0,
             rate,
-            dcap: NARROW_LIMIT.div_ceil(rate.max(1)),
+            dcap: dcap_of(rate),
             seg_best: 0,
             seg_ns: 0,
             start_ns: 0,
-            shift: rate.max(1).ilog2(),
+            shift: shift_of(rate),
             truncated: false,
             d: 0,
             smax: i128::MIN,
@@ -743,13 +760,7 @@ impl NarrowQueue {
         self.seg_ns = ts;
         self.peak_ns = ts;
         self.start_ns = ts;
-        self.instants.push(EmptyInstant {
-            d: 0,
-            prev_ns: ts,
-            prev_q: 0,
-            prev_s: 0,
-            best: None,
-        });
+        self.instants.push(EmptyInstant::chunk_start(ts));
     }
 
     /// The packet at `ts` (`dt` ns after the previous one, at `last`) of scaled size `work`
@@ -766,8 +777,7 @@ impl NarrowQueue {
     ) {
         if self.q > 0 {
             let start = self.start_ns;
-            // Span below 2⁶² and (q >> shift) + 1 ≤ 2⁶³: no wrap.
-            let bound = last.abs_diff(start) + (self.q >> self.shift) + 1;
+            let bound = u64::bound(last.abs_diff(start), self.q.drain_bound(self.shift));
             // Periods are never negative.
             if self.cur.is_none_or(|(len, _)| bound >= len as u64) {
                 let len = busy_len(start, last, u128::from(self.q), self.rate);
@@ -897,7 +907,7 @@ impl ChunkBacklog {
         let dt = ts.wrapping_sub(last) as u64;
         let cap = self.cap;
         for (k, n) in self.queues.iter_mut().enumerate() {
-            let served = n.rate.wrapping_mul(dt.min(n.dcap));
+            let served = u64::served(n.rate, dt, n.dcap);
             if n.q <= served {
                 n.empty_instant(ts, last, dt, work, cap, budget);
             } else {
