@@ -204,8 +204,8 @@ def scan(
         in docs/metrics.md). Only for files that no other process truncates or rewrites while
         burstcore reads them: truncation under the mapping kills the whole process with SIGBUS,
         which Python cannot catch (so never for a capture still being written). Compressed files,
-        stdin, pipes and file objects are read normally whatever this says, and the chunks of a
-        scan split into time chunks (``threads`` > 1) are read with ``read()``.
+        stdin, pipes and file objects are read normally whatever this says; a scan split into
+        time chunks (``threads`` > 1) maps the file once and frames every chunk from it.
 
     Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
     ``packets`` (counted) + the ``skipped_*`` columns.
