@@ -8,7 +8,8 @@
 //!
 //! Most captures are sorted, so packets that arrive in order go to the back of a FIFO, which stays
 //! sorted by construction; only packets that arrive out of order go to a binary heap. Release takes
-//! the smaller of the two fronts. Memory is bounded by the packets inside the horizon.
+//! the smaller of the two fronts. Memory is bounded by the packets inside the horizon (and one
+//! batch of [`RELEASE_EVERY`]).
 //!
 //! Every packet passes through here, so what is buffered is generic: the scanner buffers only
 //! timestamp, size and interface when no grouping needs headers (a fifth of a full [`Arrival`]).
@@ -74,8 +75,16 @@ pub(crate) struct Reorder<T> {
     seq: u64,
     in_order: VecDeque<T>,
     out_of_order: BinaryHeap<Reverse<Entry<T>>>,
+    /// In-order packets pushed since the FIFO was last released (see [`RELEASE_EVERY`]).
+    unreleased: u32,
     stats: ReorderStats,
 }
+
+/// While the input is sorted, the FIFO is released every this many packets rather than after
+/// each one. Releasing later than possible changes nothing but when the groupings see a packet
+/// (the order is the same), and it turns the per-packet look at the FIFO's front, a load from
+/// a horizon's worth of packets back, into one search per batch.
+const RELEASE_EVERY: u32 = 1024;
 
 impl<T: Timed> Reorder<T> {
     /// `horizon` must be ≥ 0 (the scanner ensures it).
@@ -87,6 +96,7 @@ impl<T: Timed> Reorder<T> {
             seq: 0,
             in_order: VecDeque::new(),
             out_of_order: BinaryHeap::new(),
+            unreleased: 0,
             stats: ReorderStats::default(),
         }
     }
@@ -122,6 +132,13 @@ impl<T: Timed> Reorder<T> {
                 self.in_order.push_back(*a);
             }
         }
+        if self.out_of_order.is_empty() {
+            self.unreleased += 1;
+            if self.unreleased < RELEASE_EVERY {
+                return Ok(());
+            }
+        }
+        self.unreleased = 0;
         let latest = self.latest.unwrap_or(ts);
         self.release(latest.saturating_sub(self.horizon), &mut sink)
     }
@@ -152,16 +169,23 @@ impl<T: Timed> Reorder<T> {
     /// Hand over, in (timestamp, arrival) order, every buffered packet with timestamp ≤ `bound`.
     fn release(&mut self, bound: i64, sink: &mut impl FnMut(&T) -> Result<()>) -> Result<()> {
         if self.out_of_order.is_empty() {
-            // Sorted input, the common case: only the FIFO to look at.
-            while let Some(f) = self.in_order.front() {
-                if f.ts_ns() > bound {
+            // Sorted input, the common case: only the FIFO to look at, and it is sorted.
+            let (front, back) = self.in_order.as_slices();
+            let mut due = front.partition_point(|a| a.ts_ns() <= bound);
+            if due == front.len() {
+                due += back.partition_point(|a| a.ts_ns() <= bound);
+            }
+            let mut sent = 0;
+            let mut outcome = Ok(());
+            for a in front.iter().chain(back).take(due) {
+                if let Err(e) = sink(a) {
+                    outcome = Err(e);
                     break;
                 }
-                if let Some(a) = self.in_order.pop_front() {
-                    sink(&a)?;
-                }
+                sent += 1;
             }
-            return Ok(());
+            self.in_order.drain(..sent);
+            return outcome;
         }
         loop {
             // Ties go to the FIFO, whose packet arrived first (see `Entry`).
