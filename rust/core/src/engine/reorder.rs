@@ -359,7 +359,9 @@ mod tests {
     #[test]
     fn release_order_is_a_stable_sort_by_timestamp() {
         // Few distinct timestamps, so that out-of-order packets tie with in-order ones all the
-        // time: the output must be the arrivals sorted by timestamp, ties in arrival order.
+        // time: the output must be the arrivals sorted by timestamp, ties in arrival order. One
+        // case in ten is long and mostly sorted, so that the FIFO is released in batches
+        // (RELEASE_EVERY) between the out-of-order packets.
         let mut x: u64 = 0x0DDB_1A5E_5BAD_5EED;
         let mut next = move || {
             x ^= x << 13;
@@ -369,26 +371,56 @@ mod tests {
         };
         for case in 0..2_000 {
             let horizon = (next() % 6) as i64;
-            let n = (next() % 60) as usize;
+            let (n, disorder) = if case % 10 == 0 {
+                (3 * RELEASE_EVERY as u64 + next() % 2_000, 700)
+            } else {
+                (next() % 60, 3)
+            };
             let mut t = 0i64;
-            let arrivals: Vec<P> = (0..n)
+            let arrivals: Vec<P> = (0..n as usize)
                 .map(|id| {
                     t += (next() % 3) as i64;
                     let back = (next() % (horizon as u64 + 1)) as i64;
                     P {
-                        ts: t - if next() % 3 == 0 { back } else { 0 },
+                        ts: t - if next() % disorder == 0 { back } else { 0 },
                         id,
                     }
                 })
                 .collect();
+            // The latest timestamp up to each packet.
+            let latest: Vec<i64> = arrivals
+                .iter()
+                .scan(i64::MIN, |m, p| {
+                    *m = (*m).max(p.ts);
+                    Some(*m)
+                })
+                .collect();
             let mut r = Reorder::new(horizon, LatePolicy::Error);
             let mut out = Vec::new();
-            for a in &arrivals {
+            for (i, a) in arrivals.iter().enumerate() {
                 r.push(a, |p| {
                     out.push(*p);
                     Ok(())
                 })
                 .unwrap_or_else(|e| panic!("case {case}: {e}"));
+                // Memory stays bounded. The buffer was last released at most RELEASE_EVERY
+                // packets ago, at a latest timestamp of at least that of packet k: what it
+                // holds came since, or may still have been overtaken then.
+                let k = i.saturating_sub(RELEASE_EVERY as usize);
+                let then = latest[k];
+                // Packets before j can only be later than `then − horizon` while the latest
+                // before them is.
+                let open = (i - k)
+                    + (0..=k)
+                        .rev()
+                        .take_while(|&j| latest[j] > then - horizon)
+                        .filter(|&j| arrivals[j].ts > then - horizon)
+                        .count();
+                let held = r.in_order.len() + r.out_of_order.len();
+                assert!(
+                    held <= open,
+                    "case {case}: {held} held after packet {i}, {open} that may be"
+                );
             }
             r.flush(|p| {
                 out.push(*p);
