@@ -130,36 +130,46 @@ pub fn scan(
     let results: Mutex<Vec<Option<Result<Option<Done>>>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
     let workers = threads.min(jobs.len());
+    // The calling thread reports progress until the workers are done; each wakes it on leaving
+    // (even by a panic), so that the merge does not wait for the next report.
+    let finished = AtomicUsize::new(0);
     let outcome = std::thread::scope(|scope| -> Result<()> {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else {
-                        return;
-                    };
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let r = run(
-                        &plans[job.file],
-                        job,
-                        bases[job.file],
-                        config,
-                        size,
-                        decode,
-                        &stop,
-                        &bytes,
-                    );
-                    if let Ok(mut all) = results.lock() {
-                        all[i] = Some(r);
+                let leaving = Leaving {
+                    finished: &finished,
+                    caller: std::thread::current(),
+                };
+                scope.spawn(|| {
+                    let _leaving = leaving;
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else {
+                            break;
+                        };
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let r = run(
+                            &plans[job.file],
+                            job,
+                            bases[job.file],
+                            config,
+                            size,
+                            decode,
+                            &stop,
+                            &bytes,
+                        );
+                        if let Ok(mut all) = results.lock() {
+                            all[i] = Some(r);
+                        }
                     }
                 })
             })
             .collect();
         let mut failed = Ok(());
-        while handles.iter().any(|h| !h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(20));
+        while finished.load(Ordering::Acquire) < workers {
+            std::thread::park_timeout(Duration::from_millis(20));
             if failed.is_ok() {
                 if let Err(e) = progress(bytes.load(Ordering::Relaxed)) {
                     stop.store(true, Ordering::Relaxed);
@@ -240,6 +250,19 @@ pub fn scan(
     };
     progress(plans.iter().map(|p| p.file_len()).sum())?;
     Ok(Some(crate::pipeline::account(out, acc)))
+}
+
+/// Counts a worker out and wakes the calling thread when the worker leaves, however it leaves.
+struct Leaving<'a> {
+    finished: &'a AtomicUsize,
+    caller: std::thread::Thread,
+}
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        self.finished.fetch_add(1, Ordering::Release);
+        self.caller.unpark();
+    }
 }
 
 fn add(to: &mut Accounting, from: &Accounting) {

@@ -23,7 +23,7 @@
 //! sequentially instead; it never returns a result that differs from the sequential one.
 
 use super::backlog::{ChunkBacklog, RateChunk};
-use super::envelope::Envelope;
+use super::envelope::{Envelope, Keep};
 use super::group::Slots;
 use super::reorder::{Buffered, Release};
 use super::scanner::ExactBacklog;
@@ -34,6 +34,7 @@ use super::{
 };
 use crate::error::Result;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Why two chunk states cannot be merged exactly (the caller then scans sequentially).
@@ -205,6 +206,20 @@ impl Kept {
     }
 }
 
+impl Keep for Kept {
+    fn reserve(&mut self, n: usize) {
+        match self {
+            Kept::Narrow { v, .. } => v.reserve_exact(n),
+            Kept::Wide(v) => v.reserve_exact(n),
+        }
+    }
+
+    #[inline]
+    fn keep(&mut self, ts: i64, size: u64) {
+        self.push(ts, size);
+    }
+}
+
 /// One group while its chunk is scanned.
 #[derive(Debug)]
 struct GroupScan {
@@ -260,11 +275,7 @@ impl GroupScan {
             Some(reach) if self.keep_tail => {
                 let from = self.last_ns.saturating_sub(reach);
                 let mut tail = Kept::new();
-                self.envelope.recent(|ts, size| {
-                    if ts >= from {
-                        tail.push(ts, size);
-                    }
-                });
+                self.envelope.recent(from, &mut tail);
                 Some(tail)
             }
             _ => None,
@@ -365,14 +376,21 @@ impl ChunkGroup {
                 // window: replay the windows on several threads then.
                 let threads = threads.min(n);
                 if threads > 1 && tail.len() + head.len() >= PARALLEL_SEAM {
+                    // Longest window first, each to whichever thread is free: the replays cost
+                    // about their reach, so the longest dominates.
+                    let next = AtomicUsize::new(0);
                     std::thread::scope(|scope| {
                         let parts: Vec<_> = (0..threads)
-                            .map(|t| {
-                                scope.spawn(move || {
-                                    (t..n)
-                                        .step_by(threads)
-                                        .map(|w| (w, one(w)))
-                                        .collect::<Vec<_>>()
+                            .map(|_| {
+                                scope.spawn(|| {
+                                    let mut rows = Vec::new();
+                                    loop {
+                                        let k = next.fetch_add(1, Ordering::Relaxed);
+                                        if k >= n {
+                                            return rows;
+                                        }
+                                        rows.push((n - 1 - k, one(n - 1 - k)));
+                                    }
                                 })
                             })
                             .collect();
@@ -566,7 +584,17 @@ impl Seam for &[(i64, u64)] {
     }
 }
 
+/// Starts of a seam replay taken together (see [`replay`]).
+const SEAM_BLOCK: usize = 64;
+
 /// [`cross`] over one storage pair.
+///
+/// The starts are taken in blocks: every window of a block holds at most the tail from the
+/// block's first start plus the head up to its last start's reach, and when even that cannot
+/// beat the best so far (nor the most packets), the block is skipped with two branch-free sums
+/// instead of a step per start. A window as long as the chunks replays millions of starts, and
+/// the per-start step, whose head pointer moves by a different count each time, costs a
+/// mispredicted branch at most of them.
 fn replay<T: Seam, H: Seam>(
     ea: &Best,
     eb: &Best,
@@ -576,15 +604,16 @@ fn replay<T: Seam, H: Seam>(
     a_last: i64,
     b_first: i64,
 ) -> Best {
+    // Candidates come in increasing start order; only a strictly better one replaces.
     let mut best: Option<(u128, u64, i64)> = None;
-    let mut consider = |bytes: u128, packets: u64, start: i64| {
+    let consider = |best: &mut Option<(u128, u64, i64)>, bytes: u128, packets: u64, start: i64| {
         if best.is_none_or(|b| bytes > b.0) {
-            best = Some((bytes, packets, start));
+            *best = Some((bytes, packets, start));
         }
     };
     let mut max_packets = ea.max_packets.max(eb.max_packets);
     if ea.start.saturating_add(reach) < b_first {
-        consider(ea.bytes, ea.packets, ea.start);
+        consider(&mut best, ea.bytes, ea.packets, ea.start);
     }
     // The first start whose window reaches `b` (times are sorted: bisect).
     let (mut lo, mut hi) = (0, tail.len());
@@ -597,28 +626,48 @@ fn replay<T: Seam, H: Seam>(
         }
     }
     let from = lo;
-    let mut sum_a: u128 = (from..tail.len()).map(|i| u128::from(tail.at(i).1)).sum();
+    let mut sum_a = sizes(tail, from, tail.len());
     let mut n_a = (tail.len() - from) as u64;
     let (mut sum_b, mut n_b, mut j) = (0u128, 0u64, 0usize);
     let mut i = from;
     while i < tail.len() {
-        let s = tail.at(i).0;
-        let end = s.saturating_add(reach);
-        while j < head.len() && head.at(j).0 <= end {
-            sum_b += u128::from(head.at(j).1);
-            n_b += 1;
-            j += 1;
+        // A block ends where a run of equal timestamps does: a start is its run's first packet.
+        let mut q = (i + SEAM_BLOCK).min(tail.len());
+        while q < tail.len() && tail.at(q).0 == tail.at(q - 1).0 {
+            q += 1;
         }
-        consider(sum_a + sum_b, n_a + n_b, s);
-        max_packets = max_packets.max(n_a + n_b);
-        while i < tail.len() && tail.at(i).0 == s {
-            sum_a -= u128::from(tail.at(i).1);
-            n_a -= 1;
-            i += 1;
+        if let Some(b) = best {
+            let end = tail.at(q - 1).0.saturating_add(reach);
+            let j_end = first_after(head, j, end);
+            let add_b = sizes(head, j, j_end);
+            let n_end = n_a + n_b + (j_end - j) as u64;
+            if sum_a + sum_b + add_b <= b.0 && n_end <= max_packets {
+                sum_a -= sizes(tail, i, q);
+                n_a -= (q - i) as u64;
+                (sum_b, n_b, j) = (sum_b + add_b, n_b + (j_end - j) as u64, j_end);
+                i = q;
+                continue;
+            }
+        }
+        while i < q {
+            let s = tail.at(i).0;
+            let end = s.saturating_add(reach);
+            while j < head.len() && head.at(j).0 <= end {
+                sum_b += u128::from(head.at(j).1);
+                n_b += 1;
+                j += 1;
+            }
+            consider(&mut best, sum_a + sum_b, n_a + n_b, s);
+            max_packets = max_packets.max(n_a + n_b);
+            while i < q && tail.at(i).0 == s {
+                sum_a -= u128::from(tail.at(i).1);
+                n_a -= 1;
+                i += 1;
+            }
         }
     }
     if eb.start > a_last {
-        consider(eb.bytes, eb.packets, eb.start);
+        consider(&mut best, eb.bytes, eb.packets, eb.start);
     }
     // `a` has a packet, so either its best does not cross or the replay saw a start.
     let (bytes, packets, start) = best.unwrap_or((ea.bytes, ea.packets, ea.start));
@@ -628,6 +677,40 @@ fn replay<T: Seam, H: Seam>(
         start,
         max_packets,
     }
+}
+
+/// Bytes of the packets `from..to` of `seam`.
+fn sizes<S: Seam>(seam: &S, from: usize, to: usize) -> u128 {
+    (from..to).map(|k| u128::from(seam.at(k).1)).sum()
+}
+
+/// The first packet of `seam` from `from` on with a timestamp after `end` (`seam.len()` if
+/// none), galloping from `from`: the block's head pointer moves a little past the last one.
+fn first_after<H: Seam>(seam: &H, from: usize, end: i64) -> usize {
+    let n = seam.len();
+    if from >= n || seam.at(from).0 > end {
+        return from;
+    }
+    // at(lo) ≤ end, and hi = n or at(hi) > end.
+    let (mut lo, mut hi) = (from, n);
+    let mut step = 1;
+    while lo + step < hi {
+        if seam.at(lo + step).0 > end {
+            hi = lo + step;
+            break;
+        }
+        lo += step;
+        step *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if seam.at(mid).0 > end {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
 }
 
 /// Reorder decisions and the time range of a chunk, to check that chunks line up.

@@ -147,6 +147,12 @@ struct Window<A> {
     max_packets: u64,
 }
 
+/// Where [`Envelope::recent`] puts the packets: told how many at most, then given each one.
+pub(crate) trait Keep {
+    fn reserve(&mut self, n: usize);
+    fn keep(&mut self, ts: i64, size: u64);
+}
+
 /// E(τ) for a sorted list of τ, over one group's packets.
 #[derive(Debug, Clone)]
 pub(crate) struct Envelope {
@@ -206,12 +212,13 @@ impl Envelope {
         }
     }
 
-    /// Every packet still held (timestamp, size), oldest first: at least every packet within the
-    /// largest reach of the latest one (merging time chunks needs them, see `engine::chunk`).
-    pub(crate) fn recent(&mut self, each: impl FnMut(i64, u64)) {
+    /// Every packet still held with a timestamp ≥ `from`, oldest first, into `to`. What is
+    /// held is at least every packet within the largest reach of the latest one (merging time
+    /// chunks needs them, see `engine::chunk`).
+    pub(crate) fn recent(&mut self, from: i64, to: &mut impl Keep) {
         match &mut self.inner {
-            Width::Narrow(w) => w.recent(each),
-            Width::Wide(w) => w.recent(each),
+            Width::Narrow(w) => w.recent(from, to),
+            Width::Wide(w) => w.recent(from, to),
         }
     }
 
@@ -277,17 +284,28 @@ impl<A: Acc> Windows<A> {
         }
     }
 
-    fn recent(&mut self, mut each: impl FnMut(i64, u64)) {
+    fn recent(&mut self, from: i64, to: &mut impl Keep) {
         self.catch_up();
         // The ring starts at the oldest trail; that window knows the prefix sum before it.
         let Some(w) = self.windows.iter().min_by_key(|w| w.trail) else {
             return;
         };
-        let (mut seq, mut prev) = (w.trail, w.before);
-        while seq != self.ring.head {
+        let (oldest, head) = (w.trail, self.ring.head);
+        // Trails lag, so the ring may hold older packets than asked for: skip them at once.
+        let mut seq = oldest;
+        if seq != head && self.ring.at(seq).ts < from {
+            seq = seek(&self.ring, seq, head, from);
+        }
+        let mut prev = if seq == oldest {
+            w.before
+        } else {
+            self.ring.at(seq - 1).upto
+        };
+        to.reserve(head.wrapping_sub(seq) as usize);
+        while seq != head {
             let slot = self.ring.at(seq);
             // One packet's bytes: fits a u64.
-            each(slot.ts, (slot.upto - prev).saturating_u64());
+            to.keep(slot.ts, (slot.upto - prev).saturating_u64());
             prev = slot.upto;
             seq = seq.wrapping_add(1);
         }
