@@ -23,7 +23,7 @@
 //! sequentially instead; it never returns a result that differs from the sequential one.
 
 use super::backlog::{ChunkBacklog, RateChunk};
-use super::envelope::{Envelope, Keep};
+use super::envelope::{Envelope, Keep, Recent};
 use super::group::Slots;
 use super::reorder::{Buffered, Release};
 use super::scanner::ExactBacklog;
@@ -122,11 +122,13 @@ pub struct Edges {
 
 /// A group's packets kept for a seam, in time order: 8 bytes each while their offsets from the
 /// first one and their sizes fit 32 bits (always, for windows up to 4 s and real packets), else
-/// 16 bytes.
+/// 16 bytes. A chunk's tail is the envelope's own ring instead (`Ring`), handed over when the
+/// chunk ends; it becomes one of the others if packets are added (merging more than two chunks).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Kept {
     Narrow { base: i64, v: Vec<(u32, u32)> },
     Wide(Vec<(i64, u64)>),
+    Ring(Recent),
 }
 
 impl Kept {
@@ -141,6 +143,7 @@ impl Kept {
         match self {
             Kept::Narrow { v, .. } => v.len(),
             Kept::Wide(v) => v.len(),
+            Kept::Ring(r) => r.len(),
         }
     }
 
@@ -152,6 +155,7 @@ impl Kept {
                 (base + i64::from(d), u64::from(size))
             }
             Kept::Wide(v) => v[i],
+            Kept::Ring(r) => r.at(i),
         }
     }
 
@@ -168,9 +172,19 @@ impl Kept {
             }
             self.widen();
         }
+        if let Kept::Ring(_) = self {
+            self.materialize();
+            return self.push(ts, size);
+        }
         if let Kept::Wide(v) = self {
             v.push((ts, size));
         }
+    }
+
+    /// A ring's packets as a list of their own, to add to.
+    #[cold]
+    fn materialize(&mut self) {
+        self.drop_front(0);
     }
 
     #[cold]
@@ -193,9 +207,9 @@ impl Kept {
         lo
     }
 
-    /// Drop the first `n` packets.
+    /// Drop the first `n` packets (a ring's become a list even when `n` is 0).
     fn drop_front(&mut self, n: usize) {
-        if n == 0 {
+        if n == 0 && !matches!(self, Kept::Ring(_)) {
             return;
         }
         let rest: Vec<(i64, u64)> = (n..self.len()).map(|i| self.at(i)).collect();
@@ -211,6 +225,7 @@ impl Keep for Kept {
         match self {
             Kept::Narrow { v, .. } => v.reserve_exact(n),
             Kept::Wide(v) => v.reserve_exact(n),
+            Kept::Ring(_) => {}
         }
     }
 
@@ -271,17 +286,23 @@ impl GroupScan {
     }
 
     fn finish(mut self, spec: &Spec) -> std::result::Result<ChunkGroup, NotMergeable> {
+        let mut rows = Vec::new();
+        self.envelope.rows(By::All, GroupKey::All, &mut rows);
+        // After the rows: taking the ring spends the envelope.
         let tail = match spec.max_reach {
             Some(reach) if self.keep_tail => {
                 let from = self.last_ns.saturating_sub(reach);
-                let mut tail = Kept::new();
-                self.envelope.recent(from, &mut tail);
-                Some(tail)
+                Some(match self.envelope.take_recent(from) {
+                    Some(ring) => Kept::Ring(ring),
+                    None => {
+                        let mut tail = Kept::new();
+                        self.envelope.recent(from, &mut tail);
+                        tail
+                    }
+                })
             }
             _ => None,
         };
-        let mut rows = Vec::new();
-        self.envelope.rows(By::All, GroupKey::All, &mut rows);
         let mut env = Vec::with_capacity(rows.len());
         for r in rows {
             if r.bytes == u64::MAX {
@@ -552,6 +573,12 @@ fn cross(
             replay(ea, eb, &&t[..], &(*hb, &h[..]), reach, a_last, b_first)
         }
         (Kept::Wide(t), Kept::Wide(h)) => replay(ea, eb, &&t[..], &&h[..], reach, a_last, b_first),
+        (Kept::Ring(t), Kept::Narrow { base: hb, v: h }) => {
+            replay(ea, eb, &t, &(*hb, &h[..]), reach, a_last, b_first)
+        }
+        (Kept::Ring(t), Kept::Wide(h)) => replay(ea, eb, &t, &&h[..], reach, a_last, b_first),
+        // A head is never a ring.
+        (t, h @ Kept::Ring(_)) => replay(ea, eb, &t, &h, reach, a_last, b_first),
     }
 }
 
@@ -559,6 +586,11 @@ fn cross(
 trait Seam {
     fn len(&self) -> usize;
     fn at(&self, i: usize) -> (i64, u64);
+    /// Bytes of the packets `from..to`.
+    #[inline(always)]
+    fn bytes(&self, from: usize, to: usize) -> u128 {
+        (from..to).map(|k| u128::from(self.at(k).1)).sum()
+    }
 }
 
 impl Seam for (i64, &[(u32, u32)]) {
@@ -570,6 +602,30 @@ impl Seam for (i64, &[(u32, u32)]) {
     fn at(&self, i: usize) -> (i64, u64) {
         let (d, size) = self.1[i];
         (self.0 + i64::from(d), u64::from(size))
+    }
+}
+
+impl Seam for &Recent {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        Recent::len(self)
+    }
+    #[inline(always)]
+    fn at(&self, i: usize) -> (i64, u64) {
+        Recent::at(self, i)
+    }
+    #[inline(always)]
+    fn bytes(&self, from: usize, to: usize) -> u128 {
+        Recent::bytes(self, from, to)
+    }
+}
+
+impl Seam for &Kept {
+    fn len(&self) -> usize {
+        Kept::len(self)
+    }
+    fn at(&self, i: usize) -> (i64, u64) {
+        Kept::at(self, i)
     }
 }
 
@@ -626,7 +682,7 @@ fn replay<T: Seam, H: Seam>(
         }
     }
     let from = lo;
-    let mut sum_a = sizes(tail, from, tail.len());
+    let mut sum_a = tail.bytes(from, tail.len());
     let mut n_a = (tail.len() - from) as u64;
     let (mut sum_b, mut n_b, mut j) = (0u128, 0u64, 0usize);
     let mut i = from;
@@ -639,10 +695,10 @@ fn replay<T: Seam, H: Seam>(
         if let Some(b) = best {
             let end = tail.at(q - 1).0.saturating_add(reach);
             let j_end = first_after(head, j, end);
-            let add_b = sizes(head, j, j_end);
+            let add_b = head.bytes(j, j_end);
             let n_end = n_a + n_b + (j_end - j) as u64;
             if sum_a + sum_b + add_b <= b.0 && n_end <= max_packets {
-                sum_a -= sizes(tail, i, q);
+                sum_a -= tail.bytes(i, q);
                 n_a -= (q - i) as u64;
                 (sum_b, n_b, j) = (sum_b + add_b, n_b + (j_end - j) as u64, j_end);
                 i = q;
@@ -677,11 +733,6 @@ fn replay<T: Seam, H: Seam>(
         start,
         max_packets,
     }
-}
-
-/// Bytes of the packets `from..to` of `seam`.
-fn sizes<S: Seam>(seam: &S, from: usize, to: usize) -> u128 {
-    (from..to).map(|k| u128::from(seam.at(k).1)).sum()
 }
 
 /// The first packet of `seam` from `from` on with a timestamp after `end` (`seam.len()` if

@@ -147,6 +147,65 @@ struct Window<A> {
     max_packets: u64,
 }
 
+/// The packets an envelope held at its end from some time on, in its own ring, handed over
+/// instead of copied ([`Envelope::take_recent`]): a chunk's tail for merging, millions of
+/// packets when a window is as long as the chunks.
+#[derive(Debug, Clone)]
+pub(crate) struct Recent {
+    slots: Vec<Slot<u64>>,
+    /// Sequence number of the first packet, and how many there are.
+    start: u64,
+    len: usize,
+    /// Bytes up to the packet before the first.
+    before: u64,
+}
+
+impl Recent {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Timestamp and size of packet `i` (< `len`).
+    #[inline]
+    pub(crate) fn at(&self, i: usize) -> (i64, u64) {
+        let mask = self.slots.len() - 1;
+        let seq = self.start.wrapping_add(i as u64);
+        let slot = self.slots[seq as usize & mask];
+        let before = if i == 0 {
+            self.before
+        } else {
+            self.slots[seq.wrapping_sub(1) as usize & mask].upto
+        };
+        (slot.ts, slot.upto - before)
+    }
+
+    /// Bytes of the packets `from..to` (≤ `len`): one subtraction of prefix sums.
+    #[inline]
+    pub(crate) fn bytes(&self, from: usize, to: usize) -> u128 {
+        if from >= to {
+            return 0;
+        }
+        let mask = self.slots.len() - 1;
+        let upto = |i: usize| {
+            if i == 0 {
+                self.before
+            } else {
+                self.slots[self.start.wrapping_add(i as u64 - 1) as usize & mask].upto
+            }
+        };
+        u128::from(upto(to) - upto(from))
+    }
+}
+
+/// Equal when they hold the same packets, wherever in the ring.
+impl PartialEq for Recent {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && (0..self.len).all(|i| self.at(i) == other.at(i))
+    }
+}
+
+impl Eq for Recent {}
+
 /// Where [`Envelope::recent`] puts the packets: told how many at most, then given each one.
 pub(crate) trait Keep {
     fn reserve(&mut self, n: usize);
@@ -222,6 +281,23 @@ impl Envelope {
         }
     }
 
+    /// [`Envelope::recent`] without a copy: the ring itself, from the first packet at or after
+    /// `from`. `None` once the sums are u128 (then use `recent`). The envelope is spent: take
+    /// its rows first.
+    pub(crate) fn take_recent(&mut self, from: i64) -> Option<Recent> {
+        let Width::Narrow(w) = &mut self.inner else {
+            return None;
+        };
+        let (start, before) = w.since(from)?;
+        let len = w.ring.head.wrapping_sub(start) as usize;
+        Some(Recent {
+            slots: std::mem::take(&mut w.ring.slots),
+            start,
+            len,
+            before,
+        })
+    }
+
     /// One row per τ (none if the group saw no packet, which the scanner never asks for).
     pub(crate) fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
         match &mut self.inner {
@@ -285,22 +361,10 @@ impl<A: Acc> Windows<A> {
     }
 
     fn recent(&mut self, from: i64, to: &mut impl Keep) {
-        self.catch_up();
-        // The ring starts at the oldest trail; that window knows the prefix sum before it.
-        let Some(w) = self.windows.iter().min_by_key(|w| w.trail) else {
+        let Some((mut seq, mut prev)) = self.since(from) else {
             return;
         };
-        let (oldest, head) = (w.trail, self.ring.head);
-        // Trails lag, so the ring may hold older packets than asked for: skip them at once.
-        let mut seq = oldest;
-        if seq != head && self.ring.at(seq).ts < from {
-            seq = seek(&self.ring, seq, head, from);
-        }
-        let mut prev = if seq == oldest {
-            w.before
-        } else {
-            self.ring.at(seq - 1).upto
-        };
+        let head = self.ring.head;
         to.reserve(head.wrapping_sub(seq) as usize);
         while seq != head {
             let slot = self.ring.at(seq);
@@ -309,6 +373,26 @@ impl<A: Acc> Windows<A> {
             prev = slot.upto;
             seq = seq.wrapping_add(1);
         }
+    }
+
+    /// The first packet held with a timestamp ≥ `from` (or the head), and the bytes before it;
+    /// `None` without windows.
+    fn since(&mut self, from: i64) -> Option<(u64, A)> {
+        self.catch_up();
+        // The ring starts at the oldest trail; that window knows the prefix sum before it.
+        let w = self.windows.iter().min_by_key(|w| w.trail)?;
+        let (oldest, head) = (w.trail, self.ring.head);
+        // Trails lag, so the ring may hold older packets than asked for: skip them at once.
+        let mut seq = oldest;
+        if seq != head && self.ring.at(seq).ts < from {
+            seq = seek(&self.ring, seq, head, from);
+        }
+        let before = if seq == oldest {
+            w.before
+        } else {
+            self.ring.at(seq - 1).upto
+        };
+        Some((seq, before))
     }
 
     fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
