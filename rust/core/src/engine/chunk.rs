@@ -27,6 +27,7 @@ use super::envelope::{Envelope, Keep, Recent};
 use super::group::Slots;
 use super::reorder::{Buffered, Release};
 use super::scanner::ExactBacklog;
+use super::search::first_where;
 use super::series::Series;
 use super::{
     Arrival, By, Closure, EnvelopeRow, GroupKey, GroupSummary, LatePolicy, ReorderStats,
@@ -738,30 +739,9 @@ fn replay<T: Seam, H: Seam>(
 /// The first packet of `seam` from `from` on with a timestamp after `end` (`seam.len()` if
 /// none), galloping from `from`: the block's head pointer moves a little past the last one.
 fn first_after<H: Seam>(seam: &H, from: usize, end: i64) -> usize {
-    let n = seam.len();
-    if from >= n || seam.at(from).0 > end {
-        return from;
-    }
-    // at(lo) ≤ end, and hi = n or at(hi) > end.
-    let (mut lo, mut hi) = (from, n);
-    let mut step = 1;
-    while lo + step < hi {
-        if seam.at(lo + step).0 > end {
-            hi = lo + step;
-            break;
-        }
-        lo += step;
-        step *= 2;
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if seam.at(mid).0 > end {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    hi
+    first_where(from as u64, seam.len() as u64, |i| {
+        seam.at(i as usize).0 > end
+    }) as usize
 }
 
 /// Reorder decisions and the time range of a chunk, to check that chunks line up.

@@ -13,6 +13,7 @@
 //! a window's trail lags until the lagging window could beat the best, and the packets before
 //! that point are skipped together, found by galloping over the prefix sums (see [`advance`]).
 
+use super::search::first_where;
 use super::{By, Closure, EnvelopeRow, GroupKey};
 use std::ops::{Add, Sub};
 
@@ -482,35 +483,10 @@ fn seek<A: Acc>(ring: &Ring<A>, from: u64, to: u64, bound: i64) -> u64 {
 }
 
 /// The first packet in `from..to` for which `past` holds, or `to` if none does; `past` must be
-/// false and then true along the ring (prefix sums and timestamps never decrease). Galloping finds
-/// the end of a stretch in a few reads however long it is, and the first probe settles the common
-/// case where the very next packet must be looked at.
+/// false and then true along the ring (see [`first_where`]).
 #[inline]
 fn first_past<A: Acc>(ring: &Ring<A>, from: u64, to: u64, past: impl Fn(Slot<A>) -> bool) -> u64 {
-    if from == to || past(ring.at(from)) {
-        return from;
-    }
-    // !past(lo), and past(hi) or hi = to.
-    let (mut lo, mut hi) = (from, to);
-    let mut step = 1;
-    while step < hi - lo {
-        let probe = lo + step;
-        if past(ring.at(probe)) {
-            hi = probe;
-            break;
-        }
-        lo = probe;
-        step *= 2;
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if past(ring.at(mid)) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    hi
+    first_where(from, to, |seq| past(ring.at(seq)))
 }
 
 /// Trail steps taken one by one before the trail gallops (see [`seek`]).

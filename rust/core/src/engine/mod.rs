@@ -20,6 +20,7 @@ mod group;
 pub mod reference;
 pub(crate) mod reorder;
 mod scanner;
+mod search;
 mod series;
 
 pub use backlog::{ratio_to_f64, BACKLOG_SCALE};
