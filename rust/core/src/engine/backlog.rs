@@ -8,8 +8,9 @@
 //! Speed: [`Backlog`] holds packets and runs the rates over them one rate at a time (a lane per
 //! rate), in u64 while the queue stays below 2⁶³ (1.15 GB) and the group spans less than 2⁶² ns,
 //! else in u128 for good. The results are those of the per-packet u128 recursion, bit for bit
-//! (tested against it). [`ChunkBacklog`] runs the per-packet recursion, in u64 in the same range,
-//! then in u128, with the same results as the u128 recursion alone (tested against it).
+//! (tested against it). [`ChunkBacklog`] (in `backlog/chunk.rs`) runs the same lanes with what
+//! merging time chunks needs, then the per-packet u128 recursion past that range, with the same
+//! results as the u128 recursion alone (tested against it).
 //!
 //! Busy periods: a packet that finds the queue empty (everything before it fully served at or
 //! before its arrival) and is not empty itself starts a busy period. The period ends at the exact
@@ -30,7 +31,7 @@ pub const BACKLOG_SCALE: u64 = 8_000_000_000;
 /// then keeps its queue in registers, and its data-dependent branches follow that one rate's
 /// pattern instead of eight rates' interleaved ones. The buffer grows with the group (a group of
 /// a few packets holds a few), so it costs at most 16 bytes × BATCH per group.
-const BATCH: usize = 256;
+pub(crate) const BATCH: usize = 256;
 /// The batch of a group among many (a grouping by key): a flow scan may hold a million groups,
 /// and 32 packets (512 bytes) each keep most of the batching's gain at an eighth of the memory.
 pub(crate) const KEYED_BATCH: usize = 32;

@@ -22,7 +22,7 @@
 //! anything else cannot be guaranteed, the merge says so ([`NotMergeable`]) and the caller scans
 //! sequentially instead; it never returns a result that differs from the sequential one.
 
-use super::backlog::{ChunkBacklog, RateChunk};
+use super::backlog::{ChunkBacklog, RateChunk, BATCH};
 use super::envelope::{Envelope, Keep, Recent};
 use super::group::Slots;
 use super::reorder::{Buffered, Release};
@@ -253,11 +253,13 @@ struct GroupScan {
 }
 
 impl GroupScan {
-    fn new(spec: &Spec, edges: Edges) -> Self {
+    /// `own_budget`: the group keeps instants from a budget of its own (the aggregate), so its
+    /// backlog may hold a batch (see [`ChunkBacklog`]).
+    fn new(spec: &Spec, edges: Edges, own_budget: bool) -> Self {
         let windows = spec.max_reach.is_some();
         GroupScan {
             envelope: Envelope::new(&spec.windows, spec.closure),
-            backlog: ChunkBacklog::new(&spec.rates, spec.cap),
+            backlog: ChunkBacklog::new(&spec.rates, spec.cap, if own_budget { BATCH } else { 1 }),
             series: Series::new(&spec.bins),
             packets: 0,
             bytes: 0,
@@ -286,7 +288,11 @@ impl GroupScan {
         }
     }
 
-    fn finish(mut self, spec: &Spec) -> std::result::Result<ChunkGroup, NotMergeable> {
+    fn finish(
+        mut self,
+        spec: &Spec,
+        budget: &mut usize,
+    ) -> std::result::Result<ChunkGroup, NotMergeable> {
         let mut rows = Vec::new();
         self.envelope.rows(By::All, GroupKey::All, &mut rows);
         // After the rows: taking the ring spends the envelope.
@@ -321,7 +327,7 @@ impl GroupScan {
             Vec::new()
         } else {
             self.backlog
-                .finish()
+                .finish(budget)
                 .ok_or(not("a queue left the range of exact merging"))?
         };
         let mut srows = Vec::new();
@@ -913,9 +919,12 @@ impl Groups {
     ) -> Result<()> {
         // The aggregate's budget is not its to share once it exists: its lists are bounded by
         // the cap, and it is the group whose queues carry the most.
-        let own = self.slots.by == By::All && !self.slots.states.is_empty();
+        let aggregate = self.slots.by == By::All;
+        let own = aggregate && !self.slots.states.is_empty();
         let edges = self.edges;
-        let state = self.slots.get(key, || GroupScan::new(spec, edges))?;
+        let state = self
+            .slots
+            .get(key, || GroupScan::new(spec, edges, aggregate))?;
         let mut unlimited = usize::MAX;
         let budget = if own { &mut unlimited } else { budget };
         state.push(ts, size, spec.max_reach, budget);
@@ -1035,14 +1044,21 @@ impl ChunkScanner {
             groupings,
             min_out,
             max_out,
-            ..
+            mut budget,
         } = self.sink;
         let mut broken = None;
         let mut out = Vec::with_capacity(groupings.len());
         for g in groupings {
             let mut groups = BTreeMap::new();
             for (key, state) in g.slots.keys.into_iter().zip(g.slots.states) {
-                match state.finish(&spec) {
+                // As when the packets came (see `Groups::push`).
+                let mut unlimited = usize::MAX;
+                let budget = if g.slots.by == By::All {
+                    &mut unlimited
+                } else {
+                    &mut budget
+                };
+                match state.finish(&spec, budget) {
                     Ok(cg) => {
                         groups.insert(key, cg);
                     }
