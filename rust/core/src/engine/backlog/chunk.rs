@@ -259,28 +259,23 @@ struct ChunkLane {
     cap: usize,
 }
 
-/// Held packets as a lane sees them: their times and work, and the group's work up to each
-/// (exact): `before` up to the packet before them, `upto[i]` up to and including `held[i]` if
-/// computed (while some lane keeps instants), else summed where asked.
+/// Held packets as a lane sees them: their times and work, and the group's work before them
+/// (exact, below 2⁹⁷).
 #[derive(Clone, Copy)]
 struct Batch<'a> {
     held: &'a [Held],
-    upto: &'a [u128],
     before: u128,
 }
 
 impl Batch<'_> {
-    /// Work up to the packet before `held[i]`.
+    /// Work up to the packet before `held[i]`: summed where asked, which is only where an
+    /// instant is kept (at most the cap per rate) or a queue leaves u64. A prefix sum kept for
+    /// every batch cost more: the rates near the mean rate keep a handful of instants in a
+    /// chunk, but keep keeping.
     fn upto_before(&self, i: usize) -> u128 {
-        match i.checked_sub(1) {
-            None => self.before,
-            Some(j) => match self.upto.get(j) {
-                Some(&w) => w,
-                None => self.held[..i]
-                    .iter()
-                    .fold(self.before, |w, h| w + u128::from(h.val)),
-            },
-        }
+        self.held[..i]
+            .iter()
+            .fold(self.before, |w, h| w + u128::from(h.val))
     }
 }
 
@@ -519,8 +514,6 @@ pub(crate) struct ChunkBacklog {
     rates: Vec<Rate>,
     /// Packets the rates have not run over: their work (while the group is in the u64 range).
     held: Vec<Held>,
-    /// The group's work up to each held packet, while some lane keeps instants (see [`Batch`]).
-    upto: Vec<u128>,
     batch: usize,
     /// The group's work up to the latest packet the rates have run over (exact: below 2⁹⁷).
     work: u128,
@@ -543,7 +536,6 @@ impl ChunkBacklog {
             rates_bps: rates_bps.to_vec(),
             rates: Vec::new(),
             held: Vec::new(),
-            upto: Vec::new(),
             batch: batch.max(1),
             work: 0,
             last_ns: 0,
@@ -635,21 +627,8 @@ impl ChunkBacklog {
             return;
         };
         let (last, cap) = (self.last_ns, self.cap);
-        // Kept instants need the work up to their packet: a prefix sum while any lane keeps.
-        self.upto.clear();
-        let keeping = |r: &Rate| matches!(r, Rate::Narrow(lane) if !lane.truncated);
-        let mut work = self.work;
-        if self.rates.iter().any(keeping) {
-            for h in &self.held {
-                work += u128::from(h.val);
-                self.upto.push(work);
-            }
-        } else {
-            work = self.held.iter().fold(work, |w, h| w + u128::from(h.val));
-        }
         let batch = Batch {
             held: &self.held,
-            upto: &self.upto,
             before: self.work,
         };
         let held = batch.held;
@@ -677,7 +656,7 @@ impl ChunkBacklog {
         }
         self.exact = exact;
         self.last_ns = latest;
-        self.work = work;
+        self.work = batch.upto_before(held.len());
         self.held.clear();
     }
 
