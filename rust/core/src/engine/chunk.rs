@@ -22,7 +22,7 @@
 //! anything else cannot be guaranteed, the merge says so ([`NotMergeable`]) and the caller scans
 //! sequentially instead; it never returns a result that differs from the sequential one.
 
-use super::backlog::{ChunkBacklog, RateChunk, BATCH};
+use super::backlog::{ChunkBacklog, RateChunk, BATCH, KEYED_BATCH};
 use super::envelope::{Envelope, Keep, Recent};
 use super::group::Slots;
 use super::reorder::{Buffered, Release};
@@ -253,13 +253,17 @@ struct GroupScan {
 }
 
 impl GroupScan {
-    /// `own_budget`: the group keeps instants from a budget of its own (the aggregate), so its
-    /// backlog may hold a batch (see [`ChunkBacklog`]).
-    fn new(spec: &Spec, edges: Edges, own_budget: bool) -> Self {
+    /// `aggregate`: the one group of the aggregate, whose backlog holds a full batch; a group
+    /// among many holds a small one, as in the sequential scan.
+    fn new(spec: &Spec, edges: Edges, aggregate: bool) -> Self {
         let windows = spec.max_reach.is_some();
         GroupScan {
             envelope: Envelope::new(&spec.windows, spec.closure),
-            backlog: ChunkBacklog::new(&spec.rates, spec.cap, if own_budget { BATCH } else { 1 }),
+            backlog: ChunkBacklog::new(
+                &spec.rates,
+                spec.cap,
+                if aggregate { BATCH } else { KEYED_BATCH },
+            ),
             series: Series::new(&spec.bins),
             packets: 0,
             bytes: 0,

@@ -503,10 +503,11 @@ enum Rate {
 /// runs over them in turn ([`ChunkLane`]), in u64 until a packet's work, a queue or the group's
 /// span leaves that range, then in u128 ([`ChunkQueue`]); the results are the same bit for bit.
 ///
-/// The rates of one chunk's groups take kept instants from one shared budget, in the order they
-/// run: a group that shares it holds one packet at a time (`batch` 1), so that the budget goes
-/// in packet order, as the scan is deterministic whatever the batching. The aggregate, whose
-/// budget is its own, holds a batch.
+/// The groups of a chunk's groupings by key take kept instants from one shared budget in the
+/// order their batches run, not in packet order: where the budget runs out, which instants were
+/// kept depends on the batching, but never the results, since a merge that needs instants not
+/// kept refuses (and the scan runs sequentially). The budget only bounds memory. Holding one
+/// packet at a time would keep packet order, at 2× the cost per packet of the whole loop.
 #[derive(Debug, Clone)]
 pub(crate) struct ChunkBacklog {
     rates_bps: Vec<u64>,
