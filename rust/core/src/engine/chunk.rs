@@ -921,18 +921,25 @@ impl Groups {
         spec: &Spec,
         budget: &mut usize,
     ) -> Result<()> {
-        // The aggregate's budget is not its to share once it exists: its lists are bounded by
-        // the cap, and it is the group whose queues carry the most.
-        let aggregate = self.slots.by == By::All;
-        let own = aggregate && !self.slots.states.is_empty();
+        let by = self.slots.by;
         let edges = self.edges;
         let state = self
             .slots
-            .get(key, || GroupScan::new(spec, edges, aggregate))?;
-        let mut unlimited = usize::MAX;
-        let budget = if own { &mut unlimited } else { budget };
-        state.push(ts, size, spec.max_reach, budget);
+            .get(key, || GroupScan::new(spec, edges, by == By::All))?;
+        let mut own = usize::MAX;
+        state.push(ts, size, spec.max_reach, budget_of(by, budget, &mut own));
         Ok(())
+    }
+}
+
+/// The budget of kept instants a group of grouping `by` takes from: the one `shared` by the
+/// chunk's groups, or for the aggregate its `own` (unlimited). The aggregate's lists are bounded
+/// by the cap alone: it is the group whose queues carry the most.
+fn budget_of<'a>(by: By, shared: &'a mut usize, own: &'a mut usize) -> &'a mut usize {
+    if by == By::All {
+        own
+    } else {
+        shared
     }
 }
 
@@ -1055,14 +1062,8 @@ impl ChunkScanner {
         for g in groupings {
             let mut groups = BTreeMap::new();
             for (key, state) in g.slots.keys.into_iter().zip(g.slots.states) {
-                // As when the packets came (see `Groups::push`).
-                let mut unlimited = usize::MAX;
-                let budget = if g.slots.by == By::All {
-                    &mut unlimited
-                } else {
-                    &mut budget
-                };
-                match state.finish(&spec, budget) {
+                let mut own = usize::MAX;
+                match state.finish(&spec, budget_of(g.slots.by, &mut budget, &mut own)) {
                     Ok(cg) => {
                         groups.insert(key, cg);
                     }

@@ -166,18 +166,24 @@ impl Recent {
         self.len
     }
 
+    /// Packet `i` (< `len`) in its slot of the ring.
+    #[inline]
+    fn slot(&self, i: usize) -> Slot<u64> {
+        let mask = self.slots.len() - 1;
+        self.slots[self.start.wrapping_add(i as u64) as usize & mask]
+    }
+
+    /// Bytes of the packets before packet `i` (≤ `len`), counted from `before`.
+    #[inline]
+    fn upto(&self, i: usize) -> u64 {
+        i.checked_sub(1).map_or(self.before, |j| self.slot(j).upto)
+    }
+
     /// Timestamp and size of packet `i` (< `len`).
     #[inline]
     pub(crate) fn at(&self, i: usize) -> (i64, u64) {
-        let mask = self.slots.len() - 1;
-        let seq = self.start.wrapping_add(i as u64);
-        let slot = self.slots[seq as usize & mask];
-        let before = if i == 0 {
-            self.before
-        } else {
-            self.slots[seq.wrapping_sub(1) as usize & mask].upto
-        };
-        (slot.ts, slot.upto - before)
+        let slot = self.slot(i);
+        (slot.ts, slot.upto - self.upto(i))
     }
 
     /// Bytes of the packets `from..to` (≤ `len`): one subtraction of prefix sums.
@@ -186,15 +192,7 @@ impl Recent {
         if from >= to {
             return 0;
         }
-        let mask = self.slots.len() - 1;
-        let upto = |i: usize| {
-            if i == 0 {
-                self.before
-            } else {
-                self.slots[self.start.wrapping_add(i as u64 - 1) as usize & mask].upto
-            }
-        };
-        u128::from(upto(to) - upto(from))
+        u128::from(self.upto(to) - self.upto(from))
     }
 }
 
@@ -453,33 +451,12 @@ impl Windows<u64> {
 }
 
 /// The first packet in `from..=to` with a timestamp ≥ `bound`, given that `from` is earlier and
-/// `to` is not. Galloping, then bisecting: a long window's trail jumps over a run of packets
-/// reading a few slots of the ring instead of every one, which matters when the trail is
-/// megabytes behind the head, out of cache.
+/// `to` is not (or is the head). Galloping (see [`first_where`]): a long window's trail jumps
+/// over a run of packets reading a few slots of the ring instead of every one, which matters
+/// when the trail is megabytes behind the head, out of cache.
 #[inline]
 fn seek<A: Acc>(ring: &Ring<A>, from: u64, to: u64, bound: i64) -> u64 {
-    // ts(lo) < bound ≤ ts(hi) throughout.
-    let (mut lo, mut hi) = (from, to);
-    let mut step = 1;
-    while step < hi - lo {
-        let probe = lo + step;
-        if ring.at(probe).ts < bound {
-            lo = probe;
-            step *= 2;
-        } else {
-            hi = probe;
-            break;
-        }
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if ring.at(mid).ts < bound {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    hi
+    first_past(ring, from + 1, to, |p| p.ts >= bound)
 }
 
 /// The first packet in `from..to` for which `past` holds, or `to` if none does; `past` must be

@@ -531,7 +531,7 @@ pub(crate) struct ChunkBacklog {
 
 impl ChunkBacklog {
     /// `rates_bps` positive; `cap` (≥ 1) bounds the empty instants kept per rate; `batch` (≥ 1)
-    /// packets are held before the rates run (1 where the budget is shared).
+    /// packets are held before the rates run.
     pub(crate) fn new(rates_bps: &[u64], cap: usize, batch: usize) -> Self {
         ChunkBacklog {
             rates_bps: rates_bps.to_vec(),
