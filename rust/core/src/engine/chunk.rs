@@ -249,6 +249,9 @@ struct GroupScan {
     /// Packets of the first max(reach) ns (unless no chunk comes before); those of the last
     /// max(reach) ns are taken from the envelope's ring at the end.
     head: Option<Kept>,
+    /// Packets up to this timestamp go to the head: the first packet's plus the largest reach
+    /// once it came, and before it (or without a head) below every timestamp.
+    head_until: i64,
     keep_tail: bool,
 }
 
@@ -270,6 +273,7 @@ impl GroupScan {
             first_ns: 0,
             last_ns: 0,
             head: (windows && !edges.first).then(Kept::new),
+            head_until: i64::MIN,
             keep_tail: windows && !edges.last,
         }
     }
@@ -278,6 +282,9 @@ impl GroupScan {
     fn push(&mut self, ts: i64, size: u64, max_reach: Option<i64>, budget: &mut usize) {
         if self.packets == 0 {
             self.first_ns = ts;
+            if let (Some(_), Some(reach)) = (&self.head, max_reach) {
+                self.head_until = ts.saturating_add(reach);
+            }
         }
         self.packets += 1;
         self.bytes = self.bytes.saturating_add(size);
@@ -285,8 +292,9 @@ impl GroupScan {
         self.envelope.push(ts, size);
         self.backlog.push(ts, size, budget);
         self.series.push(ts, size);
-        if let (Some(head), Some(reach)) = (&mut self.head, max_reach) {
-            if ts <= self.first_ns.saturating_add(reach) {
+        // One comparison per packet once the head is complete (or there is none).
+        if ts <= self.head_until {
+            if let Some(head) = &mut self.head {
                 head.push(ts, size);
             }
         }
