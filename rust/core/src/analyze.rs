@@ -80,7 +80,7 @@ impl<'r> Ordered<'r> {
             let ready = &mut self.ready;
             let Some(p) = self.reader.next_packet()? else {
                 self.done = true;
-                self.reorder.flush(|a| {
+                self.reorder.flush(|a: &Arrival| {
                     ready.push_back(*a);
                     Ok(())
                 })?;
@@ -99,7 +99,7 @@ impl<'r> Ordered<'r> {
             };
             let offset = p.offset;
             self.reorder
-                .push(&arrival, |a| {
+                .push(&arrival, |a: &Arrival| {
                     ready.push_back(*a);
                     Ok(())
                 })

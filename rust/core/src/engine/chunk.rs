@@ -25,7 +25,7 @@
 use super::backlog::{ChunkBacklog, RateChunk, BATCH, KEYED_BATCH};
 use super::envelope::{Envelope, Keep, Recent};
 use super::group::Slots;
-use super::reorder::{Buffered, Release};
+use super::reorder::{Bare, Buffered, Release};
 use super::scanner::ExactBacklog;
 use super::search::first_where;
 use super::series::Series;
@@ -296,6 +296,41 @@ impl GroupScan {
         if ts <= self.head_until {
             if let Some(head) = &mut self.head {
                 head.push(ts, size);
+            }
+        }
+    }
+
+    /// [`GroupScan::push`] for consecutive packets, each part of the group over all of them.
+    #[inline]
+    fn push_run(&mut self, run: &[Bare], max_reach: Option<i64>, budget: &mut usize) {
+        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+            return;
+        };
+        if self.packets == 0 {
+            self.first_ns = first.ts_ns;
+            if let (Some(_), Some(reach)) = (&self.head, max_reach) {
+                self.head_until = first.ts_ns.saturating_add(reach);
+            }
+        }
+        self.packets += run.len() as u64;
+        self.last_ns = last.ts_ns;
+        for b in run {
+            self.bytes = self.bytes.saturating_add(b.size);
+        }
+        let packets = run.iter().map(|b| (b.ts_ns, b.size));
+        self.envelope.push_run(packets.clone());
+        for b in run {
+            self.backlog.push(b.ts_ns, b.size, budget);
+        }
+        self.series.push_run(packets);
+        let until = self.head_until;
+        if first.ts_ns <= until {
+            if let Some(head) = &mut self.head {
+                // The run is in time order: its head packets come first.
+                let n = run.partition_point(|b| b.ts_ns <= until);
+                for b in &run[..n] {
+                    head.push(b.ts_ns, b.size);
+                }
             }
         }
     }
@@ -940,6 +975,22 @@ impl Groups {
     }
 }
 
+impl Groups {
+    /// Consecutive packets of the aggregate (only the aggregate is buffered bare, so every
+    /// packet is in the group of key `All`).
+    #[inline]
+    fn push_run(&mut self, run: &[Bare], spec: &Spec, budget: &mut usize) -> Result<()> {
+        let by = self.slots.by;
+        let edges = self.edges;
+        let state = self
+            .slots
+            .get(GroupKey::All, || GroupScan::new(spec, edges, by == By::All))?;
+        let mut own = usize::MAX;
+        state.push_run(run, spec.max_reach, budget_of(by, budget, &mut own));
+        Ok(())
+    }
+}
+
 /// The budget of kept instants a group of grouping `by` takes from: the one `shared` by the
 /// chunk's groups, or for the aggregate its `own` (unlimited). The aggregate's lists are bounded
 /// by the cap alone: it is the group whose queues carry the most.
@@ -975,6 +1026,22 @@ impl Release for Sink {
                 key(g.slots.by)
             };
             g.push(k, ts, size, spec, &mut self.budget)?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn release_run(&mut self, run: &[Bare]) -> Result<()> {
+        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+            return Ok(());
+        };
+        if self.min_out.is_none() {
+            self.min_out = Some(first.ts_ns);
+        }
+        self.max_out = Some(last.ts_ns);
+        let spec = &*self.spec;
+        for g in &mut self.groupings {
+            g.push_run(run, spec, &mut self.budget)?;
         }
         Ok(())
     }

@@ -270,6 +270,32 @@ impl Envelope {
         }
     }
 
+    /// [`Envelope::push`] for consecutive packets: the width is looked at once, not per packet.
+    #[inline]
+    pub(crate) fn push_run(&mut self, run: impl IntoIterator<Item = (i64, u64)>) {
+        let mut run = run.into_iter();
+        if let Width::Narrow(w) = &mut self.inner {
+            if w.windows.is_empty() {
+                return;
+            }
+            w.seen = true;
+            for (ts, size) in run.by_ref() {
+                let Some(upto) = w.ring.total.checked_add(size) else {
+                    // Past 2⁶⁴ − 1 bytes: this packet and the rest one by one, in u128.
+                    self.push(ts, size);
+                    break;
+                };
+                w.ring.push(ts, upto);
+                if w.ring.head.wrapping_sub(w.done) >= BATCH {
+                    w.catch_up();
+                }
+            }
+        }
+        for (ts, size) in run {
+            self.push(ts, size);
+        }
+    }
+
     /// Every packet still held with a timestamp ≥ `from`, oldest first, into `to`. What is
     /// held is at least every packet within the largest reach of the latest one (merging time
     /// chunks needs them, see `engine::chunk`).

@@ -212,6 +212,26 @@ impl GroupState {
         self.series.push(ts, size);
     }
 
+    fn push_run(&mut self, run: &[super::reorder::Bare]) {
+        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+            return;
+        };
+        if self.packets == 0 {
+            self.first_ns = first.ts_ns;
+        }
+        self.packets += run.len() as u64;
+        self.last_ns = last.ts_ns;
+        for b in run {
+            self.bytes = self.bytes.saturating_add(b.size);
+        }
+        let packets = run.iter().map(|b| (b.ts_ns, b.size));
+        self.envelope.push_run(packets.clone());
+        for b in run {
+            self.backlog.push(b.ts_ns, b.size);
+        }
+        self.series.push_run(packets);
+    }
+
     pub(crate) fn packets(&self) -> u64 {
         self.packets
     }
@@ -401,6 +421,24 @@ impl Grouping {
             Grouping::Keyed(k) => k
                 .get(key(), || GroupState::new(metrics, true))?
                 .push(ts_ns, size),
+        }
+        Ok(())
+    }
+
+    /// Consecutive packets of the aggregate (only the aggregate is buffered bare).
+    #[inline]
+    pub(crate) fn push_run(
+        &mut self,
+        run: &[super::reorder::Bare],
+        metrics: &Metrics,
+    ) -> Result<()> {
+        match self {
+            Grouping::All(state) => state.push_run(run),
+            Grouping::Keyed(_) => {
+                for b in run {
+                    self.push_key(|| GroupKey::All, b.ts_ns, b.size, metrics)?;
+                }
+            }
         }
         Ok(())
     }

@@ -31,6 +31,25 @@ impl Timed for Arrival {
     }
 }
 
+/// Where released packets go: one at a time, or a run of consecutive ones in order. A run lets
+/// the destination take a FIFO's worth of sorted packets in one call, each metric in a loop of
+/// its own, instead of every metric at every packet. After an error the packets of its run
+/// count as released: a scan that fails is over.
+pub(crate) trait Drain<T> {
+    fn one(&mut self, a: &T) -> Result<()>;
+
+    fn run(&mut self, run: &[T]) -> Result<()> {
+        run.iter().try_for_each(|a| self.one(a))
+    }
+}
+
+impl<T, F: FnMut(&T) -> Result<()>> Drain<T> for F {
+    #[inline(always)]
+    fn one(&mut self, a: &T) -> Result<()> {
+        self(a)
+    }
+}
+
 /// A packet that arrived out of order, keyed by (timestamp, arrival order among such packets).
 ///
 /// The FIFO's packets need no such number: every packet that enters the FIFO after an
@@ -106,7 +125,7 @@ impl<T: Timed> Reorder<T> {
     }
 
     /// Take one arrival and hand every packet that can no longer be overtaken to `sink`, in order.
-    pub(crate) fn push(&mut self, a: &T, mut sink: impl FnMut(&T) -> Result<()>) -> Result<()> {
+    pub(crate) fn push(&mut self, a: &T, mut sink: impl Drain<T>) -> Result<()> {
         let ts = a.ts_ns();
         match self.latest {
             Some(latest) if ts < latest => {
@@ -127,7 +146,7 @@ impl<T: Timed> Reorder<T> {
                 self.latest = Some(ts);
                 if self.horizon == 0 && self.in_order.is_empty() && self.out_of_order.is_empty() {
                     // Strictly sorted input with no horizon: nothing to wait for.
-                    return sink(a);
+                    return sink.one(a);
                 }
                 self.in_order.push_back(*a);
             }
@@ -144,7 +163,7 @@ impl<T: Timed> Reorder<T> {
     }
 
     /// Release everything left, in order.
-    pub(crate) fn flush(&mut self, mut sink: impl FnMut(&T) -> Result<()>) -> Result<()> {
+    pub(crate) fn flush(&mut self, mut sink: impl Drain<T>) -> Result<()> {
         self.release(i64::MAX, &mut sink)
     }
 
@@ -167,24 +186,20 @@ impl<T: Timed> Reorder<T> {
     }
 
     /// Hand over, in (timestamp, arrival) order, every buffered packet with timestamp ≤ `bound`.
-    fn release(&mut self, bound: i64, sink: &mut impl FnMut(&T) -> Result<()>) -> Result<()> {
+    fn release(&mut self, bound: i64, sink: &mut impl Drain<T>) -> Result<()> {
         if self.out_of_order.is_empty() {
             // Sorted input, the common case: only the FIFO to look at, and it is sorted.
             let (front, back) = self.in_order.as_slices();
-            let mut due = front.partition_point(|a| a.ts_ns() <= bound);
-            if due == front.len() {
-                due += back.partition_point(|a| a.ts_ns() <= bound);
-            }
-            let mut sent = 0;
-            let mut outcome = Ok(());
-            for a in front.iter().chain(back).take(due) {
-                if let Err(e) = sink(a) {
-                    outcome = Err(e);
-                    break;
-                }
-                sent += 1;
-            }
-            self.in_order.drain(..sent);
+            let in_front = front.partition_point(|a| a.ts_ns() <= bound);
+            let in_back = if in_front == front.len() {
+                back.partition_point(|a| a.ts_ns() <= bound)
+            } else {
+                0
+            };
+            let outcome = sink
+                .run(&front[..in_front])
+                .and_then(|()| sink.run(&back[..in_back]));
+            self.in_order.drain(..in_front + in_back);
             return outcome;
         }
         loop {
@@ -209,7 +224,7 @@ impl<T: Timed> Reorder<T> {
                 }
             };
             match next {
-                Some(a) => sink(&a)?,
+                Some(a) => sink.one(&a)?,
                 None => return Ok(()),
             }
         }
@@ -220,6 +235,27 @@ impl<T: Timed> Reorder<T> {
 /// group in it (only keyed groupings ask).
 pub(crate) trait Release {
     fn release(&mut self, ts_ns: i64, size: u64, key: impl Fn(By) -> GroupKey) -> Result<()>;
+
+    /// Consecutive packets, in order, of a scan of the aggregate alone (what is buffered bare).
+    fn release_run(&mut self, run: &[Bare]) -> Result<()> {
+        run.iter()
+            .try_for_each(|b| self.release(b.ts_ns, b.size, |_| GroupKey::All))
+    }
+}
+
+/// The aggregate's packets to a [`Release`], in runs where the buffer has them.
+struct BareTo<'a, R>(&'a mut R);
+
+impl<R: Release> Drain<Bare> for BareTo<'_, R> {
+    #[inline]
+    fn one(&mut self, b: &Bare) -> Result<()> {
+        self.0.release(b.ts_ns, b.size, |_| GroupKey::All)
+    }
+
+    #[inline]
+    fn run(&mut self, run: &[Bare]) -> Result<()> {
+        self.0.release_run(run)
+    }
 }
 
 /// A scan's reorder buffer. It holds what the groupings read and no more: whole arrivals when a
@@ -248,8 +284,8 @@ impl Timed for Lean {
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bare {
-    ts_ns: i64,
-    size: u64,
+    pub(crate) ts_ns: i64,
+    pub(crate) size: u64,
 }
 
 impl Timed for Bare {
@@ -283,7 +319,9 @@ impl Buffered {
     #[inline]
     pub(crate) fn push(&mut self, a: &Arrival, to: &mut impl Release) -> Result<()> {
         match self {
-            Buffered::Full(r) => r.push(a, |a| to.release(a.ts_ns, a.size, |by| by.key(a))),
+            Buffered::Full(r) => {
+                r.push(a, |a: &Arrival| to.release(a.ts_ns, a.size, |by| by.key(a)))
+            }
             _ => self.push_lean(a.ts_ns, a.size, a.interface, to),
         }
     }
@@ -299,16 +337,14 @@ impl Buffered {
         to: &mut impl Release,
     ) -> Result<()> {
         match self {
-            Buffered::Bare(r) => r.push(&Bare { ts_ns, size }, |b| {
-                to.release(b.ts_ns, b.size, |_| GroupKey::All)
-            }),
+            Buffered::Bare(r) => r.push(&Bare { ts_ns, size }, BareTo(to)),
             Buffered::Lean(r) => r.push(
                 &Lean {
                     ts_ns,
                     size,
                     interface,
                 },
-                |l| release_lean(to, l),
+                |l: &Lean| release_lean(to, l),
             ),
             Buffered::Full(r) => r.push(
                 &Arrival {
@@ -317,7 +353,7 @@ impl Buffered {
                     interface,
                     headers: crate::wire::Headers::default(),
                 },
-                |a| to.release(a.ts_ns, a.size, |by| by.key(a)),
+                |a: &Arrival| to.release(a.ts_ns, a.size, |by| by.key(a)),
             ),
         }
     }
@@ -325,9 +361,9 @@ impl Buffered {
     /// Release everything left, in order.
     pub(crate) fn flush(&mut self, to: &mut impl Release) -> Result<()> {
         match self {
-            Buffered::Full(r) => r.flush(|a| to.release(a.ts_ns, a.size, |by| by.key(a))),
-            Buffered::Lean(r) => r.flush(|l| release_lean(to, l)),
-            Buffered::Bare(r) => r.flush(|b| to.release(b.ts_ns, b.size, |_| GroupKey::All)),
+            Buffered::Full(r) => r.flush(|a: &Arrival| to.release(a.ts_ns, a.size, |by| by.key(a))),
+            Buffered::Lean(r) => r.flush(|l: &Lean| release_lean(to, l)),
+            Buffered::Bare(r) => r.flush(BareTo(to)),
         }
     }
 }
@@ -398,7 +434,7 @@ mod tests {
             let mut r = Reorder::new(horizon, LatePolicy::Error);
             let mut out = Vec::new();
             for (i, a) in arrivals.iter().enumerate() {
-                r.push(a, |p| {
+                r.push(a, |p: &P| {
                     out.push(*p);
                     Ok(())
                 })
@@ -422,7 +458,7 @@ mod tests {
                     "case {case}: {held} held after packet {i}, {open} that may be"
                 );
             }
-            r.flush(|p| {
+            r.flush(|p: &P| {
                 out.push(*p);
                 Ok(())
             })

@@ -2,7 +2,7 @@
 //! every grouping, in one pass.
 
 use super::group::{Grouping, Metrics, Rows};
-use super::reorder::{Buffered, Release};
+use super::reorder::{Bare, Buffered, Release};
 use super::{Arrival, By, Closure, GroupKey, LatePolicy, ScanConfig, ScanOutput};
 use crate::error::{Error, Result};
 
@@ -223,6 +223,14 @@ impl Release for Feed<'_> {
         for g in self.groupings.iter_mut() {
             let by = g.by();
             g.push_key(|| key(by), ts_ns, size, self.metrics)?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn release_run(&mut self, run: &[Bare]) -> Result<()> {
+        for g in self.groupings.iter_mut() {
+            g.push_run(run, self.metrics)?;
         }
         Ok(())
     }

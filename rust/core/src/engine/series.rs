@@ -17,6 +17,22 @@ struct Binner {
 }
 
 impl Binner {
+    #[inline]
+    fn push(&mut self, ts: i64, size: u64) {
+        // width > 0, so div_euclid is the floor and cannot overflow.
+        let k = ts.div_euclid(self.width);
+        match &mut self.open {
+            Some((open_k, bytes, packets)) if *open_k == k => {
+                *bytes = bytes.saturating_add(size);
+                *packets += 1;
+            }
+            _ => {
+                self.flush();
+                self.open = Some((k, size, 1));
+            }
+        }
+    }
+
     fn flush(&mut self) {
         if let Some((k, bytes, packets)) = self.open.take() {
             self.done.push((bin_start(k, self.width), bytes, packets));
@@ -51,17 +67,16 @@ impl Series {
     /// Add a packet; packets must come in timestamp order.
     pub(crate) fn push(&mut self, ts: i64, size: u64) {
         for b in &mut self.binners {
-            // width > 0, so div_euclid is the floor and cannot overflow.
-            let k = ts.div_euclid(b.width);
-            match &mut b.open {
-                Some((open_k, bytes, packets)) if *open_k == k => {
-                    *bytes = bytes.saturating_add(size);
-                    *packets += 1;
-                }
-                _ => {
-                    b.flush();
-                    b.open = Some((k, size, 1));
-                }
+            b.push(ts, size);
+        }
+    }
+
+    /// [`Series::push`] for consecutive packets, one width at a time.
+    #[inline]
+    pub(crate) fn push_run(&mut self, run: impl Iterator<Item = (i64, u64)> + Clone) {
+        for b in &mut self.binners {
+            for (ts, size) in run.clone() {
+                b.push(ts, size);
             }
         }
     }

@@ -94,8 +94,11 @@ fn config(rng: &mut Rng, trace: &[Arrival], wild: bool) -> ScanConfig {
         })
         .collect();
     let mut by: Vec<By> = BYS.iter().copied().filter(|_| rng.below(2) == 0).collect();
-    if rng.below(3) == 0 {
-        by = BYS.to_vec();
+    match rng.below(6) {
+        0 | 1 => by = BYS.to_vec(),
+        // The aggregate alone is buffered bare and released in runs (see `Release::release_run`).
+        2 => by = vec![By::All],
+        _ => {}
     }
     ScanConfig {
         windows_ns: windows,
@@ -107,7 +110,9 @@ fn config(rng: &mut Rng, trace: &[Arrival], wild: bool) -> ScanConfig {
         rates_bps: rates,
         bins_ns: bins,
         by,
-        reorder_horizon_ns: 0,
+        // The traces are sorted: any horizon gives the same result. Without one each packet
+        // goes through at once, with one the buffer releases them in batches.
+        reorder_horizon_ns: [0, 1, 1_000_000][rng.below(3) as usize],
         ..ScanConfig::default()
     }
 }
