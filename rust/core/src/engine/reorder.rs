@@ -36,6 +36,10 @@ impl Timed for Arrival {
 /// its own, instead of every metric at every packet. After an error the packets of its run
 /// count as released: a scan that fails is over.
 pub(crate) trait Drain<T> {
+    /// Whether runs are worth waiting for: then even a buffer with no horizon holds sorted
+    /// packets for a batch (see [`RELEASE_EVERY`]) instead of passing each on at once.
+    const RUNS: bool = false;
+
     fn one(&mut self, a: &T) -> Result<()>;
 
     fn run(&mut self, run: &[T]) -> Result<()> {
@@ -125,7 +129,7 @@ impl<T: Timed> Reorder<T> {
     }
 
     /// Take one arrival and hand every packet that can no longer be overtaken to `sink`, in order.
-    pub(crate) fn push(&mut self, a: &T, mut sink: impl Drain<T>) -> Result<()> {
+    pub(crate) fn push<D: Drain<T>>(&mut self, a: &T, mut sink: D) -> Result<()> {
         let ts = a.ts_ns();
         match self.latest {
             Some(latest) if ts < latest => {
@@ -144,7 +148,11 @@ impl<T: Timed> Reorder<T> {
             }
             _ => {
                 self.latest = Some(ts);
-                if self.horizon == 0 && self.in_order.is_empty() && self.out_of_order.is_empty() {
+                if !D::RUNS
+                    && self.horizon == 0
+                    && self.in_order.is_empty()
+                    && self.out_of_order.is_empty()
+                {
                     // Strictly sorted input with no horizon: nothing to wait for.
                     return sink.one(a);
                 }
@@ -247,6 +255,8 @@ pub(crate) trait Release {
 struct BareTo<'a, R>(&'a mut R);
 
 impl<R: Release> Drain<Bare> for BareTo<'_, R> {
+    const RUNS: bool = true;
+
     #[inline]
     fn one(&mut self, b: &Bare) -> Result<()> {
         self.0.release(b.ts_ns, b.size, |_| GroupKey::All)
