@@ -24,7 +24,7 @@
 
 use super::backlog::{ChunkBacklog, RateChunk, BATCH, KEYED_BATCH};
 use super::envelope::{Envelope, Keep, Recent};
-use super::group::Slots;
+use super::group::{Slots, Tally};
 use super::reorder::{Bare, Buffered, Release};
 use super::scanner::ExactBacklog;
 use super::search::first_where;
@@ -242,10 +242,7 @@ struct GroupScan {
     envelope: Envelope,
     backlog: ChunkBacklog,
     series: Series,
-    packets: u64,
-    bytes: u64,
-    first_ns: i64,
-    last_ns: i64,
+    tally: Tally,
     /// Packets of the first max(reach) ns (unless no chunk comes before); those of the last
     /// max(reach) ns are taken from the envelope's ring at the end.
     head: Option<Kept>,
@@ -268,10 +265,7 @@ impl GroupScan {
                 if aggregate { BATCH } else { KEYED_BATCH },
             ),
             series: Series::new(&spec.bins),
-            packets: 0,
-            bytes: 0,
-            first_ns: 0,
-            last_ns: 0,
+            tally: Tally::default(),
             head: (windows && !edges.first).then(Kept::new),
             head_until: i64::MIN,
             keep_tail: windows && !edges.last,
@@ -280,15 +274,10 @@ impl GroupScan {
 
     #[inline]
     fn push(&mut self, ts: i64, size: u64, max_reach: Option<i64>, budget: &mut usize) {
-        if self.packets == 0 {
-            self.first_ns = ts;
-            if let (Some(_), Some(reach)) = (&self.head, max_reach) {
-                self.head_until = ts.saturating_add(reach);
-            }
+        if self.tally.packets == 0 {
+            self.bound_head(ts, max_reach);
         }
-        self.packets += 1;
-        self.bytes = self.bytes.saturating_add(size);
-        self.last_ns = ts;
+        self.tally.add(ts, size);
         self.envelope.push(ts, size);
         self.backlog.push(ts, size, budget);
         self.series.push(ts, size);
@@ -300,23 +289,23 @@ impl GroupScan {
         }
     }
 
+    /// At the group's first packet (at `ts`): where its head ends, if it keeps one.
+    fn bound_head(&mut self, ts: i64, max_reach: Option<i64>) {
+        if let (Some(_), Some(reach)) = (&self.head, max_reach) {
+            self.head_until = ts.saturating_add(reach);
+        }
+    }
+
     /// [`GroupScan::push`] for consecutive packets, each part of the group over all of them.
     #[inline]
     fn push_run(&mut self, run: &[Bare], max_reach: Option<i64>, budget: &mut usize) {
-        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+        let Some(first) = run.first() else {
             return;
         };
-        if self.packets == 0 {
-            self.first_ns = first.ts_ns;
-            if let (Some(_), Some(reach)) = (&self.head, max_reach) {
-                self.head_until = first.ts_ns.saturating_add(reach);
-            }
+        if self.tally.packets == 0 {
+            self.bound_head(first.ts_ns, max_reach);
         }
-        self.packets += run.len() as u64;
-        self.last_ns = last.ts_ns;
-        for b in run {
-            self.bytes = self.bytes.saturating_add(b.size);
-        }
+        self.tally.add_run(run);
         let packets = run.iter().map(|b| (b.ts_ns, b.size));
         self.envelope.push_run(packets.clone());
         for b in run {
@@ -345,7 +334,7 @@ impl GroupScan {
         // After the rows: taking the ring spends the envelope.
         let tail = match spec.max_reach {
             Some(reach) if self.keep_tail => {
-                let from = self.last_ns.saturating_sub(reach);
+                let from = self.tally.last_ns.saturating_sub(reach);
                 Some(match self.envelope.take_recent(from) {
                     Some(ring) => Kept::Ring(ring),
                     None => {
@@ -386,10 +375,10 @@ impl GroupScan {
             }
         }
         Ok(ChunkGroup {
-            packets: self.packets,
-            bytes: self.bytes,
-            first_ns: self.first_ns,
-            last_ns: self.last_ns,
+            packets: self.tally.packets,
+            bytes: self.tally.bytes,
+            first_ns: self.tally.first_ns,
+            last_ns: self.tally.last_ns,
             env,
             backlog,
             series,

@@ -6,6 +6,7 @@
 
 use super::backlog::{Backlog, KEYED_BATCH};
 use super::envelope::Envelope;
+use super::reorder::Bare;
 use super::series::Series;
 use super::{Arrival, BacklogRow, By, Closure, EnvelopeRow, GroupKey, GroupSummary, SeriesRow};
 use crate::error::{Error, ErrorKind, Result};
@@ -167,10 +168,44 @@ pub(crate) struct GroupState {
     envelope: Envelope,
     backlog: Backlog,
     series: Series,
-    packets: u64,
-    bytes: u64,
-    first_ns: i64,
-    last_ns: i64,
+    tally: Tally,
+}
+
+/// A group's packets and bytes, and the timestamps of its first and last packet.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Tally {
+    pub(crate) packets: u64,
+    pub(crate) bytes: u64,
+    pub(crate) first_ns: i64,
+    pub(crate) last_ns: i64,
+}
+
+impl Tally {
+    #[inline]
+    pub(crate) fn add(&mut self, ts: i64, size: u64) {
+        if self.packets == 0 {
+            self.first_ns = ts;
+        }
+        self.packets += 1;
+        self.bytes = self.bytes.saturating_add(size);
+        self.last_ns = ts;
+    }
+
+    /// [`Tally::add`] for consecutive packets, in order.
+    #[inline]
+    pub(crate) fn add_run(&mut self, run: &[Bare]) {
+        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+            return;
+        };
+        if self.packets == 0 {
+            self.first_ns = first.ts_ns;
+        }
+        self.packets += run.len() as u64;
+        self.last_ns = last.ts_ns;
+        for b in run {
+            self.bytes = self.bytes.saturating_add(b.size);
+        }
+    }
 }
 
 /// What a new group is built from.
@@ -193,37 +228,19 @@ impl GroupState {
                 Backlog::new(&m.rates_bps)
             },
             series: Series::new(&m.bins_ns),
-            packets: 0,
-            bytes: 0,
-            first_ns: 0,
-            last_ns: 0,
+            tally: Tally::default(),
         }
     }
 
     fn push(&mut self, ts: i64, size: u64) {
-        if self.packets == 0 {
-            self.first_ns = ts;
-        }
-        self.packets += 1;
-        self.bytes = self.bytes.saturating_add(size);
-        self.last_ns = ts;
+        self.tally.add(ts, size);
         self.envelope.push(ts, size);
         self.backlog.push(ts, size);
         self.series.push(ts, size);
     }
 
-    fn push_run(&mut self, run: &[super::reorder::Bare]) {
-        let (Some(first), Some(last)) = (run.first(), run.last()) else {
-            return;
-        };
-        if self.packets == 0 {
-            self.first_ns = first.ts_ns;
-        }
-        self.packets += run.len() as u64;
-        self.last_ns = last.ts_ns;
-        for b in run {
-            self.bytes = self.bytes.saturating_add(b.size);
-        }
+    fn push_run(&mut self, run: &[Bare]) {
+        self.tally.add_run(run);
         let packets = run.iter().map(|b| (b.ts_ns, b.size));
         self.envelope.push_run(packets.clone());
         for b in run {
@@ -233,7 +250,7 @@ impl GroupState {
     }
 
     pub(crate) fn packets(&self) -> u64 {
-        self.packets
+        self.tally.packets
     }
 
     pub(crate) fn exact_backlog(&self) -> impl Iterator<Item = (u64, u128)> + '_ {
@@ -247,10 +264,10 @@ impl GroupState {
         out.groups.push(GroupSummary {
             by,
             group,
-            packets: self.packets,
-            bytes: self.bytes,
-            first_ns: self.first_ns,
-            last_ns: self.last_ns,
+            packets: self.tally.packets,
+            bytes: self.tally.bytes,
+            first_ns: self.tally.first_ns,
+            last_ns: self.tally.last_ns,
         });
     }
 }
@@ -458,7 +475,7 @@ impl Grouping {
     pub(crate) fn rows(self, out: &mut Rows) {
         match self {
             Grouping::All(mut state) => {
-                if state.packets > 0 {
+                if state.tally.packets > 0 {
                     state.rows(By::All, GroupKey::All, out);
                 }
             }
