@@ -954,29 +954,31 @@ impl Groups {
         budget: &mut usize,
     ) -> Result<()> {
         let by = self.slots.by;
-        let edges = self.edges;
-        let state = self
-            .slots
-            .get(key, || GroupScan::new(spec, edges, by == By::All))?;
         let mut own = usize::MAX;
-        state.push(ts, size, spec.max_reach, budget_of(by, budget, &mut own));
+        let budget = budget_of(by, budget, &mut own);
+        self.group(key, spec)?
+            .push(ts, size, spec.max_reach, budget);
         Ok(())
     }
-}
 
-impl Groups {
     /// Consecutive packets of the aggregate (only the aggregate is buffered bare, so every
     /// packet is in the group of key `All`).
     #[inline]
     fn push_run(&mut self, run: &[Bare], spec: &Spec, budget: &mut usize) -> Result<()> {
         let by = self.slots.by;
-        let edges = self.edges;
-        let state = self
-            .slots
-            .get(GroupKey::All, || GroupScan::new(spec, edges, by == By::All))?;
         let mut own = usize::MAX;
-        state.push_run(run, spec.max_reach, budget_of(by, budget, &mut own));
+        let budget = budget_of(by, budget, &mut own);
+        self.group(GroupKey::All, spec)?
+            .push_run(run, spec.max_reach, budget);
         Ok(())
+    }
+
+    /// The group of `key`, made if it is new.
+    #[inline]
+    fn group(&mut self, key: GroupKey, spec: &Spec) -> Result<&mut GroupScan> {
+        let (by, edges) = (self.slots.by, self.edges);
+        self.slots
+            .get(key, || GroupScan::new(spec, edges, by == By::All))
     }
 }
 

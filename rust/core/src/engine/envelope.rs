@@ -233,7 +233,6 @@ struct Windows<A> {
     ring: Ring<A>,
     /// Sorted by reach, so the last window is the one that decides what the ring must keep.
     windows: Vec<Window<A>>,
-    seen: bool,
     /// Sequence number of the first packet the windows have not seen yet.
     done: u64,
 }
@@ -278,7 +277,6 @@ impl Envelope {
             if w.windows.is_empty() {
                 return;
             }
-            w.seen = true;
             for (ts, size) in run.by_ref() {
                 let Some(upto) = w.ring.total.checked_add(size) else {
                     // Past 2⁶⁴ − 1 bytes: this packet and the rest one by one, in u128.
@@ -353,7 +351,6 @@ impl<A: Acc> Windows<A> {
         Windows {
             ring: Ring::new(),
             windows,
-            seen: false,
             done: 0,
         }
     }
@@ -363,7 +360,6 @@ impl<A: Acc> Windows<A> {
         if self.windows.is_empty() {
             return;
         }
-        self.seen = true;
         self.ring.push(ts, upto);
         if self.ring.head.wrapping_sub(self.done) >= BATCH {
             self.catch_up();
@@ -421,7 +417,8 @@ impl<A: Acc> Windows<A> {
     }
 
     fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
-        if !self.seen {
+        // Sequence numbers count the packets pushed: none yet, no rows.
+        if self.ring.head == 0 {
             return;
         }
         self.catch_up();
@@ -470,7 +467,6 @@ impl Windows<u64> {
                     max_packets: w.max_packets,
                 })
                 .collect(),
-            seen: self.seen,
             done: self.done,
         }
     }

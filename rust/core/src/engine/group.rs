@@ -444,11 +444,7 @@ impl Grouping {
 
     /// Consecutive packets of the aggregate (only the aggregate is buffered bare).
     #[inline]
-    pub(crate) fn push_run(
-        &mut self,
-        run: &[super::reorder::Bare],
-        metrics: &Metrics,
-    ) -> Result<()> {
+    pub(crate) fn push_run(&mut self, run: &[Bare], metrics: &Metrics) -> Result<()> {
         match self {
             Grouping::All(state) => state.push_run(run),
             Grouping::Keyed(_) => {
