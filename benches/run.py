@@ -6,7 +6,8 @@
 
 One run generates the captures (pcap and pcapng; full frames and snaplen 128; plus a ~1 GB and a
 ~4 GB snaplen-128 pcap of the same traffic for the memory check), then measures, on page-cached
-files (each file is read once before it is measured):
+files (each file's cached pages are dropped and read back once before it is measured, see
+``warm``):
 
 - ``cat``: the machine's read limit;
 - ``burstcore.scan`` with 20 windows and 8 rates on the aggregate, and the Rust framing alone;
@@ -322,8 +323,19 @@ def generate(gen: Path, cap: Capture, size: int, hosts: int, log: list[str]) -> 
 
 
 def warm(path: Path) -> None:
-    """Read the file once so that every tool finds it in the page cache."""
+    """Put the file in the page cache afresh, so that every tool finds it there alike.
+
+    Its cached pages are dropped (`POSIX_FADV_DONTNEED`), then read back. On the benchmark VM,
+    pages a file had kept cached for hours read slower, and unevenly: `dd` over the 2 GB
+    snaplen-128 capture, generated 19 hours before, read 1.2–3.6 GB/s over its first 250 MB and
+    6.0–6.6 over its last; dropped and read back, 7.3–8.4 GB/s everywhere. Every tool then read
+    some slow pages, and the two-thread scan's first chunk took 2–14 % longer than its second (it
+    was 3 % faster on a fresh copy): the host's memory behind those pages, not the readers.
+    Dirty pages of a file just generated are not dropped; they are fresh anyway.
+    """
     with open(path, "rb", buffering=0) as f:
+        if hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
         buf = bytearray(8 << 20)
         while f.readinto(buf):
             pass
@@ -574,6 +586,9 @@ def report(
         "- `scan (mmap, opt-in)` is `scan(..., mmap=True)`: the file is read through a read-only memory",
         "  mapping instead of `read()`. Its peak RSS counts the file's page-cache pages mapped into the",
         "  process (shared with the page cache, not allocated by burstcore).",
+        "- Before a file is measured, its cached pages are dropped and read back, so that every tool",
+        "  reads freshly cached pages: on this VM, pages cached for hours read up to 3× slower, and",
+        "  unevenly along the file (see `warm` in benches/run.py).",
     ]
     if log:
         L += ["", "## Generation log", "", "```", *log, "```"]
