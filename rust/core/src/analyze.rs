@@ -170,7 +170,7 @@ pub fn for_each(
             *h = next;
         }
         n += 1;
-        if n % PROGRESS_EVERY == 0 {
+        if n.is_multiple_of(PROGRESS_EVERY) {
             progress(sources.iter().map(|s| s.reader.position()).sum())?;
         }
     }

@@ -315,7 +315,7 @@ fn run(
             Err(Skip::NoSize) => acc.skipped_no_size += 1,
         }
         n += 1;
-        if n % CHECK_EVERY == 0 {
+        if n.is_multiple_of(CHECK_EVERY) {
             if stop.load(Ordering::Relaxed) {
                 return Ok(None);
             }

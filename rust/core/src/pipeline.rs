@@ -398,7 +398,7 @@ fn merge_sources(
         }
         heads[i] = next;
         n += 1;
-        if n % PROGRESS_EVERY == 0 {
+        if n.is_multiple_of(PROGRESS_EVERY) {
             progress(sources.iter().map(|s| s.reader.position()).sum())?;
         }
     }
@@ -438,7 +438,7 @@ pub fn scan_columns(
             interface,
             headers: Headers::default(),
         })?;
-        if (i as u64 + 1) % PROGRESS_EVERY == 0 {
+        if (i as u64 + 1).is_multiple_of(PROGRESS_EVERY) {
             progress(i as u64 + 1)?;
         }
     }

@@ -48,7 +48,7 @@ impl Validity {
     /// Eight rows at a time when the bitmap is byte-aligned (every batch but the last).
     #[inline]
     fn extend_rows<R>(&mut self, rows: &[R], valid: impl Fn(&R) -> bool) {
-        if self.len % 8 != 0 {
+        if !self.len.is_multiple_of(8) {
             return self.extend(rows.iter().map(valid));
         }
         let chunks = rows.chunks_exact(8);
@@ -526,7 +526,7 @@ pub fn read_table(
                 t.reserve(w, expected.saturating_sub(n as usize));
             }
         }
-        if n % (1 << 16) == 0 {
+        if n.is_multiple_of(1 << 16) {
             progress(reader.position())?;
         }
     }

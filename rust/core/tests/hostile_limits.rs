@@ -99,7 +99,7 @@ fn epb(iface: u32, ts: u64, data: &[u8]) -> Vec<u8> {
     body.extend((data.len() as u32).to_le_bytes());
     body.extend((data.len() as u32).to_le_bytes());
     body.extend(data);
-    while body.len() % 4 != 0 {
+    while !body.len().is_multiple_of(4) {
         body.push(0);
     }
     block(6, &body)
@@ -279,7 +279,7 @@ fn option(code: u16, value: &[u8]) -> Vec<u8> {
     let mut o = code.to_le_bytes().to_vec();
     o.extend((value.len() as u16).to_le_bytes());
     o.extend(value);
-    while o.len() % 4 != 0 {
+    while !o.len().is_multiple_of(4) {
         o.push(0);
     }
     o

@@ -25,7 +25,7 @@ fn put16(v: &mut Vec<u8>, x: u16, big: bool) {
 }
 
 fn pad4(v: &mut Vec<u8>) {
-    while v.len() % 4 != 0 {
+    while !v.len().is_multiple_of(4) {
         v.push(0);
     }
 }

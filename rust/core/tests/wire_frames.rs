@@ -645,7 +645,7 @@ fn fuzz_never_panics() {
         if i % 2 == 0 {
             buf[..n].iter_mut().for_each(|b| *b = rng.next() as u8);
             // Keep plausible values in the spots that steer the decoder.
-            if n > 14 && rng.next() % 2 == 0 {
+            if n > 14 && rng.next().is_multiple_of(2) {
                 buf[12..14].copy_from_slice(&[0x86, 0xdd]);
                 buf[14] = 0x60;
             }

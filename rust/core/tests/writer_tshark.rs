@@ -243,7 +243,7 @@ fn pcapng_case(dir: &Path, seed: u64, sections: usize) -> Case {
     let mut w = PcapNgWriter::new(file);
     let mut frames = Vec::new();
     for s in 0..sections {
-        let order = if (seed as usize + s) % 2 == 0 {
+        let order = if (seed as usize + s).is_multiple_of(2) {
             ByteOrder::Little
         } else {
             ByteOrder::Big

@@ -132,7 +132,7 @@ fn fast_enhanced_packet(r: &mut CaptureReader) -> Option<Framed> {
         return None;
     }
     let len = u32_at(head, 4, big) as usize;
-    if len < 32 || len % 4 != 0 || len > r.options.limits.max_block_len as usize {
+    if len < 32 || !len.is_multiple_of(4) || len > r.options.limits.max_block_len as usize {
         return None;
     }
     let trailer = h.get(len - 4..len)?;
@@ -194,7 +194,7 @@ fn next_general(r: &mut CaptureReader, first: bool) -> Result<Option<Framed>> {
             big
         };
         let len = u32_at(h, 4, big);
-        if len < 12 || len % 4 != 0 {
+        if len < 12 || !len.is_multiple_of(4) {
             return Err(corrupt(
                 offset,
                 format!("pcapng block of type 0x{raw_type:x} has an invalid length {len} (must be a multiple of 4, at least 12)"),

@@ -333,7 +333,7 @@ impl SplitPlan {
             let len = u32_at(h, 4, self.big);
             if !KNOWN.contains(&kind)
                 || len < 12
-                || len % 4 != 0
+                || !len.is_multiple_of(4)
                 || len > self.options.limits.max_block_len
                 || p + u64::from(len) > self.len
             {

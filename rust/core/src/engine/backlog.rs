@@ -22,6 +22,7 @@
 use super::{BacklogRow, By, GroupKey};
 
 mod chunk;
+mod simd;
 pub(crate) use chunk::{ChunkBacklog, RateChunk};
 
 /// Units of the exact queue: bytes × this = bit·ns/s.
@@ -299,8 +300,8 @@ enum Lanes {
 
 impl Lanes {
     /// Run every lane over `held`, the lanes' latest packet being at `last`; switches to u128
-    /// where a queue outgrows u64.
-    fn run(&mut self, last: i64, held: &[Held]) {
+    /// where a queue outgrows u64. `simd`: eight u64 lanes at a time where the CPU can.
+    fn run(&mut self, last: i64, held: &[Held], simd: bool) {
         let narrow = match self {
             Lanes::Narrow(lanes) => lanes,
             Lanes::Wide(lanes) => {
@@ -310,15 +311,25 @@ impl Lanes {
                 return;
             }
         };
+        // Lanes `from..to` stopped before packet i (a queue would not fit a u64 there).
         let mut failed = None;
-        for (k, lane) in narrow.iter_mut().enumerate() {
-            if let Err(i) = lane.run(last, held) {
-                failed = Some((k, i));
+        let mut from = 0;
+        while from < narrow.len() {
+            let to = narrow.len().min(from + simd::WIDTH);
+            let (to, ran) = match simd.then(|| simd::run(&mut narrow[from..to], last, held)) {
+                Some(Some(ran)) => (to, ran),
+                // Without vector lanes (on this CPU, or asked so): one lane at a time.
+                _ => (from + 1, narrow[from].run(last, held)),
+            };
+            if let Err(i) = ran {
+                failed = Some((from, to, i));
                 break;
             }
+            from = to;
         }
-        if let Some((k, i)) = failed {
-            // Lanes before k have run over all of `held`, lane k up to packet i, the others not.
+        if let Some((from, to, i)) = failed {
+            // Lanes before `from` have run over all of `held`, lanes `from..to` up to packet
+            // i, the others not.
             let mut wide: Vec<Lane<u128>> = narrow.iter().map(Lane::widen).collect();
             // The held values are u64 work, which the u128 lanes read as sizes: convert them.
             let rest: Vec<Held> = held
@@ -329,8 +340,10 @@ impl Lanes {
                 })
                 .collect();
             let before = if i == 0 { last } else { held[i - 1].ts };
-            let _ = wide[k].run(before, &rest[i..]);
-            for lane in &mut wide[k + 1..] {
+            for lane in &mut wide[from..to] {
+                let _ = lane.run(before, &rest[i..]);
+            }
+            for lane in &mut wide[to..] {
                 let _ = lane.run(last, &rest);
             }
             *self = Lanes::Wide(wide);
@@ -354,6 +367,9 @@ pub(crate) struct Backlog {
     seen: bool,
     /// Packets held at most (see [`BATCH`], [`KEYED_BATCH`]).
     batch: usize,
+    /// Eight u64 lanes at a time where the CPU can (see `simd`); off only in tests of the
+    /// lanes one by one.
+    simd: bool,
 }
 
 impl Backlog {
@@ -373,6 +389,7 @@ impl Backlog {
             narrow_end: i64::MIN,
             rates: rates_bps.to_vec(),
             seen: false,
+            simd: true,
         }
     }
 
@@ -440,7 +457,7 @@ impl Backlog {
     fn catch_up(&mut self) {
         if let Some(h) = self.held.last() {
             let last = h.ts;
-            self.lanes.run(self.last_ns, &self.held);
+            self.lanes.run(self.last_ns, &self.held, self.simd);
             self.last_ns = last;
             self.held.clear();
             if let Lanes::Wide(_) = self.lanes {
@@ -453,7 +470,7 @@ impl Backlog {
     /// The lanes as if they had seen every packet (without changing `self`).
     fn settled(&self) -> Lanes {
         let mut lanes = self.lanes.clone();
-        lanes.run(self.last_ns, &self.held);
+        lanes.run(self.last_ns, &self.held, self.simd);
         lanes
     }
 
@@ -545,7 +562,7 @@ pub fn ratio_to_f64(n: u128, d: u64) -> f64 {
     let shift = (d_bits + 56 - n_bits).max(0);
     let n = n << shift;
     let q = n / d;
-    let sticky = n % d != 0;
+    let sticky = !n.is_multiple_of(d);
     let q_bits = 128 - q.leading_zeros() as i32;
     let drop = q_bits - 53;
     let mut keep = q >> drop;
@@ -755,15 +772,18 @@ mod lindley_tests {
     }
 
     /// Push `packets`, reading rows and exact values at the `reads` positions and at the end.
+    /// Both ways of running the u64 lanes: eight at a time where this CPU can, and one by one.
     fn check(rates: &[u64], packets: &[(i64, u64)], reads: &[usize], ctx: &str) {
         for batch in [BATCH, KEYED_BATCH] {
-            check_batch(
-                rates,
-                packets,
-                reads,
-                batch,
-                &format!("{ctx}, batch {batch}"),
-            );
+            for simd in [true, false] {
+                check_batch(
+                    rates,
+                    packets,
+                    reads,
+                    (batch, simd),
+                    &format!("{ctx}, batch {batch}, simd {simd}"),
+                );
+            }
         }
     }
 
@@ -771,10 +791,11 @@ mod lindley_tests {
         rates: &[u64],
         packets: &[(i64, u64)],
         reads: &[usize],
-        batch: usize,
+        (batch, simd): (usize, bool),
         ctx: &str,
     ) {
         let mut got = Backlog::with_batch(rates, batch);
+        got.simd = simd;
         let mut want = Reference::new(rates);
         for (i, &(t, s)) in packets.iter().enumerate() {
             if reads.contains(&i) {
@@ -841,6 +862,31 @@ mod lindley_tests {
     }
 
     #[test]
+    fn more_rates_than_one_vector() {
+        // Full blocks of eight lanes and a partial one, against the per-packet recursion.
+        let mut rng = Rng(21);
+        for round in 0..200 {
+            let k = 9 + rng.below(16) as usize;
+            let mut r = Vec::new();
+            while r.len() < k {
+                r.extend(rates(&mut rng, false));
+            }
+            r.sort_unstable();
+            r.dedup();
+            let n = 1 + rng.below(3 * BATCH as u64) as usize;
+            let style = rng.below(5);
+            let packets = trace(&mut rng, n, style);
+            let reads = vec![rng.below(n as u64) as usize];
+            check(
+                &r,
+                &packets,
+                &reads,
+                &format!("round {round}, style {style}, n {n}, rates {r:?}"),
+            );
+        }
+    }
+
+    #[test]
     fn exact_emptying_and_batch_edges() {
         // 1 B/ns: a packet of L bytes followed by a gap of exactly L ns finds the queue empty
         // (served == q), which closes the period, and a gap one shorter does not.
@@ -856,12 +902,16 @@ mod lindley_tests {
                         p
                     })
                     .collect();
-                check(
-                    &[rate, rate / 2, rate * 2],
-                    &packets,
-                    &[BATCH - 1, BATCH, n - 1],
-                    &format!("n {n}, slack {slack}"),
-                );
+                // Also the exact rate alone: beside the others, whose queues close at every
+                // packet, the vector lanes would hand every packet to the scalar ones.
+                for rates in [&[rate, rate / 2, rate * 2][..], &[rate]] {
+                    check(
+                        rates,
+                        &packets,
+                        &[BATCH - 1, BATCH, n - 1],
+                        &format!("n {n}, slack {slack}, rates {rates:?}"),
+                    );
+                }
             }
         }
     }
@@ -870,20 +920,29 @@ mod lindley_tests {
     fn queue_outgrows_u64_mid_batch() {
         // Equal timestamps pile up ~1 GB packets: the queue passes 2⁶⁴ scaled units at some
         // packet inside a batch, at a different one for each rate.
-        let rates = [1, 1_000_000_000, BACKLOG_SCALE, u64::MAX];
+        let four = [1, 1_000_000_000, BACKLOG_SCALE, u64::MAX];
+        // Also with the slow rates in the first block of eight lanes and the fast in the
+        // second, so that only some blocks outgrow u64.
+        let twelve: Vec<u64> = (0..12).map(|i| 1u64 << (i * 5)).collect();
+        for rates in [&four[..], &twelve[..]] {
+            queue_outgrows_u64(rates);
+        }
+    }
+
+    fn queue_outgrows_u64(rates: &[u64]) {
         for at in [0, 1, BATCH - 3, BATCH + 2] {
             let mut packets: Vec<(i64, u64)> = (0..at).map(|i| (i as i64 * 100, 700)).collect();
             let t0 = at as i64 * 100;
             packets.extend((0..BATCH + 9).map(|i| (t0 + i as i64 / 4, 1_000_000_000 + i as u64)));
             packets.extend((0..BATCH).map(|i| (t0 + 1_000_000 + i as i64 * 1000, 1500)));
-            check(&rates, &packets, &[at + 2, at + BATCH], &format!("at {at}"));
+            check(rates, &packets, &[at + 2, at + BATCH], &format!("at {at}"));
         }
         // One packet whose work alone exceeds u64, mid-batch, after a busy start.
         let huge = NARROW_LIMIT / BACKLOG_SCALE + 1;
         let packets: Vec<(i64, u64)> = (0..BATCH + 40)
             .map(|i| (i as i64 * 10, if i == BATCH / 2 { huge } else { 1000 }))
             .collect();
-        check(&rates, &packets, &[BATCH / 2 + 1], "huge packet");
+        check(rates, &packets, &[BATCH / 2 + 1], "huge packet");
     }
 
     #[test]

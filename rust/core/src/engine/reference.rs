@@ -166,7 +166,7 @@ fn busy_len(start: i64, last: i64, work: u128, rate: u64) -> i64 {
     let rate = u128::from(rate);
     let span = u128::from(last.abs_diff(start));
     // ⌈(span·r + W)/r⌉ without the product overflowing: span + ⌈W/r⌉ is the same number.
-    let drain = work / rate + u128::from(work % rate != 0);
+    let drain = work / rate + u128::from(!work.is_multiple_of(rate));
     i64::try_from(span + drain).unwrap_or(i64::MAX)
 }
 

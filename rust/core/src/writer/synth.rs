@@ -279,7 +279,7 @@ impl Synth {
     fn cursor_ts(&self, cursor: u32) -> Option<i64> {
         let flow = self.flows.get((cursor / 2) as usize)?;
         let k = *self.next.get(cursor as usize)?;
-        if cursor % 2 == 0 {
+        if cursor.is_multiple_of(2) {
             (k < self.frames_per_flow).then(|| self.data_ts(cursor / 2, flow, k))
         } else {
             let last = self.acked_frame(k)?;
