@@ -6,6 +6,8 @@ use super::{
     Period, Scaled, BACKLOG_SCALE, NARROW_SIZE, SPAN_LIMIT,
 };
 
+mod simd;
+
 /// Positive part of a signed scaled queue.
 fn pos(x: i128) -> u128 {
     u128::try_from(x).unwrap_or(0)
@@ -527,6 +529,9 @@ pub(crate) struct ChunkBacklog {
     /// False once a value left the range where merging is exact (then the chunk cannot merge).
     exact: bool,
     cap: usize,
+    /// Eight u64 lanes at a time where the CPU can (see `simd`); off only in tests of the
+    /// lanes one by one.
+    simd: bool,
 }
 
 impl ChunkBacklog {
@@ -545,6 +550,7 @@ impl ChunkBacklog {
             seen: false,
             exact: true,
             cap: cap.max(1),
+            simd: true,
         }
     }
 
@@ -622,7 +628,8 @@ impl ChunkBacklog {
         self.narrow_end = i64::MIN;
     }
 
-    /// Run every rate over the held packets, one rate at a time.
+    /// Run every rate over the held packets: u64 lanes eight at a time where the CPU can (see
+    /// `simd`), the others one at a time.
     fn catch_up(&mut self, budget: &mut usize) {
         let Some(latest) = self.held.last().map(|h| h.ts) else {
             return;
@@ -632,32 +639,40 @@ impl ChunkBacklog {
             held: &self.held,
             before: self.work,
         };
-        let held = batch.held;
         let mut exact = self.exact;
-        for rate in &mut self.rates {
-            match rate {
-                Rate::Narrow(lane) => {
-                    let Err(i) = lane.run(last, batch, budget) else {
-                        continue;
-                    };
-                    // The queue outgrew u64 at held[i]: the rest in u128.
-                    let before = i.checked_sub(1).map_or(last, |j| held[j].ts);
-                    let mut queue = lane.widen(before, batch.upto_before(i));
-                    for h in &held[i..] {
-                        exact &= queue.push(h.ts, u128::from(h.val), cap, budget).is_some();
+        for block in self.rates.chunks_mut(simd::WIDTH) {
+            let width = block.len();
+            let mut lanes: Vec<&mut ChunkLane> = block
+                .iter_mut()
+                .filter_map(|rate| match rate {
+                    Rate::Narrow(lane) => Some(lane),
+                    Rate::Wide(_) => None,
+                })
+                .collect();
+            let ran = if self.simd && lanes.len() == width {
+                simd::run(&mut lanes, last, batch, budget)
+            } else {
+                None
+            };
+            drop(lanes);
+            match ran {
+                Some(Ok(())) => {}
+                // Every lane of the block stopped before packet i.
+                Some(Err(i)) => {
+                    for rate in block {
+                        exact &= widen_at(rate, i, last, batch, cap, budget);
                     }
-                    *rate = Rate::Wide(queue);
                 }
-                Rate::Wide(queue) => {
-                    for h in held {
-                        exact &= queue.push(h.ts, u128::from(h.val), cap, budget).is_some();
+                None => {
+                    for rate in block {
+                        exact &= run_one(rate, last, batch, cap, budget);
                     }
                 }
             }
         }
         self.exact = exact;
         self.last_ns = latest;
-        self.work = batch.upto_before(held.len());
+        self.work = batch.upto_before(batch.held.len());
         self.held.clear();
     }
 
@@ -676,6 +691,42 @@ impl ChunkBacklog {
             })
             .collect()
     }
+}
+
+/// One rate over the held packets; false once a value left the exact range.
+fn run_one(rate: &mut Rate, last: i64, batch: Batch, cap: usize, budget: &mut usize) -> bool {
+    match rate {
+        Rate::Narrow(lane) => match lane.run(last, batch, budget) {
+            Ok(()) => true,
+            Err(i) => widen_at(rate, i, last, batch, cap, budget),
+        },
+        Rate::Wide(queue) => batch.held.iter().fold(true, |exact, h| {
+            exact & queue.push(h.ts, u128::from(h.val), cap, budget).is_some()
+        }),
+    }
+}
+
+/// A u64 lane whose queue outgrew u64 at `held[i]` (it ran up to there): the rest in u128.
+fn widen_at(
+    rate: &mut Rate,
+    i: usize,
+    last: i64,
+    batch: Batch,
+    cap: usize,
+    budget: &mut usize,
+) -> bool {
+    let Rate::Narrow(lane) = rate else {
+        return true;
+    };
+    let held = batch.held;
+    let before = i.checked_sub(1).map_or(last, |j| held[j].ts);
+    let mut queue = lane.widen(before, batch.upto_before(i));
+    let mut exact = true;
+    for h in &held[i..] {
+        exact &= queue.push(h.ts, u128::from(h.val), cap, budget).is_some();
+    }
+    *rate = Rate::Wide(queue);
+    exact
 }
 
 impl RateChunk {
@@ -1039,11 +1090,15 @@ mod tests {
         groups: usize,
         packets: &[(i64, u64, usize)],
         reads: &[usize],
+        simd: bool,
         ctx: &str,
     ) {
         assert!(batch == 1 || budget == usize::MAX, "{ctx}");
         let mut got: Vec<ChunkBacklog> = (0..groups)
-            .map(|_| ChunkBacklog::new(rates, cap, batch))
+            .map(|_| ChunkBacklog {
+                simd,
+                ..ChunkBacklog::new(rates, cap, batch)
+            })
             .collect();
         let mut want: Vec<Reference> = (0..groups).map(|_| Reference::new(rates, cap)).collect();
         let (mut b_got, mut b_want) = (budget, budget);
@@ -1074,7 +1129,13 @@ mod tests {
         for round in 0..3000 {
             let n = 1 + rng.below(if round % 4 == 0 { 2000 } else { 200 }) as usize;
             let style = rng.below(7);
-            let rates = rates(&mut rng, true);
+            let mut rates = rates(&mut rng, true);
+            if round % 8 == 0 {
+                // More rates than one vector holds: blocks of eight lanes and a partial one.
+                while rates.len() < 9 {
+                    rates.extend(super::super::test_traces::rates(&mut rng, true));
+                }
+            }
             let groups = 1 + rng.below(3) as usize;
             let packets: Vec<(i64, u64, usize)> = trace(&mut rng, n, style)
                 .into_iter()
@@ -1095,6 +1156,8 @@ mod tests {
                 1 => 2 + rng.below(8) as usize,
                 _ => super::super::BATCH,
             };
+            // The u64 lanes eight at a time (where this CPU can) or one by one.
+            let simd = rng.below(2) == 0;
             check(
                 &rates,
                 cap,
@@ -1103,7 +1166,8 @@ mod tests {
                 groups,
                 &packets,
                 &reads,
-                &format!("round {round}, style {style}, n {n}, cap {cap}, budget {budget}, batch {batch}, rates {rates:?}"),
+                simd,
+                &format!("round {round}, style {style}, n {n}, cap {cap}, budget {budget}, batch {batch}, simd {simd}, rates {rates:?}"),
             );
             // How often each path was taken, over the first group.
             let mut b = ChunkBacklog::new(&rates, cap, batch);
@@ -1137,7 +1201,16 @@ mod tests {
         // ~1 GB packets at equal timestamps pile the queue past 2⁶³ scaled units at a different
         // packet for each rate (the switch happens part-way through a packet's rates), then the
         // queues drain over a long idle gap and empty exactly at 1 B/ns.
-        let rates = [BACKLOG_SCALE, 1, u64::MAX, 1_000_000_000, 4 * BACKLOG_SCALE];
+        let five = [BACKLOG_SCALE, 1, u64::MAX, 1_000_000_000, 4 * BACKLOG_SCALE];
+        // Also more rates than one vector holds, so that one block of eight lanes moves to u128
+        // while the other stays, and a block mixes both.
+        let twelve: Vec<u64> = (0..12).map(|i| 1u64 << (i * 5)).rev().collect();
+        for rates in [&five[..], &twelve[..]] {
+            queue_outgrows_u64(rates);
+        }
+    }
+
+    fn queue_outgrows_u64(rates: &[u64]) {
         for at in [0, 1, 2, 7] {
             let mut packets: Vec<(i64, u64, usize)> =
                 (0..at).map(|i| (i as i64 * 100, 700, 0)).collect();
@@ -1151,16 +1224,20 @@ mod tests {
             }
             for cap in [1, 3, DEFAULT_CAP] {
                 // One packet held at a time, or the switch part-way through a batch.
-                for batch in [1, 5, super::super::BATCH] {
+                for (batch, simd) in [1, 5, super::super::BATCH]
+                    .into_iter()
+                    .flat_map(|b| [(b, true), (b, false)])
+                {
                     check(
-                        &rates,
+                        rates,
                         cap,
                         usize::MAX,
                         batch,
                         1,
                         &packets,
                         &[at + 3, at + 39],
-                        &format!("at {at}, cap {cap}, batch {batch}"),
+                        simd,
+                        &format!("at {at}, cap {cap}, batch {batch}, simd {simd}"),
                     );
                 }
             }
@@ -1173,16 +1250,19 @@ mod tests {
         // i128 range (after the rates moved to u128, as the span passes 2⁶²).
         let rates = [1 << 20, u64::MAX];
         let far = vec![(i64::MIN, 1, 0), (0, 1, 0), (i64::MAX, 1, 0)];
-        check(
-            &rates,
-            DEFAULT_CAP,
-            usize::MAX,
-            4,
-            1,
-            &far,
-            &[1, 2],
-            "far apart",
-        );
+        for simd in [true, false] {
+            check(
+                &rates,
+                DEFAULT_CAP,
+                usize::MAX,
+                4,
+                1,
+                &far,
+                &[1, 2],
+                simd,
+                "far apart",
+            );
+        }
         let mut b = ChunkBacklog::new(&rates, DEFAULT_CAP, 1);
         let mut spare = usize::MAX;
         for &(t, s, _) in &far {

@@ -41,13 +41,17 @@ pub(super) fn run(lanes: &mut [Lane<u64>], last: i64, held: &[Held]) -> Option<R
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+pub(super) mod avx512 {
     use super::{Held, Lane, NARROW_LIMIT, WIDTH};
     use std::arch::x86_64::*;
 
-    /// One field of every lane in one vector; lanes past the last get `pad`.
+    /// One field of every lane, for one vector; lanes past the last get `pad`.
     #[inline(always)]
-    fn gather(lanes: &[Lane<u64>], pad: u64, field: impl Fn(&Lane<u64>) -> u64) -> [u64; WIDTH] {
+    pub(in crate::engine::backlog) fn gather<L>(
+        lanes: impl IntoIterator<Item = L>,
+        pad: u64,
+        field: impl Fn(L) -> u64,
+    ) -> [u64; WIDTH] {
         let mut v = [pad; WIDTH];
         for (slot, lane) in v.iter_mut().zip(lanes) {
             *slot = field(lane);
@@ -57,14 +61,14 @@ mod avx512 {
 
     #[target_feature(enable = "avx512f,avx512dq")]
     #[inline]
-    fn load(a: &[u64; WIDTH]) -> __m512i {
+    pub(in crate::engine::backlog) fn load(a: &[u64; WIDTH]) -> __m512i {
         // SAFETY: `a` holds exactly one vector's bytes; unaligned loads are allowed.
         unsafe { _mm512_loadu_si512(a.as_ptr().cast()) }
     }
 
     #[target_feature(enable = "avx512f,avx512dq")]
     #[inline]
-    fn store(v: __m512i) -> [u64; WIDTH] {
+    pub(in crate::engine::backlog) fn store(v: __m512i) -> [u64; WIDTH] {
         let mut a = [0u64; WIDTH];
         // SAFETY: `a` has room for exactly one vector; unaligned stores are allowed.
         unsafe { _mm512_storeu_si512(a.as_mut_ptr().cast(), v) };
@@ -113,13 +117,19 @@ mod avx512 {
         }
     }
 
+    /// Lanes `0..n` of a vector, as a mask.
+    pub(in crate::engine::backlog) fn lanes_mask(n: usize) -> __mmask8 {
+        debug_assert!(n <= WIDTH);
+        ((1u32 << n) - 1) as __mmask8
+    }
+
     /// See [`super::run`]. The per-packet steps are those of [`Lane::run`], lane for lane.
     #[target_feature(enable = "avx512f,avx512dq")]
     pub(super) fn run(lanes: &mut [Lane<u64>], mut last: i64, held: &[Held]) -> Result<(), usize> {
-        let active: __mmask8 = ((1u32 << lanes.len()) - 1) as __mmask8;
-        let rate = load(&gather(lanes, 0, |l| l.rate));
-        let dcap = load(&gather(lanes, 0, |l| l.dcap));
-        let shift = load(&gather(lanes, 0, |l| u64::from(l.shift)));
+        let active = lanes_mask(lanes.len());
+        let rate = load(&gather(&*lanes, 0, |l| l.rate));
+        let dcap = load(&gather(&*lanes, 0, |l| l.dcap));
+        let shift = load(&gather(&*lanes, 0, |l| u64::from(l.shift)));
         let (zero, one) = (_mm512_setzero_si512(), _mm512_set1_epi64(1));
         let limit = _mm512_set1_epi64(NARROW_LIMIT as i64);
         let mut s = State::load(lanes);
