@@ -42,26 +42,34 @@ pub(super) fn run(lanes: &mut [Lane<u64>], last: i64, held: &[Held]) -> Option<R
 
 #[cfg(target_arch = "x86_64")]
 pub(super) mod avx512 {
+    //! The per-packet steps shared by the sequential lanes ([`run`]) and the chunk's
+    //! (`chunk::simd`): [`Rates`] and [`Queues`] hold one field of up to eight lanes per vector.
+
     use super::{Held, Lane, NARROW_LIMIT, WIDTH};
     use std::arch::x86_64::*;
 
-    /// One field of every lane, for one vector; lanes past the last get `pad`.
+    /// Fields of up to [`WIDTH`] lanes, one array per field, for vectors; lanes past the last
+    /// get the field's `pad`.
     #[inline(always)]
-    pub(in crate::engine::backlog) fn gather<L>(
-        lanes: impl IntoIterator<Item = L>,
-        pad: u64,
-        field: impl Fn(L) -> u64,
-    ) -> [u64; WIDTH] {
-        let mut v = [pad; WIDTH];
-        for (slot, lane) in v.iter_mut().zip(lanes) {
-            *slot = field(lane);
+    fn fields<const F: usize>(
+        lanes: impl IntoIterator<Item = [u64; F]>,
+        pad: [u64; F],
+    ) -> [[u64; WIDTH]; F] {
+        let mut out = [[0u64; WIDTH]; F];
+        for (f, &p) in pad.iter().enumerate() {
+            out[f] = [p; WIDTH];
         }
-        v
+        for (k, lane) in lanes.into_iter().enumerate() {
+            for (f, v) in lane.into_iter().enumerate() {
+                out[f][k] = v;
+            }
+        }
+        out
     }
 
     #[target_feature(enable = "avx512f,avx512dq")]
     #[inline]
-    pub(in crate::engine::backlog) fn load(a: &[u64; WIDTH]) -> __m512i {
+    fn load(a: &[u64; WIDTH]) -> __m512i {
         // SAFETY: `a` holds exactly one vector's bytes; unaligned loads are allowed.
         unsafe { _mm512_loadu_si512(a.as_ptr().cast()) }
     }
@@ -75,103 +83,166 @@ pub(super) mod avx512 {
         a
     }
 
-    /// The lanes' changing state, one vector per field.
-    struct State {
-        q: __m512i,
+    /// The lanes' rates, the constants derived from them, and which lanes are real.
+    pub(in crate::engine::backlog) struct Rates {
+        rate: __m512i,
+        dcap: __m512i,
+        shift: __m512i,
+        pub(in crate::engine::backlog) active: __mmask8,
+    }
+
+    impl Rates {
+        /// From each lane's (rate, dcap, shift).
+        #[target_feature(enable = "avx512f,avx512dq")]
+        pub(in crate::engine::backlog) fn load(
+            lanes: impl ExactSizeIterator<Item = [u64; 3]>,
+        ) -> Self {
+            debug_assert!(lanes.len() <= WIDTH);
+            let active = ((1u32 << lanes.len()) - 1) as __mmask8;
+            let [rate, dcap, shift] = fields(lanes, [0; 3]);
+            Rates {
+                rate: load(&rate),
+                dcap: load(&dcap),
+                shift: load(&shift),
+                active,
+            }
+        }
+    }
+
+    /// Per lane: the queue after the latest packet, the start of its busy period, the largest
+    /// queue and its time, and the longest busy period so far (as the scalar lane's test
+    /// compares it).
+    pub(in crate::engine::backlog) struct Queues {
+        pub(in crate::engine::backlog) q: __m512i,
         start: __m512i,
         best: __m512i,
         peak: __m512i,
         longest: __m512i,
     }
 
-    impl State {
+    /// One packet against the queues, before anything changes.
+    pub(in crate::engine::backlog) struct Step {
+        pub(in crate::engine::backlog) served: __m512i,
+        /// Lanes where a busy period that may beat the longest ends (the bound without
+        /// division of the scalar lanes).
+        pub(in crate::engine::backlog) closes: __mmask8,
+        /// min(q, served), and the queue once the packet is on it.
+        pub(in crate::engine::backlog) least: __m512i,
+        next: __m512i,
+        rem: __m512i,
+        /// Some queue would not fit a u64.
+        pub(in crate::engine::backlog) over: bool,
+        ts: __m512i,
+    }
+
+    impl Queues {
+        /// From each lane's (q, start, best, peak, longest). Lanes past the last: an empty
+        /// queue that never reaches a new maximum nor a longest period.
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn load(lanes: &[Lane<u64>]) -> Self {
-            // Padding lanes: an empty queue that never reaches a new maximum nor a longest
-            // period (their masks are off as well).
-            State {
-                q: load(&gather(lanes, 0, |l| l.q)),
-                start: load(&gather(lanes, 0, |l| l.start_ns as u64)),
-                best: load(&gather(lanes, u64::MAX, |l| l.best_q)),
-                peak: load(&gather(lanes, 0, |l| l.peak_ns as u64)),
-                longest: load(&gather(lanes, u64::MAX, |l| l.longest_ns as u64)),
+        pub(in crate::engine::backlog) fn load(lanes: impl IntoIterator<Item = [u64; 5]>) -> Self {
+            let [q, start, best, peak, longest] = fields(lanes, [0, 0, u64::MAX, 0, u64::MAX]);
+            Queues {
+                q: load(&q),
+                start: load(&start),
+                best: load(&best),
+                peak: load(&peak),
+                longest: load(&longest),
             }
         }
 
-        /// Back into the lanes (`longest` is never changed by the vectors: the scalar lanes
-        /// keep it).
+        /// Each lane's (q, start, best, peak); `longest` changes only in the scalar lanes.
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn save(&self, lanes: &mut [Lane<u64>]) {
+        pub(in crate::engine::backlog) fn save(&self) -> [[u64; 4]; WIDTH] {
             let (q, start, best, peak) = (
                 store(self.q),
                 store(self.start),
                 store(self.best),
                 store(self.peak),
             );
-            for (k, lane) in lanes.iter_mut().enumerate() {
-                lane.q = q[k];
-                lane.start_ns = start[k] as i64;
-                lane.best_q = best[k];
-                lane.peak_ns = peak[k] as i64;
+            std::array::from_fn(|k| [q[k], start[k], best[k], peak[k]])
+        }
+
+        /// The packet `h` after one at `last` (sorted: the wrapped difference is the exact
+        /// one), as the scalar lanes see it.
+        #[target_feature(enable = "avx512f,avx512dq")]
+        pub(in crate::engine::backlog) fn step(&self, rates: &Rates, last: i64, h: &Held) -> Step {
+            let one = _mm512_set1_epi64(1);
+            let dt = _mm512_set1_epi64(h.ts.wrapping_sub(last));
+            let served = _mm512_mullo_epi64(rates.rate, _mm512_min_epu64(dt, rates.dcap));
+            let span = _mm512_sub_epi64(_mm512_set1_epi64(last), self.start);
+            let drain = _mm512_add_epi64(_mm512_srlv_epi64(self.q, rates.shift), one);
+            let bound = _mm512_add_epi64(span, drain);
+            let closes = _mm512_mask_cmpgt_epu64_mask(rates.active, bound, self.longest)
+                & _mm512_cmplt_epu64_mask(_mm512_sub_epi64(self.q, one), served);
+            // A closing lane's queue is at most `served`: it leaves nothing either way.
+            let least = _mm512_min_epu64(self.q, served);
+            let rem = _mm512_sub_epi64(self.q, least);
+            let next = _mm512_add_epi64(rem, _mm512_set1_epi64(h.val as i64));
+            let limit = _mm512_set1_epi64(NARROW_LIMIT as i64);
+            Step {
+                served,
+                closes,
+                least,
+                next,
+                rem,
+                over: _mm512_mask_cmpge_epu64_mask(rates.active, next, limit) != 0,
+                ts: _mm512_set1_epi64(h.ts),
             }
+        }
+
+        /// Put the packet of `step` on the queues (no lane closes a period that may be the
+        /// longest, none overflows).
+        #[target_feature(enable = "avx512f,avx512dq")]
+        pub(in crate::engine::backlog) fn take(&mut self, rates: &Rates, step: &Step) {
+            let empty = _mm512_cmpeq_epu64_mask(step.rem, _mm512_setzero_si512());
+            self.start = _mm512_mask_mov_epi64(self.start, empty, step.ts);
+            self.q = _mm512_maskz_mov_epi64(rates.active, step.next);
+            let higher = _mm512_cmpgt_epu64_mask(self.q, self.best);
+            self.best = _mm512_mask_mov_epi64(self.best, higher, self.q);
+            self.peak = _mm512_mask_mov_epi64(self.peak, higher, step.ts);
         }
     }
 
-    /// Lanes `0..n` of a vector, as a mask.
-    pub(in crate::engine::backlog) fn lanes_mask(n: usize) -> __mmask8 {
-        debug_assert!(n <= WIDTH);
-        ((1u32 << n) - 1) as __mmask8
+    fn queues(lanes: &[Lane<u64>]) -> impl Iterator<Item = [u64; 5]> + '_ {
+        lanes.iter().map(|l| {
+            let (start, peak) = (l.start_ns as u64, l.peak_ns as u64);
+            [l.q, start, l.best_q, peak, l.longest_ns as u64]
+        })
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn save(s: &Queues, lanes: &mut [Lane<u64>]) {
+        for (lane, [q, start, best, peak]) in lanes.iter_mut().zip(s.save()) {
+            (lane.q, lane.start_ns, lane.best_q, lane.peak_ns) =
+                (q, start as i64, best, peak as i64);
+        }
     }
 
     /// See [`super::run`]. The per-packet steps are those of [`Lane::run`], lane for lane.
     #[target_feature(enable = "avx512f,avx512dq")]
     pub(super) fn run(lanes: &mut [Lane<u64>], mut last: i64, held: &[Held]) -> Result<(), usize> {
-        let active = lanes_mask(lanes.len());
-        let rate = load(&gather(&*lanes, 0, |l| l.rate));
-        let dcap = load(&gather(&*lanes, 0, |l| l.dcap));
-        let shift = load(&gather(&*lanes, 0, |l| u64::from(l.shift)));
-        let (zero, one) = (_mm512_setzero_si512(), _mm512_set1_epi64(1));
-        let limit = _mm512_set1_epi64(NARROW_LIMIT as i64);
-        let mut s = State::load(lanes);
+        let rates = Rates::load(lanes.iter().map(|l| [l.rate, l.dcap, u64::from(l.shift)]));
+        let mut s = Queues::load(queues(lanes));
         for (i, h) in held.iter().enumerate() {
-            let ts = _mm512_set1_epi64(h.ts);
-            let val = _mm512_set1_epi64(h.val as i64);
-            // Sorted input: the wrapped difference is the exact one.
-            let dt = _mm512_set1_epi64(h.ts.wrapping_sub(last));
-            let served = _mm512_mullo_epi64(rate, _mm512_min_epu64(dt, dcap));
-            // A busy period that may beat the longest ends here (bound without division).
-            let span = _mm512_sub_epi64(_mm512_set1_epi64(last), s.start);
-            let bound =
-                _mm512_add_epi64(span, _mm512_add_epi64(_mm512_srlv_epi64(s.q, shift), one));
-            let closes = _mm512_mask_cmpgt_epu64_mask(active, bound, s.longest)
-                & _mm512_cmplt_epu64_mask(_mm512_sub_epi64(s.q, one), served);
-            // Where it does, that lane starts the packet from an empty queue.
-            let q = _mm512_mask_mov_epi64(s.q, closes, zero);
-            let rem = _mm512_sub_epi64(q, _mm512_min_epu64(q, served));
-            let next = _mm512_add_epi64(rem, val);
-            if _mm512_mask_cmpge_epu64_mask(active, next, limit) != 0 {
-                s.save(lanes);
+            let step = s.step(&rates, last, h);
+            if step.over {
+                save(&s, lanes);
                 return Err(i);
             }
-            if closes != 0 {
+            if step.closes != 0 {
                 // Rare: the scalar lanes take this packet, closing the periods themselves.
-                s.save(lanes);
+                save(&s, lanes);
                 for lane in lanes.iter_mut() {
                     // Cannot fail: the check above saw every queue this packet leaves.
                     let _ = lane.run(last, std::slice::from_ref(h));
                 }
-                s = State::load(lanes);
+                s = Queues::load(queues(lanes));
             } else {
-                let empty = _mm512_cmpeq_epu64_mask(rem, zero);
-                s.start = _mm512_mask_mov_epi64(s.start, empty, ts);
-                s.q = _mm512_maskz_mov_epi64(active, next);
-                let higher = _mm512_cmpgt_epu64_mask(s.q, s.best);
-                s.best = _mm512_mask_mov_epi64(s.best, higher, s.q);
-                s.peak = _mm512_mask_mov_epi64(s.peak, higher, ts);
+                s.take(&rates, &step);
             }
             last = h.ts;
         }
-        s.save(lanes);
+        save(&s, lanes);
         Ok(())
     }
 }
