@@ -76,16 +76,27 @@ def test_threads_scanning_at_once_give_identical_results(capture: Path) -> None:
 
 
 def test_progress_is_called_with_increasing_byte_counts(capture: Path) -> None:
+    # 12 M packets: long enough for reports on the way (at most one per 100 ms) on any machine
+    # this runs on; the last report says everything was read.
     calls: list[tuple[int, int | None]] = []
-    paths = [str(capture)] * 6
+    paths = [str(capture)] * 24
     r = burstcore.scan(paths, windows=WINDOWS, rates=RATES, progress=lambda done, total: calls.append((done, total)))
-    total = 6 * capture.stat().st_size
-    assert r.summary["packets"][0] == 6 * 500_000
-    assert len(calls) >= 2, calls
+    total = 24 * capture.stat().st_size
+    assert r.summary["packets"][0] == 24 * 500_000
+    assert len(calls) >= 3, calls
     done = [d for d, _ in calls]
     assert done == sorted(done) and len(set(done)) == len(done), done
     assert all(t == total for _, t in calls)
-    assert 0 < done[0] and done[-1] <= total
+    assert 0 < done[0] and done[-1] == total
+
+
+def test_progress_ends_full_even_for_a_short_scan(capture: Path) -> None:
+    # Shorter than the 100 ms between reports (or not: either way one report, the last, is full).
+    calls: list[tuple[int, int | None]] = []
+    burstcore.scan(capture, rates=RATES, progress=lambda done, total: calls.append((done, total)))
+    size = capture.stat().st_size
+    assert calls and calls[-1] == (size, size), calls
+    assert [d for d, _ in calls] == sorted({d for d, _ in calls})
 
 
 CHILD = """

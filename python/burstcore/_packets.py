@@ -15,6 +15,10 @@ from ._sources import normalize
 from ._units import format_bytes, format_duration, format_rate
 
 ProgressCallback = Callable[[int, "int | None"], None]
+"""``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms, and once
+more when everything is read (then ``bytes_done == bytes_total``). ``bytes_total`` is ``None`` for
+a stream (stdin, a pipe, a Python file object of unknown length). An exception it raises stops the
+read and propagates."""
 
 
 class CaptureWarning(UserWarning):

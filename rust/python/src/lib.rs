@@ -26,11 +26,15 @@ use std::mem::take;
 use std::time::{Duration, Instant};
 
 /// Progress and interrupt checks from inside a GIL-free loop: at most every 100 ms, take the GIL,
-/// let Python handle signals (Ctrl-C becomes KeyboardInterrupt) and call the user's callback.
+/// let Python handle signals (Ctrl-C becomes KeyboardInterrupt) and call the user's callback;
+/// and once when everything is read (`done` = `total`), however soon, so that a progress bar
+/// ends full even after a scan shorter than 100 ms.
 struct Control {
     callback: Option<Py<PyAny>>,
     total: Option<u64>,
     last: Instant,
+    /// The latest `done` the callback was given.
+    shown: Option<u64>,
     pending: Option<PyErr>,
 }
 
@@ -40,14 +44,17 @@ impl Control {
             callback,
             total,
             last: Instant::now(),
+            shown: None,
             pending: None,
         }
     }
     fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
-        if self.last.elapsed() < Duration::from_millis(100) {
+        let end = self.total == Some(done) && self.shown != Some(done);
+        if !end && self.last.elapsed() < Duration::from_millis(100) {
             return Ok(());
         }
         self.last = Instant::now();
+        self.shown = Some(done);
         let r = Python::attach(|py| -> PyResult<()> {
             py.check_signals()?;
             if let Some(cb) = &self.callback {
