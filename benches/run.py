@@ -151,8 +151,8 @@ def _child(tool: str, path: str, limit: int, windows: list[int], rates: list[int
         ]
         t_rel = (pl.col("timestamp") - pl.col("timestamp").first()).dt.total_nanoseconds().cast(pl.Float64)
         cum = pl.col("wire_len").cum_sum()
-        for i, r in enumerate(rates):
-            rb = r / 8e9
+        for i, rate in enumerate(rates):
+            rb = rate / 8e9
             x = cum - rb * t_rel
             y = cum - pl.col("wire_len") - rb * t_rel
             exprs.append((x - y.cum_min()).max().alias(f"r{i}"))
@@ -494,8 +494,11 @@ def report(
         pk = max(scan_peaks) / 1e6
         met = "yes" if pk <= 256 else "no"
         L.append(f"| scan peak memory ≤ 256 MB | {pk:.0f} MB (largest of all 1-thread scans) | {met} |")
-    both = [(c, by.get((c.name, "scan")), by.get((c.name, "scan2"))) for c in main_caps]
-    both = [(c, a, b) for c, a, b in both if a is not None and b is not None]
+    both = [
+        (c, a, b)
+        for c in main_caps
+        if (a := by.get((c.name, "scan"))) is not None and (b := by.get((c.name, "scan2"))) is not None
+    ]
     if both:
         L += ["", "## Both cores", ""]
         L += [
