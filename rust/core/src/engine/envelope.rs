@@ -283,10 +283,7 @@ impl Envelope {
                     self.push(ts, size);
                     break;
                 };
-                w.ring.push(ts, upto);
-                if w.ring.head.wrapping_sub(w.done) >= BATCH {
-                    w.catch_up();
-                }
+                w.push(ts, upto);
             }
         }
         for (ts, size) in run {

@@ -641,20 +641,11 @@ impl ChunkBacklog {
         };
         let mut exact = self.exact;
         for block in self.rates.chunks_mut(simd::WIDTH) {
-            let width = block.len();
-            let mut lanes: Vec<&mut ChunkLane> = block
-                .iter_mut()
-                .filter_map(|rate| match rate {
-                    Rate::Narrow(lane) => Some(lane),
-                    Rate::Wide(_) => None,
-                })
-                .collect();
-            let ran = if self.simd && lanes.len() == width {
-                simd::run(&mut lanes, last, batch, budget)
+            let ran = if self.simd {
+                simd::run(block, last, batch, budget)
             } else {
                 None
             };
-            drop(lanes);
             match ran {
                 Some(Ok(())) => {}
                 // Every lane of the block stopped before packet i.

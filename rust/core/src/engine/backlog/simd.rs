@@ -48,28 +48,30 @@ pub(super) mod avx512 {
     use super::{Held, Lane, NARROW_LIMIT, WIDTH};
     use std::arch::x86_64::*;
 
-    /// Fields of up to [`WIDTH`] lanes, one array per field, for vectors; lanes past the last
-    /// get the field's `pad`.
+    /// Fields of up to [`WIDTH`] lanes, one array per field, for vectors, and how many lanes
+    /// there were; lanes past the last get the field's `pad`.
     #[inline(always)]
     fn fields<const F: usize>(
         lanes: impl IntoIterator<Item = [u64; F]>,
         pad: [u64; F],
-    ) -> [[u64; WIDTH]; F] {
+    ) -> ([[u64; WIDTH]; F], usize) {
         let mut out = [[0u64; WIDTH]; F];
         for (f, &p) in pad.iter().enumerate() {
             out[f] = [p; WIDTH];
         }
-        for (k, lane) in lanes.into_iter().enumerate() {
+        let mut n = 0;
+        for (k, lane) in lanes.into_iter().take(WIDTH).enumerate() {
             for (f, v) in lane.into_iter().enumerate() {
                 out[f][k] = v;
             }
+            n = k + 1;
         }
-        out
+        (out, n)
     }
 
     #[target_feature(enable = "avx512f,avx512dq")]
     #[inline]
-    fn load(a: &[u64; WIDTH]) -> __m512i {
+    pub(in crate::engine::backlog) fn load(a: &[u64; WIDTH]) -> __m512i {
         // SAFETY: `a` holds exactly one vector's bytes; unaligned loads are allowed.
         unsafe { _mm512_loadu_si512(a.as_ptr().cast()) }
     }
@@ -94,12 +96,9 @@ pub(super) mod avx512 {
     impl Rates {
         /// From each lane's (rate, dcap, shift).
         #[target_feature(enable = "avx512f,avx512dq")]
-        pub(in crate::engine::backlog) fn load(
-            lanes: impl ExactSizeIterator<Item = [u64; 3]>,
-        ) -> Self {
-            debug_assert!(lanes.len() <= WIDTH);
-            let active = ((1u32 << lanes.len()) - 1) as __mmask8;
-            let [rate, dcap, shift] = fields(lanes, [0; 3]);
+        pub(in crate::engine::backlog) fn load(lanes: impl IntoIterator<Item = [u64; 3]>) -> Self {
+            let ([rate, dcap, shift], n) = fields(lanes, [0; 3]);
+            let active = ((1u32 << n) - 1) as __mmask8;
             Rates {
                 rate: load(&rate),
                 dcap: load(&dcap),
@@ -126,8 +125,9 @@ pub(super) mod avx512 {
         /// Lanes where a busy period that may beat the longest ends (the bound without
         /// division of the scalar lanes).
         pub(in crate::engine::backlog) closes: __mmask8,
-        /// min(q, served), and the queue once the packet is on it.
+        /// min(q, served): the part of the queue served before the packet.
         pub(in crate::engine::backlog) least: __m512i,
+        /// The queue once the packet is on it, and what is left of it before.
         next: __m512i,
         rem: __m512i,
         /// Some queue would not fit a u64.
@@ -140,7 +140,7 @@ pub(super) mod avx512 {
         /// queue that never reaches a new maximum nor a longest period.
         #[target_feature(enable = "avx512f,avx512dq")]
         pub(in crate::engine::backlog) fn load(lanes: impl IntoIterator<Item = [u64; 5]>) -> Self {
-            let [q, start, best, peak, longest] = fields(lanes, [0, 0, u64::MAX, 0, u64::MAX]);
+            let ([q, start, best, peak, longest], _) = fields(lanes, [0, 0, u64::MAX, 0, u64::MAX]);
             Queues {
                 q: load(&q),
                 start: load(&start),

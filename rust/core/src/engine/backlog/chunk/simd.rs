@@ -6,38 +6,55 @@
 
 use super::super::simd::available;
 pub(super) use super::super::simd::WIDTH;
-use super::{Batch, ChunkLane};
+use super::{Batch, ChunkLane, Rate};
 
-/// Run `lanes` (at most [`WIDTH`]) over `batch`, the lanes' latest packet being at `last`, as
-/// [`ChunkLane::run`] runs each. `Err(i)`: a queue would not fit a u64 at `held[i]`; every lane is
-/// left as it was before that packet. `None` (nothing ran): this CPU has no vector lanes, or
-/// `budget` could run out within the batch, where the order in which lanes keep instants would
-/// then matter (one by one, lane after lane, is the order of record).
+/// Run the rates of `block` (at most [`WIDTH`]) over `batch`, the lanes' latest packet being at
+/// `last`, as [`ChunkLane::run`] runs each. `Err(i)`: a queue would not fit a u64 at `held[i]`;
+/// every lane is left as it was before that packet. `None` (nothing ran): a rate is in u128
+/// already, this CPU has no vector lanes, or `budget` could run out within the batch, where the
+/// order in which lanes keep instants would then matter (one by one, lane after lane, is the
+/// order of record).
 pub(super) fn run(
-    lanes: &mut [&mut ChunkLane],
+    block: &mut [Rate],
     last: i64,
     batch: Batch,
     budget: &mut usize,
 ) -> Option<Result<(), usize>> {
-    debug_assert!(lanes.len() <= WIDTH);
+    debug_assert!(block.len() <= WIDTH);
     // At most one instant per lane and packet.
-    let most = lanes.len().saturating_mul(batch.held.len());
-    if lanes.is_empty() || *budget < most {
+    let most = block.len().saturating_mul(batch.held.len());
+    let narrow = block.iter().all(|r| matches!(r, Rate::Narrow(_)));
+    if block.is_empty() || !narrow || *budget < most {
         return None;
     }
     #[cfg(target_arch = "x86_64")]
     if available() {
         // SAFETY: the CPU has AVX-512F and AVX-512DQ (checked just above; the check is cached).
-        return Some(unsafe { avx512::run(lanes, last, batch, budget) });
+        return Some(unsafe { avx512::run(block, last, batch, budget) });
     }
     let _ = (last, batch);
     None
 }
 
+/// The u64 lanes of `block` (every rate of it, once [`run`] checked that none is u128).
+fn lanes(block: &[Rate]) -> impl Iterator<Item = &ChunkLane> {
+    block.iter().filter_map(|r| match r {
+        Rate::Narrow(lane) => Some(lane),
+        Rate::Wide(_) => None,
+    })
+}
+
+fn lanes_mut(block: &mut [Rate]) -> impl Iterator<Item = &mut ChunkLane> {
+    block.iter_mut().filter_map(|r| match r {
+        Rate::Narrow(lane) => Some(lane),
+        Rate::Wide(_) => None,
+    })
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::super::super::simd::avx512::{store, Queues, Rates};
-    use super::{Batch, ChunkLane};
+    use super::super::super::simd::avx512::{load, store, Queues, Rates};
+    use super::{lanes, lanes_mut, Batch, Rate};
     use std::arch::x86_64::*;
 
     /// The queues of [`Queues`], plus what the chunk's lanes add: `need` (smax − D) per lane,
@@ -50,29 +67,31 @@ mod avx512 {
 
     impl State {
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn load(lanes: &[&mut ChunkLane]) -> Self {
-            let queues = Queues::load(lanes.iter().map(|l| {
+        fn load(block: &[Rate]) -> Self {
+            let queues = Queues::load(lanes(block).map(|l| {
                 let (start, peak) = (l.start_ns as u64, l.peak_ns as u64);
                 [l.q, start, l.best_q, peak, l.longest]
             }));
             // Lanes past the last never pass it.
             let mut need = [u64::MAX; super::WIDTH];
             let mut keep = 0;
-            for (k, lane) in lanes.iter().enumerate() {
+            for (k, lane) in lanes(block).enumerate() {
                 need[k] = lane.need;
                 keep |= u8::from(!lane.truncated) << k;
             }
-            // SAFETY: `need` holds exactly one vector's bytes; unaligned loads are allowed.
-            let need = unsafe { _mm512_loadu_si512(need.as_ptr().cast()) };
-            State { queues, need, keep }
+            State {
+                queues,
+                need: load(&need),
+                keep,
+            }
         }
 
         /// Back into the lanes (`longest` and `keep` change only in the scalar lanes).
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn save(&self, lanes: &mut [&mut ChunkLane]) {
+        fn save(&self, block: &mut [Rate]) {
             let need = store(self.need);
             for (k, (lane, [q, start, best, peak])) in
-                lanes.iter_mut().zip(self.queues.save()).enumerate()
+                lanes_mut(block).zip(self.queues.save()).enumerate()
             {
                 (lane.q, lane.start_ns, lane.best_q, lane.peak_ns) =
                     (q, start as i64, best, peak as i64);
@@ -84,36 +103,36 @@ mod avx512 {
     /// See [`super::run`]. The per-packet steps are those of `ChunkLane::run_from`.
     #[target_feature(enable = "avx512f,avx512dq")]
     pub(super) fn run(
-        lanes: &mut [&mut ChunkLane],
+        block: &mut [Rate],
         mut last: i64,
         batch: Batch,
         budget: &mut usize,
     ) -> Result<(), usize> {
-        let rates = Rates::load(lanes.iter().map(|l| [l.rate, l.dcap, u64::from(l.shift)]));
+        let rates = Rates::load(lanes(block).map(|l| [l.rate, l.dcap, u64::from(l.shift)]));
         let max = _mm512_set1_epi64(-1);
-        let mut s = State::load(lanes);
+        let mut s = State::load(block);
         // The group's work before the packet: where a scalar lane takes one, it needs it.
         let mut before = batch.before;
         for (i, h) in batch.held.iter().enumerate() {
             let step = s.queues.step(&rates, last, h);
             if step.over {
-                s.save(lanes);
+                s.save(block);
                 return Err(i);
             }
             // While a lane keeps instants, a queue that empties before the packet is one.
             let empties = _mm512_mask_cmplt_epu64_mask(s.keep, s.queues.q, step.served);
             if step.closes | empties != 0 {
                 // Rare: the scalar lanes take this packet.
-                s.save(lanes);
+                s.save(block);
                 let one_packet = Batch {
                     held: std::slice::from_ref(h),
                     before,
                 };
-                for lane in lanes.iter_mut() {
+                for lane in lanes_mut(block) {
                     // Cannot fail: the check above saw every queue this packet leaves.
                     let _ = lane.run(last, one_packet, budget);
                 }
-                s = State::load(lanes);
+                s = State::load(block);
             } else {
                 s.queues.take(&rates, &step);
                 // need.saturating_add(service left over), then S's new maxima where Q passes.
@@ -124,7 +143,7 @@ mod avx512 {
                 let passed = _mm512_mask_cmpgt_epu64_mask(rates.active, q, need);
                 if passed != 0 {
                     let (q, n) = (store(q), store(need));
-                    for (k, lane) in lanes.iter_mut().enumerate() {
+                    for (k, lane) in lanes_mut(block).enumerate() {
                         if passed & (1 << k) != 0 {
                             lane.smax += i128::from(q[k] - n[k]);
                             lane.smax_ns = h.ts;
@@ -136,7 +155,7 @@ mod avx512 {
             last = h.ts;
             before += u128::from(h.val);
         }
-        s.save(lanes);
+        s.save(block);
         Ok(())
     }
 }
