@@ -212,7 +212,7 @@ fn block_length_within_the_limit_but_not_backed_by_bytes_allocates_little() {
             assert_eq!(r.warnings[0].kind, ErrorKind::Truncated);
             assert_eq!(r.warnings[0].offset, Some(at));
         }
-        // The read buffer (8 MiB) plus small change: not the 60 MiB the header claims.
+        // The read buffer (256 KiB) plus small change: not the 60 MiB the header claims.
         assert!(peak < 12 * MIB, "peak {peak} bytes for a 68-byte file");
     }
 }

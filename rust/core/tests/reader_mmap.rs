@@ -182,7 +182,7 @@ fn mapped_reads_equal_buffered_reads_on_generated_and_damaged_files() {
     let (mut truncated, mut corrupt, mut mapped, mut packets) = (0, 0, 0, 0);
     for case in 0..40 {
         let pcapng = case % 2 == 0;
-        // Some files far larger than the 1 MiB read buffer, so that the buffered read compacts
+        // Some files far larger than the 256 KiB read buffer, so that the buffered read compacts
         // and refills while the mapped one never does.
         let n = if case % 5 == 0 {
             6000
