@@ -50,7 +50,7 @@ def test_every_tool_reads_every_packet(smoke: dict) -> None:
         "cat",
         "framing",
         "scan",
-        "scan_mmap",
+        "scan_buffered",
         "scan2",
         "read_packets",
         "read_packets_ts",
@@ -87,9 +87,9 @@ def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
         assert rs["tshark"]["extra"]["envelope"] == env, capture
         assert rs["polars"]["extra"]["envelope"] == env, capture
         assert rs["scapy"]["extra"]["envelope"] == env, capture
-        # The opt-in mapped read: exactly the same numbers.
-        assert rs["scan_mmap"]["extra"]["envelope"] == env, capture
-        assert rs["scan_mmap"]["extra"]["bmax"] == rs["scan"]["extra"]["bmax"], capture
+        # The buffered read (mmap=False): exactly the same numbers.
+        assert rs["scan_buffered"]["extra"]["envelope"] == env, capture
+        assert rs["scan_buffered"]["extra"]["bmax"] == rs["scan"]["extra"]["bmax"], capture
         # Two threads: exactly the same numbers.
         assert rs["scan2"]["extra"]["envelope"] == env, capture
         assert rs["scan2"]["extra"]["bmax"] == rs["scan"]["extra"]["bmax"], capture

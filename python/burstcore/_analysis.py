@@ -5,10 +5,9 @@ Every function takes the same sources as ``burstcore.scan`` (a path, a list of p
 timestamp order, bytes, a binary file object), counts wire lengths (pcap ``orig_len``), and puts
 packets in timestamp order with the same bounded reorder buffer (``reorder_horizon``, ``on_late``).
 
-Every function also takes ``strict`` and ``mmap`` as ``scan`` does. ``mmap=True`` reads plain
-capture files given by path through a read-only memory mapping (faster, same results); only for
-files that no other process truncates or rewrites meanwhile: truncation under the mapping kills
-the whole process with SIGBUS, which cannot be caught (so never for a capture still being written).
+Every function also takes ``strict`` and ``mmap`` as ``scan`` does: by default plain capture files
+given by path are read through a memory mapping on Linux (same results, faster; a file truncated
+meanwhile raises ``OSError``), with ``read()`` elsewhere; ``mmap=False`` always reads with ``read()``.
 """
 
 from __future__ import annotations
@@ -72,7 +71,7 @@ def flows(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> pl.DataFrame:
     """One row per flow, in order of first packet, with NFStream-style columns.
 
@@ -148,7 +147,9 @@ def flows(
 # ------------------------------------------------------------------------------ traffic matrix
 
 
-def _matrix(source: Any, reorder_horizon: Any, on_late: str, strict: bool, progress: Any, mmap: bool) -> dict[str, Any]:
+def _matrix(
+    source: Any, reorder_horizon: Any, on_late: str, strict: bool, progress: Any, mmap: bool | None
+) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.traffic_matrix(_sources(source), horizon_ns, late, strict, progress, mmap=mmap)
     _warn(warns)
@@ -162,7 +163,7 @@ def traffic_matrix(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> pl.DataFrame:
     """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
@@ -191,7 +192,7 @@ def host_volumes(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
     heaviest sender first."""
@@ -242,7 +243,7 @@ def _histograms(
     on_late: str,
     strict: bool,
     progress: Any,
-    mmap: bool,
+    mmap: bool | None,
 ) -> dict[str, Any]:
     if by is not None and by not in GROUPINGS:
         raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
@@ -263,7 +264,7 @@ def sizes(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
     (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...)."""
@@ -288,7 +289,7 @@ def gaps(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
     and per group of ``by``."""
@@ -351,7 +352,7 @@ def bursts(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> Bursts:
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
     gap_ns = parse_duration(gap, name="gap", allow_zero=True)
@@ -435,7 +436,7 @@ def iterations(
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> Iterations:
     """Estimate the iteration period from the traffic and segment the trace into iterations.
 
@@ -546,7 +547,7 @@ def superpose(
     max_groups: int = DEFAULT_MAX_GROUPS,
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> SuperposeResult:
     """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.

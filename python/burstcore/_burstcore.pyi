@@ -57,10 +57,10 @@ def read_table(
     columns: list[str] | None = None,
     strict: bool = False,
     progress: _Progress = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> tuple[list[ArrowColumn], list[str]]: ...
 def capture_info(
-    source: Any, strict: bool = False, progress: _Progress = None, mmap: bool = False
+    source: Any, strict: bool = False, progress: _Progress = None, mmap: bool | None = None
 ) -> dict[str, Any]: ...
 def scan(
     sources: list[Any],
@@ -76,7 +76,7 @@ def scan(
     strict: bool = False,
     progress: _Progress = None,
     threads: int = 1,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],
@@ -101,7 +101,7 @@ def flows(
     on_late: str,
     strict: bool = False,
     progress: _Progress = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def traffic_matrix(
     sources: list[Any],
@@ -109,7 +109,7 @@ def traffic_matrix(
     on_late: str,
     strict: bool = False,
     progress: _Progress = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def histograms(
     sources: list[Any],
@@ -120,7 +120,7 @@ def histograms(
     on_late: str,
     strict: bool = False,
     progress: _Progress = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def bursts(
     sources: list[Any],
@@ -129,7 +129,7 @@ def bursts(
     on_late: str,
     strict: bool = False,
     progress: _Progress = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def iterations(
     sources: list[Any],
@@ -140,7 +140,7 @@ def iterations(
     on_late: str,
     strict: bool = False,
     progress: _Progress = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def superpose(
     sources: list[Any],
@@ -155,7 +155,7 @@ def superpose(
     max_groups: int,
     strict: bool = False,
     progress: _Progress = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 
 @final

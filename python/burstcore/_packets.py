@@ -36,7 +36,7 @@ def read_packets(
     *,
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> pl.DataFrame:
     """Read a capture into a polars DataFrame, one row per packet, in file order.
 
@@ -51,12 +51,10 @@ def read_packets(
     recognised by content. A capture cut off mid-block gives the packets before the cut and a
     ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead.
 
-    ``mmap=True`` reads a plain (uncompressed) capture file given by path through a read-only
-    memory mapping instead of ``read()``: the same result with less CPU time in the kernel. Only
-    for files that no other process truncates or rewrites while burstcore reads them: truncation
-    under the mapping kills the whole process with SIGBUS, which Python cannot catch (so never for
-    a capture still being written). Compressed files, stdin, pipes and file objects are read
-    normally whatever ``mmap`` says.
+    ``mmap`` as for ``scan``: by default (``None``) a plain capture file given by path is read
+    through a memory mapping on Linux (a file truncated meanwhile raises ``OSError``) and with
+    ``read()`` elsewhere; ``False`` always reads with ``read()``. Compressed files, stdin, pipes
+    and file objects are read with ``read()`` whatever ``mmap`` says.
     """
     wanted = list(columns) if columns is not None else None
     cols, warns = _core.read_table(normalize(source), wanted, strict, progress, mmap=mmap)
@@ -166,18 +164,17 @@ class CaptureInfo:
 
 
 def info(
-    source: Any, *, strict: bool = False, progress: ProgressCallback | None = None, mmap: bool = False
+    source: Any, *, strict: bool = False, progress: ProgressCallback | None = None, mmap: bool | None = None
 ) -> CaptureInfo:
     """A capinfos-like summary: format, sections, interfaces (link type, resolution, snaplen,
     drop counters), packets, bytes, first/last timestamp, duration, mean rate, packets out of
     timestamp order, and frames longer than the link MTU (a hint of TSO/GRO offload).
 
-    ``mmap=True`` reads a plain (uncompressed) capture file given by path through a read-only
-    memory mapping instead of ``read()``: the same result with less CPU time in the kernel. Only
-    for files that no other process truncates or rewrites while burstcore reads them: truncation
-    under the mapping kills the whole process with SIGBUS, which Python cannot catch (so never for
-    a capture still being written). Compressed files, stdin, pipes and file objects are read
-    normally whatever ``mmap`` says; ``details["mapped"]`` tells whether the mapping was used.
+    ``mmap`` as for ``scan``: by default (``None``) a plain capture file given by path is read
+    through a memory mapping on Linux (a file truncated meanwhile raises ``OSError``) and with
+    ``read()`` elsewhere; ``False`` always reads with ``read()``. Compressed files, stdin, pipes
+    and file objects are read with ``read()`` whatever ``mmap`` says; ``details["mapped"]`` tells
+    whether the mapping was used.
     """
     d = dict(_core.capture_info(normalize(source), strict, progress, mmap=mmap))
     _warn(d["warnings"])

@@ -151,7 +151,7 @@ def scan(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     threads: int | None = None,
-    mmap: bool = False,
+    mmap: bool | None = None,
 ) -> ScanResult:
     """Measure burstiness at many time scales in one pass over a capture.
 
@@ -200,12 +200,14 @@ def scan(
         whatever the number; 1 keeps everything on the calling thread.
     mmap:
         Read plain (uncompressed) capture files given by path through a read-only memory mapping
-        instead of ``read()``: the same result with less CPU time in the kernel (measured figures
-        in docs/metrics.md). Only for files that no other process truncates or rewrites while
-        burstcore reads them: truncation under the mapping kills the whole process with SIGBUS,
-        which Python cannot catch (so never for a capture still being written). Compressed files,
-        stdin, pipes and file objects are read normally whatever this says; a scan split into
-        time chunks (``threads`` > 1) maps the file once and frames every chunk from it.
+        (``True``) or with ``read()`` into a buffer (``False``): the same result, the mapping
+        without the kernel's copy (measured figures in docs/metrics.md). ``None`` (default):
+        mapped on Linux, where burstcore guards its mappings, so that a file truncated by another
+        process while it is read raises ``OSError`` ("the file shrank while it was being read")
+        instead of killing the process with SIGBUS; buffered elsewhere, where ``True`` maps
+        unguarded (only for files nothing truncates meanwhile). Compressed files, stdin, pipes and
+        file objects are read buffered whatever this says; a scan split into time chunks
+        (``threads`` > 1) maps the file once and frames every chunk from it.
 
     Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
     ``packets`` (counted) + the ``skipped_*`` columns.
@@ -316,7 +318,7 @@ def _rates_from_mean(total_bytes: int, span_ns: int) -> list[int]:
     return sorted({max(1, round(rho_bps * m)) for m in DEFAULT_RATE_MULTIPLES})
 
 
-def _prepass(sources: list[Any], strict: bool, mmap: bool) -> tuple[int, int]:
+def _prepass(sources: list[Any], strict: bool, mmap: bool | None) -> tuple[int, int]:
     total, lo, hi = 0, None, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CaptureWarning)  # the main pass reports them

@@ -174,9 +174,10 @@ def _horizon(text: str) -> str:
 
 
 MMAP_HELP = (
-    "read plain capture files through a memory mapping instead of read() (less CPU; same results). Only for "
-    "files no other process truncates or rewrites meanwhile: that kills burstcore with SIGBUS. Not for a capture "
-    "still being written; compressed files and stdin are read normally"
+    "read plain capture files through a memory mapping (--mmap) or with read() (--no-mmap); same results. "
+    "Default: mapped on Linux, where a file truncated meanwhile is an error rather than a crash; read() "
+    "elsewhere, where --mmap is only for files nothing truncates meanwhile (that kills burstcore with SIGBUS). "
+    "Compressed files and stdin are read with read()"
 )
 
 
@@ -229,7 +230,7 @@ def _scan_options(p: argparse.ArgumentParser) -> None:
         help="a packet later than the horizon: fail (error, default) or drop and count it",
     )
     g.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
-    g.add_argument("--mmap", action="store_true", help=MMAP_HELP)
+    g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -258,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); '-' reads stdin")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per file")
     p.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
-    p.add_argument("--mmap", action="store_true", help=MMAP_HELP)
+    p.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
     _common(p)
 
     p = sub.add_parser(
@@ -419,14 +420,14 @@ def _plot_rates(mean_bps: float | None) -> list[int] | None:
     return sorted({max(1, round(mean_bps * m)) for m in np.geomspace(1.05, 50.0, 24)})
 
 
-def _iterations(source: Any, label: str, enabled: bool, mmap: bool) -> tuple[pl.DataFrame | None, str | None]:
+def _iterations(source: Any, label: str, enabled: bool, mmap: bool | None) -> tuple[pl.DataFrame | None, str | None]:
     import burstcore
 
     if not enabled or not hasattr(burstcore, "iterations"):
         return None, None
     try:
         # The keyword only when asked for: the default call stays the plain public one.
-        found = burstcore.iterations(source, mmap=True) if mmap else burstcore.iterations(source)
+        found = burstcore.iterations(source) if mmap is None else burstcore.iterations(source, mmap=mmap)
         frame = found.iterations
         return (frame if isinstance(frame, pl.DataFrame) else None), None
     except Exception as e:  # detection is a bonus; the figure is still worth drawing without it

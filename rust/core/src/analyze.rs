@@ -123,6 +123,17 @@ pub fn for_each(
     progress: Progress<'_>,
     sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
 ) -> Result<Accounting> {
+    for_each_ordered(readers, offsets_ns, order, progress, sink)
+        .map_err(|e| crate::capture::explain(readers, e))
+}
+
+fn for_each_ordered(
+    readers: &mut [CaptureReader],
+    offsets_ns: &[i64],
+    order: OrderOptions,
+    progress: Progress<'_>,
+    sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
+) -> Result<Accounting> {
     if order.reorder_horizon_ns < 0 {
         return Err(Error::invalid(format!(
             "reorder horizon must be ≥ 0 ns, got {} ns",

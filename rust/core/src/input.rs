@@ -5,6 +5,7 @@
 //! the way up, so the capture reader can tell an operating-system failure (`Io`) from a damaged
 //! compressed stream (`Decompression`) and from a compressed stream cut short (`Truncated`).
 
+use crate::capture::mapping::Mapping;
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt;
 use std::io::{self, Cursor, Read};
@@ -78,21 +79,18 @@ pub fn open_path(path: &Path) -> Result<Input> {
 /// The file is opened again by path rather than taking over the reader's descriptor, so that
 /// `Input` stays a plain stream; a file swapped for another between the two opens is the same
 /// hazard as one rewritten while mapped, which the option already rules out.
-pub(crate) fn map_file(path: &Path) -> Option<memmap2::Mmap> {
+pub(crate) fn map_file(path: &Path) -> Option<Mapping> {
     let file = std::fs::File::open(path).ok()?;
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() == 0 || usize::try_from(meta.len()).is_err() {
         return None;
     }
-    // SAFETY: the mapping is read-only and never handed out beyond the reader that owns it. Its
-    // one hazard, another process truncating the file while it is mapped (the process then
-    // dies of SIGBUS on the next access), is the documented contract of the opt-in option.
-    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    // Where mappings are guarded against truncation, only a guarded one will do.
+    let map = Mapping::new(file, crate::capture::mapping::GUARDED)?;
     // Only a hint (read ahead, drop behind): a kernel that ignores it still serves the pages.
     // MAP_POPULATE, MADV_POPULATE_READ and MADV_HUGEPAGE measured no faster on page-cached
     // captures (docs/metrics.md), so the mapping is left to fault in as it is read.
-    #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Sequential);
+    map.advise_sequential();
     Some(map)
 }
 

@@ -214,6 +214,17 @@ pub fn scan_threads(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
+    scan_any_way(readers, config, size, threads, progress)
+        .map_err(|e| crate::capture::explain(readers, e))
+}
+
+fn scan_any_way(
+    readers: &mut [CaptureReader],
+    config: ScanConfig,
+    size: SizeKind,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<(ScanOutput, Accounting)> {
     let decode = needs_headers(&config, size);
     if threads >= 2 && crate::chunked::worthwhile(&config) {
         // Progress only moves forward, even when the chunked attempt gives up and the scan

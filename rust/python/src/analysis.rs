@@ -41,7 +41,7 @@ fn run<'py, T: Send>(
     py: Python<'py>,
     sources: &[Bound<'py, PyAny>],
     strict: bool,
-    mmap: bool,
+    mmap: Option<bool>,
     progress: Option<Py<PyAny>>,
     f: impl FnOnce(
             &mut [burstcore::capture::CaptureReader],
@@ -62,7 +62,7 @@ fn run<'py, T: Send>(
 
 /// Flow records as columns, plus per-flow E(τ) rows when windows are given.
 #[pyfunction]
-#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
+#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None, mmap=None))]
 #[allow(clippy::too_many_arguments)]
 fn flows<'py>(
     py: Python<'py>,
@@ -75,7 +75,7 @@ fn flows<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let key = match key {
@@ -138,7 +138,7 @@ fn flows<'py>(
 
 /// Bytes and packets per ordered host pair and per host (None where a packet has no address).
 #[pyfunction]
-#[pyo3(signature = (sources, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
+#[pyo3(signature = (sources, horizon_ns, on_late, strict=false, progress=None, mmap=None))]
 fn traffic_matrix<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
@@ -146,7 +146,7 @@ fn traffic_matrix<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let ord = order(horizon_ns, on_late)?;
@@ -273,7 +273,7 @@ impl HistCols {
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
+#[pyo3(signature = (sources, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=None))]
 #[allow(clippy::too_many_arguments)]
 fn histograms<'py>(
     py: Python<'py>,
@@ -285,7 +285,7 @@ fn histograms<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
@@ -340,7 +340,7 @@ fn histograms<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
+#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None))]
 #[allow(clippy::too_many_arguments)]
 fn bursts<'py>(
     py: Python<'py>,
@@ -350,7 +350,7 @@ fn bursts<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let ord = order(horizon_ns, on_late)?;
@@ -372,7 +372,7 @@ fn bursts<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None, mmap=false))]
+#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None))]
 #[allow(clippy::too_many_arguments)]
 fn iterations<'py>(
     py: Python<'py>,
@@ -384,7 +384,7 @@ fn iterations<'py>(
     on_late: &str,
     strict: bool,
     progress: Option<Py<PyAny>>,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         if bin_ns <= 0 || min_period_ns < 0 || max_period_ns <= min_period_ns {
@@ -422,7 +422,7 @@ fn iterations<'py>(
 
 /// Scan of the exact merge (in `scan`'s output layout) plus each capture's aggregate E(τ).
 #[pyfunction]
-#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=false))]
+#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=None))]
 #[allow(clippy::too_many_arguments)]
 fn superpose<'py>(
     py: Python<'py>,
@@ -438,7 +438,7 @@ fn superpose<'py>(
     max_groups: usize,
     strict: bool,
     progress: Option<Py<PyAny>>,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let cfg = config(

@@ -76,11 +76,13 @@ impl Control {
     }
 }
 
-fn read_options(strict: bool, mmap: bool) -> ReadOptions {
+/// `mmap`: `None` is the core's default (mapped where the mapping is guarded against truncation).
+fn read_options(strict: bool, mmap: Option<bool>) -> ReadOptions {
+    let default = ReadOptions::default();
     ReadOptions {
         strict,
-        mmap,
-        ..Default::default()
+        mmap: mmap.unwrap_or(default.mmap),
+        ..default
     }
 }
 
@@ -88,7 +90,7 @@ fn open_all(
     py: Python<'_>,
     sources: &[Bound<'_, PyAny>],
     strict: bool,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<(Vec<CaptureReader>, Option<u64>)> {
     let mut readers = Vec::with_capacity(sources.len());
     let mut total = Some(0u64);
@@ -109,14 +111,14 @@ fn open_all(
 /// Read packets into columns, each handed over as an Arrow array (see `arrow`): each wanted
 /// column once, in the order first asked for.
 #[pyfunction]
-#[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=false))]
+#[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=None))]
 fn read_table<'py>(
     py: Python<'py>,
     source: Bound<'py, PyAny>,
     columns: Option<Vec<String>>,
     strict: bool,
     progress: Option<Py<PyAny>>,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<(Vec<arrow::ArrowColumn>, Vec<String>)> {
     guard(py, || {
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap)?;
@@ -180,13 +182,13 @@ fn resolution_str(r: TsResolution) -> String {
 
 /// A capinfos-like summary as a plain dict.
 #[pyfunction]
-#[pyo3(signature = (source, strict=false, progress=None, mmap=false))]
+#[pyo3(signature = (source, strict=false, progress=None, mmap=None))]
 fn capture_info<'py>(
     py: Python<'py>,
     source: Bound<'py, PyAny>,
     strict: bool,
     progress: Option<Py<PyAny>>,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap)?;
@@ -438,7 +440,7 @@ pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bou
 
 /// One pass over one or more captures (merged in timestamp order).
 #[pyfunction]
-#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=false))]
+#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=None))]
 #[allow(clippy::too_many_arguments)]
 fn scan<'py>(
     py: Python<'py>,
@@ -455,7 +457,7 @@ fn scan<'py>(
     strict: bool,
     progress: Option<Py<PyAny>>,
     threads: usize,
-    mmap: bool,
+    mmap: Option<bool>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let cfg = config(

@@ -17,8 +17,9 @@
 //! bytes left to give, so the per-record path (`bytes`, `consume`, the inline `fill`) is the
 //! same for every reader, split or not.
 
-use memmap2::Mmap;
+use super::mapping::{Mapping, NEVER};
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Default size of the buffer: reads big enough to amortise system calls and decompressor
@@ -33,7 +34,7 @@ const MIN_READ: usize = 64 << 10;
 enum Backing {
     Heap(Vec<u8>),
     /// Shared by the chunk readers of one split file.
-    Mapped(Arc<Mmap>),
+    Mapped(Arc<Mapping>),
 }
 
 impl Backing {
@@ -51,11 +52,18 @@ impl Backing {
 /// capture).
 const PREFETCH: usize = 16 << 10;
 const LINE: usize = 64;
+/// A mapping's pages are handed back this many bytes at a time, behind the reader: the
+/// resident memory of a mapped scan stays near this size, whatever the file's.
+const RELEASE: usize = 16 << 20;
 
 pub(crate) struct Buffer {
     data: Backing,
     /// A mapping's bytes before this offset were prefetched.
     prefetched: usize,
+    /// A mapping's pages before this offset were handed back ([`Mapping::release`]).
+    released: usize,
+    /// Set when the mapped file shrank under the mapping ([`Mapping::flag`]).
+    shrank: &'static AtomicBool,
     /// First unconsumed byte.
     start: usize,
     /// End of the valid bytes.
@@ -74,6 +82,8 @@ impl Buffer {
         Buffer {
             data: Backing::Heap(vec![0; capacity.max(64)]),
             prefetched: 0,
+            released: 0,
+            shrank: &NEVER,
             start: 0,
             end: 0,
             base: 0,
@@ -84,11 +94,14 @@ impl Buffer {
     }
 
     /// The whole of a mapped file, already "read": the stream ends where the mapping ends.
-    pub(crate) fn mapped(map: Arc<Mmap>) -> Self {
+    pub(crate) fn mapped(map: Arc<Mapping>) -> Self {
         let end = map.len();
+        let shrank = map.flag();
         Buffer {
             data: Backing::Mapped(map),
             prefetched: 0,
+            released: 0,
+            shrank,
             start: 0,
             end,
             base: 0,
@@ -100,12 +113,15 @@ impl Buffer {
 
     /// The stream `map[..header] ++ map[from..]` of a chunk reader: the header (which must end at
     /// a record boundary), then the file from the chunk's first record to the end of the mapping.
-    pub(crate) fn mapped_chunk(map: Arc<Mmap>, header: usize, from: usize) -> Self {
+    pub(crate) fn mapped_chunk(map: Arc<Mapping>, header: usize, from: usize) -> Self {
         let header = header.min(map.len());
         let from = from.clamp(header, map.len());
+        let shrank = map.flag();
         Buffer {
             data: Backing::Mapped(map),
             prefetched: 0,
+            released: 0,
+            shrank,
             start: 0,
             end: header,
             base: 0,
@@ -117,6 +133,20 @@ impl Buffer {
 
     pub(crate) fn is_mapped(&self) -> bool {
         matches!(self.data, Backing::Mapped(_))
+    }
+
+    /// The mapped file shrank while it was read: some of the bytes are zeros instead of the
+    /// file's (see [`super::mapping`]).
+    #[inline]
+    pub(crate) fn truncated(&self) -> bool {
+        self.shrank.load(Ordering::Acquire)
+    }
+
+    /// [`Buffer::truncated`], or a mapped file now shorter than its mapping: for the end of the
+    /// stream and its errors (it asks the file system).
+    #[cold]
+    pub(crate) fn shrank(&self) -> bool {
+        matches!(&self.data, Backing::Mapped(map) if map.shrank())
     }
 
     /// Unconsumed bytes in the buffer.
@@ -156,7 +186,26 @@ impl Buffer {
         if let Backing::Mapped(map) = &self.data {
             if self.start + PREFETCH > self.prefetched {
                 self.prefetched = prefetch_ahead(map, self.start, self.prefetched);
+                self.mapped_step();
             }
+        }
+    }
+
+    /// Every `PREFETCH` bytes of a mapping: stop at once if the file shrank (the rest is
+    /// zeros), and hand back the pages left behind.
+    #[inline]
+    fn mapped_step(&mut self) {
+        let Backing::Mapped(map) = &self.data else {
+            return;
+        };
+        if map.truncated() {
+            self.end = self.start;
+            self.eof = true;
+            return;
+        }
+        if self.start >= self.released.saturating_add(RELEASE) {
+            map.release(self.released, self.start);
+            self.released = self.start;
         }
     }
 
@@ -240,6 +289,7 @@ impl Buffer {
         self.base = self.position().wrapping_sub(from as u64);
         self.start = from;
         self.end = map.len();
+        self.released = from;
         self.prefetched = prefetch_ahead(map, from, from);
         self.avail() >= need
     }
@@ -250,7 +300,7 @@ impl Buffer {
 /// mapping each would wait for memory (the hardware prefetcher stops at page boundaries), where
 /// `read()` has just streamed the bytes through the cache. Measured: without this the mapping was
 /// up to 25 % slower than `read()` on snaplen-128 captures; with it, as fast or faster.
-fn prefetch_ahead(map: &Mmap, start: usize, done: usize) -> usize {
+fn prefetch_ahead(map: &Mapping, start: usize, done: usize) -> usize {
     let to = start.saturating_add(PREFETCH).min(map.len());
     let mut at = done;
     while at < to {
@@ -328,7 +378,7 @@ mod tests {
         assert!(!b.fill(1).unwrap());
     }
 
-    fn mapping(data: &[u8], name: &str) -> Arc<Mmap> {
+    fn mapping(data: &[u8], name: &str) -> Arc<Mapping> {
         let path =
             std::env::temp_dir().join(format!("burstcore-buffer-{name}-{}", std::process::id()));
         std::fs::write(&path, data).unwrap();

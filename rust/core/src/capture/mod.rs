@@ -17,6 +17,7 @@ mod buffer;
 mod bytes;
 #[cfg(test)]
 mod fast_path_tests;
+pub(crate) mod mapping;
 mod pcap;
 mod pcapng;
 mod sniff;
@@ -49,7 +50,7 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct ReadOptions {
     /// Raise on a capture cut off mid-block instead of returning the packets before the cut
     /// and a warning.
@@ -59,11 +60,34 @@ pub struct ReadOptions {
     /// mapping instead of `read()` into a buffer: same packets, offsets, warnings and errors,
     /// without the kernel's copy. Anything else (compressed, stdin, pipes, readers, special
     /// files, an empty file, a filesystem that refuses to map) is read through the buffer
-    /// silently. Only for files that no other process truncates or rewrites while they are
-    /// read: truncation under a mapping kills the process with SIGBUS, which cannot be caught
-    /// (so not for a capture still being written). The chunk readers of a parallel scan
-    /// ([`split`]) share one mapping of the file.
+    /// silently. The chunk readers of a parallel scan ([`split`]) share one mapping of the file.
+    ///
+    /// Default: [`mapping::GUARDED`], true on Linux, where a file truncated by another process
+    /// while mapped is an `Io` error at the offset reached ([`mapping`] guards the mapping), as
+    /// it is when read through the buffer... except that the packets read before are not
+    /// returned. Elsewhere mapping is opt-in, unguarded: truncation under the mapping would kill
+    /// the process with SIGBUS, so only for files that nothing truncates while they are read.
     pub mmap: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            strict: false,
+            limits: Limits::default(),
+            mmap: mapping::GUARDED,
+        }
+    }
+}
+
+/// `e`, unless one of `readers` reads a mapped file that shrank meanwhile: then the truncation
+/// error, as `e` may come from what the vanished bytes read as (zeros framed as records: a late
+/// packet, a corrupt block).
+pub fn explain(readers: &[CaptureReader], e: Error) -> Error {
+    match readers.iter().find(|r| r.buf.shrank()) {
+        Some(r) => r.shrank_error(),
+        None => e,
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,6 +317,10 @@ impl CaptureReader {
             Kind::Pcap(_) => pcap::next(self),
             Kind::PcapNg(_) => pcapng::next(self, false),
         };
+        // A file that shrank under its mapping reads as zeros from some page on: never packets.
+        if self.buf.truncated() {
+            return Err(self.shrank());
+        }
         match framed {
             Ok(Some(f)) => {
                 self.stats.packets += 1;
@@ -310,6 +338,7 @@ impl CaptureReader {
                     offset: f.offset,
                 }))
             }
+            Ok(None) | Err(_) if self.buf.shrank() => Err(self.shrank()),
             Ok(None) => {
                 self.done = true;
                 Ok(None)
@@ -416,6 +445,21 @@ impl CaptureReader {
             return self.cut(offset, "at a record boundary");
         }
         Ok(None)
+    }
+
+    #[cold]
+    fn shrank(&mut self) -> Error {
+        self.done = true;
+        self.shrank_error()
+    }
+
+    fn shrank_error(&self) -> Error {
+        Error::at(
+            ErrorKind::Io,
+            self.buf.position(),
+            "the file shrank while it was being read (another process truncated or rewrote \
+             it); read it again once it is complete",
+        )
     }
 
     fn timestamp_out_of_range(&mut self, offset: u64) {

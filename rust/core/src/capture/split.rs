@@ -23,11 +23,11 @@
 
 use super::buffer::Buffer;
 use super::bytes::u32_at;
+use super::mapping::Mapping;
 use super::{CaptureReader, Format, ReadOptions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::input::{Compression, Input};
 use crate::packet::Packet;
-use memmap2::Mmap;
 use std::fs::File;
 use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -72,7 +72,7 @@ pub struct SplitPlan {
     options: ReadOptions,
     first_ts: Option<i64>,
     /// The file mapped once for all chunk readers, with `options.mmap`.
-    map: Option<Arc<Mmap>>,
+    map: Option<Arc<Mapping>>,
 }
 
 impl SplitPlan {
@@ -395,7 +395,10 @@ impl SplitPlan {
 /// Random access to a file: its mapping, or one window of bytes read from it.
 enum Peek<'m> {
     /// The plan's mapping, and the bytes of it that are the file.
-    Mapped { map: &'m Arc<Mmap>, bytes: &'m [u8] },
+    Mapped {
+        map: &'m Arc<Mapping>,
+        bytes: &'m [u8],
+    },
     Read {
         file: File,
         len: u64,
