@@ -1,6 +1,7 @@
 //! Read a capture as fast as possible and report packets, bytes and throughput.
 //! Usage: cargo run --release -p burstcore --example count -- FILE [FILE...]
-//! MMAP=1 reads plain files through a memory mapping (`ReadOptions::mmap`) instead of `read()`.
+//! MMAP=1 reads plain files through a memory mapping (`ReadOptions::mmap`) instead of `read()`
+//! (the library's default on Linux); unset or anything else reads with `read()`.
 
 use burstcore::capture::{CaptureReader, ReadOptions};
 use std::time::Instant;

@@ -1,6 +1,7 @@
 //! Time `scan` on a capture with the benchmark's 20 windows and 8 rates (for profiling).
 //! Usage: cargo run --release -p burstcore --example scan_bench -- FILE [THREADS]
-//! MMAP=1 reads the file through a memory mapping (`ReadOptions::mmap`) instead of `read()`.
+//! MMAP=1 reads the file through a memory mapping (`ReadOptions::mmap`) instead of `read()`
+//! (the library's default on Linux); unset or anything else reads with `read()`.
 
 use burstcore::capture::{CaptureReader, ReadOptions};
 use burstcore::engine::ScanConfig;

@@ -78,7 +78,8 @@ pub fn open_path(path: &Path) -> Result<Input> {
 ///
 /// The file is opened again by path rather than taking over the reader's descriptor, so that
 /// `Input` stays a plain stream; a file swapped for another between the two opens is the same
-/// hazard as one rewritten while mapped, which the option already rules out.
+/// hazard as one rewritten while it is read, buffered or mapped: burstcore reads what the file
+/// holds at the time (a truncation is caught, see [`crate::capture::mapping`]).
 pub(crate) fn map_file(path: &Path) -> Option<Mapping> {
     let file = std::fs::File::open(path).ok()?;
     let meta = file.metadata().ok()?;

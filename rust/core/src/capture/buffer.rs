@@ -4,9 +4,9 @@
 //! The buffer can instead be a read-only mapping of a whole plain file (`ReadOptions::mmap`): its
 //! bytes are then the file itself, all available from the start, and `fill` never reads. The
 //! framing code sees the same `bytes()`/`storage()`/`position()` either way, so offsets, errors
-//! and warnings are identical. The mapping saves the kernel's copy into the buffer, at the price
-//! that a file truncated by another process while mapped kills the process with SIGBUS: that is
-//! why it is opt-in.
+//! and warnings are identical. The mapping saves the kernel's copy into the buffer; a file
+//! truncated by another process while mapped is caught by [`super::mapping`]'s guard (Linux), and
+//! the buffer stops at once when the guard has marked its mapping.
 //!
 //! A chunk reader of a split file ([`super::split`]) frames the file's header and then its own
 //! byte range, as one stream. Mapped, it shares the split's one mapping of the file: the buffer
@@ -272,8 +272,8 @@ impl Buffer {
     /// Move a mapped chunk reader's window from the end of its header to the chunk's start.
     /// The header ends at a record boundary and was framed by the very code that found that
     /// boundary, so all of it is consumed here; were a record to run past it (the file changed
-    /// under the mapping, which the option rules out), the stream ends there instead of joining
-    /// two unrelated parts of the file: a truncation warning, and the split is refused.
+    /// under the mapping), the stream ends there instead of joining two unrelated parts of the
+    /// file: a truncation warning, and the split is refused.
     #[cold]
     fn jump_to_chunk(&mut self, need: usize) -> bool {
         self.eof = true;

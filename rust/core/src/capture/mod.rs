@@ -17,7 +17,7 @@ mod buffer;
 mod bytes;
 #[cfg(test)]
 mod fast_path_tests;
-pub(crate) mod mapping;
+pub mod mapping;
 mod pcap;
 mod pcapng;
 mod sniff;
@@ -62,11 +62,10 @@ pub struct ReadOptions {
     /// files, an empty file, a filesystem that refuses to map) is read through the buffer
     /// silently. The chunk readers of a parallel scan ([`split`]) share one mapping of the file.
     ///
-    /// Default: [`mapping::GUARDED`], true on Linux, where a file truncated by another process
-    /// while mapped is an `Io` error at the offset reached ([`mapping`] guards the mapping), as
-    /// it is when read through the buffer... except that the packets read before are not
-    /// returned. Elsewhere mapping is opt-in, unguarded: truncation under the mapping would kill
-    /// the process with SIGBUS, so only for files that nothing truncates while they are read.
+    /// Default: [`mapping::GUARDED`], true on Linux, where [`mapping`] guards the mapping: a file
+    /// truncated by another process while it is read is an `Io` error at the offset reached.
+    /// Elsewhere mapping is opt-in and unguarded: truncation under the mapping would kill the
+    /// process with SIGBUS, so only for files that nothing truncates while they are read.
     pub mmap: bool,
 }
 
