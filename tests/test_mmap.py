@@ -199,25 +199,33 @@ def run_child(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="mappings are guarded on Linux only")
-@pytest.mark.parametrize("flags", [(), ("-X", "faulthandler")])
-def test_a_file_truncated_while_mapped_raises_and_the_process_lives(tmp_path: Path, flags: tuple[str, ...]) -> None:
+@pytest.mark.parametrize("handler", ["none", "faulthandler first", "faulthandler after the guard"])
+def test_a_file_truncated_while_mapped_raises_and_the_process_lives(tmp_path: Path, handler: str) -> None:
     # The progress callback truncates the file at its first call: the scan has most of the file
     # still to read, through the default mapping. In a child process, so that a SIGBUS would
-    # show as its death rather than this test run's; with Python's faulthandler installed first,
-    # which the guard chains to.
+    # show as its death rather than this test run's. With Python's faulthandler installed first,
+    # the guard chains to it; installed after the guard (which it then replaces), the next
+    # mapping installs the guard again, chained to faulthandler.
     # Progress is reported after 100 ms at the earliest: 4 M packets make the scan last longer.
     p = tmp_path / "big.pcap"
     p.write_bytes(small_packets(4_000_000))
+    flags = ("-X", "faulthandler") if handler == "faulthandler first" else ()
+    late = handler == "faulthandler after the guard"
     code = f"""
-        import os, burstcore
+        import faulthandler, os, burstcore
         path = {str(p)!r}
         size = os.path.getsize(path)
+        if {late!r}:
+            assert burstcore.info(path).details["mapped"]
+            faulthandler.enable()
         windows = [f"{{2**k}}us" for k in range(20)]
         cut = []
         def progress(done, total):
             if not cut:
                 cut.append(done)
-                os.truncate(path, size // 2)
+                # At a page boundary: no zeros of a partial last page to stop the framing first,
+                # so the reader must fault past the cut.
+                os.truncate(path, size // 2 // 65536 * 65536)
         try:
             burstcore.scan(path, windows=windows, threads=1, progress=progress)
         except OSError as e:

@@ -171,8 +171,13 @@ fn config() -> ScanConfig {
 fn a_scan_of_a_file_truncated_under_it_fails_cleanly() {
     let bytes = generate(200_000, false);
     let len = bytes.len() as u64;
-    for threads in [1, 2] {
-        let path = temp(&format!("scan-{threads}.pcap"));
+    // Inside a page (its zeros may be framed first) and at a page boundary (only the fault
+    // tells).
+    for (threads, to) in [1, 2]
+        .into_iter()
+        .flat_map(|t| [(t, len / 3), (t, len / 3 / 65536 * 65536)])
+    {
+        let path = temp(&format!("scan-{threads}-{to}.pcap"));
         std::fs::write(&path, &bytes).expect("write");
         let want = pipeline::scan_threads(
             &mut [reader(&path, false)],
@@ -191,14 +196,14 @@ fn a_scan_of_a_file_truncated_under_it_fails_cleanly() {
             &mut |_| {
                 if !cut {
                     cut = true;
-                    shrink(&path, len / 3);
+                    shrink(&path, to);
                 }
                 Ok(())
             },
         );
         assert!(cut, "threads {threads}: no progress reported");
         match got {
-            Err(e) => assert!(is_shrank(&e), "threads {threads}: {e}"),
+            Err(e) => assert!(is_shrank(&e), "threads {threads}, cut at {to}: {e}"),
             Ok(out) => {
                 assert!(
                     threads > 1,
