@@ -457,7 +457,8 @@ impl CaptureReader {
             ErrorKind::Io,
             self.buf.position(),
             "the file shrank while it was being read (another process truncated or rewrote \
-             it); read it again once it is complete",
+             it), or a page of it could not be read (an I/O error under the memory mapping); \
+             read it again once it is complete, or with mmap=False to see an I/O error as such",
         )
     }
 
