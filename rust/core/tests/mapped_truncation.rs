@@ -16,6 +16,9 @@ use burstcore::writer::frames::TcpSegment;
 use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use std::path::{Path, PathBuf};
 
+mod reader_util;
+use reader_util::run_child_test;
+
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("burstcore-shrink-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -223,26 +226,13 @@ fn a_scan_of_a_file_truncated_under_it_fails_cleanly() {
 #[test]
 fn a_fault_in_a_foreign_mapping_still_kills() {
     use std::os::unix::process::ExitStatusExt;
-    let exe = std::env::current_exe().expect("test binary");
-    let out = std::process::Command::new(exe)
-        .args([
-            "--exact",
-            "foreign_fault_child",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("BURSTCORE_FOREIGN_FAULT", "1")
-        .output()
-        .expect("run the child");
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let (status, text) = run_child_test("foreign_fault_child", "BURSTCORE_FOREIGN_FAULT");
     assert!(
         text.contains("guard installed"),
         "the child did not run: {text}"
     );
     assert!(!text.contains("survived"), "{text}");
-    assert_eq!(out.status.signal(), Some(7), "SIGBUS expected: {text}");
+    assert_eq!(status.signal(), Some(7), "SIGBUS expected: {text}");
 }
 
 #[test]

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 mod engine_util;
 mod reader_util;
 use engine_util::Rng;
-use reader_util::{read_opened, shared_dir, Read};
+use reader_util::{read_opened, run_child_test, shared_dir, Read};
 
 fn temp_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("burstcore-mmap-{}", std::process::id()));
@@ -441,21 +441,8 @@ fn a_parallel_scan_of_a_mapped_file_reads_its_chunks_from_the_mapping() {
         eprintln!("/proc/self/io not readable: skipped");
         return;
     }
-    let exe = std::env::current_exe().expect("test binary");
-    let out = std::process::Command::new(exe)
-        .args([
-            "--exact",
-            "chunk_scan_read_probe",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("BURSTCORE_CHUNK_PROBE", "1")
-        .output()
-        .expect("run the probe");
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{text}");
+    let (status, text) = run_child_test("chunk_scan_read_probe", "BURSTCORE_CHUNK_PROBE");
+    assert!(status.success(), "{text}");
     assert!(text.contains("probe done"), "the probe did not run: {text}");
 }
 

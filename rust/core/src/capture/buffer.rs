@@ -42,7 +42,7 @@ impl Backing {
     fn as_slice(&self) -> &[u8] {
         match self {
             Backing::Heap(v) => v,
-            Backing::Mapped(m) => m.as_ref(),
+            Backing::Mapped(m) => m,
         }
     }
 }
@@ -196,14 +196,14 @@ impl Buffer {
     /// zeros), and hand back the pages left behind.
     #[inline]
     fn mapped_step(&mut self) {
-        let Backing::Mapped(map) = &self.data else {
-            return;
-        };
-        if map.truncated() {
+        if self.truncated() {
             self.end = self.start;
             self.eof = true;
             return;
         }
+        let Backing::Mapped(map) = &self.data else {
+            return;
+        };
         if self.start >= self.released.saturating_add(RELEASE) {
             map.release(self.released, self.start);
             self.released = self.start;

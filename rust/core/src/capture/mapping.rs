@@ -79,11 +79,7 @@ impl Mapping {
     pub(crate) fn release(&self, from: usize, to: usize) {
         #[cfg(unix)]
         {
-            // SAFETY: sysconf has no preconditions.
-            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-                .ok()
-                .filter(|&p| p > 0)
-                .unwrap_or(4096);
+            let page = page_size();
             let from = from.div_ceil(page) * page;
             let to = (to / page * page).min(self.map.len());
             if from < to {
@@ -125,13 +121,6 @@ impl Deref for Mapping {
     }
 }
 
-impl AsRef<[u8]> for Mapping {
-    #[inline]
-    fn as_ref(&self) -> &[u8] {
-        &self.map
-    }
-}
-
 impl Drop for Mapping {
     fn drop(&mut self) {
         // Unregistered before `map` is unmapped (fields drop after this), so the handler never
@@ -142,8 +131,29 @@ impl Drop for Mapping {
     }
 }
 
+/// The system's page size, asked once; until then (and if it cannot be told) 4096. Read by the
+/// signal handler too, so only an atomic load once known.
+#[cfg(unix)]
+fn page_size() -> usize {
+    use std::sync::atomic::AtomicUsize;
+    static PAGE: AtomicUsize = AtomicUsize::new(0);
+    match PAGE.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: sysconf has no preconditions.
+            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+                .ok()
+                .filter(|&p| p > 0)
+                .unwrap_or(4096);
+            PAGE.store(page, Ordering::Relaxed);
+            page
+        }
+        page => page,
+    }
+}
+
 #[cfg(target_os = "linux")]
 mod guard {
+    use super::page_size;
     use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
     use std::sync::Mutex;
 
@@ -170,12 +180,7 @@ mod guard {
     /// The handler that was installed before ours, and its flags: where other faults go.
     static PREVIOUS: AtomicUsize = AtomicUsize::new(libc::SIG_DFL);
     static PREVIOUS_FLAGS: AtomicI32 = AtomicI32::new(0);
-    static PAGE: AtomicUsize = AtomicUsize::new(4096);
     static INSTALL: Mutex<()> = Mutex::new(());
-
-    fn page_size() -> usize {
-        PAGE.load(Ordering::Relaxed)
-    }
 
     pub(super) fn register(start: usize, len: usize) -> Option<usize> {
         if len == 0 || !installed() {
@@ -208,12 +213,10 @@ mod guard {
     /// the application (Python's faulthandler, say) is chained to rather than lost.
     fn installed() -> bool {
         let _lock = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+        // The handler must find the page size known: ask for it here, outside any signal.
+        page_size();
         // SAFETY: sigaction with valid pointers; the struct is plain data.
         unsafe {
-            let page = libc::sysconf(libc::_SC_PAGESIZE);
-            if page > 0 {
-                PAGE.store(page as usize, Ordering::Relaxed);
-            }
             let mut current: libc::sigaction = std::mem::zeroed();
             if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut current) != 0 {
                 return false;

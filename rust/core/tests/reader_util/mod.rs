@@ -146,3 +146,24 @@ pub fn parse_ts(s: &str) -> Option<i128> {
         secs * 1_000_000_000 + frac_ns
     })
 }
+
+/// Run the ignored test `name` of this test binary alone, in a child process with `env` set (the
+/// variable the child test waits for): for what only a process of its own can show (its I/O
+/// counters, its death by a signal). Its exit status, and its stdout and stderr together.
+pub fn run_child_test(name: &str, env: &str) -> (std::process::ExitStatus, String) {
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            name,
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(env, "1")
+        .output()
+        .expect("run the child test");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status, text)
+}
