@@ -920,7 +920,7 @@ impl ChunkState {
     }
 
     /// Packets of the groups' heads and tails held for merging, over all groupings (what the
-    /// envelope merge costs in memory: 16 bytes each).
+    /// envelope merge costs in memory: 8 to 16 bytes each).
     pub fn retained_packets(&self) -> usize {
         self.groupings
             .iter()

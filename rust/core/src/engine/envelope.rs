@@ -50,32 +50,115 @@ impl Acc for u128 {
     }
 }
 
+/// How a slot of the ring holds its packet's timestamp. Only differences between held packets are
+/// ever needed, and the ring never holds packets further apart than a stamp can tell apart (the
+/// windows' trails are moved on first, see [`Windows::make_room`]), so the low 32 bits of the
+/// nanoseconds do while every window is shorter than 2³² ns (4.29 s): the slot is then 12
+/// bytes instead of 16, and the ring of a 1 s window of a fast link a quarter smaller. Longer
+/// windows keep the whole timestamp.
+trait Stamp: Copy + Default + std::fmt::Debug {
+    /// The largest difference (ns) between two held packets that the stamps keep exact.
+    const SPAN: u64;
+    fn of(ts: i64) -> Self;
+    /// Nanoseconds from the packet stamped `older` to the one stamped `newer`, which is not
+    /// earlier and at most `SPAN` later.
+    fn age(newer: Self, older: Self) -> u64;
+}
+
+impl Stamp for u32 {
+    const SPAN: u64 = u32::MAX as u64;
+
+    #[inline(always)]
+    fn of(ts: i64) -> Self {
+        ts as u32
+    }
+
+    #[inline(always)]
+    fn age(newer: Self, older: Self) -> u64 {
+        u64::from(newer.wrapping_sub(older))
+    }
+}
+
+impl Stamp for i64 {
+    const SPAN: u64 = u64::MAX;
+
+    #[inline(always)]
+    fn of(ts: i64) -> Self {
+        ts
+    }
+
+    #[inline(always)]
+    fn age(newer: Self, older: Self) -> u64 {
+        newer.wrapping_sub(older) as u64
+    }
+}
+
+/// The timestamp of a packet stamped `stamp`, counted back from the newest packet's.
+#[inline]
+fn time_of<S: Stamp>(newest: i64, stamp: S) -> i64 {
+    newest.wrapping_sub(S::age(S::of(newest), stamp) as i64)
+}
+
 /// Recent packets, addressed by absolute sequence numbers: the low bits of a sequence number pick
 /// the slot, so pointers into the ring survive growth without rebasing. A slot holds a packet's
-/// timestamp and the group's bytes up to and including it (a prefix sum), so any window's bytes
-/// are one subtraction and a bound over a run of packets costs no more than one packet. Timestamp
-/// and prefix share a slot (one cache line serves both), so each window's trailing pointer is one
-/// sequential memory stream: with 20 windows, two arrays would mean 40 streams, more than the
-/// hardware prefetchers follow.
+/// timestamp (its [`Stamp`]) and the group's bytes up to and including it (a prefix sum), so any
+/// window's bytes are one subtraction and a bound over a run of packets costs no more than one
+/// packet. Timestamp and prefix share a slot (one cache line serves both), so each window's
+/// trailing pointer is one sequential memory stream: with 20 windows, two arrays would mean 40
+/// streams, more than the hardware prefetchers follow.
 #[derive(Debug, Clone)]
-struct Ring<A> {
-    slots: Vec<Slot<A>>,
+struct Ring<A: Copy, S: Copy> {
+    slots: Vec<Slot<A, S>>,
     /// Oldest packet still needed (by the largest window).
     tail: u64,
     /// Sequence number the next packet gets.
     head: u64,
     /// Bytes of every packet pushed so far.
     total: A,
+    /// Timestamp of the newest packet: the stamps are read back from it.
+    newest: i64,
+    /// The latest timestamp the next packet can have with the tail still within `S::SPAN` of it
+    /// (i64::MIN: not known, look at the next packet).
+    deadline: i64,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct Slot<A> {
-    ts: i64,
+/// Packed, so that a u32 stamp and a u64 sum take 12 bytes; the fields are only ever copied
+/// (a reference into a packed struct may be misaligned), hence the impls by hand.
+#[repr(C, packed(4))]
+struct Slot<A, S> {
+    stamp: S,
     /// Bytes of the group's packets up to and including this one.
     upto: A,
 }
 
-impl<A: Acc> Ring<A> {
+impl<A: Copy, S: Copy> Clone for Slot<A, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A: Copy, S: Copy> Copy for Slot<A, S> {}
+
+impl<A: Default, S: Default> Default for Slot<A, S> {
+    fn default() -> Self {
+        Slot {
+            stamp: S::default(),
+            upto: A::default(),
+        }
+    }
+}
+
+impl<A: Copy + std::fmt::Debug, S: Copy + std::fmt::Debug> std::fmt::Debug for Slot<A, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (stamp, upto) = (self.stamp, self.upto);
+        f.debug_struct("Slot")
+            .field("stamp", &stamp)
+            .field("upto", &upto)
+            .finish()
+    }
+}
+
+impl<A: Acc, S: Stamp> Ring<A, S> {
     const INITIAL: usize = 16;
 
     fn new() -> Self {
@@ -84,6 +167,8 @@ impl<A: Acc> Ring<A> {
             tail: 0,
             head: 0,
             total: A::default(),
+            newest: 0,
+            deadline: i64::MIN,
         }
     }
 
@@ -92,11 +177,22 @@ impl<A: Acc> Ring<A> {
     }
 
     #[inline(always)]
-    fn at(&self, seq: u64) -> Slot<A> {
+    fn at(&self, seq: u64) -> Slot<A, S> {
         // The length is a power of two: masking with len − 1 keeps the index in bounds, which
         // the compiler sees, so no bounds check is left in the loop.
         let slots = &self.slots[..];
         slots[(seq as usize) & (slots.len() - 1)]
+    }
+
+    /// The timestamp of a held packet.
+    #[inline]
+    fn time(&self, slot: Slot<A, S>) -> i64 {
+        time_of(self.newest, slot.stamp)
+    }
+
+    /// The latest timestamp a packet can have with a packet at `oldest` still held exactly.
+    fn deadline_after(oldest: i64) -> i64 {
+        i64::try_from(S::SPAN).map_or(i64::MAX, |span| oldest.saturating_add(span))
     }
 
     #[inline]
@@ -105,9 +201,13 @@ impl<A: Acc> Ring<A> {
             self.grow();
         }
         let mask = self.slots.len() - 1;
-        self.slots[(self.head as usize) & mask] = Slot { ts, upto };
+        self.slots[(self.head as usize) & mask] = Slot {
+            stamp: S::of(ts),
+            upto,
+        };
         self.head = self.head.wrapping_add(1);
         self.total = upto;
+        self.newest = ts;
     }
 
     /// Double the capacity, moving every live packet to its slot under the new mask.
@@ -153,7 +253,7 @@ struct Window<A> {
 /// packets when a window is as long as the chunks.
 #[derive(Debug, Clone)]
 pub(crate) struct Recent {
-    slots: Vec<Slot<u64>>,
+    slots: Held,
     /// Sequence number of the first packet, and how many there are.
     start: u64,
     len: usize,
@@ -161,29 +261,48 @@ pub(crate) struct Recent {
     before: u64,
 }
 
+/// A ring's slots, with what their stamps are read back from.
+#[derive(Debug, Clone)]
+enum Held {
+    Short {
+        slots: Vec<Slot<u64, u32>>,
+        newest: i64,
+    },
+    Long(Vec<Slot<u64, i64>>),
+}
+
 impl Recent {
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    /// Packet `i` (< `len`) in its slot of the ring.
+    /// Timestamp and prefix sum of packet `i` (< `len`).
     #[inline]
-    fn slot(&self, i: usize) -> Slot<u64> {
-        let mask = self.slots.len() - 1;
-        self.slots[self.start.wrapping_add(i as u64) as usize & mask]
+    fn slot(&self, i: usize) -> (i64, u64) {
+        let seq = self.start.wrapping_add(i as u64) as usize;
+        match &self.slots {
+            Held::Short { slots, newest } => {
+                let slot = slots[seq & (slots.len() - 1)];
+                (time_of(*newest, slot.stamp), slot.upto)
+            }
+            Held::Long(slots) => {
+                let slot = slots[seq & (slots.len() - 1)];
+                (slot.stamp, slot.upto)
+            }
+        }
     }
 
     /// Bytes of the packets before packet `i` (≤ `len`), counted from `before`.
     #[inline]
     fn upto(&self, i: usize) -> u64 {
-        i.checked_sub(1).map_or(self.before, |j| self.slot(j).upto)
+        i.checked_sub(1).map_or(self.before, |j| self.slot(j).1)
     }
 
     /// Timestamp and size of packet `i` (< `len`).
     #[inline]
     pub(crate) fn at(&self, i: usize) -> (i64, u64) {
-        let slot = self.slot(i);
-        (slot.ts, slot.upto - self.upto(i))
+        let (ts, upto) = self.slot(i);
+        (ts, upto - self.upto(i))
     }
 
     /// Bytes of the packets `from..to` (≤ `len`): one subtraction of prefix sums.
@@ -217,11 +336,24 @@ pub(crate) struct Envelope {
     inner: Width,
 }
 
-/// The same envelope over u64 or (past 2⁶⁴ − 1 bytes in the group) u128 sums.
+/// The same envelope over u64 or (past 2⁶⁴ − 1 bytes in the group) u128 sums, with short
+/// stamps while every window is shorter than 2³² ns (see [`Stamp`]).
 #[derive(Debug, Clone)]
 enum Width {
-    Narrow(Windows<u64>),
-    Wide(Windows<u128>),
+    Short(Windows<u64, u32>),
+    Long(Windows<u64, i64>),
+    Wide(Windows<u128, i64>),
+}
+
+/// The same code on every width.
+macro_rules! each {
+    ($width:expr, $w:ident => $e:expr) => {
+        match $width {
+            Width::Short($w) => $e,
+            Width::Long($w) => $e,
+            Width::Wide($w) => $e,
+        }
+    };
 }
 
 /// Packets are pushed into the ring and the windows catch up in batches, one window at a time
@@ -229,8 +361,8 @@ enum Width {
 /// data-dependent branches follow one window's regular pattern instead of twenty windows'
 /// interleaved ones, which the branch predictor cannot follow.
 #[derive(Debug, Clone)]
-struct Windows<A> {
-    ring: Ring<A>,
+struct Windows<A: Copy, S: Copy> {
+    ring: Ring<A, S>,
     /// Sorted by reach, so the last window is the one that decides what the ring must keep.
     windows: Vec<Window<A>>,
     /// Sequence number of the first packet the windows have not seen yet.
@@ -238,34 +370,37 @@ struct Windows<A> {
 }
 
 /// Packets pushed before the windows catch up: enough to amortise the per-window setup, few
-/// enough (16 KB of ring slots) to stay in L1 cache. 1024 measured 3–4 % faster than 128.
+/// enough (12 KB of ring slots) to stay in L1 cache. 1024 measured 3–4 % faster than 128.
 const BATCH: u64 = 1024;
 
 impl Envelope {
     /// `windows_ns` must be sorted ascending, deduplicated and positive (the scanner ensures it).
     pub(crate) fn new(windows_ns: &[i64], closure: Closure) -> Self {
+        let windows = Windows::<u64, u32>::new(windows_ns, closure);
+        let short = windows.windows.iter().all(|w| w.reach as u64 <= u32::SPAN);
         Envelope {
-            inner: Width::Narrow(Windows::new(windows_ns, closure)),
+            inner: if short {
+                Width::Short(windows)
+            } else {
+                Width::Long(Windows::new(windows_ns, closure))
+            },
         }
     }
 
     /// Add a packet; packets must come in timestamp order.
     #[inline]
     pub(crate) fn push(&mut self, ts: i64, size: u64) {
-        match &mut self.inner {
-            Width::Narrow(w) => match w.ring.total.checked_add(size) {
-                Some(upto) => w.push(ts, upto),
-                None => {
-                    let mut wide = w.widen();
-                    let upto = wide.ring.total + u128::from(size);
-                    wide.push(ts, upto);
-                    self.inner = Width::Wide(wide);
-                }
-            },
+        let wide = match &mut self.inner {
+            Width::Short(w) => w.push_or_widen(ts, size),
+            Width::Long(w) => w.push_or_widen(ts, size),
             Width::Wide(w) => {
                 let upto = w.ring.total.saturating_add(u128::from(size));
-                w.push(ts, upto)
+                w.push(ts, upto);
+                None
             }
+        };
+        if let Some(wide) = wide {
+            self.inner = Width::Wide(wide);
         }
     }
 
@@ -273,20 +408,13 @@ impl Envelope {
     #[inline]
     pub(crate) fn push_run(&mut self, run: impl IntoIterator<Item = (i64, u64)>) {
         let mut run = run.into_iter();
-        if let Width::Narrow(w) = &mut self.inner {
-            if w.windows.is_empty() {
-                return;
-            }
-            for (ts, size) in run.by_ref() {
-                let Some(upto) = w.ring.total.checked_add(size) else {
-                    // Past 2⁶⁴ − 1 bytes: this packet and the rest one by one, in u128.
-                    self.push(ts, size);
-                    break;
-                };
-                w.push(ts, upto);
-            }
-        }
-        for (ts, size) in run {
+        let overflow = match &mut self.inner {
+            Width::Short(w) => w.push_narrow(&mut run),
+            Width::Long(w) => w.push_narrow(&mut run),
+            Width::Wide(_) => None,
+        };
+        // Past 2⁶⁴ − 1 bytes: that packet and the rest one by one, in u128.
+        for (ts, size) in overflow.into_iter().chain(run) {
             self.push(ts, size);
         }
     }
@@ -295,39 +423,42 @@ impl Envelope {
     /// held is at least every packet within the largest reach of the latest one (merging time
     /// chunks needs them, see `engine::chunk`).
     pub(crate) fn recent(&mut self, from: i64, to: &mut impl Keep) {
-        match &mut self.inner {
-            Width::Narrow(w) => w.recent(from, to),
-            Width::Wide(w) => w.recent(from, to),
-        }
+        each!(&mut self.inner, w => w.recent(from, to))
     }
 
     /// [`Envelope::recent`] without a copy: the ring itself, from the first packet at or after
     /// `from`. `None` once the sums are u128 (then use `recent`). The envelope is spent: take
     /// its rows first.
     pub(crate) fn take_recent(&mut self, from: i64) -> Option<Recent> {
-        let Width::Narrow(w) = &mut self.inner else {
-            return None;
+        let (slots, (start, before), head) = match &mut self.inner {
+            Width::Short(w) => {
+                let since = w.since(from)?;
+                let newest = w.ring.newest;
+                let slots = std::mem::take(&mut w.ring.slots);
+                (Held::Short { slots, newest }, since, w.ring.head)
+            }
+            Width::Long(w) => {
+                let since = w.since(from)?;
+                let slots = std::mem::take(&mut w.ring.slots);
+                (Held::Long(slots), since, w.ring.head)
+            }
+            Width::Wide(_) => return None,
         };
-        let (start, before) = w.since(from)?;
-        let len = w.ring.head.wrapping_sub(start) as usize;
         Some(Recent {
-            slots: std::mem::take(&mut w.ring.slots),
+            slots,
             start,
-            len,
+            len: head.wrapping_sub(start) as usize,
             before,
         })
     }
 
     /// One row per τ (none if the group saw no packet, which the scanner never asks for).
     pub(crate) fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
-        match &mut self.inner {
-            Width::Narrow(w) => w.rows(by, group, out),
-            Width::Wide(w) => w.rows(by, group, out),
-        }
+        each!(&mut self.inner, w => w.rows(by, group, out))
     }
 }
 
-impl<A: Acc> Windows<A> {
+impl<A: Acc, S: Stamp> Windows<A, S> {
     fn new(windows_ns: &[i64], closure: Closure) -> Self {
         let windows = windows_ns
             .iter()
@@ -357,6 +488,9 @@ impl<A: Acc> Windows<A> {
         if self.windows.is_empty() {
             return;
         }
+        if ts > self.ring.deadline {
+            self.make_room(ts);
+        }
         self.ring.push(ts, upto);
         if self.ring.head.wrapping_sub(self.done) >= BATCH {
             self.catch_up();
@@ -375,6 +509,42 @@ impl<A: Acc> Windows<A> {
         // keep every packet any trail still points to.
         if let Some(oldest) = self.windows.iter().map(|w| w.trail).min() {
             self.ring.tail = oldest;
+            self.ring.deadline = if oldest == self.ring.head {
+                i64::MIN
+            } else {
+                Ring::<A, S>::deadline_after(self.ring.time(self.ring.at(oldest)))
+            };
+        }
+    }
+
+    /// Before a packet at `ts` that is more than `S::SPAN` after the oldest packet held: move
+    /// every trail on past the packets more than `S::SPAN` before it, so that every stamp held
+    /// stays exact. No window loses a packet it could still need, as every reach is at most
+    /// `S::SPAN` (`Envelope::new` picks the stamps so); a trail only ever lags its window, and
+    /// this merely lags it less.
+    #[cold]
+    fn make_room(&mut self, ts: i64) {
+        // The packets not seen yet are read against the stamps as they are.
+        self.catch_up();
+        let oldest_needed = ts.saturating_sub_unsigned(S::SPAN);
+        let ring = &self.ring;
+        for w in &mut self.windows {
+            if w.trail != ring.head && ring.time(ring.at(w.trail)) < oldest_needed {
+                let trail = first_past(ring, w.trail + 1, ring.head, |p| {
+                    ring.time(p) >= oldest_needed
+                });
+                w.before = ring.at(trail - 1).upto;
+                w.trail = trail;
+            }
+        }
+        if let Some(oldest) = self.windows.iter().map(|w| w.trail).min() {
+            self.ring.tail = oldest;
+            let oldest_ts = if oldest == self.ring.head {
+                ts
+            } else {
+                self.ring.time(self.ring.at(oldest))
+            };
+            self.ring.deadline = Ring::<A, S>::deadline_after(oldest_ts);
         }
     }
 
@@ -387,7 +557,7 @@ impl<A: Acc> Windows<A> {
         while seq != head {
             let slot = self.ring.at(seq);
             // One packet's bytes: fits a u64.
-            to.keep(slot.ts, (slot.upto - prev).saturating_u64());
+            to.keep(self.ring.time(slot), (slot.upto - prev).saturating_u64());
             prev = slot.upto;
             seq = seq.wrapping_add(1);
         }
@@ -401,14 +571,15 @@ impl<A: Acc> Windows<A> {
         let w = self.windows.iter().min_by_key(|w| w.trail)?;
         let (oldest, head) = (w.trail, self.ring.head);
         // Trails lag, so the ring may hold older packets than asked for: skip them at once.
+        let ring = &self.ring;
         let mut seq = oldest;
-        if seq != head && self.ring.at(seq).ts < from {
-            seq = seek(&self.ring, seq, head, from);
+        if seq != head && ring.time(ring.at(seq)) < from {
+            seq = first_past(ring, seq + 1, head, |p| ring.time(p) >= from);
         }
         let before = if seq == oldest {
             w.before
         } else {
-            self.ring.at(seq - 1).upto
+            ring.at(seq - 1).upto
         };
         Some((seq, before))
     }
@@ -431,24 +602,60 @@ impl<A: Acc> Windows<A> {
     }
 }
 
-impl Windows<u64> {
-    /// The same state over u128 sums (every u64 sum converts exactly).
-    #[cold]
-    fn widen(&self) -> Windows<u128> {
-        let ring = &self.ring;
-        let mut slots = vec![Slot::default(); ring.slots.len()];
-        for (wide, narrow) in slots.iter_mut().zip(&ring.slots) {
-            *wide = Slot {
-                ts: narrow.ts,
-                upto: u128::from(narrow.upto),
-            };
+impl<S: Stamp> Windows<u64, S> {
+    /// Push a packet, or, if the group's bytes would pass 2⁶⁴ − 1, hand back the envelope over
+    /// u128 sums with the packet pushed.
+    #[inline]
+    fn push_or_widen(&mut self, ts: i64, size: u64) -> Option<Windows<u128, i64>> {
+        match self.ring.total.checked_add(size) {
+            Some(upto) => {
+                self.push(ts, upto);
+                None
+            }
+            None => {
+                let mut wide = self.widen();
+                let upto = wide.ring.total + u128::from(size);
+                wide.push(ts, upto);
+                Some(wide)
+            }
         }
+    }
+
+    /// Push packets until the group's bytes would pass 2⁶⁴ − 1; return that packet.
+    #[inline]
+    fn push_narrow(&mut self, run: &mut impl Iterator<Item = (i64, u64)>) -> Option<(i64, u64)> {
+        if self.windows.is_empty() {
+            return None;
+        }
+        for (ts, size) in run {
+            let Some(upto) = self.ring.total.checked_add(size) else {
+                return Some((ts, size));
+            };
+            self.push(ts, upto);
+        }
+        None
+    }
+
+    /// The same state over u128 sums (every u64 sum converts exactly) and whole timestamps.
+    #[cold]
+    fn widen(&self) -> Windows<u128, i64> {
+        let ring = &self.ring;
+        let slots = ring
+            .slots
+            .iter()
+            .map(|&narrow| Slot {
+                stamp: ring.time(narrow),
+                upto: u128::from(narrow.upto),
+            })
+            .collect();
         Windows {
             ring: Ring {
                 slots,
                 tail: ring.tail,
                 head: ring.head,
                 total: u128::from(ring.total),
+                newest: ring.newest,
+                deadline: i64::MAX,
             },
             windows: self
                 .windows
@@ -469,23 +676,21 @@ impl Windows<u64> {
     }
 }
 
-/// The first packet in `from..=to` with a timestamp ≥ `bound`, given that `from` is earlier and
-/// `to` is not (or is the head). Galloping (see [`first_where`]): a long window's trail jumps
-/// over a run of packets reading a few slots of the ring instead of every one, which matters
-/// when the trail is megabytes behind the head, out of cache.
-#[inline]
-fn seek<A: Acc>(ring: &Ring<A>, from: u64, to: u64, bound: i64) -> u64 {
-    first_past(ring, from + 1, to, |p| p.ts >= bound)
-}
-
 /// The first packet in `from..to` for which `past` holds, or `to` if none does; `past` must be
-/// false and then true along the ring (see [`first_where`]).
+/// false and then true along the ring (see [`first_where`]). Galloping: a long window's trail
+/// jumps over a run of packets reading a few slots of the ring instead of every one, which
+/// matters when the trail is megabytes behind the head, out of cache.
 #[inline]
-fn first_past<A: Acc>(ring: &Ring<A>, from: u64, to: u64, past: impl Fn(Slot<A>) -> bool) -> u64 {
+fn first_past<A: Acc, S: Stamp>(
+    ring: &Ring<A, S>,
+    from: u64,
+    to: u64,
+    past: impl Fn(Slot<A, S>) -> bool,
+) -> u64 {
     first_where(from, to, |seq| past(ring.at(seq)))
 }
 
-/// Trail steps taken one by one before the trail gallops (see [`seek`]).
+/// Trail steps taken one by one before the trail gallops.
 const WALK: u32 = 8;
 
 /// One window over the packets `from..to` of the ring (sequence numbers), in order.
@@ -495,8 +700,11 @@ const WALK: u32 = 8;
 /// new maximum of bytes (ties are looked at) or of packets, neither can the true window, and the
 /// packet is skipped; prefix sums never decrease, so the skipped packets form one stretch, found
 /// by galloping ([`first_past`]).
+///
+/// Times are compared as ages, the nanoseconds from an older packet to a newer one (see
+/// [`Stamp`]): a packet is in the window ending at a later one when its age is at most `reach`.
 #[inline]
-fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
+fn advance<A: Acc, S: Stamp>(w: &mut Window<A>, ring: &Ring<A, S>, from: u64, to: u64) {
     let Window {
         reach,
         mut trail,
@@ -507,18 +715,20 @@ fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
         mut max_packets,
         ..
     } = *w;
+    // reach ≥ 0 (the scanner ensures it).
+    let reach = reach as u64;
     let mut seq = from;
     if trail == 0 && seq != to {
         // While the window still reaches back to the group's first packet (a τ longer than the
         // traffic so far), each packet's window is the one before plus that packet: only the
         // last such packet can set a maximum, and it sets every one the others would have (its
         // start is theirs, so an equal maximum takes its count).
-        let last_in = ring.at(0).ts.saturating_add(reach);
-        let end = first_past(ring, seq, to, |p| p.ts > last_in);
+        let first = ring.at(0).stamp;
+        let end = first_past(ring, seq, to, |p| S::age(p.stamp, first) > reach);
         if end != seq {
             let last = end - 1;
             let bytes = ring.at(last).upto;
-            let start = ring.at(0).ts;
+            let start = ring.time(ring.at(0));
             // The group's first packet always sets the maximum.
             if seq == 0 || bytes > best_bytes {
                 best_bytes = bytes;
@@ -538,7 +748,7 @@ fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
             let limit = to.min(trail + max_packets);
             if seq < limit {
                 seq = match before.checked_add(best_bytes) {
-                    Some(need) => first_past(ring, seq, limit, |p| p.upto >= need),
+                    Some(need) => first_past(ring, seq, limit, |p| { p.upto } >= need),
                     // No prefix sum reaches past the accumulator's range.
                     None => limit,
                 };
@@ -547,15 +757,14 @@ fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
                 }
             }
         }
-        let Slot { ts, upto } = ring.at(seq);
-        // reach ≥ 0, so a packet always stays in its own window: the trail stops at it at the
+        let Slot { stamp, upto } = ring.at(seq);
+        // A packet always stays in its own window (age 0): the trail stops at it at the
         // latest, and needs no check against the head.
-        let bound = ts.saturating_sub(reach);
         let mut slot = ring.at(trail);
         let mut steps = 0;
-        while slot.ts < bound {
+        while S::age(stamp, slot.stamp) > reach {
             if steps == WALK {
-                trail = seek(ring, trail, seq, bound);
+                trail = first_past(ring, trail + 1, seq, |p| S::age(stamp, p.stamp) <= reach);
                 before = ring.at(trail - 1).upto;
                 slot = ring.at(trail);
                 break;
@@ -565,7 +774,6 @@ fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
             slot = ring.at(trail);
             steps += 1;
         }
-        let start = slot.ts;
         let bytes = upto - before;
         let packets = seq - trail + 1;
         // A new maximum takes the window (the group's first packet always does); at an equal
@@ -574,8 +782,8 @@ fn advance<A: Acc>(w: &mut Window<A>, ring: &Ring<A>, from: u64, to: u64) {
         if seq == 0 || bytes > best_bytes {
             best_bytes = bytes;
             best_packets = packets;
-            best_start = start;
-        } else if bytes == best_bytes && start == best_start {
+            best_start = ring.time(slot);
+        } else if bytes == best_bytes && ring.time(slot) == best_start {
             best_packets = packets;
         }
         max_packets = max_packets.max(packets);
@@ -662,9 +870,14 @@ mod tests {
                     (ts, size)
                 })
                 .collect();
-            let windows = [1, 7, 100, 250, 1_000, 10_000, 1 << 40];
-            for closure in [Closure::HalfOpen, Closure::Closed] {
-                matches_reference(&packets, &windows, closure, &format!("trace {trace}"));
+            // Without and with a window too long for short stamps.
+            for windows in [
+                &[1, 7, 100, 250, 1_000, 10_000][..],
+                &[1, 7, 1_000, 1 << 40],
+            ] {
+                for closure in [Closure::HalfOpen, Closure::Closed] {
+                    matches_reference(&packets, windows, closure, &format!("trace {trace}"));
+                }
             }
         }
     }
@@ -739,13 +952,97 @@ mod tests {
         let windows = [1, 3, 50, 1_000, 100_000, 1 << 40];
         for closure in [Closure::HalfOpen, Closure::Closed] {
             let env = matches_reference(&packets, &windows, closure, "narrow");
-            assert!(matches!(env.inner, Width::Narrow(_)));
+            assert!(matches!(env.inner, Width::Long(_)));
+        }
+    }
+
+    /// Packets with gaps from nanoseconds to hours, from before 0 to past several multiples of
+    /// 2³² ns, so that short stamps wrap and trails must be moved on before a packet arrives.
+    fn far_apart(seed: u64, n: usize) -> Vec<(i64, u64)> {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut ts = -(5i64 << 32) - 12_345;
+        (0..n)
+            .map(|_| {
+                let r = next();
+                ts += match r % 11 {
+                    0 => 0,
+                    1..=5 => (r >> 8) as i64 % 200,
+                    6 | 7 => (r >> 8) as i64 % 3_000_000_000,
+                    8 => (u32::MAX as i64 - 2) + (r >> 8) as i64 % 5,
+                    9 => 3_600_000_000_000,
+                    _ => (r >> 8) as i64 % (1 << 34),
+                };
+                (ts, [0, 66, 1514, 9000][((r >> 40) % 4) as usize])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn short_stamps_stay_exact_across_long_gaps() {
+        // Windows up to the longest that short stamps take (reach 2³² − 1), with gaps around
+        // and far past 2³² ns: every row equals the oracle's, and the stamps stayed short.
+        let longest_half_open = [1, 150, 2_000_000_000, 1 << 32];
+        let longest_closed = [1, 150, 2_000_000_000, u32::MAX as i64];
+        for seed in 1..13u64 {
+            let packets = far_apart(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), 3 * BATCH as usize);
+            for (windows, closure) in [
+                (&longest_half_open, Closure::HalfOpen),
+                (&longest_closed, Closure::Closed),
+            ] {
+                let env = matches_reference(&packets, windows, closure, &format!("seed {seed}"));
+                assert!(matches!(env.inner, Width::Short(_)), "seed {seed}");
+            }
+            // One nanosecond longer and the stamps are whole timestamps.
+            let env = matches_reference(&packets, &[7, 1 + (1 << 32)], Closure::HalfOpen, "long");
+            assert!(matches!(env.inner, Width::Long(_)));
+        }
+    }
+
+    /// Collects what [`Envelope::recent`] keeps.
+    impl Keep for Vec<(i64, u64)> {
+        fn reserve(&mut self, n: usize) {
+            Vec::reserve(self, n);
+        }
+
+        fn keep(&mut self, ts: i64, size: u64) {
+            self.push((ts, size));
+        }
+    }
+
+    #[test]
+    fn recent_packets_read_back_exactly_from_short_stamps() {
+        // What a chunk hands over at its end: the packets within the largest reach of the last
+        // one, with their whole timestamps, copied or as the ring itself.
+        for seed in 1..9u64 {
+            let packets = far_apart(
+                seed.wrapping_mul(0xD1B5_4A32_D192_ED03),
+                2 * BATCH as usize + 77,
+            );
+            let windows = [10, 4_000_000_000];
+            let mut env = Envelope::new(&windows, Closure::HalfOpen);
+            env.push_run(packets.iter().copied());
+            assert!(matches!(env.inner, Width::Short(_)));
+            let last = packets.last().unwrap().0;
+            let from = last - 3_999_999_999;
+            let mut got = Vec::new();
+            env.recent(from, &mut got);
+            let want: Vec<(i64, u64)> = packets.iter().copied().filter(|p| p.0 >= from).collect();
+            assert_eq!(got, want, "seed {seed}");
+            let taken = env.take_recent(from).unwrap();
+            let read: Vec<(i64, u64)> = (0..taken.len()).map(|i| taken.at(i)).collect();
+            assert_eq!(read, want, "seed {seed}");
         }
     }
 
     #[test]
     fn ring_keeps_order_across_growth() {
-        let mut ring = Ring::<u64>::new();
+        let mut ring = Ring::<u64, u32>::new();
         for i in 0..100i64 {
             ring.push(i, i as u64 * 3);
             if i % 3 == 0 {
@@ -755,8 +1052,8 @@ mod tests {
         let mut seq = ring.tail;
         let mut expect = ring.tail as i64;
         while seq != ring.head {
-            assert_eq!(ring.at(seq).ts, expect);
-            assert_eq!(ring.at(seq).upto, expect as u64 * 3);
+            assert_eq!(ring.time(ring.at(seq)), expect);
+            assert_eq!({ ring.at(seq).upto }, expect as u64 * 3);
             seq += 1;
             expect += 1;
         }
