@@ -17,6 +17,7 @@ pub mod capture;
 pub mod chunked;
 pub mod engine;
 pub mod error;
+mod huge_pages;
 pub mod input;
 pub mod packet;
 pub mod parallel;
