@@ -728,9 +728,8 @@ mod tests {
         f
     }
 
-    #[test]
-    fn columns_equal_decoding_each_packet() {
-        let mut rng = Rng(4);
+    /// An Ethernet pcap of `frames`, 1 µs apart, each 4 bytes longer on the wire (its FCS).
+    fn pcap_of<'a>(frames: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
         let mut w = PcapWriter::new(
             Vec::new(),
             PcapOptions {
@@ -741,19 +740,31 @@ mod tests {
             },
         )
         .unwrap();
-        let frames: Vec<Vec<u8>> = (0..(3 * BATCH + 77)).map(|_| frame(&mut rng)).collect();
-        for (i, f) in frames.iter().enumerate() {
+        for (i, f) in frames.into_iter().enumerate() {
             w.write_packet(i as i64 * 1000, f.len() as u32 + 4, f)
                 .unwrap();
         }
-        let bytes = w.finish().unwrap();
+        w.finish().unwrap()
+    }
+
+    /// A reader of `bytes` that knows their length (as for a file).
+    fn reader_of(bytes: &[u8]) -> CaptureReader {
+        let len = Some(bytes.len() as u64);
+        let cursor = Box::new(std::io::Cursor::new(bytes.to_vec()));
+        CaptureReader::new(
+            crate::input::from_reader(cursor, len).unwrap(),
+            ReadOptions::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn columns_equal_decoding_each_packet() {
+        let mut rng = Rng(4);
+        let frames: Vec<Vec<u8>> = (0..(3 * BATCH + 77)).map(|_| frame(&mut rng)).collect();
+        let bytes = pcap_of(frames.iter().map(Vec::as_slice));
         let len = bytes.len() as u64;
-        let open = || {
-            let input =
-                crate::input::from_reader(Box::new(std::io::Cursor::new(bytes.clone())), Some(len))
-                    .unwrap();
-            CaptureReader::new(input, ReadOptions::default()).unwrap()
-        };
+        let open = || reader_of(&bytes);
         let t = read_table(&mut open(), None, Some(len), &mut |_| Ok(())).unwrap();
         assert_eq!(t.rows, frames.len());
         let mut reader = open();
@@ -797,28 +808,11 @@ mod tests {
     #[test]
     fn large_columns_are_advised_for_huge_pages() {
         // 300k packets: the address views (16 bytes a row) span several huge pages.
-        let mut w = PcapWriter::new(
-            Vec::new(),
-            PcapOptions {
-                byte_order: ByteOrder::Little,
-                nanos: true,
-                linktype: 1,
-                snaplen: 65535,
-            },
-        )
-        .unwrap();
-        let mut rng = Rng(9);
-        let f = frame(&mut rng);
+        let f = frame(&mut Rng(9));
         let n = 300_000;
-        for i in 0..n {
-            w.write_packet(i as i64 * 1000, f.len() as u32, &f).unwrap();
-        }
-        let bytes = w.finish().unwrap();
-        let len = bytes.len() as u64;
-        let input =
-            crate::input::from_reader(Box::new(std::io::Cursor::new(bytes)), Some(len)).unwrap();
-        let mut reader = CaptureReader::new(input, ReadOptions::default()).unwrap();
-        let t = read_table(&mut reader, None, Some(len), &mut |_| Ok(())).unwrap();
+        let bytes = pcap_of(std::iter::repeat_n(f.as_slice(), n));
+        let len = Some(bytes.len() as u64);
+        let t = read_table(&mut reader_of(&bytes), None, len, &mut |_| Ok(())).unwrap();
         assert_eq!(t.rows, n);
         let views = t.src.views.as_ptr() as usize;
         let inner = views.next_multiple_of(2 << 20);
