@@ -21,10 +21,16 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 BASE = 1_700_000_000_000_000_000
 
 
+# Gaps past 2**32 ns, where the envelope's ring must move its trails on before a packet (its
+# 12-byte slots keep the low 32 bits of each timestamp; see engine/envelope.rs).
+FAR_GAPS = [2**32 - 1, 2**32, 2**32 + 1, 5 * 10**9, 3600 * 10**9]
+
+
 @st.composite
-def traces(draw, max_n: int = 25):
+def traces(draw, max_n: int = 25, far: bool = False):
     n = draw(st.integers(0, max_n))
-    gaps = draw(st.lists(st.sampled_from([0, 0, 1, 7, 10, 100, 999, 1000, 1001, 5000, 10**6]), min_size=n, max_size=n))
+    near = [0, 0, 1, 7, 10, 100, 999, 1000, 1001, 5000, 10**6]
+    gaps = draw(st.lists(st.sampled_from(near + FAR_GAPS if far else near), min_size=n, max_size=n))
     sizes = draw(st.lists(st.integers(0, 3000), min_size=n, max_size=n))
     ts, t = [], BASE + draw(st.integers(0, 10**6))
     for g in gaps:
@@ -59,6 +65,26 @@ def test_envelope_and_backlog_equal_brute_force(trace, closed, fmt):
     bl = dict(r.backlog.filter(pl.col("by") == "all").select("rate_bps", "bmax_bytes").iter_rows())
     for rate in RATES:
         assert bl[rate] == pytest.approx(float(oracles.bmax(ts, sizes, rate)), rel=1e-12, abs=1e-9)
+
+
+@SETTINGS
+@given(
+    traces(max_n=40, far=True),
+    st.sampled_from(["left", "both"]),
+    st.sampled_from([[], [2**32 - 1], [2**32], [2**32, 10**10]]),
+    st.sampled_from(["pcap", "pcapng"]),
+)
+def test_envelope_equals_brute_force_across_gaps_past_2_32_ns(trace, closed, longest, fmt):
+    # Windows up to the longest that short stamps take (reach 2**32 - 1) and past it, on traces
+    # whose gaps reach past 2**32 ns: exact whichever stamps the ring keeps.
+    ts, sizes = trace
+    windows = [1, 1000, 10**6, 3 * 10**9, *longest]
+    r = burstcore.scan(oracles.capture(ts, sizes, fmt=fmt), windows=[f"{w}ns" for w in windows], closed=closed)
+    if not ts:
+        return
+    env = _env(r)
+    for w in windows:
+        assert (env[w][0], env[w][2]) == oracles.envelope(ts, sizes, w, closed), (w, closed)
 
 
 @SETTINGS
@@ -256,7 +282,11 @@ def test_in_memory_columns_accept_numpy_polars_and_datetimes():
 
 
 @settings(max_examples=25, deadline=None)
-@given(traces(max_n=60), st.integers(2, 5), st.sampled_from(["left", "both"]))
+@given(
+    st.one_of(traces(max_n=60), traces(max_n=60, far=True)),
+    st.integers(2, 5),
+    st.sampled_from(["left", "both"]),
+)
 def test_threads_give_identical_results(trace, threads, closed):
     ts, sizes = trace
     frames = [
