@@ -15,6 +15,13 @@
 /// The huge page size of x86-64 and of arm64 with 4 KiB base pages.
 const HUGE: usize = 2 << 20;
 
+/// Make room for `n` more elements where the memory is there (a hint: otherwise `v` grows as
+/// it fills), asking for huge pages behind it: for buffers then filled from start to end.
+pub(crate) fn reserve<T>(v: &mut Vec<T>, n: usize) {
+    let _ = v.try_reserve_exact(n);
+    advise(v);
+}
+
 /// Ask for huge pages behind `v`'s whole capacity (filled or not). Advice only: the contents
 /// do not change, and a refusal changes nothing.
 pub(crate) fn advise<T>(v: &Vec<T>) {

@@ -87,7 +87,7 @@ pub struct AddressColumn {
 
 impl AddressColumn {
     fn reserve(&mut self, n: usize) {
-        let _ = self.views.try_reserve_exact(n);
+        huge_pages::reserve(&mut self.views, n);
         let _ = self.valid.bits.try_reserve_exact(n.div_ceil(8));
     }
     fn shrink(&mut self) {
@@ -352,7 +352,7 @@ impl<T: Copy + Default> Nullable<T> {
         }
     }
     fn reserve(&mut self, n: usize) {
-        let _ = self.values.try_reserve_exact(n);
+        huge_pages::reserve(&mut self.values, n);
         let _ = self.valid.bits.try_reserve_exact(n.div_ceil(8));
     }
     fn shrink(&mut self) {
@@ -411,13 +411,14 @@ impl PacketTable {
     }
 
     /// Make room for `n` more rows in the wanted columns. Only a hint: where the memory is not
-    /// there, the columns grow as they fill instead.
+    /// there, the columns grow as they fill instead. Each column is filled from start to end
+    /// once, so its values ask for huge pages ([`huge_pages`]).
     fn reserve(&mut self, w: Wanted, n: usize) {
         self.timestamp.reserve(if w.0[0] { n } else { 0 });
-        let _ = self.interface.try_reserve_exact(if w.0[1] { n } else { 0 });
-        let _ = self.wire_len.try_reserve_exact(if w.0[2] { n } else { 0 });
-        let _ = self.cap_len.try_reserve_exact(if w.0[3] { n } else { 0 });
-        let _ = self.linktype.try_reserve_exact(if w.0[4] { n } else { 0 });
+        huge_pages::reserve(&mut self.interface, if w.0[1] { n } else { 0 });
+        huge_pages::reserve(&mut self.wire_len, if w.0[2] { n } else { 0 });
+        huge_pages::reserve(&mut self.cap_len, if w.0[3] { n } else { 0 });
+        huge_pages::reserve(&mut self.linktype, if w.0[4] { n } else { 0 });
         self.src.reserve(if w.0[5] { n } else { 0 });
         self.dst.reserve(if w.0[6] { n } else { 0 });
         self.protocol.reserve(if w.0[7] { n } else { 0 });
@@ -428,22 +429,6 @@ impl PacketTable {
         self.ip_len.reserve(if w.0[12] { n } else { 0 });
         self.payload_len.reserve(if w.0[13] { n } else { 0 });
         self.tcp_flags.reserve(if w.0[14] { n } else { 0 });
-        // Filled from start to end once: huge pages spare most of the kernel's work per page.
-        huge_pages::advise(&self.timestamp.values);
-        huge_pages::advise(&self.interface);
-        huge_pages::advise(&self.wire_len);
-        huge_pages::advise(&self.cap_len);
-        huge_pages::advise(&self.linktype);
-        huge_pages::advise(&self.src.views);
-        huge_pages::advise(&self.dst.views);
-        huge_pages::advise(&self.protocol.values);
-        huge_pages::advise(&self.sport.values);
-        huge_pages::advise(&self.dport.values);
-        huge_pages::advise(&self.vlan.values);
-        huge_pages::advise(&self.qp.values);
-        huge_pages::advise(&self.ip_len.values);
-        huge_pages::advise(&self.payload_len.values);
-        huge_pages::advise(&self.tcp_flags.values);
     }
 
     fn finish(&mut self) {

@@ -512,16 +512,25 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
             advance(w, ring, from, to);
         }
         self.done = to;
-        // Trails lag lazily, so a shorter window's trail may be older than the largest one's:
-        // keep every packet any trail still points to.
-        if let Some(oldest) = self.windows.iter().map(|w| w.trail).min() {
-            self.ring.tail = oldest;
-            self.ring.deadline = if oldest == self.ring.head {
-                i64::MIN
-            } else {
-                Ring::<A, S>::deadline_after(self.ring.time(self.ring.at(oldest)))
-            };
-        }
+        self.keep_from_oldest_trail(None);
+    }
+
+    /// Trails lag lazily, so a shorter window's trail may be older than the largest one's: keep
+    /// every packet any trail still points to, and note by when the next packet would be too far
+    /// from the oldest of them for its stamp. With no packet held, that is counted from `next`,
+    /// the packet about to be pushed, if known (else the next push looks).
+    fn keep_from_oldest_trail(&mut self, next: Option<i64>) {
+        let Some(oldest) = self.windows.iter().map(|w| w.trail).min() else {
+            return;
+        };
+        let ring = &mut self.ring;
+        ring.tail = oldest;
+        let oldest_ts = if oldest == ring.head {
+            next
+        } else {
+            Some(ring.time(ring.at(oldest)))
+        };
+        ring.deadline = oldest_ts.map_or(i64::MIN, Ring::<A, S>::deadline_after);
     }
 
     /// Before a packet at `ts` that is more than `S::SPAN` after the oldest packet held: move
@@ -544,15 +553,7 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
                 w.trail = trail;
             }
         }
-        if let Some(oldest) = self.windows.iter().map(|w| w.trail).min() {
-            self.ring.tail = oldest;
-            let oldest_ts = if oldest == self.ring.head {
-                ts
-            } else {
-                self.ring.time(self.ring.at(oldest))
-            };
-            self.ring.deadline = Ring::<A, S>::deadline_after(oldest_ts);
-        }
+        self.keep_from_oldest_trail(Some(ts));
     }
 
     fn recent(&mut self, from: i64, to: &mut impl Keep) {
