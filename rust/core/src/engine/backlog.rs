@@ -315,7 +315,7 @@ impl Lanes {
         let mut failed = None;
         let mut from = 0;
         while from < narrow.len() {
-            let to = narrow.len().min(from + simd::WIDTH);
+            let to = narrow.len().min(from + simd::width());
             let (to, ran) = match simd.then(|| simd::run(&mut narrow[from..to], last, held)) {
                 Some(Some(ran)) => (to, ran),
                 // Without vector lanes (on this CPU, or asked so): one lane at a time.
@@ -783,6 +783,13 @@ mod lindley_tests {
                     (batch, simd),
                     &format!("{ctx}, batch {batch}, simd {simd}"),
                 );
+            }
+            // The AVX2 lanes too where the CPU has AVX-512 (else they ran just above).
+            if simd::available() {
+                simd::without_avx512(|| {
+                    let ctx = format!("{ctx}, batch {batch}, AVX2");
+                    check_batch(rates, packets, reads, (batch, true), &ctx);
+                });
             }
         }
     }

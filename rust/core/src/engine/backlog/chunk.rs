@@ -640,7 +640,7 @@ impl ChunkBacklog {
             before: self.work,
         };
         let mut exact = self.exact;
-        for block in self.rates.chunks_mut(simd::WIDTH) {
+        for block in self.rates.chunks_mut(simd::width()) {
             let ran = if self.simd {
                 simd::run(block, last, batch, budget)
             } else {
@@ -1147,9 +1147,12 @@ mod tests {
                 1 => 2 + rng.below(8) as usize,
                 _ => super::super::BATCH,
             };
-            // The u64 lanes eight at a time (where this CPU can) or one by one.
-            let simd = rng.below(2) == 0;
-            check(
+            // The u64 lanes in the widest vectors this CPU has, in AVX2 ones (where it has
+            // them), or one by one.
+            let mode = rng.below(3);
+            let simd = mode != 0;
+            let run = || {
+                check(
                 &rates,
                 cap,
                 budget,
@@ -1158,8 +1161,14 @@ mod tests {
                 &packets,
                 &reads,
                 simd,
-                &format!("round {round}, style {style}, n {n}, cap {cap}, budget {budget}, batch {batch}, simd {simd}, rates {rates:?}"),
-            );
+                &format!("round {round}, style {style}, n {n}, cap {cap}, budget {budget}, batch {batch}, simd mode {mode}, rates {rates:?}"),
+            )
+            };
+            if mode == 2 {
+                super::super::simd::without_avx512(run);
+            } else {
+                run();
+            }
             // How often each path was taken, over the first group.
             let mut b = ChunkBacklog::new(&rates, cap, batch);
             let mut spare = usize::MAX;

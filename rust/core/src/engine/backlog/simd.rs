@@ -1,5 +1,6 @@
 //! The u64 lanes eight at a time, in AVX-512 registers (x86-64 CPUs that have AVX-512F and DQ,
-//! checked at run time; elsewhere the lanes run one by one).
+//! checked at run time), or four at a time in AVX2 registers (`avx2`, x86-64 CPUs without
+//! AVX-512; the sequential lanes only); elsewhere the lanes run one by one.
 //!
 //! One by one, each rate's loop is a chain of dependent operations per packet (the queue is
 //! served, then the packet's work is added), about 1.4 ns per packet and rate on the benchmark
@@ -13,8 +14,43 @@ use super::{Held, Lane, NARROW_LIMIT};
 /// Lanes per vector.
 pub(super) const WIDTH: usize = 8;
 
-/// Whether this CPU runs the vector lanes.
+#[cfg(target_arch = "x86_64")]
+pub(super) mod avx2;
+
+/// Lanes [`run`] takes at a time on this CPU (one where it has no vector lanes).
+pub(super) fn width() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if available() {
+            return WIDTH;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return avx2::WIDTH;
+        }
+    }
+    1
+}
+
+#[cfg(test)]
+thread_local! {
+    static AVX512_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `f` run as on a CPU without AVX-512, so that the AVX2 lanes are tested on CPUs that have it.
+#[cfg(test)]
+pub(super) fn without_avx512<R>(f: impl FnOnce() -> R) -> R {
+    AVX512_OFF.with(|off| off.set(true));
+    let r = f();
+    AVX512_OFF.with(|off| off.set(false));
+    r
+}
+
+/// Whether this CPU runs the AVX-512 lanes.
 pub(super) fn available() -> bool {
+    #[cfg(test)]
+    if AVX512_OFF.with(|off| off.get()) {
+        return false;
+    }
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")
@@ -26,7 +62,7 @@ pub(super) fn available() -> bool {
     }
 }
 
-/// Run up to [`WIDTH`] lanes over `held`, the lanes' latest packet being at `last`, as
+/// Run up to [`width`] lanes over `held`, the lanes' latest packet being at `last`, as
 /// [`Lane::run`] runs each. `Err(i)`: a queue would not fit a u64 at `held[i]`; every lane is
 /// left as it was before that packet. `None`: this CPU has no vector lanes (nothing ran).
 pub(super) fn run(lanes: &mut [Lane<u64>], last: i64, held: &[Held]) -> Option<Result<(), usize>> {
@@ -35,6 +71,11 @@ pub(super) fn run(lanes: &mut [Lane<u64>], last: i64, held: &[Held]) -> Option<R
     if available() {
         // SAFETY: the CPU has AVX-512F and AVX-512DQ (checked just above; the check is cached).
         return Some(unsafe { avx512::run(lanes, last, held) });
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above; the check is cached).
+        return Some(unsafe { avx2::run(lanes, last, held) });
     }
     let _ = (lanes, last, held);
     None

@@ -1,14 +1,17 @@
-//! The chunk's u64 lanes eight at a time in AVX-512 registers, as `backlog::simd` runs the
-//! sequential ones. [`ChunkLane::run`] stays the reference: it takes every packet at which some
+//! The chunk's u64 lanes eight at a time in AVX-512 registers (or four in AVX2 ones, `avx2`),
+//! as `backlog::simd` runs the sequential ones. [`ChunkLane::run`] stays the reference: it takes every packet at which some
 //! lane does something rare (a busy period that may be the longest ends or, while the lane keeps
 //! empty instants, its queue empties), so every state is the scalar one bit for bit. A new
 //! maximum of S, kept in i128 outside the vectors, is added lane by lane.
 
 use super::super::simd::available;
-pub(super) use super::super::simd::WIDTH;
+pub(super) use super::super::simd::{width, WIDTH};
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 use super::{Batch, ChunkLane, Rate};
 
-/// Run the rates of `block` (at most [`WIDTH`]) over `batch`, the lanes' latest packet being at
+/// Run the rates of `block` (at most [`width`]) over `batch`, the lanes' latest packet being at
 /// `last`, as [`ChunkLane::run`] runs each. `Err(i)`: a queue would not fit a u64 at `held[i]`;
 /// every lane is left as it was before that packet. `None` (nothing ran): a rate is in u128
 /// already, this CPU has no vector lanes, or `budget` could run out within the batch, where the
@@ -31,6 +34,11 @@ pub(super) fn run(
     if available() {
         // SAFETY: the CPU has AVX-512F and AVX-512DQ (checked just above; the check is cached).
         return Some(unsafe { avx512::run(block, last, batch, budget) });
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above; the check is cached).
+        return Some(unsafe { avx2::run(block, last, batch, budget) });
     }
     let _ = (last, batch);
     None

@@ -1,0 +1,152 @@
+//! The chunk's u64 lanes four at a time in AVX2 registers, as `backlog::simd::avx2` runs the
+//! sequential ones, with the same per-packet step and the same limits (only packets closer than
+//! `dt_limit` to the one before; comparisons as that module explains). What the chunk's lanes
+//! add: `need` per lane, which may be any u64 and so is compared with its sign bit flipped; S's
+//! new maxima, added lane by lane; and the packets at which a lane that keeps instants empties,
+//! which go through the scalar [`ChunkLane::run`] with every other rare packet.
+
+use super::super::super::simd::avx2::{any, lanes_of, load, store, Queues, Rates, SIGN, WIDTH};
+use super::super::super::{Held, Scaled};
+use super::{lanes, lanes_mut, Batch, Rate};
+use std::arch::x86_64::*;
+
+/// The block's vectors: those of the sequential lanes, and `need` (smax − D) and `keep` (all
+/// ones where the lane keeps instants) per lane.
+struct Block {
+    rates: Rates,
+    queues: Queues,
+    need: __m256i,
+    keep: __m256i,
+}
+
+impl Block {
+    #[target_feature(enable = "avx2")]
+    fn load(block: &[Rate]) -> Self {
+        let (r, n) = lanes_of(lanes(block), |l| {
+            [l.rate, l.dcap, u64::from(l.shift), l.longest]
+        });
+        let (q, _) = lanes_of(lanes(block), |l| {
+            [l.q, l.start_ns as u64, l.best_q, l.peak_ns as u64]
+        });
+        Block {
+            rates: Rates::load(&r[..n]),
+            queues: Queues::load(&q[..n]),
+            // Lanes past the last never pass it.
+            need: load(lanes(block).map(|l| l.need), u64::MAX),
+            keep: load(
+                lanes(block).map(|l| u64::from(!l.truncated).wrapping_neg()),
+                0,
+            ),
+        }
+    }
+
+    /// Back into the lanes (`longest` and `keep` change only in the scalar lanes).
+    #[target_feature(enable = "avx2")]
+    fn save(&self, block: &mut [Rate]) {
+        let need = store(self.need);
+        for ((lane, [q, start, best, peak]), need) in
+            lanes_mut(block).zip(self.queues.save()).zip(need)
+        {
+            (lane.q, lane.start_ns, lane.best_q, lane.peak_ns) =
+                (q, start as i64, best, peak as i64);
+            lane.need = need;
+        }
+    }
+
+    /// Put the packets of `held` on the queues, the one before the first being at `last`, up
+    /// to the first that the vector cannot take (see the module doc). Returns how many it took.
+    #[target_feature(enable = "avx2")]
+    fn take(&mut self, block: &mut [Rate], mut last: i64, held: &[Held]) -> usize {
+        let (zero, sign) = (_mm256_setzero_si256(), _mm256_set1_epi64x(SIGN as i64));
+        // Copies in locals, not behind `self`: kept in registers across the loop.
+        let (rates, keep) = (self.rates, self.keep);
+        let (mut s, mut need) = (self.queues, self.need);
+        let mut last_v = _mm256_set1_epi64x(last);
+        let mut took = 0;
+        for h in held {
+            // Sorted input: the wrapped difference is the exact one.
+            let dt = h.ts.wrapping_sub(last) as u64;
+            if dt >= rates.dt_limit {
+                break;
+            }
+            let step = s.step(&rates, last_v, dt, h.val);
+            // While a lane keeps instants, a queue that empties before the packet is one.
+            let empties = _mm256_and_si256(keep, _mm256_cmpgt_epi64(zero, step.d));
+            if any(_mm256_or_si256(step.rare, empties)) {
+                break;
+            }
+            let ts = _mm256_set1_epi64x(h.ts);
+            s.take(&rates, &step, ts);
+            // need.saturating_add(service left over), then S's new maxima where Q passes.
+            let left = _mm256_andnot_si256(step.more, _mm256_sub_epi64(zero, step.d));
+            let sum = _mm256_add_epi64(need, left);
+            let need_x = _mm256_xor_si256(need, sign);
+            let wrapped = _mm256_cmpgt_epi64(need_x, _mm256_xor_si256(sum, sign));
+            let sum = _mm256_or_si256(sum, wrapped);
+            let passed =
+                _mm256_cmpgt_epi64(_mm256_xor_si256(s.q, sign), _mm256_xor_si256(sum, sign));
+            if any(passed) {
+                let (q, n, p) = (store(s.q), store(sum), store(passed));
+                for (k, lane) in lanes_mut(block).enumerate() {
+                    if p[k] != 0 {
+                        lane.smax += i128::from(q[k] - n[k]);
+                        lane.smax_ns = h.ts;
+                    }
+                }
+            }
+            need = _mm256_blendv_epi8(sum, s.q, passed);
+            (last, last_v) = (h.ts, ts);
+            took += 1;
+        }
+        (self.queues, self.need) = (s, need);
+        took
+    }
+}
+
+/// See [`super::run`]. The per-packet steps are those of `ChunkLane::run`, lane for lane.
+#[target_feature(enable = "avx2")]
+pub(super) fn run(
+    block: &mut [Rate],
+    last: i64,
+    batch: Batch,
+    budget: &mut usize,
+) -> Result<(), usize> {
+    debug_assert!(block.len() <= WIDTH);
+    // The group's work before packet `at`, summed up to there (only rare packets need it).
+    let (mut at, mut before) = (0, batch.before);
+    let mut i = 0;
+    while i < batch.held.len() {
+        let mut s = Block::load(block);
+        let prev = if i == 0 { last } else { batch.held[i - 1].ts };
+        i += s.take(block, prev, &batch.held[i..]);
+        s.save(block);
+        let Some(h) = batch.held.get(i) else {
+            break;
+        };
+        // Rare: the scalar lanes take this packet, unless some queue would not fit a u64.
+        let prev = if i == 0 { last } else { batch.held[i - 1].ts };
+        let dt = h.ts.wrapping_sub(prev) as u64;
+        let over = lanes(block).any(|l| {
+            let served = <u64 as Scaled>::served(l.rate, dt, l.dcap);
+            <u64 as Scaled>::add(l.q.saturating_sub(served), h.val).is_none()
+        });
+        if over {
+            return Err(i);
+        }
+        before += batch.held[at..i]
+            .iter()
+            .map(|h| u128::from(h.val))
+            .sum::<u128>();
+        at = i;
+        let one_packet = Batch {
+            held: std::slice::from_ref(h),
+            before,
+        };
+        for lane in lanes_mut(block) {
+            // Cannot fail: the check above saw every queue this packet leaves.
+            let _ = lane.run(prev, one_packet, budget);
+        }
+        i += 1;
+    }
+    Ok(())
+}
