@@ -1068,4 +1068,61 @@ mod tests {
         // Only the live packets (100 pushed, 34 released) bound the capacity.
         assert!(ring.slots.len() <= 128);
     }
+
+    /// The envelope alone on a capture (ENVELOPE_BENCH=path) at the benchmark's 20 windows, in
+    /// CPU time of this thread (best of 5): `cargo test --release envelope_bench -- --ignored
+    /// --nocapture`.
+    #[test]
+    #[ignore]
+    fn envelope_bench() {
+        use crate::capture::{CaptureReader, ReadOptions};
+        let Ok(path) = std::env::var("ENVELOPE_BENCH") else {
+            return;
+        };
+        let input = crate::input::open_path(path.as_ref()).expect("open");
+        let mut r = CaptureReader::new(input, ReadOptions::default()).expect("reader");
+        let mut packets = Vec::new();
+        while let Some(p) = r.next_packet().expect("read") {
+            packets.push((p.ts_ns.unwrap_or(0), u64::from(p.wire_len)));
+        }
+        let us = 1_000i64;
+        // Only the windows from ENVELOPE_MIN_US to ENVELOPE_MAX_US, where set: what each costs.
+        let bound = |var: &str, or: i64| {
+            std::env::var(var)
+                .ok()
+                .and_then(|v| v.parse::<i64>().ok())
+                .map_or(or, |v| v.saturating_mul(us))
+        };
+        let windows: Vec<i64> = [
+            1, 2, 5, 10, 20, 50, 100, 200, 250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000,
+            100_000, 200_000, 500_000, 1_000_000,
+        ]
+        .iter()
+        .map(|&w| w * us)
+        .filter(|&w| w >= bound("ENVELOPE_MIN_US", 0) && w <= bound("ENVELOPE_MAX_US", i64::MAX))
+        .collect();
+        let cpu = || {
+            std::fs::read_to_string("/proc/thread-self/schedstat")
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+                .map_or(0.0, |ns| ns / 1e9)
+        };
+        let mut best = f64::MAX;
+        let mut rows = Vec::new();
+        for _ in 0..5 {
+            let t0 = cpu();
+            let mut env = Envelope::new(&windows, Closure::HalfOpen);
+            env.push_run(packets.iter().copied());
+            rows.clear();
+            env.rows(By::All, GroupKey::All, &mut rows);
+            best = best.min(cpu() - t0);
+        }
+        let check: u64 = rows.iter().map(|r| r.bytes).sum();
+        println!(
+            "{} packets, {} windows: {:.2} ns/packet (check {check})",
+            packets.len(),
+            windows.len(),
+            best * 1e9 / packets.len() as f64
+        );
+    }
 }
