@@ -384,11 +384,20 @@ def machine() -> dict[str, str]:
         except (OSError, IndexError):
             return "n/a"
 
-    cpu = "n/a"
+    # A VM may name its CPU only "AMD EPYC": family and model tell the generation, and the vector
+    # extensions which of burstcore's vector lanes run (AVX-512 or AVX2, see backlog/simd.rs).
+    info: dict[str, str] = {}
     for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
+        key, _, value = line.partition(":")
+        info.setdefault(key.strip(), value.strip())
+        if not line.strip():
             break
+    flags = set(info.get("flags", "").split())
+    vectors = [f for f in ("avx2", "avx512f", "avx512dq") if f in flags]
+    cpu = (
+        f"{info.get('model name', 'n/a')} (family {info.get('cpu family', '?')}, model {info.get('model', '?')};"
+        f" {', '.join(vectors) or 'no AVX2'})"
+    )
     mem_kb = int(Path("/proc/meminfo").read_text().split()[1])
     import dpkt
     import numpy
