@@ -13,6 +13,8 @@
 
 pub mod analysis;
 pub mod analyze;
+#[cfg(test)]
+mod bench_support;
 pub mod capture;
 pub mod chunked;
 pub mod engine;

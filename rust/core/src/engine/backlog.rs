@@ -988,16 +988,9 @@ mod lindley_tests {
     #[test]
     #[ignore]
     fn backlog_bench() {
-        use crate::capture::{CaptureReader, ReadOptions};
-        let Ok(path) = std::env::var("BACKLOG_BENCH") else {
+        let Some(mut packets) = crate::bench_support::packets_of("BACKLOG_BENCH") else {
             return;
         };
-        let input = crate::input::open_path(path.as_ref()).expect("open");
-        let mut r = CaptureReader::new(input, ReadOptions::default()).expect("reader");
-        let mut packets = Vec::new();
-        while let Some(p) = r.next_packet().expect("read") {
-            packets.push((p.ts_ns.unwrap_or(0), u64::from(p.wire_len)));
-        }
         // The whole capture at the benchmark's rates (its mean is MEAN_BPS of scan_bench): the
         // same rows, bit for bit.
         let mean = 33_165_083_973f64;
@@ -1027,14 +1020,7 @@ mod lindley_tests {
             .iter()
             .map(|m| (mean * m) as u64)
             .collect();
-        // CPU time of this thread (ns on CPU, from schedstat): others sharing the machine then
-        // matter less than with wall-clock time.
-        let cpu = || {
-            std::fs::read_to_string("/proc/thread-self/schedstat")
-                .ok()
-                .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-                .map_or(0.0, |ns| ns / 1e9)
-        };
+        let cpu = crate::bench_support::thread_cpu_seconds;
         let time = |f: &mut dyn FnMut() -> u128| {
             let mut best = f64::MAX;
             let mut check = 0;

@@ -1075,16 +1075,9 @@ mod tests {
     #[test]
     #[ignore]
     fn envelope_bench() {
-        use crate::capture::{CaptureReader, ReadOptions};
-        let Ok(path) = std::env::var("ENVELOPE_BENCH") else {
+        let Some(packets) = crate::bench_support::packets_of("ENVELOPE_BENCH") else {
             return;
         };
-        let input = crate::input::open_path(path.as_ref()).expect("open");
-        let mut r = CaptureReader::new(input, ReadOptions::default()).expect("reader");
-        let mut packets = Vec::new();
-        while let Some(p) = r.next_packet().expect("read") {
-            packets.push((p.ts_ns.unwrap_or(0), u64::from(p.wire_len)));
-        }
         let us = 1_000i64;
         // Only the windows from ENVELOPE_MIN_US to ENVELOPE_MAX_US, where set: what each costs.
         let bound = |var: &str, or: i64| {
@@ -1101,12 +1094,7 @@ mod tests {
         .map(|&w| w * us)
         .filter(|&w| w >= bound("ENVELOPE_MIN_US", 0) && w <= bound("ENVELOPE_MAX_US", i64::MAX))
         .collect();
-        let cpu = || {
-            std::fs::read_to_string("/proc/thread-self/schedstat")
-                .ok()
-                .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-                .map_or(0.0, |ns| ns / 1e9)
-        };
+        let cpu = crate::bench_support::thread_cpu_seconds;
         let mut best = f64::MAX;
         let mut rows = Vec::new();
         for _ in 0..5 {

@@ -1277,16 +1277,9 @@ mod tests {
     #[test]
     #[ignore]
     fn chunk_backlog_bench() {
-        use crate::capture::{CaptureReader, ReadOptions};
-        let Ok(path) = std::env::var("BACKLOG_BENCH") else {
+        let Some(mut packets) = crate::bench_support::packets_of("BACKLOG_BENCH") else {
             return;
         };
-        let input = crate::input::open_path(path.as_ref()).expect("open");
-        let mut r = CaptureReader::new(input, ReadOptions::default()).expect("reader");
-        let mut packets = Vec::new();
-        while let Some(p) = r.next_packet().expect("read") {
-            packets.push((p.ts_ns.unwrap_or(0), u64::from(p.wire_len)));
-        }
         let mean = 33_165_083_973f64;
         let rates: Vec<u64> = [1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0]
             .iter()
@@ -1294,12 +1287,7 @@ mod tests {
             .collect();
         // Half the capture, as one chunk of a two-thread scan sees it.
         packets.truncate(packets.len() / 2);
-        let cpu = || {
-            std::fs::read_to_string("/proc/thread-self/schedstat")
-                .ok()
-                .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-                .map_or(0.0, |ns| ns / 1e9)
-        };
+        let cpu = crate::bench_support::thread_cpu_seconds;
         let n = packets.len() as f64;
         let (mut new, mut old, mut seq) = (f64::MAX, f64::MAX, f64::MAX);
         let (mut a, mut b) = (None, None);

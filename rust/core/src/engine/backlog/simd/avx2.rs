@@ -185,9 +185,19 @@ pub(in crate::engine::backlog) fn any(v: __m256i) -> bool {
 
 /// Put the packets of `held` on the queues, the one before the first being at `last`, up to the
 /// first that the vector cannot take: one `dt_limit` or more after the one before, or one whose
-/// step is rare. Returns how many it took; the scalar lanes take the next.
+/// step is rare or, with the sign bit of some lane of `also(step)` set, rare to the caller.
+/// `then` sees each packet taken, with its step and the queues it left. Returns how many it
+/// took; the scalar lanes take the next.
 #[target_feature(enable = "avx2")]
-fn take(rates: &Rates, queues: &mut Queues, mut last: i64, held: &[Held]) -> usize {
+#[inline]
+pub(in crate::engine::backlog) fn take(
+    rates: &Rates,
+    queues: &mut Queues,
+    mut last: i64,
+    held: &[Held],
+    also: impl Fn(&Step) -> __m256i,
+    mut then: impl FnMut(&Step, &Queues, &Held),
+) -> usize {
     // A copy in a local, not behind the reference: kept in registers across the loop.
     let mut s = *queues;
     let mut last_v = _mm256_set1_epi64x(last);
@@ -199,11 +209,12 @@ fn take(rates: &Rates, queues: &mut Queues, mut last: i64, held: &[Held]) -> usi
             break;
         }
         let step = s.step(rates, last_v, dt, h.val);
-        if any(step.rare) {
+        if any(_mm256_or_si256(step.rare, also(&step))) {
             break;
         }
         let ts = _mm256_set1_epi64x(h.ts);
         s.take(rates, &step, ts);
+        then(&step, &s, h);
         (last, last_v) = (h.ts, ts);
         took += 1;
     }
@@ -227,7 +238,8 @@ pub(super) fn run(lanes: &mut [Lane<u64>], last: i64, held: &[Held]) -> Result<(
         });
         let mut queues = Queues::load(&q[..n]);
         let before = if i == 0 { last } else { held[i - 1].ts };
-        i += take(&rates, &mut queues, before, &held[i..]);
+        let none = |_: &Step| _mm256_setzero_si256();
+        i += take(&rates, &mut queues, before, &held[i..], none, |_, _, _| ());
         for (lane, [q, start, best, peak]) in lanes.iter_mut().zip(queues.save()) {
             (lane.q, lane.start_ns, lane.best_q, lane.peak_ns) =
                 (q, start as i64, best, peak as i64);

@@ -5,7 +5,9 @@
 //! new maxima, added lane by lane; and the packets at which a lane that keeps instants empties,
 //! which go through the scalar [`ChunkLane::run`] with every other rare packet.
 
-use super::super::super::simd::avx2::{any, lanes_of, load, store, Queues, Rates, SIGN, WIDTH};
+use super::super::super::simd::avx2::{
+    any, lanes_of, load, store, take, Queues, Rates, Step, SIGN, WIDTH,
+};
 use super::super::super::{Held, Scaled};
 use super::{lanes, lanes_mut, Batch, Rate};
 use std::arch::x86_64::*;
@@ -56,27 +58,14 @@ impl Block {
     /// Put the packets of `held` on the queues, the one before the first being at `last`, up
     /// to the first that the vector cannot take (see the module doc). Returns how many it took.
     #[target_feature(enable = "avx2")]
-    fn take(&mut self, block: &mut [Rate], mut last: i64, held: &[Held]) -> usize {
+    fn take(&mut self, block: &mut [Rate], last: i64, held: &[Held]) -> usize {
         let (zero, sign) = (_mm256_setzero_si256(), _mm256_set1_epi64x(SIGN as i64));
-        // Copies in locals, not behind `self`: kept in registers across the loop.
-        let (rates, keep) = (self.rates, self.keep);
-        let (mut s, mut need) = (self.queues, self.need);
-        let mut last_v = _mm256_set1_epi64x(last);
-        let mut took = 0;
-        for h in held {
-            // Sorted input: the wrapped difference is the exact one.
-            let dt = h.ts.wrapping_sub(last) as u64;
-            if dt >= rates.dt_limit {
-                break;
-            }
-            let step = s.step(&rates, last_v, dt, h.val);
-            // While a lane keeps instants, a queue that empties before the packet is one.
-            let empties = _mm256_and_si256(keep, _mm256_cmpgt_epi64(zero, step.d));
-            if any(_mm256_or_si256(step.rare, empties)) {
-                break;
-            }
-            let ts = _mm256_set1_epi64x(h.ts);
-            s.take(&rates, &step, ts);
+        let keep = self.keep;
+        // While a lane keeps instants, a queue that empties before the packet is one.
+        let empties = |step: &Step| _mm256_and_si256(keep, _mm256_cmpgt_epi64(zero, step.d));
+        // A copy in a local, not behind `self`: kept in a register across the loop.
+        let mut need = self.need;
+        let mut then = |step: &Step, s: &Queues, h: &Held| {
             // need.saturating_add(service left over), then S's new maxima where Q passes.
             let left = _mm256_andnot_si256(step.more, _mm256_sub_epi64(zero, step.d));
             let sum = _mm256_add_epi64(need, left);
@@ -95,10 +84,16 @@ impl Block {
                 }
             }
             need = _mm256_blendv_epi8(sum, s.q, passed);
-            (last, last_v) = (h.ts, ts);
-            took += 1;
-        }
-        (self.queues, self.need) = (s, need);
+        };
+        let took = take(
+            &self.rates,
+            &mut self.queues,
+            last,
+            held,
+            empties,
+            &mut then,
+        );
+        self.need = need;
         took
     }
 }
