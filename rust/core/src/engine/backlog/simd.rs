@@ -1,6 +1,6 @@
 //! The u64 lanes eight at a time, in AVX-512 registers (x86-64 CPUs that have AVX-512F and DQ,
 //! checked at run time), or four at a time in AVX2 registers (`avx2`, x86-64 CPUs without
-//! AVX-512; the sequential lanes only); elsewhere the lanes run one by one.
+//! AVX-512; the chunk's lanes too); elsewhere the lanes run one by one.
 //!
 //! One by one, each rate's loop is a chain of dependent operations per packet (the queue is
 //! served, then the packet's work is added), about 1.4 ns per packet and rate on the benchmark

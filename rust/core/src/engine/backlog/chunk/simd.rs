@@ -1,8 +1,9 @@
 //! The chunk's u64 lanes eight at a time in AVX-512 registers (or four in AVX2 ones, `avx2`),
-//! as `backlog::simd` runs the sequential ones. [`ChunkLane::run`] stays the reference: it takes every packet at which some
-//! lane does something rare (a busy period that may be the longest ends or, while the lane keeps
-//! empty instants, its queue empties), so every state is the scalar one bit for bit. A new
-//! maximum of S, kept in i128 outside the vectors, is added lane by lane.
+//! as `backlog::simd` runs the sequential ones. [`ChunkLane::run`] stays the reference: it
+//! takes every packet at which some lane does something rare (a busy period that may be the
+//! longest ends or, while the lane keeps empty instants, its queue empties), so every state is
+//! the scalar one bit for bit. A new maximum of S, kept in i128 outside the vectors, is added
+//! lane by lane.
 
 use super::super::simd::available;
 pub(super) use super::super::simd::{width, WIDTH};
@@ -45,7 +46,7 @@ pub(super) fn run(
 }
 
 /// The u64 lanes of `block` (every rate of it, once [`run`] checked that none is u128).
-fn lanes(block: &[Rate]) -> impl Iterator<Item = &ChunkLane> {
+fn lanes(block: &[Rate]) -> impl Iterator<Item = &ChunkLane> + Clone {
     block.iter().filter_map(|r| match r {
         Rate::Narrow(lane) => Some(lane),
         Rate::Wide(_) => None,

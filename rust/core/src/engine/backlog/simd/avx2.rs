@@ -1,6 +1,7 @@
-//! The u64 lanes four at a time in AVX2 registers, on x86-64 CPUs without AVX-512 (AMD Zen 3 and older, many Intel client parts). AVX2 has neither a
-//! 64-bit multiply nor unsigned 64-bit comparisons, so this path takes only the packets on which
-//! both are easy, and those are nearly all of them:
+//! The u64 lanes four at a time in AVX2 registers, on x86-64 CPUs without AVX-512 (AMD Zen 3 and
+//! older, many Intel client parts); the chunk's lanes (`chunk::simd::avx2`) share the loop. AVX2
+//! has neither a 64-bit multiply nor unsigned 64-bit comparisons, so this path takes only the
+//! packets on which both are easy, and those are nearly all of them:
 //!
 //! - a packet less than `min(dcap)` and 2³² ns after the one before: every lane's `rate × dt` is
 //!   then below 2⁶³ (see [`Lane::dcap`]) and two 32-bit multiplies give it exactly;
@@ -10,12 +11,13 @@
 //!
 //! Any other packet, and any packet at which a lane closes a busy period that may be the
 //! longest, goes through the scalar [`Lane::run`], which stays the reference: every result is
-//! the scalar one bit for bit.
+//! the scalar one bit for bit. A packet at which some queue would not fit a u64 stops the block
+//! before it ([`overflows`]).
 //!
-//! A block is one vector, not two: a lane's state is nine vectors, and two blocks' state in one
-//! loop would not fit the sixteen registers (measured: the spills cost a third of the gain).
+//! A block is one vector, not two: a lane's state is nine vectors, which fit the sixteen
+//! registers; eight lanes in one loop spilled (seen in the profile).
 
-use super::super::{Held, Lane, NARROW_LIMIT};
+use super::super::{Held, Lane, Scaled, NARROW_LIMIT};
 use std::arch::x86_64::*;
 
 /// Lanes per vector, and so per block.
@@ -64,8 +66,8 @@ pub(in crate::engine::backlog) struct Rates {
 impl Rates {
     /// From each lane's (rate, dcap, shift, longest).
     #[target_feature(enable = "avx2")]
-    pub(in crate::engine::backlog) fn load(lanes: &[[u64; 4]]) -> Self {
-        let f = |i: usize| lanes.iter().map(move |l| l[i]);
+    pub(in crate::engine::backlog) fn load(lanes: impl Iterator<Item = [u64; 4]> + Clone) -> Self {
+        let f = |i: usize| lanes.clone().map(move |l| l[i]);
         Rates {
             rate: load(f(0), 0),
             rate_hi: load(f(0).map(|r| r >> 32), 0),
@@ -103,8 +105,8 @@ pub(in crate::engine::backlog) struct Step {
 impl Queues {
     /// From each lane's (q, start, best, peak).
     #[target_feature(enable = "avx2")]
-    pub(in crate::engine::backlog) fn load(lanes: &[[u64; 4]]) -> Self {
-        let f = |i: usize| lanes.iter().map(move |l| l[i]);
+    pub(in crate::engine::backlog) fn load(lanes: impl Iterator<Item = [u64; 4]> + Clone) -> Self {
+        let f = |i: usize| lanes.clone().map(move |l| l[i]);
         Queues {
             q: load(f(0), 0),
             start: load(f(1), 0),
@@ -222,6 +224,20 @@ pub(in crate::engine::backlog) fn take(
     took
 }
 
+/// Whether a packet of work `val`, `dt` after the one before, leaves a queue `q` of a lane of
+/// `rate` (and `dcap`) at 2⁶³ or more: where the scalar lanes would stop (`Err`). Checked before
+/// the scalar lanes take a rare packet, so that they take it all or none do.
+pub(in crate::engine::backlog) fn overflows(
+    rate: u64,
+    dcap: u64,
+    q: u64,
+    dt: u64,
+    val: u64,
+) -> bool {
+    let served = <u64 as Scaled>::served(rate, dt, dcap);
+    <u64 as Scaled>::add(q.saturating_sub(served), val).is_none()
+}
+
 /// See [`super::run`]. The per-packet steps are those of [`Lane::run`], lane for lane.
 #[target_feature(enable = "avx2")]
 pub(super) fn run(lanes: &mut [Lane<u64>], last: i64, held: &[Held]) -> Result<(), usize> {
@@ -229,17 +245,19 @@ pub(super) fn run(lanes: &mut [Lane<u64>], last: i64, held: &[Held]) -> Result<(
     debug_assert!(lanes.iter().all(|l| l.q < NARROW_LIMIT));
     let mut i = 0;
     while i < held.len() {
-        let (r, n) = lanes_of(lanes.iter(), |l| {
-            [l.rate, l.dcap, u64::from(l.shift), l.longest_ns as u64]
-        });
-        let rates = Rates::load(&r[..n]);
-        let (q, n) = lanes_of(lanes.iter(), |l| {
-            [l.q, l.start_ns as u64, l.best_q, l.peak_ns as u64]
-        });
-        let mut queues = Queues::load(&q[..n]);
-        let before = if i == 0 { last } else { held[i - 1].ts };
+        let rates = Rates::load(
+            lanes
+                .iter()
+                .map(|l| [l.rate, l.dcap, u64::from(l.shift), l.longest_ns as u64]),
+        );
+        let mut queues = Queues::load(
+            lanes
+                .iter()
+                .map(|l| [l.q, l.start_ns as u64, l.best_q, l.peak_ns as u64]),
+        );
+        let prev = if i == 0 { last } else { held[i - 1].ts };
         let none = |_: &Step| _mm256_setzero_si256();
-        i += take(&rates, &mut queues, before, &held[i..], none, |_, _, _| ());
+        i += take(&rates, &mut queues, prev, &held[i..], none, |_, _, _| ());
         for (lane, [q, start, best, peak]) in lanes.iter_mut().zip(queues.save()) {
             (lane.q, lane.start_ns, lane.best_q, lane.peak_ns) =
                 (q, start as i64, best, peak as i64);
@@ -247,34 +265,22 @@ pub(super) fn run(lanes: &mut [Lane<u64>], last: i64, held: &[Held]) -> Result<(
         let Some(h) = held.get(i) else {
             break;
         };
-        // Rare: the scalar lanes take this packet, all of them or none.
-        let before = if i == 0 { last } else { held[i - 1].ts };
-        let was: [Option<Lane<u64>>; WIDTH] = std::array::from_fn(|k| lanes.get(k).copied());
-        for k in 0..lanes.len() {
-            if lanes[k].run(before, std::slice::from_ref(h)).is_err() {
-                for (lane, was) in lanes.iter_mut().zip(was.into_iter().flatten()) {
-                    *lane = was;
-                }
-                return Err(i);
-            }
+        // Rare: the scalar lanes take this packet, unless some queue would not fit a u64.
+        let prev = if i == 0 { last } else { held[i - 1].ts };
+        let dt = h.ts.wrapping_sub(prev) as u64;
+        if lanes
+            .iter()
+            .any(|l| overflows(l.rate, l.dcap, l.q, dt, h.val))
+        {
+            return Err(i);
+        }
+        for lane in lanes.iter_mut() {
+            // Cannot fail: the check above saw every queue this packet leaves.
+            let _ = lane.run(prev, std::slice::from_ref(h));
         }
         i += 1;
     }
     Ok(())
-}
-
-/// Four fields of each of up to [`WIDTH`] lanes (no allocation: rare packets can come often).
-pub(in crate::engine::backlog) fn lanes_of<L>(
-    lanes: impl IntoIterator<Item = L>,
-    of: impl Fn(L) -> [u64; 4],
-) -> ([[u64; 4]; WIDTH], usize) {
-    let mut out = [[0; 4]; WIDTH];
-    let mut n = 0;
-    for (o, l) in out.iter_mut().zip(lanes) {
-        *o = of(l);
-        n += 1;
-    }
-    (out, n)
 }
 
 #[cfg(test)]
@@ -300,7 +306,8 @@ mod tests {
 
     /// The AVX2 lanes against the scalar ones, bit for bit, on traces that take every rare
     /// path: queues emptying exactly, periods that may be the longest, gaps past `dt_limit`
-    /// and past 2³² ns, queues outgrowing u64. Runs on any CPU with AVX2, whichever lanes `simd::run` picks.
+    /// and past 2³² ns, queues outgrowing u64. Runs on any CPU with AVX2, whichever lanes
+    /// `simd::run` picks.
     #[test]
     fn vector_lanes_match_the_scalar_lanes() {
         if !std::arch::is_x86_feature_detected!("avx2") {

@@ -6,9 +6,9 @@
 //! which go through the scalar [`ChunkLane::run`] with every other rare packet.
 
 use super::super::super::simd::avx2::{
-    any, lanes_of, load, store, take, Queues, Rates, Step, SIGN, WIDTH,
+    any, load, overflows, store, take, Queues, Rates, Step, SIGN, WIDTH,
 };
-use super::super::super::{Held, Scaled};
+use super::super::super::Held;
 use super::{lanes, lanes_mut, Batch, Rate};
 use std::arch::x86_64::*;
 
@@ -24,15 +24,13 @@ struct Block {
 impl Block {
     #[target_feature(enable = "avx2")]
     fn load(block: &[Rate]) -> Self {
-        let (r, n) = lanes_of(lanes(block), |l| {
-            [l.rate, l.dcap, u64::from(l.shift), l.longest]
-        });
-        let (q, _) = lanes_of(lanes(block), |l| {
-            [l.q, l.start_ns as u64, l.best_q, l.peak_ns as u64]
-        });
         Block {
-            rates: Rates::load(&r[..n]),
-            queues: Queues::load(&q[..n]),
+            rates: Rates::load(
+                lanes(block).map(|l| [l.rate, l.dcap, u64::from(l.shift), l.longest]),
+            ),
+            queues: Queues::load(
+                lanes(block).map(|l| [l.q, l.start_ns as u64, l.best_q, l.peak_ns as u64]),
+            ),
             // Lanes past the last never pass it.
             need: load(lanes(block).map(|l| l.need), u64::MAX),
             keep: load(
@@ -121,11 +119,7 @@ pub(super) fn run(
         // Rare: the scalar lanes take this packet, unless some queue would not fit a u64.
         let prev = if i == 0 { last } else { batch.held[i - 1].ts };
         let dt = h.ts.wrapping_sub(prev) as u64;
-        let over = lanes(block).any(|l| {
-            let served = <u64 as Scaled>::served(l.rate, dt, l.dcap);
-            <u64 as Scaled>::add(l.q.saturating_sub(served), h.val).is_none()
-        });
-        if over {
+        if lanes(block).any(|l| overflows(l.rate, l.dcap, l.q, dt, h.val)) {
             return Err(i);
         }
         before += batch.held[at..i]
