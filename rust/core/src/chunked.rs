@@ -295,20 +295,28 @@ fn run(
     let mut acc = Accounting::default();
     let mut last_pos = job.from;
     let mut n = 0u64;
-    while let Some(p) = reader.next_packet()? {
-        acc.packets_read += 1;
-        let offset = p.offset;
+    loop {
         // A scan that reads no header takes the packet without building an arrival around it.
-        let pushed = if decode {
-            arrival(&p, decode, size).map(|mut a| {
-                a.interface = a.interface.saturating_add(base);
-                scanner.push(&a)
-            })
+        let read = if decode {
+            reader.next_with(|p, offset| {
+                let pushed = arrival(p, decode, size).map(|mut a| {
+                    a.interface = a.interface.saturating_add(base);
+                    scanner.push(&a)
+                });
+                (offset, pushed)
+            })?
         } else {
-            lean_arrival(&p, size).map(|(ts, bytes, interface)| {
-                scanner.push_lean(ts, bytes, interface.saturating_add(base))
-            })
+            reader.next_with(|p, offset| {
+                let pushed = lean_arrival(p, size).map(|(ts, bytes, interface)| {
+                    scanner.push_lean(ts, bytes, interface.saturating_add(base))
+                });
+                (offset, pushed)
+            })?
         };
+        let Some((offset, pushed)) = read else {
+            break;
+        };
+        acc.packets_read += 1;
         match pushed {
             Ok(r) => r?,
             Err(Skip::NoTimestamp) => acc.skipped_no_timestamp += 1,

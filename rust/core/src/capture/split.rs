@@ -459,6 +459,20 @@ pub struct ChunkReader {
 impl ChunkReader {
     /// The next packet whose record starts before the end of the range (offsets in the file).
     pub fn next_packet(&mut self) -> Result<Option<Packet<'_>>> {
+        self.next_with(|p, offset| Packet { offset, ..*p })
+    }
+
+    /// The next packet of the range, as `f` makes it from the packet where the reader left it
+    /// and the record's offset in the file (the packet's own `offset` counts from the range's
+    /// start). For a scan's per-packet loop: moving each whole `Packet` out of `next_packet`
+    /// made the CPU load in 16-byte pieces what the reader had just stored in smaller ones,
+    /// which it cannot forward from its store buffer: 10 % of a two-thread scan's samples at
+    /// snaplen 128. `f` reads the fields it needs one by one instead.
+    #[inline]
+    pub fn next_with<'s, T>(
+        &'s mut self,
+        f: impl FnOnce(&Packet<'s>, u64) -> T,
+    ) -> Result<Option<T>> {
         if self.done {
             return Ok(None);
         }
@@ -470,7 +484,7 @@ impl ChunkReader {
                 self.stop = Some(self.len);
                 Ok(None)
             }
-            Some(mut p) => {
+            Some(p) => {
                 let off = p.offset - hlen + shift;
                 self.first.get_or_insert(off);
                 if off >= self.to {
@@ -478,8 +492,7 @@ impl ChunkReader {
                     self.stop = Some(off);
                     return Ok(None);
                 }
-                p.offset = off;
-                Ok(Some(p))
+                Ok(Some(f(&p, off)))
             }
         }
     }
