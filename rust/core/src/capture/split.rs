@@ -466,8 +466,8 @@ impl ChunkReader {
     /// and the record's offset in the file (the packet's own `offset` counts from the range's
     /// start). For a scan's per-packet loop: moving each whole `Packet` out of `next_packet`
     /// made the CPU load in 16-byte pieces what the reader had just stored in smaller ones,
-    /// which it cannot forward from its store buffer: 10 % of a two-thread scan's samples at
-    /// snaplen 128. `f` reads the fields it needs one by one instead.
+    /// which it cannot forward from its store buffer; `f` reads the fields it needs one by one
+    /// instead (`chunked::run`).
     #[inline]
     pub fn next_with<'s, T>(
         &'s mut self,
@@ -495,6 +495,11 @@ impl ChunkReader {
                 Ok(Some(f(&p, off)))
             }
         }
+    }
+
+    /// File offset of the first byte not read yet.
+    pub fn position(&self) -> u64 {
+        self.reader.position().saturating_sub(self.hlen) + self.shift
     }
 
     /// The reader underneath (interfaces, statistics, whether it is mapped).
