@@ -164,7 +164,7 @@ fn whole_units(base: usize, from: usize, to: usize, unit: usize) -> Option<(usiz
 
 /// The system's page size, asked once; until then (and if it cannot be told) 4096. Read by the
 /// signal handler too, so only an atomic load once known.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 fn page_size() -> usize {
     use std::sync::atomic::AtomicUsize;
     static PAGE: AtomicUsize = AtomicUsize::new(0);
