@@ -8,7 +8,7 @@
 //! Speed: [`Backlog`] holds packets and runs the rates over them one rate at a time (a lane per
 //! rate), in u64 while the queue stays below 2⁶³ (1.15 GB) and the group spans less than 2⁶² ns,
 //! else in u128 for good. The results are those of the per-packet u128 recursion, bit for bit
-//! (tested against it). [`ChunkBacklog`] (in `backlog/chunk.rs`) runs the same lanes with what
+//! (tested against it). `ChunkBacklog` (in `backlog/chunk.rs`) runs the same lanes with what
 //! merging time chunks needs, then the per-packet u128 recursion past that range, with the same
 //! results as the u128 recursion alone (tested against it).
 //!
@@ -23,7 +23,7 @@ use super::{BacklogRow, By, GroupKey};
 
 mod chunk;
 mod simd;
-pub(crate) use chunk::{ChunkBacklog, RateChunk};
+pub(crate) use chunk::{ChunkRates, RateChunk};
 
 /// Units of the exact queue: bytes × this = bit·ns/s.
 pub const BACKLOG_SCALE: u64 = 8_000_000_000;

@@ -22,7 +22,7 @@
 //! anything else cannot be guaranteed, the merge says so ([`NotMergeable`]) and the caller scans
 //! sequentially instead; it never returns a result that differs from the sequential one.
 
-use super::backlog::{ChunkBacklog, RateChunk, BATCH, KEYED_BATCH};
+use super::backlog::{ChunkRates, RateChunk, BATCH, KEYED_BATCH};
 use super::envelope::{Envelope, Keep, Recent};
 use super::group::{Slots, Tally};
 use super::reorder::{Bare, Buffered, Release};
@@ -240,7 +240,7 @@ impl Keep for Kept {
 #[derive(Debug)]
 struct GroupScan {
     envelope: Envelope,
-    backlog: ChunkBacklog,
+    backlog: ChunkRates,
     series: Series,
     tally: Tally,
     /// Packets of the first max(reach) ns (unless no chunk comes before); those of the last
@@ -259,10 +259,11 @@ impl GroupScan {
         let windows = spec.max_reach.is_some();
         GroupScan {
             envelope: Envelope::new(&spec.windows, spec.closure),
-            backlog: ChunkBacklog::new(
+            backlog: ChunkRates::new(
                 &spec.rates,
                 spec.cap,
                 if aggregate { BATCH } else { KEYED_BATCH },
+                edges.first,
             ),
             series: Series::new(&spec.bins),
             tally: Tally::default(),

@@ -2,8 +2,8 @@
 //! algebra of the Lindley queue): what `engine::chunk` keeps per group and rate.
 
 use super::{
-    busy_len, dcap_of, longer, ratio_to_f64, record, shift_of, BacklogRow, By, GroupKey, Held,
-    Period, Scaled, BACKLOG_SCALE, NARROW_SIZE, SPAN_LIMIT,
+    busy_len, dcap_of, longer, ratio_to_f64, record, shift_of, Backlog, BacklogRow, By, GroupKey,
+    Held, Lanes, Period, Scaled, BACKLOG_SCALE, NARROW_SIZE, SPAN_LIMIT,
 };
 
 mod simd;
@@ -64,6 +64,10 @@ pub(crate) struct RateChunk {
     /// The list is a prefix: later new minima were not kept (cap), their periods folded into the
     /// last entry kept. A carry that ends beyond the kept ones cannot be merged.
     truncated: bool,
+    /// The chunk starts its group's packets: nothing is ever merged before it, so no queue is
+    /// carried into it and S and D were not followed (see [`RateChunk::leading`]). It merges
+    /// only with what follows it.
+    leading: bool,
 }
 
 /// One rate of [`ChunkBacklog`] once its group left the u64 range: the per-packet u128
@@ -151,6 +155,7 @@ impl ChunkQueue {
             s_end,
             instants: self.instants,
             truncated: self.truncated,
+            leading: false,
         })
     }
 
@@ -461,6 +466,7 @@ impl ChunkLane {
             s_end: self.s_at(w, last_ns),
             instants: self.settle(),
             truncated: self.truncated,
+            leading: false,
         }
     }
 
@@ -684,6 +690,82 @@ impl ChunkBacklog {
     }
 }
 
+/// What a chunk keeps of a group's backlog. The chunk that starts the trace has nothing merged
+/// before it, so no queue is ever carried into it: the sequential lanes serve, without S, D and
+/// the empty instants that only a carried queue reads ([`ChunkBacklog`] cost 1.7–2.7× as much a
+/// packet in `chunk_backlog_bench`). Its state then merges only with what follows it.
+#[derive(Debug, Clone)]
+pub(crate) enum ChunkRates {
+    Mergeable(ChunkBacklog),
+    Leading(Backlog),
+}
+
+impl ChunkRates {
+    /// See [`ChunkBacklog::new`]; `leading` for a chunk that nothing is merged before.
+    pub(crate) fn new(rates_bps: &[u64], cap: usize, batch: usize, leading: bool) -> Self {
+        if leading {
+            ChunkRates::Leading(Backlog::with_batch(rates_bps, batch))
+        } else {
+            ChunkRates::Mergeable(ChunkBacklog::new(rates_bps, cap, batch))
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, ts: i64, size: u64, budget: &mut usize) {
+        match self {
+            ChunkRates::Mergeable(b) => b.push(ts, size, budget),
+            ChunkRates::Leading(b) => b.push(ts, size),
+        }
+    }
+
+    /// The mergeable state per rate; `None` when some value left the exact range (or no packet).
+    pub(crate) fn finish(self, budget: &mut usize) -> Option<Vec<RateChunk>> {
+        match self {
+            ChunkRates::Mergeable(b) => b.finish(budget),
+            ChunkRates::Leading(b) => b.into_leading(),
+        }
+    }
+}
+
+impl Backlog {
+    /// The state of a chunk that starts its group's packets ([`RateChunk::leading`]); `None`
+    /// before any packet, as [`ChunkBacklog::finish`].
+    fn into_leading(mut self) -> Option<Vec<RateChunk>> {
+        if !self.seen {
+            return None;
+        }
+        self.catch_up();
+        let first = self.first_ns;
+        let longest = |len: i64, start| period(len.unsigned_abs(), start);
+        Some(match &self.lanes {
+            Lanes::Narrow(lanes) => lanes
+                .iter()
+                .map(|l| {
+                    RateChunk::leading(
+                        l.rate,
+                        first,
+                        (u128::from(l.q), l.start_ns),
+                        (u128::from(l.best_q), l.peak_ns),
+                        longest(l.longest_ns, l.longest_start_ns),
+                    )
+                })
+                .collect(),
+            Lanes::Wide(lanes) => lanes
+                .iter()
+                .map(|l| {
+                    RateChunk::leading(
+                        l.rate,
+                        first,
+                        (l.q, l.start_ns),
+                        (l.best_q, l.peak_ns),
+                        longest(l.longest_ns, l.longest_start_ns),
+                    )
+                })
+                .collect(),
+        })
+    }
+}
+
 /// One rate over the held packets; false once a value left the exact range.
 fn run_one(rate: &mut Rate, last: i64, batch: Batch, cap: usize, budget: &mut usize) -> bool {
     match rate {
@@ -721,6 +803,37 @@ fn widen_at(
 }
 
 impl RateChunk {
+    /// The state of a chunk that starts its group's packets, from what the sequential lanes
+    /// keep: the queue after its last packet (scaled) and the start of the busy period still
+    /// open, B_max and the earliest packet reaching it, and the longest busy period closed
+    /// within it. No queue is ever carried into it, so S and D never matter: they stay 0, and
+    /// the one instant, the chunk's first packet, holds the longest period, where `row` and
+    /// `merge` look for it.
+    fn leading(
+        rate: u64,
+        first_ns: i64,
+        (q_end, start_ns): (u128, i64),
+        (bmax, peak_ns): (u128, i64),
+        longest: Option<Period>,
+    ) -> Self {
+        RateChunk {
+            rate,
+            q_end,
+            open: (q_end > 0).then_some(start_ns),
+            bmax,
+            peak_ns,
+            smax: 0,
+            smax_ns: first_ns,
+            s_end: 0,
+            instants: vec![EmptyInstant {
+                best: longest,
+                ..EmptyInstant::chunk_start(first_ns)
+            }],
+            truncated: false,
+            leading: true,
+        }
+    }
+
     pub(crate) fn rate(&self) -> u64 {
         self.rate
     }
@@ -762,7 +875,8 @@ impl RateChunk {
         b_first: i64,
         cap: usize,
     ) -> Option<RateChunk> {
-        if a.rate != b.rate || b_first < a_last {
+        // Something before a leading chunk would carry a queue into it, which it cannot take.
+        if a.rate != b.rate || b_first < a_last || b.leading {
             return None;
         }
         let rate = a.rate;
@@ -871,6 +985,7 @@ impl RateChunk {
             s_end: off.checked_add(b.s_end)?,
             instants,
             truncated,
+            leading: a.leading,
         })
     }
 }
@@ -1062,6 +1177,7 @@ mod tests {
                     s_end,
                     instants: q.instants,
                     truncated: q.truncated,
+                    leading: false,
                 });
             }
             Some(out)
@@ -1241,6 +1357,29 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_leading_chunk_merges_only_with_what_follows() {
+        let rates = [1_000_000_000u64, 40_000_000_000];
+        let chunk = |leading, from: i64| {
+            let mut b = ChunkRates::new(&rates, DEFAULT_CAP, super::super::BATCH, leading);
+            let mut budget = 1 << 20;
+            for i in 0..10 {
+                b.push(from + 100 * i, 1500, &mut budget);
+            }
+            b.finish(&mut budget).expect("finish")
+        };
+        let (lead, next) = (chunk(true, 0), chunk(false, 1_000));
+        for (a, b) in lead.iter().zip(&next) {
+            let merged = RateChunk::merge(a.clone(), b, 900, 1_000, DEFAULT_CAP).expect("merge");
+            assert!(merged.leading, "a leading chunk's merge leads");
+        }
+        // Behind a chunk, a leading one would have a queue carried into it.
+        let (before, lead) = (chunk(false, 0), chunk(true, 1_000));
+        for (a, b) in before.into_iter().zip(&lead) {
+            assert!(RateChunk::merge(a, b, 900, 1_000, DEFAULT_CAP).is_none());
         }
     }
 
