@@ -24,6 +24,15 @@ use std::time::Duration;
 /// Packets between two looks at the stop flag and two progress updates.
 const CHECK_EVERY: u64 = 1 << 14;
 
+/// How much of a file scanned alone the first chunk takes, against the others' `SHARE`. It
+/// keeps no head and runs the sequential Lindley lanes (nothing merges before it), so its bytes
+/// cost less: per-thread CPU time, two threads, even split, had the second chunk 1.01–1.44× the
+/// first on the four benchmark captures, each run (benches/RESULTS.md, "Thirteenth landing").
+/// 11 against 10 (52.4 % of a two-chunk file) brought them within the noise either way. Only
+/// the balance depends on it, never a result.
+const LEADING_SHARE: u64 = 11;
+const SHARE: u64 = 10;
+
 /// One byte range of one file.
 struct Job {
     file: usize,
@@ -99,10 +108,14 @@ pub fn scan(
     let mut jobs = Vec::new();
     for (file, plan) in plans.iter().enumerate() {
         let share = (threads as u64 * plan.file_len()).div_ceil(total).max(1);
-        let ranges = plan.ranges(share as usize);
-        let k = ranges.len();
         // With several files, their order in time is known only after scanning.
         let single = plans.len() == 1;
+        let mut weights = vec![SHARE; share as usize];
+        if single {
+            weights[0] = LEADING_SHARE;
+        }
+        let ranges = plan.weighted_ranges(&weights);
+        let k = ranges.len();
         for (i, (from, to)) in ranges.into_iter().enumerate() {
             jobs.push(Job {
                 file,

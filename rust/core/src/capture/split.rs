@@ -213,14 +213,29 @@ impl SplitPlan {
 
     /// `n` byte ranges of about equal size covering the packet records.
     pub fn ranges(&self, n: usize) -> Vec<(u64, u64)> {
+        self.weighted_ranges(&vec![1; n.max(1)])
+    }
+
+    /// Byte ranges covering the packet records, one per weight, of sizes in proportion to the
+    /// weights (all zero: as if all were one).
+    pub fn weighted_ranges(&self, weights: &[u64]) -> Vec<(u64, u64)> {
         let (start, end) = (self.data_start(), self.len);
-        let n = n.max(1) as u64;
-        let span = end.saturating_sub(start);
-        (0..n)
-            .map(|i| {
-                let a = start + span * i / n;
-                let b = start + span * (i + 1) / n;
-                (a, b)
+        let span = u128::from(end.saturating_sub(start));
+        let total: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+        let (weights, total) = if total == 0 {
+            (vec![1; weights.len().max(1)], weights.len().max(1) as u128)
+        } else {
+            (weights.to_vec(), total)
+        };
+        // Boundaries at the running sums of the weights; below `span` × `total` < 2¹²⁸.
+        let at = |sum: u128| start + (span * sum / total) as u64;
+        let mut sum = 0u128;
+        weights
+            .iter()
+            .map(|&w| {
+                let a = at(sum);
+                sum += u128::from(w);
+                (a, at(sum))
             })
             .collect()
     }

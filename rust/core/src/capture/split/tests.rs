@@ -296,3 +296,41 @@ fn shared_corpus_splits_like_a_sequential_read() {
     eprintln!("corpus: {checked} splits equal, {refused} refused");
     assert!(checked > 0);
 }
+
+#[test]
+fn weighted_ranges_cover_the_records_in_proportion() {
+    let mut rng = Rng(5);
+    for (name, bytes) in files(&mut rng, 400, false) {
+        let path = temp(&name, &bytes);
+        let plan = SplitPlan::new(&path, ReadOptions::default())
+            .expect("plan")
+            .expect("splittable");
+        let (start, end) = (plan.data_start(), plan.file_len());
+        for weights in [vec![1], vec![11, 10], vec![3, 1, 0, 2], vec![0, 0], vec![]] {
+            let ranges = plan.weighted_ranges(&weights);
+            assert_eq!(ranges.len(), weights.len().max(1), "{name} {weights:?}");
+            // Contiguous, from the first record to the end of the file.
+            assert_eq!(
+                ranges.first().map(|r| r.0),
+                Some(start),
+                "{name} {weights:?}"
+            );
+            assert_eq!(ranges.last().map(|r| r.1), Some(end), "{name} {weights:?}");
+            assert!(
+                ranges.windows(2).all(|w| w[0].1 == w[1].0),
+                "{name} {weights:?}"
+            );
+            // Each within one byte of its share.
+            let total: u64 = weights.iter().sum();
+            for (r, &w) in ranges.iter().zip(&weights).filter(|_| total > 0) {
+                let share = (end - start) as f64 * w as f64 / total as f64;
+                assert!(
+                    ((r.1 - r.0) as f64 - share).abs() <= 1.0,
+                    "{name} {weights:?}"
+                );
+            }
+        }
+        // Equal weights are the equal split.
+        assert_eq!(plan.weighted_ranges(&[7, 7, 7]), plan.ranges(3), "{name}");
+    }
+}
