@@ -2,8 +2,9 @@
 //! scanning each range on its own thread and merging the states exactly
 //! ([`crate::engine::chunk`]); the result is identical to the single-threaded scan.
 //!
-//! Each file is cut into ranges of about equal size ([`crate::capture::split`]); a pool of threads
-//! scans them; the calling thread only reports progress. Then, per file, the chunk readers must
+//! Each file is cut into byte ranges ([`crate::capture::split`]), of equal size but for the first
+//! of a file scanned alone, which takes a little more ([`LEADING_SHARE`]); a pool of threads scans
+//! them; the calling thread only reports progress. Then, per file, the chunk readers must
 //! have framed exactly the packets of a sequential read (their seams line up), and the files must
 //! follow each other in time (every packet of one at or before the first of the next), because
 //! the sequential scan merges files in timestamp order. Anything else (a compressed or streamed
