@@ -144,9 +144,9 @@ impl Drop for Mapping {
 /// time (ext4 here: `FilePmdMapped` in smaps); a range that cut through such an entry made the
 /// kernel split it into 512 small ones first, and each split sent the other core an interrupt to
 /// flush its TLB. With whole stretches, `scan_bench` with two threads took 1.23–1.31 s against
-/// 1.33–1.49 s on the snaplen-128 pcap and 0.272–0.298 s against 0.294–0.321 s on the full-frame
-/// one (alternated runs; benches/RESULTS.md). A multiple of every base page size in use, so also
-/// a whole number of small pages where no large ones are mapped.
+/// 1.33–1.49 s on the snaplen-128 pcap and 0.272–0.310 s (median 0.288) against 0.294–0.315 s
+/// (0.303) on the full-frame one (alternated runs; benches/RESULTS.md). A multiple of every base
+/// page size in use, so also a whole number of small pages where no large ones are mapped.
 #[cfg(unix)]
 const RELEASE_UNIT: usize = 2 << 20;
 
