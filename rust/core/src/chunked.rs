@@ -221,7 +221,7 @@ pub fn scan(
         }
         let mut state: Option<ChunkState> = None;
         for d in chunks {
-            add(&mut acc, &d.acc);
+            acc.add(&d.acc);
             state = Some(match state {
                 None => d.state,
                 Some(s) => match s.merge_threads(d.state, threads) {
@@ -279,13 +279,6 @@ impl Drop for Leaving<'_> {
     }
 }
 
-fn add(to: &mut Accounting, from: &Accounting) {
-    to.packets_read += from.packets_read;
-    to.skipped_no_timestamp += from.skipped_no_timestamp;
-    to.skipped_no_size += from.skipped_no_size;
-    to.skipped_timestamp_out_of_range += from.skipped_timestamp_out_of_range;
-}
-
 /// The next packet of the chunk that reaches the engine, as `make` builds it from the packet
 /// where the reader left it; the packets it skips are counted by reason.
 #[inline]
@@ -298,11 +291,8 @@ fn next_arrival<T>(
         let Some(made) = reader.next_with(|p, _| make(p))? else {
             return Ok(None);
         };
-        acc.packets_read += 1;
-        match made {
-            Ok(t) => return Ok(Some(t)),
-            Err(Skip::NoTimestamp) => acc.skipped_no_timestamp += 1,
-            Err(Skip::NoSize) => acc.skipped_no_size += 1,
+        if let Some(t) = acc.read(made) {
+            return Ok(Some(t));
         }
     }
 }

@@ -13,7 +13,7 @@
 //! page more.
 
 /// The huge page size of x86-64 and of arm64 with 4 KiB base pages.
-const HUGE: usize = 2 << 20;
+pub(crate) const HUGE: usize = 2 << 20;
 
 /// Make room for `n` more elements where the memory is there (a hint: otherwise `v` grows as
 /// it fills), asking for huge pages behind it: for buffers then filled from start to end.
@@ -26,11 +26,25 @@ pub(crate) fn reserve<T>(v: &mut Vec<T>, n: usize) {
 /// do not change, and a refusal changes nothing.
 pub(crate) fn advise<T>(v: &Vec<T>) {
     let start = v.as_ptr() as usize;
-    let end = start.saturating_add(v.capacity().saturating_mul(std::mem::size_of::<T>()));
-    let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-    if to > from {
-        advise_range(from, to - from);
+    let len = v.capacity().saturating_mul(std::mem::size_of::<T>());
+    if let Some((from, to)) = whole_units(start, 0, len, HUGE) {
+        advise_range(start + from, to - from);
     }
+}
+
+/// The offsets from `base` of the whole `unit`-aligned stretches of the address space that lie
+/// within `base + from .. base + to`; `None` if there is none (or the addresses overflow).
+/// Never beyond the range: what is outside it may belong to someone else.
+pub(crate) fn whole_units(
+    base: usize,
+    from: usize,
+    to: usize,
+    unit: usize,
+) -> Option<(usize, usize)> {
+    let from = base.checked_add(from)?.checked_next_multiple_of(unit)? - base;
+    let to = base.checked_add(to)? / unit * unit;
+    let to = to.checked_sub(base)?;
+    (from < to).then_some((from, to))
 }
 
 #[cfg(target_os = "linux")]
@@ -81,5 +95,35 @@ pub(crate) mod tests {
         let small: Vec<u8> = Vec::with_capacity(super::HUGE / 2);
         super::advise(&small);
         assert!(!advised(small.as_ptr() as usize));
+    }
+}
+
+#[cfg(test)]
+mod stretch_tests {
+    use super::whole_units;
+
+    #[test]
+    fn pages_are_handed_back_in_the_largest_whole_stretches_inside_the_range() {
+        // Against every stretch of 8-byte units, found by trying them all.
+        let unit = 8;
+        for base in 0..24 {
+            for from in 0..40 {
+                for to in from..40 {
+                    let aligned = |o: usize| (base + o).is_multiple_of(unit);
+                    let want = (from..=to)
+                        .filter(|&a| aligned(a))
+                        .flat_map(|a| (a + 1..=to).filter(|&b| aligned(b)).map(move |b| (a, b)))
+                        .max_by_key(|&(a, b)| b - a);
+                    assert_eq!(
+                        whole_units(base, from, to, unit),
+                        want,
+                        "{base} {from} {to}"
+                    );
+                }
+            }
+        }
+        // Near the top of the address space nothing overflows.
+        assert_eq!(whole_units(usize::MAX - 5, 0, 5, 8), None);
+        assert_eq!(whole_units(usize::MAX - 20, 0, 20, 8), Some((5, 13)));
     }
 }

@@ -65,6 +65,29 @@ pub struct Accounting {
     pub max_lateness_ns: i64,
 }
 
+impl Accounting {
+    /// One packet read, as `made` for the engine: `Some` if it reaches the engine, else `None`
+    /// and counted by the reason it does not.
+    #[inline]
+    pub(crate) fn read<T>(&mut self, made: std::result::Result<T, Skip>) -> Option<T> {
+        self.packets_read += 1;
+        match made {
+            Ok(t) => return Some(t),
+            Err(Skip::NoTimestamp) => self.skipped_no_timestamp += 1,
+            Err(Skip::NoSize) => self.skipped_no_size += 1,
+        }
+        None
+    }
+
+    /// Add what another reader read and skipped.
+    pub(crate) fn add(&mut self, other: &Accounting) {
+        self.packets_read += other.packets_read;
+        self.skipped_no_timestamp += other.skipped_no_timestamp;
+        self.skipped_no_size += other.skipped_no_size;
+        self.skipped_timestamp_out_of_range += other.skipped_timestamp_out_of_range;
+    }
+}
+
 /// Called every few thousand packets with the decompressed bytes consumed so far; returning an
 /// error (e.g. an interrupt) stops the scan with that error.
 pub type Progress<'a> = &'a mut dyn FnMut(u64) -> Result<()>;
@@ -79,9 +102,8 @@ struct ArrivalSource<'r> {
     captured: &'r Cell<u64>,
     decode: bool,
     size: SizeKind,
-    skipped_no_timestamp: u64,
-    skipped_no_size: u64,
-    packets_read: u64,
+    /// Packets read and skipped (`read`), from this source alone.
+    acc: Accounting,
 }
 
 impl ArrivalSource<'_> {
@@ -96,12 +118,9 @@ impl ArrivalSource<'_> {
             let Some(p) = self.reader.next_packet()? else {
                 return Ok(None);
             };
-            self.packets_read += 1;
             self.captured.set(self.captured.get() + p.data.len() as u64);
-            match make(&p) {
-                Ok(a) => return Ok(Some(a)),
-                Err(Skip::NoTimestamp) => self.skipped_no_timestamp += 1,
-                Err(Skip::NoSize) => self.skipped_no_size += 1,
+            if let Some(a) = self.acc.read(make(&p)) {
+                return Ok(Some(a));
             }
         }
     }
@@ -317,9 +336,7 @@ fn feed(
             captured,
             decode,
             size,
-            skipped_no_timestamp: 0,
-            skipped_no_size: 0,
-            packets_read: 0,
+            acc: Accounting::default(),
         })
         .collect();
 
@@ -350,9 +367,7 @@ fn feed(
 
     let mut acc = Accounting::default();
     for s in &sources {
-        acc.packets_read += s.packets_read;
-        acc.skipped_no_timestamp += s.skipped_no_timestamp;
-        acc.skipped_no_size += s.skipped_no_size;
+        acc.add(&s.acc);
         acc.skipped_timestamp_out_of_range += s.reader.stats().timestamps_out_of_range;
     }
     // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.

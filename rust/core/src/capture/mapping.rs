@@ -13,6 +13,8 @@
 //! Elsewhere, or when the handler cannot be installed, a mapping is unguarded and only made when
 //! the caller asks for one explicitly (`ReadOptions::mmap`, whose default is [`GUARDED`]).
 
+#[cfg(unix)]
+use crate::huge_pages::whole_units;
 use memmap2::Mmap;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,29 +77,28 @@ impl Mapping {
     /// Let the kernel drop the page-table entries of `from..to`, which the reader has passed:
     /// the pages stay in the page cache, and the process's resident memory stays bounded by
     /// what it is still reading instead of growing to the file's size. Reading them again
-    /// would fault them back in with the same bytes. Returns where the pages handed back end:
-    /// the next call starts there.
+    /// would fault them back in with the same bytes. Only whole stretches of `RELEASE_UNIT`
+    /// within `from..to` go: the chunk readers of a split file share one mapping, and the bytes
+    /// before one's `from` are another's (each leaves at most the part-stretch at its start
+    /// resident). Returns where the pages handed back end: the next call starts there.
     pub(crate) fn release(&self, from: usize, to: usize) -> usize {
         #[cfg(unix)]
         {
-            let Some((from, to)) = whole_units(self.map.as_ptr() as usize, from, to, RELEASE_UNIT)
-            else {
+            let base = self.map.as_ptr() as usize;
+            let to = to.min(self.map.len());
+            let Some((from, to)) = whole_units(base, from, to, RELEASE_UNIT) else {
                 return from;
             };
-            let to = to.min(self.map.len());
-            if from < to {
-                // SAFETY: the range lies inside the mapping, page aligned; a read-only file
-                // mapping refaults dropped pages from the file, so no byte changes.
-                unsafe {
-                    libc::madvise(
-                        self.map.as_ptr().add(from) as *mut libc::c_void,
-                        to - from,
-                        libc::MADV_DONTNEED,
-                    );
-                }
-                return to;
+            // SAFETY: the range lies inside the mapping, page aligned; a read-only file
+            // mapping refaults dropped pages from the file, so no byte changes.
+            unsafe {
+                libc::madvise(
+                    self.map.as_ptr().add(from) as *mut libc::c_void,
+                    to - from,
+                    libc::MADV_DONTNEED,
+                );
             }
-            from
+            to
         }
         #[cfg(not(unix))]
         {
@@ -148,19 +149,7 @@ impl Drop for Mapping {
 /// (0.303) on the full-frame one (alternated runs; benches/RESULTS.md). A multiple of every base
 /// page size in use, so also a whole number of small pages where no large ones are mapped.
 #[cfg(unix)]
-const RELEASE_UNIT: usize = 2 << 20;
-
-/// The offsets of the whole `unit`-aligned stretches of the address space that lie within
-/// `from..to` of the mapping at `base`; `None` if there is none. Never beyond `from..to`: the
-/// chunk readers of a split file share one mapping, and the bytes before one's `from` are
-/// another's. Each reader leaves at most the part-stretch at its start resident.
-#[cfg_attr(not(unix), allow(dead_code))]
-fn whole_units(base: usize, from: usize, to: usize, unit: usize) -> Option<(usize, usize)> {
-    let from = base.checked_add(from)?.checked_next_multiple_of(unit)? - base;
-    let to = base.checked_add(to)? / unit * unit;
-    let to = to.checked_sub(base)?;
-    (from < to).then_some((from, to))
-}
+const RELEASE_UNIT: usize = crate::huge_pages::HUGE;
 
 /// The system's page size, asked once; until then (and if it cannot be told) 4096. Read by the
 /// signal handler too, so only an atomic load once known.
@@ -355,35 +344,5 @@ mod guard {
     pub(super) fn unregister(_slot: usize) {}
     pub(super) fn flag(_slot: usize) -> &'static std::sync::atomic::AtomicBool {
         &super::NEVER
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::whole_units;
-
-    #[test]
-    fn pages_are_handed_back_in_the_largest_whole_stretches_inside_the_range() {
-        // Against every stretch of 8-byte units, found by trying them all.
-        let unit = 8;
-        for base in 0..24 {
-            for from in 0..40 {
-                for to in from..40 {
-                    let aligned = |o: usize| (base + o).is_multiple_of(unit);
-                    let want = (from..=to)
-                        .filter(|&a| aligned(a))
-                        .flat_map(|a| (a + 1..=to).filter(|&b| aligned(b)).map(move |b| (a, b)))
-                        .max_by_key(|&(a, b)| b - a);
-                    assert_eq!(
-                        whole_units(base, from, to, unit),
-                        want,
-                        "{base} {from} {to}"
-                    );
-                }
-            }
-        }
-        // Near the top of the address space nothing overflows.
-        assert_eq!(whole_units(usize::MAX - 5, 0, 5, 8), None);
-        assert_eq!(whole_units(usize::MAX - 20, 0, 20, 8), Some((5, 13)));
     }
 }

@@ -219,14 +219,12 @@ impl SplitPlan {
     /// Byte ranges covering the packet records, one per weight, of sizes in proportion to the
     /// weights (all zero: as if all were one).
     pub fn weighted_ranges(&self, weights: &[u64]) -> Vec<(u64, u64)> {
+        let total: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+        if total == 0 {
+            return self.weighted_ranges(&vec![1; weights.len().max(1)]);
+        }
         let (start, end) = (self.data_start(), self.len);
         let span = u128::from(end.saturating_sub(start));
-        let total: u128 = weights.iter().map(|&w| u128::from(w)).sum();
-        let (weights, total) = if total == 0 {
-            (vec![1; weights.len().max(1)], weights.len().max(1) as u128)
-        } else {
-            (weights.to_vec(), total)
-        };
         // Boundaries at the running sums of the weights; below `span` × `total` < 2¹²⁸.
         let at = |sum: u128| start + (span * sum / total) as u64;
         let mut sum = 0u128;

@@ -3,7 +3,7 @@
 
 use super::{
     busy_len, dcap_of, longer, ratio_to_f64, record, shift_of, Backlog, BacklogRow, By, GroupKey,
-    Held, Lanes, Period, Scaled, BACKLOG_SCALE, NARROW_SIZE, SPAN_LIMIT,
+    Held, Lane, Lanes, Period, Scaled, BACKLOG_SCALE, NARROW_SIZE, SPAN_LIMIT,
 };
 
 mod simd;
@@ -736,33 +736,23 @@ impl Backlog {
         }
         self.catch_up();
         let first = self.first_ns;
-        let longest = |len: i64, start| period(len.unsigned_abs(), start);
         Some(match &self.lanes {
-            Lanes::Narrow(lanes) => lanes
-                .iter()
-                .map(|l| {
-                    RateChunk::leading(
-                        l.rate,
-                        first,
-                        (u128::from(l.q), l.start_ns),
-                        (u128::from(l.best_q), l.peak_ns),
-                        longest(l.longest_ns, l.longest_start_ns),
-                    )
-                })
-                .collect(),
-            Lanes::Wide(lanes) => lanes
-                .iter()
-                .map(|l| {
-                    RateChunk::leading(
-                        l.rate,
-                        first,
-                        (l.q, l.start_ns),
-                        (l.best_q, l.peak_ns),
-                        longest(l.longest_ns, l.longest_start_ns),
-                    )
-                })
-                .collect(),
+            Lanes::Narrow(lanes) => lanes.iter().map(|l| l.leading(first)).collect(),
+            Lanes::Wide(lanes) => lanes.iter().map(|l| l.leading(first)).collect(),
         })
+    }
+}
+
+impl<Q: Scaled> Lane<Q> {
+    /// This lane's [`RateChunk::leading`], for a chunk whose first packet was at `first_ns`.
+    fn leading(&self, first_ns: i64) -> RateChunk {
+        RateChunk::leading(
+            self.rate,
+            first_ns,
+            (self.q.wide(), self.start_ns),
+            (self.best_q.wide(), self.peak_ns),
+            period(self.longest_ns.unsigned_abs(), self.longest_start_ns),
+        )
     }
 }
 
