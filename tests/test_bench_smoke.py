@@ -93,6 +93,9 @@ def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
         # Two threads: exactly the same numbers.
         assert rs["scan2"]["extra"]["envelope"] == env, capture
         assert rs["scan2"]["extra"]["bmax"] == rs["scan"]["extra"]["bmax"], capture
+        # Each two-thread run was paired with a one-thread run just before it.
+        pairs = rs["scan2"]["extra"]["pairs"]
+        assert len(pairs) == 1 and pairs[0] > 0, capture
         # B_max from float cumulative sums (the peers' way) agrees to float precision.
         for peer in ("tshark", "polars"):
             for a, b in zip(rs[peer]["extra"]["bmax"], rs["scan"]["extra"]["bmax"], strict=True):
@@ -108,6 +111,8 @@ def test_report_has_machine_targets_and_memory_check(smoke: dict) -> None:
         "## Targets (issue 7)",
         "## Memory check",
         "scan is faster by",
+        "paired speed-up",
+        "| 2 threads ≥ 1.8× one (median of the pairs) |",
     ):
         assert needle in md, needle
     mem = [r for r in smoke["results"] if r["capture"] in ("snap128-pcap-1m", "snap128-pcap-4m")]
