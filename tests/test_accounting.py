@@ -139,6 +139,21 @@ def test_scan_with_groupings_still_adds_up(mixed: Path) -> None:
         assert r.groups.filter(by=by)["packets"].sum() == s["packets"]
 
 
+def test_every_path_keeps_the_reasons_apart(mixed: Path) -> None:
+    """The reader hands out a timestamp that does not fit int64 ns as no timestamp: the analyses'
+    own reading loop tells it apart from a Simple Packet Block too, and so does a two-thread scan
+    (its warning sends the scan the sequential way)."""
+    one = burstcore.scan(mixed, windows=["1us"], rates=["1Gbps"], reorder_horizon=0, on_late="drop").summary
+    two = burstcore.scan(mixed, windows=["1us"], rates=["1Gbps"], reorder_horizon=0, on_late="drop", threads=2)
+    assert two.summary.equals(one)
+    dist = burstcore.sizes(mixed, reorder_horizon=0, on_late="drop").summary.row(0, named=True)
+    for s in (one.row(0, named=True), dist):
+        assert s["packets_read"] == TOTAL
+        assert s["skipped_no_timestamp"] == KINDS["spb"]
+        assert s["skipped_timestamp_out_of_range"] == KINDS["ts_out_of_range"]
+        assert s["packets"] + skipped_total(s) == TOTAL
+
+
 def shared() -> Path | None:
     root = os.environ.get("BURSTCORE_SHARED")
     return Path(root) if root else None

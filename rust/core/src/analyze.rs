@@ -190,16 +190,12 @@ fn for_each_ordered(
     for s in &sources {
         acc.packets_read += s.packets_read;
         acc.skipped_no_timestamp += s.no_timestamp;
-        acc.skipped_timestamp_out_of_range += s.reader.stats().timestamps_out_of_range;
+        acc.out_of_range(s.reader);
         let st = s.reorder.stats();
         acc.skipped_late += st.dropped_late;
         acc.reordered += st.reordered;
         acc.max_lateness_ns = acc.max_lateness_ns.max(st.max_lateness_ns);
     }
-    // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.
-    acc.skipped_no_timestamp -= acc
-        .skipped_timestamp_out_of_range
-        .min(acc.skipped_no_timestamp);
     acc.counted = acc.packets_read
         - acc.skipped_no_timestamp
         - acc.skipped_timestamp_out_of_range

@@ -357,10 +357,8 @@ fn run(
         }
     }
     bytes.fetch_add(job.to.saturating_sub(last_pos), Ordering::Relaxed);
-    let out_of_range = reader.reader().stats().timestamps_out_of_range;
-    acc.skipped_timestamp_out_of_range = out_of_range;
-    // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.
-    acc.skipped_no_timestamp -= out_of_range.min(acc.skipped_no_timestamp);
+    // No out-of-range timestamp to tell apart from a missing one (`Accounting::out_of_range`):
+    // the first one warns, and a chunk that met a warning has no seam, so the split is refused.
     let state = scanner.finish()?;
     Ok(Some(Done {
         state,

@@ -79,6 +79,15 @@ impl Accounting {
         None
     }
 
+    /// Count the packets `reader` read whose timestamp does not fit i64 nanoseconds, after its
+    /// packets went through [`Accounting::read`]: the reader hands them out without a
+    /// timestamp, so `read` counted them as having none; keep the reasons apart.
+    pub(crate) fn out_of_range(&mut self, reader: &CaptureReader) {
+        let n = reader.stats().timestamps_out_of_range;
+        self.skipped_timestamp_out_of_range += n;
+        self.skipped_no_timestamp -= n.min(self.skipped_no_timestamp);
+    }
+
     /// Add what another reader read and skipped.
     pub(crate) fn add(&mut self, other: &Accounting) {
         self.packets_read += other.packets_read;
@@ -368,12 +377,8 @@ fn feed(
     let mut acc = Accounting::default();
     for s in &sources {
         acc.add(&s.acc);
-        acc.skipped_timestamp_out_of_range += s.reader.stats().timestamps_out_of_range;
+        acc.out_of_range(s.reader);
     }
-    // The reader reports out-of-range timestamps as packets without one; keep the reasons apart.
-    acc.skipped_no_timestamp -= acc
-        .skipped_timestamp_out_of_range
-        .min(acc.skipped_no_timestamp);
     let pos: u64 = sources.iter().map(|s| s.reader.position()).sum();
     progress(pos)?;
     Ok(acc)

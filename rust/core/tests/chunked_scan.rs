@@ -257,3 +257,46 @@ fn shared_training_captures_scan_the_same_in_chunks() {
     eprintln!("chunked path used {used} times");
     assert!(used > 0);
 }
+
+#[test]
+fn a_timestamp_out_of_range_sends_the_scan_the_sequential_way() {
+    // A timestamp past i64 ns comes out of the reader as none, with a warning: the chunked path
+    // refuses (the sequential path places every warning exactly), and the scan still counts it
+    // as out of range, not as a packet without a timestamp, on any number of threads.
+    let dir = temp_dir();
+    let mut rng = Rng(13);
+    let pkts = packets(&mut rng, 20_000, false);
+    let path = dir.join("out_of_range.pcapng");
+    let mut w = PcapNgWriter::new(Vec::new());
+    w.section(ByteOrder::Little, None).expect("shb");
+    w.interface(1, 0, TsResolution::Pow10(9), 0, None)
+        .expect("idb");
+    let mut frame = Vec::new();
+    let mut far = 0;
+    for (i, &(ts, s, d, len)) in pkts.iter().enumerate() {
+        frame.clear();
+        TcpSegment::between_hosts(s, d, 5000 + s, 6000 + d)
+            .write_frame(len, 0, &mut frame)
+            .expect("frame");
+        if i % 997 == 500 {
+            w.enhanced_packet_raw(0, u64::MAX, len, &frame)
+                .expect("epb");
+            far += 1;
+        } else {
+            w.enhanced_packet(0, ts, len, &frame).expect("epb");
+        }
+    }
+    std::fs::write(&path, w.finish().expect("finish")).expect("write");
+    let c = config(&[1_000, 1_000_000, 100_000_000], 0);
+    let want = scan(&[&path], &c, 1);
+    assert_eq!(want.1.skipped_timestamp_out_of_range, far);
+    assert_eq!(want.1.skipped_no_timestamp, 0);
+    for threads in [2, 3] {
+        assert!(chunked(&[&path], &c, threads).is_none());
+        assert_same(
+            &scan(&[&path], &c, threads),
+            &want,
+            &format!("{threads} threads"),
+        );
+    }
+}
