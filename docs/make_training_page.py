@@ -109,9 +109,8 @@ def main() -> None:
                 w(f"| rank {i} | " + " | ".join(f"{cell.get((a, c), 0) / 1e6:.1f}" for c in ips) + " |")
             w("")
             total = int(m["bytes"].sum())
-            w(
-                f"Matrix total {total:,} B = capinfos data bytes {meta['capture']['files'][0]['capinfos']['data_bytes']:,} B.\n"
-            )
+            data_bytes = meta["capture"]["files"][0]["capinfos"]["data_bytes"]
+            w(f"Matrix total {total:,} B = capinfos data bytes {data_bytes:,} B.\n")
 
     ax.set_xlabel("window τ (ns)")
     ax.set_ylabel("PtM(τ)")
@@ -135,12 +134,14 @@ def main() -> None:
 
     w("## Iterations: detected period vs ground truth\n")
     w(
-        "| capture | detected period (ms) | logged mean period (ms) | error | confidence | iterations found / logged | bytes per iteration (MB) | model (MB) | ratio |"
+        "| capture | detected period (ms) | logged mean period (ms) | error | confidence "
+        "| iterations found / logged | bytes per iteration (MB) | model (MB) | ratio |"
     )
     w("|---|---|---|---|---|---|---|---|---|")
     for label, p, t, c, nf, nl, mb, mo, _ in it_rows:
         w(
-            f"| {label} | {p / 1e6:.2f} | {t / 1e6:.2f} | {100 * (p / t - 1):+.1f} % | {c:.3f} | {nf} / {nl} | {mb / 1e6:.3f} | {mo / 1e6:.3f} | {mb / mo:.3f} |"
+            f"| {label} | {p / 1e6:.2f} | {t / 1e6:.2f} | {100 * (p / t - 1):+.1f} % | {c:.3f} | {nf} / {nl} "
+            f"| {mb / 1e6:.3f} | {mo / 1e6:.3f} | {mb / mo:.3f} |"
         )
     w("")
     w("Ground truth: the mean spacing of the logged iteration starts, iteration 0 left out (in ring")
@@ -182,7 +183,8 @@ def main() -> None:
     w("```python\nimport burstcore\nit = burstcore.iterations(path)          # .period_ns, .confidence, .iterations")
     w("burstcore.traffic_matrix(path); burstcore.flows(path, key='biflow'); burstcore.bursts(path, gap='1ms')")
     w(
-        "burstcore.superpose([path, path], offsets='random', seed=0, max_offset=it.period_ns / 1e9).multiplexing_gain\n```\n"
+        "burstcore.superpose([path, path], offsets='random', seed=0, "
+        "max_offset=it.period_ns / 1e9).multiplexing_gain\n```\n"
     )
     (HERE / "training-traffic.md").write_text("\n".join(out))
 
