@@ -184,19 +184,25 @@ impl Buffer {
 
     #[inline]
     pub(crate) fn consume(&mut self, n: usize) {
+        // The record consumed holds the packet the reader hands out next: its bytes stay mapped.
+        let record = self.start;
         self.start = self.start.saturating_add(n).min(self.end);
         if let Backing::Mapped(map) = &self.data {
             if self.start + PREFETCH > self.prefetched {
                 self.prefetched = prefetch_ahead(map, self.start, self.prefetched);
-                self.mapped_step();
+                self.mapped_step(record);
             }
         }
     }
 
     /// Every `PREFETCH` bytes of a mapping: stop at once if the file shrank (the rest is
-    /// zeros), and hand back the pages left behind.
+    /// zeros), and hand back the pages before `keep`, where the bytes still to be read begin.
+    /// Not up to `start`: the packet just framed may begin in the stretch `start` has just left,
+    /// and its caller reading it would map that stretch again for good, all 2 MiB of it where
+    /// the kernel maps the file in 2 MiB entries (most of the file stayed resident that way
+    /// when packets were decoded).
     #[inline]
-    fn mapped_step(&mut self) {
+    fn mapped_step(&mut self, keep: usize) {
         if self.truncated() {
             self.end = self.start;
             self.eof = true;
@@ -205,8 +211,8 @@ impl Buffer {
         let Backing::Mapped(map) = &self.data else {
             return;
         };
-        if self.start >= self.released.saturating_add(RELEASE) {
-            self.released = map.release(self.released, self.start);
+        if keep >= self.released.saturating_add(RELEASE) {
+            self.released = map.release(self.released, keep);
         }
     }
 
