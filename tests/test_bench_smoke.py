@@ -116,5 +116,7 @@ def test_report_has_machine_targets_and_memory_check(smoke: dict) -> None:
     ):
         assert needle in md, needle
     mem = [r for r in smoke["results"] if r["capture"] in ("snap128-pcap-1m", "snap128-pcap-4m")]
-    assert [r["tool"] for r in mem] == ["scan", "scan"]
-    assert mem[1]["packets"] > 3 * mem[0]["packets"]
+    assert [r["tool"] for r in mem] == ["scan", "scan_pair", "scan", "scan_pair"]
+    assert mem[2]["packets"] > 3 * mem[0]["packets"]
+    assert mem[1]["packets"] == mem[0]["packets"] and mem[3]["packets"] == mem[2]["packets"]
+    assert "peak RSS, by all and pair" in md
