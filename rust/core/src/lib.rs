@@ -11,6 +11,10 @@
 //!
 //! Nothing here knows about Python; the bindings crate is a thin layer over this one.
 
+// The module docs map the data path through private modules too (`cargo doc
+// --document-private-items` resolves those links); the public docs show their names.
+#![allow(rustdoc::private_intra_doc_links)]
+
 pub mod analysis;
 pub mod analyze;
 #[cfg(test)]

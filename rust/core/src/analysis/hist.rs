@@ -74,7 +74,7 @@ impl SizeHistogram {
             .map(|(s, c)| (s as u64, *c))
     }
 
-    /// The q-quantile as the smallest size s with at least ceil(q·count) packets ≤ s (q in [0,1];
+    /// The q-quantile as the smallest size s with at least ceil(q·count) packets ≤ s (q in \[0,1\];
     /// q = 0 gives the minimum). `None` when empty. Exact; in the overflow bucket the answer is
     /// the largest overflowing size, an upper bound.
     pub fn quantile(&self, q: f64) -> Option<u64> {

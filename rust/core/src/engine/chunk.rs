@@ -888,7 +888,7 @@ impl ChunkState {
     }
 
     /// [`ChunkState::finish`], plus B_max of every group and rate as an exact integer, as
-    /// [`Scanner::finish_exact`] gives them.
+    /// [`Scanner::finish_exact`](crate::engine::Scanner::finish_exact) gives them.
     pub fn finish_exact(
         self,
     ) -> std::result::Result<(ScanOutput, Vec<ExactBacklog>), NotMergeable> {
@@ -1048,7 +1048,7 @@ pub struct ChunkScanner {
 }
 
 impl ChunkScanner {
-    /// Same configuration (and same errors) as [`Scanner::new`].
+    /// Same configuration (and same errors) as [`Scanner::new`](crate::engine::Scanner::new).
     pub fn new(config: ScanConfig) -> Result<Self> {
         Self::with_cap(config, DEFAULT_INSTANT_CAP)
     }
@@ -1098,7 +1098,7 @@ impl ChunkScanner {
     }
 
     /// [`ChunkScanner::push`] for a packet known only by timestamp, size and interface (as
-    /// [`Scanner::push_lean`]).
+    /// [`Scanner::push_lean`](crate::engine::Scanner::push_lean)).
     pub fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
         self.arrived(ts_ns);
         self.buffer

@@ -9,7 +9,7 @@
 //! - [`group`]: group keys and the per-grouping maps from key to per-group state;
 //! - [`envelope`], [`backlog`], [`series`]: the three streaming metrics of one group;
 //! - [`chunk`]: time chunks scanned apart whose states merge exactly into the sequential result;
-//! - [`reference`]: brute-force oracles (quadratic, for tests and benchmarks only).
+//! - [`reference`](mod@reference): brute-force oracles (quadratic, for tests and benchmarks only).
 
 use crate::wire::Headers;
 
