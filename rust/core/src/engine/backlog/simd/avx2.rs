@@ -59,6 +59,9 @@ pub(in crate::engine::backlog) struct Rates {
     active: __m256i,
     /// The longest busy period, its sign bit flipped (see the module doc).
     longest: __m256i,
+    /// The largest queue that a busy period of one packet can leave and be no longer than the
+    /// longest: longest × rate, at most 2⁶³ − 1 (every queue here is below 2⁶³).
+    qmax: __m256i,
     /// The packets the vector takes are closer than this to the one before.
     pub(in crate::engine::backlog) dt_limit: u64,
 }
@@ -74,6 +77,13 @@ impl Rates {
             shift: load(f(2), 0),
             active: load(f(0).map(|_| u64::MAX), 0),
             longest: load(f(3).map(|l| l ^ SIGN), u64::MAX ^ SIGN),
+            qmax: load(
+                lanes.clone().map(|l| {
+                    let most = u128::from(l[3]) * u128::from(l[0]);
+                    most.min(u128::from(NARROW_LIMIT - 1)) as u64
+                }),
+                NARROW_LIMIT - 1,
+            ),
             dt_limit: f(1).fold(1 << 32, u64::min),
         }
     }
@@ -154,7 +164,13 @@ impl Queues {
         let bound = _mm256_add_epi64(span, _mm256_srlv_epi64(q, rates.shift));
         let sign = _mm256_set1_epi64x(SIGN as i64);
         let short = _mm256_cmpgt_epi64(rates.longest, _mm256_xor_si256(bound, sign));
-        let closes = _mm256_andnot_si256(short, ends);
+        // A period of one packet (span 0) lasts exactly ⌈q/rate⌉, no longer than the longest
+        // where q ≤ longest × rate. The bound overshoots by up to twice the drain time, so in a
+        // group whose queues empty before nearly every packet (a host or pair among many) it
+        // flagged nearly every packet for the scalar lanes.
+        let single = _mm256_cmpeq_epi64(span, zero);
+        let within = _mm256_andnot_si256(_mm256_cmpgt_epi64(q, rates.qmax), single);
+        let closes = _mm256_andnot_si256(_mm256_or_si256(short, within), ends);
         let next = _mm256_add_epi64(rem, _mm256_set1_epi64x(val as i64));
         Step {
             d,
