@@ -534,7 +534,10 @@ def report(
         for c in main_caps
         if (a := by.get((c.name, "scan"))) is not None and (b := by.get((c.name, "scan2"))) is not None
     ]
-    paired = [(c, statistics.median(b.extra["pairs"])) for c, _, b in both if b.extra.get("pairs")]
+    # Each capture's paired ratios, sorted: the target row takes their medians, the table below
+    # their medians and ranges.
+    pairs_of = {c.name: sorted(b.extra["pairs"]) for c, _, b in both if b.extra.get("pairs")}
+    paired = [(c, statistics.median(pairs_of[c.name])) for c, _, _ in both if c.name in pairs_of]
     if paired:
         worst = min(m for _, m in paired)
         detail = ", ".join(f"{c.name} {m:.2f}×" for c, m in paired)
@@ -555,7 +558,7 @@ def report(
         ]
         for c, a, b in both:
             same = a.extra.get("envelope") == b.extra.get("envelope") and a.extra.get("bmax") == b.extra.get("bmax")
-            pairs = sorted(b.extra.get("pairs", []))
+            pairs = pairs_of.get(c.name, [])
             pair_text = (
                 f"{statistics.median(pairs):.2f}× ({pairs[0]:.2f}–{pairs[-1]:.2f}, {len(pairs)} pairs)"
                 if pairs
