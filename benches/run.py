@@ -11,6 +11,7 @@ files (each file's cached pages are dropped and read back once before it is meas
 
 - ``cat``: the machine's read limit;
 - ``burstcore.scan`` with 20 windows and 8 rates on the aggregate, and the Rust framing alone;
+- the issue's yardstick, a plain C loop doing the same job (``reference_loop.c``; pcap only);
 - ``burstcore.read_packets`` (all columns, and timestamp + wire_len only);
 - polars ``rolling_sum_by`` (E(τ)) and cumulative sums (B_max) on ``read_packets`` output;
 - ``tshark -T fields`` + numpy, dpkt + numpy, scapy + numpy: the same 20 E(τ) and 8 B_max(r),
@@ -301,6 +302,19 @@ def run_measured(argv: list[str]) -> tuple[bytes, float, float, int]:
     return out, wall, cpu, rss
 
 
+def yardstick_binary(data: Path, log: list[str]) -> Path | None:
+    """Compile the issue's C yardstick (benches/reference_loop.c) for this machine, or None
+    (and a line in the log) without a C compiler."""
+    out = data / "reference_loop"
+    cmd = ["cc", "-O2", "-march=native", "-o", str(out), str(ROOT / "benches" / "reference_loop.c")]
+    try:
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        log.append(f"C yardstick not built ({' '.join(cmd)}): {getattr(e, 'stderr', e)}")
+        return None
+    return out
+
+
 def cargo_example(name: str) -> Path:
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "burstcore", "--example", name], cwd=ROOT, check=True)
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
@@ -359,6 +373,7 @@ def measure(
     rates: list[int],
     repeat: int,
     count_bin: Path | None = None,
+    yardstick_bin: Path | None = None,
 ) -> Result:
     """Best of `repeat` runs (least CPU time; the largest peak memory of all runs). For the
     two-thread scan, whose figure is its wall time (the speed-up), the least wall time; each of
@@ -376,6 +391,12 @@ def measure(
             assert count_bin is not None
             _, wall, cpu, rss = run_measured([str(count_bin), str(cap.path)])
             res = Result(cap.name, tool, wall, cpu, cap.packets, cap.file_bytes, rss)
+        elif tool == "yardstick":
+            assert yardstick_bin is not None
+            argv = [str(yardstick_bin), str(cap.path), ",".join(map(str, windows)), ",".join(map(str, rates))]
+            out, wall, cpu, rss = run_measured(argv)
+            d = json.loads(out)
+            res = Result(cap.name, tool, wall, cpu, d["packets"], cap.file_bytes, rss, extra=d)
         else:
             one = child(cap, "scan", limit, windows, rates) if tool == "scan2" else None
             res = child(cap, tool, limit, windows, rates)
@@ -470,6 +491,7 @@ def report(
         "scan": "**burstcore `scan`** (20 windows, 8 rates, 1 thread)",
         "scan_buffered": "burstcore `scan` (read(), `mmap=False`)",
         "scan2": "burstcore `scan`, 2 threads (same results)",
+        "yardstick": "the issue's yardstick: a plain C loop (pcap only, see reference_loop.c)",
         "read_packets": "burstcore `read_packets` (all columns)",
         "read_packets_ts": "burstcore `read_packets` (timestamp, wire_len)",
         "polars": "polars `rolling_sum_by` + cum_sum on `read_packets`",
@@ -524,6 +546,13 @@ def report(
             detail = ", ".join(f"{r.capture} {getattr(r, key):.2f}" for r in rs)
             met = "yes" if min(vals) >= tgt else f"no (worst {min(vals) / tgt:.0%} of target)"
             L.append(f"| {label} | {detail} {unit} | {met} |")
+    sticks = [(s, y) for c in main_caps if (s := by.get((c.name, "scan"))) and (y := by.get((c.name, "yardstick")))]
+    if sticks:
+        detail = "; ".join(
+            f"{y.capture} {y.gbps:.2f} GB/s, {y.mpps:.2f} M packets/s (scan: {s.gbps:.2f}, {s.mpps:.2f})"
+            for s, y in sticks
+        )
+        L.append(f"| (for scale) the issue's C yardstick, measured here | {detail} | — |")
     scan_peaks = [r.peak_rss for r in results if r.tool == "scan"]
     if scan_peaks:
         pk = max(scan_peaks) / 1e6
@@ -710,6 +739,7 @@ def main() -> None:
         t = m.strip().lower()
         caps.append(Capture(f"snap128-pcap-{t}", args.data / f"snap128-{t}.pcap", "pcap", 128, role="memory"))
     log: list[str] = []
+    yardstick_bin = yardstick_binary(args.data, log)
     for c in caps:
         generate(gen, c, size if c.role == "main" else parse_size(c.name.rsplit("-", 1)[1]), args.hosts, log)
         print(f"capture {c.name}: {c.file_bytes / 1e9:.2f} GB, {c.packets:,} packets", flush=True)
@@ -728,6 +758,7 @@ def main() -> None:
         ("scan", 0, args.repeat),
         ("scan_buffered", 0, args.repeat),
         ("scan2", 0, args.pairs),
+        ("yardstick", 0, args.repeat),
         ("read_packets", 0, args.repeat),
         ("read_packets_ts", 0, args.repeat),
         ("polars", 0, 1),
@@ -743,7 +774,9 @@ def main() -> None:
         for tool, limit, rep in plan if c.role == "main" else [("scan", 0, 1), ("scan_pair", 0, 1)]:
             if only and tool not in only:
                 continue
-            r = measure(c, tool, limit, WINDOWS_NS, rates, rep, count_bin)
+            if tool == "yardstick" and (c.format != "pcap" or yardstick_bin is None):
+                continue  # the yardstick frames pcap only
+            r = measure(c, tool, limit, WINDOWS_NS, rates, rep, count_bin, yardstick_bin)
             results.append(r)
             print(
                 f"{c.name:24} {tool:16} {r.seconds:8.3f} s wall {r.cpu:8.3f} s CPU "

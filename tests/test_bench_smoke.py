@@ -52,6 +52,7 @@ def test_every_tool_reads_every_packet(smoke: dict) -> None:
         "scan",
         "scan_buffered",
         "scan2",
+        "yardstick",
         "read_packets",
         "read_packets_ts",
         "polars",
@@ -64,6 +65,8 @@ def test_every_tool_reads_every_packet(smoke: dict) -> None:
         by_capture.setdefault(r["capture"], []).append(r)
     assert len(by_capture) == 4  # pcap/pcapng × full/snaplen 128
     for capture, rs in by_capture.items():
+        # The C yardstick frames pcap only.
+        assert ("yardstick" in {r["tool"] for r in rs}) == ("-pcap-" in capture), capture
         packets = {r["tool"]: r["packets"] for r in rs}
         # The smoke run reads whole files (no slices): every tool sees the same packets.
         assert len(set(packets.values())) == 1, (capture, packets)
@@ -96,6 +99,12 @@ def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
         # Each two-thread run was paired with a one-thread run just before it.
         pairs = rs["scan2"]["extra"]["pairs"]
         assert len(pairs) == 1 and pairs[0] > 0, capture
+        # The issue's C yardstick (walked trails, integer Lindley in bit-ns) on pcap: the same
+        # E(τ), and B_max to the last digits of a double.
+        if "yardstick" in rs:
+            assert rs["yardstick"]["extra"]["envelope"] == env, capture
+            for a, b in zip(rs["yardstick"]["extra"]["bmax"], rs["scan"]["extra"]["bmax"], strict=True):
+                assert a == pytest.approx(b, rel=1e-12), capture
         # B_max from float cumulative sums (the peers' way) agrees to float precision.
         for peer in ("tshark", "polars"):
             for a, b in zip(rs[peer]["extra"]["bmax"], rs["scan"]["extra"]["bmax"], strict=True):
@@ -113,6 +122,7 @@ def test_report_has_machine_targets_and_memory_check(smoke: dict) -> None:
         "scan is faster by",
         "paired speed-up",
         "| 2 threads ≥ 1.8× one (median of the pairs) |",
+        "| (for scale) the issue's C yardstick, measured here |",
     ):
         assert needle in md, needle
     mem = [r for r in smoke["results"] if r["capture"] in ("snap128-pcap-1m", "snap128-pcap-4m")]
