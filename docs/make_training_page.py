@@ -95,7 +95,9 @@ def main() -> None:
         bl = b.bursts.filter((pl.col("start_ns") >= loop[0]) & (pl.col("start_ns") <= loop[1]))
         big = bl.filter(pl.col("bytes") >= 100_000)
         n_it = len(starts) - 1
-        burst_rows.append((label, bl.height / n_it, big.height / n_it, float(big["duration_ns"].median() or 0)))
+        median = big["duration_ns"].median()  # None without big bursts
+        median_ns = float(median) if isinstance(median, int | float) else 0.0
+        burst_rows.append((label, bl.height / n_it, big.height / n_it, median_ns))
 
         if stem.startswith(("a_", "b_")):
             m = burstcore.traffic_matrix(path)
