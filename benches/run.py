@@ -549,7 +549,7 @@ def report(
     sticks = [(s, y) for c in main_caps if (s := by.get((c.name, "scan"))) and (y := by.get((c.name, "yardstick")))]
     if sticks:
         detail = "; ".join(
-            f"{y.capture} {y.gbps:.2f} GB/s, {y.mpps:.2f} M packets/s (scan: {s.gbps:.2f}, {s.mpps:.2f})"
+            f"{y.capture} {y.gbps:.2f} GB/s, {y.mpps:.2f} M packets/s (scan is {fmt_ratio(s.mpps / y.mpps)} faster)"
             for s, y in sticks
         )
         L.append(f"| (for scale) the issue's C yardstick, measured here | {detail} | — |")
