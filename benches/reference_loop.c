@@ -4,8 +4,10 @@
  * packet at a time) and the 8 Lindley backlogs. No skipping, no vector lanes, no threads.
  *
  * It is a yardstick, not a peer: pcap only (both timestamp resolutions, either byte order), bytes
- * are wire lengths, windows half-open [s, s+tau), rates in bit/s exact in integers. It prints its
- * E(tau) and B_max(r) so that the benchmark can check it computed the same numbers as burstcore.
+ * are wire lengths, windows half-open [s, s+tau), rates in bit/s exact in integers. Backlogs are
+ * kept in bit-nanoseconds in 64 bits, so they wrap past about 2.3 GB: plenty for the benchmark's
+ * captures, and a wrap would show, as the benchmark checks that it computed the same E(tau) and
+ * B_max(r) as burstcore (it prints them).
  *
  * Usage: reference_loop FILE WINDOWS_NS RATES_BPS   (each comma-separated; windows ascending)
  */
