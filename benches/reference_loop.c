@@ -5,9 +5,9 @@
  *
  * It is a yardstick, not a peer: pcap only (both timestamp resolutions, either byte order), bytes
  * are wire lengths, windows half-open [s, s+tau), rates in bit/s exact in integers. Backlogs are
- * kept in bit-nanoseconds in 64 bits, so they wrap past about 2.3 GB: plenty for the benchmark's
- * captures, and a wrap would show, as the benchmark checks that it computed the same E(tau) and
- * B_max(r) as burstcore (it prints them).
+ * kept in bit-nanoseconds in 64 bits, so they wrap past about 2.3 GB (the benchmark's captures
+ * peak at 0.45 GB). It prints its E(tau) and B_max(r): the report compares its E(tau) with
+ * burstcore's, and the smoke test both.
  *
  * Usage: reference_loop FILE WINDOWS_NS RATES_BPS   (each comma-separated; windows ascending)
  */
