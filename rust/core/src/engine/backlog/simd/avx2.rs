@@ -78,8 +78,8 @@ impl Rates {
             active: load(f(0).map(|_| u64::MAX), 0),
             longest: load(f(3).map(|l| l ^ SIGN), u64::MAX ^ SIGN),
             qmax: load(
-                lanes.clone().map(|l| {
-                    let most = u128::from(l[3]) * u128::from(l[0]);
+                f(3).zip(f(0)).map(|(longest, rate)| {
+                    let most = u128::from(longest) * u128::from(rate);
                     most.min(u128::from(NARROW_LIMIT - 1)) as u64
                 }),
                 NARROW_LIMIT - 1,
