@@ -79,7 +79,6 @@ int main(int argc, char **argv) {
     unsigned char *buf = malloc(BUF);
     size_t have = 0, pos = 0;
     int swap = 0, nano = 0, started = 0;
-    uint64_t packets = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
@@ -147,7 +146,7 @@ int main(int argc, char **argv) {
             }
             oldest = trail[nw - 1]; /* the longest window's trail is the oldest */
 
-            uint64_t dt = packets ? (uint64_t)(ts - last) : 0;
+            uint64_t dt = seq ? (uint64_t)(ts - last) : 0;
             uint64_t add = size * 8 * 1000000000ull;
             for (int k = 0; k < nr; k++) {
                 unsigned __int128 d = (unsigned __int128)rate[k] * dt;
@@ -157,13 +156,14 @@ int main(int argc, char **argv) {
                 if (v > qmax[k]) qmax[k] = v;
             }
             last = ts;
-            packets++;
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* A record cut short by the end of the file, or longer than the buffer, is not counted. */
+    if (have != pos) fprintf(stderr, "%zu bytes at the end were not a whole record\n", have - pos);
     double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("{\"seconds\": %.6f, \"packets\": %llu, \"wire_bytes\": %llu, \"envelope\": [", secs,
-           (unsigned long long)packets, (unsigned long long)total);
+           (unsigned long long)head, (unsigned long long)total);
     for (int w = 0; w < nw; w++) printf("%s%llu", w ? ", " : "", (unsigned long long)best[w]);
     printf("], \"envelope_packets\": [");
     for (int w = 0; w < nw; w++) printf("%s%llu", w ? ", " : "", (unsigned long long)bestp[w]);
