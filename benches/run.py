@@ -140,12 +140,14 @@ def _child(tool: str, path: str, limit: int, windows: list[int], rates: list[int
             "envelope": env,
             "bmax": bmax,
         }
-    if tool in ("read_packets", "read_packets_ts"):
+    if tool in ("read_packets", "read_packets2", "read_packets_ts"):
         import burstcore
 
+        # "read_packets" is the one-core figure; "read_packets2" the default, which reads a plain
+        # file in byte ranges on all the cores (both here), judged by wall time.
         cols = ["timestamp", "wire_len"] if tool == "read_packets_ts" else None
         clock = Clock()
-        df = burstcore.read_packets(path, columns=cols)
+        df = burstcore.read_packets(path, columns=cols, threads=None if tool == "read_packets2" else 1)
         dt, cpu = clock.stop()
         return {"seconds": dt, "cpu": cpu, "packets": df.height, "wire_bytes": int(df["wire_len"].sum())}
     if tool == "polars":
@@ -403,7 +405,8 @@ def measure(
             if one is not None:
                 pairs.append(one.seconds / res.seconds)
         peak = max(peak, res.peak_rss)
-        if best is None or (res.seconds < best.seconds if tool == "scan2" else res.cpu < best.cpu):
+        by_wall = tool in ("scan2", "read_packets2")
+        if best is None or (res.seconds < best.seconds if by_wall else res.cpu < best.cpu):
             best = res
     assert best is not None
     best.peak_rss, best.runs = peak, repeat
@@ -492,8 +495,9 @@ def report(
         "scan_buffered": "burstcore `scan` (read(), `mmap=False`)",
         "scan2": "burstcore `scan`, 2 threads (same results)",
         "yardstick": "the issue's yardstick: a plain C loop (pcap only, see reference_loop.c)",
-        "read_packets": "burstcore `read_packets` (all columns)",
-        "read_packets_ts": "burstcore `read_packets` (timestamp, wire_len)",
+        "read_packets": "burstcore `read_packets` (all columns, 1 thread)",
+        "read_packets2": "burstcore `read_packets` (all columns, default: both cores; wall clock)",
+        "read_packets_ts": "burstcore `read_packets` (timestamp, wire_len, 1 thread)",
         "polars": "polars `rolling_sum_by` + cum_sum on `read_packets`",
         "tshark": "`tshark -T fields` + numpy",
         "dpkt": "dpkt + numpy",
@@ -536,10 +540,18 @@ def report(
     full = [by[(c.name, "scan")] for c in main_caps if c.snaplen == 0 and (c.name, "scan") in by]
     snap = [by[(c.name, "scan")] for c in main_caps if c.snaplen and (c.name, "scan") in by]
     reads = [by[(c.name, "read_packets")] for c in main_caps if (c.name, "read_packets") in by]
+    reads2 = [by[(c.name, "read_packets2")] for c in main_caps if (c.name, "read_packets2") in by]
     for label, rs, key, unit, tgt in (
         ("scan, full frames ≥ 8 GB/s", full, "gbps", "GB/s", TARGETS["full_gbps"]),
         ("scan, snaplen 128 ≥ 25 M packets/s", snap, "mpps", "M packets/s", TARGETS["snap_mpps"]),
-        ("read_packets ≥ 10 M packets/s", reads, "mpps", "M packets/s", TARGETS["read_mpps"]),
+        ("read_packets ≥ 10 M packets/s, 1 thread (per CPU s)", reads, "mpps", "M packets/s", TARGETS["read_mpps"]),
+        (
+            "read_packets ≥ 10 M packets/s, default (both cores, wall clock)",
+            reads2,
+            "mpps_wall",
+            "M packets/s",
+            TARGETS["read_mpps"],
+        ),
     ):
         vals = [getattr(r, key) for r in rs]
         if vals:
@@ -760,6 +772,7 @@ def main() -> None:
         ("scan2", 0, args.pairs),
         ("yardstick", 0, args.repeat),
         ("read_packets", 0, args.repeat),
+        ("read_packets2", 0, args.repeat),
         ("read_packets_ts", 0, args.repeat),
         ("polars", 0, 1),
         ("tshark", args.tshark_packets, 1),

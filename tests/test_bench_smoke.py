@@ -54,6 +54,7 @@ def test_every_tool_reads_every_packet(smoke: dict) -> None:
         "scan2",
         "yardstick",
         "read_packets",
+        "read_packets2",
         "read_packets_ts",
         "polars",
         "tshark",

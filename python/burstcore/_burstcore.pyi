@@ -58,7 +58,8 @@ def read_table(
     strict: bool = False,
     progress: _Progress = None,
     mmap: bool | None = None,
-) -> tuple[list[ArrowColumn], list[str]]: ...
+    threads: int = 1,
+) -> tuple[list[list[ArrowColumn]], list[str]]: ...
 def capture_info(
     source: Any, strict: bool = False, progress: _Progress = None, mmap: bool | None = None
 ) -> dict[str, Any]: ...

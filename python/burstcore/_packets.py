@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ def read_packets(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
+    threads: int | None = None,
 ) -> pl.DataFrame:
     """Read a capture into a polars DataFrame, one row per packet, in file order.
 
@@ -55,14 +57,32 @@ def read_packets(
     through a memory mapping on Linux (a file truncated meanwhile raises ``OSError``) and with
     ``read()`` elsewhere; ``False`` always reads with ``read()``. Compressed files, stdin, pipes
     and file objects are read with ``read()`` whatever ``mmap`` says.
+
+    ``threads`` (default: the machine's cores, at most 8): a plain capture file given by path is
+    cut into byte ranges read side by side, which become the chunks of the frame (see
+    ``DataFrame.n_chunks``; ``rechunk()`` joins them, at the cost of a copy). The rows are those
+    of the sequential read whatever the number; 1 reads on the calling thread into one chunk.
     """
     wanted = list(columns) if columns is not None else None
-    cols, warns = _core.read_table(normalize(source), wanted, strict, progress, mmap=mmap)
+    chunks, warns = _core.read_table(
+        normalize(source), wanted, strict, progress, mmap=mmap, threads=thread_count(threads)
+    )
     _warn(warns)
     # Each column through the Arrow PyCapsule interface: polars adopts the Rust buffers (values,
-    # validity bitmaps, address strings) without a copy.
-    df = pl.DataFrame([pl.Series(c) for c in cols])
+    # validity bitmaps, address strings) without a copy, and concatenating without rechunking
+    # keeps each range's buffers as a chunk of the column.
+    frames = [pl.DataFrame([pl.Series(c) for c in cols]) for cols in chunks]
+    df = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical", rechunk=False)
     return df if wanted is None or wanted == df.columns else df.select(wanted)
+
+
+def thread_count(threads: int | None) -> int:
+    """``threads`` as given, or the default (the machine's cores, at most 8); checked."""
+    if threads is None:
+        threads = min(os.cpu_count() or 1, 8)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads={threads!r} must be a positive integer")
+    return threads
 
 
 @dataclass

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning, ProgressCallback, info
+from ._packets import CaptureWarning, ProgressCallback, info, thread_count
 from ._sources import is_rereadable, normalize
 from ._units import DEFAULT_RATE_MULTIPLES, default_windows_ns, parse_duration, parse_rate
 
@@ -231,10 +230,7 @@ def scan(
     horizon_ns, _ = _parse_order(reorder_horizon, on_late)
     if isinstance(max_groups, bool) or not isinstance(max_groups, int) or max_groups < 1:
         raise ValueError(f"max_groups={max_groups!r} must be a positive integer")
-    if threads is None:
-        threads = min(os.cpu_count() or 1, 8)
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads={threads!r} must be a positive integer")
+    threads = thread_count(threads)
 
     in_memory = _is_columns(source)
     if in_memory:

@@ -16,11 +16,10 @@ use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
 use crate::capture::CaptureReader;
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::pipeline::{arrival, lean_arrival, Accounting, Progress, SizeKind, Skip};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::Duration;
+use crate::pool::Shared;
+use std::sync::atomic::Ordering;
 
 /// Packets between two looks at the stop flag and two progress updates.
 const CHECK_EVERY: u64 = 1 << 14;
@@ -138,70 +137,23 @@ pub fn scan(
         base = base.saturating_add(plan.interfaces() as u32);
     }
 
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let bytes = AtomicU64::new(0);
-    let results: Mutex<Vec<Option<Result<Option<Done>>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
-    let workers = threads.min(jobs.len());
-    // The calling thread reports progress until the workers are done; each wakes it on leaving
-    // (even by a panic), so that the merge does not wait for the next report.
-    let finished = AtomicUsize::new(0);
-    let outcome = std::thread::scope(|scope| -> Result<()> {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                let leaving = Leaving {
-                    finished: &finished,
-                    caller: std::thread::current(),
-                };
-                scope.spawn(|| {
-                    let _leaving = leaving;
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else {
-                            break;
-                        };
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let r = run(
-                            &plans[job.file],
-                            job,
-                            bases[job.file],
-                            config,
-                            size,
-                            decode,
-                            &stop,
-                            &bytes,
-                        );
-                        if let Ok(mut all) = results.lock() {
-                            all[i] = Some(r);
-                        }
-                    }
-                })
-            })
-            .collect();
-        let mut failed = Ok(());
-        while finished.load(Ordering::Acquire) < workers {
-            std::thread::park_timeout(Duration::from_millis(20));
-            if failed.is_ok() {
-                if let Err(e) = progress(bytes.load(Ordering::Relaxed)) {
-                    stop.store(true, Ordering::Relaxed);
-                    failed = Err(e);
-                }
-            }
-        }
-        for h in handles {
-            if h.join().is_err() {
-                return Err(Error::new(ErrorKind::Io, "a scan worker thread panicked"));
-            }
-        }
-        failed
-    });
-    outcome?;
-    let results = results
-        .into_inner()
-        .map_err(|_| Error::new(ErrorKind::Io, "a scan worker thread panicked"))?;
+    let results = crate::pool::run(
+        jobs.len(),
+        threads,
+        |i, shared| {
+            let job = &jobs[i];
+            run(
+                &plans[job.file],
+                job,
+                bases[job.file],
+                config,
+                size,
+                decode,
+                shared,
+            )
+        },
+        progress,
+    )?;
 
     // Per file: chunks in order, seams lined up, states merged.
     let mut files: Vec<Vec<Done>> = (0..plans.len()).map(|_| Vec::new()).collect();
@@ -266,19 +218,6 @@ pub fn scan(
     Ok(Some(crate::pipeline::account(out, acc)))
 }
 
-/// Counts a worker out and wakes the calling thread when the worker leaves, however it leaves.
-struct Leaving<'a> {
-    finished: &'a AtomicUsize,
-    caller: std::thread::Thread,
-}
-
-impl Drop for Leaving<'_> {
-    fn drop(&mut self) {
-        self.finished.fetch_add(1, Ordering::Release);
-        self.caller.unpark();
-    }
-}
-
 /// The next packet of the chunk that reaches the engine, as `make` builds it from the packet
 /// where the reader left it; the packets it skips are counted by reason.
 #[inline]
@@ -298,7 +237,6 @@ fn next_arrival<T>(
 }
 
 /// Scan one range. `Ok(None)` when the range cannot be read on its own.
-#[allow(clippy::too_many_arguments)]
 fn run(
     plan: &SplitPlan,
     job: &Job,
@@ -306,8 +244,7 @@ fn run(
     config: &ScanConfig,
     size: SizeKind,
     decode: bool,
-    stop: &AtomicBool,
-    bytes: &AtomicU64,
+    shared: &Shared,
 ) -> Result<Option<Done>> {
     let Some(mut reader) = plan.open(job.from, job.to)? else {
         return Ok(None);
@@ -326,11 +263,13 @@ fn run(
         if !n.is_multiple_of(CHECK_EVERY) {
             return true;
         }
-        if stop.load(Ordering::Relaxed) {
+        if shared.stop.load(Ordering::Relaxed) {
             return false;
         }
         let pos = reader.position().min(job.to);
-        bytes.fetch_add(pos.saturating_sub(last_pos), Ordering::Relaxed);
+        shared
+            .bytes
+            .fetch_add(pos.saturating_sub(last_pos), Ordering::Relaxed);
         last_pos = pos.max(last_pos);
         true
     };
@@ -356,7 +295,9 @@ fn run(
             }
         }
     }
-    bytes.fetch_add(job.to.saturating_sub(last_pos), Ordering::Relaxed);
+    shared
+        .bytes
+        .fetch_add(job.to.saturating_sub(last_pos), Ordering::Relaxed);
     // No out-of-range timestamp to tell apart from a missing one (`Accounting::out_of_range`):
     // the first one warns, and a chunk that met a warning has no seam, so the split is refused.
     let state = scanner.finish()?;

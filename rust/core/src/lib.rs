@@ -28,6 +28,7 @@ pub mod input;
 pub mod packet;
 pub mod parallel;
 pub mod pipeline;
+mod pool;
 pub mod table;
 #[cfg(test)]
 mod test_rng;

@@ -10,6 +10,8 @@ use crate::pipeline::Progress;
 use crate::wire::{self, Headers};
 use std::net::IpAddr;
 
+pub mod split;
+
 /// A column that may be null per row; a null row holds `T::default()` in `values`.
 #[derive(Debug, Clone, Default)]
 pub struct Nullable<T> {
@@ -472,8 +474,46 @@ pub fn read_table(
     size_hint: Option<u64>,
     progress: Progress<'_>,
 ) -> Result<PacketTable> {
-    let cols: Vec<String> = match columns {
-        None => ALL_COLUMNS.iter().map(|s| s.to_string()).collect(),
+    let cols = column_names(columns)?;
+    let t = fill(reader, cols, 0, size_hint, &mut |pos| {
+        progress(pos)?;
+        Ok(true)
+    })?;
+    progress(reader.position())?;
+    // `look` never says no here, so there is always a table.
+    Ok(t.unwrap_or_default())
+}
+
+/// [`read_table`] with up to `threads` threads: a plain capture file is read in byte ranges side
+/// by side ([`split`]), one table per range, which taken in order hold exactly the rows of the
+/// sequential read; anything else is read sequentially into one table.
+pub fn read_table_threads(
+    reader: &mut CaptureReader,
+    columns: Option<&[String]>,
+    size_hint: Option<u64>,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Vec<PacketTable>> {
+    // Progress only moves forward, even when the split read gives up and a sequential read
+    // starts over.
+    let mut shown = 0u64;
+    let mut forward = |done: u64| {
+        if done > shown {
+            shown = done;
+            return progress(done);
+        }
+        Ok(())
+    };
+    if let Some(tables) = split::read_table_split(reader, columns, threads, &mut forward)? {
+        return Ok(tables);
+    }
+    Ok(vec![read_table(reader, columns, size_hint, &mut forward)?])
+}
+
+/// The columns asked for (all of them for `None`), or which name is not one.
+fn column_names(columns: Option<&[String]>) -> Result<Vec<String>> {
+    match columns {
+        None => Ok(ALL_COLUMNS.iter().map(|s| s.to_string()).collect()),
         Some(c) => {
             for name in c {
                 if !ALL_COLUMNS.contains(&name.as_str()) {
@@ -483,9 +523,50 @@ pub fn read_table(
                     )));
                 }
             }
-            c.to_vec()
+            Ok(c.to_vec())
         }
-    };
+    }
+}
+
+/// Where a table's packets come from: a whole capture, or one byte range of a file
+/// ([`split`]).
+trait Source {
+    fn next_packet(&mut self) -> Result<Option<crate::Packet<'_>>>;
+    /// Offset of the first byte not read yet.
+    fn position(&self) -> u64;
+}
+
+impl Source for CaptureReader {
+    #[inline]
+    fn next_packet(&mut self) -> Result<Option<crate::Packet<'_>>> {
+        CaptureReader::next_packet(self)
+    }
+    fn position(&self) -> u64 {
+        CaptureReader::position(self)
+    }
+}
+
+impl Source for crate::capture::split::ChunkReader {
+    #[inline]
+    fn next_packet(&mut self) -> Result<Option<crate::Packet<'_>>> {
+        crate::capture::split::ChunkReader::next_packet(self)
+    }
+    fn position(&self) -> u64 {
+        crate::capture::split::ChunkReader::position(self)
+    }
+}
+
+/// Read every packet of `source` into the columns `cols`. `start` is the source's position
+/// before its first packet and `size_hint` the bytes it holds from there, when known (see
+/// [`read_table`]). `look` gets the position every 65,536 packets and says whether to go on;
+/// `Ok(None)` when it said no.
+fn fill<S: Source>(
+    source: &mut S,
+    cols: Vec<String>,
+    start: u64,
+    size_hint: Option<u64>,
+    look: &mut dyn FnMut(u64) -> Result<bool>,
+) -> Result<Option<PacketTable>> {
     let w = Wanted::new(&cols);
     let headers = w.headers();
     let mut t = PacketTable {
@@ -500,7 +581,7 @@ pub fn read_table(
     loop {
         rows.clear();
         while rows.len() < BATCH {
-            let Some(p) = reader.next_packet()? else {
+            let Some(p) = source.next_packet()? else {
                 break;
             };
             if let Some(h) = heads.get_mut(rows.len()) {
@@ -522,21 +603,20 @@ pub fn read_table(
         }
         if !reserved {
             reserved = true;
-            if let Some(expected) =
-                size_hint.and_then(|len| expected_rows(len, reader.position(), n))
-            {
+            let read = source.position().saturating_sub(start);
+            if let Some(expected) = size_hint.and_then(|len| expected_rows(len, read, n)) {
                 t.reserve(w, expected.saturating_sub(n as usize));
             }
         }
-        if n.is_multiple_of(1 << 16) {
-            progress(reader.position())?;
+        if n.is_multiple_of(1 << 16) && !look(source.position())? {
+            return Ok(None);
         }
     }
     if reserved {
         t.shrink();
     }
     t.finish();
-    Ok(t)
+    Ok(Some(t))
 }
 
 /// Rows a `len`-byte input should hold if the rest is like the first `rows` rows in `read`
@@ -688,7 +768,7 @@ mod tests {
         }
     }
 
-    fn frame(rng: &mut Rng) -> Vec<u8> {
+    pub(super) fn frame(rng: &mut Rng) -> Vec<u8> {
         let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
         match rng.below(4) {
             0 => f.extend_from_slice(&[0x08, 0x06, 0, 1]), // ARP: no IP fields

@@ -14,7 +14,7 @@ use arrow::Column;
 use burstcore::capture::{CaptureReader, Format, ReadOptions, TsResolution};
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
 use burstcore::pipeline::{self, Accounting, SizeKind};
-use burstcore::table;
+use burstcore::table::{self, PacketTable};
 use burstcore::{Error, ErrorKind};
 use columns::col;
 use errors::{guard, to_py};
@@ -109,9 +109,11 @@ fn open_all(
 }
 
 /// Read packets into columns, each handed over as an Arrow array (see `arrow`): each wanted
-/// column once, in the order first asked for.
+/// column once, in the order first asked for. With `threads` > 1 a plain file may be read in
+/// byte ranges side by side: then there is one list of columns per range, whose rows, taken in
+/// order, are those of the sequential read.
 #[pyfunction]
-#[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=None))]
+#[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=None, threads=1))]
 fn read_table<'py>(
     py: Python<'py>,
     source: Bound<'py, PyAny>,
@@ -119,58 +121,68 @@ fn read_table<'py>(
     strict: bool,
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
-) -> PyResult<(Vec<arrow::ArrowColumn>, Vec<String>)> {
+    threads: usize,
+) -> PyResult<(Vec<Vec<arrow::ArrowColumn>>, Vec<String>)> {
     guard(py, || {
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(progress, total);
         let res = py.detach(|| {
-            table::read_table(&mut reader, columns.as_deref(), total, &mut |d| ctl.tick(d))
+            table::read_table_threads(&mut reader, columns.as_deref(), total, threads, &mut |d| {
+                ctl.tick(d)
+            })
         });
-        let mut t = res.map_err(|e| ctl.take(e))?;
+        let tables = res.map_err(|e| ctl.take(e))?;
         let warnings: Vec<String> = reader.warnings().iter().map(|w| w.to_string()).collect();
-        let mut out: Vec<Column> = Vec::new();
-        let mut seen: Vec<&str> = Vec::new();
-        let names = std::mem::take(&mut t.columns);
-        for c in &names {
-            if seen.contains(&c.as_str()) {
-                continue;
-            }
-            seen.push(c);
-            out.push(match c.as_str() {
-                "timestamp" => Column::nullable(c, "tsn:UTC", take(&mut t.timestamp))?,
-                "interface" => Column::plain(c, "I", take(&mut t.interface))?,
-                "wire_len" => Column::plain(c, "I", take(&mut t.wire_len))?,
-                "cap_len" => Column::plain(c, "I", take(&mut t.cap_len))?,
-                "linktype" => Column::plain(c, "S", take(&mut t.linktype))?,
-                "src" => Column::addresses(c, take(&mut t.src))?,
-                "dst" => Column::addresses(c, take(&mut t.dst))?,
-                "protocol" => Column::nullable(c, "C", take(&mut t.protocol))?,
-                "sport" => Column::nullable(c, "S", take(&mut t.sport))?,
-                "dport" => Column::nullable(c, "S", take(&mut t.dport))?,
-                "vlan" => Column::nullable(c, "S", take(&mut t.vlan))?,
-                "qp" => Column::nullable(c, "I", take(&mut t.qp))?,
-                "ip_len" => Column::nullable(c, "I", take(&mut t.ip_len))?,
-                "payload_len" => Column::nullable(c, "I", take(&mut t.payload_len))?,
-                "tcp_flags" => Column::nullable(c, "C", take(&mut t.tcp_flags))?,
-                other => {
-                    return Err(PyValueError::new_err(format!("unknown column {other:?}")));
-                }
-            });
-        }
-        if let Some(c) = out.iter().find(|c| c.len() != t.rows) {
-            return Err(PyValueError::new_err(format!(
-                "a column has {} rows, not {}",
-                c.len(),
-                t.rows
-            )));
-        }
-        let out = out
+        let chunks = tables
             .into_iter()
-            .map(|c| arrow::ArrowColumn::new(py, c))
+            .map(|t| table_columns(py, t))
             .collect::<PyResult<Vec<_>>>()?;
-        Ok((out, warnings))
+        Ok((chunks, warnings))
     })
+}
+
+/// The wanted columns of `t` as Arrow arrays: each once, in the order first asked for.
+fn table_columns(py: Python<'_>, mut t: PacketTable) -> PyResult<Vec<arrow::ArrowColumn>> {
+    let mut out: Vec<Column> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    let names = std::mem::take(&mut t.columns);
+    for c in &names {
+        if seen.contains(&c.as_str()) {
+            continue;
+        }
+        seen.push(c);
+        out.push(match c.as_str() {
+            "timestamp" => Column::nullable(c, "tsn:UTC", take(&mut t.timestamp))?,
+            "interface" => Column::plain(c, "I", take(&mut t.interface))?,
+            "wire_len" => Column::plain(c, "I", take(&mut t.wire_len))?,
+            "cap_len" => Column::plain(c, "I", take(&mut t.cap_len))?,
+            "linktype" => Column::plain(c, "S", take(&mut t.linktype))?,
+            "src" => Column::addresses(c, take(&mut t.src))?,
+            "dst" => Column::addresses(c, take(&mut t.dst))?,
+            "protocol" => Column::nullable(c, "C", take(&mut t.protocol))?,
+            "sport" => Column::nullable(c, "S", take(&mut t.sport))?,
+            "dport" => Column::nullable(c, "S", take(&mut t.dport))?,
+            "vlan" => Column::nullable(c, "S", take(&mut t.vlan))?,
+            "qp" => Column::nullable(c, "I", take(&mut t.qp))?,
+            "ip_len" => Column::nullable(c, "I", take(&mut t.ip_len))?,
+            "payload_len" => Column::nullable(c, "I", take(&mut t.payload_len))?,
+            "tcp_flags" => Column::nullable(c, "C", take(&mut t.tcp_flags))?,
+            other => {
+                return Err(PyValueError::new_err(format!("unknown column {other:?}")));
+            }
+        });
+    }
+    if let Some(c) = out.iter().find(|c| c.len() != t.rows) {
+        return Err(PyValueError::new_err(format!(
+            "a column has {} rows, not {}",
+            c.len(),
+            t.rows
+        )));
+    }
+    out.into_iter()
+        .map(|c| arrow::ArrowColumn::new(py, c))
+        .collect()
 }
 
 fn resolution_str(r: TsResolution) -> String {

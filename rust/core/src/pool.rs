@@ -1,0 +1,96 @@
+//! A few jobs on scoped threads while the calling thread reports their progress: how the byte
+//! ranges of plain capture files are scanned ([`crate::chunked`]) or read into tables
+//! ([`crate::table::split`]) side by side.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::pipeline::Progress;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// What the jobs share with the calling thread.
+#[derive(Default)]
+pub struct Shared {
+    /// Set when the caller's progress callback failed (an interrupt): jobs look at it now and
+    /// then and give up.
+    pub stop: AtomicBool,
+    /// Input bytes the jobs have got through, reported to the progress callback.
+    pub bytes: AtomicU64,
+}
+
+/// Run `job(i, shared)` for each `i` in `0..jobs` on up to `threads` threads, which take the jobs
+/// in order. Meanwhile the calling thread reports `shared.bytes` to `progress` every 20 ms; when
+/// that fails, `shared.stop` is set and the error returned once every thread has left. A job
+/// that never started (stopped before its turn) gives `None`.
+pub fn run<T: Send>(
+    jobs: usize,
+    threads: usize,
+    job: impl Fn(usize, &Shared) -> T + Sync,
+    progress: Progress<'_>,
+) -> Result<Vec<Option<T>>> {
+    let shared = Shared::default();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..jobs).map(|_| None).collect());
+    let workers = threads.min(jobs);
+    // Each worker wakes the calling thread on leaving (even by a panic), so that the caller
+    // does not wait for its next report to see the jobs done.
+    let finished = AtomicUsize::new(0);
+    std::thread::scope(|scope| -> Result<()> {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let leaving = Leaving {
+                    finished: &finished,
+                    caller: std::thread::current(),
+                };
+                let (next, shared, results, job) = (&next, &shared, &results, &job);
+                scope.spawn(move || {
+                    let _leaving = leaving;
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= jobs || shared.stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let r = job(i, shared);
+                        if let Ok(mut all) = results.lock() {
+                            all[i] = Some(r);
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut failed = Ok(());
+        while finished.load(Ordering::Acquire) < workers {
+            std::thread::park_timeout(Duration::from_millis(20));
+            if failed.is_ok() {
+                if let Err(e) = progress(shared.bytes.load(Ordering::Relaxed)) {
+                    shared.stop.store(true, Ordering::Relaxed);
+                    failed = Err(e);
+                }
+            }
+        }
+        for h in handles {
+            if h.join().is_err() {
+                return Err(panicked());
+            }
+        }
+        failed
+    })?;
+    results.into_inner().map_err(|_| panicked())
+}
+
+fn panicked() -> Error {
+    Error::new(ErrorKind::Io, "a worker thread panicked")
+}
+
+/// Counts a worker out and wakes the calling thread when the worker leaves, however it leaves.
+struct Leaving<'a> {
+    finished: &'a AtomicUsize,
+    caller: std::thread::Thread,
+}
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        self.finished.fetch_add(1, Ordering::Release);
+        self.caller.unpark();
+    }
+}

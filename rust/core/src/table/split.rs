@@ -1,0 +1,310 @@
+//! `read_packets` on several threads: a plain capture file is cut into byte ranges
+//! ([`crate::capture::split`]), and each range is read into its own table on its own thread.
+//! Taken in order, the tables hold exactly the rows of the sequential read: every chunk must
+//! frame exactly the packets of a sequential read (the seams line up) and meet no warning.
+//! They go to polars as the chunks of one frame, so nothing is copied to join them.
+//!
+//! Reading costs the same per byte everywhere in a file, so the ranges are of equal size.
+
+use super::{column_names, fill, PacketTable};
+use crate::capture::split::{chunks_line_up, SplitPlan};
+use crate::capture::CaptureReader;
+use crate::error::Result;
+use crate::pipeline::Progress;
+use std::sync::atomic::Ordering;
+
+/// The columns of `reader` (opened, not read beyond its header) in up to `threads` tables, one
+/// per byte range of its file, read side by side. `Ok(None)` when that is not possible (fewer
+/// than two threads, a compressed or streamed input, a chunk that cannot be framed on its own,
+/// any warning or error in a chunk): the caller then reads sequentially, which gives every
+/// error and warning exactly. An error from `progress` (an interrupt) stops every chunk and is
+/// returned.
+pub fn read_table_split(
+    reader: &CaptureReader,
+    columns: Option<&[String]>,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Option<Vec<PacketTable>>> {
+    let cols = column_names(columns)?;
+    if threads < 2 || reader.stats().packets > 0 {
+        return Ok(None);
+    }
+    let Some(path) = reader.plain_path() else {
+        return Ok(None);
+    };
+    let Ok(Some(plan)) = SplitPlan::new(path, reader.options()) else {
+        return Ok(None);
+    };
+    let ranges = plan.ranges(threads);
+    let results = crate::pool::run(
+        ranges.len(),
+        threads,
+        |i, shared| -> Result<Option<_>> {
+            let (from, to) = ranges[i];
+            let Some(mut chunk) = plan.open(from, to)? else {
+                return Ok(None);
+            };
+            let mut counted = from;
+            let mut count = |pos: u64| {
+                let pos = pos.min(to);
+                shared
+                    .bytes
+                    .fetch_add(pos.saturating_sub(counted), Ordering::Relaxed);
+                counted = counted.max(pos);
+            };
+            let table = fill(
+                &mut chunk,
+                cols.clone(),
+                from,
+                Some(to - from),
+                &mut |pos| {
+                    count(pos);
+                    Ok(!shared.stop.load(Ordering::Relaxed))
+                },
+            )?;
+            count(to);
+            Ok(table.map(|t| (t, chunk.seam())))
+        },
+        progress,
+    )?;
+    let mut tables = Vec::with_capacity(results.len());
+    let mut seams = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Some(Ok(Some((t, seam)))) => {
+                tables.push(t);
+                seams.push(seam);
+            }
+            // An error, a warning or a refusal: the sequential read gives the exact outcome.
+            _ => return Ok(None),
+        }
+    }
+    if !chunks_line_up(&plan, &seams) {
+        return Ok(None);
+    }
+    progress(plan.file_len())?;
+    Ok(Some(tables))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::frame;
+    use super::super::{read_table, read_table_threads, Nullable, ALL_COLUMNS};
+    use super::*;
+    use crate::capture::{ByteOrder, ReadOptions, TsResolution};
+    use crate::error::{Error, ErrorKind};
+    use crate::test_rng::Rng;
+    use crate::writer::{PcapNgWriter, PcapOptions, PcapWriter};
+    use std::path::{Path, PathBuf};
+
+    fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("burstcore-table-split-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("write");
+        path
+    }
+
+    fn open(path: &Path) -> CaptureReader {
+        let input = crate::input::open_path(path).expect("open");
+        CaptureReader::new(input, ReadOptions::default()).expect("reader")
+    }
+
+    fn at<T: Copy>(c: &Nullable<T>, i: usize) -> Option<T> {
+        c.valid.get(i).then(|| c.values[i])
+    }
+
+    type Fields = (
+        Option<i64>,
+        [Option<u32>; 4],
+        [Option<String>; 2],
+        [Option<u32>; 9],
+    );
+
+    /// Every row of `tables`, in order, as the values of its wanted columns (`None` for a
+    /// column not wanted).
+    fn rows(tables: &[PacketTable]) -> Vec<Fields> {
+        let mut out = Vec::new();
+        for t in tables {
+            let w = |name: &str| t.wants(name);
+            for i in 0..t.rows {
+                let v = |want: bool, x: Option<u32>| if want { x } else { None };
+                out.push((
+                    at(&t.timestamp, i).filter(|_| w("timestamp")),
+                    [
+                        v(w("interface"), t.interface.get(i).copied()),
+                        v(w("wire_len"), t.wire_len.get(i).copied()),
+                        v(w("cap_len"), t.cap_len.get(i).copied()),
+                        v(w("linktype"), t.linktype.get(i).map(|&x| u32::from(x))),
+                    ],
+                    [t.src.get(i), t.dst.get(i)],
+                    [
+                        at(&t.protocol, i).map(u32::from),
+                        at(&t.sport, i).map(u32::from),
+                        at(&t.dport, i).map(u32::from),
+                        at(&t.vlan, i).map(u32::from),
+                        at(&t.qp, i),
+                        at(&t.ip_len, i),
+                        at(&t.payload_len, i),
+                        at(&t.tcp_flags, i).map(u32::from),
+                        Some(t.columns.len() as u32),
+                    ],
+                ));
+            }
+        }
+        out
+    }
+
+    /// IPv4 frames from the table's own tests, and IPv6 ones: their addresses are longer than
+    /// the 12 bytes a string view holds inline, so they live in each chunk's own text buffers.
+    fn frames(rng: &mut Rng, n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|_| {
+                if rng.below(3) > 0 {
+                    return frame(rng);
+                }
+                let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x86, 0xdd];
+                f.extend_from_slice(&[0x60, 0, 0, 0, 0, 8, 17, 64]);
+                f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+                f.push(rng.below(30) as u8);
+                f.extend_from_slice(&[0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34]);
+                f.extend_from_slice(&[0x56, rng.below(5) as u8]);
+                f.extend_from_slice(&[0x12, 0x34, 0x00, 0x35, 0, 8, 0, 0]);
+                f
+            })
+            .collect()
+    }
+
+    /// Timestamps of today: a chunk's boundary search trusts pcap records whose seconds are
+    /// close to the first packet's, and time 0 is not trusted.
+    const T0: i64 = 1_700_000_000_000_000_000;
+
+    fn pcap_of<'a>(frames: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+        let options = PcapOptions {
+            byte_order: ByteOrder::Little,
+            nanos: true,
+            linktype: 1,
+            snaplen: 65535,
+        };
+        let mut w = PcapWriter::new(Vec::new(), options).unwrap();
+        for (i, f) in frames.into_iter().enumerate() {
+            w.write_packet(T0 + i as i64 * 1000, f.len() as u32 + 4, f)
+                .unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn pcapng_of(frames: &[Vec<u8>]) -> Vec<u8> {
+        let mut w = PcapNgWriter::new(Vec::new());
+        w.section(ByteOrder::Big, None).unwrap();
+        w.interface(1, 65535, TsResolution::Pow10(9), 0, None)
+            .unwrap();
+        w.interface(1, 65535, TsResolution::Pow10(6), 0, None)
+            .unwrap();
+        for (i, f) in frames.iter().enumerate() {
+            let iface = (i % 7 == 0) as u32;
+            w.enhanced_packet(iface, T0 + i as i64 * 3_000, f.len() as u32, f)
+                .unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn ranges_read_side_by_side_give_the_rows_of_the_sequential_read() {
+        let mut rng = Rng(11);
+        let fs = frames(&mut rng, 20_000);
+        let subset: Vec<String> = ["dst", "timestamp", "wire_len", "dst"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for (name, bytes) in [
+            ("t.pcap", pcap_of(fs.iter().map(Vec::as_slice))),
+            ("t.pcapng", pcapng_of(&fs)),
+        ] {
+            let path = temp(name, &bytes);
+            for columns in [None, Some(subset.as_slice())] {
+                let len = Some(bytes.len() as u64);
+                let one = read_table(&mut open(&path), columns, len, &mut |_| Ok(())).unwrap();
+                assert_eq!(one.rows, fs.len());
+                let want = rows(&[one]);
+                for threads in [2, 3, 5] {
+                    let mut reported = Vec::new();
+                    let got =
+                        read_table_threads(&mut open(&path), columns, len, threads, &mut |d| {
+                            reported.push(d);
+                            Ok(())
+                        })
+                        .unwrap();
+                    // Split for real: one table per range.
+                    assert_eq!(got.len(), threads, "{name}");
+                    assert_eq!(rows(&got), want, "{name} {threads} threads {columns:?}");
+                    assert!(reported.windows(2).all(|w| w[0] < w[1]), "{reported:?}");
+                    assert_eq!(reported.last(), Some(&(bytes.len() as u64)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_split_is_read_sequentially() {
+        let mut rng = Rng(12);
+        let fs = frames(&mut rng, 3_000);
+        let bytes = pcap_of(fs.iter().map(Vec::as_slice));
+        let cases = [
+            // A record cut off at the end: the last chunk meets the warning.
+            ("cut.pcap", bytes[..bytes.len() - 5].to_vec()),
+            // Compressed: no byte range can be read on its own.
+            ("whole.pcap.gz", {
+                use std::io::Write;
+                let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                z.write_all(&bytes).unwrap();
+                z.finish().unwrap()
+            }),
+        ];
+        for (name, data) in cases {
+            let path = temp(name, &data);
+            let mut seq = open(&path);
+            let want = read_table(&mut seq, None, None, &mut |_| Ok(())).unwrap();
+            let split = read_table_split(&open(&path), None, 2, &mut |_| Ok(())).unwrap();
+            assert!(split.is_none(), "{name}");
+            let mut reader = open(&path);
+            let got = read_table_threads(&mut reader, None, None, 2, &mut |_| Ok(())).unwrap();
+            assert_eq!(got.len(), 1);
+            assert_eq!(rows(&got), rows(&[want]), "{name}");
+            let warned = |r: &CaptureReader| {
+                r.warnings()
+                    .iter()
+                    .map(|w| w.to_string())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(warned(&reader), warned(&seq), "{name}");
+        }
+        // One thread, or a reader already read from.
+        let path = temp("whole.pcap", &bytes);
+        assert!(read_table_split(&open(&path), None, 1, &mut |_| Ok(()))
+            .unwrap()
+            .is_none());
+        let mut used = open(&path);
+        used.next_packet().unwrap();
+        assert!(read_table_split(&used, None, 2, &mut |_| Ok(()))
+            .unwrap()
+            .is_none());
+        // An unknown column is an error before anything is read.
+        let bad = vec!["wire_len".to_string(), "colour".to_string()];
+        let e = read_table_split(&open(&path), Some(&bad), 2, &mut |_| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("colour") && e.to_string().contains(ALL_COLUMNS[0]));
+    }
+
+    #[test]
+    fn a_failing_progress_callback_stops_every_range() {
+        let mut rng = Rng(13);
+        let fs = frames(&mut rng, 5_000);
+        let path = temp("stop.pcap", &pcap_of(fs.iter().map(Vec::as_slice)));
+        let e = read_table_threads(&mut open(&path), None, None, 2, &mut |_| {
+            Err(Error::new(ErrorKind::Interrupted, "stop"))
+        })
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Interrupted);
+    }
+}
