@@ -539,23 +539,24 @@ def report(
     L += ["", "## Targets (issue 7)", "", "| target | measured | met |", "|---|---|---|"]
     full = [by[(c.name, "scan")] for c in main_caps if c.snaplen == 0 and (c.name, "scan") in by]
     snap = [by[(c.name, "scan")] for c in main_caps if c.snaplen and (c.name, "scan") in by]
+    # read_packets is judged in packets/s where packets are small: 10 M full frames a second
+    # would be 15 GB/s, more than `cat` reads here. Full frames are listed, not judged.
+    small = {c.name for c in main_caps if c.snaplen}
     reads = [by[(c.name, "read_packets")] for c in main_caps if (c.name, "read_packets") in by]
     reads2 = [by[(c.name, "read_packets2")] for c in main_caps if (c.name, "read_packets2") in by]
-    for label, rs, key, unit, tgt in (
-        ("scan, full frames ≥ 8 GB/s", full, "gbps", "GB/s", TARGETS["full_gbps"]),
-        ("scan, snaplen 128 ≥ 25 M packets/s", snap, "mpps", "M packets/s", TARGETS["snap_mpps"]),
-        ("read_packets ≥ 10 M packets/s, 1 thread (per CPU s)", reads, "mpps", "M packets/s", TARGETS["read_mpps"]),
-        (
-            "read_packets ≥ 10 M packets/s, default (both cores, wall clock)",
-            reads2,
-            "mpps_wall",
-            "M packets/s",
-            TARGETS["read_mpps"],
-        ),
+    read_label = "read_packets ≥ 10 M packets/s at snaplen 128"
+    for label, rs, key, unit, tgt, judged in (
+        ("scan, full frames ≥ 8 GB/s", full, "gbps", "GB/s", TARGETS["full_gbps"], None),
+        ("scan, snaplen 128 ≥ 25 M packets/s", snap, "mpps", "M packets/s", TARGETS["snap_mpps"], None),
+        (f"{read_label}, 1 thread (per CPU s)", reads, "mpps", "M packets/s", TARGETS["read_mpps"], small),
+        (f"{read_label}, default: both cores (wall)", reads2, "mpps_wall", "M packets/s", TARGETS["read_mpps"], small),
     ):
-        vals = [getattr(r, key) for r in rs]
+        vals = [getattr(r, key) for r in rs if judged is None or r.capture in judged]
         if vals:
-            detail = ", ".join(f"{r.capture} {getattr(r, key):.2f}" for r in rs)
+            detail = ", ".join(
+                f"{r.capture} {getattr(r, key):.2f}{'' if judged is None or r.capture in judged else ' (not judged)'}"
+                for r in rs
+            )
             met = "yes" if min(vals) >= tgt else f"no (worst {min(vals) / tgt:.0%} of target)"
             L.append(f"| {label} | {detail} {unit} | {met} |")
     sticks = [(s, y) for c in main_caps if (s := by.get((c.name, "scan"))) and (y := by.get((c.name, "yardstick")))]
@@ -686,6 +687,9 @@ def report(
         "  sub-µs detail and its E(τ) at µs windows may differ.",
         "- polars and `read_packets` hold the whole capture in memory; `scan` holds only the packets",
         "  of its largest window.",
+        "- `read_packets` reads on one thread unless marked: by default it reads a plain file in byte",
+        "  ranges on all cores (both here), so that row is judged by wall time, as the two-thread scan;",
+        "  the polars peer calls it with that default, as a user would.",
         "- `scan` reads the file through a read-only memory mapping (the default on Linux, guarded",
         "  against truncation) and hands the pages it has passed back to the kernel, so its peak RSS",
         "  does not grow with the file; `scan (read(), mmap=False)` copies the file into a buffer with",
