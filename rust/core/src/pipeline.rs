@@ -103,6 +103,19 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64) -> Result<()>;
 
 const PROGRESS_EVERY: u64 = 1 << 16;
 
+/// `progress`, told only of counts above the last one it was told: for work that may start over
+/// (a split attempt that gives up, then a sequential pass), so that progress never goes back.
+pub(crate) fn forward_only(progress: Progress<'_>) -> impl FnMut(u64) -> Result<()> + '_ {
+    let mut shown = 0u64;
+    move |done: u64| {
+        if done > shown {
+            shown = done;
+            return progress(done);
+        }
+        Ok(())
+    }
+}
+
 /// The arrivals of one capture in file order, with the reasons for the packets left out.
 struct ArrivalSource<'r> {
     reader: &'r mut CaptureReader,
@@ -255,16 +268,8 @@ fn scan_any_way(
 ) -> Result<(ScanOutput, Accounting)> {
     let decode = needs_headers(&config, size);
     if threads >= 2 && crate::chunked::worthwhile(&config) {
-        // Progress only moves forward, even when the chunked attempt gives up and the scan
-        // starts over another way.
-        let mut shown = 0u64;
-        let mut forward = |done: u64| {
-            if done > shown {
-                shown = done;
-                return progress(done);
-            }
-            Ok(())
-        };
+        // The chunked attempt may give up and the scan start over another way.
+        let mut forward = forward_only(progress);
         if let Some(done) =
             crate::chunked::scan(readers, &config, size, decode, threads, &mut forward)?
         {

@@ -494,16 +494,8 @@ pub fn read_table_threads(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Vec<PacketTable>> {
-    // Progress only moves forward, even when the split read gives up and a sequential read
-    // starts over.
-    let mut shown = 0u64;
-    let mut forward = |done: u64| {
-        if done > shown {
-            shown = done;
-            return progress(done);
-        }
-        Ok(())
-    };
+    // The split read may give up and a sequential read start over.
+    let mut forward = crate::pipeline::forward_only(progress);
     if let Some(tables) = split::read_table_split(reader, columns, threads, &mut forward)? {
         return Ok(tables);
     }
