@@ -378,10 +378,11 @@ def measure(
     yardstick_bin: Path | None = None,
 ) -> Result:
     """Best of `repeat` runs (least CPU time; the largest peak memory of all runs). For the
-    two-thread scan, whose figure is its wall time (the speed-up), the least wall time; each of
-    its runs also follows a one-thread scan, and the ratios of those pairs are kept in
-    `extra["pairs"]`: on a machine whose speed drifts from minute to minute, a pair run seconds
-    apart tells the speed-up better than two best runs taken minutes apart."""
+    two-thread scan and the default (all-core) `read_packets`, whose figures are their wall
+    times, the least wall time. Each run of the two-thread scan also follows a one-thread scan,
+    and the ratios of those pairs are kept in `extra["pairs"]`: on a machine whose speed drifts
+    from minute to minute, a pair run seconds apart tells the speed-up better than two best runs
+    taken minutes apart."""
     best: Result | None = None
     peak = 0
     pairs: list[float] = []

@@ -19,7 +19,6 @@ use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
 use crate::pipeline::{arrival, lean_arrival, Accounting, Progress, SizeKind, Skip};
 use crate::pool::Shared;
-use std::sync::atomic::Ordering;
 
 /// Packets between two looks at the stop flag and two progress updates.
 const CHECK_EVERY: u64 = 1 << 14;
@@ -255,23 +254,12 @@ fn run(
     };
     let mut scanner = ChunkScanner::with_options(config.clone(), DEFAULT_INSTANT_CAP, edges)?;
     let mut acc = Accounting::default();
-    let mut last_pos = job.from;
+    let mut count = shared.range(job.from, job.to);
     let mut n = 0u64;
-    // Every CHECK_EVERY packets: stop if asked to, and count the bytes read since the last look.
+    // Every CHECK_EVERY packets: count the bytes read since the last look, and stop if asked to.
     let mut look = |reader: &ChunkReader| {
         n += 1;
-        if !n.is_multiple_of(CHECK_EVERY) {
-            return true;
-        }
-        if shared.stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        let pos = reader.position().min(job.to);
-        shared
-            .bytes
-            .fetch_add(pos.saturating_sub(last_pos), Ordering::Relaxed);
-        last_pos = pos.max(last_pos);
-        true
+        !n.is_multiple_of(CHECK_EVERY) || count.reached(reader.position())
     };
     // The loops of the sequential scan (`pipeline::feed`): only what the engine takes comes out
     // of the reader per packet, never the whole packet or a push's result (moving those made
@@ -295,9 +283,7 @@ fn run(
             }
         }
     }
-    shared
-        .bytes
-        .fetch_add(job.to.saturating_sub(last_pos), Ordering::Relaxed);
+    count.finish();
     // No out-of-range timestamp to tell apart from a missing one (`Accounting::out_of_range`):
     // the first one warns, and a chunk that met a warning has no seam, so the split is refused.
     let state = scanner.finish()?;

@@ -18,6 +18,44 @@ pub struct Shared {
     pub bytes: AtomicU64,
 }
 
+impl Shared {
+    /// The counter of one job's byte range `from..to`, which adds what the job gets through to
+    /// `bytes`.
+    pub fn range(&self, from: u64, to: u64) -> RangeCount<'_> {
+        RangeCount {
+            shared: self,
+            counted: from,
+            to,
+        }
+    }
+}
+
+/// A job's progress through its byte range (see [`Shared::range`]).
+pub struct RangeCount<'a> {
+    shared: &'a Shared,
+    counted: u64,
+    to: u64,
+}
+
+impl RangeCount<'_> {
+    /// The job has read up to `pos`: count the bytes not counted yet (never past the range's
+    /// end, which a reader may read beyond to find where its last record ends), and say
+    /// whether to go on.
+    pub fn reached(&mut self, pos: u64) -> bool {
+        let pos = pos.min(self.to);
+        self.shared
+            .bytes
+            .fetch_add(pos.saturating_sub(self.counted), Ordering::Relaxed);
+        self.counted = self.counted.max(pos);
+        !self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    /// The job is done with its range: count the rest of it.
+    pub fn finish(mut self) {
+        self.reached(self.to);
+    }
+}
+
 /// Run `job(i, shared)` for each `i` in `0..jobs` on up to `threads` threads, which take the jobs
 /// in order. Meanwhile the calling thread reports `shared.bytes` to `progress` every 20 ms; when
 /// that fails, `shared.stop` is set and the error returned once every thread has left. A job

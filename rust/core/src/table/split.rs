@@ -9,9 +9,8 @@
 use super::{column_names, fill, PacketTable};
 use crate::capture::split::{chunks_line_up, SplitPlan};
 use crate::capture::CaptureReader;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::pipeline::Progress;
-use std::sync::atomic::Ordering;
 
 /// The columns of `reader` (opened, not read beyond its header) in up to `threads` tables, one
 /// per byte range of its file, read side by side. `Ok(None)` when that is not possible (fewer
@@ -44,26 +43,25 @@ pub fn read_table_split(
             let Some(mut chunk) = plan.open(from, to)? else {
                 return Ok(None);
             };
-            let mut counted = from;
-            let mut count = |pos: u64| {
-                let pos = pos.min(to);
-                shared
-                    .bytes
-                    .fetch_add(pos.saturating_sub(counted), Ordering::Relaxed);
-                counted = counted.max(pos);
-            };
+            let mut count = shared.range(from, to);
             let table = fill(
                 &mut chunk,
                 cols.clone(),
                 from,
                 Some(to - from),
                 &mut |pos| {
-                    count(pos);
-                    Ok(!shared.stop.load(Ordering::Relaxed))
+                    if count.reached(pos) {
+                        Ok(())
+                    } else {
+                        Err(Error::new(
+                            ErrorKind::Interrupted,
+                            "stopped with the other ranges",
+                        ))
+                    }
                 },
             )?;
-            count(to);
-            Ok(table.map(|t| (t, chunk.seam())))
+            count.finish();
+            Ok(Some((table, chunk.seam())))
         },
         progress,
     )?;
@@ -88,13 +86,12 @@ pub fn read_table_split(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::frame;
+    use super::super::tests::{frame, pcap_of, T0};
     use super::super::{read_table, read_table_threads, Nullable, ALL_COLUMNS};
     use super::*;
     use crate::capture::{ByteOrder, ReadOptions, TsResolution};
-    use crate::error::{Error, ErrorKind};
     use crate::test_rng::Rng;
-    use crate::writer::{PcapNgWriter, PcapOptions, PcapWriter};
+    use crate::writer::PcapNgWriter;
     use std::path::{Path, PathBuf};
 
     fn temp(name: &str, bytes: &[u8]) -> PathBuf {
@@ -174,25 +171,6 @@ mod tests {
                 f
             })
             .collect()
-    }
-
-    /// Timestamps of today: a chunk's boundary search trusts pcap records whose seconds are
-    /// close to the first packet's, and time 0 is not trusted.
-    const T0: i64 = 1_700_000_000_000_000_000;
-
-    fn pcap_of<'a>(frames: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
-        let options = PcapOptions {
-            byte_order: ByteOrder::Little,
-            nanos: true,
-            linktype: 1,
-            snaplen: 65535,
-        };
-        let mut w = PcapWriter::new(Vec::new(), options).unwrap();
-        for (i, f) in frames.into_iter().enumerate() {
-            w.write_packet(T0 + i as i64 * 1000, f.len() as u32 + 4, f)
-                .unwrap();
-        }
-        w.finish().unwrap()
     }
 
     fn pcapng_of(frames: &[Vec<u8>]) -> Vec<u8> {
