@@ -115,6 +115,17 @@ def test_scan_json_equals_api(cap: Path, tmp_path: Path) -> None:
     assert doc["config"]["windows_ns"] == [1_000, 10_000, 100_000, 5_000_000]
 
 
+def test_threads_option_reaches_the_scan_and_changes_nothing(cap: Path) -> None:
+    docs = []
+    for n in ("1", "3"):
+        p = run_cli("scan", cap, *SCAN_ARGS, "--threads", n, "--format", "json", "-o", "-")
+        assert p.returncode == 0, p.stderr
+        docs.append(json.loads(p.stdout))
+    assert [d["config"]["threads"] for d in docs] == [1, 3]
+    for table in ("envelope", "backlog", "series", "summary", "groups"):
+        assert docs[0][table] == docs[1][table], table
+
+
 def test_scan_values_match_brute_force(cap: Path, tmp_path: Path) -> None:
     """Beyond agreeing with the API: E(τ) on the command line is the brute-force maximum."""
     ts, frames = training_like()
@@ -275,6 +286,8 @@ def test_corrupt_file(tmp_path: Path, cap: Path) -> None:
         (["-o", "out.xlsx"], "cannot tell the format"),
         (["--table", "backlog"], "give -o FILE"),
         (["--frobnicate"], "unrecognized arguments"),
+        (["--threads", "0"], "not a positive whole number"),
+        (["--threads", "5000"], "more than the 1024 burstcore will start"),
     ],
 )
 def test_bad_option_values(cap: Path, args: list[str], needle: str) -> None:

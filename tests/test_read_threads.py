@@ -80,6 +80,29 @@ def test_the_default_uses_the_cores(tmp_path: Path) -> None:
             burstcore.read_packets(str(p), threads=bad)  # type: ignore[arg-type]
 
 
+def test_thread_count_is_bounded(tmp_path: Path) -> None:
+    """Up to MAX_THREADS, ranges and chunks as asked, the same rows and results; more is an error
+    that says what to do, not thousands of threads."""
+    p = tmp_path / "gen.pcap"
+    w = burstcore.CaptureWriter("pcap", nanos=True)
+    frame = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + b"\x45" + b"\0" * 19 + b"x" * 40
+    for i in range(4 * burstcore.MAX_THREADS):
+        w.packet(T0 + 997 * i, frame)
+    p.write_bytes(w.getvalue())
+    most = burstcore.MAX_THREADS
+    df = burstcore.read_packets(str(p), threads=most)
+    assert df.n_chunks() == most
+    assert_frame_equal(df, burstcore.read_packets(str(p), threads=1))
+    kw: dict[str, Any] = {"windows": ["1us", "100us"], "rates": ["1Gbps"]}
+    one = burstcore.scan(str(p), threads=1, **kw)
+    many = burstcore.scan(str(p), threads=most, **kw)
+    assert_frame_equal(many.envelope, one.envelope)
+    assert_frame_equal(many.backlog, one.backlog)
+    for call in (burstcore.read_packets, burstcore.scan):
+        with pytest.raises(ValueError, match=rf"threads={most + 1} is more than the {most} burstcore will start"):
+            call(str(p), threads=most + 1)
+
+
 def test_what_cannot_be_split_is_read_whole(tmp_path: Path) -> None:
     data = generated(7, n=10_000)
     want = burstcore.read_packets(data, threads=1)

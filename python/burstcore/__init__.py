@@ -25,6 +25,7 @@ from ._analysis import (
     traffic_matrix,
 )
 from ._burstcore import (
+    MAX_THREADS,
     CaptureError,
     CaptureWriter,
     CorruptCaptureError,
@@ -44,6 +45,7 @@ from ._scan import ScanResult, scan
 from ._units import default_windows_ns, parse_duration, parse_rate
 
 __all__ = [
+    "MAX_THREADS",
     "Bursts",
     "CaptureError",
     "CaptureInfo",

@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "MAX_THREADS",
     "ArrowColumn",
     "CaptureError",
     "CaptureWriter",
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 __version__: str
+MAX_THREADS: int
 
 class CaptureError(ValueError):
     offset: int | None

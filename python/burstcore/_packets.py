@@ -62,6 +62,7 @@ def read_packets(
     cut into byte ranges read side by side, which become the chunks of the frame (see
     ``DataFrame.n_chunks``; ``rechunk()`` joins them, at the cost of a copy). The rows are those
     of the sequential read whatever the number; 1 reads on the calling thread into one chunk.
+    More than ``burstcore.MAX_THREADS`` (1024) raises ``ValueError``.
     """
     wanted = list(columns) if columns is not None else None
     chunks, warns = _core.read_table(
@@ -82,6 +83,11 @@ def thread_count(threads: int | None) -> int:
         threads = min(os.cpu_count() or 1, 8)
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads={threads!r} must be a positive integer")
+    if threads > _core.MAX_THREADS:
+        raise ValueError(
+            f"threads={threads} is more than the {_core.MAX_THREADS} burstcore will start; results do not depend "
+            "on the count, so leave threads=None (one per core, at most 8) or give at most the number of cores"
+        )
     return threads
 
 

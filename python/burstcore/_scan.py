@@ -196,7 +196,8 @@ def scan(
         files given by path, grouped by ``all``/``interface`` only, are cut into time chunks
         scanned on separate threads and merged exactly; other scans share the windows, rates and
         bins out among threads that all see the same packets. Either way the result is identical
-        whatever the number; 1 keeps everything on the calling thread.
+        whatever the number; 1 keeps everything on the calling thread. More than 1024
+        (``burstcore.MAX_THREADS``) raises ``ValueError``.
     mmap:
         Read plain (uncompressed) capture files given by path through a read-only memory mapping
         (``True``) or with ``read()`` into a buffer (``False``): the same result, the mapping

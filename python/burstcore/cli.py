@@ -231,6 +231,13 @@ def _scan_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
     g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
+    g.add_argument(
+        "--threads",
+        type=_positive_int,
+        metavar="N",
+        help="threads to scan with; the results are the same for any N "
+        "(default: one per core, at most 8; --threads 1 leaves the other cores free)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -395,6 +402,7 @@ def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "on_late": args.on_late,
         "strict": args.strict,
         "mmap": args.mmap,
+        "threads": args.threads,
     }
 
 

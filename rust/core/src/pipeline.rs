@@ -244,10 +244,11 @@ pub fn scan(
     scan_threads(readers, config, size, 1, progress)
 }
 
-/// [`scan`] with up to `threads` threads; the result is identical whatever the number of threads.
-/// Plain capture files are split into time chunks scanned apart and merged exactly
-/// ([`crate::chunked`]); when that is not possible (compressed or streamed input, chunks that
-/// overlap in time, ...), the metrics are shared out among threads instead ([`crate::parallel`]).
+/// [`scan`] with up to `threads` threads (at most [`crate::MAX_THREADS`]); the result is identical
+/// whatever the number of threads. Plain capture files are split into time chunks scanned apart
+/// and merged exactly ([`crate::chunked`]); when that is not possible (compressed or streamed
+/// input, chunks that overlap in time, ...), the metrics are shared out among threads instead
+/// ([`crate::parallel`]).
 pub fn scan_threads(
     readers: &mut [CaptureReader],
     config: ScanConfig,
@@ -255,6 +256,7 @@ pub fn scan_threads(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
+    let threads = threads.clamp(1, crate::MAX_THREADS);
     scan_any_way(readers, config, size, threads, progress)
         .map_err(|e| crate::capture::explain(readers, e))
 }

@@ -480,9 +480,10 @@ pub fn read_table(
     Ok(t)
 }
 
-/// [`read_table`] with up to `threads` threads: a plain capture file is read in byte ranges side
-/// by side ([`split`]), one table per range, which taken in order hold exactly the rows of the
-/// sequential read; anything else is read sequentially into one table.
+/// [`read_table`] with up to `threads` threads (at most [`crate::MAX_THREADS`]): a plain capture
+/// file is read in byte ranges side by side ([`split`]), one table per range, which taken in
+/// order hold exactly the rows of the sequential read; anything else is read sequentially into
+/// one table.
 pub fn read_table_threads(
     reader: &mut CaptureReader,
     columns: Option<&[String]>,
@@ -492,6 +493,7 @@ pub fn read_table_threads(
 ) -> Result<Vec<PacketTable>> {
     // The split read may give up and a sequential read start over.
     let mut forward = crate::pipeline::forward_only(progress);
+    let threads = threads.min(crate::MAX_THREADS);
     if let Some(tables) = split::read_table_split(reader, columns, threads, &mut forward)? {
         return Ok(tables);
     }

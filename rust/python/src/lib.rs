@@ -479,9 +479,7 @@ fn scan<'py>(
         let (mut readers, total) = open_all(py, &sources, strict, mmap)?;
         let mut ctl = Control::new(progress, total);
         let res = py.detach(|| {
-            pipeline::scan_threads(&mut readers, cfg, size, threads.max(1), &mut |d| {
-                ctl.tick(d)
-            })
+            pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))
         });
         let (out, acc) = res.map_err(|e| ctl.take(e))?;
         let warnings = readers
@@ -538,5 +536,6 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_THREADS", burstcore::MAX_THREADS)?;
     Ok(())
 }

@@ -285,4 +285,18 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Interrupted);
     }
+
+    #[test]
+    fn no_more_than_max_threads_ranges() {
+        // Enough packets that every one of MAX_THREADS + 7 ranges would hold some.
+        let mut rng = Rng(14);
+        let fs = frames(&mut rng, 8 * crate::MAX_THREADS);
+        let path = temp("many.pcap", &pcap_of(fs.iter().map(Vec::as_slice)));
+        let want = rows(&[read_table(&mut open(&path), None, None, &mut |_| Ok(())).unwrap()]);
+        let threads = crate::MAX_THREADS + 7;
+        let got =
+            read_table_threads(&mut open(&path), None, None, threads, &mut |_| Ok(())).unwrap();
+        assert_eq!(got.len(), crate::MAX_THREADS);
+        assert_eq!(rows(&got), want);
+    }
 }
