@@ -12,6 +12,8 @@ files (each file's cached pages are dropped and read back once before it is meas
 - ``cat``: the machine's read limit;
 - ``burstcore.scan`` with 20 windows and 8 rates on the aggregate, and the Rust framing alone;
 - the issue's yardstick, a plain C loop doing the same job (``reference_loop.c``; pcap only);
+- the machine's floor for a mapped reader: one byte of every page of the mapped file loaded, with
+  burstcore's 2 MiB hand-backs, on one thread and on two (``map_touch.c``);
 - ``burstcore.read_packets`` (all columns, and timestamp + wire_len only);
 - polars ``rolling_sum_by`` (E(τ)) and cumulative sums (B_max) on ``read_packets`` output;
 - ``tshark -T fields`` + numpy, dpkt + numpy, scapy + numpy: the same 20 E(τ) and 8 B_max(r),
@@ -304,15 +306,15 @@ def run_measured(argv: list[str]) -> tuple[bytes, float, float, int]:
     return out, wall, cpu, rss
 
 
-def yardstick_binary(data: Path, log: list[str]) -> Path | None:
-    """Compile the issue's C yardstick (benches/reference_loop.c) for this machine, or None
-    (and a line in the log) without a C compiler."""
-    out = data / "reference_loop"
-    cmd = ["cc", "-O2", "-march=native", "-o", str(out), str(ROOT / "benches" / "reference_loop.c")]
+def c_binary(data: Path, name: str, log: list[str], *flags: str) -> Path | None:
+    """Compile benches/NAME.c for this machine, or None (and a line in the log) without a C
+    compiler."""
+    out = data / name
+    cmd = ["cc", "-O2", "-march=native", *flags, "-o", str(out), str(ROOT / "benches" / f"{name}.c")]
     try:
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     except (OSError, subprocess.CalledProcessError) as e:
-        log.append(f"C yardstick not built ({' '.join(cmd)}): {getattr(e, 'stderr', e)}")
+        log.append(f"{name} not built ({' '.join(cmd)}): {getattr(e, 'stderr', e)}")
         return None
     return out
 
@@ -376,16 +378,31 @@ def measure(
     repeat: int,
     count_bin: Path | None = None,
     yardstick_bin: Path | None = None,
+    mapping_bin: Path | None = None,
 ) -> Result:
     """Best of `repeat` runs (least CPU time; the largest peak memory of all runs). For the
-    two-thread scan and the default (all-core) `read_packets`, whose figures are their wall
-    times, the least wall time. Each run of the two-thread scan also follows a one-thread scan,
-    and the ratios of those pairs are kept in `extra["pairs"]`: on a machine whose speed drifts
-    from minute to minute, a pair run seconds apart tells the speed-up better than two best runs
-    taken minutes apart."""
+    two-thread scan, the two-thread mapping floor and the default (all-core) `read_packets`,
+    whose figures are their wall times, the least wall time. Each run of a two-thread tool also
+    follows a run of its one-thread form, and the ratios of those pairs are kept in
+    `extra["pairs"]`: on a machine whose speed drifts from minute to minute, a pair run seconds
+    apart tells the speed-up better than two best runs taken minutes apart."""
     best: Result | None = None
     peak = 0
     pairs: list[float] = []
+
+    def once(tool: str) -> Result:
+        if tool in ("mapping", "mapping2"):
+            assert mapping_bin is not None
+            out, wall, cpu, rss = run_measured([str(mapping_bin), str(cap.path), "2" if tool == "mapping2" else "1"])
+            d = json.loads(out)
+            if d["bytes"] != cap.file_bytes:
+                raise RuntimeError(f"map_touch went through {d['bytes']} bytes of {cap.path}, not {cap.file_bytes}")
+            # Its packets are the file's: the rate a mapped reader could at best feed them at.
+            return Result(
+                cap.name, tool, wall, cpu, cap.packets, cap.file_bytes, rss, extra={**d, "path": str(cap.path)}
+            )
+        return child(cap, tool, limit, windows, rates)
+
     for _ in range(repeat):
         if tool == "cat":
             _, wall, cpu, rss = run_measured(["sh", "-c", f"cat {shlex.quote(str(cap.path))} >/dev/null"])
@@ -401,12 +418,12 @@ def measure(
             d = json.loads(out)
             res = Result(cap.name, tool, wall, cpu, d["packets"], cap.file_bytes, rss, extra=d)
         else:
-            one = child(cap, "scan", limit, windows, rates) if tool == "scan2" else None
-            res = child(cap, tool, limit, windows, rates)
+            one = once(PAIRED[tool]) if tool in PAIRED else None
+            res = once(tool)
             if one is not None:
                 pairs.append(one.seconds / res.seconds)
         peak = max(peak, res.peak_rss)
-        by_wall = tool in ("scan2", "read_packets2")
+        by_wall = tool in ("scan2", "mapping2", "read_packets2")
         if best is None or (res.seconds < best.seconds if by_wall else res.cpu < best.cpu):
             best = res
     assert best is not None
@@ -414,6 +431,10 @@ def measure(
     if pairs:
         best.extra["pairs"] = pairs
     return best
+
+
+# Two-thread tools, each run right after its one-thread form.
+PAIRED = {"scan2": "scan", "mapping2": "mapping"}
 
 
 def child(cap: Capture, tool: str, limit: int, windows: list[int], rates: list[int]) -> Result:
@@ -474,6 +495,13 @@ def machine() -> dict[str, str]:
     }
 
 
+def pair_range(pairs: list[float]) -> str:
+    """The median and range of sorted paired speed-ups."""
+    if not pairs:
+        return "—"
+    return f"{statistics.median(pairs):.2f}× ({pairs[0]:.2f}–{pairs[-1]:.2f}, {len(pairs)} pairs)"
+
+
 def fmt_ratio(x: float) -> str:
     return f"{x:,.0f}×" if x >= 100 else f"{x:.1f}×" if x >= 10 else f"{x:.2f}×"
 
@@ -496,6 +524,8 @@ def report(
         "scan_buffered": "burstcore `scan` (read(), `mmap=False`)",
         "scan2": "burstcore `scan`, 2 threads (same results)",
         "yardstick": "the issue's yardstick: a plain C loop (pcap only, see reference_loop.c)",
+        "mapping": "the machine's floor for a mapped reader: every page touched, no work (map_touch.c)",
+        "mapping2": "the same floor, 2 threads (wall clock)",
         "read_packets": "burstcore `read_packets` (all columns, 1 thread)",
         "read_packets2": "burstcore `read_packets` (all columns, default: both cores; wall clock)",
         "read_packets_ts": "burstcore `read_packets` (timestamp, wire_len, 1 thread)",
@@ -567,6 +597,18 @@ def report(
             for s, y in sticks
         )
         L.append(f"| (for scale) the issue's C yardstick, measured here | {detail} | — |")
+    # The floor under any mapped reader, and how far it scales on two cores.
+    floors = [(c, f, by.get((c.name, "mapping2"))) for c in main_caps if (f := by.get((c.name, "mapping")))]
+    if floors:
+        detail = "; ".join(
+            f"{c.name} {f.gbps:.2f} GB/s"
+            + (f", 2 threads {statistics.median(f2.extra['pairs']):.2f}×" if f2 and f2.extra.get("pairs") else "")
+            for c, f, f2 in floors
+        )
+        L.append(
+            "| (for scale) the mapped file alone: one byte of every page, 2 MiB hand-backs, no work "
+            f"(map_touch.c; 1 thread per CPU s, 2 threads median of pairs) | {detail} | — |"
+        )
     scan_peaks = [r.peak_rss for r in results if r.tool == "scan"]
     if scan_peaks:
         pk = max(scan_peaks) / 1e6
@@ -593,23 +635,21 @@ def report(
             "merged exactly (docs/metrics.md, Parallel scans). Wall-clock, so the machine's other load",
             'weighs on it. "speed-up" divides the best runs of each, taken minutes apart; "paired"',
             "runs a one-thread scan right before each two-thread one and gives the median (and range)",
-            "of those ratios, which the machine's drift from minute to minute affects less.",
+            "of those ratios, which the machine's drift from minute to minute affects less. The last",
+            "column pairs the mapping floor (map_touch.c: the file's pages touched, no work) the same",
+            "way: how far the kernel's side of a mapped read scales on this machine.",
             "",
             "| capture | 1 thread (wall) | 2 threads (wall) | speed-up | paired speed-up | identical E(τ) and "
-            "B_max | peak RSS, 2 threads |",
-            "|---|---|---|---|---|---|---|",
+            "B_max | peak RSS, 2 threads | mapping floor, paired |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for c, a, b in both:
             same = a.extra.get("envelope") == b.extra.get("envelope") and a.extra.get("bmax") == b.extra.get("bmax")
-            pairs = pairs_of.get(c.name, [])
-            pair_text = (
-                f"{statistics.median(pairs):.2f}× ({pairs[0]:.2f}–{pairs[-1]:.2f}, {len(pairs)} pairs)"
-                if pairs
-                else "—"
-            )
+            floor = by.get((c.name, "mapping2"))
             L.append(
-                f"| {c.name} | {a.seconds:.3f} s | {b.seconds:.3f} s | {a.seconds / b.seconds:.2f}× | {pair_text} | "
-                f"{'yes' if same else 'NO'} | {b.peak_rss / 1e6:.0f} MB |"
+                f"| {c.name} | {a.seconds:.3f} s | {b.seconds:.3f} s | {a.seconds / b.seconds:.2f}× | "
+                f"{pair_range(pairs_of.get(c.name, []))} | {'yes' if same else 'NO'} | {b.peak_rss / 1e6:.0f} MB | "
+                f"{pair_range(sorted(floor.extra.get('pairs', []))) if floor else '—'} |"
             )
         L.append("")
     # Per capture tables.
@@ -756,7 +796,8 @@ def main() -> None:
         t = m.strip().lower()
         caps.append(Capture(f"snap128-pcap-{t}", args.data / f"snap128-{t}.pcap", "pcap", 128, role="memory"))
     log: list[str] = []
-    yardstick_bin = yardstick_binary(args.data, log)
+    yardstick_bin = c_binary(args.data, "reference_loop", log)
+    mapping_bin = c_binary(args.data, "map_touch", log, "-pthread")
     for c in caps:
         generate(gen, c, size if c.role == "main" else parse_size(c.name.rsplit("-", 1)[1]), args.hosts, log)
         print(f"capture {c.name}: {c.file_bytes / 1e9:.2f} GB, {c.packets:,} packets", flush=True)
@@ -776,6 +817,8 @@ def main() -> None:
         ("scan_buffered", 0, args.repeat),
         ("scan2", 0, args.pairs),
         ("yardstick", 0, args.repeat),
+        ("mapping", 0, args.repeat),
+        ("mapping2", 0, args.pairs),
         ("read_packets", 0, args.repeat),
         ("read_packets2", 0, args.repeat),
         ("read_packets_ts", 0, args.repeat),
@@ -794,7 +837,9 @@ def main() -> None:
                 continue
             if tool == "yardstick" and (c.format != "pcap" or yardstick_bin is None):
                 continue  # the yardstick frames pcap only
-            r = measure(c, tool, limit, WINDOWS_NS, rates, rep, count_bin, yardstick_bin)
+            if tool.startswith("mapping") and mapping_bin is None:
+                continue
+            r = measure(c, tool, limit, WINDOWS_NS, rates, rep, count_bin, yardstick_bin, mapping_bin)
             results.append(r)
             print(
                 f"{c.name:24} {tool:16} {r.seconds:8.3f} s wall {r.cpu:8.3f} s CPU "
