@@ -69,15 +69,42 @@ def test_ranges_read_side_by_side_equal_the_sequential_read(tmp_path: Path) -> N
         assert_frame_equal(read_every_way(str(p), mmap=False), df)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity), or the machine's where that is unknown."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def test_the_default_uses_the_cores(tmp_path: Path) -> None:
     p = tmp_path / "gen.pcapng"
     p.write_bytes(generated(4))
     df = burstcore.read_packets(str(p))
-    assert df.n_chunks() == min(os.cpu_count() or 1, 8)
+    assert df.n_chunks() == burstcore.default_threads() == min(usable_cores(), 8)
     assert_frame_equal(df, burstcore.read_packets(str(p), threads=1))
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match=r"threads=.* must be a positive integer"):
             burstcore.read_packets(str(p), threads=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
+def test_the_default_follows_the_cpu_affinity(tmp_path: Path) -> None:
+    """A process pinned to one core (taskset, a container's cpuset) reads and scans on one thread
+    by default, however many cores the machine has."""
+    p = tmp_path / "gen.pcapng"
+    p.write_bytes(generated(4))
+    code = textwrap.dedent(
+        f"""
+        import os, burstcore
+        os.sched_setaffinity(0, {{min(os.sched_getaffinity(0))}})
+        assert burstcore.default_threads() == 1, burstcore.default_threads()
+        assert burstcore.read_packets({str(p)!r}).n_chunks() == 1
+        print("pinned", os.cpu_count())
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("pinned")
 
 
 def test_thread_count_is_bounded(tmp_path: Path) -> None:

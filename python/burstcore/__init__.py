@@ -39,6 +39,7 @@ from ._burstcore import (
     UndeclaredInterfaceError,
     UnsupportedCaptureError,
     __version__,
+    default_threads,
 )
 from ._packets import CaptureInfo, CaptureWarning, info, read_packets
 from ._scan import ScanResult, scan
@@ -67,6 +68,7 @@ __all__ = [
     "UnsupportedCaptureError",
     "__version__",
     "bursts",
+    "default_threads",
     "default_windows_ns",
     "flows",
     "gaps",

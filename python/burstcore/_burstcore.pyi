@@ -23,6 +23,7 @@ __all__ = [
     "__version__",
     "bursts",
     "capture_info",
+    "default_threads",
     "flows",
     "histograms",
     "iterations",
@@ -54,6 +55,7 @@ class InternalError(RuntimeError): ...
 
 _Progress = Callable[[int, int | None], object] | None
 
+def default_threads() -> int: ...
 def read_table(
     source: Any,
     columns: list[str] | None = None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -58,8 +57,8 @@ def read_packets(
     ``read()`` elsewhere; ``False`` always reads with ``read()``. Compressed files, stdin, pipes
     and file objects are read with ``read()`` whatever ``mmap`` says.
 
-    ``threads`` (default: the machine's cores, at most 8): a plain capture file given by path is
-    cut into byte ranges read side by side, which become the chunks of the frame (see
+    ``threads`` (default: the cores this process may use, at most 8): a plain capture file given
+    by path is cut into byte ranges read side by side, which become the chunks of the frame (see
     ``DataFrame.n_chunks``; ``rechunk()`` joins them, at the cost of a copy). The rows are those
     of the sequential read whatever the number; 1 reads on the calling thread into one chunk.
     More than ``burstcore.MAX_THREADS`` (1024) raises ``ValueError``.
@@ -78,9 +77,10 @@ def read_packets(
 
 
 def thread_count(threads: int | None) -> int:
-    """``threads`` as given, or the default (the machine's cores, at most 8); checked."""
+    """``threads`` as given, or the default (the cores this process may use: its CPU affinity and
+    cgroup quota, at most 8); checked."""
     if threads is None:
-        threads = min(os.cpu_count() or 1, 8)
+        threads = _core.default_threads()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads={threads!r} must be a positive integer")
     if threads > _core.MAX_THREADS:

@@ -37,4 +37,4 @@ pub mod writer;
 
 pub use error::{Error, ErrorKind, Warning};
 pub use packet::Packet;
-pub use pool::MAX_THREADS;
+pub use pool::{default_threads, MAX_THREADS};

@@ -14,6 +14,13 @@ use std::time::Duration;
 /// would fail the call. The Python API rejects a larger count with a message instead.
 pub const MAX_THREADS: usize = 1024;
 
+/// The default number of threads: the cores this process may run on (its CPU affinity and
+/// cgroup quota, as [`std::thread::available_parallelism`] counts them, not the machine's), at
+/// most 8: in a container limited to two of a host's 64 cores, two.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
 /// What the jobs share with the calling thread.
 #[derive(Default)]
 pub struct Shared {

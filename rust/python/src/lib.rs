@@ -525,6 +525,13 @@ fn scan_columns<'py>(
     })
 }
 
+/// The default number of threads: the cores this process may run on (CPU affinity and cgroup
+/// quota), at most 8.
+#[pyfunction]
+fn default_threads() -> usize {
+    burstcore::default_threads()
+}
+
 #[pymodule]
 fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -533,6 +540,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capture_info, m)?)?;
     m.add_function(wrap_pyfunction!(scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
