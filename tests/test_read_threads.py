@@ -99,6 +99,7 @@ def test_the_default_follows_the_cpu_affinity(tmp_path: Path) -> None:
         os.sched_setaffinity(0, {{min(os.sched_getaffinity(0))}})
         assert burstcore.default_threads() == 1, burstcore.default_threads()
         assert burstcore.read_packets({str(p)!r}).n_chunks() == 1
+        assert burstcore.scan({str(p)!r}, windows=["1ms"]).config["threads"] == 1
         print("pinned", os.cpu_count())
         """
     )
