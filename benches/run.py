@@ -392,6 +392,19 @@ def measure(
     pairs: list[float] = []
 
     def once(tool: str) -> Result:
+        if tool == "cat":
+            _, wall, cpu, rss = run_measured(["sh", "-c", f"cat {shlex.quote(str(cap.path))} >/dev/null"])
+            return Result(cap.name, tool, wall, cpu, cap.packets, cap.file_bytes, rss)
+        if tool == "framing":
+            assert count_bin is not None
+            _, wall, cpu, rss = run_measured([str(count_bin), str(cap.path)])
+            return Result(cap.name, tool, wall, cpu, cap.packets, cap.file_bytes, rss)
+        if tool == "yardstick":
+            assert yardstick_bin is not None
+            argv = [str(yardstick_bin), str(cap.path), ",".join(map(str, windows)), ",".join(map(str, rates))]
+            out, wall, cpu, rss = run_measured(argv)
+            d = json.loads(out)
+            return Result(cap.name, tool, wall, cpu, d["packets"], cap.file_bytes, rss, extra=d)
         if tool in MAP_TOUCH:
             assert mapping_bin is not None
             threads, stride = MAP_TOUCH[tool]
@@ -406,27 +419,12 @@ def measure(
         return child(cap, tool, limit, windows, rates)
 
     for _ in range(repeat):
-        if tool == "cat":
-            _, wall, cpu, rss = run_measured(["sh", "-c", f"cat {shlex.quote(str(cap.path))} >/dev/null"])
-            res = Result(cap.name, tool, wall, cpu, cap.packets, cap.file_bytes, rss)
-        elif tool == "framing":
-            assert count_bin is not None
-            _, wall, cpu, rss = run_measured([str(count_bin), str(cap.path)])
-            res = Result(cap.name, tool, wall, cpu, cap.packets, cap.file_bytes, rss)
-        elif tool == "yardstick":
-            assert yardstick_bin is not None
-            argv = [str(yardstick_bin), str(cap.path), ",".join(map(str, windows)), ",".join(map(str, rates))]
-            out, wall, cpu, rss = run_measured(argv)
-            d = json.loads(out)
-            res = Result(cap.name, tool, wall, cpu, d["packets"], cap.file_bytes, rss, extra=d)
-        else:
-            one = once(PAIRED[tool]) if tool in PAIRED else None
-            res = once(tool)
-            if one is not None:
-                pairs.append(one.seconds / res.seconds)
+        one = once(PAIRED[tool]) if tool in PAIRED else None
+        res = once(tool)
+        if one is not None:
+            pairs.append(one.seconds / res.seconds)
         peak = max(peak, res.peak_rss)
-        by_wall = tool in ("scan2", "lines2", "read_packets2")
-        if best is None or (res.seconds < best.seconds if by_wall else res.cpu < best.cpu):
+        if best is None or (res.seconds < best.seconds if tool in BY_WALL else res.cpu < best.cpu):
             best = res
     assert best is not None
     best.peak_rss, best.runs = peak, repeat
@@ -437,6 +435,8 @@ def measure(
 
 # Two-thread tools, each run right after its one-thread form.
 PAIRED = {"scan2": "scan", "lines2": "lines"}
+# Tools whose figure is their wall time: the two-thread ones and the all-core read.
+BY_WALL = {*PAIRED, "read_packets2"}
 # map_touch.c's runs: (threads, stride): every cache line, or one load per page.
 MAP_TOUCH = {"lines": (1, 64), "lines2": (2, 64), "pages": (1, 4096)}
 
