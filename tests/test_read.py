@@ -208,3 +208,19 @@ def test_file_object_that_returns_more_than_asked_loses_nothing():
             return out
 
     assert burstcore.read_packets(Generous(data)).equals(burstcore.read_packets(data))
+
+
+def test_lengths_past_4_gib_count_in_64_bits() -> None:
+    # The lengths are UInt32 (as in the formats), which polars sums in 32 bits; scan counts in
+    # 64 bits, from the file and from read_packets' frame alike (its default rates come from
+    # that total, so they agree too).
+    n, wire = 66_000, 65_535  # 4.33 GB of frames, captured at 14 bytes each
+    data = oracles.capture([i * 10_000 for i in range(n)], [wire] * n, fmt="pcap")
+    df = burstcore.read_packets(data)
+    assert df["wire_len"].dtype == pl.UInt32
+    assert int(df["wire_len"].cast(pl.UInt64).sum()) == n * wire > 2**32
+    results = [burstcore.scan(src, windows=["1s"]) for src in (data, df)]
+    for r in results:
+        assert r.summary["bytes"][0] == n * wire
+        assert (r.envelope["bytes"][0], r.envelope["packets"][0]) == (n * wire, n)
+    assert results[0].backlog.equals(results[1].backlog)

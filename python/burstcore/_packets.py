@@ -48,6 +48,12 @@ def read_packets(
     capture cut them off). ``columns`` selects a subset (faster: headers are decoded only if
     asked for).
 
+    The lengths (``wire_len``, ``cap_len``, ``ip_len``, ``payload_len``) are ``UInt32``, as in
+    the capture formats. polars sums a ``UInt32`` column in 32 bits, so a total past 4 GiB
+    wraps without a word (numpy and pandas sum in 64 bits): cast before summing,
+    ``pl.col("wire_len").cast(pl.UInt64).sum()``. ``scan`` and the other analyses count in
+    64 bits whatever they are given.
+
     ``source``: a path ('-' for stdin), bytes, or a binary file object; gzip and zstd are
     recognised by content. A capture cut off mid-block gives the packets before the cut and a
     ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead.
