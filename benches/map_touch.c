@@ -1,10 +1,11 @@
 /* The floor under burstcore's memory-mapped reader: map a file read-only, load one byte every
  * STRIDE bytes, and hand the pages passed back to the kernel 2 MiB at a time, as the reader does
  * (MADV_DONTNEED, so that resident memory stays bounded). No framing, no computing. With a stride
- * of 64 it loads every cache line of the file, as the reader does (it prefetches every line ahead
- * of the framing, because the record lengths it chases could point anywhere): a mapped scan pays
- * at least this on one thread, and the two-thread figure (equal halves, one per thread) shows how
- * far streaming the file from memory scales on two cores. With a stride of 4096 (one load per
+ * of 64 it loads every cache line of the file, which the reader pulls through the cache too (it
+ * prefetches every line ahead of the framing, because the record lengths it chases could point
+ * anywhere, but loads only the record headers, which costs it a little less: benches/RESULTS.md,
+ * "Eighteenth landing"); the two-thread figure (equal halves, one per thread) shows how far
+ * streaming the file from memory scales on two cores of one process. With a stride of 4096 (one load per
  * page) it is the kernel's part alone: mapping the pages and handing them back.
  *
  * Usage: map_touch FILE THREADS STRIDE

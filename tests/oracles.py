@@ -75,3 +75,13 @@ def capture(ts: list[int], sizes: list[int], *, fmt: str = "pcapng", frames: lis
         data = frames[i] if frames else b"\x00" * min(L, 14)
         w.epb(0, data if len(data) <= L else data[:L], ts_ns=t, wire_len=max(L, min(len(data), L)))
     return w.getvalue()
+
+
+# 66,000 frames of 65,535 bytes: 4.33 GB of frames, past what 32 bits count.
+PAST_4_GIB = (66_000, 65_535)
+
+
+def capture_past_4_gib() -> bytes:
+    """A pcap carrying PAST_4_GIB's frames, each captured at 14 bytes (a 2 MB file), 10 µs apart."""
+    n, wire = PAST_4_GIB
+    return capture([i * 10_000 for i in range(n)], [wire] * n, fmt="pcap")

@@ -214,8 +214,8 @@ def test_lengths_past_4_gib_count_in_64_bits() -> None:
     # The lengths are UInt32 (as in the formats), which polars sums in 32 bits; scan counts in
     # 64 bits, from the file and from read_packets' frame alike (its default rates come from
     # that total, so they agree too).
-    n, wire = 66_000, 65_535  # 4.33 GB of frames, captured at 14 bytes each
-    data = oracles.capture([i * 10_000 for i in range(n)], [wire] * n, fmt="pcap")
+    n, wire = oracles.PAST_4_GIB
+    data = oracles.capture_past_4_gib()
     df = burstcore.read_packets(data)
     assert df["wire_len"].dtype == pl.UInt32
     assert int(df["wire_len"].cast(pl.UInt64).sum()) == n * wire > 2**32
