@@ -29,6 +29,9 @@ pub mod packet;
 pub mod parallel;
 pub mod pipeline;
 mod pool;
+#[cfg(test)]
+#[path = "../tests/scratch/mod.rs"]
+mod scratch;
 pub mod table;
 #[cfg(test)]
 mod test_rng;

@@ -10,13 +10,9 @@ use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use std::path::{Path, PathBuf};
 
 mod engine_util;
+mod scratch;
 use engine_util::Rng;
-
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("burstcore-chunked-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use scratch::Scratch;
 
 /// Bursty TCP traffic between a few hosts: trains of back-to-back frames, idle gaps, ties;
 /// `shuffle` swaps neighbours (reordering within a few µs).
@@ -148,7 +144,7 @@ fn assert_same(a: &(ScanOutput, Accounting), b: &(ScanOutput, Accounting), ctx: 
 
 #[test]
 fn generated_files_scan_the_same_in_chunks() {
-    let dir = temp_dir();
+    let dir = Scratch::new("chunked");
     let mut rng = Rng(11);
     let mut used = 0;
     for case in 0..12 {
@@ -181,7 +177,7 @@ fn generated_files_scan_the_same_in_chunks() {
 
 #[test]
 fn several_files_in_time_order_scan_the_same_in_chunks() {
-    let dir = temp_dir();
+    let dir = Scratch::new("chunked");
     let mut rng = Rng(12);
     let all = packets(&mut rng, 12_000, false);
     // Three consecutive pieces, listed out of time order; one pcap among pcapng.
@@ -218,7 +214,7 @@ fn shared_training_captures_scan_the_same_in_chunks() {
         eprintln!("BURSTCORE_SHARED not set: skipped");
         return;
     };
-    let dir = temp_dir();
+    let dir = Scratch::new("chunked");
     let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(&root).join("captures"))
         .expect("captures dir")
         .flatten()
@@ -263,7 +259,7 @@ fn a_timestamp_out_of_range_sends_the_scan_the_sequential_way() {
     // A timestamp past i64 ns comes out of the reader as none, with a warning: the chunked path
     // refuses (the sequential path places every warning exactly), and the scan still counts it
     // as out of range, not as a packet without a timestamp, on any number of threads.
-    let dir = temp_dir();
+    let dir = Scratch::new("chunked");
     let mut rng = Rng(13);
     let pkts = packets(&mut rng, 20_000, false);
     let path = dir.join("out_of_range.pcapng");

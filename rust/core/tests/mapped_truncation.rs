@@ -14,16 +14,12 @@ use burstcore::input;
 use burstcore::pipeline::{self, SizeKind};
 use burstcore::writer::frames::TcpSegment;
 use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod reader_util;
+mod scratch;
 use reader_util::run_child_test;
-
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("burstcore-shrink-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
-}
+use scratch::Scratch;
 
 /// `n` packets of 66–1514 bytes, 0–50 µs apart, in timestamp order.
 fn generate(n: usize, pcapng: bool) -> Vec<u8> {
@@ -103,6 +99,7 @@ fn a_mapped_file_truncated_while_read_is_an_error_with_the_packets_before_it_int
         ReadOptions::default().mmap,
         "plain files are mapped by default on Linux"
     );
+    let dir = Scratch::new("shrink");
     for pcapng in [false, true] {
         let bytes = generate(12_000, pcapng);
         let len = bytes.len() as u64;
@@ -110,7 +107,7 @@ fn a_mapped_file_truncated_while_read_is_an_error_with_the_packets_before_it_int
         // mapping's last page (no fault at all: only the file's length tells).
         for cut in [len / 2 / 4096 * 4096, len / 2 + 1234, 100_000, len - 100] {
             let ctx = format!("pcapng {pcapng}, cut at {cut} of {len}");
-            let path = temp(&format!("cut-{pcapng}-{cut}.cap"));
+            let path = dir.join(format!("cut-{pcapng}-{cut}.cap"));
             std::fs::write(&path, &bytes).expect("write");
             let mut want = Vec::new();
             let mut r = reader(&path, false);
@@ -174,13 +171,14 @@ fn config() -> ScanConfig {
 fn a_scan_of_a_file_truncated_under_it_fails_cleanly() {
     let bytes = generate(200_000, false);
     let len = bytes.len() as u64;
+    let dir = Scratch::new("shrink");
     // Inside a page (its zeros may be framed first) and at a page boundary (only the fault
     // tells).
     for (threads, to) in [1, 2]
         .into_iter()
         .flat_map(|t| [(t, len / 3), (t, len / 3 / 65536 * 65536)])
     {
-        let path = temp(&format!("scan-{threads}-{to}.pcap"));
+        let path = dir.join(format!("scan-{threads}-{to}.pcap"));
         std::fs::write(&path, &bytes).expect("write");
         let want = pipeline::scan_threads(
             &mut [reader(&path, false)],
@@ -241,18 +239,22 @@ fn foreign_fault_child() {
     if std::env::var("BURSTCORE_FOREIGN_FAULT").is_err() {
         return;
     }
-    let ours = temp("ours.pcap");
+    let dir = Scratch::new("shrink");
+    let ours = dir.join("ours.pcap");
     std::fs::write(&ours, generate(10, false)).expect("write");
     let mut r = reader(&ours, true);
     assert!(r.is_mapped());
     while r.next_packet().expect("read").is_some() {}
     eprintln!("guard installed");
-    let theirs = temp("theirs.bin");
+    let theirs = dir.join("theirs.bin");
     std::fs::write(&theirs, vec![7u8; 1 << 16]).expect("write");
     let file = std::fs::File::open(&theirs).expect("open");
     // SAFETY: the point of the test is the fault this mapping raises once truncated.
     let map = unsafe { memmap2::Mmap::map(&file) }.expect("map");
     shrink(&theirs, 0);
+    // The fault kills this process before any Drop runs: remove the files now (the mappings
+    // outlive their names).
+    drop(dir);
     let byte = unsafe { std::ptr::read_volatile(map.as_ptr().add(1 << 15)) };
     eprintln!("survived, read {byte}");
 }

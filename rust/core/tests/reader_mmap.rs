@@ -20,18 +20,14 @@ use burstcore::pipeline::{self, SizeKind};
 use burstcore::writer::frames::TcpSegment;
 use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use std::io::{Cursor, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod engine_util;
 mod reader_util;
+mod scratch;
 use engine_util::Rng;
 use reader_util::{read_opened, run_child_test, shared_dir, Read};
-
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("burstcore-mmap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use scratch::Scratch;
 
 /// Everything a reader of `input` reports, and whether it read through a mapping (kept apart, so
 /// that a mapped and a buffered read compare equal when they agree on everything else).
@@ -177,7 +173,7 @@ fn record_offsets(bytes: &[u8]) -> Vec<usize> {
 
 #[test]
 fn mapped_reads_equal_buffered_reads_on_generated_and_damaged_files() {
-    let dir = temp_dir();
+    let dir = Scratch::new("mmap");
     let mut rng = Rng(0x3a9);
     let (mut truncated, mut corrupt, mut mapped, mut packets) = (0, 0, 0, 0);
     for case in 0..40 {
@@ -284,7 +280,7 @@ fn bytes_big(bytes: &[u8], pcapng: bool, at: usize) -> bool {
 
 #[test]
 fn what_cannot_be_mapped_is_read_buffered_with_the_same_result() {
-    let dir = temp_dir();
+    let dir = Scratch::new("mmap");
     let mut rng = Rng(77);
     let plain = gen_pcapng(&mut rng, 2000);
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -345,7 +341,7 @@ fn what_cannot_be_mapped_is_read_buffered_with_the_same_result() {
 
 #[test]
 fn scans_of_a_mapped_file_equal_buffered_scans() {
-    let dir = temp_dir();
+    let dir = Scratch::new("mmap");
     let mut rng = Rng(5);
     for (i, pcapng) in [(0, true), (1, false)] {
         let bytes = if pcapng {
@@ -452,7 +448,7 @@ fn chunk_scan_read_probe() {
     if std::env::var("BURSTCORE_CHUNK_PROBE").is_err() {
         return;
     }
-    let dir = temp_dir();
+    let dir = Scratch::new("mmap");
     let mut rng = Rng(41);
     for (i, bytes) in [
         gen_pcap(&mut rng, 30_000),
@@ -645,7 +641,7 @@ fn compare_splits(path: &Path, rng: &mut Rng, ctx: &str, reached: &mut Reached) 
 
 #[test]
 fn mapped_chunk_readers_equal_buffered_chunk_readers() {
-    let dir = temp_dir();
+    let dir = Scratch::new("mmap");
     let mut rng = Rng(0x5b1);
     let mut reached = Reached::default();
     let mut case = 0;
@@ -782,7 +778,8 @@ fn cache_afresh(path: &Path) {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_mapped_read_keeps_only_a_few_mib_of_the_file_resident() {
-    let path = temp_dir().join("resident.pcap");
+    let dir = Scratch::new("mmap");
+    let path = dir.join("resident.pcap");
     let opts = PcapOptions {
         byte_order: ByteOrder::Little,
         nanos: true,
@@ -819,6 +816,4 @@ fn a_mapped_read_keeps_only_a_few_mib_of_the_file_resident() {
     // Sampled while mapped: a look that found no mapping would pass for nothing.
     assert!(most > 0, "the mapping was never seen resident");
     assert!(most <= 8 << 10, "{most} KiB of a 48 MiB file resident");
-    drop(r);
-    let _ = std::fs::remove_file(&path);
 }

@@ -43,6 +43,9 @@ use std::sync::Mutex;
 
 use burstcore::wire::{decode, Headers};
 
+mod scratch;
+use scratch::Scratch;
+
 const KNOWN: [u16; 9] = [0, 1, 12, 101, 108, 113, 228, 229, 276];
 
 const FIELDS: [&str; 28] = [
@@ -607,8 +610,7 @@ fn matches_tshark_on_corpus() {
     for f in &files {
         assert!(f.is_file(), "missing corpus file {}", f.display());
     }
-    let dir = std::env::temp_dir().join(format!("burstcore-wire-tshark-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("wire-tshark");
 
     let next = AtomicUsize::new(0);
     let total = Mutex::new(Tally::default());
@@ -618,7 +620,7 @@ fn matches_tshark_on_corpus() {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(src) = files.get(i) else { break };
                 let mut tally = Tally::default();
-                for pcap in to_pcaps(src, &dir, i) {
+                for pcap in to_pcaps(src, dir.path(), i) {
                     let bytes = std::fs::read(&pcap).unwrap();
                     let (linktype, frames) = pcap_frames(&bytes);
                     let rows = tshark_rows(&pcap);
@@ -649,7 +651,6 @@ fn matches_tshark_on_corpus() {
             });
         }
     });
-    std::fs::remove_dir_all(&dir).ok();
 
     let t = total.into_inner().unwrap();
     println!("{} files, {} packets", files.len(), t.packets);

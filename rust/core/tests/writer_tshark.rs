@@ -22,7 +22,9 @@ const TSHARK: &str = "/usr/bin/tshark";
 const CAPINFOS: &str = "/usr/bin/capinfos";
 
 mod engine_util;
+mod scratch;
 use engine_util::Rng;
+use scratch::Scratch;
 
 /// What tshark must report for one frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,12 +154,6 @@ fn skip() -> bool {
         "{TSHARK} is missing (set BURSTCORE_SKIP_TSHARK=1 to skip)"
     );
     false
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("burstcore-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// Random packet sizes: `(wire_len, cap_len)`, honouring a snaplen (0: none).
@@ -438,7 +434,7 @@ fn tshark_reads_what_was_written() {
     if skip() {
         return;
     }
-    let dir = temp_dir("writer-tshark");
+    let dir = Scratch::new("writer-tshark");
     let mut cases = Vec::new();
     for (seed, (order, nanos)) in [
         (ByteOrder::Little, false),
@@ -449,13 +445,12 @@ fn tshark_reads_what_was_written() {
     .into_iter()
     .enumerate()
     {
-        cases.push(pcap_case(&dir, 100 + seed as u64, order, nanos));
+        cases.push(pcap_case(dir.path(), 100 + seed as u64, order, nanos));
     }
     for seed in 0..24u64 {
-        cases.push(pcapng_case(&dir, seed, 1 + (seed % 3) as usize));
+        cases.push(pcapng_case(dir.path(), seed, 1 + (seed % 3) as usize));
     }
     two_at_a_time(&cases, |case| check(case, &tshark_frames(&case.path)));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Training traffic built from `synth` and `frames`: tshark must see valid Ethernet/IPv4/TCP with
@@ -465,7 +460,7 @@ fn tshark_dissects_generated_training_frames() {
     if skip() {
         return;
     }
-    let dir = temp_dir("writer-frames");
+    let dir = Scratch::new("writer-frames");
     let mut cfg = Config::new(5, Mode::ParameterServer, 9);
     cfg.period_ns = 1_000_000;
     let events: Vec<_> = Synth::new(cfg).unwrap().take(3000).collect();
@@ -511,7 +506,6 @@ fn tshark_dissects_generated_training_frames() {
             assert_eq!(r[7], "1", "{r:?}");
         }
     });
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// capinfos counts what the non-packet blocks carry: resolved addresses, decryption secrets,
@@ -521,7 +515,7 @@ fn capinfos_counts_name_records_and_secrets() {
     if skip() {
         return;
     }
-    let dir = temp_dir("writer-capinfos");
+    let dir = Scratch::new("writer-capinfos");
     let path = dir.join("meta.pcapng");
     let mut w = PcapNgWriter::new(BufWriter::new(std::fs::File::create(&path).unwrap()));
     w.section(ByteOrder::Big, Some("capinfos test")).unwrap();
@@ -548,7 +542,6 @@ fn capinfos_counts_name_records_and_secrets() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "{text}");
-    std::fs::remove_dir_all(&dir).ok();
     let value = |key: &str| {
         text.lines()
             .find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string()))

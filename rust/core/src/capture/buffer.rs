@@ -385,13 +385,13 @@ mod tests {
         assert!(!b.fill(1).unwrap());
     }
 
+    /// The file goes with the scratch directory on return (or on a panic); the mapping outlives
+    /// its name.
     fn mapping(data: &[u8], name: &str) -> Arc<Mapping> {
-        let path =
-            std::env::temp_dir().join(format!("burstcore-buffer-{name}-{}", std::process::id()));
+        let dir = crate::scratch::Scratch::new("buffer");
+        let path = dir.join(name);
         std::fs::write(&path, data).unwrap();
-        let map = crate::input::map_file(&path).expect("a regular file maps");
-        std::fs::remove_file(&path).unwrap();
-        Arc::new(map)
+        Arc::new(crate::input::map_file(&path).expect("a regular file maps"))
     }
 
     /// A chunk's mapped stream is the header, then the file from the chunk's start, with the

@@ -90,14 +90,12 @@ mod tests {
     use super::super::{read_table, read_table_threads, Nullable, ALL_COLUMNS};
     use super::*;
     use crate::capture::{ByteOrder, ReadOptions, TsResolution};
+    use crate::scratch::Scratch;
     use crate::test_rng::Rng;
     use crate::writer::PcapNgWriter;
     use std::path::{Path, PathBuf};
 
-    fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("burstcore-table-split-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
+    fn temp(dir: &Scratch, name: &str, bytes: &[u8]) -> PathBuf {
         let path = dir.join(name);
         std::fs::write(&path, bytes).expect("write");
         path
@@ -190,6 +188,7 @@ mod tests {
 
     #[test]
     fn ranges_read_side_by_side_give_the_rows_of_the_sequential_read() {
+        let dir = Scratch::new("table-split");
         let mut rng = Rng(11);
         let fs = frames(&mut rng, 20_000);
         let subset: Vec<String> = ["dst", "timestamp", "wire_len", "dst"]
@@ -200,7 +199,7 @@ mod tests {
             ("t.pcap", pcap_of(fs.iter().map(Vec::as_slice))),
             ("t.pcapng", pcapng_of(&fs)),
         ] {
-            let path = temp(name, &bytes);
+            let path = temp(&dir, name, &bytes);
             for columns in [None, Some(subset.as_slice())] {
                 let len = Some(bytes.len() as u64);
                 let one = read_table(&mut open(&path), columns, len, &mut |_| Ok(())).unwrap();
@@ -226,6 +225,7 @@ mod tests {
 
     #[test]
     fn what_cannot_be_split_is_read_sequentially() {
+        let dir = Scratch::new("table-split");
         let mut rng = Rng(12);
         let fs = frames(&mut rng, 3_000);
         let bytes = pcap_of(fs.iter().map(Vec::as_slice));
@@ -241,7 +241,7 @@ mod tests {
             }),
         ];
         for (name, data) in cases {
-            let path = temp(name, &data);
+            let path = temp(&dir, name, &data);
             let mut seq = open(&path);
             let want = read_table(&mut seq, None, None, &mut |_| Ok(())).unwrap();
             let split = read_table_split(&open(&path), None, 2, &mut |_| Ok(())).unwrap();
@@ -259,7 +259,7 @@ mod tests {
             assert_eq!(warned(&reader), warned(&seq), "{name}");
         }
         // One thread, or a reader already read from.
-        let path = temp("whole.pcap", &bytes);
+        let path = temp(&dir, "whole.pcap", &bytes);
         assert!(read_table_split(&open(&path), None, 1, &mut |_| Ok(()))
             .unwrap()
             .is_none());
@@ -276,9 +276,10 @@ mod tests {
 
     #[test]
     fn a_failing_progress_callback_stops_every_range() {
+        let dir = Scratch::new("table-split");
         let mut rng = Rng(13);
         let fs = frames(&mut rng, 5_000);
-        let path = temp("stop.pcap", &pcap_of(fs.iter().map(Vec::as_slice)));
+        let path = temp(&dir, "stop.pcap", &pcap_of(fs.iter().map(Vec::as_slice)));
         let e = read_table_threads(&mut open(&path), None, None, 2, &mut |_| {
             Err(Error::new(ErrorKind::Interrupted, "stop"))
         })
@@ -291,7 +292,8 @@ mod tests {
         // Enough packets that every one of MAX_THREADS + 7 ranges would hold some.
         let mut rng = Rng(14);
         let fs = frames(&mut rng, 8 * crate::MAX_THREADS);
-        let path = temp("many.pcap", &pcap_of(fs.iter().map(Vec::as_slice)));
+        let dir = Scratch::new("table-split");
+        let path = temp(&dir, "many.pcap", &pcap_of(fs.iter().map(Vec::as_slice)));
         let want = rows(&[read_table(&mut open(&path), None, None, &mut |_| Ok(())).unwrap()]);
         let threads = crate::MAX_THREADS + 7;
         let got =

@@ -7,6 +7,7 @@ use crate::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 
 type Row = (u64, Option<i64>, u32, u32, Vec<u8>);
 
+use crate::scratch::Scratch;
 use crate::test_rng::Rng;
 
 fn sequential(path: &Path) -> Vec<Row> {
@@ -120,9 +121,7 @@ fn files(rng: &mut Rng, n: usize, echo: bool) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("burstcore-split-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+fn temp(dir: &Scratch, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name.replace(' ', "_"));
     std::fs::write(&path, bytes).expect("write");
     path
@@ -130,9 +129,10 @@ fn temp(name: &str, bytes: &[u8]) -> PathBuf {
 
 #[test]
 fn every_cut_of_small_files_reads_like_a_sequential_read() {
+    let dir = Scratch::new("split");
     let mut rng = Rng(1);
     for (name, bytes) in files(&mut rng, 40, false) {
-        let path = temp(&name, &bytes);
+        let path = temp(&dir, &name, &bytes);
         let want = sequential(&path);
         let plan = SplitPlan::new(&path, ReadOptions::default())
             .expect("plan")
@@ -155,6 +155,7 @@ fn every_cut_of_small_files_reads_like_a_sequential_read() {
 
 #[test]
 fn records_inside_packets_never_give_other_packets() {
+    let dir = Scratch::new("split");
     // Payloads that copy earlier records make false boundaries: a split may then refuse, but
     // whatever it accepts equals the sequential read.
     let mut rng = Rng(2);
@@ -162,7 +163,7 @@ fn records_inside_packets_never_give_other_packets() {
     for round in 0..4 {
         for (name, bytes) in files(&mut rng, 60, true) {
             let name = format!("{name} echo {round}");
-            let path = temp(&name, &bytes);
+            let path = temp(&dir, &name, &bytes);
             let want = sequential(&path);
             let plan = SplitPlan::new(&path, ReadOptions::default())
                 .expect("plan")
@@ -184,6 +185,7 @@ fn records_inside_packets_never_give_other_packets() {
 
 #[test]
 fn a_second_section_or_a_late_interface_refuses_the_split() {
+    let dir = Scratch::new("split");
     let mut rng = Rng(3);
     let mut w = PcapNgWriter::new(Vec::new());
     w.section(ByteOrder::Little, None).expect("shb");
@@ -206,7 +208,7 @@ fn a_second_section_or_a_late_interface_refuses_the_split() {
             .expect("epb");
     }
     let bytes = w.finish().expect("finish");
-    let path = temp("sections.pcapng", &bytes);
+    let path = temp(&dir, "sections.pcapng", &bytes);
     let want = sequential(&path);
     let plan = SplitPlan::new(&path, ReadOptions::default())
         .expect("plan")
@@ -299,9 +301,10 @@ fn shared_corpus_splits_like_a_sequential_read() {
 
 #[test]
 fn weighted_ranges_cover_the_records_in_proportion() {
+    let dir = Scratch::new("split");
     let mut rng = Rng(5);
     for (name, bytes) in files(&mut rng, 400, false) {
-        let path = temp(&name, &bytes);
+        let path = temp(&dir, &name, &bytes);
         let plan = SplitPlan::new(&path, ReadOptions::default())
             .expect("plan")
             .expect("splittable");
