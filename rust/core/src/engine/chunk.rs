@@ -68,7 +68,8 @@ pub const INSTANT_BUDGET: usize = 1 << 20;
 /// Packets at a seam (tail plus head) from which merging replays the windows on several threads.
 const PARALLEL_SEAM: usize = 1 << 16;
 
-/// Packets of spent seam buffers from which a merge frees them on a thread of its own.
+/// Packets of spent seam buffers (over all groups) from which a merge frees them on a thread
+/// of its own.
 const FREE_ASIDE: usize = 1 << 16;
 
 /// The normalised configuration shared by every chunk of one scan.
@@ -443,12 +444,14 @@ struct ChunkGroup {
 }
 
 impl ChunkGroup {
-    /// `a` followed by `b` (all of `a`'s packets at or before `b`'s, `a`'s first on ties).
+    /// `a` followed by `b` (all of `a`'s packets at or before `b`'s, `a`'s first on ties). The
+    /// packets of the seam that the merged group does not keep go to `spent`.
     fn merge(
         a: ChunkGroup,
         b: ChunkGroup,
         spec: &Spec,
         threads: usize,
+        spent: &mut Vec<Kept>,
     ) -> std::result::Result<Self, NotMergeable> {
         let env = match (spec.max_reach, &a.tail, &b.head) {
             (None, _, _) => Vec::new(),
@@ -530,8 +533,6 @@ impl ChunkGroup {
                 sa
             })
             .collect();
-        // The seam's packets that neither side of the merged state keeps.
-        let mut spent = Vec::new();
         let (head, tail) = match spec.max_reach {
             Some(reach) => {
                 // The head of `a` then `b` reaches into `b` only when `a` is shorter than the
@@ -574,7 +575,6 @@ impl ChunkGroup {
             }
             None => (None, None),
         };
-        free_aside(spent);
         Ok(ChunkGroup {
             packets: a.packets + b.packets,
             bytes: a.bytes.saturating_add(b.bytes),
@@ -626,12 +626,12 @@ impl ChunkGroup {
     }
 }
 
-/// Free the seam buffers a merge is done with. Large ones go to a thread of their own, which
-/// nothing waits for: giving tens of megabytes back to the kernel (unmapping them, and the TLB
-/// flush that sends to the other cores) was a quarter to a third of the serial merge of two
-/// chunks on the benchmark's 2 GB captures, which freeing aside took from a median of 20 to
-/// 16 ms on full frames and from 33 to 21 ms at snaplen 128 (benches/RESULTS.md, "Nineteenth
-/// landing").
+/// Free the seam buffers a merge is done with, all groups' together (one thread, however many
+/// interfaces). Large ones go to a thread of their own, which nothing waits for: giving tens of
+/// megabytes back to the kernel (unmapping them, and the TLB flush that sends to the other
+/// cores) was a quarter to a third of the serial merge of two chunks on the benchmark's 2 GB
+/// captures, which freeing aside took from a median of 20 to 16 ms on full frames and from 33 to
+/// 21 ms at snaplen 128 (benches/RESULTS.md, "Nineteenth landing").
 fn free_aside(spent: Vec<Kept>) {
     if spent.iter().map(Kept::len).sum::<usize>() < FREE_ASIDE {
         return;
@@ -915,10 +915,11 @@ impl ChunkState {
         add_stats(&mut meta.stats, &b.stats);
         let spec = self.spec;
         let mut groupings = Vec::with_capacity(self.groupings.len());
+        let mut spent = Vec::new();
         for ((by, mut ga), (_, gb)) in self.groupings.into_iter().zip(next.groupings) {
             for (key, b) in gb {
                 let merged = match ga.remove(&key) {
-                    Some(a) => ChunkGroup::merge(a, b, &spec, threads)?,
+                    Some(a) => ChunkGroup::merge(a, b, &spec, threads, &mut spent)?,
                     None => b,
                 };
                 ga.insert(key, merged);
@@ -930,6 +931,7 @@ impl ChunkState {
             }
             groupings.push((by, ga));
         }
+        free_aside(spent);
         Ok(ChunkState {
             spec,
             meta,
