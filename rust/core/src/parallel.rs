@@ -29,6 +29,12 @@ mod cost {
     /// Reading and framing a packet, plus this much per captured byte (the page-cache copy).
     pub const READ: f64 = 25.0;
     pub const READ_PER_BYTE: f64 = 0.15;
+    /// When a grouping needs headers: decoding them, and handing every worker the whole
+    /// arrival. Scans by all and pair, and by flow, of the 1 GB snaplen-128 benchmark capture
+    /// on two threads ran fastest with 40–60 (benches/RESULTS.md, "Nineteenth landing"); with
+    /// none, the reading thread kept 13 of the 20 windows, and a scan by flow took longer than
+    /// on one thread.
+    pub const DECODE: f64 = 50.0;
     /// Reorder buffer and dispatch, paid by every thread.
     pub const PER_THREAD: f64 = 20.0;
     /// A window whose ring of packets fits in cache, and one that does not (≥ 100 ms).
@@ -78,7 +84,12 @@ pub fn split_config(
     let work: f64 = windows.iter().map(|&w| window_cost(w)).sum::<f64>()
         + cost::RATE * config.rates_bps.len() as f64
         + cost::BIN * config.bins_ns.len() as f64;
-    let reading = cost::READ + cost::READ_PER_BYTE * captured_per_packet.max(0.0);
+    let decode = if needs_headers(config) {
+        cost::DECODE
+    } else {
+        0.0
+    };
+    let reading = cost::READ + cost::READ_PER_BYTE * captured_per_packet.max(0.0) + decode;
     let mut load = vec![cost::PER_THREAD; n];
     load[0] += reading;
     let target = load.iter().sum::<f64>() / n as f64 + work / n as f64;
@@ -114,6 +125,15 @@ pub fn split_config(
         load[t] += cost::BIN;
     }
     Some(parts)
+}
+
+/// Whether a grouping of `config` reads packet headers (every one but the aggregate and the
+/// interface): the reading thread then decodes them, and the workers get whole arrivals.
+fn needs_headers(config: &ScanConfig) -> bool {
+    !config
+        .by
+        .iter()
+        .all(|b| matches!(b, By::All | By::Interface))
 }
 
 /// What the workers get: whole arrivals when a grouping needs headers, else only the fields the
@@ -165,10 +185,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         captured: &'c Cell<u64>,
     ) -> Result<Self> {
         Scanner::new(config.clone())?;
-        let lean = config
-            .by
-            .iter()
-            .all(|b| matches!(b, By::All | By::Interface));
+        let lean = !needs_headers(&config);
         Ok(ParallelScanner {
             scope,
             config,

@@ -129,3 +129,36 @@ fn every_metric_is_dealt_exactly_once() {
         }
     }
 }
+
+#[test]
+fn the_reading_thread_keeps_fewer_windows_when_it_decodes_headers() {
+    // The benchmark's 20 windows and 8 rates, at snaplen 128 (123 bytes per packet): decoding
+    // every header (a grouping by pair) is work the reading thread does besides reading, so it
+    // keeps fewer of the shortest windows, and the workers take what it leaves.
+    let mut windows = vec![250_000, 1_000_000_000];
+    for e in 3..9 {
+        for m in [1, 2, 5] {
+            windows.push(m * 10i64.pow(e));
+        }
+    }
+    let cfg = |by: Vec<By>| ScanConfig {
+        windows_ns: windows.clone(),
+        rates_bps: (1..=8).map(|k| k * 1_000_000_000).collect(),
+        by,
+        ..ScanConfig::default()
+    };
+    let kept = |c: &ScanConfig| {
+        let parts = split_config(c, 2, 123.0).expect("split");
+        (parts[0].windows_ns.len(), parts[0].rates_bps.len())
+    };
+    let (lean, _) = kept(&cfg(vec![By::All]));
+    let (decoding, rates) = kept(&cfg(vec![By::All, By::Pair]));
+    assert!(
+        decoding < lean,
+        "{decoding} windows with headers, {lean} without"
+    );
+    assert!(decoding > 0, "the reading thread still takes a share");
+    assert_eq!(rates, 0);
+    // An interface is known without headers: no decoding cost.
+    assert_eq!(kept(&cfg(vec![By::Interface])).0, lean);
+}
