@@ -32,8 +32,8 @@ mod cost {
     /// When a grouping needs headers: decoding them, and handing every worker the whole
     /// arrival. Scans by all and pair, and by flow, of the 1 GB snaplen-128 benchmark capture
     /// on two threads ran fastest with 40–60 (benches/RESULTS.md, "Nineteenth landing"); with
-    /// none, the reading thread kept 13 of the 20 windows, and a scan by flow took longer than
-    /// on one thread.
+    /// none, the reading thread kept 13 of the 20 windows and did two thirds of the work, and
+    /// two threads were no faster than one.
     pub const DECODE: f64 = 50.0;
     /// Reorder buffer and dispatch, paid by every thread.
     pub const PER_THREAD: f64 = 20.0;
