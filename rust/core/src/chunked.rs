@@ -55,10 +55,7 @@ struct Done {
 /// benchmark capture with a 1 s window and by all, pair and flow, 50 % more CPU time and 3× the
 /// memory of the sequential scan, so the metric split serves those scans.
 pub fn worthwhile(config: &ScanConfig) -> bool {
-    config
-        .by
-        .iter()
-        .all(|b| matches!(b, crate::engine::By::All | crate::engine::By::Interface))
+    !config.reads_headers()
 }
 
 /// Scan `readers` (not read yet beyond their headers) with `threads` threads by time chunks,

@@ -9,7 +9,7 @@
 //! Splitting the capture into time chunks whose states merge exactly is the other way
 //! ([`crate::chunked`], tried first for plain files); this one serves everything else.
 
-use crate::engine::{Arrival, By, ScanConfig, ScanOutput, Scanner};
+use crate::engine::{Arrival, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
 use std::cell::Cell;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -53,12 +53,14 @@ pub fn shares(config: &ScanConfig, threads: usize) -> usize {
 }
 
 /// One scan config per thread, each with a share of the windows, rates and bins; `None` when
-/// there is too little to split. `captured_per_packet` (bytes) tells how busy reading keeps the
-/// calling thread, which computes `parts[0]`.
+/// there is too little to split. `captured_per_packet` (bytes) and `decodes` (whether the
+/// reading loop decodes every packet's headers, for a grouping or for `size="ip"`/`"payload"`)
+/// tell how busy reading keeps the calling thread, which computes `parts[0]`.
 pub fn split_config(
     config: &ScanConfig,
     threads: usize,
     captured_per_packet: f64,
+    decodes: bool,
 ) -> Option<Vec<ScanConfig>> {
     let n = shares(config, threads);
     if n < 2 {
@@ -84,11 +86,7 @@ pub fn split_config(
     let work: f64 = windows.iter().map(|&w| window_cost(w)).sum::<f64>()
         + cost::RATE * config.rates_bps.len() as f64
         + cost::BIN * config.bins_ns.len() as f64;
-    let decode = if needs_headers(config) {
-        cost::DECODE
-    } else {
-        0.0
-    };
+    let decode = if decodes { cost::DECODE } else { 0.0 };
     let reading = cost::READ + cost::READ_PER_BYTE * captured_per_packet.max(0.0) + decode;
     let mut load = vec![cost::PER_THREAD; n];
     load[0] += reading;
@@ -127,15 +125,6 @@ pub fn split_config(
     Some(parts)
 }
 
-/// Whether a grouping of `config` reads packet headers (every one but the aggregate and the
-/// interface): the reading thread then decodes them, and the workers get whole arrivals.
-fn needs_headers(config: &ScanConfig) -> bool {
-    !config
-        .by
-        .iter()
-        .all(|b| matches!(b, By::All | By::Interface))
-}
-
 /// What the workers get: whole arrivals when a grouping needs headers, else only the fields the
 /// aggregate and interface groupings read (a fifth of the bytes to copy and share).
 enum Batch {
@@ -164,6 +153,8 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
     threads: usize,
     /// Captured bytes read so far (kept by the reading loop).
     captured: &'c Cell<u64>,
+    /// Whether the reading loop decodes headers (a cost on the calling thread).
+    decodes: bool,
     lean: bool,
     started: Option<Started<'scope>>,
     full: Vec<Arrival>,
@@ -178,19 +169,23 @@ struct Started<'scope> {
 
 impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     /// Checks the configuration now, so that its errors surface before any packet is read.
+    /// `decodes`: whether the reading loop decodes every packet's headers (always so when a
+    /// grouping reads them; also for `size="ip"` or `"payload"`).
     pub fn new(
         scope: &'scope thread::Scope<'scope, 'env>,
         config: ScanConfig,
         threads: usize,
         captured: &'c Cell<u64>,
+        decodes: bool,
     ) -> Result<Self> {
         Scanner::new(config.clone())?;
-        let lean = !needs_headers(&config);
+        let lean = !config.reads_headers();
         Ok(ParallelScanner {
             scope,
             config,
             threads,
             captured,
+            decodes: decodes || !lean,
             lean,
             started: None,
             full: Vec::new(),
@@ -232,7 +227,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     fn start(&mut self, packets: usize) -> Result<&mut Started<'scope>> {
         if self.started.is_none() {
             let per_packet = self.captured.get() as f64 / packets.max(1) as f64;
-            let parts = split_config(&self.config, self.threads, per_packet)
+            let parts = split_config(&self.config, self.threads, per_packet, self.decodes)
                 .unwrap_or_else(|| vec![self.config.clone()]);
             let mut scanners = Vec::with_capacity(parts.len());
             for p in parts {

@@ -3,7 +3,7 @@
 //! reason), so that the counts in a summary always add up to the packets in the files.
 
 use crate::capture::CaptureReader;
-use crate::engine::{Arrival, By, ScanConfig, ScanOutput, Scanner};
+use crate::engine::{Arrival, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result, Warning};
 use crate::wire::{self, Headers};
 use std::cell::Cell;
@@ -224,11 +224,7 @@ fn l1_size(linktype: u16, wire_len: u32) -> u64 {
 }
 
 fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
-    size.needs_headers()
-        || config
-            .by
-            .iter()
-            .any(|b| !matches!(b, By::All | By::Interface))
+    size.needs_headers() || config.reads_headers()
 }
 
 /// Scan one or more captures (merged in timestamp order) into the engine, on one thread.
@@ -300,7 +296,7 @@ fn scan_other_ways(
     } else {
         std::thread::scope(|scope| {
             let mut scanner =
-                crate::parallel::ParallelScanner::new(scope, config, threads, &captured)?;
+                crate::parallel::ParallelScanner::new(scope, config, threads, &captured, decode)?;
             let acc = feed(readers, decode, size, &captured, &mut scanner, progress)?;
             Ok(account(scanner.finish()?, acc))
         })
@@ -458,11 +454,7 @@ pub fn scan_columns(
             sizes.len()
         )));
     }
-    if config
-        .by
-        .iter()
-        .any(|b| !matches!(b, By::All | By::Interface))
-    {
+    if config.reads_headers() {
         return Err(Error::invalid(
             "in-memory columns carry no headers: group only by 'all' or 'interface' (or pass a capture)",
         ));

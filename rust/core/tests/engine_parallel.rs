@@ -52,7 +52,7 @@ fn parallel(
 ) -> burstcore::error::Result<ScanOutput> {
     let captured = Cell::new(0u64);
     std::thread::scope(|scope| {
-        let mut s = ParallelScanner::new(scope, config, threads, &captured)?;
+        let mut s = ParallelScanner::new(scope, config, threads, &captured, false)?;
         for p in arrivals {
             captured.set(captured.get() + captured_per_packet);
             s.push(&p.arrival())?;
@@ -102,7 +102,8 @@ fn every_metric_is_dealt_exactly_once() {
         let cfg = config(&mut rng, vec![By::All]);
         let threads = 1 + rng.below(8) as usize;
         let per_packet = rng.below(20_000) as f64;
-        let Some(parts) = split_config(&cfg, threads, per_packet) else {
+        let decodes = rng.below(2) == 1;
+        let Some(parts) = split_config(&cfg, threads, per_packet, decodes) else {
             let units = cfg.windows_ns.len() + cfg.rates_bps.len() + cfg.bins_ns.len();
             assert!(threads < 2 || units < 2);
             continue;
@@ -147,12 +148,14 @@ fn the_reading_thread_keeps_fewer_windows_when_it_decodes_headers() {
         by,
         ..ScanConfig::default()
     };
-    let kept = |c: &ScanConfig| {
-        let parts = split_config(c, 2, 123.0).expect("split");
+    // As the pipeline calls it: decoding when a grouping reads headers or the size needs them.
+    let kept = |c: &ScanConfig, size_decodes: bool| {
+        let decodes = size_decodes || c.reads_headers();
+        let parts = split_config(c, 2, 123.0, decodes).expect("split");
         (parts[0].windows_ns.len(), parts[0].rates_bps.len())
     };
-    let (lean, _) = kept(&cfg(vec![By::All]));
-    let (decoding, rates) = kept(&cfg(vec![By::All, By::Pair]));
+    let (lean, _) = kept(&cfg(vec![By::All]), false);
+    let (decoding, rates) = kept(&cfg(vec![By::All, By::Pair]), false);
     assert!(
         decoding < lean,
         "{decoding} windows with headers, {lean} without"
@@ -160,5 +163,7 @@ fn the_reading_thread_keeps_fewer_windows_when_it_decodes_headers() {
     assert!(decoding > 0, "the reading thread still takes a share");
     assert_eq!(rates, 0);
     // An interface is known without headers: no decoding cost.
-    assert_eq!(kept(&cfg(vec![By::Interface])).0, lean);
+    assert_eq!(kept(&cfg(vec![By::Interface]), false).0, lean);
+    // size="ip" or "payload" on the aggregate decodes every packet too.
+    assert_eq!(kept(&cfg(vec![By::All]), true).0, decoding);
 }

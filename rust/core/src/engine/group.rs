@@ -63,6 +63,13 @@ impl By {
         Ok(by)
     }
 
+    /// Whether this grouping's keys come from packet headers. The aggregate and the interface
+    /// need only a packet's time, size and interface: that is what lets a scan skip decoding,
+    /// buffer lean arrivals, cut a file into time chunks and scan in-memory columns.
+    pub fn reads_headers(self) -> bool {
+        !matches!(self, By::All | By::Interface)
+    }
+
     /// Position in [`By::EVERY`], the order of the output.
     pub(crate) fn rank(self) -> usize {
         By::EVERY

@@ -91,6 +91,13 @@ pub struct ScanConfig {
     pub max_groups: usize,
 }
 
+impl ScanConfig {
+    /// Whether any grouping of this scan reads packet headers ([`By::reads_headers`]).
+    pub fn reads_headers(&self) -> bool {
+        self.by.iter().any(|b| b.reads_headers())
+    }
+}
+
 /// Key of one group within a grouping. `None` marks packets that lack the field (e.g. non-IP
 /// packets when grouping by host), so every packet belongs to exactly one group of each grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -310,7 +310,7 @@ impl Buffered {
     pub(crate) fn new(by: &[By], horizon: i64, late: LatePolicy) -> Self {
         if by == [By::All] {
             Buffered::Bare(Reorder::new(horizon, late))
-        } else if by.iter().all(|b| matches!(b, By::All | By::Interface)) {
+        } else if !by.iter().any(|b| b.reads_headers()) {
             Buffered::Lean(Reorder::new(horizon, late))
         } else {
             Buffered::Full(Reorder::new(horizon, late))
