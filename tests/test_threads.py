@@ -189,3 +189,56 @@ def test_threads_identical_on_training_captures(tmp_path: Path) -> None:
         with open(c, "rb") as src, open(plain, "wb") as dst:
             zstandard.ZstdDecompressor().copy_stream(src, dst)
         scan_same_for_threads(str(plain))
+
+
+def test_threads_report_the_first_error_of_the_one_thread_scan(tmp_path: Path) -> None:
+    # Too many groups by src early on, then a corrupt block: one thread stops at the first, and
+    # so must any other number of threads, even where the reading thread scans only the
+    # aggregate and the keyed groupings run on the workers.
+    data = bytearray(generated(3, n=12_000))
+    at = 0
+    while at < len(data) * 3 // 4:  # walk the blocks to one three quarters in
+        at += int.from_bytes(data[at + 4 : at + 8], "little")
+    data[at + 4 : at + 8] = (7).to_bytes(4, "little")  # a length no block can have
+    p = tmp_path / "limit_then_corrupt.pcapng"
+    p.write_bytes(bytes(data))
+    for by in (["all", "src"], ["all", "src", "flow"], ["src"]):
+        kw = {**KW, "by": by, "max_groups": 2, "strict": True}
+        with pytest.raises(burstcore.LimitExceededError) as one:
+            burstcore.scan(str(p), threads=1, **kw)
+        assert "more than 2 groups" in str(one.value)
+        for threads in (2, 3):
+            with pytest.raises(burstcore.CaptureError) as more:
+                burstcore.scan(str(p), threads=threads, **kw)
+            assert (type(more.value), str(more.value)) == (type(one.value), str(one.value)), (by, threads)
+    # The same when the limit is met among the last packets before the corrupt block, which the
+    # reading thread has not yet handed to the workers when it meets the block.
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface(linktype=1, resolution="1e-9")
+    for i in range(3_000):
+        src = 1 if i < 2_990 else 2 + i % 3
+        ip = b"\x45\x00\x00\x1c" + b"\0\0\0\0\x40\x11\0\0" + bytes([10, 0, 0, src, 10, 0, 1, 1])
+        w.epb(0, b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + ip + b"\0" * 8, ts_ns=T0 + 1_000 * i)
+    late = bytearray(w.getvalue())
+    last = 0
+    while last + int.from_bytes(late[last + 4 : last + 8], "little") < len(late):
+        last += int.from_bytes(late[last + 4 : last + 8], "little")
+    late[last + 4 : last + 8] = (7).to_bytes(4, "little")  # the last block's length
+    q = tmp_path / "limit_at_the_end.pcapng"
+    q.write_bytes(bytes(late))
+    # No reorder horizon: a packet reaches the groupings as soon as it is read.
+    kw = {**KW, "by": ["all", "src"], "max_groups": 2, "strict": True, "reorder_horizon": "0ns"}
+    with pytest.raises(burstcore.LimitExceededError) as one:
+        burstcore.scan(str(q), threads=1, **kw)
+    for threads in (2, 3):
+        with pytest.raises(burstcore.CaptureError) as more:
+            burstcore.scan(str(q), threads=threads, **kw)
+        assert (type(more.value), str(more.value)) == (type(one.value), str(one.value)), threads
+    # With room for every group, the corrupt block is the first error, whatever the threads.
+    kw = {**KW, "by": ["all", "src"], "strict": True}
+    with pytest.raises(burstcore.CorruptCaptureError) as one:
+        burstcore.scan(str(p), threads=1, **kw)
+    with pytest.raises(burstcore.CaptureError) as two:
+        burstcore.scan(str(p), threads=2, **kw)
+    assert (type(two.value), str(two.value)) == (type(one.value), str(one.value))

@@ -2,9 +2,10 @@
 //! Usage: cargo run --release -p burstcore --example scan_bench -- FILE [THREADS]
 //! MMAP=1 reads the file through a memory mapping (`ReadOptions::mmap`) instead of `read()`
 //! (the library's default on Linux); unset or anything else reads with `read()`.
+//! BY=all,pair groups as named (default: the aggregate).
 
 use burstcore::capture::{CaptureReader, ReadOptions};
-use burstcore::engine::ScanConfig;
+use burstcore::engine::{By, ScanConfig};
 use burstcore::pipeline::{self, SizeKind};
 use std::time::Instant;
 
@@ -58,9 +59,16 @@ fn main() {
         .iter()
         .map(|m| (mean * m) as u64)
         .collect();
+    let by = std::env::var("BY").map_or(vec![By::All], |names| {
+        names
+            .split(',')
+            .map(|n| By::parse(n).expect("BY"))
+            .collect()
+    });
     let config = ScanConfig {
         windows_ns: windows,
         rates_bps: rates,
+        by,
         ..ScanConfig::default()
     };
     if std::env::var("ENGINE_ONLY").is_ok() {

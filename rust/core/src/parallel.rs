@@ -1,15 +1,17 @@
 //! Both cores on one scan, with results identical to the single-threaded run by construction.
 //!
-//! The metrics are split, not the capture: every worker sees the same ordered stream of arrivals
-//! (the same reorder buffer decisions, the same groups) and computes its share of the windows,
-//! rates and bins. The caller's thread reads, frames and decodes, and computes a share itself,
-//! smaller the more reading costs it (full frames: often none). Rows are then concatenated and
-//! put in the single-threaded order.
+//! The work is split, not the capture: every worker sees the same ordered stream of arrivals
+//! (the same reorder buffer decisions, the same groups) and computes its share. A scan of the
+//! aggregate and of groupings by key leaves the aggregate to the caller's thread and the keyed
+//! groupings to the workers, so that no thread both reads and looks up keys ([`plan`]); otherwise
+//! the windows, rates and bins are shared out, and the caller's thread, which reads, frames and
+//! decodes, computes a share smaller the more reading costs it (full frames: often none). Rows
+//! are then concatenated and put in the single-threaded order.
 //!
 //! Splitting the capture into time chunks whose states merge exactly is the other way
 //! ([`crate::chunked`], tried first for plain files); this one serves everything else.
 
-use crate::engine::{Arrival, ScanConfig, ScanOutput, Scanner};
+use crate::engine::{Arrival, By, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
 use std::cell::Cell;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -37,6 +39,10 @@ mod cost {
     pub const DECODE: f64 = 50.0;
     /// Reorder buffer and dispatch, paid by every thread.
     pub const PER_THREAD: f64 = 20.0;
+    /// A grouping by key costs this many times the aggregate for the same metrics (hashing,
+    /// per-group state): 118 against 80 ns per packet by pair and by all, 20 windows and 8
+    /// rates, on the 1 GB snaplen-128 benchmark capture.
+    pub const KEYED: f64 = 1.5;
     /// A window whose ring of packets fits in cache, and one that does not (≥ 100 ms).
     pub const WINDOW: f64 = 3.0;
     pub const LONG_WINDOW: f64 = 12.0;
@@ -52,10 +58,84 @@ pub fn shares(config: &ScanConfig, threads: usize) -> usize {
     threads.min(units)
 }
 
+/// Who scans what: the calling thread one config, each worker one or more (all fed the same
+/// arrivals).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub local: ScanConfig,
+    pub workers: Vec<Vec<ScanConfig>>,
+}
+
+/// How the work of `config` is shared among `threads` threads; `None` when there is too little
+/// to split. `captured_per_packet` (bytes) and `decodes` (whether the reading loop decodes every
+/// packet's headers, for a grouping or for `size="ip"`/`"payload"`) tell how busy reading keeps
+/// the calling thread.
+///
+/// With the aggregate and at least one grouping by key, the groupings are split: the workers
+/// scan the keyed groupings (sharing out their metrics when there are several workers), and
+/// the aggregate's metrics are dealt so that the threads end level, the calling thread's first
+/// (none, when reading keeps it busy enough). The keyed groupings' lookups and per-group state
+/// then cost the reading thread nothing, and no thread repeats them. Otherwise every thread
+/// scans every grouping for its share of the metrics ([`split_config`]).
+///
+/// Errors stay those of the single-threaded scan: the only errors a scanner raises are a late
+/// packet (every thread sees the same) and too many groups, which the aggregate never has, so a
+/// worker meets every error the calling thread meets, at the same packet or earlier
+/// ([`ParallelScanner::fail`]).
+pub fn plan(
+    config: &ScanConfig,
+    threads: usize,
+    captured_per_packet: f64,
+    decodes: bool,
+) -> Option<Plan> {
+    if threads >= 2 && config.by.contains(&By::All) && config.reads_headers() {
+        let reading = reading_cost(captured_per_packet, true);
+        return Some(split_groupings(config, threads, reading));
+    }
+    let mut parts = split_config(config, threads, captured_per_packet, decodes)?;
+    let local = parts.remove(0);
+    Some(Plan {
+        local,
+        workers: parts.into_iter().map(|p| vec![p]).collect(),
+    })
+}
+
+fn split_groupings(config: &ScanConfig, threads: usize, reading: f64) -> Plan {
+    let rest = ScanConfig {
+        by: config
+            .by
+            .iter()
+            .copied()
+            .filter(|&b| b != By::All)
+            .collect(),
+        ..config.clone()
+    };
+    // The workers do not read: their shares of the keyed groupings are sized with no reading.
+    let keyed = split_config(&rest, threads - 1, 0.0, false).unwrap_or_else(|| vec![rest]);
+    let mut base = vec![cost::PER_THREAD + reading];
+    base.extend(
+        keyed
+            .iter()
+            .map(|p| cost::PER_THREAD + cost::KEYED * p.by.len() as f64 * work(p)),
+    );
+    let aggregate = ScanConfig {
+        by: vec![By::All],
+        ..config.clone()
+    };
+    let mut shares = deal(&aggregate, base).into_iter();
+    let local = shares.next().unwrap_or_else(|| without_metrics(&aggregate));
+    let workers = keyed
+        .into_iter()
+        .zip(shares)
+        // A worker left none of the aggregate's metrics scans only its keyed groupings.
+        .map(|(k, a)| if work(&a) > 0.0 { vec![k, a] } else { vec![k] })
+        .collect();
+    Plan { local, workers }
+}
+
 /// One scan config per thread, each with a share of the windows, rates and bins; `None` when
-/// there is too little to split. `captured_per_packet` (bytes) and `decodes` (whether the
-/// reading loop decodes every packet's headers, for a grouping or for `size="ip"`/`"payload"`)
-/// tell how busy reading keeps the calling thread, which computes `parts[0]`.
+/// there is too little to split. `captured_per_packet` and `decodes` as for [`plan`]; the
+/// calling thread computes `parts[0]`.
 pub fn split_config(
     config: &ScanConfig,
     threads: usize,
@@ -66,31 +146,53 @@ pub fn split_config(
     if n < 2 {
         return None;
     }
-    let mut parts: Vec<ScanConfig> = (0..n)
-        .map(|_| ScanConfig {
-            windows_ns: vec![],
-            rates_bps: vec![],
-            bins_ns: vec![],
-            ..config.clone()
-        })
-        .collect();
-    let window_cost = |w: i64| {
-        if w >= cost::LONG_WINDOW_NS {
-            cost::LONG_WINDOW
-        } else {
-            cost::WINDOW
-        }
-    };
+    let mut base = vec![cost::PER_THREAD; n];
+    base[0] += reading_cost(captured_per_packet, decodes);
+    Some(deal(config, base))
+}
+
+/// What reading costs the calling thread per packet.
+fn reading_cost(captured_per_packet: f64, decodes: bool) -> f64 {
+    let decode = if decodes { cost::DECODE } else { 0.0 };
+    cost::READ + cost::READ_PER_BYTE * captured_per_packet.max(0.0) + decode
+}
+
+fn window_cost(w: i64) -> f64 {
+    if w >= cost::LONG_WINDOW_NS {
+        cost::LONG_WINDOW
+    } else {
+        cost::WINDOW
+    }
+}
+
+/// The per-packet cost of `config`'s metrics on one grouping.
+fn work(config: &ScanConfig) -> f64 {
+    config
+        .windows_ns
+        .iter()
+        .map(|&w| window_cost(w))
+        .sum::<f64>()
+        + cost::RATE * config.rates_bps.len() as f64
+        + cost::BIN * config.bins_ns.len() as f64
+}
+
+fn without_metrics(config: &ScanConfig) -> ScanConfig {
+    ScanConfig {
+        windows_ns: vec![],
+        rates_bps: vec![],
+        bins_ns: vec![],
+        ..config.clone()
+    }
+}
+
+/// `config`'s windows, rates and bins dealt among threads that start with the loads `base`
+/// (the first is the calling thread's), so that they end as level as the costs allow.
+fn deal(config: &ScanConfig, mut load: Vec<f64>) -> Vec<ScanConfig> {
+    let n = load.len();
+    let mut parts: Vec<ScanConfig> = (0..n).map(|_| without_metrics(config)).collect();
     let mut windows = config.windows_ns.clone();
     windows.sort_unstable();
-    let work: f64 = windows.iter().map(|&w| window_cost(w)).sum::<f64>()
-        + cost::RATE * config.rates_bps.len() as f64
-        + cost::BIN * config.bins_ns.len() as f64;
-    let decode = if decodes { cost::DECODE } else { 0.0 };
-    let reading = cost::READ + cost::READ_PER_BYTE * captured_per_packet.max(0.0) + decode;
-    let mut load = vec![cost::PER_THREAD; n];
-    load[0] += reading;
-    let target = load.iter().sum::<f64>() / n as f64 + work / n as f64;
+    let target = (load.iter().sum::<f64>() + work(config)) / n as f64;
 
     // Windows in runs of neighbouring lengths, shortest to the caller: each thread keeps the
     // packets of its own largest window, so only one thread holds the longest ones.
@@ -122,7 +224,7 @@ pub fn split_config(
         parts[t].bins_ns.push(b);
         load[t] += cost::BIN;
     }
-    Some(parts)
+    parts
 }
 
 /// What the workers get: whole arrivals when a grouping needs headers, else only the fields the
@@ -164,7 +266,7 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
 struct Started<'scope> {
     local: Scanner,
     senders: Vec<SyncSender<Arc<Batch>>>,
-    workers: Vec<thread::ScopedJoinHandle<'scope, Result<ScanOutput>>>,
+    workers: Vec<thread::ScopedJoinHandle<'scope, Result<Vec<ScanOutput>>>>,
 }
 
 impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
@@ -227,19 +329,24 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     fn start(&mut self, packets: usize) -> Result<&mut Started<'scope>> {
         if self.started.is_none() {
             let per_packet = self.captured.get() as f64 / packets.max(1) as f64;
-            let parts = split_config(&self.config, self.threads, per_packet, self.decodes)
-                .unwrap_or_else(|| vec![self.config.clone()]);
-            let mut scanners = Vec::with_capacity(parts.len());
-            for p in parts {
-                scanners.push(Scanner::new(p)?);
-            }
-            let local = scanners.remove(0);
+            let plan =
+                plan(&self.config, self.threads, per_packet, self.decodes).unwrap_or_else(|| {
+                    Plan {
+                        local: self.config.clone(),
+                        workers: vec![],
+                    }
+                });
+            let local = Scanner::new(plan.local)?;
             let mut senders = Vec::new();
             let mut workers = Vec::new();
-            for scanner in scanners {
+            for configs in plan.workers {
+                let scanners = configs
+                    .into_iter()
+                    .map(Scanner::new)
+                    .collect::<Result<Vec<_>>>()?;
                 let (tx, rx) = sync_channel::<Arc<Batch>>(IN_FLIGHT);
                 senders.push(tx);
-                workers.push(self.scope.spawn(move || run_worker(scanner, rx)));
+                workers.push(self.scope.spawn(move || run_worker(scanners, rx)));
             }
             self.started = Some(Started {
                 local,
@@ -266,12 +373,46 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             Batch::Full(std::mem::replace(&mut self.full, Vec::with_capacity(BATCH)))
         });
         let started = self.start(packets)?;
+        let mut stopped = false;
         for tx in &started.senders {
-            // A worker that stopped early did so on an error that the local scanner meets too on
-            // the same packet (they see the same stream), so a failed send needs no handling here.
-            let _ = tx.send(Arc::clone(&batch));
+            stopped |= tx.send(Arc::clone(&batch)).is_err();
+        }
+        if stopped {
+            // A worker stopped on an error in an earlier batch: the scan's first error.
+            return Err(self.stop().unwrap_or_else(|| {
+                Error::new(crate::ErrorKind::Io, "a scan worker thread stopped early")
+            }));
         }
         batch.feed(&mut started.local)
+    }
+
+    /// Close the workers' queues and wait for them; the first worker's error, if any.
+    fn stop(&mut self) -> Option<Error> {
+        let started = self.started.as_mut()?;
+        started.senders.clear();
+        let mut first = None;
+        for w in started.workers.drain(..) {
+            let error = match w.join() {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(e),
+                Err(_) => Some(panicked()),
+            };
+            first = first.or(error);
+        }
+        first
+    }
+
+    /// The error to report for a scan that failed with `e` on the calling thread (reading,
+    /// interrupted, or scanning its share): what a single-threaded scan would have reported.
+    /// The arrivals still queued came before `e`, so they are scanned first, and a worker's error
+    /// comes before the calling thread's (see [`plan`]).
+    pub fn fail(&mut self, e: Error) -> Error {
+        let flushed = self.flush();
+        match (self.stop(), flushed) {
+            (Some(worker), _) => worker,
+            (None, Err(queued)) => queued,
+            (None, Ok(())) => e,
+        }
     }
 
     /// Finish every share and merge the rows into the single-threaded order.
@@ -290,18 +431,23 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         let local = flushed.and_then(|_| local.finish());
         let mut outs = Vec::with_capacity(workers.len());
         for w in workers {
-            let r = w
-                .join()
-                .map_err(|_| Error::new(crate::ErrorKind::Io, "a scan worker thread panicked"))?;
-            outs.push(r);
+            outs.push(w.join().map_err(|_| panicked())?);
         }
+        // A worker's error comes first: it meets every error of the calling thread's at the
+        // same packet or earlier (see [`plan`]).
+        let outs = outs.into_iter().collect::<Result<Vec<_>>>()?;
         let mut merged = local?;
-        for o in outs {
-            let o = o?;
+        for o in outs.into_iter().flatten() {
             merged.envelope.extend(o.envelope);
             merged.backlog.extend(o.backlog);
             merged.series.extend(o.series);
+            // Threads that share a grouping give the same summary of its groups: keep one.
+            let known: Vec<By> = merged.groups.iter().map(|g| g.by).collect();
+            merged
+                .groups
+                .extend(o.groups.into_iter().filter(|g| !known.contains(&g.by)));
         }
+        merged.groups.sort_by_key(|a| (a.by.rank(), a.group));
         merged.envelope.sort_by(|a, b| {
             (a.by.rank(), a.group, a.window_ns).cmp(&(b.by.rank(), b.group, b.window_ns))
         });
@@ -320,9 +466,15 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     }
 }
 
-fn run_worker(mut scanner: Scanner, rx: Receiver<Arc<Batch>>) -> Result<ScanOutput> {
+fn panicked() -> Error {
+    Error::new(crate::ErrorKind::Io, "a scan worker thread panicked")
+}
+
+fn run_worker(mut scanners: Vec<Scanner>, rx: Receiver<Arc<Batch>>) -> Result<Vec<ScanOutput>> {
     for batch in rx {
-        batch.feed(&mut scanner)?;
+        for scanner in &mut scanners {
+            batch.feed(scanner)?;
+        }
     }
-    scanner.finish()
+    scanners.into_iter().map(Scanner::finish).collect()
 }

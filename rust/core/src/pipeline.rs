@@ -297,7 +297,10 @@ fn scan_other_ways(
         std::thread::scope(|scope| {
             let mut scanner =
                 crate::parallel::ParallelScanner::new(scope, config, threads, &captured, decode)?;
-            let acc = feed(readers, decode, size, &captured, &mut scanner, progress)?;
+            let acc = match feed(readers, decode, size, &captured, &mut scanner, progress) {
+                Ok(acc) => acc,
+                Err(e) => return Err(scanner.fail(e)),
+            };
             Ok(account(scanner.finish()?, acc))
         })
     }

@@ -5,7 +5,7 @@
 mod engine_util;
 
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput, Scanner};
-use burstcore::parallel::{split_config, ParallelScanner};
+use burstcore::parallel::{plan, split_config, ParallelScanner};
 use engine_util::{shuffle_within, trace, Rng};
 use std::cell::Cell;
 
@@ -29,7 +29,12 @@ fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
         } else {
             LatePolicy::Error
         },
-        ..ScanConfig::default()
+        // Now and then few enough groups allowed that a grouping by key fails partway.
+        max_groups: if rng.chance(20) {
+            1 + rng.below(6) as usize
+        } else {
+            ScanConfig::DEFAULT_MAX_GROUPS
+        },
     }
 }
 
@@ -55,7 +60,9 @@ fn parallel(
         let mut s = ParallelScanner::new(scope, config, threads, &captured, false)?;
         for p in arrivals {
             captured.set(captured.get() + captured_per_packet);
-            s.push(&p.arrival())?;
+            if let Err(e) = s.push(&p.arrival()) {
+                return Err(s.fail(e));
+            }
         }
         s.finish()
     })
@@ -89,7 +96,8 @@ fn parallel_equals_single_on_random_traces() {
                 assert_eq!(w.groups, g.groups, "case {case}");
                 assert_eq!(w.reorder, g.reorder, "case {case}");
             }
-            (Err(w), Err(g)) => assert_eq!(w.kind, g.kind, "case {case}"),
+            // The same error: the same kind, and the same grouping or packet named.
+            (Err(w), Err(g)) => assert_eq!(w, g, "case {case}"),
             (w, g) => panic!("case {case}: single {w:?}, parallel {g:?}"),
         }
     }
@@ -166,4 +174,79 @@ fn the_reading_thread_keeps_fewer_windows_when_it_decodes_headers() {
     assert_eq!(kept(&cfg(vec![By::Interface]), false).0, lean);
     // size="ip" or "payload" on the aggregate decodes every packet too.
     assert_eq!(kept(&cfg(vec![By::All]), true).0, decoding);
+}
+
+#[test]
+fn a_split_by_grouping_deals_every_metric_of_every_grouping_once() {
+    let mut rng = Rng(0x9A17);
+    for _ in 0..500 {
+        let mut by = vec![By::All];
+        by.extend(
+            [By::Src, By::Pair, By::Flow5, By::Interface]
+                .into_iter()
+                .filter(|_| rng.chance(50)),
+        );
+        if !by.iter().any(|b| b.reads_headers()) {
+            by.push(By::Dst);
+        }
+        let cfg = config(&mut rng, by.clone());
+        let threads = 2 + rng.below(4) as usize;
+        let per_packet = rng.below(20_000) as f64;
+        let plan = plan(&cfg, threads, per_packet, true).expect("a plan");
+        assert_eq!(
+            plan.local.by,
+            vec![By::All],
+            "the reading thread looks up no key"
+        );
+        assert!(!plan.workers.is_empty() && plan.workers.len() < threads);
+        // Every (grouping, metric) exactly once over all the scanners.
+        let mut dealt: Vec<(By, char, i64)> = Vec::new();
+        for c in std::iter::once(&plan.local).chain(plan.workers.iter().flatten()) {
+            for &b in &c.by {
+                dealt.extend(c.windows_ns.iter().map(|&w| (b, 'w', w)));
+                dealt.extend(c.rates_bps.iter().map(|&r| (b, 'r', r as i64)));
+                dealt.extend(c.bins_ns.iter().map(|&x| (b, 'b', x)));
+            }
+        }
+        let mut want: Vec<(By, char, i64)> = Vec::new();
+        for &b in &by {
+            want.extend(cfg.windows_ns.iter().map(|&w| (b, 'w', w)));
+            want.extend(cfg.rates_bps.iter().map(|&r| (b, 'r', r as i64)));
+            want.extend(cfg.bins_ns.iter().map(|&x| (b, 'b', x)));
+        }
+        dealt.sort_unstable_by_key(|&(b, k, v)| (b.name(), k, v));
+        want.sort_unstable_by_key(|&(b, k, v)| (b.name(), k, v));
+        assert_eq!(dealt, want);
+        // Each worker scans every keyed grouping (so all meet the same errors), the aggregate
+        // only beside them.
+        for w in &plan.workers {
+            let keyed: Vec<By> = by.iter().copied().filter(|&b| b != By::All).collect();
+            assert_eq!(w[0].by, keyed);
+            assert!(w[1..].iter().all(|c| c.by == vec![By::All]));
+        }
+    }
+}
+
+#[test]
+fn the_reading_thread_takes_the_aggregate_as_far_as_reading_leaves_room() {
+    // The benchmark's 20 windows and 8 rates, by all and pair, on two threads.
+    let mut windows = vec![250_000, 1_000_000_000];
+    for e in 3..9 {
+        for m in [1, 2, 5] {
+            windows.push(m * 10i64.pow(e));
+        }
+    }
+    let cfg = ScanConfig {
+        windows_ns: windows,
+        rates_bps: (1..=8).map(|k| k * 1_000_000_000).collect(),
+        by: vec![By::All, By::Pair],
+        ..ScanConfig::default()
+    };
+    let local = |per_packet: f64| {
+        let p = plan(&cfg, 2, per_packet, true).expect("a plan");
+        p.local.windows_ns.len() + p.local.rates_bps.len()
+    };
+    // Snaplen 128: most of the aggregate; full frames: reading is work enough.
+    assert!(local(123.0) > 10, "{}", local(123.0));
+    assert_eq!(local(1_500.0), 0);
 }
