@@ -1,12 +1,12 @@
 //! Both cores on one scan, with results identical to the single-threaded run by construction.
 //!
 //! The work is split, not the capture: every worker sees the same ordered stream of arrivals
-//! (the same reorder buffer decisions, the same groups) and computes its share. A scan of the
-//! aggregate and of groupings by key leaves the aggregate to the caller's thread and the keyed
-//! groupings to the workers, so that no thread both reads and looks up keys ([`plan`]); otherwise
-//! the windows, rates and bins are shared out, and the caller's thread, which reads, frames and
-//! decodes, computes a share smaller the more reading costs it (full frames: often none). Rows
-//! are then concatenated and put in the single-threaded order.
+//! (the same reorder buffer decisions, the same groups) and computes its share. A scan with
+//! groupings by key leaves them to the workers, and the caller's thread at most the aggregate, so
+//! that no thread both reads and looks up keys ([`plan`]); otherwise the windows, rates and bins
+//! are shared out, and the caller's thread, which reads, frames and decodes, computes a share
+//! smaller the more reading costs it (full frames: often none). Rows are then concatenated and
+//! put in the single-threaded order.
 //!
 //! Splitting the capture into time chunks whose states merge exactly is the other way
 //! ([`crate::chunked`], tried first for plain files); this one serves everything else.
@@ -62,7 +62,8 @@ pub fn shares(config: &ScanConfig, threads: usize) -> usize {
 /// arrivals).
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub local: ScanConfig,
+    /// `None`: the calling thread only reads (and hands the arrivals on).
+    pub local: Option<ScanConfig>,
     pub workers: Vec<Vec<ScanConfig>>,
 }
 
@@ -71,17 +72,17 @@ pub struct Plan {
 /// packet's headers, for a grouping or for `size="ip"`/`"payload"`) tell how busy reading keeps
 /// the calling thread.
 ///
-/// With the aggregate and at least one grouping by key, the groupings are split: the workers
-/// scan the keyed groupings (sharing out their metrics when there are several workers), and
-/// the aggregate's metrics are dealt so that the threads end level, the calling thread's first
-/// (none, when reading keeps it busy enough). The keyed groupings' lookups and per-group state
-/// then cost the reading thread nothing, and no thread repeats them. Otherwise every thread
-/// scans every grouping for its share of the metrics ([`split_config`]).
+/// With a grouping by key, the groupings are split: the workers scan the keyed groupings
+/// (sharing out their metrics when there are several workers), and the aggregate's metrics, if
+/// asked for, are dealt so that the threads end level, the calling thread's first (none, when
+/// reading keeps it busy enough). The keyed groupings' lookups and per-group state then cost the
+/// reading thread nothing, and no thread repeats them. Otherwise (the aggregate and interfaces)
+/// every thread scans every grouping for its share of the metrics ([`split_config`]).
 ///
 /// Errors stay those of the single-threaded scan: the only errors a scanner raises are a late
-/// packet (every thread sees the same) and too many groups, which the aggregate never has, so a
-/// worker meets every error the calling thread meets, at the same packet or earlier
-/// ([`ParallelScanner::fail`]).
+/// packet (every thread sees the same) and too many groups, which the aggregate never has, and
+/// every worker scans every keyed grouping; so a worker meets every error the calling thread
+/// meets, at the same packet or earlier ([`ParallelScanner::fail`]).
 pub fn plan(
     config: &ScanConfig,
     threads: usize,
@@ -92,10 +93,19 @@ pub fn plan(
         let reading = reading_cost(captured_per_packet, true);
         return Some(split_groupings(config, threads, reading));
     }
+    if threads >= 2 && config.reads_headers() {
+        // Groupings by key alone: reading and decoding are the calling thread's share.
+        let workers =
+            split_config(config, threads - 1, 0.0, false).unwrap_or_else(|| vec![config.clone()]);
+        return Some(Plan {
+            local: None,
+            workers: workers.into_iter().map(|p| vec![p]).collect(),
+        });
+    }
     let mut parts = split_config(config, threads, captured_per_packet, decodes)?;
     let local = parts.remove(0);
     Some(Plan {
-        local,
+        local: Some(local),
         workers: parts.into_iter().map(|p| vec![p]).collect(),
     })
 }
@@ -130,7 +140,10 @@ fn split_groupings(config: &ScanConfig, threads: usize, reading: f64) -> Plan {
         // A worker left none of the aggregate's metrics scans only its keyed groupings.
         .map(|(k, a)| if work(&a) > 0.0 { vec![k, a] } else { vec![k] })
         .collect();
-    Plan { local, workers }
+    Plan {
+        local: Some(local),
+        workers,
+    }
 }
 
 /// One scan config per thread, each with a share of the windows, rates and bins; `None` when
@@ -264,7 +277,7 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
 }
 
 struct Started<'scope> {
-    local: Scanner,
+    local: Option<Scanner>,
     senders: Vec<SyncSender<Arc<Batch>>>,
     workers: Vec<thread::ScopedJoinHandle<'scope, Result<Vec<ScanOutput>>>>,
 }
@@ -332,11 +345,11 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             let plan =
                 plan(&self.config, self.threads, per_packet, self.decodes).unwrap_or_else(|| {
                     Plan {
-                        local: self.config.clone(),
+                        local: Some(self.config.clone()),
                         workers: vec![],
                     }
                 });
-            let local = Scanner::new(plan.local)?;
+            let local = plan.local.map(Scanner::new).transpose()?;
             let mut senders = Vec::new();
             let mut workers = Vec::new();
             for configs in plan.workers {
@@ -383,7 +396,10 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
                 Error::new(crate::ErrorKind::Io, "a scan worker thread stopped early")
             }));
         }
-        batch.feed(&mut started.local)
+        match &mut started.local {
+            Some(local) => batch.feed(local),
+            None => Ok(()),
+        }
     }
 
     /// Close the workers' queues and wait for them; the first worker's error, if any.
@@ -428,7 +444,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             None => return flushed.and_then(|_| Scanner::new(self.config)?.finish()),
         };
         drop(senders);
-        let local = flushed.and_then(|_| local.finish());
+        let local = flushed.and_then(|_| local.map(Scanner::finish).transpose());
         let mut outs = Vec::with_capacity(workers.len());
         for w in workers {
             outs.push(w.join().map_err(|_| panicked())?);
@@ -436,8 +452,11 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         // A worker's error comes first: it meets every error of the calling thread's at the
         // same packet or earlier (see [`plan`]).
         let outs = outs.into_iter().collect::<Result<Vec<_>>>()?;
-        let mut merged = local?;
-        for o in outs.into_iter().flatten() {
+        let mut outs = local?.into_iter().chain(outs.into_iter().flatten());
+        let mut merged = outs
+            .next()
+            .ok_or_else(|| Error::invalid("a parallel scan without a scanner"))?;
+        for o in outs {
             merged.envelope.extend(o.envelope);
             merged.backlog.extend(o.backlog);
             merged.series.extend(o.series);
