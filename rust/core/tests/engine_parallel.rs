@@ -141,23 +141,28 @@ fn every_metric_is_dealt_exactly_once() {
     }
 }
 
-#[test]
-fn the_reading_thread_keeps_fewer_windows_when_it_decodes_headers() {
-    // The benchmark's 20 windows and 8 rates, at snaplen 128 (123 bytes per packet): decoding
-    // every header (a grouping by pair) is work the reading thread does besides reading, so it
-    // keeps fewer of the shortest windows, and the workers take what it leaves.
+/// The benchmark's 20 windows and 8 rates.
+fn benchmark_config(by: Vec<By>) -> ScanConfig {
     let mut windows = vec![250_000, 1_000_000_000];
     for e in 3..9 {
         for m in [1, 2, 5] {
             windows.push(m * 10i64.pow(e));
         }
     }
-    let cfg = |by: Vec<By>| ScanConfig {
-        windows_ns: windows.clone(),
+    ScanConfig {
+        windows_ns: windows,
         rates_bps: (1..=8).map(|k| k * 1_000_000_000).collect(),
         by,
         ..ScanConfig::default()
-    };
+    }
+}
+
+#[test]
+fn the_reading_thread_keeps_fewer_windows_when_it_decodes_headers() {
+    // The metric split at snaplen 128 (123 bytes per packet): decoding every header (for a
+    // grouping, or for size="ip") is work the reading thread does besides reading, so it keeps
+    // fewer of the shortest windows, and the workers take what it leaves.
+    let cfg = benchmark_config;
     // As the pipeline calls it: decoding when a grouping reads headers or the size needs them.
     let kept = |c: &ScanConfig, size_decodes: bool| {
         let decodes = size_decodes || c.reads_headers();
@@ -236,19 +241,8 @@ fn a_split_by_grouping_deals_every_metric_of_every_grouping_once() {
 
 #[test]
 fn the_reading_thread_takes_the_aggregate_as_far_as_reading_leaves_room() {
-    // The benchmark's 20 windows and 8 rates, by all and pair, on two threads.
-    let mut windows = vec![250_000, 1_000_000_000];
-    for e in 3..9 {
-        for m in [1, 2, 5] {
-            windows.push(m * 10i64.pow(e));
-        }
-    }
-    let cfg = ScanConfig {
-        windows_ns: windows,
-        rates_bps: (1..=8).map(|k| k * 1_000_000_000).collect(),
-        by: vec![By::All, By::Pair],
-        ..ScanConfig::default()
-    };
+    // By all and pair, on two threads.
+    let cfg = benchmark_config(vec![By::All, By::Pair]);
     let local = |per_packet: f64| {
         let p = plan(&cfg, 2, per_packet, true).expect("a plan");
         let local = p.local.expect("the aggregate on the reading thread");
