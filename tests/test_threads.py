@@ -142,6 +142,18 @@ def test_threads_identical_on_plain_files(tmp_path: Path) -> None:
     scan_same_for_threads(files[::-1])
 
 
+def test_threads_identical_by_key_with_a_single_metric(tmp_path: Path) -> None:
+    # One window (or none) leaves no metrics to share out; a scan by key still splits by
+    # grouping: the reading thread reads, the others look up the keys.
+    p = tmp_path / "one_metric.pcapng"
+    p.write_bytes(generated(11, n=20_000))
+    for metrics in ({"windows": ["1ms"]}, {"rates": ["1Gbps"]}, {}):
+        for by in (["flow"], ["all", "pair"], ["src", "dst"]):
+            one = burstcore.scan(str(p), threads=1, by=by, **metrics)
+            for threads in (2, 3):
+                same(one, burstcore.scan(str(p), threads=threads, by=by, **metrics))
+
+
 def test_threads_identical_on_pcap_with_reordering_and_late_packets(tmp_path: Path) -> None:
     w = burstcore.CaptureWriter("pcap", nanos=True)
     x, t = 12345, T0

@@ -51,8 +51,15 @@ mod cost {
     pub const BIN: f64 = 1.0;
 }
 
+/// Whether `config` splits among `threads` threads at all (else a scan runs on one thread):
+/// with a grouping by key, always (the reading thread hands it on); otherwise when there are
+/// two windows, rates or bins to share out.
+pub fn splits(config: &ScanConfig, threads: usize) -> bool {
+    threads >= 2 && (config.reads_headers() || shares(config, threads) >= 2)
+}
+
 /// How many threads the metrics of `config` can be shared among (at most `threads`): one per
-/// window, rate or bin. Below 2 a scan runs on one thread.
+/// window, rate or bin.
 pub fn shares(config: &ScanConfig, threads: usize) -> usize {
     let units = config.windows_ns.len() + config.rates_bps.len() + config.bins_ns.len();
     threads.min(units)

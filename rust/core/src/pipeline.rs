@@ -289,7 +289,7 @@ fn scan_other_ways(
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
     let captured = Cell::new(0u64);
-    if crate::parallel::shares(&config, threads) < 2 {
+    if !crate::parallel::splits(&config, threads) {
         let mut scanner = Scanner::new(config)?;
         let acc = feed(readers, decode, size, &captured, &mut scanner, progress)?;
         Ok(account(scanner.finish()?, acc))
