@@ -37,6 +37,12 @@ mod cost {
     /// none, the reading thread kept 13 of the 20 windows and did two thirds of the work, and
     /// two threads were no faster than one.
     pub const DECODE: f64 = 50.0;
+    /// Decompressing a gzip or zstd stream, per byte of the capture inside it (16 bytes of
+    /// record header per packet besides the captured bytes): framing the 1 GB snaplen-128 pcap
+    /// took 0.36 s more from zstd than from the plain file, and the 2 GB full-frame pcap 0.87 s
+    /// more from gzip (the `count` example).
+    pub const INFLATE_PER_BYTE: f64 = 0.4;
+    pub const RECORD_HEADER: f64 = 16.0;
     /// Reorder buffer and dispatch, paid by every thread.
     pub const PER_THREAD: f64 = 20.0;
     /// A grouping by key costs this many times the aggregate for the same metrics (hashing,
@@ -65,6 +71,32 @@ pub fn shares(config: &ScanConfig, threads: usize) -> usize {
     threads.min(units)
 }
 
+/// What the calling thread does per packet besides framing it, which decides how much of the
+/// metrics it can take on. Only the balance depends on it, never a result.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Reading {
+    /// Captured bytes per packet (measured on the first batch).
+    pub captured_per_packet: f64,
+    /// It decodes every packet's headers (for a grouping by key, or `size="ip"`/`"payload"`).
+    pub decodes: bool,
+    /// It decompresses the capture (gzip, zstd) on the way.
+    pub inflates: bool,
+}
+
+impl Reading {
+    /// Its cost per packet, in the units of [`cost`].
+    fn cost(&self) -> f64 {
+        let bytes = self.captured_per_packet.max(0.0);
+        let decode = if self.decodes { cost::DECODE } else { 0.0 };
+        let inflate = if self.inflates {
+            cost::INFLATE_PER_BYTE * (bytes + cost::RECORD_HEADER)
+        } else {
+            0.0
+        };
+        cost::READ + cost::READ_PER_BYTE * bytes + decode + inflate
+    }
+}
+
 /// Who scans what: the calling thread one config, each worker one or more (all fed the same
 /// arrivals).
 #[derive(Debug, Clone)]
@@ -75,9 +107,7 @@ pub struct Plan {
 }
 
 /// How the work of `config` is shared among `threads` threads; `None` when there is too little
-/// to split. `captured_per_packet` (bytes) and `decodes` (whether the reading loop decodes every
-/// packet's headers, for a grouping or for `size="ip"`/`"payload"`) tell how busy reading keeps
-/// the calling thread.
+/// to split. `reading` tells how busy reading keeps the calling thread.
 ///
 /// With a grouping by key, the groupings are split: the workers scan the keyed groupings
 /// (sharing out their metrics when there are several workers), and the aggregate's metrics, if
@@ -90,26 +120,24 @@ pub struct Plan {
 /// packet (every thread sees the same) and too many groups, which the aggregate never has, and
 /// every worker scans every keyed grouping; so a worker meets every error the calling thread
 /// meets, at the same packet or earlier ([`ParallelScanner::fail`]).
-pub fn plan(
-    config: &ScanConfig,
-    threads: usize,
-    captured_per_packet: f64,
-    decodes: bool,
-) -> Option<Plan> {
+pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Plan> {
     if threads >= 2 && config.by.contains(&By::All) && config.reads_headers() {
-        let reading = reading_cost(captured_per_packet, true);
-        return Some(split_groupings(config, threads, reading));
+        let reading = Reading {
+            decodes: true,
+            ..reading
+        };
+        return Some(split_groupings(config, threads, reading.cost()));
     }
     if threads >= 2 && config.reads_headers() {
         // Groupings by key alone: reading and decoding are the calling thread's share.
-        let workers =
-            split_config(config, threads - 1, 0.0, false).unwrap_or_else(|| vec![config.clone()]);
+        let workers = split_config(config, threads - 1, Reading::default())
+            .unwrap_or_else(|| vec![config.clone()]);
         return Some(Plan {
             local: None,
             workers: workers.into_iter().map(|p| vec![p]).collect(),
         });
     }
-    let mut parts = split_config(config, threads, captured_per_packet, decodes)?;
+    let mut parts = split_config(config, threads, reading)?;
     let local = parts.remove(0);
     Some(Plan {
         local: Some(local),
@@ -128,7 +156,7 @@ fn split_groupings(config: &ScanConfig, threads: usize, reading: f64) -> Plan {
         ..config.clone()
     };
     // The workers do not read: their shares of the keyed groupings are sized with no reading.
-    let keyed = split_config(&rest, threads - 1, 0.0, false).unwrap_or_else(|| vec![rest]);
+    let keyed = split_config(&rest, threads - 1, Reading::default()).unwrap_or_else(|| vec![rest]);
     let mut base = vec![cost::PER_THREAD + reading];
     base.extend(
         keyed
@@ -154,27 +182,20 @@ fn split_groupings(config: &ScanConfig, threads: usize, reading: f64) -> Plan {
 }
 
 /// One scan config per thread, each with a share of the windows, rates and bins; `None` when
-/// there is too little to split. `captured_per_packet` and `decodes` as for [`plan`]; the
-/// calling thread computes `parts[0]`.
+/// there is too little to split. `reading` as for [`plan`]; the calling thread computes
+/// `parts[0]`.
 pub fn split_config(
     config: &ScanConfig,
     threads: usize,
-    captured_per_packet: f64,
-    decodes: bool,
+    reading: Reading,
 ) -> Option<Vec<ScanConfig>> {
     let n = shares(config, threads);
     if n < 2 {
         return None;
     }
     let mut base = vec![cost::PER_THREAD; n];
-    base[0] += reading_cost(captured_per_packet, decodes);
+    base[0] += reading.cost();
     Some(deal(config, base))
-}
-
-/// What reading costs the calling thread per packet.
-fn reading_cost(captured_per_packet: f64, decodes: bool) -> f64 {
-    let decode = if decodes { cost::DECODE } else { 0.0 };
-    cost::READ + cost::READ_PER_BYTE * captured_per_packet.max(0.0) + decode
 }
 
 fn window_cost(w: i64) -> f64 {
@@ -275,8 +296,8 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
     threads: usize,
     /// Captured bytes read so far (kept by the reading loop).
     captured: &'c Cell<u64>,
-    /// Whether the reading loop decodes headers (a cost on the calling thread).
-    decodes: bool,
+    /// What the reading loop does (its bytes per packet are filled in on the first batch).
+    reading: Reading,
     lean: bool,
     started: Option<Started<'scope>>,
     full: Vec<Arrival>,
@@ -291,14 +312,14 @@ struct Started<'scope> {
 
 impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     /// Checks the configuration now, so that its errors surface before any packet is read.
-    /// `decodes`: whether the reading loop decodes every packet's headers (always so when a
-    /// grouping reads them; also for `size="ip"` or `"payload"`).
+    /// `reading`: what the reading loop does besides framing (its bytes per packet are measured
+    /// through `captured`; a grouping that reads headers implies decoding).
     pub fn new(
         scope: &'scope thread::Scope<'scope, 'env>,
         config: ScanConfig,
         threads: usize,
         captured: &'c Cell<u64>,
-        decodes: bool,
+        reading: Reading,
     ) -> Result<Self> {
         Scanner::new(config.clone())?;
         let lean = !config.reads_headers();
@@ -307,7 +328,10 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             config,
             threads,
             captured,
-            decodes: decodes || !lean,
+            reading: Reading {
+                decodes: reading.decodes || !lean,
+                ..reading
+            },
             lean,
             started: None,
             full: Vec::new(),
@@ -348,14 +372,14 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
 
     fn start(&mut self, packets: usize) -> Result<&mut Started<'scope>> {
         if self.started.is_none() {
-            let per_packet = self.captured.get() as f64 / packets.max(1) as f64;
-            let plan =
-                plan(&self.config, self.threads, per_packet, self.decodes).unwrap_or_else(|| {
-                    Plan {
-                        local: Some(self.config.clone()),
-                        workers: vec![],
-                    }
-                });
+            let reading = Reading {
+                captured_per_packet: self.captured.get() as f64 / packets.max(1) as f64,
+                ..self.reading
+            };
+            let plan = plan(&self.config, self.threads, reading).unwrap_or_else(|| Plan {
+                local: Some(self.config.clone()),
+                workers: vec![],
+            });
             let local = plan.local.map(Scanner::new).transpose()?;
             let mut senders = Vec::new();
             let mut workers = Vec::new();

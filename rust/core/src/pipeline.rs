@@ -295,8 +295,15 @@ fn scan_other_ways(
         Ok(account(scanner.finish()?, acc))
     } else {
         std::thread::scope(|scope| {
+            let reading = crate::parallel::Reading {
+                captured_per_packet: 0.0,
+                decodes: decode,
+                inflates: readers
+                    .iter()
+                    .any(|r| r.compression() != crate::input::Compression::None),
+            };
             let mut scanner =
-                crate::parallel::ParallelScanner::new(scope, config, threads, &captured, decode)?;
+                crate::parallel::ParallelScanner::new(scope, config, threads, &captured, reading)?;
             let acc = match feed(readers, decode, size, &captured, &mut scanner, progress) {
                 Ok(acc) => acc,
                 Err(e) => return Err(scanner.fail(e)),

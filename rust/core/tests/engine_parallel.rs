@@ -5,7 +5,7 @@
 mod engine_util;
 
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput, Scanner};
-use burstcore::parallel::{plan, split_config, ParallelScanner};
+use burstcore::parallel::{plan, split_config, ParallelScanner, Reading};
 use engine_util::{shuffle_within, trace, Rng};
 use std::cell::Cell;
 
@@ -57,7 +57,7 @@ fn parallel(
 ) -> burstcore::error::Result<ScanOutput> {
     let captured = Cell::new(0u64);
     std::thread::scope(|scope| {
-        let mut s = ParallelScanner::new(scope, config, threads, &captured, false)?;
+        let mut s = ParallelScanner::new(scope, config, threads, &captured, Reading::default())?;
         for p in arrivals {
             captured.set(captured.get() + captured_per_packet);
             if let Err(e) = s.push(&p.arrival()) {
@@ -112,8 +112,12 @@ fn every_metric_is_dealt_exactly_once() {
         let cfg = config(&mut rng, vec![By::All]);
         let threads = 1 + rng.below(8) as usize;
         let per_packet = rng.below(20_000) as f64;
-        let decodes = rng.below(2) == 1;
-        let Some(parts) = split_config(&cfg, threads, per_packet, decodes) else {
+        let reading = Reading {
+            captured_per_packet: per_packet,
+            decodes: rng.chance(50),
+            inflates: rng.chance(50),
+        };
+        let Some(parts) = split_config(&cfg, threads, reading) else {
             let units = cfg.windows_ns.len() + cfg.rates_bps.len() + cfg.bins_ns.len();
             assert!(threads < 2 || units < 2);
             continue;
@@ -165,8 +169,12 @@ fn the_reading_thread_keeps_fewer_windows_when_it_decodes_headers() {
     let cfg = benchmark_config;
     // As the pipeline calls it: decoding when a grouping reads headers or the size needs them.
     let kept = |c: &ScanConfig, size_decodes: bool| {
-        let decodes = size_decodes || c.reads_headers();
-        let parts = split_config(c, 2, 123.0, decodes).expect("split");
+        let reading = Reading {
+            captured_per_packet: 123.0,
+            decodes: size_decodes || c.reads_headers(),
+            inflates: false,
+        };
+        let parts = split_config(c, 2, reading).expect("split");
         (parts[0].windows_ns.len(), parts[0].rates_bps.len())
     };
     let (lean, _) = kept(&cfg(vec![By::All]), false);
@@ -204,7 +212,12 @@ fn a_split_by_grouping_deals_every_metric_of_every_grouping_once() {
         let cfg = config(&mut rng, by.clone());
         let threads = 2 + rng.below(4) as usize;
         let per_packet = rng.below(20_000) as f64;
-        let plan = plan(&cfg, threads, per_packet, true).expect("a plan");
+        let reading = Reading {
+            captured_per_packet: per_packet,
+            decodes: true,
+            inflates: rng.chance(50),
+        };
+        let plan = plan(&cfg, threads, reading).expect("a plan");
         // The reading thread looks up no key: it scans the aggregate, or nothing.
         match &plan.local {
             Some(local) => assert!(with_all && local.by == vec![By::All]),
@@ -244,11 +257,38 @@ fn the_reading_thread_takes_the_aggregate_as_far_as_reading_leaves_room() {
     // By all and pair, on two threads.
     let cfg = benchmark_config(vec![By::All, By::Pair]);
     let local = |per_packet: f64| {
-        let p = plan(&cfg, 2, per_packet, true).expect("a plan");
+        let reading = Reading {
+            captured_per_packet: per_packet,
+            decodes: true,
+            inflates: false,
+        };
+        let p = plan(&cfg, 2, reading).expect("a plan");
         let local = p.local.expect("the aggregate on the reading thread");
         local.windows_ns.len() + local.rates_bps.len()
     };
     // Snaplen 128: most of the aggregate; full frames: reading is work enough.
     assert!(local(123.0) > 10, "{}", local(123.0));
     assert_eq!(local(1_500.0), 0);
+}
+
+#[test]
+fn the_reading_thread_keeps_fewer_windows_when_it_decompresses() {
+    // The aggregate alone at snaplen 128: a compressed capture costs the reading thread its
+    // decompression too, so the workers take more of the windows.
+    let cfg = benchmark_config(vec![By::All]);
+    let kept = |inflates: bool| {
+        let reading = Reading {
+            captured_per_packet: 123.0,
+            decodes: false,
+            inflates,
+        };
+        split_config(&cfg, 2, reading).expect("split")[0]
+            .windows_ns
+            .len()
+    };
+    let (plain, compressed) = (kept(false), kept(true));
+    assert!(
+        compressed < plain,
+        "{compressed} windows compressed, {plain} plain"
+    );
 }
