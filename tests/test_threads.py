@@ -13,6 +13,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import burstcore
+from tests.test_hostile_gallery import pcapng_blocks
 
 T0 = 1_700_000_000_000_000_000
 
@@ -208,9 +209,7 @@ def test_threads_report_the_first_error_of_the_one_thread_scan(tmp_path: Path) -
     # so must any other number of threads, even where the reading thread scans only the
     # aggregate and the keyed groupings run on the workers.
     data = bytearray(generated(3, n=12_000))
-    at = 0
-    while at < len(data) * 3 // 4:  # walk the blocks to one three quarters in
-        at += int.from_bytes(data[at + 4 : at + 8], "little")
+    at = next(off for off, _, _ in pcapng_blocks(bytes(data)) if off >= len(data) * 3 // 4)
     data[at + 4 : at + 8] = (7).to_bytes(4, "little")  # a length no block can have
     p = tmp_path / "limit_then_corrupt.pcapng"
     p.write_bytes(bytes(data))
@@ -233,9 +232,7 @@ def test_threads_report_the_first_error_of_the_one_thread_scan(tmp_path: Path) -
         ip = b"\x45\x00\x00\x1c" + b"\0\0\0\0\x40\x11\0\0" + bytes([10, 0, 0, src, 10, 0, 1, 1])
         w.epb(0, b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + ip + b"\0" * 8, ts_ns=T0 + 1_000 * i)
     late = bytearray(w.getvalue())
-    last = 0
-    while last + int.from_bytes(late[last + 4 : last + 8], "little") < len(late):
-        last += int.from_bytes(late[last + 4 : last + 8], "little")
+    last = pcapng_blocks(bytes(late))[-1][0]
     late[last + 4 : last + 8] = (7).to_bytes(4, "little")  # the last block's length
     q = tmp_path / "limit_at_the_end.pcapng"
     q.write_bytes(bytes(late))

@@ -121,21 +121,13 @@ pub struct Plan {
 /// every worker scans every keyed grouping; so a worker meets every error the calling thread
 /// meets, at the same packet or earlier ([`ParallelScanner::fail`]).
 pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Plan> {
-    if threads >= 2 && config.by.contains(&By::All) && config.reads_headers() {
+    if threads >= 2 && config.reads_headers() {
+        // A grouping that reads headers has the reading loop decode every packet.
         let reading = Reading {
             decodes: true,
             ..reading
         };
         return Some(split_groupings(config, threads, reading.cost()));
-    }
-    if threads >= 2 && config.reads_headers() {
-        // Groupings by key alone: reading and decoding are the calling thread's share.
-        let workers = split_config(config, threads - 1, Reading::default())
-            .unwrap_or_else(|| vec![config.clone()]);
-        return Some(Plan {
-            local: None,
-            workers: workers.into_iter().map(|p| vec![p]).collect(),
-        });
     }
     let mut parts = split_config(config, threads, reading)?;
     let local = parts.remove(0);
@@ -145,6 +137,7 @@ pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Pla
     })
 }
 
+/// [`plan`] for a scan with a grouping by key; `reading` is the calling thread's cost.
 fn split_groupings(config: &ScanConfig, threads: usize, reading: f64) -> Plan {
     let rest = ScanConfig {
         by: config
@@ -157,6 +150,13 @@ fn split_groupings(config: &ScanConfig, threads: usize, reading: f64) -> Plan {
     };
     // The workers do not read: their shares of the keyed groupings are sized with no reading.
     let keyed = split_config(&rest, threads - 1, Reading::default()).unwrap_or_else(|| vec![rest]);
+    if !config.by.contains(&By::All) {
+        // Groupings by key alone: reading and decoding are the calling thread's share.
+        return Plan {
+            local: None,
+            workers: keyed.into_iter().map(|k| vec![k]).collect(),
+        };
+    }
     let mut base = vec![cost::PER_THREAD + reading];
     base.extend(
         keyed
@@ -313,7 +313,7 @@ struct Started<'scope> {
 impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     /// Checks the configuration now, so that its errors surface before any packet is read.
     /// `reading`: what the reading loop does besides framing (its bytes per packet are measured
-    /// through `captured`; a grouping that reads headers implies decoding).
+    /// through `captured`; [`plan`] knows that a grouping that reads headers implies decoding).
     pub fn new(
         scope: &'scope thread::Scope<'scope, 'env>,
         config: ScanConfig,
@@ -328,10 +328,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             config,
             threads,
             captured,
-            reading: Reading {
-                decodes: reading.decodes || !lean,
-                ..reading
-            },
+            reading,
             lean,
             started: None,
             full: Vec::new(),
