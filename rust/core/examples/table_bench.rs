@@ -3,7 +3,8 @@
 //!
 //! `cargo run --release -p burstcore --example table_bench -- FILE [COLUMNS|all] [RUNS] [THREADS]`
 //! (COLUMNS comma-separated, e.g. `timestamp,wire_len`; THREADS above 1 reads the file in
-//! byte ranges side by side, as `read_packets` does by default).
+//! byte ranges side by side, as `read_packets` does by default). MMAP=1 reads through a memory
+//! mapping, as `read_packets` does on Linux; unset, with `read()`.
 
 use burstcore::capture::{CaptureReader, ReadOptions};
 use burstcore::table::read_table_threads;
@@ -26,7 +27,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t0 = Instant::now();
         let mut reader = CaptureReader::new(
             burstcore::input::open_path(path.as_ref())?,
-            ReadOptions::default(),
+            ReadOptions {
+                mmap: std::env::var("MMAP").is_ok_and(|v| v == "1"),
+                ..ReadOptions::default()
+            },
         )?;
         let len = std::fs::metadata(&path)?.len();
         let tables = read_table_threads(

@@ -865,7 +865,7 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn large_columns_are_advised_for_huge_pages() {
+    fn large_columns_are_advised_for_huge_pages_where_they_pay() {
         // 300k packets: the address views (16 bytes a row) span several huge pages.
         let f = frame(&mut Rng(9));
         let n = 300_000;
@@ -876,6 +876,7 @@ mod tests {
         let views = t.src.views.as_ptr() as usize;
         let inner = views.next_multiple_of(2 << 20);
         assert!(inner + (2 << 20) <= views + t.src.views.len() * 16);
-        assert!(huge_pages::tests::advised(inner));
+        // Unless the kernel hands free memory back to a VM's host (then 4 KiB pages are faster).
+        assert_eq!(huge_pages::tests::advised(inner), huge_pages::wanted());
     }
 }
