@@ -36,9 +36,9 @@ pub(crate) fn advise<T>(v: &Vec<T>) {
 }
 
 /// Whether huge pages are asked for here: not off Linux (the advice is Linux's), and not when
-/// the kernel hands free memory back to a VM's host. A virtio balloon with free page reporting does that for every free block from 2 MiB
-/// up (the order the benchmark VM's kernel reports), seconds after it is freed; the next huge
-/// page there then costs a fault on the host too. On that VM, touching 2 GiB of memory freed ten
+/// the kernel hands free memory back to a VM's host. A virtio balloon with free page reporting
+/// does that for every free block from 2 MiB up (the order the benchmark VM's kernel reports),
+/// seconds after it is freed; the next huge page there then costs a fault on the host too. On that VM, touching 2 GiB of memory freed ten
 /// seconds before took 7.1–8.1 s in huge pages and 1.3 s in 4 KiB ones; reused at once, 0.6 s.
 pub(crate) fn wanted() -> bool {
     #[cfg(target_os = "linux")]
@@ -149,7 +149,8 @@ pub(crate) mod tests {
 
     #[test]
     fn a_balloon_that_reports_free_pages_is_found_by_its_feature_bit() {
-        let dir = std::env::temp_dir().join(format!("burstcore-balloon-{}", std::process::id()));
+        let scratch = crate::scratch::Scratch::new("balloon");
+        let dir = scratch.join("virtio_balloon");
         let device = |name: &str, features: &str| {
             let d = dir.join(name);
             std::fs::create_dir_all(&d).unwrap();
@@ -169,7 +170,6 @@ pub(crate) mod tests {
         // The benchmark VM's balloon: bit 5 set.
         device("virtio7", "0110010100000000000000000000000010000000\n");
         assert!(reports());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 
