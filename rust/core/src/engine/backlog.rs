@@ -191,11 +191,7 @@ impl<Q: Scaled> Lane<Q> {
     #[cold]
     #[inline(always)]
     fn close(&mut self, start: i64, last: i64, q: Q) -> i64 {
-        // ⌈q/r⌉ ≤ (q >> shift) + 1 bounds the length without a division.
-        let bound = last
-            .abs_diff(start)
-            .saturating_add(q.drain_bound(self.shift));
-        if bound > self.longest_ns as u64 {
+        if outlasts(start, last, q.wide(), self.rate, self.longest_ns as u64) {
             let len = busy_len(start, last, q.wide(), self.rate);
             if len > self.longest_ns {
                 self.longest_ns = len;
@@ -528,6 +524,17 @@ pub(crate) fn busy_len(start: i64, last_ns: i64, q: u128, rate: u64) -> i64 {
     };
     let len = u128::from(last_ns.abs_diff(start)).saturating_add(drain_ns);
     i64::try_from(len).unwrap_or(i64::MAX)
+}
+
+/// Whether the busy period of [`busy_len`] may be longer than `longest` ns: always when it is,
+/// and never when it is not unless `longest` is i64::MAX or more (where `busy_len` saturates).
+/// Without `busy_len`'s division: ⌈q/r⌉ > l exactly when q > l·r.
+pub(crate) fn outlasts(start: i64, last_ns: i64, q: u128, rate: u64, longest: u64) -> bool {
+    match longest.checked_sub(last_ns.abs_diff(start)) {
+        None => true,
+        // Both factors are below 2⁶⁴: the product fits.
+        Some(l) => q > u128::from(l) * u128::from(rate),
+    }
 }
 
 /// A busy period: (length ns, start ns).
@@ -869,6 +876,30 @@ mod lindley_tests {
     }
 
     #[test]
+    fn periods_as_long_as_the_longest() {
+        // Most busy periods tie with the longest, which the vector lanes take themselves, and
+        // some pass it by a nanosecond, which the scalar lanes must take (every lane's results
+        // against the per-packet recursion).
+        let mut rng = Rng(29);
+        for round in 0..300 {
+            let mut r = rates(&mut rng, false);
+            r.extend((1..=4).map(|k| k * BACKLOG_SCALE));
+            r.push(BACKLOG_SCALE / 2);
+            r.sort_unstable();
+            r.dedup();
+            let n = 1 + rng.below(3 * BATCH as u64) as usize;
+            let packets = trace(&mut rng, n, 7);
+            let reads = vec![rng.below(n as u64) as usize];
+            check(
+                &r,
+                &packets,
+                &reads,
+                &format!("round {round}, n {n}, rates {r:?}"),
+            );
+        }
+    }
+
+    #[test]
     fn more_rates_than_one_vector() {
         // Full blocks of eight lanes and a partial one, against the per-packet recursion.
         let mut rng = Rng(21);
@@ -1088,7 +1119,8 @@ mod test_traces {
         r
     }
 
-    /// A trace of `n` packets, sorted unless `style` is 6; `style` picks the gaps and sizes.
+    /// A trace of `n` packets, sorted unless `style` is 6; `style` (0–7) picks the gaps and
+    /// sizes.
     pub(super) fn trace(rng: &mut Rng, n: usize, style: u64) -> Vec<(i64, u64)> {
         let mut ts: i64 = match rng.below(4) {
             0 => i64::MIN + rng.below(1000) as i64,
@@ -1108,6 +1140,8 @@ mod test_traces {
                     // Queues that outgrow u64 over a few packets.
                     (4, 153..=400) => wide / 2 + rng.below(wide / 4),
                     (3, 150..=170) => 1 << rng.below(31),
+                    (7, 140..=199) => 1200,
+                    (7, _) => 1500,
                     (0 | 3 | 5, _) => 1 + rng.below(100),
                     _ => 1 + rng.below(1500),
                 };
@@ -1125,6 +1159,14 @@ mod test_traces {
                     (5, 60..=79) => size as i64 / 2,
                     (5, _) => size as i64 / 4,
                     (6, 20..=29) => -(rng.below(1000) as i64),
+                    // A pair among many: full-size packets, each served before the next at
+                    // k B/ns (periods as long as the longest, a nanosecond either side), or
+                    // not (periods of several packets), and idle gaps.
+                    (7, 20..=69) => 1500,
+                    (7, 70..=74) => 1499,
+                    (7, 75..=79) => 1501,
+                    (7, 80..=84) => 749 + rng.below(3) as i64,
+                    (7, 85..=89) => 500,
                     _ => rng.below(200_000) as i64,
                 };
                 ts = ts.saturating_add(step);

@@ -2,8 +2,8 @@
 //! algebra of the Lindley queue): what `engine::chunk` keeps per group and rate.
 
 use super::{
-    busy_len, dcap_of, longer, ratio_to_f64, record, shift_of, Backlog, BacklogRow, By, GroupKey,
-    Held, Lane, Lanes, Period, Scaled, BACKLOG_SCALE, NARROW_SIZE, SPAN_LIMIT,
+    busy_len, dcap_of, longer, outlasts, ratio_to_f64, record, shift_of, Backlog, BacklogRow, By,
+    GroupKey, Held, Lane, Lanes, Period, Scaled, BACKLOG_SCALE, NARROW_SIZE, SPAN_LIMIT,
 };
 
 mod simd;
@@ -415,7 +415,7 @@ impl ChunkLane {
         mut longest: u64,
         budget: &mut usize,
     ) -> u64 {
-        if q > 0 {
+        if q > 0 && outlasts(start, last, u128::from(q), self.rate, longest) {
             // Never negative.
             let len = busy_len(start, last, u128::from(q), self.rate) as u64;
             if len > longest {
@@ -1225,7 +1225,7 @@ mod tests {
         let (mut narrow_end, mut widened, mut refused) = (0, 0, 0);
         for round in 0..3000 {
             let n = 1 + rng.below(if round % 4 == 0 { 2000 } else { 200 }) as usize;
-            let style = rng.below(7);
+            let style = rng.below(8);
             let mut rates = rates(&mut rng, true);
             if round % 8 == 0 {
                 // More rates than one vector holds: blocks of eight lanes and a partial one.

@@ -6,7 +6,7 @@
 //! served, then the packet's work is added), about 1.4 ns per packet and rate on the benchmark
 //! machine. Here one packet updates eight queues with a handful of vector instructions. The
 //! scalar [`Lane::run`] stays the reference: a packet at which some lane closes a busy period
-//! that may be the longest (rare once the longest is long) goes through it, lane by lane, so
+//! longer than the longest (rare once the longest is long) goes through it, lane by lane, so
 //! every result is the scalar one bit for bit.
 
 use super::{Held, Lane, NARROW_LIMIT};
@@ -130,20 +130,18 @@ pub(super) mod avx512 {
     pub(in crate::engine::backlog) struct Rates {
         rate: __m512i,
         dcap: __m512i,
-        shift: __m512i,
         pub(in crate::engine::backlog) active: __mmask8,
     }
 
     impl Rates {
-        /// From each lane's (rate, dcap, shift).
+        /// From each lane's (rate, dcap).
         #[target_feature(enable = "avx512f,avx512dq")]
-        pub(in crate::engine::backlog) fn load(lanes: impl IntoIterator<Item = [u64; 3]>) -> Self {
-            let ([rate, dcap, shift], n) = fields(lanes, [0; 3]);
+        pub(in crate::engine::backlog) fn load(lanes: impl IntoIterator<Item = [u64; 2]>) -> Self {
+            let ([rate, dcap], n) = fields(lanes, [0; 2]);
             let active = ((1u32 << n) - 1) as __mmask8;
             Rates {
                 rate: load(&rate),
                 dcap: load(&dcap),
-                shift: load(&shift),
                 active,
             }
         }
@@ -163,8 +161,7 @@ pub(super) mod avx512 {
     /// One packet against the queues, before anything changes.
     pub(in crate::engine::backlog) struct Step {
         pub(in crate::engine::backlog) served: __m512i,
-        /// Lanes where a busy period that may beat the longest ends (the bound without
-        /// division of the scalar lanes).
+        /// Lanes where a busy period longer than the longest ends.
         pub(in crate::engine::backlog) closes: __mmask8,
         /// min(q, served): the part of the queue served before the packet.
         pub(in crate::engine::backlog) least: __m512i,
@@ -210,11 +207,20 @@ pub(super) mod avx512 {
             let one = _mm512_set1_epi64(1);
             let dt = _mm512_set1_epi64(h.ts.wrapping_sub(last));
             let served = _mm512_mullo_epi64(rates.rate, _mm512_min_epu64(dt, rates.dcap));
+            // A busy period ends (0 < q ≤ served) and lasts longer than the longest:
+            // span + ⌈q/rate⌉ > longest, that is span > longest or q > (longest − span) × rate.
+            // The product is exact up to dcap (rate × dcap < 2⁶⁴); from dcap on it is at least
+            // 2⁶³, beyond every u64 queue, and so is rate × dcap. The scalar lanes' bound
+            // without division overshoots by up to the drain time, which flagged every packet
+            // of a group whose queues empty between packets (a pair among many): each period
+            // of one full-size packet is as long as the longest.
             let span = _mm512_sub_epi64(_mm512_set1_epi64(last), self.start);
-            let drain = _mm512_add_epi64(_mm512_srlv_epi64(self.q, rates.shift), one);
-            let bound = _mm512_add_epi64(span, drain);
-            let closes = _mm512_mask_cmpgt_epu64_mask(rates.active, bound, self.longest)
-                & _mm512_cmplt_epu64_mask(_mm512_sub_epi64(self.q, one), served);
+            let ends =
+                _mm512_mask_cmplt_epu64_mask(rates.active, _mm512_sub_epi64(self.q, one), served);
+            let within = _mm512_min_epu64(_mm512_sub_epi64(self.longest, span), rates.dcap);
+            let longer = _mm512_cmpgt_epu64_mask(span, self.longest)
+                | _mm512_cmpgt_epu64_mask(self.q, _mm512_mullo_epi64(within, rates.rate));
+            let closes = ends & longer;
             // A closing lane's queue is at most `served`: it leaves nothing either way.
             let least = _mm512_min_epu64(self.q, served);
             let rem = _mm512_sub_epi64(self.q, least);
@@ -262,7 +268,7 @@ pub(super) mod avx512 {
     /// See [`super::run`]. The per-packet steps are those of [`Lane::run`], lane for lane.
     #[target_feature(enable = "avx512f,avx512dq")]
     pub(super) fn run(lanes: &mut [Lane<u64>], mut last: i64, held: &[Held]) -> Result<(), usize> {
-        let rates = Rates::load(lanes.iter().map(|l| [l.rate, l.dcap, u64::from(l.shift)]));
+        let rates = Rates::load(lanes.iter().map(|l| [l.rate, l.dcap]));
         let mut s = Queues::load(queues(lanes));
         for (i, h) in held.iter().enumerate() {
             let step = s.step(&rates, last, h);

@@ -1,6 +1,6 @@
 //! The chunk's u64 lanes eight at a time in AVX-512 registers (or four in AVX2 ones, `avx2`),
 //! as `backlog::simd` runs the sequential ones. [`ChunkLane::run`] stays the reference: it
-//! takes every packet at which some lane does something rare (a busy period that may be the
+//! takes every packet at which some lane does something rare (a busy period longer than the
 //! longest ends or, while the lane keeps empty instants, its queue empties), so every state is
 //! the scalar one bit for bit. A new maximum of S, kept in i128 outside the vectors, is added
 //! lane by lane.
@@ -117,7 +117,7 @@ mod avx512 {
         batch: Batch,
         budget: &mut usize,
     ) -> Result<(), usize> {
-        let rates = Rates::load(lanes(block).map(|l| [l.rate, l.dcap, u64::from(l.shift)]));
+        let rates = Rates::load(lanes(block).map(|l| [l.rate, l.dcap]));
         let max = _mm512_set1_epi64(-1);
         let mut s = State::load(block);
         // The group's work before the packet: where a scalar lane takes one, it needs it.

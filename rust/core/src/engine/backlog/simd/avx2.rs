@@ -332,7 +332,7 @@ mod tests {
         let mut rng = Rng(11);
         let mut rare = 0;
         for round in 0..3000 {
-            let style = [0, 1, 3, 4, 5][round % 5];
+            let style = [0, 1, 3, 4, 5, 7][round % 6];
             let n = 1 + rng.below(400) as usize;
             let mut packets = trace(&mut rng, n, style);
             if round % 3 == 0 {
