@@ -2,16 +2,19 @@
 //!
 //! The work is split, not the capture: every worker sees the same ordered stream of arrivals
 //! (the same reorder buffer decisions, the same groups) and computes its share. A scan with
-//! groupings by key leaves them to the workers, and the caller's thread at most the aggregate, so
-//! that no thread both reads and looks up keys ([`plan`]); otherwise the windows, rates and bins
-//! are shared out, and the caller's thread, which reads, frames and decodes, computes a share
-//! smaller the more reading costs it (full frames: often none). Rows are then concatenated and
-//! put in the single-threaded order.
+//! groupings by key leaves their metrics to the workers, and the caller's thread at most the
+//! aggregate ([`plan`]); the caller's thread runs the one reorder buffer and looks up each
+//! packet's keys, which it hands on with the packets in order, so that no worker repeats either.
+//! Otherwise the windows, rates and bins are shared out, every thread reorders for itself, and
+//! the caller's thread, which reads, frames and decodes, computes a share smaller the more reading
+//! costs it (full frames: often none). Rows are then concatenated and put in the single-threaded
+//! order.
 //!
 //! Splitting the capture into time chunks whose states merge exactly is the other way
 //! ([`crate::chunked`], tried first for plain files); this one serves everything else.
 
-use crate::engine::{Arrival, By, ScanConfig, ScanOutput, Scanner};
+use crate::engine::reorder::{Buffered, Release};
+use crate::engine::{Arrival, By, GroupKey, ReorderStats, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
 use std::cell::Cell;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -49,6 +52,11 @@ mod cost {
     /// per-group state): 118 against 80 ns per packet by pair and by all, 20 windows and 8
     /// rates, on the 1 GB snaplen-128 benchmark capture.
     pub const KEYED: f64 = 1.5;
+    /// Per grouping that reads headers, on the reading thread: looking up a packet's key and
+    /// holding the whole arrival in the one reorder buffer. In a one-thread scan by pair of
+    /// the 1 GB snaplen-128 benchmark capture, the buffer took 13 % and the lookups 8 % of
+    /// about 250 ns per packet.
+    pub const KEYS: f64 = 25.0;
     /// A window whose ring of packets fits in cache, and one that does not (≥ 100 ms).
     pub const WINDOW: f64 = 3.0;
     pub const LONG_WINDOW: f64 = 12.0;
@@ -112,14 +120,18 @@ pub struct Plan {
 /// With a grouping by key, the groupings are split: the workers scan the keyed groupings
 /// (sharing out their metrics when there are several workers), and the aggregate's metrics, if
 /// asked for, are dealt so that the threads end level, the calling thread's first (none, when
-/// reading keeps it busy enough). The keyed groupings' lookups and per-group state then cost the
-/// reading thread nothing, and no thread repeats them. Otherwise (the aggregate and interfaces)
-/// every thread scans every grouping for its share of the metrics ([`split_config`]).
+/// reading, reordering and looking up keys keep it busy enough). The keyed groupings' per-group
+/// state then costs the reading thread nothing, and no thread repeats it. Otherwise (the
+/// aggregate and interfaces) every thread scans every grouping for its share of the metrics
+/// ([`split_config`]).
 ///
 /// Errors stay those of the single-threaded scan: the only errors a scanner raises are a late
-/// packet (every thread sees the same) and too many groups, which the aggregate never has, and
-/// every worker scans every keyed grouping; so a worker meets every error the calling thread
-/// meets, at the same packet or earlier ([`ParallelScanner::fail`]).
+/// packet and too many groups, which the aggregate never has. With a grouping by key, the late
+/// packet is met by the calling thread's reorder buffer, before the packet releases anything
+/// (as in a scanner's own), and every worker scans every keyed grouping over the packets
+/// released before it; otherwise every thread meets the late packet alike. So a worker meets
+/// every error the single-threaded scan would meet first, at the same packet or earlier
+/// ([`ParallelScanner::fail`]).
 pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Plan> {
     if threads >= 2 && config.reads_headers() {
         // A grouping that reads headers has the reading loop decode every packet.
@@ -127,7 +139,10 @@ pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Pla
             decodes: true,
             ..reading
         };
-        return Some(split_groupings(config, threads, reading.cost()));
+        // It also runs the one reorder buffer and looks up the packets' keys.
+        let keyed = config.by.iter().filter(|b| b.reads_headers()).count() as f64;
+        let keys = cost::KEYS * keyed;
+        return Some(split_groupings(config, threads, reading.cost() + keys));
     }
     let mut parts = split_config(config, threads, reading)?;
     let local = parts.remove(0);
@@ -268,17 +283,60 @@ fn deal(config: &ScanConfig, mut load: Vec<f64>) -> Vec<ScanConfig> {
     parts
 }
 
-/// What the workers get: whole arrivals when a grouping needs headers, else only the fields the
-/// aggregate and interface groupings read (a fifth of the bytes to copy and share).
+/// What the workers get: when a grouping needs headers, the packets as the reading thread's
+/// reorder buffer released them, in order, with their keys (the buffer and the key lookups in
+/// the headers are then paid once, not by every thread); else only the fields the aggregate and
+/// interface groupings read (a fifth of the bytes to copy and share), which every thread's own
+/// reorder buffer takes.
 enum Batch {
-    Full(Vec<Arrival>),
+    Released(Released),
     Lean(Vec<(i64, u64, u32)>),
+}
+
+/// Packets released in order, and `by.len()` keys for each (one per grouping, in `by`'s order).
+struct Released {
+    by: Arc<[By]>,
+    packets: Vec<(i64, u64)>,
+    keys: Vec<GroupKey>,
+}
+
+impl Released {
+    fn new(by: Arc<[By]>) -> Self {
+        Released {
+            packets: Vec::with_capacity(BATCH),
+            keys: Vec::with_capacity(BATCH * by.len()),
+            by,
+        }
+    }
+}
+
+impl Release for Released {
+    #[inline]
+    fn release(&mut self, ts_ns: i64, size: u64, key: impl Fn(By) -> GroupKey) -> Result<()> {
+        self.packets.push((ts_ns, size));
+        self.keys.extend(self.by.iter().map(|&by| key(by)));
+        Ok(())
+    }
 }
 
 impl Batch {
     fn feed(&self, scanner: &mut Scanner) -> Result<()> {
         match self {
-            Batch::Full(v) => v.iter().try_for_each(|a| scanner.push(a)),
+            Batch::Released(r) => {
+                // The normalized groupings: never empty.
+                let keys = r.keys.chunks_exact(r.by.len().max(1));
+                r.packets
+                    .iter()
+                    .zip(keys)
+                    .try_for_each(|(&(ts, size), keys)| {
+                        scanner.push_released(ts, size, |by| {
+                            // Every grouping of every share is one of the whole scan's.
+                            r.by.iter()
+                                .position(|&b| b == by)
+                                .map_or(GroupKey::None, |i| keys[i])
+                        })
+                    })
+            }
             Batch::Lean(v) => v
                 .iter()
                 .try_for_each(|&(ts, size, interface)| scanner.push_lean(ts, size, interface)),
@@ -300,7 +358,10 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
     reading: Reading,
     lean: bool,
     started: Option<Started<'scope>>,
-    full: Vec<Arrival>,
+    /// The reorder buffer every share's packets go through, when a grouping needs headers
+    /// (else each thread's scanner has its own).
+    reorder: Option<Buffered>,
+    released: Released,
     lean_batch: Vec<(i64, u64, u32)>,
 }
 
@@ -323,6 +384,10 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     ) -> Result<Self> {
         Scanner::new(config.clone())?;
         let lean = !config.reads_headers();
+        // The scanners' own form of the groupings, horizon and policy (checked just above).
+        let normal = config.clone().normalized()?;
+        let reorder =
+            (!lean).then(|| Buffered::new(&normal.by, normal.reorder_horizon_ns, normal.late));
         Ok(ParallelScanner {
             scope,
             config,
@@ -331,7 +396,8 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             reading,
             lean,
             started: None,
-            full: Vec::new(),
+            reorder,
+            released: Released::new(normal.by.into()),
             lean_batch: Vec::new(),
         })
     }
@@ -354,14 +420,17 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     }
 
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
-        let len = if self.lean {
-            self.lean_batch.push((a.ts_ns, a.size, a.interface));
-            self.lean_batch.len()
-        } else {
-            self.full.push(*a);
-            self.full.len()
+        let len = match &mut self.reorder {
+            Some(reorder) => {
+                reorder.push(a, &mut self.released)?;
+                self.released.packets.len()
+            }
+            None => {
+                self.lean_batch.push((a.ts_ns, a.size, a.interface));
+                self.lean_batch.len()
+            }
         };
-        if len == BATCH {
+        if len >= BATCH {
             self.flush()?;
         }
         Ok(())
@@ -401,7 +470,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     }
 
     fn flush(&mut self) -> Result<()> {
-        let packets = self.full.len() + self.lean_batch.len();
+        let packets = self.released.packets.len() + self.lean_batch.len();
         if packets == 0 {
             return Ok(());
         }
@@ -411,7 +480,8 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
                 Vec::with_capacity(BATCH),
             ))
         } else {
-            Batch::Full(std::mem::replace(&mut self.full, Vec::with_capacity(BATCH)))
+            let next = Released::new(Arc::clone(&self.released.by));
+            Batch::Released(std::mem::replace(&mut self.released, next))
         });
         let started = self.start(packets)?;
         let mut stopped = false;
@@ -461,7 +531,13 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
 
     /// Finish every share and merge the rows into the single-threaded order.
     pub fn finish(mut self) -> Result<ScanOutput> {
-        let flushed = self.flush();
+        // What the reorder buffer still holds goes last, as a scanner's own buffer flushes.
+        let flushed = match &mut self.reorder {
+            Some(reorder) => reorder.flush(&mut self.released),
+            None => Ok(()),
+        }
+        .and_then(|_| self.flush());
+        let stats: Option<ReorderStats> = self.reorder.as_ref().map(|r| r.stats().clone());
         let Started {
             local,
             senders,
@@ -484,6 +560,10 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         let mut merged = outs
             .next()
             .ok_or_else(|| Error::invalid("a parallel scan without a scanner"))?;
+        if let Some(stats) = stats {
+            // The shares' own buffers saw nothing.
+            merged.reorder = stats;
+        }
         for o in outs {
             merged.envelope.extend(o.envelope);
             merged.backlog.extend(o.backlog);

@@ -160,6 +160,24 @@ impl Scanner {
         reorder.push_lean(ts_ns, size, interface, &mut Feed { groupings, metrics })
     }
 
+    /// A packet already put in order by a reorder buffer elsewhere (a parallel scan's reading
+    /// thread's, built by [`super::reorder::Buffered::new`] for the same groupings, horizon and
+    /// policy), with its key in each grouping: what [`Scanner::push`] does once its own buffer
+    /// releases the packet. This scanner's own buffer then stays empty, and its reorder
+    /// statistics with it.
+    #[inline]
+    pub(crate) fn push_released(
+        &mut self,
+        ts_ns: i64,
+        size: u64,
+        key: impl Fn(By) -> GroupKey,
+    ) -> Result<()> {
+        let Scanner {
+            metrics, groupings, ..
+        } = self;
+        Feed { groupings, metrics }.release(ts_ns, size, key)
+    }
+
     /// Flush the reorder buffer and return all rows, sorted by (by, group, window/rate/bin).
     /// Groupings come in the order of [`By::EVERY`], groups in key order; an empty trace gives no
     /// rows at all.
