@@ -2,13 +2,12 @@
 //!
 //! The work is split, not the capture: every worker sees the same ordered stream of arrivals
 //! (the same reorder buffer decisions, the same groups) and computes its share. A scan with
-//! groupings by key leaves their metrics to the workers, and the caller's thread at most the
-//! aggregate ([`plan`]); the caller's thread runs the one reorder buffer and looks up each
+//! groupings by key leaves them to the workers, and the caller's thread at most the aggregate
+//! ([`plan`]); with keys alone, the caller's thread runs the one reorder buffer and looks up each
 //! packet's keys, which it hands on with the packets in order, so that no worker repeats either.
-//! Otherwise the windows, rates and bins are shared out, every thread reorders for itself, and
-//! the caller's thread, which reads, frames and decodes, computes a share smaller the more reading
-//! costs it (full frames: often none). Rows are then concatenated and put in the single-threaded
-//! order.
+//! Otherwise the windows, rates and bins are shared out, and the caller's thread, which reads,
+//! frames and decodes, computes a share smaller the more reading costs it (full frames: often
+//! none). Rows are then concatenated and put in the single-threaded order.
 //!
 //! Splitting the capture into time chunks whose states merge exactly is the other way
 //! ([`crate::chunked`], tried first for plain files); this one serves everything else.
@@ -52,11 +51,6 @@ mod cost {
     /// per-group state): 118 against 80 ns per packet by pair and by all, 20 windows and 8
     /// rates, on the 1 GB snaplen-128 benchmark capture.
     pub const KEYED: f64 = 1.5;
-    /// Per grouping that reads headers, on the reading thread: looking up a packet's key and
-    /// holding the whole arrival in the one reorder buffer. In a one-thread scan by pair of
-    /// the 1 GB snaplen-128 benchmark capture, the buffer took 13 % and the lookups 8 % of
-    /// about 250 ns per packet.
-    pub const KEYS: f64 = 25.0;
     /// A window whose ring of packets fits in cache, and one that does not (≥ 100 ms).
     pub const WINDOW: f64 = 3.0;
     pub const LONG_WINDOW: f64 = 12.0;
@@ -120,17 +114,18 @@ pub struct Plan {
 /// With a grouping by key, the groupings are split: the workers scan the keyed groupings
 /// (sharing out their metrics when there are several workers), and the aggregate's metrics, if
 /// asked for, are dealt so that the threads end level, the calling thread's first (none, when
-/// reading, reordering and looking up keys keep it busy enough). The keyed groupings' per-group
-/// state then costs the reading thread nothing, and no thread repeats it. Otherwise (the
+/// reading keeps it busy enough). The keyed groupings' lookups and per-group state then cost the
+/// reading thread nothing, and no thread repeats them (without the aggregate, the calling thread
+/// does the lookups and the reordering for all, see [`ParallelScanner`]). Otherwise (the
 /// aggregate and interfaces) every thread scans every grouping for its share of the metrics
 /// ([`split_config`]).
 ///
 /// Errors stay those of the single-threaded scan: the only errors a scanner raises are a late
-/// packet and too many groups, which the aggregate never has. With a grouping by key, the late
-/// packet is met by the calling thread's reorder buffer, before the packet releases anything
-/// (as in a scanner's own), and every worker scans every keyed grouping over the packets
-/// released before it; otherwise every thread meets the late packet alike. So a worker meets
-/// every error the single-threaded scan would meet first, at the same packet or earlier
+/// packet and too many groups, which the aggregate never has. Every worker scans every keyed
+/// grouping. A late packet is met by every thread alike, or, in a scan by keys alone, by the
+/// calling thread's reorder buffer before the packet releases anything (as in a scanner's own),
+/// the workers having the packets released before it. So a worker meets every error the
+/// single-threaded scan would meet first, at the same packet or earlier
 /// ([`ParallelScanner::fail`]).
 pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Plan> {
     if threads >= 2 && config.reads_headers() {
@@ -139,10 +134,7 @@ pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Pla
             decodes: true,
             ..reading
         };
-        // It also runs the one reorder buffer and looks up the packets' keys.
-        let keyed = config.by.iter().filter(|b| b.reads_headers()).count() as f64;
-        let keys = cost::KEYS * keyed;
-        return Some(split_groupings(config, threads, reading.cost() + keys));
+        return Some(split_groupings(config, threads, reading.cost()));
     }
     let mut parts = split_config(config, threads, reading)?;
     let local = parts.remove(0);
@@ -283,14 +275,16 @@ fn deal(config: &ScanConfig, mut load: Vec<f64>) -> Vec<ScanConfig> {
     parts
 }
 
-/// What the workers get: when a grouping needs headers, the packets as the reading thread's
-/// reorder buffer released them, in order, with their keys (the buffer and the key lookups in
-/// the headers are then paid once, not by every thread); else only the fields the aggregate and
-/// interface groupings read (a fifth of the bytes to copy and share), which every thread's own
-/// reorder buffer takes.
+/// What the workers get, each thread's own reorder buffer taking it: whole arrivals when a
+/// grouping needs headers, else only the fields the aggregate and interface groupings read (a
+/// fifth of the bytes to copy and share). Or, in a scan by keys alone, where the reading thread
+/// scans nothing itself: the packets as its reorder buffer released them, in order, with their
+/// keys, so that the buffer and the lookups in the headers are paid once, by a thread that
+/// would otherwise wait.
 enum Batch {
-    Released(Released),
+    Full(Vec<Arrival>),
     Lean(Vec<(i64, u64, u32)>),
+    Released(Released),
 }
 
 /// Packets released in order, and `by.len()` keys for each (one per grouping, in `by`'s order).
@@ -322,6 +316,7 @@ impl Release for Released {
 impl Batch {
     fn feed(&self, scanner: &mut Scanner) -> Result<()> {
         match self {
+            Batch::Full(v) => v.iter().try_for_each(|a| scanner.push(a)),
             Batch::Released(r) => {
                 // The normalized groupings: never empty.
                 let keys = r.keys.chunks_exact(r.by.len().max(1));
@@ -358,11 +353,14 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
     reading: Reading,
     lean: bool,
     started: Option<Started<'scope>>,
-    /// The reorder buffer every share's packets go through, when a grouping needs headers
-    /// (else each thread's scanner has its own).
+    /// The reorder buffer every share's packets go through, in a scan by keys alone (else each
+    /// thread's scanner has its own).
     reorder: Option<Buffered>,
     released: Released,
+    full: Vec<Arrival>,
     lean_batch: Vec<(i64, u64, u32)>,
+    /// Packets pushed so far.
+    pushed: u64,
 }
 
 struct Started<'scope> {
@@ -386,8 +384,10 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         let lean = !config.reads_headers();
         // The scanners' own form of the groupings, horizon and policy (checked just above).
         let normal = config.clone().normalized()?;
+        // Keys alone: the reading thread scans nothing itself (see `plan`), so it has room.
+        let keyed_alone = !lean && !normal.by.contains(&By::All);
         let reorder =
-            (!lean).then(|| Buffered::new(&normal.by, normal.reorder_horizon_ns, normal.late));
+            keyed_alone.then(|| Buffered::new(&normal.by, normal.reorder_horizon_ns, normal.late));
         Ok(ParallelScanner {
             scope,
             config,
@@ -398,7 +398,9 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             started: None,
             reorder,
             released: Released::new(normal.by.into()),
+            full: Vec::new(),
             lean_batch: Vec::new(),
+            pushed: 0,
         })
     }
 
@@ -412,6 +414,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
                 headers: crate::wire::Headers::default(),
             });
         }
+        self.pushed += 1;
         self.lean_batch.push((ts_ns, size, interface));
         if self.lean_batch.len() == BATCH {
             self.flush()?;
@@ -420,14 +423,19 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     }
 
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
+        self.pushed += 1;
         let len = match &mut self.reorder {
             Some(reorder) => {
                 reorder.push(a, &mut self.released)?;
                 self.released.packets.len()
             }
-            None => {
+            None if self.lean => {
                 self.lean_batch.push((a.ts_ns, a.size, a.interface));
                 self.lean_batch.len()
+            }
+            None => {
+                self.full.push(*a);
+                self.full.len()
             }
         };
         if len >= BATCH {
@@ -436,10 +444,12 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         Ok(())
     }
 
-    fn start(&mut self, packets: usize) -> Result<&mut Started<'scope>> {
+    fn start(&mut self) -> Result<&mut Started<'scope>> {
         if self.started.is_none() {
+            // Per packet read, not per packet in the first batch: the reorder buffer may still
+            // hold many of those read.
             let reading = Reading {
-                captured_per_packet: self.captured.get() as f64 / packets.max(1) as f64,
+                captured_per_packet: self.captured.get() as f64 / self.pushed.max(1) as f64,
                 ..self.reading
             };
             let plan = plan(&self.config, self.threads, reading).unwrap_or_else(|| Plan {
@@ -470,20 +480,22 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     }
 
     fn flush(&mut self) -> Result<()> {
-        let packets = self.released.packets.len() + self.lean_batch.len();
+        let packets = self.released.packets.len() + self.full.len() + self.lean_batch.len();
         if packets == 0 {
             return Ok(());
         }
-        let batch = Arc::new(if self.lean {
+        let batch = Arc::new(if self.reorder.is_some() {
+            let next = Released::new(Arc::clone(&self.released.by));
+            Batch::Released(std::mem::replace(&mut self.released, next))
+        } else if self.lean {
             Batch::Lean(std::mem::replace(
                 &mut self.lean_batch,
                 Vec::with_capacity(BATCH),
             ))
         } else {
-            let next = Released::new(Arc::clone(&self.released.by));
-            Batch::Released(std::mem::replace(&mut self.released, next))
+            Batch::Full(std::mem::replace(&mut self.full, Vec::with_capacity(BATCH)))
         });
-        let started = self.start(packets)?;
+        let started = self.start()?;
         let mut stopped = false;
         for tx in &started.senders {
             stopped |= tx.send(Arc::clone(&batch)).is_err();
