@@ -117,9 +117,10 @@ KW: dict[str, Any] = dict(
 )
 
 
-def scan_same_for_threads(src: Any, **extra: Any) -> burstcore.ScanResult:
-    # Groupings by key take the metric split; the aggregate and interfaces alone take time chunks.
-    for by in (KW["by"], ["all", "interface"]):
+def scan_same_for_threads(src: Any, keys_alone: bool = False, **extra: Any) -> burstcore.ScanResult:
+    # Groupings by key split by grouping; the aggregate and interfaces alone take time chunks; keys
+    # alone (no aggregate) have the reading thread reorder and look up keys for the workers.
+    for by in (KW["by"], ["all", "interface"], *([["src", "pair"]] if keys_alone else [])):
         kw = {**KW, "by": by, **extra}
         one = burstcore.scan(src, threads=1, **kw)
         for threads in (2, 3, 4):
@@ -168,10 +169,10 @@ def test_threads_identical_on_pcap_with_reordering_and_late_packets(tmp_path: Pa
         w.packet(t - back, frame)
     p = tmp_path / "reordered.pcap"
     p.write_bytes(w.getvalue())
-    r = scan_same_for_threads(str(p), reorder_horizon="5us", on_late="drop")
+    r = scan_same_for_threads(str(p), keys_alone=True, reorder_horizon="5us", on_late="drop")
     assert r.summary["reordered"][0] > 0 and r.summary["skipped_late"][0] > 0
     for th in (1, 2):
-        for by in (KW["by"], ["all"]):
+        for by in (KW["by"], ["all"], ["pair"]):
             with pytest.raises(burstcore.OutOfOrderError):
                 burstcore.scan(str(p), threads=th, reorder_horizon="5us", **{**KW, "by": by})
 
