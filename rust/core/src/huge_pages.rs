@@ -38,8 +38,9 @@ pub(crate) fn advise<T>(v: &Vec<T>) {
 /// Whether huge pages are asked for here: not off Linux (the advice is Linux's), and not when
 /// the kernel hands free memory back to a VM's host. A virtio balloon with free page reporting
 /// does that for every free block from 2 MiB up (the order the benchmark VM's kernel reports),
-/// seconds after it is freed; the next huge page there then costs a fault on the host too. On that VM, touching 2 GiB of memory freed ten
-/// seconds before took 7.1–8.1 s in huge pages and 1.3 s in 4 KiB ones; reused at once, 0.6 s.
+/// seconds after it is freed; the next huge page there then costs a fault on the host too. On
+/// that VM, touching 2 GiB of memory freed ten seconds before took 7.1–8.1 s in huge pages and
+/// 1.3 s in 4 KiB ones; reused at once, 0.6 s.
 pub(crate) fn wanted() -> bool {
     #[cfg(target_os = "linux")]
     {

@@ -13,7 +13,7 @@
 //! ([`crate::chunked`], tried first for plain files); this one serves everything else.
 
 use crate::engine::reorder::{Buffered, Release};
-use crate::engine::{Arrival, By, GroupKey, ReorderStats, ScanConfig, ScanOutput, Scanner};
+use crate::engine::{Arrival, By, GroupKey, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
 use std::cell::Cell;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -288,6 +288,7 @@ enum Batch {
 }
 
 /// Packets released in order, and `by.len()` keys for each (one per grouping, in `by`'s order).
+/// The capacity is one batch's.
 struct Released {
     by: Arc<[By]>,
     packets: Vec<(i64, u64)>,
@@ -339,6 +340,48 @@ impl Batch {
     }
 }
 
+/// The arrivals not handed on yet, in the form the workers will get them ([`Batch`]).
+enum Queued {
+    Full(Vec<Arrival>),
+    Lean(Vec<(i64, u64, u32)>),
+    /// A scan by keys alone: the one reorder buffer, and what it released.
+    Released {
+        reorder: Buffered,
+        batch: Released,
+    },
+}
+
+impl Queued {
+    fn len(&self) -> usize {
+        match self {
+            Queued::Full(v) => v.len(),
+            Queued::Lean(v) => v.len(),
+            Queued::Released { batch, .. } => batch.packets.len(),
+        }
+    }
+
+    fn push(&mut self, a: &Arrival) -> Result<()> {
+        match self {
+            Queued::Full(v) => v.push(*a),
+            Queued::Lean(v) => v.push((a.ts_ns, a.size, a.interface)),
+            Queued::Released { reorder, batch } => reorder.push(a, batch)?,
+        }
+        Ok(())
+    }
+
+    /// The queued arrivals as a batch, leaving an empty queue of the same form.
+    fn take(&mut self) -> Batch {
+        match self {
+            Queued::Full(v) => Batch::Full(std::mem::replace(v, Vec::with_capacity(BATCH))),
+            Queued::Lean(v) => Batch::Lean(std::mem::replace(v, Vec::with_capacity(BATCH))),
+            Queued::Released { batch, .. } => {
+                let next = Released::new(Arc::clone(&batch.by));
+                Batch::Released(std::mem::replace(batch, next))
+            }
+        }
+    }
+}
+
 /// A sink for arrivals that scans with several threads; `push` from the reading thread.
 ///
 /// The shares are dealt when the first batch is full (or at the end), once the bytes per packet
@@ -351,14 +394,8 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
     captured: &'c Cell<u64>,
     /// What the reading loop does (its bytes per packet are filled in on the first batch).
     reading: Reading,
-    lean: bool,
     started: Option<Started<'scope>>,
-    /// The reorder buffer every share's packets go through, in a scan by keys alone (else each
-    /// thread's scanner has its own).
-    reorder: Option<Buffered>,
-    released: Released,
-    full: Vec<Arrival>,
-    lean_batch: Vec<(i64, u64, u32)>,
+    queued: Queued,
     /// Packets pushed so far.
     pushed: u64,
 }
@@ -381,64 +418,56 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         reading: Reading,
     ) -> Result<Self> {
         Scanner::new(config.clone())?;
-        let lean = !config.reads_headers();
         // The scanners' own form of the groupings, horizon and policy (checked just above).
         let normal = config.clone().normalized()?;
-        // Keys alone: the reading thread scans nothing itself (see `plan`), so it has room.
-        let keyed_alone = !lean && !normal.by.contains(&By::All);
-        let reorder =
-            keyed_alone.then(|| Buffered::new(&normal.by, normal.reorder_horizon_ns, normal.late));
+        let queued = if !normal.reads_headers() {
+            Queued::Lean(Vec::new())
+        } else if normal.by.contains(&By::All) {
+            Queued::Full(Vec::new())
+        } else {
+            // Keys alone: the reading thread scans nothing itself (see `plan`), so it has room
+            // to reorder and look up keys for all.
+            Queued::Released {
+                reorder: Buffered::new(&normal.by, normal.reorder_horizon_ns, normal.late),
+                batch: Released::new(normal.by.into()),
+            }
+        };
         Ok(ParallelScanner {
             scope,
             config,
             threads,
             captured,
             reading,
-            lean,
             started: None,
-            reorder,
-            released: Released::new(normal.by.into()),
-            full: Vec::new(),
-            lean_batch: Vec::new(),
+            queued,
             pushed: 0,
         })
     }
 
     /// [`ParallelScanner::push`] for a packet known only by timestamp, size and interface.
     pub fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
-        if !self.lean {
-            return self.push(&Arrival {
+        match &mut self.queued {
+            Queued::Lean(v) => v.push((ts_ns, size, interface)),
+            queued => queued.push(&Arrival {
                 ts_ns,
                 size,
                 interface,
                 headers: crate::wire::Headers::default(),
-            });
+            })?,
         }
-        self.pushed += 1;
-        self.lean_batch.push((ts_ns, size, interface));
-        if self.lean_batch.len() == BATCH {
-            self.flush()?;
-        }
-        Ok(())
+        self.pushed_one()
     }
 
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
+        self.queued.push(a)?;
+        self.pushed_one()
+    }
+
+    /// Count a packet pushed, and hand the queue on once it holds a batch (a reorder buffer may
+    /// release several packets at a time).
+    fn pushed_one(&mut self) -> Result<()> {
         self.pushed += 1;
-        let len = match &mut self.reorder {
-            Some(reorder) => {
-                reorder.push(a, &mut self.released)?;
-                self.released.packets.len()
-            }
-            None if self.lean => {
-                self.lean_batch.push((a.ts_ns, a.size, a.interface));
-                self.lean_batch.len()
-            }
-            None => {
-                self.full.push(*a);
-                self.full.len()
-            }
-        };
-        if len >= BATCH {
+        if self.queued.len() >= BATCH {
             self.flush()?;
         }
         Ok(())
@@ -480,21 +509,10 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     }
 
     fn flush(&mut self) -> Result<()> {
-        let packets = self.released.packets.len() + self.full.len() + self.lean_batch.len();
-        if packets == 0 {
+        if self.queued.len() == 0 {
             return Ok(());
         }
-        let batch = Arc::new(if self.reorder.is_some() {
-            let next = Released::new(Arc::clone(&self.released.by));
-            Batch::Released(std::mem::replace(&mut self.released, next))
-        } else if self.lean {
-            Batch::Lean(std::mem::replace(
-                &mut self.lean_batch,
-                Vec::with_capacity(BATCH),
-            ))
-        } else {
-            Batch::Full(std::mem::replace(&mut self.full, Vec::with_capacity(BATCH)))
-        });
+        let batch = Arc::new(self.queued.take());
         let started = self.start()?;
         let mut stopped = false;
         for tx in &started.senders {
@@ -544,12 +562,13 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     /// Finish every share and merge the rows into the single-threaded order.
     pub fn finish(mut self) -> Result<ScanOutput> {
         // What the reorder buffer still holds goes last, as a scanner's own buffer flushes.
-        let flushed = match &mut self.reorder {
-            Some(reorder) => reorder.flush(&mut self.released),
-            None => Ok(()),
-        }
-        .and_then(|_| self.flush());
-        let stats: Option<ReorderStats> = self.reorder.as_ref().map(|r| r.stats().clone());
+        let (flushed, stats) = match &mut self.queued {
+            Queued::Released { reorder, batch } => {
+                (reorder.flush(batch), Some(reorder.stats().clone()))
+            }
+            _ => (Ok(()), None),
+        };
+        let flushed = flushed.and_then(|_| self.flush());
         let Started {
             local,
             senders,
