@@ -5,6 +5,8 @@
 //! groupings by key leaves them to the workers, and the caller's thread at most the aggregate
 //! ([`plan`]); with keys alone, the caller's thread runs the one reorder buffer and looks up each
 //! packet's keys, which it hands on with the packets in order, so that no worker repeats either.
+//! With the aggregate too, each thread reorders for itself, a worker's keyed groupings through
+//! one buffer that leaves the arrivals in the batches they came in ([`in_place`]).
 //! Otherwise the windows, rates and bins are shared out, and the caller's thread, which reads,
 //! frames and decodes, computes a share smaller the more reading costs it (full frames: often
 //! none). Rows are then concatenated and put in the single-threaded order.
@@ -13,12 +15,15 @@
 //! ([`crate::chunked`], tried first for plain files); this one serves everything else.
 
 use crate::engine::reorder::{Buffered, Release};
-use crate::engine::{Arrival, By, GroupKey, ScanConfig, ScanOutput, Scanner};
+use crate::engine::{Arrival, By, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
 use std::cell::Cell;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread;
+
+mod in_place;
+use in_place::InPlace;
 
 /// Arrivals handed to workers at a time: large enough that channel traffic is negligible, small
 /// enough that a worker never waits long for its first batch.
@@ -276,15 +281,33 @@ fn deal(config: &ScanConfig, mut load: Vec<f64>) -> Vec<ScanConfig> {
 }
 
 /// What the workers get, each thread's own reorder buffer taking it: whole arrivals when a
-/// grouping needs headers, else only the fields the aggregate and interface groupings read (a
-/// fifth of the bytes to copy and share). Or, in a scan by keys alone, where the reading thread
-/// scans nothing itself: the packets as its reorder buffer released them, in order, with their
-/// keys, so that the buffer and the lookups in the headers are paid once, by a thread that
-/// would otherwise wait.
+/// grouping needs headers (a worker's keyed scanners then share one buffer, [`Worker`]), else
+/// only the fields the aggregate and interface groupings read (a fifth of the bytes to copy and
+/// share). Or, in a scan by keys alone, where the reading thread scans nothing itself: the
+/// packets as its reorder buffer released them, in order, with their keys, so that the buffer
+/// and the lookups in the headers are paid once, by a thread that would otherwise wait.
 enum Batch {
-    Full(Vec<Arrival>),
+    Full(Full),
     Lean(Vec<(i64, u64, u32)>),
     Released(Released),
+}
+
+/// Whole arrivals, and apart from them each one's (timestamp, size, interface): all that the
+/// aggregate's and interfaces' scanners read, and the timestamps that a worker's shared buffer
+/// orders by ([`InPlace`]), packed into a sixth of the bytes, which is what another core reads.
+#[derive(Default)]
+struct Full {
+    arrivals: Vec<Arrival>,
+    lean: Vec<(i64, u64, u32)>,
+}
+
+impl Full {
+    fn new() -> Self {
+        Full {
+            arrivals: Vec::with_capacity(BATCH),
+            lean: Vec::with_capacity(BATCH),
+        }
+    }
 }
 
 /// Packets released in order, and `by.len()` keys for each (one per grouping, in `by`'s order).
@@ -317,7 +340,12 @@ impl Release for Released {
 impl Batch {
     fn feed(&self, scanner: &mut Scanner) -> Result<()> {
         match self {
-            Batch::Full(v) => v.iter().try_for_each(|a| scanner.push(a)),
+            Batch::Full(f) if scanner.reads_headers() => {
+                f.arrivals.iter().try_for_each(|a| scanner.push(a))
+            }
+            Batch::Full(Full { lean: v, .. }) | Batch::Lean(v) => v
+                .iter()
+                .try_for_each(|&(ts, size, interface)| scanner.push_lean(ts, size, interface)),
             Batch::Released(r) => {
                 // The normalized groupings: never empty.
                 let keys = r.keys.chunks_exact(r.by.len().max(1));
@@ -333,16 +361,13 @@ impl Batch {
                         })
                     })
             }
-            Batch::Lean(v) => v
-                .iter()
-                .try_for_each(|&(ts, size, interface)| scanner.push_lean(ts, size, interface)),
         }
     }
 }
 
 /// The arrivals not handed on yet, in the form the workers will get them ([`Batch`]).
 enum Queued {
-    Full(Vec<Arrival>),
+    Full(Full),
     Lean(Vec<(i64, u64, u32)>),
     /// A scan by keys alone: the one reorder buffer, and what it released.
     Released {
@@ -354,7 +379,7 @@ enum Queued {
 impl Queued {
     fn len(&self) -> usize {
         match self {
-            Queued::Full(v) => v.len(),
+            Queued::Full(f) => f.arrivals.len(),
             Queued::Lean(v) => v.len(),
             Queued::Released { batch, .. } => batch.packets.len(),
         }
@@ -362,7 +387,10 @@ impl Queued {
 
     fn push(&mut self, a: &Arrival) -> Result<()> {
         match self {
-            Queued::Full(v) => v.push(*a),
+            Queued::Full(f) => {
+                f.arrivals.push(*a);
+                f.lean.push((a.ts_ns, a.size, a.interface));
+            }
             Queued::Lean(v) => v.push((a.ts_ns, a.size, a.interface)),
             Queued::Released { reorder, batch } => reorder.push(a, batch)?,
         }
@@ -372,7 +400,7 @@ impl Queued {
     /// The queued arrivals as a batch, leaving an empty queue of the same form.
     fn take(&mut self) -> Batch {
         match self {
-            Queued::Full(v) => Batch::Full(std::mem::replace(v, Vec::with_capacity(BATCH))),
+            Queued::Full(f) => Batch::Full(std::mem::replace(f, Full::new())),
             Queued::Lean(v) => Batch::Lean(std::mem::replace(v, Vec::with_capacity(BATCH))),
             Queued::Released { batch, .. } => {
                 let next = Released::new(Arc::clone(&batch.by));
@@ -423,7 +451,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         let queued = if !normal.reads_headers() {
             Queued::Lean(Vec::new())
         } else if normal.by.contains(&By::All) {
-            Queued::Full(Vec::new())
+            Queued::Full(Full::default())
         } else {
             // Keys alone: the reading thread scans nothing itself (see `plan`), so it has room
             // to reorder and look up keys for all.
@@ -489,13 +517,11 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             let mut senders = Vec::new();
             let mut workers = Vec::new();
             for configs in plan.workers {
-                let scanners = configs
-                    .into_iter()
-                    .map(Scanner::new)
-                    .collect::<Result<Vec<_>>>()?;
+                let worker =
+                    Worker::new(configs, self.config.reorder_horizon_ns, self.config.late)?;
                 let (tx, rx) = sync_channel::<Arc<Batch>>(IN_FLIGHT);
                 senders.push(tx);
-                workers.push(self.scope.spawn(move || run_worker(scanners, rx)));
+                workers.push(self.scope.spawn(move || worker.run(rx)));
             }
             self.started = Some(Started {
                 local,
@@ -628,11 +654,70 @@ fn panicked() -> Error {
     Error::new(crate::ErrorKind::Io, "a scan worker thread panicked")
 }
 
-fn run_worker(mut scanners: Vec<Scanner>, rx: Receiver<Arc<Batch>>) -> Result<Vec<ScanOutput>> {
-    for batch in rx {
-        for scanner in &mut scanners {
-            batch.feed(scanner)?;
+/// A worker thread's scanners, all fed the same batches. Those that read headers get whole
+/// arrivals and share one reorder buffer that leaves them in their batches ([`InPlace`]) rather
+/// than each copying them into its own; the others (the aggregate's and interfaces', whose own
+/// buffers hold a few fields) are fed as they are.
+struct Worker {
+    keyed: Vec<Scanner>,
+    plain: Vec<Scanner>,
+    in_place: InPlace,
+}
+
+impl Worker {
+    /// `horizon` and `late`: the scan's, which every config shares.
+    fn new(configs: Vec<ScanConfig>, horizon: i64, late: LatePolicy) -> Result<Self> {
+        let (mut keyed, mut plain) = (Vec::new(), Vec::new());
+        for config in configs {
+            if config.reads_headers() {
+                keyed.push(Scanner::new(config)?);
+            } else {
+                plain.push(Scanner::new(config)?);
+            }
         }
+        Ok(Worker {
+            keyed,
+            plain,
+            in_place: InPlace::new(horizon, late, BATCH),
+        })
     }
-    scanners.into_iter().map(Scanner::finish).collect()
+
+    fn run(mut self, rx: Receiver<Arc<Batch>>) -> Result<Vec<ScanOutput>> {
+        let Worker {
+            keyed,
+            plain,
+            in_place,
+        } = &mut self;
+        for batch in rx {
+            // The keyed scanners first: they meet every error the others meet (a late packet,
+            // at the same packet) and more (too many groups).
+            match &*batch {
+                Batch::Full(_) if !keyed.is_empty() => {
+                    in_place.push(&batch, &mut |a| released(keyed, a))?
+                }
+                _ => {
+                    for scanner in keyed.iter_mut() {
+                        batch.feed(scanner)?;
+                    }
+                }
+            }
+            for scanner in plain.iter_mut() {
+                batch.feed(scanner)?;
+            }
+        }
+        in_place.flush(&mut |a| released(keyed, a))?;
+        self.keyed
+            .into_iter()
+            .chain(self.plain)
+            .map(Scanner::finish)
+            .collect()
+    }
+}
+
+/// An arrival released by a worker's [`InPlace`] buffer, to its keyed scanners.
+#[inline]
+fn released(keyed: &mut [Scanner], a: &Arrival) -> Result<()> {
+    keyed
+        .iter_mut()
+        .try_for_each(|s| s.push_released(a.ts_ns, a.size, |by| by.key(a)))
 }

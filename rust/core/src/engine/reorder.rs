@@ -107,7 +107,7 @@ pub(crate) struct Reorder<T> {
 /// each one. Releasing later than possible changes nothing but when the groupings see a packet
 /// (the order is the same), and it turns the per-packet look at the FIFO's front, a load from
 /// a horizon's worth of packets back, into one search per batch.
-const RELEASE_EVERY: u32 = 1024;
+pub(crate) const RELEASE_EVERY: u32 = 1024;
 
 impl<T: Timed> Reorder<T> {
     /// `horizon` must be ≥ 0 (the scanner ensures it).
@@ -181,15 +181,7 @@ impl<T: Timed> Reorder<T> {
                 self.stats.dropped_late += 1;
                 Ok(())
             }
-            LatePolicy::Error => Err(Error::new(
-                ErrorKind::OutOfOrder,
-                format!(
-                    "packet with timestamp {ts} ns arrived {lateness} ns after a packet at \
-                     {latest} ns, beyond the reorder horizon of {} ns; raise reorder_horizon to \
-                     at least {lateness} ns, or drop late packets (on_late='drop')",
-                    self.horizon
-                ),
-            )),
+            LatePolicy::Error => Err(late_error(ts, latest, lateness, self.horizon)),
         }
     }
 
@@ -237,6 +229,18 @@ impl<T: Timed> Reorder<T> {
             }
         }
     }
+}
+
+/// The error for a packet at `ts` that came `lateness` ns after one at `latest`, beyond `horizon`.
+pub(crate) fn late_error(ts: i64, latest: i64, lateness: u64, horizon: i64) -> Error {
+    Error::new(
+        ErrorKind::OutOfOrder,
+        format!(
+            "packet with timestamp {ts} ns arrived {lateness} ns after a packet at {latest} ns, \
+             beyond the reorder horizon of {horizon} ns; raise reorder_horizon to at least \
+             {lateness} ns, or drop late packets (on_late='drop')"
+        ),
+    )
 }
 
 /// Where released packets go: the groupings of a scan, each of which asks `key` for the packet's

@@ -178,6 +178,12 @@ impl Scanner {
         Feed { groupings, metrics }.release(ts_ns, size, key)
     }
 
+    /// Whether a grouping of this scan reads packet headers (else it reads only a packet's
+    /// timestamp, size and interface, and [`Scanner::push_lean`] serves).
+    pub(crate) fn reads_headers(&self) -> bool {
+        self.groupings.iter().any(|g| g.by().reads_headers())
+    }
+
     /// Flush the reorder buffer and return all rows, sorted by (by, group, window/rate/bin).
     /// Groupings come in the order of [`By::EVERY`], groups in key order; an empty trace gives no
     /// rows at all.
