@@ -44,6 +44,13 @@ mod cost {
     /// none, the reading thread kept 13 of the 20 windows and did two thirds of the work, and
     /// two threads were no faster than one.
     pub const DECODE: f64 = 50.0;
+    /// In a split by grouping with the aggregate, what the reading thread pays besides: queuing
+    /// each whole arrival with its packed fields for the workers. Since the workers' keyed
+    /// groupings got cheaper (their windows clear steady stretches, their reorder buffer leaves
+    /// arrivals in place), the reading thread was the slower (56–57 % of the samples); with
+    /// this at 60 and `KEYED` at 1, by all and pair and by all and flow on two threads ran 6–7 %
+    /// faster than with neither, and level with 90 ("Twenty-third landing").
+    pub const HAND_OVER: f64 = 60.0;
     /// Decompressing a gzip or zstd stream, per byte of the capture inside it (16 bytes of
     /// record header per packet besides the captured bytes): framing the 1 GB snaplen-128 pcap
     /// took 0.36 s more from zstd than from the plain file, and the 2 GB full-frame pcap 0.87 s
@@ -53,9 +60,11 @@ mod cost {
     /// Reorder buffer and dispatch, paid by every thread.
     pub const PER_THREAD: f64 = 20.0;
     /// A grouping by key costs this many times the aggregate for the same metrics (hashing,
-    /// per-group state): 118 against 80 ns per packet by pair and by all, 20 windows and 8
-    /// rates, on the 1 GB snaplen-128 benchmark capture.
-    pub const KEYED: f64 = 1.5;
+    /// per-group state). It was 1.5 (118 against 80 ns per packet by pair and by all, 20
+    /// windows and 8 rates, on the 1 GB snaplen-128 benchmark capture) until a pair's windows
+    /// stopped looking at every packet of a steady stretch; see `HAND_OVER` for the two
+    /// together.
+    pub const KEYED: f64 = 1.0;
     /// A window whose ring of packets fits in cache, and one that does not (≥ 100 ms).
     pub const WINDOW: f64 = 3.0;
     pub const LONG_WINDOW: f64 = 12.0;
@@ -169,7 +178,7 @@ fn split_groupings(config: &ScanConfig, threads: usize, reading: f64) -> Plan {
             workers: keyed.into_iter().map(|k| vec![k]).collect(),
         };
     }
-    let mut base = vec![cost::PER_THREAD + reading];
+    let mut base = vec![cost::PER_THREAD + reading + cost::HAND_OVER];
     base.extend(
         keyed
             .iter()
