@@ -159,13 +159,9 @@ impl<T: Timed> Reorder<T> {
                 self.in_order.push_back(*a);
             }
         }
-        if self.out_of_order.is_empty() {
-            self.unreleased += 1;
-            if self.unreleased < RELEASE_EVERY {
-                return Ok(());
-            }
+        if !release_due(&mut self.unreleased, self.out_of_order.is_empty()) {
+            return Ok(());
         }
-        self.unreleased = 0;
         let latest = self.latest.unwrap_or(ts);
         self.release(latest.saturating_sub(self.horizon), &mut sink)
     }
@@ -229,6 +225,22 @@ impl<T: Timed> Reorder<T> {
             }
         }
     }
+}
+
+/// After a packet that is not late went into a buffer: whether to release now. While only
+/// in-order packets wait, every [`RELEASE_EVERY`] pushes (counted in `unreleased`), else at once.
+/// A worker's buffer of places (`parallel::in_place`) decides here too, so that its decisions
+/// stay a scanner's own.
+#[inline]
+pub(crate) fn release_due(unreleased: &mut u32, in_order_only: bool) -> bool {
+    if in_order_only {
+        *unreleased += 1;
+        if *unreleased < RELEASE_EVERY {
+            return false;
+        }
+    }
+    *unreleased = 0;
+    true
 }
 
 /// The error for a packet at `ts` that came `lateness` ns after one at `latest`, beyond `horizon`.

@@ -16,7 +16,7 @@
 //! [`Reorder`]: crate::engine::reorder
 
 use super::{Batch, Full};
-use crate::engine::reorder::{late_error, RELEASE_EVERY};
+use crate::engine::reorder::{late_error, release_due};
 use crate::engine::{Arrival, LatePolicy};
 use crate::error::Result;
 use std::cmp::Reverse;
@@ -172,13 +172,9 @@ impl InPlace {
                 self.in_order += 1;
             }
         }
-        if self.early.is_empty() {
-            self.unreleased += 1;
-            if self.unreleased < RELEASE_EVERY {
-                return Ok(());
-            }
+        if !release_due(&mut self.unreleased, self.early.is_empty()) {
+            return Ok(());
         }
-        self.unreleased = 0;
         let latest = self.latest.unwrap_or(ts);
         self.release(latest.saturating_sub(self.horizon), to)
     }
@@ -354,7 +350,7 @@ impl InPlace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::reorder::Reorder;
+    use crate::engine::reorder::{Reorder, RELEASE_EVERY};
     use crate::wire::Headers;
     use std::cell::Cell;
 
