@@ -303,7 +303,8 @@ enum Batch {
 
 /// Whole arrivals, and apart from them each one's (timestamp, size, interface): all that the
 /// aggregate's and interfaces' scanners read, and the timestamps that a worker's shared buffer
-/// orders by ([`InPlace`]), packed into a sixth of the bytes, which is what another core reads.
+/// orders by ([`InPlace`]), packed into about a fifth of the bytes, which is what another core
+/// reads.
 #[derive(Default)]
 struct Full {
     arrivals: Vec<Arrival>,
