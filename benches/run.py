@@ -13,7 +13,7 @@ files (each file's cached pages are dropped and read back once before it is meas
 - ``burstcore.scan`` with 20 windows and 8 rates on the aggregate, and the Rust framing alone;
 - the issue's yardstick, a plain C loop doing the same job (``reference_loop.c``; pcap only);
 - the floor under burstcore's mapped reader (``map_touch.c``): every cache line of the mapped
-  file loaded, as the reader's prefetch pulls them, with its 2 MiB hand-backs, on one thread and
+  file loaded, as the reader's prefetch pulls them, with its 8 MiB hand-backs, on one thread and
   on two; and one load per page, the kernel's part alone;
 - ``burstcore.read_packets`` (all columns, and timestamp + wire_len only);
 - polars ``rolling_sum_by`` (E(τ)) and cumulative sums (B_max) on ``read_packets`` output;

@@ -815,5 +815,6 @@ fn a_mapped_read_keeps_only_a_few_mib_of_the_file_resident() {
     assert_eq!(bytes, first_and_last * n as u64);
     // Sampled while mapped: a look that found no mapping would pass for nothing.
     assert!(most > 0, "the mapping was never seen resident");
-    assert!(most <= 8 << 10, "{most} KiB of a 48 MiB file resident");
+    // The 8 MiB handed back at a time, the 2 MiB stretch being read, and the next one.
+    assert!(most <= 12 << 10, "{most} KiB of a 48 MiB file resident");
 }

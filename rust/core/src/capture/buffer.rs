@@ -54,9 +54,14 @@ const PREFETCH: usize = 16 << 10;
 const LINE: usize = 64;
 /// A mapping's pages are handed back this many bytes at a time, behind the reader: the
 /// resident memory of a mapped scan holds about this much of the file, whatever the file's size.
-/// 2 MiB steps measured as fast as 16 MiB and as none (docs/metrics.md); 1 MiB saved no more.
+/// Each hand-back of a process with more than one thread interrupts the others to flush their
+/// TLBs, which on a VM stops both cores: with 8 MiB steps instead of 2, a two-thread scan of the
+/// 2 GB full-frame pcap, which hands back a thousand stretches in 0.3 s, took 5.7 % less wall
+/// time (median of 20 alternated pairs; with no hand-back at all, 7 % less), for about 6 MB
+/// more resident per reader. At snaplen 128 (the same thousand hand-backs over 1.4 s) and on one
+/// thread the difference was within the noise (benches/RESULTS.md, "Twenty-fourth landing").
 /// The pages go back in whole 2 MiB stretches of the address space ([`Mapping::release`]).
-const RELEASE: usize = 2 << 20;
+const RELEASE: usize = 8 << 20;
 
 pub(crate) struct Buffer {
     data: Backing,
