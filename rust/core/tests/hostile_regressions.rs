@@ -103,6 +103,22 @@ fn udp_length_beyond_the_ip_payload_is_capped() {
     assert_eq!(wire::decode(linktype::RAW, &ok).payload_len, Some(22));
 }
 
+/// IPv6 payload length 40 (IP length 80) whose hop-by-hop header runs 144 bytes: the chain ends
+/// past the packet the header describes, so the UDP header after it is not read, and no payload
+/// larger than the IP length is reported (found by `decode_headers` in CI).
+#[test]
+fn ipv6_chain_past_the_payload_length() {
+    let all = inputs("decode-ipv6-chain-past-payload-length");
+    let (_, data) = all.first().expect("the input file");
+    for lt in [linktype::RAW, linktype::IPV6] {
+        let h = wire::decode(lt, data);
+        assert_eq!(
+            (h.ip_len, h.ip_proto, h.sport, h.payload_len),
+            (Some(80), Some(17), None, None)
+        );
+    }
+}
+
 fn open(bytes: Vec<u8>) -> Option<CaptureReader> {
     let n = bytes.len() as u64;
     let input = input::from_reader(Box::new(Cursor::new(bytes)), Some(n)).ok()?;

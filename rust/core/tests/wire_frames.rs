@@ -533,6 +533,64 @@ fn lengths_from_headers_not_capture() {
     assert_eq!(decode(LT_IPV4, &bytes).payload_len, Some(0));
 }
 
+/// IPv6 payload length 0 (a jumbogram, or a TSO/GRO super-frame) says nothing of the length,
+/// as IPv4's total length 0: TCP's payload is unknown and UDP's comes from its own header.
+#[test]
+fn ipv6_payload_length_zero() {
+    for exts in [&[][..], &[(0u8, 8usize)][..]] {
+        let mut f = Frame::default();
+        f.implied(0x86dd).ipv6(exts, 6, 0).tcp(0x10, 0, 3000);
+        let (mut bytes, _, _) = f.finish();
+        bytes[4..6].copy_from_slice(&[0, 0]);
+        let h = decode(LT_IPV6, &bytes);
+        assert_eq!(
+            (h.ip_len, h.ip_proto, h.sport, h.payload_len, h.truncated),
+            (Some(40), Some(6), Some(40000), None, false),
+            "{exts:?}"
+        );
+        let mut f = Frame::default();
+        f.implied(0x86dd).ipv6(exts, 17, 0).udp(53, &[7; 100]);
+        let (mut bytes, _, _) = f.finish();
+        bytes[4..6].copy_from_slice(&[0, 0]);
+        let h = decode(LT_IPV6, &bytes);
+        assert_eq!(
+            (h.ip_len, h.dport, h.payload_len),
+            (Some(40), Some(53), Some(100)),
+            "{exts:?}"
+        );
+        // UDP length 0 with no IP length: a jumbogram's (RFC 2675), not an empty datagram.
+        let udp = 40 + exts.iter().map(|e| e.1).sum::<usize>();
+        bytes[udp + 4..udp + 6].copy_from_slice(&[0, 0]);
+        let h = decode(LT_IPV6, &bytes);
+        assert_eq!((h.dport, h.payload_len), (Some(53), None), "{exts:?}");
+    }
+}
+
+/// An extension chain that runs past the IPv6 payload length (a fuzz finding): the bytes after
+/// it are not this packet's, so there are no ports and no payload, and payload never exceeds
+/// the IP length.
+#[test]
+fn ipv6_chain_past_the_payload_length() {
+    let mut f = Frame::default();
+    f.implied(0x86dd)
+        .ipv6(&[(0, 64)], 17, 0)
+        .udp(53, &[7; 1000]);
+    let (mut bytes, _, _) = f.finish();
+    // Payload length 30 (IP length 70) against 64 bytes of hop-by-hop options.
+    bytes[4..6].copy_from_slice(&30u16.to_be_bytes());
+    let h = decode(LT_IPV6, &bytes);
+    assert_eq!(
+        (h.ip_len, h.ip_proto, h.sport, h.dport, h.payload_len),
+        (Some(70), Some(17), None, None, None)
+    );
+    assert!(!h.truncated);
+    // Exactly as long as the chain: the transport header would start where the packet ends.
+    bytes[4..6].copy_from_slice(&64u16.to_be_bytes());
+    let h = decode(LT_IPV6, &bytes);
+    assert_eq!((h.ip_len, h.sport, h.payload_len), (Some(104), None, None));
+    assert!(!h.truncated);
+}
+
 #[test]
 fn unknown_link_types() {
     for lt in [2u16, 9, 105, 127, 147, 239, 65535] {

@@ -17,8 +17,10 @@
 //! - `bogus-ip-len`: an IPv4 total length below 20: tshark drops the header, we keep its fields.
 //! - `tso-zero-ip-len`: IPv4 total length 0 (TSO/GRO): tshark takes the TCP length from the
 //!   captured bytes, we leave `payload_len` unknown (the header does not say it).
-//! - `ipv6-zero-payload-length`: IPv6 payload length 0 (jumbogram, or garbage): tshark stops at
-//!   the fixed header, we walk the extension headers in the captured bytes.
+//! - `ipv6-zero-payload-length`: IPv6 payload length 0 (a BIG TCP or TSO/GRO super-frame, a
+//!   jumbogram, or garbage): tshark stops at the fixed header, we walk the extension headers and
+//!   read the transport header in the captured bytes (as tcpdump does), leaving the TCP payload
+//!   length unknown.
 //! - `bogus-ip-version`: an IP EtherType over a version nibble neither 4 nor 6; tshark guesses.
 //! - `source-route-dst`: with a loose/strict source-route option tshark's `ip.dst` is the route's
 //!   final address, ours the header's destination.
@@ -30,6 +32,9 @@
 //! - `udp-len-exceeds-ip`: the UDP length field is larger than the IP payload (the first fragment
 //!   of a fragmented datagram, or a bogus length): tshark reports the field, ours is capped at the
 //!   payload this packet carries, which is what `size="payload"` must count.
+//! - `udp-len-zero`: UDP length 0 where the IP length says nothing (0 in a GSO/BIG TCP
+//!   super-frame or a jumbogram, or below the IP header): RFC 2675's "longer than 65,535", so we
+//!   leave the payload length unknown where tshark reports 0.
 //!
 //! By default every 4th selected file is checked (about 2.5 minutes); `BURSTCORE_WIRE_FILES=1`
 //! checks all of them (about 10 minutes on 2 cores).
@@ -523,6 +528,14 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], orig_len: u32, at: &str, tally: 
         tally.legit("bogus-ip-len");
         return;
     }
+    if ts.is_none()
+        && h.sport.is_some()
+        && h.ip_len == Some(40)
+        && h.src.is_some_and(|a| a.is_ipv6())
+    {
+        tally.legit("ipv6-zero-payload-length");
+        return;
+    }
     tally.eq("sport", h.sport.map(u64::from), ts, at);
     tally.eq("dport", h.dport.map(u64::from), td, at);
     if h.ip_proto == Some(6) {
@@ -550,9 +563,11 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], orig_len: u32, at: &str, tally: 
             theirs => tally.eq("tcp.payload_len", h.payload_len.map(u64::from), theirs, at),
         }
     } else {
-        let theirs = t.num(F::UdpLen).map(|n| n.saturating_sub(8));
+        let field = t.num(F::UdpLen);
+        let theirs = field.map(|n| n.saturating_sub(8));
         match (h.payload_len.map(u64::from), theirs) {
             (Some(ours), Some(field)) if ours < field => tally.legit("udp-len-exceeds-ip"),
+            (None, Some(0)) if field == Some(0) => tally.legit("udp-len-zero"),
             (ours, theirs) => tally.eq("udp.payload_len", ours, theirs, at),
         }
         if let Some(op) = t.num(F::BthOpcode) {

@@ -57,8 +57,9 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
             h.ip_proto = after.filter(|&n| !is_extension(n));
             return None;
         };
-        let after = after.unwrap_or_default(); // present: ext_len needed later bytes
-                                               // Fragment offset is in the upper 13 bits; a non-first fragment has no transport header.
+        // Present: ext_len needed later bytes.
+        let after = after.unwrap_or_default();
+        // Fragment offset is in the upper 13 bits; a non-first fragment has no transport header.
         if next == FRAGMENT && be16(packet, at + 2).unwrap_or_default() >> 3 != 0 {
             h.ip_proto = Some(after);
             h.fragment = true;
@@ -68,13 +69,21 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
         at += ext_len;
     }
     h.ip_proto = Some(next);
+    // Payload length 0 is a jumbogram or a TSO/GRO super-frame: the header does not say how long
+    // the packet is (as IPv4's total length 0), so the transport header alone is read.
+    let ip_len = (payload_len != 0).then(|| u32::from(payload_len) + HEADER_LEN as u32);
+    let headers_len = u32::try_from(at).ok()?;
+    // A chain that runs past the IP length was walked through bytes that are not this packet's
+    // (padding, or damage): what follows it is no transport header, and no payload is left.
+    if ip_len.is_some_and(|n| headers_len > n) {
+        return None;
+    }
     let Some(rest) = packet.get(at..) else {
         h.truncated = true;
         return None;
     };
-    let headers_len = u32::try_from(at).ok()?;
     Some(Segment::new(
         rest,
-        h.ip_len.and_then(|n| n.checked_sub(headers_len)),
+        ip_len.and_then(|n| n.checked_sub(headers_len)),
     ))
 }
