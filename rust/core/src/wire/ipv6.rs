@@ -71,7 +71,7 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
     h.ip_proto = Some(next);
     // Payload length 0 is a jumbogram or a TSO/GRO super-frame: the header does not say how long
     // the packet is (as IPv4's total length 0), so the transport header alone is read.
-    let ip_len = (payload_len != 0).then(|| u32::from(payload_len) + HEADER_LEN as u32);
+    let ip_len = h.ip_len.filter(|_| payload_len != 0);
     let headers_len = u32::try_from(at).ok()?;
     // A chain that runs past the IP length was walked through bytes that are not this packet's
     // (padding, or damage): what follows it is no transport header, and no payload is left.
