@@ -17,6 +17,7 @@
 //! bytes left to give, so the per-record path (`bytes`, `consume`, the inline `fill`) is the
 //! same for every reader, split or not.
 
+use super::chase::{Chase, Layout};
 use super::mapping::{Mapping, NEVER};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,8 +66,9 @@ const RELEASE: usize = 8 << 20;
 
 pub(crate) struct Buffer {
     data: Backing,
-    /// A mapping's bytes before this offset were prefetched.
+    /// A mapping's bytes before this offset were prefetched, or their records chased.
     prefetched: usize,
+    chase: Chase,
     /// A mapping's pages before this offset were handed back ([`Mapping::release`]).
     released: usize,
     /// Set when the mapped file shrank under the mapping ([`Mapping::flag`]).
@@ -89,6 +91,7 @@ impl Buffer {
         Buffer {
             data: Backing::Heap(vec![0; capacity.max(64)]),
             prefetched: 0,
+            chase: Chase::new(),
             released: 0,
             shrank: &NEVER,
             start: 0,
@@ -107,6 +110,7 @@ impl Buffer {
         Buffer {
             data: Backing::Mapped(map),
             prefetched: 0,
+            chase: Chase::new(),
             released: 0,
             shrank,
             start: 0,
@@ -127,6 +131,7 @@ impl Buffer {
         Buffer {
             data: Backing::Mapped(map),
             prefetched: 0,
+            chase: Chase::new(),
             released: 0,
             shrank,
             start: 0,
@@ -140,6 +145,12 @@ impl Buffer {
 
     pub(crate) fn is_mapped(&self) -> bool {
         matches!(self.data, Backing::Mapped(_))
+    }
+
+    /// How the records are laid out, once the file's header says: a mapping's reader then
+    /// chases them ahead of the framing ([`super::chase`]).
+    pub(crate) fn set_layout(&mut self, layout: Layout, max_block: u32) {
+        self.chase.set_layout(layout, max_block);
     }
 
     /// The mapped file shrank while it was read: some of the bytes are zeros instead of the
@@ -194,7 +205,10 @@ impl Buffer {
         self.start = self.start.saturating_add(n).min(self.end);
         if let Backing::Mapped(map) = &self.data {
             if self.start + PREFETCH > self.prefetched {
-                self.prefetched = prefetch_ahead(map, self.start, self.prefetched);
+                self.prefetched = match self.chase.ahead(map, self.start, self.start + PREFETCH) {
+                    Some(end) => end,
+                    None => prefetch_ahead(map, self.start, self.prefetched),
+                };
                 self.mapped_step(record);
             }
         }
@@ -302,7 +316,8 @@ impl Buffer {
         self.start = from;
         self.end = map.len();
         self.released = from;
-        self.prefetched = prefetch_ahead(map, from, from);
+        self.chase.moved();
+        self.prefetched = from;
         self.avail() >= need
     }
 }

@@ -15,6 +15,7 @@
 
 mod buffer;
 mod bytes;
+mod chase;
 #[cfg(test)]
 mod fast_path_tests;
 pub mod mapping;

@@ -11,6 +11,7 @@
 //!   (0x03FF0000) must be zero; the FCS bits are ignored; thiszone is ignored.
 
 use super::bytes::{u16_at, u32_at};
+use super::chase::Layout;
 use super::{
     ByteOrder, CaptureReader, Fill, Format, Framed, Interface, InterfaceStats, Kind, TsResolution,
 };
@@ -91,6 +92,9 @@ pub(super) fn start(r: &mut CaptureReader, big: bool, nanos: bool, modified: boo
         record_header_len: if modified { 24 } else { 16 },
         linktype,
     });
+    let header = if modified { 24 } else { 16 };
+    let layout = Layout::Pcap { big, header, nanos };
+    r.buf.set_layout(layout, r.options.limits.max_block_len);
     r.buf.consume(FILE_HEADER_LEN);
     Ok(true)
 }

@@ -16,6 +16,7 @@
 //!   is the section-local id, kept here as `Interface::local_id`).
 
 use super::bytes::{u16_at, u32_at, u64_at};
+use super::chase::Layout;
 use super::timestamp::TsConv;
 use super::{
     ByteOrder, CaptureReader, Fill, Framed, Interface, InterfaceStats, Kind, Section, TsResolution,
@@ -461,6 +462,8 @@ fn section_header(
         st.big = big;
         st.section_first = first;
     }
+    let max_block = r.options.limits.max_block_len;
+    r.buf.set_layout(Layout::PcapNg { big }, max_block);
     Ok(())
 }
 
