@@ -13,7 +13,7 @@ files (each file's cached pages are dropped and read back once before it is meas
 - ``burstcore.scan`` with 20 windows and 8 rates on the aggregate, and the Rust framing alone;
 - the issue's yardstick, a plain C loop doing the same job (``reference_loop.c``; pcap only);
 - the floor under burstcore's mapped reader (``map_touch.c``): every cache line of the mapped
-  file loaded, as the reader's prefetch pulls them, with its 8 MiB hand-backs, on one thread and
+  file loaded (what the reader's prefetch pulls where records are small), with its 8 MiB hand-backs, on one thread and
   on two; and one load per page, the kernel's part alone;
 - ``burstcore.read_packets`` (all columns, and timestamp + wire_len only);
 - polars ``rolling_sum_by`` (E(τ)) and cumulative sums (B_max) on ``read_packets`` output;
@@ -615,7 +615,7 @@ def report(
             for c, f, f2 in floors
         )
         L.append(
-            "| (for scale) every cache line of the mapped file loaded, as the reader's prefetch pulls them, "
+            "| (for scale) every cache line of the mapped file loaded (what the reader's prefetch pulls where records are small), "
             f"no work (map_touch.c; 1 thread per CPU s, 2 threads median of pairs) | {detail} | — |"
         )
     pages = [p for c in main_caps if (p := by.get((c.name, "pages")))]

@@ -227,6 +227,77 @@ fn mapped_reads_equal_buffered_reads_on_generated_and_damaged_files() {
     assert!(corrupt >= 30, "{corrupt} corrupt-length errors");
 }
 
+/// Files of full frames, several MiB long: the mapped reader chases their records ahead of the
+/// framing with several cursors, each from a guessed start (`capture/chase.rs`), and takes
+/// none of the guesses for a record. Intact, cut, with a bad length, and with many random
+/// bytes (which spoil guesses and break chains), in both byte orders: the mapped read equals
+/// the buffered one, packet for packet, warning for warning, error for error.
+#[test]
+fn mapped_reads_of_large_records_equal_buffered_reads() {
+    let dir = Scratch::new("mmap-large");
+    let mut rng = Rng(0x51d);
+    let mut packets = 0;
+    for case in 0..8 {
+        let pcapng = case % 2 == 0;
+        let order = if case % 4 < 2 {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
+        };
+        let good = if pcapng {
+            let mut w = PcapNgWriter::new(Vec::new());
+            w.section(order, None).expect("shb");
+            w.interface(1, 0, TsResolution::Pow10(9), 0, None)
+                .expect("idb");
+            let mut ts = 1_700_000_000_000_000_000i64;
+            for _ in 0..4000 {
+                ts += rng.below(20_000) as i64;
+                let wire = [1514, 1514, 66, 66 + rng.below(1449) as u32][rng.below(4) as usize];
+                let f = frame(&mut rng, wire, 0);
+                w.enhanced_packet(0, ts, wire, &f).expect("epb");
+            }
+            w.finish().expect("finish")
+        } else {
+            let mut w = PcapWriter::new(
+                Vec::new(),
+                PcapOptions {
+                    byte_order: order,
+                    nanos: case % 3 == 0,
+                    linktype: 1,
+                    snaplen: 65535,
+                },
+            )
+            .expect("header");
+            let mut ts = 1_700_000_000_000_000_000i64;
+            for _ in 0..4000 {
+                ts += rng.below(20_000) as i64;
+                let wire = [1514, 1514, 66, 66 + rng.below(1449) as u32][rng.below(4) as usize];
+                let f = frame(&mut rng, wire, 65535);
+                w.write_packet(ts, wire, &f).expect("packet");
+            }
+            w.finish().expect("finish")
+        };
+        assert!(good.len() > 3 << 20, "case {case}: {} bytes", good.len());
+        let offsets = record_offsets(&good);
+        let mut variants: Vec<(String, Vec<u8>)> = vec![("intact".into(), good.clone())];
+        variants.extend(damaged(&mut rng, &good, pcapng, &offsets, 500));
+        for (i, (what, bytes)) in variants.into_iter().enumerate() {
+            let path = dir.join(format!("large{case}-{i}.cap"));
+            std::fs::write(&path, &bytes).expect("write");
+            let ctx = format!("large case {case} (pcapng {pcapng}), {what}");
+            let (out, was_mapped) = both(&path, &ctx);
+            assert!(was_mapped, "{ctx}");
+            if what == "intact" {
+                assert_eq!(out.packets.len(), 4000, "{ctx}");
+                assert!(out.error.is_none() && out.warnings.is_empty(), "{ctx}");
+            }
+            packets += out.packets.len();
+            std::fs::remove_file(&path).expect("remove");
+        }
+    }
+    assert!(packets > 8 * 4000, "{packets} packets");
+}
+
 /// The byte order of the block at `at` (pcapng) or of the file (pcap).
 /// Damaged copies of `good`, whose records start at `offsets` (more than one): cut inside a
 /// record (header or body); a length that cannot be right (pcapng total length not a multiple

@@ -205,10 +205,14 @@ impl Buffer {
         self.start = self.start.saturating_add(n).min(self.end);
         if let Backing::Mapped(map) = &self.data {
             if self.start + PREFETCH > self.prefetched {
-                self.prefetched = match self.chase.ahead(map, self.start, self.start + PREFETCH) {
-                    Some(end) => end,
-                    None => prefetch_ahead(map, self.start, self.prefetched),
+                // Small records take the every-line prefetch on every record: it stays inline.
+                let chased = if self.chase.by_line(self.start) {
+                    None
+                } else {
+                    self.chase.ahead(map, self.start, self.start + PREFETCH)
                 };
+                self.prefetched =
+                    chased.unwrap_or_else(|| prefetch_ahead(map, self.start, self.prefetched));
                 self.mapped_step(record);
             }
         }

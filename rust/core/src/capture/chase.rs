@@ -94,12 +94,18 @@ impl Chase {
         self.next = None;
     }
 
+    /// Whether the framing at `start` prefetches every line instead of asking [`Chase::ahead`].
+    #[inline(always)]
+    pub(crate) fn by_line(&self, start: usize) -> bool {
+        self.layout == Layout::Unknown || start < self.lines_until
+    }
+
     /// Warm the cache ahead of `start`, the record the framing reads next, in `map`, up to
     /// `reach`; returns where the next record not warmed yet starts (the framing calls again once
     /// `reach` passes it), or `None` when the caller should prefetch every line instead.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn ahead(&mut self, map: &[u8], start: usize, reach: usize) -> Option<usize> {
-        if self.layout == Layout::Unknown || start < self.lines_until {
+        if self.by_line(start) {
             return None;
         }
         if let Some(at) = self.warm_to(map, reach) {
