@@ -615,7 +615,8 @@ def report(
             for c, f, f2 in floors
         )
         L.append(
-            "| (for scale) every cache line of the mapped file loaded (what the reader's prefetch pulls where records are small), "
+            "| (for scale) every cache line of the mapped file loaded "
+            "(what the reader's prefetch pulls where records are small), "
             f"no work (map_touch.c; 1 thread per CPU s, 2 threads median of pairs) | {detail} | — |"
         )
     pages = [p for c in main_caps if (p := by.get((c.name, "pages")))]
