@@ -7,18 +7,17 @@
 //! hides nothing but its own mappings' faults.
 #![cfg(target_os = "linux")]
 
-use burstcore::capture::{CaptureReader, ReadOptions, TsResolution};
+use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions};
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig};
 use burstcore::error::{Error, ErrorKind};
 use burstcore::input;
 use burstcore::pipeline::{self, SizeKind};
 use burstcore::writer::frames::TcpSegment;
-use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use std::path::Path;
 
 mod reader_util;
 mod scratch;
-use reader_util::run_child_test;
+use reader_util::{run_child_test, write_capture};
 use scratch::Scratch;
 
 /// `n` packets of 66–1514 bytes, 0–50 µs apart, in timestamp order.
@@ -41,29 +40,7 @@ fn generate(n: usize, pcapng: bool) -> Vec<u8> {
             .expect("frame");
         frames.push((ts, wire, f));
     }
-    if pcapng {
-        let mut w = PcapNgWriter::new(Vec::new());
-        w.section(burstcore::capture::ByteOrder::Little, None)
-            .expect("shb");
-        w.interface(1, 0, TsResolution::Pow10(9), 0, None)
-            .expect("idb");
-        for (ts, wire, f) in &frames {
-            w.enhanced_packet(0, *ts, *wire, f).expect("epb");
-        }
-        w.finish().expect("finish")
-    } else {
-        let opts = PcapOptions {
-            byte_order: burstcore::capture::ByteOrder::Little,
-            nanos: true,
-            linktype: 1,
-            snaplen: 65535,
-        };
-        let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
-        for (ts, wire, f) in &frames {
-            w.write_packet(*ts, *wire, f).expect("packet");
-        }
-        w.finish().expect("finish")
-    }
+    write_capture(&frames, pcapng, ByteOrder::Little, true)
 }
 
 fn reader(path: &Path, mmap: bool) -> CaptureReader {

@@ -26,7 +26,7 @@ mod engine_util;
 mod reader_util;
 mod scratch;
 use engine_util::Rng;
-use reader_util::{read_opened, run_child_test, shared_dir, Read};
+use reader_util::{read_opened, run_child_test, shared_dir, write_capture, Read};
 use scratch::Scratch;
 
 /// Everything a reader of `input` reports, and whether it read through a mapping (kept apart, so
@@ -244,39 +244,15 @@ fn mapped_reads_of_large_records_equal_buffered_reads() {
         } else {
             ByteOrder::Big
         };
-        let good = if pcapng {
-            let mut w = PcapNgWriter::new(Vec::new());
-            w.section(order, None).expect("shb");
-            w.interface(1, 0, TsResolution::Pow10(9), 0, None)
-                .expect("idb");
-            let mut ts = 1_700_000_000_000_000_000i64;
-            for _ in 0..4000 {
+        let mut ts = 1_700_000_000_000_000_000i64;
+        let frames: Vec<(i64, u32, Vec<u8>)> = (0..4000)
+            .map(|_| {
                 ts += rng.below(20_000) as i64;
                 let wire = [1514, 1514, 66, 66 + rng.below(1449) as u32][rng.below(4) as usize];
-                let f = frame(&mut rng, wire, 0);
-                w.enhanced_packet(0, ts, wire, &f).expect("epb");
-            }
-            w.finish().expect("finish")
-        } else {
-            let mut w = PcapWriter::new(
-                Vec::new(),
-                PcapOptions {
-                    byte_order: order,
-                    nanos: case % 3 == 0,
-                    linktype: 1,
-                    snaplen: 65535,
-                },
-            )
-            .expect("header");
-            let mut ts = 1_700_000_000_000_000_000i64;
-            for _ in 0..4000 {
-                ts += rng.below(20_000) as i64;
-                let wire = [1514, 1514, 66, 66 + rng.below(1449) as u32][rng.below(4) as usize];
-                let f = frame(&mut rng, wire, 65535);
-                w.write_packet(ts, wire, &f).expect("packet");
-            }
-            w.finish().expect("finish")
-        };
+                (ts, wire, frame(&mut rng, wire, 65535))
+            })
+            .collect();
+        let good = write_capture(&frames, pcapng, order, case % 3 == 0);
         assert!(good.len() > 3 << 20, "case {case}: {} bytes", good.len());
         let offsets = record_offsets(&good);
         let mut variants: Vec<(String, Vec<u8>)> = vec![("intact".into(), good.clone())];

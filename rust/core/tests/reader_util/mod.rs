@@ -1,9 +1,44 @@
 //! Helpers shared by the reader tests: where the shared corpus is, and reading a whole capture.
 #![allow(dead_code)]
 
-use burstcore::capture::{CaptureReader, Interface, ReadOptions, ReadStats, Section};
+use burstcore::capture::{
+    ByteOrder, CaptureReader, Interface, ReadOptions, ReadStats, Section, TsResolution,
+};
+use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use burstcore::{Error, Warning};
 use std::path::PathBuf;
+
+/// `frames` (timestamp, wire length, captured bytes) as an Ethernet pcap (nanosecond or
+/// microsecond) or a pcapng of one section and one nanosecond interface, in `order`.
+pub fn write_capture(
+    frames: &[(i64, u32, Vec<u8>)],
+    pcapng: bool,
+    order: ByteOrder,
+    nanos: bool,
+) -> Vec<u8> {
+    if pcapng {
+        let mut w = PcapNgWriter::new(Vec::new());
+        w.section(order, None).expect("shb");
+        w.interface(1, 0, TsResolution::Pow10(9), 0, None)
+            .expect("idb");
+        for (ts, wire, f) in frames {
+            w.enhanced_packet(0, *ts, *wire, f).expect("epb");
+        }
+        w.finish().expect("finish")
+    } else {
+        let opts = PcapOptions {
+            byte_order: order,
+            nanos,
+            linktype: 1,
+            snaplen: 65535,
+        };
+        let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
+        for (ts, wire, f) in frames {
+            w.write_packet(*ts, *wire, f).expect("packet");
+        }
+        w.finish().expect("finish")
+    }
+}
 
 /// The shared folder: `BURSTCORE_SHARED`, else the `shared` folder beside the checkout, else
 /// `/work/shared`. `None` (skip) only when the variable is unset and nothing is found.
