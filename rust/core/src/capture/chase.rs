@@ -61,7 +61,8 @@ const LINE: usize = 64;
 pub(crate) struct Chase {
     layout: Layout,
     max_block: usize,
-    /// Where the last window's last cursor stopped: the likely start of the next window.
+    /// Where the cursor that ran to the last window's end stopped: the likely start of the next
+    /// window.
     next: Option<usize>,
     /// Prefetch every line until the framing reaches this index.
     lines_until: usize,
@@ -187,6 +188,11 @@ impl Chase {
                 next_start = at[k];
             }
         }
+        // The cursor that runs to the window's end: the last one that found a start.
+        let last = (0..CURSORS)
+            .rev()
+            .find(|&k| at[k] != usize::MAX)
+            .unwrap_or(0);
         for list in &mut self.pieces {
             list.clear();
         }
@@ -209,8 +215,7 @@ impl Chase {
                 }
             }
         }
-        let last = at[CURSORS - 1];
-        self.next = (last != usize::MAX).then_some(last);
+        self.next = (at[last] != usize::MAX).then_some(at[last]);
         let end = self.next.unwrap_or(to).max(to);
         for list in &self.pieces {
             self.found.extend_from_slice(list);
@@ -458,6 +463,47 @@ mod tests {
             }
             let (found, _) = follow(&damaged, &records, layout(pcapng));
             assert!(found.iter().all(|&f| f < damaged.len()));
+        }
+    }
+
+    /// Where no record starts in the window's last piece (one record longer than the piece
+    /// covers it), the cursor before runs to the end, and the next window starts where it
+    /// stopped: at the record after the long one.
+    #[test]
+    fn a_piece_without_a_start_is_covered_by_the_cursor_before() {
+        for pcapng in [false, true] {
+            let (mut map, mut records) = capture(pcapng, 1000, (900, 1000), 3);
+            // One record of 200 000 bytes starting about 7/8 of a MiB into the window, then
+            // more records.
+            let at = records
+                .iter()
+                .position(|&r| r > 24 + (WINDOW / 8) * 7 - 60_000);
+            let cut = records[at.expect("enough records")];
+            map.truncate(cut);
+            records.retain(|&r| r < cut);
+            let mut rng = Rng(4);
+            let payload = 200_000;
+            if pcapng {
+                let len = (32 + payload) as u32;
+                for v in [6, len, 0, 1_700_000_001, 0, payload as u32, payload as u32] {
+                    map.extend_from_slice(&v.to_le_bytes());
+                }
+                map.extend_from_slice(&rng.bytes(payload));
+                map.extend_from_slice(&len.to_le_bytes());
+            } else {
+                for v in [1_700_000_001u32, 0, payload as u32, payload as u32] {
+                    map.extend_from_slice(&v.to_le_bytes());
+                }
+                map.extend_from_slice(&rng.bytes(payload));
+            }
+            let after = map.len();
+            let (tail, _) = capture(pcapng, 1000, (900, 1000), 5);
+            map.extend_from_slice(&tail[24..]);
+            let mut chase = Chase::new();
+            chase.set_layout(layout(pcapng), 1 << 20);
+            assert!(chase.ahead(&map, 24, 24 + 4096).is_some());
+            assert_eq!(chase.next, Some(after), "pcapng {pcapng}");
+            assert_eq!(chase.found.last(), Some(&cut), "pcapng {pcapng}");
         }
     }
 
