@@ -52,7 +52,7 @@ impl Backing {
 /// while a line comes from memory (of 4, 16 and 64 KiB, 16 was fastest on the full-frame benchmark
 /// capture).
 const PREFETCH: usize = 16 << 10;
-const LINE: usize = 64;
+pub(super) const LINE: usize = 64;
 /// A mapping's pages are handed back this many bytes at a time, behind the reader: the
 /// resident memory of a mapped scan holds about this much of the file, whatever the file's size.
 /// Each hand-back of a process with more than one thread interrupts the others to flush their
@@ -342,7 +342,7 @@ fn prefetch_ahead(map: &Mapping, start: usize, done: usize) -> usize {
 }
 
 #[inline(always)]
-fn prefetch(p: *const u8) {
+pub(super) fn prefetch(p: *const u8) {
     // SAFETY: a prefetch is a hint that never faults, whatever the address.
     #[cfg(target_arch = "x86_64")]
     unsafe {

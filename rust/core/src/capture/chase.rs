@@ -21,6 +21,7 @@
 //! Where the records are small, the window's headers are most of its lines anyway; [`Chase`]
 //! then goes back to prefetching every line, and looks again from time to time.
 
+use super::buffer::{prefetch, LINE};
 use super::bytes::u32_at;
 
 /// How the records of the mapped file are laid out: what a cursor needs to step from one to
@@ -54,7 +55,6 @@ const DENSE: usize = 512;
 const LINES_FOR: usize = 16 * WINDOW;
 /// Windows shorter than this are not worth cutting into pieces.
 const MIN_WINDOW: usize = 256 << 10;
-const LINE: usize = 64;
 
 /// What a reader of a mapping does ahead of its framing.
 #[derive(Debug)]
@@ -150,10 +150,11 @@ impl Chase {
     /// checks, is at its end.
     #[inline(always)]
     fn warm(&self, map: &[u8], at: usize, next: Option<usize>) {
-        prefetch(map, at);
-        prefetch(map, at + LINE);
+        let base = map.as_ptr();
+        prefetch(base.wrapping_add(at));
+        prefetch(base.wrapping_add(at + LINE));
         if let (Layout::PcapNg { .. }, Some(next)) = (self.layout, next) {
-            prefetch(map, next.wrapping_sub(4));
+            prefetch(base.wrapping_add(next.wrapping_sub(4)));
         }
     }
 
@@ -296,19 +297,6 @@ impl Chase {
             Layout::Unknown => None,
         }
     }
-}
-
-#[inline(always)]
-fn prefetch(map: &[u8], at: usize) {
-    // SAFETY: a prefetch is a hint that never faults, whatever the address.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            map.as_ptr().wrapping_add(at).cast(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (map, at);
 }
 
 #[cfg(test)]

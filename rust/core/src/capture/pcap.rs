@@ -86,13 +86,13 @@ pub(super) fn start(r: &mut CaptureReader, big: bool, nanos: bool, modified: boo
         description: None,
         stats: InterfaceStats::default(),
     });
+    let header = if modified { 24 } else { 16 };
     r.kind = Kind::Pcap(State {
         big,
         nanos,
-        record_header_len: if modified { 24 } else { 16 },
+        record_header_len: header,
         linktype,
     });
-    let header = if modified { 24 } else { 16 };
     let layout = Layout::Pcap { big, header, nanos };
     r.buf.set_layout(layout, r.options.limits.max_block_len);
     r.buf.consume(FILE_HEADER_LEN);
