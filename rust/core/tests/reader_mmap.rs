@@ -274,7 +274,6 @@ fn mapped_reads_of_large_records_equal_buffered_reads() {
     assert!(packets > 8 * 4000, "{packets} packets");
 }
 
-/// The byte order of the block at `at` (pcapng) or of the file (pcap).
 /// Damaged copies of `good`, whose records start at `offsets` (more than one): cut inside a
 /// record (header or body); a length that cannot be right (pcapng total length not a multiple
 /// of 4 or too big, pcap captured length above the limit); `flips` random bytes changed.
@@ -312,6 +311,7 @@ fn damaged(
     variants
 }
 
+/// The byte order of the block at `at` (pcapng) or of the file (pcap).
 fn bytes_big(bytes: &[u8], pcapng: bool, at: usize) -> bool {
     if !pcapng {
         return bytes.starts_with(&[0xa1, 0xb2]);
