@@ -247,13 +247,10 @@ impl SplitPlan {
                 // What the buffered search sees: the file's length when the plan was made.
                 bytes: map.get(..self.mapped_len()).unwrap_or(&[]),
             },
-            None => Peek::Read {
-                file: File::open(&self.path)
-                    .map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?,
-                len: self.len,
-                base: 0,
-                buf: Vec::new(),
-            },
+            None => Peek::read(
+                File::open(&self.path).map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?,
+                self.len,
+            ),
         };
         let start = if from <= self.data_start() {
             Some(self.data_start())
@@ -335,11 +332,11 @@ impl SplitPlan {
 
     fn chain_pcapng(&self, peek: &mut Peek<'_>, mut p: u64) -> Result<bool> {
         const KNOWN: [u32; 10] = [1, 2, 3, 4, 5, 6, 0x0A, 0x0BAD, 0x4000_0BAD, 0x0A0D_0D0A];
-        for _ in 0..CHAIN {
+        for k in 0..CHAIN {
             if p == self.len {
                 return Ok(true);
             }
-            let Some(h) = peek.at(p, 28)? else {
+            let Some(h) = peek.at(p, 28, k > 0)? else {
                 return Ok(false);
             };
             let kind = u32_at(h, 0, self.big);
@@ -358,7 +355,7 @@ impl SplitPlan {
             if kind == 6 && u64::from(u32_at(h, 20, self.big)) + 32 > u64::from(len) {
                 return Ok(false);
             }
-            let Some(t) = peek.at(p + u64::from(len) - 4, 4)? else {
+            let Some(t) = peek.at(p + u64::from(len) - 4, 4, true)? else {
                 return Ok(false);
             };
             if u32_at(t, 0, self.big) != len {
@@ -376,11 +373,11 @@ impl SplitPlan {
         let lo = self.first_secs.saturating_sub(86_400);
         let hi = self.first_secs.saturating_add(3650 * 86_400);
         let mut first_secs = None;
-        for _ in 0..CHAIN {
+        for k in 0..CHAIN {
             if p == self.len {
                 return Ok(true);
             }
-            let Some(h) = peek.at(p, 16)? else {
+            let Some(h) = peek.at(p, 16, k > 0)? else {
                 return Ok(false);
             };
             let secs = u32_at(h, 0, self.big);
@@ -405,7 +402,7 @@ impl SplitPlan {
     }
 }
 
-/// Random access to a file: its mapping, or one window of bytes read from it.
+/// Random access to a file: its mapping, or windows of bytes read from it.
 enum Peek<'m> {
     /// The plan's mapping, and the bytes of it that are the file.
     Mapped {
@@ -415,14 +412,43 @@ enum Peek<'m> {
     Read {
         file: File,
         len: u64,
-        base: u64,
-        buf: Vec<u8>,
+        /// Where the search looks at candidates: a window that moves on with it.
+        near: Window,
+        /// A few bytes around a chain's later records. Read into the search's window, a chain
+        /// that runs past it would send the window there and back at every candidate, a MiB
+        /// each way: a damaged stretch of headers that chain to far offsets then cost minutes.
+        far: Window,
+        /// Reads from the file so far.
+        #[cfg(test)]
+        reads: u64,
     },
 }
 
+/// Bytes read from a file, from `base` on.
+#[derive(Default)]
+struct Window {
+    base: u64,
+    buf: Vec<u8>,
+}
+
+/// Bytes read at a time for a chain's later records.
+const FAR: usize = 4 << 10;
+
 impl Peek<'_> {
-    /// `n` bytes at `off`, `None` past the end of the file.
-    fn at(&mut self, off: u64, n: usize) -> Result<Option<&[u8]>> {
+    fn read(file: File, len: u64) -> Self {
+        Peek::Read {
+            file,
+            len,
+            near: Window::default(),
+            far: Window::default(),
+            #[cfg(test)]
+            reads: 0,
+        }
+    }
+
+    /// `n` bytes at `off`, `None` past the end of the file. `chain`: for a candidate's later
+    /// records, which must not move the search's window.
+    fn at(&mut self, off: u64, n: usize, chain: bool) -> Result<Option<&[u8]>> {
         match self {
             Peek::Mapped { bytes, .. } => {
                 let Ok(i) = usize::try_from(off) else {
@@ -433,22 +459,35 @@ impl Peek<'_> {
             Peek::Read {
                 file,
                 len,
-                base,
-                buf,
+                near,
+                far,
+                #[cfg(test)]
+                reads,
             } => {
                 if off.saturating_add(n as u64) > *len {
                     return Ok(None);
                 }
-                let inside = off >= *base && off + n as u64 <= *base + buf.len() as u64;
-                if !inside {
-                    let want = (*len - off).min(WINDOW.max(n) as u64) as usize;
+                let inside =
+                    |w: &Window| off >= w.base && off + n as u64 <= w.base + w.buf.len() as u64;
+                let w = if inside(near) {
+                    near
+                } else if chain && inside(far) {
+                    far
+                } else {
+                    let (w, size) = if chain { (far, FAR) } else { (near, WINDOW) };
+                    let want = (*len - off).min(size.max(n) as u64) as usize;
                     file.seek(SeekFrom::Start(off))?;
-                    buf.resize(want, 0);
-                    file.read_exact(buf)?;
-                    *base = off;
-                }
-                let i = (off - *base) as usize;
-                Ok(buf.get(i..i + n))
+                    w.buf.resize(want, 0);
+                    file.read_exact(&mut w.buf)?;
+                    w.base = off;
+                    #[cfg(test)]
+                    {
+                        *reads += 1;
+                    }
+                    w
+                };
+                let i = (off - w.base) as usize;
+                Ok(w.buf.get(i..i + n))
             }
         }
     }

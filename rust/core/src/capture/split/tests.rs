@@ -337,3 +337,56 @@ fn weighted_ranges_cover_the_records_in_proportion() {
         assert_eq!(plan.weighted_ranges(&[7, 7, 7]), plan.ranges(3), "{name}");
     }
 }
+
+/// A read search (no mapping) over a stretch where every 16th byte starts a record header whose
+/// next record would lie 3 MiB on: each such candidate's chain runs far past the search's window
+/// and fails there. The chain's reads go to a window of their own, so the search still reads
+/// the file a few times, not twice per candidate (8,192 reads of up to 1 MiB here, minutes on a
+/// longer stretch), and finds the real records after it.
+#[test]
+fn chains_that_run_far_do_not_move_the_search_window() {
+    const FAKES: usize = 4096;
+    let secs = 1_700_000_000u32;
+    let le = |out: &mut Vec<u8>, words: &[u32]| {
+        for w in words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+    };
+    let record = |out: &mut Vec<u8>, i: u32| {
+        le(out, &[secs, i, 100, 100]);
+        out.extend_from_slice(&[0xAB; 100]);
+    };
+    let mut file = Vec::new();
+    le(&mut file, &[0xa1b2_c3d4, 0x0004_0002, 0, 0, 65_535, 1]);
+    for i in 0..10 {
+        record(&mut file, i);
+    }
+    let fakes = file.len() as u64;
+    for _ in 0..FAKES {
+        le(&mut file, &[secs, 0, 3 << 20, 3 << 20]);
+    }
+    // Where every chain from a fake header lands: zeros, no record (seconds 0 are a day and
+    // more before the first packet's).
+    file.resize(file.len() + (3 << 20) + (64 << 10), 0);
+    let real = file.len() as u64;
+    for i in 0..20 {
+        record(&mut file, i);
+    }
+    let dir = Scratch::new("split-far");
+    let path = temp(&dir, "far.pcap", &file);
+    let options = ReadOptions {
+        mmap: false,
+        ..ReadOptions::default()
+    };
+    let plan = SplitPlan::new(&path, options)
+        .expect("plan")
+        .expect("splittable");
+    let mut peek = Peek::read(File::open(&path).expect("open"), plan.file_len());
+    assert_eq!(plan.resync(&mut peek, fakes).expect("search"), Some(real));
+    let Peek::Read { reads, .. } = peek else {
+        panic!("a read search")
+    };
+    // The search's window moves on 4 times over the 3.1 MiB; the chains read 16 stretches of
+    // 4 KiB near their far ends.
+    assert!(reads <= 32, "{reads} reads");
+}
