@@ -55,6 +55,12 @@ const DENSE: usize = 512;
 const LINES_FOR: usize = 16 * WINDOW;
 /// Windows shorter than this are not worth cutting into pieces.
 const MIN_WINDOW: usize = 256 << 10;
+/// How far into its piece a cursor looks for its first record. A capture whose timestamps
+/// jump by hours (or are garbage) offers no guess at all, and a search of the whole piece, a
+/// check at every byte, then cost seven eighths of each window in checks (a fuzz input with
+/// random seconds: ten times a clean capture's read). Records this long or longer have few
+/// headers to warm, and the cursor before reads on through the piece anyway.
+const GUESS: usize = 16 << 10;
 
 /// What a reader of a mapping does ahead of its framing.
 #[derive(Debug)]
@@ -89,10 +95,12 @@ impl Chase {
         }
     }
 
+    /// A file's or a section's header was read: what was found under the old layout (a
+    /// section of the other byte order) says nothing any more.
     pub(crate) fn set_layout(&mut self, layout: Layout, max_block: u32) {
         self.layout = layout;
         self.max_block = max_block as usize;
-        self.next = None;
+        self.moved();
     }
 
     /// Whether the framing at `start` prefetches every line instead of asking [`Chase::ahead`].
@@ -178,7 +186,7 @@ impl Chase {
         at[0] = from;
         for (k, slot) in at.iter_mut().enumerate().skip(1) {
             let lo = from + k * piece;
-            if let Some(p) = self.resync(map, lo, lo + piece, reference) {
+            if let Some(p) = self.resync(map, lo, lo + piece.min(GUESS), reference) {
                 *slot = p;
             }
         }
@@ -216,7 +224,11 @@ impl Chase {
                 }
             }
         }
-        self.next = (at[last] != usize::MAX).then_some(at[last]);
+        // A chain that leaves the window by a record longer than a window is most likely a
+        // wrong guess's (up to `max_block` long): the next window would start there, and the
+        // framing would not ask again, nor hand back pages, until it got there.
+        self.next =
+            (at[last] != usize::MAX && at[last].saturating_sub(to) <= WINDOW).then_some(at[last]);
         let end = self.next.unwrap_or(to).max(to);
         for list in &self.pieces {
             self.found.extend_from_slice(list);
@@ -235,7 +247,7 @@ impl Chase {
     fn step(&self, map: &[u8], c: usize) -> Option<usize> {
         let len = match self.layout {
             Layout::Pcap { big, header, .. } => {
-                header + u32_at(map.get(c..c + 16)?, 8, big) as usize
+                header.checked_add(u32_at(map.get(c..c + 16)?, 8, big) as usize)?
             }
             Layout::PcapNg { big } => {
                 let len = u32_at(map.get(c..c + 8)?, 4, big) as usize;
@@ -276,8 +288,8 @@ impl Chase {
                     u32_at(h, 0, big).abs_diff(reference) <= 3600
                         && u32_at(h, 4, big) < max_sub
                         && caplen <= u32_at(h, 12, big) as usize
-                        && header + caplen <= self.max_block
-                        && p + header + caplen <= map.len()
+                        && caplen <= self.max_block.saturating_sub(header)
+                        && caplen <= map.len().saturating_sub(p + header)
                 })
             }
             Layout::PcapNg { big } => (lo.next_multiple_of(4)..hi).step_by(4).find(|&p| {
@@ -289,9 +301,9 @@ impl Chase {
                     && len >= 32
                     && len.is_multiple_of(4)
                     && len <= self.max_block
-                    && u32_at(h, 20, big) as usize + 32 <= len
-                    && map
-                        .get(p + len - 4..p + len)
+                    && u32_at(h, 20, big) as usize <= len - 32
+                    && p.checked_add(len)
+                        .and_then(|end| map.get(end - 4..end))
                         .is_some_and(|t| u32_at(t, 0, big) as usize == len)
             }),
             Layout::Unknown => None,
@@ -527,6 +539,68 @@ mod tests {
                     1 + rng.below(100_000) as usize
                 };
             }
+        }
+    }
+
+    /// A cursor looks for its first record only in the first `GUESS` bytes of its piece: in
+    /// pieces that start with 20 KiB of bytes that hold no record, no cursor after the first
+    /// finds a start (a search of the whole piece would find the records after them), and the
+    /// first cursor's chain is all that is found.
+    #[test]
+    fn a_guess_looks_at_the_start_of_its_piece_only() {
+        let from = 24;
+        let piece = WINDOW / CURSORS;
+        let mut map = vec![0u8; from];
+        let mut records = Vec::new();
+        for k in 0..CURSORS + 2 {
+            let end = from + (k + 1) * piece;
+            if k > 0 {
+                map.resize(map.len() + (20 << 10), 0xFF);
+            }
+            while map.len() + 16 + 1000 <= end {
+                records.push(map.len());
+                let i = records.len() as u32;
+                for v in [1_700_000_000u32, i, 1000, 1000] {
+                    map.extend_from_slice(&v.to_le_bytes());
+                }
+                map.resize(map.len() + 1000, 0xAB);
+            }
+            map.resize(end, 0xFF);
+        }
+        let mut chase = Chase::new();
+        chase.set_layout(layout(false), 1 << 20);
+        assert!(chase.ahead(&map, from, from + 4096).is_some());
+        let first_piece: Vec<usize> = records
+            .iter()
+            .copied()
+            .take_while(|&r| r < from + piece)
+            .collect();
+        assert_eq!(chase.found, first_piece);
+    }
+
+    /// A chain that leaves the window by a record longer than a window (a wrong guess's, most
+    /// likely) does not say where the next window starts: the framing asks again at the
+    /// window's end. A new section's header forgets what was found.
+    #[test]
+    fn a_chain_that_leaves_by_a_huge_record_is_not_followed() {
+        for pcapng in [false, true] {
+            let (mut map, records) = capture(pcapng, 4_000, (1000, 1400), 2);
+            let from = records[0];
+            let to = from + WINDOW;
+            let last = *records.iter().rfind(|&&r| r < to).expect("records");
+            let huge = 3u32 << 20;
+            // A length that claims the next 3 MiB (only the chain's step reads it).
+            let at = if pcapng { last + 4 } else { last + 8 };
+            map[at..at + 4].copy_from_slice(&huge.to_le_bytes());
+            assert!(map.len() > last + (3 << 20) + 64);
+            let mut chase = Chase::new();
+            chase.set_layout(layout(pcapng), 64 << 20);
+            assert!(chase.ahead(&map, from, from + 4096).is_some());
+            assert_eq!(chase.next, None, "pcapng {pcapng}");
+            assert_eq!(chase.end, to, "pcapng {pcapng}");
+            assert_eq!(chase.found.last(), Some(&last), "pcapng {pcapng}");
+            chase.set_layout(layout(pcapng), 64 << 20);
+            assert!(chase.found.is_empty() && chase.end == 0 && chase.next.is_none());
         }
     }
 }
