@@ -1,12 +1,14 @@
 //! Helpers shared by the fuzz targets: read a capture to the end and keep what it said, so targets
-//! can compare two reads of the same bytes (plain vs compressed) or check accounting.
+//! can compare two reads of the same bytes (plain vs compressed, mapped vs buffered) or check
+//! accounting.
 
 #![allow(dead_code)] // each target uses a different part of this file
 
-use burstcore::capture::{CaptureReader, Limits, ReadOptions};
+use burstcore::capture::{CaptureReader, Limits, ReadOptions, ReadStats};
 use burstcore::input;
 use burstcore::ErrorKind;
 use std::io::Cursor;
+use std::path::Path;
 
 /// A packet as owned values, to compare reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +28,10 @@ pub struct Outcome {
     pub error: Option<(ErrorKind, Option<u64>)>,
     pub warnings: Vec<(ErrorKind, Option<u64>)>,
     pub opened: bool,
+    /// The reader framed from a memory mapping (only ever for a path).
+    pub mapped: bool,
+    /// The reader's counters at the end, when it opened.
+    pub stats: Option<ReadStats>,
 }
 
 /// Cheap deterministic hash of the input, to derive options without eating input bytes (so the
@@ -66,13 +72,28 @@ pub fn open(bytes: Vec<u8>, opts: ReadOptions) -> Result<CaptureReader, burstcor
 
 /// Read everything, checking the reader's own invariants on the way.
 pub fn read_all(bytes: Vec<u8>, opts: ReadOptions) -> Outcome {
+    drain(open(bytes, opts), opts)
+}
+
+/// [`read_all`] of the file at `path`, opened as an application opens one: with `opts.mmap`, a
+/// plain regular file is framed from a mapping of it.
+pub fn read_path(path: &Path, opts: ReadOptions) -> Outcome {
+    drain(
+        input::open_path(path).and_then(|i| CaptureReader::new(i, opts)),
+        opts,
+    )
+}
+
+fn drain(opened: Result<CaptureReader, burstcore::Error>, opts: ReadOptions) -> Outcome {
     let mut out = Outcome {
         packets: Vec::new(),
         error: None,
         warnings: Vec::new(),
         opened: false,
+        mapped: false,
+        stats: None,
     };
-    let mut r = match open(bytes, opts) {
+    let mut r = match opened {
         Ok(r) => r,
         Err(e) => {
             check_error(&e, opts);
@@ -81,6 +102,7 @@ pub fn read_all(bytes: Vec<u8>, opts: ReadOptions) -> Outcome {
         }
     };
     out.opened = true;
+    out.mapped = r.is_mapped();
     let max = opts.limits.max_block_len as usize;
     let mut last_offset = None;
     loop {
@@ -127,6 +149,7 @@ pub fn read_all(bytes: Vec<u8>, opts: ReadOptions) -> Outcome {
         }
         out.warnings.push((w.kind, w.offset));
     }
+    out.stats = Some(r.stats().clone());
     out
 }
 

@@ -40,9 +40,9 @@ fn check(lt: u16, frame: &[u8]) {
     if h.sport.is_some() || h.dport.is_some() {
         assert!(h.ip_proto.is_some(), "ports without a transport protocol");
     }
-    if h.roce_qp.is_some() {
+    if let Some(qp) = h.roce_qp {
         assert_eq!(h.dport, Some(4791));
-        assert!(h.roce_qp.unwrap() < 1 << 24);
+        assert!(qp < 1 << 24);
     }
     // Decoding borrows the frame: the same bytes decode the same way.
     assert_eq!(wire::decode(lt, frame), h);
