@@ -49,6 +49,7 @@ def test_every_tool_reads_every_packet(smoke: dict) -> None:
     assert tools == {
         "cat",
         "framing",
+        "framing_mapped",
         "scan",
         "scan_buffered",
         "scan2",
