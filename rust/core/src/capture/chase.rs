@@ -190,6 +190,7 @@ impl Chase {
                 *slot = p;
             }
         }
+        let guessed = at[1..].iter().any(|&a| a != usize::MAX);
         let mut next_start = to;
         for k in (0..CURSORS).rev() {
             stop[k] = next_start;
@@ -233,7 +234,11 @@ impl Chase {
         for list in &self.pieces {
             self.found.extend_from_slice(list);
         }
-        if self.found.len().saturating_mul(DENSE) > to - from {
+        // Dense, or no guess found a start where the records found are short enough that it
+        // should have (timestamps that jump by hours, or garbage): one cursor then chased the
+        // whole window, a load at a time, slower than streaming every line.
+        let unguessable = !guessed && self.found.len().saturating_mul(GUESS) > to - from;
+        if unguessable || self.found.len().saturating_mul(DENSE) > to - from {
             self.lines_until = end.saturating_add(LINES_FOR);
             self.found.clear();
             return None;
@@ -543,9 +548,9 @@ mod tests {
     }
 
     /// A cursor looks for its first record only in the first `GUESS` bytes of its piece: in
-    /// pieces that start with 20 KiB of bytes that hold no record, no cursor after the first
-    /// finds a start (a search of the whole piece would find the records after them), and the
-    /// first cursor's chain is all that is found.
+    /// the pieces that start with 20 KiB of bytes that hold no record, no cursor finds a start
+    /// (a search of the whole piece would find the records after them), and no record of
+    /// theirs is found.
     #[test]
     fn a_guess_looks_at_the_start_of_its_piece_only() {
         let from = 24;
@@ -554,7 +559,7 @@ mod tests {
         let mut records = Vec::new();
         for k in 0..CURSORS + 2 {
             let end = from + (k + 1) * piece;
-            if k > 0 {
+            if (1..=3).contains(&k) {
                 map.resize(map.len() + (20 << 10), 0xFF);
             }
             while map.len() + 16 + 1000 <= end {
@@ -570,12 +575,45 @@ mod tests {
         let mut chase = Chase::new();
         chase.set_layout(layout(false), 1 << 20);
         assert!(chase.ahead(&map, from, from + 4096).is_some());
-        let first_piece: Vec<usize> = records
+        let outside: Vec<usize> = records
             .iter()
             .copied()
-            .take_while(|&r| r < from + piece)
+            .filter(|&r| !(from + piece..from + 4 * piece).contains(&r) && r < from + WINDOW)
             .collect();
-        assert_eq!(chase.found, first_piece);
+        assert_eq!(chase.found, outside);
+    }
+
+    /// Timestamps that jump by hours (or garbage) leave every guess empty-handed although the
+    /// records are short: the first cursor would chase the whole window alone, so every line
+    /// is prefetched instead, as for small records.
+    #[test]
+    fn records_no_guess_can_find_are_prefetched_line_by_line() {
+        let mut rng = Rng(6);
+        let mut map = vec![0u8; 24];
+        let mut records = Vec::new();
+        while map.len() < 3 << 20 {
+            records.push(map.len());
+            let caplen = 1000 + rng.below(515) as u32;
+            for v in [
+                rng.next() as u32,
+                rng.below(1_000_000) as u32,
+                caplen,
+                caplen,
+            ] {
+                map.extend_from_slice(&v.to_le_bytes());
+            }
+            map.extend_from_slice(&rng.bytes(caplen as usize));
+        }
+        let layout = Layout::Pcap {
+            big: false,
+            header: 16,
+            nanos: false,
+        };
+        let mut chase = Chase::new();
+        chase.set_layout(layout, 1 << 20);
+        assert_eq!(chase.ahead(&map, records[0], records[0] + 4096), None);
+        assert!(chase.by_line(records[1]));
+        assert!(chase.lines_until > 16 << 20);
     }
 
     /// A chain that leaves the window by a record longer than a window (a wrong guess's, most
