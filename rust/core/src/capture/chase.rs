@@ -95,12 +95,17 @@ impl Chase {
         }
     }
 
-    /// A file's or a section's header was read: what was found under the old layout (a
-    /// section of the other byte order) says nothing any more.
+    /// A file's or a section's header was read: the records found under the old layout (a
+    /// section of the other byte order) say nothing any more. Where the last window ended and
+    /// the stretch of line prefetch stay: a file of many small sections would otherwise chase
+    /// a window at every section header (a fuzz input of 22,000 sections: 1.7 s instead of
+    /// 4 ms).
     pub(crate) fn set_layout(&mut self, layout: Layout, max_block: u32) {
         self.layout = layout;
         self.max_block = max_block as usize;
-        self.moved();
+        self.next = None;
+        self.found.clear();
+        self.warmed = 0;
     }
 
     /// Whether the framing at `start` prefetches every line instead of asking [`Chase::ahead`].
@@ -638,7 +643,39 @@ mod tests {
             assert_eq!(chase.end, to, "pcapng {pcapng}");
             assert_eq!(chase.found.last(), Some(&last), "pcapng {pcapng}");
             chase.set_layout(layout(pcapng), 64 << 20);
-            assert!(chase.found.is_empty() && chase.end == 0 && chase.next.is_none());
+            assert!(chase.found.is_empty() && chase.next.is_none());
+            assert_eq!(
+                chase.end, to,
+                "pcapng {pcapng}: a new section chases no window"
+            );
         }
+    }
+
+    /// A file of many small sections (each header read sets the layout again) chases a window
+    /// once, then prefetches every line: not one window per section header.
+    #[test]
+    fn many_sections_do_not_chase_a_window_each() {
+        let mut shb = Vec::new();
+        for v in [0x0A0D_0D0Au32, 28, 0x1A2B_3C4D, 1, u32::MAX, u32::MAX, 28] {
+            shb.extend_from_slice(&v.to_le_bytes());
+        }
+        let map = shb.repeat(40_000);
+        let mut chase = Chase::new();
+        let mut windows = 0;
+        let mut last_end = None;
+        for at in (0..map.len()).step_by(shb.len()) {
+            chase.set_layout(Layout::PcapNg { big: false }, 1 << 20);
+            let start = at + shb.len();
+            if start < map.len() {
+                chase.ahead(&map, start, start + 4096);
+            }
+            // A window chased moves where the last one ended or, dense, the line prefetch's end.
+            let now = (chase.end, chase.lines_until);
+            if last_end != Some(now) {
+                windows += 1;
+                last_end = Some(now);
+            }
+        }
+        assert!(windows <= 2, "{windows} windows chased");
     }
 }
