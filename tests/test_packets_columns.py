@@ -2,10 +2,12 @@
 
 The capture is written by burstcore's writer from a seeded mix of packets: IPv4/TCP, IPv6/UDP,
 802.1Q, RoCEv2 (UDP 4791), ARP and ICMP (no ports), packets cut by a snaplen inside their payload,
-Simple Packet Blocks (no timestamp) and a second, raw-IP interface. More than one batch of rows
-with nulls at every offset, so the validity bitmaps and the address views are exercised across
-byte and batch boundaries. The link type has no tshark field: the oracle there is the interface
-each packet was written to. Also: column subsets equal the same columns of the full read.
+TSO/GRO super-frames (IPv4 total length 0) and IPv6 jumbograms (a Jumbo Payload option) far longer
+on the wire than captured, Simple Packet Blocks (no timestamp) and a second, raw-IP interface.
+More than one batch of rows with nulls at every offset, so the validity bitmaps and the address
+views are exercised across byte and batch boundaries. The link type has no tshark field: the
+oracle there is the interface each packet was written to. Also: column subsets equal the same
+columns of the full read, and a scan's "ip" and "payload" sizes are the columns' lengths.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def _mix(path: Path, n: int, seed: int) -> None:
     t = 1_700_000_000_000_000_000
     for _ in range(n):
         t += rng.randrange(1, 5000)
-        kind = rng.choice(["tcp4", "udp6", "vlan", "roce", "arp", "icmp", "cut", "spb", "raw"])
+        kind = rng.choice(["tcp4", "udp6", "vlan", "roce", "arp", "icmp", "cut", "tso", "jumbo", "spb", "raw"])
         payload = rng.randrange(0, 300)
         v4 = (rng.choice(V4), rng.choice(V4))
         if kind == "tcp4":
@@ -77,6 +79,16 @@ def _mix(path: Path, n: int, seed: int) -> None:
         elif kind == "cut":  # snapped inside the payload: headers whole, cap_len < wire_len
             f = ETH + b"\x08\x00" + _ipv4(*v4, 6, _tcp(80, 443, 0x10), 200 + payload)
             w.epb(0, f[:64], ts_ns=t, wire_len=len(f))
+        elif kind == "tso":  # a host's capture of a TSO/GRO (or BIG TCP) super-frame: total length 0
+            f = ETH + b"\x08\x00" + _ipv4(*v4, 6, _tcp(80, 443, 0x18), payload)
+            f = f[:16] + b"\x00\x00" + f[18:]
+            w.epb(0, f[:96], ts_ns=t, wire_len=max(len(f), rng.randrange(1515, 200_000)))
+        elif kind == "jumbo":  # IPv6 payload length 0, the length in a hop-by-hop Jumbo Payload option
+            jumbo = rng.randrange(65_536, 200_000)
+            hbh = struct.pack("!BBBBI", 6, 0, 0xC2, 4, jumbo)
+            ip = _ipv6(rng.choice(V6), rng.choice(V6), 0, hbh + _tcp(81, 444, 0x10), payload)
+            f = ETH + b"\x86\xdd" + ip[:4] + b"\x00\x00" + ip[6:]
+            w.epb(0, f[:96], ts_ns=t, wire_len=14 + 40 + jumbo)
         elif kind == "spb":  # no timestamp, interface 0
             w.spb(ETH + b"\x08\x00" + _ipv4(*v4, 6, _tcp(1, 2, 2), payload))
         else:  # raw IP on interface 1, microsecond resolution
@@ -106,11 +118,19 @@ FIELDS = [
     "tcp.len",
     "udp.length",
     "tcp.flags",
+    "ipv6.opt.jumbo",
+    "ipv6.hopopts.nxt",
 ]
 
 
 def _int(x: str) -> int | None:
     return int(x, 0) if x else None
+
+
+def _ipv6_len(plen: int | None, jumbo: int | None) -> int | None:
+    if plen == 0 and jumbo is not None:
+        return jumbo + 40
+    return plen + 40 if plen is not None else None
 
 
 def _expected(row: list[str]) -> dict[str, object]:
@@ -125,12 +145,13 @@ def _expected(row: list[str]) -> dict[str, object]:
         "linktype": LINKTYPES[int(f["frame.interface_id"])],
         "src": f["ip.src"] or f["ipv6.src"] or None,
         "dst": f["ip.dst"] or f["ipv6.dst"] or None,
-        "protocol": _int(f["ip.proto"]) if f["ip.proto"] else _int(f["ipv6.nxt"]),
+        # The transport protocol, past an IPv6 hop-by-hop header (the jumbograms') if there is one.
+        "protocol": _int(f["ip.proto"]) if f["ip.proto"] else _int(f["ipv6.hopopts.nxt"] or f["ipv6.nxt"]),
         "sport": _int(f["tcp.srcport"]) if f["tcp.srcport"] else _int(f["udp.srcport"]),
         "dport": _int(f["tcp.dstport"]) if f["tcp.dstport"] else _int(f["udp.dstport"]),
         "vlan": _int(f["vlan.id"]),
         "qp": _int(f["infiniband.bth.destqp"]),
-        "ip_len": _int(f["ip.len"]) if f["ip.len"] else (plen + 40 if plen is not None else None),
+        "ip_len": _int(f["ip.len"]) if f["ip.len"] else _ipv6_len(plen, _int(f["ipv6.opt.jumbo"])),
         "payload_len": _int(f["tcp.len"]) if f["tcp.len"] else (udp_len - 8 if udp_len is not None else None),
         "tcp_flags": _int(f["tcp.flags"]),
     }
@@ -173,6 +194,19 @@ def test_every_column_equals_tshark(mix: Path) -> None:
     # Every kind of null and value occurs (the mix is not accidentally uniform).
     for name in SCHEMA:
         assert df[name].n_unique() > 1, name
+
+
+def test_scan_counts_the_lengths_the_columns_hold(mix: Path) -> None:
+    # size="ip" and "payload" in a scan are the columns' lengths (checked against tshark above),
+    # the super-frames' lengths from the wire, not from the 96 bytes captured, included.
+    df = burstcore.read_packets(mix, columns=["timestamp", "ip_len", "payload_len", "wire_len", "cap_len"])
+    assert df.filter(pl.col("ip_len") > pl.col("cap_len")).height > 100
+    for size, col in (("ip", "ip_len"), ("payload", "payload_len")):
+        held = df.filter(pl.col("timestamp").is_not_null() & pl.col(col).is_not_null())
+        for threads in (1, 2):
+            groups = burstcore.scan(mix, windows=["1s"], size=size, threads=threads).groups
+            row = groups.filter(pl.col("by") == "all").row(0, named=True)
+            assert (row["packets"], row["bytes"]) == (held.height, held[col].cast(pl.UInt64).sum()), (size, threads)
 
 
 def test_subsets_equal_the_full_read(mix: Path) -> None:

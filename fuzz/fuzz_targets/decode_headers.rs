@@ -1,4 +1,4 @@
-//! `wire::decode` for every link type it knows (and an unknown one), on the packets of fuzzed
+//! `wire::decode_frame` for every link type it knows (and an unknown one), on the packets of fuzzed
 //! captures and on the raw input itself.
 #![no_main]
 
@@ -21,11 +21,12 @@ const LINKTYPES: [u16; 10] = [
     147, // a user link type: unknown to the decoder
 ];
 
-fn check(lt: u16, frame: &[u8]) {
-    let h = wire::decode(lt, frame);
-    // An IP length below the largest IPv4 header may be a TSO frame's 0 or damage: the UDP
-    // length is then the only length there is, so the cap applies only to a usable IP length.
-    if let (Some(ip), Some(payload)) = (h.ip_len.filter(|&n| n >= 60), h.payload_len) {
+fn check(lt: u16, frame: &[u8], wire_len: u32) {
+    let h = wire::decode_frame(lt, frame, wire_len);
+    // The IP length is known wherever a payload length is (from the header, a jumbo option or
+    // the frame on the wire), and the payload lies within it.
+    if let Some(payload) = h.payload_len {
+        let ip = h.ip_len.expect("a payload length without an IP length");
         assert!(
             payload <= ip,
             "payload {payload} larger than IP length {ip}"
@@ -45,12 +46,16 @@ fn check(lt: u16, frame: &[u8]) {
         assert!(qp < 1 << 24);
     }
     // Decoding borrows the frame: the same bytes decode the same way.
-    assert_eq!(wire::decode(lt, frame), h);
+    assert_eq!(wire::decode_frame(lt, frame, wire_len), h);
 }
 
 fuzz_target!(|data: &[u8]| {
+    // The raw input as a whole frame, and as a frame cut by a snaplen from a length on the wire
+    // its last four bytes choose (the super-frames of TSO/GRO and BIG TCP).
+    let cut = data.last_chunk::<4>().map_or(0, |b| u32::from_le_bytes(*b));
     for lt in LINKTYPES {
-        check(lt, data);
+        check(lt, data, data.len() as u32);
+        check(lt, data, cut);
     }
     if data.len() > 64 << 10 {
         return;
@@ -59,6 +64,6 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     while let Ok(Some(p)) = r.next_packet() {
-        check(p.linktype, p.data);
+        check(p.linktype, p.data, p.wire_len);
     }
 });

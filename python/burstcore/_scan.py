@@ -182,7 +182,9 @@ def scan(
         Bytes counted per packet: 'wire' (default; original length, immune to snaplen),
         'captured', 'ip' (IP total length), 'payload' (TCP/UDP payload), 'l1' (Ethernet frame padded
         to 60 B + FCS 4 B + preamble/SFD/IFG 20 B). Packets lacking the needed header are skipped
-        and counted in ``summary``.
+        and counted in ``summary``. An IP length of 0 (TSO/GRO or BIG TCP super-frames captured on
+        a host) counts the rest of the frame on the wire, or an IPv6 Jumbo Payload option's
+        length, as tshark does.
     closed:
         'left' (default): half-open windows [s, s+τ); 'both': closed windows [s, s+τ].
     reorder_horizon:

@@ -95,7 +95,7 @@ impl<'r> Ordered<'r> {
                 ts_ns,
                 size: u64::from(p.wire_len),
                 interface: p.interface,
-                headers: wire::decode(p.linktype, p.data),
+                headers: wire::decode_frame(p.linktype, p.data, p.wire_len),
             };
             let offset = p.offset;
             self.reorder

@@ -176,7 +176,7 @@ pub(crate) fn arrival(
 ) -> std::result::Result<Arrival, Skip> {
     let ts_ns = p.ts_ns.ok_or(Skip::NoTimestamp)?;
     let headers = if decode {
-        wire::decode(p.linktype, p.data)
+        wire::decode_frame(p.linktype, p.data, p.wire_len)
     } else {
         Headers::default()
     };

@@ -575,7 +575,7 @@ fn fill<S: Source>(
                 break;
             };
             if let Some(h) = heads.get_mut(rows.len()) {
-                wire::decode_into(h, p.linktype, p.data);
+                wire::decode_into(h, p.linktype, p.data, p.wire_len);
             }
             rows.push(Row {
                 ts: p.ts_ns,
@@ -829,7 +829,7 @@ mod tests {
         let mut reader = open();
         let mut i = 0;
         while let Some(p) = reader.next_packet().unwrap() {
-            let h = wire::decode(p.linktype, p.data);
+            let h = wire::decode_frame(p.linktype, p.data, p.wire_len);
             let nullable = |c: &Nullable<u32>| c.valid.get(i).then(|| c.values[i]);
             let widen = |c: &Nullable<u16>| c.valid.get(i).then(|| u32::from(c.values[i]));
             let byte = |c: &Nullable<u8>| c.valid.get(i).then(|| c.values[i]);

@@ -5,7 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use burstcore::wire::{decode, link_mtu_frame, linktype_name, Headers};
+use burstcore::wire::{decode, decode_frame, link_mtu_frame, linktype_name, Headers};
 
 const ETH: u16 = 1;
 const NULL: u16 = 0;
@@ -513,18 +513,57 @@ fn lengths_from_headers_not_capture() {
     let h = decode(ETH, &frame);
     assert_eq!((h.ip_len, h.ip_proto, h.sport), (Some(20), Some(6), None));
     assert!(!h.truncated);
-    // TSO/GRO super-frame with total length 0: ports still read, payload length unknown.
+    // A TSO/GRO or BIG TCP super-frame carries total length 0: the packet is the rest of the
+    // frame on the wire, however short the capture (tshark presumes the same).
     let mut f = Frame::default();
     f.ethernet(&[], 0x0800)
         .ipv4(6, 0x4000, 0)
         .tcp(0x10, 0, 3000);
     let (mut bytes, _, _) = f.finish();
     bytes[16..18].copy_from_slice(&[0, 0]);
+    let wire = bytes.len() as u32;
+    for snap in [bytes.len(), 128, 54] {
+        let h = decode_frame(ETH, &bytes[..snap], wire);
+        assert_eq!(
+            (h.ip_len, h.sport, h.payload_len, h.truncated),
+            (Some(wire - 14), Some(40000), Some(3000), false),
+            "snaplen {snap}"
+        );
+    }
+    assert_eq!(decode(ETH, &bytes).ip_len, Some(wire - 14));
+    // Past the 16-bit field's reach (BIG TCP): 185,000 bytes on the wire.
+    let h = decode_frame(ETH, &bytes[..128], 185_000);
+    assert_eq!(
+        (h.ip_len, h.payload_len),
+        (Some(185_000 - 14), Some(185_000 - 14 - 40))
+    );
+    // Behind a VLAN tag the link header is 18 bytes.
+    let mut f = Frame::default();
+    f.ethernet(&[(0x8100, 7)], 0x0800)
+        .ipv4(6, 0x4000, 0)
+        .tcp(0x10, 0, 3000);
+    let (mut bytes, _, _) = f.finish();
+    bytes[20..22].copy_from_slice(&[0, 0]);
+    let h = decode_frame(ETH, &bytes[..128], 10_000);
+    assert_eq!(
+        (h.vlan, h.ip_len, h.payload_len),
+        (Some(7), Some(10_000 - 18), Some(10_000 - 58))
+    );
+    // A record claiming fewer bytes on the wire than it holds: the bytes held count.
+    let h = decode_frame(ETH, &bytes, 100);
+    assert_eq!(h.ip_len, Some(bytes.len() as u32 - 18));
+    // A total length below the header's own (but not 0) is damage: the header's fields stay, and
+    // what follows is no transport header (tshark: "Bogus IP length").
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x0800).ipv4(6, 0, 0).tcp(0x10, 0, 30);
+    let (mut bytes, _, _) = f.finish();
+    bytes[16..18].copy_from_slice(&19u16.to_be_bytes());
     let h = decode(ETH, &bytes);
     assert_eq!(
-        (h.ip_len, h.sport, h.payload_len),
-        (Some(0), Some(40000), None)
+        (h.ip_len, h.ip_proto, h.sport, h.payload_len, h.truncated),
+        (Some(19), Some(6), None, None, false)
     );
+    assert!(h.src.is_some() && h.dst.is_some());
     // UDP length below 8 saturates.
     let mut f = Frame::default();
     f.implied(0x0800).ipv4(17, 0, 0).udp(53, &[0; 8]);
@@ -533,21 +572,26 @@ fn lengths_from_headers_not_capture() {
     assert_eq!(decode(LT_IPV4, &bytes).payload_len, Some(0));
 }
 
-/// IPv6 payload length 0 (a jumbogram, or a TSO/GRO super-frame) says nothing of the length,
-/// as IPv4's total length 0: TCP's payload is unknown and UDP's comes from its own header.
+/// IPv6 payload length 0 is a BIG TCP or TSO/GRO super-frame, whose packet is the rest of the
+/// frame on the wire (as IPv4's total length 0), or a jumbogram, whose Jumbo Payload option
+/// says how long it is (RFC 2675).
 #[test]
 fn ipv6_payload_length_zero() {
     for exts in [&[][..], &[(0u8, 8usize)][..]] {
+        let ext_len: u32 = exts.iter().map(|e| e.1 as u32).sum();
         let mut f = Frame::default();
         f.implied(0x86dd).ipv6(exts, 6, 0).tcp(0x10, 0, 3000);
         let (mut bytes, _, _) = f.finish();
         bytes[4..6].copy_from_slice(&[0, 0]);
-        let h = decode(LT_IPV6, &bytes);
-        assert_eq!(
-            (h.ip_len, h.ip_proto, h.sport, h.payload_len, h.truncated),
-            (Some(40), Some(6), Some(40000), None, false),
-            "{exts:?}"
-        );
+        let wire = bytes.len() as u32;
+        for snap in [bytes.len(), 128] {
+            let h = decode_frame(LT_IPV6, &bytes[..snap], wire);
+            assert_eq!(
+                (h.ip_len, h.ip_proto, h.sport, h.payload_len, h.truncated),
+                (Some(wire), Some(6), Some(40000), Some(3000), false),
+                "{exts:?}, snaplen {snap}"
+            );
+        }
         let mut f = Frame::default();
         f.implied(0x86dd).ipv6(exts, 17, 0).udp(53, &[7; 100]);
         let (mut bytes, _, _) = f.finish();
@@ -555,14 +599,76 @@ fn ipv6_payload_length_zero() {
         let h = decode(LT_IPV6, &bytes);
         assert_eq!(
             (h.ip_len, h.dport, h.payload_len),
-            (Some(40), Some(53), Some(100)),
+            (Some(148 + ext_len), Some(53), Some(100)),
             "{exts:?}"
         );
-        // UDP length 0 with no IP length: a jumbogram's (RFC 2675), not an empty datagram.
-        let udp = 40 + exts.iter().map(|e| e.1).sum::<usize>();
+        // UDP length 0 over an IP payload its field can hold is no jumbogram: nothing is left.
+        let udp = 40 + ext_len as usize;
         bytes[udp + 4..udp + 6].copy_from_slice(&[0, 0]);
         let h = decode(LT_IPV6, &bytes);
-        assert_eq!((h.dport, h.payload_len), (Some(53), None), "{exts:?}");
+        assert_eq!((h.dport, h.payload_len), (Some(53), Some(0)), "{exts:?}");
+        // Over a super-frame of 100,000 bytes on the wire it is one (RFC 2675): the IP payload.
+        let h = decode_frame(LT_IPV6, &bytes, 100_000);
+        assert_eq!(
+            (h.ip_len, h.payload_len),
+            (Some(100_000), Some(100_000 - 40 - ext_len - 8)),
+            "{exts:?}"
+        );
+    }
+}
+
+/// A jumbogram's length is its Jumbo Payload option's, found among the Hop-by-Hop options
+/// past any padding, whatever the frame's length on the wire; an option of another kind, or a
+/// jumbo option in a packet whose payload length is not 0, changes nothing.
+#[test]
+fn ipv6_jumbo_payload_option() {
+    const JUMBO: u32 = 200_000;
+    // Hop-by-hop options area (14 bytes): Pad1, Pad1, PadN of 2, the jumbo option, PadN of 0.
+    let mut options = vec![0u8, 0, 1, 2, 0, 0, 0xc2, 4];
+    options.extend_from_slice(&JUMBO.to_be_bytes());
+    options.extend_from_slice(&[1, 0]);
+    for proto in [6u8, 17] {
+        let mut f = Frame::default();
+        f.implied(0x86dd).ipv6(&[(0, 16)], proto, 0);
+        if proto == 6 {
+            f.tcp(0x10, 0, 100);
+        } else {
+            f.udp(53, &[7; 100]);
+        }
+        let (mut bytes, _, _) = f.finish();
+        bytes[4..6].copy_from_slice(&[0, 0]);
+        bytes[42..56].copy_from_slice(&options);
+        if proto == 17 {
+            bytes[56 + 4..56 + 6].copy_from_slice(&[0, 0]);
+        }
+        let transport = if proto == 6 { 20 } else { 8 };
+        for wire in [bytes.len() as u32, 300_000] {
+            let h = decode_frame(LT_IPV6, &bytes, wire);
+            assert_eq!(
+                (h.ip_len, h.ip_proto, h.dport.is_some(), h.payload_len),
+                (
+                    Some(JUMBO + 40),
+                    Some(proto),
+                    true,
+                    Some(JUMBO - 16 - transport)
+                ),
+                "proto {proto}, wire {wire}"
+            );
+        }
+        // Another option kind where the jumbo was: the rest of the frame counts.
+        let mut other = bytes.clone();
+        other[48] = 0x3e;
+        let h = decode_frame(LT_IPV6, &other, 300_000);
+        assert_eq!(h.ip_len, Some(300_000), "proto {proto}");
+        // A payload length that is not 0 wins over the option.
+        let mut plain = bytes.clone();
+        let len = (bytes.len() - 40) as u16;
+        plain[4..6].copy_from_slice(&len.to_be_bytes());
+        assert_eq!(
+            decode(LT_IPV6, &plain).ip_len,
+            Some(bytes.len() as u32),
+            "proto {proto}"
+        );
     }
 }
 

@@ -7,9 +7,10 @@ use super::{array, Headers, Segment};
 pub const MIN_HEADER_LEN: usize = 20;
 
 /// Fill in the IPv4 fields and hand back the transport segment, unless this is a non-first
-/// fragment (its payload has no transport header) or the header is bogus or cut.
+/// fragment (its payload has no transport header) or the header is bogus or cut. `on_wire` is
+/// the frame's length on the wire from the IP header on.
 #[inline]
-pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a>> {
+pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8], on_wire: u32) -> Option<Segment<'a>> {
     let Some(fixed) = array::<MIN_HEADER_LEN>(packet, 0) else {
         h.truncated = true;
         return None;
@@ -19,8 +20,13 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
     if fixed[0] >> 4 != 4 || header_len < MIN_HEADER_LEN {
         return None;
     }
-    let total_len = u16::from_be_bytes([fixed[2], fixed[3]]);
-    h.ip_len = Some(u32::from(total_len));
+    // A total length of 0 is what a TSO/GRO or BIG TCP super-frame carries (each segment gets
+    // its own on the wire): the packet is then the rest of the frame, as tshark presumes.
+    let total_len = match u16::from_be_bytes([fixed[2], fixed[3]]) {
+        0 => on_wire,
+        n => u32::from(n),
+    };
+    h.ip_len = Some(total_len);
     h.ip_proto = Some(fixed[9]);
     h.src = Some(IpAddr::V4(Ipv4Addr::new(
         fixed[12], fixed[13], fixed[14], fixed[15],
@@ -36,8 +42,8 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
         h.truncated = true;
         return None;
     };
-    // A total length below the header (0 from TSO, or garbage) leaves the payload length unknown;
-    // the transport header is still read from the captured bytes.
-    let payload_len = u32::from(total_len).checked_sub(header_len as u32);
+    // A total length below the header's own is damage: what follows the header is no transport
+    // header (tshark: "Bogus IP length"), as with an IPv6 extension chain longer than its packet.
+    let payload_len = total_len.checked_sub(header_len as u32)?;
     Some(Segment::new(rest, payload_len))
 }

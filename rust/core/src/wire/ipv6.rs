@@ -24,10 +24,15 @@ fn is_extension(next: u8) -> bool {
     )
 }
 
+/// Hop-by-Hop option type of a Jumbo Payload (RFC 2675), and its data length.
+const JUMBO: u8 = 0xc2;
+const JUMBO_LEN: u8 = 4;
+
 /// Fill in the IPv6 fields and hand back the transport segment. ESP (50) and "no next header"
-/// (59) end the chain like any transport protocol: `ip_proto` says which.
+/// (59) end the chain like any transport protocol: `ip_proto` says which. `on_wire` is the
+/// frame's length on the wire from the IP header on.
 #[inline]
-pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a>> {
+pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8], on_wire: u32) -> Option<Segment<'a>> {
     let Some(fixed) = array::<HEADER_LEN>(packet, 0) else {
         h.truncated = true;
         return None;
@@ -35,8 +40,14 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
     if fixed[0] >> 4 != 6 {
         return None;
     }
+    // A payload length of 0 is a jumbogram, whose Jumbo Payload option (below) says how long
+    // it is, or a TSO/GRO or BIG TCP super-frame (each segment gets its own length on the
+    // wire): the packet is then the rest of the frame, as for IPv4's total length 0.
     let payload_len = u16::from_be_bytes([fixed[4], fixed[5]]);
-    h.ip_len = Some(u32::from(payload_len) + HEADER_LEN as u32);
+    h.ip_len = Some(match payload_len {
+        0 => on_wire,
+        n => u32::from(n) + HEADER_LEN as u32,
+    });
     h.src = array::<16>(&fixed, 8).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
     h.dst = array::<16>(&fixed, 24).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
 
@@ -65,25 +76,43 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8]) -> Option<Segment<'a
             h.fragment = true;
             return None;
         }
+        if next == HOP_BY_HOP && at == HEADER_LEN && payload_len == 0 {
+            let options = packet.get(at + 2..at + ext_len).unwrap_or_default();
+            if let Some(jumbo) = jumbo_payload(options) {
+                h.ip_len = Some(jumbo.saturating_add(HEADER_LEN as u32));
+            }
+        }
         next = after;
         at += ext_len;
     }
     h.ip_proto = Some(next);
-    // Payload length 0 is a jumbogram or a TSO/GRO super-frame: the header does not say how long
-    // the packet is (as IPv4's total length 0), so the transport header alone is read.
-    let ip_len = h.ip_len.filter(|_| payload_len != 0);
-    let headers_len = u32::try_from(at).ok()?;
+    let ip_len = h.ip_len.unwrap_or_default();
     // A chain that runs past the IP length was walked through bytes that are not this packet's
     // (padding, or damage): what follows it is no transport header, and no payload is left.
-    if ip_len.is_some_and(|n| headers_len > n) {
-        return None;
-    }
+    let payload = ip_len.checked_sub(u32::try_from(at).ok()?)?;
     let Some(rest) = packet.get(at..) else {
         h.truncated = true;
         return None;
     };
-    Some(Segment::new(
-        rest,
-        ip_len.and_then(|n| n.checked_sub(headers_len)),
-    ))
+    Some(Segment::new(rest, payload))
+}
+
+/// The length a Jumbo Payload option among the Hop-by-Hop `options` gives (RFC 2675: the
+/// packet's length after the IPv6 header), if there is one. Options are type-length-value,
+/// but for Pad1, a lone zero byte.
+fn jumbo_payload(mut options: &[u8]) -> Option<u32> {
+    while let [kind, rest @ ..] = options {
+        if *kind == 0 {
+            options = rest;
+            continue;
+        }
+        let [len, data @ ..] = rest else {
+            return None;
+        };
+        if *kind == JUMBO && *len == JUMBO_LEN {
+            return array::<4>(data, 0).map(u32::from_be_bytes);
+        }
+        options = data.get(usize::from(*len)..)?;
+    }
+    None
 }

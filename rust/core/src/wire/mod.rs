@@ -42,6 +42,9 @@ pub struct Headers {
     /// Transport protocol number (after IPv6 extension headers).
     pub ip_proto: Option<u8>,
     /// IPv4 total length, or IPv6 payload length + 40: from the header, not the captured bytes.
+    /// Where the header's length is 0 (a TSO/GRO or BIG TCP super-frame, whose segments the
+    /// NIC or the stack fills in), the IPv6 Jumbo Payload option's length + 40, else the rest
+    /// of the frame on the wire from the IP header on, as tshark presumes.
     pub ip_len: Option<u32>,
     pub sport: Option<u16>,
     pub dport: Option<u16>,
@@ -59,7 +62,8 @@ pub struct Headers {
     pub unknown_link: bool,
 }
 
-/// Decode the headers of a frame of the given LINKTYPE_*.
+/// Decode the headers of a frame of the given LINKTYPE_*, captured whole (see
+/// [`decode_frame`] for a frame cut by a snaplen).
 ///
 /// `truncated` is set when the frame ends before a header the previous layer announced is
 /// complete (including when none of it is present, e.g. an Ethernet frame of exactly 14 bytes
@@ -67,17 +71,31 @@ pub struct Headers {
 /// an unknown address family) just stops: that is not truncation.
 #[inline]
 pub fn decode(linktype: u16, data: &[u8]) -> Headers {
+    decode_frame(linktype, data, wire_len_of(data))
+}
+
+/// [`decode`] for a frame of `wire_len` bytes on the wire of which `data` was captured: the
+/// wire length is what an IP header whose length field is 0 (TSO/GRO, BIG TCP) is measured
+/// by, whatever the snaplen cut off.
+#[inline]
+pub fn decode_frame(linktype: u16, data: &[u8], wire_len: u32) -> Headers {
     let mut h = Headers::default();
-    decode_into(&mut h, linktype, data);
+    decode_into(&mut h, linktype, data, wire_len);
     h
 }
 
-/// [`decode`] into an existing `Headers` (reset first). Filling a slot in place spares the
+fn wire_len_of(data: &[u8]) -> u32 {
+    u32::try_from(data.len()).unwrap_or(u32::MAX)
+}
+
+/// [`decode_frame`] into an existing `Headers` (reset first). Filling a slot in place spares the
 /// caller copying the whole struct out of a temporary just written field by field, a
 /// store-to-load stall when headers are collected in bulk.
 #[inline]
-pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8]) {
+pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8], wire_len: u32) {
     *h = Headers::default();
+    // A record claiming fewer bytes on the wire than it holds is damage: the bytes are there.
+    let wire_len = wire_len.max(wire_len_of(data));
     let network = match linktype {
         linktype::ETHERNET => ethernet::decode(h, data),
         linktype::LINUX_SLL => sll::decode_v1(h, data),
@@ -93,13 +111,17 @@ pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8]) {
         }
     };
     if let Some(packet) = network {
+        // The link layer's header is what lies before the network layer's bytes (every link
+        // decoder hands back the rest of the frame).
+        let link_header = data.len() - packet.len();
+        let on_wire = wire_len.saturating_sub(wire_len_of(&data[..link_header]));
         // Under the IPv4 EtherType the version nibble decides, as tshark does (an IPv6 packet
         // labelled 0x0800 is still IPv6); the IPv6 EtherType must carry version 6.
         let transport = match (h.ethertype, packet.first().map(|b| b >> 4)) {
             (Some(ETHERTYPE_IPV4), Some(6)) | (Some(ETHERTYPE_IPV6), Some(_)) => {
-                ipv6::decode(h, packet)
+                ipv6::decode(h, packet, on_wire)
             }
-            (Some(ETHERTYPE_IPV4), Some(_)) => ipv4::decode(h, packet),
+            (Some(ETHERTYPE_IPV4), Some(_)) => ipv4::decode(h, packet, on_wire),
             (Some(ETHERTYPE_IPV4 | ETHERTYPE_IPV6), None) => {
                 h.truncated = true;
                 None
@@ -130,9 +152,8 @@ pub(crate) struct Segment<'a> {
     /// Captured bytes of the IP payload, cut to the IP length when that is shorter (Ethernet
     /// padding is not transport data).
     bytes: &'a [u8],
-    /// IP payload length from the header (`None` when the IP length is smaller than the IP
-    /// header itself, as in TSO frames that carry 0).
-    len: Option<u32>,
+    /// IP payload length (from the IP length, see [`Headers::ip_len`]).
+    len: u32,
     /// The capture ended before the IP payload did: a short transport header is truncation,
     /// not a malformed packet.
     cut: bool,
@@ -141,14 +162,14 @@ pub(crate) struct Segment<'a> {
 impl<'a> Segment<'a> {
     /// `rest` is everything captured after the IP header(s), `len` the IP payload length.
     #[inline]
-    fn new(rest: &'a [u8], len: Option<u32>) -> Self {
-        match len {
-            Some(n) if (n as usize) <= rest.len() => Segment {
-                bytes: rest.get(..n as usize).unwrap_or(rest),
+    fn new(rest: &'a [u8], len: u32) -> Self {
+        match rest.get(..len as usize) {
+            Some(bytes) => Segment {
+                bytes,
                 len,
                 cut: false,
             },
-            _ => Segment {
+            None => Segment {
                 bytes: rest,
                 len,
                 cut: true,

@@ -12,7 +12,7 @@ pub(super) fn decode(h: &mut Headers, seg: Segment<'_>) {
     h.tcp_flags = b.get(13).copied();
     let header_len = b.get(12).map_or(0, |&x| usize::from(x >> 4) * 4);
     if header_len >= MIN_HEADER_LEN {
-        h.payload_len = seg.len.map(|n| n.saturating_sub(header_len as u32));
+        h.payload_len = Some(seg.len.saturating_sub(header_len as u32));
     }
     seg.check(h, header_len.max(MIN_HEADER_LEN));
 }
