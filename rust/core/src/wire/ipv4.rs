@@ -2,15 +2,19 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use super::{array, Headers, Segment};
+use super::{array, Headers, Segment, Uncaptured};
 
 pub const MIN_HEADER_LEN: usize = 20;
 
 /// Fill in the IPv4 fields and hand back the transport segment, unless this is a non-first
-/// fragment (its payload has no transport header) or the header is bogus or cut. `on_wire` is
-/// the frame's length on the wire from the IP header on.
+/// fragment (its payload has no transport header) or the header is bogus or cut. `uncaptured`
+/// tells the frame's length on the wire from the IP header on.
 #[inline]
-pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8], on_wire: u32) -> Option<Segment<'a>> {
+pub(super) fn decode<'a>(
+    h: &mut Headers,
+    packet: &'a [u8],
+    uncaptured: Uncaptured,
+) -> Option<Segment<'a>> {
     let Some(fixed) = array::<MIN_HEADER_LEN>(packet, 0) else {
         h.truncated = true;
         return None;
@@ -23,7 +27,7 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8], on_wire: u32) -> Opt
     // A total length of 0 is what a TSO/GRO or BIG TCP super-frame carries (each segment gets
     // its own on the wire): the packet is then the rest of the frame, as tshark presumes.
     let total_len = match u16::from_be_bytes([fixed[2], fixed[3]]) {
-        0 => on_wire,
+        0 => uncaptured.on_wire(packet),
         n => u32::from(n),
     };
     h.ip_len = Some(total_len);

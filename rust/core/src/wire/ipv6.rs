@@ -3,7 +3,7 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-use super::{array, be16, Headers, Segment};
+use super::{array, be16, Headers, Segment, Uncaptured};
 
 pub const HEADER_LEN: usize = 40;
 
@@ -29,10 +29,14 @@ const JUMBO: u8 = 0xc2;
 const JUMBO_LEN: u8 = 4;
 
 /// Fill in the IPv6 fields and hand back the transport segment. ESP (50) and "no next header"
-/// (59) end the chain like any transport protocol: `ip_proto` says which. `on_wire` is the
+/// (59) end the chain like any transport protocol: `ip_proto` says which. `uncaptured` tells the
 /// frame's length on the wire from the IP header on.
 #[inline]
-pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8], on_wire: u32) -> Option<Segment<'a>> {
+pub(super) fn decode<'a>(
+    h: &mut Headers,
+    packet: &'a [u8],
+    uncaptured: Uncaptured,
+) -> Option<Segment<'a>> {
     let Some(fixed) = array::<HEADER_LEN>(packet, 0) else {
         h.truncated = true;
         return None;
@@ -45,7 +49,7 @@ pub(super) fn decode<'a>(h: &mut Headers, packet: &'a [u8], on_wire: u32) -> Opt
     // wire): the packet is then the rest of the frame, as for IPv4's total length 0.
     let payload_len = u16::from_be_bytes([fixed[4], fixed[5]]);
     h.ip_len = Some(match payload_len {
-        0 => on_wire,
+        0 => uncaptured.on_wire(packet),
         n => u32::from(n) + HEADER_LEN as u32,
     });
     h.src = array::<16>(&fixed, 8).map(|a| IpAddr::V6(Ipv6Addr::from(a)));

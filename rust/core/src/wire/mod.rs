@@ -88,14 +88,29 @@ fn wire_len_of(data: &[u8]) -> u32 {
     u32::try_from(data.len()).unwrap_or(u32::MAX)
 }
 
+/// The bytes of a frame on the wire past those captured: what tells the length on the wire of a
+/// layer's bytes, which only an IP length of 0 needs (worked out then, off the common path).
+#[derive(Clone, Copy)]
+struct Uncaptured(u32);
+
+impl Uncaptured {
+    /// The length on the wire of `bytes`, the rest of the frame from some header on.
+    #[inline]
+    fn on_wire(self, bytes: &[u8]) -> u32 {
+        wire_len_of(bytes).saturating_add(self.0)
+    }
+}
+
 /// [`decode_frame`] into an existing `Headers` (reset first). Filling a slot in place spares the
 /// caller copying the whole struct out of a temporary just written field by field, a
 /// store-to-load stall when headers are collected in bulk.
 #[inline]
 pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8], wire_len: u32) {
     *h = Headers::default();
-    // A record claiming fewer bytes on the wire than it holds is damage: the bytes are there.
-    let wire_len = wire_len.max(wire_len_of(data));
+    // Bytes on the wire past those captured (a record claiming fewer than it holds is damage:
+    // the bytes are there). Every link decoder hands back the rest of the frame, so the
+    // network layer's bytes on the wire are those captured plus these.
+    let uncaptured = Uncaptured(wire_len.saturating_sub(wire_len_of(data)));
     let network = match linktype {
         linktype::ETHERNET => ethernet::decode(h, data),
         linktype::LINUX_SLL => sll::decode_v1(h, data),
@@ -111,17 +126,13 @@ pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8], wire_len: u32) {
         }
     };
     if let Some(packet) = network {
-        // The link layer's header is what lies before the network layer's bytes (every link
-        // decoder hands back the rest of the frame).
-        let link_header = data.len() - packet.len();
-        let on_wire = wire_len.saturating_sub(wire_len_of(&data[..link_header]));
         // Under the IPv4 EtherType the version nibble decides, as tshark does (an IPv6 packet
         // labelled 0x0800 is still IPv6); the IPv6 EtherType must carry version 6.
         let transport = match (h.ethertype, packet.first().map(|b| b >> 4)) {
             (Some(ETHERTYPE_IPV4), Some(6)) | (Some(ETHERTYPE_IPV6), Some(_)) => {
-                ipv6::decode(h, packet, on_wire)
+                ipv6::decode(h, packet, uncaptured)
             }
-            (Some(ETHERTYPE_IPV4), Some(_)) => ipv4::decode(h, packet, on_wire),
+            (Some(ETHERTYPE_IPV4), Some(_)) => ipv4::decode(h, packet, uncaptured),
             (Some(ETHERTYPE_IPV4 | ETHERTYPE_IPV6), None) => {
                 h.truncated = true;
                 None
