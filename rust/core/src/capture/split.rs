@@ -64,8 +64,9 @@ pub struct SplitPlan {
     /// pcap: record header length, nanosecond timestamps.
     record_header: usize,
     nanos: bool,
-    /// pcap: seconds of the first packet. Records found while re-synchronising must be close to
-    /// it, which rules out runs of zeros (empty records of time 0) and most other look-alikes.
+    /// pcap: seconds of the first packets (their median, see [`median_secs`]). Records found
+    /// while re-synchronising must be close to them, which rules out runs of zeros (empty
+    /// records of time 0) and most other look-alikes.
     first_secs: u32,
     sections: usize,
     interfaces: usize,
@@ -129,32 +130,31 @@ impl SplitPlan {
             ),
         };
         let hlen = usize::try_from(data_start).unwrap_or(usize::MAX);
-        let (header, first) = match &map {
-            Some(map) => {
-                let bytes = map.get(..hlen.saturating_add(4)).ok_or_else(|| {
+        let header = match &map {
+            Some(map) => map
+                .get(..hlen)
+                .ok_or_else(|| {
                     Error::at(
                         ErrorKind::Io,
                         data_start,
                         "mapped file shorter than its header",
                     )
-                })?;
-                let (header, first) = bytes.split_at(hlen);
-                (
-                    header.to_vec(),
-                    <[u8; 4]>::try_from(first).unwrap_or_default(),
-                )
-            }
+                })?
+                .to_vec(),
             None => {
                 let mut header = vec![0u8; hlen];
                 let mut f =
                     File::open(path).map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
                 f.read_exact(&mut header)?;
-                let mut first = [0u8; 4];
-                f.read_exact(&mut first)?;
-                (header, first)
+                header
             }
         };
-        let first_secs = u32_at(&first, 0, big);
+        let (sections, interfaces) = (reader.sections().len(), reader.interfaces().len());
+        let first_secs = if pcapng {
+            0
+        } else {
+            median_secs(&mut reader, first_ts)
+        };
         Ok(Some(SplitPlan {
             path: path.to_path_buf(),
             header,
@@ -164,8 +164,8 @@ impl SplitPlan {
             record_header,
             nanos,
             first_secs,
-            sections: reader.sections().len(),
-            interfaces: reader.interfaces().len(),
+            sections,
+            interfaces,
             options,
             first_ts,
             map,
@@ -400,6 +400,30 @@ impl SplitPlan {
         }
         Ok(true)
     }
+}
+
+/// Packets whose seconds make the reference of a pcap's boundary search.
+const REFERENCE: usize = 15;
+
+/// The median of the seconds of the first packet (at `first_ts`) and of the next few that
+/// `reader` reads: one odd stamp among them (a first packet stamped 1970, before the capturing
+/// host's clock was set; a damaged record) does not then send every chunk's search looking for
+/// records near it, find none, and leave the whole scan to one thread.
+fn median_secs(reader: &mut CaptureReader, first_ts: Option<i64>) -> u32 {
+    let mut secs: Vec<u32> = first_ts.into_iter().map(secs_of).collect();
+    for _ in 1..REFERENCE {
+        let Ok(Some(p)) = reader.next_packet() else {
+            break;
+        };
+        secs.extend(p.ts_ns.map(secs_of));
+    }
+    secs.sort_unstable();
+    secs.get(secs.len() / 2).copied().unwrap_or(0)
+}
+
+/// A pcap record's seconds, from its timestamp (which they make, with the fraction below them).
+fn secs_of(ts_ns: i64) -> u32 {
+    u32::try_from(ts_ns.div_euclid(1_000_000_000)).unwrap_or(0)
 }
 
 /// Random access to a file: its mapping, or windows of bytes read from it.

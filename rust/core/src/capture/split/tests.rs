@@ -390,3 +390,57 @@ fn chains_that_run_far_do_not_move_the_search_window() {
     // 4 KiB near their far ends.
     assert!(reads <= 32, "{reads} reads");
 }
+
+/// A pcap whose first packet is stamped 1970 (its host's clock not yet set) and every later one
+/// in 2023: the boundary search expects records near the first packets' median, not near the
+/// first one alone, so every chunk still finds its start. With the first packet's seconds as
+/// the reference, no chunk past the first found one, and the scan went to one thread.
+#[test]
+fn a_first_packet_stamped_1970_still_splits() {
+    let dir = Scratch::new("split");
+    let mut rng = Rng(5);
+    for stamped in [1, 2, 7] {
+        let opts = PcapOptions {
+            byte_order: ByteOrder::Little,
+            nanos: false,
+            linktype: 1,
+            snaplen: 65535,
+        };
+        let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
+        let mut ts = 1_700_000_000_000_000_000i64;
+        for i in 0..2_000 {
+            ts += rng.below(3_000_000) as i64 * 1000;
+            let data = payload(&mut rng, w.get_ref(), false);
+            // The first `stamped` packets are early: up to 7 of the 15 the reference looks at,
+            // fewer than half, so their median is a 2023 second.
+            let at = if i < stamped {
+                (i as i64 + 1) * 1_000
+            } else {
+                ts
+            };
+            w.write_packet(at, data.len() as u32, &data)
+                .expect("packet");
+        }
+        let bytes = w.finish().expect("finish");
+        let path = temp(&dir, &format!("clock-{stamped}"), &bytes);
+        let want = sequential(&path);
+        for mmap in [false, true] {
+            let options = ReadOptions {
+                mmap,
+                ..ReadOptions::default()
+            };
+            let plan = SplitPlan::new(&path, options)
+                .expect("plan")
+                .expect("splittable");
+            let len = bytes.len() as u64;
+            for cut in [len / 4, len / 2, len * 3 / 4] {
+                assert!(
+                    plan.open(cut, len).expect("open").is_some(),
+                    "{stamped} early packets, mmap {mmap}: no start found after {cut}"
+                );
+            }
+            let got = chunked(&plan, &[len / 3, len * 2 / 3]).expect("chunks line up");
+            assert_eq!(got, want, "{stamped} early packets, mmap {mmap}");
+        }
+    }
+}
