@@ -130,7 +130,9 @@ impl Buffer {
         let shrank = map.flag();
         Buffer {
             data: Backing::Mapped(map),
-            prefetched: 0,
+            // Nothing is warmed while the header is framed: the records after it are another
+            // chunk's. The jump to the chunk's start sets this to there.
+            prefetched: usize::MAX,
             chase: Chase::new(),
             released: 0,
             shrank,
@@ -466,6 +468,45 @@ mod tests {
             assert!(!b.fill(1).unwrap());
             assert_eq!(b.avail(), 0);
         }
+    }
+
+    /// A chunk reader frames the file's header from the mapping before it jumps to its range:
+    /// it chases no record after the header (those are the chunk before's, a window of them),
+    /// only from its own start on.
+    #[test]
+    fn a_mapped_chunk_chases_from_its_start_only() {
+        use crate::writer::{PcapOptions, PcapWriter};
+        let opts = PcapOptions {
+            byte_order: crate::capture::ByteOrder::Little,
+            nanos: false,
+            linktype: 1,
+            snaplen: 65535,
+        };
+        let mut w = PcapWriter::new(Vec::new(), opts).unwrap();
+        for i in 0..3000i64 {
+            w.write_packet(1_700_000_000_000_000_000 + i * 1000, 1400, &[7; 1400])
+                .unwrap();
+        }
+        let data = w.finish().unwrap();
+        let map = mapping(&data, "chase");
+        let from = 24 + 1500 * (16 + 1400);
+        let mut b = Buffer::mapped_chunk(map, 24, from);
+        let layout = super::super::chase::Layout::Pcap {
+            big: false,
+            header: 16,
+            nanos: false,
+        };
+        b.set_layout(layout, 1 << 20);
+        assert!(b.fill(24).unwrap());
+        b.consume(24);
+        assert_eq!(b.chase.chased_until(), 0, "a window chased from the header");
+        assert!(b.fill(16).unwrap());
+        assert_eq!(b.start(), from);
+        b.consume(16 + 1400);
+        assert!(
+            b.chase.chased_until() > from,
+            "no window chased from the start"
+        );
     }
 
     /// A request that runs past the header's end (only possible if the file changed under the

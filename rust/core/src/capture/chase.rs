@@ -148,6 +148,12 @@ impl Chase {
         None
     }
 
+    /// Where the last window chased ended (0: none yet).
+    #[cfg(test)]
+    pub(super) fn chased_until(&self) -> usize {
+        self.end
+    }
+
     /// The framing moved other than by reading records (a chunk reader's jump).
     pub(crate) fn moved(&mut self) {
         self.next = None;
