@@ -71,7 +71,7 @@ pub struct Headers {
 /// an unknown address family) just stops: that is not truncation.
 #[inline]
 pub fn decode(linktype: u16, data: &[u8]) -> Headers {
-    decode_frame(linktype, data, wire_len_of(data))
+    decode_frame(linktype, data, len_u32(data))
 }
 
 /// [`decode`] for a frame of `wire_len` bytes on the wire of which `data` was captured: the
@@ -84,7 +84,7 @@ pub fn decode_frame(linktype: u16, data: &[u8], wire_len: u32) -> Headers {
     h
 }
 
-fn wire_len_of(data: &[u8]) -> u32 {
+fn len_u32(data: &[u8]) -> u32 {
     u32::try_from(data.len()).unwrap_or(u32::MAX)
 }
 
@@ -97,7 +97,7 @@ impl Uncaptured {
     /// The length on the wire of `bytes`, the rest of the frame from some header on.
     #[inline]
     fn on_wire(self, bytes: &[u8]) -> u32 {
-        wire_len_of(bytes).saturating_add(self.0)
+        len_u32(bytes).saturating_add(self.0)
     }
 }
 
@@ -110,7 +110,7 @@ pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8], wire_len: u32) {
     // Bytes on the wire past those captured (a record claiming fewer than it holds is damage:
     // the bytes are there). Every link decoder hands back the rest of the frame, so the
     // network layer's bytes on the wire are those captured plus these.
-    let uncaptured = Uncaptured(wire_len.saturating_sub(wire_len_of(data)));
+    let uncaptured = Uncaptured(wire_len.saturating_sub(len_u32(data)));
     let network = match linktype {
         linktype::ETHERNET => ethernet::decode(h, data),
         linktype::LINUX_SLL => sll::decode_v1(h, data),
