@@ -296,3 +296,26 @@ fn a_timestamp_out_of_range_sends_the_scan_the_sequential_way() {
         );
     }
 }
+
+#[test]
+fn a_first_packet_stamped_1970_still_scans_in_chunks() {
+    // A capture started before its host's clock was set: the first packet is stamped 1970, the
+    // rest 2023. The split's boundary search looks for records near the first packets' median
+    // second, so the file still splits on 2 and 3 threads, with the one-thread rows; with the
+    // first packet's second as the reference, every chunk's search failed and the scan went
+    // the sequential way.
+    let dir = Scratch::new("chunked");
+    let mut rng = Rng(17);
+    let mut pkts = packets(&mut rng, 20_000, false);
+    pkts[0].0 = 1_000;
+    let path = dir.join("clock_unset.pcap");
+    write(&path, &pkts, false, 0);
+    let c = config(&[1_000, 1_000_000, 100_000_000], 0);
+    let want = scan(&[&path], &c, 1);
+    for threads in [2, 3] {
+        let ctx = format!("{threads} threads");
+        let got = chunked(&[&path], &c, threads).unwrap_or_else(|| panic!("{ctx}: not split"));
+        assert_same(&got, &want, &ctx);
+        assert_same(&scan(&[&path], &c, threads), &want, &ctx);
+    }
+}
