@@ -48,7 +48,9 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use burstcore::capture::ByteOrder;
 use burstcore::wire::{decode_frame, Headers};
+use burstcore::writer::{PcapOptions, PcapWriter};
 
 mod scratch;
 use scratch::Scratch;
@@ -619,6 +621,27 @@ fn selected_files(shared: &Path) -> Vec<PathBuf> {
     files.into_iter().step_by(step.max(1)).collect()
 }
 
+/// Every frame of the classic pcap at `pcap`, decoded with its length on the wire, against
+/// tshark's fields for it; `label` names the file in the mismatches.
+fn compare_pcap(pcap: &Path, label: &str, tally: &mut Tally) {
+    let bytes = std::fs::read(pcap).unwrap();
+    let (linktype, frames) = pcap_frames(&bytes);
+    let rows = tshark_rows(pcap);
+    assert_eq!(rows.len(), frames.len(), "{label}: frame count");
+    for (n, ((frame, orig_len), row)) in frames.iter().zip(&rows).enumerate() {
+        let at = format!("{label} #{} (linktype {linktype})", n + 1);
+        compare(
+            &decode_frame(linktype, frame, *orig_len),
+            row,
+            &tpids(linktype, frame),
+            *orig_len,
+            &at,
+            tally,
+        );
+        tally.packets += 1;
+    }
+}
+
 #[test]
 fn matches_tshark_on_corpus() {
     let shared = shared_dir();
@@ -638,22 +661,7 @@ fn matches_tshark_on_corpus() {
                 let Some(src) = files.get(i) else { break };
                 let mut tally = Tally::default();
                 for pcap in to_pcaps(src, dir.path(), i) {
-                    let bytes = std::fs::read(&pcap).unwrap();
-                    let (linktype, frames) = pcap_frames(&bytes);
-                    let rows = tshark_rows(&pcap);
-                    assert_eq!(rows.len(), frames.len(), "{}: frame count", src.display());
-                    for (n, ((frame, orig_len), row)) in frames.iter().zip(&rows).enumerate() {
-                        let at = format!("{} #{} (linktype {linktype})", src.display(), n + 1);
-                        compare(
-                            &decode_frame(linktype, frame, *orig_len),
-                            row,
-                            &tpids(linktype, frame),
-                            *orig_len,
-                            &at,
-                            &mut tally,
-                        );
-                        tally.packets += 1;
-                    }
+                    compare_pcap(&pcap, &src.display().to_string(), &mut tally);
                     std::fs::remove_file(&pcap).ok();
                 }
                 let mut t = total.lock().unwrap();
@@ -768,33 +776,21 @@ fn matches_tshark_on_offload_frames() {
     ];
     let dir = Scratch::new("wire-tshark-offload");
     let path = dir.path().join("offload.pcap");
-    let mut file = Vec::new();
-    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 262_144, 1] {
-        file.extend_from_slice(&v.to_le_bytes());
-    }
+    let opts = PcapOptions {
+        byte_order: ByteOrder::Little,
+        nanos: false,
+        linktype: 1,
+        snaplen: 262_144,
+    };
+    let mut w = PcapWriter::new(Vec::new(), opts).unwrap();
     for (i, (f, wire)) in frames.iter().enumerate() {
-        for v in [1_700_000_000u32, i as u32, f.len() as u32, *wire] {
-            file.extend_from_slice(&v.to_le_bytes());
-        }
-        file.extend_from_slice(f);
+        w.write_packet(1_700_000_000_000_000_000 + i as i64 * 1000, *wire, f)
+            .unwrap();
     }
-    std::fs::write(&path, &file).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    let (linktype, read) = pcap_frames(&bytes);
-    let rows = tshark_rows(&path);
-    assert_eq!(rows.len(), frames.len(), "tshark's frame count");
+    std::fs::write(&path, w.finish().unwrap()).unwrap();
     let mut tally = Tally::default();
-    for (n, ((f, wire), row)) in read.iter().zip(&rows).enumerate() {
-        let at = format!("offload frame #{}", n + 1);
-        compare(
-            &decode_frame(linktype, f, *wire),
-            row,
-            &tpids(linktype, f),
-            *wire,
-            &at,
-            &mut tally,
-        );
-    }
+    compare_pcap(&path, "offload frame", &mut tally);
+    assert_eq!(tally.packets, frames.len());
     assert!(tally.errors.is_empty(), "{:#?}", tally.errors);
     let legit: Vec<_> = tally.legit.iter().map(|(k, v)| (*k, *v)).collect();
     assert_eq!(legit, [("bogus-ip-len", 1), ("udp-len-zero", 1)]);
