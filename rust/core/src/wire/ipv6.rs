@@ -48,10 +48,11 @@ pub(super) fn decode<'a>(
     // it is, or a TSO/GRO or BIG TCP super-frame (each segment gets its own length on the
     // wire): the packet is then the rest of the frame, as for IPv4's total length 0.
     let payload_len = u16::from_be_bytes([fixed[4], fixed[5]]);
-    h.ip_len = Some(match payload_len {
+    let mut ip_len = match payload_len {
         0 => uncaptured.on_wire(packet),
         n => u32::from(n) + HEADER_LEN as u32,
-    });
+    };
+    h.ip_len = Some(ip_len);
     h.src = array::<16>(&fixed, 8).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
     h.dst = array::<16>(&fixed, 24).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
 
@@ -83,14 +84,14 @@ pub(super) fn decode<'a>(
         if next == HOP_BY_HOP && at == HEADER_LEN && payload_len == 0 {
             let options = packet.get(at + 2..at + ext_len).unwrap_or_default();
             if let Some(jumbo) = jumbo_payload(options) {
-                h.ip_len = Some(jumbo.saturating_add(HEADER_LEN as u32));
+                ip_len = jumbo.saturating_add(HEADER_LEN as u32);
+                h.ip_len = Some(ip_len);
             }
         }
         next = after;
         at += ext_len;
     }
     h.ip_proto = Some(next);
-    let ip_len = h.ip_len.unwrap_or_default();
     // A chain that runs past the IP length was walked through bytes that are not this packet's
     // (padding, or damage): what follows it is no transport header, and no payload is left.
     let payload = ip_len.checked_sub(u32::try_from(at).ok()?)?;
