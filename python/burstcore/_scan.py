@@ -197,7 +197,8 @@ def scan(
         Threads for a capture scan (default: the cores this process may use, by its CPU
         affinity and cgroup quota, at most 8). Plain capture files given by path, grouped by
         ``all``/``interface`` only, are cut into time chunks scanned on separate threads and
-        merged exactly; other scans share the windows, rates and bins out among threads that all
+        merged exactly (several files that overlap in time, such as one capture per host, are
+        cut at common instants); other scans share the windows, rates and bins out among threads that all
         see the same packets. Either way the result is identical
         whatever the number; 1 keeps everything on the calling thread. More than 1024
         (``burstcore.MAX_THREADS``) raises ``ValueError``.

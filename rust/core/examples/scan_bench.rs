@@ -1,5 +1,7 @@
 //! Time `scan` on a capture with the benchmark's 20 windows and 8 rates (for profiling).
-//! Usage: cargo run --release -p burstcore --example scan_bench -- FILE [THREADS]
+//! Usage: cargo run --release -p burstcore --example scan_bench -- FILE[,FILE...] [THREADS]
+//! (several files, comma-separated, are merged in timestamp order as `scan` merges them; give
+//! MEAN_BPS then, and not ENGINE_ONLY)
 //! MMAP=1 reads the file through a memory mapping (`ReadOptions::mmap`) instead of `read()`
 //! (the library's default on Linux); unset or anything else reads with `read()`.
 //! BY=all,pair groups as named (default: the aggregate).
@@ -116,9 +118,13 @@ fn main() {
         }
         return;
     }
-    let file_len = std::fs::metadata(path).expect("stat").len();
+    let paths: Vec<&str> = path.split(',').collect();
+    let file_len: u64 = paths
+        .iter()
+        .map(|p| std::fs::metadata(p).expect("stat").len())
+        .sum();
     let t0 = Instant::now();
-    let mut readers = vec![open(path)];
+    let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
     let (out, acc) =
         pipeline::scan_threads(&mut readers, config, SizeKind::Wire, threads, &mut |_| {
             Ok(())

@@ -7,9 +7,10 @@
 //! them; the calling thread only reports progress. Then, per file, the chunk readers must
 //! have framed exactly the packets of a sequential read (their seams line up), and the files must
 //! follow each other in time (every packet of one at or before the first of the next), because
-//! the sequential scan merges files in timestamp order. Anything else (a compressed or streamed
-//! input, files that overlap in time, chunks that overlap beyond what merging allows, an error or
-//! warning in any chunk) gives `None`, and the caller scans another way: the sequential path
+//! the sequential scan merges files in timestamp order. Files that overlap in time are cut at
+//! common instants instead, each chunk merging its pieces of all of them ([`overlap`]). Anything
+//! else (a compressed or streamed input, chunks that overlap beyond what merging allows, an error
+//! or warning in any chunk) gives `None`, and the caller scans another way: the sequential path
 //! reproduces every error and warning exactly.
 
 use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
@@ -19,6 +20,8 @@ use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
 use crate::pipeline::{arrival, lean_arrival, Accounting, Progress, SizeKind, Skip};
 use crate::pool::Shared;
+
+mod overlap;
 
 /// Packets between two looks at the stop flag and two progress updates.
 const CHECK_EVERY: u64 = 1 << 14;
@@ -84,8 +87,18 @@ pub fn scan(
             _ => return Ok(None),
         }
     }
-    // Files that overlap in time cannot be merged: find out from their ends before scanning
-    // them all for nothing.
+    // Interfaces of later files are numbered after those of earlier ones, as in the sequential
+    // merge.
+    // Every interface is declared before the first packet (a chunk that meets a later
+    // declaration refuses), so each file's count is known from its plan.
+    let mut bases = Vec::with_capacity(plans.len());
+    let mut base = 0u32;
+    for plan in &plans {
+        bases.push(base);
+        base = base.saturating_add(plan.interfaces() as u32);
+    }
+    // Files that overlap in time are cut at common instants instead of one after another: find
+    // out from their ends.
     if plans.len() > 1 {
         let mut spans = Vec::with_capacity(plans.len());
         for plan in &plans {
@@ -96,7 +109,7 @@ pub fn scan(
         }
         spans.sort_unstable();
         if spans.windows(2).any(|w| w[0].1 > w[1].0) {
-            return Ok(None);
+            return overlap::scan(&plans, &bases, config, size, decode, threads, progress);
         }
     }
     // Ranges in proportion to the files' sizes, at least one per file.
@@ -122,17 +135,6 @@ pub fn scan(
             });
         }
     }
-    // Interfaces of later files are numbered after those of earlier ones, as in the sequential
-    // merge.
-    // Every interface is declared before the first packet (a chunk that meets a later
-    // declaration refuses), so each file's count is known from its plan.
-    let mut bases = Vec::with_capacity(plans.len());
-    let mut base = 0u32;
-    for plan in &plans {
-        bases.push(base);
-        base = base.saturating_add(plan.interfaces() as u32);
-    }
-
     let results = crate::pool::run(
         jobs.len(),
         threads,

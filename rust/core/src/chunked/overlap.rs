@@ -1,0 +1,507 @@
+//! Several files that overlap in time (one capture per host of a training job) scanned in time
+//! chunks: every file is cut at the same instants, and each chunk merges its pieces of all the
+//! files in timestamp order, as the sequential scan merges the whole files.
+//!
+//! Why the pieces give the sequential order. The sequential scan merges files by always taking
+//! the smallest head, keyed by (timestamp, file). Cut every file somewhere; if every packet
+//! before the cuts in file f has a smaller key than the first packet after the cut in any other
+//! file g, then while any file still has packets before its cut, the smallest head is one of
+//! those: so the sequential merge hands out exactly the merge of the pieces before the cuts,
+//! then the merge of the pieces after them. That condition is checked on the packets each chunk
+//! really read (per file, the largest timestamp and the first one); the cuts themselves only
+//! aim at it: at the first record with a timestamp at or after the chunk's instant. Out-of-order
+//! records near a cut can defeat the aim, and then the scan goes the sequential way, as for any
+//! other refusal. What the reorder buffer does across the chunk boundary is the chunk merge's
+//! own business ([`ChunkState::merge`]), as for the chunks of one file.
+
+use super::{next_arrival, CHECK_EVERY, LEADING_SHARE, SHARE};
+use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
+use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
+use crate::engine::{ScanConfig, ScanOutput};
+use crate::error::Result;
+use crate::pipeline::{arrival, lean_arrival, Accounting, Progress, SizeKind};
+use crate::pool::Shared;
+
+/// Points per file at which the time it has reached is sampled to place the instants: the
+/// chunks' sizes are then right within about a 32nd of a file.
+const SAMPLES: u64 = 32;
+
+/// Below this many bytes between a record known to be before an instant and one known to be at
+/// or after it, the cut is found by reading the records in between rather than by halving.
+const WALK: u64 = 256 << 10;
+
+/// Scan `plans` (files that overlap in time; `bases` numbers their interfaces) with `threads`
+/// threads in time chunks. `Ok(None)`: not possible, scan another way.
+pub(super) fn scan(
+    plans: &[SplitPlan],
+    bases: &[u32],
+    config: &ScanConfig,
+    size: SizeKind,
+    decode: bool,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Option<(ScanOutput, Accounting)>> {
+    let Some(cuts) = cuts(plans, threads)? else {
+        return Ok(None);
+    };
+    let jobs = cuts.len() - 1;
+    let results = crate::pool::run(
+        jobs,
+        threads,
+        |j, shared| {
+            let ranges: Vec<(u64, u64)> = cuts[j]
+                .iter()
+                .copied()
+                .zip(cuts[j + 1].iter().copied())
+                .collect();
+            let edges = Edges {
+                first: j == 0,
+                last: j + 1 == jobs,
+            };
+            run(plans, &ranges, bases, edges, config, size, decode, shared)
+        },
+        progress,
+    )?;
+    let mut chunks = Vec::with_capacity(jobs);
+    for r in results {
+        match r {
+            Some(Ok(Some(chunk))) => chunks.push(chunk),
+            // An error, a warning or a refusal: the sequential path gives the exact outcome.
+            _ => return Ok(None),
+        }
+    }
+    for (f, plan) in plans.iter().enumerate() {
+        let seams: Vec<_> = chunks.iter().map(|c: &Chunk| c.files[f].seam).collect();
+        if !chunks_line_up(plan, &seams) {
+            return Ok(None);
+        }
+    }
+    let pieces: Vec<Vec<Piece>> = chunks.iter().map(|c| c.files.clone()).collect();
+    if !in_merge_order(&pieces) {
+        return Ok(None);
+    }
+    let mut acc = Accounting::default();
+    let mut state: Option<ChunkState> = None;
+    for c in chunks {
+        acc.add(&c.acc);
+        state = Some(match state {
+            None => c.state,
+            Some(s) => match s.merge_threads(c.state, threads) {
+                Ok(m) => m,
+                Err(_) => return Ok(None),
+            },
+        });
+    }
+    let Some(Ok(out)) = state.map(ChunkState::finish) else {
+        return Ok(None);
+    };
+    progress(plans.iter().map(SplitPlan::file_len).sum())?;
+    Ok(Some(crate::pipeline::account(out, acc)))
+}
+
+/// What one chunk read from one file.
+#[derive(Debug, Clone, Copy, Default)]
+struct Piece {
+    seam: Option<(u64, u64)>,
+    /// Timestamps of its first packet that reached the engine, and the largest among them.
+    first: Option<i64>,
+    latest: Option<i64>,
+}
+
+/// What scanning one chunk gave.
+struct Chunk {
+    state: ChunkState,
+    acc: Accounting,
+    files: Vec<Piece>,
+}
+
+/// Whether the sequential merge of the whole files hands out the chunks' packets chunk by chunk
+/// (see the module documentation), given what each chunk read of each file: at every boundary,
+/// each packet before it has a smaller (timestamp, file) key than the first packet after it of
+/// every other file.
+fn in_merge_order(chunks: &[Vec<Piece>]) -> bool {
+    let files = chunks.first().map_or(0, Vec::len);
+    // Per file, the largest timestamp before the boundary.
+    let mut before: Vec<Option<i64>> = vec![None; files];
+    for (c, pieces) in chunks.iter().enumerate() {
+        for (f, piece) in pieces.iter().enumerate() {
+            before[f] = before[f].max(piece.latest);
+        }
+        for g in 0..files {
+            // The first packet of file g after this boundary.
+            let Some(next) = chunks[c + 1..].iter().find_map(|later| later[g].first) else {
+                continue;
+            };
+            let ordered = before
+                .iter()
+                .enumerate()
+                .filter(|&(f, _)| f != g)
+                .all(|(f, latest)| latest.is_none_or(|t| (t, f) < (next, g)));
+            if !ordered {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Per chunk boundary (and the two ends), the offset in each file where it is cut: `threads`
+/// chunks of about equal bytes over all files, the first a little larger ([`LEADING_SHARE`]).
+/// `None` when a file could not be sampled.
+fn cuts(plans: &[SplitPlan], threads: usize) -> Result<Option<Vec<Vec<u64>>>> {
+    let mut samples = Vec::with_capacity(plans.len());
+    for plan in plans {
+        match sample(plan)? {
+            Some(s) => samples.push(s),
+            None => return Ok(None),
+        }
+    }
+    let (Some(lo), Some(hi)) = (
+        samples.iter().filter_map(|s| s.first()).map(|p| p.1).min(),
+        samples.iter().filter_map(|s| s.last()).map(|p| p.1).max(),
+    ) else {
+        return Ok(None);
+    };
+    let total: u64 = plans.iter().map(|p| p.file_len() - p.data_start()).sum();
+    let mut weights = vec![SHARE; threads];
+    weights[0] = LEADING_SHARE;
+    let weight: u64 = weights.iter().sum();
+    let mut cuts = vec![plans.iter().map(SplitPlan::data_start).collect::<Vec<_>>()];
+    let mut sum = 0;
+    for &w in &weights[..threads - 1] {
+        sum += w;
+        let want = (u128::from(total) * u128::from(sum) / u128::from(weight)) as u64;
+        let at = instant(&samples, plans, want, lo, hi);
+        let mut row = Vec::with_capacity(plans.len());
+        for (f, plan) in plans.iter().enumerate() {
+            let Some(cut) = cut(plan, at)? else {
+                return Ok(None);
+            };
+            // Never before the previous cut of the same file.
+            row.push(cut.max(cuts[cuts.len() - 1][f]));
+        }
+        cuts.push(row);
+    }
+    cuts.push(plans.iter().map(SplitPlan::file_len).collect());
+    Ok(Some(cuts))
+}
+
+/// The instant by which about `want` bytes of all the files lie before it, going by the samples.
+fn instant(samples: &[Vec<(u64, i64)>], plans: &[SplitPlan], want: u64, lo: i64, hi: i64) -> i64 {
+    let before = |t: i64| -> u64 {
+        samples
+            .iter()
+            .zip(plans)
+            .map(|(s, p)| bytes_before(s, p, t))
+            .sum()
+    };
+    // The least t with at least `want` bytes before it (the estimate never decreases in t).
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) >= want {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// Bytes of a file before instant `t`, interpolated between the samples around it.
+fn bytes_before(samples: &[(u64, i64)], plan: &SplitPlan, t: i64) -> u64 {
+    let start = plan.data_start();
+    let i = samples.partition_point(|&(_, ts)| ts < t);
+    let (to, t1) = match samples.get(i) {
+        Some(&s) => s,
+        None => return plan.file_len() - start,
+    };
+    let Some(&(from, t0)) = i.checked_sub(1).and_then(|j| samples.get(j)) else {
+        return to - start;
+    };
+    // t0 < t ≤ t1, so the span is positive.
+    let share = (i128::from(t) - i128::from(t0)) as f64 / (i128::from(t1) - i128::from(t0)) as f64;
+    from - start + ((to - from) as f64 * share) as u64
+}
+
+/// The offsets and timestamps of the first record with a timestamp at or after `SAMPLES` evenly
+/// spaced points of the file, in increasing time (a sample earlier than one before it is left
+/// out: the estimate only places instants). `None` when a point has no record the split can
+/// find.
+fn sample(plan: &SplitPlan) -> Result<Option<Vec<(u64, i64)>>> {
+    let (start, len) = (plan.data_start(), plan.file_len());
+    let mut out: Vec<(u64, i64)> = Vec::with_capacity(SAMPLES as usize);
+    for i in 0..SAMPLES {
+        let at = start + (u128::from(len - start) * u128::from(i) / u128::from(SAMPLES)) as u64;
+        match first_stamped(plan, at)? {
+            Probe::At(off, ts) => {
+                if out.last().is_none_or(|&(_, last)| ts > last) {
+                    out.push((off, ts));
+                }
+            }
+            Probe::End => break,
+            Probe::Lost => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
+enum Probe {
+    /// The first record at or after the offset asked for that has a timestamp: its offset and
+    /// timestamp.
+    At(u64, i64),
+    /// No such record before the end of the file.
+    End,
+    /// No record boundary found.
+    Lost,
+}
+
+fn first_stamped(plan: &SplitPlan, from: u64) -> Result<Probe> {
+    let Some(mut reader) = plan.open(from, plan.file_len())? else {
+        return Ok(Probe::Lost);
+    };
+    while let Some(p) = reader.next_packet()? {
+        if let Some(ts) = p.ts_ns {
+            return Ok(Probe::At(p.offset, ts));
+        }
+    }
+    Ok(Probe::End)
+}
+
+/// Where to cut a file for instant `t`: the offset of its first record with a timestamp at or
+/// after `t` (the file's length if none), found by halving the file and then reading the
+/// records of the last stretch. In a file whose records are out of order this is only an
+/// estimate, which [`in_merge_order`] checks. `None` when a record boundary could not be found.
+fn cut(plan: &SplitPlan, t: i64) -> Result<Option<u64>> {
+    // `lo` is a record boundary before which no record reaches `t` (as far as the halving
+    // saw); the cut lies in lo..=hi.
+    let (mut lo, mut hi) = (plan.data_start(), plan.file_len());
+    while hi.saturating_sub(lo) > WALK {
+        let mid = lo + (hi - lo) / 2;
+        match first_stamped(plan, mid)? {
+            Probe::At(off, ts) if ts < t => lo = off,
+            // The cut may lie a little past `mid`: the walk below goes on until it finds it.
+            Probe::At(..) | Probe::End => hi = mid,
+            Probe::Lost => return Ok(None),
+        }
+    }
+    let Some(mut reader) = plan.open(lo, plan.file_len())? else {
+        return Ok(None);
+    };
+    while let Some(p) = reader.next_packet()? {
+        if p.ts_ns.is_some_and(|ts| ts >= t) {
+            return Ok(Some(p.offset));
+        }
+    }
+    Ok(Some(plan.file_len()))
+}
+
+/// One file's piece of a chunk, with the packet it is about to hand the merge.
+struct Source<'a, T> {
+    reader: ChunkReader,
+    head: Option<T>,
+    acc: Accounting,
+    count: crate::pool::RangeCount<'a>,
+    piece: Piece,
+}
+
+/// Where a packet stands in the sequential merge of files: (timestamp, file).
+type Key = (i64, usize);
+
+/// What the merge needs of a packet made for the engine.
+trait Stamped {
+    fn ts(&self) -> i64;
+}
+
+impl Stamped for crate::engine::Arrival {
+    fn ts(&self) -> i64 {
+        self.ts_ns
+    }
+}
+
+impl Stamped for (i64, u64, u32) {
+    fn ts(&self) -> i64 {
+        self.0
+    }
+}
+
+/// Scan one chunk: the range `ranges[f]` of every file `f`, merged in (timestamp, file) order.
+/// `Ok(None)` when a range cannot be read on its own.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    plans: &[SplitPlan],
+    ranges: &[(u64, u64)],
+    bases: &[u32],
+    edges: Edges,
+    config: &ScanConfig,
+    size: SizeKind,
+    decode: bool,
+    shared: &Shared,
+) -> Result<Option<Chunk>> {
+    let mut scanner = ChunkScanner::with_options(config.clone(), DEFAULT_INSTANT_CAP, edges)?;
+    let merged = if decode {
+        merge(
+            plans,
+            ranges,
+            shared,
+            |p| arrival(p, decode, size),
+            |a, f| {
+                let mut a = *a;
+                a.interface = a.interface.saturating_add(bases[f]);
+                scanner.push(&a)
+            },
+        )?
+    } else {
+        merge(
+            plans,
+            ranges,
+            shared,
+            |p| lean_arrival(p, size),
+            |&(ts, b, interface), f| scanner.push_lean(ts, b, interface.saturating_add(bases[f])),
+        )?
+    };
+    let Some((acc, files)) = merged else {
+        return Ok(None);
+    };
+    let state = scanner.finish()?;
+    Ok(Some(Chunk { state, acc, files }))
+}
+
+/// Read the ranges of all files, handing `push` their packets in (timestamp, file) order, as the
+/// sequential merge does (`pipeline::merge_sources`). Returns the chunk's accounting and each
+/// file's piece; `None` when a range cannot be read on its own or the scan was stopped.
+fn merge<T: Stamped>(
+    plans: &[SplitPlan],
+    ranges: &[(u64, u64)],
+    shared: &Shared,
+    make: impl Fn(&crate::Packet<'_>) -> std::result::Result<T, crate::pipeline::Skip> + Copy,
+    mut push: impl FnMut(&T, usize) -> Result<()>,
+) -> Result<Option<(Accounting, Vec<Piece>)>> {
+    let mut sources = Vec::with_capacity(plans.len());
+    for (plan, &(from, to)) in plans.iter().zip(ranges) {
+        let Some(reader) = plan.open(from, to)? else {
+            return Ok(None);
+        };
+        let mut s = Source {
+            reader,
+            head: None,
+            acc: Accounting::default(),
+            count: shared.range(from, to),
+            piece: Piece::default(),
+        };
+        s.head = next_arrival(&mut s.reader, &mut s.acc, make)?;
+        sources.push(s);
+    }
+    let key = |s: &Source<'_, T>, f: usize| s.head.as_ref().map(|a| (a.ts(), f));
+    let mut n = 0u64;
+    loop {
+        // The smallest head, and the smallest of the others: the file of the smallest keeps
+        // the turn while its packets stay below that.
+        // Keys are distinct: no two files share an index.
+        let (mut best, mut second): (Option<Key>, Option<Key>) = (None, None);
+        for k in sources.iter().enumerate().filter_map(|(f, s)| key(s, f)) {
+            if best.is_none_or(|b| k < b) {
+                second = best.map(|b| second.map_or(b, |x| x.min(b)));
+                best = Some(k);
+            } else {
+                second = Some(second.map_or(k, |x| x.min(k)));
+            }
+        }
+        let Some((_, f)) = best else { break };
+        let s = &mut sources[f];
+        while let Some(a) = s.head.take() {
+            let ts = a.ts();
+            s.piece.first.get_or_insert(ts);
+            s.piece.latest = Some(s.piece.latest.map_or(ts, |l| l.max(ts)));
+            push(&a, f)?;
+            n += 1;
+            if n.is_multiple_of(CHECK_EVERY) && !s.count.reached(s.reader.position()) {
+                return Ok(None);
+            }
+            s.head = next_arrival(&mut s.reader, &mut s.acc, make)?;
+            if key(s, f).zip(second).is_some_and(|(k, other)| k > other) {
+                break;
+            }
+        }
+    }
+    let mut acc = Accounting::default();
+    let mut pieces = Vec::with_capacity(sources.len());
+    for mut s in sources {
+        s.count.finish();
+        acc.add(&s.acc);
+        s.piece.seam = s.reader.seam();
+        pieces.push(s.piece);
+    }
+    Ok(Some((acc, pieces)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(first: i64, latest: i64) -> Piece {
+        Piece {
+            seam: None,
+            first: Some(first),
+            latest: Some(latest),
+        }
+    }
+
+    const NONE: Piece = Piece {
+        seam: None,
+        first: None,
+        latest: None,
+    };
+
+    #[test]
+    fn merge_order_is_checked_against_every_other_file() {
+        // Two files, two chunks: the second chunk starts after everything of the first.
+        assert!(in_merge_order(&[
+            vec![piece(0, 10), piece(1, 11)],
+            vec![piece(12, 20), piece(13, 21)]
+        ]));
+        // File 1's piece before the boundary reaches past file 0's first packet after it.
+        assert!(!in_merge_order(&[
+            vec![piece(0, 10), piece(1, 15)],
+            vec![piece(12, 20), piece(16, 21)]
+        ]));
+        // Within one file a packet after the boundary may be earlier than one before it (the
+        // file's own order decides); here only file 0 is out of order.
+        assert!(in_merge_order(&[
+            vec![piece(0, 10), piece(1, 5)],
+            vec![piece(8, 20), piece(13, 21)]
+        ]));
+        // A tie across files: the earlier file goes first in the sequential merge, so file 0's
+        // packet at 10 after the boundary must not follow file 1's at 10 before it ...
+        assert!(!in_merge_order(&[
+            vec![piece(0, 9), piece(1, 10)],
+            vec![piece(10, 20), piece(13, 21)]
+        ]));
+        // ... while file 1's at 10 after the boundary may follow file 0's at 10.
+        assert!(in_merge_order(&[
+            vec![piece(0, 10), piece(1, 9)],
+            vec![piece(12, 20), piece(10, 21)]
+        ]));
+    }
+
+    #[test]
+    fn merge_order_looks_past_empty_pieces() {
+        // File 1 has nothing in the second chunk: its first packet after the first boundary is
+        // the third chunk's, which file 0's packets of the second chunk pass.
+        assert!(!in_merge_order(&[
+            vec![piece(0, 10), piece(1, 9)],
+            vec![piece(11, 30), NONE],
+            vec![piece(31, 40), piece(25, 41)]
+        ]));
+        assert!(in_merge_order(&[
+            vec![piece(0, 10), piece(1, 9)],
+            vec![piece(11, 30), NONE],
+            vec![piece(31, 40), piece(32, 41)]
+        ]));
+        // A file with no packets at all constrains nothing.
+        assert!(in_merge_order(&[
+            vec![piece(0, 10), NONE],
+            vec![piece(11, 30), NONE]
+        ]));
+    }
+}
