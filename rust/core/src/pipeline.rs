@@ -7,8 +7,8 @@ use crate::engine::{Arrival, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result, Warning};
 use crate::wire::{self, Headers};
 use std::cell::Cell;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+
+pub(crate) mod merge;
 
 /// What counts as a packet's size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -409,44 +409,86 @@ pub(crate) fn account(out: ScanOutput, mut acc: Accounting) -> (ScanOutput, Acco
     (out, acc)
 }
 
-/// k-way merge on timestamps; ties go to the earlier file, so the merge is deterministic.
+/// The captures merged in timestamp order ([`merge`]) into `sink`, with headers if any
+/// source decodes them, else as timestamp, size and interface alone.
 fn merge_sources(
     sources: &mut [ArrivalSource<'_>],
     sink: &mut impl Sink,
     progress: Progress<'_>,
 ) -> Result<()> {
-    let mut heads: Vec<Option<Arrival>> = Vec::with_capacity(sources.len());
-    let mut heap = BinaryHeap::new();
-    for (i, s) in sources.iter_mut().enumerate() {
-        let head = s.next()?;
-        if let Some(a) = &head {
-            heap.push(Reverse((a.ts_ns, i)));
-        }
-        heads.push(head);
-    }
-    let mut n = 0u64;
-    while let Some(Reverse((_, i))) = heap.pop() {
-        let Some(mut a) = heads[i].take() else {
-            continue;
-        };
-        // Interfaces of later files are numbered after those of earlier ones.
-        let base: u32 = sources[..i]
-            .iter()
-            .map(|s| s.reader.interfaces().len() as u32)
-            .sum();
-        a.interface = a.interface.saturating_add(base);
-        sink.push(&a)?;
-        let next = sources[i].next()?;
-        if let Some(b) = &next {
-            heap.push(Reverse((b.ts_ns, i)));
-        }
-        heads[i] = next;
-        n += 1;
-        if n.is_multiple_of(PROGRESS_EVERY) {
-            progress(sources.iter().map(|s| s.reader.position()).sum())?;
-        }
+    let decode = sources.iter().any(|s| s.decode);
+    let n = sources.len();
+    let mut files = Files {
+        sources,
+        sink,
+        progress,
+        taken: 0,
+    };
+    if decode {
+        merge::merge(n, &mut Decoded(&mut files))?;
+    } else {
+        merge::merge(n, &mut Lean(&mut files))?;
     }
     Ok(())
+}
+
+/// The sources of [`merge_sources`] and where their packets go.
+struct Files<'a, 'r, S> {
+    sources: &'a mut [ArrivalSource<'r>],
+    sink: &'a mut S,
+    progress: Progress<'a>,
+    taken: u64,
+}
+
+impl<S: Sink> Files<'_, '_, S> {
+    /// Interfaces of later files are numbered after those the earlier ones have declared so
+    /// far.
+    fn base(&self, i: usize) -> u32 {
+        self.sources[..i]
+            .iter()
+            .map(|s| s.reader.interfaces().len() as u32)
+            .sum()
+    }
+
+    fn taken(&mut self) -> Result<bool> {
+        self.taken += 1;
+        if self.taken.is_multiple_of(PROGRESS_EVERY) {
+            (self.progress)(self.sources.iter().map(|s| s.reader.position()).sum())?;
+        }
+        Ok(true)
+    }
+}
+
+struct Decoded<'f, 'a, 'r, S>(&'f mut Files<'a, 'r, S>);
+
+impl<S: Sink> merge::Streams for Decoded<'_, '_, '_, S> {
+    type Item = Arrival;
+
+    fn next(&mut self, i: usize) -> Result<Option<Arrival>> {
+        self.0.sources[i].next()
+    }
+
+    fn take(&mut self, mut a: Arrival, i: usize) -> Result<bool> {
+        a.interface = a.interface.saturating_add(self.0.base(i));
+        self.0.sink.push(&a)?;
+        self.0.taken()
+    }
+}
+
+struct Lean<'f, 'a, 'r, S>(&'f mut Files<'a, 'r, S>);
+
+impl<S: Sink> merge::Streams for Lean<'_, '_, '_, S> {
+    type Item = (i64, u64, u32);
+
+    fn next(&mut self, i: usize) -> Result<Option<(i64, u64, u32)>> {
+        self.0.sources[i].next_lean()
+    }
+
+    fn take(&mut self, (ts, size, interface): (i64, u64, u32), i: usize) -> Result<bool> {
+        let interface = interface.saturating_add(self.0.base(i));
+        self.0.sink.push_lean(ts, size, interface)?;
+        self.0.taken()
+    }
 }
 
 /// Scan packets given as columns (for tools that already hold timestamps and sizes in memory).

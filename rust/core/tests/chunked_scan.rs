@@ -267,6 +267,54 @@ fn files_that_overlap_in_time_scan_the_same_in_chunks() {
 }
 
 #[test]
+fn damage_in_one_of_overlapping_files_is_reported_as_sequentially() {
+    // A record in the middle of one of two overlapping files claims a GiB: the scan fails at
+    // that record on any number of threads, with the error the sequential scan gives, whether the damage lies in a chunk's range or where the instants
+    // were being placed.
+    let dir = Scratch::new("chunked");
+    let mut rng = Rng(23);
+    let all = packets(&mut rng, 20_000, false);
+    let (a, b): (Vec<_>, Vec<_>) = all.iter().partition(|p| p.1 % 2 == 0);
+    let pa = dir.join("damaged_a.pcap");
+    let pb = dir.join("damaged_b.pcap");
+    write(&pa, &a, false, 0);
+    write(&pb, &b, false, 128);
+    let clean = std::fs::read(&pb).expect("read");
+    let c = config(&[1_000, 1_000_000, 100_000_000], 0);
+    // Per mille of the file: around the middle, where two threads' instant falls, densely.
+    for share in [300, 800].into_iter().chain((440..=620).step_by(15)) {
+        // The first record at or after that point.
+        let mut bytes = clean.clone();
+        let mut at = 24;
+        while at < bytes.len() * share / 1000 {
+            let incl = u32::from_be_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+            at += 16 + incl;
+        }
+        bytes[at + 8..at + 12].copy_from_slice(&0x4000_0000u32.to_be_bytes());
+        std::fs::write(&pb, &bytes).expect("write");
+        let paths = [pa.as_path(), pb.as_path()];
+        let one = |threads| {
+            let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+            pipeline::scan_threads(
+                &mut readers,
+                c.clone(),
+                SizeKind::Wire,
+                threads,
+                &mut |_| Ok(()),
+            )
+            .expect_err("damaged file")
+            .to_string()
+        };
+        let want = one(1);
+        assert!(want.contains(&at.to_string()), "{want} (record at {at})");
+        assert!(chunked(&paths, &c, 2).is_none(), "share {share}");
+        for threads in [2, 3] {
+            assert_eq!(one(threads), want, "share {share}, {threads} threads");
+        }
+    }
+}
+
+#[test]
 fn shared_training_captures_scan_the_same_in_chunks() {
     let Ok(root) = std::env::var("BURSTCORE_SHARED") else {
         eprintln!("BURSTCORE_SHARED not set: skipped");

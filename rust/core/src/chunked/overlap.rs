@@ -19,16 +19,27 @@ use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
-use crate::pipeline::{arrival, lean_arrival, Accounting, Progress, SizeKind};
+use crate::pipeline::merge::{self, Stamped, Streams};
+use crate::pipeline::{arrival, lean_arrival, Accounting, Progress, SizeKind, Skip};
 use crate::pool::Shared;
 
 /// Points per file at which the time it has reached is sampled to place the instants: the
-/// chunks' sizes are then right within about a 32nd of a file.
+/// chunks' sizes are then right within about a 32nd of a file. Each sample reads a little of
+/// the file (a MiB, read through a buffer), so many files get fewer each, down to 4
+/// ([`samples_per_file`]).
 const SAMPLES: u64 = 32;
+/// Samples over all files, at most (but 4 per file at least).
+const ALL_SAMPLES: u64 = 256;
+
+fn samples_per_file(files: usize) -> u64 {
+    (ALL_SAMPLES / files.max(1) as u64).clamp(4, SAMPLES)
+}
 
 /// Below this many bytes between a record known to be before an instant and one known to be at
 /// or after it, the cut is found by reading the records in between rather than by halving.
 const WALK: u64 = 256 << 10;
+/// How far that reading goes before the cut is given up (the scan then goes another way).
+const GIVE_UP: u64 = 64 << 20;
 
 /// Scan `plans` (files that overlap in time; `bases` numbers their interfaces) with `threads`
 /// threads in time chunks. `Ok(None)`: not possible, scan another way.
@@ -41,7 +52,8 @@ pub(super) fn scan(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Option<(ScanOutput, Accounting)>> {
-    let Some(cuts) = cuts(plans, threads)? else {
+    // An error here (damage the sampling ran into) is the sequential scan's to report, exactly.
+    let Ok(Some(cuts)) = cuts(plans, threads) else {
         return Ok(None);
     };
     let jobs = cuts.len() - 1;
@@ -150,10 +162,12 @@ fn in_merge_order(chunks: &[Vec<Piece>]) -> bool {
 /// `None` when a file could not be sampled.
 fn cuts(plans: &[SplitPlan], threads: usize) -> Result<Option<Vec<Vec<u64>>>> {
     let mut samples = Vec::with_capacity(plans.len());
+    let n = samples_per_file(plans.len());
     for plan in plans {
-        match sample(plan)? {
-            Some(s) => samples.push(s),
-            None => return Ok(None),
+        match sample(plan, n)? {
+            // A file with no timestamp at all could not be cut: each cut would read it all.
+            Some(s) if !s.is_empty() => samples.push(s),
+            _ => return Ok(None),
         }
     }
     let (Some(lo), Some(hi)) = (
@@ -224,15 +238,15 @@ fn bytes_before(samples: &[(u64, i64)], plan: &SplitPlan, t: i64) -> u64 {
     from - start + ((to - from) as f64 * share) as u64
 }
 
-/// The offsets and timestamps of the first record with a timestamp at or after `SAMPLES` evenly
+/// The offsets and timestamps of the first record with a timestamp at or after `n` evenly
 /// spaced points of the file, in increasing time (a sample earlier than one before it is left
 /// out: the estimate only places instants). `None` when a point has no record the split can
 /// find.
-fn sample(plan: &SplitPlan) -> Result<Option<Vec<(u64, i64)>>> {
+fn sample(plan: &SplitPlan, n: u64) -> Result<Option<Vec<(u64, i64)>>> {
     let (start, len) = (plan.data_start(), plan.file_len());
-    let mut out: Vec<(u64, i64)> = Vec::with_capacity(SAMPLES as usize);
-    for i in 0..SAMPLES {
-        let at = start + (u128::from(len - start) * u128::from(i) / u128::from(SAMPLES)) as u64;
+    let mut out: Vec<(u64, i64)> = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let at = start + (u128::from(len - start) * u128::from(i) / u128::from(n)) as u64;
         match first_stamped(plan, at)? {
             Probe::At(off, ts) => {
                 if out.last().is_none_or(|&(_, last)| ts > last) {
@@ -292,37 +306,12 @@ fn cut(plan: &SplitPlan, t: i64) -> Result<Option<u64>> {
         if p.ts_ns.is_some_and(|ts| ts >= t) {
             return Ok(Some(p.offset));
         }
+        // Only a file far out of order gets here: give up rather than read it all.
+        if p.offset.saturating_sub(lo) > GIVE_UP {
+            return Ok(None);
+        }
     }
     Ok(Some(plan.file_len()))
-}
-
-/// One file's piece of a chunk, with the packet it is about to hand the merge.
-struct Source<'a, T> {
-    reader: ChunkReader,
-    head: Option<T>,
-    acc: Accounting,
-    count: crate::pool::RangeCount<'a>,
-    piece: Piece,
-}
-
-/// Where a packet stands in the sequential merge of files: (timestamp, file).
-type Key = (i64, usize);
-
-/// What the merge needs of a packet made for the engine.
-trait Stamped {
-    fn ts(&self) -> i64;
-}
-
-impl Stamped for crate::engine::Arrival {
-    fn ts(&self) -> i64 {
-        self.ts_ns
-    }
-}
-
-impl Stamped for (i64, u64, u32) {
-    fn ts(&self) -> i64 {
-        self.0
-    }
 }
 
 /// Scan one chunk: the range `ranges[f]` of every file `f`, merged in (timestamp, file) order.
@@ -367,72 +356,87 @@ fn run(
     Ok(Some(Chunk { state, acc, files }))
 }
 
+/// One file's piece of a chunk, being read.
+struct Source<'a> {
+    reader: ChunkReader,
+    acc: Accounting,
+    count: crate::pool::RangeCount<'a>,
+    piece: Piece,
+}
+
+/// The pieces of one chunk, merged into a scanner by `push`.
+struct Pieces<'a, M, P> {
+    sources: Vec<Source<'a>>,
+    make: M,
+    push: P,
+    taken: u64,
+}
+
+impl<T, M, P> Streams for Pieces<'_, M, P>
+where
+    T: Stamped,
+    M: Fn(&crate::Packet<'_>) -> std::result::Result<T, Skip> + Copy,
+    P: FnMut(&T, usize) -> Result<()>,
+{
+    type Item = T;
+
+    fn next(&mut self, f: usize) -> Result<Option<T>> {
+        let s = &mut self.sources[f];
+        next_arrival(&mut s.reader, &mut s.acc, self.make)
+    }
+
+    fn take(&mut self, a: T, f: usize) -> Result<bool> {
+        let s = &mut self.sources[f];
+        let ts = a.ts();
+        s.piece.first.get_or_insert(ts);
+        s.piece.latest = Some(s.piece.latest.map_or(ts, |l| l.max(ts)));
+        (self.push)(&a, f)?;
+        self.taken += 1;
+        // Now and then: count the bytes read, and stop if asked to.
+        Ok(!self.taken.is_multiple_of(CHECK_EVERY) || s.count.reached(s.reader.position()))
+    }
+}
+
 /// Read the ranges of all files, handing `push` their packets in (timestamp, file) order, as the
-/// sequential merge does (`pipeline::merge_sources`). Returns the chunk's accounting and each
-/// file's piece; `None` when a range cannot be read on its own or the scan was stopped.
+/// sequential scan merges whole files ([`crate::pipeline`]). Returns the chunk's accounting and
+/// each file's piece; `None` when a range cannot be read on its own or the scan was stopped.
 fn merge<T: Stamped>(
     plans: &[SplitPlan],
     ranges: &[(u64, u64)],
     shared: &Shared,
-    make: impl Fn(&crate::Packet<'_>) -> std::result::Result<T, crate::pipeline::Skip> + Copy,
-    mut push: impl FnMut(&T, usize) -> Result<()>,
+    make: impl Fn(&crate::Packet<'_>) -> std::result::Result<T, Skip> + Copy,
+    push: impl FnMut(&T, usize) -> Result<()>,
 ) -> Result<Option<(Accounting, Vec<Piece>)>> {
     let mut sources = Vec::with_capacity(plans.len());
     for (plan, &(from, to)) in plans.iter().zip(ranges) {
         let Some(reader) = plan.open(from, to)? else {
             return Ok(None);
         };
-        let mut s = Source {
+        sources.push(Source {
             reader,
-            head: None,
             acc: Accounting::default(),
             count: shared.range(from, to),
             piece: Piece::default(),
-        };
-        s.head = next_arrival(&mut s.reader, &mut s.acc, make)?;
-        sources.push(s);
+        });
     }
-    let key = |s: &Source<'_, T>, f: usize| s.head.as_ref().map(|a| (a.ts(), f));
-    let mut n = 0u64;
-    loop {
-        // The smallest head, and the smallest of the others: the file of the smallest keeps
-        // the turn while its packets stay below that.
-        // Keys are distinct: no two files share an index.
-        let (mut best, mut second): (Option<Key>, Option<Key>) = (None, None);
-        for k in sources.iter().enumerate().filter_map(|(f, s)| key(s, f)) {
-            if best.is_none_or(|b| k < b) {
-                second = best.map(|b| second.map_or(b, |x| x.min(b)));
-                best = Some(k);
-            } else {
-                second = Some(second.map_or(k, |x| x.min(k)));
-            }
-        }
-        let Some((_, f)) = best else { break };
-        let s = &mut sources[f];
-        while let Some(a) = s.head.take() {
-            let ts = a.ts();
-            s.piece.first.get_or_insert(ts);
-            s.piece.latest = Some(s.piece.latest.map_or(ts, |l| l.max(ts)));
-            push(&a, f)?;
-            n += 1;
-            if n.is_multiple_of(CHECK_EVERY) && !s.count.reached(s.reader.position()) {
-                return Ok(None);
-            }
-            s.head = next_arrival(&mut s.reader, &mut s.acc, make)?;
-            if key(s, f).zip(second).is_some_and(|(k, other)| k > other) {
-                break;
-            }
-        }
+    let mut pieces = Pieces {
+        sources,
+        make,
+        push,
+        taken: 0,
+    };
+    if !merge::merge(plans.len(), &mut pieces)? {
+        return Ok(None);
     }
     let mut acc = Accounting::default();
-    let mut pieces = Vec::with_capacity(sources.len());
-    for mut s in sources {
+    let mut out = Vec::with_capacity(plans.len());
+    for mut s in pieces.sources {
         s.count.finish();
         acc.add(&s.acc);
         s.piece.seam = s.reader.seam();
-        pieces.push(s.piece);
+        out.push(s.piece);
     }
-    Ok(Some((acc, pieces)))
+    Ok(Some((acc, out)))
 }
 
 #[cfg(test)]

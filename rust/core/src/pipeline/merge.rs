@@ -1,0 +1,163 @@
+//! The k-way merge of several captures' packets by (timestamp, file), the order in which a scan
+//! of several files sees them: ties go to the file listed first, so the merge is deterministic.
+//! A scan of one chunk of several files ([`crate::chunked`]) merges its pieces of them the same
+//! way, so both must share this code.
+
+use crate::engine::Arrival;
+use crate::error::Result;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A packet as the merge orders it.
+pub(crate) trait Stamped {
+    fn ts(&self) -> i64;
+}
+
+impl Stamped for Arrival {
+    #[inline]
+    fn ts(&self) -> i64 {
+        self.ts_ns
+    }
+}
+
+/// Timestamp, size and interface: a packet for a scan that reads no header.
+impl Stamped for (i64, u64, u32) {
+    #[inline]
+    fn ts(&self) -> i64 {
+        self.0
+    }
+}
+
+/// The files being merged, and where their packets go.
+pub(crate) trait Streams {
+    type Item: Stamped;
+    /// The next packet of file `i`, `None` at its end.
+    fn next(&mut self, i: usize) -> Result<Option<Self::Item>>;
+    /// Hand on a packet of file `i`; `false` stops the merge.
+    fn take(&mut self, item: Self::Item, i: usize) -> Result<bool>;
+}
+
+/// Merge `n` files: `Ok(false)` if `take` stopped it.
+///
+/// A file keeps the turn while its packets stay below every other file's next one, with no heap
+/// operation: captures of different hosts interleave in runs (a burst of one host, then of
+/// another), and one file's next packet is compared with the heap's top only. The order is the
+/// plain heap merge's, as keys are distinct (no two files share an index).
+pub(crate) fn merge<S: Streams>(n: usize, streams: &mut S) -> Result<bool> {
+    let mut heads: Vec<Option<S::Item>> = Vec::with_capacity(n);
+    let mut heap = BinaryHeap::with_capacity(n);
+    for i in 0..n {
+        let head = streams.next(i)?;
+        if let Some(a) = &head {
+            heap.push(Reverse((a.ts(), i)));
+        }
+        heads.push(head);
+    }
+    while let Some(Reverse((_, i))) = heap.pop() {
+        let Some(mut item) = heads[i].take() else {
+            continue;
+        };
+        loop {
+            if !streams.take(item, i)? {
+                return Ok(false);
+            }
+            let Some(next) = streams.next(i)? else {
+                break;
+            };
+            let key = (next.ts(), i);
+            if heap.peek().is_none_or(|Reverse(top)| key < *top) {
+                item = next;
+            } else {
+                heads[i] = Some(next);
+                heap.push(Reverse(key));
+                break;
+            }
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files of timestamps; `take` records (timestamp, file).
+    struct Lists {
+        files: Vec<Vec<i64>>,
+        at: Vec<usize>,
+        out: Vec<(i64, usize)>,
+        stop_after: usize,
+    }
+
+    impl Streams for Lists {
+        type Item = (i64, u64, u32);
+        fn next(&mut self, i: usize) -> Result<Option<Self::Item>> {
+            let t = self.files[i].get(self.at[i]).copied();
+            self.at[i] += 1;
+            Ok(t.map(|t| (t, 0, 0)))
+        }
+        fn take(&mut self, item: Self::Item, i: usize) -> Result<bool> {
+            self.out.push((item.0, i));
+            Ok(self.out.len() < self.stop_after)
+        }
+    }
+
+    /// The plain merge: repeatedly the smallest (head, file).
+    fn plain(files: &[Vec<i64>]) -> Vec<(i64, usize)> {
+        let mut at = vec![0; files.len()];
+        let mut out = Vec::new();
+        while let Some((t, i)) = (0..files.len())
+            .filter_map(|i| files[i].get(at[i]).map(|&t| (t, i)))
+            .min()
+        {
+            out.push((t, i));
+            at[i] += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn the_order_of_the_plain_merge() {
+        // Runs, ties across files, files out of order within themselves, empty files.
+        let mut rng = crate::test_rng::Rng(0x6E72_67E5);
+        for case in 0..2_000 {
+            let n = 1 + rng.below(5) as usize;
+            let files: Vec<Vec<i64>> = (0..n)
+                .map(|_| {
+                    let mut t = rng.below(20) as i64;
+                    (0..rng.below(30))
+                        .map(|_| {
+                            t += rng.below(4) as i64;
+                            if rng.below(8) == 0 {
+                                t - rng.below(6) as i64
+                            } else {
+                                t
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let want = plain(&files);
+            let mut lists = Lists {
+                at: vec![0; n],
+                files,
+                out: Vec::new(),
+                stop_after: usize::MAX,
+            };
+            assert!(merge(n, &mut lists).expect("merge"));
+            assert_eq!(lists.out, want, "case {case}");
+        }
+    }
+
+    #[test]
+    fn take_stops_the_merge() {
+        let mut lists = Lists {
+            files: vec![vec![1, 2, 3], vec![1, 5]],
+            at: vec![0, 0],
+            out: Vec::new(),
+            stop_after: 3,
+        };
+        assert!(!merge(2, &mut lists).expect("merge"));
+        assert_eq!(lists.out, [(1, 0), (1, 1), (2, 0)]);
+    }
+}
