@@ -57,6 +57,13 @@ pub(super) fn scan(
         return Ok(None);
     };
     let jobs = cuts.len() - 1;
+    let scan = Scan {
+        plans,
+        bases,
+        config,
+        size,
+        decode,
+    };
     let results = crate::pool::run(
         jobs,
         threads,
@@ -70,7 +77,7 @@ pub(super) fn scan(
                 first: j == 0,
                 last: j + 1 == jobs,
             };
-            run(plans, &ranges, bases, edges, config, size, decode, shared)
+            scan.run(&ranges, edges, shared)
         },
         progress,
     )?;
@@ -287,8 +294,8 @@ fn first_stamped(plan: &SplitPlan, from: u64) -> Result<Probe> {
 /// records of the last stretch. In a file whose records are out of order this is only an
 /// estimate, which [`in_merge_order`] checks. `None` when a record boundary could not be found.
 fn cut(plan: &SplitPlan, t: i64) -> Result<Option<u64>> {
-    // `lo` is a record boundary before which no record reaches `t` (as far as the halving
-    // saw); the cut lies in lo..=hi.
+    // `lo` is a record boundary before which no record reaches `t`, as far as the halving
+    // saw; `hi` is where the halving stops looking.
     let (mut lo, mut hi) = (plan.data_start(), plan.file_len());
     while hi.saturating_sub(lo) > WALK {
         let mid = lo + (hi - lo) / 2;
@@ -314,46 +321,58 @@ fn cut(plan: &SplitPlan, t: i64) -> Result<Option<u64>> {
     Ok(Some(plan.file_len()))
 }
 
-/// Scan one chunk: the range `ranges[f]` of every file `f`, merged in (timestamp, file) order.
-/// `Ok(None)` when a range cannot be read on its own.
-#[allow(clippy::too_many_arguments)]
-fn run(
-    plans: &[SplitPlan],
-    ranges: &[(u64, u64)],
-    bases: &[u32],
-    edges: Edges,
-    config: &ScanConfig,
+/// What every chunk of one scan shares.
+struct Scan<'a> {
+    plans: &'a [SplitPlan],
+    /// Added to each file's interface numbers.
+    bases: &'a [u32],
+    config: &'a ScanConfig,
     size: SizeKind,
     decode: bool,
-    shared: &Shared,
-) -> Result<Option<Chunk>> {
-    let mut scanner = ChunkScanner::with_options(config.clone(), DEFAULT_INSTANT_CAP, edges)?;
-    let merged = if decode {
-        merge(
+}
+
+impl Scan<'_> {
+    /// Scan one chunk: the range `ranges[f]` of every file `f`, merged in (timestamp, file)
+    /// order. `Ok(None)` when a range cannot be read on its own.
+    fn run(&self, ranges: &[(u64, u64)], edges: Edges, shared: &Shared) -> Result<Option<Chunk>> {
+        let Scan {
             plans,
-            ranges,
-            shared,
-            |p| arrival(p, decode, size),
-            |a, f| {
-                let mut a = *a;
-                a.interface = a.interface.saturating_add(bases[f]);
-                scanner.push(&a)
-            },
-        )?
-    } else {
-        merge(
-            plans,
-            ranges,
-            shared,
-            |p| lean_arrival(p, size),
-            |&(ts, b, interface), f| scanner.push_lean(ts, b, interface.saturating_add(bases[f])),
-        )?
-    };
-    let Some((acc, files)) = merged else {
-        return Ok(None);
-    };
-    let state = scanner.finish()?;
-    Ok(Some(Chunk { state, acc, files }))
+            bases,
+            size,
+            decode,
+            ..
+        } = *self;
+        let mut scanner =
+            ChunkScanner::with_options(self.config.clone(), DEFAULT_INSTANT_CAP, edges)?;
+        let merged = if decode {
+            merge(
+                plans,
+                ranges,
+                shared,
+                |p| arrival(p, decode, size),
+                |a, f| {
+                    let mut a = *a;
+                    a.interface = a.interface.saturating_add(bases[f]);
+                    scanner.push(&a)
+                },
+            )?
+        } else {
+            merge(
+                plans,
+                ranges,
+                shared,
+                |p| lean_arrival(p, size),
+                |&(ts, b, interface), f| {
+                    scanner.push_lean(ts, b, interface.saturating_add(bases[f]))
+                },
+            )?
+        };
+        let Some((acc, files)) = merged else {
+            return Ok(None);
+        };
+        let state = scanner.finish()?;
+        Ok(Some(Chunk { state, acc, files }))
+    }
 }
 
 /// One file's piece of a chunk, being read.
