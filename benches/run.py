@@ -131,7 +131,9 @@ def _child(tool: str, path: str, limit: int, windows: list[int], rates: list[int
         # read() into a buffer instead (mmap=False).
         threads = 2 if tool == "scan2" else 1
         mmap = False if tool == "scan_buffered" else None
-        r = burstcore.scan(path, windows=[f"{w}ns" for w in windows], rates=rates, threads=threads, mmap=mmap)
+        # Several files (one per host) come joined by os.pathsep, and are scanned together.
+        src: str | list[str] = path.split(os.pathsep) if os.pathsep in path else path
+        r = burstcore.scan(src, windows=[f"{w}ns" for w in windows], rates=rates, threads=threads, mmap=mmap)
         dt, cpu = clock.stop()
         s = r.summary.row(0, named=True)
         env = r.envelope.sort("window_ns")["bytes"].to_list()
@@ -252,7 +254,20 @@ class Capture:
     snaplen: int
     file_bytes: int = 0
     packets: int = 0
-    role: str = "main"  # or "memory"
+    role: str = "main"  # or "memory", or "hosts": one file per host of the same traffic
+    hosts: int = 0
+
+    @property
+    def files(self) -> list[Path]:
+        """The files measured: one, or per host `NAME.hostK.EXT` (gen_training --per-host)."""
+        if self.role != "hosts":
+            return [self.path]
+        return [self.path.with_name(f"{self.path.stem}.host{h}{self.path.suffix}") for h in range(self.hosts)]
+
+    @property
+    def source(self) -> str:
+        """What a child process is given: the path, or the hosts' paths joined by os.pathsep."""
+        return os.pathsep.join(str(f) for f in self.files)
 
 
 @dataclass
@@ -337,22 +352,31 @@ def parse_size(s: str) -> int:
     return int(float(s[:-1]) * units[s[-1]]) if s and s[-1] in units else int(s)
 
 
-def generate(gen: Path, cap: Capture, size: int, hosts: int, log: list[str]) -> None:
-    """Write a capture unless one with the same parameters is already there."""
+def generate(gen: Path, cap: Capture, size: int, hosts: int, log: list[str], packets: int = 0) -> None:
+    """Write a capture unless one with the same parameters is already there: `size` bytes of
+    file, or exactly `packets` packets if given (the per-host files: the traffic of one capture,
+    whose file headers would otherwise make the bytes cut it a packet short)."""
     stamp = cap.path.with_suffix(cap.path.suffix + ".json")
-    params = {"size": size, "format": cap.format, "snaplen": cap.snaplen, "hosts": hosts, "gen": 1}
-    if cap.path.exists() and stamp.exists() and json.loads(stamp.read_text()).get("params") == params:
+    params: dict[str, Any] = {"size": size, "format": cap.format, "snaplen": cap.snaplen, "hosts": hosts, "gen": 1}
+    if cap.role == "hosts":
+        params |= {"per_host": True, "packets": packets}
+        cap.hosts = hosts
+    done = all(f.exists() for f in cap.files)
+    if done and stamp.exists() and json.loads(stamp.read_text()).get("params") == params:
         meta = json.loads(stamp.read_text())
     else:
         argv = [str(gen), "--out", str(cap.path), "--format", cap.format, "--snaplen", str(cap.snaplen)]
-        argv += ["--bytes", str(size), "--hosts", str(hosts), "--mode", "ring", "--seed", "1"]
+        argv += ["--packets", str(packets)] if packets else ["--bytes", str(size)]
+        argv += ["--hosts", str(hosts), "--mode", "ring", "--seed", "1"]
+        if cap.role == "hosts":
+            argv.append("--per-host")
         t0 = time.perf_counter()
         err = subprocess.run(argv, check=True, capture_output=True, text=True).stderr
         log.append(f"generated {cap.path.name} in {time.perf_counter() - t0:.1f} s: {err.strip()}")
         packets = int(err.split("gen_training: ")[1].split(" packets")[0])
         meta = {"params": params, "packets": packets}
         stamp.write_text(json.dumps(meta))
-    cap.file_bytes = cap.path.stat().st_size
+    cap.file_bytes = sum(f.stat().st_size for f in cap.files)
     cap.packets = meta["packets"]
 
 
@@ -452,7 +476,7 @@ MAP_TOUCH = {"lines": (1, 64), "lines2": (2, 64), "pages": (1, 4096)}
 
 def child(cap: Capture, tool: str, limit: int, windows: list[int], rates: list[int]) -> Result:
     """One run of `tool` in a fresh Python process (see `_child`)."""
-    argv = [sys.executable, __file__, "child", tool, str(cap.path), "--limit", str(limit)]
+    argv = [sys.executable, __file__, "child", tool, cap.source, "--limit", str(limit)]
     argv += ["--windows", ",".join(map(str, windows)), "--rates", ",".join(map(str, rates))]
     out, _, _, rss = run_measured(argv)
     d = json.loads(out.decode().strip().splitlines()[-1])
@@ -576,8 +600,9 @@ def report(
         "|---|---|---|---|---|---|",
     ]
     for c in caps:
+        files = f" in {len(c.files)} files (one per host)" if c.role == "hosts" else ""
         L.append(
-            f"| {c.name} | {c.format} | {c.snaplen or 'full'} | {c.file_bytes / 1e9:.2f} GB | "
+            f"| {c.name} | {c.format} | {c.snaplen or 'full'} | {c.file_bytes / 1e9:.2f} GB{files} | "
             f"{c.packets:,} | {c.file_bytes / max(c.packets, 1):.0f} B |"
         )
     main_caps = [c for c in caps if c.role == "main"]
@@ -629,15 +654,19 @@ def report(
     if pages:
         detail = ", ".join(f"{p.capture} {p.gbps:.1f}" for p in pages)
         L.append(f"| (for scale) the kernel's part: one load per page of the mapped file | {detail} GB/s | — |")
-    scan_peaks = [r.peak_rss for r in results if r.tool == "scan"]
+    # One capture file each (the per-host files are several readers at once).
+    single = {c.name for c in caps if c.role != "hosts"}
+    scan_peaks = [r.peak_rss for r in results if r.tool == "scan" and r.capture in single]
     if scan_peaks:
         pk = max(scan_peaks) / 1e6
         met = "yes" if pk <= 256 else "no"
         L.append(f"| scan peak memory ≤ 256 MB | {pk:.0f} MB (largest of all 1-thread scans) | {met} |")
     both = [
         (c, a, b)
-        for c in main_caps
-        if (a := by.get((c.name, "scan"))) is not None and (b := by.get((c.name, "scan2"))) is not None
+        for c in caps
+        if c.role != "memory"
+        and (a := by.get((c.name, "scan"))) is not None
+        and (b := by.get((c.name, "scan2"))) is not None
     ]
     # Each capture's paired ratios, sorted: the target row takes their medians, the table below
     # their medians and ranges.
@@ -658,6 +687,9 @@ def report(
             "of those ratios, which the machine's drift from minute to minute affects less. The last",
             "column pairs the floor the same way (map_touch.c: every cache line of the mapped file",
             "loaded, no work): how far streaming the file from memory scales on this machine.",
+            f"`hosts-…` is the traffic of `snap128-pcap-…` as {args.hosts} files, one per host (the packets",
+            "each sends), scanned together as one capture: files that overlap in time are cut at common",
+            "instants, each chunk merging its pieces of all of them.",
             "",
             "| capture | 1 thread (wall) | 2 threads (wall) | speed-up | paired speed-up | identical E(τ) and "
             "B_max | peak RSS, 2 threads | every line loaded, paired |",
@@ -815,11 +847,16 @@ def main() -> None:
     for m in filter(None, args.memory_sizes.split(",")):
         t = m.strip().lower()
         caps.append(Capture(f"snap128-pcap-{t}", args.data / f"snap128-{t}.pcap", "pcap", 128, role="memory"))
+    # Several files at once: the same traffic as one file per host, scanned together.
+    hosts_path = args.data / f"hosts-snap128-{tag}.pcap"
+    caps.append(Capture(f"hosts-snap128-pcap-{tag}", hosts_path, "pcap", 128, role="hosts"))
     log: list[str] = []
     yardstick_bin = c_binary(args.data, "reference_loop", log)
     mapping_bin = c_binary(args.data, "map_touch", log, "-pthread")
     for c in caps:
-        generate(gen, c, size if c.role == "main" else parse_size(c.name.rsplit("-", 1)[1]), args.hosts, log)
+        # The per-host files hold the packets of the main snaplen-128 pcap.
+        same = next((m.packets for m in caps if m.name == f"snap128-pcap-{tag}"), 0) if c.role == "hosts" else 0
+        generate(gen, c, size if c.role != "memory" else parse_size(c.name.rsplit("-", 1)[1]), args.hosts, log, same)
         print(f"capture {c.name}: {c.file_bytes / 1e9:.2f} GB, {c.packets:,} packets", flush=True)
 
     # The rate grid: the mean rate of the traffic, found once (not timed), times the multiples.
@@ -853,8 +890,14 @@ def main() -> None:
     # What Python + polars + burstcore take before reading anything (part of every peak below).
     base = measure(caps[0], "import", 0, WINDOWS_NS, rates, 1)
     for c in caps:
-        warm(c.path)
-        for tool, limit, rep in plan if c.role == "main" else [("scan", 0, 1), ("scan_pair", 0, 1)]:
+        for f in c.files:
+            warm(f)
+        tools = {
+            "main": plan,
+            "memory": [("scan", 0, 1), ("scan_pair", 0, 1)],
+            "hosts": [("scan", 0, args.repeat), ("scan2", 0, args.pairs)],
+        }[c.role]
+        for tool, limit, rep in tools:
             if only and tool not in only:
                 continue
             if tool == "yardstick" and (c.format != "pcap" or yardstick_bin is None):

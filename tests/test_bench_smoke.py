@@ -44,7 +44,12 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_every_tool_reads_every_packet(smoke: dict) -> None:
     results = smoke["results"]
-    main = [r for r in results if not r["capture"].startswith("snap128-pcap-") or r["capture"].endswith("-2m")]
+    main = [
+        r
+        for r in results
+        if (not r["capture"].startswith("snap128-pcap-") or r["capture"].endswith("-2m"))
+        and not r["capture"].startswith("hosts-")
+    ]
     tools = {r["tool"] for r in main}
     assert tools == {
         "cat",
@@ -122,6 +127,21 @@ def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
         for peer in ("tshark", "polars"):
             for a, b in zip(rs[peer]["extra"]["bmax"], rs["scan"]["extra"]["bmax"], strict=True):
                 assert a == pytest.approx(b, rel=1e-6, abs=1.0), (capture, peer)
+
+
+def test_per_host_files_scan_as_the_single_capture(smoke: dict) -> None:
+    # The same traffic written as one file per host (gen_training --per-host), scanned together
+    # on one thread and on two: the packets, bytes, E(τ) and B_max of the single capture.
+    rs = {(r["capture"], r["tool"]): r for r in smoke["results"]}
+    single = rs[("snap128-pcap-2m", "scan")]
+    for tool in ("scan", "scan2"):
+        r = rs[("hosts-snap128-pcap-2m", tool)]
+        for key in ("packets", "wire_bytes", "envelope", "bmax"):
+            got = r["packets"] if key == "packets" else r["extra"][key]
+            want = single["packets"] if key == "packets" else single["extra"][key]
+            assert got == want, (tool, key)
+    assert len(rs[("hosts-snap128-pcap-2m", "scan2")]["extra"]["pairs"]) == 1
+    assert "| hosts-snap128-pcap-2m |" in smoke["md"]
 
 
 def test_report_has_machine_targets_and_memory_check(smoke: dict) -> None:

@@ -3,12 +3,15 @@
 //! ```text
 //! cargo run --release -p burstcore --example gen_training -- --out train.pcap \
 //!     --format pcap|pcapng --snaplen 128|0 --bytes 1G|--packets N --hosts 8 --mode ring|ps \
-//!     --seed 1 --rate 10G --period 200ms
+//!     --seed 1 --rate 10G --period 200ms [--per-host]
 //! ```
 //!
 //! The traffic model is `burstcore::writer::synth` (see there); frames come from
 //! `burstcore::writer::frames`. `--bytes` bounds the size of the file written (not the bytes on
-//! the wire, which are larger with a snaplen). `--out -` writes to stdout.
+//! the wire, which are larger with a snaplen). `--out -` writes to stdout. `--per-host` writes
+//! one file per host instead, with the packets it sends (its data and its ACKs), as if every
+//! host had recorded its own traffic: `train.pcap` becomes `train.host0.pcap`, `train.host1.pcap`,
+//! ...; `--bytes` then bounds them together.
 
 use burstcore::capture::{ByteOrder, TsResolution};
 use burstcore::writer::frames::{TcpSegment, HEADER_LEN};
@@ -35,11 +38,13 @@ struct Args {
     snaplen: u32,
     bytes: Option<u64>,
     packets: Option<u64>,
+    per_host: bool,
     config: Config,
 }
 
 const USAGE: &str = "usage: gen_training --out FILE|- [--format pcap|pcapng] [--snaplen N|0] \
-[--bytes SIZE | --packets N] [--hosts 4..16] [--mode ring|ps] [--seed N] [--rate 10G] [--period 200ms]";
+[--bytes SIZE | --packets N] [--hosts 4..16] [--mode ring|ps] [--seed N] [--rate 10G] [--period 200ms] \
+[--per-host]";
 
 fn main() -> ExitCode {
     let args = match parse_args(std::env::args().skip(1)) {
@@ -80,17 +85,31 @@ enum Sink<W: Write> {
     PcapNg(PcapNgWriter<W>),
 }
 
-fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let out: Box<dyn Write> = if args.out == "-" {
+/// A file being written, with its bytes counted.
+type FileSink = Sink<Counting<BufWriter<Box<dyn Write>>>>;
+
+/// `train.pcap` → `train.host3.pcap` (`--per-host`).
+fn host_path(out: &str, host: usize) -> String {
+    let path = std::path::Path::new(out);
+    let stem = path.file_stem().map_or(out.into(), |s| s.to_string_lossy());
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.host{host}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.host{host}"),
+    };
+    path.with_file_name(name).to_string_lossy().into_owned()
+}
+
+fn open_sink(out: &str, args: &Args) -> Result<FileSink, Box<dyn std::error::Error>> {
+    let out: Box<dyn Write> = if out == "-" {
         Box::new(std::io::stdout().lock())
     } else {
-        Box::new(std::fs::File::create(&args.out)?)
+        Box::new(std::fs::File::create(out)?)
     };
     let w = Counting {
         inner: BufWriter::with_capacity(8 << 20, out),
         written: 0,
     };
-    let mut sink = match args.format {
+    Ok(match args.format {
         Format::Pcap => {
             let options = PcapOptions {
                 byte_order: ByteOrder::Little,
@@ -112,6 +131,28 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             )?;
             Sink::PcapNg(ng)
         }
+    })
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let mut sinks = if args.per_host {
+        if args.out == "-" {
+            return Err("--per-host writes files: give --out a file name".into());
+        }
+        (0..usize::from(args.config.hosts))
+            .map(|h| open_sink(&host_path(&args.out, h), args))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        vec![open_sink(&args.out, args)?]
+    };
+    let written = |sinks: &[FileSink]| -> u64 {
+        sinks
+            .iter()
+            .map(|s| match s {
+                Sink::Pcap(w) => w.get_ref().written,
+                Sink::PcapNg(w) => w.get_ref().written,
+            })
+            .sum()
     };
 
     let started = Instant::now();
@@ -126,12 +167,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (mut packets, mut wire_bytes, mut first_ts, mut last_ts) = (0u64, 0u64, None, 0i64);
 
     for e in synth {
-        let written = match &sink {
-            Sink::Pcap(w) => w.get_ref().written,
-            Sink::PcapNg(w) => w.get_ref().written,
-        };
         if args.packets.is_some_and(|max| packets >= max)
-            || args.bytes.is_some_and(|max| written >= max)
+            || args.bytes.is_some_and(|max| written(&sinks) >= max)
         {
             break;
         }
@@ -166,7 +203,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         seg.write_frame(e.wire_len.max(HEADER_LEN as u32), args.snaplen, &mut frame)?;
-        match &mut sink {
+        let host = if args.per_host {
+            usize::from(match e.kind {
+                Kind::Data => e.src,
+                Kind::Ack => e.dst,
+            })
+        } else {
+            0
+        };
+        match &mut sinks[host] {
             Sink::Pcap(w) => w.write_packet(e.ts_ns, e.wire_len, &frame)?,
             Sink::PcapNg(w) => w.enhanced_packet(0, e.ts_ns, e.wire_len, &frame)?,
         }
@@ -176,10 +221,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         last_ts = e.ts_ns;
     }
 
-    let file_bytes = match sink {
-        Sink::Pcap(w) => w.finish()?.written,
-        Sink::PcapNg(w) => w.finish()?.written,
-    };
+    let mut file_bytes = 0;
+    for sink in sinks {
+        file_bytes += match sink {
+            Sink::Pcap(w) => w.finish()?.written,
+            Sink::PcapNg(w) => w.finish()?.written,
+        };
+    }
     let secs = started.elapsed().as_secs_f64();
     let span_ns = last_ts - first_ts.unwrap_or(last_ts);
     eprintln!(
@@ -197,6 +245,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut format = Format::Pcap;
     let mut snaplen = 0u32;
     let (mut bytes, mut packets) = (None, None);
+    let mut per_host = false;
     let mut config = Config::new(8, Mode::Ring, 1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -231,6 +280,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                 config.period_ns =
                     i64::try_from(parse_duration_ns(&value()?)?).map_err(|_| "--period too long")?
             }
+            "--per-host" => per_host = true,
             "-h" | "--help" => return Err("help".into()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -248,6 +298,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         snaplen,
         bytes,
         packets,
+        per_host,
         config,
     })
 }
