@@ -169,19 +169,13 @@ pub fn scan(
         if !chunks_line_up(&plans[file], &seams) {
             return Ok(None);
         }
-        let mut state: Option<ChunkState> = None;
-        for d in chunks {
+        for d in &chunks {
             acc.add(&d.acc);
-            state = Some(match state {
-                None => d.state,
-                Some(s) => match s.merge_threads(d.state, threads) {
-                    Ok(m) => m,
-                    Err(_) => return Ok(None),
-                },
-            });
         }
-        if let Some(s) = state {
-            merged_files.push((file, s));
+        match merge_in_order(chunks.into_iter().map(|d| d.state), threads) {
+            Merged::One(s) => merged_files.push((file, s)),
+            Merged::None => {}
+            Merged::Refused => return Ok(None),
         }
     }
     // Files in time order. The sequential merge breaks timestamp ties by file order: a file
@@ -214,6 +208,28 @@ pub fn scan(
     };
     progress(plans.iter().map(|p| p.file_len()).sum())?;
     Ok(Some(crate::pipeline::account(out, acc)))
+}
+
+/// What [`merge_in_order`] made of the states of consecutive chunks.
+enum Merged {
+    One(ChunkState),
+    /// There were none.
+    None,
+    /// A merge refused: the scan goes another way.
+    Refused,
+}
+
+/// The states of consecutive chunks, each merged into what came before it (on `threads` threads
+/// where a seam is long).
+fn merge_in_order(states: impl IntoIterator<Item = ChunkState>, threads: usize) -> Merged {
+    let mut states = states.into_iter();
+    let Some(first) = states.next() else {
+        return Merged::None;
+    };
+    match states.try_fold(first, |s, next| s.merge_threads(next, threads)) {
+        Ok(s) => Merged::One(s),
+        Err(_) => Merged::Refused,
+    }
 }
 
 /// The next packet of the chunk that reaches the engine, as `make` builds it from the packet

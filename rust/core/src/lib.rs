@@ -29,6 +29,9 @@ pub mod packet;
 pub mod parallel;
 pub mod pipeline;
 mod pool;
+#[cfg(all(test, target_os = "linux"))]
+#[path = "../tests/resident/mod.rs"]
+mod resident;
 #[cfg(test)]
 #[path = "../tests/scratch/mod.rs"]
 mod scratch;

@@ -24,9 +24,13 @@ use std::path::Path;
 
 mod engine_util;
 mod reader_util;
+#[cfg(target_os = "linux")]
+mod resident;
 mod scratch;
 use engine_util::Rng;
 use reader_util::{read_opened, run_child_test, shared_dir, write_capture, Read};
+#[cfg(target_os = "linux")]
+use resident::{cache_afresh, resident_kib};
 use scratch::Scratch;
 
 /// Everything a reader of `input` reports, and whether it read through a mapping (kept apart, so
@@ -773,47 +777,6 @@ fn mapped_chunk_readers_equal_buffered_ones_on_the_corpus() {
     eprintln!("{} files: {reached:?}", files.len());
     assert!(reached.chunks > 1000, "{reached:?}");
     assert!(reached.lined_up > 100, "{reached:?}");
-}
-
-/// Kibibytes of `path` resident in this process's mappings of it (Linux smaps).
-#[cfg(target_os = "linux")]
-fn resident_kib(path: &Path) -> u64 {
-    let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
-    let name = path.to_str().expect("utf-8 path");
-    let mut ours = false;
-    let mut kib = 0;
-    for line in smaps.lines() {
-        // A mapping's first line starts with its address range; its fields follow.
-        if line
-            .split_whitespace()
-            .next()
-            .is_some_and(|f| f.contains('-'))
-        {
-            ours = line.ends_with(name);
-        } else if let Some(rss) = line.strip_prefix("Rss:").filter(|_| ours) {
-            kib += rss
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .expect("Rss");
-        }
-    }
-    kib
-}
-
-/// Drop `path` from the page cache and read it back, as a capture read before is cached: in
-/// large folios, which the kernel may map in 2 MiB entries (pages just written are not).
-#[cfg(target_os = "linux")]
-fn cache_afresh(path: &Path) {
-    use std::os::fd::AsRawFd;
-    let f = std::fs::File::open(path).expect("open");
-    f.sync_all().expect("sync");
-    // SAFETY: advice on an open descriptor; the result is ignored (the test holds either way).
-    unsafe {
-        libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
-    }
-    std::io::copy(&mut std::io::BufReader::new(f), &mut std::io::sink()).expect("read");
 }
 
 /// A mapped read keeps a few MiB of the file resident whatever its size: the reader hands back

@@ -14,7 +14,7 @@
 //! other refusal. What the reorder buffer does across the chunk boundary is the chunk merge's
 //! own business ([`ChunkState::merge`]), as for the chunks of one file.
 
-use super::{next_arrival, CHECK_EVERY, LEADING_SHARE, SHARE};
+use super::{merge_in_order, next_arrival, Merged, CHECK_EVERY, LEADING_SHARE, SHARE};
 use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
@@ -100,18 +100,13 @@ pub(super) fn scan(
         return Ok(None);
     }
     let mut acc = Accounting::default();
-    let mut state: Option<ChunkState> = None;
-    for c in chunks {
+    for c in &chunks {
         acc.add(&c.acc);
-        state = Some(match state {
-            None => c.state,
-            Some(s) => match s.merge_threads(c.state, threads) {
-                Ok(m) => m,
-                Err(_) => return Ok(None),
-            },
-        });
     }
-    let Some(Ok(out)) = state.map(ChunkState::finish) else {
+    let Merged::One(state) = merge_in_order(chunks.into_iter().map(|c| c.state), threads) else {
+        return Ok(None);
+    };
+    let Ok(out) = state.finish() else {
         return Ok(None);
     };
     progress(plans.iter().map(SplitPlan::file_len).sum())?;
@@ -544,25 +539,6 @@ mod tests {
         ]));
     }
 
-    /// Kibibytes of `path` resident in this process's mappings of it (Linux smaps).
-    #[cfg(target_os = "linux")]
-    fn resident_kib(path: &std::path::Path) -> u64 {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
-        let name = path.to_str().expect("utf-8 path");
-        let mut ours = false;
-        let mut kib = 0;
-        for line in smaps.lines() {
-            let first = line.split_whitespace().next().unwrap_or_default();
-            if first.contains('-') {
-                ours = line.ends_with(name);
-            } else if let Some(rss) = line.strip_prefix("Rss:").filter(|_| ours) {
-                let rss = rss.trim().trim_end_matches("kB").trim();
-                kib += rss.parse::<u64>().expect("Rss");
-            }
-        }
-        kib
-    }
-
     #[cfg(target_os = "linux")]
     #[test]
     fn probes_leave_little_of_the_file_mapped() {
@@ -572,7 +548,6 @@ mod tests {
         // mapped when dropped: without handing that back, the probes mapped most of this
         // 48 MiB file (and 880 MB over 8 files of the benchmark).
         use std::io::Write;
-        use std::os::fd::AsRawFd;
         let dir = Scratch::new("overlap");
         let path = dir.join("probed.pcap");
         let opts = PcapOptions {
@@ -590,14 +565,8 @@ mod tests {
                 .expect("packet");
         }
         w.finish().expect("finish").flush().expect("flush");
-        // Cached afresh, as a capture read before is: in large folios, mapped 2 MiB at a time.
-        let f = std::fs::File::open(&path).expect("open");
-        f.sync_all().expect("sync");
-        // SAFETY: advice on an open descriptor; the result is ignored.
-        unsafe {
-            libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
-        }
-        std::io::copy(&mut std::io::BufReader::new(f), &mut std::io::sink()).expect("read");
+        // As a capture read before is cached: in large folios, mapped 2 MiB at a time.
+        crate::resident::cache_afresh(&path);
         let plan = SplitPlan::new(&path, ReadOptions::default())
             .expect("plan")
             .expect("splittable");
@@ -615,7 +584,7 @@ mod tests {
                     && 100 * (i as i64 - 1) + 1_700_000_000_000_000_000 < t
             );
         }
-        let kib = resident_kib(&path);
+        let kib = crate::resident::resident_kib(&path);
         // The file header's stretch, and what the kernel maps around it.
         assert!(
             kib <= 4 << 10,
