@@ -15,7 +15,7 @@
 
 use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
 use crate::capture::CaptureReader;
-use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
+use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, NotMergeable, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
 use crate::pipeline::{arrival, lean_arrival, Accounting, Progress, SizeKind, Skip};
@@ -173,9 +173,9 @@ pub fn scan(
             acc.add(&d.acc);
         }
         match merge_in_order(chunks.into_iter().map(|d| d.state), threads) {
-            Merged::One(s) => merged_files.push((file, s)),
-            Merged::None => {}
-            Merged::Refused => return Ok(None),
+            Ok(Some(s)) => merged_files.push((file, s)),
+            Ok(None) => {}
+            Err(_) => return Ok(None),
         }
     }
     // Files in time order. The sequential merge breaks timestamp ties by file order: a file
@@ -210,26 +210,19 @@ pub fn scan(
     Ok(Some(crate::pipeline::account(out, acc)))
 }
 
-/// What [`merge_in_order`] made of the states of consecutive chunks.
-enum Merged {
-    One(ChunkState),
-    /// There were none.
-    None,
-    /// A merge refused: the scan goes another way.
-    Refused,
-}
-
 /// The states of consecutive chunks, each merged into what came before it (on `threads` threads
-/// where a seam is long).
-fn merge_in_order(states: impl IntoIterator<Item = ChunkState>, threads: usize) -> Merged {
+/// where a seam is long): `Ok(None)` if there are none, `Err` if a merge refuses.
+fn merge_in_order(
+    states: impl IntoIterator<Item = ChunkState>,
+    threads: usize,
+) -> std::result::Result<Option<ChunkState>, NotMergeable> {
     let mut states = states.into_iter();
     let Some(first) = states.next() else {
-        return Merged::None;
+        return Ok(None);
     };
-    match states.try_fold(first, |s, next| s.merge_threads(next, threads)) {
-        Ok(s) => Merged::One(s),
-        Err(_) => Merged::Refused,
-    }
+    states
+        .try_fold(first, |s, next| s.merge_threads(next, threads))
+        .map(Some)
 }
 
 /// The next packet of the chunk that reaches the engine, as `make` builds it from the packet

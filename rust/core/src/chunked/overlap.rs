@@ -14,7 +14,7 @@
 //! other refusal. What the reorder buffer does across the chunk boundary is the chunk merge's
 //! own business ([`ChunkState::merge`]), as for the chunks of one file.
 
-use super::{merge_in_order, next_arrival, Merged, CHECK_EVERY, LEADING_SHARE, SHARE};
+use super::{merge_in_order, next_arrival, CHECK_EVERY, LEADING_SHARE, SHARE};
 use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
@@ -89,21 +89,24 @@ pub(super) fn scan(
             _ => return Ok(None),
         }
     }
+    let (states, pieces): (Vec<(ChunkState, Accounting)>, Vec<Vec<Piece>>) = chunks
+        .into_iter()
+        .map(|c| ((c.state, c.acc), c.files))
+        .unzip();
     for (f, plan) in plans.iter().enumerate() {
-        let seams: Vec<_> = chunks.iter().map(|c: &Chunk| c.files[f].seam).collect();
+        let seams: Vec<_> = pieces.iter().map(|files| files[f].seam).collect();
         if !chunks_line_up(plan, &seams) {
             return Ok(None);
         }
     }
-    let pieces: Vec<Vec<Piece>> = chunks.iter().map(|c| c.files.clone()).collect();
     if !in_merge_order(&pieces) {
         return Ok(None);
     }
     let mut acc = Accounting::default();
-    for c in &chunks {
-        acc.add(&c.acc);
+    for (_, a) in &states {
+        acc.add(a);
     }
-    let Merged::One(state) = merge_in_order(chunks.into_iter().map(|c| c.state), threads) else {
+    let Ok(Some(state)) = merge_in_order(states.into_iter().map(|(s, _)| s), threads) else {
         return Ok(None);
     };
     let Ok(out) = state.finish() else {
@@ -353,7 +356,7 @@ impl Scan<'_> {
         let mut scanner =
             ChunkScanner::with_options(self.config.clone(), DEFAULT_INSTANT_CAP, edges)?;
         let merged = if decode {
-            merge(
+            read_merged(
                 plans,
                 ranges,
                 shared,
@@ -365,7 +368,7 @@ impl Scan<'_> {
                 },
             )?
         } else {
-            merge(
+            read_merged(
                 plans,
                 ranges,
                 shared,
@@ -427,7 +430,7 @@ where
 /// Read the ranges of all files, handing `push` their packets in (timestamp, file) order, as the
 /// sequential scan merges whole files ([`crate::pipeline`]). Returns the chunk's accounting and
 /// each file's piece; `None` when a range cannot be read on its own or the scan was stopped.
-fn merge<T: Stamped>(
+fn read_merged<T: Stamped>(
     plans: &[SplitPlan],
     ranges: &[(u64, u64)],
     shared: &Shared,
