@@ -140,6 +140,47 @@ def test_what_cannot_be_mapped_is_read_normally(tmp_path: Path) -> None:
     assert burstcore.info(str(gz), mmap=True).details["mapped"] is False
 
 
+def mapped_now(paths: list[str]) -> set[str]:
+    """Which of `paths` this process has mapped at the moment (Linux)."""
+    maps = Path("/proc/self/maps").read_text()
+    return {p for p in paths if maps.count(p)}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="files are mapped by default on Linux only")
+@pytest.mark.parametrize(
+    ("files", "threads", "mapped"), [(2, 1, True), (16, 1, True), (17, 1, False), (8, 2, True), (9, 2, False)]
+)
+def test_many_files_scanned_at_once_are_read_rather_than_mapped(
+    tmp_path: Path, files: int, threads: int, mapped: bool
+) -> None:
+    # Each mapped reader holds a few MiB of its file: past 16 readers (files × threads), the
+    # default reads with read(), so that memory does not grow with the number of files. Same
+    # results either way; mmap=True still maps them all.
+    data = generated(400, fmt="pcap")
+    paths = []
+    for k in range(files):
+        p = tmp_path / f"host{k}.pcap"
+        p.write_bytes(data)
+        paths.append(os.path.realpath(p))
+    seen: dict[bool | None, set[str]] = {}
+    results = {}
+    for mmap in (None, True, False):
+        looks: set[str] = set()
+
+        # The last progress call comes before the readers (and any mapping) are dropped.
+        def look(done: int, total: int | None, looks: set[str] = looks) -> None:
+            looks.update(mapped_now(paths))
+
+        results[mmap] = burstcore.scan(paths, **KW, threads=threads, mmap=mmap, progress=look)
+        seen[mmap] = looks
+    assert seen[None] == (set(paths) if mapped else set())
+    assert seen[True] == set(paths)
+    assert seen[False] == set()
+    for name in ("envelope", "backlog", "series", "groups", "summary"):
+        assert_frame_equal(getattr(results[None], name), getattr(results[False], name))
+        assert_frame_equal(getattr(results[True], name), getattr(results[False], name))
+
+
 def corpus_files() -> list[Path]:
     root = os.environ.get("BURSTCORE_SHARED")
     if not root:

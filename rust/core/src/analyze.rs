@@ -140,6 +140,9 @@ fn for_each_ordered(
             order.reorder_horizon_ns
         )));
     }
+    if readers.len() > 1 {
+        readers.iter_mut().for_each(CaptureReader::share_residency);
+    }
     let mut sources: Vec<Ordered<'_>> = readers
         .iter_mut()
         .enumerate()

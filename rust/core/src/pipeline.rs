@@ -351,6 +351,9 @@ fn feed(
     sink: &mut impl Sink,
     progress: Progress<'_>,
 ) -> Result<Accounting> {
+    if readers.len() > 1 {
+        readers.iter_mut().for_each(CaptureReader::share_residency);
+    }
     let mut sources: Vec<ArrivalSource<'_>> = readers
         .iter_mut()
         .map(|reader| ArrivalSource {

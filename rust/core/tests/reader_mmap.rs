@@ -828,3 +828,92 @@ fn a_mapped_read_keeps_only_a_few_mib_of_the_file_resident() {
     // The 8 MiB handed back at a time, the 2 MiB stretch being read, and the next one.
     assert!(most <= 12 << 10, "{most} KiB of a 48 MiB file resident");
 }
+
+/// Files scanned together (one capture per host, overlapping in time) each keep less of
+/// themselves mapped than a file read alone: their readers hand pages back every 2 MiB stretch,
+/// not every 8 MiB (`CaptureReader::share_residency`). Without that, four files on two threads
+/// held some 10 MiB each per thread (8 readers); a scan of 64 files would hold most of a GB.
+#[cfg(target_os = "linux")]
+#[test]
+fn files_scanned_together_each_keep_less_resident() {
+    let dir = Scratch::new("mmap");
+    let opts = PcapOptions {
+        byte_order: ByteOrder::Little,
+        nanos: true,
+        linktype: 1,
+        snaplen: 128,
+    };
+    let f = frame(&mut Rng(11), 1514, 128);
+    let files = 4usize;
+    let per_file = (32 << 20) / (16 + f.len());
+    let paths: Vec<_> = (0..files)
+        .map(|k| {
+            let path = dir.join(format!("host{k}.pcap"));
+            let mut w = PcapWriter::new(
+                std::io::BufWriter::new(std::fs::File::create(&path).unwrap()),
+                opts,
+            )
+            .expect("header");
+            for i in 0..per_file {
+                // The hosts send at once: their packets interleave one by one.
+                let ts = 1_700_000_000_000_000_000 + 1_000 * (files * i + k) as i64;
+                w.write_packet(ts, 1514, &f).expect("packet");
+            }
+            w.finish().expect("finish").flush().expect("flush");
+            path
+        })
+        .collect();
+    let config = scan_config(vec![By::All]);
+    for threads in [1, 2] {
+        for p in &paths {
+            cache_afresh(p);
+        }
+        let mut readers: Vec<CaptureReader> = paths
+            .iter()
+            .map(|p| {
+                CaptureReader::new(input::open_path(p).expect("open"), options(false, true))
+                    .expect("reader")
+            })
+            .collect();
+        assert!(readers.iter().all(CaptureReader::is_mapped));
+        // Looked at from beside the scan, every millisecond.
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let (acc, most, looks) = std::thread::scope(|s| {
+            let watch = s.spawn(|| {
+                let (mut most, mut looks) = (0u64, 0u32);
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    most = most.max(paths.iter().map(|p| resident_kib(p)).sum());
+                    looks += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                (most, looks)
+            });
+            let scanned = pipeline::scan_threads(
+                &mut readers,
+                config.clone(),
+                SizeKind::Wire,
+                threads,
+                &mut |_| Ok(()),
+            );
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            let (most, looks) = watch.join().expect("watch");
+            (scanned.expect("scan").1, most, looks)
+        });
+        assert_eq!(acc.counted, (files * per_file) as u64);
+        assert!(most > 0, "{looks} looks saw nothing mapped");
+        // Per reader: the stretch being read, the next one its chase reaches into, and up to
+        // one handed back at a time (4 MiB seen, 8 without sharing). On two threads, placing
+        // the instants also leaves each file's first stretches mapped (at most 4 MiB: the
+        // probes' own test, in chunked/overlap.rs).
+        let readers = (files * threads) as u64;
+        let probes = if threads > 1 {
+            files as u64 * (4 << 10)
+        } else {
+            0
+        };
+        assert!(
+            most <= readers * (5 << 10) + probes,
+            "{threads} threads: {most} KiB of {files} files of 32 MiB resident"
+        );
+    }
+}

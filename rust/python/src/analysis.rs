@@ -49,7 +49,8 @@ fn run<'py, T: Send>(
         ) -> burstcore::error::Result<T>
         + Send,
 ) -> PyResult<(T, Vec<String>)> {
-    let (mut readers, total) = open_all(py, sources, strict, mmap)?;
+    // The analyses read on one thread.
+    let (mut readers, total) = open_all(py, sources, strict, mmap, 1)?;
     let mut ctl = Control::new(progress, total);
     let res = py.detach(|| f(&mut readers, &mut |d| ctl.tick(d)));
     let out = res.map_err(|e| ctl.take(e))?;

@@ -76,9 +76,10 @@ impl Control {
     }
 }
 
-/// `mmap`: `None` is the core's default (mapped where the mapping is guarded against truncation).
-fn read_options(strict: bool, mmap: Option<bool>) -> ReadOptions {
-    let default = ReadOptions::default();
+/// `mmap`: `None` is the core's default for a scan of `files` files on `threads` threads (mapped
+/// where the mapping is guarded against truncation, unless the files are many).
+fn read_options(strict: bool, mmap: Option<bool>, files: usize, threads: usize) -> ReadOptions {
+    let default = ReadOptions::for_scan(files, threads);
     ReadOptions {
         strict,
         mmap: mmap.unwrap_or(default.mmap),
@@ -91,7 +92,9 @@ fn open_all(
     sources: &[Bound<'_, PyAny>],
     strict: bool,
     mmap: Option<bool>,
+    threads: usize,
 ) -> PyResult<(Vec<CaptureReader>, Option<u64>)> {
+    let options = read_options(strict, mmap, sources.len(), threads);
     let mut readers = Vec::with_capacity(sources.len());
     let mut total = Some(0u64);
     for s in sources {
@@ -101,7 +104,7 @@ fn open_all(
             _ => None,
         };
         let reader = py
-            .detach(|| CaptureReader::new(input, read_options(strict, mmap)))
+            .detach(|| CaptureReader::new(input, options))
             .map_err(to_py)?;
         readers.push(reader);
     }
@@ -124,7 +127,8 @@ fn read_table<'py>(
     threads: usize,
 ) -> PyResult<(Vec<Vec<arrow::ArrowColumn>>, Vec<String>)> {
     guard(py, || {
-        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap)?;
+        let (mut readers, total) =
+            open_all(py, std::slice::from_ref(&source), strict, mmap, threads)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(progress, total);
         let res = py.detach(|| {
@@ -203,7 +207,7 @@ fn capture_info<'py>(
     mmap: Option<bool>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
-        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap)?;
+        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap, 1)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(progress, total);
         let inf = py
@@ -476,7 +480,7 @@ fn scan<'py>(
             windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
         )?;
         let size = SizeKind::parse(size).map_err(to_py)?;
-        let (mut readers, total) = open_all(py, &sources, strict, mmap)?;
+        let (mut readers, total) = open_all(py, &sources, strict, mmap, threads)?;
         let mut ctl = Control::new(progress, total);
         let res = py.detach(|| {
             pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))

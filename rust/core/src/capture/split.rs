@@ -606,6 +606,11 @@ impl ChunkReader {
         self.reader.is_mapped()
     }
 
+    /// See [`CaptureReader::share_residency`].
+    pub fn share_residency(&mut self) {
+        self.reader.share_residency();
+    }
+
     /// Offsets of the first packet framed and of the packet the chunk stopped at (the file length
     /// for the end), once read to the end; `None` while reading, or when the chunk met a warning,
     /// a section header or an interface description and cannot be trusted.

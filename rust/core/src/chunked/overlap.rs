@@ -290,7 +290,8 @@ fn first_stamped(plan: &SplitPlan, from: u64) -> Result<Probe> {
     Ok(found)
 }
 
-/// Hand back what a probe's reader mapped: what it read and the window its chase ran ahead.
+/// Hand back what a probe's or a finished chunk's reader mapped: what it read and the window its
+/// chase ran ahead.
 fn hand_back(plan: &SplitPlan, from: u64, reader: &ChunkReader) {
     const CHASED: u64 = 2 << 20;
     plan.hand_back(from, reader.position().saturating_add(CHASED));
@@ -439,9 +440,10 @@ fn read_merged<T: Stamped>(
 ) -> Result<Option<(Accounting, Vec<Piece>)>> {
     let mut sources = Vec::with_capacity(plans.len());
     for (plan, &(from, to)) in plans.iter().zip(ranges) {
-        let Some(reader) = plan.open(from, to)? else {
+        let Some(mut reader) = plan.open(from, to)? else {
             return Ok(None);
         };
+        reader.share_residency();
         sources.push(Source {
             reader,
             acc: Accounting::default(),
@@ -460,8 +462,11 @@ fn read_merged<T: Stamped>(
     }
     let mut acc = Accounting::default();
     let mut out = Vec::with_capacity(plans.len());
-    for mut s in pieces.sources {
+    for ((mut s, plan), &(from, _)) in pieces.sources.into_iter().zip(plans).zip(ranges) {
         s.count.finish();
+        // What the reader still holds mapped would otherwise stay so until the whole scan ends
+        // (the mapping is the plan's): about 4 MiB per file for each chunk done.
+        hand_back(plan, from, &s.reader);
         acc.add(&s.acc);
         s.piece.seam = s.reader.seam();
         out.push(s.piece);
