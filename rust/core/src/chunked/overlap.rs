@@ -599,4 +599,88 @@ mod tests {
             "{kib} KiB of a 48 MiB file still mapped after the probes"
         );
     }
+
+    #[test]
+    fn damage_met_while_placing_the_instants_is_reported_as_sequentially() {
+        // The walk that finds a file's cut reads the records before it: a record there that
+        // claims a GiB is an error in `cuts`, which must make the chunked scan refuse, so that
+        // the sequential scan reports the damage exactly (the damage tests of tests/chunked_scan
+        // meet theirs in the chunks instead).
+        let dir = Scratch::new("overlap");
+        let opts = PcapOptions {
+            byte_order: ByteOrder::Big,
+            nanos: true,
+            linktype: 1,
+            snaplen: 128,
+        };
+        let frame = [0x5Au8; 128];
+        let per_file = 40_000usize;
+        let paths: Vec<_> = (0..2)
+            .map(|k| {
+                let path = dir.join(format!("host{k}.pcap"));
+                let mut w = PcapWriter::new(std::fs::File::create(&path).expect("create"), opts)
+                    .expect("header");
+                for i in 0..per_file {
+                    let ts = 1_700_000_000_000_000_000 + 1_000 * (2 * i + k) as i64;
+                    w.write_packet(ts, 1514, &frame).expect("packet");
+                }
+                w.finish().expect("finish");
+                path
+            })
+            .collect();
+        let plans = |paths: &[std::path::PathBuf]| -> Vec<SplitPlan> {
+            paths
+                .iter()
+                .map(|p| {
+                    SplitPlan::new(p, ReadOptions::default())
+                        .expect("plan")
+                        .expect("splittable")
+                })
+                .collect()
+        };
+        let at = cuts(&plans(&paths), 2).expect("cuts").expect("placed")[1][1];
+        let clean = std::fs::read(&paths[1]).expect("read");
+        let config = ScanConfig {
+            windows_ns: vec![1_000, 1_000_000],
+            rates_bps: vec![10_000_000_000],
+            ..ScanConfig::default()
+        };
+        let scan = |threads| {
+            let mut readers: Vec<_> = paths
+                .iter()
+                .map(|p| {
+                    let input = crate::input::open_path(p).expect("open");
+                    crate::capture::CaptureReader::new(input, ReadOptions::default())
+                        .expect("reader")
+                })
+                .collect();
+            crate::pipeline::scan_threads(
+                &mut readers,
+                config.clone(),
+                SizeKind::Wire,
+                threads,
+                &mut |_| Ok(()),
+            )
+            .expect_err("damaged file")
+            .to_string()
+        };
+        // Records 144 bytes each: damage one of the records the walk reads before the cut.
+        let mut met = 0;
+        for back in (1..=1024).step_by(64) {
+            let record = at as usize - 144 * back;
+            let mut bytes = clean.clone();
+            bytes[record + 8..record + 12].copy_from_slice(&0x4000_0000u32.to_be_bytes());
+            std::fs::write(&paths[1], &bytes).expect("write");
+            if cuts(&plans(&paths), 2).is_err() {
+                met += 1;
+                let want = scan(1);
+                assert!(
+                    want.contains(&record.to_string()),
+                    "{want} (record at {record})"
+                );
+                assert_eq!(scan(2), want, "{back} records before the cut");
+            }
+        }
+        assert!(met > 0, "no damage was met while placing the instants");
+    }
 }
