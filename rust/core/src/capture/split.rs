@@ -571,7 +571,15 @@ impl ChunkReader {
             return Ok(None);
         }
         let (hlen, shift) = (self.hlen, self.shift);
-        match self.reader.next_packet()? {
+        // Offsets past the header count in the stream `header ++ file[shift..]`: an error names
+        // the damaged record's offset in the file, as a sequential read's does.
+        let read = self.reader.next_packet().map_err(|mut e| {
+            e.offset = e
+                .offset
+                .map(|o| if o >= hlen { o - hlen + shift } else { o });
+            e
+        });
+        match read? {
             None => {
                 self.done = true;
                 self.first.get_or_insert(self.len);

@@ -604,8 +604,8 @@ mod tests {
     fn damage_met_while_placing_the_instants_is_reported_as_sequentially() {
         // The walk that finds a file's cut reads the records before it: a record there that
         // claims a GiB is an error in `cuts`, which must make the chunked scan refuse, so that
-        // the sequential scan reports the damage exactly (the damage tests of tests/chunked_scan
-        // meet theirs in the chunks instead).
+        // the sequential scan reports the damage it meets first, exactly (the damage tests of
+        // tests/chunked_scan meet theirs in the chunks instead).
         let dir = Scratch::new("overlap");
         let opts = PcapOptions {
             byte_order: ByteOrder::Big,
@@ -639,6 +639,12 @@ mod tests {
                 .collect()
         };
         let at = cuts(&plans(&paths), 2).expect("cuts").expect("placed")[1][1];
+        // The first file is damaged early on, where the sequential merge meets it first: the
+        // error the chunked scan must give is that one, not the one its walk ran into.
+        let early = 24 + 144 * 100;
+        let mut first = std::fs::read(&paths[0]).expect("read");
+        first[early + 8..early + 12].copy_from_slice(&0x4000_0000u32.to_be_bytes());
+        std::fs::write(&paths[0], &first).expect("write");
         let clean = std::fs::read(&paths[1]).expect("read");
         let config = ScanConfig {
             windows_ns: vec![1_000, 1_000_000],
@@ -675,8 +681,8 @@ mod tests {
                 met += 1;
                 let want = scan(1);
                 assert!(
-                    want.contains(&record.to_string()),
-                    "{want} (record at {record})"
+                    want.contains(&early.to_string()),
+                    "{want} (record at {early})"
                 );
                 assert_eq!(scan(2), want, "{back} records before the cut");
             }

@@ -444,3 +444,55 @@ fn a_first_packet_stamped_1970_still_splits() {
         }
     }
 }
+
+#[test]
+fn a_chunk_reports_damage_at_its_offset_in_the_file() {
+    // A chunk reads the header and then the file from its range on, as one stream: an error
+    // must still name the damaged record's offset in the file, as a sequential read does.
+    let mut rng = Rng(41);
+    let dir = Scratch::new("split");
+    for (name, clean) in files(&mut rng, 300, false) {
+        let path = temp(&dir, &name, &clean);
+        let offsets: Vec<u64> = sequential(&path).iter().map(|r| r.0).collect();
+        let damaged = offsets[offsets.len() * 3 / 4] as usize;
+        let mut bytes = clean.clone();
+        // The record's captured length (pcap) or the block's length (pcapng): huge either way
+        // round.
+        let field = if name.starts_with("pcapng") { 4 } else { 8 };
+        bytes[damaged + field..damaged + field + 4].copy_from_slice(&[0xFF, 0xFF, 0xFF, 0xF0]);
+        std::fs::write(&path, &bytes).expect("write");
+        let input = crate::input::open_path(&path).expect("open");
+        let mut r = CaptureReader::new(input, ReadOptions::default()).expect("reader");
+        let want = loop {
+            match r.next_packet() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("{name}: damage not met"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(want.offset, Some(damaged as u64), "{name}: {want}");
+        for mmap in [false, true] {
+            let options = ReadOptions {
+                mmap,
+                ..ReadOptions::default()
+            };
+            let plan = SplitPlan::new(&path, options)
+                .expect("plan")
+                .expect("split");
+            for &from in &offsets[offsets.len() / 4..offsets.len() / 2] {
+                let mut c = plan
+                    .open(from, plan.file_len())
+                    .expect("open chunk")
+                    .expect("chunk");
+                let got = loop {
+                    match c.next_packet() {
+                        Ok(Some(_)) => {}
+                        Ok(None) => panic!("{name}: chunk at {from} met no damage"),
+                        Err(e) => break e,
+                    }
+                };
+                assert_eq!(got.to_string(), want.to_string(), "{name}: chunk at {from}");
+            }
+        }
+    }
+}
