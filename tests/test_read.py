@@ -186,6 +186,43 @@ def test_missing_and_wrong_sources_say_what_to_do(tmp_path):
         burstcore.read_packets(text_file)
 
 
+def test_an_error_among_several_inputs_names_the_input(tmp_path):
+    # Per-host captures scanned together: a byte offset alone would not say which file is
+    # damaged, so the error (and any warning) names it; a single input needs no name.
+    base = 1_700_000_000_000_000_000
+    good = oracles.capture([base + 1000 * i for i in range(600)], [100] * 600, fmt="pcap")
+    other = oracles.capture([base + 1000 * i + 500 for i in range(600)], [100] * 600, fmt="pcap")
+    record = 24 + (16 + 14) * 300  # the 301st record: 14 captured bytes each
+    damaged = bytearray(other)
+    damaged[record + 8 : record + 12] = (0x4000_0000).to_bytes(4, "little")
+    a, b = tmp_path / "host0.pcap", tmp_path / "host1.pcap"
+    a.write_bytes(good)
+    b.write_bytes(bytes(damaged))
+    calls = {
+        "scan": lambda srcs, **kw: burstcore.scan(srcs, windows=["1ms"], **kw),
+        "scan, 2 threads": lambda srcs, **kw: burstcore.scan(srcs, windows=["1ms"], threads=2, **kw),
+        "flows": burstcore.flows,
+        "traffic_matrix": burstcore.traffic_matrix,
+    }
+    for name, call in calls.items():
+        for sources, label in (([str(a), str(b)], str(b)), ([good, bytes(damaged)], "input 2 of 2")):
+            with pytest.raises(burstcore.LimitExceededError) as e:
+                call(sources)
+            assert e.value.offset == record and e.value.input == label, name
+            assert str(e.value).endswith(f"at byte offset {record} of {label}"), (name, str(e.value))
+        with pytest.raises(burstcore.LimitExceededError) as e:
+            call(str(b))
+        assert e.value.input is None and str(e.value).endswith(f"at byte offset {record}"), name
+    # Not a capture at all, among several.
+    with pytest.raises(burstcore.NotACaptureError) as e:
+        burstcore.scan([str(a), b"not a capture"], windows=["1ms"])
+    assert e.value.input == "input 2 of 2" and e.value.offset == 0
+    # A warning names its input too.
+    (tmp_path / "cut.pcap").write_bytes(good[:-5])
+    with pytest.warns(burstcore.CaptureWarning, match=f"of {tmp_path / 'cut.pcap'}$"):
+        burstcore.scan([str(a), str(tmp_path / "cut.pcap")], windows=["1ms"])
+
+
 def test_shared_dir_is_set_in_ci():
     import os
 

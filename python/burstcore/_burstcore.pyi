@@ -41,6 +41,7 @@ class CaptureError(ValueError):
     offset: int | None
     reason: str
     kind: str
+    input: str | None
 
 class NotACaptureError(CaptureError): ...
 class UnsupportedCaptureError(CaptureError): ...

@@ -264,9 +264,8 @@ def scan(
         span = int(ts.max() - ts.min()) if len(ts) else 0
         rates_bps = _rates_from_mean(total_bytes, span)
         rates_note = "mean-rate multiples"
-    elif all(is_rereadable(s) for s in sources):
-        total_bytes, span = _prepass(sources, strict, mmap)
-        rates_bps = _rates_from_mean(total_bytes, span)
+    elif all(is_rereadable(s) for s in sources) and (pre := _prepass(sources, strict, mmap)) is not None:
+        rates_bps = _rates_from_mean(*pre)
         rates_note = "mean-rate multiples (pre-pass)"
     else:
         rates_bps = [
@@ -321,12 +320,18 @@ def _rates_from_mean(total_bytes: int, span_ns: int) -> list[int]:
     return sorted({max(1, round(rho_bps * m)) for m in DEFAULT_RATE_MULTIPLES})
 
 
-def _prepass(sources: list[Any], strict: bool, mmap: bool | None) -> tuple[int, int]:
+def _prepass(sources: list[Any], strict: bool, mmap: bool | None) -> tuple[int, int] | None:
+    """Wire bytes and span of all sources, or None if one cannot be read: the main pass then
+    meets the same damage and raises, naming the input among several (``CaptureError.input``),
+    which a look at one source alone cannot."""
     total, lo, hi = 0, None, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CaptureWarning)  # the main pass reports them
         for s in sources:
-            i = info(s, strict=strict, mmap=mmap)
+            try:
+                i = info(s, strict=strict, mmap=mmap)
+            except _core.CaptureError:
+                return None
             total += i.wire_bytes
             if i.min_ns is not None:
                 lo = i.min_ns if lo is None else min(lo, i.min_ns)

@@ -55,6 +55,16 @@ struct Ordered<'r> {
 }
 
 impl<'r> Ordered<'r> {
+    /// `e` from this source, the `k`-th of `n`: named among the others when there are several.
+    #[cold]
+    fn named(&self, e: Error, k: usize, n: usize) -> Error {
+        if n > 1 {
+            e.in_input(self.reader.label(k, n))
+        } else {
+            e
+        }
+    }
+
     fn new(reader: &'r mut CaptureReader, offset_ns: i64, order: OrderOptions) -> Self {
         Ordered {
             reader,
@@ -148,16 +158,17 @@ fn for_each_ordered(
         .enumerate()
         .map(|(k, r)| Ordered::new(r, offsets_ns.get(k).copied().unwrap_or(0), order))
         .collect();
+    let n = sources.len();
     let mut heads: Vec<Option<Arrival>> = Vec::with_capacity(sources.len());
     let mut heap = BinaryHeap::new();
     for (k, s) in sources.iter_mut().enumerate() {
-        let head = s.next()?;
+        let head = s.next().map_err(|e| s.named(e, k, n))?;
         if let Some(a) = &head {
             heap.push(Reverse((a.ts_ns, k)));
         }
         heads.push(head);
     }
-    let mut n = 0u64;
+    let mut taken = 0u64;
     while let Some(Reverse((_, k))) = heap.pop() {
         let Some(mut a) = heads.get_mut(k).and_then(Option::take) else {
             continue;
@@ -174,7 +185,7 @@ fn for_each_ordered(
         }
         sink(k, &a)?;
         let next = match sources.get_mut(k) {
-            Some(s) => s.next()?,
+            Some(s) => s.next().map_err(|e| s.named(e, k, n))?,
             None => None,
         };
         if let Some(b) = &next {
@@ -183,8 +194,8 @@ fn for_each_ordered(
         if let Some(h) = heads.get_mut(k) {
             *h = next;
         }
-        n += 1;
-        if n.is_multiple_of(PROGRESS_EVERY) {
+        taken += 1;
+        if taken.is_multiple_of(PROGRESS_EVERY) {
             progress(sources.iter().map(|s| s.reader.position()).sum())?;
         }
     }

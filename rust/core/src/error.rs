@@ -59,6 +59,9 @@ pub struct Error {
     pub offset: Option<u64>,
     /// What was wrong, in words a user can act on (no trailing period, no offset: Display adds it).
     pub reason: String,
+    /// Which input, when several are read at once (their merge, [`Error::in_input`]): the file's
+    /// path, or "input k of n" for one that is not a named file. Display adds it.
+    pub input: Option<String>,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -69,6 +72,7 @@ impl Error {
             kind,
             offset: None,
             reason: reason.into(),
+            input: None,
         }
     }
     pub fn at(kind: ErrorKind, offset: u64, reason: impl Into<String>) -> Self {
@@ -76,18 +80,29 @@ impl Error {
             kind,
             offset: Some(offset),
             reason: reason.into(),
+            input: None,
         }
     }
     pub fn invalid(reason: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument, reason)
     }
+    /// The error concerns `input`, one of several read at once: a byte offset alone would not
+    /// say in which of them. An input named already keeps its name.
+    pub fn in_input(mut self, input: impl Into<String>) -> Self {
+        self.input.get_or_insert_with(|| input.into());
+        self
+    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.offset {
-            Some(off) => write!(f, "{} at byte offset {}", self.reason, off),
-            None => f.write_str(&self.reason),
+        match (self.offset, &self.input) {
+            (Some(off), Some(input)) => {
+                write!(f, "{} at byte offset {} of {}", self.reason, off, input)
+            }
+            (Some(off), None) => write!(f, "{} at byte offset {}", self.reason, off),
+            (None, Some(input)) => write!(f, "{} (in {})", self.reason, input),
+            (None, None) => f.write_str(&self.reason),
         }
     }
 }
@@ -114,6 +129,16 @@ impl fmt::Display for Warning {
         match self.offset {
             Some(off) => write!(f, "{} at byte offset {}", self.reason, off),
             None => f.write_str(&self.reason),
+        }
+    }
+}
+
+impl Warning {
+    /// As Display, naming the input among several read at once ([`Error::in_input`]).
+    pub fn in_input(&self, input: &str) -> String {
+        match self.offset {
+            Some(off) => format!("{} at byte offset {} of {}", self.reason, off, input),
+            None => format!("{} (in {})", self.reason, input),
         }
     }
 }

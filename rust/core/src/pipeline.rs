@@ -453,6 +453,12 @@ impl<S: Sink> Files<'_, '_, S> {
             .sum()
     }
 
+    /// `e` from source `i`, naming it among the others.
+    #[cold]
+    fn named(&self, i: usize, e: Error) -> Error {
+        e.in_input(self.sources[i].reader.label(i, self.sources.len()))
+    }
+
     fn taken(&mut self) -> Result<bool> {
         self.taken += 1;
         if self.taken.is_multiple_of(PROGRESS_EVERY) {
@@ -468,7 +474,7 @@ impl<S: Sink> merge::Streams for Decoded<'_, '_, '_, S> {
     type Item = Arrival;
 
     fn next(&mut self, i: usize) -> Result<Option<Arrival>> {
-        self.0.sources[i].next()
+        self.0.sources[i].next().map_err(|e| self.0.named(i, e))
     }
 
     fn take(&mut self, mut a: Arrival, i: usize) -> Result<bool> {
@@ -484,7 +490,9 @@ impl<S: Sink> merge::Streams for Lean<'_, '_, '_, S> {
     type Item = (i64, u64, u32);
 
     fn next(&mut self, i: usize) -> Result<Option<(i64, u64, u32)>> {
-        self.0.sources[i].next_lean()
+        self.0.sources[i]
+            .next_lean()
+            .map_err(|e| self.0.named(i, e))
     }
 
     fn take(&mut self, (ts, size, interface): (i64, u64, u32), i: usize) -> Result<bool> {

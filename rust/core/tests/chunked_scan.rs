@@ -313,6 +313,11 @@ fn damage_in_one_of_overlapping_files_is_reported_as_sequentially() {
         };
         let want = one(1);
         assert!(want.contains(&at.to_string()), "{want} (record at {at})");
+        // An offset alone would not say in which of the files.
+        assert!(
+            want.ends_with(&format!("of {}", pb.display())),
+            "{want} names no file"
+        );
         assert!(chunked(&paths, &c, 2).is_none(), "share {share}");
         for threads in [2, 3] {
             assert_eq!(one(threads), want, "share {share}, {threads} threads");

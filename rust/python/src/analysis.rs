@@ -5,7 +5,7 @@
 use crate::columns::col;
 use crate::errors::{guard, to_py};
 use crate::{accounting, late_policy};
-use crate::{config, open_all, output_to_py, Control};
+use crate::{config, open_all, output_to_py, warnings_of, Control};
 use burstcore::analysis::{FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram};
 use burstcore::analyze::{self, OrderOptions};
 use burstcore::engine::{By, GroupKey};
@@ -54,11 +54,7 @@ fn run<'py, T: Send>(
     let mut ctl = Control::new(progress, total);
     let res = py.detach(|| f(&mut readers, &mut |d| ctl.tick(d)));
     let out = res.map_err(|e| ctl.take(e))?;
-    let warnings = readers
-        .iter()
-        .flat_map(|r| r.warnings().iter().map(|w| w.to_string()))
-        .collect();
-    Ok((out, warnings))
+    Ok((out, warnings_of(&readers)))
 }
 
 /// Flow records as columns, plus per-flow E(τ) rows when windows are given.

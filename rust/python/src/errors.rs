@@ -10,7 +10,7 @@ create_exception!(
     burstcore,
     CaptureError,
     PyValueError,
-    "A capture could not be read; `offset` and `reason` say where and why."
+    "A capture could not be read; `offset` and `reason` say where and why, `input` in which of several inputs."
 );
 create_exception!(
     burstcore,
@@ -120,6 +120,8 @@ pub fn to_py(e: Error) -> PyErr {
         let _ = v.setattr("offset", e.offset);
         let _ = v.setattr("reason", e.reason.as_str());
         let _ = v.setattr("kind", e.kind.name());
+        // Which of several inputs read at once, or None.
+        let _ = v.setattr("input", e.input.as_deref());
     });
     err
 }

@@ -87,6 +87,21 @@ fn read_options(strict: bool, mmap: Option<bool>, files: usize, threads: usize) 
     }
 }
 
+/// The readers' warnings, each naming its input when there are several.
+fn warnings_of(readers: &[CaptureReader]) -> Vec<String> {
+    let n = readers.len();
+    readers
+        .iter()
+        .enumerate()
+        .flat_map(|(k, r)| {
+            r.warnings().iter().map(move |w| match n {
+                1 => w.to_string(),
+                _ => w.in_input(&r.label(k, n)),
+            })
+        })
+        .collect()
+}
+
 fn open_all(
     py: Python<'_>,
     sources: &[Bound<'_, PyAny>],
@@ -97,15 +112,20 @@ fn open_all(
     let options = read_options(strict, mmap, sources.len(), threads);
     let mut readers = Vec::with_capacity(sources.len());
     let mut total = Some(0u64);
-    for s in sources {
+    let n = sources.len();
+    for (k, s) in sources.iter().enumerate() {
         let input = source::open(py, s)?;
+        let label = match &input.path {
+            Some(p) => p.display().to_string(),
+            None => format!("input {} of {}", k + 1, n),
+        };
         total = match (total, input.file_len) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
         };
         let reader = py
             .detach(|| CaptureReader::new(input, options))
-            .map_err(to_py)?;
+            .map_err(|e| to_py(if n > 1 { e.in_input(label) } else { e }))?;
         readers.push(reader);
     }
     Ok((readers, total))
@@ -486,11 +506,7 @@ fn scan<'py>(
             pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))
         });
         let (out, acc) = res.map_err(|e| ctl.take(e))?;
-        let warnings = readers
-            .iter()
-            .flat_map(|r| r.warnings().iter().map(|w| w.to_string()))
-            .collect();
-        Ok((output_to_py(py, out, acc)?, warnings))
+        Ok((output_to_py(py, out, acc)?, warnings_of(&readers)))
     })
 }
 

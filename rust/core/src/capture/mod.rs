@@ -110,8 +110,11 @@ impl ReadOptions {
 /// error, as `e` may come from what the vanished bytes read as (zeros framed as records: a late
 /// packet, a corrupt block).
 pub fn explain(readers: &[CaptureReader], e: Error) -> Error {
-    match readers.iter().find(|r| r.buf.shrank()) {
-        Some(r) => r.shrank_error(),
+    match readers.iter().position(|r| r.buf.shrank()) {
+        Some(k) if readers.len() > 1 => readers[k]
+            .shrank_error()
+            .in_input(readers[k].label(k, readers.len())),
+        Some(k) => readers[k].shrank_error(),
         None => e,
     }
 }
@@ -246,12 +249,16 @@ pub struct CaptureReader {
     done: bool,
     /// The regular file underneath, when not compressed.
     path: Option<std::path::PathBuf>,
+    /// The file read, compressed or not, when it has a path: how an error names this input
+    /// among several ([`CaptureReader::label`]).
+    name: Option<std::path::PathBuf>,
 }
 
 impl CaptureReader {
     /// Sniff the format from the first bytes of `input` and prepare to read.
     pub fn new(input: Input, options: ReadOptions) -> Result<Self> {
         let compression = input.compression;
+        let name = input.path.clone();
         let path = input.path.filter(|_| compression == Compression::None);
         let mapped = match &path {
             Some(p) if options.mmap => crate::input::map_file(p),
@@ -261,7 +268,9 @@ impl CaptureReader {
             Some(map) => Buffer::mapped(std::sync::Arc::new(map)),
             None => Buffer::new(input.reader, buffer::DEFAULT_CAPACITY),
         };
-        Self::with_buffer(buf, options, compression, path)
+        let mut reader = Self::with_buffer(buf, options, compression, path)?;
+        reader.name = name;
+        Ok(reader)
     }
 
     /// Sniff and prepare to read from a buffer set up by the caller (a split's shared mapping).
@@ -283,6 +292,7 @@ impl CaptureReader {
             warnings: Vec::new(),
             compressed_cut: false,
             done: false,
+            name: path.clone(),
             path,
         };
         match reader.fill(4)? {
@@ -409,6 +419,14 @@ impl CaptureReader {
     /// Decompressed bytes consumed so far.
     pub fn position(&self) -> u64 {
         self.buf.position()
+    }
+    /// How an error names this input, the `k`-th (from 0) of `n` read at once: its file's path,
+    /// or its place among them.
+    pub fn label(&self, k: usize, n: usize) -> String {
+        match &self.name {
+            Some(p) => p.display().to_string(),
+            None => format!("input {} of {}", k + 1, n),
+        }
     }
     /// This reader is one of several reading at once: a mapped one hands its pages back in
     /// smaller steps, so that a scan of many files holds less of each mapped (a scan of several
