@@ -127,6 +127,17 @@ fn temp(dir: &Scratch, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// The plan of a file that must split, mapped or read with `read()`.
+fn plan_of(path: &Path, mmap: bool) -> SplitPlan {
+    let options = ReadOptions {
+        mmap,
+        ..ReadOptions::default()
+    };
+    SplitPlan::new(path, options)
+        .expect("plan")
+        .expect("splittable")
+}
+
 #[test]
 fn every_cut_of_small_files_reads_like_a_sequential_read() {
     let dir = Scratch::new("split");
@@ -374,13 +385,7 @@ fn chains_that_run_far_do_not_move_the_search_window() {
     }
     let dir = Scratch::new("split-far");
     let path = temp(&dir, "far.pcap", &file);
-    let options = ReadOptions {
-        mmap: false,
-        ..ReadOptions::default()
-    };
-    let plan = SplitPlan::new(&path, options)
-        .expect("plan")
-        .expect("splittable");
+    let plan = plan_of(&path, false);
     let mut peek = Peek::read(File::open(&path).expect("open"), plan.file_len());
     assert_eq!(plan.resync(&mut peek, fakes).expect("search"), Some(real));
     let Peek::Read { reads, .. } = peek else {
@@ -425,13 +430,7 @@ fn a_first_packet_stamped_1970_still_splits() {
         let path = temp(&dir, &format!("clock-{stamped}"), &bytes);
         let want = sequential(&path);
         for mmap in [false, true] {
-            let options = ReadOptions {
-                mmap,
-                ..ReadOptions::default()
-            };
-            let plan = SplitPlan::new(&path, options)
-                .expect("plan")
-                .expect("splittable");
+            let plan = plan_of(&path, mmap);
             let len = bytes.len() as u64;
             for cut in [len / 4, len / 2, len * 3 / 4] {
                 assert!(
@@ -472,13 +471,7 @@ fn a_chunk_reports_damage_at_its_offset_in_the_file() {
         };
         assert_eq!(want.offset, Some(damaged as u64), "{name}: {want}");
         for mmap in [false, true] {
-            let options = ReadOptions {
-                mmap,
-                ..ReadOptions::default()
-            };
-            let plan = SplitPlan::new(&path, options)
-                .expect("plan")
-                .expect("split");
+            let plan = plan_of(&path, mmap);
             for &from in &offsets[offsets.len() / 4..offsets.len() / 2] {
                 let mut c = plan
                     .open(from, plan.file_len())
