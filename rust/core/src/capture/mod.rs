@@ -67,6 +67,7 @@ pub struct ReadOptions {
     /// truncated by another process while it is read is an `Io` error at the offset reached.
     /// Elsewhere mapping is opt-in and unguarded: truncation under the mapping would kill the
     /// process with SIGBUS, so only for files that nothing truncates while they are read.
+    /// [`ReadOptions::for_scan`] gives the default for many files read at once.
     pub mmap: bool,
 }
 
