@@ -271,6 +271,12 @@ def test_corrupt_file(tmp_path: Path, cap: Path) -> None:
     _one_line_error(p)
     p = run_cli("scan", bad, "--strict", "--debug")
     assert p.returncode == 1 and b"Traceback" in p.stderr
+    # Among several files, the message names the damaged one (once), not a list of candidates.
+    p = run_cli("scan", cap, bad, "--strict")
+    assert p.returncode == 1
+    err = _one_line_error(p)
+    assert f"cannot read the capture {bad}: " in err and err.count(str(bad)) == 1 and str(cap) not in err, err
+    assert err.endswith(f"at byte offset {second_epb}"), err
 
 
 @pytest.mark.parametrize(

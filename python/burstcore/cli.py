@@ -717,6 +717,11 @@ def _classify(e: BaseException) -> tuple[int, str]:
     if isinstance(e, (FileNotFoundError, IsADirectoryError)):
         return EXIT_NOT_FOUND, e.strerror or str(e)
     if isinstance(e, burstcore.CaptureError):
+        named = getattr(e, "input", None)
+        if named:
+            # One of several files: the error names it, so say it once, up front.
+            msg = str(e).removesuffix(f" of {named}").removesuffix(f" (in {named})")
+            return EXIT_CAPTURE, f"cannot read the capture {named}: {msg}"
         where = f" {_reading[0]}" if _reading else ""
         return EXIT_CAPTURE, f"cannot read the capture{where}: {e}"
     if isinstance(e, UsageError):
