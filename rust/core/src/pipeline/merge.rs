@@ -39,11 +39,14 @@ pub(crate) trait Streams {
 
 /// Merge `n` files: `Ok(false)` if `take` stopped it.
 ///
-/// A file keeps the turn while its packets stay below every other file's next one, with no heap
+/// Up to [`FEW`] files, see [`merge_few`]. Past that, a file keeps the turn while its packets stay below every other file's next one, with no heap
 /// operation: captures of different hosts interleave in runs (a burst of one host, then of
 /// another), and one file's next packet is compared with the heap's top only. The order is the
 /// plain heap merge's, as keys are distinct (no two files share an index).
 pub(crate) fn merge<S: Streams>(n: usize, streams: &mut S) -> Result<bool> {
+    if n <= FEW {
+        return merge_few(n, streams);
+    }
     let mut heads: Vec<Option<S::Item>> = Vec::with_capacity(n);
     let mut heap = BinaryHeap::with_capacity(n);
     for i in 0..n {
@@ -75,6 +78,47 @@ pub(crate) fn merge<S: Streams>(n: usize, streams: &mut S) -> Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// Files up to which [`merge`] finds the next packet by looking at every file's head.
+const FEW: usize = 16;
+
+/// [`merge`] of at most [`FEW`] files: the least head found by one pass over all of them, without
+/// branches. Per-host captures of a ring all-reduce interleave packet by packet, and there a
+/// heap's pop and push cost several mispredicted branches each packet: with 8 such files, a
+/// one-thread scan took 7 % less time this way (median of 10 alternated runs, 2.47 s against
+/// 2.66), two threads 4 % less; with 2 files, which interleave in runs, it is as fast as the
+/// heap that keeps the turn. Past [`FEW`] files the pass costs more than the heap saves.
+fn merge_few<S: Streams>(n: usize, streams: &mut S) -> Result<bool> {
+    // Above every timestamp, so that an ended file never wins.
+    const ENDED: i128 = i128::MAX;
+    let mut heads: Vec<Option<S::Item>> = Vec::with_capacity(n);
+    let mut keys = [ENDED; FEW];
+    for (i, key) in keys.iter_mut().enumerate().take(n) {
+        let head = streams.next(i)?;
+        *key = head.as_ref().map_or(ENDED, |a| i128::from(a.ts()));
+        heads.push(head);
+    }
+    let keys = &mut keys[..n];
+    loop {
+        // The first least key: ties go to the file listed first.
+        let (mut w, mut least) = (0, keys[0]);
+        for (j, &k) in keys.iter().enumerate().skip(1) {
+            let less = k < least;
+            least = if less { k } else { least };
+            w = if less { j } else { w };
+        }
+        // Only an ended file has no head, and an ended file wins only when all have ended.
+        let Some(item) = heads[w].take().filter(|_| least != ENDED) else {
+            return Ok(true);
+        };
+        if !streams.take(item, w)? {
+            return Ok(false);
+        }
+        let next = streams.next(w)?;
+        keys[w] = next.as_ref().map_or(ENDED, |a| i128::from(a.ts()));
+        heads[w] = next;
+    }
 }
 
 #[cfg(test)]
@@ -121,15 +165,26 @@ mod tests {
         // Runs, ties across files, files out of order within themselves, empty files.
         let mut rng = crate::test_rng::Rng(0x6E72_67E5);
         for case in 0..2_000 {
-            let n = 1 + rng.below(5) as usize;
+            // Both ways of merging (up to 16 files, and past that), and now and then
+            // timestamps at the ends of the range.
+            let n = if case % 4 == 0 {
+                17 + rng.below(8) as usize
+            } else {
+                1 + rng.below(16) as usize
+            };
+            let origin = match rng.below(4) {
+                0 => i64::MIN,
+                1 => i64::MAX - 200,
+                _ => 0,
+            };
             let files: Vec<Vec<i64>> = (0..n)
                 .map(|_| {
-                    let mut t = rng.below(20) as i64;
+                    let mut t = origin + rng.below(20) as i64;
                     (0..rng.below(30))
                         .map(|_| {
                             t += rng.below(4) as i64;
                             if rng.below(8) == 0 {
-                                t - rng.below(6) as i64
+                                t.saturating_sub(rng.below(6) as i64)
                             } else {
                                 t
                             }
@@ -150,14 +205,38 @@ mod tests {
     }
 
     #[test]
+    fn files_that_end_never_hide_the_last_instant() {
+        // A file that has ended must lose even to a packet stamped i64::MAX, and one stamped
+        // i64::MIN must come first, whichever way the files are merged.
+        for n in [3, FEW + 1] {
+            let mut files = vec![vec![i64::MIN], vec![0, i64::MAX], vec![i64::MAX]];
+            files.resize(n, Vec::new());
+            let want = plain(&files);
+            let mut lists = Lists {
+                at: vec![0; n],
+                files,
+                out: Vec::new(),
+                stop_after: usize::MAX,
+            };
+            assert!(merge(n, &mut lists).expect("merge"));
+            assert_eq!(lists.out, want);
+            assert_eq!(lists.out.len(), 4);
+        }
+    }
+
+    #[test]
     fn take_stops_the_merge() {
-        let mut lists = Lists {
-            files: vec![vec![1, 2, 3], vec![1, 5]],
-            at: vec![0, 0],
-            out: Vec::new(),
-            stop_after: 3,
-        };
-        assert!(!merge(2, &mut lists).expect("merge"));
-        assert_eq!(lists.out, [(1, 0), (1, 1), (2, 0)]);
+        for n in [2, FEW + 1] {
+            let mut files = vec![vec![1, 2, 3], vec![1, 5]];
+            files.resize(n, vec![9]);
+            let mut lists = Lists {
+                at: vec![0; n],
+                files,
+                out: Vec::new(),
+                stop_after: 3,
+            };
+            assert!(!merge(n, &mut lists).expect("merge"));
+            assert_eq!(lists.out, [(1, 0), (1, 1), (2, 0)]);
+        }
     }
 }
