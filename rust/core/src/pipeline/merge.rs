@@ -160,6 +160,18 @@ mod tests {
         out
     }
 
+    /// What `merge` hands out, to the end.
+    fn merged(files: &[Vec<i64>]) -> Vec<(i64, usize)> {
+        let mut lists = Lists {
+            at: vec![0; files.len()],
+            files: files.to_vec(),
+            out: Vec::new(),
+            stop_after: usize::MAX,
+        };
+        assert!(merge(files.len(), &mut lists).expect("merge"));
+        lists.out
+    }
+
     #[test]
     fn the_order_of_the_plain_merge() {
         // Runs, ties across files, files out of order within themselves, empty files.
@@ -192,15 +204,7 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            let want = plain(&files);
-            let mut lists = Lists {
-                at: vec![0; n],
-                files,
-                out: Vec::new(),
-                stop_after: usize::MAX,
-            };
-            assert!(merge(n, &mut lists).expect("merge"));
-            assert_eq!(lists.out, want, "case {case}");
+            assert_eq!(merged(&files), plain(&files), "case {case}");
         }
     }
 
@@ -211,16 +215,9 @@ mod tests {
         for n in [3, FEW + 1] {
             let mut files = vec![vec![i64::MIN], vec![0, i64::MAX], vec![i64::MAX]];
             files.resize(n, Vec::new());
-            let want = plain(&files);
-            let mut lists = Lists {
-                at: vec![0; n],
-                files,
-                out: Vec::new(),
-                stop_after: usize::MAX,
-            };
-            assert!(merge(n, &mut lists).expect("merge"));
-            assert_eq!(lists.out, want);
-            assert_eq!(lists.out.len(), 4);
+            let out = merged(&files);
+            assert_eq!(out, plain(&files));
+            assert_eq!(out.len(), 4);
         }
     }
 
