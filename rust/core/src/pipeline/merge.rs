@@ -39,10 +39,11 @@ pub(crate) trait Streams {
 
 /// Merge `n` files: `Ok(false)` if `take` stopped it.
 ///
-/// Up to [`FEW`] files, see [`merge_few`]. Past that, a file keeps the turn while its packets stay below every other file's next one, with no heap
-/// operation: captures of different hosts interleave in runs (a burst of one host, then of
-/// another), and one file's next packet is compared with the heap's top only. The order is the
-/// plain heap merge's, as keys are distinct (no two files share an index).
+/// Up to [`FEW`] files, see [`merge_few`]. Past that, a file keeps the turn while its packets
+/// stay below every other file's next one, with no heap operation: captures of different hosts
+/// interleave in runs (a burst of one host, then of another), and one file's next packet is
+/// compared with the heap's top only. The order is the plain heap merge's, as keys are distinct
+/// (no two files share an index).
 pub(crate) fn merge<S: Streams>(n: usize, streams: &mut S) -> Result<bool> {
     if n <= FEW {
         return merge_few(n, streams);
@@ -100,6 +101,9 @@ fn merge_few<S: Streams>(n: usize, streams: &mut S) -> Result<bool> {
         heads.push(head);
     }
     let keys = &mut keys[..n];
+    if keys.is_empty() {
+        return Ok(true);
+    }
     loop {
         // The first least key: ties go to the file listed first.
         let (mut w, mut least) = (0, keys[0]);
@@ -206,6 +210,12 @@ mod tests {
                 .collect();
             assert_eq!(merged(&files), plain(&files), "case {case}");
         }
+    }
+
+    #[test]
+    fn no_files_merge_to_nothing() {
+        assert_eq!(merged(&[]), []);
+        assert_eq!(merged(&[vec![], vec![]]), []);
     }
 
     #[test]
