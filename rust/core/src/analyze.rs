@@ -6,8 +6,7 @@
 //! Sizes are wire lengths (pcap `orig_len`): the analyses compare against tshark's `frame.len`
 //! and the ground-truth logs, which count frames on the wire.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use crate::analysis::{
     BurstDetector, BurstReport, FlowKey, FlowOptions, FlowReport, FlowTable, GroupedHistograms,
@@ -19,6 +18,7 @@ use crate::engine::{
     Arrival, By, EnvelopeRow, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner,
 };
 use crate::error::{Error, ErrorKind, Result};
+use crate::pipeline::merge::{self, Streams};
 use crate::pipeline::{Accounting, Progress};
 use crate::wire;
 
@@ -55,16 +55,6 @@ struct Ordered<'r> {
 }
 
 impl<'r> Ordered<'r> {
-    /// `e` from this source, the `k`-th of `n`: named among the others when there are several.
-    #[cold]
-    fn named(&self, e: Error, k: usize, n: usize) -> Error {
-        if n > 1 {
-            e.in_input(self.reader.label(k, n))
-        } else {
-            e
-        }
-    }
-
     fn new(reader: &'r mut CaptureReader, offset_ns: i64, order: OrderOptions) -> Self {
         Ordered {
             reader,
@@ -122,6 +112,43 @@ impl<'r> Ordered<'r> {
     }
 }
 
+/// The captures of [`for_each_ordered`], merged in (timestamp, capture) order by the merge a
+/// scan of several files uses, and where their arrivals go.
+struct Captures<'s, 'r, 'f> {
+    sources: &'s mut [Ordered<'r>],
+    sink: &'f mut dyn FnMut(usize, &Arrival) -> Result<()>,
+    progress: Progress<'f>,
+    taken: u64,
+}
+
+impl Streams for Captures<'_, '_, '_> {
+    type Item = Arrival;
+
+    fn next(&mut self, k: usize) -> Result<Option<Arrival>> {
+        let n = self.sources.len();
+        let s = &mut self.sources[k];
+        s.next().map_err(|e| s.reader.named(e, k, n))
+    }
+
+    fn take(&mut self, mut a: Arrival, k: usize) -> Result<bool> {
+        if k > 0 {
+            let base: usize = self.sources[..k]
+                .iter()
+                .map(|s| s.reader.interfaces().len())
+                .sum();
+            a.interface = a
+                .interface
+                .saturating_add(u32::try_from(base).unwrap_or(u32::MAX));
+        }
+        (self.sink)(k, &a)?;
+        self.taken += 1;
+        if self.taken.is_multiple_of(PROGRESS_EVERY) {
+            (self.progress)(self.sources.iter().map(|s| s.reader.position()).sum())?;
+        }
+        Ok(true)
+    }
+}
+
 /// Read `readers` in one pass, merged in timestamp order after adding `offsets_ns[k]` (missing
 /// offsets are 0) to every timestamp of capture k, and hand each arrival with its capture index
 /// to `sink`. Ties go to the earlier capture, so the merge is deterministic. Interfaces of later
@@ -158,47 +185,15 @@ fn for_each_ordered(
         .enumerate()
         .map(|(k, r)| Ordered::new(r, offsets_ns.get(k).copied().unwrap_or(0), order))
         .collect();
-    let n = sources.len();
-    let mut heads: Vec<Option<Arrival>> = Vec::with_capacity(sources.len());
-    let mut heap = BinaryHeap::new();
-    for (k, s) in sources.iter_mut().enumerate() {
-        let head = s.next().map_err(|e| s.named(e, k, n))?;
-        if let Some(a) = &head {
-            heap.push(Reverse((a.ts_ns, k)));
-        }
-        heads.push(head);
-    }
-    let mut taken = 0u64;
-    while let Some(Reverse((_, k))) = heap.pop() {
-        let Some(mut a) = heads.get_mut(k).and_then(Option::take) else {
-            continue;
-        };
-        if k > 0 {
-            let base: usize = sources
-                .iter()
-                .take(k)
-                .map(|s| s.reader.interfaces().len())
-                .sum();
-            a.interface = a
-                .interface
-                .saturating_add(u32::try_from(base).unwrap_or(u32::MAX));
-        }
-        sink(k, &a)?;
-        let next = match sources.get_mut(k) {
-            Some(s) => s.next().map_err(|e| s.named(e, k, n))?,
-            None => None,
-        };
-        if let Some(b) = &next {
-            heap.push(Reverse((b.ts_ns, k)));
-        }
-        if let Some(h) = heads.get_mut(k) {
-            *h = next;
-        }
-        taken += 1;
-        if taken.is_multiple_of(PROGRESS_EVERY) {
-            progress(sources.iter().map(|s| s.reader.position()).sum())?;
-        }
-    }
+    merge::merge(
+        sources.len(),
+        &mut Captures {
+            sources: &mut sources,
+            sink,
+            progress: &mut *progress,
+            taken: 0,
+        },
+    )?;
     progress(sources.iter().map(|s| s.reader.position()).sum())?;
     let mut acc = Accounting::default();
     for s in &sources {

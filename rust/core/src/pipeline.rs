@@ -453,10 +453,9 @@ impl<S: Sink> Files<'_, '_, S> {
             .sum()
     }
 
-    /// `e` from source `i`, naming it among the others.
-    #[cold]
+    /// `e` from source `i`, named among the others.
     fn named(&self, i: usize, e: Error) -> Error {
-        e.in_input(self.sources[i].reader.label(i, self.sources.len()))
+        self.sources[i].reader.named(e, i, self.sources.len())
     }
 
     fn taken(&mut self) -> Result<bool> {

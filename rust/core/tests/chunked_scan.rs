@@ -275,8 +275,8 @@ fn files_that_overlap_in_time_scan_the_same_in_chunks() {
 #[test]
 fn damage_in_one_of_overlapping_files_is_reported_as_sequentially() {
     // A record in the middle of one of two overlapping files claims a GiB: the scan fails at
-    // that record on any number of threads, with the error the sequential scan gives, whether the damage lies in a chunk's range or where the instants
-    // were being placed.
+    // that record on any number of threads, with the error the sequential scan gives, whether
+    // the damage lies in a chunk's range or where the instants were being placed.
     let dir = Scratch::new("chunked");
     let mut rng = Rng(23);
     let all = packets(&mut rng, 20_000, false);

@@ -115,10 +115,7 @@ fn open_all(
     let n = sources.len();
     for (k, s) in sources.iter().enumerate() {
         let input = source::open(py, s)?;
-        let label = match &input.path {
-            Some(p) => p.display().to_string(),
-            None => format!("input {} of {}", k + 1, n),
-        };
+        let label = burstcore::capture::label(input.path.as_deref(), k, n);
         total = match (total, input.file_len) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,

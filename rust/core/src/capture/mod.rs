@@ -107,15 +107,21 @@ impl ReadOptions {
     }
 }
 
+/// How an error names the `k`-th (from 0) of `n` inputs read at once: the path of its file, or
+/// its place among them (bytes, a file object, stdin).
+pub fn label(path: Option<&std::path::Path>, k: usize, n: usize) -> String {
+    match path {
+        Some(p) => p.display().to_string(),
+        None => format!("input {} of {}", k + 1, n),
+    }
+}
+
 /// `e`, unless one of `readers` reads a mapped file that shrank meanwhile: then the truncation
 /// error, as `e` may come from what the vanished bytes read as (zeros framed as records: a late
 /// packet, a corrupt block).
 pub fn explain(readers: &[CaptureReader], e: Error) -> Error {
     match readers.iter().position(|r| r.buf.shrank()) {
-        Some(k) if readers.len() > 1 => readers[k]
-            .shrank_error()
-            .in_input(readers[k].label(k, readers.len())),
-        Some(k) => readers[k].shrank_error(),
+        Some(k) => readers[k].named(readers[k].shrank_error(), k, readers.len()),
         None => e,
     }
 }
@@ -421,12 +427,18 @@ impl CaptureReader {
     pub fn position(&self) -> u64 {
         self.buf.position()
     }
-    /// How an error names this input, the `k`-th (from 0) of `n` read at once: its file's path,
-    /// or its place among them.
+    /// How an error names this input, the `k`-th (from 0) of `n` read at once ([`label`]).
     pub fn label(&self, k: usize, n: usize) -> String {
-        match &self.name {
-            Some(p) => p.display().to_string(),
-            None => format!("input {} of {}", k + 1, n),
+        label(self.name.as_deref(), k, n)
+    }
+    /// `e` met reading this input, the `k`-th (from 0) of `n`: named among the others when
+    /// there are several ([`Error::in_input`]), as it is.
+    #[cold]
+    pub fn named(&self, e: Error, k: usize, n: usize) -> Error {
+        if n > 1 {
+            e.in_input(self.label(k, n))
+        } else {
+            e
         }
     }
     /// This reader is one of several reading at once: a mapped one hands its pages back in
