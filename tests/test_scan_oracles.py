@@ -319,3 +319,33 @@ def test_threads_identical_on_a_real_capture():
     for th in (1, 2):
         with pytest.raises(burstcore.OutOfOrderError):
             burstcore.scan(late, windows=["1ms", "2ms"], rates=["1Gbps"], threads=th)
+
+
+def test_default_rates_are_multiples_of_the_mean_rate_of_the_size_counted():
+    # Non-IP frames first and last (no "ip" or "payload" size: skipped, and outside those sizes'
+    # span), UDP frames between, some captured short: each size has its own ΣL and span.
+    arp = b"\xff" * 6 + b"\x04" * 6 + b"\x08\x06" + b"\x00" * 28
+    udp = [oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=p) for p in (1000, 40, 1400, 0, 600)]
+    frames = [arp, *udp, arp]
+    ts = [BASE + t for t in (0, 5_000, 7_000, 20_000, 21_000, 40_000, 90_000)]
+    snap = 200
+    w = burstcore.CaptureWriter("pcapng")
+    w.section("little")
+    w.interface(linktype=1, snaplen=snap, resolution="1e-9")
+    for t, f in zip(ts, frames, strict=True):
+        w.epb(0, f[:snap], ts_ns=t, wire_len=len(f))
+    data = w.getvalue()
+    per_size = {
+        "wire": [(t, len(f)) for t, f in zip(ts, frames, strict=True)],
+        "captured": [(t, min(len(f), snap)) for t, f in zip(ts, frames, strict=True)],
+        "l1": [(t, max(len(f), 60) + 4 + 20) for t, f in zip(ts, frames, strict=True)],
+        "ip": [(t, len(f) - 14) for t, f in zip(ts[1:-1], udp, strict=True)],
+        "payload": [(t, len(f) - 14 - 20 - 8) for t, f in zip(ts[1:-1], udp, strict=True)],
+    }
+    for size, pkts in per_size.items():
+        total, span = sum(L for _, L in pkts), pkts[-1][0] - pkts[0][0]
+        rho = total * 8 * 10**9 / span
+        r = burstcore.scan(data, windows=["1us"], size=size)
+        assert r.summary["packets"][0] == len(pkts), size
+        assert r.backlog["rate_bps"].to_list() == [round(rho * m) for m in (1.1, 1.25, 1.5, 2, 3, 5, 10, 20)], size
+        assert r.backlog["rate_over_mean"].to_list() == pytest.approx([1.1, 1.25, 1.5, 2, 3, 5, 10, 20]), size

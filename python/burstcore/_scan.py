@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning, ProgressCallback, info, thread_count
+from ._packets import CaptureWarning, ProgressCallback, thread_count
 from ._sources import is_rereadable, normalize
 from ._units import DEFAULT_RATE_MULTIPLES, default_windows_ns, parse_duration, parse_rate
 
@@ -168,8 +168,8 @@ def scan(
     rates:
         Server rates r for B_max(r): "10Gbps", "400Mbit/s", "1.25GB/s", or numbers in bit/s.
         Default: the trace's mean rate ρ times 1.1, 1.25, 1.5, 2, 3, 5, 10 and 20. On a re-readable
-        source (a path or bytes) ρ comes from a quick framing-only pre-pass; on a stream (stdin, a
-        file object) the default is the link-speed grid 100 Mbit/s … 400 Gbit/s. Pass rates to keep
+        source (a path or bytes) ρ (by the same ``size``) comes from a quick pre-pass; on a
+        stream (stdin, a file object) the default is the link-speed grid 100 Mbit/s … 400 Gbit/s. Pass rates to keep
         strictly to one pass.
     bins:
         Bin widths Δ for the binned series (same forms as windows). Default: none.
@@ -264,7 +264,10 @@ def scan(
         span = int(ts.max() - ts.min()) if len(ts) else 0
         rates_bps = _rates_from_mean(total_bytes, span)
         rates_note = "mean-rate multiples"
-    elif all(is_rereadable(s) for s in sources) and (pre := _prepass(sources, strict, mmap)) is not None:
+    elif (
+        all(is_rereadable(s) for s in sources)
+        and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap)) is not None
+    ):
         rates_bps = _rates_from_mean(*pre)
         rates_note = "mean-rate multiples (pre-pass)"
     else:
@@ -320,24 +323,30 @@ def _rates_from_mean(total_bytes: int, span_ns: int) -> list[int]:
     return sorted({max(1, round(rho_bps * m)) for m in DEFAULT_RATE_MULTIPLES})
 
 
-def _prepass(sources: list[Any], strict: bool, mmap: bool | None) -> tuple[int, int] | None:
-    """Wire bytes and span of all sources, or None if one cannot be read: the main pass then
-    meets the same damage and raises, naming the input among several (``CaptureError.input``),
-    which a look at one source alone cannot."""
-    total, lo, hi = 0, None, None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CaptureWarning)  # the main pass reports them
-        for s in sources:
-            try:
-                i = info(s, strict=strict, mmap=mmap)
-            except _core.CaptureError:
-                return None
-            total += i.wire_bytes
-            if i.min_ns is not None:
-                lo = i.min_ns if lo is None else min(lo, i.min_ns)
-            if i.max_ns is not None:
-                hi = i.max_ns if hi is None else max(hi, i.max_ns)
-    return total, (hi - lo) if lo is not None and hi is not None else 0
+def _prepass(
+    sources: list[Any],
+    size: str,
+    horizon_ns: int,
+    on_late: str,
+    strict: bool,
+    threads: int,
+    mmap: bool | None,
+) -> tuple[int, int] | None:
+    """ΣL_i and the span T of the packets the main pass will count, by its own size and order
+    rules (a scan with no window, rate or bin), so that the default rates are multiples of the ρ
+    that ``rate_over_mean`` divides by: with ``size="payload"`` the wire bytes would put the lowest
+    rates below ρ. None if the sources cannot be read: the main pass then meets the same damage
+    and raises, naming the input among several (``CaptureError.input``)."""
+    try:
+        out, _ = _core.scan(
+            sources, [], "left", [], [], ["all"], size, horizon_ns, on_late, 1, strict, None, threads, mmap=mmap
+        )
+    except _core.CaptureError:
+        return None
+    g = out["groups"]
+    if not len(g["packets"]) or int(g["packets"][0]) == 0:
+        return 0, 0
+    return int(g["bytes"][0]), int(g["last_ns"][0]) - int(g["first_ns"][0])
 
 
 _DT = pl.Datetime("ns", "UTC")
