@@ -65,8 +65,9 @@ def test_iteration_period_and_bytes_match_training_logs(shared, stem, ext):
 
     # Which logged iteration each detected one is: the one whose logged communication window
     # (earliest comm start to latest comm end over the ranks) overlaps its communication phase
-    # most; detected iterations overlapping none lie outside the training loop. Not the logged
-    # iteration starts: those mark the forward pass, and in d iteration 0's phase runs past them.
+    # most. Not the logged iteration starts: those mark the forward pass, and in d iteration 0's
+    # phase runs past them. Every detected iteration must be one of them: the parameter broadcast
+    # before training (a and d: half an iteration's bytes, 0.5-1 s before iteration 0) is not.
     its = meta["iterations"]
     windows = [(x["t_comm_start_ns_min"], x["t_comm_end_ns_max"]) for x in its]
     # Iteration 0 differs in ring mode (README: DDP's first all-reduce is one bucket, warm-up
@@ -76,8 +77,9 @@ def test_iteration_period_and_bytes_match_training_logs(shared, stem, ext):
     for a, b, nbytes in it.iterations.select("start_ns", "comm_end_ns", "bytes").iter_rows():
         overlaps = [(min(b, hi) - max(a, lo), k) for k, (lo, hi) in enumerate(windows)]
         best, k = max(overlaps)
-        if best > 0:
-            per_logged[k].append(nbytes)
+        assert best > 0, f"{stem}: an iteration detected at {a}, outside the training loop"
+        per_logged[k].append(nbytes)
+    assert it.iterations.height == len(its), f"{stem}: {it.iterations.height} iterations, {len(its)} logged"
     for k in range(first, len(its)):
         assert len(per_logged[k]) == 1, f"{stem}: logged iteration {k} matches detected {per_logged[k]}"
     mean = sum(per_logged[k][0] for k in range(first, len(its))) / (len(its) - first)

@@ -442,7 +442,9 @@ def iterations(
 
     Robust to start-up and idle tails (high-passed autocorrelation), ACK streams (pure ACKs are
     left out of the period search) and concurrent jobs (the dominant period wins; lighter
-    segments are dropped). The period searched lies in [min_period, max_period].
+    segments are dropped, and so are bursts about one period from no other iteration, such as
+    the parameter broadcast before training). The period searched lies in [min_period,
+    max_period].
 
     Boundaries sit at the minima of the data rate smoothed over one typical compute pause (the
     longest quiet run of each period, byte-weighted median), spaced 0.7-1.3 periods apart: the

@@ -28,7 +28,8 @@
 //!    In each segment the communication phase runs from the first to the last bin carrying at
 //!    least 5 % of the segment's busiest bin; the iteration's bytes and packets are those of the
 //!    whole segment (boundary to boundary). Segments far lighter than the median (start-up,
-//!    idle, a second job's trickle) are dropped.
+//!    idle, a second job's trickle) are dropped, and so are segments that stand apart, about one
+//!    period from neither neighbour (the parameter broadcast before training).
 //! 4. Refinement: the period is the mean spacing of phase starts over the longest run of
 //!    consecutive kept iterations, i.e. (last start − first start)/(count − 1).
 
@@ -308,6 +309,28 @@ impl IterationAnalyzer {
                 report.acf_period_ns
             };
         }
+        // A segment about one period from neither neighbour stands apart from the iterations:
+        // the parameter broadcast before training (as heavy as half an iteration in a ring,
+        // seconds before it), a checkpoint or an evaluation. Once some iterations chain, such a
+        // segment is not one of them; with no chain at all there is nothing to tell them by.
+        // The period is the refined one: the autocorrelation's can be short by a fifth (38
+        // against 45 ms in the shared capture d), which would set a ring's first iteration, one
+        // bucket and slower, apart from the second.
+        if let (true, Some(p)) = (best.1 - best.0 >= 2, report.period_ns) {
+            let one_period = |d: i64| 2 * d >= p && 2 * d <= 3 * p;
+            let chained: Vec<bool> = (0..segs.len())
+                .map(|i| {
+                    let after = |a: usize, b: usize| {
+                        segs.get(a).zip(segs.get(b)).is_some_and(|(a, b)| {
+                            one_period(b.0.start_ns.saturating_sub(a.0.start_ns))
+                        })
+                    };
+                    (i > 0 && after(i - 1, i)) || after(i, i + 1)
+                })
+                .collect();
+            let mut keep = chained.into_iter();
+            segs.retain(|_| keep.next().unwrap_or(false));
+        }
         report.iterations = segs.into_iter().map(|(it, _)| it).collect();
         report
     }
@@ -543,35 +566,46 @@ mod tests {
     use crate::wire::Headers;
     use std::net::Ipv4Addr;
 
-    /// Bursty training as in an unshaped ring: each phase is several bucket bursts with gaps of
-    /// up to 7 ms between them, iterations last 40–72 ms. Every phase carries the same bytes,
-    /// so each detected iteration must carry exactly that (the oracle is the construction).
-    #[test]
-    fn gaps_inside_a_phase_do_not_split_iterations() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut below = |n: u64| {
-            seed = seed
+    /// A generator of arrivals for these tests (an LCG: the tests need no real randomness).
+    struct Traffic {
+        seed: u64,
+        an: IterationAnalyzer,
+        t: i64,
+    }
+
+    const SIZE: u64 = 1500;
+    const PER_BURST: u64 = 1000;
+
+    impl Traffic {
+        fn new() -> Self {
+            Traffic {
+                seed: 0x2545_f491_4f6c_dd1d,
+                an: IterationAnalyzer::new(IterationOptions::default()),
+                t: 1_000_000_000,
+            }
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.seed = self
+                .seed
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 33) % n
-        };
-        let (bursts, per_burst, size) = (4u64, 1000u64, 1500u64);
-        let mut an = IterationAnalyzer::new(IterationOptions::default());
-        let mut t = 1_000_000_000i64;
-        let mut phases = Vec::new();
-        for _ in 0..40 {
-            // Compute pause 20–35 ms, then the phase.
-            t += 20_000_000 + below(15_000_000) as i64;
-            let first = t;
+            (self.seed >> 33) % n
+        }
+
+        /// A phase of `bursts` bursts of `PER_BURST` frames, 1–7 ms apart, between two hosts;
+        /// its first packet's time.
+        fn phase(&mut self, bursts: u64) -> i64 {
+            let first = self.t;
             for b in 0..bursts {
                 if b > 0 {
-                    t += 1_000_000 + below(6_000_000) as i64;
+                    self.t += 1_000_000 + self.below(6_000_000) as i64;
                 }
-                for i in 0..per_burst {
-                    t += 4_000;
-                    an.push(&Arrival {
-                        ts_ns: t,
-                        size,
+                for i in 0..PER_BURST {
+                    self.t += 4_000;
+                    self.an.push(&Arrival {
+                        ts_ns: self.t,
+                        size: SIZE,
                         interface: 0,
                         headers: Headers {
                             src: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1 + (i % 2) as u8))),
@@ -581,10 +615,29 @@ mod tests {
                     });
                 }
             }
-            phases.push((first, t));
+            first
         }
-        let rep = an.finish();
-        let want = bursts * per_burst * size;
+
+        /// `n` iterations: a compute pause of 20–35 ms, then a phase of 4 bursts; their starts.
+        fn iterations(&mut self, n: usize) -> Vec<i64> {
+            (0..n)
+                .map(|_| {
+                    self.t += 20_000_000 + self.below(15_000_000) as i64;
+                    self.phase(4)
+                })
+                .collect()
+        }
+    }
+
+    /// Bursty training as in an unshaped ring: each phase is several bucket bursts with gaps of
+    /// up to 7 ms between them, iterations last 40–72 ms. Every phase carries the same bytes,
+    /// so each detected iteration must carry exactly that (the oracle is the construction).
+    #[test]
+    fn gaps_inside_a_phase_do_not_split_iterations() {
+        let mut traffic = Traffic::new();
+        let phases = traffic.iterations(40);
+        let rep = traffic.an.finish();
+        let want = 4 * PER_BURST * SIZE;
         let inner = &rep.iterations;
         assert!(inner.len() >= 39, "{} iterations", inner.len());
         for it in inner {
@@ -594,9 +647,47 @@ mod tests {
                 it.start_ns
             );
         }
-        let (first, last) = (phases[0].0, phases[39].0);
+        let (first, last) = (phases[0], phases[39]);
         let truth = (last - first) / 39;
         let got = rep.period_ns.expect("period");
         assert!((got - truth).abs() * 50 <= truth, "period {got} vs {truth}");
+    }
+
+    /// Before training, the ranks exchange the parameters once: a burst as heavy as half an
+    /// iteration, alone, then a pause before the first iteration (seconds in the shared
+    /// captures). A checkpoint mid-training is another such burst. Neither is an iteration:
+    /// every detected iteration is one of the phases, each found once.
+    #[test]
+    fn a_burst_standing_apart_is_not_an_iteration() {
+        for (lead, mid) in [
+            (85_000_000, false),
+            (600_000_000, false),
+            (85_000_000, true),
+        ] {
+            let mut traffic = Traffic::new();
+            traffic.phase(2);
+            traffic.t += lead;
+            let mut phases = traffic.iterations(20);
+            if mid {
+                traffic.t += 300_000_000;
+                traffic.phase(2);
+                traffic.t += 300_000_000;
+                phases.extend(traffic.iterations(20));
+            }
+            let rep = traffic.an.finish();
+            let starts: Vec<i64> = rep.iterations.iter().map(|it| it.start_ns).collect();
+            assert_eq!(
+                starts.len(),
+                phases.len(),
+                "lead {lead}, mid {mid}: {starts:?}"
+            );
+            for (got, want) in starts.iter().zip(&phases) {
+                // A phase starts within its first bin.
+                assert!(
+                    (want - got).abs() < 1_000_000,
+                    "lead {lead}: {got} vs {want}"
+                );
+            }
+        }
     }
 }
