@@ -99,6 +99,54 @@ def test_progress_ends_full_even_for_a_short_scan(capture: Path) -> None:
     assert [d for d, _ in calls] == sorted({d for d, _ in calls})
 
 
+def test_progress_counts_a_compressed_file_in_its_own_bytes(capture: Path, tmp_path: Path) -> None:
+    # The total is the file's size on disk, so the counts are compressed bytes too (counted in
+    # decompressed bytes, a progress bar stood at 100 % a third of the way through), and the
+    # last call is (size, size) for every kind of reading.
+    import gzip
+
+    import zstandard
+
+    data = capture.read_bytes()
+    gz, zst = tmp_path / "t.pcap.gz", tmp_path / "t.pcap.zst"
+    gz.write_bytes(gzip.compress(data, compresslevel=1))
+    zst.write_bytes(zstandard.ZstdCompressor(level=1).compress(data))
+    reads = {
+        "scan": lambda src, cb: burstcore.scan(src, windows=["1ms"], rates=RATES, progress=cb),
+        "read_packets": lambda src, cb: burstcore.read_packets(src, columns=["timestamp"], progress=cb),
+        "info": lambda src, cb: burstcore.info(src, progress=cb),
+        "flows": lambda src, cb: burstcore.flows(src, progress=cb),
+    }
+    for path in (gz, zst):
+        size = path.stat().st_size
+        assert size < len(data) // 2
+        for name, read in reads.items():
+            calls: list[tuple[int, int | None]] = []
+            read(str(path), lambda done, total, calls=calls: calls.append((done, total)))
+            assert calls and calls[-1] == (size, size), (path.name, name, calls)
+            done = [d for d, _ in calls]
+            assert done == sorted(set(done)) and all(t == size for _, t in calls), (path.name, name, calls)
+
+
+def test_progress_ends_once_a_stream_is_read(capture: Path) -> None:
+    # A file object has no total; the callback still hears of the end, with every byte read.
+    size = capture.stat().st_size
+    reads = {
+        "scan": lambda src, cb: burstcore.scan(src, windows=["1ms"], rates=RATES, progress=cb),
+        "read_packets": lambda src, cb: burstcore.read_packets(src, columns=["timestamp"], progress=cb),
+        "info": lambda src, cb: burstcore.info(src, progress=cb),
+        "traffic_matrix": lambda src, cb: burstcore.traffic_matrix(src, progress=cb),
+    }
+    for name, read in reads.items():
+        calls: list[tuple[int, int | None]] = []
+        with open(capture, "rb") as f:
+            read(f, lambda done, total, calls=calls: calls.append((done, total)))
+        assert calls and calls[-1] == (size, None), (name, calls)
+        calls.clear()
+        read(capture.read_bytes(), lambda done, total, calls=calls: calls.append((done, total)))
+        assert calls and calls[-1] == (size, size), (name, calls)
+
+
 CHILD = """
 import sys, time, burstcore
 paths = [sys.argv[1]] * 200

@@ -143,7 +143,7 @@ impl Streams for Captures<'_, '_, '_> {
         (self.sink)(k, &a)?;
         self.taken += 1;
         if self.taken.is_multiple_of(PROGRESS_EVERY) {
-            (self.progress)(self.sources.iter().map(|s| s.reader.position()).sum())?;
+            (self.progress)(self.sources.iter().map(|s| s.reader.consumed()).sum())?;
         }
         Ok(true)
     }
@@ -194,7 +194,7 @@ fn for_each_ordered(
             taken: 0,
         },
     )?;
-    progress(sources.iter().map(|s| s.reader.position()).sum())?;
+    progress(sources.iter().map(|s| s.reader.consumed()).sum())?;
     let mut acc = Accounting::default();
     for s in &sources {
         acc.packets_read += s.packets_read;

@@ -373,7 +373,7 @@ fn feed(
             since_progress += 1;
             if since_progress == PROGRESS_EVERY {
                 since_progress = 0;
-                progress(src.reader.position())?;
+                progress(src.reader.consumed())?;
             }
         }
     } else if sources.len() == 1 {
@@ -383,7 +383,7 @@ fn feed(
             since_progress += 1;
             if since_progress == PROGRESS_EVERY {
                 since_progress = 0;
-                progress(src.reader.position())?;
+                progress(src.reader.consumed())?;
             }
         }
     } else {
@@ -395,7 +395,7 @@ fn feed(
         acc.add(&s.acc);
         acc.out_of_range(s.reader);
     }
-    let pos: u64 = sources.iter().map(|s| s.reader.position()).sum();
+    let pos: u64 = sources.iter().map(|s| s.reader.consumed()).sum();
     progress(pos)?;
     Ok(acc)
 }
@@ -461,7 +461,7 @@ impl<S: Sink> Files<'_, '_, S> {
     fn taken(&mut self) -> Result<bool> {
         self.taken += 1;
         if self.taken.is_multiple_of(PROGRESS_EVERY) {
-            (self.progress)(self.sources.iter().map(|s| s.reader.position()).sum())?;
+            (self.progress)(self.sources.iter().map(|s| s.reader.consumed()).sum())?;
         }
         Ok(true)
     }
@@ -611,7 +611,7 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
             }
         }
         if inf.packets % PROGRESS_EVERY == 0 {
-            progress(reader.position())?;
+            progress(reader.consumed())?;
         }
     }
     inf.per_interface_packets.resize(
@@ -624,5 +624,6 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
     inf.per_interface_bytes
         .resize(inf.per_interface_packets.len(), 0);
     inf.warnings = reader.warnings().to_vec();
+    progress(reader.consumed())?;
     Ok(inf)
 }

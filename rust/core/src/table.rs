@@ -476,7 +476,7 @@ pub fn read_table(
 ) -> Result<PacketTable> {
     let cols = column_names(columns)?;
     let t = fill(reader, cols, 0, size_hint, progress)?;
-    progress(reader.position())?;
+    progress(reader.consumed())?;
     Ok(t)
 }
 
@@ -522,8 +522,9 @@ fn column_names(columns: Option<&[String]>) -> Result<Vec<String>> {
 /// ([`split`]).
 trait Source {
     fn next_packet(&mut self) -> Result<Option<crate::Packet<'_>>>;
-    /// Offset of the first byte not read yet.
-    fn position(&self) -> u64;
+    /// Bytes of the file consumed: the offset of the first byte not read yet, counted in the
+    /// file's own bytes (compressed ones for a compressed file), as its size is.
+    fn consumed(&self) -> u64;
 }
 
 impl Source for CaptureReader {
@@ -531,8 +532,8 @@ impl Source for CaptureReader {
     fn next_packet(&mut self) -> Result<Option<crate::Packet<'_>>> {
         CaptureReader::next_packet(self)
     }
-    fn position(&self) -> u64 {
-        CaptureReader::position(self)
+    fn consumed(&self) -> u64 {
+        CaptureReader::consumed(self)
     }
 }
 
@@ -541,7 +542,7 @@ impl Source for crate::capture::split::ChunkReader {
     fn next_packet(&mut self) -> Result<Option<crate::Packet<'_>>> {
         crate::capture::split::ChunkReader::next_packet(self)
     }
-    fn position(&self) -> u64 {
+    fn consumed(&self) -> u64 {
         crate::capture::split::ChunkReader::position(self)
     }
 }
@@ -593,13 +594,13 @@ fn fill<S: Source>(
         }
         if !reserved {
             reserved = true;
-            let read = source.position().saturating_sub(start);
+            let read = source.consumed().saturating_sub(start);
             if let Some(expected) = size_hint.and_then(|len| expected_rows(len, read, n)) {
                 t.reserve(w, expected.saturating_sub(n as usize));
             }
         }
         if n.is_multiple_of(1 << 16) {
-            progress(source.position())?;
+            progress(source.consumed())?;
         }
     }
     if reserved {

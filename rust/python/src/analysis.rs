@@ -54,6 +54,7 @@ fn run<'py, T: Send>(
     let mut ctl = Control::new(progress, total);
     let res = py.detach(|| f(&mut readers, &mut |d| ctl.tick(d)));
     let out = res.map_err(|e| ctl.take(e))?;
+    ctl.finish(py)?;
     Ok((out, warnings_of(&readers)))
 }
 

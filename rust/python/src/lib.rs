@@ -33,8 +33,9 @@ struct Control {
     callback: Option<Py<PyAny>>,
     total: Option<u64>,
     last: Instant,
-    /// The latest `done` the callback was given.
+    /// The latest `done` the callback was given, and the latest it was told of.
     shown: Option<u64>,
+    latest: Option<u64>,
     pending: Option<PyErr>,
 }
 
@@ -45,10 +46,12 @@ impl Control {
             total,
             last: Instant::now(),
             shown: None,
+            latest: None,
             pending: None,
         }
     }
     fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
+        self.latest = Some(done);
         let end = self.total == Some(done) && self.shown != Some(done);
         if !end && self.last.elapsed() < Duration::from_millis(100) {
             return Ok(());
@@ -66,6 +69,17 @@ impl Control {
             self.pending = Some(e);
             Error::new(ErrorKind::Interrupted, "interrupted")
         })
+    }
+    /// Once the work is done: the callback's last call, with what was read in the end, unless
+    /// it had it already: a stream's end is known only now, as it has no total to reach.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
+        match (&self.callback, self.latest) {
+            (Some(cb), Some(done)) if self.shown != Some(done) => {
+                self.shown = Some(done);
+                cb.call1(py, (done, self.total)).map(|_| ())
+            }
+            _ => Ok(()),
+        }
     }
     /// The Python exception that stopped the loop, if it was one.
     fn take(&mut self, e: Error) -> PyErr {
@@ -154,6 +168,7 @@ fn read_table<'py>(
             })
         });
         let tables = res.map_err(|e| ctl.take(e))?;
+        ctl.finish(py)?;
         let warnings: Vec<String> = reader.warnings().iter().map(|w| w.to_string()).collect();
         let chunks = tables
             .into_iter()
@@ -230,6 +245,7 @@ fn capture_info<'py>(
         let inf = py
             .detach(|| pipeline::info(&mut reader, &mut |d| ctl.tick(d)))
             .map_err(|e| ctl.take(e))?;
+        ctl.finish(py)?;
         let d = PyDict::new(py);
         match reader.format() {
             Format::Pcap {
@@ -503,6 +519,7 @@ fn scan<'py>(
             pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))
         });
         let (out, acc) = res.map_err(|e| ctl.take(e))?;
+        ctl.finish(py)?;
         Ok((output_to_py(py, out, acc)?, warnings_of(&readers)))
     })
 }

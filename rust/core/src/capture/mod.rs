@@ -259,6 +259,8 @@ pub struct CaptureReader {
     /// The file read, compressed or not, when it has a path: how an error names this input
     /// among several ([`CaptureReader::label`]).
     name: Option<std::path::PathBuf>,
+    /// Compressed bytes read from below a decompressor ([`CaptureReader::consumed`]).
+    raw: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl CaptureReader {
@@ -277,6 +279,7 @@ impl CaptureReader {
         };
         let mut reader = Self::with_buffer(buf, options, compression, path)?;
         reader.name = name;
+        reader.raw = (compression != Compression::None).then_some(input.raw_bytes);
         Ok(reader)
     }
 
@@ -300,6 +303,7 @@ impl CaptureReader {
             compressed_cut: false,
             done: false,
             name: path.clone(),
+            raw: None,
             path,
         };
         match reader.fill(4)? {
@@ -426,6 +430,15 @@ impl CaptureReader {
     /// Decompressed bytes consumed so far.
     pub fn position(&self) -> u64 {
         self.buf.position()
+    }
+    /// Bytes of the input consumed so far as its size on disk counts them, for progress
+    /// against that size: for a compressed input the compressed bytes read (a little ahead of
+    /// the packets framed, and all of them at the end), else [`CaptureReader::position`].
+    pub fn consumed(&self) -> u64 {
+        self.raw.as_ref().map_or_else(
+            || self.position(),
+            |raw| raw.load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
     /// How an error names this input, the `k`-th (from 0) of `n` read at once ([`label`]).
     pub fn label(&self, k: usize, n: usize) -> String {
