@@ -3,6 +3,7 @@ references on random traces written with burstcore's own writer and read back.""
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import random
 from collections import defaultdict
@@ -215,11 +216,27 @@ def test_bursts_equal_brute_force(trace, gap):
 WINDOWS = [1, 10, 1000, 10**6]
 
 
+# Offsets in every form the docstring names, negative ones included: a string, seconds as a
+# float or a numpy integer, a timedelta, a numpy.timedelta64.
+OFFSET_FORMS = [
+    lambda ns: f"{ns}ns",
+    lambda ns: ns / 1e9,
+    lambda ns: np.timedelta64(ns, "ns"),
+    lambda ns: datetime.timedelta(microseconds=ns // 1000) if ns % 1000 == 0 else f"{ns}ns",
+    lambda ns: np.int64(ns // 10**9) if ns % 10**9 == 0 else f"{ns}ns",
+]
+
+
 @SETTINGS
-@given(traces(max_n=20), traces(max_n=20), st.integers(-(10**6), 10**6))
-def test_superpose_equals_brute_force_merge(t1, t2, offset):
+@given(
+    traces(max_n=20),
+    traces(max_n=20),
+    st.one_of(st.integers(-(10**6), 10**6), st.integers(-5, 5).map(lambda k: k * 10**9)),
+    st.sampled_from(OFFSET_FORMS),
+)
+def test_superpose_equals_brute_force_merge(t1, t2, offset, form):
     (ts1, s1, p1), (ts2, s2, p2) = t1, t2
-    offsets = [0, f"{offset}ns"] if offset >= 0 else [0, offset / 1e9]
+    offsets = [0, form(offset)]
     r = burstcore.superpose(
         [_capture(ts1, s1, p1), _capture(ts2, s2, p2)],
         offsets=offsets,

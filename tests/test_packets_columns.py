@@ -218,6 +218,10 @@ def test_subsets_equal_the_full_read(mix: Path) -> None:
         cols = rng.sample(names, rng.randrange(1, len(names)))
         assert burstcore.read_packets(mix, columns=cols).equals(full.select(cols)), cols
     assert burstcore.read_packets(mix, columns=[]).shape == (0, 0)
+    # One name is one column, not its letters; a column named twice comes once, where first named.
+    assert burstcore.read_packets(mix, columns="wire_len").equals(full.select("wire_len"))
+    twice = burstcore.read_packets(mix, columns=["src", "dst", "src"])
+    assert twice.equals(full.select("src", "dst"))
 
 
 def test_columns_outlive_the_reader(mix: Path) -> None:

@@ -196,7 +196,10 @@ def test_late_packet_raises_or_is_dropped_and_counted():
     data = oracles.capture(ts, [100, 100, 100])
     with pytest.raises(burstcore.OutOfOrderError) as e:
         burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], reorder_horizon="10ms")
-    assert "horizon" in str(e.value)
+    # The late packet's timestamp, and by how much the packet read before it is later.
+    late = 10**9 - 10**6
+    assert f"timestamp {BASE + 10**6} ns comes after a packet {late} ns later (at {BASE + 10**9} ns)" in str(e.value)
+    assert f"raise reorder_horizon to at least {late} ns" in str(e.value)
     r = burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], reorder_horizon="10ms", on_late="drop")
     s = r.summary.row(0, named=True)
     assert s["skipped_late"] == 1 and s["packets"] == 2 and s["packets_read"] == 3
@@ -261,6 +264,21 @@ def test_several_files_merge_exactly_in_time_order():
     cols = burstcore.scan((pl.Series(ts), pl.Series(sizes)), **{**kw, "by": ["all"]})
     assert_frame_equal(cols.envelope, merged.envelope.filter(pl.col("by") == "all"))
     assert_frame_equal(cols.backlog, merged.backlog.filter(pl.col("by") == "all"))
+
+
+def test_a_pair_of_captures_is_two_captures_not_two_columns(tmp_path):
+    a = oracles.capture([BASE + 10, BASE + 50], [100, 300])
+    b = oracles.capture([BASE + 20, BASE + 60], [1, 3], fmt="pcap")
+    (tmp_path / "a.pcapng").write_bytes(a)
+    (tmp_path / "b.pcap").write_bytes(b)
+    kw = dict(windows=["10ns", "100ns"], rates=[8 * 10**9])
+    want = burstcore.scan([a, b], **kw)
+    paths = (tmp_path / "a.pcapng", tmp_path / "b.pcap")
+    with open(paths[0], "rb") as fa, open(paths[1], "rb") as fb:
+        for pair in (paths, tuple(map(str, paths)), (a, b), (bytearray(a), b), (fa, fb)):
+            got = burstcore.scan(pair, **kw)
+            assert_frame_equal(got.envelope, want.envelope)
+            assert got.summary["packets"][0] == 4
 
 
 def test_in_memory_columns_accept_numpy_polars_and_datetimes():

@@ -43,6 +43,9 @@ def test_bad_durations_name_the_value_and_forms(bad):
         parse_duration(bad, name="window")
     assert repr(bad) in str(e.value)
     assert "window" in str(e.value)
+    if bad in ("-5ms", "0s"):
+        # A duration, but not a positive one: say that, not that it is no duration.
+        assert "must be > 0" in str(e.value)
 
 
 @pytest.mark.parametrize(

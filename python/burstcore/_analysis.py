@@ -12,6 +12,7 @@ meanwhile raises ``OSError``), with ``read()`` elsewhere; ``mmap=False`` always 
 
 from __future__ import annotations
 
+import datetime as _dt
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -526,11 +527,24 @@ def _offsets(offsets: Any, n: int, seed: int, max_offset: Any) -> list[int]:
     for v in vals:
         if isinstance(v, str) and v.strip().startswith("-"):
             out.append(-parse_duration(v.strip()[1:], name="offset", allow_zero=True))
-        elif isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
+        elif _negative(v):
             out.append(-parse_duration(-v, name="offset", allow_zero=True))
         else:
             out.append(parse_duration(v, name="offset", allow_zero=True))
     return out
+
+
+def _negative(v: Any) -> bool:
+    """Whether an offset in any of the duration forms but a string is below zero."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return bool(v < 0)
+    if isinstance(v, _dt.timedelta):
+        return v < _dt.timedelta(0)
+    if isinstance(v, np.timedelta64):
+        return not np.isnat(v) and bool(v < np.timedelta64(0, "ns"))
+    return False
 
 
 def superpose(

@@ -72,7 +72,8 @@ def read_packets(
     of the sequential read whatever the number; 1 reads on the calling thread into one chunk.
     More than ``burstcore.MAX_THREADS`` (1024) raises ``ValueError``.
     """
-    wanted = list(columns) if columns is not None else None
+    # One name is one column (not its letters); a column asked for twice comes once.
+    wanted = list(dict.fromkeys([columns] if isinstance(columns, str) else columns)) if columns is not None else None
     chunks, warns = _core.read_table(
         normalize(source), wanted, strict, progress, mmap=mmap, threads=thread_count(threads)
     )

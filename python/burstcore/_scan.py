@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -96,8 +97,14 @@ def _parse_order(reorder_horizon: Any, on_late: str) -> tuple[int, str]:
 
 
 def _is_columns(source: Any) -> bool:
+    # A pair of captures (paths, bytes, file objects) is two sources, not two columns: columns
+    # are sequences of numbers, never one of those.
     return isinstance(source, (pl.DataFrame, dict)) or (
-        isinstance(source, tuple) and len(source) == 2 and not isinstance(source[0], (str, bytes))
+        isinstance(source, tuple)
+        and len(source) == 2
+        and not any(
+            isinstance(s, (str, bytes, bytearray, memoryview, os.PathLike)) or hasattr(s, "read") for s in source
+        )
     )
 
 

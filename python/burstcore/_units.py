@@ -30,7 +30,8 @@ DURATION_FORMS = (
 )
 
 _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
-_DURATION_RE = re.compile(rf"^\s*{_NUMBER}\s*([a-zµμ]+)\s*$")
+# A sign is read so that "-5ms" is told it must be positive rather than that it is no duration.
+_DURATION_RE = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zµμ]+)\s*$")
 
 
 def _exact_ns(value: Decimal, what: Any, name: str) -> int:

@@ -243,14 +243,15 @@ pub(crate) fn release_due(unreleased: &mut u32, in_order_only: bool) -> bool {
     true
 }
 
-/// The error for a packet at `ts` that came `lateness` ns after one at `latest`, beyond `horizon`.
+/// The error for a packet at `ts` that came after one `lateness` ns later, at `latest`, beyond
+/// `horizon`.
 pub(crate) fn late_error(ts: i64, latest: i64, lateness: u64, horizon: i64) -> Error {
     Error::new(
         ErrorKind::OutOfOrder,
         format!(
-            "packet with timestamp {ts} ns arrived {lateness} ns after a packet at {latest} ns, \
-             beyond the reorder horizon of {horizon} ns; raise reorder_horizon to at least \
-             {lateness} ns, or drop late packets (on_late='drop')"
+            "packet with timestamp {ts} ns comes after a packet {lateness} ns later (at \
+             {latest} ns), beyond the reorder horizon of {horizon} ns; raise reorder_horizon to \
+             at least {lateness} ns, or drop late packets (on_late='drop')"
         ),
     )
 }
