@@ -212,7 +212,7 @@ impl Buffer {
         self.data.as_slice()
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn consume(&mut self, n: usize) {
         // The record consumed holds the packet the reader hands out next: its bytes stay mapped.
         let record = self.start;
