@@ -308,6 +308,19 @@ impl CaptureReader {
         };
         match reader.fill(4)? {
             Fill::Ready => {}
+            // The compressed stream ends before it yields a whole magic number: a file cut off
+            // early (a small one fits one compressed block, all lost), not one of another kind.
+            _ if reader.compressed_cut => {
+                return Err(Error::at(
+                    ErrorKind::Truncated,
+                    0,
+                    format!(
+                        "the {} stream ends early, before the capture's first bytes: the file is \
+                         cut off (still being written, or copied in part) and holds no packet",
+                        compression.name()
+                    ),
+                ));
+            }
             _ => {
                 let seen = reader.buf.bytes().to_vec();
                 return Err(sniff::not_a_capture(&seen, compression, true));
