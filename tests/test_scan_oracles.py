@@ -205,6 +205,24 @@ def test_late_packet_raises_or_is_dropped_and_counted():
     assert s["skipped_late"] == 1 and s["packets"] == 2 and s["packets_read"] == 3
 
 
+def test_a_late_packet_is_found_at_its_offset(tmp_path):
+    # 200,000 packets 1 µs apart (long enough for threads to split the scan), one of them 50 ms
+    # early; each pcap record is 16 + 14 bytes after the 24-byte file header. Whichever way the
+    # scan runs, the error says where that packet is.
+    n, k = 200_000, 123_457
+    ts = [BASE + i * 1000 for i in range(n)]
+    ts[k] -= 50_000_000
+    data = oracles.capture(ts, [100] * n, fmt="pcap")
+    path = tmp_path / "late.pcap"
+    path.write_bytes(data)
+    for source in (str(path), data):
+        for threads in (1, 2):
+            with pytest.raises(burstcore.OutOfOrderError) as e:
+                burstcore.scan(source, windows=["1ms", "1s"], rates=["1Gbps"], threads=threads)
+            assert e.value.offset == 24 + 30 * k, (type(source), threads, str(e.value))
+            assert str(e.value).endswith(f"at byte offset {24 + 30 * k}")
+
+
 def test_empty_and_single_packet():
     r = burstcore.scan(oracles.capture([], []), windows=["1ms"], rates=["1Gbps"])
     assert r.summary["packets"][0] == 0 and r.envelope.height == 0

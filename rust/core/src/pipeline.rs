@@ -567,6 +567,33 @@ pub struct Info {
     pub warnings: Vec<Warning>,
 }
 
+/// Where the packet is that a scan of `reader` by `size` with this reorder `horizon` meets too
+/// late: the file offset of the first packet it counts that is more than `horizon` ns earlier
+/// than the latest one counted before it (the reorder buffers' rule), or `None` if there is
+/// none. A scan's buffers know times, not files, and its threads meet a late packet well after
+/// reading it, so an `OutOfOrder` error learns its offset from this second look (cold: only
+/// after the error, on an input that can be read again).
+pub fn late_packet_offset(
+    reader: &mut CaptureReader,
+    size: SizeKind,
+    horizon: i64,
+) -> Result<Option<u64>> {
+    let decode = size.needs_headers();
+    let mut latest: Option<i64> = None;
+    while let Some(p) = reader.next_packet()? {
+        let Ok(a) = arrival(&p, decode, size) else {
+            continue;
+        };
+        match latest {
+            Some(l) if a.ts_ns < l && l.abs_diff(a.ts_ns) > horizon.unsigned_abs() => {
+                return Ok(Some(p.offset));
+            }
+            _ => latest = Some(latest.map_or(a.ts_ns, |l| l.max(a.ts_ns))),
+        }
+    }
+    Ok(None)
+}
+
 pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> {
     let mut inf = Info::default();
     let mut prev: Option<i64> = None;

@@ -518,10 +518,51 @@ fn scan<'py>(
         let res = py.detach(|| {
             pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))
         });
-        let (out, acc) = res.map_err(|e| ctl.take(e))?;
+        let (out, acc) = res.map_err(|e| {
+            let e = locate_late(py, &sources, e, size, horizon_ns, strict, mmap);
+            ctl.take(e)
+        })?;
         ctl.finish(py)?;
         Ok((output_to_py(py, out, acc)?, warnings_of(&readers)))
     })
+}
+
+/// A late packet's error, `e`, given the offset of the packet (see
+/// [`pipeline::late_packet_offset`]) when the one capture scanned can be read again: a path or
+/// bytes, not a stream. Several files are merged by time, a late packet's place among them is
+/// the merge's, and it is left as it is.
+fn locate_late(
+    py: Python<'_>,
+    sources: &[Bound<'_, PyAny>],
+    mut e: Error,
+    size: SizeKind,
+    horizon_ns: i64,
+    strict: bool,
+    mmap: Option<bool>,
+) -> Error {
+    let [source] = sources else { return e };
+    let again = match source.cast::<pyo3::types::PyString>() {
+        Ok(p) => p.to_str().is_ok_and(|p| p != "-"),
+        Err(_) => {
+            source.is_instance_of::<pyo3::types::PyBytes>()
+                || source.is_instance_of::<pyo3::types::PyByteArray>()
+        }
+    };
+    if e.kind != ErrorKind::OutOfOrder || e.offset.is_some() || !again {
+        return e;
+    }
+    let Ok(input) = source::open(py, source) else {
+        return e;
+    };
+    let options = read_options(strict, mmap, 1, 1);
+    let found = py.detach(|| {
+        let mut reader = CaptureReader::new(input, options)?;
+        pipeline::late_packet_offset(&mut reader, size, horizon_ns)
+    });
+    if let Ok(Some(offset)) = found {
+        e.offset = Some(offset);
+    }
+    e
 }
 
 /// The same engine over in-memory columns (timestamps in ns, sizes in bytes).
