@@ -279,6 +279,23 @@ def test_superpose_with_itself(trace):
     assert (apart.multiplexing_gain["gain"] == 2.0).all()
 
 
+def test_superpose_by_key_alone_still_measures_the_gain():
+    # The gain compares aggregates: by="pair" alone gives the gain of by=["pair", "all"], and
+    # the frames hold only the pair rows asked for.
+    frames = [oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=p) for p in (1000, 400, 1400, 100)]
+    ts = [BASE + t for t in (0, 3_000, 4_000, 9_000)]
+    data = oracles.capture(ts, [len(f) for f in frames], frames=frames)
+    kw = dict(offsets=[0, "2us"], windows=["1us", "5us"], rates=["1Gbps"], bins=["5us"])
+    pair = burstcore.superpose([data, data], by="pair", **kw)
+    both = burstcore.superpose([data, data], by=["pair", "all"], **kw)
+    assert pair.multiplexing_gain.equals(both.multiplexing_gain)
+    assert pair.multiplexing_gain["merged_bytes"].null_count() == 0
+    for name in ("envelope", "backlog", "series", "groups"):
+        got, full = getattr(pair, name), getattr(both, name)
+        assert set(got["by"]) == {"pair"}, name
+        assert got.equals(full.filter(pl.col("by") == "pair")), name
+
+
 def test_superpose_random_offsets_are_reproducible():
     ts = [BASE + i * 1000 for i in range(50)]
     data = oracles.capture(ts, [100] * 50)

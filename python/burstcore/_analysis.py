@@ -604,6 +604,9 @@ def superpose(
     if closed not in ("left", "both"):
         raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
+    # The multiplexing gain compares the merge's aggregate with each capture's: scanned whatever
+    # `by` says, and its rows left out again if `by` did not ask for them.
+    scanned = by_names if "all" in by_names else [*by_names, "all"]
     out, warns = _core.superpose(
         srcs,
         offs,
@@ -611,7 +614,7 @@ def superpose(
         closed,
         rates_bps,
         bins_ns,
-        by_names,
+        scanned,
         horizon_ns,
         late,
         max_groups,
@@ -635,6 +638,11 @@ def superpose(
     base = _build_result(out["scan"], warns, cfg, True)
     singles = pl.DataFrame(out["singles"])
     merged = base.envelope.filter(pl.col("by") == "all").select("window_ns", pl.col("bytes").alias("merged_bytes"))
+    if scanned is not by_names:
+        asked = pl.col("by") != "all"
+        base.envelope, base.backlog, base.groups = (f.filter(asked) for f in (base.envelope, base.backlog, base.groups))
+        if "by" in base.series.columns:
+            base.series = base.series.filter(asked)
     gain = (
         singles.group_by("window_ns")
         .agg(sum_single_bytes=pl.col("bytes").sum().cast(pl.UInt64), sources=pl.len())
