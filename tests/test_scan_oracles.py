@@ -284,6 +284,25 @@ def test_several_files_merge_exactly_in_time_order():
     assert_frame_equal(cols.backlog, merged.backlog.filter(pl.col("by") == "all"))
 
 
+def test_l1_counts_the_ethernet_frame_of_any_link():
+    # The same IP packets captured on Ethernet, Linux cooked (v1, v2), raw IP and BSD loopback:
+    # each takes its Ethernet frame on an Ethernet wire (the 14-byte header, padding to 60 B, FCS,
+    # preamble and gap), whatever header the capture put in front.
+    ips = [oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=p)[14:] for p in (0, 10, 18, 19, 1000)]
+    want = sum(max(len(ip) + 14, 60) + 4 + 20 for ip in ips)
+    links = {1: b"\x02" * 12 + b"\x08\x00", 113: b"\x00" * 14 + b"\x08\x00", 276: b"\x08\x00" + b"\x00" * 18}
+    links |= {101: b"", 0: (2).to_bytes(4, "little")}
+    for linktype, header in links.items():
+        w = burstcore.CaptureWriter("pcapng")
+        w.section("little")
+        w.interface(linktype=linktype, snaplen=0, resolution="1e-9")
+        for i, ip in enumerate(ips):
+            w.epb(0, header + ip, ts_ns=BASE + i * 1000)
+        r = burstcore.scan(w.getvalue(), windows=["1ms"], rates=["1Gbps"], size="l1")
+        assert r.summary["bytes"][0] == want, linktype
+        assert r.summary["packets"][0] == len(ips), linktype
+
+
 def test_a_pair_of_captures_is_two_captures_not_two_columns(tmp_path):
     a = oracles.capture([BASE + 10, BASE + 50], [100, 300])
     b = oracles.capture([BASE + 20, BASE + 60], [1, 3], fmt="pcap")

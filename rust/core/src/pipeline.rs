@@ -213,14 +213,17 @@ fn chosen_size(p: &crate::Packet<'_>, kind: SizeKind, headers: Option<&Headers>)
     }
 }
 
+/// What the packet takes on an Ethernet wire: its frame with Ethernet's 14-byte header in place
+/// of its own link header (a Linux cooked capture's 16 or 20 bytes, raw IP's none, loopback's
+/// 4), padded to the 60-byte minimum, plus the 4-byte FCS and 20 bytes of preamble, SFD and
+/// inter-frame gap. A link type whose header length varies is counted as it is, unpadded.
 fn l1_size(linktype: u16, wire_len: u32) -> u64 {
-    const ETHERNET: u16 = 1;
-    let frame = if linktype == ETHERNET {
-        wire_len.max(60)
-    } else {
-        wire_len
+    const ETHERNET_HEADER: u32 = 14;
+    let frame = match wire::linktype::link_header_len(linktype) {
+        Some(own) if wire_len >= own => (wire_len - own + ETHERNET_HEADER).max(60),
+        _ => wire_len,
     };
-    frame as u64 + 4 + 20
+    u64::from(frame) + 4 + 20
 }
 
 fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {

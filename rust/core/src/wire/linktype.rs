@@ -127,12 +127,19 @@ pub fn linktype_name(linktype: u16) -> &'static str {
 /// add itself (it knows from [`super::Headers::vlan`] whether tags were present).
 pub fn link_mtu_frame(linktype: u16) -> Option<u32> {
     const IP_MTU: u32 = 1500;
+    link_header_len(linktype).map(|h| h + IP_MTU)
+}
+
+/// Bytes of the link header in front of the network packet, for the link types whose header
+/// has one length (Ethernet's without 802.1Q tags): what an Ethernet frame of the same packet
+/// replaces with its 14 bytes.
+pub fn link_header_len(linktype: u16) -> Option<u32> {
     match linktype {
-        ETHERNET => Some(14 + IP_MTU),
-        LINUX_SLL => Some(16 + IP_MTU),
-        LINUX_SLL2 => Some(20 + IP_MTU),
-        RAW_DLT12 | RAW | IPV4 | IPV6 => Some(IP_MTU),
-        NULL | LOOP => Some(4 + IP_MTU),
+        ETHERNET => Some(14),
+        LINUX_SLL => Some(16),
+        LINUX_SLL2 => Some(20),
+        RAW_DLT12 | RAW | IPV4 | IPV6 => Some(0),
+        NULL | LOOP => Some(4),
         _ => None,
     }
 }
