@@ -202,6 +202,40 @@ def test_stdin_equals_path(cap: Path) -> None:
     assert [r["bmax_bytes"] for r in doc["backlog"]] == api.backlog["bmax_bytes"].to_list()
 
 
+def test_a_named_pipe_is_read_once(cap: Path, tmp_path: Path) -> None:
+    # A FIFO (or a shell's <(...)) is a path that reads once: the mean rate's pre-pass must not
+    # read it first (scan opened it again and waited for a writer forever), and plot, which
+    # reads a capture three times, holds it in memory. The result is the stream's.
+    import threading
+
+    data = cap.read_bytes()
+    for argv in (["scan", "--windows", "1us,5ms", "--format", "json"], ["plot", "-o", str(tmp_path / "p.png")]):
+        fifo = tmp_path / "f.pcapng"
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo)
+
+        def feed(fifo: Path = fifo) -> None:
+            with open(fifo, "wb") as w:
+                w.write(data)
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        p = run_cli(argv[0], fifo, *argv[1:], timeout=60)
+        writer.join(5)
+        assert p.returncode == 0, (argv[0], p.stderr)
+        if argv[0] == "scan":
+            api = burstcore.scan(data, windows=["1us", "5ms"], rates=["1Gbps"])
+            doc = json.loads(p.stdout)
+            assert [r["bytes"] for r in doc["envelope"]] == api.envelope["bytes"].to_list()
+            # A stream's default rates are the link-speed grid, not the mean's multiples.
+            assert {r["rate_bps"] for r in doc["backlog"]} == {10**8, 10**9, 10**10, 25 * 10**9} | {
+                4 * 10**10,
+                10**11,
+                2 * 10**11,
+                4 * 10**11,
+            }
+
+
 def test_info_json_and_text(cap: Path) -> None:
     p = run_cli("info", cap, "--json")
     assert p.returncode == 0, p.stderr

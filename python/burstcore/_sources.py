@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from typing import Any, Union
 
@@ -47,4 +48,14 @@ def _is_real_stdin(buf: Any) -> bool:
 
 
 def is_rereadable(source: Any) -> bool:
-    return isinstance(source, (bytes, bytearray)) or (isinstance(source, str) and source != "-")
+    """Bytes, or the path of a regular file: what a second pass (the mean rate's) can read again.
+    A named pipe, a shell's ``<(...)`` or a device is read once; opening it again would wait
+    for a writer that never comes."""
+    if isinstance(source, (bytes, bytearray)):
+        return True
+    if not isinstance(source, str) or source == "-":
+        return False
+    try:
+        return stat.S_ISREG(os.stat(source).st_mode)
+    except OSError:
+        return False

@@ -387,8 +387,19 @@ def _label(f: str) -> str:
 
 
 def _rereadable(files: Sequence[str]) -> list[Any]:
-    """Sources that can be read several times (info, scan, iterations): stdin is read into memory."""
-    return [sys.stdin.buffer.read() if f == "-" else f for f in files]
+    """Sources that can be read several times (info, scan, iterations): stdin, a named pipe or a
+    shell's ``<(...)`` is read into memory once; a regular file is left to be opened each time."""
+    from ._sources import is_rereadable
+
+    def once(f: str) -> Any:
+        if f == "-":
+            return sys.stdin.buffer.read()
+        if is_rereadable(f):
+            return f
+        with open(f, "rb") as stream:
+            return stream.read()
+
+    return [once(f) for f in files]
 
 
 def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
