@@ -202,6 +202,18 @@ def test_stdin_equals_path(cap: Path) -> None:
     assert [r["bmax_bytes"] for r in doc["backlog"]] == api.backlog["bmax_bytes"].to_list()
 
 
+def test_tables_go_to_the_output_file_asked_for(cap: Path, tmp_path: Path) -> None:
+    # -o out.txt (or --format table -o FILE) writes the terminal's tables there, not to stdout.
+    shown = run_cli("scan", cap, *SCAN_ARGS, "-q")
+    assert shown.returncode == 0 and len(shown.stdout.splitlines()) > 10, shown
+    for out, extra in ((tmp_path / "out.txt", []), (tmp_path / "tables.csv", ["--format", "table"])):
+        p = run_cli("scan", cap, *SCAN_ARGS, "-q", "-o", out, *extra)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout == b"" and out.read_bytes() == shown.stdout, out.name
+    p = run_cli("scan", cap, *SCAN_ARGS, "-q", "--table", "backlog", "-o", tmp_path / "b.txt")
+    assert p.returncode == 2 and b"--table chooses" in p.stderr, p.stderr
+
+
 def test_a_named_pipe_is_read_once(cap: Path, tmp_path: Path) -> None:
     # A FIFO (or a shell's <(...)) is a path that reads once: the mean rate's pre-pass must not
     # read it first (scan opened it again and waited for a writer forever), and plot, which

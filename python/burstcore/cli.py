@@ -610,7 +610,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     fmt = _output_format(args)
     _check_output(args.output)
     if args.table and fmt == "table":
-        raise UsageError("--table chooses what goes into a .csv/.parquet/.json file; give -o FILE too")
+        raise UsageError(
+            "--table chooses what goes into a .csv, .parquet or .json output (the terminal's tables "
+            "show them all): give -o FILE with one of those endings, or --format"
+        )
     kwargs = _scan_kwargs(args)
     results: list[tuple[str, Any]] = []
     if args.each:
@@ -626,11 +629,17 @@ def cmd_scan(args: argparse.Namespace) -> int:
             results.append((label, burstcore.scan(src, progress=bar, **kwargs)))
 
     if fmt == "table":
-        for label, r in results:
-            title = label if label != "-" else "stdin"
-            if not args.each and len(args.files) > 1:
-                title += ": " + ", ".join(args.files)
-            _print_result(title, r, args.top)
+        target = args.output if args.output not in (None, "-") else None
+        with _writing(target or "stdout"), contextlib.ExitStack() as stack:
+            if target is not None:
+                # -o out.txt: the tables the terminal would show, into the file.
+                out = stack.enter_context(open(target, "w", encoding="utf-8"))
+                stack.enter_context(contextlib.redirect_stdout(out))
+            for label, r in results:
+                title = label if label != "-" else "stdin"
+                if not args.each and len(args.files) > 1:
+                    title += ": " + ", ".join(args.files)
+                _print_result(title, r, args.top)
         return EXIT_OK
     tables = _with_file(results) if args.each else _tables(results[0][1])
     meta = {
