@@ -202,6 +202,22 @@ def test_stdin_equals_path(cap: Path) -> None:
     assert [r["bmax_bytes"] for r in doc["backlog"]] == api.backlog["bmax_bytes"].to_list()
 
 
+def test_errors_give_advice_in_options(tmp_path: Path) -> None:
+    # The API's advice names keyword arguments; the command line's names its options.
+    for step, first in ((50_000_000, "--reorder-horizon"), (5 * 10**9, "--on-late drop")):
+        late = tmp_path / f"late{step}.pcap"
+        late.write_bytes(oracles.capture([BASE, BASE + step, BASE + 1], [100] * 3, fmt="pcap"))
+        p = run_cli("scan", late, "--windows", "1ms", "--rates", "1Gbps", "-q")
+        err = p.stderr.decode()
+        assert p.returncode == 1, err
+        assert "--reorder-horizon" in err and "--on-late drop" in err and "on_late" not in err, err
+        # Past a second, dropping comes first: a horizon that long holds a second of packets.
+        assert err.index(first) < err.index("--on-late drop" if first != "--on-late drop" else "--reorder-horizon")
+        assert err.rstrip().endswith("at byte offset 84"), err
+    p = run_cli("scan", tmp_path / "late50000000.pcap", "--threads", "2000")
+    assert p.returncode == 2 and "--threads 2000" in p.stderr.decode() and "threads=" not in p.stderr.decode()
+
+
 def test_tables_go_to_the_output_file_asked_for(cap: Path, tmp_path: Path) -> None:
     # -o out.txt (or --format table -o FILE) writes the terminal's tables there, not to stdout.
     shown = run_cli("scan", cap, *SCAN_ARGS, "-q")

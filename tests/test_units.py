@@ -48,6 +48,15 @@ def test_bad_durations_name_the_value_and_forms(bad):
         assert "must be > 0" in str(e.value)
 
 
+@pytest.mark.parametrize("bare", ["5", " 0.5", "1e9", "-5"])
+def test_numbers_in_strings_are_told_their_unit_is_missing(bare):
+    # A command line gives every value as a string: "5" is seconds from Python, not from a shell.
+    with pytest.raises(ValueError, match="has no unit"):
+        parse_duration(bare, name="window")
+    with pytest.raises(ValueError, match="has no unit"):
+        parse_rate(bare, name="rate")
+
+
 @pytest.mark.parametrize(
     ("text", "bps"),
     [

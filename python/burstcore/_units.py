@@ -64,6 +64,9 @@ def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = Fal
         ns = _exact_ns(Decimal(repr(float(value))) * 1_000_000_000, value, name)
     elif isinstance(value, str):
         m = _DURATION_RE.match(value)
+        if not m and _is_bare_number(value):
+            # From a command line every value is a string: say what is missing.
+            raise ValueError(f"{name}={value!r} has no unit: write e.g. '{value.strip()}s' or '{value.strip()}ms'")
         if not m or m.group(2) not in _DURATION_UNITS:
             raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
         try:
@@ -111,6 +114,8 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
         bps = Decimal(repr(float(value)))
     elif isinstance(value, str):
         m = _RATE_RE.match(value)
+        if not m and _is_bare_number(value):
+            raise ValueError(f"{name}={value!r} has no unit: write e.g. '{value.strip()}bps' (bits) or 'Gbps', 'MB/s'")
         if not m:
             raise ValueError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
         bps = Decimal(m.group(1)) * _RATE_PREFIX[m.group(2)]
@@ -125,6 +130,15 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
     if bps >= 2**64:
         raise ValueError(f"{name}={value!r} is beyond 2^64 bit/s")
     return int(bps)
+
+
+def _is_bare_number(text: str) -> bool:
+    """A number written without a unit ("5", "-0.5", "1e9")."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity")
 
 
 def default_windows_ns() -> list[int]:

@@ -787,8 +787,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, message = _classify(e)
         if debug:
             traceback.print_exc()
-        print(f"{prog}: error: {message}", file=sys.stderr)
+        print(f"{prog}: error: {_as_options(message)}", file=sys.stderr)
         return code
+
+
+# The API's advice names its keyword arguments; on the command line they are options.
+_OPTION_SPELLING = (
+    ("on_late='drop'", "--on-late drop"),
+    ("reorder_horizon", "--reorder-horizon"),
+    ("leave threads=None", "leave --threads out"),
+    ("threads=", "--threads "),
+    ("strict=True", "--strict"),
+)
+
+
+def _as_options(message: str) -> str:
+    for api, option in _OPTION_SPELLING:
+        message = message.replace(api, option)
+    return message
 
 
 if __name__ == "__main__":

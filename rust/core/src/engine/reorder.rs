@@ -246,12 +246,21 @@ pub(crate) fn release_due(unreleased: &mut u32, in_order_only: bool) -> bool {
 /// The error for a packet at `ts` that came after one `lateness` ns later, at `latest`, beyond
 /// `horizon`.
 pub(crate) fn late_error(ts: i64, latest: i64, lateness: u64, horizon: i64) -> Error {
+    // Past a second, a step back is a clock that jumped or a stray timestamp rather than
+    // capture jitter, and a horizon that long would hold a second of packets: drop them first.
+    let advice = if lateness > 1_000_000_000 {
+        format!(
+            "drop late packets (on_late='drop'), or, if the step back is real, raise \
+             reorder_horizon to at least {lateness} ns"
+        )
+    } else {
+        format!("raise reorder_horizon to at least {lateness} ns, or drop late packets (on_late='drop')")
+    };
     Error::new(
         ErrorKind::OutOfOrder,
         format!(
             "packet with timestamp {ts} ns comes after a packet {lateness} ns later (at \
-             {latest} ns), beyond the reorder horizon of {horizon} ns; raise reorder_horizon to \
-             at least {lateness} ns, or drop late packets (on_late='drop')"
+             {latest} ns), beyond the reorder horizon of {horizon} ns; {advice}"
         ),
     )
 }
