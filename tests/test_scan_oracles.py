@@ -230,6 +230,9 @@ def test_empty_and_single_packet():
     row = r.envelope.row(0, named=True)
     assert row["bytes"] == 1500 and row["ptm"] is None  # zero span: ρ undefined, no division by zero
     assert r.backlog["bmax_bytes"][0] == 1500
+    # No span, no ρ: the default rates are the link-speed grid, and say so.
+    d = burstcore.scan(oracles.capture([BASE], [1500]), windows=["1ms"])
+    assert d.config["rates"].startswith("link-speed grid") and d.config["rates_bps"][:2] == [10**8, 10**9]
 
 
 HOSTS = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]

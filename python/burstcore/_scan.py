@@ -269,14 +269,12 @@ def scan(
     elif in_memory:
         total_bytes = int(sz.sum()) if len(sz) else 0
         span = int(ts.max() - ts.min()) if len(ts) else 0
-        rates_bps = _rates_from_mean(total_bytes, span)
-        rates_note = "mean-rate multiples"
+        rates_bps, rates_note = _rates_from_mean(total_bytes, span, "mean-rate multiples")
     elif (
         all(is_rereadable(s) for s in sources)
         and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap)) is not None
     ):
-        rates_bps = _rates_from_mean(*pre)
-        rates_note = "mean-rate multiples (pre-pass)"
+        rates_bps, rates_note = _rates_from_mean(*pre, "mean-rate multiples (pre-pass)")
     else:
         rates_bps = [
             parse_rate(r) for r in ("100Mbps", "1Gbps", "10Gbps", "25Gbps", "40Gbps", "100Gbps", "200Gbps", "400Gbps")
@@ -322,12 +320,14 @@ def scan(
     return _build_result(out, warns, cfg, fill_empty_bins)
 
 
-def _rates_from_mean(total_bytes: int, span_ns: int) -> list[int]:
+def _rates_from_mean(total_bytes: int, span_ns: int, note: str) -> tuple[list[int], str]:
+    """The default rates and what they are: multiples of ρ, or the link-speed grid where ρ is
+    undefined (no packet, or all at one instant)."""
     if total_bytes <= 0 or span_ns <= 0:
-        # ρ undefined (empty trace or one instant): fall back to the link-speed grid.
-        return [10**8, 10**9, 10**10, 25 * 10**9, 4 * 10**10, 10**11, 2 * 10**11, 4 * 10**11]
+        grid = [10**8, 10**9, 10**10, 25 * 10**9, 4 * 10**10, 10**11, 2 * 10**11, 4 * 10**11]
+        return grid, "link-speed grid (mean rate undefined: no span)"
     rho_bps = total_bytes * 8 * 10**9 / span_ns
-    return sorted({max(1, round(rho_bps * m)) for m in DEFAULT_RATE_MULTIPLES})
+    return sorted({max(1, round(rho_bps * m)) for m in DEFAULT_RATE_MULTIPLES}), note
 
 
 def _prepass(
