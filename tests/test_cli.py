@@ -202,6 +202,25 @@ def test_stdin_equals_path(cap: Path) -> None:
     assert [r["bmax_bytes"] for r in doc["backlog"]] == api.backlog["bmax_bytes"].to_list()
 
 
+def test_info_reports_every_file_it_can(cap: Path, tmp_path: Path) -> None:
+    # As capinfos: a file that cannot be read is reported and the others still are (exit 1);
+    # a warning says which of several files it is about.
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(cap.read_bytes()[:-10])
+    p = run_cli("info", cut, text, cap, "--json")
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    assert [d["file"] for d in doc] == [str(cut), str(text), str(cap)]
+    assert "not a pcap or pcapng file" in doc[1]["error"] and "error" not in doc[0] and "error" not in doc[2]
+    assert doc[2] == {"file": str(cap), **burstcore.info(str(cap)).to_dict()}
+    err = p.stderr.decode()
+    assert f"warning: {cut}: capture ends inside" in err and f"cannot read the capture {text}" in err, err
+    p = run_cli("info", cut, cap)
+    assert p.returncode == 0 and p.stdout.decode().count("== ") == 2, p.stderr
+
+
 def test_errors_give_advice_in_options(tmp_path: Path) -> None:
     # The API's advice names keyword arguments; the command line's names its options.
     for step, first in ((50_000_000, "--reorder-horizon"), (5 * 10**9, "--on-late drop")):

@@ -587,20 +587,49 @@ def cmd_info(args: argparse.Namespace) -> int:
     import burstcore
 
     _check_inputs(args.files)
-    infos = []
+    # Each file on its own, as capinfos: one that cannot be read is reported (on stderr, and in
+    # --json as {"file", "error"}) and the others still are; the exit code then says so.
+    several = len(args.files) > 1
+    infos: list[tuple[str, Any]] = []
+    failed = False
     for f in args.files:
         _reading_now(f)
-        with _progress(_label(f), args.quiet) as bar:
-            i = burstcore.info(f, strict=args.strict, progress=bar, mmap=args.mmap)
-        infos.append((f, i))
+        try:
+            with _progress(_label(f), args.quiet) as bar, _named_warnings(f if several else None):
+                infos.append((f, burstcore.info(f, strict=args.strict, progress=bar, mmap=args.mmap)))
+        except burstcore.CaptureError as e:
+            if not several:
+                raise
+            failed = True
+            message = _classify(e)[1]
+            print(f"burstcore info: error: {_as_options(message)}", file=sys.stderr)
+            infos.append((f, message))
     if args.json:
-        print(json.dumps([{"file": f, **i.to_dict()} for f, i in infos], default=str, allow_nan=False))
-        return EXIT_OK
-    for k, (f, i) in enumerate(infos):
-        if len(infos) > 1:
-            print(("\n" if k else "") + f"== {f}")
-        print(i)
-    return EXIT_OK
+        doc = [{"file": f, "error": i} if isinstance(i, str) else {"file": f, **i.to_dict()} for f, i in infos]
+        print(json.dumps(doc, default=str, allow_nan=False))
+    else:
+        for k, (f, i) in enumerate(infos):
+            if several:
+                print(("\n" if k else "") + f"== {f}")
+            print(f"error: {i}" if isinstance(i, str) else i)
+    return EXIT_CAPTURE if failed else EXIT_OK
+
+
+@contextlib.contextmanager
+def _named_warnings(name: str | None) -> Iterator[None]:
+    """The capture warnings raised inside, each naming `name` (one of several files read)."""
+    if name is None:
+        yield
+        return
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # type: ignore[assignment]
+            warnings.simplefilter("always")
+            yield
+    finally:
+        # Outside the recording: told again, each once, under the file's name.
+        for w in caught:
+            warnings.warn_explicit(f"{name}: {w.message}", w.category, w.filename, w.lineno)
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -619,7 +648,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if args.each:
         for f in args.files:
             _reading_now(f)
-            with _progress(_label(f), args.quiet) as bar:
+            with _progress(_label(f), args.quiet) as bar, _named_warnings(f if len(args.files) > 1 else None):
                 results.append((f, burstcore.scan(f, progress=bar, **kwargs)))
     else:
         label = args.files[0] if len(args.files) == 1 else f"{len(args.files)} files merged"
