@@ -221,6 +221,19 @@ def test_info_reports_every_file_it_can(cap: Path, tmp_path: Path) -> None:
     assert p.returncode == 0 and p.stdout.decode().count("== ") == 2, p.stderr
 
 
+def test_figures_tell_a_warning_once(cap: Path, tmp_path: Path) -> None:
+    # plot and report read a capture three times (info, scan, iterations): its warning is told
+    # once, naming it, as every warning of the command is.
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(cap.read_bytes()[:-10])
+    for command, out in (("plot", "f.png"), ("report", "r.html")):
+        p = run_cli(command, cut, "-o", tmp_path / out)
+        err = p.stderr.decode()
+        assert p.returncode == 0, err
+        assert err.count("capture ends inside") == 1, err
+        assert f"burstcore {command}: warning: cut.pcapng: capture ends inside" in err, err
+
+
 def test_errors_give_advice_in_options(tmp_path: Path) -> None:
     # The API's advice names keyword arguments; the command line's names its options.
     for step, first in ((50_000_000, "--reorder-horizon"), (5 * 10**9, "--on-late drop")):

@@ -446,8 +446,10 @@ def _iterations(source: Any, label: str, enabled: bool, mmap: bool | None) -> tu
     if not enabled or not hasattr(burstcore, "iterations"):
         return None, None
     try:
-        # The keyword only when asked for: the default call stays the plain public one.
-        found = burstcore.iterations(source) if mmap is None else burstcore.iterations(source, mmap=mmap)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the capture's warnings were told by its first pass
+            # The keyword only when asked for: the default call stays the plain public one.
+            found = burstcore.iterations(source) if mmap is None else burstcore.iterations(source, mmap=mmap)
         frame = found.iterations
         return (frame if isinstance(frame, pl.DataFrame) else None), None
     except Exception as e:  # detection is a bonus; the figure is still worth drawing without it
@@ -463,7 +465,9 @@ def _reading_now(label: str) -> None:
 
 
 def _warn(message: str) -> None:
-    print(f"burstcore: warning: {message}", file=sys.stderr)
+    # Through the warnings machinery, so that it reads as every other warning of the command
+    # ("burstcore plot: warning: …", see `main`).
+    warnings.warn(message, UserWarning, stacklevel=2)
 
 
 # ---------------------------------------------------------------- machine formats
@@ -691,7 +695,8 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
     _reading_now(label)
     cap = None
     if not isinstance(src, str) or src != "-":
-        with _progress(f"{label} (info)", args.quiet) as bar:
+        with _progress(f"{label} (info)", args.quiet) as bar, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # told just below, once, naming the capture
             cap = burstcore.info(src, strict=args.strict, progress=bar, mmap=args.mmap)
         for w in cap.warnings:
             _warn(f"{label}: {w}")
