@@ -124,3 +124,17 @@ def test_report_of_shared_capture(tmp_path: Path) -> None:
     kv = {r[0]: r[1] for t in page.tables if t["class"] == "kv" for r in t["rows"]}  # type: ignore[attr-defined]
     assert kv["packets"] == "36,932"  # the capture's README
     assert out.stat().st_size < 2_000_000  # small enough to mail
+
+
+def test_series_summary_counts_every_bin_dense_or_sparse() -> None:
+    # Packets at 1, 5 and 100 ns in 10 ns bins: bins 0..10, 2 busy, 1,610 bytes. A sparse series
+    # (no rows for empty bins, as past 20 M rows) gives the same summary as a dense one.
+    from burstcore.report import series_table
+    from tests import oracles
+
+    data = oracles.capture([1, 5, 100], [1500, 100, 10])
+    want = ["all: all", "10ns", "11", f"{100 * 9 / 11:.1f}%", "1.28 Tbit/s", "117.1 Gbit/s"]
+    for fill in (True, False):
+        r = burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], bins=["10ns"], fill_empty_bins=fill)
+        assert r.series.height == (11 if fill else 2)
+        assert series_table(r)[1] == [want], fill

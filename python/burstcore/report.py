@@ -71,16 +71,26 @@ def groups_table(result: ScanResult, by: str, limit: int) -> Table:
 
 
 def series_table(result: ScanResult) -> Table:
-    """Per grouping, group and bin width: bins, busiest bin and the share of empty bins."""
+    """Per grouping, group and bin width: bins, busiest bin and the share of empty bins.
+
+    Counted over every bin from the group's first busy bin to its last, from the rows' bounds and
+    sums: the series holds the empty ones only where it is dense (up to 20 M rows)."""
     if result.series.height == 0:
         return [], []
+    width = pl.col("bin").dt.total_nanoseconds()
     d = (
         result.series.group_by("by", "group", "bin", maintain_order=True)
         .agg(
-            bins=pl.len(),
-            empty=(pl.col("packets") == 0).sum(),
+            bins=(pl.col("start_ns").max() - pl.col("start_ns").min()) // width.first() + 1,
+            busy=(pl.col("packets") > 0).sum(),
+            total=pl.col("bytes").sum(),
             peak=pl.col("rate_bps").max(),
-            mean=pl.col("rate_bps").mean(),
+        )
+        .with_columns(
+            empty=pl.col("bins") - pl.col("busy"),
+            mean=pl.col("total").cast(pl.Float64)
+            * 8e9
+            / (pl.col("bins").cast(pl.Float64) * pl.col("bin").dt.total_nanoseconds().cast(pl.Float64)),
         )
         .sort("by", "group", "bin")
     )
