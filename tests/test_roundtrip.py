@@ -132,3 +132,30 @@ def test_pcap_roundtrip(byte_order, nanos, pkts):
     )
     assert got == expected
     assert df.schema["timestamp"] == pl.Datetime("ns", "UTC")
+
+
+def test_pcapng_writer_takes_the_constructors_defaults():
+    # For pcapng the constructor's byte order, resolution, link type and snaplen are the
+    # defaults of section() and interface(); an interface before any section gets one; what
+    # section() and interface() are given wins.
+    w = burstcore.CaptureWriter("pcapng", byte_order="big", nanos=True, linktype=101, snaplen=96)
+    w.interface()
+    w.interface(linktype=1, snaplen=0, resolution="1e-3")
+    ip = b"\x45" + b"\x00" * 19
+    w.epb(0, ip, ts_ns=1_700_000_000_123_456_789)
+    w.section(byte_order="little")
+    w.interface()
+    w.epb(0, ip, ts_ns=1_700_000_000_000_000_001)
+    d = burstcore.info(w.getvalue()).to_dict()
+    assert [s["byte_order"] for s in d["sections"]] == ["big", "little"]
+    got = [(i["section"], i["linktype"], i["snaplen"], i["resolution"]) for i in d["interfaces"]]
+    assert got == [(0, 101, 96, "1e-9"), (0, 1, 0, "1e-3"), (1, 101, 96, "1e-9")]
+    ts = burstcore.read_packets(w.getvalue())["timestamp"].dt.epoch("ns").to_list()
+    assert ts == [1_700_000_000_123_456_789, 1_700_000_000_000_000_001]
+    # Without arguments, as before: little-endian, Ethernet, no snaplen, microseconds.
+    plain = burstcore.CaptureWriter("pcapng")
+    plain.section()
+    plain.interface()
+    d = burstcore.info(plain.getvalue()).to_dict()
+    assert d["sections"][0]["byte_order"] == "little"
+    assert [(i["linktype"], i["snaplen"], i["resolution"]) for i in d["interfaces"]] == [(1, 0, "1e-6")]

@@ -170,21 +170,29 @@ class ArrowColumn:
 
 @final
 class CaptureWriter:
+    """Write a pcap or pcapng capture block by block, into memory; ``getvalue()`` returns the bytes.
+
+    For pcap the constructor sets the file's byte order, resolution (``nanos``), link type and
+    snaplen (default 262144). For pcapng it sets the defaults of ``section()`` (byte order) and
+    ``interface()`` (link type, snaplen (else 0, no limit), resolution 1e-9 with ``nanos``, else
+    1e-6); an interface declared before any section header gets one first.
+    """
+
     def __new__(
         cls,
         format: str = "pcapng",
         byte_order: str = "little",
         nanos: bool = False,
         linktype: int = 1,
-        snaplen: int = 262144,
+        snaplen: int | None = None,
     ) -> CaptureWriter: ...
     def packet(self, ts_ns: int, data: bytes, wire_len: int | None = None) -> None: ...
-    def section(self, byte_order: str = "little", user_appl: str | None = None) -> None: ...
+    def section(self, byte_order: str | None = None, user_appl: str | None = None) -> None: ...
     def interface(
         self,
-        linktype: int = 1,
-        snaplen: int = 0,
-        resolution: str = "1e-6",
+        linktype: int | None = None,
+        snaplen: int | None = None,
+        resolution: str | None = None,
         ts_offset_s: int = 0,
         name: str | None = None,
     ) -> int: ...

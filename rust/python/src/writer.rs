@@ -18,6 +18,19 @@ enum Inner {
 #[pyclass(module = "burstcore._burstcore")]
 pub struct CaptureWriter {
     inner: Option<Inner>,
+    /// pcapng: what the constructor was given, the defaults of `section()` and `interface()`.
+    defaults: Defaults,
+    /// pcapng: a section header has been written (`interface()` writes one first if not).
+    sectioned: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Defaults {
+    byte_order: ByteOrder,
+    nanos: bool,
+    linktype: u16,
+    /// Given to the constructor; else 0 in an interface ("no limit").
+    snaplen: Option<u32>,
 }
 
 fn byte_order(s: &str) -> PyResult<ByteOrder> {
@@ -69,17 +82,26 @@ impl CaptureWriter {
 #[pymethods]
 impl CaptureWriter {
     /// `format` is 'pcap' or 'pcapng'. For pcap: byte order, ns or µs resolution, link type and
-    /// snaplen of the file. For pcapng they are given per section/interface instead.
+    /// snaplen of the file. For pcapng: the defaults of `section()` (byte order) and
+    /// `interface()` (link type, snaplen, resolution 1e-9 with `nanos`, else 1e-6); an interface
+    /// declared before any section header gets one in the constructor's byte order.
     #[new]
-    #[pyo3(signature = (format="pcapng", byte_order="little", nanos=false, linktype=1, snaplen=262144))]
+    #[pyo3(signature = (format="pcapng", byte_order="little", nanos=false, linktype=1, snaplen=None))]
     fn new(
         format: &str,
         byte_order: &str,
         nanos: bool,
         linktype: u16,
-        snaplen: u32,
+        snaplen: Option<u32>,
     ) -> PyResult<Self> {
         let bo = self::byte_order(byte_order)?;
+        let defaults = Defaults {
+            byte_order: bo,
+            nanos,
+            linktype,
+            snaplen,
+        };
+        let snaplen = snaplen.unwrap_or(262_144);
         let inner = match format {
             "pcap" => Inner::Pcap(
                 PcapWriter::new(
@@ -100,7 +122,11 @@ impl CaptureWriter {
                 ))))
             }
         };
-        Ok(CaptureWriter { inner: Some(inner) })
+        Ok(CaptureWriter {
+            inner: Some(inner),
+            defaults,
+            sectioned: false,
+        })
     }
 
     /// A classic pcap record.
@@ -116,24 +142,45 @@ impl CaptureWriter {
         }
     }
 
-    #[pyo3(signature = (byte_order="little", user_appl=None))]
-    fn section(&mut self, byte_order: &str, user_appl: Option<&str>) -> PyResult<()> {
-        let bo = self::byte_order(byte_order)?;
-        self.ng()?.section(bo, user_appl).map_err(to_py)
+    /// A section header; `byte_order` defaults to the constructor's.
+    #[pyo3(signature = (byte_order=None, user_appl=None))]
+    fn section(&mut self, byte_order: Option<&str>, user_appl: Option<&str>) -> PyResult<()> {
+        let bo = match byte_order {
+            Some(b) => self::byte_order(b)?,
+            None => self.defaults.byte_order,
+        };
+        self.ng()?.section(bo, user_appl).map_err(to_py)?;
+        self.sectioned = true;
+        Ok(())
     }
 
-    #[pyo3(signature = (linktype=1, snaplen=0, resolution="1e-6", ts_offset_s=0, name=None))]
+    /// An interface description; its number. Unset arguments take the constructor's values
+    /// (snaplen 0, no limit, unless the constructor was given one).
+    #[pyo3(signature = (linktype=None, snaplen=None, resolution=None, ts_offset_s=0, name=None))]
     fn interface(
         &mut self,
-        linktype: u16,
-        snaplen: u32,
-        resolution: &str,
+        linktype: Option<u16>,
+        snaplen: Option<u32>,
+        resolution: Option<&str>,
         ts_offset_s: i64,
         name: Option<&str>,
     ) -> PyResult<u32> {
-        let r = self::resolution(resolution)?;
+        let d = self.defaults;
+        let r = match resolution {
+            Some(r) => self::resolution(r)?,
+            None => TsResolution::Pow10(if d.nanos { 9 } else { 6 }),
+        };
+        if !self.sectioned {
+            self.section(None, None)?;
+        }
         self.ng()?
-            .interface(linktype, snaplen, r, ts_offset_s, name)
+            .interface(
+                linktype.unwrap_or(d.linktype),
+                snaplen.or(d.snaplen).unwrap_or(0),
+                r,
+                ts_offset_s,
+                name,
+            )
             .map_err(to_py)
     }
 
