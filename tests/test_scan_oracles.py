@@ -321,6 +321,17 @@ def test_a_pair_of_captures_is_two_captures_not_two_columns(tmp_path):
             assert got.summary["packets"][0] == 4
 
 
+def test_in_memory_columns_refuse_what_they_cannot_mean():
+    df = pl.DataFrame({"timestamp": [1, 2, 3], "size": [100, 200, 300], "interface": [0, 1, 1]})
+    assert burstcore.scan(df, windows=["1us"], rates=["1Gbps"], by="interface").groups.height == 2
+    for bad in ([0, None, 1], [0, -1, 1], [0, 2**32, 1], [0.5, 1.0, 1.0]):
+        with pytest.raises(ValueError, match="'interface' column must hold integers"):
+            burstcore.scan(df.with_columns(interface=pl.Series(bad)), windows=["1us"], rates=["1Gbps"])
+    # Sizes read from headers need packets: columns carry their own.
+    with pytest.raises(ValueError, match="in-memory columns carry their own sizes"):
+        burstcore.scan(df, windows=["1us"], rates=["1Gbps"], size="ip")
+
+
 def test_in_memory_columns_accept_numpy_polars_and_datetimes():
     import numpy as np
 

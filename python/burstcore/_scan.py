@@ -123,7 +123,11 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
             raise ValueError("in-memory input needs a 'size' (or 'wire_len') column of byte counts")
         ts, size = df["timestamp"], df[size_col]
         if "interface" in df.columns:
-            iface = df["interface"].cast(pl.UInt32).to_numpy()
+            col = df["interface"]
+            whole = col.null_count() == 0 and col.dtype.is_integer()
+            if not whole or (col.len() and not (col.min() >= 0 and col.max() <= 2**32 - 1)):  # type: ignore[operator]
+                raise ValueError("the 'interface' column must hold integers from 0 to 2^32 - 1, without nulls")
+            iface = np.ascontiguousarray(col.cast(pl.UInt32).to_numpy())
     ts_s = pl.Series(ts) if not isinstance(ts, pl.Series) else ts
     if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
         ts_s = ts_s.dt.cast_time_unit("ns").to_physical()
@@ -247,6 +251,11 @@ def scan(
     threads = thread_count(threads)
 
     in_memory = _is_columns(source)
+    if in_memory and size != "wire":
+        # The columns carry their sizes: a size to count from the headers has nothing to read.
+        raise ValueError(
+            f"size={size!r} reads captured packets; in-memory columns carry their own sizes (leave size out)"
+        )
     if in_memory:
         sources: list[Any] = []
         try:
