@@ -372,3 +372,16 @@ def test_out_of_order_packets_are_put_in_order_or_reported():
         burstcore.bursts(data, reorder_horizon="100ns")
     d = burstcore.bursts(data, reorder_horizon="100ns", on_late="drop")
     assert d.summary["skipped_late"][0] == 1 and d.summary["packets"][0] == 2
+
+
+def test_analyses_refuse_bad_arguments_alike():
+    data = oracles.capture([BASE, BASE + 10], [100, 200])
+    for call in (burstcore.sizes, burstcore.gaps, burstcore.bursts):
+        for q in (-1, 1.5, "half", float("nan"), True):
+            with pytest.raises(ValueError, match="must be a number from 0 to 1"):
+                call(data, quantiles=[q])
+    for call in (burstcore.sizes, burstcore.gaps):
+        with pytest.raises(ValueError, match="max_groups=0 must be a positive integer"):
+            call(data, by="pair", max_groups=0)
+        with pytest.raises(ValueError, match="ambiguous: use the grouping 'src' or 'dst'"):
+            call(data, by="host")

@@ -235,6 +235,16 @@ class Distribution:
     summary: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
+def _quantiles(quantiles: Any) -> list[float]:
+    """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1]."""
+    qs = []
+    for q in _as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES:
+        if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)) or not 0 <= q <= 1:
+            raise ValueError(f"quantile {q!r} must be a number from 0 to 1 (0.5 is the median)")
+        qs.append(float(q))
+    return qs
+
+
 def _histograms(
     source: Any,
     by: str | None,
@@ -246,9 +256,13 @@ def _histograms(
     progress: Any,
     mmap: bool | None,
 ) -> dict[str, Any]:
+    if by == "host":
+        raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
     if by is not None and by not in GROUPINGS:
         raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
-    qs = [float(q) for q in (_as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES)]
+    if isinstance(max_groups, bool) or not isinstance(max_groups, int) or max_groups < 1:
+        raise ValueError(f"max_groups={max_groups!r} must be a positive integer")
+    qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.histograms(_sources(source), by, qs, max_groups, horizon_ns, late, strict, progress, mmap=mmap)
     _warn(warns)
@@ -357,7 +371,7 @@ def bursts(
 ) -> Bursts:
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
     gap_ns = parse_duration(gap, name="gap", allow_zero=True)
-    qs = [float(q) for q in (_as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES)]
+    qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.bursts(_sources(source), gap_ns, horizon_ns, late, strict, progress, mmap=mmap)
     _warn(warns)
