@@ -418,3 +418,18 @@ def test_default_rates_are_multiples_of_the_mean_rate_of_the_size_counted():
         assert r.summary["packets"][0] == len(pkts), size
         assert r.backlog["rate_bps"].to_list() == [round(rho * m) for m in (1.1, 1.25, 1.5, 2, 3, 5, 10, 20)], size
         assert r.backlog["rate_over_mean"].to_list() == pytest.approx([1.1, 1.25, 1.5, 2, 3, 5, 10, 20]), size
+
+
+def test_ptm_of_one_window_and_what_was_not_scanned():
+    ts = [BASE + i * 1000 for i in range(20)]
+    r = burstcore.scan(
+        oracles.capture(ts, [100] * 20), windows=["5us", "1ms"], rates=["1Gbps"], by=["all", "interface"]
+    )
+    got = r.ptm("5us")
+    row = r.envelope.filter((pl.col("by") == "all") & (pl.col("window_ns") == 5000))
+    assert got.to_dicts() == row.select("group", "bytes", "peak_rate_bps", "ptm").to_dicts()
+    assert r.ptm("5us", by="interface")["group"].to_list() == ["if0"]
+    with pytest.raises(ValueError, match="was not scanned; the scan's windows: 5us, 1ms"):
+        r.ptm("5ms")
+    with pytest.raises(ValueError, match="by='pair' was not scanned; the scan's groupings: all, interface"):
+        r.ptm("5us", by="pair")

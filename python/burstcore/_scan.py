@@ -14,7 +14,7 @@ import polars as pl
 from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback, thread_count
 from ._sources import is_rereadable, normalize
-from ._units import DEFAULT_RATE_MULTIPLES, default_windows_ns, parse_duration, parse_rate
+from ._units import DEFAULT_RATE_MULTIPLES, default_windows_ns, format_duration, parse_duration, parse_rate
 
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
 SIZES = ("wire", "captured", "ip", "payload", "l1")
@@ -47,8 +47,17 @@ class ScanResult:
     config: dict[str, Any] = field(default_factory=dict)
 
     def ptm(self, window: Any = "5ms", by: str = "all") -> pl.DataFrame:
-        """PtM(τ) for one window, one row per group of the grouping ``by``."""
+        """PtM(τ) for one window, one row per group of the grouping ``by``. A window or a
+        grouping the scan did not measure raises ``ValueError`` naming those it did (an empty
+        frame would read as a trace without traffic)."""
         w = parse_duration(window, name="window")
+        scanned = self.config.get("windows_ns", [])
+        if w not in scanned:
+            shown = ", ".join(format_duration(x) for x in scanned) or "none"
+            raise ValueError(f"window={window!r} was not scanned; the scan's windows: {shown}")
+        groupings = self.config.get("by", [])
+        if by not in groupings:
+            raise ValueError(f"by={by!r} was not scanned; the scan's groupings: {', '.join(groupings) or 'none'}")
         return self.envelope.filter((pl.col("window_ns") == w) & (pl.col("by") == by)).select(
             "group", "bytes", "peak_rate_bps", "ptm"
         )

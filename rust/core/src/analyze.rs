@@ -325,7 +325,10 @@ pub fn histograms(
     if h.ungrouped > 0 {
         return Err(Error::new(
             ErrorKind::LimitExceeded,
-            format!("more than {max_groups} groups: raise max_groups or choose a coarser grouping"),
+            format!(
+                "more than {max_groups} group{}: raise max_groups or choose a coarser grouping",
+                if max_groups == 1 { "" } else { "s" }
+            ),
         ));
     }
     Ok((h, acc))

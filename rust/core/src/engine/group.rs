@@ -385,9 +385,10 @@ impl<S> Slots<S> {
                             return Err(Error::new(
                                 ErrorKind::LimitExceeded,
                                 format!(
-                                    "more than {} groups when grouping by {}; raise \
+                                    "more than {} group{} when grouping by {}; raise \
                                      max_groups or choose a coarser grouping",
                                     self.max_groups,
+                                    if self.max_groups == 1 { "" } else { "s" },
                                     self.by.name()
                                 ),
                             ));
