@@ -385,3 +385,15 @@ def test_analyses_refuse_bad_arguments_alike():
             call(data, by="pair", max_groups=0)
         with pytest.raises(ValueError, match="ambiguous: use the grouping 'src' or 'dst'"):
             call(data, by="host")
+
+
+def test_capture_warnings_point_at_the_callers_line():
+    import warnings
+
+    cut = oracles.capture([BASE, BASE + 10, BASE + 20], [100, 200, 300])[:-5]
+    calls = (burstcore.traffic_matrix, burstcore.host_volumes, burstcore.flows, burstcore.sizes, burstcore.gaps)
+    for call in (*calls, burstcore.bursts, burstcore.iterations):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call(cut)
+        assert caught and all(w.filename == __file__ for w in caught), (call.__name__, [w.filename for w in caught])

@@ -48,9 +48,11 @@ def _sources(source: Any) -> list[Any]:
     return [normalize(s) for s in raw]
 
 
-def _warn(messages: list[str]) -> None:
+def _warn(messages: list[str], depth: int = 0) -> None:
+    """The capture's warnings, pointing at the user's call: `depth` helpers below the public
+    function that calls this."""
     for m in messages:
-        warnings.warn(m, CaptureWarning, stacklevel=3)
+        warnings.warn(m, CaptureWarning, stacklevel=3 + depth)
 
 
 def _summary(acc: dict[str, Any]) -> pl.DataFrame:
@@ -80,8 +82,8 @@ def flows(
     (src, sport, dst, dport) with the protocol ignored (the CNSM study's flow count; ``protocol``
     is 0); 'biflow' = both directions of a 5-tuple are one flow, ``src_*`` naming the sender of
     its first packet (``src2dst_*``/``dst2src_*`` split it by direction). Ports are 0 for packets
-    without them (ICMP, fragments). Non-IP packets belong to no flow (``frame.attrs``-free: see
-    ``traffic_matrix`` for them).
+    without them (ICMP, fragments). Non-IP packets belong to no flow (``traffic_matrix`` counts
+    them, in its row without addresses).
 
     ``idle_timeout``: a gap strictly longer than this ends a flow and the next packet opens a new
     one (None: one flow per key for the whole capture, as tshark's conversations).
@@ -153,7 +155,7 @@ def _matrix(
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.traffic_matrix(_sources(source), horizon_ns, late, strict, progress, mmap=mmap)
-    _warn(warns)
+    _warn(warns, depth=1)
     return out
 
 
@@ -168,8 +170,9 @@ def traffic_matrix(
 ) -> pl.DataFrame:
     """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
-    bytes column sums to the capture's total wire bytes. For throughput per pair over time, use
-    ``scan(source, by="pair", bins=...)``."""
+    bytes column sums to the wire bytes of every packet with a timestamp (those without one
+    cannot be put in order, and are counted in the capture's ``info`` only). For throughput per
+    pair over time, use ``scan(source, by="pair", bins=...)``."""
     out = _matrix(source, reorder_horizon, on_late, strict, progress, mmap)
     p = out["pairs"]
     df = pl.DataFrame(
@@ -265,7 +268,7 @@ def _histograms(
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.histograms(_sources(source), by, qs, max_groups, horizon_ns, late, strict, progress, mmap=mmap)
-    _warn(warns)
+    _warn(warns, depth=1)
     return out
 
 

@@ -422,7 +422,8 @@ fn section_header(
             ErrorKind::UnsupportedVersion,
             offset,
             format!(
-                "pcapng section version {}.{} is not supported (only 1.0)",
+                "pcapng section version {}.{} is not supported (only 1.0, and 1.2 as written by \
+                 some old tools)",
                 version.0, version.1
             ),
         ));
