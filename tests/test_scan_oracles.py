@@ -433,3 +433,22 @@ def test_ptm_of_one_window_and_what_was_not_scanned():
         r.ptm("5ms")
     with pytest.raises(ValueError, match="by='pair' was not scanned; the scan's groupings: all, interface"):
         r.ptm("5us", by="pair")
+
+
+def test_info_mean_rate_is_scans_and_says_why_packets_lack_a_time():
+    # Two timed packets, one Simple Packet Block (no timestamp) and one timestamp past the int64
+    # ns range: info's mean rate is the timed packets' (scan's ρ), and the text tells the two
+    # kinds of untimed packets apart.
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(resolution="1e-9")
+    w.epb(0, b"\x00" * 60, ts_ns=BASE)
+    w.spb(b"\x00" * 500)
+    w.epb(0, b"\x00" * 70, ts_raw=2**63 + 5)
+    w.epb(0, b"\x00" * 100, ts_ns=BASE + 1000)
+    data = w.getvalue()
+    i = burstcore.info(data)
+    assert (i.packets, i.packets_without_timestamp, i.timestamps_out_of_range) == (4, 2, 1)
+    assert i.mean_rate_bps == pytest.approx((60 + 100) * 8 * 1e9 / 1000)
+    r = burstcore.scan(data, windows=["1us"], rates=["1Gbps"])
+    assert i.mean_rate_bps == pytest.approx(r.groups["mean_rate_bps"][0])
+    assert "Without timestamp:   2 (1 in Simple Packet Blocks, 1 out of the int64 ns range)" in str(i)

@@ -137,11 +137,12 @@ class CaptureInfo:
 
     @property
     def mean_rate_bps(self) -> float | None:
-        """Wire bits per second over the span; None when the span is zero (one instant)."""
+        """Wire bits per second of the packets with a timestamp over their span, as ``scan``'s ρ
+        (with ``size='wire'``); None when the span is zero (one instant)."""
         d = self.duration_ns
         if not d:
             return None
-        return self.wire_bytes * 8 * 1e9 / d
+        return int(self.details.get("timed_wire_bytes", self.wire_bytes)) * 8 * 1e9 / d
 
     @property
     def drops(self) -> int | None:
@@ -191,7 +192,12 @@ class CaptureInfo:
             f"Snapped (cap<wire):  {self.snapped} packets",
         ]
         if self.packets_without_timestamp:
-            lines.append(f"Without timestamp:   {self.packets_without_timestamp} (Simple Packet Blocks)")
+            # Out-of-range timestamps are counted among the packets without one.
+            spb = self.packets_without_timestamp - self.timestamps_out_of_range
+            kinds = [f"{spb} in Simple Packet Blocks"] if spb else []
+            if self.timestamps_out_of_range:
+                kinds.append(f"{self.timestamps_out_of_range} out of the int64 ns range")
+            lines.append(f"Without timestamp:   {self.packets_without_timestamp} ({', '.join(kinds)})")
         if self.drops is not None:
             lines.append(f"Dropped (ISB):       {self.drops}")
         for w in self.warnings:

@@ -549,6 +549,8 @@ pub fn scan_columns(
 pub struct Info {
     pub packets: u64,
     pub wire_bytes: u64,
+    /// Wire bytes of the packets with a timestamp: what the span's mean rate divides.
+    pub timed_wire_bytes: u64,
     pub captured_bytes: u64,
     /// First and last timestamp in file order, earliest and latest overall.
     pub first_ns: Option<i64>,
@@ -621,6 +623,9 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
             .get_or_insert_with(|| wire::link_mtu_frame(p.linktype).map_or(u32::MAX, |m| m + 8));
         if p.wire_len > mtu {
             inf.over_mtu_frames += 1;
+        }
+        if p.ts_ns.is_some() {
+            inf.timed_wire_bytes += p.wire_len as u64;
         }
         match p.ts_ns {
             None => inf.packets_without_timestamp += 1,

@@ -313,6 +313,7 @@ fn capture_info<'py>(
         d.set_item("interfaces", ifaces)?;
         d.set_item("packets", inf.packets)?;
         d.set_item("wire_bytes", inf.wire_bytes)?;
+        d.set_item("timed_wire_bytes", inf.timed_wire_bytes)?;
         d.set_item("captured_bytes", inf.captured_bytes)?;
         d.set_item("first_ns", inf.first_ns)?;
         d.set_item("last_ns", inf.last_ns)?;
