@@ -99,6 +99,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 pub fn to_py(e: Error) -> PyErr {
+    // A read of standard input stopped for Ctrl-C: whatever error that made, it is the interrupt.
+    if crate::source::STDIN_INTERRUPTED.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        return PyKeyboardInterrupt::new_err("interrupted");
+    }
     let msg = e.to_string();
     let err = match e.kind {
         ErrorKind::Io => return PyOSError::new_err(msg),
