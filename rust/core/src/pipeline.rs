@@ -220,8 +220,9 @@ fn chosen_size(p: &crate::Packet<'_>, kind: SizeKind, headers: Option<&Headers>)
 fn l1_size(linktype: u16, wire_len: u32) -> u64 {
     const ETHERNET_HEADER: u32 = 14;
     let frame = match wire::linktype::link_header_len(linktype) {
-        Some(own) if wire_len >= own => (wire_len - own + ETHERNET_HEADER).max(60),
-        _ => wire_len,
+        // A frame shorter than its own header (damage) still takes a minimum frame.
+        Some(own) => (wire_len.saturating_sub(own) + ETHERNET_HEADER).max(60),
+        None => wire_len,
     };
     u64::from(frame) + 4 + 20
 }
