@@ -452,3 +452,17 @@ def test_info_mean_rate_is_scans_and_says_why_packets_lack_a_time():
     r = burstcore.scan(data, windows=["1us"], rates=["1Gbps"])
     assert i.mean_rate_bps == pytest.approx(r.groups["mean_rate_bps"][0])
     assert "Without timestamp:   2 (1 in Simple Packet Blocks, 1 out of the int64 ns range)" in str(i)
+
+
+def test_info_tells_of_unknown_blocks():
+    # Skipped, as the pcapng spec asks; a damaged block type reads as one, so info says so.
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface()
+    w.epb(0, b"\x00" * 60, ts_ns=BASE)
+    w.raw_block(0x1234, b"\x00" * 8)
+    i = burstcore.info(w.getvalue())
+    assert i.blocks["unknown"] == 1 and i.packets == 1
+    assert "Unknown blocks:      1 (skipped" in str(i)
+    plain = burstcore.CaptureWriter("pcapng")
+    plain.interface()
+    assert "Unknown blocks" not in str(burstcore.info(plain.getvalue()))

@@ -200,6 +200,11 @@ class CaptureInfo:
             lines.append(f"Without timestamp:   {self.packets_without_timestamp} ({', '.join(kinds)})")
         if self.drops is not None:
             lines.append(f"Dropped (ISB):       {self.drops}")
+        unknown = self.blocks.get("unknown", 0)
+        if unknown:
+            # Skipped as the pcapng spec asks; a damaged block type reads as one, and its packet
+            # is then missing: worth a look.
+            lines.append(f"Unknown blocks:      {unknown} (skipped; a damaged block type also reads as one)")
         for w in self.warnings:
             lines.append(f"Warning:             {w}")
         return "\n".join(lines)
