@@ -74,9 +74,12 @@ def test_packets_equal_tshark(rel):
         assert df["wire_len"][i] == int(r[1]) and df["cap_len"][i] == int(r[2]), (rel, i)
         src = r[3] or r[4] or None
         dst = r[5] or r[6] or None
-        if src is not None and df["src"][i] is not None:
+        # tshark decodes encapsulations burstcore does not (PPPoE in nb6-http.pcap); where both
+        # find addresses they agree. BSD loopback is read in full: null_loopback.pcap's third
+        # packet (an Ethertype in the header) had no address until the thirty-first landing.
+        if src is not None and (df["src"][i] is not None or rel.endswith("null_loopback.pcap")):
             # tshark may decode further (tunnels); the outermost address is the first occurrence.
-            assert df["src"][i] == src and df["dst"][i] == dst, (rel, i)
+            assert df["src"][i] == src and df["dst"][i] == dst, (rel, i, df["src"][i], src)
         sport = _ints(r[7]) or _ints(r[8])
         if sport is not None and df["sport"][i] is not None:
             assert df["sport"][i] == sport, (rel, i)

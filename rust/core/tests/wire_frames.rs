@@ -425,6 +425,28 @@ fn bsd_loopback() {
     v4.resize(60, 0);
     assert_eq!(decode(LOOP, &v4), Headers::default());
     assert_eq!(decode(NULL, &[7, 0, 0, 0, 0x45, 0]), Headers::default());
+    // An Ethertype in the header's last two bytes, as some writers put it (tshark reads it so):
+    // taken when the IP version agrees.
+    for (name, af, ethertype) in [
+        ("ethertype IPv4", [0x0f, 0, 0x08, 0x00], 0x0800),
+        ("ethertype IPv6", [0, 0, 0x86, 0xdd], 0x86dd),
+    ] {
+        let mut f = Frame::default();
+        f.af(af, ethertype);
+        if ethertype == 0x0800 {
+            f.ipv4(17, 0, 0).udp(9, &[0; 4]);
+        } else {
+            f.ipv6(&[], 17, 0).udp(9, &[0; 4]);
+        }
+        check_all_prefixes(name, NULL, &mut f);
+    }
+    let mut v6 = vec![0x0f, 0, 0x08, 0x00, 0x60];
+    v6.resize(60, 0);
+    assert_eq!(
+        decode(NULL, &v6).ethertype,
+        None,
+        "IPv4's type over an IPv6 packet"
+    );
 }
 
 #[test]

@@ -15,9 +15,23 @@ pub(super) fn decode_null<'a>(h: &mut Headers, frame: &'a [u8]) -> Option<&'a [u
         h.truncated = true;
         return None;
     };
-    let af = u32::from_le_bytes(af);
-    let af = if af > 0xffff { af.swap_bytes() } else { af };
-    family(h, af, frame)
+    let le = u32::from_le_bytes(af);
+    let family_or_swapped = if le > 0xffff { le.swap_bytes() } else { le };
+    if let Some(packet) = family(h, family_or_swapped, frame) {
+        return Some(packet);
+    }
+    // Some writers put an Ethertype in the header's last two bytes instead (tshark reads it so:
+    // pcapplusplus's null_loopback.pcap has 0f 00 08 00); taken unless the packet's IP version
+    // disagrees (a capture cut right after the header shows none), as no family reads that way.
+    let ethertype = u16::from_be_bytes([af[2], af[3]]);
+    let version = frame.get(HEADER_LEN).map(|b| b >> 4);
+    match (ethertype, version) {
+        (ETHERTYPE_IPV4, None | Some(4)) | (ETHERTYPE_IPV6, None | Some(6)) => {
+            h.ethertype = Some(ethertype);
+            frame.get(HEADER_LEN..)
+        }
+        _ => None,
+    }
 }
 
 #[inline]
