@@ -250,6 +250,26 @@ def test_errors_give_advice_in_options(tmp_path: Path) -> None:
     assert p.returncode == 2 and "--threads 2000" in p.stderr.decode() and "threads=" not in p.stderr.decode()
 
 
+def test_a_reader_that_leaves_early_ends_the_command_with_141(cap: Path) -> None:
+    # `burstcore scan ... -o - | head`: a large output into a pipe whose reader left must end
+    # with EXIT_PIPE, buffered stdout or not (unbuffered, one large write returned short and
+    # raised nothing, and the command exited 0).
+    argv = [sys.executable, "-m", "burstcore", "scan", str(cap), "--by", "flow", "--bins", "1us"]
+    argv += ["--windows", "1ms", "--rates", "1Gbps", "--table", "series", "-o", "-", "--format", "csv", "-q"]
+    for unbuffered in ("1", ""):
+        env = dict(os.environ, PYTHONUNBUFFERED=unbuffered)
+        if not unbuffered:
+            env.pop("PYTHONUNBUFFERED")
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert p.stdout is not None
+        head = p.stdout.read(100)
+        p.stdout.close()
+        assert p.wait(timeout=60) == cli.EXIT_PIPE, (unbuffered, p.stderr.read() if p.stderr else b"")
+        assert head.startswith(b"by,group,")
+    whole = run_cli(*argv[3:])
+    assert whole.returncode == 0 and len(whole.stdout) > 1_000_000, len(whole.stdout)
+
+
 def test_tables_go_to_the_output_file_asked_for(cap: Path, tmp_path: Path) -> None:
     # -o out.txt (or --format table -o FILE) writes the terminal's tables there, not to stdout.
     shown = run_cli("scan", cap, *SCAN_ARGS, "-q")

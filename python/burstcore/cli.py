@@ -532,7 +532,7 @@ def _write_tables(
             doc[name] = machine_frame(tables[name]).to_dicts()
         text = json.dumps(doc, allow_nan=False, default=str) + "\n"
         if target is None:
-            sys.stdout.write(text)
+            _to_stdout(text.encode())
         else:
             with open(target, "w", encoding="utf-8") as f:
                 f.write(text)
@@ -541,7 +541,7 @@ def _write_tables(
     if fmt == "csv":
         text = machine_frame(df).write_csv()
         if target is None:
-            sys.stdout.write(text)
+            _to_stdout(text.encode())
         else:
             with open(target, "w", encoding="utf-8") as f:
                 f.write(text)
@@ -549,9 +549,22 @@ def _write_tables(
         if target is None:
             buf = io.BytesIO()
             df.write_parquet(buf)
-            sys.stdout.buffer.write(buf.getvalue())
+            _to_stdout(buf.getvalue())
         else:
             df.write_parquet(target)
+
+
+def _to_stdout(data: bytes) -> None:
+    """All of `data` to stdout. Unbuffered (PYTHONUNBUFFERED), a large write into a pipe whose
+    reader left (`| head`) returns short and raises nothing: write on until the pipe says it is
+    broken, so that the command ends as `--help` says (exit 141)."""
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    view = memoryview(data)
+    while view:
+        n = out.write(view)
+        view = view[n if n is not None else len(view) :]
+    out.flush()
 
 
 # ---------------------------------------------------------------- terminal tables
