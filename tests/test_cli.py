@@ -270,6 +270,31 @@ def test_a_reader_that_leaves_early_ends_the_command_with_141(cap: Path) -> None
     assert whole.returncode == 0 and len(whole.stdout) > 1_000_000, len(whole.stdout)
 
 
+def test_stdin_and_folders_are_told_apart(cap: Path, tmp_path: Path) -> None:
+    # An output that is a folder says so (exit 4), whatever its name ends in.
+    folder = tmp_path / "out.csv"
+    folder.mkdir()
+    p = run_cli("scan", cap, "-o", folder)
+    assert p.returncode == cli.EXIT_OUTPUT and b"it is a folder" in p.stderr, p.stderr
+    # An empty stdin is named as stdin, not "-".
+    p = run_cli("scan", "-", "--rates", "1Gbps", stdin=b"")
+    assert p.returncode == cli.EXIT_CAPTURE and b"cannot read the capture from stdin: empty input" in p.stderr
+    # stdin a terminal: refused at once, rather than waiting for a capture typed in.
+    leader, follower = pty.openpty()
+    try:
+        q = subprocess.run(
+            [sys.executable, "-m", "burstcore", "scan", "-", "--rates", "1Gbps"],
+            stdin=follower,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert q.returncode == cli.EXIT_USAGE and b"stdin, which is a terminal" in q.stderr, q.stderr
+
+
 def test_tables_go_to_the_output_file_asked_for(cap: Path, tmp_path: Path) -> None:
     # -o out.txt (or --format table -o FILE) writes the terminal's tables there, not to stdout.
     shown = run_cli("scan", cap, *SCAN_ARGS, "-q")
@@ -400,6 +425,8 @@ def test_corrupt_file(tmp_path: Path, cap: Path) -> None:
         (["--windows", "1.5ns"], "whole number of nanoseconds"),
         (["--rates", "fast"], "not a rate"),
         (["--bins", "1ms,"], "empty item"),
+        (["--by", "pair,"], "such as all,pair"),
+        (["--rates", ",1Gbps"], "such as 1Gbps,10Gbps"),
         (["--by", "host"], "ambiguous"),
         (["--by", "planet"], "not a grouping"),
         (["--size", "huge"], "invalid choice"),

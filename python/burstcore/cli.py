@@ -101,12 +101,10 @@ class _Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------- option values
 
 
-def _split(text: str) -> list[str]:
+def _split(text: str, example: str = "1us,10us,5ms") -> list[str]:
     items = [t.strip() for t in text.split(",")]
     if not all(items):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} has an empty item; give a comma-separated list such as 1us,10us,5ms"
-        )
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty item; give a comma-separated list such as {example}")
     return items
 
 
@@ -130,7 +128,7 @@ def _rates(text: str) -> list[int]:
     from ._units import parse_rate
 
     out = []
-    for item in _split(text):
+    for item in _split(text, "1Gbps,10Gbps"):
         try:
             out.append(parse_rate(item, name="rate"))
         except ValueError as e:
@@ -142,7 +140,7 @@ def _groupings(text: str) -> list[str]:
     from ._scan import GROUPINGS
 
     out = []
-    for item in _split(text):
+    for item in _split(text, "all,pair"):
         if item == "host":
             raise argparse.ArgumentTypeError("'host' is ambiguous: use src or dst (or both: --by src,dst)")
         if item not in GROUPINGS:
@@ -351,6 +349,9 @@ def _progress(label: str, quiet: bool) -> Iterator[Any]:
 def _check_inputs(files: Sequence[str]) -> None:
     if list(files).count("-") > 1:
         raise UsageError("'-' (stdin) can be given only once")
+    if "-" in files and sys.stdin.isatty():
+        # It would wait, silently, for a capture typed at the keyboard.
+        raise UsageError("'-' reads a capture from stdin, which is a terminal: pipe one in (e.g. dumpcap -w - | ...)")
     for f in files:
         if f != "-" and not os.path.exists(f):
             raise FileNotFoundError(2, f"no such capture file: {f!r} (check the path)", f)
@@ -653,8 +654,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
     import burstcore
 
     _check_inputs(args.files)
+    _check_output(args.output)  # a folder is told as one, before its name's ending is looked at
     fmt = _output_format(args)
-    _check_output(args.output)
     if args.table and fmt == "table":
         raise UsageError(
             "--table chooses what goes into a .csv, .parquet or .json output (the terminal's tables "
@@ -789,7 +790,7 @@ def _classify(e: BaseException) -> tuple[int, str]:
             # One of several files: the error names it, so say it once, up front.
             msg = str(e).removesuffix(f" of {named}").removesuffix(f" (in {named})")
             return EXIT_CAPTURE, f"cannot read the capture {named}: {msg}"
-        where = f" {_reading[0]}" if _reading else ""
+        where = f" {'from stdin' if _reading[0] == '-' else _reading[0]}" if _reading else ""
         return EXIT_CAPTURE, f"cannot read the capture{where}: {e}"
     if isinstance(e, UsageError):
         return EXIT_USAGE, str(e)

@@ -124,7 +124,11 @@ def scan_summary_table(result: ScanResult) -> Table:
         ["last packet", _ts(last)],
         ["span", format_duration(s["span_ns"]) if s["span_ns"] else "n/a"],
         ["mean rate ρ", format_rate(s["mean_rate_bps"]) if s["mean_rate_bps"] else "n/a (zero span)"],
-        ["reordered", f"{_int(s['reordered'])} (largest lateness {format_duration(s['max_lateness_ns'] or 0)})"],
+        [
+            "reordered",
+            f"{_int(s['reordered'])} packets came after a later one and were put in order "
+            f"(largest lateness {format_duration(s['max_lateness_ns'] or 0)})",
+        ],
     ]
     return ["", ""], rows
 
@@ -141,7 +145,11 @@ def info_table(info: CaptureInfo) -> Table:
         ["last packet", _ts(info.last_ns)],
         ["duration", format_duration(info.duration_ns) if info.duration_ns is not None else "n/a"],
         ["mean rate", format_rate(rate) if rate is not None else "n/a (zero span)"],
-        ["out of order", f"{_int(info.out_of_order)} (largest step back {format_duration(info.max_step_back_ns)})"],
+        [
+            "out of order",
+            f"{_int(info.out_of_order)} packets earlier than the one just before them in the file "
+            f"(largest step back {format_duration(info.max_step_back_ns)})",
+        ],
         [
             "over link MTU",
             f"{_int(info.over_mtu_frames)} (max {info.max_wire_len} B)"
