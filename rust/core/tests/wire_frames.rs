@@ -98,6 +98,16 @@ impl Frame {
         self
     }
 
+    /// A PPPoE session header and PPP protocol after an Ethernet type of 0x8864: the IP inside
+    /// is read as if carried directly.
+    fn pppoe(&mut self, ppp_protocol: u16, ethertype: u16) -> &mut Self {
+        self.put(&[0x11, 0x00, 0x12, 0x34, 0x00, 0x00])
+            .put16(ppp_protocol);
+        (self.want.ethertype, self.need.ethertype) = (Some(ethertype), self.at());
+        self.need.end = self.at();
+        self
+    }
+
     fn sll(&mut self, protocol: u16) -> &mut Self {
         self.put16(0).put16(1).put16(6);
         self.put(&[0x02, 0, 0, 0, 0, 1, 0, 0]).put16(protocol);
@@ -446,6 +456,32 @@ fn bsd_loopback() {
         decode(NULL, &v6).ethertype,
         None,
         "IPv4's type over an IPv6 packet"
+    );
+}
+
+#[test]
+fn pppoe_session() {
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x8864)
+        .pppoe(0x0021, 0x0800)
+        .ipv4(6, 0, 0)
+        .tcp(0x10, 0, 100);
+    check_all_prefixes("pppoe/ipv4/tcp", ETH, &mut f);
+    let mut f = Frame::default();
+    f.ethernet(&[(0x8100, 7)], 0x8864)
+        .pppoe(0x0057, 0x86dd)
+        .ipv6(&[], 17, 0)
+        .udp(9, &[0; 4]);
+    check_all_prefixes("vlan/pppoe/ipv6/udp", ETH, &mut f);
+    // LCP and the like carry no network layer.
+    let mut lcp = Frame::default();
+    lcp.ethernet(&[], 0x8864)
+        .put(&[0x11, 0, 0x12, 0x34, 0, 4, 0xc0, 0x21, 1, 1, 0, 4]);
+    let (bytes, _, _) = lcp.finish();
+    let h = decode(ETH, &bytes);
+    assert_eq!(
+        (h.ethertype, h.src, h.truncated),
+        (Some(0x8864), None, false)
     );
 }
 

@@ -6,7 +6,7 @@
 //! tshark runs with IP reassembly off so each frame is dissected on its own. Differences that are
 //! legitimate are counted per category and listed in the output; anything else fails the test.
 //! The legitimate categories:
-//! - `non-ip-link-payload`: our link layer says the payload is not IP (PPPoE, MPLS, LLC/SNAP,
+//! - `non-ip-link-payload`: our link layer says the payload is not IP (MPLS, LLC/SNAP,
 //!   ARP, ...), while tshark dissects further and finds IP inside.
 //! - `inner-ports`: our transport protocol is not TCP/UDP (ICMP errors, IP-in-IP, GRE, ESP...),
 //!   and tshark reports ports of an encapsulated packet.

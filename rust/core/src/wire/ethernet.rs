@@ -21,8 +21,35 @@ pub(super) fn decode<'a>(h: &mut Headers, frame: &'a [u8]) -> Option<&'a [u8]> {
     if ty < MIN_ETHERTYPE {
         return None;
     }
+    if ty == PPPOE_SESSION {
+        return pppoe_session(h, payload);
+    }
     h.ethertype = Some(ty);
     Some(payload)
+}
+
+/// PPPoE session stage (RFC 2516), as DSL access links carry IP: a 6-byte PPPoE header, then
+/// PPP's 2-byte protocol. IP inside is read as if the frame carried it directly (its EtherType
+/// in `ethertype`); other PPP protocols (LCP, IPCP, ...) carry no network layer.
+pub const PPPOE_SESSION: u16 = 0x8864;
+const PPP_IPV4: u16 = 0x0021;
+const PPP_IPV6: u16 = 0x0057;
+
+#[inline]
+fn pppoe_session<'a>(h: &mut Headers, rest: &'a [u8]) -> Option<&'a [u8]> {
+    let (Some(protocol), Some(packet)) = (be16(rest, 6), rest.get(8..)) else {
+        h.truncated = true;
+        return None;
+    };
+    h.ethertype = Some(match protocol {
+        PPP_IPV4 => super::ETHERTYPE_IPV4,
+        PPP_IPV6 => super::ETHERTYPE_IPV6,
+        _ => {
+            h.ethertype = Some(PPPOE_SESSION);
+            return None;
+        }
+    });
+    Some(packet)
 }
 
 /// Skip VLAN tags starting at `rest` (the bytes after a type field `ty`), keeping the first
