@@ -309,14 +309,16 @@ impl CaptureReader {
         match reader.fill(4)? {
             Fill::Ready => {}
             // The compressed stream ends before it yields a whole magic number: a file cut off
-            // early (a small one fits one compressed block, all lost), not one of another kind.
+            // early (a small one fits one compressed block, all lost), which the message says.
+            // Still "not a capture", as any input under 4 bytes (docs/limits.md): with no magic
+            // there is no format to read an empty capture of, strict or not.
             _ if reader.compressed_cut => {
                 return Err(Error::at(
-                    ErrorKind::Truncated,
+                    ErrorKind::NotACapture,
                     0,
                     format!(
-                        "the {} stream ends early, before the capture's first bytes: the file is \
-                         cut off (still being written, or copied in part) and holds no packet",
+                        "the {} stream ends early, before the capture's first 4 bytes: the file is \
+                         cut off (still being written, or copied in part)",
                         compression.name()
                     ),
                 ));
