@@ -218,13 +218,14 @@ fn chosen_size(p: &crate::Packet<'_>, kind: SizeKind, headers: Option<&Headers>)
 /// 4), padded to the 60-byte minimum, plus the 4-byte FCS and 20 bytes of preamble, SFD and
 /// inter-frame gap. A link type whose header length varies is counted as it is, unpadded.
 fn l1_size(linktype: u16, wire_len: u32) -> u64 {
-    const ETHERNET_HEADER: u32 = 14;
+    const ETHERNET_HEADER: u64 = 14;
+    // In u64: a raw IP frame's length near 2^32 - 1 plus Ethernet's header does not fit u32.
     let frame = match wire::linktype::link_header_len(linktype) {
         // A frame shorter than its own header (damage) still takes a minimum frame.
-        Some(own) => (wire_len.saturating_sub(own) + ETHERNET_HEADER).max(60),
-        None => wire_len,
+        Some(own) => (u64::from(wire_len.saturating_sub(own)) + ETHERNET_HEADER).max(60),
+        None => u64::from(wire_len),
     };
-    u64::from(frame) + 4 + 20
+    frame + 4 + 20
 }
 
 fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
@@ -662,4 +663,24 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
     inf.warnings = reader.warnings().to_vec();
     progress(reader.consumed())?;
     Ok(inf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::l1_size;
+
+    /// Lengths at both ends of the u32 range (the fuzzer found a raw IP frame of 2^32 - 1 bytes
+    /// overflowing the sum in u32), for links with a header of fixed length and for others.
+    #[test]
+    fn l1_sizes_at_the_ends_of_the_length_range() {
+        let max = u64::from(u32::MAX);
+        let (ethernet, raw_ip, sll, other) = (1, 101, 113, 147);
+        assert_eq!(l1_size(raw_ip, u32::MAX), max + 14 + 24);
+        assert_eq!(l1_size(sll, u32::MAX), max - 16 + 14 + 24);
+        assert_eq!(l1_size(ethernet, u32::MAX), max + 24);
+        assert_eq!(l1_size(other, u32::MAX), max + 24);
+        assert_eq!(l1_size(sll, 3), 60 + 24);
+        assert_eq!(l1_size(ethernet, 0), 60 + 24);
+        assert_eq!(l1_size(other, 10), 10 + 24);
+    }
 }
