@@ -33,7 +33,7 @@ from ._scan import (
     _parse_order,
 )
 from ._sources import is_rereadable, normalize
-from ._units import default_windows_ns, format_duration, parse_duration, parse_rate
+from ._units import LINK_SPEED_GRID_BPS, default_windows_ns, format_duration, parse_duration, parse_rate
 
 _DT = pl.Datetime("ns", "UTC")
 _DUR = pl.Duration("ns")
@@ -613,9 +613,7 @@ def superpose(
     if rates is not None:
         rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
     else:
-        rates_bps = [
-            parse_rate(r) for r in ("100Mbps", "1Gbps", "10Gbps", "25Gbps", "40Gbps", "100Gbps", "200Gbps", "400Gbps")
-        ]
+        rates_bps = list(LINK_SPEED_GRID_BPS)
     bins_ns = sorted({parse_duration(b, name="bin") for b in _as_list(bins)})
     by_names = _parse_by(by)
     if closed not in ("left", "both"):

@@ -14,7 +14,14 @@ import polars as pl
 from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback, thread_count
 from ._sources import is_rereadable, normalize
-from ._units import DEFAULT_RATE_MULTIPLES, default_windows_ns, format_duration, parse_duration, parse_rate
+from ._units import (
+    DEFAULT_RATE_MULTIPLES,
+    LINK_SPEED_GRID_BPS,
+    default_windows_ns,
+    format_duration,
+    parse_duration,
+    parse_rate,
+)
 
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
 SIZES = ("wire", "captured", "ip", "payload", "l1")
@@ -294,9 +301,7 @@ def scan(
     ):
         rates_bps, rates_note = _rates_from_mean(*pre, "mean-rate multiples (pre-pass)")
     else:
-        rates_bps = [
-            parse_rate(r) for r in ("100Mbps", "1Gbps", "10Gbps", "25Gbps", "40Gbps", "100Gbps", "200Gbps", "400Gbps")
-        ]
+        rates_bps = list(LINK_SPEED_GRID_BPS)
         rates_note = "link-speed grid (streamed source)"
 
     if in_memory:
@@ -342,8 +347,7 @@ def _rates_from_mean(total_bytes: int, span_ns: int, note: str) -> tuple[list[in
     """The default rates and what they are: multiples of ρ, or the link-speed grid where ρ is
     undefined (no packet, or all at one instant)."""
     if total_bytes <= 0 or span_ns <= 0:
-        grid = [10**8, 10**9, 10**10, 25 * 10**9, 4 * 10**10, 10**11, 2 * 10**11, 4 * 10**11]
-        return grid, "link-speed grid (mean rate undefined: no span)"
+        return list(LINK_SPEED_GRID_BPS), "link-speed grid (mean rate undefined: no span)"
     rho_bps = total_bytes * 8 * 10**9 / span_ns
     return sorted({max(1, round(rho_bps * m)) for m in DEFAULT_RATE_MULTIPLES}), note
 

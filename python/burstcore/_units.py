@@ -155,6 +155,10 @@ def default_windows_ns() -> list[int]:
 # backlogs are large) to far above it (where only the sharpest bursts queue).
 DEFAULT_RATE_MULTIPLES = (1.1, 1.25, 1.5, 2, 3, 5, 10, 20)
 
+# Common link speeds, 100 Mbit/s to 400 Gbit/s (bit/s): the default rates where ρ is not known
+# before the scan (a stream, superpose) or is undefined (no span).
+LINK_SPEED_GRID_BPS = (10**8, 10**9, 10**10, 25 * 10**9, 4 * 10**10, 10**11, 2 * 10**11, 4 * 10**11)
+
 
 def format_duration(ns: int) -> str:
     """The shortest exact rendering: 5000000 -> '5ms', 1500 -> '1.5us'."""
