@@ -292,9 +292,9 @@ def scan(
     if rates is not None:
         rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
     elif in_memory:
-        total_bytes = int(sz.sum()) if len(sz) else 0
-        span = int(ts.max() - ts.min()) if len(ts) else 0
-        rates_bps, rates_note = _rates_from_mean(total_bytes, span, "mean-rate multiples")
+        # The packets the scan counts, not every row: on_late="drop" leaves some out.
+        counted = _core.scan_columns(ts, sz, ifc, [], closed, [], [], ["all"], horizon_ns, on_late, 1)
+        rates_bps, rates_note = _rates_from_mean(*_total_and_span(counted), "mean-rate multiples")
     elif (
         all(is_rereadable(s) for s in sources)
         and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap)) is not None
@@ -372,6 +372,11 @@ def _prepass(
         )
     except _core.CaptureError:
         return None
+    return _total_and_span(out)
+
+
+def _total_and_span(out: dict[str, Any]) -> tuple[int, int]:
+    """ΣL_i and the span of the aggregate of a scan by "all"."""
     g = out["groups"]
     if not len(g["packets"]) or int(g["packets"][0]) == 0:
         return 0, 0
@@ -392,8 +397,11 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
             "bytes": g["bytes"],
             "first_ns": g["first_ns"],
             "last_ns": g["last_ns"],
+            # A span can pass i64::MAX (packets from 1677 to 2262): as u64 it is exact, since
+            # unsigned arithmetic wraps back into [0, 2^64).
+            "span_ns": _span_u64(g["first_ns"], g["last_ns"]),
         }
-    ).with_columns(span_ns=pl.col("last_ns") - pl.col("first_ns"))
+    )
     groups = groups.with_columns(
         mean_rate_bps=pl.when(pl.col("span_ns") > 0)
         .then(pl.col("bytes").cast(pl.Float64) * 8e9 / pl.col("span_ns").cast(pl.Float64))
@@ -444,7 +452,7 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
             "bytes": [total_bytes],
             "first": pl.Series([first], dtype=pl.Int64).cast(_DT),
             "last": pl.Series([last], dtype=pl.Int64).cast(_DT),
-            "span_ns": pl.Series([span], dtype=pl.Int64),
+            "span_ns": pl.Series([span], dtype=pl.UInt64),
             "mean_rate_bps": pl.Series([total_bytes * 8e9 / span if span else None], dtype=pl.Float64),
             "reordered": [acc["reordered"]],
             "max_lateness_ns": [acc["max_lateness_ns"]],
@@ -458,16 +466,40 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
     return ScanResult(env, bl, se, groups, summary, list(warns), cfg)
 
 
+def _span_u64(first_ns: Any, last_ns: Any) -> np.ndarray:
+    """last − first per row, exact as u64 for any two i64 with first ≤ last."""
+    first = np.asarray(first_ns, dtype=np.int64).view(np.uint64)
+    last = np.asarray(last_ns, dtype=np.int64).view(np.uint64)
+    return last - first
+
+
+def _bin_index(start_ns: int, bin_ns: int) -> int:
+    """k of the bin that starts at `start_ns` (k·Δ, or i64::MIN for the one bin before it)."""
+    return start_ns // bin_ns
+
+
+def _bin_start(k: pl.Expr, bin_ns: pl.Expr) -> pl.Expr:
+    """k·Δ, clamped to i64::MIN as the scan clamps the one bin that starts before it."""
+    before = k < -(pl.lit(2**63 - 1, dtype=pl.Int64) // bin_ns)
+    return pl.when(before).then(pl.lit(-(2**63), dtype=pl.Int64)).otherwise(k * bin_ns)
+
+
 def _fill_bins(se: pl.DataFrame) -> pl.DataFrame:
     """Zero rows for empty bins between each (group, width)'s first and last non-empty bin."""
     ranges = se.group_by("gid", "bin_ns").agg(lo=pl.col("start_ns").min(), hi=pl.col("start_ns").max())
-    dense_rows = int(((ranges["hi"] - ranges["lo"]) // ranges["bin_ns"] + 1).sum())
+    # Bins are counted from the epoch (bin k starts at k·Δ), so a bin's index is exact where its
+    # start is not: the one bin before 1677 has its start clamped to i64::MIN. Counted in Python
+    # ints, a range of bins over centuries cannot wrap.
+    lo_k = [_bin_index(lo, w) for lo, w in zip(ranges["lo"], ranges["bin_ns"], strict=True)]
+    hi_k = [_bin_index(hi, w) for hi, w in zip(ranges["hi"], ranges["bin_ns"], strict=True)]
+    dense_rows = sum(h - lo + 1 for lo, h in zip(lo_k, hi_k, strict=True))
     if dense_rows > DENSE_SERIES_LIMIT:
         return se
     full = (
-        ranges.with_columns(start_ns=pl.int_ranges(pl.col("lo"), pl.col("hi") + 1, pl.col("bin_ns"), dtype=pl.Int64))
-        .explode("start_ns")
-        .drop("lo", "hi")
+        ranges.with_columns(k=pl.int_ranges(pl.Series(lo_k, dtype=pl.Int64), pl.Series(hi_k, dtype=pl.Int64) + 1))
+        .explode("k")
+        .with_columns(start_ns=_bin_start(pl.col("k"), pl.col("bin_ns")))
+        .drop("lo", "hi", "k")
     )
     return (
         full.join(se, on=["gid", "bin_ns", "start_ns"], how="left")

@@ -52,6 +52,10 @@ struct Ordered<'r> {
     done: bool,
     packets_read: u64,
     no_timestamp: u64,
+    /// Packets whose timestamp plus the offset leaves the i64 range: left out, as the reader
+    /// leaves out timestamps it cannot represent (pinned to i64::MIN/MAX they would make a
+    /// burst at one instant).
+    shifted_out: u64,
 }
 
 impl<'r> Ordered<'r> {
@@ -64,6 +68,7 @@ impl<'r> Ordered<'r> {
             done: false,
             packets_read: 0,
             no_timestamp: 0,
+            shifted_out: 0,
         }
     }
 
@@ -71,7 +76,11 @@ impl<'r> Ordered<'r> {
     fn next(&mut self) -> Result<Option<Arrival>> {
         loop {
             if let Some(mut a) = self.ready.pop_front() {
-                a.ts_ns = a.ts_ns.saturating_add(self.offset_ns);
+                let Some(ts_ns) = a.ts_ns.checked_add(self.offset_ns) else {
+                    self.shifted_out += 1;
+                    continue;
+                };
+                a.ts_ns = ts_ns;
                 return Ok(Some(a));
             }
             if self.done {
@@ -200,6 +209,7 @@ fn for_each_ordered(
         acc.packets_read += s.packets_read;
         acc.skipped_no_timestamp += s.no_timestamp;
         acc.out_of_range(s.reader);
+        acc.skipped_timestamp_out_of_range += s.shifted_out;
         let st = s.reorder.stats();
         acc.skipped_late += st.dropped_late;
         acc.reordered += st.reordered;

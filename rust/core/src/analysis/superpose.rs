@@ -2,8 +2,9 @@
 //!
 //! The merge holds one pending packet per source in a binary heap ordered by
 //! (shifted timestamp, source index, sequence number within the source), so ties are broken
-//! deterministically and the merge is stable. Offsets are added with saturation, so an extreme
-//! offset pins a packet to i64::MIN/MAX instead of wrapping around.
+//! deterministically and the merge is stable. A packet whose shifted timestamp leaves the i64
+//! range is left out and counted ([`Merge::out_of_range`]): pinned to i64::MIN/MAX, every such
+//! packet would land at one instant and make a burst that never happened.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -15,6 +16,7 @@ pub struct Merge<I: Iterator<Item = Arrival>> {
     sources: Vec<(I, i64, u64)>,
     heap: BinaryHeap<Reverse<(i64, usize, u64)>>,
     pending: Vec<Option<Arrival>>,
+    out_of_range: u64,
 }
 
 impl<I: Iterator<Item = Arrival>> Merge<I> {
@@ -29,6 +31,7 @@ impl<I: Iterator<Item = Arrival>> Merge<I> {
                 .collect(),
             heap: BinaryHeap::with_capacity(n),
             pending: vec![None; n],
+            out_of_range: 0,
         };
         for k in 0..n {
             m.refill(k);
@@ -36,12 +39,25 @@ impl<I: Iterator<Item = Arrival>> Merge<I> {
         m
     }
 
+    /// Packets left out so far because their shifted timestamp is outside the i64 range.
+    pub fn out_of_range(&self) -> u64 {
+        self.out_of_range
+    }
+
     fn refill(&mut self, k: usize) {
         let Some((it, off, seq)) = self.sources.get_mut(k) else {
             return;
         };
-        if let Some(mut a) = it.next() {
-            a.ts_ns = a.ts_ns.saturating_add(*off);
+        let mut next = it.next();
+        while let Some(a) = next.as_mut() {
+            if let Some(ts) = a.ts_ns.checked_add(*off) {
+                a.ts_ns = ts;
+                break;
+            }
+            self.out_of_range += 1;
+            next = it.next();
+        }
+        if let Some(a) = next {
             self.heap.push(Reverse((a.ts_ns, k, *seq)));
             *seq = seq.saturating_add(1);
             if let Some(p) = self.pending.get_mut(k) {
@@ -102,4 +118,33 @@ pub fn random_offsets(n: usize, max_ns: i64, seed: u64) -> Vec<i64> {
     (0..n)
         .map(|_| i64::try_from(rng.below_incl(bound)).unwrap_or(0))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Headers;
+
+    fn at(ts_ns: i64) -> Arrival {
+        Arrival {
+            ts_ns,
+            size: 60,
+            interface: 0,
+            headers: Headers::default(),
+        }
+    }
+
+    #[test]
+    fn shifted_times_past_the_i64_range_are_left_out_and_counted() {
+        let near_end = vec![at(i64::MAX - 20), at(i64::MAX - 10), at(i64::MAX)];
+        let near_start = vec![at(i64::MIN), at(i64::MIN + 5)];
+        let mut m = Merge::new(
+            vec![near_end.into_iter(), near_start.into_iter()],
+            &[10, -1],
+        );
+        let got: Vec<(usize, i64)> = m.by_ref().map(|(k, a)| (k, a.ts_ns)).collect();
+        // Pinned to i64::MAX/MIN they would have been kept, all at one instant.
+        assert_eq!(got, [(1, i64::MIN + 4), (0, i64::MAX - 10), (0, i64::MAX)]);
+        assert_eq!(m.out_of_range(), 2);
+    }
 }
