@@ -220,3 +220,89 @@ def test_thread_results_equal_polars_oracle(capture: Path) -> None:
     for w, e in zip(r.envelope.sort("window_ns")["window_ns"], r.envelope.sort("window_ns")["bytes"], strict=True):
         want = df.select(pl.col("wire_len").rolling_sum_by("timestamp", window_size=f"{w}ns").max()).item()
         assert e == want, w
+
+
+FIFO_CHILD = """
+import sys, burstcore
+print("reading", flush=True)
+try:
+    burstcore.scan(sys.argv[1], windows=["1ms"], rates=["1Gbps"])
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.parametrize("writer", ["none yet", "quiet"])
+def test_ctrl_c_stops_a_scan_waiting_on_a_named_pipe(capture: Path, tmp_path: Path, writer: str) -> None:
+    # A named pipe given by path (a live capture through mkfifo, or <(...)): the scan waits for
+    # a writer, or for data from one that went quiet, and Ctrl-C must stop it there as on stdin.
+    fifo = tmp_path / "live"
+    os.mkfifo(fifo)
+    p = subprocess.Popen([sys.executable, "-c", FIFO_CHILD, str(fifo)], stdout=subprocess.PIPE)
+    assert p.stdout is not None and p.stdout.readline().strip() == b"reading"
+    held = None
+    try:
+        if writer == "quiet":
+            # Kept open, and silent, until the child has stopped.
+            held = open(fifo, "wb")
+            held.write(capture.read_bytes()[:100_000])
+            held.flush()
+        time.sleep(1.0)
+        _interrupt_within_a_second(p)
+    finally:
+        if held is not None:
+            held.close()
+
+
+class _Reader:
+    """A file object over bytes whose read() returns what `wrap` makes of each chunk."""
+
+    def __init__(self, data: bytes, wrap: object = bytes) -> None:
+        import io
+
+        self.f = io.BytesIO(data)
+        self.wrap = wrap
+
+    def read(self, n: int = -1) -> object:
+        return self.wrap(self.f.read(n))  # type: ignore[operator]
+
+
+def test_a_file_objects_own_exception_reaches_the_caller(capture: Path) -> None:
+    data = capture.read_bytes()
+
+    class Failing(_Reader):
+        def read(self, n: int = -1) -> object:
+            if self.f.tell() > 1_000_000:
+                raise TimeoutError("upstream timed out")
+            return super().read(n)
+
+    # Its own type and message, not an OSError about it; where the capture stopped as a note.
+    with pytest.raises(TimeoutError, match="upstream timed out") as e:
+        burstcore.scan(Failing(data), windows=["1ms"], rates=["1Gbps"])
+    assert any("burstcore" in n and "byte offset" in n for n in getattr(e.value, "__notes__", []))
+    with pytest.raises(OSError, match="returned None"):
+        burstcore.scan(_Reader(data, lambda b: None), windows=["1ms"])
+    # Anything with the buffer protocol is bytes enough.
+    want = burstcore.scan(data[:2_000_000], windows=["1ms"], rates=["1Gbps"])
+    for wrap in (bytearray, memoryview):
+        got = burstcore.scan(_Reader(data[:2_000_000], wrap), windows=["1ms"], rates=["1Gbps"])
+        assert got.envelope.equals(want.envelope) and got.backlog.equals(want.backlog)
+
+
+def test_progress_calls_leave_the_scan_most_of_the_time(capture: Path) -> None:
+    # A slow callback (a notebook widget redrawing) is spaced by 4× its own time: before, the
+    # next call came as soon as one returned, and the callback took ~90 % of the scan.
+    spent = []
+
+    def slow(done: int, total: int | None) -> None:
+        t0 = time.perf_counter()
+        time.sleep(0.05)
+        spent.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    burstcore.scan([capture] * 4, windows=WINDOWS, rates=RATES, progress=slow)
+    wall = time.perf_counter() - t0
+    assert len(spent) >= 2
+    # The last call comes at the end whatever the spacing: leave it out.
+    assert sum(spent[:-1]) < 0.5 * wall, (len(spent), sum(spent), wall)

@@ -15,7 +15,7 @@ def normalize(source: Any) -> Any:
 
     A missing path raises FileNotFoundError naming it, before any Rust code runs.
     """
-    if isinstance(source, (bytes, bytearray)):
+    if isinstance(source, (bytes, bytearray, memoryview)):
         return source
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
@@ -51,7 +51,7 @@ def is_rereadable(source: Any) -> bool:
     """Bytes, or the path of a regular file: what a second pass (the mean rate's) can read again.
     A named pipe, a shell's ``<(...)`` or a device is read once; opening it again would wait
     for a writer that never comes."""
-    if isinstance(source, (bytes, bytearray)):
+    if isinstance(source, (bytes, bytearray, memoryview)):
         return True
     if not isinstance(source, str) or source == "-":
         return False

@@ -99,11 +99,21 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 pub fn to_py(e: Error) -> PyErr {
-    // A read of standard input stopped for Ctrl-C: whatever error that made, it is the interrupt.
-    if crate::source::STDIN_INTERRUPTED.swap(false, std::sync::atomic::Ordering::SeqCst) {
-        return PyKeyboardInterrupt::new_err("interrupted");
-    }
     let msg = e.to_string();
+    // A read stopped by a Python exception (Ctrl-C on stdin, a file object's read() that
+    // raised): that exception, with where the capture stopped as a note.
+    if msg.contains(crate::source::RAISED) {
+        if let Some(err) = crate::source::take_raised() {
+            Python::attach(|py| {
+                if !err.is_instance_of::<PyKeyboardInterrupt>(py) {
+                    let _ = err
+                        .value(py)
+                        .call_method1("add_note", (format!("burstcore: {msg}"),));
+                }
+            });
+            return err;
+        }
+    }
     let err = match e.kind {
         ErrorKind::Io => return PyOSError::new_err(msg),
         ErrorKind::InvalidArgument => return PyValueError::new_err(msg),

@@ -29,10 +29,16 @@ use std::time::{Duration, Instant};
 /// let Python handle signals (Ctrl-C becomes KeyboardInterrupt) and call the user's callback;
 /// and once when everything is read (`done` = `total`), however soon, so that a progress bar
 /// ends full even after a scan shorter than 100 ms.
+/// Least time between two progress calls (and checks for signals).
+const TICK: Duration = Duration::from_millis(100);
+
 struct Control {
     callback: Option<Py<PyAny>>,
     total: Option<u64>,
     last: Instant,
+    /// Time from the callback's return to its next call: 100 ms, or 4× what the callback took
+    /// last, so that a slow callback takes at most a fifth of the time.
+    gap: Duration,
     /// The latest `done` the callback was given, and the latest it was told of.
     shown: Option<u64>,
     latest: Option<u64>,
@@ -45,6 +51,7 @@ impl Control {
             callback,
             total,
             last: Instant::now(),
+            gap: TICK,
             shown: None,
             latest: None,
             pending: None,
@@ -53,18 +60,20 @@ impl Control {
     fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
         self.latest = Some(done);
         let end = self.total == Some(done) && self.shown != Some(done);
-        if !end && self.last.elapsed() < Duration::from_millis(100) {
+        if !end && self.last.elapsed() < self.gap {
             return Ok(());
         }
-        self.last = Instant::now();
         self.shown = Some(done);
         let r = Python::attach(|py| -> PyResult<()> {
             py.check_signals()?;
+            let called = Instant::now();
             if let Some(cb) = &self.callback {
                 cb.call1(py, (done, self.total))?;
             }
+            self.gap = TICK.max(called.elapsed() * 4);
             Ok(())
         });
+        self.last = Instant::now();
         r.map_err(|e| {
             self.pending = Some(e);
             Error::new(ErrorKind::Interrupted, "interrupted")
@@ -73,6 +82,9 @@ impl Control {
     /// Once the work is done: the callback's last call, with what was read in the end, unless
     /// it had it already: a stream's end is known only now, as it has no total to reach.
     fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
+        // A signal that came while the work was too short to tick (waiting on a stream while
+        // opening it, say) is raised here, before any Python code runs for the result.
+        py.check_signals()?;
         match (&self.callback, self.latest) {
             (Some(cb), Some(done)) if self.shown != Some(done) => {
                 self.shown = Some(done);
@@ -543,7 +555,9 @@ fn locate_late(
 ) -> Error {
     let [source] = sources else { return e };
     let again = match source.cast::<pyo3::types::PyString>() {
-        Ok(p) => p.to_str().is_ok_and(|p| p != "-"),
+        Ok(p) => p
+            .extract::<std::path::PathBuf>()
+            .is_ok_and(|p| p.as_os_str() != "-"),
         Err(_) => {
             source.is_instance_of::<pyo3::types::PyBytes>()
                 || source.is_instance_of::<pyo3::types::PyByteArray>()
@@ -610,6 +624,9 @@ fn default_threads() -> usize {
 
 #[pymodule]
 fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // numpy's C API now, not on the first result: imported lazily, it would run while a
+    // KeyboardInterrupt may be pending, and the numpy crate panics if that import fails.
+    numpy::PyArray1::<u8>::zeros(m.py(), 0, false);
     errors::register(m)?;
     analysis::register(m)?;
     m.add_function(wrap_pyfunction!(read_table, m)?)?;

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
 use std::io::{Cursor, Read};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// A Python file object read from Rust: each read takes the GIL briefly.
 struct PyFileReader {
@@ -32,15 +32,35 @@ impl Read for PyFileReader {
                 .file
                 .call_method1(py, "read", (buf.len(),))
                 .map_err(|e| {
-                    std::io::Error::other(format!("the file object's read() failed: {e}"))
+                    let what = format!("the file object's read() {RAISED}: {e}");
+                    raised(e);
+                    std::io::Error::other(what)
                 })?;
             let chunk = chunk.bind(py);
+            let copied;
             let bytes: &[u8] = if let Ok(b) = chunk.cast::<PyBytes>() {
                 b.as_bytes()
-            } else {
+            } else if chunk.is_none() {
+                return Err(std::io::Error::other(
+                    "the file object's read() returned None (a non-blocking file with no data \
+                     ready): pass a blocking file object",
+                ));
+            } else if chunk.is_instance_of::<PyString>() {
                 return Err(std::io::Error::other(
                     "the file object returned text, not bytes: open the capture in binary mode ('rb')",
                 ));
+            } else if let Ok(b) = pyo3::buffer::PyBuffer::<u8>::get(chunk) {
+                // bytearray, memoryview, numpy bytes: anything with the buffer protocol.
+                copied = b.to_vec(py).map_err(std::io::Error::other)?;
+                &copied
+            } else {
+                return Err(std::io::Error::other(format!(
+                    "the file object's read() returned {}, not bytes",
+                    chunk
+                        .get_type()
+                        .name()
+                        .map_or("?".into(), |n| n.to_string())
+                )));
             };
             let n = bytes.len().min(buf.len());
             buf[..n].copy_from_slice(&bytes[..n]);
@@ -53,9 +73,67 @@ impl Read for PyFileReader {
     }
 }
 
-/// Set when a read of standard input stopped for Ctrl-C ([`Stdin`]); the error it caused is
-/// then raised as `KeyboardInterrupt` ([`crate::errors::to_py`]).
-pub static STDIN_INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// A `bytes` object read in place, without a copy (a capture of gigabytes held in memory would
+/// otherwise be copied with the GIL held): its contents never change, and the reference held
+/// here keeps them alive.
+struct BytesReader {
+    _owner: Py<PyBytes>,
+    data: *const u8,
+    len: usize,
+    at: usize,
+}
+
+// SAFETY: the pointer is to the immutable contents of a `bytes` object kept alive by `_owner`
+// (a `Py`, which may be sent between threads); reading them needs no GIL.
+unsafe impl Send for BytesReader {}
+
+impl BytesReader {
+    fn new(b: &Bound<'_, PyBytes>) -> Self {
+        let data = b.as_bytes();
+        BytesReader {
+            _owner: b.clone().unbind(),
+            data: data.as_ptr(),
+            len: data.len(),
+            at: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Read for BytesReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // SAFETY: see the `Send` impl: `len` bytes at `data`, alive and unchanged.
+        let all = unsafe { std::slice::from_raw_parts(self.data, self.len) };
+        let n = buf.len().min(self.len - self.at);
+        buf[..n].copy_from_slice(&all[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// The Python exception that stopped a read from Python's side: a file object's `read()` that
+/// raised, or Ctrl-C while waiting on standard input ([`Stdin`]). The core sees an I/O error
+/// with [`RAISED`] in its message; [`crate::errors::to_py`] then raises this exception itself,
+/// so the caller gets `KeyboardInterrupt` or their own error, not an `OSError` about it.
+static PENDING: Mutex<Option<PyErr>> = Mutex::new(None);
+
+/// Marks the I/O errors behind which a Python exception waits in [`PENDING`].
+pub const RAISED: &str = "raised a Python exception";
+
+/// Keep `e` for [`take_raised`] (the first one, if several reads fail before it is taken).
+fn raised(e: PyErr) {
+    if let Ok(mut slot) = PENDING.lock() {
+        slot.get_or_insert(e);
+    }
+}
+
+/// The exception kept by a read that failed on Python's side, if any.
+pub fn take_raised() -> Option<PyErr> {
+    PENDING.lock().ok()?.take()
+}
 
 /// Standard input (fd 0), read with the GIL released, that stops on Ctrl-C even while no data
 /// comes (a live capture on a quiet link). A blocked read would not see the signal: it may be
@@ -67,36 +145,7 @@ struct Stdin;
 impl Read for Stdin {
     #[cfg(unix)]
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            let mut fd = libc::pollfd {
-                fd: 0,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd, for the call's duration.
-            let ready = unsafe { libc::poll(&mut fd, 1, 100) };
-            if ready > 0 {
-                // SAFETY: `buf` is valid for writes of its length. Read directly, unbuffered, so
-                // that no byte waits in a buffer while poll says nothing is left to read.
-                let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
-                if n >= 0 {
-                    return Ok(n as usize);
-                }
-                let e = std::io::Error::last_os_error();
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            } else if ready < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-            if Python::attach(|py| py.check_signals()).is_err() {
-                STDIN_INTERRUPTED.store(true, Ordering::SeqCst);
-                return Err(std::io::Error::other("interrupted"));
-            }
-        }
+        poll_read(0, buf, "stdin")
     }
 
     #[cfg(not(unix))]
@@ -105,23 +154,109 @@ impl Read for Stdin {
     }
 }
 
+/// A named pipe, `<(...)` or device given by path, read as [`Stdin`] is: opened without
+/// waiting for a writer, and read only once `poll` says there is data or the writer left.
+#[cfg(unix)]
+struct Polled(std::fs::File);
+
+#[cfg(unix)]
+impl Read for Polled {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        poll_read(self.0.as_raw_fd(), buf, "a named pipe")
+    }
+}
+
+/// Read `fd`, waiting for data a tenth of a second at a time and asking Python's signal
+/// handlers in between (see [`Stdin`]).
+#[cfg(unix)]
+fn poll_read(fd: i32, buf: &mut [u8], what: &str) -> std::io::Result<usize> {
+    loop {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, for the call's duration.
+        let ready = unsafe { libc::poll(&mut p, 1, 100) };
+        if ready > 0 {
+            // SAFETY: `buf` is valid for writes of its length. Read directly, unbuffered, so
+            // that no byte waits in a buffer while poll says nothing is left to read.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = std::io::Error::last_os_error();
+            if !matches!(
+                e.kind(),
+                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+            ) {
+                return Err(e);
+            }
+        } else if ready < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        if let Err(e) = Python::attach(|py| py.check_signals()) {
+            raised(e);
+            return Err(std::io::Error::other(format!(
+                "waiting on {what}, a signal handler {RAISED}"
+            )));
+        }
+    }
+}
+
+/// A path that is neither a regular file nor a folder (a named pipe, `<(...)`, a device),
+/// opened without blocking: opening a pipe would wait for a writer, and reading it for data,
+/// where Ctrl-C is not seen.
+#[cfg(unix)]
+fn open_polled(path: &std::path::Path) -> Option<std::io::Result<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_file() || meta.is_dir() {
+        return None;
+    }
+    Some(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path),
+    )
+}
+
 pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
-    if let Ok(s) = obj.cast::<PyString>() {
-        let path = PathBuf::from(s.to_str()?);
+    if obj.is_instance_of::<PyString>() {
+        // As os.fsencode: a name that is not UTF-8 comes as surrogate escapes, which `to_str`
+        // refuses.
+        let path: PathBuf = obj.extract()?;
         if path.as_os_str() == "-" {
             return py
                 .detach(|| input::from_reader(Box::new(Stdin), None))
                 .map_err(to_py);
         }
+        #[cfg(unix)]
+        if let Some(Ok(file)) = open_polled(&path) {
+            return py
+                .detach(|| input::from_reader(Box::new(Polled(file)), None))
+                .map_err(to_py);
+        }
         return py.detach(|| input::open_path(&path)).map_err(to_py);
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
-        let data = b.as_bytes().to_vec();
-        let n = data.len() as u64;
-        return input::from_reader(Box::new(Cursor::new(data)), Some(n)).map_err(to_py);
+        let reader = BytesReader::new(b);
+        let n = reader.len() as u64;
+        return input::from_reader(Box::new(reader), Some(n)).map_err(to_py);
     }
     if let Ok(b) = obj.cast::<PyByteArray>() {
         let data = b.to_vec();
+        let n = data.len() as u64;
+        return input::from_reader(Box::new(Cursor::new(data)), Some(n)).map_err(to_py);
+    }
+    if obj.is_instance_of::<pyo3::types::PyMemoryView>() {
+        // Its memory may change or go while the scan runs without the GIL: a copy.
+        let data = pyo3::buffer::PyBuffer::<u8>::get(obj)?.to_vec(py)?;
         let n = data.len() as u64;
         return input::from_reader(Box::new(Cursor::new(data)), Some(n)).map_err(to_py);
     }

@@ -136,8 +136,11 @@ impl CaptureWriter {
             Some(Inner::Pcap(w)) => w
                 .write_packet(ts_ns, wire_len.unwrap_or(data.len() as u32), data)
                 .map_err(to_py),
-            _ => Err(to_py(Error::invalid(
+            Some(Inner::PcapNg(_)) => Err(to_py(Error::invalid(
                 "packet() is for pcap writers; use epb()/spb() on pcapng",
+            ))),
+            Some(Inner::Finished(_)) | None => Err(to_py(Error::invalid(
+                "the writer is finished (getvalue() was called): start a new CaptureWriter",
             ))),
         }
     }
