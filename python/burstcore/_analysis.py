@@ -223,10 +223,11 @@ class Distribution:
 
     - ``histogram``: sizes: (group, size, packets), exact, one row per size seen (sizes above
       65535 B share one row at the largest of them); gaps: (group, gap_lo_ns, gap_hi_ns, gaps),
-      one row per non-empty log2 bucket [2^(k-1), 2^k) ns (gap 0 alone in its bucket).
+      one row per non-empty log2 bucket, both bounds inclusive: [2^(k-1), 2^k − 1] ns (gap 0
+      alone in its bucket).
     - ``quantiles``: (group, q, value) for sizes (exact: the smallest size with at least
-      ceil(q·n) packets ≤ it); for gaps (group, q, lo_ns, hi_ns): the bucket holding the quantile,
-      narrowed by the exact min and max.
+      ceil(q·n) packets ≤ it); for gaps (group, q, lo_ns, hi_ns): the bucket holding the quantile
+      (bounds inclusive), narrowed by the exact min and max.
     - ``groups``: per group packets, bytes, number of gaps and exact min/max gap.
     Gaps within a group are between consecutive packets of that group.
     """

@@ -200,7 +200,8 @@ def _scan_options(p: argparse.ArgumentParser) -> None:
         "--rates",
         type=_rates,
         metavar="LIST",
-        help="server rates r for B_max(r), e.g. 1Gbps,10Gbps or 1.25GB/s (default: the mean rate times 1.1 to 20)",
+        help="server rates r for B_max(r), e.g. 1Gbps,10Gbps or 1.25GB/s (default: the mean rate times 1.1 "
+        "to 20; for stdin or a named pipe, which cannot be read twice, the link speeds 100Mbps to 400Gbps)",
     )
     g.add_argument(
         "--bins", type=_durations("bin"), metavar="LIST", help="bin widths of the throughput series, e.g. 1ms"
@@ -547,12 +548,15 @@ def _write_tables(
             with open(target, "w", encoding="utf-8") as f:
                 f.write(text)
     elif fmt == "parquet":
+        # Into memory first: polars reports a failed write to a file (a full disk) as its own
+        # ComputeError, which would read as burstcore's fault; open() raises OSError.
+        buf = io.BytesIO()
+        df.write_parquet(buf)
         if target is None:
-            buf = io.BytesIO()
-            df.write_parquet(buf)
             _to_stdout(buf.getvalue())
         else:
-            df.write_parquet(target)
+            with open(target, "wb") as f:
+                f.write(buf.getvalue())
 
 
 def _to_stdout(data: bytes) -> None:
@@ -604,22 +608,26 @@ def _print_result(title: str, result: Any, top: int) -> None:
 def cmd_info(args: argparse.Namespace) -> int:
     import burstcore
 
-    _check_inputs(args.files)
-    # Each file on its own, as capinfos: one that cannot be read is reported (on stderr, and in
-    # --json as {"file", "error"}) and the others still are; the exit code then says so.
     several = len(args.files) > 1
+    # Every file, or (several) only the rules for stdin: a missing file is then one result.
+    _check_inputs(args.files if not several else [f for f in args.files if f == "-"])
+    # Each file on its own, as capinfos: one that cannot be read (or is missing) is reported (on
+    # stderr, and in --json as {"file", "error"}) and the others still are; the exit code then
+    # says so, the worst of them (a missing file over an unreadable one).
     infos: list[tuple[str, Any]] = []
-    failed = False
+    worst = EXIT_OK
     for f in args.files:
         _reading_now(f)
         try:
+            if several:
+                _check_inputs([f])
             with _progress(_label(f), args.quiet) as bar, _named_warnings(f if several else None):
                 infos.append((f, burstcore.info(f, strict=args.strict, progress=bar, mmap=args.mmap)))
-        except burstcore.CaptureError as e:
+        except (burstcore.CaptureError, FileNotFoundError, IsADirectoryError) as e:
             if not several:
                 raise
-            failed = True
-            message = _classify(e)[1]
+            code, message = _classify(e)
+            worst = max(worst, code)
             print(f"burstcore info: error: {_as_options(message)}", file=sys.stderr)
             infos.append((f, message))
     if args.json:
@@ -630,7 +638,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             if several:
                 print(("\n" if k else "") + f"== {f}")
             print(f"error: {i}" if isinstance(i, str) else i)
-    return EXIT_CAPTURE if failed else EXIT_OK
+    return worst
 
 
 @contextlib.contextmanager
