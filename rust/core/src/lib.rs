@@ -10,6 +10,44 @@
 //! - [`writer`]: a pcap/pcapng writer for tests, benchmarks and tools.
 //!
 //! Nothing here knows about Python; the bindings crate is a thin layer over this one.
+//!
+//! A scan from a tool of one's own: open, read, measure. Errors carry a kind, the byte offset
+//! and the reason ([`Error`]); the progress callback may stop the scan by returning an error.
+//!
+//! ```
+//! use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions};
+//! use burstcore::engine::ScanConfig;
+//! use burstcore::pipeline::{scan, SizeKind};
+//! use burstcore::writer::{PcapOptions, PcapWriter};
+//!
+//! // A capture of three 1500-byte frames, 1 µs apart (a path works alike: input::open_path).
+//! let options = PcapOptions {
+//!     byte_order: ByteOrder::Little,
+//!     nanos: true,
+//!     linktype: 1, // Ethernet
+//!     snaplen: 65535,
+//! };
+//! let mut w = PcapWriter::new(Vec::new(), options)?;
+//! for k in 0..3 {
+//!     w.write_packet(1_000 * k, 1500, &[0u8; 64])?;
+//! }
+//! let bytes = w.finish()?;
+//! let len = bytes.len() as u64;
+//! let input = burstcore::input::from_reader(Box::new(std::io::Cursor::new(bytes)), Some(len))?;
+//! let mut readers = [CaptureReader::new(input, ReadOptions::default())?];
+//!
+//! let config = ScanConfig {
+//!     windows_ns: vec![1_000, 2_000],     // E(τ) for τ = 1 µs and 2 µs
+//!     rates_bps: vec![10_000_000_000],   // B_max at 10 Gbit/s
+//!     ..ScanConfig::default()
+//! };
+//! let (out, accounting) = scan(&mut readers, config, SizeKind::Wire, &mut |_done| Ok(()))?;
+//! assert_eq!(accounting.counted, 3);
+//! // Half-open windows [t, t + τ): 1 µs holds one frame, 2 µs two.
+//! let e: Vec<u64> = out.envelope.iter().map(|r| r.bytes).collect();
+//! assert_eq!(e, [1500, 3000]);
+//! # Ok::<(), burstcore::Error>(())
+//! ```
 
 // The module docs map the data path through private modules too (`cargo doc
 // --document-private-items` resolves those links); the public docs show their names.

@@ -97,8 +97,10 @@ impl Accounting {
     }
 }
 
-/// Called every few thousand packets with the decompressed bytes consumed so far; returning an
-/// error (e.g. an interrupt) stops the scan with that error.
+/// Called every few thousand packets with the input's bytes consumed so far (as they are on
+/// disk: compressed bytes for gzip or zstd input, so that they compare with the file's size;
+/// packets for [`scan_columns`]), and once at the end; returning an error (e.g. an interrupt)
+/// stops the scan with that error.
 pub type Progress<'a> = &'a mut dyn FnMut(u64) -> Result<()>;
 
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -514,11 +516,18 @@ pub fn scan_columns(
     config: ScanConfig,
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
-    if ts_ns.len() != sizes.len() || interfaces.is_some_and(|i| i.len() != ts_ns.len()) {
+    if ts_ns.len() != sizes.len() {
         return Err(Error::invalid(format!(
             "timestamp and size columns differ in length ({} vs {})",
             ts_ns.len(),
             sizes.len()
+        )));
+    }
+    if let Some(i) = interfaces.filter(|i| i.len() != ts_ns.len()) {
+        return Err(Error::invalid(format!(
+            "interface and timestamp columns differ in length ({} vs {})",
+            i.len(),
+            ts_ns.len()
         )));
     }
     if config.reads_headers() {
@@ -641,7 +650,7 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
                 if let Some(q) = prev {
                     if t < q {
                         inf.out_of_order += 1;
-                        inf.max_step_back_ns = inf.max_step_back_ns.max(q - t);
+                        inf.max_step_back_ns = inf.max_step_back_ns.max(q.saturating_sub(t));
                     }
                 }
                 prev = Some(t);

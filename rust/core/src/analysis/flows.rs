@@ -172,7 +172,11 @@ impl FlowTable {
                 } else if self.live.len() >= self.opts.max_flows {
                     return Err(Error::new(
                         ErrorKind::LimitExceeded,
-                        format!("more than {} flows", self.opts.max_flows),
+                        format!(
+                            "more than {} flows: raise max_flows (each flow holds a few hundred \
+                             bytes)",
+                            self.opts.max_flows
+                        ),
                     ));
                 }
                 let i = self.records.len();

@@ -263,6 +263,17 @@ pub struct CaptureReader {
     raw: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
+/// The read buffer for an input: [`buffer::DEFAULT_CAPACITY`], or the size of a smaller plain
+/// file (plus one byte, so that the read that finds its end needs no larger buffer).
+fn buffer_capacity(compression: Compression, file_len: Option<u64>) -> usize {
+    match (compression, file_len) {
+        (Compression::None, Some(n)) => usize::try_from(n)
+            .map_or(buffer::DEFAULT_CAPACITY, |n| n.saturating_add(1))
+            .min(buffer::DEFAULT_CAPACITY),
+        _ => buffer::DEFAULT_CAPACITY,
+    }
+}
+
 impl CaptureReader {
     /// Sniff the format from the first bytes of `input` and prepare to read.
     pub fn new(input: Input, options: ReadOptions) -> Result<Self> {
@@ -275,7 +286,9 @@ impl CaptureReader {
         };
         let buf = match mapped {
             Some(map) => Buffer::mapped(std::sync::Arc::new(map)),
-            None => Buffer::new(input.reader, buffer::DEFAULT_CAPACITY),
+            // No larger than a plain file (it grows if need be): a scan of thousands of small
+            // files at once holds one buffer each.
+            None => Buffer::new(input.reader, buffer_capacity(compression, input.file_len)),
         };
         let mut reader = Self::with_buffer(buf, options, compression, path)?;
         reader.name = name;
@@ -565,5 +578,21 @@ impl CaptureReader {
                     .to_string(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod buffer_size_tests {
+    use super::*;
+
+    #[test]
+    fn a_small_plain_file_gets_a_buffer_of_its_size() {
+        let full = buffer::DEFAULT_CAPACITY;
+        assert_eq!(buffer_capacity(Compression::None, Some(1000)), 1001);
+        assert_eq!(buffer_capacity(Compression::None, Some(0)), 1);
+        assert_eq!(buffer_capacity(Compression::None, Some(10 << 30)), full);
+        assert_eq!(buffer_capacity(Compression::None, None), full);
+        // Compressed: the file's size says nothing of what it decompresses to.
+        assert_eq!(buffer_capacity(Compression::Gzip, Some(1000)), full);
     }
 }

@@ -160,7 +160,8 @@ fn next_general(r: &mut CaptureReader, st: State) -> Result<Option<Framed>> {
             offset,
             format!(
                 "pcap record of {caplen} captured bytes is larger than the limit of {} bytes \
-                 (corrupt file, or raise limits.max_block_len)",
+                 (most likely a corrupt file; a Rust caller can raise \
+                 ReadOptions::limits.max_block_len)",
                 r.options.limits.max_block_len
             ),
         ));

@@ -87,7 +87,10 @@ fn options<'a>(
             return Err(Error::at(
                 ErrorKind::LimitExceeded,
                 offset,
-                format!("block has more than {max} options (raise limits.max_options)"),
+                format!(
+                    "block has more than {max} options (most likely a corrupt file; a Rust \
+                     caller can raise ReadOptions::limits.max_options)"
+                ),
             ));
         }
         let padded = (len + 3) & !3;
@@ -206,7 +209,11 @@ fn next_general(r: &mut CaptureReader, first: bool) -> Result<Option<Framed>> {
             return Err(Error::at(
                 ErrorKind::LimitExceeded,
                 offset,
-                format!("pcapng block of {len} bytes is larger than the limit of {max} bytes (corrupt file, or raise limits.max_block_len)"),
+                format!(
+                    "pcapng block of {len} bytes is larger than the limit of {max} bytes (most \
+                     likely a corrupt file; a Rust caller can raise \
+                     ReadOptions::limits.max_block_len)"
+                ),
             ));
         }
         let len = len as usize;
@@ -483,7 +490,8 @@ fn interface_description(
             ErrorKind::LimitExceeded,
             offset,
             format!(
-                "more than {} interfaces (raise limits.max_interfaces)",
+                "more than {} interfaces (most likely a corrupt file; a Rust caller can raise \
+                 ReadOptions::limits.max_interfaces)",
                 r.options.limits.max_interfaces
             ),
         ));
