@@ -1,0 +1,128 @@
+"""Valid captures at the edges of the i64 nanosecond range, and sources at the edges of what
+the API takes: each case a defect a review found, checked against numbers worked out by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import burstcore
+
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+FRAME = bytes(60)
+
+
+def _at(ts_ns: list[int]) -> bytes:
+    """A pcapng capture of 60-byte frames at exactly these times (an offset brings any i64 in)."""
+    off_s = min(ts_ns) // 10**9 - 1
+    w = burstcore.CaptureWriter("pcapng")
+    i = w.interface(resolution="1e-9", ts_offset_s=off_s)
+    for t in ts_ns:
+        w.epb(i, FRAME, ts_raw=t - off_s * 10**9)
+    return w.getvalue()
+
+
+def test_a_span_of_centuries_is_exact() -> None:
+    # 1684 to 2255: the span passes i64::MAX ns, which an Int64 column could not hold.
+    ts = [-(9 * 10**18), 9 * 10**18]
+    r = burstcore.scan(_at(ts), windows=["1s"], rates=["1Gbps"], bins=["1s"])
+    assert r.summary["span_ns"][0] == 18 * 10**18
+    assert r.groups["span_ns"][0] == 18 * 10**18
+    assert r.groups["mean_rate_bps"][0] == pytest.approx(120 * 8e9 / 18e18)
+    # Filling 1.8e10 empty bins is refused (sparse result), not attempted.
+    assert r.series.height == 2 and r.series["bytes"].to_list() == [60, 60]
+
+
+def test_filled_bins_near_1677_keep_every_packet() -> None:
+    # The first 1 s bin starts before i64::MIN (its start is clamped there): the filled grid
+    # counts bins by index, so the bin 3.5 s later is still on it.
+    ts = [I64_MIN + 1, I64_MIN + 3_500_000_000]
+    r = burstcore.scan(_at(ts), windows=["1s"], bins=["1s"])
+    s = r.series.filter(pl.col("bytes") > 0)
+    assert s["start_ns"].to_list() == [I64_MIN, (ts[1] // 10**9) * 10**9]
+    assert r.series["bytes"].sum() == 120
+    assert r.series.height == 4  # bins k = -9223372037 .. -9223372034
+    assert r.series["start_ns"].to_list()[1:] == [k * 10**9 for k in range(-9223372036, -9223372033)]
+
+
+def test_superpose_leaves_out_shifted_times_past_2262() -> None:
+    # Pinned to i64::MAX, the shifted copy's 100 packets made one burst of 6000 bytes.
+    ts = [I64_MAX - 10**9 + k * 10**7 for k in range(100)]
+    d = _at(ts)
+    s = burstcore.superpose([d, d], offsets=[0, "1s"], windows=["1ms"], rates=["1Gbps"])
+    assert s.envelope["bytes"].to_list() == [60]
+    assert s.summary["skipped_timestamp_out_of_range"][0] == 99
+    assert s.summary["packets"][0] == 101
+
+
+def test_in_memory_default_rates_follow_the_packets_counted() -> None:
+    # One packet dropped as late (past the 10 ms horizon) of five: the mean rate behind the
+    # default rates is that of the four counted, as for a file.
+    ts = np.array([0, 100, 50, 20_000_000, 5], dtype=np.int64)
+    sz = np.array([1, 2, 3, 4, 5], dtype=np.uint64)
+    r = burstcore.scan((ts, sz), windows=["1us"], on_late="drop")
+    assert r.summary["skipped_late"][0] == 1
+    assert r.backlog["rate_over_mean"].to_list() == pytest.approx([1.1, 1.25, 1.5, 2, 3, 5, 10, 20])
+
+
+def test_a_path_that_is_not_utf8(tmp_path: Path) -> None:
+    data = _at([0, 1000])
+    name = os.path.join(os.fsencode(tmp_path), b"caf\xe9.pcapng")
+    with open(name, "wb") as f:
+        f.write(data)
+    want = burstcore.scan(data, windows=["1us"])
+    for path in (os.fsdecode(name), Path(os.fsdecode(name))):
+        assert burstcore.scan(path, windows=["1us"]).envelope.equals(want.envelope)
+        assert burstcore.read_packets(path).height == 2
+        assert burstcore.info(path).packets == 2
+
+
+def test_a_finished_writer_says_so() -> None:
+    w = burstcore.CaptureWriter("pcap")
+    w.packet(0, FRAME)
+    w.getvalue()
+    with pytest.raises(ValueError, match="finished"):
+        w.packet(1, FRAME)
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "burstcore", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_info_of_several_files_reports_past_a_missing_one(tmp_path: Path) -> None:
+    (tmp_path / "a.pcapng").write_bytes(_at([0, 1000]))
+    p = _cli("info", "--json", "a.pcapng", "missing.pcap", "a.pcapng", cwd=tmp_path)
+    assert p.returncode == 3, p.stderr
+    import json
+
+    doc = json.loads(p.stdout)
+    assert [d["file"] for d in doc] == ["a.pcapng", "missing.pcap", "a.pcapng"]
+    assert doc[0]["packets"] == 2 and "no such capture file" in doc[1]["error"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a full disk)")
+def test_a_parquet_write_to_a_full_disk_is_an_output_error(tmp_path: Path) -> None:
+    (tmp_path / "a.pcapng").write_bytes(_at([0, 1000]))
+    p = _cli("scan", "a.pcapng", "--format", "parquet", "-o", "/dev/full", cwd=tmp_path)
+    assert p.returncode == 4, p.stderr
+    assert "No space left" in p.stderr and "internal error" not in p.stderr
+
+
+def test_in_memory_captures_of_every_buffer_type_read_alike() -> None:
+    # bytes are read in place; a bytearray or memoryview (whose memory may change) is copied.
+    data = _at([k * 1000 for k in range(1000)])
+    want = burstcore.scan(data, windows=["1us", "10us"], rates=["1Gbps"])
+    for source in (bytearray(data), memoryview(data)):
+        got = burstcore.scan(source, windows=["1us", "10us"], rates=["1Gbps"])
+        assert got.envelope.equals(want.envelope) and got.backlog.equals(want.backlog)
+        assert burstcore.read_packets(source).height == 1000
+        assert burstcore.info(source).packets == 1000
