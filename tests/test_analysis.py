@@ -341,6 +341,32 @@ def test_iterations_find_the_period_of_a_synthetic_job(period_ms, seed, ranks):
     assert inner and all(abs(b / per_iter - 1) < 0.05 for b in inner)
 
 
+@pytest.mark.parametrize(
+    ("period_ms", "burst", "payload", "n", "kw"),
+    [
+        (20, 10, 1458, 500, {}),
+        (5, 1, 18, 2000, {"bin": "1ms", "min_period": "2ms"}),
+        (5, 1, 18, 2000, {"bin": "100us", "min_period": "2ms"}),
+        (5, 1, 1458, 2000, {"bin": "1ms", "min_period": "2ms"}),
+        (5, 1, 1458, 2000, {"bin": "100us", "min_period": "2ms"}),
+    ],
+)
+def test_iterations_of_a_pulse_train_are_its_pulses(period_ms, burst, payload, n, kw):
+    """Strictly periodic bursts, each one iteration. Every multiple of the period is an
+    autocorrelation peak as high as the period's own: 20 ms came out as 80 ms (125 iterations),
+    and 5 ms as 14 ms or 10.4 ms, the smoothing window a whole period long."""
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=payload)
+    w = burstcore.CaptureWriter("pcap", nanos=True, linktype=1)
+    for k in range(n):
+        for j in range(burst):
+            w.packet(BASE + k * period_ms * 1_000_000 + j * 12_000, frame)
+    it = burstcore.iterations(w.getvalue(), **kw)
+    assert it.period_ns == period_ms * 1_000_000, it
+    assert it.acf_period_ns == period_ms * 1_000_000, it
+    assert it.iterations.height == n, it
+    assert (it.iterations["bytes"] == burst * len(frame)).all()
+
+
 def test_errors_say_what_to_do(tmp_path):
     data = oracles.capture([BASE, BASE + 1], [100, 100])
     with pytest.raises(ValueError, match="key="):

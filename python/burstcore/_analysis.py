@@ -425,8 +425,11 @@ class Iterations:
 
     - ``period_ns``: the dominant iteration period (mean spacing of iteration starts over the
       longest run of consecutive iterations), or None when no periodicity was found;
-    - ``confidence`` in [0, 1]: how far the autocorrelation's peak rises above its surroundings
-      (0: noise; near 1: a clean square wave); below ~0.05 treat the period as a guess;
+    - ``confidence`` in [0, 1]: how far the autocorrelation's best peak rises above its
+      surroundings (0: noise; near 1: a clean square wave); below ~0.05 treat the period as a
+      guess. The period is that peak's fundamental: on strictly periodic traffic every multiple
+      of the period is a peak, and the shortest lag dividing the best one that repeats nearly as
+      well is taken;
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
@@ -466,9 +469,10 @@ def iterations(
     max_period].
 
     Boundaries sit at the minima of the data rate smoothed over one typical compute pause (the
-    longest quiet run of each period, byte-weighted median), spaced 0.7-1.3 periods apart: the
-    pause between iterations is longer than any gap between gradient buckets inside a phase, so
-    those gaps are filled by the smoothing and never cut an iteration in two.
+    longest quiet run of each period, byte-weighted median; the window fits inside the pause, so
+    it is always shorter than the period), spaced 0.7-1.3 periods apart: the pause between
+    iterations is longer than any gap between gradient buckets inside a phase, so those gaps are
+    filled by the smoothing and never cut an iteration in two.
     """
     bin_ns = parse_duration(bin, name="bin")
     lo = parse_duration(min_period, name="min_period", allow_zero=True)

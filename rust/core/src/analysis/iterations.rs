@@ -10,18 +10,22 @@
 //!    direction (parameter server); (b) an OFF indicator (an empty bin inside busy traffic), which
 //!    shows the short pauses between iterations of nearly continuous traffic (a shaped ring).
 //!    A peak's score is its height above the mean of the curve over [lag/2, lag]: a true period
-//!    has a trough before it, a broad hump doesn't. Harmonics: a peak at lag/2 or lag/3 scoring
-//!    at least half as well wins (prefer the fundamental).
+//!    has a trough before it, a broad hump doesn't. Harmonics: on a pulse train every multiple
+//!    of the period is a peak as high as the period's own, and the score favours the larger
+//!    ones (the peak itself weighs less in the mean it is measured against), so the best peak
+//!    is reduced to its fundamental: repeatedly, to the smallest peak near lag/d (any d ≥ 2)
+//!    whose depth is at least 4/5 of the best's (see `depth`).
 //! 3. Segmentation: iteration boundaries by dynamic programming, at the quietest points of the
 //!    smoothed data rate, spaced 0.7–1.3 periods apart (periods drift a lot in real training).
 //!    An iteration is a compute pause followed by a communication phase, and the phase itself
 //!    may pause between gradient buckets or ring steps. What tells the two kinds of quiet apart
 //!    is length: the compute pause is the longest quiet run of its period. So the smoothing
 //!    window spans one typical compute pause (byte-weighted median over period-long chunks of
-//!    the longest quiet run in each, see `smoothing_half_width`): at a pause's centre the
-//!    smoothed rate is zero, while every shorter gap inside a phase is partly filled by the
-//!    traffic around it and can no longer pass for a boundary. The window is never shorter than
-//!    period/32, which covers nearly continuous (shaped) traffic whose pauses are mere dips.
+//!    the longest quiet run in each, see `smoothing_half_width`), and no more: at a pause's
+//!    centre the smoothed rate is zero, while every shorter gap inside a phase is partly filled
+//!    by the traffic around it and can no longer pass for a boundary. The window is never
+//!    shorter than period/32, which covers nearly continuous (shaped) traffic whose pauses are
+//!    mere dips, and always shorter than the period.
 //!    The spacing stays tight on purpose: in parameter-server traffic the pause between the push
 //!    and the pull half of an iteration is as deep as the compute pause, and only the spacing
 //!    rules it out.
@@ -87,7 +91,8 @@ pub struct Iteration {
 pub struct IterationReport {
     /// Refined period (mean spacing of iteration starts); `None` when no periodicity was found.
     pub period_ns: Option<i64>,
-    /// Peak score of the autocorrelation in [0, 1]: 0 is noise, near 1 a clean square wave.
+    /// Score of the autocorrelation's best peak in [0, 1]: 0 is noise, near 1 a clean square
+    /// wave. The period is that peak's fundamental, which may be a lag a few times shorter.
     pub confidence: f64,
     /// The autocorrelation's own estimate before refinement.
     pub acf_period_ns: Option<i64>,
@@ -432,38 +437,79 @@ fn peaks(ac: &[f64], min_lag: usize, max_lag: usize) -> Vec<(usize, f64)> {
     out
 }
 
-fn pick_period(families: &[Vec<f64>], min_lag: usize, max_lag: usize) -> Option<(usize, f64)> {
-    let all: Vec<(usize, f64)> = families
+/// How far a peak rises above the deepest point of the curve over [lag/2, lag], with the peak
+/// taken as its bin plus the higher neighbour. A period that is not a whole number of bins
+/// splits its peak over two bins (half and half at n + 1/2 bins), while some multiple of it
+/// lands on one bin whole; the pair carries the whole peak either way. The deepest point, not
+/// the mean: over a fundamental of a few bins the mean is mostly the peak itself.
+fn depth(ac: &[f64], lag: usize) -> f64 {
+    let at = |l: usize| ac.get(l).copied().unwrap_or(f64::NEG_INFINITY);
+    let floor = ac
+        .get(lag / 2..=lag)
+        .unwrap_or(&[])
         .iter()
-        .flat_map(|ac| peaks(ac, min_lag, max_lag))
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let before = lag.checked_sub(1).map_or(f64::NEG_INFINITY, at);
+    at(lag) + before.max(at(lag + 1)) - 2.0 * floor
+}
+
+/// A peak of this depth relative to the best's is the same periodicity seen at a shorter lag.
+/// On pulse trains the ratio is about 1 (the real captures' sub-multiples: 0.18 at most).
+const FUNDAMENTAL_DEPTH: f64 = 0.8;
+
+fn pick_period(families: &[Vec<f64>], min_lag: usize, max_lag: usize) -> Option<(usize, f64)> {
+    // (lag, score, family)
+    let all: Vec<(usize, f64, usize)> = families
+        .iter()
+        .enumerate()
+        .flat_map(|(f, ac)| {
+            peaks(ac, min_lag, max_lag)
+                .into_iter()
+                .map(move |(l, s)| (l, s, f))
+        })
         .collect();
     let best = all.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
     if best.1 <= 0.0 {
         return None;
     }
-    for d in [3usize, 2] {
-        let target = best.0 as f64 / d as f64;
-        let tol = (target * 0.08).max(1.0);
-        if let Some(f) = all
+    let strength = |(l, _, f): (usize, f64, usize)| families.get(f).map_or(0.0, |ac| depth(ac, l));
+    let need = FUNDAMENTAL_DEPTH * strength(best);
+    // Every multiple of the period is a peak, and the best-scoring one is often not the first:
+    // step down to the shortest lag that divides the current one and repeats nearly as well,
+    // until none does. Each step is checked against the current lag (its rounding is what the
+    // next divisor must fit), the depth always against the best peak's.
+    let mut lag = best.0;
+    loop {
+        let divides = |l: usize| {
+            let d = (lag as f64 / l as f64).round();
+            let target = lag as f64 / d;
+            d >= 2.0 && (l as f64 - target).abs() <= (0.08 * target).max(1.0)
+        };
+        match all
             .iter()
-            .filter(|(l, s)| (*l as f64 - target).abs() <= tol && *s >= 0.5 * best.1)
-            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|p| p.0 < lag && divides(p.0) && strength(**p) >= need)
+            .map(|p| p.0)
+            .min()
         {
-            return Some(*f);
+            Some(l) => lag = l,
+            None => break,
         }
     }
-    Some(best)
+    Some((lag, best.1))
 }
 
-/// Half-width of the moving average the boundaries are placed on: half the typical compute pause
-/// (so the window spans about one pause), at least period/32 against per-bin noise.
+/// Half-width of the moving average the boundaries are placed on: the window (2·half + 1 bins)
+/// spans the typical compute pause but no more, at least period/32 against per-bin noise.
 ///
 /// A pause is the longest quiet run (bins with at most 5 % of the median non-empty bin's data
 /// bytes) inside a period-long chunk; the typical pause is the byte-weighted median over chunks,
 /// so the dominant traffic decides, not start-up or a trickle. Chunks that are all quiet, or
 /// quiet for a whole period (idle, not a pause), don't count.
 fn smoothing_half_width(total: &[f64], period: usize) -> usize {
-    let floor = (period / 32).max(1);
+    // A window as long as the period smooths a pulse train to a constant, which leaves the
+    // boundaries nothing to find (they fall 0.7 periods apart, the closest allowed).
+    let floor = (period / 32).max(1).min(period.saturating_sub(2) / 2);
     let mut nonzero: Vec<f64> = total.iter().copied().filter(|v| *v > 0.0).collect();
     if nonzero.is_empty() || period == 0 {
         return floor;
@@ -507,7 +553,9 @@ fn smoothing_half_width(total: &[f64], period: usize) -> usize {
             acc >= half_bytes
         })
         .map_or(0, |p| p.0);
-    floor.max(typical / 2)
+    // Not typical/2: with an even pause that window would reach a busy bin from its centre, and
+    // a pulse train's pause is the whole period less one bin.
+    floor.max(typical.saturating_sub(1) / 2)
 }
 
 /// Segment boundaries (bin indices, first 0, last len) at the quietest points of the series
@@ -515,9 +563,8 @@ fn smoothing_half_width(total: &[f64], period: usize) -> usize {
 /// over positions.
 fn boundaries(total: &[f64], period: usize, half: usize) -> Vec<usize> {
     let n = total.len();
-    let w = half.max(1);
     let smooth = {
-        let h = highpass(total, w);
+        let h = highpass(total, half);
         // smooth = x − highpass(x) = the centred moving average.
         total
             .iter()
@@ -651,6 +698,58 @@ mod tests {
         let truth = (last - first) / 39;
         let got = rep.period_ns.expect("period");
         assert!((got - truth).abs() * 50 <= truth, "period {got} vs {truth}");
+    }
+
+    /// `n` bursts of `burst` back-to-back frames, one every `period_ns`, from an origin off the
+    /// bin grid.
+    fn pulse_train(period_ns: i64, burst: u64, n: i64, opts: IterationOptions) -> IterationReport {
+        let mut an = IterationAnalyzer::new(opts);
+        for k in 0..n {
+            for j in 0..burst {
+                an.push(&Arrival {
+                    ts_ns: 1_000_123_457 + k * period_ns + j as i64 * 12_000,
+                    size: SIZE,
+                    interface: 0,
+                    headers: Headers {
+                        src: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1))),
+                        payload_len: Some(1458),
+                        ..Headers::default()
+                    },
+                });
+            }
+        }
+        an.finish()
+    }
+
+    /// On a pulse train every multiple of the period is an autocorrelation peak as high as the
+    /// period's own; the period is the shortest (20 ms came out as 80 ms, and 5 ms as 14 ms).
+    /// Periods of a whole number of bins and not, down to about two bins; every pulse is one
+    /// iteration.
+    #[test]
+    fn a_pulse_train_is_found_at_its_period_not_a_multiple() {
+        for period_ns in [
+            5_000_000, 5_500_000, 7_300_000, 12_500_000, 20_000_000, 45_170_000,
+        ] {
+            for bin_ns in [250_000, 1_000_000, 2_500_000] {
+                for burst in [1, 10] {
+                    let n = (1_500_000_000 / period_ns).max(40);
+                    let opts = IterationOptions {
+                        bin_ns,
+                        min_lag_ns: 2_000_000,
+                        ..IterationOptions::default()
+                    };
+                    let rep = pulse_train(period_ns, burst, n, opts);
+                    let case = format!("period {period_ns}, bin {bin_ns}, burst {burst}");
+                    let got = rep.period_ns.expect(&case);
+                    assert!(
+                        (got - period_ns).abs() * 200 <= period_ns,
+                        "{case}: period {got}, autocorrelation {:?}",
+                        rep.acf_period_ns
+                    );
+                    assert_eq!(rep.iterations.len(), n as usize, "{case}");
+                }
+            }
+        }
     }
 
     /// Before training, the ranks exchange the parameters once: a burst as heavy as half an
