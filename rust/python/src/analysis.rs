@@ -245,12 +245,12 @@ impl HistCols {
             self.size.push(s.overflow_max);
             self.size_count.push(s.overflow);
         }
-        for (b, c) in g.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+        for (b, c) in g.nonzero() {
             let (lo, hi) = GapHistogram::bucket_bounds(b);
             self.gap_group.push(label.to_string());
             self.gap_lo.push(lo);
             self.gap_hi.push(hi);
-            self.gap_count.push(*c);
+            self.gap_count.push(c);
         }
         for &q in qs {
             self.q_group.push(label.to_string());

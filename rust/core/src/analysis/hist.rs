@@ -10,9 +10,14 @@ use std::hash::Hash;
 use crate::engine::Arrival;
 
 /// Exact counts per packet size.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Two forms with the same answers: dense (a counter per size, 512 KiB, for the whole trace,
+/// which sees every size) and sparse (the sizes seen, 10 bytes each, for one group of many,
+/// which sees few). A sparse histogram turns dense once it holds `SPARSE_MAX` sizes, when
+/// growing further would cost more than the dense form.
+#[derive(Debug, Clone)]
 pub struct SizeHistogram {
-    counts: Vec<u64>,
+    counts: Counts,
     /// Sizes above 65535, and the largest of them.
     pub overflow: u64,
     pub overflow_max: u64,
@@ -20,9 +25,30 @@ pub struct SizeHistogram {
     pub bytes: u64,
 }
 
+#[derive(Debug, Clone)]
+enum Counts {
+    Dense(Box<[u64; SIZE_BUCKETS]>),
+    /// Parallel vectors rather than pairs, which would pad to 16 bytes. Entries `..head` are in
+    /// increasing size, and so are entries `head..` (at most `TAIL_MAX`): a new size is put in
+    /// order among the tail's few, and the tail merged into the head when full, so a capture
+    /// of random sizes shifts each entry of a large group once per `TAIL_MAX` new sizes rather
+    /// than once per new size.
+    Sparse {
+        sizes: Vec<u16>,
+        counts: Vec<u64>,
+        head: usize,
+    },
+}
+
 pub const SIZE_BUCKETS: usize = 65536;
 /// Bucket 0 for gap 0, then one per bit length of the gap: 64 covers every i64.
 pub const GAP_BUCKETS: usize = 65;
+
+/// Sizes a sparse histogram holds before it turns dense: its vectors grow by doubling, and the
+/// next doubling (20 bytes a size) would outweigh the dense form's 8 per possible size.
+pub const SPARSE_MAX: usize = 32768;
+const TAIL_MAX: usize = 64;
+const _: () = assert!(SPARSE_MAX * 10 <= SIZE_BUCKETS * 8 && SPARSE_MAX * 20 > SIZE_BUCKETS * 8);
 
 impl Default for SizeHistogram {
     fn default() -> Self {
@@ -30,10 +56,36 @@ impl Default for SizeHistogram {
     }
 }
 
+/// Same packets counted, whichever form holds them.
+impl PartialEq for SizeHistogram {
+    fn eq(&self, other: &Self) -> bool {
+        (self.overflow, self.overflow_max, self.count, self.bytes)
+            == (other.overflow, other.overflow_max, other.count, other.bytes)
+            && self.nonzero().eq(other.nonzero())
+    }
+}
+
+impl Eq for SizeHistogram {}
+
 impl SizeHistogram {
+    /// Sparse: memory follows the distinct sizes seen.
     pub fn new() -> Self {
+        Self::with_counts(Counts::Sparse {
+            sizes: Vec::new(),
+            counts: Vec::new(),
+            head: 0,
+        })
+    }
+
+    /// Dense from the start: 512 KiB, for a histogram that will see many sizes (the whole
+    /// trace), where a counter per size is the fastest to update.
+    pub fn dense() -> Self {
+        Self::with_counts(Counts::Dense(zeroed_dense()))
+    }
+
+    fn with_counts(counts: Counts) -> Self {
         SizeHistogram {
-            counts: vec![0; SIZE_BUCKETS],
+            counts,
             overflow: 0,
             overflow_max: 0,
             count: 0,
@@ -41,13 +93,25 @@ impl SizeHistogram {
         }
     }
 
+    pub fn is_dense(&self) -> bool {
+        matches!(self.counts, Counts::Dense(_))
+    }
+
+    /// Bytes this histogram holds on the heap (allocated, not just used).
+    pub fn heap_bytes(&self) -> usize {
+        match &self.counts {
+            Counts::Dense(c) => std::mem::size_of_val(&**c),
+            Counts::Sparse { sizes, counts, .. } => {
+                sizes.capacity() * std::mem::size_of::<u16>()
+                    + counts.capacity() * std::mem::size_of::<u64>()
+            }
+        }
+    }
+
     pub fn add(&mut self, size: u64) {
-        match usize::try_from(size)
-            .ok()
-            .and_then(|i| self.counts.get_mut(i))
-        {
-            Some(c) => *c = c.saturating_add(1),
-            None => {
+        match u16::try_from(size) {
+            Ok(s) => self.add_counted(s),
+            Err(_) => {
                 self.overflow = self.overflow.saturating_add(1);
                 self.overflow_max = self.overflow_max.max(size);
             }
@@ -56,22 +120,103 @@ impl SizeHistogram {
         self.bytes = self.bytes.saturating_add(size);
     }
 
+    #[inline]
+    fn add_counted(&mut self, s: u16) {
+        let at = match &mut self.counts {
+            Counts::Dense(c) => {
+                let c = &mut c[usize::from(s)];
+                *c = c.saturating_add(1);
+                return;
+            }
+            Counts::Sparse {
+                sizes,
+                counts,
+                head,
+            } => match find(sizes, *head, s) {
+                Ok(i) => {
+                    counts[i] = counts[i].saturating_add(1);
+                    return;
+                }
+                Err(i) => i,
+            },
+        };
+        self.add_new(s, at);
+    }
+
+    /// A size the sparse form has not seen, to go at `at` in its tail. Out of line: rare once a
+    /// group has seen its few sizes, and the counting above stays small enough to inline.
+    #[inline(never)]
+    fn add_new(&mut self, s: u16, at: usize) {
+        let Counts::Sparse {
+            sizes,
+            counts,
+            head,
+        } = &mut self.counts
+        else {
+            unreachable!("only a sparse histogram meets a new size")
+        };
+        if sizes.len() >= SPARSE_MAX {
+            self.densify();
+            self.add_counted(s);
+            return;
+        }
+        sizes.insert(at, s);
+        counts.insert(at, 1);
+        if sizes.len() - *head >= TAIL_MAX {
+            merge_tail(sizes, counts, *head);
+            *head = sizes.len();
+        }
+    }
+
+    fn densify(&mut self) {
+        let mut dense = zeroed_dense();
+        for (s, c) in self.nonzero() {
+            dense[s as usize] = c;
+        }
+        self.counts = Counts::Dense(dense);
+    }
+
     /// Packets of exactly `size` bytes (sizes above 65535: see `overflow`).
     pub fn count_of(&self, size: u64) -> u64 {
-        usize::try_from(size)
-            .ok()
-            .and_then(|i| self.counts.get(i))
-            .copied()
-            .unwrap_or(0)
+        let Ok(s) = u16::try_from(size) else {
+            return 0;
+        };
+        match &self.counts {
+            Counts::Dense(c) => c[usize::from(s)],
+            Counts::Sparse {
+                sizes,
+                counts,
+                head,
+            } => find(sizes, *head, s).map_or(0, |i| counts[i]),
+        }
     }
 
     /// Non-empty (size, count) pairs in increasing size.
     pub fn nonzero(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
+        let (dense, sparse) = match &self.counts {
+            Counts::Dense(c) => (Some(c.iter()), None),
+            Counts::Sparse {
+                sizes,
+                counts,
+                head,
+            } => {
+                let (hs, ts) = sizes.split_at(*head);
+                let (hc, tc) = counts.split_at(*head);
+                (
+                    None,
+                    Some(MergeRuns {
+                        a: (hs, hc),
+                        b: (ts, tc),
+                    }),
+                )
+            }
+        };
+        let dense = dense
+            .into_iter()
+            .flat_map(|c| c.enumerate())
             .filter(|(_, c)| **c > 0)
-            .map(|(s, c)| (s as u64, *c))
+            .map(|(s, c)| (s as u64, *c));
+        dense.chain(sparse.into_iter().flatten())
     }
 
     /// The q-quantile as the smallest size s with at least ceil(q·count) packets ≤ s (q in \[0,1\];
@@ -80,10 +225,10 @@ impl SizeHistogram {
     pub fn quantile(&self, q: f64) -> Option<u64> {
         let rank = rank_for(q, self.count)?;
         let mut seen = 0u64;
-        for (s, c) in self.counts.iter().enumerate() {
-            seen = seen.saturating_add(*c);
+        for (s, c) in self.nonzero() {
+            seen = seen.saturating_add(c);
             if seen >= rank {
-                return Some(s as u64);
+                return Some(s);
             }
         }
         Some(self.overflow_max)
@@ -95,6 +240,72 @@ impl SizeHistogram {
 
     pub fn max(&self) -> Option<u64> {
         self.quantile(1.0)
+    }
+}
+
+fn zeroed_dense() -> Box<[u64; SIZE_BUCKETS]> {
+    // Through a Vec: a boxed array literal would be built on the stack first.
+    match vec![0u64; SIZE_BUCKETS].into_boxed_slice().try_into() {
+        Ok(b) => b,
+        Err(_) => unreachable!("the vector has SIZE_BUCKETS counters"),
+    }
+}
+
+/// Index of `s` in a sparse histogram's runs, or where to insert it in the tail.
+fn find(sizes: &[u16], head: usize, s: u16) -> Result<usize, usize> {
+    match sizes[..head].binary_search(&s) {
+        Ok(i) => Ok(i),
+        Err(_) => sizes[head..]
+            .binary_search(&s)
+            .map(|i| i + head)
+            .map_err(|i| i + head),
+    }
+}
+
+/// Merges the sorted tail `head..` into the sorted head `..head`, in place, from the back.
+fn merge_tail(sizes: &mut [u16], counts: &mut [u64], head: usize) {
+    let n = sizes.len() - head;
+    let mut ts = [0u16; TAIL_MAX];
+    let mut tc = [0u64; TAIL_MAX];
+    ts[..n].copy_from_slice(&sizes[head..]);
+    tc[..n].copy_from_slice(&counts[head..]);
+    let (mut i, mut j, mut k) = (head, n, sizes.len());
+    // Once the tail is placed, the head's remaining entries are already where they belong.
+    while j > 0 {
+        k -= 1;
+        if i > 0 && sizes[i - 1] > ts[j - 1] {
+            i -= 1;
+            sizes[k] = sizes[i];
+            counts[k] = counts[i];
+        } else {
+            j -= 1;
+            sizes[k] = ts[j];
+            counts[k] = tc[j];
+        }
+    }
+}
+
+/// Two runs of (size, count), each in increasing size and with no size in both, in order.
+struct MergeRuns<'a> {
+    a: (&'a [u16], &'a [u64]),
+    b: (&'a [u16], &'a [u64]),
+}
+
+impl Iterator for MergeRuns<'_> {
+    type Item = (u64, u64);
+
+    fn next(&mut self) -> Option<(u64, u64)> {
+        let take_a = match (self.a.0.first(), self.b.0.first()) {
+            (Some(x), Some(y)) => x < y,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        let run = if take_a { &mut self.a } else { &mut self.b };
+        let (s, rest_s) = run.0.split_first()?;
+        let (c, rest_c) = run.1.split_first()?;
+        *run = (rest_s, rest_c);
+        Some((u64::from(*s), *c))
     }
 }
 
@@ -113,7 +324,11 @@ fn rank_for(q: f64, n: u64) -> Option<u64> {
 /// Exact counts of inter-arrival gaps per log2 bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GapHistogram {
-    pub counts: [u64; GAP_BUCKETS],
+    /// Buckets `lo..lo + counts.len()`, from the smallest to the largest seen: a group's gaps
+    /// seldom span more than a few decades, so a few buckets where all 65 would take 520 bytes
+    /// a group.
+    lo: usize,
+    counts: Vec<u64>,
     pub count: u64,
     pub min_ns: Option<i64>,
     pub max_ns: Option<i64>,
@@ -129,7 +344,8 @@ impl Default for GapHistogram {
 impl GapHistogram {
     pub fn new() -> Self {
         GapHistogram {
-            counts: [0; GAP_BUCKETS],
+            lo: 0,
+            counts: Vec::new(),
             count: 0,
             min_ns: None,
             max_ns: None,
@@ -158,6 +374,28 @@ impl GapHistogram {
         }
     }
 
+    /// Gaps in bucket `b`.
+    pub fn bucket_count(&self, b: usize) -> u64 {
+        b.checked_sub(self.lo)
+            .and_then(|i| self.counts.get(i))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Non-empty (bucket, count) pairs in increasing bucket.
+    pub fn nonzero(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| (self.lo + i, *c))
+    }
+
+    /// Bytes this histogram holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.counts.capacity() * std::mem::size_of::<u64>()
+    }
+
     /// Feed a timestamp; the gap to the previous one is recorded.
     pub fn push_ts(&mut self, ts_ns: i64) {
         if let Some(prev) = self.last_ts {
@@ -167,12 +405,32 @@ impl GapHistogram {
     }
 
     pub fn add_gap(&mut self, gap_ns: i64) {
-        if let Some(c) = self.counts.get_mut(Self::bucket_of(gap_ns)) {
-            *c = c.saturating_add(1);
+        let b = Self::bucket_of(gap_ns);
+        // Below `lo` wraps to far past the end, so one check finds every bucket not yet held.
+        match self.counts.get_mut(b.wrapping_sub(self.lo)) {
+            Some(c) => *c = c.saturating_add(1),
+            None => self.add_outside(b),
         }
         self.count = self.count.saturating_add(1);
         self.min_ns = Some(self.min_ns.map_or(gap_ns, |m| m.min(gap_ns)));
         self.max_ns = Some(self.max_ns.map_or(gap_ns, |m| m.max(gap_ns)));
+    }
+
+    /// Widens the buckets held to take `b`, and counts it there.
+    #[inline(never)]
+    fn add_outside(&mut self, b: usize) {
+        if self.counts.is_empty() {
+            self.lo = b;
+        } else if b < self.lo {
+            self.counts
+                .splice(0..0, std::iter::repeat_n(0, self.lo - b));
+            self.lo = b;
+        }
+        let i = b - self.lo;
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += 1;
     }
 
     /// Bounds [lo, hi] within which the q-quantile gap (same rank rule as sizes) lies, narrowed
@@ -180,8 +438,8 @@ impl GapHistogram {
     pub fn quantile_bounds(&self, q: f64) -> Option<(i64, i64)> {
         let rank = rank_for(q, self.count)?;
         let mut seen = 0u64;
-        for (b, c) in self.counts.iter().enumerate() {
-            seen = seen.saturating_add(*c);
+        for (b, c) in self.nonzero() {
+            seen = seen.saturating_add(c);
             if seen >= rank {
                 let (lo, hi) = Self::bucket_bounds(b);
                 let lo = lo.max(self.min_ns.unwrap_or(lo));
@@ -208,7 +466,7 @@ pub struct GroupedHistograms<K: Eq + Hash> {
 impl<K: Eq + Hash> GroupedHistograms<K> {
     pub fn new(max_groups: usize) -> Self {
         GroupedHistograms {
-            all_sizes: SizeHistogram::new(),
+            all_sizes: SizeHistogram::dense(),
             all_gaps: GapHistogram::new(),
             groups: HashMap::new(),
             max_groups,
@@ -229,7 +487,8 @@ impl<K: Eq + Hash> GroupedHistograms<K> {
             }
             None if full => self.ungrouped = self.ungrouped.saturating_add(1),
             None => {
-                // 512 KiB per group: the cap on groups is what bounds memory here.
+                // Sparse: a group's histograms grow with the sizes and gaps it sees, so
+                // max_groups small groups cost little (docs/limits.md, Memory).
                 let mut s = SizeHistogram::new();
                 let mut g = GapHistogram::new();
                 s.add(a.size);
@@ -237,5 +496,143 @@ impl<K: Eq + Hash> GroupedHistograms<K> {
                 self.groups.insert(k, (s, g));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rng::Rng;
+    use crate::wire::Headers;
+
+    const QS: [f64; 12] = [
+        0.0, 1e-9, 0.01, 0.1, 0.25, 0.333, 0.5, 0.75, 0.9, 0.99, 0.999_999, 1.0,
+    ];
+
+    fn assert_same(sparse: &SizeHistogram, dense: &SizeHistogram, what: &str) {
+        assert!(dense.is_dense());
+        assert_eq!(sparse, dense, "{what}");
+        assert!(sparse.nonzero().eq(dense.nonzero()), "{what}");
+        for q in QS {
+            assert_eq!(sparse.quantile(q), dense.quantile(q), "{what}: q {q}");
+        }
+        for (s, c) in dense.nonzero() {
+            assert_eq!(sparse.count_of(s), c, "{what}: size {s}");
+        }
+        assert_eq!(sparse.count_of(0), dense.count_of(0));
+        assert_eq!(sparse.count_of(65535), dense.count_of(65535));
+    }
+
+    #[test]
+    fn sparse_and_dense_sizes_agree() {
+        let mut rng = Rng(11);
+        // Distinct sizes from a handful (a real flow) to every size (past SPARSE_MAX, so the
+        // sparse one turns dense on the way), some above 65535.
+        for (range, n) in [
+            (3u64, 50usize),
+            (1500, 4000),
+            (65536, 200),
+            (65536, 20_000),
+            (70_000, 300_000),
+        ] {
+            let mut sparse = SizeHistogram::new();
+            let mut dense = SizeHistogram::dense();
+            for i in 0..n {
+                let s = 40 + rng.below(range);
+                sparse.add(s);
+                dense.add(s);
+                if i % 997 == 0 {
+                    assert_same(&sparse, &dense, &format!("{range}/{n} at {i}"));
+                }
+            }
+            assert_same(&sparse, &dense, &format!("{range}/{n}"));
+            assert_eq!(sparse.is_dense(), sparse.nonzero().count() > SPARSE_MAX);
+        }
+    }
+
+    #[test]
+    fn sizes_in_falling_and_rising_order_agree() {
+        for sizes in [
+            (0..40_000u64).rev().collect::<Vec<_>>(),
+            (0..40_000u64).collect(),
+            (0..3000u64).map(|i| (i * 7919) % 3000).collect(),
+        ] {
+            let mut sparse = SizeHistogram::new();
+            let mut dense = SizeHistogram::dense();
+            for s in sizes.iter().chain(&sizes[..100]) {
+                sparse.add(*s);
+                dense.add(*s);
+            }
+            assert_same(&sparse, &dense, "ordered");
+        }
+    }
+
+    #[test]
+    fn sparse_sizes_stay_small_and_never_outgrow_dense() {
+        let mut h = SizeHistogram::new();
+        for i in 0..100_000u64 {
+            h.add([60, 1514, 66][(i % 3) as usize]);
+        }
+        assert!(!h.is_dense());
+        assert!(h.heap_bytes() <= 64, "{} bytes", h.heap_bytes());
+        let dense_bytes = SizeHistogram::dense().heap_bytes();
+        assert_eq!(dense_bytes, SIZE_BUCKETS * 8);
+        let mut h = SizeHistogram::new();
+        for s in 0..SIZE_BUCKETS as u64 {
+            h.add((s * 40_503) % SIZE_BUCKETS as u64);
+            assert!(h.heap_bytes() <= dense_bytes, "{} sizes", s + 1);
+        }
+        assert!(h.is_dense());
+    }
+
+    #[test]
+    fn gap_buckets_match_a_full_array() {
+        let mut rng = Rng(5);
+        for spread in [0u32, 1, 10, 40, 63] {
+            let mut h = GapHistogram::new();
+            let mut want = [0u64; GAP_BUCKETS];
+            for _ in 0..5000 {
+                let g = (rng.next() >> (63 - spread)) as i64;
+                h.add_gap(g);
+                want[GapHistogram::bucket_of(g)] += 1;
+            }
+            for (b, w) in want.iter().enumerate() {
+                assert_eq!(h.bucket_count(b), *w, "spread {spread}, bucket {b}");
+            }
+            let nz: Vec<_> = want
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c > 0)
+                .map(|(b, c)| (b, *c))
+                .collect();
+            assert!(h.nonzero().eq(nz), "spread {spread}");
+        }
+        let mut h = GapHistogram::new();
+        for g in [1_000_000, 1_000, 3_000_000, 0, i64::MAX] {
+            h.add_gap(g);
+        }
+        assert_eq!(h.nonzero().count(), 5);
+        assert_eq!(h.quantile_bounds(0.0), Some((0, 0)));
+        assert_eq!(h.quantile_bounds(1.0), Some((1 << 62, i64::MAX)));
+    }
+
+    #[test]
+    fn a_small_group_costs_little() {
+        let mut h = GroupedHistograms::<u32>::new(10_000);
+        for i in 0..100_000u32 {
+            let a = Arrival {
+                ts_ns: i64::from(i) * 1_000,
+                size: [60, 1514, 66][(i % 3) as usize],
+                interface: 0,
+                headers: Headers::default(),
+            };
+            h.push(&a, Some(i % 10_000));
+        }
+        assert_eq!(h.groups.len(), 10_000);
+        for (s, g) in h.groups.values() {
+            assert!(s.heap_bytes() + g.heap_bytes() <= 128);
+        }
+        let inline = std::mem::size_of::<(u32, (SizeHistogram, GapHistogram))>();
+        assert!(inline <= 200, "{inline} bytes inline a group");
     }
 }
