@@ -645,12 +645,10 @@ impl ChunkBacklog {
             held: &self.held,
             before: self.work,
         };
-        // The group's work up to the latest packet held.
-        let after = batch.upto_before(batch.held.len());
         let mut exact = self.exact;
         for block in self.rates.chunks_mut(simd::width()) {
             let ran = if self.simd {
-                simd::run(block, last, batch, after, budget)
+                simd::run(block, last, batch, budget)
             } else {
                 None
             };
@@ -671,7 +669,7 @@ impl ChunkBacklog {
         }
         self.exact = exact;
         self.last_ns = latest;
-        self.work = after;
+        self.work = batch.upto_before(batch.held.len());
         self.held.clear();
     }
 

@@ -13,8 +13,7 @@ mod avx2;
 use super::{Batch, ChunkLane, Rate};
 
 /// Run the rates of `block` (at most [`width`]) over `batch`, the lanes' latest packet being at
-/// `last` and the group's work up to the batch's last packet `after`, as [`ChunkLane::run`] runs
-/// each. `Err(i)`: a queue would not fit a u64 at `held[i]`;
+/// `last`, as [`ChunkLane::run`] runs each. `Err(i)`: a queue would not fit a u64 at `held[i]`;
 /// every lane is left as it was before that packet. `None` (nothing ran): a rate is in u128
 /// already, this CPU has no vector lanes, or `budget` could run out within the batch, where the
 /// order in which lanes keep instants would then matter (one by one, lane after lane, is the
@@ -23,7 +22,6 @@ pub(super) fn run(
     block: &mut [Rate],
     last: i64,
     batch: Batch,
-    after: u128,
     budget: &mut usize,
 ) -> Option<Result<(), usize>> {
     debug_assert!(block.len() <= WIDTH);
@@ -36,54 +34,15 @@ pub(super) fn run(
     #[cfg(target_arch = "x86_64")]
     if available() {
         // SAFETY: the CPU has AVX-512F and AVX-512DQ (checked just above; the check is cached).
-        return Some(unsafe {
-            if may_pass(block, &batch, after) {
-                avx512::run::<true>(block, last, batch, after, budget)
-            } else {
-                avx512::run::<false>(block, last, batch, after, budget)
-            }
-        });
+        return Some(unsafe { avx512::run(block, last, batch, budget) });
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above; the check is cached).
-        return Some(unsafe {
-            if may_pass(block, &batch, after) {
-                avx2::run::<true>(block, last, batch, after, budget)
-            } else {
-                avx2::run::<false>(block, last, batch, after, budget)
-            }
-        });
+        return Some(unsafe { avx2::run(block, last, batch, budget) });
     }
-    let _ = (last, batch, after);
+    let _ = (last, batch);
     None
-}
-
-/// Whether S may pass its maximum in some lane of `block` within `batch`. S at a packet of the
-/// batch is at most the group's work up to the batch's end less the service from the lane's
-/// first packet to the batch's first one. Once S has fallen a batch's work below its maximum
-/// (on average it falls at r − ρ, so at every rate above the mean rate it soon has), no packet
-/// can pass it: the vector loops then skip `need`, which is the loop-carried half of a
-/// mergeable lane's extra work, and [`resync`] sets it where it is next read.
-fn may_pass(block: &[Rate], batch: &Batch, after: u128) -> bool {
-    let Some(first) = batch.held.first() else {
-        return false;
-    };
-    lanes(block).any(|l| l.s_at(after, first.ts) > l.smax)
-}
-
-/// `need` (smax − D, D at the latest empty instant) of every lane of `block` after the packet
-/// at `ts`, `work` being the group's work up to it: there S = D + Q, so need = smax − S + Q.
-/// Exact below 2⁶⁴, and u64::MAX beyond, as the running sum saturates (no u64 queue passes
-/// 2⁶³, so every value from there on acts alike).
-fn resync(block: &mut [Rate], work: u128, ts: i64) {
-    for lane in lanes_mut(block) {
-        let need = lane
-            .smax
-            .checked_sub(lane.s_at(work, ts))
-            .and_then(|n| n.checked_add(i128::from(lane.q)));
-        lane.need = need.and_then(|n| u64::try_from(n).ok()).unwrap_or(u64::MAX);
-    }
 }
 
 /// The u64 lanes of `block` (every rate of it, once [`run`] checked that none is u128).
@@ -150,41 +109,30 @@ mod avx512 {
         }
     }
 
-    /// See [`super::run`]. The per-packet steps are those of `ChunkLane::run_from`; without
-    /// `TRACK` (no lane's S can pass its maximum in the batch: [`super::may_pass`]) `need` is
-    /// left alone and set by [`super::resync`] before a scalar lane or the caller reads it.
+    /// See [`super::run`]. The per-packet steps are those of `ChunkLane::run_from`.
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) fn run<const TRACK: bool>(
+    pub(super) fn run(
         block: &mut [Rate],
         mut last: i64,
         batch: Batch,
-        after: u128,
         budget: &mut usize,
     ) -> Result<(), usize> {
         let rates = Rates::load(lanes(block).map(|l| [l.rate, l.dcap]));
         let max = _mm512_set1_epi64(-1);
         let mut s = State::load(block);
-        // The group's work before packet `at`, summed up to there only where a scalar lane or
-        // `resync` needs it.
-        let (mut at, mut before) = (0, batch.before);
+        // The group's work before the packet: where a scalar lane takes one, it needs it.
+        let mut before = batch.before;
         for (i, h) in batch.held.iter().enumerate() {
             let step = s.queues.step(&rates, last, h);
+            if step.over {
+                s.save(block);
+                return Err(i);
+            }
             // While a lane keeps instants, a queue that empties before the packet is one.
             let empties = _mm512_mask_cmplt_epu64_mask(s.keep, s.queues.q, step.served);
-            if step.over || step.closes | empties != 0 {
-                // Rare: the lanes stop, or the scalar lanes take this packet.
+            if step.closes | empties != 0 {
+                // Rare: the scalar lanes take this packet.
                 s.save(block);
-                before += batch.held[at..i]
-                    .iter()
-                    .map(|h| u128::from(h.val))
-                    .sum::<u128>();
-                at = i;
-                if !TRACK {
-                    super::resync(block, before, last);
-                }
-                if step.over {
-                    return Err(i);
-                }
                 let one_packet = Batch {
                     held: std::slice::from_ref(h),
                     before,
@@ -194,8 +142,6 @@ mod avx512 {
                     let _ = lane.run(last, one_packet, budget);
                 }
                 s = State::load(block);
-            } else if !TRACK {
-                s.queues.take(&rates, &step);
             } else {
                 s.queues.take(&rates, &step);
                 // need.saturating_add(service left over), then S's new maxima where Q passes.
@@ -216,11 +162,9 @@ mod avx512 {
                 s.need = _mm512_mask_mov_epi64(need, passed, q);
             }
             last = h.ts;
+            before += u128::from(h.val);
         }
         s.save(block);
-        if !TRACK {
-            super::resync(block, after, last);
-        }
         Ok(())
     }
 }

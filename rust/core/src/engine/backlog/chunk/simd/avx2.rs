@@ -55,9 +55,8 @@ impl Block {
 
     /// Put the packets of `held` on the queues, the one before the first being at `last`, up
     /// to the first that the vector cannot take (see the module doc). Returns how many it took.
-    /// Without `TRACK`, `need` is left alone (see [`super::resync`]).
     #[target_feature(enable = "avx2")]
-    fn take<const TRACK: bool>(&mut self, block: &mut [Rate], last: i64, held: &[Held]) -> usize {
+    fn take(&mut self, block: &mut [Rate], last: i64, held: &[Held]) -> usize {
         let (zero, sign) = (_mm256_setzero_si256(), _mm256_set1_epi64x(SIGN as i64));
         let keep = self.keep;
         // While a lane keeps instants, a queue that empties before the packet is one.
@@ -65,9 +64,6 @@ impl Block {
         // A copy in a local, not behind `self`: kept in a register across the loop.
         let mut need = self.need;
         let mut then = |step: &Step, s: &Queues, h: &Held| {
-            if !TRACK {
-                return;
-            }
             // need.saturating_add(service left over), then S's new maxima where Q passes.
             let left = _mm256_andnot_si256(step.more, _mm256_sub_epi64(zero, step.d));
             let sum = _mm256_add_epi64(need, left);
@@ -100,15 +96,12 @@ impl Block {
     }
 }
 
-/// See [`super::run`]. The per-packet steps are those of `ChunkLane::run`, lane for lane;
-/// without `TRACK` (see [`super::may_pass`]) `need` is set by [`super::resync`] before a scalar
-/// lane or the caller reads it.
+/// See [`super::run`]. The per-packet steps are those of `ChunkLane::run`, lane for lane.
 #[target_feature(enable = "avx2")]
-pub(super) fn run<const TRACK: bool>(
+pub(super) fn run(
     block: &mut [Rate],
     last: i64,
     batch: Batch,
-    after: u128,
     budget: &mut usize,
 ) -> Result<(), usize> {
     debug_assert!(block.len() <= WIDTH);
@@ -118,28 +111,22 @@ pub(super) fn run<const TRACK: bool>(
     while i < batch.held.len() {
         let mut s = Block::load(block);
         let prev = if i == 0 { last } else { batch.held[i - 1].ts };
-        i += s.take::<TRACK>(block, prev, &batch.held[i..]);
+        i += s.take(block, prev, &batch.held[i..]);
         s.save(block);
         let Some(h) = batch.held.get(i) else {
-            if !TRACK {
-                super::resync(block, after, batch.held.last().map_or(last, |h| h.ts));
-            }
             break;
         };
         // Rare: the scalar lanes take this packet, unless some queue would not fit a u64.
         let prev = if i == 0 { last } else { batch.held[i - 1].ts };
+        let dt = h.ts.wrapping_sub(prev) as u64;
+        if lanes(block).any(|l| overflows(l.rate, l.dcap, l.q, dt, h.val)) {
+            return Err(i);
+        }
         before += batch.held[at..i]
             .iter()
             .map(|h| u128::from(h.val))
             .sum::<u128>();
         at = i;
-        if !TRACK {
-            super::resync(block, before, prev);
-        }
-        let dt = h.ts.wrapping_sub(prev) as u64;
-        if lanes(block).any(|l| overflows(l.rate, l.dcap, l.q, dt, h.val)) {
-            return Err(i);
-        }
         let one_packet = Batch {
             held: std::slice::from_ref(h),
             before,
