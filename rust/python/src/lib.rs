@@ -25,13 +25,14 @@ use pyo3::types::{PyDict, PyList};
 use std::mem::take;
 use std::time::{Duration, Instant};
 
-/// Progress and interrupt checks from inside a GIL-free loop: at most every 100 ms, take the GIL,
-/// let Python handle signals (Ctrl-C becomes KeyboardInterrupt) and call the user's callback;
-/// and once when everything is read (`done` = `total`), however soon, so that a progress bar
-/// ends full even after a scan shorter than 100 ms.
 /// Least time between two progress calls (and checks for signals).
 const TICK: Duration = Duration::from_millis(100);
 
+/// Progress and interrupt checks from inside a GIL-free loop: 100 ms apart at least (more after a
+/// slow callback, see `gap`), take the GIL,
+/// let Python handle signals (Ctrl-C becomes KeyboardInterrupt) and call the user's callback;
+/// and once when everything is read (`done` = `total`), however soon, so that a progress bar
+/// ends full even after a scan shorter than 100 ms.
 struct Control {
     callback: Option<Py<PyAny>>,
     total: Option<u64>,
