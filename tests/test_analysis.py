@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import random
+import struct
 from collections import defaultdict
 
 import numpy as np
@@ -411,6 +412,36 @@ def test_analyses_refuse_bad_arguments_alike():
             call(data, by="pair", max_groups=0)
         with pytest.raises(ValueError, match="ambiguous: use the grouping 'src' or 'dst'"):
             call(data, by="host")
+
+
+def test_histograms_stop_at_the_first_group_too_many():
+    # Three pairs, 30,000 packets more (past the reader's read-ahead and the reorder horizon),
+    # then a record that cannot be read: the third pair ends the read with the limit error
+    # before the bad record is reached (it used to come after the whole read, here the bad
+    # record's error).
+    more = 30_000
+    frames = [oracles.eth_ipv4_udp("10.0.0.1", f"10.0.0.{d}", 1, 2) for d in (2, 3, 4)]
+    frames += frames[:1] * more
+    ts = [BASE, BASE + 10, BASE + 20] + [BASE + 1_000_000 * k for k in range(1, more + 1)]
+    data = oracles.capture(ts, [100] * len(ts), fmt="pcap", frames=frames)
+    bad = data + struct.pack("<IIII", 0, 0, 0xFFFFFFF0, 0xFFFFFFF0)
+    for call in (burstcore.sizes, burstcore.gaps):
+        with pytest.raises(burstcore.LimitExceededError, match=f"at byte offset {len(data)}"):
+            call(bad, by="pair")
+        with pytest.raises(burstcore.LimitExceededError, match="more than 2 groups: raise max_groups"):
+            call(bad, by="pair", max_groups=2)
+        assert call(data, by="pair", max_groups=3).groups.height == 4  # "all" and three pairs
+
+
+def test_sizes_and_gaps_return_their_own_rows():
+    frames = [oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2)] * 3
+    data = oracles.capture([BASE, BASE + 10, BASE + 1000], [100, 200, 300], frames=frames)
+    s, g = burstcore.sizes(data, by="pair"), burstcore.gaps(data, by="pair")
+    assert s.histogram.columns == ["group", "size", "packets"]
+    assert g.histogram.columns == ["group", "gap_lo_ns", "gap_hi_ns", "gaps"]
+    for group in ("all", s.groups["group"][1]):
+        assert s.histogram.filter(group=group).sort("size").rows() == [(group, z, 1) for z in (100, 200, 300)]
+        assert g.histogram.filter(group=group).sort("gap_lo_ns").rows() == [(group, 8, 15, 1), (group, 512, 1023, 1)]
 
 
 def test_capture_warnings_point_at_the_callers_line():

@@ -251,6 +251,7 @@ def _quantiles(quantiles: Any) -> list[float]:
 
 def _histograms(
     source: Any,
+    what: Literal["sizes", "gaps"],
     by: str | None,
     quantiles: Any,
     max_groups: int,
@@ -268,7 +269,9 @@ def _histograms(
         raise ValueError(f"max_groups={max_groups!r} must be a positive integer")
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    out, warns = _core.histograms(_sources(source), by, qs, max_groups, horizon_ns, late, strict, progress, mmap=mmap)
+    out, warns = _core.histograms(
+        _sources(source), what, by, qs, max_groups, horizon_ns, late, strict, progress, mmap=mmap
+    )
     _warn(warns, depth=1)
     return out
 
@@ -287,7 +290,7 @@ def sizes(
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
     (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...)."""
-    out = _histograms(source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap)
+    out = _histograms(source, "sizes", by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap)
     hist = pl.DataFrame(out["sizes"], schema_overrides={"group": pl.String})
     q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
         "group", "q", pl.col("size").cast(pl.UInt64).alias("value")
@@ -312,7 +315,7 @@ def gaps(
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
     and per group of ``by``."""
-    out = _histograms(source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap)
+    out = _histograms(source, "gaps", by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap)
     hist = pl.DataFrame(out["gaps"], schema_overrides={"group": pl.String})
     q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
         "group",

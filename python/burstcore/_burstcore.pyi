@@ -1,6 +1,6 @@
 # Type stubs for the compiled extension (checked by tests/test_stubs.py with mypy.stubtest).
 from collections.abc import Callable
-from typing import Any, final
+from typing import Any, Literal, final
 
 import numpy as np
 import numpy.typing as npt
@@ -119,6 +119,7 @@ def traffic_matrix(
 ) -> tuple[dict[str, Any], list[str]]: ...
 def histograms(
     sources: list[Any],
+    what: Literal["sizes", "gaps"],
     by: str | None,
     quantiles: list[float],
     max_groups: int,

@@ -328,19 +328,21 @@ pub fn histograms(
     progress: Progress<'_>,
 ) -> Result<(GroupedHistograms<GroupKey>, Accounting)> {
     let mut h = GroupedHistograms::new(max_groups);
+    // The first packet of one group too many ends the read: the result would be refused anyway,
+    // and a many-GB capture should not be read to the end to say so.
     let acc = for_each(readers, &[], order, progress, &mut |_, a| {
         h.push(a, by.map(|b| b.key(a)));
+        if h.ungrouped > 0 {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!(
+                    "more than {max_groups} group{}: raise max_groups or choose a coarser grouping",
+                    if max_groups == 1 { "" } else { "s" }
+                ),
+            ));
+        }
         Ok(())
     })?;
-    if h.ungrouped > 0 {
-        return Err(Error::new(
-            ErrorKind::LimitExceeded,
-            format!(
-                "more than {max_groups} group{}: raise max_groups or choose a coarser grouping",
-                if max_groups == 1 { "" } else { "s" }
-            ),
-        ));
-    }
     Ok((h, acc))
 }
 

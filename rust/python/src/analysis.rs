@@ -233,24 +233,13 @@ impl HistCols {
         }
     }
 
-    fn add(&mut self, label: &str, s: &SizeHistogram, g: &GapHistogram, qs: &[f64]) {
-        for (size, c) in s.nonzero() {
-            self.size_group.push(label.to_string());
-            self.size.push(size);
-            self.size_count.push(c);
-        }
-        if s.overflow > 0 {
-            // One row for sizes above 65535, at the largest of them.
-            self.size_group.push(label.to_string());
-            self.size.push(s.overflow_max);
-            self.size_count.push(s.overflow);
-        }
-        for (b, c) in g.nonzero() {
-            let (lo, hi) = GapHistogram::bucket_bounds(b);
-            self.gap_group.push(label.to_string());
-            self.gap_lo.push(lo);
-            self.gap_hi.push(hi);
-            self.gap_count.push(c);
+    /// One group's rows; `what` picks the histogram rows built, as `gaps()` has no use for the
+    /// up to 65,536 size rows a group can have.
+    fn add(&mut self, what: Hist, label: &str, s: &SizeHistogram, g: &GapHistogram, qs: &[f64]) {
+        if what == Hist::Sizes {
+            self.add_sizes(label, s);
+        } else {
+            self.add_gaps(label, g);
         }
         for &q in qs {
             self.q_group.push(label.to_string());
@@ -268,14 +257,46 @@ impl HistCols {
         self.s_gap_min.push(g.min_ns);
         self.s_gap_max.push(g.max_ns);
     }
+
+    fn add_sizes(&mut self, label: &str, s: &SizeHistogram) {
+        for (size, c) in s.nonzero() {
+            self.size_group.push(label.to_string());
+            self.size.push(size);
+            self.size_count.push(c);
+        }
+        if s.overflow > 0 {
+            // One row for sizes above 65535, at the largest of them.
+            self.size_group.push(label.to_string());
+            self.size.push(s.overflow_max);
+            self.size_count.push(s.overflow);
+        }
+    }
+
+    fn add_gaps(&mut self, label: &str, g: &GapHistogram) {
+        for (b, c) in g.nonzero() {
+            let (lo, hi) = GapHistogram::bucket_bounds(b);
+            self.gap_group.push(label.to_string());
+            self.gap_lo.push(lo);
+            self.gap_hi.push(hi);
+            self.gap_count.push(c);
+        }
+    }
+}
+
+/// Which histogram's rows a call returns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hist {
+    Sizes,
+    Gaps,
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=None))]
+#[pyo3(signature = (sources, what, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=None))]
 #[allow(clippy::too_many_arguments)]
 fn histograms<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
+    what: &str,
     by: Option<String>,
     quantiles: Vec<f64>,
     max_groups: usize,
@@ -291,17 +312,26 @@ fn histograms<'py>(
                 "quantile {q} is outside [0, 1]"
             ))));
         }
+        let what = match what {
+            "sizes" => Hist::Sizes,
+            "gaps" => Hist::Gaps,
+            _ => {
+                return Err(to_py(Error::invalid(format!(
+                    "what={what:?}: use 'sizes' or 'gaps'"
+                ))))
+            }
+        };
         let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
         let ord = order(horizon_ns, on_late)?;
         let ((h, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::histograms(r, by, max_groups, ord, p)
         })?;
         let mut cols = HistCols::new();
-        cols.add("all", &h.all_sizes, &h.all_gaps, &quantiles);
+        cols.add(what, "all", &h.all_sizes, &h.all_gaps, &quantiles);
         let mut groups: Vec<(&GroupKey, _)> = h.groups.iter().collect();
         groups.sort_by_key(|(k, _)| **k);
         for (k, (s, g)) in groups {
-            cols.add(&k.label(), s, g, &quantiles);
+            cols.add(what, &k.label(), s, g, &quantiles);
         }
         let d = PyDict::new(py);
         let sz = PyDict::new(py);
