@@ -25,7 +25,8 @@ HOSTS = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
 
 @st.composite
 def traces(draw, max_n: int = 30):
-    """(ts, sizes, packets) with packets (src, dst, proto, sport, dport) or None (non-IP)."""
+    """(ts, sizes, packets) with packets (src, dst, proto, sport, dport) or None (non-IP); proto 1
+    (ICMP) has no ports."""
     n = draw(st.integers(0, max_n))
     gaps = draw(st.lists(st.sampled_from([0, 1, 10, 999, 1000, 1001, 10**5, 10**6, 3 * 10**6]), min_size=n, max_size=n))
     ts, t = [], BASE + draw(st.integers(0, 10**6))
@@ -34,8 +35,12 @@ def traces(draw, max_n: int = 30):
         ts.append(t)
     pkts = []
     for _ in range(n):
-        if draw(st.integers(0, 9)) == 0:
+        kind = draw(st.integers(0, 11))
+        if kind == 0:
             pkts.append(None)
+        elif kind == 1:
+            # ICMP: no ports (0 in 'flow' and 'biflow', in no 'flow4' flow)
+            pkts.append((draw(st.sampled_from(HOSTS)), draw(st.sampled_from(HOSTS)), 1, 0, 0))
         else:
             pkts.append(
                 (
@@ -76,6 +81,8 @@ def _ref_flows(ts, sizes, pkts, key, timeout):
         if key == "flow":
             k, rec_id = (src, dst, proto, sp, dp), (src, dst, proto, sp, dp)
         elif key == "flow4":
+            if proto == 1:
+                continue
             k, rec_id = (src, dst, sp, dp), (src, dst, 0, sp, dp)
         else:
             k = (proto, *sorted([(src, sp), (dst, dp)]))
@@ -442,6 +449,28 @@ def test_sizes_and_gaps_return_their_own_rows():
     for group in ("all", s.groups["group"][1]):
         assert s.histogram.filter(group=group).sort("size").rows() == [(group, z, 1) for z in (100, 200, 300)]
         assert g.histogram.filter(group=group).sort("gap_lo_ns").rows() == [(group, 8, 15, 1), (group, 512, 1023, 1)]
+
+
+def test_flow4_leaves_out_packets_without_ports():
+    # The CNSM study's flow count is of TCP port pairs: an IGMP/ICMP packet is in no flow4.
+    frames = [
+        oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, proto=6),
+        oracles.eth_ipv4_udp("10.0.0.1", "224.0.0.22", 0, 0, proto=2),  # IGMP
+        oracles.eth_ipv4_udp("10.0.0.2", "10.0.0.1", 2000, 1000, proto=6),
+    ]
+    data = oracles.capture([BASE, BASE + 10, BASE + 20], [100, 60, 100], frames=frames)
+    f4 = burstcore.flows(data, key="flow4")
+    assert f4.select("src_ip", "src_port", "dst_ip", "dst_port").rows() == [
+        ("10.0.0.1", 1000, "10.0.0.2", 2000),
+        ("10.0.0.2", 2000, "10.0.0.1", 1000),
+    ]
+    assert burstcore.flows(data, key="flow").height == 3
+    g = burstcore.scan(data, windows="1ms", rates="1Gbps", by="flow4").groups
+    assert sorted(g.select("group", "packets").rows()) == [
+        ("(none)", 1),
+        ("10.0.0.1:1000>10.0.0.2:2000", 1),
+        ("10.0.0.2:2000>10.0.0.1:1000", 1),
+    ]
 
 
 def test_capture_warnings_point_at_the_callers_line():

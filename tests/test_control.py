@@ -7,6 +7,7 @@ a scan must last long.
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 import signal
@@ -128,8 +129,25 @@ def test_progress_counts_a_compressed_file_in_its_own_bytes(capture: Path, tmp_p
             assert done == sorted(set(done)) and all(t == size for _, t in calls), (path.name, name, calls)
 
 
+class _Stream:
+    """A file object that cannot seek, as a socket's or a pipe's."""
+
+    def __init__(self, path: Path) -> None:
+        self.f = open(path, "rb")
+
+    def read(self, n: int = -1) -> bytes:
+        return self.f.read(n)
+
+    def __enter__(self) -> _Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.f.close()
+
+
 def test_progress_ends_once_a_stream_is_read(capture: Path) -> None:
-    # A file object has no total; the callback still hears of the end, with every byte read.
+    # A stream has no total; the callback still hears of the end, with every byte read. A file
+    # object that can seek (an opened file, a BytesIO) has one: what it holds from where it is.
     size = capture.stat().st_size
     reads = {
         "scan": lambda src, cb: burstcore.scan(src, windows=["1ms"], rates=RATES, progress=cb),
@@ -139,12 +157,32 @@ def test_progress_ends_once_a_stream_is_read(capture: Path) -> None:
     }
     for name, read in reads.items():
         calls: list[tuple[int, int | None]] = []
-        with open(capture, "rb") as f:
+        with _Stream(capture) as f:
             read(f, lambda done, total, calls=calls: calls.append((done, total)))
         assert calls and calls[-1] == (size, None), (name, calls)
         calls.clear()
+        with open(capture, "rb") as f:
+            read(f, lambda done, total, calls=calls: calls.append((done, total)))
+        assert calls and all(t == size for _, t in calls) and calls[-1] == (size, size), (name, calls)
+        calls.clear()
+        with io.BytesIO(b"junk" + capture.read_bytes()) as b:
+            b.seek(4)
+            read(b, lambda done, total, calls=calls: calls.append((done, total)))
+        assert calls and calls[-1] == (size, size), (name, calls)
+        calls.clear()
         read(capture.read_bytes(), lambda done, total, calls=calls: calls.append((done, total)))
         assert calls and calls[-1] == (size, size), (name, calls)
+
+
+def test_a_progress_that_cannot_be_called_is_refused_before_the_read(capture: Path) -> None:
+    for call in (
+        lambda p: burstcore.scan(capture, windows=["1ms"], rates=RATES, progress=p),
+        lambda p: burstcore.read_packets(capture, progress=p),
+        lambda p: burstcore.info(capture, progress=p),
+        lambda p: burstcore.flows(capture, progress=p),
+    ):
+        with pytest.raises(TypeError, match=r"progress=42 is not callable: pass a function"):
+            call(42)
 
 
 CHILD = """

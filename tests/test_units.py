@@ -7,8 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import burstcore
 from burstcore import parse_duration, parse_rate
 from burstcore._units import default_windows_ns, format_duration
+from tests import oracles
+
+BASE = 1_700_000_000_000_000_000
 
 
 @pytest.mark.parametrize(
@@ -95,3 +99,52 @@ def test_default_windows():
     assert w[0] == 1_000 and w[-1] == 1_000_000_000
     assert 5_000_000 in w
     assert w == sorted(w) and len(w) == 19
+
+
+def test_pandas_and_polars_durations_keep_their_nanoseconds():
+    import pandas as pd
+    import polars as pl
+
+    assert parse_duration(pd.Timedelta("1500ns")) == 1500
+    assert parse_duration(pd.Timedelta("500ns")) == 500
+    assert parse_duration(pd.Timedelta(days=1, nanoseconds=7)) == 86_400 * 10**9 + 7
+    data = oracles.capture([BASE, BASE + 1000, BASE + 2500], [100, 200, 300])
+    for windows in (pl.Series([1500, 2500], dtype=pl.Duration("ns")), pd.Series(pd.to_timedelta([1500, 2500], "ns"))):
+        assert burstcore.scan(data, windows=windows, rates="1Gbps").config["windows_ns"] == [1500, 2500]
+
+
+def test_floats_are_rounded_to_the_nanosecond():
+    # Binary floats are inexact: 0.009000000000000001 s is 9 ms, and log-spaced windows work.
+    assert [parse_duration(x) for x in np.arange(0.001, 0.011, 0.001)] == [k * 10**6 for k in range(1, 11)]
+    assert [parse_duration(x) for x in np.logspace(-6, 0, 13)] == [round(10 ** (k / 2 + 3)) for k in range(13)]
+    assert parse_rate(1.1 * 1e9) == 1_100_000_000
+    with pytest.raises(ValueError, match="must be > 0"):
+        parse_duration(1e-10)  # 0.1 ns rounds to nothing
+    # A string is exact: a fraction of a ns is refused, not rounded.
+    with pytest.raises(ValueError, match="not a whole number of nanoseconds"):
+        parse_duration("1.5ns")
+
+
+@pytest.mark.parametrize("ns_value", [1000, 5_000_000, np.int64(10**9), 2.5e6])
+def test_nanoseconds_fed_back_as_plain_windows_are_refused(ns_value):
+    # default_windows_ns() and config["windows_ns"] are ns; a plain number is seconds.
+    with pytest.raises(ValueError, match=r"read in seconds .* write '.*ns'"):
+        parse_duration(ns_value, name="window", scale=True)
+    with pytest.raises(ValueError, match="read in seconds"):
+        burstcore.scan(oracles.capture([BASE], [100]), windows=burstcore.default_windows_ns())
+    assert parse_duration(999, name="window", scale=True) == 999 * 10**9
+    assert parse_duration(ns_value, name="offset") == int(ns_value * 10**9)  # not a time scale
+
+
+def test_tc_rates():
+    assert parse_rate("1gbit") == parse_rate("1Gbit") == 10**9
+    assert parse_rate("100mbit") == 10**8 and parse_rate("64kbit") == 64_000
+
+
+def test_many_values_in_any_iterable_and_counts_of_any_integer_type():
+    data = oracles.capture([BASE, BASE + 1000, BASE + 2500], [100, 200, 300])
+    r = burstcore.scan(data, windows={"1us", "2us"}, rates=(r for r in ["1Gbps"]), threads=np.int64(1))
+    assert r.config["windows_ns"] == [1000, 2000]
+    assert burstcore.sizes(data, by=["pair"], max_groups=np.uint8(3)).groups.height == 2
+    with pytest.raises(ValueError, match=r"threads=2.0 \(float\) must be a positive integer"):
+        burstcore.scan(data, threads=2.0)

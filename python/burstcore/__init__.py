@@ -41,7 +41,7 @@ from ._burstcore import (
     __version__,
     default_threads,
 )
-from ._packets import CaptureInfo, CaptureWarning, info, read_packets
+from ._packets import CaptureInfo, CaptureWarning, ProgressCallback, info, read_packets
 from ._scan import ScanResult, scan
 from ._units import default_windows_ns, parse_duration, parse_rate
 
@@ -60,6 +60,7 @@ __all__ = [
     "LimitExceededError",
     "NotACaptureError",
     "OutOfOrderError",
+    "ProgressCallback",
     "ScanResult",
     "SuperposeResult",
     "TimestampRangeError",

@@ -33,7 +33,14 @@ from ._scan import (
     _parse_order,
 )
 from ._sources import is_rereadable, normalize
-from ._units import LINK_SPEED_GRID_BPS, default_windows_ns, format_duration, parse_duration, parse_rate
+from ._units import (
+    LINK_SPEED_GRID_BPS,
+    default_windows_ns,
+    format_duration,
+    parse_count,
+    parse_duration,
+    parse_rate,
+)
 
 _DT = pl.Datetime("ns", "UTC")
 _DUR = pl.Duration("ns")
@@ -80,10 +87,11 @@ def flows(
 
     ``key``: 'flow' = directional 5-tuple (protocol, src, dst, ports); 'flow4' = directional
     (src, sport, dst, dport) with the protocol ignored (the CNSM study's flow count; ``protocol``
-    is 0); 'biflow' = both directions of a 5-tuple are one flow, ``src_*`` naming the sender of
-    its first packet (``src2dst_*``/``dst2src_*`` split it by direction). Ports are 0 for packets
-    without them (ICMP, fragments). Non-IP packets belong to no flow (``traffic_matrix`` counts
-    them, in its row without addresses).
+    is 0; packets without transport ports, such as ICMP, IGMP and later fragments, are in no
+    flow4, as the study counted TCP port pairs); 'biflow' = both directions of a 5-tuple are one
+    flow, ``src_*`` naming the sender of its first packet (``src2dst_*``/``dst2src_*`` split it
+    by direction). For 'flow' and 'biflow', ports are 0 for packets without them. Non-IP packets
+    belong to no flow (``traffic_matrix`` counts them, in its row without addresses).
 
     ``idle_timeout``: a gap strictly longer than this ends a flow and the next packet opens a new
     one (None: one flow per key for the whole capture, as tshark's conversations).
@@ -99,16 +107,15 @@ def flows(
     if key not in FLOW_KEYS:
         raise ValueError(f"key={key!r}: use one of {', '.join(FLOW_KEYS)}")
     timeout_ns = None if idle_timeout is None else parse_duration(idle_timeout, name="idle_timeout", allow_zero=True)
-    windows_ns = sorted({parse_duration(w, name="window") for w in _as_list(windows)})
+    windows_ns = sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    if isinstance(max_flows, bool) or not isinstance(max_flows, int) or max_flows < 1:
-        raise ValueError(f"max_flows={max_flows!r} must be a positive integer")
+    max_flows = parse_count(max_flows, name="max_flows")
     out, warns = _core.flows(
         _sources(source), key, timeout_ns, windows_ns, max_flows, horizon_ns, late, strict, progress, mmap=mmap
     )
     _warn(warns)
     env = out.pop("envelope")
-    for k in ("non_ip_packets", "non_ip_bytes", "accounting"):
+    for k in ("no_flow_packets", "no_flow_bytes", "accounting"):
         out.pop(k)
     df = pl.DataFrame(
         {k: (pl.Series(k, v, dtype=pl.String) if k in ("src_ip", "dst_ip") else v) for k, v in out.items()}
@@ -143,7 +150,9 @@ def flows(
         for w in windows_ns:
             col = f"envelope_{format_duration(w)}"
             ew = e.filter(pl.col("window_ns") == w).select("flow", pl.col("bytes").alias(col))
-            df = df.with_columns(idx.join(ew, on="flow", how="left")[col])
+            # Sorted by flow: the joined rows go beside the flows by position, and a join's row
+            # order is unspecified (polars ≥ 1.20's maintain_order is newer than our floor).
+            df = df.with_columns(idx.join(ew, on="flow", how="left").sort("flow")[col])
     return df
 
 
@@ -261,16 +270,19 @@ def _histograms(
     progress: Any,
     mmap: bool | None,
 ) -> dict[str, Any]:
+    if not isinstance(by, str) and by is not None and len(names := _as_list(by)) == 1:
+        by = names[0]  # scan takes a list of groupings; a list of one is fine here too
     if by == "host":
         raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
     if by is not None and by not in GROUPINGS:
         raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
-    if isinstance(max_groups, bool) or not isinstance(max_groups, int) or max_groups < 1:
-        raise ValueError(f"max_groups={max_groups!r} must be a positive integer")
+    max_groups = parse_count(max_groups, name="max_groups")
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
+    # The group "all" is always there: by='all' adds no grouping (it repeated every row).
+    core_by = None if by == "all" else by
     out, warns = _core.histograms(
-        _sources(source), what, by, qs, max_groups, horizon_ns, late, strict, progress, mmap=mmap
+        _sources(source), what, core_by, qs, max_groups, horizon_ns, late, strict, progress, mmap=mmap
     )
     _warn(warns, depth=1)
     return out
@@ -477,9 +489,9 @@ def iterations(
     iterations is longer than any gap between gradient buckets inside a phase, so those gaps are
     filled by the smoothing and never cut an iteration in two.
     """
-    bin_ns = parse_duration(bin, name="bin")
-    lo = parse_duration(min_period, name="min_period", allow_zero=True)
-    hi = parse_duration(max_period, name="max_period")
+    bin_ns = parse_duration(bin, name="bin", scale=True)
+    lo = parse_duration(min_period, name="min_period", allow_zero=True, scale=True)
+    hi = parse_duration(max_period, name="max_period", scale=True)
     if hi <= lo:
         raise ValueError(f"max_period ({format_duration(hi)}) must exceed min_period ({format_duration(lo)})")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
@@ -610,11 +622,10 @@ def superpose(
     srcs = [normalize(s) for s in raw]
     if any(not is_rereadable(s) and not hasattr(s, "read") for s in srcs if s == "-") and srcs.count("-") > 1:
         raise ValueError("stdin ('-') can be read only once")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed={seed!r} must be an integer")
+    seed = parse_count(seed, name="seed", minimum=0)
     offs = _offsets(offsets, len(srcs), seed, max_offset)
     windows_ns = (
-        sorted({parse_duration(w, name="window") for w in _as_list(windows)})
+        sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
         if windows is not None
         else default_windows_ns()
     )
@@ -622,7 +633,7 @@ def superpose(
         rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
     else:
         rates_bps = list(LINK_SPEED_GRID_BPS)
-    bins_ns = sorted({parse_duration(b, name="bin") for b in _as_list(bins)})
+    bins_ns = sorted({parse_duration(b, name="bin", scale=True) for b in _as_list(bins)})
     by_names = _parse_by(by)
     if closed not in ("left", "both"):
         raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")

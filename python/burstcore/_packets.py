@@ -12,13 +12,15 @@ import polars as pl
 
 from . import _burstcore as _core
 from ._sources import normalize
-from ._units import format_bytes, format_duration, format_rate
+from ._units import format_bytes, format_duration, format_rate, parse_count
 
-ProgressCallback = Callable[[int, "int | None"], None]
+ProgressCallback = Callable[[int, "int | None"], object]
 """``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms, and once
-more when everything is read (then ``bytes_done == bytes_total``). ``bytes_total`` is ``None`` for
-a stream (stdin, a pipe, a Python file object of unknown length). An exception it raises stops the
-read and propagates."""
+more when everything is read (then ``bytes_done == bytes_total``); what it returns is ignored (a
+tqdm ``update`` will do). ``bytes_total`` is the input's size in bytes as stored (compressed, for
+a .gz or .zst): a file's size, or what a seekable file object holds from its position on; ``None``
+for a stream (stdin, a pipe, a file object that cannot seek to its end). An exception it raises
+stops the read and propagates; a callback that is not callable is a ``TypeError`` at once."""
 
 
 class CaptureWarning(UserWarning):
@@ -91,8 +93,7 @@ def thread_count(threads: int | None) -> int:
     cgroup quota, at most 8); checked."""
     if threads is None:
         threads = _core.default_threads()
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads={threads!r} must be a positive integer")
+    threads = parse_count(threads, name="threads")
     if threads > _core.MAX_THREADS:
         raise ValueError(
             f"threads={threads} is more than the {_core.MAX_THREADS} burstcore will start; results do not depend "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,6 +19,7 @@ from ._units import (
     LINK_SPEED_GRID_BPS,
     default_windows_ns,
     format_duration,
+    parse_count,
     parse_duration,
     parse_rate,
 )
@@ -57,7 +58,7 @@ class ScanResult:
         """PtM(τ) for one window, one row per group of the grouping ``by``. A window or a
         grouping the scan did not measure raises ``ValueError`` naming those it did (an empty
         frame would read as a trace without traffic)."""
-        w = parse_duration(window, name="window")
+        w = parse_duration(window, name="window", scale=True)
         scanned = self.config.get("windows_ns", [])
         if w not in scanned:
             shown = ", ".join(format_duration(x) for x in scanned) or "none"
@@ -85,10 +86,15 @@ class ScanResult:
 
 
 def _as_list(x: Any) -> list[Any]:
+    """One value or many: any iterable but a string or a mapping is many (a list, a set, a numpy
+    array, a polars or pandas Series, a generator)."""
     if x is None:
         return []
-    if isinstance(x, (str, bytes)) or not isinstance(x, (Sequence, np.ndarray, pl.Series)):
+    if isinstance(x, (str, bytes, Mapping)) or not isinstance(x, Iterable):
         return [x]
+    if isinstance(x, pl.Series) and x.dtype == pl.Duration:
+        # Its elements come out as datetime.timedelta, which stops at microseconds.
+        x = x.to_numpy()
     return list(x)
 
 
@@ -251,19 +257,18 @@ def scan(
     a float of bytes at the end.
     """
     windows_ns = (
-        sorted({parse_duration(w, name="window") for w in _as_list(windows)})
+        sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
         if windows is not None
         else default_windows_ns()
     )
-    bins_ns = sorted({parse_duration(b, name="bin") for b in _as_list(bins)})
+    bins_ns = sorted({parse_duration(b, name="bin", scale=True) for b in _as_list(bins)})
     by_names = _parse_by(by)
     if size not in SIZES:
         raise ValueError(f"size={size!r} is not one of {', '.join(SIZES)}")
     if closed not in ("left", "both"):
         raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
     horizon_ns, _ = _parse_order(reorder_horizon, on_late)
-    if isinstance(max_groups, bool) or not isinstance(max_groups, int) or max_groups < 1:
-        raise ValueError(f"max_groups={max_groups!r} must be a positive integer")
+    max_groups = parse_count(max_groups, name="max_groups")
     threads = thread_count(threads)
 
     in_memory = _is_columns(source)

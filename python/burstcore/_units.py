@@ -7,6 +7,7 @@ Durations become integer nanoseconds and rates integer bits per second, with dec
 from __future__ import annotations
 
 import datetime as _dt
+import operator
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -26,8 +27,14 @@ _DURATION_UNITS: dict[str, int] = {
 
 DURATION_FORMS = (
     "a string with a unit ('250ns', '5us', '5µs', '1.5ms', '2s', '1min', '1h'), a number of seconds, "
-    "a datetime.timedelta or a numpy.timedelta64"
+    "a datetime.timedelta, a numpy.timedelta64 or a pandas.Timedelta"
 )
+
+# A time scale (a window, a bin) given as a plain number is read in seconds, and burstcore hands
+# out nanoseconds (default_windows_ns(), config["windows_ns"], every *_ns column, whose smallest
+# default is 1000 ns): a plain number this large is far more likely nanoseconds fed back than a
+# window of a quarter of an hour or more, which can be written '1000s' or '1h'.
+_PLAIN_SCALE_MAX_S = 1000
 
 _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 # A sign is read so that "-5ms" is told it must be positive rather than that it is no duration.
@@ -40,12 +47,15 @@ def _exact_ns(value: Decimal, what: Any, name: str) -> int:
     return int(value)
 
 
-def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = False) -> int:
+def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = False, scale: bool = False) -> int:
     """Return ``value`` as integer nanoseconds.
 
-    Accepts "5ms", "250us", "250µs", "1.5s", "10ns", "1min", "1h"; ints and floats (seconds);
-    ``datetime.timedelta``; ``numpy.timedelta64``. Anything else raises ``ValueError`` naming the
-    value and the accepted forms.
+    Accepts "5ms", "250us", "250µs", "1.5s", "10ns", "1min", "1h" (exact: a fraction of a ns is
+    refused); ints and floats (seconds; a float is rounded to the nearest ns, as binary floats
+    such as ``np.logspace``'s are inexact anyway); ``datetime.timedelta``; ``numpy.timedelta64``;
+    ``pandas.Timedelta`` (to the ns). Anything else raises ``ValueError`` naming the value and the
+    accepted forms. With ``scale`` (a window, a bin, a period), a plain number of 1000 seconds or
+    more is refused as most likely nanoseconds: write it with a unit ('1000s', '1h').
     """
     if isinstance(value, bool):
         raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
@@ -53,15 +63,27 @@ def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = Fal
         if np.isnat(value):
             raise ValueError(f"{name}={value!r} is NaT, not a duration")
         ns = int(value.astype("timedelta64[ns]").astype(np.int64))
+    elif isinstance(value, _dt.timedelta) and isinstance(getattr(value, "value", None), int):
+        # pandas.Timedelta: a datetime.timedelta that holds integer ns in .value, below the
+        # microseconds the base class shows.
+        ns = value.value  # type: ignore[attr-defined]
     elif isinstance(value, _dt.timedelta):
         ns = (value.days * 86_400 + value.seconds) * 1_000_000_000 + value.microseconds * 1_000
-    elif isinstance(value, (int, np.integer)):
-        ns = int(value) * 1_000_000_000
-    elif isinstance(value, (float, np.floating)):
-        if not np.isfinite(value):
+    elif isinstance(value, (int, np.integer, float, np.floating)):
+        if isinstance(value, (float, np.floating)) and not np.isfinite(value):
             raise ValueError(f"{name}={value!r} is not a finite duration; give {DURATION_FORMS}")
-        # repr() gives the shortest decimal that round-trips, so 0.005 means exactly 5 ms.
-        ns = _exact_ns(Decimal(repr(float(value))) * 1_000_000_000, value, name)
+        if scale and float(value) >= _PLAIN_SCALE_MAX_S:
+            raise ValueError(
+                f"{name}={value!r} as a plain number is read in seconds ({value / 3600:,.2f} hours); "
+                f"burstcore's *_ns values are nanoseconds: write '{value}ns' (or "
+                f"numpy.timedelta64({value}, 'ns')), or '{value}s' if seconds are meant"
+            )
+        if isinstance(value, (int, np.integer)):
+            ns = int(value) * 1_000_000_000
+        else:
+            # repr() gives the shortest decimal that round-trips, so 0.005 means exactly 5 ms;
+            # what is left below a ns (0.009000000000000001 s) is the float's error.
+            ns = int((Decimal(repr(float(value))) * 1_000_000_000).to_integral_value())
     elif isinstance(value, str):
         m = _DURATION_RE.match(value)
         if not m and _is_bare_number(value):
@@ -79,7 +101,12 @@ def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = Fal
     if ns < 0 or (ns == 0 and not allow_zero):
         raise ValueError(f"{name}={value!r} must be {'≥' if allow_zero else '>'} 0")
     if ns >= 2**63:
-        raise ValueError(f"{name}={value!r} is longer than 292 years, the range of int64 nanoseconds")
+        hint = (
+            " (a plain number is read in seconds: write nanoseconds as '…ns')"
+            if isinstance(value, (int, np.integer))
+            else ""
+        )
+        raise ValueError(f"{name}={value!r} is longer than 292 years, the range of int64 nanoseconds{hint}")
     return ns
 
 
@@ -96,9 +123,12 @@ _RATE_PREFIX: dict[str, int] = {
     "Ti": 2**40,
 }
 _RATE_RE = re.compile(rf"^\s*{_NUMBER}\s*(|k|K|M|G|T|Ki|Mi|Gi|Ti)(bps|bit/s|b/s|bits/s|Bps|B/s|byte/s|bytes/s)\s*$")
+# tc's own spelling ("1gbit", "100mbit", "10Mbit"): bits per second, any case, powers of 1000.
+# Not tc's "bps", which tc reads as bytes per second and burstcore (and most papers) as bits.
+_TC_RATE_RE = re.compile(rf"^\s*{_NUMBER}\s*([kKmMgGtT]?)bit\s*$")
 RATE_FORMS = (
-    "a string such as '10Gbps', '400Mbit/s', '1.25GB/s', '100MB/s' (B = bytes, b/bit = bits; "
-    "k, M, G, T are powers of 1000, Ki, Mi, Gi, Ti powers of 1024) or a number of bits per second"
+    "a string such as '10Gbps', '400Mbit/s', '1gbit' (tc), '1.25GB/s', '100MB/s' (B = bytes, b/bit = "
+    "bits; k, M, G, T are powers of 1000, Ki, Mi, Gi, Ti powers of 1024) or a number of bits per second"
 )
 
 
@@ -111,7 +141,10 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
     elif isinstance(value, (float, np.floating)):
         if not np.isfinite(value):
             raise ValueError(f"{name}={value!r} is not a finite rate; give {RATE_FORMS}")
-        bps = Decimal(repr(float(value)))
+        # Rounded to the bit/s: 1.1 * 1e9 is 1100000000.0000002, the float's error.
+        bps = Decimal(repr(float(value))).to_integral_value()
+    elif isinstance(value, str) and (tc := _TC_RATE_RE.match(value)):
+        bps = Decimal(tc.group(1)) * _RATE_PREFIX[tc.group(2).upper().replace("K", "k")]
     elif isinstance(value, str):
         m = _RATE_RE.match(value)
         if not m and _is_bare_number(value):
@@ -130,6 +163,20 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
     if bps >= 2**64:
         raise ValueError(f"{name}={value!r} is beyond 2^64 bit/s")
     return int(bps)
+
+
+def parse_count(value: Any, *, name: str, minimum: int = 1) -> int:
+    """``value`` as a Python int of at least ``minimum``: any integer type (numpy's too), not a
+    bool, a float or a string."""
+    kind = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer ≥ {minimum}")
+    if not isinstance(value, bool):
+        try:
+            n = operator.index(value)
+        except TypeError:
+            raise ValueError(f"{name}={value!r} ({type(value).__name__}) must be {kind}") from None
+        if n >= minimum:
+            return n
+    raise ValueError(f"{name}={value!r} must be {kind}")
 
 
 def _is_bare_number(text: str) -> bool:

@@ -120,7 +120,7 @@ def plot_results(
     iters = list(iterations) if iterations is not None else [None] * len(results)
     if len(iters) != len(results):
         raise ValueError("give one iterations frame (or None) per result")
-    want_bin = parse_duration(bin, name="bin") if bin is not None else None
+    want_bin = parse_duration(bin, name="bin", scale=True) if bin is not None else None
 
     fig = _new_figure(len(panels), size)
     axes = fig.subplots(*((len(panels), 1) if len(panels) == 1 else ((len(panels) + 1) // 2, 2)), squeeze=False)

@@ -419,10 +419,10 @@ fn flows_match_tshark_conversations() {
         eprintln!(
             "{stem}: {checked} flows checked against tshark, {} flows, non-IP {}",
             rep.flows.len(),
-            rep.non_ip_packets
+            rep.no_flow_packets
         );
         assert!(checked > 0);
-        let total: u64 = rep.flows.iter().map(|r| r.bytes).sum::<u64>() + rep.non_ip_bytes;
+        let total: u64 = rep.flows.iter().map(|r| r.bytes).sum::<u64>() + rep.no_flow_bytes;
         assert_eq!(total, arrivals.iter().map(|a| a.size).sum::<u64>());
     });
 }

@@ -116,7 +116,7 @@ fn flows_match_hashmap_of_vec_reference() {
                     ft.push(a).unwrap();
                 }
                 let rep = ft.finish_report();
-                assert_eq!((rep.non_ip_packets, rep.non_ip_bytes), non_ip);
+                assert_eq!((rep.no_flow_packets, rep.no_flow_bytes), non_ip);
                 let mut got: Vec<_> = rep
                     .flows
                     .iter()

@@ -51,7 +51,7 @@ fn run<'py, T: Send>(
 ) -> PyResult<(T, Vec<String>)> {
     // The analyses read on one thread.
     let (mut readers, total) = open_all(py, sources, strict, mmap, 1)?;
-    let mut ctl = Control::new(progress, total);
+    let mut ctl = Control::new(py, progress, total)?;
     let res = py.detach(|| f(&mut readers, &mut |d| ctl.tick(d)));
     let out = res.map_err(|e| ctl.take(e))?;
     ctl.finish(py)?;
@@ -127,8 +127,8 @@ fn flows<'py>(
         col(&e, "bytes", env.rows.iter().map(|r| r.2))?;
         col(&e, "max_packets", env.rows.iter().map(|r| r.3))?;
         d.set_item("envelope", e)?;
-        d.set_item("non_ip_packets", rep.non_ip_packets)?;
-        d.set_item("non_ip_bytes", rep.non_ip_bytes)?;
+        d.set_item("no_flow_packets", rep.no_flow_packets)?;
+        d.set_item("no_flow_bytes", rep.no_flow_bytes)?;
         d.set_item("accounting", accounting(py, &acc)?)?;
         Ok((d, warnings))
     })

@@ -47,8 +47,20 @@ struct Control {
 }
 
 impl Control {
-    fn new(callback: Option<Py<PyAny>>, total: Option<u64>) -> Self {
-        Control {
+    /// A callback that cannot be called is refused here, before the read, not at its first
+    /// call 100 ms into it with Python's bare "'int' object is not callable".
+    fn new(py: Python<'_>, callback: Option<Py<PyAny>>, total: Option<u64>) -> PyResult<Self> {
+        if let Some(cb) = &callback {
+            let cb = cb.bind(py);
+            if !cb.is_callable() {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "progress={} is not callable: pass a function called as \
+                     progress(bytes_done, bytes_total_or_None), or None",
+                    cb.repr()?
+                )));
+            }
+        }
+        Ok(Control {
             callback,
             total,
             last: Instant::now(),
@@ -56,7 +68,7 @@ impl Control {
             shown: None,
             latest: None,
             pending: None,
-        }
+        })
     }
     fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
         self.latest = Some(done);
@@ -174,7 +186,7 @@ fn read_table<'py>(
         let (mut readers, total) =
             open_all(py, std::slice::from_ref(&source), strict, mmap, threads)?;
         let mut reader = readers.pop().expect("one source");
-        let mut ctl = Control::new(progress, total);
+        let mut ctl = Control::new(py, progress, total)?;
         let res = py.detach(|| {
             table::read_table_threads(&mut reader, columns.as_deref(), total, threads, &mut |d| {
                 ctl.tick(d)
@@ -254,7 +266,7 @@ fn capture_info<'py>(
     guard(py, || {
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap, 1)?;
         let mut reader = readers.pop().expect("one source");
-        let mut ctl = Control::new(progress, total);
+        let mut ctl = Control::new(py, progress, total)?;
         let inf = py
             .detach(|| pipeline::info(&mut reader, &mut |d| ctl.tick(d)))
             .map_err(|e| ctl.take(e))?;
@@ -528,7 +540,7 @@ fn scan<'py>(
         )?;
         let size = SizeKind::parse(size).map_err(to_py)?;
         let (mut readers, total) = open_all(py, &sources, strict, mmap, threads)?;
-        let mut ctl = Control::new(progress, total);
+        let mut ctl = Control::new(py, progress, total)?;
         let res = py.detach(|| {
             pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))
         });
@@ -609,7 +621,7 @@ fn scan_columns<'py>(
             Some(a) => Some(a.as_slice()?),
             None => None,
         };
-        let mut ctl = Control::new(None, Some(ts.len() as u64));
+        let mut ctl = Control::new(py, None, Some(ts.len() as u64))?;
         let res = py.detach(|| pipeline::scan_columns(ts, sz, ifs, cfg, &mut |d| ctl.tick(d)));
         let (out, acc) = res.map_err(|e| ctl.take(e))?;
         output_to_py(py, out, acc)

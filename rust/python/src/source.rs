@@ -226,6 +226,25 @@ fn open_polled(path: &std::path::Path) -> Option<std::io::Result<std::fs::File>>
     )
 }
 
+/// What a seekable file object holds from where it stands to its end, for progress' total (an
+/// opened file, a BytesIO); `None` for one that cannot seek to its end (a pipe, a socket, a
+/// gzip.GzipFile), whose length is unknown until read.
+fn remaining(obj: &Bound<'_, PyAny>) -> Option<u64> {
+    let seekable = obj.call_method0("seekable").ok()?.is_truthy().ok()?;
+    if !seekable {
+        return None;
+    }
+    let at: u64 = obj.call_method0("tell").ok()?.extract().ok()?;
+    let end = obj
+        .call_method1("seek", (0, 2))
+        .ok()
+        .and_then(|e| e.extract::<u64>().ok());
+    // Back where it stood, whatever the seek to the end did: a failed seek back leaves the
+    // object where the read would start wrongly, which the read then reports.
+    obj.call_method1("seek", (at, 0)).ok()?;
+    end?.checked_sub(at)
+}
+
 pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
     if obj.is_instance_of::<PyString>() {
         // As os.fsencode: a name that is not UTF-8 comes as surrogate escapes, which `to_str`
@@ -261,12 +280,13 @@ pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
         return input::from_reader(Box::new(Cursor::new(data)), Some(n)).map_err(to_py);
     }
     if obj.hasattr("read")? {
+        let total = remaining(obj);
         let reader = PyFileReader {
             file: obj.clone().unbind(),
             pending: Vec::new(),
             pending_at: 0,
         };
-        return input::from_reader(Box::new(reader), None).map_err(to_py);
+        return input::from_reader(Box::new(reader), total).map_err(to_py);
     }
     Err(PyTypeError::new_err(format!(
         "cannot read a capture from {}: pass a path, '-' for stdin, bytes, or a binary file object",

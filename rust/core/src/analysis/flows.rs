@@ -41,7 +41,8 @@ impl Default for FlowOptions {
     }
 }
 
-/// One flow. Ports are 0 when the packet has none (ICMP, fragments); `protocol` is 0 for Flow4.
+/// One flow. Ports are 0 when the packet has none (ICMP, fragments; never for Flow4, which leaves
+/// such packets out); `protocol` is 0 for Flow4.
 /// For BiFlow5 the src/dst fields name the sender of the flow's first packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowRecord {
@@ -66,8 +67,9 @@ pub struct FlowRecord {
 pub struct FlowReport {
     /// Sorted by (first_seen_ns, then key order of appearance).
     pub flows: Vec<FlowRecord>,
-    pub non_ip_packets: u64,
-    pub non_ip_bytes: u64,
+    /// Packets in no flow: not IP, or (Flow4) without transport ports.
+    pub no_flow_packets: u64,
+    pub no_flow_bytes: u64,
 }
 
 /// Key as stored: for BiFlow5 the endpoints are put in canonical (smaller first) order.
@@ -87,8 +89,8 @@ pub struct FlowTable {
     records: Vec<FlowRecord>,
     /// Flows closed by the idle timeout, so `live` stays bounded by the active set.
     closed: usize,
-    non_ip_packets: u64,
-    non_ip_bytes: u64,
+    no_flow_packets: u64,
+    no_flow_bytes: u64,
 }
 
 impl FlowTable {
@@ -98,8 +100,8 @@ impl FlowTable {
             live: HashMap::new(),
             records: Vec::new(),
             closed: 0,
-            non_ip_packets: 0,
-            non_ip_bytes: 0,
+            no_flow_packets: 0,
+            no_flow_bytes: 0,
         }
     }
 
@@ -108,11 +110,18 @@ impl FlowTable {
         let (src, dst) = match (h.src, h.dst) {
             (Some(s), Some(d)) => (s, d),
             _ => {
-                self.non_ip_packets = self.non_ip_packets.saturating_add(1);
-                self.non_ip_bytes = self.non_ip_bytes.saturating_add(a.size);
+                self.no_flow_packets = self.no_flow_packets.saturating_add(1);
+                self.no_flow_bytes = self.no_flow_bytes.saturating_add(a.size);
                 return Ok(());
             }
         };
+        if self.opts.key == FlowKey::Flow4 && (h.sport.is_none() || h.dport.is_none()) {
+            // The CNSM study's 4-tuple comes from the TCP ports: ICMP, IGMP or a later
+            // fragment is in no such flow.
+            self.no_flow_packets = self.no_flow_packets.saturating_add(1);
+            self.no_flow_bytes = self.no_flow_bytes.saturating_add(a.size);
+            return Ok(());
+        }
         let proto = h.ip_proto.unwrap_or(0);
         let sport = h.sport.unwrap_or(0);
         let dport = h.dport.unwrap_or(0);
@@ -254,12 +263,12 @@ impl FlowTable {
         flows.sort_by_key(|r| r.first_seen_ns);
         FlowReport {
             flows,
-            non_ip_packets: self.non_ip_packets,
-            non_ip_bytes: self.non_ip_bytes,
+            no_flow_packets: self.no_flow_packets,
+            no_flow_bytes: self.no_flow_bytes,
         }
     }
 
     pub fn non_ip(&self) -> (u64, u64) {
-        (self.non_ip_packets, self.non_ip_bytes)
+        (self.no_flow_packets, self.no_flow_bytes)
     }
 }

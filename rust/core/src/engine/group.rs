@@ -97,12 +97,17 @@ impl By {
                 }),
                 _ => None,
             },
-            By::Flow4 => h.src.zip(h.dst).map(|(src, dst)| GroupKey::Flow4 {
-                src,
-                sport: h.sport.unwrap_or(0),
-                dst,
-                dport: h.dport.unwrap_or(0),
-            }),
+            // The CNSM study's 4-tuple comes from the TCP ports: a packet without transport
+            // ports (ICMP, IGMP, a later fragment) belongs to no such flow.
+            By::Flow4 => match (h.src, h.dst, h.sport, h.dport) {
+                (Some(src), Some(dst), Some(sport), Some(dport)) => Some(GroupKey::Flow4 {
+                    src,
+                    sport,
+                    dst,
+                    dport,
+                }),
+                _ => None,
+            },
             By::Interface => Some(GroupKey::Interface(a.interface)),
             By::Vlan => h.vlan.map(GroupKey::Vlan),
             By::Qp => h
