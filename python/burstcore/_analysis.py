@@ -571,6 +571,28 @@ def _offsets(offsets: Any, n: int, seed: int, max_offset: Any) -> list[int]:
     return out
 
 
+def _apart(spans: list[tuple[int, int] | None]) -> str | None:
+    """A warning when a capture, after its offset, overlaps no other in time: the merge then
+    plays the captures one after the other, and its multiplexing gain says nothing about jobs
+    sharing a link (captures recorded at different times need offsets that align them)."""
+    live = [(k, s) for k, s in enumerate(spans) if s is not None]
+    if len(live) < 2:
+        return None
+    lonely = [(k, s) for k, s in live if not any(j != k and s[0] <= t[1] and t[0] <= s[1] for j, t in live)]
+    if not lonely:
+        return None
+    k0, s0 = live[0]
+    k, s = next(((k, s) for k, s in lonely if k != k0), live[1])
+    d = s[0] - s0[0]
+    return (
+        f"{len(lonely)} of the {len(live)} captures overlap no other in time after their offsets "
+        f"(capture {k} starts {format_duration(abs(d))} {'after' if d > 0 else 'before'} capture {k0}): "
+        "the merge plays them one after the other, so its multiplexing gain says nothing about "
+        f"sharing a link. Align them with offsets: adding '{'-' if d > 0 else ''}{format_duration(abs(d))}' "
+        f"to capture {k}'s offset starts it with capture {k0}"
+    )
+
+
 def _negative(v: Any) -> bool:
     """Whether an offset in any of the duration forms but a string is below zero."""
     if isinstance(v, bool):
@@ -608,7 +630,10 @@ def superpose(
     ``offsets``: one duration per capture (may be negative: "-3ms" or -0.003), None for all 0,
     or "random": capture 0 stays put and the others are shifted uniformly in [0, max_offset]
     (default 1 s; pass one iteration period for random phases), drawn from numpy's PCG64 seeded
-    with ``seed``, so a seed gives the same offsets everywhere.
+    with ``seed``, so a seed gives the same offsets everywhere. Offsets shift the captures'
+    own timestamps: captures recorded at different times need offsets that bring them together,
+    and a capture that overlaps no other after its offset gets a ``CaptureWarning`` naming the
+    offset that would align it.
 
     ``windows``, ``rates``, ``bins``, ``by``, ``closed``: as in ``scan`` (rates default to the
     link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass suffices).
@@ -657,6 +682,10 @@ def superpose(
         mmap=mmap,
     )
     _warn(warns)
+    apart = _apart(out["spans"])
+    if apart:
+        warns = [*warns, apart]
+        _warn([apart])
     cfg = {
         "windows_ns": windows_ns,
         "rates_bps": rates_bps,

@@ -385,6 +385,9 @@ pub struct Superposition {
     pub merged: ScanOutput,
     /// Per capture, its aggregate E(τ) rows (window order).
     pub singles: Vec<Vec<EnvelopeRow>>,
+    /// Per capture, its first and last counted packet's time after its offset (None: no packet),
+    /// to tell captures that never overlap, whose merge is no superposition.
+    pub spans: Vec<Option<(i64, i64)>>,
     pub accounting: Accounting,
 }
 
@@ -428,13 +431,23 @@ pub fn superpose(
     out.reorder.reordered = acc.reordered;
     out.reorder.dropped_late = acc.skipped_late;
     out.reorder.max_lateness_ns = acc.max_lateness_ns;
-    let singles = singles
+    let outs = singles
         .into_iter()
-        .map(|s| s.finish().map(|o| o.envelope))
+        .map(Scanner::finish)
         .collect::<Result<Vec<_>>>()?;
+    let spans = outs
+        .iter()
+        .map(|o| {
+            o.groups
+                .iter()
+                .find(|g| g.packets > 0)
+                .map(|g| (g.first_ns, g.last_ns))
+        })
+        .collect();
     Ok(Superposition {
         merged: out,
-        singles,
+        singles: outs.into_iter().map(|o| o.envelope).collect(),
+        spans,
         accounting: acc,
     })
 }

@@ -494,6 +494,7 @@ fn superpose<'py>(
         let d = PyDict::new(py);
         d.set_item("scan", output_to_py(py, sp.merged, sp.accounting)?)?;
         d.set_item("singles", singles)?;
+        d.set_item("spans", sp.spans)?;
         Ok((d, warnings))
     })
 }
