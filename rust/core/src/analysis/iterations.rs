@@ -33,7 +33,10 @@
 //!    least 5 % of the segment's busiest bin; the iteration's bytes and packets are those of the
 //!    whole segment (boundary to boundary). Segments far lighter than the median (start-up,
 //!    idle, a second job's trickle) are dropped, and so are segments that stand apart, about one
-//!    period from neither neighbour (the parameter broadcast before training).
+//!    period from neither neighbour (the parameter broadcast before training). A kept
+//!    iteration whose neighbour segment was dropped takes the busy bins that run on across the
+//!    boundary between them: a ring's first iteration is longer than the spacing allows, and
+//!    the boundary placed inside it would otherwise leave its head in no iteration.
 //! 4. Refinement: the period is the mean spacing of phase starts over the longest run of
 //!    consecutive kept iterations, i.e. (last start − first start)/(count − 1).
 
@@ -242,23 +245,16 @@ impl IterationAnalyzer {
                     .saturating_mul(coarse_ns),
             )
         };
-        let mut segs: Vec<(Iteration, usize)> = Vec::new();
-        for (k, w) in bounds.windows(2).enumerate() {
-            let (lo, hi) = match w {
-                [lo, hi] => (*lo, *hi),
-                _ => continue,
-            };
+        // One segment, boundary to boundary, measured: None when it carries no data.
+        let measure = |lo: usize, hi: usize| -> Option<Iteration> {
             let slice = total.get(lo..hi).unwrap_or(&[]);
             let peak = slice.iter().copied().fold(0.0, f64::max);
             if peak <= 0.0 {
-                continue;
+                return None;
             }
             let busy = |x: &f64| *x >= 0.05 * peak;
-            let (Some(first), Some(last)) =
-                (slice.iter().position(busy), slice.iter().rposition(busy))
-            else {
-                continue;
-            };
+            let first = slice.iter().position(busy)?;
+            let last = slice.iter().rposition(busy)?;
             let (a, b) = (lo + first, lo + last + 1);
             // Bytes of the whole segment, boundary to boundary: the boundaries sit at the
             // quietest points, so this is the iteration's traffic, while the 5 %-of-peak edges
@@ -271,18 +267,24 @@ impl IterationAnalyzer {
                 .iter()
                 .copied()
                 .fold(0.0, f64::max);
-            segs.push((
-                Iteration {
-                    start_ns: t(a),
-                    comm_end_ns: t(b),
-                    end_ns: t(hi),
-                    bytes: bytes as u64,
-                    packets: packets as u64,
-                    peak_rate_bps: peak_all * 8.0 * 1e9 / coarse_ns as f64,
-                },
-                k,
-            ));
-        }
+            Some(Iteration {
+                start_ns: t(a),
+                comm_end_ns: t(b),
+                end_ns: t(hi),
+                bytes: bytes as u64,
+                packets: packets as u64,
+                peak_rate_bps: peak_all * 8.0 * 1e9 / coarse_ns as f64,
+            })
+        };
+        // (iteration, index of its segment)
+        let mut segs: Vec<(Iteration, usize)> = bounds
+            .windows(2)
+            .enumerate()
+            .filter_map(|(k, w)| match w {
+                [lo, hi] => measure(*lo, *hi).map(|it| (it, k)),
+                _ => None,
+            })
+            .collect();
         let mut weights: Vec<u64> = segs.iter().map(|(it, _)| it.bytes).collect();
         weights.sort_unstable();
         let median = weights.get(weights.len() / 2).copied().unwrap_or(0);
@@ -335,6 +337,35 @@ impl IterationAnalyzer {
                 .collect();
             let mut keep = chained.into_iter();
             segs.retain(|_| keep.next().unwrap_or(false));
+        }
+        // A boundary is placed 0.7–1.3 periods from the next, and an iteration longer than
+        // that (a ring's first: all gradients in one bucket, then re-split) gets one inside its
+        // phase. Where the segment on the other side was not kept, the phase's busy bins that
+        // run on across the boundary are this iteration's: it takes them, up to the first quiet
+        // bin (9 % of capture d's first iteration was lost so, in no iteration).
+        let kept: Vec<usize> = segs.iter().map(|(_, k)| *k).collect();
+        for (it, k) in &mut segs {
+            let (lo, hi) = (bounds[*k], bounds[*k + 1]);
+            let phase = total.get(lo..hi).unwrap_or(&[]);
+            let floor = 0.05 * phase.iter().copied().fold(0.0, f64::max);
+            let busy = |i: usize| total.get(i).is_some_and(|x| *x >= floor && *x > 0.0);
+            let mut new_lo = lo;
+            if *k > 0 && !kept.contains(&(*k - 1)) {
+                while new_lo > bounds[*k - 1] && busy(new_lo - 1) {
+                    new_lo -= 1;
+                }
+            }
+            let mut new_hi = hi;
+            if *k + 2 < bounds.len() && !kept.contains(&(*k + 1)) {
+                while new_hi < bounds[*k + 2] && busy(new_hi) {
+                    new_hi += 1;
+                }
+            }
+            if (new_lo, new_hi) != (lo, hi) {
+                if let Some(wider) = measure(new_lo, new_hi) {
+                    *it = wider;
+                }
+            }
         }
         report.iterations = segs.into_iter().map(|(it, _)| it).collect();
         report
