@@ -136,8 +136,8 @@ def main() -> None:
     w("choice decides the figure: its first packet is a stray IGMP report 1.72 s before the job's, and")
     w("training fills 0.40 s of the 5.29 s, so PtM(5 ms) is 61.8 over the capture, 41.6 over the job's")
     w("TCP traffic and 4.6 over the logged training iterations (iteration period 46 ms, which bounds it")
-    w("near 9). burstcore has no time-range option yet: to measure one phase, cut the capture first")
-    w("(`editcap -A/-B`).\n")
+    w("near 9). To measure one phase, give its stretch: `scan(path, start=..., end=...)` reads only")
+    w("[start, end) and takes ρ over it (`tests/test_time_range.py` checks the training phase of d).\n")
 
     w("## Iterations: detected period vs ground truth\n")
     w(

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -135,6 +136,41 @@ def test_scan_values_match_brute_force(cap: Path, tmp_path: Path) -> None:
     env = {r["window_ns"]: r["bytes"] for r in json.loads(p.stdout)["envelope"]}
     for w in (1_000, 10_000, 100_000):
         assert env[w] == oracles.envelope(ts, sizes, w)[0]
+
+
+def test_scan_of_a_time_range(cap: Path) -> None:
+    """--start/--end as the API's start/end: ns since 1970 or ISO 8601, the rest counted."""
+    ts, frames = training_like()
+    sizes = [len(f) for f in frames]
+    lo, hi = ts[len(ts) // 4], ts[len(ts) // 2]
+    iso = str(np.datetime64(lo, "ns")) + "Z"
+    for start in (str(lo), iso):
+        p = run_cli(
+            "scan",
+            cap,
+            "--windows",
+            "10us",
+            "--rates",
+            "1Gbps",
+            "--start",
+            start,
+            "--end",
+            hi,
+            "--format",
+            "json",
+            "-o",
+            "-",
+        )
+        assert p.returncode == 0, p.stderr
+        doc = json.loads(p.stdout)
+        keep = [i for i, t in enumerate(ts) if lo <= t < hi]
+        assert doc["summary"][0]["skipped_outside_range"] == len(ts) - len(keep)
+        want = oracles.envelope([ts[i] for i in keep], [sizes[i] for i in keep], 10_000)[0]
+        assert doc["envelope"][0]["bytes"] == want
+    p = run_cli("scan", cap, "--start", "noon")
+    assert p.returncode == 2 and "argument --start: 'noon' is not an instant: give ISO 8601" in p.stderr.decode(), (
+        p.stderr
+    )
 
 
 def test_scan_parquet_and_csv_equal_api(cap: Path, tmp_path: Path) -> None:

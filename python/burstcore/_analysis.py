@@ -40,6 +40,7 @@ from ._units import (
     parse_count,
     parse_duration,
     parse_rate,
+    parse_time_range,
 )
 
 _DT = pl.Datetime("ns", "UTC")
@@ -82,6 +83,8 @@ def flows(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> pl.DataFrame:
     """One row per flow, in order of first packet, with NFStream-style columns.
 
@@ -111,7 +114,17 @@ def flows(
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_flows = parse_count(max_flows, name="max_flows")
     out, warns = _core.flows(
-        _sources(source), key, timeout_ns, windows_ns, max_flows, horizon_ns, late, strict, progress, mmap=mmap
+        _sources(source),
+        key,
+        timeout_ns,
+        windows_ns,
+        max_flows,
+        horizon_ns,
+        late,
+        strict,
+        progress,
+        mmap=mmap,
+        time_range=parse_time_range(start, end),
     )
     _warn(warns)
     env = out.pop("envelope")
@@ -160,10 +173,18 @@ def flows(
 
 
 def _matrix(
-    source: Any, reorder_horizon: Any, on_late: str, strict: bool, progress: Any, mmap: bool | None
+    source: Any,
+    reorder_horizon: Any,
+    on_late: str,
+    strict: bool,
+    progress: Any,
+    mmap: bool | None,
+    time_range: tuple[int | None, int | None] | None,
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    out, warns = _core.traffic_matrix(_sources(source), horizon_ns, late, strict, progress, mmap=mmap)
+    out, warns = _core.traffic_matrix(
+        _sources(source), horizon_ns, late, strict, progress, mmap=mmap, time_range=time_range
+    )
     _warn(warns, depth=1)
     return out
 
@@ -176,13 +197,15 @@ def traffic_matrix(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> pl.DataFrame:
     """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
     bytes column sums to the wire bytes of every packet with a timestamp (those without one
     cannot be put in order, and are counted in the capture's ``info`` only). For throughput per
     pair over time, use ``scan(source, by="pair", bins=...)``."""
-    out = _matrix(source, reorder_horizon, on_late, strict, progress, mmap)
+    out = _matrix(source, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end))
     p = out["pairs"]
     df = pl.DataFrame(
         {
@@ -206,10 +229,12 @@ def host_volumes(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
     heaviest sender first."""
-    out = _matrix(source, reorder_horizon, on_late, strict, progress, mmap)
+    out = _matrix(source, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end))
     h = out["hosts"]
     df = pl.DataFrame(
         {
@@ -269,6 +294,7 @@ def _histograms(
     strict: bool,
     progress: Any,
     mmap: bool | None,
+    time_range: tuple[int | None, int | None] | None,
 ) -> dict[str, Any]:
     if not isinstance(by, str) and by is not None and len(names := _as_list(by)) == 1:
         by = names[0]  # scan takes a list of groupings; a list of one is fine here too
@@ -282,7 +308,17 @@ def _histograms(
     # The group "all" is always there: by='all' adds no grouping (it repeated every row).
     core_by = None if by == "all" else by
     out, warns = _core.histograms(
-        _sources(source), what, core_by, qs, max_groups, horizon_ns, late, strict, progress, mmap=mmap
+        _sources(source),
+        what,
+        core_by,
+        qs,
+        max_groups,
+        horizon_ns,
+        late,
+        strict,
+        progress,
+        mmap=mmap,
+        time_range=time_range,
     )
     _warn(warns, depth=1)
     return out
@@ -299,10 +335,24 @@ def sizes(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
     (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...)."""
-    out = _histograms(source, "sizes", by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap)
+    out = _histograms(
+        source,
+        "sizes",
+        by,
+        quantiles,
+        max_groups,
+        reorder_horizon,
+        on_late,
+        strict,
+        progress,
+        mmap,
+        parse_time_range(start, end),
+    )
     hist = pl.DataFrame(out["sizes"], schema_overrides={"group": pl.String})
     q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
         "group", "q", pl.col("size").cast(pl.UInt64).alias("value")
@@ -324,10 +374,24 @@ def gaps(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
     and per group of ``by``."""
-    out = _histograms(source, "gaps", by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap)
+    out = _histograms(
+        source,
+        "gaps",
+        by,
+        quantiles,
+        max_groups,
+        reorder_horizon,
+        on_late,
+        strict,
+        progress,
+        mmap,
+        parse_time_range(start, end),
+    )
     hist = pl.DataFrame(out["gaps"], schema_overrides={"group": pl.String})
     q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
         "group",
@@ -387,12 +451,16 @@ def bursts(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> Bursts:
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
     gap_ns = parse_duration(gap, name="gap", allow_zero=True)
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    out, warns = _core.bursts(_sources(source), gap_ns, horizon_ns, late, strict, progress, mmap=mmap)
+    out, warns = _core.bursts(
+        _sources(source), gap_ns, horizon_ns, late, strict, progress, mmap=mmap, time_range=parse_time_range(start, end)
+    )
     _warn(warns)
     n = len(out["start_ns"])
     off = out["off_gaps_ns"]
@@ -474,6 +542,8 @@ def iterations(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> Iterations:
     """Estimate the iteration period from the traffic and segment the trace into iterations.
 
@@ -495,7 +565,18 @@ def iterations(
     if hi <= lo:
         raise ValueError(f"max_period ({format_duration(hi)}) must exceed min_period ({format_duration(lo)})")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    out, warns = _core.iterations(_sources(source), bin_ns, lo, hi, horizon_ns, late, strict, progress, mmap=mmap)
+    out, warns = _core.iterations(
+        _sources(source),
+        bin_ns,
+        lo,
+        hi,
+        horizon_ns,
+        late,
+        strict,
+        progress,
+        mmap=mmap,
+        time_range=parse_time_range(start, end),
+    )
     _warn(warns)
     n = len(out["start_ns"])
     df = pl.DataFrame(
@@ -623,6 +704,8 @@ def superpose(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> SuperposeResult:
     """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
@@ -680,6 +763,7 @@ def superpose(
         strict,
         progress,
         mmap=mmap,
+        time_range=parse_time_range(start, end),
     )
     _warn(warns)
     apart = _apart(out["spans"])
@@ -697,6 +781,8 @@ def superpose(
         "reorder_horizon_ns": horizon_ns,
         "on_late": late,
         "offsets_ns": offs,
+        "start_ns": None if (tr := parse_time_range(start, end)) is None else tr[0],
+        "end_ns": None if tr is None else tr[1],
     }
     base = _build_result(out["scan"], warns, cfg, True)
     singles = pl.DataFrame(out["singles"])

@@ -56,6 +56,9 @@ class InternalError(RuntimeError): ...
 
 _Progress = Callable[[int, int | None], object] | None
 
+# (start_ns, end_ns) of a time range, either None for open; None for all of time.
+_Span = tuple[int | None, int | None] | None
+
 def default_threads() -> int: ...
 def read_table(
     source: Any,
@@ -83,6 +86,7 @@ def scan(
     progress: _Progress = None,
     threads: int = 1,
     mmap: bool | None = None,
+    time_range: _Span = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],
@@ -108,6 +112,7 @@ def flows(
     strict: bool = False,
     progress: _Progress = None,
     mmap: bool | None = None,
+    time_range: _Span = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def traffic_matrix(
     sources: list[Any],
@@ -116,6 +121,7 @@ def traffic_matrix(
     strict: bool = False,
     progress: _Progress = None,
     mmap: bool | None = None,
+    time_range: _Span = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def histograms(
     sources: list[Any],
@@ -128,6 +134,7 @@ def histograms(
     strict: bool = False,
     progress: _Progress = None,
     mmap: bool | None = None,
+    time_range: _Span = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def bursts(
     sources: list[Any],
@@ -137,6 +144,7 @@ def bursts(
     strict: bool = False,
     progress: _Progress = None,
     mmap: bool | None = None,
+    time_range: _Span = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def iterations(
     sources: list[Any],
@@ -148,6 +156,7 @@ def iterations(
     strict: bool = False,
     progress: _Progress = None,
     mmap: bool | None = None,
+    time_range: _Span = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def superpose(
     sources: list[Any],
@@ -163,6 +172,7 @@ def superpose(
     strict: bool = False,
     progress: _Progress = None,
     mmap: bool | None = None,
+    time_range: _Span = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 
 @final

@@ -22,6 +22,7 @@ from ._units import (
     parse_count,
     parse_duration,
     parse_rate,
+    parse_time_range,
 )
 
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
@@ -184,6 +185,8 @@ def scan(
     progress: ProgressCallback | None = None,
     threads: int | None = None,
     mmap: bool | None = None,
+    start: Any = None,
+    end: Any = None,
 ) -> ScanResult:
     """Measure burstiness at many time scales in one pass over a capture.
 
@@ -248,13 +251,22 @@ def scan(
         file objects are read buffered whatever this says; a scan split into time chunks
         (``threads`` > 1) maps the file once and frames every chunk from it.
 
+    start, end:
+        The stretch of the capture to measure, [start, end): packets before ``start`` or at or
+        after ``end`` are skipped (counted in ``summary.skipped_outside_range``), and the span of
+        ρ is the stretch itself: from ``start`` (else the group's first packet) to ``end`` (else
+        its last packet). A ``datetime`` (naive ones are UTC), ``numpy.datetime64``,
+        ``pandas.Timestamp``, ISO 8601 string, or int of ns since 1970 (as the ``*_ns`` columns
+        and training logs give them). Not for in-memory columns: filter those first. A scan of
+        a time range reads the capture in one stream (not split into time chunks).
+
     Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
     ``packets`` (counted) + the ``skipped_*`` columns.
 
     Conventions: timestamps are integer ns since the epoch (UTC). ρ of a group = its bytes / its
-    span (first to last packet), so PtM(τ) = E(τ)/(ρ·τ) → ~1 as τ approaches the span; with a
-    zero span ρ and PtM are null. B_max uses exact integer arithmetic (bits·ns), rounded once to
-    a float of bytes at the end.
+    span (first to last packet, or the ``start``/``end`` given), so PtM(τ) = E(τ)/(ρ·τ) → ~1 as
+    τ approaches the span; with a zero span ρ and PtM are null. B_max uses exact integer
+    arithmetic (bits·ns), rounded once to a float of bytes at the end.
     """
     windows_ns = (
         sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
@@ -270,8 +282,14 @@ def scan(
     horizon_ns, _ = _parse_order(reorder_horizon, on_late)
     max_groups = parse_count(max_groups, name="max_groups")
     threads = thread_count(threads)
+    time_range = parse_time_range(start, end)
 
     in_memory = _is_columns(source)
+    if in_memory and time_range is not None:
+        raise ValueError(
+            "start/end select packets of a capture; in-memory columns are yours to filter "
+            "(e.g. df.filter(pl.col('timestamp').is_between(start, end, closed='left')))"
+        )
     if in_memory and size != "wire":
         # The columns carry their sizes: a size to count from the headers has nothing to read.
         raise ValueError(
@@ -302,7 +320,7 @@ def scan(
         rates_bps, rates_note = _rates_from_mean(*_total_and_span(counted), "mean-rate multiples")
     elif (
         all(is_rereadable(s) for s in sources)
-        and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap)) is not None
+        and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap, time_range)) is not None
     ):
         rates_bps, rates_note = _rates_from_mean(*pre, "mean-rate multiples (pre-pass)")
     else:
@@ -330,6 +348,7 @@ def scan(
             progress,
             threads,
             mmap=mmap,
+            time_range=time_range,
         )
         for w in warns:
             warnings.warn(w, CaptureWarning, stacklevel=2)
@@ -344,6 +363,8 @@ def scan(
         "reorder_horizon_ns": horizon_ns,
         "on_late": on_late,
         "threads": threads,
+        "start_ns": None if time_range is None else time_range[0],
+        "end_ns": None if time_range is None else time_range[1],
     }
     return _build_result(out, warns, cfg, fill_empty_bins)
 
@@ -365,6 +386,7 @@ def _prepass(
     strict: bool,
     threads: int,
     mmap: bool | None,
+    time_range: tuple[int | None, int | None] | None,
 ) -> tuple[int, int] | None:
     """ΣL_i and the span T of the packets the main pass will count, by its own size and order
     rules (a scan with no window, rate or bin), so that the default rates are multiples of the ρ
@@ -373,19 +395,36 @@ def _prepass(
     and raises, naming the input among several (``CaptureError.input``)."""
     try:
         out, _ = _core.scan(
-            sources, [], "left", [], [], ["all"], size, horizon_ns, on_late, 1, strict, None, threads, mmap=mmap
+            sources,
+            [],
+            "left",
+            [],
+            [],
+            ["all"],
+            size,
+            horizon_ns,
+            on_late,
+            1,
+            strict,
+            None,
+            threads,
+            mmap=mmap,
+            time_range=time_range,
         )
     except _core.CaptureError:
         return None
-    return _total_and_span(out)
+    return _total_and_span(out, time_range)
 
 
-def _total_and_span(out: dict[str, Any]) -> tuple[int, int]:
-    """ΣL_i and the span of the aggregate of a scan by "all"."""
+def _total_and_span(out: dict[str, Any], time_range: tuple[int | None, int | None] | None = None) -> tuple[int, int]:
+    """ΣL_i and the span of the aggregate of a scan by "all" (over the time range, if given)."""
     g = out["groups"]
     if not len(g["packets"]) or int(g["packets"][0]) == 0:
         return 0, 0
-    return int(g["bytes"][0]), int(g["last_ns"][0]) - int(g["first_ns"][0])
+    lo, hi = time_range or (None, None)
+    first = int(g["first_ns"][0]) if lo is None else lo
+    last = int(g["last_ns"][0]) if hi is None else hi
+    return int(g["bytes"][0]), last - first
 
 
 _DT = pl.Datetime("ns", "UTC")
@@ -403,8 +442,8 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
             "first_ns": g["first_ns"],
             "last_ns": g["last_ns"],
             # A span can pass i64::MAX (packets from 1677 to 2262): as u64 it is exact, since
-            # unsigned arithmetic wraps back into [0, 2^64).
-            "span_ns": _span_u64(g["first_ns"], g["last_ns"]),
+            # unsigned arithmetic wraps back into [0, 2^64). A time range given is the span.
+            "span_ns": _span_u64(_or(cfg.get("start_ns"), g["first_ns"]), _or(cfg.get("end_ns"), g["last_ns"])),
         }
     )
     groups = groups.with_columns(
@@ -449,7 +488,9 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
     total_bytes = int(agg["bytes"].sum()) if agg.height else 0
     first: int | None = int(agg["first_ns"].min()) if agg.height else None  # type: ignore[arg-type]
     last: int | None = int(agg["last_ns"].max()) if agg.height else None  # type: ignore[arg-type]
-    span = (last - first) if first is not None and last is not None else None
+    lo = cfg.get("start_ns") if cfg.get("start_ns") is not None else first
+    hi = cfg.get("end_ns") if cfg.get("end_ns") is not None else last
+    span = (hi - lo) if lo is not None and hi is not None and agg.height else None
     summary = pl.DataFrame(
         {
             "packets_read": [acc["packets_read"]],
@@ -463,12 +504,20 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
             "max_lateness_ns": [acc["max_lateness_ns"]],
             "skipped_no_timestamp": [acc["skipped_no_timestamp"]],
             "skipped_timestamp_out_of_range": [acc["skipped_timestamp_out_of_range"]],
+            "skipped_outside_range": [acc["skipped_outside_range"]],
             "skipped_no_size": [acc["skipped_no_size"]],
             "skipped_late": [acc["skipped_late"]],
         }
     )
     groups = groups.select("by", "group", "packets", "bytes", "first", "last", "span_ns", "mean_rate_bps")
     return ScanResult(env, bl, se, groups, summary, list(warns), cfg)
+
+
+def _or(instant: int | None, per_group: Any) -> Any:
+    """The instant given for every group, else each group's own."""
+    if instant is None:
+        return per_group
+    return np.full(len(per_group), instant, dtype=np.int64)
 
 
 def _span_u64(first_ns: Any, last_ns: Any) -> np.ndarray:

@@ -165,6 +165,62 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
     return int(bps)
 
 
+INSTANT_FORMS = (
+    "a datetime.datetime (naive ones are UTC), a numpy.datetime64, a pandas.Timestamp, an ISO 8601 "
+    "string ('2026-11-30T02:48:30.9848Z') or an int of nanoseconds since 1970 (as the *_ns columns)"
+)
+
+
+# "+01:00" or "-0500" after a time of day: an instant given in another zone than UTC.
+_ZONE_RE = re.compile(r"T[0-9:.]+[+-][0-9]{2}:?[0-9]{2}$")
+
+
+def parse_instant(value: Any, *, name: str) -> int:
+    """``value`` as integer nanoseconds since 1970-01-01 UTC, exactly (a float is refused: which
+    unit would it be in?)."""
+    if isinstance(value, bool) or isinstance(value, (float, np.floating)):
+        raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}")
+    if isinstance(value, (int, np.integer)):
+        ns = int(value)
+    elif isinstance(value, _dt.datetime) and isinstance(getattr(value, "value", None), int):
+        # pandas.Timestamp: ns since 1970 UTC in .value (whatever its time zone shows).
+        ns = value.value  # type: ignore[attr-defined]
+    elif isinstance(value, _dt.datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.UTC)
+        d = aware - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+        ns = (d.days * 86_400 + d.seconds) * 1_000_000_000 + d.microseconds * 1_000
+    elif isinstance(value, str) and _ZONE_RE.search(value.strip()):
+        # An offset from UTC: datetime reads it (to the microsecond); numpy would not.
+        try:
+            return parse_instant(_dt.datetime.fromisoformat(value.strip()), name=name)
+        except ValueError:
+            raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}") from None
+    elif isinstance(value, (np.datetime64, str)):
+        try:
+            t = np.datetime64(value.strip().removesuffix("Z") if isinstance(value, str) else value)
+        except ValueError:
+            raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}") from None
+        if np.isnat(t):
+            raise ValueError(f"{name}={value!r} is NaT, not an instant")
+        ns = int(t.astype("datetime64[ns]").astype(np.int64))
+    else:
+        raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
+    if not -(2**63) <= ns < 2**63:
+        raise ValueError(f"{name}={value!r} is outside int64 nanoseconds since 1970 (years 1678-2262)")
+    return ns
+
+
+def parse_time_range(start: Any, end: Any) -> tuple[int | None, int | None] | None:
+    """``start``/``end`` as the ``(start_ns, end_ns)`` the core takes (None: all of time)."""
+    if start is None and end is None:
+        return None
+    lo = None if start is None else parse_instant(start, name="start")
+    hi = None if end is None else parse_instant(end, name="end")
+    if lo is not None and hi is not None and lo >= hi:
+        raise ValueError(f"start={start!r} is not before end={end!r}: the range [start, end) would be empty")
+    return lo, hi
+
+
 def parse_count(value: Any, *, name: str, minimum: int = 1) -> int:
     """``value`` as a Python int of at least ``minimum``: any integer type (numpy's too), not a
     bool, a float or a string."""

@@ -159,6 +159,20 @@ def _positive_int(text: str) -> int:
     return n
 
 
+def _instant(text: str) -> int:
+    """An ISO 8601 instant ('2026-11-30T02:48:30.98Z', UTC when no zone is given) or integer ns
+    since 1970 (as the training logs and burstcore's *_ns columns give them)."""
+    from ._units import parse_instant
+
+    try:
+        return parse_instant(int(text) if text.strip().lstrip("-").isdigit() else text, name="instant")
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an instant: give ISO 8601 (2026-11-30T02:48:30.98Z, UTC unless a zone is "
+            "given) or integer nanoseconds since 1970"
+        ) from None
+
+
 def _horizon(text: str) -> str:
     from ._units import parse_duration
 
@@ -228,6 +242,19 @@ def _scan_options(p: argparse.ArgumentParser) -> None:
         choices=("error", "drop"),
         default="error",
         help="a packet later than the horizon: fail (error, default) or drop and count it",
+    )
+    g.add_argument(
+        "--start",
+        type=_instant,
+        metavar="INSTANT",
+        help="measure from this instant on: ISO 8601 (2026-11-30T02:48:30.98Z) or ns since 1970; the mean "
+        "rate is then over the stretch from it",
+    )
+    g.add_argument(
+        "--end",
+        type=_instant,
+        metavar="INSTANT",
+        help="measure up to (not including) this instant, in the same forms as --start",
     )
     g.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
     g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
@@ -417,6 +444,8 @@ def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "strict": args.strict,
         "mmap": args.mmap,
         "threads": args.threads,
+        "start": args.start,
+        "end": args.end,
     }
 
 

@@ -21,15 +21,19 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::pipeline::merge::{self, Streams};
 use crate::pipeline::{Accounting, Progress};
 use crate::wire;
+use crate::TimeRange;
 
 const PROGRESS_EVERY: u64 = 1 << 16;
 
-/// How out-of-order packets are handled (the same knobs as a scan).
+/// Which packets an analysis reads and how out-of-order ones are handled (the same knobs as a
+/// scan).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OrderOptions {
     /// Packets may arrive up to this many ns earlier than the latest seen in their capture.
     pub reorder_horizon_ns: i64,
     pub late: LatePolicy,
+    /// Packets outside (after any offset) are skipped and counted.
+    pub time_range: TimeRange,
 }
 
 impl Default for OrderOptions {
@@ -37,6 +41,7 @@ impl Default for OrderOptions {
         OrderOptions {
             reorder_horizon_ns: ScanConfig::DEFAULT_REORDER_HORIZON_NS,
             late: LatePolicy::Error,
+            time_range: TimeRange::ALL,
         }
     }
 }
@@ -56,6 +61,9 @@ struct Ordered<'r> {
     /// leaves out timestamps it cannot represent (pinned to i64::MIN/MAX they would make a
     /// burst at one instant).
     shifted_out: u64,
+    time_range: TimeRange,
+    /// Packets outside `time_range`.
+    outside: u64,
 }
 
 impl<'r> Ordered<'r> {
@@ -69,6 +77,8 @@ impl<'r> Ordered<'r> {
             packets_read: 0,
             no_timestamp: 0,
             shifted_out: 0,
+            time_range: order.time_range,
+            outside: 0,
         }
     }
 
@@ -80,6 +90,10 @@ impl<'r> Ordered<'r> {
                     self.shifted_out += 1;
                     continue;
                 };
+                if !self.time_range.contains(ts_ns) {
+                    self.outside += 1;
+                    continue;
+                }
                 a.ts_ns = ts_ns;
                 return Ok(Some(a));
             }
@@ -210,6 +224,7 @@ fn for_each_ordered(
         acc.skipped_no_timestamp += s.no_timestamp;
         acc.out_of_range(s.reader);
         acc.skipped_timestamp_out_of_range += s.shifted_out;
+        acc.skipped_outside_range += s.outside;
         let st = s.reorder.stats();
         acc.skipped_late += st.dropped_late;
         acc.reordered += st.reordered;
@@ -218,6 +233,7 @@ fn for_each_ordered(
     acc.counted = acc.packets_read
         - acc.skipped_no_timestamp
         - acc.skipped_timestamp_out_of_range
+        - acc.skipped_outside_range
         - acc.skipped_late;
     Ok(acc)
 }

@@ -80,5 +80,5 @@ pub mod wire;
 pub mod writer;
 
 pub use error::{Error, ErrorKind, Warning};
-pub use packet::Packet;
+pub use packet::{Packet, TimeRange};
 pub use pool::{default_threads, MAX_THREADS};

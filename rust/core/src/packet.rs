@@ -25,3 +25,34 @@ impl Packet<'_> {
         self.data.len() as u32
     }
 }
+
+/// The stretch of time a scan or an analysis reads: packets at or after `start_ns` and before
+/// `end_ns` (half-open, as windows are), the others skipped and counted
+/// ([`crate::pipeline::Accounting::skipped_outside_range`]). The default is all of time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeRange {
+    pub start_ns: Option<i64>,
+    pub end_ns: Option<i64>,
+}
+
+impl TimeRange {
+    pub const ALL: TimeRange = TimeRange {
+        start_ns: None,
+        end_ns: None,
+    };
+
+    #[inline]
+    pub fn contains(&self, ts_ns: i64) -> bool {
+        self.start_ns.is_none_or(|s| ts_ns >= s) && self.end_ns.is_none_or(|e| ts_ns < e)
+    }
+
+    pub fn is_all(&self) -> bool {
+        *self == Self::ALL
+    }
+}
+
+impl Default for TimeRange {
+    fn default() -> Self {
+        Self::ALL
+    }
+}

@@ -56,6 +56,8 @@ pub struct Accounting {
     pub skipped_no_timestamp: u64,
     /// Packets whose timestamp does not fit in i64 nanoseconds.
     pub skipped_timestamp_out_of_range: u64,
+    /// Packets outside the time range asked for ([`crate::TimeRange`]).
+    pub skipped_outside_range: u64,
     /// Packets whose chosen size needs a header that is missing or truncated (size="ip"/"payload").
     pub skipped_no_size: u64,
     /// Packets later than the reorder horizon, dropped on request.
@@ -75,6 +77,7 @@ impl Accounting {
             Ok(t) => return Some(t),
             Err(Skip::NoTimestamp) => self.skipped_no_timestamp += 1,
             Err(Skip::NoSize) => self.skipped_no_size += 1,
+            Err(Skip::OutsideRange) => self.skipped_outside_range += 1,
         }
         None
     }
@@ -94,6 +97,7 @@ impl Accounting {
         self.skipped_no_timestamp += other.skipped_no_timestamp;
         self.skipped_no_size += other.skipped_no_size;
         self.skipped_timestamp_out_of_range += other.skipped_timestamp_out_of_range;
+        self.skipped_outside_range += other.skipped_outside_range;
     }
 }
 
@@ -128,6 +132,7 @@ struct ArrivalSource<'r> {
     size: SizeKind,
     /// Packets read and skipped (`read`), from this source alone.
     acc: Accounting,
+    range: crate::TimeRange,
 }
 
 impl ArrivalSource<'_> {
@@ -150,15 +155,21 @@ impl ArrivalSource<'_> {
     }
 
     fn next(&mut self) -> Result<Option<Arrival>> {
-        let (decode, size) = (self.decode, self.size);
-        self.next_with(|p| arrival(p, decode, size))
+        let (decode, size, range) = (self.decode, self.size, self.range);
+        self.next_with(|p| {
+            admit(p, range)?;
+            arrival(p, decode, size)
+        })
     }
 
     /// [`ArrivalSource::next`] without headers: timestamp, size and interface.
     #[inline]
     fn next_lean(&mut self) -> Result<Option<(i64, u64, u32)>> {
-        let size = self.size;
-        self.next_with(|p| lean_arrival(p, size))
+        let (size, range) = (self.size, self.range);
+        self.next_with(|p| {
+            admit(p, range)?;
+            lean_arrival(p, size)
+        })
     }
 }
 
@@ -166,6 +177,16 @@ impl ArrivalSource<'_> {
 pub(crate) enum Skip {
     NoTimestamp,
     NoSize,
+    OutsideRange,
+}
+
+/// A packet with a timestamp outside `range` is skipped (one without is, for that reason).
+#[inline]
+fn admit(p: &crate::Packet<'_>, range: crate::TimeRange) -> std::result::Result<(), Skip> {
+    match p.ts_ns {
+        Some(t) if !range.contains(t) => Err(Skip::OutsideRange),
+        _ => Ok(()),
+    }
 }
 
 /// What the engine sees of a packet: its timestamp, chosen size, interface and (if `decode`)
@@ -296,9 +317,18 @@ fn scan_other_ways(
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
     let captured = Cell::new(0u64);
+    let range = config.time_range;
     if !crate::parallel::splits(&config, threads) {
         let mut scanner = Scanner::new(config)?;
-        let acc = feed(readers, decode, size, &captured, &mut scanner, progress)?;
+        let acc = feed(
+            readers,
+            decode,
+            size,
+            &captured,
+            range,
+            &mut scanner,
+            progress,
+        )?;
         Ok(account(scanner.finish()?, acc))
     } else {
         std::thread::scope(|scope| {
@@ -311,7 +341,15 @@ fn scan_other_ways(
             };
             let mut scanner =
                 crate::parallel::ParallelScanner::new(scope, config, threads, &captured, reading)?;
-            let acc = match feed(readers, decode, size, &captured, &mut scanner, progress) {
+            let acc = match feed(
+                readers,
+                decode,
+                size,
+                &captured,
+                range,
+                &mut scanner,
+                progress,
+            ) {
                 Ok(acc) => acc,
                 Err(e) => return Err(scanner.fail(e)),
             };
@@ -355,6 +393,7 @@ fn feed(
     decode: bool,
     size: SizeKind,
     captured: &Cell<u64>,
+    range: crate::TimeRange,
     sink: &mut impl Sink,
     progress: Progress<'_>,
 ) -> Result<Accounting> {
@@ -369,6 +408,7 @@ fn feed(
             decode,
             size,
             acc: Accounting::default(),
+            range,
         })
         .collect();
 
@@ -414,6 +454,7 @@ pub(crate) fn account(out: ScanOutput, mut acc: Accounting) -> (ScanOutput, Acco
     acc.counted = acc.packets_read
         - acc.skipped_no_timestamp
         - acc.skipped_timestamp_out_of_range
+        - acc.skipped_outside_range
         - acc.skipped_no_size
         - acc.skipped_late;
     (out, acc)
@@ -593,11 +634,12 @@ pub fn late_packet_offset(
     reader: &mut CaptureReader,
     size: SizeKind,
     horizon: i64,
+    range: crate::TimeRange,
 ) -> Result<Option<u64>> {
     let decode = size.needs_headers();
     let mut latest: Option<i64> = None;
     while let Some(p) = reader.next_packet()? {
-        let Ok(a) = arrival(&p, decode, size) else {
+        let Ok(a) = admit(&p, range).and_then(|()| arrival(&p, decode, size)) else {
             continue;
         };
         match latest {

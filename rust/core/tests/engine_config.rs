@@ -15,6 +15,7 @@ fn base() -> ScanConfig {
         reorder_horizon_ns: 0,
         late: LatePolicy::Error,
         max_groups: 10,
+        time_range: burstcore::TimeRange::ALL,
     }
 }
 
@@ -34,6 +35,16 @@ fn invalid(config: ScanConfig, says: &str) {
 
 #[test]
 fn invalid_parameters_are_rejected_with_what_was_wrong() {
+    invalid(
+        ScanConfig {
+            time_range: burstcore::TimeRange {
+                start_ns: Some(10),
+                end_ns: Some(10),
+            },
+            ..base()
+        },
+        "the time range's start (10 ns) must be before its end (10 ns)",
+    );
     invalid(
         ScanConfig {
             windows_ns: vec![5, 0],

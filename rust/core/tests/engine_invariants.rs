@@ -20,6 +20,7 @@ fn config(windows: Vec<i64>, closure: Closure, rates: Vec<u64>, bins: Vec<i64>) 
         reorder_horizon_ns: 0,
         late: LatePolicy::Error,
         max_groups: 10,
+        time_range: burstcore::TimeRange::ALL,
     }
 }
 

@@ -35,6 +35,7 @@ fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
         } else {
             ScanConfig::DEFAULT_MAX_GROUPS
         },
+        time_range: burstcore::TimeRange::ALL,
     }
 }
 

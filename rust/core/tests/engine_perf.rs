@@ -17,6 +17,7 @@ fn full(by: Vec<By>) -> ScanConfig {
         reorder_horizon_ns: 1_000_000,
         late: LatePolicy::Error,
         max_groups: 1 << 20,
+        time_range: burstcore::TimeRange::ALL,
     }
 }
 

@@ -18,6 +18,7 @@ fn config(horizon: i64, late: LatePolicy) -> ScanConfig {
         reorder_horizon_ns: horizon,
         late,
         max_groups: 100,
+        time_range: burstcore::TimeRange::ALL,
     }
 }
 

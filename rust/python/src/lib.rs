@@ -15,7 +15,7 @@ use burstcore::capture::{CaptureReader, Format, ReadOptions, TsResolution};
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
 use burstcore::pipeline::{self, Accounting, SizeKind};
 use burstcore::table::{self, PacketTable};
-use burstcore::{Error, ErrorKind};
+use burstcore::{Error, ErrorKind, TimeRange};
 use columns::col;
 use errors::{guard, to_py};
 use numpy::PyReadonlyArray1;
@@ -406,7 +406,17 @@ fn config(
         reorder_horizon_ns: horizon_ns,
         late,
         max_groups,
+        time_range: TimeRange::ALL,
     })
+}
+
+/// The time range a scan or an analysis reads, as Python gives it: `(start_ns, end_ns)`, either
+/// `None` for open, or `None` for all of time.
+pub(crate) type Span = Option<(Option<i64>, Option<i64>)>;
+
+pub(crate) fn time_range(span: Span) -> TimeRange {
+    let (start_ns, end_ns) = span.unwrap_or((None, None));
+    TimeRange { start_ns, end_ns }
 }
 
 /// What to do with a packet later than the reorder horizon, as scans and analyses take it.
@@ -506,6 +516,7 @@ pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bou
         "skipped_timestamp_out_of_range",
         acc.skipped_timestamp_out_of_range,
     )?;
+    a.set_item("skipped_outside_range", acc.skipped_outside_range)?;
     a.set_item("skipped_no_size", acc.skipped_no_size)?;
     a.set_item("skipped_late", acc.skipped_late)?;
     a.set_item("reordered", acc.reordered)?;
@@ -515,7 +526,7 @@ pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bou
 
 /// One pass over one or more captures (merged in timestamp order).
 #[pyfunction]
-#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=None))]
+#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=None, time_range=None))]
 #[allow(clippy::too_many_arguments)]
 fn scan<'py>(
     py: Python<'py>,
@@ -533,11 +544,16 @@ fn scan<'py>(
     progress: Option<Py<PyAny>>,
     threads: usize,
     mmap: Option<bool>,
+    time_range: Span,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
-        let cfg = config(
-            windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
-        )?;
+        let range = crate::time_range(time_range);
+        let cfg = ScanConfig {
+            time_range: range,
+            ..config(
+                windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
+            )?
+        };
         let size = SizeKind::parse(size).map_err(to_py)?;
         let (mut readers, total) = open_all(py, &sources, strict, mmap, threads)?;
         let mut ctl = Control::new(py, progress, total)?;
@@ -545,7 +561,7 @@ fn scan<'py>(
             pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))
         });
         let (out, acc) = res.map_err(|e| {
-            let e = locate_late(py, &sources, e, size, horizon_ns, strict, mmap);
+            let e = locate_late(py, &sources, e, size, horizon_ns, range, strict, mmap);
             ctl.take(e)
         })?;
         ctl.finish(py)?;
@@ -557,12 +573,14 @@ fn scan<'py>(
 /// [`pipeline::late_packet_offset`]) when the one capture scanned can be read again: a path or
 /// bytes, not a stream. Several files are merged by time, a late packet's place among them is
 /// the merge's, and it is left as it is.
+#[allow(clippy::too_many_arguments)]
 fn locate_late(
     py: Python<'_>,
     sources: &[Bound<'_, PyAny>],
     mut e: Error,
     size: SizeKind,
     horizon_ns: i64,
+    range: TimeRange,
     strict: bool,
     mmap: Option<bool>,
 ) -> Error {
@@ -585,7 +603,7 @@ fn locate_late(
     let options = read_options(strict, mmap, 1, 1);
     let found = py.detach(|| {
         let mut reader = CaptureReader::new(input, options)?;
-        pipeline::late_packet_offset(&mut reader, size, horizon_ns)
+        pipeline::late_packet_offset(&mut reader, size, horizon_ns, range)
     });
     if let Ok(Some(offset)) = found {
         e.offset = Some(offset);

@@ -89,6 +89,10 @@ pub struct ScanConfig {
     pub late: LatePolicy,
     /// Most groups per grouping before a LimitExceeded error.
     pub max_groups: usize,
+    /// The packets read: those outside are skipped and counted by the pipeline that reads the
+    /// captures ([`crate::pipeline::scan`]), before they reach a scanner; a [`Scanner`] fed
+    /// by hand takes every arrival it is given.
+    pub time_range: crate::TimeRange,
 }
 
 impl ScanConfig {

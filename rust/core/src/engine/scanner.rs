@@ -26,6 +26,7 @@ impl Default for ScanConfig {
             reorder_horizon_ns: Self::DEFAULT_REORDER_HORIZON_NS,
             late: LatePolicy::Error,
             max_groups: Self::DEFAULT_MAX_GROUPS,
+            time_range: crate::TimeRange::ALL,
         }
     }
 }
@@ -61,7 +62,15 @@ impl ScanConfig {
             reorder_horizon_ns,
             late,
             max_groups,
+            time_range,
         } = self;
+        if let (Some(s), Some(e)) = (time_range.start_ns, time_range.end_ns) {
+            if s >= e {
+                return Err(Error::invalid(format!(
+                    "the time range's start ({s} ns) must be before its end ({e} ns)"
+                )));
+            }
+        }
         if let Some(bad) = windows_ns.iter().find(|&&w| w <= 0) {
             return Err(Error::invalid(format!(
                 "window length must be > 0 ns, got {bad} ns"
@@ -103,6 +112,7 @@ impl ScanConfig {
             reorder_horizon_ns,
             late,
             max_groups,
+            time_range,
         })
     }
 }
@@ -118,6 +128,8 @@ impl Scanner {
             reorder_horizon_ns,
             late,
             max_groups,
+            // Applied by the pipeline that reads the packets, before they reach a scanner.
+            time_range: _,
         } = config.normalized()?;
         let metrics = Metrics {
             windows_ns,
