@@ -401,3 +401,50 @@ fn too_many_groups_is_a_limit_error() {
     assert!(e.reason.contains("1000"), "{e}");
     assert!(e.reason.contains("max_groups"), "{e}");
 }
+
+/// A few kB of zstd can declare millions of empty sections (28 bytes each), every one kept for
+/// `sections()`: past `max_sections` the read stops with a limit error at that section.
+#[test]
+fn too_many_sections() {
+    let max = Limits::default().max_sections as usize;
+    for (n, ok) in [(max, true), (max + 1, false)] {
+        let mut f = Vec::new();
+        for _ in 0..n {
+            f.extend(shb());
+        }
+        let at = (f.len() - shb().len()) as u64;
+        f.extend(idb_with(&[]));
+        f.extend(epb(0, 1, b"abcd"));
+        let r = read(f, ReadOptions::default());
+        if ok {
+            assert!(r.error.is_none(), "{:?}", r.error);
+            assert_eq!(r.packets, 1);
+        } else {
+            let e = r.error.expect("limit");
+            assert_eq!(e.kind, ErrorKind::LimitExceeded);
+            assert_eq!(e.offset, Some(at));
+            assert!(e.reason.contains("max_sections"), "{e}");
+        }
+    }
+}
+
+/// String options are kept to 256 bytes: 65,536 interfaces with two 64 KiB strings each would
+/// otherwise hold 8 GiB.
+#[test]
+fn long_option_strings_are_cut() {
+    let long = "é".repeat(40_000); // 80,000 bytes: past an option's 65,535, so 32,000 of them
+    let value = &long.as_bytes()[..64_001]; // a character cut in two at the end, as a writer may
+    let mut f = shb();
+    f.extend(idb_with(
+        &[option(2, value), option(3, b"eth0 uplink"), option(0, b"")].concat(),
+    ));
+    f.extend(epb(0, 1, b"abcd"));
+    let n = f.len() as u64;
+    let input = input::from_reader(Box::new(Cursor::new(f)), Some(n)).unwrap();
+    let mut r = CaptureReader::new(input, ReadOptions::default()).unwrap();
+    while r.next_packet().unwrap().is_some() {}
+    let ifc = &r.interfaces()[0];
+    let name = ifc.name.as_deref().expect("name");
+    assert_eq!(name, format!("{}…", "é".repeat(128)));
+    assert_eq!(ifc.description.as_deref(), Some("eth0 uplink"));
+}

@@ -37,6 +37,9 @@ pub struct Limits {
     pub max_block_len: u32,
     /// Most interfaces in one file.
     pub max_interfaces: u32,
+    /// Most pcapng sections (Section Header Blocks) in one file: each is kept for `sections()`,
+    /// and an empty one is 28 bytes, so a few kB of zstd can declare millions.
+    pub max_sections: u32,
     /// Most options in one block.
     pub max_options: u32,
 }
@@ -46,6 +49,7 @@ impl Default for Limits {
         Limits {
             max_block_len: 64 << 20,
             max_interfaces: 65_536,
+            max_sections: 65_536,
             max_options: 4096,
         }
     }

@@ -60,9 +60,26 @@ fn corrupt(offset: u64, reason: impl Into<String>) -> Error {
     Error::at(ErrorKind::Corrupt, offset, reason)
 }
 
+/// Longest text kept of a string option (a name, a description, the hardware, the OS, the
+/// application): enough for any real one, while 65,536 interfaces with two 64 KiB strings each
+/// would hold 8 GiB of a file a few hundred kB in zstd.
+pub const MAX_TEXT: usize = 256;
+
+/// A string option's text, trailing NULs off, at most [`MAX_TEXT`] bytes of it (cut on a
+/// character boundary, with an ellipsis).
 fn text(v: &[u8]) -> String {
     let end = v.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
-    String::from_utf8_lossy(v.get(..end).unwrap_or(&[])).into_owned()
+    let whole = v.get(..end).unwrap_or(&[]);
+    let kept = whole.get(..MAX_TEXT.min(whole.len())).unwrap_or(whole);
+    let mut s = String::from_utf8_lossy(kept).into_owned();
+    if kept.len() < whole.len() {
+        // A character cut in two at the end came out as U+FFFD: drop it.
+        if s.ends_with('\u{FFFD}') {
+            s.pop();
+        }
+        s.push('…');
+    }
+    s
 }
 
 /// Walk the options of a block: `(code, value)` pairs, checked against the block.
@@ -421,6 +438,17 @@ fn section_header(
 ) -> Result<()> {
     if len < 16 {
         return Err(too_short(offset, "section header", len));
+    }
+    if r.sections.len() >= r.options.limits.max_sections as usize {
+        return Err(Error::at(
+            ErrorKind::LimitExceeded,
+            offset,
+            format!(
+                "more than {} sections (most likely a corrupt or hostile file; a Rust caller can \
+                 raise ReadOptions::limits.max_sections)",
+                r.options.limits.max_sections
+            ),
+        ));
     }
     let b = body(r, start, len);
     let version = (u16_at(b, 4, big), u16_at(b, 6, big));
