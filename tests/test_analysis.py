@@ -446,6 +446,28 @@ def test_histograms_stop_at_the_first_group_too_many():
         assert call(data, by="pair", max_groups=3).groups.height == 4  # "all" and three pairs
 
 
+def test_traffic_matrix_and_host_volumes_stop_at_max_pairs():
+    # A pair per packet (spoofed or scanning traffic) held 385 B a pair without a bound.
+    frames = [oracles.eth_ipv4_udp("10.0.0.1", f"10.0.0.{d}", 1, 2) for d in (2, 3, 4)]
+    data = oracles.capture([BASE, BASE + 10, BASE + 20], [100] * 3, frames=frames)
+    for call in (burstcore.traffic_matrix, burstcore.host_volumes):
+        with pytest.raises(burstcore.LimitExceededError, match="more than 2 host pairs: raise max_pairs"):
+            call(data, max_pairs=2)
+    assert burstcore.traffic_matrix(data, max_pairs=np.int64(3)).height == 3
+    assert burstcore.host_volumes(data, max_pairs=3).height == 4
+
+
+def test_max_flows_bounds_the_flows_an_idle_timeout_closed_too():
+    # One key, a gap past the idle timeout between every two packets: a flow per packet, each
+    # a row of the report (64 keys with idle_timeout=0 made 25 M rows, 7.9 GB, unbounded).
+    frames = [oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2)] * 5
+    data = oracles.capture([BASE + k * 1000 for k in range(5)], [100] * 5, frames=frames)
+    assert burstcore.flows(data, idle_timeout="1ns", max_flows=5).height == 5
+    with pytest.raises(burstcore.LimitExceededError, match=r"more than 4 flows: raise max_flows .* idle_timeout"):
+        burstcore.flows(data, idle_timeout="1ns", max_flows=4)
+    assert burstcore.flows(data, max_flows=1).height == 1
+
+
 def test_sizes_and_gaps_return_their_own_rows():
     frames = [oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2)] * 3
     data = oracles.capture([BASE, BASE + 10, BASE + 1000], [100, 200, 300], frames=frames)

@@ -45,6 +45,8 @@ from ._units import (
 
 _DT = pl.Datetime("ns", "UTC")
 _DUR = pl.Duration("ns")
+# Host pairs of traffic_matrix and host_volumes before a LimitExceededError (about 400 B each).
+DEFAULT_MAX_PAIRS = 1_000_000
 DEFAULT_QUANTILES = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0)
 FLOW_KEYS = ("flow", "flow4", "biflow")
 
@@ -98,6 +100,10 @@ def flows(
 
     ``idle_timeout``: a gap strictly longer than this ends a flow and the next packet opens a new
     one (None: one flow per key for the whole capture, as tshark's conversations).
+
+    ``max_flows``: most flows reported, each a row (a few hundred bytes, about 1.2 kB with
+    ``windows``); one more is a ``LimitExceededError`` at once. A short idle timeout splits a
+    busy key into many flows: all count.
 
     ``windows``: durations τ; each flow then gets its own E(τ) in columns ``envelope_<τ>`` (most
     bytes of that flow in any window of length τ), from the same engine as ``scan(by="flow")``.
@@ -174,6 +180,7 @@ def flows(
 
 def _matrix(
     source: Any,
+    max_pairs: Any,
     reorder_horizon: Any,
     on_late: str,
     strict: bool,
@@ -182,8 +189,9 @@ def _matrix(
     time_range: tuple[int | None, int | None] | None,
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
+    max_pairs = parse_count(max_pairs, name="max_pairs")
     out, warns = _core.traffic_matrix(
-        _sources(source), horizon_ns, late, strict, progress, mmap=mmap, time_range=time_range
+        _sources(source), max_pairs, horizon_ns, late, strict, progress, mmap=mmap, time_range=time_range
     )
     _warn(warns, depth=1)
     return out
@@ -192,6 +200,7 @@ def _matrix(
 def traffic_matrix(
     source: Any,
     *,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
     reorder_horizon: Any = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -205,7 +214,7 @@ def traffic_matrix(
     bytes column sums to the wire bytes of every packet with a timestamp (those without one
     cannot be put in order, and are counted in the capture's ``info`` only). For throughput per
     pair over time, use ``scan(source, by="pair", bins=...)``."""
-    out = _matrix(source, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end))
+    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end))
     p = out["pairs"]
     df = pl.DataFrame(
         {
@@ -224,6 +233,7 @@ def traffic_matrix(
 def host_volumes(
     source: Any,
     *,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
     reorder_horizon: Any = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -234,7 +244,7 @@ def host_volumes(
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
     heaviest sender first."""
-    out = _matrix(source, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end))
+    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end))
     h = out["hosts"]
     df = pl.DataFrame(
         {

@@ -116,6 +116,7 @@ def flows(
 ) -> tuple[dict[str, Any], list[str]]: ...
 def traffic_matrix(
     sources: list[Any],
+    max_pairs: int,
     horizon_ns: int,
     on_late: str,
     strict: bool = False,

@@ -556,27 +556,18 @@ def _write_machine(fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, An
 def _write_tables(
     fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, Any], args: argparse.Namespace, target: str | None
 ) -> None:
-    if fmt == "json":
-        chosen = [args.table] if args.table else list(SCAN_TABLES)
-        doc = dict(meta)
-        for name in chosen:
-            doc[name] = machine_frame(tables[name]).to_dicts()
-        text = json.dumps(doc, allow_nan=False, default=str) + "\n"
+    if fmt in ("json", "csv"):
+        chunks = _json_chunks(meta, tables, args) if fmt == "json" else _csv_chunks(tables[args.table or "envelope"])
         if target is None:
-            _to_stdout(text.encode())
+            for text in chunks:
+                _to_stdout(text.encode())
         else:
             with open(target, "w", encoding="utf-8") as f:
-                f.write(text)
+                for text in chunks:
+                    f.write(text)
         return
     df = tables[args.table or "envelope"]
-    if fmt == "csv":
-        text = machine_frame(df).write_csv()
-        if target is None:
-            _to_stdout(text.encode())
-        else:
-            with open(target, "w", encoding="utf-8") as f:
-                f.write(text)
-    elif fmt == "parquet":
+    if fmt == "parquet":
         # Into memory first: polars reports a failed write to a file (a full disk) as its own
         # ComputeError, which would read as burstcore's fault; open() raises OSError.
         buf = io.BytesIO()
@@ -586,6 +577,37 @@ def _write_tables(
         else:
             with open(target, "wb") as f:
                 f.write(buf.getvalue())
+
+
+# Rows turned into text at once: a scan by flow can have millions, and the whole document as
+# Python objects took 14 GB for 1 M flows (a slice at a time holds a few MB).
+_ROWS_AT_ONCE = 20_000
+
+
+def _json_chunks(meta: dict[str, Any], tables: dict[str, pl.DataFrame], args: argparse.Namespace) -> Iterator[str]:
+    """One JSON document, {meta..., table: [rows]}, in pieces of at most `_ROWS_AT_ONCE` rows."""
+    chosen = [args.table] if args.table else list(SCAN_TABLES)
+    head = json.dumps(dict(meta), allow_nan=False, default=str)
+    yield head[:-1]  # the meta object, open for the tables
+    sep = ", " if meta else ""
+    for name in chosen:
+        df = machine_frame(tables[name])
+        yield f"{sep}{json.dumps(name)}: ["
+        sep = ", "
+        for at in range(0, df.height, _ROWS_AT_ONCE):
+            rows = df.slice(at, _ROWS_AT_ONCE).to_dicts()
+            text = ", ".join(json.dumps(r, allow_nan=False, default=str) for r in rows)
+            yield text if at == 0 else ", " + text
+        yield "]"
+    yield "}\n"
+
+
+def _csv_chunks(df: pl.DataFrame) -> Iterator[str]:
+    df = machine_frame(df)
+    if df.height == 0:
+        yield df.write_csv()
+    for at in range(0, df.height, _ROWS_AT_ONCE):
+        yield df.slice(at, _ROWS_AT_ONCE).write_csv(include_header=at == 0)
 
 
 def _to_stdout(data: bytes) -> None:

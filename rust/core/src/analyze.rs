@@ -324,14 +324,12 @@ pub fn flows(
 
 pub fn traffic_matrix(
     readers: &mut [CaptureReader],
+    max_pairs: usize,
     order: OrderOptions,
     progress: Progress<'_>,
 ) -> Result<(TrafficMatrix, Accounting)> {
-    let mut m = TrafficMatrix::new();
-    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
-        m.push(a);
-        Ok(())
-    })?;
+    let mut m = TrafficMatrix::with_max_pairs(max_pairs);
+    let acc = for_each(readers, &[], order, progress, &mut |_, a| m.try_push(a))?;
     Ok((m, acc))
 }
 

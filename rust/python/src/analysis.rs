@@ -138,11 +138,12 @@ fn flows<'py>(
 
 /// Bytes and packets per ordered host pair and per host (None where a packet has no address).
 #[pyfunction]
-#[pyo3(signature = (sources, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None))]
+#[pyo3(signature = (sources, max_pairs, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None))]
 #[allow(clippy::too_many_arguments)]
 fn traffic_matrix<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
+    max_pairs: usize,
     horizon_ns: i64,
     on_late: &str,
     strict: bool,
@@ -153,7 +154,7 @@ fn traffic_matrix<'py>(
     guard(py, || {
         let ord = order(horizon_ns, on_late, time_range)?;
         let ((m, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
-            analyze::traffic_matrix(r, ord, p)
+            analyze::traffic_matrix(r, max_pairs, ord, p)
         })?;
         let pairs = PyDict::new(py);
         pairs.set_item("src", m.pairs.keys().map(|k| ip(k.0)).collect::<Vec<_>>())?;

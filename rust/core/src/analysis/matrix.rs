@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::engine::Arrival;
+use crate::error::{Error, ErrorKind, Result};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HostTotals {
@@ -23,13 +24,42 @@ pub struct TrafficMatrix {
     pub hosts: BTreeMap<Option<IpAddr>, HostTotals>,
     pub total_bytes: u64,
     pub total_packets: u64,
+    /// Most pairs before [`TrafficMatrix::try_push`] refuses a new one (about 400 bytes each,
+    /// pair and hosts): a capture of spoofed or scanning traffic has a pair per packet.
+    pub max_pairs: usize,
 }
 
 impl TrafficMatrix {
+    pub const DEFAULT_MAX_PAIRS: usize = 1_000_000;
+
     pub fn new() -> Self {
-        Self::default()
+        Self::with_max_pairs(Self::DEFAULT_MAX_PAIRS)
     }
 
+    pub fn with_max_pairs(max_pairs: usize) -> Self {
+        TrafficMatrix {
+            max_pairs,
+            ..Self::default()
+        }
+    }
+
+    /// [`TrafficMatrix::push`], refusing a pair past `max_pairs` with a `LimitExceeded` error.
+    pub fn try_push(&mut self, a: &Arrival) -> Result<()> {
+        let key = (a.headers.src, a.headers.dst);
+        if self.pairs.len() >= self.max_pairs && !self.pairs.contains_key(&key) {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!(
+                    "more than {} host pairs: raise max_pairs (each pair holds about 400 bytes)",
+                    self.max_pairs
+                ),
+            ));
+        }
+        self.push(a);
+        Ok(())
+    }
+
+    /// One packet, whatever the number of pairs.
     pub fn push(&mut self, a: &Arrival) {
         let (src, dst) = (a.headers.src, a.headers.dst);
         let cell = self.pairs.entry((src, dst)).or_default();
