@@ -468,6 +468,15 @@ def test_max_flows_bounds_the_flows_an_idle_timeout_closed_too():
     assert burstcore.flows(data, max_flows=1).height == 1
 
 
+def test_iterations_say_which_packets_they_left_out():
+    # 2^24 bins of 1 us reach 16.8 s past the first packet: the one 20 s on was counted in the
+    # summary's packets yet analysed nowhere, without a word.
+    data = oracles.capture([BASE, BASE + 1000, BASE + 20 * 10**9], [100] * 3)
+    with pytest.warns(burstcore.CaptureWarning, match=r"1 packets come more than 16\.777216s .* bins of 1us"):
+        it = burstcore.iterations(data, bin="1us", min_period="2us", max_period="1ms")
+    assert it.summary["beyond_bins"][0] == 1 and it.summary["packets"][0] == 3
+
+
 def test_sizes_and_gaps_return_their_own_rows():
     frames = [oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2)] * 3
     data = oracles.capture([BASE, BASE + 10, BASE + 1000], [100, 200, 300], frames=frames)

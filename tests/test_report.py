@@ -138,3 +138,21 @@ def test_series_summary_counts_every_bin_dense_or_sparse() -> None:
         r = burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], bins=["10ns"], fill_empty_bins=fill)
         assert r.series.height == (11 if fill else 2)
         assert series_table(r)[1] == [want], fill
+
+
+def test_series_summary_keeps_to_the_top_groups() -> None:
+    # A report by flow had a series row per flow (142 MB of HTML for 1 M flows) while every
+    # other table keeps to --top.
+    from burstcore.report import series_table
+    from tests import oracles
+
+    frames = [oracles.eth_ipv4_udp("10.0.0.1", f"10.0.0.{d}", 1, 2) for d in (2, 3, 3, 4, 4, 4)]
+    data = oracles.capture([10, 20, 30, 40, 50, 60], [100] * 6, frames=frames)
+    r = burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], bins=["10ns"], by=["all", "pair"])
+    assert len(series_table(r)[1]) == 4
+    assert [row[0] for row in series_table(r, top=1)[1]] == ["all: all", "pair: 10.0.0.1>10.0.0.4"]
+    assert [row[0] for row in series_table(r, top=2)[1]] == [
+        "all: all",
+        "pair: 10.0.0.1>10.0.0.3",
+        "pair: 10.0.0.1>10.0.0.4",
+    ]

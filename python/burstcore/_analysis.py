@@ -526,7 +526,10 @@ class Iterations:
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
-      bin of the phase).
+      bin of the phase);
+    - ``summary``: the packet accounting, and ``beyond_bins``: packets counted but more than
+      2^24 bins after the first (4.66 h at the default 1 ms bin), left out of the analysis (a
+      ``CaptureWarning`` says so).
     """
 
     period_ns: int | None
@@ -588,6 +591,16 @@ def iterations(
         time_range=parse_time_range(start, end),
     )
     _warn(warns)
+    beyond = int(out["beyond_bins"])
+    if beyond:
+        # Counted (the summary's packets), yet in no bin: say so rather than leave them out quietly.
+        _warn(
+            [
+                f"{beyond} packets come more than {format_duration(out['max_bins'] * bin_ns)} "
+                f"({out['max_bins']:,} bins of {format_duration(bin_ns)}) after the first and are left out of "
+                "the period and the iterations: give a coarser bin= or a stretch with start=/end="
+            ]
+        )
     n = len(out["start_ns"])
     df = pl.DataFrame(
         {
@@ -616,9 +629,8 @@ def iterations(
         "comm_end_ns",
         "end_ns",
     )
-    return Iterations(
-        out["period_ns"], float(out["confidence"]), df, out["acf_period_ns"], out["bin_ns"], _summary(out["accounting"])
-    )
+    summary = _summary(out["accounting"]).with_columns(beyond_bins=pl.lit(beyond, dtype=pl.UInt64))
+    return Iterations(out["period_ns"], float(out["confidence"]), df, out["acf_period_ns"], out["bin_ns"], summary)
 
 
 # ------------------------------------------------------------------------------ superposition

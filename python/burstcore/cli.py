@@ -646,7 +646,7 @@ def _print_result(title: str, result: Any, top: int) -> None:
             if bt[1]:
                 print(f"\nBacklog B_max(r) at a constant-rate server — {name} (rates: {result.config.get('rates')})")
                 print(text_table(bt))
-    st = series_table(result)
+    st = series_table(result, top)
     if st[1]:
         print("\nBinned throughput (the bins themselves: -o FILE --table series)")
         print(text_table(st))

@@ -70,16 +70,28 @@ def groups_table(result: ScanResult, by: str, limit: int) -> Table:
     return ["group", "packets", "bytes", "span", "mean rate ρ"], rows
 
 
-def series_table(result: ScanResult) -> Table:
-    """Per grouping, group and bin width: bins, busiest bin and the share of empty bins.
+def series_table(result: ScanResult, top: int | None = None) -> Table:
+    """Per grouping, group and bin width: bins, busiest bin and the share of empty bins; with
+    ``top``, for the ``top`` groups of each grouping with the most bytes only (as the other
+    tables: a scan by flow has a row per flow, and a report of a million of them is no report).
 
     Counted over every bin from the group's first busy bin to its last, from the rows' bounds and
     sums: the series holds the empty ones only where it is dense (up to 20 M rows)."""
     if result.series.height == 0:
         return [], []
+    series = result.series
+    if top is not None:
+        from .plot import top_groups
+
+        shown = pl.DataFrame(
+            [(by, g) for by in result.config.get("by") or ["all"] for g in top_groups(result, by, top)],
+            schema={"by": pl.String, "group": pl.String},
+            orient="row",
+        )
+        series = series.join(shown, on=["by", "group"], how="semi")
     width = pl.col("bin").dt.total_nanoseconds()
     d = (
-        result.series.group_by("by", "group", "bin", maintain_order=True)
+        series.group_by("by", "group", "bin", maintain_order=True)
         .agg(
             bins=(pl.col("start_ns").max() - pl.col("start_ns").min()) // width.first() + 1,
             busy=(pl.col("packets") > 0).sum(),
@@ -309,7 +321,7 @@ def render_report(
 
         for g in top_groups(result, by, max_groups):
             parts.append(html_table(backlog_table(result, by, g), f"B_max(r) — {by}: {g}", "backlog"))
-    st = series_table(result)
+    st = series_table(result, max_groups)
     if st[1]:
         parts.append('<h2 id="series">Binned throughput</h2>' + html_table(st, None, "series"))
     if iterations is not None:

@@ -156,6 +156,9 @@ impl ArrivalSource<'_> {
 
     fn next(&mut self) -> Result<Option<Arrival>> {
         let (decode, size, range) = (self.decode, self.size, self.range);
+        if range.is_all() {
+            return self.next_with(|p| arrival(p, decode, size));
+        }
         self.next_with(|p| {
             admit(p, range)?;
             arrival(p, decode, size)
@@ -166,6 +169,10 @@ impl ArrivalSource<'_> {
     #[inline]
     fn next_lean(&mut self) -> Result<Option<(i64, u64, u32)>> {
         let (size, range) = (self.size, self.range);
+        // Without a range, the loop of the plain scan as it was: no check per packet.
+        if range.is_all() {
+            return self.next_with(|p| lean_arrival(p, size));
+        }
         self.next_with(|p| {
             admit(p, range)?;
             lean_arrival(p, size)

@@ -434,6 +434,7 @@ fn iterations<'py>(
             max_lag_ns: max_period_ns,
             ..IterationOptions::default()
         };
+        let max_bins = opts.max_bins;
         let ord = order(horizon_ns, on_late, time_range)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::iterations(r, opts, ord, p)
@@ -445,6 +446,7 @@ fn iterations<'py>(
         d.set_item("confidence", rep.confidence)?;
         d.set_item("bin_ns", rep.bin_ns)?;
         d.set_item("beyond_bins", rep.beyond_bins)?;
+        d.set_item("max_bins", max_bins)?;
         col(&d, "start_ns", it.iter().map(|x| x.start_ns))?;
         col(&d, "comm_end_ns", it.iter().map(|x| x.comm_end_ns))?;
         col(&d, "end_ns", it.iter().map(|x| x.end_ns))?;
