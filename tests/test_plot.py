@@ -160,3 +160,15 @@ def test_cli_plot_shared_capture(tmp_path: Path) -> None:
     img = imread(out)
     assert img.shape[0] > 400 and img.shape[1] > 800
     assert img[..., :3].std() > 0.05  # something was drawn
+
+
+def test_what_was_not_scanned_is_refused_not_drawn_empty() -> None:
+    base = 1_700_000_000_000_000_000
+    data = oracles.capture([base, base + 1000, base + 5000], [100, 200, 300])
+    r = burstcore.scan(data, windows=["1us"], rates=["1Gbps"], bins=["1us", "10us"], by=["all"])
+    with pytest.raises(ValueError, match="by='pair' was not scanned; the scan's groupings: all"):
+        r.plot(by="pair")
+    with pytest.raises(ValueError, match="bin='5us' was not scanned; the scan's bin widths: 1us, 10us"):
+        r.plot(bin="5us")
+    fig = r.plot(panels="ptm", bin="10us")  # one panel by name, not its letters
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 1

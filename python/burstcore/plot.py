@@ -110,8 +110,10 @@ def plot_results(
     bytes get a line each. ``bin``: the bin width of the throughput panel (default: the finest
     of the scanned widths with at most 2000 bins).
     """
-    from ._units import parse_duration
+    from ._units import format_duration, parse_duration
 
+    if isinstance(panels, str):
+        panels = [panels]  # one panel by name, not its letters
     unknown = [p for p in panels if p not in PANELS]
     if unknown or not panels:
         raise ValueError(f"panels={list(panels)!r}: choose from {', '.join(PANELS)}")
@@ -120,7 +122,18 @@ def plot_results(
     iters = list(iterations) if iterations is not None else [None] * len(results)
     if len(iters) != len(results):
         raise ValueError("give one iterations frame (or None) per result")
+    iters = [getattr(it, "iterations", it) for it in iters]  # an Iterations result, or its frame
     want_bin = parse_duration(bin, name="bin", scale=True) if bin is not None else None
+    # What was not scanned is a mistake to say, as ScanResult.ptm says it, not an empty panel.
+    for label, r in results:
+        where = f" in {label!r}" if label else ""
+        scanned_by = r.config.get("by") or ["all"]
+        if by is not None and by not in scanned_by:
+            raise ValueError(f"by={by!r} was not scanned{where}; the scan's groupings: {', '.join(scanned_by)}")
+        scanned_bins = r.config.get("bins_ns") or []
+        if want_bin is not None and "series" in panels and want_bin not in scanned_bins:
+            shown = ", ".join(format_duration(b) for b in scanned_bins) or "none (scan with bins=...)"
+            raise ValueError(f"bin={bin!r} was not scanned{where}; the scan's bin widths: {shown}")
 
     fig = _new_figure(len(panels), size)
     axes = fig.subplots(*((len(panels), 1) if len(panels) == 1 else ((len(panels) + 1) // 2, 2)), squeeze=False)
