@@ -52,6 +52,7 @@ pub fn options(h: u64) -> ReadOptions {
             max_block_len: 4096,
             max_interfaces: 3,
             max_options: 4,
+            max_sections: 3,
         }
     } else {
         Limits::default()

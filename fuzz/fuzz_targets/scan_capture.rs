@@ -60,6 +60,19 @@ fuzz_target!(|data: &[u8]| {
     if by.is_empty() {
         by.push(By::All);
     }
+    let reference = common::read_all(data.to_vec(), opts);
+    // Sometimes a time range between two of the packets' own times, to walk its skips.
+    let stamps: Vec<i64> = reference.packets.iter().filter_map(|p| p.ts_ns).collect();
+    let time_range = match (h >> 42 & 1, stamps.len()) {
+        (1, n) if n > 0 => {
+            let (a, b) = (stamps[(h >> 43) as usize % n], stamps[(h >> 50) as usize % n]);
+            burstcore::TimeRange {
+                start_ns: Some(a.min(b)),
+                end_ns: Some(a.max(b).saturating_add(1)),
+            }
+        }
+        _ => burstcore::TimeRange::ALL,
+    };
     let config = ScanConfig {
         windows_ns: pick(&WINDOWS, h >> 17),
         closure: if h >> 23 & 1 == 0 {
@@ -77,11 +90,11 @@ fuzz_target!(|data: &[u8]| {
             LatePolicy::Error
         },
         max_groups: if h >> 37 & 3 == 0 { 2 } else { 1 << 20 },
+        time_range,
     };
     let size = SIZES[(h >> 40) as usize % SIZES.len()];
     let late = config.late;
 
-    let reference = common::read_all(data.to_vec(), opts);
     let Ok(reader) = common::open(data.to_vec(), opts) else {
         return;
     };
@@ -111,6 +124,7 @@ fuzz_target!(|data: &[u8]| {
         acc.counted
             + acc.skipped_no_timestamp
             + acc.skipped_timestamp_out_of_range
+            + acc.skipped_outside_range
             + acc.skipped_no_size
             + acc.skipped_late,
         n,
@@ -125,6 +139,8 @@ fuzz_target!(|data: &[u8]| {
         acc.skipped_no_timestamp + acc.skipped_timestamp_out_of_range,
         no_ts
     );
+    let outside = stamps.iter().filter(|t| !time_range.contains(**t)).count() as u64;
+    assert_eq!(acc.skipped_outside_range, outside);
     if late == LatePolicy::Error {
         assert_eq!(acc.skipped_late, 0);
     }

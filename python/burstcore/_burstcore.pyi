@@ -188,6 +188,10 @@ class CaptureWriter:
     snaplen (default 262144). For pcapng it sets the defaults of ``section()`` (byte order) and
     ``interface()`` (link type, snaplen (else 0, no limit), resolution 1e-9 with ``nanos``, else
     1e-6); an interface declared before any section header gets one first.
+
+    Records are written as given, data past the snaplen included (the writer also builds
+    malformed captures for tests), and timestamps are floored to the resolution: a µs pcap (the
+    default without ``nanos``) keeps 1500 ns as 1 µs.
     """
 
     def __new__(

@@ -110,7 +110,7 @@ def plot_results(
     bytes get a line each. ``bin``: the bin width of the throughput panel (default: the finest
     of the scanned widths with at most 2000 bins).
     """
-    from ._units import format_duration, parse_duration
+    from ._units import parse_duration
 
     if isinstance(panels, str):
         panels = [panels]  # one panel by name, not its letters

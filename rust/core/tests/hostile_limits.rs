@@ -288,12 +288,21 @@ fn option(code: u16, value: &[u8]) -> Vec<u8> {
 #[test]
 fn too_many_options_in_one_block() {
     // The default limit (4096) and one option past it; each option is a 4-byte empty comment.
-    let max = Limits::default().max_options as usize;
-    for (n, ok) in [(max, true), (max + 1, false)] {
+    at_and_past(Limits::default().max_options, "max_options", |n| {
         let opts: Vec<u8> = (0..n).flat_map(|_| option(1, b"")).collect();
         let mut f = shb();
         let at = f.len() as u64;
         f.extend(idb_with(&opts));
+        (f, at)
+    });
+}
+
+/// A file built by `build(n)` (which says where the block of the `n`th item starts) reads its
+/// one packet at `max` items, and stops with a `limit` error at that block at `max + 1`.
+fn at_and_past(max: u32, limit: &str, build: impl Fn(usize) -> (Vec<u8>, u64)) {
+    let max = max as usize;
+    for (n, ok) in [(max, true), (max + 1, false)] {
+        let (mut f, at) = build(n);
         f.extend(epb(0, 1, b"abcd"));
         let r = read(f, ReadOptions::default());
         if ok {
@@ -303,7 +312,7 @@ fn too_many_options_in_one_block() {
             let e = r.error.expect("limit");
             assert_eq!(e.kind, ErrorKind::LimitExceeded);
             assert_eq!(e.offset, Some(at));
-            assert!(e.reason.contains("max_options"), "{e}");
+            assert!(e.reason.contains(limit), "{e}");
         }
     }
 }
@@ -406,26 +415,13 @@ fn too_many_groups_is_a_limit_error() {
 /// `sections()`: past `max_sections` the read stops with a limit error at that section.
 #[test]
 fn too_many_sections() {
-    let max = Limits::default().max_sections as usize;
-    for (n, ok) in [(max, true), (max + 1, false)] {
-        let mut f = Vec::new();
-        for _ in 0..n {
-            f.extend(shb());
-        }
+    at_and_past(Limits::default().max_sections, "max_sections", |n| {
+        let f: Vec<u8> = (0..n).flat_map(|_| shb()).collect();
         let at = (f.len() - shb().len()) as u64;
+        let mut f = f;
         f.extend(idb_with(&[]));
-        f.extend(epb(0, 1, b"abcd"));
-        let r = read(f, ReadOptions::default());
-        if ok {
-            assert!(r.error.is_none(), "{:?}", r.error);
-            assert_eq!(r.packets, 1);
-        } else {
-            let e = r.error.expect("limit");
-            assert_eq!(e.kind, ErrorKind::LimitExceeded);
-            assert_eq!(e.offset, Some(at));
-            assert!(e.reason.contains("max_sections"), "{e}");
-        }
-    }
+        (f, at)
+    });
 }
 
 /// String options are kept to 256 bytes: 65,536 interfaces with two 64 KiB strings each would

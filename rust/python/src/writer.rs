@@ -85,6 +85,10 @@ impl CaptureWriter {
     /// snaplen of the file. For pcapng: the defaults of `section()` (byte order) and
     /// `interface()` (link type, snaplen, resolution 1e-9 with `nanos`, else 1e-6); an interface
     /// declared before any section header gets one in the constructor's byte order.
+    ///
+    /// Records are written as given, data past the snaplen included (the writer also builds
+    /// malformed captures for tests), and a timestamp is floored to the file's or interface's
+    /// resolution (a µs pcap, the default without `nanos`, keeps 1500 ns as 1 µs).
     #[new]
     #[pyo3(signature = (format="pcapng", byte_order="little", nanos=false, linktype=1, snaplen=None))]
     fn new(
@@ -137,7 +141,8 @@ impl CaptureWriter {
                 .write_packet(ts_ns, wire_len.unwrap_or(data.len() as u32), data)
                 .map_err(to_py),
             Some(Inner::PcapNg(_)) => Err(to_py(Error::invalid(
-                "packet() is for pcap writers; use epb()/spb() on pcapng",
+                "packet() writes pcap records and this writer is pcapng (the default format): \
+                 use section(), interface() and epb(0, data, ts_ns=...), or CaptureWriter(\"pcap\")",
             ))),
             Some(Inner::Finished(_)) | None => Err(to_py(Error::invalid(
                 "the writer is finished (getvalue() was called): start a new CaptureWriter",

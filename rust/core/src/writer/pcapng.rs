@@ -358,9 +358,12 @@ impl<W: Write> PcapNgWriter<W> {
 }
 
 fn current(section: &mut Option<SectionState>) -> Result<&mut SectionState> {
-    section
-        .as_mut()
-        .ok_or_else(|| Error::invalid("a pcapng block was written before the first section header"))
+    section.as_mut().ok_or_else(|| {
+        Error::invalid(
+            "a pcapng block was written before the first section header: start with \
+                 section(), then interface(), then the packets",
+        )
+    })
 }
 
 fn declared(section: &SectionState, interface: u32) -> Result<InterfaceState> {
