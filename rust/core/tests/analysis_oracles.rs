@@ -110,7 +110,7 @@ fn flows_match_hashmap_of_vec_reference() {
                 let mut ft = FlowTable::new(FlowOptions {
                     key,
                     idle_timeout_ns: timeout,
-                    max_flows: 1000,
+                    max_flows: 1 << 20,
                 });
                 for a in &tr {
                     ft.push(a).unwrap();
