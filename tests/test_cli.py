@@ -617,3 +617,12 @@ def test_plot_and_report_use_iterations_when_available(cap: Path, tmp_path: Path
     assert cli.main(["plot", str(cap), "-o", str(tmp_path / "g.png"), "-q"]) == 0
     assert (tmp_path / "g.png").stat().st_size > 0
     assert "training iterations not detected (ValueError: no periodic traffic)" in capsys.readouterr().err
+
+    # A stretch drawn (--start/--end) shades the iterations of that stretch, found over it alone.
+    asked: list[dict[str, object]] = []
+    monkeypatch.setattr(
+        burstcore, "iterations", lambda src, **kw: asked.append(kw) or SimpleNamespace(iterations=frame), raising=False
+    )
+    lo, hi = starts[1], starts[-1]
+    assert cli.main(["plot", str(cap), "-o", str(tmp_path / "h.png"), "-q", "--start", str(lo), "--end", str(hi)]) == 0
+    assert asked == [{"start": lo, "end": hi}]

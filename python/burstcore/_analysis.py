@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ from ._scan import (
     DEFAULT_HORIZON,
     DEFAULT_MAX_GROUPS,
     GROUPINGS,
+    Grouping,
     ScanResult,
     _as_list,
     _build_result,
@@ -293,6 +295,14 @@ def _quantiles(quantiles: Any) -> list[float]:
     return qs
 
 
+def _one_grouping(by: Any) -> str | None:
+    """``by`` as one grouping's name: scan takes a list of groupings, and a list of one is fine
+    here too (more is refused by the name check)."""
+    if not isinstance(by, str) and by is not None and len(names := _as_list(by)) == 1:
+        by = names[0]
+    return by  # type: ignore[no-any-return]  # checked against GROUPINGS by the caller
+
+
 def _histograms(
     source: Any,
     what: Literal["sizes", "gaps"],
@@ -306,8 +316,6 @@ def _histograms(
     mmap: bool | None,
     time_range: tuple[int | None, int | None] | None,
 ) -> dict[str, Any]:
-    if not isinstance(by, str) and by is not None and len(names := _as_list(by)) == 1:
-        by = names[0]  # scan takes a list of groupings; a list of one is fine here too
     if by == "host":
         raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
     if by is not None and by not in GROUPINGS:
@@ -336,7 +344,7 @@ def _histograms(
 
 def sizes(
     source: Any,
-    by: str | None = None,
+    by: Grouping | Sequence[Grouping] | None = None,
     *,
     quantiles: Any = None,
     max_groups: int = 10_000,
@@ -350,10 +358,11 @@ def sizes(
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
     (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...)."""
+    name = _one_grouping(by)
     out = _histograms(
         source,
         "sizes",
-        by,
+        name,
         quantiles,
         max_groups,
         reorder_horizon,
@@ -370,12 +379,12 @@ def sizes(
     groups = pl.DataFrame(out["groups"], schema_overrides={"group": pl.String}).select(
         "group", "packets", "bytes", "over_65535"
     )
-    return Distribution(hist, q, groups, by, _summary(out["accounting"]))
+    return Distribution(hist, q, groups, name, _summary(out["accounting"]))
 
 
 def gaps(
     source: Any,
-    by: str | None = None,
+    by: Grouping | Sequence[Grouping] | None = None,
     *,
     quantiles: Any = None,
     max_groups: int = 10_000,
@@ -389,10 +398,11 @@ def gaps(
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
     and per group of ``by``."""
+    name = _one_grouping(by)
     out = _histograms(
         source,
         "gaps",
-        by,
+        name,
         quantiles,
         max_groups,
         reorder_horizon,
@@ -416,7 +426,7 @@ def gaps(
         pl.col("gap_min_ns").cast(pl.Int64).alias("min_ns"),
         pl.col("gap_max_ns").cast(pl.Int64).alias("max_ns"),
     )
-    return Distribution(hist, q, groups, by, _summary(out["accounting"]))
+    return Distribution(hist, q, groups, name, _summary(out["accounting"]))
 
 
 # ------------------------------------------------------------------------------------- bursts
@@ -716,7 +726,7 @@ def superpose(
     windows: Any = None,
     rates: Any = None,
     bins: Any = None,
-    by: Any = None,
+    by: Grouping | Sequence[Grouping] | None = None,
     closed: Literal["left", "both"] = "left",
     *,
     max_offset: Any = "1s",

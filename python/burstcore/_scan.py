@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,6 +26,8 @@ from ._units import (
 )
 
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
+# The groupings by name, for type checkers: `by="pairs"` is caught before the call is run.
+Grouping = Literal["all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp"]
 SIZES = ("wire", "captured", "ip", "payload", "l1")
 DEFAULT_HORIZON = "10ms"
 DEFAULT_MAX_GROUPS = 1_000_000
@@ -173,7 +175,7 @@ def scan(
     windows: Any = None,
     rates: Any = None,
     bins: Any = None,
-    by: Any = None,
+    by: Grouping | Sequence[Grouping] | None = None,
     size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
     closed: Literal["left", "both"] = "left",
     *,

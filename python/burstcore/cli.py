@@ -471,7 +471,9 @@ def _plot_rates(mean_bps: float | None) -> list[int] | None:
     return sorted({max(1, round(mean_bps * m)) for m in np.geomspace(1.05, 50.0, 24)})
 
 
-def _iterations(source: Any, label: str, enabled: bool, mmap: bool | None) -> tuple[pl.DataFrame | None, str | None]:
+def _iterations(
+    source: Any, label: str, enabled: bool, args: argparse.Namespace
+) -> tuple[pl.DataFrame | None, str | None]:
     import burstcore
 
     if not enabled or not hasattr(burstcore, "iterations"):
@@ -479,8 +481,10 @@ def _iterations(source: Any, label: str, enabled: bool, mmap: bool | None) -> tu
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the capture's warnings were told by its first pass
-            # The keyword only when asked for: the default call stays the plain public one.
-            found = burstcore.iterations(source) if mmap is None else burstcore.iterations(source, mmap=mmap)
+            # The keywords only when asked for: the default call stays the plain public one. The
+            # time range is the scan's, so the shaded iterations are those of the stretch drawn.
+            kw = {k: v for k, v in (("mmap", args.mmap), ("start", args.start), ("end", args.end)) if v is not None}
+            found = burstcore.iterations(source, **kw)
         frame = found.iterations
         return (frame if isinstance(frame, pl.DataFrame) else None), None
     except Exception as e:  # detection is a bonus; the figure is still worth drawing without it
@@ -798,7 +802,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     results, iters = [], []
     for f, src in zip(args.files, sources, strict=True):
         _, r = _scan_for_figures(args, src, _label(f))
-        it, note = _iterations(src, _label(f), not args.no_iterations, args.mmap)
+        it, note = _iterations(src, _label(f), not args.no_iterations, args)
         if note:
             _warn(note)
         results.append((_label(f), r))
@@ -820,7 +824,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     label = _label(args.file)
     (src,) = _rereadable([args.file])
     cap, result = _scan_for_figures(args, src, label)
-    iters, note = _iterations(src, label, not args.no_iterations, args.mmap)
+    iters, note = _iterations(src, label, not args.no_iterations, args)
     notes = [note] if note else []
     if note:
         _warn(note)
