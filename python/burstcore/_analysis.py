@@ -357,7 +357,11 @@ def sizes(
     end: Any = None,
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
-    (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...)."""
+    (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...).
+
+    ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1).
+    ``max_groups``: most groups of ``by`` (default 10,000; a few hundred bytes each, more for
+    groups of many sizes, docs/limits.md); one more is a ``LimitExceededError`` at once."""
     name = _one_grouping(by)
     out = _histograms(
         source,
@@ -397,7 +401,7 @@ def gaps(
     end: Any = None,
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
-    and per group of ``by``."""
+    and per group of ``by``. ``quantiles`` and ``max_groups`` as for ``sizes``."""
     name = _one_grouping(by)
     out = _histograms(
         source,
@@ -847,3 +851,20 @@ def superpose(
         singles=singles,
         offsets_ns=offs,
     )
+
+
+# The keywords every analysis shares with scan, described once and shown by help() on each.
+_COMMON_DOC = """
+    Common keywords, as ``scan`` takes them: ``source`` is a capture path ('-' for stdin), a list
+    of paths (merged exactly in timestamp order), bytes or a binary file object.
+    ``reorder_horizon`` (default 10 ms) and ``on_late`` ('error' raises ``OutOfOrderError`` for
+    a packet later than the horizon, 'drop' leaves it out and counts it in ``summary``).
+    ``strict`` raises on a capture cut off mid-block instead of warning. ``progress`` is called
+    as ``progress(bytes_done, bytes_total_or_None)`` at most every 100 ms and once at the end.
+    ``mmap`` reads plain files through a guarded mapping (``None``: on Linux) or with read().
+    ``start``/``end`` read only the packets in [start, end) (a datetime, numpy.datetime64, ISO
+    8601 string or int ns since 1970); the others are counted in ``summary.skipped_outside_range``.
+"""
+
+for _f in (flows, traffic_matrix, host_volumes, sizes, gaps, bursts, iterations, superpose):
+    _f.__doc__ = (_f.__doc__ or "").rstrip() + "\n" + _COMMON_DOC

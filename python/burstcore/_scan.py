@@ -229,8 +229,22 @@ def scan(
         How far back in time a packet may arrive and still be put in order (default 10 ms; the
         shipped bridge captures step back up to ~74 µs). Packets earlier than the horizon allows
         raise ``OutOfOrderError`` unless ``on_late='drop'`` (then counted in ``summary``).
+    on_late:
+        'error' (default): a packet later than the horizon raises ``OutOfOrderError``; 'drop':
+        it is left out and counted in ``summary.skipped_late``.
+    max_groups:
+        Most groups per grouping (default 1,000,000, about 1–1.8 kB each); one more is a
+        ``LimitExceededError`` at once. Lower it to bound a scan by flow of a capture of
+        millions of short flows.
     fill_empty_bins:
         Fill the series with zero rows for empty bins (up to 20 M rows; sparse above).
+    strict:
+        A capture cut off mid-block (still being written) raises ``TruncatedCaptureError``
+        instead of giving the packets before the cut and a ``CaptureWarning``.
+    progress:
+        Called as ``progress(bytes_done, bytes_total_or_None)`` at most every 100 ms (spaced
+        more after a slow call) and once at the end; an exception it raises stops the scan and
+        propagates. Bytes as stored (compressed ones for .gz/.zst); no total for a stream.
     threads:
         Threads for a capture scan (default: the cores this process may use, by its CPU
         affinity and cgroup quota, at most 8). Plain capture files given by path, grouped by
