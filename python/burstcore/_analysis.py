@@ -295,6 +295,17 @@ def _quantiles(quantiles: Any) -> list[float]:
     return qs
 
 
+def _hist_table(table: dict[str, Any], labels: pl.Series) -> pl.DataFrame:
+    """One of the histograms' tables: its group column from indices into ``labels`` (one string
+    per group, not per row), and each optional column nulled where its ``_valid`` mask is off."""
+    df = pl.DataFrame({k: v for k, v in table.items() if not k.endswith("_valid")})
+    df = df.with_columns(group=labels.gather(df["group"]))
+    masks = {k.removesuffix("_valid"): v for k, v in table.items() if k.endswith("_valid")}
+    return df.with_columns(
+        pl.when(pl.Series(mask)).then(pl.col(name)).otherwise(None).alias(name) for name, mask in masks.items()
+    )
+
+
 def _one_grouping(by: Any) -> str | None:
     """``by`` as one grouping's name: scan takes a list of groupings, and a list of one is fine
     here too (more is refused by the name check)."""
@@ -376,13 +387,10 @@ def sizes(
         mmap,
         parse_time_range(start, end),
     )
-    hist = pl.DataFrame(out["sizes"], schema_overrides={"group": pl.String})
-    q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
-        "group", "q", pl.col("size").cast(pl.UInt64).alias("value")
-    )
-    groups = pl.DataFrame(out["groups"], schema_overrides={"group": pl.String}).select(
-        "group", "packets", "bytes", "over_65535"
-    )
+    labels = pl.Series(out["labels"], dtype=pl.String)
+    hist = _hist_table(out["sizes"], labels)
+    q = _hist_table(out["quantiles"], labels).select("group", "q", pl.col("size").cast(pl.UInt64).alias("value"))
+    groups = _hist_table(out["groups"], labels).select("group", "packets", "bytes", "over_65535")
     return Distribution(hist, q, groups, name, _summary(out["accounting"]))
 
 
@@ -416,14 +424,15 @@ def gaps(
         mmap,
         parse_time_range(start, end),
     )
-    hist = pl.DataFrame(out["gaps"], schema_overrides={"group": pl.String})
-    q = pl.DataFrame(out["quantiles"], schema_overrides={"group": pl.String}).select(
+    labels = pl.Series(out["labels"], dtype=pl.String)
+    hist = _hist_table(out["gaps"], labels)
+    q = _hist_table(out["quantiles"], labels).select(
         "group",
         "q",
         pl.col("gap_lo_ns").cast(pl.Int64).alias("lo_ns"),
         pl.col("gap_hi_ns").cast(pl.Int64).alias("hi_ns"),
     )
-    groups = pl.DataFrame(out["groups"], schema_overrides={"group": pl.String}).select(
+    groups = _hist_table(out["groups"], labels).select(
         "group",
         "packets",
         "gaps",

@@ -2,7 +2,7 @@
 //! histograms, bursts, iterations, superposition): each one pass in Rust with the GIL released,
 //! results handed over as columns (numpy arrays that own Rust's buffers) for polars.
 
-use crate::columns::col;
+use crate::columns::{col, opt_col};
 use crate::errors::{guard, to_py};
 use crate::{accounting, late_policy, time_range, Span};
 use crate::{config, open_all, output_to_py, warnings_of, Control};
@@ -190,21 +190,23 @@ fn traffic_matrix<'py>(
 }
 
 /// Columns of size histograms (non-empty sizes), gap histograms (non-empty log2 buckets) and
-/// quantiles, for "all" and each group.
+/// quantiles, for "all" and each group. A row's group is an index into `labels`: a million
+/// groups' rows would otherwise be a Python string each.
 struct HistCols {
-    size_group: Vec<String>,
+    labels: Vec<String>,
+    size_group: Vec<u32>,
     size: Vec<u64>,
     size_count: Vec<u64>,
-    gap_group: Vec<String>,
+    gap_group: Vec<u32>,
     gap_lo: Vec<i64>,
     gap_hi: Vec<i64>,
     gap_count: Vec<u64>,
-    q_group: Vec<String>,
+    q_group: Vec<u32>,
     q: Vec<f64>,
     q_size: Vec<Option<u64>>,
     q_gap_lo: Vec<Option<i64>>,
     q_gap_hi: Vec<Option<i64>>,
-    s_group: Vec<String>,
+    s_group: Vec<u32>,
     s_packets: Vec<u64>,
     s_bytes: Vec<u64>,
     s_oversize: Vec<u64>,
@@ -216,6 +218,7 @@ struct HistCols {
 impl HistCols {
     fn new() -> Self {
         HistCols {
+            labels: vec![],
             size_group: vec![],
             size: vec![],
             size_count: vec![],
@@ -240,21 +243,23 @@ impl HistCols {
 
     /// One group's rows; `what` picks the histogram rows built, as `gaps()` has no use for the
     /// up to 65,536 size rows a group can have.
-    fn add(&mut self, what: Hist, label: &str, s: &SizeHistogram, g: &GapHistogram, qs: &[f64]) {
+    fn add(&mut self, what: Hist, label: String, s: &SizeHistogram, g: &GapHistogram, qs: &[f64]) {
+        let at = u32::try_from(self.labels.len()).unwrap_or(u32::MAX);
+        self.labels.push(label);
         if what == Hist::Sizes {
-            self.add_sizes(label, s);
+            self.add_sizes(at, s);
         } else {
-            self.add_gaps(label, g);
+            self.add_gaps(at, g);
         }
         for &q in qs {
-            self.q_group.push(label.to_string());
+            self.q_group.push(at);
             self.q.push(q);
             self.q_size.push(s.quantile(q));
             let b = g.quantile_bounds(q);
             self.q_gap_lo.push(b.map(|x| x.0));
             self.q_gap_hi.push(b.map(|x| x.1));
         }
-        self.s_group.push(label.to_string());
+        self.s_group.push(at);
         self.s_packets.push(s.count);
         self.s_bytes.push(s.bytes);
         self.s_oversize.push(s.overflow);
@@ -263,24 +268,24 @@ impl HistCols {
         self.s_gap_max.push(g.max_ns);
     }
 
-    fn add_sizes(&mut self, label: &str, s: &SizeHistogram) {
+    fn add_sizes(&mut self, at: u32, s: &SizeHistogram) {
         for (size, c) in s.nonzero() {
-            self.size_group.push(label.to_string());
+            self.size_group.push(at);
             self.size.push(size);
             self.size_count.push(c);
         }
         if s.overflow > 0 {
             // One row for sizes above 65535, at the largest of them.
-            self.size_group.push(label.to_string());
+            self.size_group.push(at);
             self.size.push(s.overflow_max);
             self.size_count.push(s.overflow);
         }
     }
 
-    fn add_gaps(&mut self, label: &str, g: &GapHistogram) {
+    fn add_gaps(&mut self, at: u32, g: &GapHistogram) {
         for (b, c) in g.nonzero() {
             let (lo, hi) = GapHistogram::bucket_bounds(b);
-            self.gap_group.push(label.to_string());
+            self.gap_group.push(at);
             self.gap_lo.push(lo);
             self.gap_hi.push(hi);
             self.gap_count.push(c);
@@ -333,36 +338,43 @@ fn histograms<'py>(
             analyze::histograms(r, by, max_groups, ord, p)
         })?;
         let mut cols = HistCols::new();
-        cols.add(what, "all", &h.all_sizes, &h.all_gaps, &quantiles);
+        cols.add(
+            what,
+            "all".to_string(),
+            &h.all_sizes,
+            &h.all_gaps,
+            &quantiles,
+        );
         let mut groups: Vec<(&GroupKey, _)> = h.groups.iter().collect();
         groups.sort_by_key(|(k, _)| **k);
         for (k, (s, g)) in groups {
-            cols.add(what, &k.label(), s, g, &quantiles);
+            cols.add(what, k.label(), s, g, &quantiles);
         }
         let d = PyDict::new(py);
+        d.set_item("labels", cols.labels)?;
         let sz = PyDict::new(py);
-        sz.set_item("group", cols.size_group)?;
+        sz.set_item("group", cols.size_group.into_pyarray(py))?;
         sz.set_item("size", cols.size.into_pyarray(py))?;
         sz.set_item("packets", cols.size_count.into_pyarray(py))?;
         let gp = PyDict::new(py);
-        gp.set_item("group", cols.gap_group)?;
+        gp.set_item("group", cols.gap_group.into_pyarray(py))?;
         gp.set_item("gap_lo_ns", cols.gap_lo.into_pyarray(py))?;
         gp.set_item("gap_hi_ns", cols.gap_hi.into_pyarray(py))?;
         gp.set_item("gaps", cols.gap_count.into_pyarray(py))?;
         let qd = PyDict::new(py);
-        qd.set_item("group", cols.q_group)?;
-        qd.set_item("q", cols.q)?;
-        qd.set_item("size", cols.q_size)?;
-        qd.set_item("gap_lo_ns", cols.q_gap_lo)?;
-        qd.set_item("gap_hi_ns", cols.q_gap_hi)?;
+        qd.set_item("group", cols.q_group.into_pyarray(py))?;
+        qd.set_item("q", cols.q.into_pyarray(py))?;
+        opt_col(&qd, "size", cols.q_size)?;
+        opt_col(&qd, "gap_lo_ns", cols.q_gap_lo)?;
+        opt_col(&qd, "gap_hi_ns", cols.q_gap_hi)?;
         let sd = PyDict::new(py);
-        sd.set_item("group", cols.s_group)?;
-        sd.set_item("packets", cols.s_packets)?;
-        sd.set_item("bytes", cols.s_bytes)?;
-        sd.set_item("over_65535", cols.s_oversize)?;
-        sd.set_item("gaps", cols.s_gaps)?;
-        sd.set_item("gap_min_ns", cols.s_gap_min)?;
-        sd.set_item("gap_max_ns", cols.s_gap_max)?;
+        sd.set_item("group", cols.s_group.into_pyarray(py))?;
+        sd.set_item("packets", cols.s_packets.into_pyarray(py))?;
+        sd.set_item("bytes", cols.s_bytes.into_pyarray(py))?;
+        sd.set_item("over_65535", cols.s_oversize.into_pyarray(py))?;
+        sd.set_item("gaps", cols.s_gaps.into_pyarray(py))?;
+        opt_col(&sd, "gap_min_ns", cols.s_gap_min)?;
+        opt_col(&sd, "gap_max_ns", cols.s_gap_max)?;
         d.set_item("sizes", sz)?;
         d.set_item("gaps", gp)?;
         d.set_item("quantiles", qd)?;
