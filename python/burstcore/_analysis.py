@@ -306,27 +306,23 @@ def _hist_table(table: dict[str, Any], labels: pl.Series) -> pl.DataFrame:
     )
 
 
-def _one_grouping(by: Any) -> str | None:
-    """``by`` as one grouping's name: scan takes a list of groupings, and a list of one is fine
-    here too (more is refused by the name check)."""
-    if not isinstance(by, str) and by is not None and len(names := _as_list(by)) == 1:
-        by = names[0]
-    return by  # type: ignore[no-any-return]  # checked against GROUPINGS by the caller
-
-
-def _histograms(
-    source: Any,
+def _distribution(
     what: Literal["sizes", "gaps"],
-    by: str | None,
+    source: Any,
+    by: Any,
     quantiles: Any,
-    max_groups: int,
+    max_groups: Any,
     reorder_horizon: Any,
     on_late: str,
     strict: bool,
     progress: Any,
     mmap: bool | None,
-    time_range: tuple[int | None, int | None] | None,
-) -> dict[str, Any]:
+    start: Any,
+    end: Any,
+) -> Distribution:
+    """``sizes`` or ``gaps``: one pass of the histograms, and the frames of the kind asked for."""
+    if not isinstance(by, str) and by is not None and len(names := _as_list(by)) == 1:
+        by = names[0]  # scan takes a list of groupings; a list of one is fine here too
     if by == "host":
         raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
     if by is not None and by not in GROUPINGS:
@@ -347,10 +343,31 @@ def _histograms(
         strict,
         progress,
         mmap=mmap,
-        time_range=time_range,
+        time_range=parse_time_range(start, end),
     )
     _warn(warns, depth=1)
-    return out
+    labels = pl.Series(out["labels"], dtype=pl.String)
+    hist = _hist_table(out[what], labels)
+    q = _hist_table(out["quantiles"], labels)
+    groups = _hist_table(out["groups"], labels)
+    if what == "sizes":
+        q = q.select("group", "q", pl.col("size").cast(pl.UInt64).alias("value"))
+        groups = groups.select("group", "packets", "bytes", "over_65535")
+    else:
+        q = q.select(
+            "group",
+            "q",
+            pl.col("gap_lo_ns").cast(pl.Int64).alias("lo_ns"),
+            pl.col("gap_hi_ns").cast(pl.Int64).alias("hi_ns"),
+        )
+        groups = groups.select(
+            "group",
+            "packets",
+            "gaps",
+            pl.col("gap_min_ns").cast(pl.Int64).alias("min_ns"),
+            pl.col("gap_max_ns").cast(pl.Int64).alias("max_ns"),
+        )
+    return Distribution(hist, q, groups, by, _summary(out["accounting"]))
 
 
 def sizes(
@@ -373,25 +390,9 @@ def sizes(
     ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1).
     ``max_groups``: most groups of ``by`` (default 10,000; a few hundred bytes each, more for
     groups of many sizes, docs/limits.md); one more is a ``LimitExceededError`` at once."""
-    name = _one_grouping(by)
-    out = _histograms(
-        source,
-        "sizes",
-        name,
-        quantiles,
-        max_groups,
-        reorder_horizon,
-        on_late,
-        strict,
-        progress,
-        mmap,
-        parse_time_range(start, end),
+    return _distribution(
+        "sizes", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end
     )
-    labels = pl.Series(out["labels"], dtype=pl.String)
-    hist = _hist_table(out["sizes"], labels)
-    q = _hist_table(out["quantiles"], labels).select("group", "q", pl.col("size").cast(pl.UInt64).alias("value"))
-    groups = _hist_table(out["groups"], labels).select("group", "packets", "bytes", "over_65535")
-    return Distribution(hist, q, groups, name, _summary(out["accounting"]))
 
 
 def gaps(
@@ -410,36 +411,9 @@ def gaps(
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
     and per group of ``by``. ``quantiles`` and ``max_groups`` as for ``sizes``."""
-    name = _one_grouping(by)
-    out = _histograms(
-        source,
-        "gaps",
-        name,
-        quantiles,
-        max_groups,
-        reorder_horizon,
-        on_late,
-        strict,
-        progress,
-        mmap,
-        parse_time_range(start, end),
+    return _distribution(
+        "gaps", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end
     )
-    labels = pl.Series(out["labels"], dtype=pl.String)
-    hist = _hist_table(out["gaps"], labels)
-    q = _hist_table(out["quantiles"], labels).select(
-        "group",
-        "q",
-        pl.col("gap_lo_ns").cast(pl.Int64).alias("lo_ns"),
-        pl.col("gap_hi_ns").cast(pl.Int64).alias("hi_ns"),
-    )
-    groups = _hist_table(out["groups"], labels).select(
-        "group",
-        "packets",
-        "gaps",
-        pl.col("gap_min_ns").cast(pl.Int64).alias("min_ns"),
-        pl.col("gap_max_ns").cast(pl.Int64).alias("max_ns"),
-    )
-    return Distribution(hist, q, groups, name, _summary(out["accounting"]))
 
 
 # ------------------------------------------------------------------------------------- bursts
