@@ -108,21 +108,17 @@ impl FlowTable {
 
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
         let h = &a.headers;
+        // The CNSM study's 4-tuple comes from the TCP ports: ICMP, IGMP or a later fragment is
+        // in no flow4, as a packet without addresses is in no flow at all.
+        let ported = self.opts.key != FlowKey::Flow4 || (h.sport.is_some() && h.dport.is_some());
         let (src, dst) = match (h.src, h.dst) {
-            (Some(s), Some(d)) => (s, d),
+            (Some(s), Some(d)) if ported => (s, d),
             _ => {
                 self.no_flow_packets = self.no_flow_packets.saturating_add(1);
                 self.no_flow_bytes = self.no_flow_bytes.saturating_add(a.size);
                 return Ok(());
             }
         };
-        if self.opts.key == FlowKey::Flow4 && (h.sport.is_none() || h.dport.is_none()) {
-            // The CNSM study's 4-tuple comes from the TCP ports: ICMP, IGMP or a later
-            // fragment is in no such flow.
-            self.no_flow_packets = self.no_flow_packets.saturating_add(1);
-            self.no_flow_bytes = self.no_flow_bytes.saturating_add(a.size);
-            return Ok(());
-        }
         let proto = h.ip_proto.unwrap_or(0);
         let sport = h.sport.unwrap_or(0);
         let dport = h.dport.unwrap_or(0);
@@ -272,7 +268,8 @@ impl FlowTable {
         }
     }
 
-    pub fn non_ip(&self) -> (u64, u64) {
+    /// Packets and bytes in no flow so far (see [`FlowReport::no_flow_packets`]).
+    pub fn no_flow(&self) -> (u64, u64) {
         (self.no_flow_packets, self.no_flow_bytes)
     }
 }
