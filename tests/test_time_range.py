@@ -143,3 +143,17 @@ def test_a_range_of_a_training_capture_measures_its_iterations():
     ptm = train.ptm("5ms")["ptm"][0]
     assert whole > 60 and 1 < ptm <= period / 5e6
     assert train.summary["span_ns"][0] == hi - lo
+
+
+def test_a_late_packet_outside_the_range_is_left_out_before_ordering():
+    # 100 ms late, past the 10 ms horizon, but before start: the scan and every analysis leave
+    # it out as outside, never as late (the analyses had ordered it first and raised).
+    ts = [BASE + 100_000_000, BASE, BASE + 200_000_000]
+    data = _capture(ts, [100] * 3, [("10.0.0.1", "10.0.0.2")] * 3)
+    with pytest.raises(burstcore.OutOfOrderError):
+        burstcore.flows(data)
+    rng = dict(start=BASE + 50_000_000)
+    assert burstcore.scan(data, windows="1ms", rates="1Gbps", **rng).summary["skipped_outside_range"][0] == 1
+    assert burstcore.flows(data, **rng)["packets"].to_list() == [2]
+    b = burstcore.bursts(data, **rng).summary.row(0, named=True)
+    assert (b["skipped_outside_range"], b["reordered"], b["packets"]) == (1, 0, 2)

@@ -90,10 +90,6 @@ impl<'r> Ordered<'r> {
                     self.shifted_out += 1;
                     continue;
                 };
-                if !self.time_range.contains(ts_ns) {
-                    self.outside += 1;
-                    continue;
-                }
                 a.ts_ns = ts_ns;
                 return Ok(Some(a));
             }
@@ -114,6 +110,16 @@ impl<'r> Ordered<'r> {
                 self.no_timestamp += 1;
                 continue;
             };
+            // Outside the range (after the offset): left out before it is decoded or ordered,
+            // as a scan leaves it out, so that it is never late nor reordered. A time the
+            // offset takes out of i64 is counted as such once released.
+            if ts_ns
+                .checked_add(self.offset_ns)
+                .is_some_and(|t| !self.time_range.contains(t))
+            {
+                self.outside += 1;
+                continue;
+            }
             let arrival = Arrival {
                 ts_ns,
                 size: u64::from(p.wire_len),
