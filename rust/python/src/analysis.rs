@@ -192,6 +192,7 @@ fn traffic_matrix<'py>(
 /// Columns of size histograms (non-empty sizes), gap histograms (non-empty log2 buckets) and
 /// quantiles, for "all" and each group. A row's group is an index into `labels`: a million
 /// groups' rows would otherwise be a Python string each.
+#[derive(Default)]
 struct HistCols {
     labels: Vec<String>,
     size_group: Vec<u32>,
@@ -216,31 +217,6 @@ struct HistCols {
 }
 
 impl HistCols {
-    fn new() -> Self {
-        HistCols {
-            labels: vec![],
-            size_group: vec![],
-            size: vec![],
-            size_count: vec![],
-            gap_group: vec![],
-            gap_lo: vec![],
-            gap_hi: vec![],
-            gap_count: vec![],
-            q_group: vec![],
-            q: vec![],
-            q_size: vec![],
-            q_gap_lo: vec![],
-            q_gap_hi: vec![],
-            s_group: vec![],
-            s_packets: vec![],
-            s_bytes: vec![],
-            s_oversize: vec![],
-            s_gaps: vec![],
-            s_gap_min: vec![],
-            s_gap_max: vec![],
-        }
-    }
-
     /// One group's rows; `what` picks the histogram rows built, as `gaps()` has no use for the
     /// up to 65,536 size rows a group can have.
     fn add(&mut self, what: Hist, label: String, s: &SizeHistogram, g: &GapHistogram, qs: &[f64]) {
@@ -337,7 +313,7 @@ fn histograms<'py>(
         let ((h, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::histograms(r, by, max_groups, ord, p)
         })?;
-        let mut cols = HistCols::new();
+        let mut cols = HistCols::default();
         cols.add(
             what,
             "all".to_string(),
