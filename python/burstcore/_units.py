@@ -41,6 +41,13 @@ _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 _DURATION_RE = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zµμ]+)\s*$")
 
 
+def _pandas_ns(value: _dt.timedelta | _dt.datetime) -> int | None:
+    """A pandas.Timedelta's or Timestamp's integer ns (its ``.value``), below the microseconds
+    its datetime base class shows; None for a plain timedelta or datetime."""
+    ns = getattr(value, "value", None)
+    return ns if isinstance(ns, int) else None
+
+
 def _exact_ns(value: Decimal, what: Any, name: str) -> int:
     if value != value.to_integral_value():
         raise ValueError(f"{name}={what!r} is not a whole number of nanoseconds; burstcore works in integer ns")
@@ -63,10 +70,8 @@ def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = Fal
         if np.isnat(value):
             raise ValueError(f"{name}={value!r} is NaT, not a duration")
         ns = int(value.astype("timedelta64[ns]").astype(np.int64))
-    elif isinstance(value, _dt.timedelta) and isinstance(getattr(value, "value", None), int):
-        # pandas.Timedelta: a datetime.timedelta that holds integer ns in .value, below the
-        # microseconds the base class shows.
-        ns = value.value  # type: ignore[attr-defined]
+    elif isinstance(value, _dt.timedelta) and (pd_ns := _pandas_ns(value)) is not None:
+        ns = pd_ns
     elif isinstance(value, _dt.timedelta):
         ns = (value.days * 86_400 + value.seconds) * 1_000_000_000 + value.microseconds * 1_000
     elif isinstance(value, (int, np.integer, float, np.floating)):
@@ -182,9 +187,8 @@ def parse_instant(value: Any, *, name: str) -> int:
         raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}")
     if isinstance(value, (int, np.integer)):
         ns = int(value)
-    elif isinstance(value, _dt.datetime) and isinstance(getattr(value, "value", None), int):
-        # pandas.Timestamp: ns since 1970 UTC in .value (whatever its time zone shows).
-        ns = value.value  # type: ignore[attr-defined]
+    elif isinstance(value, _dt.datetime) and (pd_ns := _pandas_ns(value)) is not None:
+        ns = pd_ns  # ns since 1970 UTC, whatever time zone the Timestamp shows
     elif isinstance(value, _dt.datetime):
         aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.UTC)
         d = aware - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
