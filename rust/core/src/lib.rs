@@ -61,6 +61,7 @@ pub mod capture;
 pub mod chunked;
 pub mod engine;
 pub mod error;
+pub mod filter;
 mod huge_pages;
 pub mod input;
 pub mod packet;
@@ -80,5 +81,6 @@ pub mod wire;
 pub mod writer;
 
 pub use error::{Error, ErrorKind, Warning};
+pub use filter::Filter;
 pub use packet::{Packet, TimeRange};
 pub use pool::{default_threads, MAX_THREADS};

@@ -1,0 +1,188 @@
+use super::*;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+fn v4(s: &str) -> Option<IpAddr> {
+    Some(IpAddr::V4(s.parse::<Ipv4Addr>().unwrap()))
+}
+
+/// A TCP/UDP packet from src:sport to dst:dport.
+fn pkt(src: &str, dst: &str, proto: u8, sport: u16, dport: u16) -> Headers {
+    Headers {
+        ethertype: Some(0x0800),
+        src: v4(src),
+        dst: v4(dst),
+        ip_proto: Some(proto),
+        sport: Some(sport),
+        dport: Some(dport),
+        ..Headers::default()
+    }
+}
+
+fn passes(filter: &str, h: &Headers) -> bool {
+    Filter::parse(filter)
+        .unwrap_or_else(|e| panic!("{filter}: {e}"))
+        .matches(h, 100)
+}
+
+fn refused(filter: &str) -> String {
+    match Filter::parse(filter) {
+        Ok(f) => panic!("{filter} parsed as {f:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn hosts_nets_and_directions() {
+    let h = pkt("10.0.0.1", "10.0.1.2", TCP, 40000, 29500);
+    assert!(passes("host 10.0.0.1", &h));
+    assert!(passes("host 10.0.1.2", &h));
+    assert!(passes("src host 10.0.0.1", &h));
+    assert!(!passes("dst host 10.0.0.1", &h));
+    assert!(passes("src or dst host 10.0.1.2", &h));
+    assert!(!passes("src and dst host 10.0.0.1", &h));
+    assert!(passes("src and dst net 10.0.0.0/23", &h));
+    assert!(!passes("src and dst net 10.0.0.0/24", &h));
+    assert!(passes("net 10.0.1", &h));
+    assert!(passes("dst net 10", &h));
+    assert!(passes("10.0.0.1", &h), "a bare address is a host");
+    assert!(passes("net 0.0.0.0/0", &h));
+    assert!(!passes("ip6 net ::/0", &h));
+    assert!(passes("ip host 10.0.0.1", &h));
+}
+
+#[test]
+fn ports_protocols_and_fragments() {
+    let h = pkt("10.0.0.1", "10.0.0.2", TCP, 40000, 29500);
+    assert!(passes("port 29500", &h));
+    assert!(passes("tcp dst port 29500", &h));
+    assert!(!passes("udp port 29500", &h));
+    assert!(!passes("src port 29500", &h));
+    assert!(passes("portrange 29000-30000", &h));
+    assert!(passes("tcp", &h) && !passes("udp", &h) && passes("ip", &h) && !passes("ip6", &h));
+    assert!(passes("proto 6", &h) && passes("ip proto 6", &h) && !passes("ip6 proto 6", &h));
+    let frag = Headers {
+        fragment: true,
+        sport: None,
+        dport: None,
+        ..h
+    };
+    assert!(
+        !passes("port 29500", &frag),
+        "a later fragment has no ports"
+    );
+    assert!(passes("tcp", &frag), "but its protocol is known");
+    let icmp = Headers {
+        ip_proto: Some(1),
+        sport: None,
+        dport: None,
+        ..h
+    };
+    assert!(passes("icmp", &icmp) && !passes("icmp6", &icmp) && !passes("port 0", &icmp));
+    let arp = Headers {
+        ethertype: Some(0x0806),
+        ..Headers::default()
+    };
+    assert!(passes("arp", &arp) && !passes("ip", &arp) && !passes("host 10.0.0.1", &arp));
+    assert!(passes("not ip", &arp));
+}
+
+#[test]
+fn pcap_filter_precedence_and_carried_qualifiers() {
+    let h = pkt("10.0.0.1", "10.0.0.2", UDP, 5000, 6000);
+    // (udp or tcp) and port 7: false; udp or (tcp and port 7) would be true.
+    assert!(!passes("udp or tcp and port 7", &h));
+    assert!(passes("udp or (tcp and port 7)", &h));
+    assert!(passes("not tcp and udp", &h));
+    assert!(!passes("not (tcp or udp)", &h));
+    assert!(passes("! tcp && udp", &h));
+    assert!(
+        passes("port 80 or 6000", &h),
+        "6000 is a port, carried over"
+    );
+    assert!(passes("dst host 10.0.0.9 or 10.0.0.2", &h));
+    assert!(
+        !passes("dst host 10.0.0.9 or 10.0.0.1", &h),
+        "the direction is carried too"
+    );
+    assert!(passes("udp dst port 1 or 6000", &h));
+    assert!(!passes("tcp dst port 1 or 6000", &h), "and the protocol");
+    assert!(passes("HOST 10.0.0.1 AND UDP", &h), "words are case-blind");
+}
+
+#[test]
+fn vlans_lengths_and_ipv6() {
+    let mut h = pkt("10.0.0.1", "10.0.0.2", UDP, 1, 2);
+    assert!(!passes("vlan", &h));
+    h.vlan = Some(100);
+    h.vlan_inner = Some(200);
+    assert!(
+        passes("vlan", &h)
+            && passes("vlan 100", &h)
+            && passes("vlan 200", &h)
+            && !passes("vlan 7", &h)
+    );
+    let f = Filter::parse("less 100 and greater 60").unwrap();
+    assert!(f.matches(&h, 100) && f.matches(&h, 60) && !f.matches(&h, 101) && !f.matches(&h, 59));
+    let six = Headers {
+        ethertype: Some(0x86dd),
+        src: Some(IpAddr::V6("fd00::1".parse::<Ipv6Addr>().unwrap())),
+        dst: Some(IpAddr::V6("fd00:1::2".parse::<Ipv6Addr>().unwrap())),
+        ip_proto: Some(58),
+        ..Headers::default()
+    };
+    assert!(passes("ip6 and icmp6", &six) && !passes("icmp", &six));
+    assert!(passes("src net fd00::/32", &six) && !passes("dst net fd00::/32", &six));
+    assert!(passes("host fd00:1::2", &six) && passes("ip6 host fd00::1", &six));
+    assert!(!passes("host 10.0.0.1", &six));
+}
+
+#[test]
+fn errors_say_where_and_what() {
+    let e = refused("host 10.0.0.300");
+    assert!(
+        e.contains("character 6") && e.contains("not an IPv4 or IPv6 address"),
+        "{e}"
+    );
+    let e = refused("port http");
+    assert!(e.contains("service names"), "{e}");
+    let e = refused("ether host 00:11:22:33:44:55");
+    assert!(e.contains("link-layer"), "{e}");
+    let e = refused("net 10.0.0.1/8");
+    assert!(e.contains("bits set past"), "{e}");
+    let e = refused("(tcp or udp");
+    assert!(e.contains("never closed"), "{e}");
+    let e = refused("tcp and");
+    assert!(e.contains("ends too soon"), "{e}");
+    let e = refused("host 10.0.0.1 10.0.0.2");
+    assert!(e.contains("expected 'and', 'or'"), "{e}");
+    let e = refused("portrange 30-20");
+    assert!(e.contains("above its last"), "{e}");
+    let e = refused("29500");
+    assert!(e.contains("needs a keyword"), "{e}");
+    let e = refused("  ");
+    assert!(e.contains("empty"), "{e}");
+    let e = refused("host 10.0.0.1; rm");
+    assert!(e.contains("';'"), "{e}");
+    let e = refused("tcp host 10.0.0.1");
+    assert!(e.contains("qualifies a port"), "{e}");
+    let e = refused("ip6 host 10.0.0.1");
+    assert!(e.contains("IPv4"), "{e}");
+    let e = refused("vlan 5000");
+    assert!(e.contains("0-4095"), "{e}");
+    let e = refused("proto 300");
+    assert!(e.contains("protocol number"), "{e}");
+}
+
+#[test]
+fn deep_or_long_filters_are_refused_not_a_stack_overflow() {
+    let deep = format!("{}tcp{}", "(".repeat(65), ")".repeat(65));
+    assert!(refused(&deep).contains("nested more than 64"));
+    let nots = format!("{}tcp", "not ".repeat(65));
+    assert!(refused(&nots).contains("nested more than 64"));
+    let fine = format!("{}tcp{}", "(".repeat(64), ")".repeat(64));
+    assert!(passes(&fine, &pkt("10.0.0.1", "10.0.0.2", TCP, 1, 2)));
+    let long = vec!["port 1"; 1001].join(" or ");
+    assert!(refused(&long).contains("more than 1000 primitives"));
+    let ok = vec!["port 1"; 1000].join(" or ");
+    assert!(passes(&ok, &pkt("10.0.0.1", "10.0.0.2", TCP, 1, 2)));
+}
