@@ -21,19 +21,21 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::pipeline::merge::{self, Streams};
 use crate::pipeline::{Accounting, Progress};
 use crate::wire;
-use crate::TimeRange;
+use crate::{Filter, TimeRange};
 
 const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Which packets an analysis reads and how out-of-order ones are handled (the same knobs as a
 /// scan).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderOptions {
     /// Packets may arrive up to this many ns earlier than the latest seen in their capture.
     pub reorder_horizon_ns: i64,
     pub late: LatePolicy,
     /// Packets outside (after any offset) are skipped and counted.
     pub time_range: TimeRange,
+    /// Only packets whose headers pass it are read; the others are skipped and counted.
+    pub filter: Option<Filter>,
 }
 
 impl Default for OrderOptions {
@@ -42,6 +44,7 @@ impl Default for OrderOptions {
             reorder_horizon_ns: ScanConfig::DEFAULT_REORDER_HORIZON_NS,
             late: LatePolicy::Error,
             time_range: TimeRange::ALL,
+            filter: None,
         }
     }
 }
@@ -64,10 +67,13 @@ struct Ordered<'r> {
     time_range: TimeRange,
     /// Packets outside `time_range`.
     outside: u64,
+    filter: Option<&'r Filter>,
+    /// Packets `filter` left out.
+    filtered: u64,
 }
 
 impl<'r> Ordered<'r> {
-    fn new(reader: &'r mut CaptureReader, offset_ns: i64, order: OrderOptions) -> Self {
+    fn new(reader: &'r mut CaptureReader, offset_ns: i64, order: &'r OrderOptions) -> Self {
         Ordered {
             reader,
             offset_ns,
@@ -79,6 +85,8 @@ impl<'r> Ordered<'r> {
             shifted_out: 0,
             time_range: order.time_range,
             outside: 0,
+            filter: order.filter.as_ref(),
+            filtered: 0,
         }
     }
 
@@ -126,6 +134,14 @@ impl<'r> Ordered<'r> {
                 interface: p.interface,
                 headers: wire::decode_frame(p.linktype, p.data, p.wire_len),
             };
+            // Left out before it is ordered, as a scan leaves it out.
+            if self
+                .filter
+                .is_some_and(|f| !f.matches(&arrival.headers, p.wire_len))
+            {
+                self.filtered += 1;
+                continue;
+            }
             let offset = p.offset;
             self.reorder
                 .push(&arrival, |a: &Arrival| {
@@ -212,7 +228,7 @@ fn for_each_ordered(
     let mut sources: Vec<Ordered<'_>> = readers
         .iter_mut()
         .enumerate()
-        .map(|(k, r)| Ordered::new(r, offsets_ns.get(k).copied().unwrap_or(0), order))
+        .map(|(k, r)| Ordered::new(r, offsets_ns.get(k).copied().unwrap_or(0), &order))
         .collect();
     merge::merge(
         sources.len(),
@@ -231,6 +247,7 @@ fn for_each_ordered(
         acc.out_of_range(s.reader);
         acc.skipped_timestamp_out_of_range += s.shifted_out;
         acc.skipped_outside_range += s.outside;
+        acc.skipped_filtered += s.filtered;
         let st = s.reorder.stats();
         acc.skipped_late += st.dropped_late;
         acc.reordered += st.reordered;
@@ -240,6 +257,7 @@ fn for_each_ordered(
         - acc.skipped_no_timestamp
         - acc.skipped_timestamp_out_of_range
         - acc.skipped_outside_range
+        - acc.skipped_filtered
         - acc.skipped_late;
     Ok(acc)
 }

@@ -58,6 +58,8 @@ pub struct Accounting {
     pub skipped_timestamp_out_of_range: u64,
     /// Packets outside the time range asked for ([`crate::TimeRange`]).
     pub skipped_outside_range: u64,
+    /// Packets the header filter left out ([`crate::Filter`]).
+    pub skipped_filtered: u64,
     /// Packets whose chosen size needs a header that is missing or truncated (size="ip"/"payload").
     pub skipped_no_size: u64,
     /// Packets later than the reorder horizon, dropped on request.
@@ -78,6 +80,7 @@ impl Accounting {
             Err(Skip::NoTimestamp) => self.skipped_no_timestamp += 1,
             Err(Skip::NoSize) => self.skipped_no_size += 1,
             Err(Skip::OutsideRange) => self.skipped_outside_range += 1,
+            Err(Skip::Filtered) => self.skipped_filtered += 1,
         }
         None
     }
@@ -98,6 +101,7 @@ impl Accounting {
         self.skipped_no_size += other.skipped_no_size;
         self.skipped_timestamp_out_of_range += other.skipped_timestamp_out_of_range;
         self.skipped_outside_range += other.skipped_outside_range;
+        self.skipped_filtered += other.skipped_filtered;
     }
 }
 
@@ -132,7 +136,7 @@ struct ArrivalSource<'r> {
     size: SizeKind,
     /// Packets read and skipped (`read`), from this source alone.
     acc: Accounting,
-    range: crate::TimeRange,
+    chosen: Chosen<'r>,
 }
 
 impl ArrivalSource<'_> {
@@ -155,21 +159,20 @@ impl ArrivalSource<'_> {
     }
 
     fn next(&mut self) -> Result<Option<Arrival>> {
-        let (decode, size, range) = (self.decode, self.size, self.range);
-        if range.is_all() {
+        let (decode, size, chosen) = (self.decode, self.size, self.chosen);
+        if chosen.is_all() {
             return self.next_with(|p| arrival(p, decode, size));
         }
-        self.next_with(|p| {
-            admit(p, range)?;
-            arrival(p, decode, size)
-        })
+        self.next_with(|p| chosen_arrival(p, chosen, decode, size))
     }
 
     /// [`ArrivalSource::next`] without headers: timestamp, size and interface.
     #[inline]
     fn next_lean(&mut self) -> Result<Option<(i64, u64, u32)>> {
-        let (size, range) = (self.size, self.range);
-        // Without a range, the loop of the plain scan as it was: no check per packet.
+        let (size, range) = (self.size, self.chosen.range);
+        // A filter reads headers, so this lean path never has one (`needs_headers`). Without a
+        // range, the loop of the plain scan as it was: no check per packet.
+        debug_assert!(self.chosen.filter.is_none());
         if range.is_all() {
             return self.next_with(|p| lean_arrival(p, size));
         }
@@ -180,11 +183,52 @@ impl ArrivalSource<'_> {
     }
 }
 
+/// The packets a scan reads: those in its time range that pass its header filter.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Chosen<'f> {
+    pub(crate) range: crate::TimeRange,
+    pub(crate) filter: Option<&'f crate::Filter>,
+}
+
+impl Chosen<'_> {
+    fn is_all(&self) -> bool {
+        self.range.is_all() && self.filter.is_none()
+    }
+}
+
+/// [`arrival`] of a packet in the time range that passes the filter: the range is looked at
+/// before the headers are decoded, the filter before a size is read from them, so that each
+/// packet left out is counted for the first reason that applies.
+#[inline]
+fn chosen_arrival(
+    p: &crate::Packet<'_>,
+    chosen: Chosen<'_>,
+    decode: bool,
+    size: SizeKind,
+) -> std::result::Result<Arrival, Skip> {
+    admit(p, chosen.range)?;
+    let Some(filter) = chosen.filter else {
+        return arrival(p, decode, size);
+    };
+    let ts_ns = p.ts_ns.ok_or(Skip::NoTimestamp)?;
+    let headers = wire::decode_frame(p.linktype, p.data, p.wire_len);
+    if !filter.matches(&headers, p.wire_len) {
+        return Err(Skip::Filtered);
+    }
+    Ok(Arrival {
+        ts_ns,
+        size: chosen_size(p, size, Some(&headers)).ok_or(Skip::NoSize)?,
+        interface: p.interface,
+        headers,
+    })
+}
+
 /// Why a packet read does not reach the engine.
 pub(crate) enum Skip {
     NoTimestamp,
     NoSize,
     OutsideRange,
+    Filtered,
 }
 
 /// A packet with a timestamp outside `range` is skipped (one without is, for that reason).
@@ -259,7 +303,7 @@ fn l1_size(linktype: u16, wire_len: u32) -> u64 {
 }
 
 fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
-    size.needs_headers() || config.reads_headers()
+    size.needs_headers() || config.reads_headers() || config.filter.is_some()
 }
 
 /// Scan one or more captures (merged in timestamp order) into the engine, on one thread.
@@ -324,7 +368,12 @@ fn scan_other_ways(
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
     let captured = Cell::new(0u64);
-    let range = config.time_range;
+    // What is read, apart from the scanner's copy of the config (which ignores it).
+    let filter = config.filter.clone();
+    let chosen = Chosen {
+        range: config.time_range,
+        filter: filter.as_ref(),
+    };
     if !crate::parallel::splits(&config, threads) {
         let mut scanner = Scanner::new(config)?;
         let acc = feed(
@@ -332,7 +381,7 @@ fn scan_other_ways(
             decode,
             size,
             &captured,
-            range,
+            chosen,
             &mut scanner,
             progress,
         )?;
@@ -353,7 +402,7 @@ fn scan_other_ways(
                 decode,
                 size,
                 &captured,
-                range,
+                chosen,
                 &mut scanner,
                 progress,
             ) {
@@ -400,7 +449,7 @@ fn feed(
     decode: bool,
     size: SizeKind,
     captured: &Cell<u64>,
-    range: crate::TimeRange,
+    chosen: Chosen<'_>,
     sink: &mut impl Sink,
     progress: Progress<'_>,
 ) -> Result<Accounting> {
@@ -415,7 +464,7 @@ fn feed(
             decode,
             size,
             acc: Accounting::default(),
-            range,
+            chosen,
         })
         .collect();
 
@@ -462,6 +511,7 @@ pub(crate) fn account(out: ScanOutput, mut acc: Accounting) -> (ScanOutput, Acco
         - acc.skipped_no_timestamp
         - acc.skipped_timestamp_out_of_range
         - acc.skipped_outside_range
+        - acc.skipped_filtered
         - acc.skipped_no_size
         - acc.skipped_late;
     (out, acc)
@@ -642,11 +692,13 @@ pub fn late_packet_offset(
     size: SizeKind,
     horizon: i64,
     range: crate::TimeRange,
+    filter: Option<&crate::Filter>,
 ) -> Result<Option<u64>> {
-    let decode = size.needs_headers();
+    let decode = size.needs_headers() || filter.is_some();
+    let chosen = Chosen { range, filter };
     let mut latest: Option<i64> = None;
     while let Some(p) = reader.next_packet()? {
-        let Ok(a) = admit(&p, range).and_then(|()| arrival(&p, decode, size)) else {
+        let Ok(a) = chosen_arrival(&p, chosen, decode, size) else {
             continue;
         };
         match latest {

@@ -16,6 +16,7 @@ fn base() -> ScanConfig {
         late: LatePolicy::Error,
         max_groups: 10,
         time_range: burstcore::TimeRange::ALL,
+        filter: None,
     }
 }
 

@@ -21,6 +21,7 @@ fn config(windows: Vec<i64>, closure: Closure, rates: Vec<u64>, bins: Vec<i64>) 
         late: LatePolicy::Error,
         max_groups: 10,
         time_range: burstcore::TimeRange::ALL,
+        filter: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
             ScanConfig::DEFAULT_MAX_GROUPS
         },
         time_range: burstcore::TimeRange::ALL,
+        filter: None,
     }
 }
 

@@ -18,6 +18,7 @@ fn full(by: Vec<By>) -> ScanConfig {
         late: LatePolicy::Error,
         max_groups: 1 << 20,
         time_range: burstcore::TimeRange::ALL,
+        filter: None,
     }
 }
 

@@ -211,6 +211,7 @@ fn random_config(rng: &mut Rng, pts: &[(i64, u64)]) -> ScanConfig {
         late: LatePolicy::Error,
         max_groups: 1000,
         time_range: burstcore::TimeRange::ALL,
+        filter: None,
     }
 }
 

@@ -19,6 +19,7 @@ fn config(horizon: i64, late: LatePolicy) -> ScanConfig {
         late,
         max_groups: 100,
         time_range: burstcore::TimeRange::ALL,
+        filter: None,
     }
 }
 

@@ -93,6 +93,9 @@ pub struct ScanConfig {
     /// captures ([`crate::pipeline::scan`]), before they reach a scanner; a [`Scanner`] fed
     /// by hand takes every arrival it is given.
     pub time_range: crate::TimeRange,
+    /// Only the packets whose headers pass this filter are read ([`crate::Filter`]); the others
+    /// are skipped and counted by the pipeline, as packets outside `time_range` are.
+    pub filter: Option<crate::Filter>,
 }
 
 impl ScanConfig {

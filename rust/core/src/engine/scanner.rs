@@ -27,6 +27,7 @@ impl Default for ScanConfig {
             late: LatePolicy::Error,
             max_groups: Self::DEFAULT_MAX_GROUPS,
             time_range: crate::TimeRange::ALL,
+            filter: None,
         }
     }
 }
@@ -63,6 +64,7 @@ impl ScanConfig {
             late,
             max_groups,
             time_range,
+            filter,
         } = self;
         if let (Some(s), Some(e)) = (time_range.start_ns, time_range.end_ns) {
             if s >= e {
@@ -113,6 +115,7 @@ impl ScanConfig {
             late,
             max_groups,
             time_range,
+            filter,
         })
     }
 }
@@ -130,6 +133,7 @@ impl Scanner {
             max_groups,
             // Applied by the pipeline that reads the packets, before they reach a scanner.
             time_range: _,
+            filter: _,
         } = config.normalized()?;
         let metrics = Metrics {
             windows_ns,
