@@ -33,6 +33,7 @@ from ._scan import (
     _build_result,
     _parse_by,
     _parse_order,
+    parse_filter,
 )
 from ._sources import is_rereadable, normalize
 from ._units import (
@@ -89,6 +90,7 @@ def flows(
     mmap: bool | None = None,
     start: Any = None,
     end: Any = None,
+    filter: str | None = None,
 ) -> pl.DataFrame:
     """One row per flow, in order of first packet, with NFStream-style columns.
 
@@ -133,6 +135,7 @@ def flows(
         progress,
         mmap=mmap,
         time_range=parse_time_range(start, end),
+        filter=parse_filter(filter),
     )
     _warn(warns)
     env = out.pop("envelope")
@@ -189,11 +192,20 @@ def _matrix(
     progress: Any,
     mmap: bool | None,
     time_range: tuple[int | None, int | None] | None,
+    filter: str | None,
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_pairs = parse_count(max_pairs, name="max_pairs")
     out, warns = _core.traffic_matrix(
-        _sources(source), max_pairs, horizon_ns, late, strict, progress, mmap=mmap, time_range=time_range
+        _sources(source),
+        max_pairs,
+        horizon_ns,
+        late,
+        strict,
+        progress,
+        mmap=mmap,
+        time_range=time_range,
+        filter=parse_filter(filter),
     )
     _warn(warns, depth=1)
     return out
@@ -210,13 +222,16 @@ def traffic_matrix(
     mmap: bool | None = None,
     start: Any = None,
     end: Any = None,
+    filter: str | None = None,
 ) -> pl.DataFrame:
     """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
     bytes column sums to the wire bytes of every packet with a timestamp (those without one
     cannot be put in order, and are counted in the capture's ``info`` only). For throughput per
     pair over time, use ``scan(source, by="pair", bins=...)``."""
-    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end))
+    out = _matrix(
+        source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end), filter
+    )
     p = out["pairs"]
     df = pl.DataFrame(
         {
@@ -243,10 +258,13 @@ def host_volumes(
     mmap: bool | None = None,
     start: Any = None,
     end: Any = None,
+    filter: str | None = None,
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
     heaviest sender first."""
-    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end))
+    out = _matrix(
+        source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end), filter
+    )
     h = out["hosts"]
     df = pl.DataFrame(
         {
@@ -319,6 +337,7 @@ def _distribution(
     mmap: bool | None,
     start: Any,
     end: Any,
+    filter: str | None,
 ) -> Distribution:
     """``sizes`` or ``gaps``: one pass of the histograms, and the frames of the kind asked for."""
     if not isinstance(by, str) and by is not None and len(names := _as_list(by)) == 1:
@@ -344,6 +363,7 @@ def _distribution(
         progress,
         mmap=mmap,
         time_range=parse_time_range(start, end),
+        filter=parse_filter(filter),
     )
     _warn(warns, depth=1)
     labels = pl.Series(out["labels"], dtype=pl.String)
@@ -383,6 +403,7 @@ def sizes(
     mmap: bool | None = None,
     start: Any = None,
     end: Any = None,
+    filter: str | None = None,
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
     (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...).
@@ -391,7 +412,7 @@ def sizes(
     ``max_groups``: most groups of ``by`` (default 10,000; a few hundred bytes each, more for
     groups of many sizes, docs/limits.md); one more is a ``LimitExceededError`` at once."""
     return _distribution(
-        "sizes", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end
+        "sizes", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end, filter
     )
 
 
@@ -408,11 +429,12 @@ def gaps(
     mmap: bool | None = None,
     start: Any = None,
     end: Any = None,
+    filter: str | None = None,
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
     and per group of ``by``. ``quantiles`` and ``max_groups`` as for ``sizes``."""
     return _distribution(
-        "gaps", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end
+        "gaps", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end, filter
     )
 
 
@@ -460,13 +482,22 @@ def bursts(
     mmap: bool | None = None,
     start: Any = None,
     end: Any = None,
+    filter: str | None = None,
 ) -> Bursts:
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
     gap_ns = parse_duration(gap, name="gap", allow_zero=True)
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     out, warns = _core.bursts(
-        _sources(source), gap_ns, horizon_ns, late, strict, progress, mmap=mmap, time_range=parse_time_range(start, end)
+        _sources(source),
+        gap_ns,
+        horizon_ns,
+        late,
+        strict,
+        progress,
+        mmap=mmap,
+        time_range=parse_time_range(start, end),
+        filter=parse_filter(filter),
     )
     _warn(warns)
     n = len(out["start_ns"])
@@ -554,6 +585,7 @@ def iterations(
     mmap: bool | None = None,
     start: Any = None,
     end: Any = None,
+    filter: str | None = None,
 ) -> Iterations:
     """Estimate the iteration period from the traffic and segment the trace into iterations.
 
@@ -586,6 +618,7 @@ def iterations(
         progress,
         mmap=mmap,
         time_range=parse_time_range(start, end),
+        filter=parse_filter(filter),
     )
     _warn(warns)
     beyond = int(out["beyond_bins"])
@@ -725,6 +758,7 @@ def superpose(
     mmap: bool | None = None,
     start: Any = None,
     end: Any = None,
+    filter: str | None = None,
 ) -> SuperposeResult:
     """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
@@ -783,6 +817,7 @@ def superpose(
         progress,
         mmap=mmap,
         time_range=parse_time_range(start, end),
+        filter=parse_filter(filter),
     )
     _warn(warns)
     apart = _apart(out["spans"])
@@ -802,6 +837,7 @@ def superpose(
         "offsets_ns": offs,
         "start_ns": None if (tr := parse_time_range(start, end)) is None else tr[0],
         "end_ns": None if tr is None else tr[1],
+        "filter": filter,
     }
     base = _build_result(out["scan"], warns, cfg, True)
     singles = pl.DataFrame(out["singles"])
@@ -847,6 +883,9 @@ _COMMON_DOC = """
     ``mmap`` reads plain files through a guarded mapping (``None``: on Linux) or with read().
     ``start``/``end`` read only the packets in [start, end) (a datetime, numpy.datetime64, ISO
     8601 string or int ns since 1970); the others are counted in ``summary.skipped_outside_range``.
+    ``filter`` reads only the packets whose headers pass a tcpdump-style expression, e.g.
+    ``"host 10.0.0.1 and tcp port 29500"`` (docs/filters.md); the others are counted in
+    ``summary.skipped_filtered``.
 """
 
 for _f in (flows, traffic_matrix, host_volumes, sizes, gaps, bursts, iterations, superpose):

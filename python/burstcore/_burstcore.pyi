@@ -87,6 +87,7 @@ def scan(
     threads: int = 1,
     mmap: bool | None = None,
     time_range: _Span = None,
+    filter: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],
@@ -113,6 +114,7 @@ def flows(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
+    filter: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def traffic_matrix(
     sources: list[Any],
@@ -123,6 +125,7 @@ def traffic_matrix(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
+    filter: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def histograms(
     sources: list[Any],
@@ -136,6 +139,7 @@ def histograms(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
+    filter: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def bursts(
     sources: list[Any],
@@ -146,6 +150,7 @@ def bursts(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
+    filter: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def iterations(
     sources: list[Any],
@@ -158,6 +163,7 @@ def iterations(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
+    filter: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def superpose(
     sources: list[Any],
@@ -174,6 +180,7 @@ def superpose(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
+    filter: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 
 @final

@@ -170,6 +170,15 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     )
 
 
+def parse_filter(value: Any) -> str | None:
+    """A filter expression, checked to be a string (the core parses it and says what is wrong)."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(
+        f"filter={value!r}: give the expression as a string, e.g. filter='host 10.0.0.1 and tcp port 29500'"
+    )
+
+
 def scan(
     source: Any,
     windows: Any = None,
@@ -189,6 +198,7 @@ def scan(
     mmap: bool | None = None,
     start: Any = None,
     end: Any = None,
+    filter: str | None = None,
 ) -> ScanResult:
     """Measure burstiness at many time scales in one pass over a capture.
 
@@ -275,6 +285,14 @@ def scan(
         ``pandas.Timestamp``, ISO 8601 string, or int of ns since 1970 (as the ``*_ns`` columns
         and training logs give them). Not for in-memory columns: filter those first. A scan of
         a time range reads the capture in one stream (not split into time chunks).
+    filter:
+        Read only the packets whose headers pass this expression, in tcpdump's language (a
+        subset of pcap-filter): e.g. ``"host 10.0.0.1 and tcp port 29500"``, ``"not arp"``,
+        ``"src net 10.1.0.0/16 or vlan 100"``. The others are skipped, counted in
+        ``summary.skipped_filtered``, and ρ is the rate of the packets that pass. The words, and
+        where they differ from tcpdump's: docs/filters.md. A bad expression raises ``ValueError``
+        saying where and what. Not for in-memory columns (filter those first). A filtered scan
+        decodes every packet's headers and is not split into time chunks.
 
     Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
     ``packets`` (counted) + the ``skipped_*`` columns.
@@ -299,12 +317,18 @@ def scan(
     max_groups = parse_count(max_groups, name="max_groups")
     threads = thread_count(threads)
     time_range = parse_time_range(start, end)
+    filter = parse_filter(filter)
 
     in_memory = _is_columns(source)
     if in_memory and time_range is not None:
         raise ValueError(
             "start/end select packets of a capture; in-memory columns are yours to filter "
             "(e.g. df.filter(pl.col('timestamp').is_between(start, end, closed='left')))"
+        )
+    if in_memory and filter is not None:
+        raise ValueError(
+            "filter= selects packets of a capture by their headers; in-memory columns have none: filter "
+            "the rows first (e.g. df.filter(pl.col('src') == '10.0.0.1'))"
         )
     if in_memory and size != "wire":
         # The columns carry their sizes: a size to count from the headers has nothing to read.
@@ -336,7 +360,7 @@ def scan(
         rates_bps, rates_note = _rates_from_mean(*_total_and_span(counted), "mean-rate multiples")
     elif (
         all(is_rereadable(s) for s in sources)
-        and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap, time_range)) is not None
+        and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap, time_range, filter)) is not None
     ):
         rates_bps, rates_note = _rates_from_mean(*pre, "mean-rate multiples (pre-pass)")
     else:
@@ -365,6 +389,7 @@ def scan(
             threads,
             mmap=mmap,
             time_range=time_range,
+            filter=filter,
         )
         for w in warns:
             warnings.warn(w, CaptureWarning, stacklevel=2)
@@ -381,6 +406,7 @@ def scan(
         "threads": threads,
         "start_ns": None if time_range is None else time_range[0],
         "end_ns": None if time_range is None else time_range[1],
+        "filter": filter,
     }
     return _build_result(out, warns, cfg, fill_empty_bins)
 
@@ -403,6 +429,7 @@ def _prepass(
     threads: int,
     mmap: bool | None,
     time_range: tuple[int | None, int | None] | None,
+    filter: str | None,
 ) -> tuple[int, int] | None:
     """ΣL_i and the span T of the packets the main pass will count, by its own size and order
     rules (a scan with no window, rate or bin), so that the default rates are multiples of the ρ
@@ -426,6 +453,7 @@ def _prepass(
             threads,
             mmap=mmap,
             time_range=time_range,
+            filter=filter,
         )
     except _core.CaptureError:
         return None
@@ -521,6 +549,7 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
             "skipped_no_timestamp": [acc["skipped_no_timestamp"]],
             "skipped_timestamp_out_of_range": [acc["skipped_timestamp_out_of_range"]],
             "skipped_outside_range": [acc["skipped_outside_range"]],
+            "skipped_filtered": [acc["skipped_filtered"]],
             "skipped_no_size": [acc["skipped_no_size"]],
             "skipped_late": [acc["skipped_late"]],
         }

@@ -4,7 +4,7 @@
 
 use crate::columns::{col, opt_col};
 use crate::errors::{guard, to_py};
-use crate::{accounting, late_policy, time_range, Span};
+use crate::{accounting, late_policy, parse_filter, time_range, Span};
 use crate::{config, open_all, output_to_py, warnings_of, Control};
 use burstcore::analysis::{FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram};
 use burstcore::analyze::{self, OrderOptions};
@@ -25,11 +25,17 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-fn order(horizon_ns: i64, on_late: &str, range: Span) -> PyResult<OrderOptions> {
+fn order(
+    horizon_ns: i64,
+    on_late: &str,
+    range: Span,
+    filter: Option<&str>,
+) -> PyResult<OrderOptions> {
     Ok(OrderOptions {
         reorder_horizon_ns: horizon_ns,
         late: late_policy(on_late)?,
         time_range: time_range(range),
+        filter: parse_filter(filter)?,
     })
 }
 
@@ -61,7 +67,7 @@ fn run<'py, T: Send>(
 
 /// Flow records as columns, plus per-flow E(τ) rows when windows are given.
 #[pyfunction]
-#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None))]
+#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
 #[allow(clippy::too_many_arguments)]
 fn flows<'py>(
     py: Python<'py>,
@@ -76,6 +82,7 @@ fn flows<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
+    filter: Option<String>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let key = match key {
@@ -98,7 +105,7 @@ fn flows<'py>(
             idle_timeout_ns,
             max_flows,
         };
-        let ord = order(horizon_ns, on_late, time_range)?;
+        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
         let ((rep, env, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::flows(r, opts, &windows_ns, ord, p)
         })?;
@@ -138,7 +145,7 @@ fn flows<'py>(
 
 /// Bytes and packets per ordered host pair and per host (None where a packet has no address).
 #[pyfunction]
-#[pyo3(signature = (sources, max_pairs, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None))]
+#[pyo3(signature = (sources, max_pairs, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
 #[allow(clippy::too_many_arguments)]
 fn traffic_matrix<'py>(
     py: Python<'py>,
@@ -150,9 +157,10 @@ fn traffic_matrix<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
+    filter: Option<String>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
-        let ord = order(horizon_ns, on_late, time_range)?;
+        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
         let ((m, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::traffic_matrix(r, max_pairs, ord, p)
         })?;
@@ -277,7 +285,7 @@ enum Hist {
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, what, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None))]
+#[pyo3(signature = (sources, what, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
 #[allow(clippy::too_many_arguments)]
 fn histograms<'py>(
     py: Python<'py>,
@@ -292,6 +300,7 @@ fn histograms<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
+    filter: Option<String>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
@@ -309,7 +318,7 @@ fn histograms<'py>(
             }
         };
         let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
-        let ord = order(horizon_ns, on_late, time_range)?;
+        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
         let ((h, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::histograms(r, by, max_groups, ord, p)
         })?;
@@ -362,7 +371,7 @@ fn histograms<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None))]
+#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
 #[allow(clippy::too_many_arguments)]
 fn bursts<'py>(
     py: Python<'py>,
@@ -374,9 +383,10 @@ fn bursts<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
+    filter: Option<String>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
-        let ord = order(horizon_ns, on_late, time_range)?;
+        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::bursts(r, gap_ns, ord, p)
         })?;
@@ -395,7 +405,7 @@ fn bursts<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None))]
+#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
 #[allow(clippy::too_many_arguments)]
 fn iterations<'py>(
     py: Python<'py>,
@@ -409,6 +419,7 @@ fn iterations<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
+    filter: Option<String>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         if bin_ns <= 0 || min_period_ns < 0 || max_period_ns <= min_period_ns {
@@ -423,7 +434,7 @@ fn iterations<'py>(
             ..IterationOptions::default()
         };
         let max_bins = opts.max_bins;
-        let ord = order(horizon_ns, on_late, time_range)?;
+        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::iterations(r, opts, ord, p)
         })?;
@@ -448,7 +459,7 @@ fn iterations<'py>(
 
 /// Scan of the exact merge (in `scan`'s output layout) plus each capture's aggregate E(τ).
 #[pyfunction]
-#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=None, time_range=None))]
+#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
 #[allow(clippy::too_many_arguments)]
 fn superpose<'py>(
     py: Python<'py>,
@@ -466,12 +477,13 @@ fn superpose<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
+    filter: Option<String>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let cfg = config(
             windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
         )?;
-        let ord = order(horizon_ns, on_late, time_range)?;
+        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
         let (sp, warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::superpose(r, &offsets_ns, cfg, ord, p)
         })?;

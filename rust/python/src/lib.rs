@@ -407,6 +407,7 @@ fn config(
         late,
         max_groups,
         time_range: TimeRange::ALL,
+        filter: None,
     })
 }
 
@@ -417,6 +418,13 @@ pub(crate) type Span = Option<(Option<i64>, Option<i64>)>;
 pub(crate) fn time_range(span: Span) -> TimeRange {
     let (start_ns, end_ns) = span.unwrap_or((None, None));
     TimeRange { start_ns, end_ns }
+}
+
+/// A filter expression as Python gives it (`None`: every packet); a bad one is a `ValueError`
+/// saying where and what.
+pub(crate) fn parse_filter(text: Option<&str>) -> PyResult<Option<burstcore::Filter>> {
+    text.map(|t| burstcore::Filter::parse(t).map_err(to_py))
+        .transpose()
 }
 
 /// What to do with a packet later than the reorder horizon, as scans and analyses take it.
@@ -517,6 +525,7 @@ pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bou
         acc.skipped_timestamp_out_of_range,
     )?;
     a.set_item("skipped_outside_range", acc.skipped_outside_range)?;
+    a.set_item("skipped_filtered", acc.skipped_filtered)?;
     a.set_item("skipped_no_size", acc.skipped_no_size)?;
     a.set_item("skipped_late", acc.skipped_late)?;
     a.set_item("reordered", acc.reordered)?;
@@ -526,7 +535,7 @@ pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bou
 
 /// One pass over one or more captures (merged in timestamp order).
 #[pyfunction]
-#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=None, time_range=None))]
+#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=None, time_range=None, filter=None))]
 #[allow(clippy::too_many_arguments)]
 fn scan<'py>(
     py: Python<'py>,
@@ -545,11 +554,14 @@ fn scan<'py>(
     threads: usize,
     mmap: Option<bool>,
     time_range: Span,
+    filter: Option<String>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let range = crate::time_range(time_range);
+        let filter = parse_filter(filter.as_deref())?;
         let cfg = ScanConfig {
             time_range: range,
+            filter: filter.clone(),
             ..config(
                 windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
             )?
@@ -561,7 +573,8 @@ fn scan<'py>(
             pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))
         });
         let (out, acc) = res.map_err(|e| {
-            let e = locate_late(py, &sources, e, size, horizon_ns, range, strict, mmap);
+            let chosen = (range, filter.as_ref());
+            let e = locate_late(py, &sources, e, size, horizon_ns, chosen, strict, mmap);
             ctl.take(e)
         })?;
         ctl.finish(py)?;
@@ -580,7 +593,7 @@ fn locate_late(
     mut e: Error,
     size: SizeKind,
     horizon_ns: i64,
-    range: TimeRange,
+    (range, filter): (TimeRange, Option<&burstcore::Filter>),
     strict: bool,
     mmap: Option<bool>,
 ) -> Error {
@@ -603,7 +616,7 @@ fn locate_late(
     let options = read_options(strict, mmap, 1, 1);
     let found = py.detach(|| {
         let mut reader = CaptureReader::new(input, options)?;
-        pipeline::late_packet_offset(&mut reader, size, horizon_ns, range)
+        pipeline::late_packet_offset(&mut reader, size, horizon_ns, range, filter)
     });
     if let Ok(Some(offset)) = found {
         e.offset = Some(offset);
