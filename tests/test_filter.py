@@ -1,0 +1,335 @@
+"""Header filters (``filter=``, ``--filter``) against tcpdump, whose pcap-filter language they
+follow: the packets tcpdump selects from a capture are the packets burstcore counts, and a filtered
+scan or analysis equals the same measure of the capture tcpdump cut."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import burstcore
+from tests import oracles
+from tests.conftest import shared_file
+
+BASE = 1_700_000_000_000_000_000
+WINDOWS = ["1us", "10us", "100us", "1ms", "10ms"]
+RATES = ["100Mbps", "1Gbps", "10Gbps"]
+
+
+def _tcpdump() -> str:
+    exe = shutil.which("tcpdump")
+    if exe is None:
+        pytest.fail("tcpdump is not installed (bash .ci/setup installs it)")
+    return exe
+
+
+def tcpdump_cut(src: Path, expr: str, out: Path) -> Path:
+    """The packets of `src` that tcpdump's filter selects, written by tcpdump with ns stamps."""
+    subprocess.run(
+        [_tcpdump(), "--time-stamp-precision=nano", "-r", str(src), "-w", str(out), expr],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def tcpdump_stamps(src: Path, expr: str) -> list[int]:
+    """Timestamps (ns) of the packets tcpdump's filter selects."""
+    out = subprocess.run(
+        [_tcpdump(), "--time-stamp-precision=nano", "-nn", "-tt", "-r", str(src), expr],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        # Its optimiser refuses an expression it proves false for every packet.
+        assert "expression rejects all packets" in out.stderr, out.stderr
+        return []
+    # One line per packet starts with its time; some packets add indented lines of detail.
+    stamps = []
+    for line in out.stdout.splitlines():
+        if m := re.match(r"(\d+)\.(\d{9}) ", line):
+            stamps.append(int(m[1]) * 1_000_000_000 + int(m[2]))
+    return stamps
+
+
+# ------------------------------------------------------------------------- a capture of many kinds
+
+V4 = ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.1.5", "10.0.1.6"]
+V6 = ["fd00::1", "fd00::2", "fd00:1::7"]
+
+
+def _eth(ethertype: int) -> bytes:
+    return b"\x02\x00\x00\x00\x00\x01" + b"\x02\x00\x00\x00\x00\x02" + struct.pack("!H", ethertype)
+
+
+def _l4(proto: int, sport: int, dport: int, payload: int) -> bytes:
+    if proto == 6:
+        return struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, 0x10, 1024, 0, 0) + b"\x00" * payload
+    if proto == 17:
+        return struct.pack("!HHHH", sport, dport, 8 + payload, 0) + b"\x00" * payload
+    return struct.pack("!BBHI", 8, 0, 0, 0) + b"\x00" * payload  # ICMP / ICMPv6 echo
+
+
+def ipv4(src: str, dst: str, proto: int, sport: int, dport: int, payload: int, later_fragment: bool = False) -> bytes:
+    body = _l4(proto, sport, dport, payload) if not later_fragment else b"\x00" * (payload + 8)
+    frag = 0x0010 if later_fragment else 0  # offset 16 (×8 bytes): no transport header
+    ip = struct.pack(
+        "!BBHHHBBH4s4s",
+        0x45,
+        0,
+        20 + len(body),
+        7,
+        frag,
+        64,
+        proto,
+        0,
+        bytes(int(x) for x in src.split(".")),
+        bytes(int(x) for x in dst.split(".")),
+    )
+    return _eth(0x0800) + ip + body
+
+
+def ipv6(src: str, dst: str, proto: int, sport: int, dport: int, payload: int) -> bytes:
+    import ipaddress
+
+    body = _l4(proto, sport, dport, payload)
+    ip = struct.pack("!IHBB", 6 << 28, len(body), proto, 64)
+    ip += ipaddress.IPv6Address(src).packed + ipaddress.IPv6Address(dst).packed
+    return _eth(0x86DD) + ip + body
+
+
+def arp() -> bytes:
+    # Addresses that no filter of these tests names: pcap-filter's `host` also looks into ARP.
+    body = struct.pack("!HHBBH", 1, 0x0800, 6, 4, 1) + b"\x02" * 6 + bytes([192, 168, 9, 9]) + b"\x00" * 6
+    return _eth(0x0806) + body + bytes([192, 168, 9, 10])
+
+
+def mixed_frames(n: int, seed: int) -> tuple[list[int], list[bytes]]:
+    """Training-like bursts among hosts, and around them every kind a filter tells apart."""
+    rng = random.Random(seed)
+    ts, frames = [], []
+    t = BASE
+    ports = [22, 5000, 5001, 5002, 6000, 29500, 29501, 40000]
+    for _ in range(n):
+        t += rng.choice([1, 80, 1_200, 1_200, 1_200, 50_000, 3_000_000])
+        kind = rng.random()
+        payload = rng.choice([0, 10, 100, 512, 1400])
+        if kind < 0.55:
+            src, dst = rng.sample(V4, 2)
+            proto = rng.choice([6, 6, 17])
+            f = ipv4(src, dst, proto, rng.choice(ports), rng.choice(ports), payload, later_fragment=rng.random() < 0.05)
+        elif kind < 0.8:
+            src, dst = rng.sample(V6, 2)
+            f = ipv6(src, dst, rng.choice([6, 17, 58]), rng.choice(ports), rng.choice(ports), payload)
+        elif kind < 0.93:
+            src, dst = rng.sample(V4, 2)
+            f = ipv4(src, dst, 1, 0, 0, payload)
+        else:
+            f = arp()
+        ts.append(t)
+        frames.append(f)
+    return ts, frames
+
+
+def write_mixed(path: Path, fmt: str = "pcap", n: int = 3000, seed: int = 1) -> Path:
+    ts, frames = mixed_frames(n, seed)
+    path.write_bytes(oracles.capture(ts, [len(f) for f in frames], fmt=fmt, frames=frames))
+    return path
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_mixed(tmp_path_factory.mktemp("filter") / "mixed.pcap")
+
+
+def frames_equal(a: pl.DataFrame, b: pl.DataFrame) -> None:
+    assert a.columns == b.columns
+    assert a.to_dicts() == b.to_dicts()
+
+
+def same_scan(a: burstcore.ScanResult, b: burstcore.ScanResult) -> None:
+    for name in ("envelope", "backlog", "series", "groups"):
+        frames_equal(getattr(a, name), getattr(b, name))
+
+
+FILTERS = [
+    "host 10.0.0.1",
+    "src host 10.0.0.2 and dst host 10.0.0.3",
+    "dst host fd00::1",
+    "net 10.0.1.0/24",
+    "src net 10.0.1",
+    "dst net fd00::/16",
+    "port 29500",
+    "tcp port 29500 or 29501",
+    "udp dst port 6000",
+    "src port 5001 and not tcp",
+    "portrange 5000-5002",
+    "tcp",
+    "udp or icmp",
+    "icmp6",
+    "ip and not tcp",
+    "ip6",
+    "arp",
+    "not arp",
+    "proto 17",
+    "ip proto 6",
+    "less 200",
+    "greater 1000",
+    "src or dst host 10.0.0.3",
+    "src and dst net 10.0.0.0/24",
+    "udp or tcp and port 22",
+    "not (tcp or udp) or port 22",
+    "!tcp && (host 10.0.1.5 || host fd00::2)",
+    "host 10.9.9.9",
+]
+
+
+@pytest.mark.parametrize("expr", FILTERS)
+def test_a_filtered_scan_counts_exactly_the_packets_tcpdump_selects(mixed: Path, expr: str) -> None:
+    stamps = tcpdump_stamps(mixed, expr)
+    got = burstcore.scan(mixed, windows=WINDOWS, rates=RATES, bins="1ms", filter=expr)
+    s = got.summary
+    assert s["packets"][0] == len(stamps)
+    assert s["skipped_filtered"][0] == s["packets_read"][0] - len(stamps)
+    assert got.config["filter"] == expr
+    if not stamps:
+        assert got.envelope.height == 0
+        return
+    # The same measure of tcpdump's selection, written by tcpdump: every number equal.
+    cut = burstcore.scan(
+        tcpdump_cut(mixed, expr, mixed.with_name("cut.pcap")), windows=WINDOWS, rates=RATES, bins="1ms"
+    )
+    same_scan(got, cut)
+    assert got.summary["mean_rate_bps"][0] == cut.summary["mean_rate_bps"][0]
+
+
+@st.composite
+def expressions(draw: st.DrawFn, depth: int = 0) -> str:
+    prim = st.sampled_from(FILTERS[:24])
+    if depth >= 2 or draw(st.booleans()):
+        return draw(prim)
+    op = draw(st.sampled_from(["and", "or", "&&", "||"]))
+    left, right = draw(expressions(depth + 1)), draw(expressions(depth + 1))
+    text = f"{left} {op} {right}"
+    if draw(st.booleans()):
+        text = f"({text})"
+    if draw(st.booleans()):
+        text = f"not {text}" if text.startswith("(") else f"not ({text})"
+    return text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(expr=expressions())
+def test_any_combination_selects_what_tcpdump_selects(mixed: Path, expr: str) -> None:
+    stamps = tcpdump_stamps(mixed, expr)
+    got = burstcore.scan(mixed, windows=["10us", "1ms"], rates=["1Gbps"], filter=expr)
+    assert got.summary["packets"][0] == len(stamps), expr
+    if stamps:
+        # The stamps are distinct: the same packets, not only as many.
+        pkts = burstcore.read_packets(mixed, columns=["timestamp", "wire_len"])
+        kept = pkts.filter(pl.col("timestamp").dt.epoch("ns").is_in(stamps))
+        want = burstcore.scan(
+            {"timestamp": kept["timestamp"], "size": kept["wire_len"].cast(pl.UInt64)},
+            windows=["10us", "1ms"],
+            rates=["1Gbps"],
+        )
+        frames_equal(got.envelope, want.envelope)
+        frames_equal(got.backlog, want.backlog)
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_filtered_scans_by_group_on_both_formats_and_threads(tmp_path: Path, fmt: str, threads: int) -> None:
+    src = write_mixed(tmp_path / f"m.{fmt}", fmt=fmt, n=4000, seed=7)
+    expr = "tcp and net 10.0.0.0/16"
+    cut = tcpdump_cut(src, expr, tmp_path / "cut.pcap")
+    kw = {"windows": WINDOWS, "rates": RATES, "bins": ["1ms"], "by": ["all", "pair", "flow"], "fill_empty_bins": False}
+    got = burstcore.scan(src, filter=expr, threads=threads, **kw)  # type: ignore[arg-type]
+    same_scan(got, burstcore.scan(cut, threads=1, **kw))  # type: ignore[arg-type]
+    # Every packet read is accounted for, once.
+    s = got.summary.row(0, named=True)
+    skipped = sum(v for k, v in s.items() if k.startswith("skipped_"))
+    assert s["packets_read"] == s["packets"] + skipped
+
+
+def test_filter_and_time_range_together_count_each_packet_once(mixed: Path) -> None:
+    ts, _ = mixed_frames(3000, 1)
+    start, end = ts[500], ts[2500]
+    got = burstcore.scan(mixed, windows=WINDOWS, rates=RATES, filter="udp", start=start, end=end)
+    stamps = [t for t in tcpdump_stamps(mixed, "udp") if start <= t < end]
+    s = got.summary.row(0, named=True)
+    assert s["packets"] == len(stamps)
+    # Outside the range first, then the filter: a packet is left out for the first reason.
+    assert s["skipped_outside_range"] == sum(1 for t in ts if not start <= t < end)
+    assert s["skipped_filtered"] == 2000 - len(stamps)
+
+
+def test_every_analysis_of_a_filter_equals_it_on_tcpdumps_cut(tmp_path: Path) -> None:
+    src = write_mixed(tmp_path / "m.pcapng", fmt="pcapng", n=3000, seed=3)
+    expr = "ip and (tcp or udp) and not port 22"
+    cut = tcpdump_cut(src, expr, tmp_path / "cut.pcap")
+    frames_equal(burstcore.flows(src, filter=expr), burstcore.flows(cut))
+    frames_equal(burstcore.flows(src, key="biflow", filter=expr), burstcore.flows(cut, key="biflow"))
+    frames_equal(burstcore.traffic_matrix(src, filter=expr), burstcore.traffic_matrix(cut))
+    frames_equal(burstcore.host_volumes(src, filter=expr), burstcore.host_volumes(cut))
+    for dist in (burstcore.sizes, burstcore.gaps):
+        a, b = dist(src, by="pair", filter=expr), dist(cut, by="pair")
+        frames_equal(a.histogram, b.histogram)
+        frames_equal(a.quantiles, b.quantiles)
+    frames_equal(burstcore.bursts(src, gap="100us", filter=expr).bursts, burstcore.bursts(cut, gap="100us").bursts)
+    ia, ib = burstcore.iterations(src, filter=expr), burstcore.iterations(cut)
+    assert (ia.period_ns, ia.confidence) == (ib.period_ns, ib.confidence)
+    frames_equal(ia.iterations, ib.iterations)
+    sa = burstcore.superpose([src, src], offsets=[0, "3ms"], windows=WINDOWS, rates=RATES, filter=expr)
+    sb = burstcore.superpose([cut, cut], offsets=[0, "3ms"], windows=WINDOWS, rates=RATES)
+    frames_equal(sa.multiplexing_gain, sb.multiplexing_gain)
+    same_scan(sa, sb)
+    # The summaries say how many the filter left out.
+    flows_summary = burstcore.bursts(src, filter=expr).summary
+    n_cut = burstcore.info(cut).packets
+    assert flows_summary["skipped_filtered"][0] == burstcore.info(src).packets - n_cut
+
+
+def test_a_training_capture_filtered_to_one_host_pair_matches_tcpdump(tmp_path: Path) -> None:
+    src = shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng")
+    pairs = burstcore.traffic_matrix(src).drop_nulls()
+    a, b = pairs["src"][0], pairs["dst"][0]
+    expr = f"tcp and src host {a} and dst host {b}"
+    cut = tcpdump_cut(src, expr, tmp_path / "pair.pcap")
+    kw = {"windows": ["100us", "1ms", "5ms", "100ms"], "rates": ["1Gbps", "10Gbps"]}
+    got = burstcore.scan(src, filter=expr, **kw)  # type: ignore[arg-type]
+    want = burstcore.scan(cut, **kw)  # type: ignore[arg-type]
+    same_scan(got, want)
+    assert got.summary["packets"][0] == burstcore.info(cut).packets > 1000
+
+
+def test_bad_filters_say_where_and_what(mixed: Path) -> None:
+    with pytest.raises(ValueError, match=r"character 6.*not an IPv4 or IPv6 address"):
+        burstcore.scan(mixed, filter="host 10.0.0.300")
+    with pytest.raises(ValueError, match="service names"):
+        burstcore.flows(mixed, filter="tcp port http")
+    with pytest.raises(ValueError, match="link-layer"):
+        burstcore.traffic_matrix(mixed, filter="ether host 02:00:00:00:00:01")
+    with pytest.raises(ValueError, match="never closed"):
+        burstcore.iterations(mixed, filter="(tcp or udp")
+    with pytest.raises(TypeError, match="as a string"):
+        burstcore.scan(mixed, filter=["tcp"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="in-memory columns have none"):
+        burstcore.scan({"timestamp": [1, 2], "size": [10, 20]}, filter="tcp")
+
+
+def test_a_filter_that_passes_nothing_gives_an_empty_result_not_an_error(mixed: Path) -> None:
+    got = burstcore.scan(mixed, windows=WINDOWS, rates=RATES, filter="host 203.0.113.9")
+    assert got.summary["packets"][0] == 0
+    assert got.summary["skipped_filtered"][0] == got.summary["packets_read"][0] == 3000
+    assert burstcore.flows(mixed, filter="host 203.0.113.9").height == 0
