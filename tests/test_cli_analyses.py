@@ -242,7 +242,31 @@ def test_iterations_options_reach_the_api(cap: Path) -> None:
     assert doc["period_ns"] is api.period_ns is None and doc["confidence"] == api.confidence
     assert doc["iterations"] == []
     text = ok(run_cli("iterations", cap, "--min-period", "1s", "--max-period", "2s")).stdout.decode()
-    assert "none found between 1s and 2s" in text and "treat the period as a guess" in text
+    assert "none found between 1s and 2s" in text and f"confidence {api.confidence:.3f}" in " ".join(text.split())
+
+
+def test_a_capture_without_packets(tmp_path: Path) -> None:
+    # Nothing to show is no error: zero rows, the tables' columns all the same.
+    empty = tmp_path / "empty.pcapng"
+    empty.write_bytes(oracles.capture([], []))
+    for command, api, said in (
+        ("flows", {"flows": burstcore.flows(str(empty))}, "0 flows (key flow, idle timeout none): 0 packets, 0 bytes"),
+        ("matrix", {"matrix": burstcore.traffic_matrix(str(empty))}, "Traffic matrix: 0 host pairs; 0 packets"),
+        ("bursts", _bursts_tables(burstcore.bursts(str(empty))), "bursts 0"),
+        ("iterations", {"iterations": burstcore.iterations(str(empty)).iterations}, "none found between 5ms and 2s"),
+    ):
+        text = ok(run_cli(command, empty)).stdout.decode()
+        assert said in " ".join(text.split()), text
+        doc = json.loads(ok(run_cli(command, empty, "-o", "-")).stdout)
+        assert doc.get(command, doc.get("matrix")) == []
+        for name, df in api.items():
+            got = json_table(doc, name) if doc[name] else pl.DataFrame()
+            assert got.height == df.height, name
+            if df.height:
+                assert_text_rows_equal(got, df)
+        header = ok(run_cli(command, empty, "--format", "csv")).stdout.decode().strip()
+        first = next(iter(api.values()))
+        assert header.split(",") == [c for c in cli.machine_frame(first).columns]
 
 
 def test_bursts_terminal_shows_the_distributions_and_the_first_bursts(cap: Path) -> None:

@@ -1218,7 +1218,7 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
         period = f"none found between {lo} and {hi}"
     else:
         period = f"{it.period_ns / 1e6:.3f} ms ({format_duration(it.period_ns)})"
-    guess = " (below 0.05: treat the period as a guess)" if it.confidence < 0.05 else ""
+    guess = " (below 0.05: treat the period as a guess)" if it.period_ns is not None and it.confidence < 0.05 else ""
     per = df["bytes"]
     rows = [
         ["period", period],

@@ -204,7 +204,7 @@ def iterations_table(iters: pl.DataFrame, limit: int = 30) -> Table:
 
 # ---------------------------------------------------------------- the analyses, for the terminal
 
-PROTOCOLS = {1: "icmp", 6: "tcp", 17: "udp", 58: "icmpv6", 132: "sctp"}
+PROTOCOLS = {1: "icmp", 2: "igmp", 6: "tcp", 17: "udp", 58: "icmpv6", 132: "sctp"}
 
 
 def _clock(ns: int | None) -> str:
