@@ -1,4 +1,5 @@
-"""The ``burstcore`` command: info, scan, plot and report on packet captures."""
+"""The ``burstcore`` command: info, scan, plot and report on packet captures, and the analyses
+flows, matrix, iterations and bursts."""
 
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ MAIN_EXAMPLES = """examples:
   dumpcap -w - | burstcore scan - --rates 10Gbps
   burstcore plot run1.pcapng run2.pcapng -o compare.png
   burstcore report trace.pcapng.zst -o report.html
+  burstcore flows trace.pcapng --key biflow --idle-timeout 1s -o flows.parquet
+  burstcore matrix trace.pcapng --hosts
+  burstcore iterations trace.pcapng --min-period 10ms --max-period 1s
+  burstcore bursts trace.pcapng --gap 100us -o bursts.csv
 
 Run 'burstcore COMMAND --help' for the options of a command."""
 
@@ -77,7 +82,57 @@ REPORT_EXAMPLES = """examples:
 
 The page is self-contained (figures embedded as data URIs): attach it to a mail or a ticket."""
 
+# The analyses' machine outputs, as scan's: JSON holds every table, CSV and parquet one.
+ANALYSIS_FORMATS = """Machine formats, as for scan: .json holds every table with the options and warnings (times as
+ISO 8601 strings with ns, durations as integer ns); .csv and .parquet hold one table. Parquet keeps
+the native types (Datetime ns UTC, Duration ns)."""
+
+FLOWS_EXAMPLES = f"""examples:
+  burstcore flows trace.pcapng
+  burstcore flows trace.pcapng --key biflow --idle-timeout 1s --top 10
+  burstcore flows trace.pcapng --windows 10us,1ms -o flows.parquet   # each flow's own E(τ)
+  burstcore flows a.pcap b.pcap --start 2026-11-30T02:48:30Z -o flows.csv
+  tcpdump -w - | burstcore flows - --format json -o -
+
+The terminal shows the flows with the most bytes; -o FILE holds every flow, in order of its first
+packet, with the columns of burstcore.flows().
+
+{ANALYSIS_FORMATS}"""
+
+MATRIX_EXAMPLES = f"""examples:
+  burstcore matrix trace.pcapng                      # bytes per ordered host pair, heaviest first
+  burstcore matrix trace.pcapng --hosts              # bytes each host sent and received
+  burstcore matrix a.pcap b.pcap -o matrix.csv
+
+Packets without IP addresses (ARP, ...) are the row without addresses, so the bytes add up to every
+packet's.
+
+{ANALYSIS_FORMATS}"""
+
+ITERATIONS_EXAMPLES = f"""examples:
+  burstcore iterations trace.pcapng
+  burstcore iterations trace.pcapng --min-period 10ms --max-period 1s --bin 500us
+  burstcore iterations trace.pcapng -o iterations.json     # the period and confidence in its meta
+  burstcore iterations trace.pcapng -o summary.csv --table summary
+
+The period comes with a confidence from 0 (noise) to 1 (a clean square wave): below about 0.05
+treat it as a guess.
+
+{ANALYSIS_FORMATS}"""
+
+BURSTS_EXAMPLES = f"""examples:
+  burstcore bursts trace.pcapng                      # a quiet gap over 1ms ends a burst
+  burstcore bursts trace.pcapng --gap 100us --top 50
+  burstcore bursts trace.pcapng -o bursts.parquet
+  burstcore bursts trace.pcapng -o quantiles.csv --table distributions
+
+{ANALYSIS_FORMATS}"""
+
 SCAN_TABLES = ("envelope", "backlog", "series", "groups", "summary")
+ITERATIONS_TABLES = ("iterations", "summary")
+BURSTS_TABLES = ("bursts", "distributions", "summary")
+# Rows of a table the analyses show on the terminal (-o FILE gets them all).
+ANALYSIS_TOP = 20
 FIGURE_FORMATS = (".png", ".svg", ".pdf")
 # Bin widths tried when none is given and the span is unknown (stdin): the plot picks one.
 FALLBACK_BINS = ("100us", "1ms", "10ms", "100ms", "1s")
@@ -108,20 +163,29 @@ def _split(text: str, example: str = "1us,10us,5ms") -> list[str]:
     return items
 
 
+# The forms a duration takes on the command line (the API's message lists Python types too).
+CLI_DURATION_FORMS = "a number with a unit: ns, us, ms, s, min or h (e.g. 250us, 1.5ms, 2s)"
+
+
+def _duration_ns(text: str, name: str, allow_zero: bool = False) -> str:
+    """`text` as an exact duration string ('<n>ns'): the API reads a bare number as seconds.
+    A bad value is an ArgumentTypeError saying what is wrong and what to write instead."""
+    from ._units import DURATION_FORMS, parse_duration
+
+    try:
+        return f"{parse_duration(text, name=name, allow_zero=allow_zero)}ns"
+    except ValueError as e:
+        # argparse names the option already: "argument --gap: '5 parsecs' is not a duration; ..."
+        message = str(e).replace(f"{name}=", "", 1).replace(DURATION_FORMS, CLI_DURATION_FORMS)
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def _duration(name: str, allow_zero: bool = False) -> Callable[[str], str]:
+    return lambda text: _duration_ns(text, name, allow_zero)
+
+
 def _durations(name: str) -> Callable[[str], list[str]]:
-    def parse(text: str) -> list[str]:
-        from ._units import parse_duration
-
-        out = []
-        for item in _split(text):
-            try:
-                # Back to an exact string: scan() reads a bare number as seconds.
-                out.append(f"{parse_duration(item, name=name)}ns")
-            except ValueError as e:
-                raise argparse.ArgumentTypeError(str(e)) from None
-        return out
-
-    return parse
+    return lambda text: [_duration_ns(item, name) for item in _split(text)]
 
 
 def _rates(text: str) -> list[int]:
@@ -174,12 +238,12 @@ def _instant(text: str) -> int:
 
 
 def _horizon(text: str) -> str:
-    from ._units import parse_duration
+    return _duration_ns(text, "reorder horizon", allow_zero=True)
 
-    try:
-        return f"{parse_duration(text, name='reorder horizon', allow_zero=True)}ns"
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+
+def _ns(duration: str | None) -> int | None:
+    """A duration parsed above ('<n>ns') as integer ns, for the JSON meta."""
+    return None if duration is None else int(duration.removesuffix("ns"))
 
 
 # ---------------------------------------------------------------- parser
@@ -198,6 +262,54 @@ def _common(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("general")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     g.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+
+
+def _read_options(g: Any, start_note: str = "") -> None:
+    """How the packets are read and put in order: the options scan and the analyses share."""
+    g.add_argument(
+        "--reorder-horizon",
+        type=_horizon,
+        default="10ms",
+        metavar="DURATION",
+        help="how late a packet may arrive and still be put in order (default: 10ms)",
+    )
+    g.add_argument(
+        "--on-late",
+        choices=("error", "drop"),
+        default="error",
+        help="a packet later than the horizon: fail (error, default) or drop and count it",
+    )
+    g.add_argument(
+        "--start",
+        type=_instant,
+        metavar="INSTANT",
+        help="measure from this instant on: ISO 8601 (2026-11-30T02:48:30.98Z) or ns since 1970" + start_note,
+    )
+    g.add_argument(
+        "--end",
+        type=_instant,
+        metavar="INSTANT",
+        help="measure up to (not including) this instant, in the same forms as --start",
+    )
+    g.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
+    g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
+
+
+def _output_options(p: argparse.ArgumentParser, tables: Sequence[str], top: int, top_help: str) -> Any:
+    """-o, --format, --table (when there are several tables; the first is the default) and --top."""
+    g = p.add_argument_group("output")
+    g.add_argument("-o", "--output", metavar="PATH", help="write to PATH (.json, .csv, .parquet; '-' for stdout)")
+    g.add_argument("--format", choices=("table", "json", "csv", "parquet"), help="output format (default: from -o)")
+    if len(tables) > 1:
+        g.add_argument(
+            "--table",
+            choices=tables,
+            help=f"which table to write to .csv/.parquet (default: {tables[0]}); for JSON, only this one",
+        )
+    else:
+        p.set_defaults(table=None)
+    g.add_argument("--top", type=_positive_int, default=top, metavar="N", help=f"{top_help} (default: {top})")
+    return g
 
 
 def _scan_options(p: argparse.ArgumentParser) -> None:
@@ -230,34 +342,7 @@ def _scan_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--closed", choices=("left", "both"), default="left", help="windows [s, s+τ) (left, default) or [s, s+τ] (both)"
     )
-    g.add_argument(
-        "--reorder-horizon",
-        type=_horizon,
-        default="10ms",
-        metavar="DURATION",
-        help="how late a packet may arrive and still be put in order (default: 10ms)",
-    )
-    g.add_argument(
-        "--on-late",
-        choices=("error", "drop"),
-        default="error",
-        help="a packet later than the horizon: fail (error, default) or drop and count it",
-    )
-    g.add_argument(
-        "--start",
-        type=_instant,
-        metavar="INSTANT",
-        help="measure from this instant on: ISO 8601 (2026-11-30T02:48:30.98Z) or ns since 1970; the mean "
-        "rate is then over the stretch from it",
-    )
-    g.add_argument(
-        "--end",
-        type=_instant,
-        metavar="INSTANT",
-        help="measure up to (not including) this instant, in the same forms as --start",
-    )
-    g.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
-    g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
+    _read_options(g, start_note="; the mean rate is then over the stretch from it")
     g.add_argument(
         "--threads",
         type=_positive_int,
@@ -274,7 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="burstcore",
         description="Burstiness of packet captures (pcap/pcapng, plain, gzip or zstd) in one pass: "
-        "empirical envelopes E(τ), peak-to-mean ratios PtM(τ), backlogs B_max(r), binned throughput. "
+        "empirical envelopes E(τ), peak-to-mean ratios PtM(τ), backlogs B_max(r), binned throughput; and the "
+        "anatomy of training traffic: flows, traffic matrix, training iterations, ON/OFF bursts. "
         "A FILE of '-' reads standard input.",
         epilog=MAIN_EXAMPLES + "\n\n" + EXIT_CODES,
         formatter_class=fmt,
@@ -306,22 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); '-' reads stdin")
     _scan_options(p)
-    g = p.add_argument_group("output")
+    g = _output_options(p, SCAN_TABLES, 5, "groups shown per grouping on the terminal")
     g.add_argument("--each", action="store_true", help="scan each file on its own instead of merging them")
-    g.add_argument("-o", "--output", metavar="PATH", help="write to PATH (.json, .csv, .parquet; '-' for stdout)")
-    g.add_argument("--format", choices=("table", "json", "csv", "parquet"), help="output format (default: from -o)")
-    g.add_argument(
-        "--table",
-        choices=SCAN_TABLES,
-        help="which table to write to .csv/.parquet (default: envelope); for JSON, only this one",
-    )
-    g.add_argument(
-        "--top",
-        type=_positive_int,
-        default=5,
-        metavar="N",
-        help="groups shown per grouping on the terminal (default: 5)",
-    )
     _common(p)
 
     p = sub.add_parser(
@@ -357,7 +429,135 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--top", type=_positive_int, default=5, metavar="N", help="groups shown per grouping (default: 5)")
     g.add_argument("--no-iterations", action="store_true", help="do not detect training iterations")
     _common(p)
+    _analysis_parsers(sub)
     return parser
+
+
+def _analysis_parser(sub: Any, name: str, summary: str, description: str, examples: str) -> tuple[Any, Any]:
+    """A command of one of the analyses of burstcore's Python API; its own options go into the
+    group it gives, before `_analysis_end` adds the read, output and general options."""
+    p = sub.add_parser(
+        name,
+        help=summary,
+        description=description + " Several files are merged in timestamp order (as a list of paths in Python).",
+        epilog=examples + "\n\n" + EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); '-' reads stdin")
+    return p, p.add_argument_group("analysis")
+
+
+def _analysis_end(p: argparse.ArgumentParser, g: Any, tables: Sequence[str], rows: str) -> None:
+    _read_options(g)
+    _output_options(p, tables, ANALYSIS_TOP, f"{rows} shown on the terminal")
+    _common(p)
+
+
+def _analysis_parsers(sub: Any) -> None:
+    from ._analysis import DEFAULT_MAX_PAIRS, FLOW_KEYS
+    from ._scan import DEFAULT_MAX_GROUPS
+
+    p, g = _analysis_parser(
+        sub,
+        "flows",
+        "flow records (NFStream/Zeek style), optionally with each flow's own E(τ)",
+        "One row per flow: addresses, protocol, ports, first and last packet, packets and bytes (burstcore.flows()).",
+        FLOWS_EXAMPLES,
+    )
+    g.add_argument(
+        "--key",
+        choices=FLOW_KEYS,
+        default="flow",
+        help="flow: directional 5-tuple (default); flow4: (src, sport, dst, dport), protocol ignored, packets "
+        "without ports in no flow; biflow: both directions of a 5-tuple are one flow",
+    )
+    g.add_argument(
+        "--idle-timeout",
+        type=_duration("idle timeout", allow_zero=True),
+        metavar="DURATION",
+        help="a gap longer than this ends a flow, and the next packet opens a new one (default: none, one "
+        "flow per key for the whole capture)",
+    )
+    g.add_argument(
+        "--windows",
+        type=_durations("window"),
+        metavar="LIST",
+        help="windows τ for each flow's own E(τ), in columns envelope_<τ>, e.g. 10us,1ms "
+        "(--key flow or flow4, without --idle-timeout)",
+    )
+    g.add_argument(
+        "--max-flows",
+        type=_positive_int,
+        default=DEFAULT_MAX_GROUPS,
+        metavar="N",
+        help=f"most flows, a few hundred bytes of memory each; one more is an error (default: {DEFAULT_MAX_GROUPS:,})",
+    )
+    _analysis_end(p, g, ("flows",), "flows (those with the most bytes)")
+
+    p, g = _analysis_parser(
+        sub,
+        "matrix",
+        "traffic matrix: bytes and packets per host pair (or per host with --hosts)",
+        "Bytes, packets and share of all bytes per ordered host pair (src, dst), heaviest first "
+        "(burstcore.traffic_matrix()); with --hosts, bytes and packets each host sent and received "
+        "(burstcore.host_volumes()).",
+        MATRIX_EXAMPLES,
+    )
+    g.add_argument("--hosts", action="store_true", help="per host sent and received, instead of per pair")
+    g.add_argument(
+        "--max-pairs",
+        type=_positive_int,
+        default=DEFAULT_MAX_PAIRS,
+        metavar="N",
+        help=f"most host pairs, about 400 bytes of memory each; one more is an error (default: {DEFAULT_MAX_PAIRS:,})",
+    )
+    _analysis_end(p, g, ("matrix",), "pairs (or hosts), heaviest first,")
+
+    p, g = _analysis_parser(
+        sub,
+        "iterations",
+        "training iteration period (with a confidence) and the trace cut into iterations",
+        "Estimate the training iteration period from the traffic alone and segment the trace into "
+        "iterations: start, end of the communication phase, end, bytes, packets, peak rate "
+        "(burstcore.iterations()).",
+        ITERATIONS_EXAMPLES,
+    )
+    g.add_argument(
+        "--bin", type=_duration("bin"), default="1ms", metavar="DURATION", help="bin width of the rate (default: 1ms)"
+    )
+    g.add_argument(
+        "--min-period",
+        type=_duration("min period", allow_zero=True),
+        default="5ms",
+        metavar="DURATION",
+        help="shortest period searched (default: 5ms)",
+    )
+    g.add_argument(
+        "--max-period",
+        type=_duration("max period"),
+        default="2s",
+        metavar="DURATION",
+        help="longest period searched (default: 2s)",
+    )
+    _analysis_end(p, g, ITERATIONS_TABLES, "iterations (the first ones)")
+
+    p, g = _analysis_parser(
+        sub,
+        "bursts",
+        "ON/OFF bursts: each burst, and the distributions of their sizes, lengths and gaps",
+        "Split the trace into bursts, maximal runs of packets whose gaps are at most --gap: each "
+        "burst's start, duration, bytes, packets and the OFF gap before it, with exact quantiles of "
+        "each (burstcore.bursts()).",
+        BURSTS_EXAMPLES,
+    )
+    g.add_argument(
+        "--gap",
+        type=_duration("gap", allow_zero=True),
+        default="1ms",
+        metavar="DURATION",
+        help="a quiet gap longer than this ends a burst (default: 1ms)",
+    )
+    _analysis_end(p, g, BURSTS_TABLES, "bursts (the first ones)")
 
 
 # ---------------------------------------------------------------- helpers
@@ -431,6 +631,18 @@ def _rereadable(files: Sequence[str]) -> list[Any]:
     return [once(f) for f in files]
 
 
+def _read_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The API's keywords for the read options (`_read_options`)."""
+    return {
+        "reorder_horizon": args.reorder_horizon,
+        "on_late": args.on_late,
+        "strict": args.strict,
+        "mmap": args.mmap,
+        "start": args.start,
+        "end": args.end,
+    }
+
+
 def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "windows": args.windows,
@@ -439,14 +651,42 @@ def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "by": args.by,
         "size": args.size,
         "closed": args.closed,
-        "reorder_horizon": args.reorder_horizon,
-        "on_late": args.on_late,
-        "strict": args.strict,
-        "mmap": args.mmap,
         "threads": args.threads,
-        "start": args.start,
-        "end": args.end,
+        **_read_kwargs(args),
     }
+
+
+def _prepare_output(args: argparse.Namespace) -> str:
+    """The output format, after checking the inputs and that the output can be written: before a
+    long read, not after it."""
+    _check_inputs(args.files)
+    _check_output(args.output)  # a folder is told as one, before its name's ending is looked at
+    fmt = _output_format(args)
+    if args.table and fmt == "table":
+        raise UsageError(
+            "--table chooses what goes into a .csv, .parquet or .json output (the terminal's tables "
+            "show them all): give -o FILE with one of those endings, or --format"
+        )
+    return fmt
+
+
+def _read_merged(args: argparse.Namespace, analyse: Callable[..., Any], **kwargs: Any) -> tuple[Any, list[str]]:
+    """`analyse` (scan or an analysis) of args.files, several merged in timestamp order as the API
+    merges a list of paths, with a progress bar; its result and the capture warnings it gave."""
+    files = args.files
+    src: Any = files[0] if len(files) == 1 else list(files)
+    _reading_now(files[0] if len(files) == 1 else "(one of " + ", ".join(files) + ")")
+    label = files[0] if len(files) == 1 else f"{len(files)} files merged"
+    with _progress(_label(label), args.quiet) as bar, _recorded_warnings() as told:
+        result = analyse(src, progress=bar, **kwargs)
+    return result, told
+
+
+def _title(files: Sequence[str]) -> str:
+    """What a terminal table is about: the file, stdin, or the files merged."""
+    if len(files) == 1:
+        return "stdin" if files[0] == "-" else files[0]
+    return f"{len(files)} files merged: " + ", ".join(files)
 
 
 def _auto_bin_ns(span_ns: int | None) -> list[str]:
@@ -551,7 +791,33 @@ def _output_format(args: argparse.Namespace) -> str:
     return formats[ext]
 
 
+def _emit(
+    fmt: str,
+    tables: dict[str, pl.DataFrame],
+    meta: dict[str, Any],
+    args: argparse.Namespace,
+    show: Callable[[], None],
+) -> int:
+    """The result on the terminal (`show` prints it), or `tables` in a machine format."""
+    if fmt == "table":
+        _to_terminal(args.output, show)
+    else:
+        _write_machine(fmt, tables, meta, args)
+    return EXIT_OK
+
+
+def _to_terminal(output: str | None, show: Callable[[], None]) -> None:
+    target = output if output not in (None, "-") else None
+    with _writing(target or "stdout"), contextlib.ExitStack() as stack:
+        if target is not None:
+            # -o out.txt: the tables the terminal would show, into the file.
+            out = stack.enter_context(open(target, "w", encoding="utf-8"))
+            stack.enter_context(contextlib.redirect_stdout(out))
+        show()
+
+
 def _write_machine(fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, Any], args: argparse.Namespace) -> None:
+    """`tables` (in the order given; the first is the default --table) with `meta` (JSON only)."""
     target = args.output if args.output not in (None, "-") else None
     with _writing(target or "stdout"):
         _write_tables(fmt, tables, meta, args, target)
@@ -561,7 +827,7 @@ def _write_tables(
     fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, Any], args: argparse.Namespace, target: str | None
 ) -> None:
     if fmt in ("json", "csv"):
-        chunks = _json_chunks(meta, tables, args) if fmt == "json" else _csv_chunks(tables[args.table or "envelope"])
+        chunks = _json_chunks(meta, tables, args) if fmt == "json" else _csv_chunks(_chosen(tables, args))
         if target is None:
             for text in chunks:
                 _to_stdout(text.encode())
@@ -570,7 +836,7 @@ def _write_tables(
                 for text in chunks:
                     f.write(text)
         return
-    df = tables[args.table or "envelope"]
+    df = _chosen(tables, args)
     if fmt == "parquet":
         # Into memory first: polars reports a failed write to a file (a full disk) as its own
         # ComputeError, which would read as burstcore's fault; open() raises OSError.
@@ -583,6 +849,11 @@ def _write_tables(
                 f.write(buf.getvalue())
 
 
+def _chosen(tables: dict[str, pl.DataFrame], args: argparse.Namespace) -> pl.DataFrame:
+    """The table for a CSV or parquet file: --table, else the command's first."""
+    return tables[args.table or next(iter(tables))]
+
+
 # Rows turned into text at once: a scan by flow can have millions, and the whole document as
 # Python objects took 14 GB for 1 M flows (a slice at a time holds a few MB).
 _ROWS_AT_ONCE = 20_000
@@ -590,7 +861,7 @@ _ROWS_AT_ONCE = 20_000
 
 def _json_chunks(meta: dict[str, Any], tables: dict[str, pl.DataFrame], args: argparse.Namespace) -> Iterator[str]:
     """One JSON document, {meta..., table: [rows]}, in pieces of at most `_ROWS_AT_ONCE` rows."""
-    chosen = [args.table] if args.table else list(SCAN_TABLES)
+    chosen = [args.table] if args.table else list(tables)
     head = json.dumps(dict(meta), allow_nan=False, default=str)
     yield head[:-1]  # the meta object, open for the tables
     sep = ", " if meta else ""
@@ -702,28 +973,31 @@ def _named_warnings(name: str | None) -> Iterator[None]:
     if name is None:
         yield
         return
+    with _recorded_warnings(name):
+        yield
+
+
+@contextlib.contextmanager
+def _recorded_warnings(name: str | None = None) -> Iterator[list[str]]:
+    """The warnings raised inside, told when it ends (naming `name` if given), and listed in the
+    list it gives (filled then) for a JSON output's meta."""
     caught: list[warnings.WarningMessage] = []
+    told: list[str] = []
     try:
         with warnings.catch_warnings(record=True) as caught:  # type: ignore[assignment]
             warnings.simplefilter("always")
-            yield
+            yield told
     finally:
-        # Outside the recording: told again, each once, under the file's name.
+        # Outside the recording: told again, each once.
         for w in caught:
-            warnings.warn_explicit(f"{name}: {w.message}", w.category, w.filename, w.lineno)
+            told.append(str(w.message))
+            warnings.warn_explicit(f"{name}: {w.message}" if name else w.message, w.category, w.filename, w.lineno)
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
     import burstcore
 
-    _check_inputs(args.files)
-    _check_output(args.output)  # a folder is told as one, before its name's ending is looked at
-    fmt = _output_format(args)
-    if args.table and fmt == "table":
-        raise UsageError(
-            "--table chooses what goes into a .csv, .parquet or .json output (the terminal's tables "
-            "show them all): give -o FILE with one of those endings, or --format"
-        )
+    fmt = _prepare_output(args)
     kwargs = _scan_kwargs(args)
     results: list[tuple[str, Any]] = []
     if args.each:
@@ -732,25 +1006,14 @@ def cmd_scan(args: argparse.Namespace) -> int:
             with _progress(_label(f), args.quiet) as bar, _named_warnings(f if len(args.files) > 1 else None):
                 results.append((f, burstcore.scan(f, progress=bar, **kwargs)))
     else:
-        label = args.files[0] if len(args.files) == 1 else f"{len(args.files)} files merged"
-        src: Any = args.files[0] if len(args.files) == 1 else list(args.files)
-        _reading_now(args.files[0] if len(args.files) == 1 else "(one of " + ", ".join(args.files) + ")")
-        with _progress(_label(label), args.quiet) as bar:
-            results.append((label, burstcore.scan(src, progress=bar, **kwargs)))
+        results.append((_title(args.files), _read_merged(args, burstcore.scan, **kwargs)[0]))
+
+    def show() -> None:
+        for label, r in results:
+            _print_result(_title([label]) if args.each else label, r, args.top)
 
     if fmt == "table":
-        target = args.output if args.output not in (None, "-") else None
-        with _writing(target or "stdout"), contextlib.ExitStack() as stack:
-            if target is not None:
-                # -o out.txt: the tables the terminal would show, into the file.
-                out = stack.enter_context(open(target, "w", encoding="utf-8"))
-                stack.enter_context(contextlib.redirect_stdout(out))
-            for label, r in results:
-                title = label if label != "-" else "stdin"
-                if not args.each and len(args.files) > 1:
-                    title += ": " + ", ".join(args.files)
-                _print_result(title, r, args.top)
-        return EXIT_OK
+        return _emit(fmt, {}, {}, args, show)
     tables = _with_file(results) if args.each else _tables(results[0][1])
     meta = {
         "burstcore": burstcore.__version__,
@@ -759,8 +1022,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         "config": results[0][1].config if not args.each else {f: r.config for f, r in results},
         "warnings": [w for _, r in results for w in r.warnings],
     }
-    _write_machine(fmt, tables, meta, args)
-    return EXIT_OK
+    return _emit(fmt, tables, meta, args, show)
 
 
 def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[Any, Any]:
@@ -839,7 +1101,178 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"info": cmd_info, "scan": cmd_scan, "plot": cmd_plot, "report": cmd_report}
+# ---------------------------------------------------------------- the analyses
+
+
+def _meta(args: argparse.Namespace, config: dict[str, Any], told: list[str], **extra: Any) -> dict[str, Any]:
+    """The JSON meta of an analysis: what was read, with which options, and what it warned."""
+    import burstcore
+
+    read = {
+        "reorder_horizon_ns": _ns(args.reorder_horizon),
+        "on_late": args.on_late,
+        "start_ns": args.start,
+        "end_ns": args.end,
+        "strict": args.strict,
+    }
+    return {
+        "burstcore": burstcore.__version__,
+        "command": args.command,
+        "files": list(args.files),
+        "merged": True,
+        **extra,
+        "config": {**config, **read},
+        "warnings": told,
+    }
+
+
+def _rows_line(noun: str, n_all: int, n_shown: int, which: str) -> str:
+    """How many rows there are, and which the terminal shows."""
+    if n_shown >= n_all:
+        return f"{noun}: {n_all:,}" + (" (all shown)" if n_all else "")
+    return f"{noun}: {n_all:,} ({which} {n_shown:,} shown; all of them with -o FILE)"
+
+
+def _show_table(title: str, table: Any) -> None:
+    from .report import text_table
+
+    if table[1]:
+        print(title)
+        print(text_table(table))
+
+
+def cmd_flows(args: argparse.Namespace) -> int:
+    import burstcore
+
+    fmt = _prepare_output(args)
+    kw = {"key": args.key, "idle_timeout": args.idle_timeout, "windows": args.windows, "max_flows": args.max_flows}
+    df, told = _read_merged(args, burstcore.flows, **kw, **_read_kwargs(args))
+    config = {
+        "key": args.key,
+        "idle_timeout_ns": _ns(args.idle_timeout),
+        "windows_ns": sorted({int(w.removesuffix("ns")) for w in args.windows or []}),
+        "max_flows": args.max_flows,
+    }
+    return _emit(fmt, {"flows": df}, _meta(args, config, told), args, lambda: _show_flows(args, df))
+
+
+def _show_flows(args: argparse.Namespace, df: pl.DataFrame) -> None:
+    from ._units import format_duration
+    from .report import flows_table
+
+    timeout = "none" if args.idle_timeout is None else format_duration(_ns(args.idle_timeout) or 0)
+    print(f"== {_title(args.files)}")
+    print(f"{df.height:,} flows (key {args.key}, idle timeout {timeout}): ", end="")
+    print(f"{int(df['packets'].sum()):,} packets, {int(df['bytes'].sum()):,} bytes")
+    shown = df.sort("bytes", "first_seen_ns", descending=[True, False], maintain_order=True).head(args.top)
+    _show_table(_rows_line("\nFlows", df.height, shown.height, "the largest"), flows_table(shown, args.key))
+    print()
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    import burstcore
+
+    fmt = _prepare_output(args)
+    analyse = burstcore.host_volumes if args.hosts else burstcore.traffic_matrix
+    df, told = _read_merged(args, analyse, max_pairs=args.max_pairs, **_read_kwargs(args))
+    name = "hosts" if args.hosts else "matrix"
+    meta = _meta(args, {"hosts": args.hosts, "max_pairs": args.max_pairs}, told)
+    return _emit(fmt, {name: df}, meta, args, lambda: _show_matrix(args, df))
+
+
+def _show_matrix(args: argparse.Namespace, df: pl.DataFrame) -> None:
+    from .report import hosts_table, matrix_table
+
+    print(f"== {_title(args.files)}")
+    shown = df.head(args.top)
+    if args.hosts:
+        sent, packets = int(df["sent_bytes"].sum()), int(df["sent_packets"].sum())
+        print(f"Host volumes: {df.height:,} hosts; {packets:,} packets, {sent:,} bytes sent")
+        _show_table(_rows_line("\nHosts", df.height, shown.height, "the heaviest senders"), hosts_table(shown))
+    else:
+        total, packets = int(df["bytes"].sum()), int(df["packets"].sum())
+        print(f"Traffic matrix: {df.height:,} host pairs; {packets:,} packets, {total:,} bytes")
+        _show_table(_rows_line("\nPairs", df.height, shown.height, "the heaviest"), matrix_table(shown))
+    print()
+
+
+def cmd_iterations(args: argparse.Namespace) -> int:
+    import burstcore
+
+    fmt = _prepare_output(args)
+    kw = {"bin": args.bin, "min_period": args.min_period, "max_period": args.max_period}
+    it, told = _read_merged(args, burstcore.iterations, **kw, **_read_kwargs(args))
+    config = {"bin_ns": it.bin_ns, "min_period_ns": _ns(args.min_period), "max_period_ns": _ns(args.max_period)}
+    found = {"period_ns": it.period_ns, "confidence": it.confidence, "acf_period_ns": it.acf_period_ns}
+    tables = {"iterations": it.iterations, "summary": it.summary}
+    return _emit(fmt, tables, _meta(args, config, told, **found), args, lambda: _show_iterations(args, it))
+
+
+def _show_iterations(args: argparse.Namespace, it: Any) -> None:
+    from ._units import format_duration
+    from .report import iteration_list_table, text_table
+
+    df = it.iterations
+    if it.period_ns is None:
+        lo, hi = (format_duration(_ns(d) or 0) for d in (args.min_period, args.max_period))
+        period = f"none found between {lo} and {hi}"
+    else:
+        period = f"{it.period_ns / 1e6:.3f} ms ({format_duration(it.period_ns)})"
+    guess = " (below 0.05: treat the period as a guess)" if it.period_ns is not None and it.confidence < 0.05 else ""
+    per = df["bytes"]
+    rows = [
+        ["period", period],
+        ["confidence", f"{it.confidence:.3f}{guess}"],
+        ["iterations", f"{df.height:,}"],
+        ["bytes per iteration", f"mean {per.mean():,.0f}, median {per.median():,.0f}" if df.height else "n/a"],
+    ]
+    print(f"== {_title(args.files)}")
+    print(text_table((["", ""], rows)))
+    shown = df.head(args.top)
+    _show_table(_rows_line("\nIterations", df.height, shown.height, "the first"), iteration_list_table(shown))
+    print()
+
+
+def cmd_bursts(args: argparse.Namespace) -> int:
+    import burstcore
+
+    fmt = _prepare_output(args)
+    b, told = _read_merged(args, burstcore.bursts, gap=args.gap, **_read_kwargs(args))
+    tables = {"bursts": b.bursts, "distributions": b.distributions, "summary": b.summary}
+    meta = _meta(args, {"gap_ns": b.gap_ns}, told)
+    return _emit(fmt, tables, meta, args, lambda: _show_bursts(args, b))
+
+
+def _show_bursts(args: argparse.Namespace, b: Any) -> None:
+    from ._units import format_duration
+    from .report import burst_quantiles_table, bursts_table, text_table
+
+    s = b.summary.row(0, named=True)
+    rows = [
+        ["gap", f"{format_duration(b.gap_ns)} (a quiet gap longer than this ends a burst)"],
+        ["bursts", f"{s['bursts']:,}"],
+        ["packets", f"{s['packets']:,}"],
+        ["bytes", f"{s['bytes']:,}"],
+    ]
+    print(f"== {_title(args.files)}")
+    print(text_table((["", ""], rows)))
+    if s["bursts"]:
+        _show_table("\nDistributions over the bursts (exact quantiles)", burst_quantiles_table(b.distributions))
+    shown = b.bursts.head(args.top)
+    _show_table(_rows_line("\nBursts", b.bursts.height, shown.height, "the first"), bursts_table(shown))
+    print()
+
+
+COMMANDS = {
+    "info": cmd_info,
+    "scan": cmd_scan,
+    "plot": cmd_plot,
+    "report": cmd_report,
+    "flows": cmd_flows,
+    "matrix": cmd_matrix,
+    "iterations": cmd_iterations,
+    "bursts": cmd_bursts,
+}
 
 
 def _classify(e: BaseException) -> tuple[int, str]:
@@ -905,6 +1338,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 # The API's advice names its keyword arguments; on the command line they are options.
 _OPTION_SPELLING = (
     ("on_late='drop'", "--on-late drop"),
+    ("key='flow' or 'flow4' with windows", "--key flow or flow4 with --windows"),
+    ("drop windows for key='biflow'", "drop --windows for --key biflow"),
+    ("drop idle_timeout to get windows", "drop --idle-timeout to get --windows"),
+    ("drop windows", "drop --windows"),
+    ("idle_timeout", "--idle-timeout"),
+    ("max_flows", "--max-flows"),
+    ("max_pairs", "--max-pairs"),
+    ("max_period", "--max-period"),
+    ("min_period", "--min-period"),
     ("reorder_horizon", "--reorder-horizon"),
     ("leave threads=None", "leave --threads out"),
     ("threads=", "--threads "),

@@ -202,6 +202,104 @@ def iterations_table(iters: pl.DataFrame, limit: int = 30) -> Table:
     return cols, rows
 
 
+# ---------------------------------------------------------------- the analyses, for the terminal
+
+PROTOCOLS = {1: "icmp", 2: "igmp", 6: "tcp", 17: "udp", 58: "icmpv6", 132: "sctp"}
+
+
+def _clock(ns: int | None) -> str:
+    """An instant to the ns, UTC (the tables' headers say so)."""
+    return "n/a" if ns is None else str(np.datetime64(int(ns), "ns"))
+
+
+def _endpoint(ip: str | None, port: int) -> str:
+    if ip is None:
+        return "(no address)"
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+def _host(ip: str | None) -> str:
+    return "(no IP address)" if ip is None else ip
+
+
+def flows_table(flows: pl.DataFrame, key: str) -> Table:
+    """One row per flow of ``burstcore.flows``: the flow, its protocol, first packet, duration,
+    packets and bytes (both directions of a biflow apart), and its E(τ) per window if asked."""
+    envelopes = [c for c in flows.columns if c.startswith("envelope_")]
+    header = ["flow", "proto", "first seen (UTC)", "duration", "packets", "bytes"]
+    if key == "biflow":
+        header += ["src→dst bytes", "dst→src bytes"]
+    header += [f"E({c.removeprefix('envelope_')})" for c in envelopes]
+    arrow = " <> " if key == "biflow" else " > "
+    rows = []
+    for r in flows.iter_rows(named=True):
+        proto = "-" if key == "flow4" else PROTOCOLS.get(r["protocol"], str(r["protocol"]))
+        row = [
+            _endpoint(r["src_ip"], r["src_port"]) + arrow + _endpoint(r["dst_ip"], r["dst_port"]),
+            proto,
+            _clock(r["first_seen_ns"]),
+            format_duration(r["duration_ns"]),
+            _int(r["packets"]),
+            _int(r["bytes"]),
+        ]
+        if key == "biflow":
+            row += [_int(r["src2dst_bytes"]), _int(r["dst2src_bytes"])]
+        rows.append(row + [_int(r[c]) for c in envelopes])
+    return header, rows
+
+
+def matrix_table(matrix: pl.DataFrame) -> Table:
+    """``burstcore.traffic_matrix``'s rows: bytes, packets and share of all bytes per host pair."""
+    rows = [
+        [_host(s), _host(d), _int(b), _int(p), "n/a" if f is None else f"{100 * f:.2f}%"]
+        for s, d, b, p, f in matrix.select("src", "dst", "bytes", "packets", "share").iter_rows()
+    ]
+    return ["src", "dst", "bytes", "packets", "share"], rows
+
+
+def hosts_table(hosts: pl.DataFrame) -> Table:
+    """``burstcore.host_volumes``'s rows: bytes and packets each host sent and received."""
+    cols = ["sent_bytes", "sent_packets", "received_bytes", "received_packets"]
+    rows = [[_host(h), *(_int(v) for v in vals)] for h, *vals in hosts.select("host", *cols).iter_rows()]
+    return ["host", "sent bytes", "sent packets", "received bytes", "received packets"], rows
+
+
+def iteration_list_table(iters: pl.DataFrame) -> Table:
+    """``burstcore.iterations``' rows: start, communication phase, length, bytes, packets, peak."""
+    rows = [
+        [str(k), _clock(s), format_duration(c - s), format_duration(e - s), _int(b), _int(p), format_rate(r)]
+        for k, s, c, e, b, p, r in iters.select(
+            "iteration", "start_ns", "comm_end_ns", "end_ns", "bytes", "packets", "peak_rate_bps"
+        ).iter_rows()
+    ]
+    return ["iteration", "start (UTC)", "communication", "length", "bytes", "packets", "peak rate"], rows
+
+
+def bursts_table(bursts: pl.DataFrame) -> Table:
+    """``burstcore.bursts``' rows: start, duration, bytes, packets and the OFF gap before."""
+    rows = [
+        [str(k), _clock(s), format_duration(d), _int(b), _int(p), "-" if off is None else format_duration(off)]
+        for k, s, d, b, p, off in bursts.select(
+            "burst", "start_ns", "duration_ns", "bytes", "packets", "off_before_ns"
+        ).iter_rows()
+    ]
+    return ["burst", "start (UTC)", "duration", "bytes", "packets", "OFF before"], rows
+
+
+def burst_quantiles_table(distributions: pl.DataFrame) -> Table:
+    """``Bursts.distributions`` as one row per quantile q, a column per metric."""
+    metrics = (("bytes", _int), ("packets", _int), ("duration_ns", format_duration), ("off_ns", format_duration))
+    by_metric = {
+        m: dict(distributions.filter(pl.col("metric") == m).select("q", "value").iter_rows()) for m, _ in metrics
+    }
+    qs = distributions.filter(pl.col("metric") == "bytes")["q"].to_list()
+    rows = [
+        [f"{q:g}", *("n/a" if by_metric[m].get(q) is None else show(by_metric[m][q]) for m, show in metrics)]
+        for q in qs
+    ]
+    return ["q", "bytes", "packets", "duration", "OFF gap"], rows
+
+
 def text_table(table: Table, indent: str = "  ") -> str:
     """A plain-text table, numbers right-aligned."""
     header, rows = table
