@@ -333,3 +333,47 @@ def test_a_filter_that_passes_nothing_gives_an_empty_result_not_an_error(mixed: 
     assert got.summary["packets"][0] == 0
     assert got.summary["skipped_filtered"][0] == got.summary["packets_read"][0] == 3000
     assert burstcore.flows(mixed, filter="host 203.0.113.9").height == 0
+
+
+# ------------------------------------------------------------------------------- the command line
+
+
+def run_cli(*args: object) -> subprocess.CompletedProcess[str]:
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "burstcore", *map(str, args)], capture_output=True, text=True, check=False, timeout=120
+    )
+
+
+def test_the_command_lines_filter_gives_the_apis_numbers(mixed: Path) -> None:
+    import json
+
+    expr = "udp and not port 22"
+    out = run_cli(
+        "scan", mixed, "--filter", expr, "--windows", "10us,1ms", "--rates", "1Gbps", "-o", "-", "--format", "json"
+    )
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    api = burstcore.scan(mixed, windows=["10us", "1ms"], rates=["1Gbps"], filter=expr)
+    assert doc["config"]["filter"] == expr
+    assert [r["bytes"] for r in doc["envelope"]] == api.envelope["bytes"].to_list()
+    assert doc["summary"][0]["skipped_filtered"] == api.summary["skipped_filtered"][0] > 0
+    # The analyses' commands take it too.
+    out = run_cli("flows", mixed, "--filter", expr, "-o", "-", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["config"]["filter"] == expr
+    flows = burstcore.flows(mixed, filter=expr)
+    assert [r["bytes"] for r in doc["flows"]] == flows["bytes"].to_list()
+    assert set(flows["protocol"].to_list()) == {17}
+    out = run_cli("matrix", mixed, "--filter", "src net 10.0.1.0/24")
+    assert out.returncode == 0, out.stderr
+    assert "10.0.1.5" in out.stdout and "fd00" not in out.stdout
+
+
+def test_a_bad_filter_on_the_command_line_is_a_usage_error_in_one_line(mixed: Path) -> None:
+    out = run_cli("scan", mixed, "--filter", "tcp port https")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "service names" in lines[0] and "character 10" in lines[0], out.stderr

@@ -40,6 +40,7 @@ MAIN_EXAMPLES = """examples:
   burstcore info trace.pcapng
   burstcore scan trace.pcapng --windows 1us,100us,5ms --rates 1Gbps,10Gbps
   burstcore scan a.pcap b.pcap --by pair -o envelope.csv
+  burstcore scan trace.pcapng --filter 'net 10.1.0.0/16 and not port 22'
   dumpcap -w - | burstcore scan - --rates 10Gbps
   burstcore plot run1.pcapng run2.pcapng -o compare.png
   burstcore report trace.pcapng.zst -o report.html
@@ -54,6 +55,7 @@ SCAN_EXAMPLES = """examples:
   burstcore scan trace.pcapng
   burstcore scan trace.pcapng --windows 1us,10us,5ms --rates 1Gbps,10Gbps --bins 1ms
   burstcore scan trace.pcapng --by src,pair --top 3
+  burstcore scan trace.pcapng --filter 'tcp port 29500' --by pair   # tcpdump's filter language
   burstcore scan trace.pcapng -o result.json            # every table in one JSON object
   burstcore scan trace.pcapng -o backlog.csv --table backlog
   burstcore scan a.pcapng b.pcapng -o each.parquet --each   # one scan per file, a 'file' column
@@ -290,6 +292,13 @@ def _read_options(g: Any, start_note: str = "") -> None:
         type=_instant,
         metavar="INSTANT",
         help="measure up to (not including) this instant, in the same forms as --start",
+    )
+    g.add_argument(
+        "--filter",
+        metavar="EXPR",
+        help="read only the packets whose headers pass this tcpdump-style expression, e.g. "
+        "'host 10.0.0.1 and tcp port 29500' or 'not port 22' (docs/filters.md); the others are "
+        "counted as skipped_filtered",
     )
     g.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
     g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
@@ -640,6 +649,7 @@ def _read_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "mmap": args.mmap,
         "start": args.start,
         "end": args.end,
+        "filter": args.filter,
     }
 
 
@@ -723,7 +733,8 @@ def _iterations(
             warnings.simplefilter("ignore")  # the capture's warnings were told by its first pass
             # The keywords only when asked for: the default call stays the plain public one. The
             # time range is the scan's, so the shaded iterations are those of the stretch drawn.
-            kw = {k: v for k, v in (("mmap", args.mmap), ("start", args.start), ("end", args.end)) if v is not None}
+            chosen = (("mmap", args.mmap), ("start", args.start), ("end", args.end), ("filter", args.filter))
+            kw = {k: v for k, v in chosen if v is not None}
             found = burstcore.iterations(source, **kw)
         frame = found.iterations
         return (frame if isinstance(frame, pl.DataFrame) else None), None
@@ -1039,7 +1050,10 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
             cap = burstcore.info(src, strict=args.strict, progress=bar, mmap=args.mmap)
         for w in cap.warnings:
             _warn(f"{label}: {w}")
-    chosen_rates = kwargs["rates"] is None and cap is not None and args.size == "wire"
+    # info's mean rate is the whole capture's: a filter or a time range reads less, and the scan's
+    # own default (from a pre-pass over what it reads) fits that instead.
+    whole = args.filter is None and args.start is None and args.end is None
+    chosen_rates = kwargs["rates"] is None and cap is not None and args.size == "wire" and whole
     if chosen_rates:
         kwargs["rates"] = _plot_rates(cap.mean_rate_bps if cap is not None else None)
     if kwargs["bins"] is None:
@@ -1113,6 +1127,7 @@ def _meta(args: argparse.Namespace, config: dict[str, Any], told: list[str], **e
         "on_late": args.on_late,
         "start_ns": args.start,
         "end_ns": args.end,
+        "filter": args.filter,
         "strict": args.strict,
     }
     return {
