@@ -176,7 +176,8 @@ def test_superposition_of_a_capture_with_itself(shared):
         w: 2 * b for w, b in e1.items()
     }
     span = int(single.summary["span_ns"][0])
-    apart = burstcore.superpose([str(path)] * 2, offsets=[0, f"{span + 10**9}ns"], windows=ws, rates=["1Gbps"])
+    with pytest.warns(burstcore.CaptureWarning, match="overlap no other"):
+        apart = burstcore.superpose([str(path)] * 2, offsets=[0, f"{span + 10**9}ns"], windows=ws, rates=["1Gbps"])
     assert dict(apart.envelope.filter(pl.col("by") == "all").select("window_ns", "bytes").iter_rows()) == e1
     assert apart.summary["packets"][0] == 2 * single.summary["packets"][0]
 

@@ -141,9 +141,8 @@ def flows(
     env = out.pop("envelope")
     for k in ("no_flow_packets", "no_flow_bytes", "accounting"):
         out.pop(k)
-    df = pl.DataFrame(
-        {k: (pl.Series(k, v, dtype=pl.String) if k in ("src_ip", "dst_ip") else v) for k, v in out.items()}
-    )
+    labels = pl.Series(out.pop("addresses"), dtype=pl.String)
+    df = pl.DataFrame({k: (labels.gather(v).alias(k) if k in ("src_ip", "dst_ip") else v) for k, v in out.items()})
     df = df.with_columns(
         first_seen=pl.col("first_seen_ns").cast(_DT),
         last_seen=pl.col("last_seen_ns").cast(_DT),
@@ -233,10 +232,11 @@ def traffic_matrix(
         source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end), filter
     )
     p = out["pairs"]
+    labels = pl.Series(p["addresses"], dtype=pl.String)
     df = pl.DataFrame(
         {
-            "src": pl.Series(p["src"], dtype=pl.String),
-            "dst": pl.Series(p["dst"], dtype=pl.String),
+            "src": labels.gather(p["src"]),
+            "dst": labels.gather(p["dst"]),
             "bytes": p["bytes"],
             "packets": p["packets"],
         }

@@ -2,7 +2,7 @@
 //! histograms, bursts, iterations, superposition): each one pass in Rust with the GIL released,
 //! results handed over as columns (numpy arrays that own Rust's buffers) for polars.
 
-use crate::columns::{col, opt_col};
+use crate::columns::{col, opt_col, Addresses};
 use crate::errors::{guard, to_py};
 use crate::{accounting, late_policy, parse_filter, time_range, Span};
 use crate::{config, open_all, output_to_py, warnings_of, Control};
@@ -111,14 +111,10 @@ fn flows<'py>(
         })?;
         let d = PyDict::new(py);
         let f = &rep.flows;
-        d.set_item(
-            "src_ip",
-            f.iter().map(|r| r.src_ip.to_string()).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "dst_ip",
-            f.iter().map(|r| r.dst_ip.to_string()).collect::<Vec<_>>(),
-        )?;
+        let mut addresses = Addresses::default();
+        addresses.col(&d, "src_ip", f.iter().map(|r| Some(r.src_ip)))?;
+        addresses.col(&d, "dst_ip", f.iter().map(|r| Some(r.dst_ip)))?;
+        addresses.labels(&d, "addresses")?;
         col(&d, "protocol", f.iter().map(|r| r.protocol))?;
         col(&d, "src_port", f.iter().map(|r| r.src_port))?;
         col(&d, "dst_port", f.iter().map(|r| r.dst_port))?;
@@ -165,8 +161,10 @@ fn traffic_matrix<'py>(
             analyze::traffic_matrix(r, max_pairs, ord, p)
         })?;
         let pairs = PyDict::new(py);
-        pairs.set_item("src", m.pairs.keys().map(|k| ip(k.0)).collect::<Vec<_>>())?;
-        pairs.set_item("dst", m.pairs.keys().map(|k| ip(k.1)).collect::<Vec<_>>())?;
+        let mut addresses = Addresses::default();
+        addresses.col(&pairs, "src", m.pairs.keys().map(|k| k.0))?;
+        addresses.col(&pairs, "dst", m.pairs.keys().map(|k| k.1))?;
+        addresses.labels(&pairs, "addresses")?;
         col(&pairs, "bytes", m.pairs.values().map(|v| v.0))?;
         col(&pairs, "packets", m.pairs.values().map(|v| v.1))?;
         let hosts = PyDict::new(py);
