@@ -377,3 +377,16 @@ def test_a_bad_filter_on_the_command_line_is_a_usage_error_in_one_line(mixed: Pa
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "service names" in lines[0] and "character 10" in lines[0], out.stderr
+
+
+def test_the_terminal_summary_says_why_packets_were_skipped(mixed: Path) -> None:
+    api = burstcore.scan(mixed, windows=["1ms"], rates=["1Gbps"], filter="tcp")
+    ts, _ = mixed_frames(3000, 1)
+    out = run_cli("scan", mixed, "--filter", "tcp", "--windows", "1ms", "--rates", "1Gbps", "--start", ts[100])
+    assert out.returncode == 0, out.stderr
+    ranged = burstcore.scan(mixed, windows=["1ms"], rates=["1Gbps"], filter="tcp", start=ts[100])
+    s = ranged.summary.row(0, named=True)
+    assert f"{s['skipped_filtered']:,} failed the filter" in out.stdout
+    assert f"{s['skipped_outside_range']:,} outside the time range" in out.stdout
+    assert s["skipped_outside_range"] == 100 and s["skipped_filtered"] < api.summary["skipped_filtered"][0]
+    assert any(line.split() == ["filter", "tcp"] for line in out.stdout.splitlines())

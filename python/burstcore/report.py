@@ -127,10 +127,12 @@ def scan_summary_table(result: ScanResult) -> Table:
     first = result.summary.select(pl.col("first").dt.epoch("ns")).item()
     last = result.summary.select(pl.col("last").dt.epoch("ns")).item()
     skipped = sum(s[k] for k in s if k.startswith("skipped_"))
+    # Why they were skipped, for the reasons that apply (the summary frame has every count).
+    reasons = [f"{_int(s[k])} {why}" for k, why in _SKIP_REASONS if s.get(k)]
     rows = [
         ["packets read", _int(s["packets_read"])],
         ["packets counted", _int(s["packets"])],
-        ["packets skipped", _int(skipped)],
+        ["packets skipped", _int(skipped) + (f" ({', '.join(reasons)})" if reasons else "")],
         ["bytes (" + str(result.config.get("size", "wire")) + ")", f"{_int(s['bytes'])} ({format_bytes(s['bytes'])})"],
         ["first packet", _ts(first)],
         ["last packet", _ts(last)],
@@ -142,7 +144,25 @@ def scan_summary_table(result: ScanResult) -> Table:
             f"(largest lateness {format_duration(s['max_lateness_ns'] or 0)})",
         ],
     ]
+    if result.config.get("filter"):
+        rows.insert(3, ["filter", str(result.config["filter"])])
+    start, end = result.config.get("start_ns"), result.config.get("end_ns")
+    if start is not None or end is not None:
+        stretch = f"from {_ts(start) if start is not None else 'the first packet'} to "
+        stretch += f"{_ts(end) + ' (excluded)' if end is not None else 'the last packet'}"
+        rows.insert(3, ["time range", stretch])
     return ["", ""], rows
+
+
+# The summary's skip counts, as the terminal names them.
+_SKIP_REASONS = (
+    ("skipped_filtered", "failed the filter"),
+    ("skipped_outside_range", "outside the time range"),
+    ("skipped_no_timestamp", "without a timestamp"),
+    ("skipped_timestamp_out_of_range", "with a timestamp outside 1677-2262"),
+    ("skipped_no_size", "without the header their size is read from"),
+    ("skipped_late", "later than the reorder horizon, dropped"),
+)
 
 
 def info_table(info: CaptureInfo) -> Table:
