@@ -504,3 +504,64 @@ fn a_first_packet_stamped_1970_still_scans_in_chunks() {
         assert_same(&scan(&[&path], &c, threads), &want, &ctx);
     }
 }
+
+#[test]
+fn a_filtered_scan_equals_the_scan_of_the_packets_that_pass() {
+    let dir = Scratch::new("filtered");
+    let mut rng = Rng(29);
+    let all = packets(&mut rng, 20_000, true);
+    // Host 0 is 10.0.0.1 and sends from port 5000; host 2 listens on 6002 (see `write`).
+    let filter =
+        burstcore::Filter::parse("src host 10.0.0.1 and tcp dst port 6002").expect("filter");
+    let kept: Vec<_> = all
+        .iter()
+        .copied()
+        .filter(|&(_, s, d, _)| s == 0 && d == 2)
+        .collect();
+    assert!(kept.len() > 1000 && kept.len() < all.len() / 4);
+    let (whole, cut) = (dir.join("all.pcap"), dir.join("kept.pcap"));
+    write(&whole, &all, false, 0);
+    write(&cut, &kept, false, 0);
+    let plain = config(&[1_000, 50_000, 1_000_000, 30_000_000], 5_000);
+    let filtered = ScanConfig {
+        filter: Some(filter.clone()),
+        ..plain.clone()
+    };
+    let want = scan(&[&cut], &plain, 1);
+    for threads in [1, 2] {
+        let got = scan(&[&whole], &filtered, threads);
+        let ctx = format!("{threads} threads");
+        assert_eq!(got.0.envelope, want.0.envelope, "envelope, {ctx}");
+        assert_eq!(got.0.backlog, want.0.backlog, "backlog, {ctx}");
+        assert_eq!(got.0.series, want.0.series, "series, {ctx}");
+        assert_eq!(got.0.groups, want.0.groups, "groups, {ctx}");
+        assert_eq!(got.1.counted, want.1.counted, "{ctx}");
+        assert_eq!(
+            got.1.skipped_filtered,
+            (all.len() - kept.len()) as u64,
+            "{ctx}"
+        );
+        assert_eq!(got.1.packets_read, all.len() as u64, "{ctx}");
+    }
+    // The analyses read through the same filter.
+    let order = burstcore::analyze::OrderOptions {
+        reorder_horizon_ns: 5_000,
+        filter: Some(filter),
+        ..Default::default()
+    };
+    let flows = |path: &Path, order: burstcore::analyze::OrderOptions| {
+        let opts = burstcore::analysis::FlowOptions::default();
+        burstcore::analyze::flows(&mut [open(path)], opts, &[], order, &mut |_| Ok(()))
+            .expect("flows")
+    };
+    let (got, _, acc) = flows(&whole, order);
+    let (want, _, _) = flows(
+        &cut,
+        burstcore::analyze::OrderOptions {
+            reorder_horizon_ns: 5_000,
+            ..Default::default()
+        },
+    );
+    assert_eq!(got.flows, want.flows);
+    assert_eq!(acc.skipped_filtered, (all.len() - kept.len()) as u64);
+}
