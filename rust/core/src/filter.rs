@@ -11,8 +11,8 @@
 //! |---|---|
 //! | `[src\|dst] host ADDR` | its IP source / destination / either is ADDR (IPv4 or IPv6) |
 //! | `[src\|dst] net NET` | that address lies in NET: `10.1.0.0/16`, `fd00::/8`, or `10.1` (whole octets) |
-//! | `[tcp\|udp\|sctp] [src\|dst] port N` | that transport port is N (TCP, UDP or SCTP; not later fragments) |
-//! | `[tcp\|udp\|sctp] [src\|dst] portrange N-M` | that port is in N..=M |
+//! | `[tcp\|udp] [src\|dst] port N` | that TCP or UDP port is N (not in later fragments) |
+//! | `[tcp\|udp] [src\|dst] portrange N-M` | that port is in N..=M |
 //! | `tcp`, `udp`, `sctp`, `icmp`, `icmp6`, `igmp` | its transport protocol is that one (`icmp`, `igmp`: IPv4; `icmp6`: IPv6) |
 //! | `[ip\|ip6] proto N` | its transport protocol number is N (after IPv6 extension headers) |
 //! | `ip`, `ip6`, `arp` | its network layer is IPv4, IPv6, ARP |
@@ -20,11 +20,14 @@
 //! | `less N`, `greater N` | its length on the wire is ≤ N, ≥ N |
 //!
 //! `src or dst` (the default) and `src and dst` may stand for the direction; `ip`/`ip6` before
-//! `host`/`net` ask for that family. Where this differs from pcap-filter: headers are read
-//! through VLAN tags whether or not the filter says `vlan` (a BPF filter without `vlan` skips
-//! tagged frames), `host` looks at IP addresses only (BPF also at ARP's), service names are not
-//! looked up (write port numbers), and link-layer primitives (`ether`, `wlan`, ...) are not
-//! known; an expression using one is refused with the reason.
+//! `host`/`net` ask for that family. Numbers are decimal (pcap-filter's octal `010` and hex
+//! `0x50` are refused, not read another way). A packet cut off before a field a test needs is
+//! rejected whatever the rest says, as a BPF load past the captured bytes ends the program.
+//! Where this differs from pcap-filter (docs/filters.md has the whole list): headers are read
+//! through VLAN tags and PPPoE whether or not the filter says so, `host` looks at IP addresses
+//! only (BPF also at ARP's), SCTP ports are not read, a header is read only once captured
+//! whole, service names are not looked up, and link-layer primitives (`ether`, `wlan`, ...) are
+//! not known; an expression using one is refused with the reason.
 
 use crate::error::{Error, Result};
 use crate::wire::Headers;
@@ -125,7 +128,7 @@ impl Filter {
         }
         let expr = p.expr()?;
         if let Some(t) = p.peek() {
-            return Err(p.error_at(t, "expected 'and', 'or' or the end of the filter here"));
+            return Err(p.error_after_primitive(t));
         }
         Ok(Filter {
             text: text.to_string(),
@@ -139,32 +142,78 @@ impl Filter {
     }
 
     /// Whether a packet with these headers and this length on the wire passes.
+    ///
+    /// A test that needs a header field the capture cut off (a snaplen shorter than the
+    /// headers) is unknown, and so is `not` of it; `and` and `or` follow three-valued logic
+    /// (false and unknown is false, true or unknown is true), and the packet passes only if the
+    /// whole is true: the captured bytes must prove it. A cut packet is never kept for a `not`
+    /// of what was cut off, as a BPF program ends at a load past the captured bytes.
     #[inline]
     pub fn matches(&self, h: &Headers, wire_len: u32) -> bool {
-        self.expr.eval(h, wire_len)
+        self.expr.eval(h, wire_len) == Some(true)
+    }
+}
+
+/// A test needed a header field the capture cut off.
+struct Cut;
+
+/// `Ok(false)` for a field the packet lacks, `Err(Cut)` if it lacks it because it was cut off.
+fn absent(h: &Headers) -> std::result::Result<bool, Cut> {
+    if h.truncated {
+        Err(Cut)
+    } else {
+        Ok(false)
     }
 }
 
 impl Expr {
-    fn eval(&self, h: &Headers, wire_len: u32) -> bool {
+    /// `None`: unknown, a field it needs was cut off.
+    fn eval(&self, h: &Headers, wire_len: u32) -> Option<bool> {
         match self {
-            Expr::And(a, b) => a.eval(h, wire_len) && b.eval(h, wire_len),
-            Expr::Or(a, b) => a.eval(h, wire_len) || b.eval(h, wire_len),
-            Expr::Not(a) => !a.eval(h, wire_len),
-            Expr::Is(t) => t.eval(h, wire_len),
+            Expr::And(a, b) => match a.eval(h, wire_len) {
+                Some(false) => Some(false),
+                first => match (first, b.eval(h, wire_len)) {
+                    (_, Some(false)) => Some(false),
+                    (Some(true), second) => second,
+                    _ => None,
+                },
+            },
+            Expr::Or(a, b) => match a.eval(h, wire_len) {
+                Some(true) => Some(true),
+                first => match (first, b.eval(h, wire_len)) {
+                    (_, Some(true)) => Some(true),
+                    (Some(false), second) => second,
+                    _ => None,
+                },
+            },
+            Expr::Not(a) => a.eval(h, wire_len).map(|v| !v),
+            Expr::Is(t) => t.eval(h, wire_len).ok(),
         }
     }
 }
 
 impl Test {
-    fn eval(&self, h: &Headers, wire_len: u32) -> bool {
-        match *self {
+    fn eval(&self, h: &Headers, wire_len: u32) -> std::result::Result<bool, Cut> {
+        // Every field below comes after the link header's EtherType.
+        if h.ethertype.is_none() && h.truncated && !matches!(self, Test::Less(_) | Test::Greater(_))
+        {
+            return Err(Cut);
+        }
+        Ok(match *self {
             Test::Net {
                 dir,
                 family,
                 net,
                 prefix,
             } => {
+                // The other IP version cannot match: told by the EtherType even when the IP
+                // header was cut off (BPF looks at it first too).
+                if family_of_packet(h).is_some_and(|f| f != family_of(net)) {
+                    return Ok(false);
+                }
+                if h.src.is_none() {
+                    return absent(h);
+                }
                 let inside = |a: Option<IpAddr>| {
                     a.is_some_and(|a| {
                         family.is_none_or(|f| family_of(a) == f) && in_net(a, net, prefix)
@@ -173,18 +222,26 @@ impl Test {
                 by_dir(dir, inside(h.src), inside(h.dst))
             }
             Test::Port { dir, proto, lo, hi } => {
-                let carries = match h.ip_proto {
-                    Some(p) => proto.map_or(matches!(p, TCP | UDP | SCTP), |want| p == want),
-                    None => false,
+                let Some(p) = h.ip_proto else {
+                    return absent(h);
                 };
-                // A later fragment has no transport header: its ports are unknown, as in BPF.
-                if !carries || h.fragment {
-                    return false;
+                // Ports are read for TCP and UDP; a later fragment has none, as in BPF.
+                if !proto.map_or(matches!(p, TCP | UDP), |want| p == want) || h.fragment {
+                    return Ok(false);
+                }
+                if h.sport.is_none() {
+                    return absent(h);
                 }
                 let inside = |p: Option<u16>| p.is_some_and(|p| (lo..=hi).contains(&p));
                 by_dir(dir, inside(h.sport), inside(h.dport))
             }
             Test::Proto { family, proto } => {
+                if family.is_some_and(|f| family_of_packet(h).is_some_and(|pf| pf != f)) {
+                    return Ok(false);
+                }
+                if h.ip_proto.is_none() {
+                    return absent(h);
+                }
                 h.ip_proto == Some(proto) && family.is_none_or(|f| family_of_packet(h) == Some(f))
             }
             Test::Family(f) => family_of_packet(h) == Some(f),
@@ -193,7 +250,7 @@ impl Test {
             Test::Vlan(Some(id)) => h.vlan == Some(id) || h.vlan_inner == Some(id),
             Test::Less(n) => wire_len <= n,
             Test::Greater(n) => wire_len >= n,
-        }
+        })
     }
 }
 
@@ -252,41 +309,53 @@ struct Token {
     at: usize,
 }
 
+/// Characters a word may hold: keywords, addresses (`fd00::1`, `10.0.0.0/8`), ranges (`80-90`).
+fn in_word(c: char) -> bool {
+    c.is_ascii_alphanumeric() || ":./-_".contains(c)
+}
+
 fn lex(text: &str) -> Result<Vec<Token>> {
     let chars: Vec<(usize, char)> = text.chars().enumerate().collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         let (at, c) = chars[i];
+        let pair = chars.get(i + 1).map(|p| p.1);
         if c.is_whitespace() {
             i += 1;
-        } else if c == '(' || c == ')' || c == '!' {
+        } else if c == '(' || c == ')' || (c == '!' && pair != Some('=')) {
             out.push(Token {
                 text: c.to_string(),
                 at,
             });
             i += 1;
-        } else if (c == '&' || c == '|') && chars.get(i + 1).map(|p| p.1) == Some(c) {
+        } else if (c == '&' || c == '|') && pair == Some(c) {
             out.push(Token {
                 text: if c == '&' { "and" } else { "or" }.to_string(),
                 at,
             });
             i += 2;
-        } else if c.is_ascii_alphanumeric() || ":./-_".contains(c) {
+        } else if in_word(c) {
             let start = i;
-            while i < chars.len()
-                && (chars[i].1.is_ascii_alphanumeric() || ":./-_".contains(chars[i].1))
-            {
+            while i < chars.len() && in_word(chars[i].1) {
                 i += 1;
             }
             out.push(Token {
                 text: chars[start..i].iter().map(|p| p.1).collect(),
                 at,
             });
+        } else if "[]<>=&|+*%^~".contains(c) || c == '!' {
+            return Err(Error::invalid(format!(
+                "filter {} at character {}: {c:?}: byte-offset and arithmetic expressions (such as \
+                 'tcp[13] & 2 != 0' or 'len > 100') are not supported; for lengths use 'greater N' and 'less N'",
+                shown(text),
+                at + 1
+            )));
         } else {
             return Err(Error::invalid(format!(
-                "filter {text:?} at character {}: {c:?} is not part of the filter language \
-                 (primitives such as 'host 10.0.0.1' or 'tcp port 29500', joined by and, or, not, parentheses)",
+                "filter {} at character {}: {c:?} is not part of the filter language (primitives such \
+                 as 'host 10.0.0.1' or 'tcp port 29500', joined by and, or, not, parentheses)",
+                shown(text),
                 at + 1
             )));
         }
@@ -294,9 +363,19 @@ fn lex(text: &str) -> Result<Vec<Token>> {
     Ok(out)
 }
 
+/// A filter or a word of it as messages quote it: whole, or its start when long.
+fn shown(text: &str) -> String {
+    const MOST: usize = 60;
+    if text.chars().count() <= MOST {
+        return format!("{text:?}");
+    }
+    let head: String = text.chars().take(MOST - 1).collect();
+    format!("\"{}…\"", head.escape_debug())
+}
+
 // ---------------------------------------------------------------------------- parsing
 
-/// Qualifiers of a primitive that takes a value, kept for the bare values that may follow.
+/// Qualifiers of a primitive that takes a value, kept for a bare value right after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Qualifiers {
     family: Option<Family>,
@@ -311,13 +390,35 @@ enum Kind {
     Net,
     Port,
     PortRange,
+    /// `[ip|ip6] proto N`.
+    Proto,
+}
+
+impl Qualifiers {
+    /// The qualifiers a bare address (or net) stands for: `host` (or `net`) in either direction.
+    fn of_value(text: &str, dir: Dir, family: Option<Family>) -> Option<Qualifiers> {
+        let kind = if text.parse::<IpAddr>().is_ok() {
+            Kind::Host
+        } else if text.contains('/') {
+            Kind::Net
+        } else {
+            return None;
+        };
+        Some(Qualifiers {
+            family,
+            proto: None,
+            dir,
+            kind,
+        })
+    }
 }
 
 struct Parser<'t> {
     text: &'t str,
     tokens: Vec<Token>,
     at: usize,
-    /// The qualifiers of the last primitive with a value.
+    /// The qualifiers of the primitive just read, if it had a value: a bare value right after
+    /// `and`/`or` takes them (pcap-filter's abbreviation, `port 80 or 443`).
     last: Option<Qualifiers>,
     /// Parentheses and `not`s open around the term being read.
     depth: usize,
@@ -358,15 +459,39 @@ impl Parser<'_> {
 
     fn error_at(&self, t: &Token, what: &str) -> Error {
         Error::invalid(format!(
-            "filter {:?} at character {} ({:?}): {what}",
-            self.text,
+            "filter {} at character {} ({}): {what}",
+            shown(self.text),
             t.at + 1,
-            t.text
+            shown(&t.text)
         ))
     }
 
     fn error_end(&self, what: &str) -> Error {
-        Error::invalid(format!("filter {:?} ends too soon: {what}", self.text))
+        Error::invalid(format!("filter {} ends too soon: {what}", shown(self.text)))
+    }
+
+    /// What is wrong with a token where `and`, `or` or the end should come.
+    fn error_after_primitive(&self, t: &Token) -> Error {
+        let word = t.text.to_ascii_lowercase();
+        let previous = self
+            .at
+            .checked_sub(1)
+            .map(|i| self.tokens[i].text.to_ascii_lowercase());
+        let why = match (previous.as_deref(), word.as_str()) {
+            (Some("arp" | "rarp"), "host" | "net" | "src" | "dst") => {
+                "ARP's addresses are not read: 'arp' alone selects ARP frames".to_string()
+            }
+            (_, "mask") => {
+                "write the network with a prefix length, e.g. 'net 10.0.0.0/8'".to_string()
+            }
+            (_, "multicast" | "broadcast" | "protochain") => unknown(&word),
+            _ if looks_like_value(&t.text) => {
+                "a second value needs 'and' or 'or' before it (e.g. 'host 10.0.0.1 or 10.0.0.2')"
+                    .to_string()
+            }
+            _ => "expected 'and', 'or', ')' or the end of the filter here".to_string(),
+        };
+        self.error_at(t, &why)
     }
 
     /// term (('and' | 'or') term)*, left to right.
@@ -395,17 +520,20 @@ impl Parser<'_> {
             ));
         };
         let word = t.text.to_ascii_lowercase();
-        if matches!(word.as_str(), "not" | "!" | "(") {
+        let nests = matches!(word.as_str(), "not" | "!" | "(");
+        if nests {
             self.depth += 1;
             if self.depth > MAX_DEPTH {
                 return Err(self.error_at(
                     &t,
-                    &format!("nested more than {MAX_DEPTH} deep (parentheses and 'not's): write it flatter"),
+                    &format!(
+                        "nested more than {MAX_DEPTH} deep (parentheses and 'not's): write it flatter"
+                    ),
                 ));
             }
         }
         let term = self.term_of(&t, &word);
-        if matches!(word.as_str(), "not" | "!" | "(") {
+        if nests {
             self.depth -= 1;
         }
         term
@@ -422,7 +550,10 @@ impl Parser<'_> {
                 let inner = self.expr()?;
                 match self.next() {
                     Some(c) if c.text == ")" => Ok(inner),
-                    Some(other) => Err(self.error_at(&other, "expected ')' here")),
+                    Some(other) => {
+                        self.at -= 1;
+                        Err(self.error_after_primitive(&other))
+                    }
                     None => Err(self.error_end(&format!(
                         "the '(' at character {} is never closed",
                         t.at + 1
@@ -430,6 +561,9 @@ impl Parser<'_> {
                 }
             }
             ")" => Err(self.error_at(t, "a ')' without its '('")),
+            "and" | "or" => {
+                Err(self.error_at(t, "joins two primitives, and the one before it is missing"))
+            }
             _ => {
                 self.primitives += 1;
                 if self.primitives > MAX_PRIMITIVES {
@@ -447,29 +581,18 @@ impl Parser<'_> {
 
     fn primitive(&mut self) -> Result<Test> {
         let first = self.peek().cloned().expect("term checked a token is there");
-        // A bare value after and/or: the previous primitive's qualifiers.
+        // Only the primitive just before gives its qualifiers to a bare value.
+        let carried = self.last.take();
         if looks_like_value(&first.text) && !is_keyword(&first.text) {
-            let q = match self.last {
-                Some(q) => q,
-                None if first.text.parse::<IpAddr>().is_ok() => Qualifiers {
-                    family: None,
-                    proto: None,
-                    dir: Dir::Either,
-                    kind: Kind::Host,
-                },
-                None if first.text.contains('/') => Qualifiers {
-                    family: None,
-                    proto: None,
-                    dir: Dir::Either,
-                    kind: Kind::Net,
-                },
-                None => {
-                    return Err(self.error_at(
+            let q = carried
+                .or_else(|| Qualifiers::of_value(&first.text, Dir::Either, None))
+                .ok_or_else(|| {
+                    self.error_at(
                         &first,
-                        "a value needs a keyword before it: 'host ADDR', 'net 10.0.0.0/8', 'port N', 'portrange N-M'",
-                    ))
-                }
-            };
+                        "a value needs a keyword before it: 'host ADDR', 'net 10.0.0.0/8', 'port N', \
+                         'portrange N-M', 'proto N'",
+                    )
+                })?;
             self.at += 1;
             return self.valued(q, &first);
         }
@@ -482,12 +605,14 @@ impl Parser<'_> {
                 let f = if word == "ip" { Family::V4 } else { Family::V6 };
                 self.at += 1;
                 if self.peek_is("proto") {
-                    self.at += 1;
-                    let n = self.number::<u8>("a protocol number 0-255 (6 is TCP, 17 UDP)")?;
-                    return Ok(Test::Proto {
+                    let kw = self.next().expect("peeked");
+                    let q = Qualifiers {
                         family: Some(f),
-                        proto: n,
-                    });
+                        proto: None,
+                        dir: Dir::Either,
+                        kind: Kind::Proto,
+                    };
+                    return self.value_after(q, &kw);
                 }
                 if !self.qualifier_follows() {
                     return Ok(Test::Family(f));
@@ -506,6 +631,13 @@ impl Parser<'_> {
                         family: None,
                         proto: p,
                     });
+                }
+                if p == SCTP {
+                    let t = self.peek().cloned().expect("a qualifier follows");
+                    return Err(self.error_at(
+                        &t,
+                        "SCTP ports are not read (TCP's and UDP's are): 'sctp' alone selects SCTP packets",
+                    ));
                 }
                 proto = Some(p);
             }
@@ -526,31 +658,34 @@ impl Parser<'_> {
                 return Ok(Test::EtherType(0x0806));
             }
             "proto" => {
-                self.at += 1;
-                let n = self.number::<u8>("a protocol number 0-255 (6 is TCP, 17 UDP)")?;
-                return Ok(Test::Proto {
+                let kw = self.next().expect("peeked");
+                let q = Qualifiers {
                     family: None,
-                    proto: n,
-                });
+                    proto: None,
+                    dir: Dir::Either,
+                    kind: Kind::Proto,
+                };
+                return self.value_after(q, &kw);
             }
             "vlan" => {
                 self.at += 1;
-                if self
-                    .peek()
-                    .is_some_and(|t| t.text.bytes().all(|b| b.is_ascii_digit()))
-                {
-                    let id = self.number::<u16>("a VLAN id 0-4095")?;
-                    if id > 4095 {
-                        let t = &self.tokens[self.at - 1];
-                        return Err(self.error_at(t, "a VLAN id is 0-4095"));
-                    }
+                if self.peek().is_some_and(|t| looks_like_value(&t.text)) {
+                    let t = self.next().expect("peeked");
+                    let id: u16 = decimal(&t.text)
+                        .filter(|&id| id <= 4095)
+                        .ok_or_else(|| self.error_at(&t, "a VLAN id is a number 0-4095"))?;
                     return Ok(Test::Vlan(Some(id)));
                 }
                 return Ok(Test::Vlan(None));
             }
             "less" | "greater" => {
                 self.at += 1;
-                let n = self.number::<u32>("a length in bytes")?;
+                let t = self
+                    .next()
+                    .ok_or_else(|| self.error_end(&format!("'{word}' needs a length in bytes")))?;
+                let n: u32 = decimal(&t.text).ok_or_else(|| {
+                    self.error_at(&t, &number_wanted(&t.text, "a length in bytes"))
+                })?;
                 return Ok(if word == "less" {
                     Test::Less(n)
                 } else {
@@ -561,14 +696,28 @@ impl Parser<'_> {
         }
 
         let dir = self.direction()?;
-        let kind_tok = self
-            .next()
-            .ok_or_else(|| self.error_end("'host', 'net', 'port' or 'portrange' is missing"))?;
+        let before = self.tokens.get(self.at.wrapping_sub(1)).cloned();
+        let kind_tok = self.next().ok_or_else(|| {
+            self.error_end("'host', 'net', 'port' or 'portrange' (or an address) is missing")
+        })?;
+        // `src 10.0.0.1`, `ip dst 10.0.0.0/8`: an address after a direction is a host (or net).
+        if dir != Dir::Either || family.is_some() {
+            if let Some(q) = Qualifiers::of_value(&kind_tok.text, dir, family) {
+                return self.valued(q, &kind_tok);
+            }
+        }
         let kind = match kind_tok.text.to_ascii_lowercase().as_str() {
             "host" => Kind::Host,
             "net" => Kind::Net,
             "port" => Kind::Port,
             "portrange" => Kind::PortRange,
+            "and" | "or" | "not" | ")" => {
+                let after = before.map_or_else(String::new, |b| format!("'{}' ", b.text));
+                return Err(self.error_at(
+                    &kind_tok,
+                    &format!("{after}needs host, net, port or portrange (or an address) after it"),
+                ));
+            }
             other => return Err(self.error_at(&kind_tok, &unknown(other))),
         };
         if proto.is_some() && matches!(kind, Kind::Host | Kind::Net) {
@@ -589,9 +738,14 @@ impl Parser<'_> {
             dir,
             kind,
         };
-        let value = self.next().ok_or_else(|| {
-            self.error_end(&format!("the value after '{}' is missing", kind_tok.text))
-        })?;
+        self.value_after(q, &kind_tok)
+    }
+
+    /// The value after the keyword `kw`, read as `q` says.
+    fn value_after(&mut self, q: Qualifiers, kw: &Token) -> Result<Test> {
+        let value = self
+            .next()
+            .ok_or_else(|| self.error_end(&format!("the value after '{}' is missing", kw.text)))?;
         self.valued(q, &value)
     }
 
@@ -630,9 +784,8 @@ impl Parser<'_> {
 
     /// The test of a primitive whose value is `value`.
     fn valued(&mut self, q: Qualifiers, value: &Token) -> Result<Test> {
-        self.last = Some(q);
         let v = value.text.as_str();
-        match q.kind {
+        let test = match q.kind {
             Kind::Host => {
                 let addr: IpAddr = v.parse().map_err(|_| {
                     self.error_at(
@@ -642,54 +795,69 @@ impl Parser<'_> {
                 })?;
                 let prefix = if addr.is_ipv4() { 32 } else { 128 };
                 self.family_fits(q, addr, value)?;
-                Ok(Test::Net {
+                Test::Net {
                     dir: q.dir,
                     family: q.family,
                     net: addr,
                     prefix,
-                })
+                }
             }
             Kind::Net => {
                 let (net, prefix) = parse_net(v).map_err(|why| self.error_at(value, &why))?;
                 self.family_fits(q, net, value)?;
-                Ok(Test::Net {
+                Test::Net {
                     dir: q.dir,
                     family: q.family,
                     net,
                     prefix,
-                })
+                }
             }
             Kind::Port | Kind::PortRange => {
                 let (lo, hi) = match (q.kind, v.split_once('-')) {
-                    (Kind::PortRange, Some((a, b))) => (port(a), port(b)),
-                    (_, None) if q.kind == Kind::Port => (port(v), port(v)),
-                    (_, None) => {
-                        return Err(self.error_at(
-                            value,
-                            "a port range is written N-M, e.g. 'portrange 29500-29510'",
-                        ))
-                    }
+                    (Kind::PortRange, Some((a, b))) => (a, b),
+                    // A single port stands for itself, also as a range (`portrange 80-90 or 100`).
+                    (_, None) => (v, v),
                     (_, Some(_)) => {
                         return Err(self.error_at(value, "a range of ports is 'portrange N-M'"))
                     }
                 };
-                let (Some(lo), Some(hi)) = (lo, hi) else {
-                    return Err(self.error_at(
-                        value,
-                        "a port is a number 0-65535 (service names such as 'http' are not looked up)",
-                    ));
+                let port = |p: &str| {
+                    decimal::<u16>(p).ok_or_else(|| {
+                        self.error_at(
+                            value,
+                            &number_wanted(
+                                p,
+                                "a port, a number 0-65535 (service names such as 'http' are not looked up)",
+                            ),
+                        )
+                    })
                 };
+                let (lo, hi) = (port(lo)?, port(hi)?);
                 if lo > hi {
                     return Err(self.error_at(value, "the range's first port is above its last"));
                 }
-                Ok(Test::Port {
+                Test::Port {
                     dir: q.dir,
                     proto: q.proto,
                     lo,
                     hi,
-                })
+                }
             }
-        }
+            Kind::Proto => {
+                let proto: u8 = decimal(v).ok_or_else(|| {
+                    self.error_at(
+                        value,
+                        &number_wanted(v, "a protocol number 0-255 (6 is TCP, 17 UDP)"),
+                    )
+                })?;
+                Test::Proto {
+                    family: q.family,
+                    proto,
+                }
+            }
+        };
+        self.last = Some(q);
+        Ok(test)
     }
 
     fn family_fits(&self, q: Qualifiers, addr: IpAddr, value: &Token) -> Result<()> {
@@ -705,20 +873,27 @@ impl Parser<'_> {
             _ => Ok(()),
         }
     }
-
-    fn number<T: std::str::FromStr>(&mut self, what: &str) -> Result<T> {
-        match self.next() {
-            Some(t) => t
-                .text
-                .parse::<T>()
-                .map_err(|_| self.error_at(&t, &format!("expected {what}"))),
-            None => Err(self.error_end(&format!("expected {what}"))),
-        }
-    }
 }
 
-fn port(s: &str) -> Option<u16> {
+/// A number written in decimal. pcap-filter reads `010` as octal and `0x10` as hex; rather than
+/// a silent difference, both are refused ([`number_wanted`] says why).
+fn decimal<T: std::str::FromStr>(s: &str) -> Option<T> {
+    let plain = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !plain || (s.len() > 1 && s.starts_with('0')) {
+        return None;
+    }
     s.parse().ok()
+}
+
+/// The message for a word that is not the number `what` asks for.
+fn number_wanted(s: &str, what: &str) -> String {
+    if s.len() > 1 && s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit()) {
+        format!("expected {what}, in decimal without a leading 0 (tcpdump reads {s} as octal)")
+    } else if s.starts_with("0x") || s.starts_with("0X") {
+        format!("expected {what}, in decimal (hexadecimal is not read)")
+    } else {
+        format!("expected {what}")
+    }
 }
 
 fn is_keyword(s: &str) -> bool {
@@ -734,16 +909,34 @@ fn looks_like_value(s: &str) -> bool {
 }
 
 fn unknown(word: &str) -> String {
+    let proto = match word {
+        "ah" => Some(51),
+        "esp" => Some(50),
+        "pim" => Some(103),
+        "vrrp" => Some(112),
+        "gre" => Some(47),
+        "carp" => Some(112),
+        _ => None,
+    };
+    if let Some(n) = proto {
+        return format!("'{word}' is not a filter word: write 'ip proto {n}' (or 'ip6 proto {n}')");
+    }
     match word {
         "ether" | "wlan" | "fddi" | "tr" | "link" | "ppp" | "slip" => format!(
             "'{word}': link-layer primitives are not supported; burstcore filters on IP addresses, ports, \
              protocols, VLANs and lengths"
         ),
-        "gateway" | "broadcast" | "multicast" | "len" | "mpls" | "geneve" | "vxlan" | "pppoes" | "decnet"
-        | "atalk" | "iso" | "rarp" | "inbound" | "outbound" | "ifname" => format!(
-            "'{word}' is not supported by burstcore's filters (known words: {KNOWN})"
+        "protochain" => "'protochain' is not supported: 'ip6 proto N' already looks past IPv6 extension headers"
+            .to_string(),
+        "mask" => "write the network with a prefix length, e.g. 'net 10.0.0.0/8'".to_string(),
+        "gateway" | "broadcast" | "multicast" | "len" | "mpls" | "geneve" | "vxlan" | "pppoes"
+        | "pppoed" | "decnet" | "atalk" | "iso" | "rarp" | "inbound" | "outbound" | "ifname" => {
+            format!("'{word}' is not supported by burstcore's filters (known words: {KNOWN})")
+        }
+        _ => format!(
+            "'{}' is not a filter word here (expected host, net, port or portrange; known words: {KNOWN})",
+            shown(word).trim_matches('"')
         ),
-        _ => format!("'{word}' is not a filter word here (expected host, net, port or portrange; known words: {KNOWN})"),
     }
 }
 
@@ -754,11 +947,9 @@ fn parse_net(v: &str) -> std::result::Result<(IpAddr, u8), String> {
         Some((a, p)) => {
             let addr = full_or_octets(a)?.0;
             let max = if addr.is_ipv4() { 32 } else { 128 };
-            let prefix: u8 = p
-                .parse()
-                .ok()
+            let prefix: u8 = decimal(p)
                 .filter(|&p| p <= max)
-                .ok_or_else(|| format!("the prefix length after '/' is a number 0-{max}"))?;
+                .ok_or_else(|| number_wanted(p, &format!("a prefix length 0-{max} after '/'")))?;
             (addr, prefix)
         }
         None => full_or_octets(v)?,
@@ -782,13 +973,17 @@ fn full_or_octets(a: &str) -> std::result::Result<(IpAddr, u8), String> {
         return Ok((addr, if addr.is_ipv4() { 32 } else { 128 }));
     }
     let octets: Vec<&str> = a.split('.').collect();
-    let parsed: Option<Vec<u8>> = octets.iter().map(|o| o.parse().ok()).collect();
+    let parsed: Option<Vec<u8>> = octets.iter().map(|o| decimal(o)).collect();
     match parsed {
         Some(o) if (1..=3).contains(&o.len()) => {
             let mut b = [0u8; 4];
             b[..o.len()].copy_from_slice(&o);
             Ok((IpAddr::from(b), 8 * o.len() as u8))
         }
+        _ if octets.iter().any(|o| o.len() > 1 && o.starts_with('0')) => Err(
+            "not a network: write its octets in decimal without a leading 0 (tcpdump reads 010 as octal)"
+                .to_string(),
+        ),
         _ => Err("not a network: write it as 10.1.0.0/16, fd00::/8 or 10.1".to_string()),
     }
 }

@@ -154,6 +154,8 @@ fn errors_say_where_and_what() {
     let e = refused("tcp and");
     assert!(e.contains("ends too soon"), "{e}");
     let e = refused("host 10.0.0.1 10.0.0.2");
+    assert!(e.contains("needs 'and' or 'or' before it"), "{e}");
+    let e = refused("host 10.0.0.1 tcp");
     assert!(e.contains("expected 'and', 'or'"), "{e}");
     let e = refused("portrange 30-20");
     assert!(e.contains("above its last"), "{e}");
@@ -171,6 +173,108 @@ fn errors_say_where_and_what() {
     assert!(e.contains("0-4095"), "{e}");
     let e = refused("proto 300");
     assert!(e.contains("protocol number"), "{e}");
+    // What tcpdump reads as octal or hex is refused, not read another way.
+    for octal in [
+        "port 010",
+        "ip proto 017",
+        "less 060",
+        "net 010",
+        "portrange 010-20",
+        "vlan 010",
+    ] {
+        let e = refused(octal);
+        assert!(
+            e.contains("leading 0") || e.contains("0-4095"),
+            "{octal}: {e}"
+        );
+    }
+    assert!(refused("greater 0x50").contains("hexadecimal"));
+    // Words of pcap-filter burstcore does not know, each with its reason.
+    assert!(refused("sctp port 80").contains("SCTP ports are not read"));
+    assert!(refused("tcp[13] & 2 != 0").contains("byte-offset"));
+    assert!(refused("len > 100").contains("greater N"));
+    assert!(refused("esp").contains("ip proto 50"));
+    assert!(refused("ip multicast").contains("not supported"));
+    assert!(refused("ip6 protochain 6").contains("protochain"));
+    assert!(refused("net 10.0.0.0 mask 255.0.0.0").contains("prefix length"));
+    assert!(refused("arp host 10.0.0.1").contains("ARP's addresses"));
+    assert!(refused("and tcp").contains("the one before it is missing"));
+    assert!(refused("src and").contains("'src' needs host"));
+    // Long filters are quoted by their start.
+    let e = refused(&format!("{} or port x", vec!["port 1"; 500].join(" or ")));
+    assert!(e.len() < 400 && e.contains('…'), "{e}");
+}
+
+#[test]
+fn qualifiers_carry_only_to_a_value_right_after_their_primitive() {
+    let h = pkt("10.0.0.1", "10.0.0.2", TCP, 5000, 200);
+    // `less 100` takes no value: 200 after it has nothing to stand for.
+    assert!(refused("port 80 and less 100 or 200").contains("needs a keyword"));
+    assert!(refused("tcp or 80").contains("needs a keyword"));
+    // A bare address is a host of its own, whatever came before.
+    assert!(passes("udp or 10.0.0.1", &h));
+    assert!(
+        passes("ip proto 17 or 6", &h),
+        "a protocol number carries too"
+    );
+    assert!(
+        passes("portrange 80-90 or 200", &h),
+        "and a single port after a range"
+    );
+    assert!(
+        passes("src 10.0.0.1", &h) && !passes("dst 10.0.0.1", &h),
+        "a direction takes an address"
+    );
+    assert!(passes("ip src 10.0.0.1", &h) && passes("src 10.0.0.0/8", &h));
+}
+
+#[test]
+fn a_field_the_capture_cut_off_rejects_the_packet_even_under_not() {
+    // An IPv4 frame cut inside its IP header: the EtherType is known, nothing after it.
+    let cut = Headers {
+        ethertype: Some(0x0800),
+        truncated: true,
+        ..Headers::default()
+    };
+    for f in [
+        "not port 80",
+        "not tcp",
+        "not host 10.0.0.1",
+        "!tcp && !udp",
+        "tcp or not tcp",
+    ] {
+        assert!(!passes(f, &cut), "{f}");
+    }
+    assert!(passes("ip", &cut) && passes("not arp", &cut) && passes("less 100", &cut));
+    // The other IP version is told by the EtherType, before any cut field is needed.
+    assert!(
+        !passes("icmp6", &cut) && passes("not icmp6", &cut) && passes("not host fd00::1", &cut)
+    );
+    // Three-valued: what the captured bytes prove passes, in either order.
+    assert!(passes("ip or tcp", &cut) && passes("tcp or ip", &cut));
+    assert!(!passes("ip and tcp", &cut) && !passes("tcp and ip", &cut));
+    assert!(
+        passes("not (tcp and arp)", &cut),
+        "tcp and arp is false whatever was cut"
+    );
+    // Cut inside the TCP header: addresses and protocol known, ports not.
+    let ports_cut = Headers {
+        sport: None,
+        dport: None,
+        truncated: true,
+        ..pkt("10.0.0.1", "10.0.0.2", TCP, 0, 0)
+    };
+    assert!(passes("tcp and host 10.0.0.1", &ports_cut));
+    assert!(!passes("not port 80", &ports_cut) && !passes("port 80", &ports_cut));
+    assert!(passes("udp or tcp", &ports_cut) && !passes("udp and port 80", &ports_cut));
+    // A packet that has no ports (not cut) fails `port` and passes `not port`.
+    let icmp = Headers {
+        ip_proto: Some(1),
+        sport: None,
+        dport: None,
+        ..pkt("10.0.0.1", "10.0.0.2", 1, 0, 0)
+    };
+    assert!(passes("not port 80", &icmp));
 }
 
 #[test]
