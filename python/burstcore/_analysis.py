@@ -50,6 +50,8 @@ _DT = pl.Datetime("ns", "UTC")
 _DUR = pl.Duration("ns")
 # Host pairs of traffic_matrix and host_volumes before a LimitExceededError (about 400 B each).
 DEFAULT_MAX_PAIRS = 1_000_000
+# Groups of sizes and gaps before a LimitExceededError (a few hundred bytes each).
+DEFAULT_MAX_DISTRIBUTION_GROUPS = 10_000
 DEFAULT_QUANTILES = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0)
 FLOW_KEYS = ("flow", "flow4", "biflow")
 
@@ -395,7 +397,7 @@ def sizes(
     by: Grouping | Sequence[Grouping] | None = None,
     *,
     quantiles: Any = None,
-    max_groups: int = 10_000,
+    max_groups: int = DEFAULT_MAX_DISTRIBUTION_GROUPS,
     reorder_horizon: Any = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -421,7 +423,7 @@ def gaps(
     by: Grouping | Sequence[Grouping] | None = None,
     *,
     quantiles: Any = None,
-    max_groups: int = 10_000,
+    max_groups: int = DEFAULT_MAX_DISTRIBUTION_GROUPS,
     reorder_horizon: Any = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
