@@ -7,6 +7,9 @@
     >>> burstcore.read_packets("trace.pcapng")   # one row per packet
     >>> print(burstcore.info("trace.pcapng"))    # capinfos-like summary
 
+Annotations: burstcore.Duration, Durations, Rate, Rates, Instant, Source (SingleSource, Columns)
+name what the functions take (burstcore._types says what each holds).
+
 Definitions of every number: docs/metrics.md.
 """
 
@@ -43,25 +46,35 @@ from ._burstcore import (
 )
 from ._packets import CaptureInfo, CaptureWarning, ProgressCallback, info, read_packets
 from ._scan import ScanResult, scan
+from ._types import BinaryReader, Columns, Duration, Durations, Instant, Rate, Rates, SingleSource, Source
 from ._units import default_windows_ns, parse_duration, parse_rate
 
 __all__ = [
     "MAX_THREADS",
+    "BinaryReader",
     "Bursts",
     "CaptureError",
     "CaptureInfo",
     "CaptureWarning",
     "CaptureWriter",
+    "Columns",
     "CorruptCaptureError",
     "DecompressionError",
     "Distribution",
+    "Duration",
+    "Durations",
+    "Instant",
     "InternalError",
     "Iterations",
     "LimitExceededError",
     "NotACaptureError",
     "OutOfOrderError",
     "ProgressCallback",
+    "Rate",
+    "Rates",
     "ScanResult",
+    "SingleSource",
+    "Source",
     "SuperposeResult",
     "TimestampRangeError",
     "TruncatedCaptureError",

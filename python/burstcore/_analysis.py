@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,6 +36,7 @@ from ._scan import (
     parse_filter,
 )
 from ._sources import is_rereadable, normalize
+from ._types import Duration, Durations, Instant, Rates, Source
 from ._units import (
     LINK_SPEED_GRID_BPS,
     default_windows_ns,
@@ -50,11 +51,13 @@ _DT = pl.Datetime("ns", "UTC")
 _DUR = pl.Duration("ns")
 # Host pairs of traffic_matrix and host_volumes before a LimitExceededError (about 400 B each).
 DEFAULT_MAX_PAIRS = 1_000_000
+# Groups of sizes and gaps before a LimitExceededError (a few hundred bytes each).
+DEFAULT_MAX_DISTRIBUTION_GROUPS = 10_000
 DEFAULT_QUANTILES = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0)
 FLOW_KEYS = ("flow", "flow4", "biflow")
 
 
-def _sources(source: Any) -> list[Any]:
+def _sources(source: Source) -> list[Any]:
     raw = list(source) if isinstance(source, (list, tuple)) else [source]
     if not raw:
         raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
@@ -77,19 +80,19 @@ def _summary(acc: dict[str, Any]) -> pl.DataFrame:
 
 
 def flows(
-    source: Any,
+    source: Source,
     key: Literal["flow", "flow4", "biflow"] = "flow",
-    idle_timeout: Any = None,
-    windows: Any = None,
+    idle_timeout: Duration | None = None,
+    windows: Durations | None = None,
     *,
     max_flows: int = DEFAULT_MAX_GROUPS,
-    reorder_horizon: Any = DEFAULT_HORIZON,
+    reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> pl.DataFrame:
     """One row per flow, in order of first packet, with NFStream-style columns.
@@ -183,9 +186,9 @@ def flows(
 
 
 def _matrix(
-    source: Any,
+    source: Source,
     max_pairs: Any,
-    reorder_horizon: Any,
+    reorder_horizon: Duration,
     on_late: str,
     strict: bool,
     progress: Any,
@@ -211,16 +214,16 @@ def _matrix(
 
 
 def traffic_matrix(
-    source: Any,
+    source: Source,
     *,
     max_pairs: int = DEFAULT_MAX_PAIRS,
-    reorder_horizon: Any = DEFAULT_HORIZON,
+    reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> pl.DataFrame:
     """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
@@ -248,16 +251,16 @@ def traffic_matrix(
 
 
 def host_volumes(
-    source: Any,
+    source: Source,
     *,
     max_pairs: int = DEFAULT_MAX_PAIRS,
-    reorder_horizon: Any = DEFAULT_HORIZON,
+    reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
@@ -326,17 +329,17 @@ def _hist_table(table: dict[str, Any], labels: pl.Series) -> pl.DataFrame:
 
 def _distribution(
     what: Literal["sizes", "gaps"],
-    source: Any,
+    source: Source,
     by: Any,
     quantiles: Any,
     max_groups: Any,
-    reorder_horizon: Any,
+    reorder_horizon: Duration,
     on_late: str,
     strict: bool,
     progress: Any,
     mmap: bool | None,
-    start: Any,
-    end: Any,
+    start: Instant | None,
+    end: Instant | None,
     filter: str | None,
 ) -> Distribution:
     """``sizes`` or ``gaps``: one pass of the histograms, and the frames of the kind asked for."""
@@ -391,18 +394,18 @@ def _distribution(
 
 
 def sizes(
-    source: Any,
+    source: Source,
     by: Grouping | Sequence[Grouping] | None = None,
     *,
     quantiles: Any = None,
-    max_groups: int = 10_000,
-    reorder_horizon: Any = DEFAULT_HORIZON,
+    max_groups: int = DEFAULT_MAX_DISTRIBUTION_GROUPS,
+    reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
@@ -417,18 +420,18 @@ def sizes(
 
 
 def gaps(
-    source: Any,
+    source: Source,
     by: Grouping | Sequence[Grouping] | None = None,
     *,
     quantiles: Any = None,
-    max_groups: int = 10_000,
-    reorder_horizon: Any = DEFAULT_HORIZON,
+    max_groups: int = DEFAULT_MAX_DISTRIBUTION_GROUPS,
+    reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
@@ -471,17 +474,17 @@ def _order_stats(values: np.ndarray, qs: list[float]) -> list[int | None]:
 
 
 def bursts(
-    source: Any,
-    gap: Any = "1ms",
+    source: Source,
+    gap: Duration = "1ms",
     *,
     quantiles: Any = None,
-    reorder_horizon: Any = DEFAULT_HORIZON,
+    reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> Bursts:
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
@@ -573,18 +576,18 @@ class Iterations:
 
 
 def iterations(
-    source: Any,
+    source: Source,
     *,
-    bin: Any = "1ms",
-    min_period: Any = "5ms",
-    max_period: Any = "2s",
-    reorder_horizon: Any = DEFAULT_HORIZON,
+    bin: Duration = "1ms",
+    min_period: Duration = "5ms",
+    max_period: Duration = "2s",
+    reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> Iterations:
     """Estimate the iteration period from the traffic and segment the trace into iterations.
@@ -682,7 +685,9 @@ class SuperposeResult(ScanResult):
     offsets_ns: list[int] = field(default_factory=list)
 
 
-def _offsets(offsets: Any, n: int, seed: int, max_offset: Any) -> list[int]:
+def _offsets(
+    offsets: Iterable[Duration] | Literal["random"] | None, n: int, seed: int, max_offset: Duration
+) -> list[int]:
     if isinstance(offsets, str):
         if offsets != "random":
             raise ValueError(f"offsets={offsets!r}: give a list of durations (one per capture) or 'random'")
@@ -740,24 +745,24 @@ def _negative(v: Any) -> bool:
 
 
 def superpose(
-    sources: Any,
-    offsets: Any = None,
+    sources: Source,
+    offsets: Iterable[Duration] | Literal["random"] | None = None,
     seed: int = 0,
-    windows: Any = None,
-    rates: Any = None,
-    bins: Any = None,
+    windows: Durations | None = None,
+    rates: Rates | None = None,
+    bins: Durations | None = None,
     by: Grouping | Sequence[Grouping] | None = None,
     closed: Literal["left", "both"] = "left",
     *,
-    max_offset: Any = "1s",
-    reorder_horizon: Any = DEFAULT_HORIZON,
+    max_offset: Duration = "1s",
+    reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     max_groups: int = DEFAULT_MAX_GROUPS,
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> SuperposeResult:
     """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by

@@ -12,6 +12,7 @@ import polars as pl
 
 from . import _burstcore as _core
 from ._sources import normalize
+from ._types import SingleSource
 from ._units import format_bytes, format_duration, format_rate, parse_count
 
 ProgressCallback = Callable[[int, "int | None"], object]
@@ -33,7 +34,7 @@ def _warn(messages: Sequence[str]) -> None:
 
 
 def read_packets(
-    source: Any,
+    source: SingleSource,
     columns: Sequence[str] | None = None,
     *,
     strict: bool = False,
@@ -212,7 +213,7 @@ class CaptureInfo:
 
 
 def info(
-    source: Any, *, strict: bool = False, progress: ProgressCallback | None = None, mmap: bool | None = None
+    source: SingleSource, *, strict: bool = False, progress: ProgressCallback | None = None, mmap: bool | None = None
 ) -> CaptureInfo:
     """A capinfos-like summary: format, sections, interfaces (link type, resolution, snaplen,
     drop counters), packets, bytes, first/last timestamp, duration, mean rate, packets out of

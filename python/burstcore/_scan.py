@@ -14,6 +14,7 @@ import polars as pl
 from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback, thread_count
 from ._sources import is_rereadable, normalize
+from ._types import Columns, Duration, Durations, Instant, Rates, Source
 from ._units import (
     DEFAULT_RATE_MULTIPLES,
     LINK_SPEED_GRID_BPS,
@@ -57,7 +58,7 @@ class ScanResult:
     warnings: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
 
-    def ptm(self, window: Any = "5ms", by: str = "all") -> pl.DataFrame:
+    def ptm(self, window: Duration = "5ms", by: str = "all") -> pl.DataFrame:
         """PtM(τ) for one window, one row per group of the grouping ``by``. A window or a
         grouping the scan did not measure raises ``ValueError`` naming those it did (an empty
         frame would read as a trace without traffic)."""
@@ -114,7 +115,7 @@ def _parse_by(by: Any) -> list[str]:
     return out
 
 
-def _parse_order(reorder_horizon: Any, on_late: str) -> tuple[int, str]:
+def _parse_order(reorder_horizon: Duration, on_late: str) -> tuple[int, str]:
     """The reorder horizon in ns and the late-packet policy, as scans and analyses take them."""
     if on_late not in ("error", "drop"):
         raise ValueError(f"on_late={on_late!r}: use 'error' (default) or 'drop'")
@@ -124,7 +125,7 @@ def _parse_order(reorder_horizon: Any, on_late: str) -> tuple[int, str]:
 def _is_columns(source: Any) -> bool:
     # A pair of captures (paths, bytes, file objects) is two sources, not two columns: columns
     # are sequences of numbers, never one of those.
-    return isinstance(source, (pl.DataFrame, dict)) or (
+    return isinstance(source, (pl.DataFrame, Mapping)) or (
         isinstance(source, tuple)
         and len(source) == 2
         and not any(
@@ -180,15 +181,15 @@ def parse_filter(value: Any) -> str | None:
 
 
 def scan(
-    source: Any,
-    windows: Any = None,
-    rates: Any = None,
-    bins: Any = None,
+    source: Source | Columns,
+    windows: Durations | None = None,
+    rates: Rates | None = None,
+    bins: Durations | None = None,
     by: Grouping | Sequence[Grouping] | None = None,
     size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
     closed: Literal["left", "both"] = "left",
     *,
-    reorder_horizon: Any = DEFAULT_HORIZON,
+    reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     max_groups: int = DEFAULT_MAX_GROUPS,
     fill_empty_bins: bool = True,
@@ -196,8 +197,8 @@ def scan(
     progress: ProgressCallback | None = None,
     threads: int | None = None,
     mmap: bool | None = None,
-    start: Any = None,
-    end: Any = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> ScanResult:
     """Measure burstiness at many time scales in one pass over a capture.
@@ -207,7 +208,7 @@ def scan(
     source:
         A capture path ('-' for stdin), a list of paths (merged exactly in timestamp order; their
         interfaces numbered one after another), bytes, a binary file object, or in-memory columns:
-        a polars DataFrame / dict with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
+        a polars DataFrame / dict (any mapping) with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
         a ``(timestamps_ns, sizes)`` tuple of numpy/polars/Arrow arrays.
     windows:
         Window lengths τ for the envelope E(τ). Default: 1 µs to 1 s in 1-2-5 steps per decade

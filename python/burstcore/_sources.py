@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import Any, Union
-
-Source = Union[str, "os.PathLike[str]", bytes, bytearray, Any]
+from typing import Any
 
 
 def normalize(source: Any) -> Any:

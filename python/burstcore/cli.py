@@ -1,5 +1,5 @@
 """The ``burstcore`` command: info, scan, plot and report on packet captures, and the analyses
-flows, matrix, iterations and bursts."""
+flows, matrix, iterations, bursts, sizes, gaps and superpose."""
 
 from __future__ import annotations
 
@@ -48,6 +48,9 @@ MAIN_EXAMPLES = """examples:
   burstcore matrix trace.pcapng --hosts
   burstcore iterations trace.pcapng --min-period 10ms --max-period 1s
   burstcore bursts trace.pcapng --gap 100us -o bursts.csv
+  burstcore sizes trace.pcapng --by src
+  burstcore gaps trace.pcapng --by pair --quantiles 0.5,0.99
+  burstcore superpose trace.pcapng trace.pcapng --offsets 0,-3ms --windows 100us,1ms
 
 Run 'burstcore COMMAND --help' for the options of a command."""
 
@@ -130,7 +133,44 @@ BURSTS_EXAMPLES = f"""examples:
 
 {ANALYSIS_FORMATS}"""
 
+SIZES_EXAMPLES = f"""examples:
+  burstcore sizes trace.pcapng                       # the quantiles of every packet's size
+  burstcore sizes trace.pcapng --by src --top 5
+  burstcore sizes trace.pcapng --quantiles 0.5,0.9,0.99 -o sizes.json
+  burstcore sizes trace.pcapng -o histogram.csv --table histogram   # one row per size seen
+
+The quantiles are exact: the smallest size with at least q of the packets at or below it.
+
+{ANALYSIS_FORMATS}"""
+
+GAPS_EXAMPLES = f"""examples:
+  burstcore gaps trace.pcapng                        # gaps between consecutive packets
+  burstcore gaps trace.pcapng --by pair --quantiles 0.5,0.99
+  burstcore gaps trace.pcapng -o histogram.parquet --table histogram   # log2 buckets
+
+A gap's quantile lies in a log2 bucket [2^(k-1), 2^k - 1] ns narrowed by the exact min and max:
+the terminal and the quantiles table give both bounds (lo_ns, hi_ns), both included.
+
+{ANALYSIS_FORMATS}"""
+
+SUPERPOSE_EXAMPLES = f"""examples:
+  burstcore superpose job1.pcapng job2.pcapng        # as recorded: offsets 0
+  burstcore superpose trace.pcapng trace.pcapng --offsets 0,3ms --windows 100us,1ms
+  burstcore superpose a.pcap b.pcap --offsets=-2s,0  # '=' is optional here; see below
+  burstcore superpose t.pcapng t.pcapng t.pcapng --random-offsets --max-offset 100ms --seed 7
+  burstcore superpose a.pcap b.pcap -o gain.csv      # the gain table; --table envelope for E(τ)
+
+Offsets shift each capture's own timestamps: captures recorded at different times need offsets
+that bring them together (a warning names the offset that would align a capture that overlaps no
+other). An offset list that starts below zero may be written --offsets -2s,0 or --offsets=-2s,0.
+The terminal shows the offsets, the multiplexing gain per window (1: the captures' worst bursts
+coincide; N for N captures: fully interleaved) and the merge measured as scan measures a capture.
+
+{ANALYSIS_FORMATS}"""
+
 SCAN_TABLES = ("envelope", "backlog", "series", "groups", "summary")
+DISTRIBUTION_TABLES = ("quantiles", "histogram", "groups", "summary")
+SUPERPOSE_TABLES = ("gain", *SCAN_TABLES)
 ITERATIONS_TABLES = ("iterations", "summary")
 BURSTS_TABLES = ("bursts", "distributions", "summary")
 # Rows of a table the analyses show on the terminal (-o FILE gets them all).
@@ -215,14 +255,71 @@ def _groupings(text: str) -> list[str]:
     return out
 
 
-def _positive_int(text: str) -> int:
+def _grouping(text: str) -> str:
+    """One grouping: sizes and gaps group by one at a time."""
+    names = _groupings(text)
+    if len(names) != 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give one grouping (sizes and gaps group by one at a time)")
+    return names[0]
+
+
+def _quantile_list(text: str) -> list[float]:
+    from ._analysis import _quantiles
+
+    out = []
+    for item in _split(text, "0.5,0.9,0.99"):
+        try:
+            out.append(float(item))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{item!r} is not a number from 0 to 1 (0.5 is the median)") from None
+    try:
+        return _quantiles(out)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _offset_list(text: str) -> list[str]:
+    """Durations that may be below zero ('-3ms'), as exact strings; a bare 0 needs no unit."""
+    from ._units import _is_bare_number
+
+    out = []
+    for item in _split(text, "0,-3ms"):
+        sign, body = ("-", item[1:]) if item.startswith("-") else ("", item.removeprefix("+"))
+        if _is_bare_number(body) and float(body) == 0:
+            out.append("0ns")
+        else:
+            out.append(sign + _duration_ns(body, "offset", allow_zero=True))
+    return out
+
+
+def _negative_values(argv: Sequence[str]) -> list[str]:
+    """`argv` with '--offsets -3ms,0' joined as '--offsets=-3ms,0': argparse takes a value that
+    starts with '-' (and is no plain negative number) for an option, and an offset may."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] == "--offsets" and arg[:1] == "-" and arg[1:2] in (*"0123456789", "."):
+            out[-1] = f"--offsets={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
+def _whole_number(text: str, minimum: int) -> int:
     try:
         n = int(text)
     except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+        n = minimum - 1
+    if n < minimum:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a {'positive' if minimum else 'non-negative'} whole number")
     return n
+
+
+def _positive_int(text: str) -> int:
+    return _whole_number(text, 1)
+
+
+def _count(text: str) -> int:
+    return _whole_number(text, 0)
 
 
 def _instant(text: str) -> int:
@@ -321,10 +418,8 @@ def _output_options(p: argparse.ArgumentParser, tables: Sequence[str], top: int,
     return g
 
 
-def _scan_options(p: argparse.ArgumentParser) -> None:
-    from ._scan import SIZES
-
-    g = p.add_argument_group("measurement")
+def _measure_options(g: Any, rates_default: str) -> None:
+    """--windows, --rates, --bins, --by and --closed: what scan and superpose measure, and how."""
     g.add_argument(
         "--windows",
         type=_durations("window"),
@@ -335,8 +430,7 @@ def _scan_options(p: argparse.ArgumentParser) -> None:
         "--rates",
         type=_rates,
         metavar="LIST",
-        help="server rates r for B_max(r), e.g. 1Gbps,10Gbps or 1.25GB/s (default: the mean rate times 1.1 "
-        "to 20; for stdin or a named pipe, which cannot be read twice, the link speeds 100Mbps to 400Gbps)",
+        help=f"server rates r for B_max(r), e.g. 1Gbps,10Gbps or 1.25GB/s (default: {rates_default})",
     )
     g.add_argument(
         "--bins", type=_durations("bin"), metavar="LIST", help="bin widths of the throughput series, e.g. 1ms"
@@ -347,10 +441,21 @@ def _scan_options(p: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="grouping(s): all, src, dst, pair, flow, flow4, interface, vlan, qp; comma-separated (default: all)",
     )
-    g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
     g.add_argument(
         "--closed", choices=("left", "both"), default="left", help="windows [s, s+τ) (left, default) or [s, s+τ] (both)"
     )
+
+
+def _scan_options(p: argparse.ArgumentParser) -> None:
+    from ._scan import SIZES
+
+    g = p.add_argument_group("measurement")
+    _measure_options(
+        g,
+        "the mean rate times 1.1 to 20; for stdin or a named pipe, which cannot be read twice, the link speeds "
+        "100Mbps to 400Gbps",
+    )
+    g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
     _read_options(g, start_note="; the mean rate is then over the stretch from it")
     g.add_argument(
         "--threads",
@@ -369,7 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="burstcore",
         description="Burstiness of packet captures (pcap/pcapng, plain, gzip or zstd) in one pass: "
         "empirical envelopes E(τ), peak-to-mean ratios PtM(τ), backlogs B_max(r), binned throughput; and the "
-        "anatomy of training traffic: flows, traffic matrix, training iterations, ON/OFF bursts. "
+        "anatomy of training traffic: flows, traffic matrix, training iterations, ON/OFF bursts, packet sizes "
+        "and gaps; and captures superposed, as jobs sharing a link. "
         "A FILE of '-' reads standard input.",
         epilog=MAIN_EXAMPLES + "\n\n" + EXIT_CODES,
         formatter_class=fmt,
@@ -456,9 +562,11 @@ def _analysis_parser(sub: Any, name: str, summary: str, description: str, exampl
     return p, p.add_argument_group("analysis")
 
 
-def _analysis_end(p: argparse.ArgumentParser, g: Any, tables: Sequence[str], rows: str) -> None:
+def _analysis_end(
+    p: argparse.ArgumentParser, g: Any, tables: Sequence[str], rows: str, top: int = ANALYSIS_TOP
+) -> None:
     _read_options(g)
-    _output_options(p, tables, ANALYSIS_TOP, f"{rows} shown on the terminal")
+    _output_options(p, tables, top, f"{rows} shown on the terminal")
     _common(p)
 
 
@@ -567,6 +675,93 @@ def _analysis_parsers(sub: Any) -> None:
         help="a quiet gap longer than this ends a burst (default: 1ms)",
     )
     _analysis_end(p, g, BURSTS_TABLES, "bursts (the first ones)")
+
+    _distribution_parser(
+        sub,
+        "sizes",
+        "packet sizes: exact quantiles and histogram, overall and per group",
+        "Packet sizes in wire bytes: exact quantiles and the histogram (one row per size), for all the "
+        "traffic and per group of --by (burstcore.sizes()).",
+        SIZES_EXAMPLES,
+    )
+    _distribution_parser(
+        sub,
+        "gaps",
+        "gaps between consecutive packets: quantile bounds and log2 histogram, overall and per group",
+        "Inter-arrival gaps between consecutive packets (of each group of --by, within it), in "
+        "timestamp order: each quantile's bounds (its log2 bucket narrowed by the exact min and max) "
+        "and the log2 histogram (burstcore.gaps()).",
+        GAPS_EXAMPLES,
+    )
+
+    p, g = _analysis_parser(
+        sub,
+        "superpose",
+        "several captures (or shifted copies of one) merged exactly: E(τ), B_max(r) and the multiplexing gain",
+        "Merge captures exactly in timestamp order, capture k shifted by its offset, and measure the merge "
+        "as scan does, with the multiplexing gain per window: the sum of each capture's own E(τ) over the "
+        "merge's (burstcore.superpose()). A file may repeat: the same capture twice, one copy shifted, "
+        "stands for two jobs sharing a link.",
+        SUPERPOSE_EXAMPLES,
+    )
+    offsets = g.add_mutually_exclusive_group()
+    offsets.add_argument(
+        "--offsets",
+        type=_offset_list,
+        metavar="LIST",
+        help="one duration per FILE, added to its timestamps, and below zero if need be: 0,-3ms or "
+        "--offsets=-3ms,0 (default: 0 for each)",
+    )
+    offsets.add_argument(
+        "--random-offsets",
+        action="store_true",
+        help="the first capture stays put, each other one is shifted by a random offset from 0 to --max-offset "
+        "(numpy's PCG64 seeded by --seed: the same seed gives the same offsets everywhere)",
+    )
+    g.add_argument(
+        "--max-offset",
+        type=_duration("max offset", allow_zero=True),
+        metavar="DURATION",
+        help="largest random offset (default: 1s; one iteration period gives random phases)",
+    )
+    g.add_argument("--seed", type=_count, metavar="N", help="seed of the random offsets (default: 0)")
+    _measure_options(g, "the link speeds 100Mbps to 400Gbps, so that one pass suffices")
+    _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
+    _analysis_end(p, g, SUPERPOSE_TABLES, "groups per grouping", top=5)
+
+
+def _max_groups_option(g: Any, default: int, each: str) -> None:
+    g.add_argument(
+        "--max-groups",
+        type=_positive_int,
+        default=default,
+        metavar="N",
+        help=f"most groups of a grouping ({each} of memory each); one more is an error (default: {default:,})",
+    )
+
+
+def _distribution_parser(sub: Any, name: str, summary: str, description: str, examples: str) -> None:
+    """sizes or gaps: the same options, the same tables."""
+    from ._analysis import DEFAULT_MAX_DISTRIBUTION_GROUPS, DEFAULT_QUANTILES
+
+    p, g = _analysis_parser(sub, name, summary, description, examples)
+    g.add_argument(
+        "--by",
+        type=_grouping,
+        metavar="GROUPING",
+        help="one grouping: all, src, dst, pair, flow, flow4, interface, vlan, qp (default: none, all the traffic "
+        "only; the whole traffic is always the group 'all')",
+    )
+    g.add_argument(
+        "--quantiles",
+        type=_quantile_list,
+        metavar="LIST",
+        help="the quantiles q, numbers from 0 to 1, e.g. 0.5,0.9,0.99 (default: "
+        + ",".join(f"{q:g}" for q in DEFAULT_QUANTILES)
+        + ")",
+    )
+    _max_groups_option(g, DEFAULT_MAX_DISTRIBUTION_GROUPS, "a few hundred bytes")
+    _analysis_end(p, g, DISTRIBUTION_TABLES, "groups (those with the most packets)")
 
 
 # ---------------------------------------------------------------- helpers
@@ -1278,6 +1473,114 @@ def _show_bursts(args: argparse.Namespace, b: Any) -> None:
     print()
 
 
+def cmd_sizes(args: argparse.Namespace) -> int:
+    return _cmd_distribution(args, "sizes")
+
+
+def cmd_gaps(args: argparse.Namespace) -> int:
+    return _cmd_distribution(args, "gaps")
+
+
+def _cmd_distribution(args: argparse.Namespace, what: str) -> int:
+    import burstcore
+
+    from ._analysis import DEFAULT_QUANTILES
+
+    fmt = _prepare_output(args)
+    analyse = burstcore.sizes if what == "sizes" else burstcore.gaps
+    kw = {"by": args.by, "quantiles": args.quantiles, "max_groups": args.max_groups}
+    d, told = _read_merged(args, analyse, **kw, **_read_kwargs(args))
+    tables = {"quantiles": d.quantiles, "histogram": d.histogram, "groups": d.groups, "summary": d.summary}
+    qs = list(DEFAULT_QUANTILES) if args.quantiles is None else args.quantiles
+    meta = _meta(args, {"by": args.by, "quantiles": qs, "max_groups": args.max_groups}, told)
+    return _emit(fmt, tables, meta, args, lambda: _show_distribution(args, d, what))
+
+
+def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
+    from ._units import format_duration
+    from .report import gap_quantiles_table, size_quantiles_table
+
+    whole = d.groups.filter(pl.col("group") == "all").row(0, named=True)
+    print(f"== {_title(args.files)}")
+    if what == "sizes":
+        print(f"Packet sizes (wire bytes): {whole['packets']:,} packets, {whole['bytes']:,} bytes")
+    else:
+        lo, hi = ("n/a" if v is None else format_duration(v) for v in (whole["min_ns"], whole["max_ns"]))
+        print(f"Gaps between consecutive packets: {whole['gaps']:,} gaps (min {lo}, max {hi})")
+    # The whole traffic first, then the groups with the most packets.
+    groups = d.groups.filter(pl.col("group") != "all").sort("packets", "group", descending=[True, False])
+    shown = groups.head(args.top)
+    if args.by not in (None, "all"):
+        within = "" if what == "sizes" else "; a group's gaps are between its own consecutive packets"
+        print(_rows_line(f"Groups by {args.by}", groups.height, shown.height, "the largest") + within)
+    names = ["all", *shown["group"]]
+    if what == "sizes":
+        title = "\nQuantiles of the packet size in bytes (exact: the smallest size with at least q of the packets ≤ it)"
+        _show_table(title, size_quantiles_table(d.quantiles, d.groups, names))
+    else:
+        title = "\nQuantiles of the gap: each lies in [from, to] (a log2 bucket narrowed by the exact min and max)"
+        _show_table(title, gap_quantiles_table(d.quantiles, d.groups, names))
+    print()
+
+
+def cmd_superpose(args: argparse.Namespace) -> int:
+    import burstcore
+
+    fmt = _prepare_output(args)
+    if len(args.files) < 2:
+        raise UsageError(
+            "superpose merges two captures or more: give the same file twice to superpose a capture "
+            "with a shifted copy of itself (--offsets 0,3ms)"
+        )
+    if not args.random_offsets and (args.max_offset is not None or args.seed is not None):
+        raise UsageError("--max-offset and --seed are for random offsets: add --random-offsets")
+    if args.offsets is not None and len(args.offsets) != len(args.files):
+        raise UsageError(
+            f"--offsets gives {len(args.offsets)} offset{'s' if len(args.offsets) > 1 else ''} for "
+            f"{len(args.files)} files: give one per FILE, in order"
+        )
+    seed = 0 if args.seed is None else args.seed
+    max_offset = "1s" if args.max_offset is None else args.max_offset
+    kw = {
+        "offsets": "random" if args.random_offsets else args.offsets,
+        "seed": seed,
+        "max_offset": max_offset,
+        "windows": args.windows,
+        "rates": args.rates,
+        "bins": args.bins,
+        "by": args.by,
+        "closed": args.closed,
+        "max_groups": args.max_groups,
+    }
+    r, told = _read_merged(args, burstcore.superpose, **kw, **_read_kwargs(args))
+    tables = {"gain": r.multiplexing_gain, **_tables(r)}
+    random = {"seed": seed, "max_offset_ns": _ns(max_offset)} if args.random_offsets else {}
+    config = {**r.config, "random_offsets": args.random_offsets, **random, "max_groups": args.max_groups}
+    return _emit(fmt, tables, _meta(args, config, told), args, lambda: _show_superpose(args, r, seed, max_offset))
+
+
+def _show_superpose(args: argparse.Namespace, r: Any, seed: int, max_offset: str) -> None:
+    from ._units import format_duration
+    from .report import gain_table, offsets_table
+
+    if args.random_offsets:
+        how = f"random from 0 to {format_duration(_ns(max_offset) or 0)}, seed {seed}; the first stays put"
+    else:
+        how = "as given" if args.offsets is not None else "none given: the captures as recorded"
+    print(f"== {_title(args.files)}")
+    _show_table(f"Offsets added to each capture's timestamps ({how})", offsets_table(args.files, r.offsets_ns))
+    n = len(args.files)
+    _show_table(
+        "\nMultiplexing gain per window τ: the sum of each capture's own E(τ) over the merge's E(τ), in bytes "
+        f"(1: their worst bursts coincide; {n}: fully interleaved)",
+        gain_table(r.multiplexing_gain),
+    )
+    if not r.multiplexing_gain.height:
+        print("\nMultiplexing gain: n/a (no packet counted)")
+    print()
+    _print_result(f"the merge of the {n} captures, as scan measures a capture", r, args.top)
+
+
 COMMANDS = {
     "info": cmd_info,
     "scan": cmd_scan,
@@ -1287,6 +1590,9 @@ COMMANDS = {
     "matrix": cmd_matrix,
     "iterations": cmd_iterations,
     "bursts": cmd_bursts,
+    "sizes": cmd_sizes,
+    "gaps": cmd_gaps,
+    "superpose": cmd_superpose,
 }
 
 
@@ -1320,7 +1626,7 @@ def _classify(e: BaseException) -> tuple[int, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_negative_values(sys.argv[1:] if argv is None else argv))
     if not args.command:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -1346,6 +1652,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, message = _classify(e)
         if debug:
             traceback.print_exc()
+        if getattr(args, "max_groups", None) is not None:
+            # Where the command has it (scan has none: its message keeps the API's keyword).
+            message = message.replace("max_groups", "--max-groups")
         print(f"{prog}: error: {_as_options(message)}", file=sys.stderr)
         return code
 

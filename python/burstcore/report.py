@@ -320,6 +320,66 @@ def burst_quantiles_table(distributions: pl.DataFrame) -> Table:
     return ["q", "bytes", "packets", "duration", "OFF gap"], rows
 
 
+def _by_group(quantiles: pl.DataFrame, values: Sequence[str]) -> dict[str, dict[str, list[Any]]]:
+    """Each group's quantiles, in the order asked for: {group: {"q": [...], value: [...]}}."""
+    rows = quantiles.group_by("group", maintain_order=True).agg("q", *values)
+    return {r["group"]: r for r in rows.iter_rows(named=True)}
+
+
+def size_quantiles_table(quantiles: pl.DataFrame, groups: pl.DataFrame, shown: Sequence[str]) -> Table:
+    """``burstcore.sizes``' quantiles: a row per group of ``shown`` (its packets, then its size at
+    each q), a column per q."""
+    per = _by_group(quantiles, ["value"])
+    packets = dict(groups.select("group", "packets").iter_rows())
+    qs = next(iter(per.values()))["q"] if per else []
+    rows = [[g, _int(packets.get(g)), *(_int(v) for v in per[g]["value"])] for g in shown if g in per]
+    return ["group", "packets", *(f"{q:g}" for q in qs)], rows
+
+
+def _duration(ns: int | None) -> str:
+    return "n/a" if ns is None else format_duration(ns)
+
+
+def gap_quantiles_table(quantiles: pl.DataFrame, groups: pl.DataFrame, shown: Sequence[str]) -> Table:
+    """``burstcore.gaps``' quantiles: per group of ``shown`` (named, with its number of gaps, on
+    its first row) a row per q with the bounds of the gap's quantile, both included."""
+    per = _by_group(quantiles, ["lo_ns", "hi_ns"])
+    gaps = dict(groups.select("group", "gaps").iter_rows())
+    rows = []
+    for g in shown:
+        if g not in per:
+            continue
+        for k, (q, lo, hi) in enumerate(zip(per[g]["q"], per[g]["lo_ns"], per[g]["hi_ns"], strict=True)):
+            rows.append(
+                [g if k == 0 else "", _int(gaps.get(g)) if k == 0 else "", f"{q:g}", _duration(lo), _duration(hi)]
+            )
+    return ["group", "gaps", "q", "from", "to"], rows
+
+
+def signed_duration(ns: int) -> str:
+    """A duration that may be below zero: -3000000 -> '-3ms'."""
+    return "-" + format_duration(-ns) if ns < 0 else format_duration(ns)
+
+
+def offsets_table(files: Sequence[str], offsets_ns: Sequence[int]) -> Table:
+    """``burstcore.superpose``' offsets, one row per capture (numbered as its warnings number them)."""
+    rows = [
+        [f"{k}: {'stdin' if f == '-' else f}", signed_duration(o)]
+        for k, (f, o) in enumerate(zip(files, offsets_ns, strict=True))
+    ]
+    return ["capture", "offset"], rows
+
+
+def gain_table(gain: pl.DataFrame) -> Table:
+    """``SuperposeResult.multiplexing_gain``: per window, the captures' own E(τ) summed, the
+    merge's E(τ), and their ratio."""
+    rows = [
+        [format_duration(w), _int(s), _int(m), _ratio(g)]
+        for w, s, m, g in gain.select("window_ns", "sum_single_bytes", "merged_bytes", "gain").iter_rows()
+    ]
+    return ["window τ", "sum of singles", "merged", "gain"], rows
+
+
 def text_table(table: Table, indent: str = "  ") -> str:
     """A plain-text table, numbers right-aligned."""
     header, rows = table

@@ -1,0 +1,66 @@
+"""What burstcore's functions take, as type aliases for annotated code and notebooks.
+
+    >>> def envelope_at(path: burstcore.Source, windows: burstcore.Durations) -> pl.DataFrame:
+    ...     return burstcore.scan(path, windows=windows).envelope
+
+Each alias is what the runtime accepts (``burstcore._units`` parses and checks the values; a value
+of the right type can still be refused, e.g. a negative duration or ``"5 parsecs"``):
+
+- ``Duration``: a string with a unit ('250us', '1.5ms', '2s'), a number of seconds (int or
+  float, numpy's too), ``datetime.timedelta`` (``pandas.Timedelta`` is one, to the ns), or
+  ``numpy.timedelta64``. ``Durations``: one, or any iterable of them (a list, a numpy array,
+  a polars Duration Series, a generator).
+- ``Rate``: a string ('10Gbps', '1.25GB/s', '1gbit') or a number of bits per second.
+  ``Rates``: one, or any iterable of them.
+- ``Instant``: ``datetime.datetime`` (naive ones are UTC; ``pandas.Timestamp`` is one),
+  ``numpy.datetime64``, an ISO 8601 string, or an int of ns since 1970.
+- ``SingleSource``: one capture: a path (str or ``os.PathLike``, '-' for stdin), its bytes
+  (``bytes``, ``bytearray``, ``memoryview``) or a binary file object (anything with
+  ``read(n)`` returning bytes: ``open(path, "rb")``, ``io.BytesIO``, ``gzip.open``, ``sys.stdin.buffer``).
+  ``Source``: one, or a sequence of them (a list or tuple), merged in timestamp order.
+- ``Columns``: packets already in memory, for ``scan`` only: a polars DataFrame or a mapping with
+  'timestamp' and 'size' columns, or a ``(timestamps_ns, sizes)`` pair of arrays.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias
+
+import numpy as np
+import polars as pl
+
+# Real objects at run time too (not strings), so that typing.get_type_hints, pydantic or
+# typeguard can evaluate an annotation that names them.
+Duration: TypeAlias = str | int | float | np.integer[Any] | np.floating[Any] | datetime.timedelta | np.timedelta64
+Durations: TypeAlias = Duration | Iterable[Duration]
+Rate: TypeAlias = str | int | float | np.integer[Any] | np.floating[Any]
+Rates: TypeAlias = Rate | Iterable[Rate]
+Instant: TypeAlias = str | int | np.integer[Any] | datetime.datetime | np.datetime64
+
+
+class BinaryReader(Protocol):
+    """A binary file object, as burstcore reads it: ``read(n)`` returns up to ``n`` bytes (``b""``
+    at the end). ``typing.BinaryIO``, ``io.BufferedReader``, ``io.BytesIO`` and ``gzip.GzipFile``
+    all are."""
+
+    def read(self, size: int, /) -> bytes | bytearray | memoryview: ...
+
+
+SingleSource: TypeAlias = str | os.PathLike[str] | os.PathLike[bytes] | bytes | bytearray | memoryview | BinaryReader
+Source: TypeAlias = SingleSource | Sequence[SingleSource]
+Columns: TypeAlias = pl.DataFrame | Mapping[str, Any] | tuple[Any, Any]
+
+__all__ = [
+    "BinaryReader",
+    "Columns",
+    "Duration",
+    "Durations",
+    "Instant",
+    "Rate",
+    "Rates",
+    "SingleSource",
+    "Source",
+]
