@@ -83,6 +83,19 @@ def _iterations(src: Any) -> Any:
     return burstcore.iterations(src, bin="500us", min_period="4ms", max_period="50ms")
 
 
+def _iteration_summary(it: Any) -> pl.DataFrame:
+    """The CLI's summary table: the period found, then the API's summary (the packet accounting)."""
+    found = pl.DataFrame(
+        {
+            "period_ns": pl.Series([it.period_ns], dtype=pl.Int64),
+            "confidence": pl.Series([it.confidence], dtype=pl.Float64),
+            "acf_period_ns": pl.Series([it.acf_period_ns], dtype=pl.Int64),
+            "bin_ns": pl.Series([it.bin_ns], dtype=pl.Int64),
+        }
+    )
+    return found.hstack(it.summary)
+
+
 CASES: dict[str, Case] = {
     "flows": (
         ["flows", "--windows", "10us,1ms"],
@@ -106,7 +119,7 @@ CASES: dict[str, Case] = {
     ),
     "iterations": (
         ["iterations", "--bin", "500us", "--min-period", "4ms", "--max-period", "50ms"],
-        lambda src: {"iterations": (it := _iterations(src)).iterations, "summary": it.summary},
+        lambda src: {"iterations": (it := _iterations(src)).iterations, "summary": _iteration_summary(it)},
         lambda src: {
             "period_ns": (it := _iterations(src)).period_ns,
             "confidence": it.confidence,
@@ -291,7 +304,7 @@ def test_time_range_reaches_every_analysis(cap: Path) -> None:
         "flows": lambda: {"flows": burstcore.flows(str(cap), start=lo, end=hi)},
         "matrix": lambda: {"matrix": burstcore.traffic_matrix(str(cap), start=lo, end=hi)},
         "bursts": lambda: _bursts_tables(burstcore.bursts(str(cap), start=lo, end=hi)),
-        "iterations": lambda: {"summary": burstcore.iterations(str(cap), start=lo, end=hi).summary},
+        "iterations": lambda: {"summary": _iteration_summary(burstcore.iterations(str(cap), start=lo, end=hi))},
     }
     for command, call in calls.items():
         doc = json.loads(ok(run_cli(command, cap, "--start", iso, "--end", hi, "-o", "-")).stdout)

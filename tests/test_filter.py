@@ -421,3 +421,16 @@ def test_the_terminal_summary_says_why_packets_were_skipped(mixed: Path) -> None
     assert f"{s['skipped_outside_range']:,} outside the time range" in out.stdout
     assert s["skipped_outside_range"] == 100 and s["skipped_filtered"] < api.summary["skipped_filtered"][0]
     assert any(line.split() == ["filter", "tcp"] for line in out.stdout.splitlines())
+
+
+def test_the_analyses_commands_say_when_the_filter_left_nothing_or_what_it_skipped(mixed: Path) -> None:
+    out = run_cli("flows", mixed, "--filter", "host 203.0.113.9")
+    assert out.returncode == 0, out.stderr
+    assert "No packet passed the filter 'host 203.0.113.9'." in out.stdout
+    out = run_cli("bursts", mixed, "--filter", "udp")
+    assert out.returncode == 0, out.stderr
+    skipped = burstcore.bursts(mixed, filter="udp").summary["skipped_filtered"][0]
+    assert f"skipped: {skipped:,} failed the filter" in out.stdout
+    # A count past 64 bits is a usage error, not an internal one.
+    out = run_cli("matrix", mixed, "--top", 2**64)
+    assert out.returncode == 2 and "too large" in out.stderr, out.stderr

@@ -304,6 +304,10 @@ def _negative_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
+# Counts pass through 64-bit integers (polars' head(), the core's limits).
+_LARGEST_COUNT = 2**63 - 1
+
+
 def _whole_number(text: str, minimum: int) -> int:
     try:
         n = int(text)
@@ -311,6 +315,8 @@ def _whole_number(text: str, minimum: int) -> int:
         n = minimum - 1
     if n < minimum:
         raise argparse.ArgumentTypeError(f"{text!r} is not a {'positive' if minimum else 'non-negative'} whole number")
+    if n > _LARGEST_COUNT:
+        raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {_LARGEST_COUNT:,})")
     return n
 
 
@@ -1343,6 +1349,23 @@ def _rows_line(noun: str, n_all: int, n_shown: int, which: str) -> str:
     return f"{noun}: {n_all:,} ({which} {n_shown:,} shown; all of them with -o FILE)"
 
 
+def _show_skipped(args: argparse.Namespace, summary: pl.DataFrame | None, rows: int) -> None:
+    """What was read and left out, when something was; for results without a summary, a word
+    when nothing passed the filter or the time range (rather than an empty table alone)."""
+    from .report import skip_reasons
+
+    if summary is not None and summary.height:
+        s = summary.row(0, named=True)
+        reasons = skip_reasons(s)
+        if reasons:
+            print(f"Packets read: {s['packets_read']:,}; skipped: {', '.join(reasons)}")
+        return
+    if rows == 0 and (args.filter or args.start is not None or args.end is not None):
+        chosen = [f"the filter {args.filter!r}"] if args.filter else []
+        chosen += ["the time range"] if args.start is not None or args.end is not None else []
+        print(f"No packet passed {' and '.join(chosen)}.")
+
+
 def _show_table(title: str, table: Any) -> None:
     from .report import text_table
 
@@ -1374,6 +1397,7 @@ def _show_flows(args: argparse.Namespace, df: pl.DataFrame) -> None:
     print(f"== {_title(args.files)}")
     print(f"{df.height:,} flows (key {args.key}, idle timeout {timeout}): ", end="")
     print(f"{int(df['packets'].sum()):,} packets, {int(df['bytes'].sum()):,} bytes")
+    _show_skipped(args, None, df.height)
     shown = df.sort("bytes", "first_seen_ns", descending=[True, False], maintain_order=True).head(args.top)
     _show_table(_rows_line("\nFlows", df.height, shown.height, "the largest"), flows_table(shown, args.key))
     print()
@@ -1394,6 +1418,7 @@ def _show_matrix(args: argparse.Namespace, df: pl.DataFrame) -> None:
     from .report import hosts_table, matrix_table
 
     print(f"== {_title(args.files)}")
+    _show_skipped(args, None, df.height)
     shown = df.head(args.top)
     if args.hosts:
         sent, packets = int(df["sent_bytes"].sum()), int(df["sent_packets"].sum())
@@ -1414,7 +1439,11 @@ def cmd_iterations(args: argparse.Namespace) -> int:
     it, told = _read_merged(args, burstcore.iterations, **kw, **_read_kwargs(args))
     config = {"bin_ns": it.bin_ns, "min_period_ns": _ns(args.min_period), "max_period_ns": _ns(args.max_period)}
     found = {"period_ns": it.period_ns, "confidence": it.confidence, "acf_period_ns": it.acf_period_ns}
-    tables = {"iterations": it.iterations, "summary": it.summary}
+    # The period found heads the summary table too: a CSV or parquet of it stands on its own.
+    found_row = pl.DataFrame(
+        {k: pl.Series([v], dtype=pl.Float64 if k == "confidence" else pl.Int64) for k, v in found.items()}
+    ).with_columns(bin_ns=pl.lit(it.bin_ns, dtype=pl.Int64))
+    tables = {"iterations": it.iterations, "summary": found_row.hstack(it.summary)}
     return _emit(fmt, tables, _meta(args, config, told, **found), args, lambda: _show_iterations(args, it))
 
 
@@ -1438,6 +1467,7 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
     ]
     print(f"== {_title(args.files)}")
     print(text_table((["", ""], rows)))
+    _show_skipped(args, it.summary, df.height)
     shown = df.head(args.top)
     _show_table(_rows_line("\nIterations", df.height, shown.height, "the first"), iteration_list_table(shown))
     print()
@@ -1466,6 +1496,7 @@ def _show_bursts(args: argparse.Namespace, b: Any) -> None:
     ]
     print(f"== {_title(args.files)}")
     print(text_table((["", ""], rows)))
+    _show_skipped(args, b.summary, s["bursts"])
     if s["bursts"]:
         _show_table("\nDistributions over the bursts (exact quantiles)", burst_quantiles_table(b.distributions))
     shown = b.bursts.head(args.top)
@@ -1507,6 +1538,7 @@ def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
     else:
         lo, hi = ("n/a" if v is None else format_duration(v) for v in (whole["min_ns"], whole["max_ns"]))
         print(f"Gaps between consecutive packets: {whole['gaps']:,} gaps (min {lo}, max {hi})")
+    _show_skipped(args, d.summary, whole["packets"])
     # The whole traffic first, then the groups with the most packets.
     groups = d.groups.filter(pl.col("group") != "all").sort("packets", "group", descending=[True, False])
     shown = groups.head(args.top)

@@ -127,8 +127,7 @@ def scan_summary_table(result: ScanResult) -> Table:
     first = result.summary.select(pl.col("first").dt.epoch("ns")).item()
     last = result.summary.select(pl.col("last").dt.epoch("ns")).item()
     skipped = sum(s[k] for k in s if k.startswith("skipped_"))
-    # Why they were skipped, for the reasons that apply (the summary frame has every count).
-    reasons = [f"{_int(s[k])} {why}" for k, why in _SKIP_REASONS if s.get(k)]
+    reasons = skip_reasons(s)
     rows = [
         ["packets read", _int(s["packets_read"])],
         ["packets counted", _int(s["packets"])],
@@ -152,6 +151,12 @@ def scan_summary_table(result: ScanResult) -> Table:
         stretch += f"{_ts(end) + ' (excluded)' if end is not None else 'the last packet'}"
         rows.insert(3, ["time range", stretch])
     return ["", ""], rows
+
+
+def skip_reasons(summary: dict[str, Any]) -> list[str]:
+    """Why packets were skipped, for the reasons that apply: '12 failed the filter', ... (from a
+    summary row; the frame has every count)."""
+    return [f"{_int(summary[k])} {why}" for k, why in _SKIP_REASONS if summary.get(k)]
 
 
 # The summary's skip counts, as the terminal names them.
