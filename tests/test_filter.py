@@ -434,3 +434,23 @@ def test_the_analyses_commands_say_when_the_filter_left_nothing_or_what_it_skipp
     # A count past 64 bits is a usage error, not an internal one.
     out = run_cli("matrix", mixed, "--top", 2**64)
     assert out.returncode == 2 and "too large" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("expr", ["tcp port 29500 or 29501", "not port 22", "ip6 or arp", "less 200"])
+def test_read_packets_through_a_filter_gives_tcpdumps_packets_in_file_order(tmp_path: Path, expr: str) -> None:
+    src = write_mixed(tmp_path / "big.pcap", n=40_000, seed=5)
+    stamps = tcpdump_stamps(src, expr)
+    whole = burstcore.read_packets(src, threads=1)
+    for threads in (1, 2):
+        got = burstcore.read_packets(src, filter=expr, threads=threads)
+        assert got["timestamp"].dt.epoch("ns").to_list() == stamps
+        # The rows are the unfiltered read's rows for those packets, every column.
+        want = whole.filter(pl.col("timestamp").dt.epoch("ns").is_in(stamps))
+        assert got.to_dicts() == want.to_dicts()
+        if threads == 2:
+            assert got.n_chunks() > 1, "the split read ran"
+    # A subset of columns still reads the headers the filter needs.
+    lean = burstcore.read_packets(src, columns=["timestamp", "wire_len"], filter=expr)
+    assert lean["timestamp"].dt.epoch("ns").to_list() == stamps
+    with pytest.raises(ValueError, match="not an IPv4 or IPv6 address"):
+        burstcore.read_packets(src, filter="host 1.2.3")

@@ -33,7 +33,6 @@ from ._scan import (
     _build_result,
     _parse_by,
     _parse_order,
-    parse_filter,
 )
 from ._sources import is_rereadable, normalize
 from ._types import Duration, Durations, Instant, Rates, Source
@@ -43,6 +42,7 @@ from ._units import (
     format_duration,
     parse_count,
     parse_duration,
+    parse_filter,
     parse_rate,
     parse_time_range,
 )

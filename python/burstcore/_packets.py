@@ -13,7 +13,7 @@ import polars as pl
 from . import _burstcore as _core
 from ._sources import normalize
 from ._types import SingleSource
-from ._units import format_bytes, format_duration, format_rate, parse_count
+from ._units import format_bytes, format_duration, format_rate, parse_count, parse_filter
 
 ProgressCallback = Callable[[int, "int | None"], object]
 """``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms, and once
@@ -41,6 +41,7 @@ def read_packets(
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
     threads: int | None = None,
+    filter: str | None = None,
 ) -> pl.DataFrame:
     """Read a capture into a polars DataFrame, one row per packet, in file order.
 
@@ -74,11 +75,22 @@ def read_packets(
     ``DataFrame.n_chunks``; ``rechunk()`` joins them, at the cost of a copy). The rows are those
     of the sequential read whatever the number; 1 reads on the calling thread into one chunk.
     More than ``burstcore.MAX_THREADS`` (1024) raises ``ValueError``.
+
+    ``filter``: only the packets whose headers pass this expression in tcpdump's language, as
+    ``scan`` takes it (docs/filters.md), e.g. ``"tcp port 29500"``; the rows are the passing
+    packets in file order. Every packet's headers are decoded to test it, whatever ``columns``
+    asks for.
     """
     # One name is one column (not its letters); a column asked for twice comes once.
     wanted = list(dict.fromkeys([columns] if isinstance(columns, str) else columns)) if columns is not None else None
     chunks, warns = _core.read_table(
-        normalize(source), wanted, strict, progress, mmap=mmap, threads=thread_count(threads)
+        normalize(source),
+        wanted,
+        strict,
+        progress,
+        mmap=mmap,
+        threads=thread_count(threads),
+        filter=parse_filter(filter),
     )
     _warn(warns)
     # Each column through the Arrow PyCapsule interface: polars adopts the Rust buffers (values,

@@ -22,6 +22,7 @@ from ._units import (
     format_duration,
     parse_count,
     parse_duration,
+    parse_filter,
     parse_rate,
     parse_time_range,
 )
@@ -168,15 +169,6 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         np.ascontiguousarray(ts_s.cast(pl.Int64).to_numpy()),
         np.ascontiguousarray(sz.cast(pl.UInt64).to_numpy()),
         iface,
-    )
-
-
-def parse_filter(value: Any) -> str | None:
-    """A filter expression, checked to be a string (the core parses it and says what is wrong)."""
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(
-        f"filter={value!r}: give the expression as a string, e.g. filter='host 10.0.0.1 and tcp port 29500'"
     )
 
 

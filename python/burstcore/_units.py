@@ -288,3 +288,12 @@ def format_bytes(n: float) -> str:
         if n >= scale:
             return f"{n / scale:.4g} {unit}"
     return f"{n:.6g} B"
+
+
+def parse_filter(value: Any) -> str | None:
+    """A filter expression, checked to be a string (the core parses it and says what is wrong)."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(
+        f"filter={value!r}: give the expression as a string, e.g. filter='host 10.0.0.1 and tcp port 29500'"
+    )

@@ -474,8 +474,20 @@ pub fn read_table(
     size_hint: Option<u64>,
     progress: Progress<'_>,
 ) -> Result<PacketTable> {
+    read_table_where(reader, columns, size_hint, None, progress)
+}
+
+/// [`read_table`] of only the packets that pass `filter` (all of them for `None`): a filtered
+/// table is read in one stream, each packet's headers decoded to test it.
+pub fn read_table_where(
+    reader: &mut CaptureReader,
+    columns: Option<&[String]>,
+    size_hint: Option<u64>,
+    filter: Option<&crate::Filter>,
+    progress: Progress<'_>,
+) -> Result<PacketTable> {
     let cols = column_names(columns)?;
-    let t = fill(reader, cols, 0, size_hint, progress)?;
+    let t = fill(reader, cols, 0, size_hint, filter, progress)?;
     progress(reader.consumed())?;
     Ok(t)
 }
@@ -491,13 +503,31 @@ pub fn read_table_threads(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Vec<PacketTable>> {
+    read_table_threads_where(reader, columns, size_hint, threads, None, progress)
+}
+
+/// [`read_table_threads`] of only the packets that pass `filter` (all of them for `None`).
+pub fn read_table_threads_where(
+    reader: &mut CaptureReader,
+    columns: Option<&[String]>,
+    size_hint: Option<u64>,
+    threads: usize,
+    filter: Option<&crate::Filter>,
+    progress: Progress<'_>,
+) -> Result<Vec<PacketTable>> {
     // The split read may give up and a sequential read start over.
     let mut forward = crate::pipeline::forward_only(progress);
     let threads = threads.min(crate::MAX_THREADS);
-    if let Some(tables) = split::read_table_split(reader, columns, threads, &mut forward)? {
+    if let Some(tables) = split::read_table_split(reader, columns, threads, filter, &mut forward)? {
         return Ok(tables);
     }
-    Ok(vec![read_table(reader, columns, size_hint, &mut forward)?])
+    Ok(vec![read_table_where(
+        reader,
+        columns,
+        size_hint,
+        filter,
+        &mut forward,
+    )?])
 }
 
 /// The columns asked for (all of them for `None`), or which name is not one.
@@ -547,19 +577,21 @@ impl Source for crate::capture::split::ChunkReader {
     }
 }
 
-/// Read every packet of `source` into the columns `cols`. `start` is the source's position
-/// before its first packet and `size_hint` the bytes it holds from there, when known (see
-/// [`read_table`]). `progress` gets the position every 65,536 packets; its error stops the
-/// read.
+/// Read every packet of `source` (that passes `filter`) into the columns `cols`. `start` is the
+/// source's position before its first packet and `size_hint` the bytes it holds from there,
+/// when known (see [`read_table`]). `progress` gets the position every 65,536 packets read; its
+/// error stops the read.
 fn fill<S: Source>(
     source: &mut S,
     cols: Vec<String>,
     start: u64,
     size_hint: Option<u64>,
+    filter: Option<&crate::Filter>,
     progress: Progress<'_>,
 ) -> Result<PacketTable> {
     let w = Wanted::new(&cols);
-    let headers = w.headers();
+    // A filter reads the headers whatever the columns: into the row's slot, kept if it passes.
+    let headers = w.headers() || filter.is_some();
     let mut t = PacketTable {
         columns: cols,
         ..Default::default()
@@ -568,6 +600,8 @@ fn fill<S: Source>(
     // Reused slots that the decoder fills in place; only the first rows.len() are current.
     let mut heads: Vec<Headers> = vec![Headers::default(); if headers { BATCH } else { 0 }];
     let mut n = 0u64;
+    // Packets read past the last progress call, when a filter may leave many out.
+    let mut unreported = 0u64;
     let mut reserved = false;
     loop {
         rows.clear();
@@ -577,6 +611,16 @@ fn fill<S: Source>(
             };
             if let Some(h) = heads.get_mut(rows.len()) {
                 wire::decode_into(h, p.linktype, p.data, p.wire_len);
+                if let Some(f) = filter {
+                    if !f.matches(h, p.wire_len) {
+                        unreported += 1;
+                        if unreported >= 1 << 16 {
+                            unreported = 0;
+                            progress(source.consumed())?;
+                        }
+                        continue;
+                    }
+                }
             }
             rows.push(Row {
                 ts: p.ts_ns,

@@ -172,7 +172,8 @@ fn open_all(
 /// byte ranges side by side: then there is one list of columns per range, whose rows, taken in
 /// order, are those of the sequential read.
 #[pyfunction]
-#[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=None, threads=1))]
+#[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=None, threads=1, filter=None))]
+#[allow(clippy::too_many_arguments)]
 fn read_table<'py>(
     py: Python<'py>,
     source: Bound<'py, PyAny>,
@@ -181,16 +182,25 @@ fn read_table<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     threads: usize,
+    filter: Option<String>,
 ) -> PyResult<(Vec<Vec<arrow::ArrowColumn>>, Vec<String>)> {
     guard(py, || {
+        let filter = parse_filter(filter.as_deref())?;
         let (mut readers, total) =
             open_all(py, std::slice::from_ref(&source), strict, mmap, threads)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(py, progress, total)?;
         let res = py.detach(|| {
-            table::read_table_threads(&mut reader, columns.as_deref(), total, threads, &mut |d| {
-                ctl.tick(d)
-            })
+            let filter = filter.as_ref();
+            let columns = columns.as_deref();
+            table::read_table_threads_where(
+                &mut reader,
+                columns,
+                total,
+                threads,
+                filter,
+                &mut |d| ctl.tick(d),
+            )
         });
         let tables = res.map_err(|e| ctl.take(e))?;
         ctl.finish(py)?;

@@ -22,6 +22,7 @@ pub fn read_table_split(
     reader: &CaptureReader,
     columns: Option<&[String]>,
     threads: usize,
+    filter: Option<&crate::Filter>,
     progress: Progress<'_>,
 ) -> Result<Option<Vec<PacketTable>>> {
     let cols = column_names(columns)?;
@@ -49,6 +50,7 @@ pub fn read_table_split(
                 cols.clone(),
                 from,
                 Some(to - from),
+                filter,
                 &mut |pos| {
                     if count.reached(pos) {
                         Ok(())
@@ -244,7 +246,7 @@ mod tests {
             let path = temp(&dir, name, &data);
             let mut seq = open(&path);
             let want = read_table(&mut seq, None, None, &mut |_| Ok(())).unwrap();
-            let split = read_table_split(&open(&path), None, 2, &mut |_| Ok(())).unwrap();
+            let split = read_table_split(&open(&path), None, 2, None, &mut |_| Ok(())).unwrap();
             assert!(split.is_none(), "{name}");
             let mut reader = open(&path);
             let got = read_table_threads(&mut reader, None, None, 2, &mut |_| Ok(())).unwrap();
@@ -260,17 +262,19 @@ mod tests {
         }
         // One thread, or a reader already read from.
         let path = temp(&dir, "whole.pcap", &bytes);
-        assert!(read_table_split(&open(&path), None, 1, &mut |_| Ok(()))
-            .unwrap()
-            .is_none());
+        assert!(
+            read_table_split(&open(&path), None, 1, None, &mut |_| Ok(()))
+                .unwrap()
+                .is_none()
+        );
         let mut used = open(&path);
         used.next_packet().unwrap();
-        assert!(read_table_split(&used, None, 2, &mut |_| Ok(()))
+        assert!(read_table_split(&used, None, 2, None, &mut |_| Ok(()))
             .unwrap()
             .is_none());
         // An unknown column is an error before anything is read.
         let bad = vec!["wire_len".to_string(), "colour".to_string()];
-        let e = read_table_split(&open(&path), Some(&bad), 2, &mut |_| Ok(())).unwrap_err();
+        let e = read_table_split(&open(&path), Some(&bad), 2, None, &mut |_| Ok(())).unwrap_err();
         assert!(e.to_string().contains("colour") && e.to_string().contains(ALL_COLUMNS[0]));
     }
 
