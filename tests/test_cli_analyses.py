@@ -427,3 +427,13 @@ def test_help_of_the_analyses() -> None:
         out = ok(run_cli(command, "--help")).stdout.decode()
         assert "examples:" in out and "exit codes:" in out and "--reorder-horizon" in out and "--top N" in out
         assert "(default: 20)" in out and "SIGBUS" in out, command
+
+
+def test_one_of_a_kind_is_said_in_the_singular(tmp_path: Path) -> None:
+    one = tmp_path / "one.pcapng"
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 4000, 53, payload=10)
+    one.write_bytes(oracles.capture([BASE], [len(frame)], frames=[frame]))
+    out = ok(run_cli("matrix", one)).stdout.decode()
+    assert f"Traffic matrix: 1 host pair; 1 packet, {len(frame)} bytes" in out
+    out = ok(run_cli("flows", one)).stdout.decode()
+    assert "1 flow (key flow" in out and "1 packet," in out

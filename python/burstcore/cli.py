@@ -410,7 +410,13 @@ def _read_options(g: Any, start_note: str = "") -> None:
 def _output_options(p: argparse.ArgumentParser, tables: Sequence[str], top: int, top_help: str) -> Any:
     """-o, --format, --table (when there are several tables; the first is the default) and --top."""
     g = p.add_argument_group("output")
-    g.add_argument("-o", "--output", metavar="PATH", help="write to PATH (.json, .csv, .parquet; '-' for stdout)")
+    g.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="write to PATH: .json, .csv or .parquet; another ending (e.g. .txt) gets the terminal's tables; "
+        "'-' for stdout",
+    )
     g.add_argument("--format", choices=("table", "json", "csv", "parquet"), help="output format (default: from -o)")
     if len(tables) > 1:
         g.add_argument(
@@ -1366,6 +1372,11 @@ def _show_skipped(args: argparse.Namespace, summary: pl.DataFrame | None, rows: 
         print(f"No packet passed {' and '.join(chosen)}.")
 
 
+def _many(n: int, noun: str) -> str:
+    """'1 flow', '2 flows', '1,000 flows'."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def _show_table(title: str, table: Any) -> None:
     from .report import text_table
 
@@ -1395,8 +1406,8 @@ def _show_flows(args: argparse.Namespace, df: pl.DataFrame) -> None:
 
     timeout = "none" if args.idle_timeout is None else format_duration(_ns(args.idle_timeout) or 0)
     print(f"== {_title(args.files)}")
-    print(f"{df.height:,} flows (key {args.key}, idle timeout {timeout}): ", end="")
-    print(f"{int(df['packets'].sum()):,} packets, {int(df['bytes'].sum()):,} bytes")
+    print(f"{_many(df.height, 'flow')} (key {args.key}, idle timeout {timeout}): ", end="")
+    print(f"{_many(int(df['packets'].sum()), 'packet')}, {_many(int(df['bytes'].sum()), 'byte')}")
     _show_skipped(args, None, df.height)
     shown = df.sort("bytes", "first_seen_ns", descending=[True, False], maintain_order=True).head(args.top)
     _show_table(_rows_line("\nFlows", df.height, shown.height, "the largest"), flows_table(shown, args.key))
@@ -1422,11 +1433,11 @@ def _show_matrix(args: argparse.Namespace, df: pl.DataFrame) -> None:
     shown = df.head(args.top)
     if args.hosts:
         sent, packets = int(df["sent_bytes"].sum()), int(df["sent_packets"].sum())
-        print(f"Host volumes: {df.height:,} hosts; {packets:,} packets, {sent:,} bytes sent")
+        print(f"Host volumes: {_many(df.height, 'host')}; {_many(packets, 'packet')}, {_many(sent, 'byte')} sent")
         _show_table(_rows_line("\nHosts", df.height, shown.height, "the heaviest senders"), hosts_table(shown))
     else:
         total, packets = int(df["bytes"].sum()), int(df["packets"].sum())
-        print(f"Traffic matrix: {df.height:,} host pairs; {packets:,} packets, {total:,} bytes")
+        print(f"Traffic matrix: {_many(df.height, 'host pair')}; {_many(packets, 'packet')}, {_many(total, 'byte')}")
         _show_table(_rows_line("\nPairs", df.height, shown.height, "the heaviest"), matrix_table(shown))
     print()
 
@@ -1534,10 +1545,10 @@ def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
     whole = d.groups.filter(pl.col("group") == "all").row(0, named=True)
     print(f"== {_title(args.files)}")
     if what == "sizes":
-        print(f"Packet sizes (wire bytes): {whole['packets']:,} packets, {whole['bytes']:,} bytes")
+        print(f"Packet sizes (wire bytes): {_many(whole['packets'], 'packet')}, {_many(whole['bytes'], 'byte')}")
     else:
         lo, hi = ("n/a" if v is None else format_duration(v) for v in (whole["min_ns"], whole["max_ns"]))
-        print(f"Gaps between consecutive packets: {whole['gaps']:,} gaps (min {lo}, max {hi})")
+        print(f"Gaps between consecutive packets: {_many(whole['gaps'], 'gap')} (min {lo}, max {hi})")
     _show_skipped(args, d.summary, whole["packets"])
     # The whole traffic first, then the groups with the most packets.
     groups = d.groups.filter(pl.col("group") != "all").sort("packets", "group", descending=[True, False])
