@@ -18,7 +18,7 @@ from burstcore import cli
 from burstcore._analysis import DEFAULT_QUANTILES
 from burstcore._units import format_duration
 from tests import oracles
-from tests.test_cli import run_cli, training_like, write_capture
+from tests.test_cli import BASE, run_cli, training_like, write_capture
 from tests.test_cli_analyses import _check_meta, assert_text_rows_equal, json_table, ok, one_line_error
 
 
@@ -355,3 +355,30 @@ def test_help_of_the_commands() -> None:
     assert "(default: 20)" in ok(run_cli("sizes", "--help")).stdout.decode()
     out = ok(run_cli("superpose", "--help")).stdout.decode()
     assert "--offsets=-2s,0" in out and "(default: 5)" in out and "{gain,envelope,backlog,series,groups,summary}" in out
+
+
+def test_review_fixes_sizes_above_65535_superpose_past_2262_and_messages(tmp_path: Path) -> None:
+    import warnings as _w
+
+    # A quantile in the bucket of sizes above 65,535 is shown as the range it is known to lie in.
+    big = tmp_path / "gro.pcap"
+    big.write_bytes(oracles.capture([BASE, BASE + 1000, BASE + 2000], [60, 70_000, 100_000], fmt="pcap"))
+    out = run_cli("sizes", big, "--quantiles", "0,0.5,1")
+    assert out.returncode == 0, out.stderr
+    assert "65,536–100,000" in out.stdout.decode() and " 60 " in out.stdout.decode()
+    # A capture moved past 2262 by its offset is said to be missing from the merge.
+    with _w.catch_warnings(record=True) as caught:
+        _w.simplefilter("always")
+        r = burstcore.superpose([str(big), str(big)], offsets=[0, "2500000h"], windows=["1ms"], rates=["1Gbps"])
+    told = [str(w.message) for w in caught]
+    assert any("capture 1 gave the merge no packet" in t and "1678-2262" in t for t in told), told
+    assert r.summary["skipped_timestamp_out_of_range"][0] == 3
+    # superpose parses max_groups as the others do.
+    with pytest.raises(ValueError, match="max_groups"):
+        burstcore.superpose([str(big), str(big)], max_groups="10")  # type: ignore[arg-type]
+    # sizes/gaps group by one grouping at a time, and say so.
+    with pytest.raises(ValueError, match="one grouping at a time"):
+        burstcore.sizes(str(big), by=["src", "dst"])
+    # An empty time range names its instants, not raw ns.
+    with pytest.raises(ValueError, match=r"start \(2000-01-01T00:00:00.000000000Z\) is not before end"):
+        burstcore.scan(str(big), start="2000-01-01T00:00:00Z", end="1999-01-01T00:00:00Z")

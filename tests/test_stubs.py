@@ -67,6 +67,11 @@ burstcore.superpose(("a.pcap", "b.pcap"), offsets="random", seed=1, max_offset=n
 burstcore.superpose([pathlib.Path("a.pcap"), b"..."], offsets=[0, -0.003], rates="10Gbps")
 r.ptm("1ms")
 r.ptm(datetime.timedelta(milliseconds=5), by="src")
+# Counts and quantiles as numpy gives them; a filter.
+burstcore.scan("t.pcapng", threads=np.int64(2), max_groups=np.int64(10), filter="tcp port 29500")
+burstcore.sizes("t.pcapng", quantiles=[0.5, np.float32(0.9)], max_groups=np.int32(100))
+burstcore.superpose(["a.pcap", "a.pcap"], offsets="random", seed=np.int64(3))
+burstcore.read_packets("t.pcapng", threads=np.int64(1), filter="not arp")
 
 
 def typed(src: burstcore.Source, w: burstcore.Durations, r: burstcore.Rates, t: burstcore.Instant) -> float:
@@ -90,6 +95,8 @@ BAD = [
     "burstcore.bursts('t.pcapng', gap=None)",
     "burstcore.read_packets(['a.pcap', 'b.pcap'])",
     "burstcore.superpose(['a.pcap', 'b.pcap'], offsets='random', max_offset=[1])",
+    "burstcore.sizes('t.pcapng', quantiles='0.5')",
+    "burstcore.scan('t.pcapng', filter=['tcp'])",
 ]
 
 

@@ -46,7 +46,19 @@ from ._burstcore import (
 )
 from ._packets import CaptureInfo, CaptureWarning, ProgressCallback, info, read_packets
 from ._scan import ScanResult, scan
-from ._types import BinaryReader, Columns, Duration, Durations, Instant, Rate, Rates, SingleSource, Source
+from ._types import (
+    BinaryReader,
+    Columns,
+    Count,
+    Duration,
+    Durations,
+    Instant,
+    Quantiles,
+    Rate,
+    Rates,
+    SingleSource,
+    Source,
+)
 from ._units import default_windows_ns, parse_duration, parse_rate
 
 __all__ = [
@@ -59,6 +71,7 @@ __all__ = [
     "CaptureWriter",
     "Columns",
     "CorruptCaptureError",
+    "Count",
     "DecompressionError",
     "Distribution",
     "Duration",
@@ -70,6 +83,7 @@ __all__ = [
     "NotACaptureError",
     "OutOfOrderError",
     "ProgressCallback",
+    "Quantiles",
     "Rate",
     "Rates",
     "ScanResult",

@@ -35,7 +35,7 @@ from ._scan import (
     _parse_order,
 )
 from ._sources import is_rereadable, normalize
-from ._types import Duration, Durations, Instant, Rates, Source
+from ._types import Count, Duration, Durations, Instant, Quantiles, Rates, Source
 from ._units import (
     LINK_SPEED_GRID_BPS,
     default_windows_ns,
@@ -85,7 +85,7 @@ def flows(
     idle_timeout: Duration | None = None,
     windows: Durations | None = None,
     *,
-    max_flows: int = DEFAULT_MAX_GROUPS,
+    max_flows: Count = DEFAULT_MAX_GROUPS,
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -216,7 +216,7 @@ def _matrix(
 def traffic_matrix(
     source: Source,
     *,
-    max_pairs: int = DEFAULT_MAX_PAIRS,
+    max_pairs: Count = DEFAULT_MAX_PAIRS,
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -253,7 +253,7 @@ def traffic_matrix(
 def host_volumes(
     source: Source,
     *,
-    max_pairs: int = DEFAULT_MAX_PAIRS,
+    max_pairs: Count = DEFAULT_MAX_PAIRS,
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -343,7 +343,10 @@ def _distribution(
     filter: str | None,
 ) -> Distribution:
     """``sizes`` or ``gaps``: one pass of the histograms, and the frames of the kind asked for."""
-    if not isinstance(by, str) and by is not None and len(names := _as_list(by)) == 1:
+    if not isinstance(by, str) and by is not None:
+        names = _as_list(by)
+        if len(names) != 1:
+            raise ValueError(f"by={by!r}: sizes and gaps group by one grouping at a time; call them once per grouping")
         by = names[0]  # scan takes a list of groupings; a list of one is fine here too
     if by == "host":
         raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
@@ -397,8 +400,8 @@ def sizes(
     source: Source,
     by: Grouping | Sequence[Grouping] | None = None,
     *,
-    quantiles: Any = None,
-    max_groups: int = DEFAULT_MAX_DISTRIBUTION_GROUPS,
+    quantiles: Quantiles | None = None,
+    max_groups: Count = DEFAULT_MAX_DISTRIBUTION_GROUPS,
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -409,7 +412,9 @@ def sizes(
     filter: str | None = None,
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
-    (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...).
+    (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...). Sizes above 65,535 bytes
+    (TSO/GRO and BIG TCP super-frames) share one bucket, counted in ``groups.over_65535``: a
+    quantile that falls there is reported as the largest size seen, an upper bound.
 
     ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1).
     ``max_groups``: most groups of ``by`` (default 10,000; a few hundred bytes each, more for
@@ -423,8 +428,8 @@ def gaps(
     source: Source,
     by: Grouping | Sequence[Grouping] | None = None,
     *,
-    quantiles: Any = None,
-    max_groups: int = DEFAULT_MAX_DISTRIBUTION_GROUPS,
+    quantiles: Quantiles | None = None,
+    max_groups: Count = DEFAULT_MAX_DISTRIBUTION_GROUPS,
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -477,7 +482,7 @@ def bursts(
     source: Source,
     gap: Duration = "1ms",
     *,
-    quantiles: Any = None,
+    quantiles: Quantiles | None = None,
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -675,7 +680,8 @@ class SuperposeResult(ScanResult):
 
     - ``multiplexing_gain``: per window τ: ``sum_single_bytes`` = Σ_k E_k(τ) of each capture alone,
       ``merged_bytes`` = E(τ) of the merge, ``gain`` = their ratio (1: the bursts of the jobs
-      coincide in the worst window; k: fully interleaved). E_k does not depend on the offsets.
+      coincide in the worst window; k: fully interleaved). E_k does not depend on the offsets
+      (unless ``start``/``end`` cut into a capture: the range applies to the shifted times).
     - ``singles``: each capture's own aggregate E(τ) (source, window_ns, bytes, max_packets);
     - ``offsets_ns``: the offset added to each capture's timestamps.
     """
@@ -686,7 +692,7 @@ class SuperposeResult(ScanResult):
 
 
 def _offsets(
-    offsets: Iterable[Duration] | Literal["random"] | None, n: int, seed: int, max_offset: Duration
+    offsets: Iterable[Duration] | Literal["random"] | None, n: int, seed: Count, max_offset: Duration
 ) -> list[int]:
     if isinstance(offsets, str):
         if offsets != "random":
@@ -731,6 +737,23 @@ def _apart(spans: list[tuple[int, int] | None]) -> str | None:
     )
 
 
+def _absent(spans: list[tuple[int, int] | None], acc: dict[str, Any]) -> str | None:
+    """A warning when a capture gives the merge no packet at all (its gain then compares fewer
+    captures than were given), saying why where the count tells: its offset moved its packets
+    out of the years 1678-2262 that int64 ns hold."""
+    missing = [k for k, s in enumerate(spans) if s is None]
+    if not missing or len(missing) == len(spans):
+        return None
+    shifted = int(acc.get("skipped_timestamp_out_of_range", 0))
+    why = (
+        f"; {shifted:,} packets were left out because their time plus their capture's offset falls "
+        "outside the years 1678-2262 (int64 ns): give smaller offsets"
+        if shifted
+        else " (empty, or every packet filtered out or outside start/end)"
+    )
+    return f"capture{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} gave the merge no packet{why}"
+
+
 def _negative(v: Any) -> bool:
     """Whether an offset in any of the duration forms but a string is below zero."""
     if isinstance(v, bool):
@@ -747,7 +770,7 @@ def _negative(v: Any) -> bool:
 def superpose(
     sources: Source,
     offsets: Iterable[Duration] | Literal["random"] | None = None,
-    seed: int = 0,
+    seed: Count = 0,
     windows: Durations | None = None,
     rates: Rates | None = None,
     bins: Durations | None = None,
@@ -757,7 +780,7 @@ def superpose(
     max_offset: Duration = "1s",
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
-    max_groups: int = DEFAULT_MAX_GROUPS,
+    max_groups: Count = DEFAULT_MAX_GROUPS,
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
@@ -774,7 +797,9 @@ def superpose(
     with ``seed``, so a seed gives the same offsets everywhere. Offsets shift the captures'
     own timestamps: captures recorded at different times need offsets that bring them together,
     and a capture that overlaps no other after its offset gets a ``CaptureWarning`` naming the
-    offset that would align it.
+    offset that would align it; so does a capture that gives the merge no packet (e.g. an
+    offset moving its times past the year 2262). ``start``/``end`` and ``filter`` apply to every
+    capture, ``start``/``end`` to the shifted times.
 
     ``windows``, ``rates``, ``bins``, ``by``, ``closed``: as in ``scan`` (rates default to the
     link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass suffices).
@@ -789,6 +814,7 @@ def superpose(
     if any(not is_rereadable(s) and not hasattr(s, "read") for s in srcs if s == "-") and srcs.count("-") > 1:
         raise ValueError("stdin ('-') can be read only once")
     seed = parse_count(seed, name="seed", minimum=0)
+    max_groups = parse_count(max_groups, name="max_groups")
     offs = _offsets(offsets, len(srcs), seed, max_offset)
     windows_ns = (
         sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
@@ -825,10 +851,10 @@ def superpose(
         filter=parse_filter(filter),
     )
     _warn(warns)
-    apart = _apart(out["spans"])
-    if apart:
-        warns = [*warns, apart]
-        _warn([apart])
+    for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
+        if told:
+            warns = [*warns, told]
+            _warn([told])
     cfg = {
         "windows_ns": windows_ns,
         "rates_bps": rates_bps,

@@ -12,7 +12,7 @@ import polars as pl
 
 from . import _burstcore as _core
 from ._sources import normalize
-from ._types import SingleSource
+from ._types import Count, SingleSource
 from ._units import format_bytes, format_duration, format_rate, parse_count, parse_filter
 
 ProgressCallback = Callable[[int, "int | None"], object]
@@ -40,7 +40,7 @@ def read_packets(
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
-    threads: int | None = None,
+    threads: Count | None = None,
     filter: str | None = None,
 ) -> pl.DataFrame:
     """Read a capture into a polars DataFrame, one row per packet, in file order.
@@ -101,7 +101,7 @@ def read_packets(
     return df if wanted is None or wanted == df.columns else df.select(wanted)
 
 
-def thread_count(threads: int | None) -> int:
+def thread_count(threads: Count | None) -> int:
     """``threads`` as given, or the default (the cores this process may use: its CPU affinity and
     cgroup quota, at most 8); checked."""
     if threads is None:

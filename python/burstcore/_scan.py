@@ -14,7 +14,7 @@ import polars as pl
 from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback, thread_count
 from ._sources import is_rereadable, normalize
-from ._types import Columns, Duration, Durations, Instant, Rates, Source
+from ._types import Columns, Count, Duration, Durations, Instant, Rates, Source
 from ._units import (
     DEFAULT_RATE_MULTIPLES,
     LINK_SPEED_GRID_BPS,
@@ -183,11 +183,11 @@ def scan(
     *,
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
-    max_groups: int = DEFAULT_MAX_GROUPS,
+    max_groups: Count = DEFAULT_MAX_GROUPS,
     fill_empty_bins: bool = True,
     strict: bool = False,
     progress: ProgressCallback | None = None,
-    threads: int | None = None,
+    threads: Count | None = None,
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,

@@ -12,6 +12,8 @@ of the right type can still be refused, e.g. a negative duration or ``"5 parsecs
   a polars Duration Series, a generator).
 - ``Rate``: a string ('10Gbps', '1.25GB/s', '1gbit') or a number of bits per second.
   ``Rates``: one, or any iterable of them.
+- ``Count``: an int or a numpy integer (``threads``, ``max_groups``, ``max_flows``, ``seed``).
+- ``Quantiles``: q's in [0, 1], one or an iterable of them.
 - ``Instant``: ``datetime.datetime`` (naive ones are UTC; ``pandas.Timestamp`` is one),
   ``numpy.datetime64``, an ISO 8601 string, or an int of ns since 1970.
 - ``SingleSource``: one capture: a path (str or ``os.PathLike``, '-' for stdin), its bytes
@@ -39,6 +41,10 @@ Durations: TypeAlias = Duration | Iterable[Duration]
 Rate: TypeAlias = str | int | float | np.integer[Any] | np.floating[Any]
 Rates: TypeAlias = Rate | Iterable[Rate]
 Instant: TypeAlias = str | int | np.integer[Any] | datetime.datetime | np.datetime64
+# A count (threads, max_groups, seed, ...): any integer, numpy's too (not a bool, by the runtime).
+Count: TypeAlias = int | np.integer[Any]
+# Quantiles q in [0, 1]: one, or any iterable of them.
+Quantiles: TypeAlias = float | np.floating[Any] | Iterable[float | np.floating[Any]]
 
 
 class BinaryReader(Protocol):
@@ -56,9 +62,11 @@ Columns: TypeAlias = pl.DataFrame | Mapping[str, Any] | tuple[Any, Any]
 __all__ = [
     "BinaryReader",
     "Columns",
+    "Count",
     "Duration",
     "Durations",
     "Instant",
+    "Quantiles",
     "Rate",
     "Rates",
     "SingleSource",

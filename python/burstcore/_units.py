@@ -214,6 +214,11 @@ def parse_instant(value: Any, *, name: str) -> int:
     return ns
 
 
+def _iso_ns(ns: int) -> str:
+    """An instant in ns since 1970 as ISO 8601 UTC with every ns."""
+    return str(np.datetime64(ns, "ns")) + "Z"
+
+
 def parse_time_range(start: Any, end: Any) -> tuple[int | None, int | None] | None:
     """``start``/``end`` as the ``(start_ns, end_ns)`` the core takes (None: all of time)."""
     if start is None and end is None:
@@ -221,7 +226,9 @@ def parse_time_range(start: Any, end: Any) -> tuple[int | None, int | None] | No
     lo = None if start is None else parse_instant(start, name="start")
     hi = None if end is None else parse_instant(end, name="end")
     if lo is not None and hi is not None and lo >= hi:
-        raise ValueError(f"start={start!r} is not before end={end!r}: the range [start, end) would be empty")
+        raise ValueError(
+            f"start ({_iso_ns(lo)}) is not before end ({_iso_ns(hi)}): the range [start, end) would be empty"
+        )
     return lo, hi
 
 

@@ -28,7 +28,7 @@ EXIT_INTERRUPTED = 130
 EXIT_CODES = f"""exit codes:
   {EXIT_OK}    success
   {EXIT_CAPTURE}    the capture could not be read (not a capture, corrupt, truncated with --strict,
-       out of order beyond --reorder-horizon, ...)
+       out of order beyond --reorder-horizon, ...), or a limit such as --max-flows was reached
   {EXIT_USAGE}    bad command line (unknown option, bad value such as --windows '5 parsecs')
   {EXIT_NOT_FOUND}    an input file does not exist (or is a directory)
   {EXIT_OUTPUT}    the output could not be written
@@ -1558,7 +1558,10 @@ def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
         print(_rows_line(f"Groups by {args.by}", groups.height, shown.height, "the largest") + within)
     names = ["all", *shown["group"]]
     if what == "sizes":
-        title = "\nQuantiles of the packet size in bytes (exact: the smallest size with at least q of the packets ≤ it)"
+        title = (
+            "\nQuantiles of the packet size in bytes (exact: the smallest size with at least q of the packets ≤ it; "
+            "sizes above 65,535 share one bucket, shown as 65,536–its largest)"
+        )
         _show_table(title, size_quantiles_table(d.quantiles, d.groups, names))
     else:
         title = "\nQuantiles of the gap: each lies in [from, to] (a log2 bucket narrowed by the exact min and max)"
@@ -1644,6 +1647,10 @@ def _classify(e: BaseException) -> tuple[int, str]:
 
     if isinstance(e, (FileNotFoundError, IsADirectoryError)):
         return EXIT_NOT_FOUND, e.strerror or str(e)
+    if isinstance(e, burstcore.LimitExceededError) and getattr(e, "offset", None) is None:
+        # A limit on the result (groups, flows, pairs): the capture is fine. A limit the reader
+        # meets at a byte offset (a block larger than allowed) is damage, told as below.
+        return EXIT_CAPTURE, f"stopped at a limit (the capture itself is fine): {e}"
     if isinstance(e, burstcore.CaptureError):
         named = getattr(e, "input", None)
         if named:
