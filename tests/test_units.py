@@ -148,3 +148,10 @@ def test_many_values_in_any_iterable_and_counts_of_any_integer_type():
     assert burstcore.sizes(data, by=["pair"], max_groups=np.uint8(3)).groups.height == 2
     with pytest.raises(ValueError, match=r"threads=2.0 \(float\) must be a positive integer"):
         burstcore.scan(data, threads=2.0)
+
+
+def test_a_pandas_frame_is_pointed_to_polars() -> None:
+    import pandas as pd
+
+    with pytest.raises(TypeError, match=r"pl.from_pandas\(df\)"):
+        burstcore.scan(pd.DataFrame({"timestamp": [1], "size": [60]}))  # type: ignore[arg-type]

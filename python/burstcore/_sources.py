@@ -31,9 +31,15 @@ def normalize(source: Any) -> Any:
         if isinstance(getattr(source, "mode", "b"), str) and "b" not in getattr(source, "mode", "b"):
             raise ValueError("the file object is open in text mode: open the capture with 'rb'")
         return source
+    columns = (
+        "; for packets already in a pandas DataFrame, scan(pl.from_pandas(df)) measures its "
+        "'timestamp' and 'size' columns"
+        if type(source).__module__.startswith("pandas")
+        else ""
+    )
     raise TypeError(
         f"cannot read a capture from {type(source).__name__}: pass a path, '-' for stdin, bytes, "
-        "or a binary file object"
+        f"or a binary file object{columns}"
     )
 
 
