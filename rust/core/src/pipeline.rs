@@ -207,20 +207,7 @@ fn chosen_arrival(
     size: SizeKind,
 ) -> std::result::Result<Arrival, Skip> {
     admit(p, chosen.range)?;
-    let Some(filter) = chosen.filter else {
-        return arrival(p, decode, size);
-    };
-    let ts_ns = p.ts_ns.ok_or(Skip::NoTimestamp)?;
-    let headers = wire::decode_frame(p.linktype, p.data, p.wire_len);
-    if !filter.matches(&headers, p.wire_len) {
-        return Err(Skip::Filtered);
-    }
-    Ok(Arrival {
-        ts_ns,
-        size: chosen_size(p, size, Some(&headers)).ok_or(Skip::NoSize)?,
-        interface: p.interface,
-        headers,
-    })
+    arrival_passing(p, decode, size, chosen.filter)
 }
 
 /// Why a packet read does not reach the engine.
@@ -248,12 +235,27 @@ pub(crate) fn arrival(
     decode: bool,
     size: SizeKind,
 ) -> std::result::Result<Arrival, Skip> {
+    arrival_passing(p, decode, size, None)
+}
+
+/// [`arrival`] of a packet whose headers pass `filter` (decoded for it whatever `decode` says);
+/// the filter is tested before a size is read from the headers.
+#[inline(always)]
+fn arrival_passing(
+    p: &crate::Packet<'_>,
+    decode: bool,
+    size: SizeKind,
+    filter: Option<&crate::Filter>,
+) -> std::result::Result<Arrival, Skip> {
     let ts_ns = p.ts_ns.ok_or(Skip::NoTimestamp)?;
-    let headers = if decode {
+    let headers = if decode || filter.is_some() {
         wire::decode_frame(p.linktype, p.data, p.wire_len)
     } else {
         Headers::default()
     };
+    if filter.is_some_and(|f| !f.matches(&headers, p.wire_len)) {
+        return Err(Skip::Filtered);
+    }
     Ok(Arrival {
         ts_ns,
         size: chosen_size(p, size, Some(&headers)).ok_or(Skip::NoSize)?,
