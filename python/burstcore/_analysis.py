@@ -71,6 +71,11 @@ def _warn(messages: list[str], depth: int = 0) -> None:
         warnings.warn(m, CaptureWarning, stacklevel=3 + depth)
 
 
+def _reading(mmap: bool | None, start: Instant | None, end: Instant | None, filter: str | None) -> dict[str, Any]:
+    """The keywords every core analysis takes for how and which packets are read, checked."""
+    return {"mmap": mmap, "time_range": parse_time_range(start, end), "filter": parse_filter(filter)}
+
+
 def _summary(acc: dict[str, Any]) -> pl.DataFrame:
     """One row: every packet read is counted or skipped for one reason."""
     return pl.DataFrame({k: [v] for k, v in acc.items()}).rename({"counted": "packets"})
@@ -136,9 +141,7 @@ def flows(
         late,
         strict,
         progress,
-        mmap=mmap,
-        time_range=parse_time_range(start, end),
-        filter=parse_filter(filter),
+        **_reading(mmap, start, end, filter),
     )
     _warn(warns)
     env = out.pop("envelope")
@@ -193,7 +196,8 @@ def _matrix(
     strict: bool,
     progress: Any,
     mmap: bool | None,
-    time_range: tuple[int | None, int | None] | None,
+    start: Instant | None,
+    end: Instant | None,
     filter: str | None,
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
@@ -205,9 +209,7 @@ def _matrix(
         late,
         strict,
         progress,
-        mmap=mmap,
-        time_range=time_range,
-        filter=parse_filter(filter),
+        **_reading(mmap, start, end, filter),
     )
     _warn(warns, depth=1)
     return out
@@ -231,9 +233,7 @@ def traffic_matrix(
     bytes column sums to the wire bytes of every packet with a timestamp (those without one
     cannot be put in order, and are counted in the capture's ``info`` only). For throughput per
     pair over time, use ``scan(source, by="pair", bins=...)``."""
-    out = _matrix(
-        source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end), filter
-    )
+    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter)
     p = out["pairs"]
     labels = pl.Series(p["addresses"], dtype=pl.String)
     df = pl.DataFrame(
@@ -265,9 +265,7 @@ def host_volumes(
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
     heaviest sender first."""
-    out = _matrix(
-        source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, parse_time_range(start, end), filter
-    )
+    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter)
     h = out["hosts"]
     df = pl.DataFrame(
         {
@@ -367,9 +365,7 @@ def _distribution(
         late,
         strict,
         progress,
-        mmap=mmap,
-        time_range=parse_time_range(start, end),
-        filter=parse_filter(filter),
+        **_reading(mmap, start, end, filter),
     )
     _warn(warns, depth=1)
     labels = pl.Series(out["labels"], dtype=pl.String)
@@ -503,9 +499,7 @@ def bursts(
         late,
         strict,
         progress,
-        mmap=mmap,
-        time_range=parse_time_range(start, end),
-        filter=parse_filter(filter),
+        **_reading(mmap, start, end, filter),
     )
     _warn(warns)
     n = len(out["start_ns"])
@@ -624,9 +618,7 @@ def iterations(
         late,
         strict,
         progress,
-        mmap=mmap,
-        time_range=parse_time_range(start, end),
-        filter=parse_filter(filter),
+        **_reading(mmap, start, end, filter),
     )
     _warn(warns)
     beyond = int(out["beyond_bins"])
@@ -833,6 +825,7 @@ def superpose(
     # The multiplexing gain compares the merge's aggregate with each capture's: scanned whatever
     # `by` says, and its rows left out again if `by` did not ask for them.
     scanned = by_names if "all" in by_names else [*by_names, "all"]
+    read = _reading(mmap, start, end, filter)
     out, warns = _core.superpose(
         srcs,
         offs,
@@ -846,9 +839,7 @@ def superpose(
         max_groups,
         strict,
         progress,
-        mmap=mmap,
-        time_range=parse_time_range(start, end),
-        filter=parse_filter(filter),
+        **read,
     )
     _warn(warns)
     for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
@@ -866,7 +857,7 @@ def superpose(
         "reorder_horizon_ns": horizon_ns,
         "on_late": late,
         "offsets_ns": offs,
-        "start_ns": None if (tr := parse_time_range(start, end)) is None else tr[0],
+        "start_ns": None if (tr := read["time_range"]) is None else tr[0],
         "end_ns": None if tr is None else tr[1],
         "filter": filter,
     }
