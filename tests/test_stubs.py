@@ -72,6 +72,11 @@ burstcore.scan("t.pcapng", threads=np.int64(2), max_groups=np.int64(10), filter=
 burstcore.sizes("t.pcapng", quantiles=[0.5, np.float32(0.9)], max_groups=np.int32(100))
 burstcore.superpose(["a.pcap", "a.pcap"], offsets="random", seed=np.int64(3))
 burstcore.read_packets("t.pcapng", threads=np.int64(1), filter="not arp")
+# A filter per capture.
+burstcore.scan(["a.pcap", "b.pcap"], filter=["src host 10.0.0.1", None])
+burstcore.flows(("a.pcap", "b.pcap"), filter=("src host 10.0.0.1", "src host 10.0.0.2"))
+each: burstcore.Filters = ["tcp", None]
+burstcore.superpose(["a.pcap", "b.pcap"], offsets=[0, "1ms"], filter=each)
 
 
 def typed(src: burstcore.Source, w: burstcore.Durations, r: burstcore.Rates, t: burstcore.Instant) -> float:
@@ -96,7 +101,8 @@ BAD = [
     "burstcore.read_packets(['a.pcap', 'b.pcap'])",
     "burstcore.superpose(['a.pcap', 'b.pcap'], offsets='random', max_offset=[1])",
     "burstcore.sizes('t.pcapng', quantiles='0.5')",
-    "burstcore.scan('t.pcapng', filter=['tcp'])",
+    "burstcore.read_packets('t.pcapng', filter=['tcp'])",
+    "burstcore.scan('t.pcapng', filter=[6])",
 ]
 
 

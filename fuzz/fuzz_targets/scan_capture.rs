@@ -104,7 +104,9 @@ fuzz_target!(|data: &[u8]| {
         },
         max_groups: if h >> 37 & 3 == 0 { 2 } else { 1 << 20 },
         time_range,
-        filter: filter.clone(),
+        // The one capture's own filter and the filter for all must read the same.
+        filter: filter.clone().filter(|_| h >> 61 & 1 == 0),
+        file_filters: if h >> 61 & 1 == 0 { Vec::new() } else { vec![filter.clone()] },
     };
     let size = SIZES[(h >> 40) as usize % SIZES.len()];
     let late = config.late;

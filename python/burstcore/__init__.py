@@ -7,8 +7,8 @@
     >>> burstcore.read_packets("trace.pcapng")   # one row per packet
     >>> print(burstcore.info("trace.pcapng"))    # capinfos-like summary
 
-Annotations: burstcore.Duration, Durations, Rate, Rates, Instant, Source (SingleSource, Columns)
-name what the functions take (burstcore._types says what each holds).
+Annotations: burstcore.Duration, Durations, Rate, Rates, Instant, Source (SingleSource, Columns),
+Filters name what the functions take (burstcore._types says what each holds).
 
 Definitions of every number: docs/metrics.md.
 """
@@ -52,6 +52,7 @@ from ._types import (
     Count,
     Duration,
     Durations,
+    Filters,
     Instant,
     Quantiles,
     Rate,
@@ -76,6 +77,7 @@ __all__ = [
     "Distribution",
     "Duration",
     "Durations",
+    "Filters",
     "Instant",
     "InternalError",
     "Iterations",

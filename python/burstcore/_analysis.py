@@ -35,14 +35,14 @@ from ._scan import (
     _parse_order,
 )
 from ._sources import is_rereadable, normalize
-from ._types import Count, Duration, Durations, Instant, Quantiles, Rates, Source
+from ._types import Count, Duration, Durations, Filters, Instant, Quantiles, Rates, Source
 from ._units import (
     LINK_SPEED_GRID_BPS,
     default_windows_ns,
     format_duration,
     parse_count,
     parse_duration,
-    parse_filter,
+    parse_filters,
     parse_rate,
     parse_time_range,
 )
@@ -71,9 +71,17 @@ def _warn(messages: list[str], depth: int = 0) -> None:
         warnings.warn(m, CaptureWarning, stacklevel=3 + depth)
 
 
-def _reading(mmap: bool | None, start: Instant | None, end: Instant | None, filter: str | None) -> dict[str, Any]:
-    """The keywords every core analysis takes for how and which packets are read, checked."""
-    return {"mmap": mmap, "time_range": parse_time_range(start, end), "filter": parse_filter(filter)}
+def _reading(
+    source: Any, mmap: bool | None, start: Instant | None, end: Instant | None, filter: Filters | None
+) -> dict[str, Any]:
+    """The keywords every core analysis takes for how and which packets of `source` are read,
+    checked (a filter per capture: one for each of them)."""
+    captures = len(source) if isinstance(source, (list, tuple)) else 1
+    return {
+        "mmap": mmap,
+        "time_range": parse_time_range(start, end),
+        "filter": parse_filters(filter, captures=captures),
+    }
 
 
 def _summary(acc: dict[str, Any]) -> pl.DataFrame:
@@ -98,7 +106,7 @@ def flows(
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
-    filter: str | None = None,
+    filter: Filters | None = None,
 ) -> pl.DataFrame:
     """One row per flow, in order of first packet, with NFStream-style columns.
 
@@ -141,7 +149,7 @@ def flows(
         late,
         strict,
         progress,
-        **_reading(mmap, start, end, filter),
+        **_reading(source, mmap, start, end, filter),
     )
     _warn(warns)
     env = out.pop("envelope")
@@ -198,7 +206,7 @@ def _matrix(
     mmap: bool | None,
     start: Instant | None,
     end: Instant | None,
-    filter: str | None,
+    filter: Filters | None,
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_pairs = parse_count(max_pairs, name="max_pairs")
@@ -209,7 +217,7 @@ def _matrix(
         late,
         strict,
         progress,
-        **_reading(mmap, start, end, filter),
+        **_reading(source, mmap, start, end, filter),
     )
     _warn(warns, depth=1)
     return out
@@ -226,7 +234,7 @@ def traffic_matrix(
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
-    filter: str | None = None,
+    filter: Filters | None = None,
 ) -> pl.DataFrame:
     """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
@@ -261,7 +269,7 @@ def host_volumes(
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
-    filter: str | None = None,
+    filter: Filters | None = None,
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
     heaviest sender first."""
@@ -338,7 +346,7 @@ def _distribution(
     mmap: bool | None,
     start: Instant | None,
     end: Instant | None,
-    filter: str | None,
+    filter: Filters | None,
 ) -> Distribution:
     """``sizes`` or ``gaps``: one pass of the histograms, and the frames of the kind asked for."""
     if not isinstance(by, str) and by is not None:
@@ -365,7 +373,7 @@ def _distribution(
         late,
         strict,
         progress,
-        **_reading(mmap, start, end, filter),
+        **_reading(source, mmap, start, end, filter),
     )
     _warn(warns, depth=1)
     labels = pl.Series(out["labels"], dtype=pl.String)
@@ -405,7 +413,7 @@ def sizes(
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
-    filter: str | None = None,
+    filter: Filters | None = None,
 ) -> Distribution:
     """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
     (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...). Sizes above 65,535 bytes
@@ -433,7 +441,7 @@ def gaps(
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
-    filter: str | None = None,
+    filter: Filters | None = None,
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
     and per group of ``by``. ``quantiles`` and ``max_groups`` as for ``sizes``."""
@@ -486,7 +494,7 @@ def bursts(
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
-    filter: str | None = None,
+    filter: Filters | None = None,
 ) -> Bursts:
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
     gap_ns = parse_duration(gap, name="gap", allow_zero=True)
@@ -499,7 +507,7 @@ def bursts(
         late,
         strict,
         progress,
-        **_reading(mmap, start, end, filter),
+        **_reading(source, mmap, start, end, filter),
     )
     _warn(warns)
     n = len(out["start_ns"])
@@ -587,7 +595,7 @@ def iterations(
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
-    filter: str | None = None,
+    filter: Filters | None = None,
 ) -> Iterations:
     """Estimate the iteration period from the traffic and segment the trace into iterations.
 
@@ -618,7 +626,7 @@ def iterations(
         late,
         strict,
         progress,
-        **_reading(mmap, start, end, filter),
+        **_reading(source, mmap, start, end, filter),
     )
     _warn(warns)
     beyond = int(out["beyond_bins"])
@@ -778,7 +786,7 @@ def superpose(
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
-    filter: str | None = None,
+    filter: Filters | None = None,
 ) -> SuperposeResult:
     """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
@@ -825,7 +833,7 @@ def superpose(
     # The multiplexing gain compares the merge's aggregate with each capture's: scanned whatever
     # `by` says, and its rows left out again if `by` did not ask for them.
     scanned = by_names if "all" in by_names else [*by_names, "all"]
-    read = _reading(mmap, start, end, filter)
+    read = _reading(srcs, mmap, start, end, filter)
     out, warns = _core.superpose(
         srcs,
         offs,
@@ -859,7 +867,7 @@ def superpose(
         "offsets_ns": offs,
         "start_ns": None if (tr := read["time_range"]) is None else tr[0],
         "end_ns": None if tr is None else tr[1],
-        "filter": filter,
+        "filter": read["filter"],
     }
     base = _build_result(out["scan"], warns, cfg, True)
     singles = pl.DataFrame(out["singles"])
@@ -907,7 +915,9 @@ _COMMON_DOC = """
     8601 string or int ns since 1970); the others are counted in ``summary.skipped_outside_range``.
     ``filter`` reads only the packets whose headers pass a tcpdump-style expression, e.g.
     ``"host 10.0.0.1 and tcp port 29500"`` (docs/filters.md); the others are counted in
-    ``summary.skipped_filtered``.
+    ``summary.skipped_filtered``. Several captures take one expression for all, or a list of one
+    per capture (``None`` for one read whole): one capture per host counts a packet between two
+    captured hosts once with ``["src host 10.0.0.1", "src host 10.0.0.2", ...]``.
 """
 
 for _f in (flows, traffic_matrix, host_volumes, sizes, gaps, bursts, iterations, superpose):

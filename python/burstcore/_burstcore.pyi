@@ -88,7 +88,7 @@ def scan(
     threads: int = 1,
     mmap: bool | None = None,
     time_range: _Span = None,
-    filter: str | None = None,
+    filter: str | list[str | None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],
@@ -115,7 +115,7 @@ def flows(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
-    filter: str | None = None,
+    filter: str | list[str | None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def traffic_matrix(
     sources: list[Any],
@@ -126,7 +126,7 @@ def traffic_matrix(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
-    filter: str | None = None,
+    filter: str | list[str | None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def histograms(
     sources: list[Any],
@@ -140,7 +140,7 @@ def histograms(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
-    filter: str | None = None,
+    filter: str | list[str | None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def bursts(
     sources: list[Any],
@@ -151,7 +151,7 @@ def bursts(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
-    filter: str | None = None,
+    filter: str | list[str | None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def iterations(
     sources: list[Any],
@@ -164,7 +164,7 @@ def iterations(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
-    filter: str | None = None,
+    filter: str | list[str | None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 def superpose(
     sources: list[Any],
@@ -181,7 +181,7 @@ def superpose(
     progress: _Progress = None,
     mmap: bool | None = None,
     time_range: _Span = None,
-    filter: str | None = None,
+    filter: str | list[str | None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
 
 @final

@@ -14,7 +14,7 @@ import polars as pl
 from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback, thread_count
 from ._sources import is_rereadable, normalize
-from ._types import Columns, Count, Duration, Durations, Instant, Rates, Source
+from ._types import Columns, Count, Duration, Durations, Filters, Instant, Rates, Source
 from ._units import (
     DEFAULT_RATE_MULTIPLES,
     LINK_SPEED_GRID_BPS,
@@ -22,7 +22,7 @@ from ._units import (
     format_duration,
     parse_count,
     parse_duration,
-    parse_filter,
+    parse_filters,
     parse_rate,
     parse_time_range,
 )
@@ -191,7 +191,7 @@ def scan(
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
-    filter: str | None = None,
+    filter: Filters | None = None,
 ) -> ScanResult:
     """Measure burstiness at many time scales in one pass over a capture.
 
@@ -285,7 +285,12 @@ def scan(
         ``summary.skipped_filtered``, and ρ is the rate of the packets that pass. The words, and
         where they differ from tcpdump's: docs/filters.md. A bad expression raises ``ValueError``
         saying where and what. Not for in-memory columns (filter those first). A filtered scan
-        decodes every packet's headers and is not split into time chunks.
+        decodes every packet's headers and is not split into time chunks. Several captures:
+        one expression for all, or a list of one per capture in the same order (``None`` for a
+        capture read whole). One capture per
+        host holds a packet between two captured hosts twice, once as each host saw it:
+        ``filter=["src host 10.0.0.1", "src host 10.0.0.2"]`` keeps each packet once, at its
+        sender's timestamp.
 
     Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
     ``packets`` (counted) + the ``skipped_*`` columns.
@@ -310,7 +315,7 @@ def scan(
     max_groups = parse_count(max_groups, name="max_groups")
     threads = thread_count(threads)
     time_range = parse_time_range(start, end)
-    filter = parse_filter(filter)
+    filters = parse_filters(filter)
 
     in_memory = _is_columns(source)
     if in_memory and time_range is not None:
@@ -318,7 +323,7 @@ def scan(
             "start/end select packets of a capture; in-memory columns are yours to filter "
             "(e.g. df.filter(pl.col('timestamp').is_between(start, end, closed='left')))"
         )
-    if in_memory and filter is not None:
+    if in_memory and filters is not None:
         raise ValueError(
             "filter= selects packets of a capture by their headers; in-memory columns have none: filter "
             "the rows first (e.g. df.filter(pl.col('src') == '10.0.0.1'))"
@@ -343,6 +348,7 @@ def scan(
         if not raw:
             raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
         sources = [normalize(s) for s in raw]
+        filters = parse_filters(filters, captures=len(sources))
 
     rates_note = "given"
     if rates is not None:
@@ -353,7 +359,8 @@ def scan(
         rates_bps, rates_note = _rates_from_mean(*_total_and_span(counted), "mean-rate multiples")
     elif (
         all(is_rereadable(s) for s in sources)
-        and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap, time_range, filter)) is not None
+        and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap, time_range, filters))
+        is not None
     ):
         rates_bps, rates_note = _rates_from_mean(*pre, "mean-rate multiples (pre-pass)")
     else:
@@ -382,7 +389,7 @@ def scan(
             threads,
             mmap=mmap,
             time_range=time_range,
-            filter=filter,
+            filter=filters,
         )
         for w in warns:
             warnings.warn(w, CaptureWarning, stacklevel=2)
@@ -399,7 +406,7 @@ def scan(
         "threads": threads,
         "start_ns": None if time_range is None else time_range[0],
         "end_ns": None if time_range is None else time_range[1],
-        "filter": filter,
+        "filter": filters,
     }
     return _build_result(out, warns, cfg, fill_empty_bins)
 
@@ -422,7 +429,7 @@ def _prepass(
     threads: int,
     mmap: bool | None,
     time_range: tuple[int | None, int | None] | None,
-    filter: str | None,
+    filter: str | list[str | None] | None,
 ) -> tuple[int, int] | None:
     """ΣL_i and the span T of the packets the main pass will count, by its own size and order
     rules (a scan with no window, rate or bin), so that the default rates are multiples of the ρ

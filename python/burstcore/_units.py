@@ -301,6 +301,33 @@ def parse_filter(value: Any) -> str | None:
     """A filter expression, checked to be a string (the core parses it and says what is wrong)."""
     if value is None or isinstance(value, str):
         return value
-    raise TypeError(
-        f"filter={value!r}: give the expression as a string, e.g. filter='host 10.0.0.1 and tcp port 29500'"
+    each = (
+        " (this reads one capture: one filter for it)"
+        if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, str) for v in value)
+        else ""
     )
+    raise TypeError(
+        f"filter={value!r}: give the expression as a string, e.g. filter='host 10.0.0.1 and tcp port 29500'{each}"
+    )
+
+
+def parse_filters(value: Any, captures: int | None = None) -> str | list[str | None] | None:
+    """``filter=`` of a call that reads several captures: one expression (a string) for all of them,
+    or a list or tuple of one per capture (``None`` where a capture has none of its own), of which
+    there must be ``captures`` when that is given."""
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, (list, tuple)) or not all(v is None or isinstance(v, str) for v in value):
+        raise TypeError(
+            f"filter={value!r}: give one expression (a string) for every capture, e.g. "
+            "filter='host 10.0.0.1 and tcp port 29500', or a list of one per capture (None where a "
+            "capture has none), e.g. filter=['src host 10.0.0.1', 'src host 10.0.0.2']"
+        )
+    if captures is not None and len(value) != captures:
+        f, c = len(value), captures
+        raise ValueError(
+            f"{f} filter{'s' * (f != 1)} for {c} capture{'s' * (c != 1)}: give one filter for every "
+            "capture, in the same order (None where a capture has none of its own), or a single "
+            "filter (a string) for all of them"
+        )
+    return list(value)

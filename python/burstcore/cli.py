@@ -399,9 +399,12 @@ def _read_options(g: Any, start_note: str = "") -> None:
     g.add_argument(
         "--filter",
         metavar="EXPR",
+        action="append",
         help="read only the packets whose headers pass this tcpdump-style expression, e.g. "
         "'host 10.0.0.1 and tcp port 29500' or 'not port 22' (docs/filters.md); the others are "
-        "counted as skipped_filtered",
+        "counted as skipped_filtered. Given once, for every file; given once per file, each file "
+        "its own, in order (one capture per host: --filter 'src host A' --filter 'src host B' "
+        "counts a packet between them once)",
     )
     g.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
     g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
@@ -1219,10 +1222,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     kwargs = _scan_kwargs(args)
     results: list[tuple[str, Any]] = []
     if args.each:
-        for f in args.files:
+        for k, f in enumerate(args.files):
             _reading_now(f)
             with _progress(_label(f), args.quiet) as bar, _named_warnings(f if len(args.files) > 1 else None):
-                results.append((f, burstcore.scan(f, progress=bar, **kwargs)))
+                own = {**kwargs, "filter": _filter_for(args, k)}
+                results.append((f, burstcore.scan(f, progress=bar, **own)))
     else:
         results.append((_title(args.files), _read_merged(args, burstcore.scan, **kwargs)[0]))
 
@@ -1283,9 +1287,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     _check_output(args.output)
     sources = _rereadable(args.files)
     results, iters = [], []
-    for f, src in zip(args.files, sources, strict=True):
-        _, r = _scan_for_figures(args, src, _label(f))
-        it, note = _iterations(src, _label(f), not args.no_iterations, args)
+    for k, (f, src) in enumerate(zip(args.files, sources, strict=True)):
+        # Each file is drawn on its own, through its own filter if each has one.
+        own = argparse.Namespace(**{**vars(args), "filter": _filter_for(args, k)})
+        _, r = _scan_for_figures(own, src, _label(f))
+        it, note = _iterations(src, _label(f), not args.no_iterations, own)
         if note:
             _warn(note)
         results.append((_label(f), r))
@@ -1367,7 +1373,8 @@ def _show_skipped(args: argparse.Namespace, summary: pl.DataFrame | None, rows: 
             print(f"Packets read: {s['packets_read']:,}; skipped: {', '.join(reasons)}")
         return
     if rows == 0 and (args.filter or args.start is not None or args.end is not None):
-        chosen = [f"the filter {args.filter!r}"] if args.filter else []
+        each = isinstance(args.filter, list)
+        chosen = [f"the filter{'s' * each} {args.filter!r}"] if args.filter else []
         chosen += ["the time range"] if args.start is not None or args.end is not None else []
         print(f"No packet passed {' and '.join(chosen)}.")
 
@@ -1673,6 +1680,30 @@ def _classify(e: BaseException) -> tuple[int, str]:
     return EXIT_INTERNAL, f"internal error: {type(e).__name__}: {e} (please report it, with the output of --debug)"
 
 
+def _one_filter_or_each(args: argparse.Namespace) -> argparse.Namespace:
+    """``--filter`` given once (a string, for every file) or once per file (a list, in order)."""
+    given = getattr(args, "filter", None)
+    if given is None:
+        return args
+    files = getattr(args, "files", None) or [getattr(args, "file", None)]
+    if len(given) == 1:
+        args.filter = given[0]
+    elif len(given) == len(files):
+        args.filter = list(given)
+    else:
+        raise UsageError(
+            f"{len(given)} --filter options for {_many(len(files), 'file')}: give --filter once for "
+            "every file, or once per file in the order of the files"
+        )
+    return args
+
+
+def _filter_for(args: argparse.Namespace, k: int) -> str | None:
+    """The filter of the k-th file when the files are read one at a time."""
+    f = args.filter
+    return f[k] if isinstance(f, list) else f
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     parser = build_parser()
@@ -1688,7 +1719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     warnings.showwarning = show
     try:
-        return COMMANDS[args.command](args)
+        return COMMANDS[args.command](_one_filter_or_each(args))
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

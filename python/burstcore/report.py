@@ -143,8 +143,12 @@ def scan_summary_table(result: ScanResult) -> Table:
             f"(largest lateness {format_duration(s['max_lateness_ns'] or 0)})",
         ],
     ]
-    if result.config.get("filter"):
-        rows.insert(3, ["filter", str(result.config["filter"])])
+    given = result.config.get("filter")
+    if isinstance(given, list):
+        each = [f"capture {k + 1}: {f}" if f else f"capture {k + 1}: none" for k, f in enumerate(given)]
+        rows.insert(3, ["filters", "; ".join(each)])
+    elif given:
+        rows.insert(3, ["filter", str(given)])
     start, end = result.config.get("start_ns"), result.config.get("end_ns")
     if start is not None or end is not None:
         stretch = f"from {_ts(start) if start is not None else 'the first packet'} to "

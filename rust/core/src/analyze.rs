@@ -36,6 +36,9 @@ pub struct OrderOptions {
     pub time_range: TimeRange,
     /// Only packets whose headers pass it are read; the others are skipped and counted.
     pub filter: Option<Filter>,
+    /// One filter per capture, in the order the captures are given, each read through its own
+    /// (and through `filter`); empty for none. See [`ScanConfig::file_filters`].
+    pub file_filters: Vec<Option<Filter>>,
 }
 
 impl Default for OrderOptions {
@@ -45,6 +48,7 @@ impl Default for OrderOptions {
             late: LatePolicy::Error,
             time_range: TimeRange::ALL,
             filter: None,
+            file_filters: Vec::new(),
         }
     }
 }
@@ -73,7 +77,12 @@ struct Ordered<'r> {
 }
 
 impl<'r> Ordered<'r> {
-    fn new(reader: &'r mut CaptureReader, offset_ns: i64, order: &'r OrderOptions) -> Self {
+    fn new(
+        reader: &'r mut CaptureReader,
+        offset_ns: i64,
+        order: &OrderOptions,
+        filter: Option<&'r Filter>,
+    ) -> Self {
         Ordered {
             reader,
             offset_ns,
@@ -85,7 +94,7 @@ impl<'r> Ordered<'r> {
             shifted_out: 0,
             time_range: order.time_range,
             outside: 0,
-            filter: order.filter.as_ref(),
+            filter,
             filtered: 0,
         }
     }
@@ -222,13 +231,19 @@ fn for_each_ordered(
             order.reorder_horizon_ns
         )));
     }
+    let filters =
+        crate::filter::per_capture(order.filter.as_ref(), &order.file_filters, readers.len())?;
     if readers.len() > 1 {
         readers.iter_mut().for_each(CaptureReader::share_residency);
     }
     let mut sources: Vec<Ordered<'_>> = readers
         .iter_mut()
+        .zip(&filters)
         .enumerate()
-        .map(|(k, r)| Ordered::new(r, offsets_ns.get(k).copied().unwrap_or(0), &order))
+        .map(|(k, (r, f))| {
+            let offset_ns = offsets_ns.get(k).copied().unwrap_or(0);
+            Ordered::new(r, offset_ns, &order, f.as_ref())
+        })
         .collect();
     merge::merge(
         sources.len(),

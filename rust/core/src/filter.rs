@@ -136,6 +136,15 @@ impl Filter {
         })
     }
 
+    /// A filter that passes what both `self` and `other` pass, as `(self) and (other)` (the
+    /// filter of all files together with one file's own).
+    pub fn and(&self, other: &Filter) -> Filter {
+        Filter {
+            text: format!("({}) and ({})", self.text, other.text),
+            expr: Expr::And(Box::new(self.expr.clone()), Box::new(other.expr.clone())),
+        }
+    }
+
     /// The expression as given.
     pub fn text(&self) -> &str {
         &self.text
@@ -151,6 +160,41 @@ impl Filter {
     #[inline]
     pub fn matches(&self, h: &Headers, wire_len: u32) -> bool {
         self.expr.eval(h, wire_len) == Some(true)
+    }
+}
+
+/// The filter each of `captures` captures is read through: `all` together with the capture's
+/// own from `each` (empty: none of its own). An error if `each` has not one per capture.
+pub(crate) fn per_capture(
+    all: Option<&Filter>,
+    each: &[Option<Filter>],
+    captures: usize,
+) -> Result<Vec<Option<Filter>>> {
+    if each.is_empty() {
+        return Ok(vec![all.cloned(); captures]);
+    }
+    if each.len() != captures {
+        let (f, c) = (each.len(), captures);
+        let (fs, cs) = (plural(f, "filter"), plural(c, "capture"));
+        return Err(Error::invalid(format!(
+            "{f} {fs} for {c} {cs}: give one filter for every capture, in the same order (None where \
+             a capture has none of its own), or a single filter for all of them"
+        )));
+    }
+    Ok(each
+        .iter()
+        .map(|own| match (all, own) {
+            (Some(a), Some(o)) => Some(a.and(o)),
+            (a, o) => o.clone().or_else(|| a.cloned()),
+        })
+        .collect())
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
     }
 }
 

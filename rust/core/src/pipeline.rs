@@ -305,7 +305,7 @@ fn l1_size(linktype: u16, wire_len: u32) -> u64 {
 }
 
 fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
-    size.needs_headers() || config.reads_headers() || config.filter.is_some()
+    size.needs_headers() || config.reads_headers() || config.filters()
 }
 
 /// Scan one or more captures (merged in timestamp order) into the engine, on one thread.
@@ -346,6 +346,8 @@ fn scan_any_way(
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
     let decode = needs_headers(&config, size);
+    // Checked before any reading, whichever way the scan goes.
+    let filters = config.filter_per_capture(readers.len())?;
     if threads >= 2 && crate::chunked::worthwhile(&config) {
         // The chunked attempt may give up and the scan start over another way.
         let mut forward = forward_only(progress);
@@ -355,27 +357,24 @@ fn scan_any_way(
             return Ok(done);
         }
         let progress: Progress<'_> = &mut forward;
-        return scan_other_ways(readers, config, size, decode, threads, progress);
+        return scan_other_ways(readers, config, &filters, size, decode, threads, progress);
     }
-    scan_other_ways(readers, config, size, decode, threads, progress)
+    scan_other_ways(readers, config, &filters, size, decode, threads, progress)
 }
 
 /// [`scan_threads`] without time chunks: one thread, or the metrics shared out among threads.
+/// `filters`: each reader's ([`ScanConfig::filter_per_capture`]).
 fn scan_other_ways(
     readers: &mut [CaptureReader],
     config: ScanConfig,
+    filters: &[Option<crate::Filter>],
     size: SizeKind,
     decode: bool,
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
     let captured = Cell::new(0u64);
-    // What is read, apart from the scanner's copy of the config (which ignores it).
-    let filter = config.filter.clone();
-    let chosen = Chosen {
-        range: config.time_range,
-        filter: filter.as_ref(),
-    };
+    let range = config.time_range;
     if !crate::parallel::splits(&config, threads) {
         let mut scanner = Scanner::new(config)?;
         let acc = feed(
@@ -383,7 +382,7 @@ fn scan_other_ways(
             decode,
             size,
             &captured,
-            chosen,
+            (range, filters),
             &mut scanner,
             progress,
         )?;
@@ -404,7 +403,7 @@ fn scan_other_ways(
                 decode,
                 size,
                 &captured,
-                chosen,
+                (range, filters),
                 &mut scanner,
                 progress,
             ) {
@@ -445,13 +444,14 @@ impl Sink for crate::parallel::ParallelScanner<'_, '_, '_> {
     }
 }
 
-/// Every packet of every reader into `sink`, in timestamp order across files.
+/// Every packet of every reader in `range` that passes the reader's filter into `sink`, in
+/// timestamp order across files.
 fn feed(
     readers: &mut [CaptureReader],
     decode: bool,
     size: SizeKind,
     captured: &Cell<u64>,
-    chosen: Chosen<'_>,
+    (range, filters): (crate::TimeRange, &[Option<crate::Filter>]),
     sink: &mut impl Sink,
     progress: Progress<'_>,
 ) -> Result<Accounting> {
@@ -460,13 +460,17 @@ fn feed(
     }
     let mut sources: Vec<ArrivalSource<'_>> = readers
         .iter_mut()
-        .map(|reader| ArrivalSource {
+        .zip(filters)
+        .map(|(reader, filter)| ArrivalSource {
             reader,
             captured,
             decode,
             size,
             acc: Accounting::default(),
-            chosen,
+            chosen: Chosen {
+                range,
+                filter: filter.as_ref(),
+            },
         })
         .collect();
 

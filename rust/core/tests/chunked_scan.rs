@@ -565,3 +565,116 @@ fn a_filtered_scan_equals_the_scan_of_the_packets_that_pass() {
     assert_eq!(got.flows, want.flows);
     assert_eq!(acc.skipped_filtered, (all.len() - kept.len()) as u64);
 }
+
+#[test]
+fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_packet() {
+    // One capture per host holds what the host sent and received, so a packet between two
+    // captured hosts is in two files. Each file read through `src host <its host>` keeps it once.
+    let dir = Scratch::new("per_host");
+    let mut rng = Rng(31);
+    // In time order: a late packet's fate depends on what else its file holds.
+    let all = packets(&mut rng, 20_000, false);
+    let wire = dir.join("wire.pcap");
+    write(&wire, &all, false, 0);
+    let hosts: Vec<PathBuf> = (0..4u16)
+        .map(|h| {
+            let path = dir.join(format!("host{h}.pcapng"));
+            let own: Vec<_> = all
+                .iter()
+                .copied()
+                .filter(|&(_, s, d, _)| s == h || d == h)
+                .collect();
+            write(&path, &own, true, 0);
+            path
+        })
+        .collect();
+    let paths: Vec<&Path> = hosts.iter().map(PathBuf::as_path).collect();
+    let own_filters: Vec<Option<burstcore::Filter>> = (0..4)
+        .map(|h| Some(burstcore::Filter::parse(&format!("src host 10.0.0.{}", h + 1)).unwrap()))
+        .collect();
+    // Interfaces are numbered per file, so the interface grouping differs by design.
+    let plain = ScanConfig {
+        by: vec![By::All, By::Src, By::Pair, By::Flow5],
+        ..config(&[1_000, 50_000, 1_000_000, 30_000_000], 5_000)
+    };
+    let per_host = ScanConfig {
+        file_filters: own_filters.clone(),
+        ..plain.clone()
+    };
+    let want = scan(&[&wire], &plain, 1);
+    let twice = scan(&paths, &plain, 1);
+    assert_eq!(
+        twice.1.counted,
+        2 * want.1.counted,
+        "every packet is in two files"
+    );
+    for threads in [1, 2] {
+        let ctx = format!("{threads} threads");
+        let got = scan(&paths, &per_host, threads);
+        assert_eq!(got.0.envelope, want.0.envelope, "envelope, {ctx}");
+        assert_eq!(got.0.backlog, want.0.backlog, "backlog, {ctx}");
+        assert_eq!(got.0.series, want.0.series, "series, {ctx}");
+        assert_eq!(got.0.groups, want.0.groups, "groups, {ctx}");
+        assert_eq!(got.1.counted, want.1.counted, "{ctx}");
+        assert_eq!(got.1.skipped_filtered, want.1.counted, "{ctx}");
+    }
+
+    // A filter for all files goes with each file's own: both must pass.
+    let tcp_to_2 = burstcore::Filter::parse("dst host 10.0.0.3").unwrap();
+    let both = ScanConfig {
+        filter: Some(tcp_to_2.clone()),
+        ..per_host.clone()
+    };
+    let only = ScanConfig {
+        filter: Some(tcp_to_2),
+        ..plain.clone()
+    };
+    let got = scan(&paths, &both, 1);
+    let want_to_2 = scan(&[&wire], &only, 1);
+    assert_eq!(got.0.envelope, want_to_2.0.envelope);
+    assert_eq!(got.1.counted, want_to_2.1.counted);
+
+    // The analyses read each file through its own filter too.
+    let order = |file_filters| burstcore::analyze::OrderOptions {
+        reorder_horizon_ns: 5_000,
+        file_filters,
+        ..Default::default()
+    };
+    let flows = |paths: &[&Path], order: burstcore::analyze::OrderOptions| {
+        let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+        let opts = burstcore::analysis::FlowOptions::default();
+        burstcore::analyze::flows(&mut readers, opts, &[], order, &mut |_| Ok(())).expect("flows")
+    };
+    let (mut got, _, acc) = flows(&paths, order(own_filters.clone()));
+    let (mut want_flows, _, want_acc) = flows(&[&wire], order(Vec::new()));
+    // Flows first seen at one instant come in file order, which the two readings do not share.
+    for f in [&mut got.flows, &mut want_flows.flows] {
+        f.sort_by_key(|r| (r.first_seen_ns, r.src_ip, r.dst_ip));
+    }
+    assert_eq!(got.flows, want_flows.flows);
+    assert_eq!(acc.counted, want_acc.counted);
+
+    // Not one filter per file: refused before anything is read, saying what to give.
+    for (filters, paths) in [
+        (&own_filters[..3], &paths[..]),
+        (&own_filters[..], &paths[..2]),
+    ] {
+        let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+        let config = ScanConfig {
+            file_filters: filters.to_vec(),
+            ..plain.clone()
+        };
+        let err = pipeline::scan(&mut readers, config, SizeKind::Wire, &mut |_| Ok(()))
+            .expect_err("a filter count that is not the file count");
+        let text = err.to_string();
+        let counts = format!("{} filters for {} captures", filters.len(), paths.len());
+        assert!(text.contains(&counts), "{text}");
+        assert!(text.contains("one filter for every capture"), "{text}");
+        let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+        let opts = burstcore::analysis::FlowOptions::default();
+        let order = order(filters.to_vec());
+        let err = burstcore::analyze::flows(&mut readers, opts, &[], order, &mut |_| Ok(()))
+            .expect_err("a filter count that is not the file count");
+        assert!(err.to_string().contains(&counts), "{err}");
+    }
+}

@@ -17,6 +17,7 @@ fn base() -> ScanConfig {
         max_groups: 10,
         time_range: burstcore::TimeRange::ALL,
         filter: None,
+        file_filters: Vec::new(),
     }
 }
 

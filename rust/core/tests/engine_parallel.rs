@@ -37,6 +37,7 @@ fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
         },
         time_range: burstcore::TimeRange::ALL,
         filter: None,
+        file_filters: Vec::new(),
     }
 }
 

@@ -212,6 +212,7 @@ fn random_config(rng: &mut Rng, pts: &[(i64, u64)]) -> ScanConfig {
         max_groups: 1000,
         time_range: burstcore::TimeRange::ALL,
         filter: None,
+        file_filters: Vec::new(),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::columns::{col, opt_col, Addresses};
 use crate::errors::{guard, to_py};
-use crate::{accounting, late_policy, parse_filter, time_range, Span};
+use crate::{accounting, late_policy, parse_filters, time_range, Filters, Span};
 use crate::{config, open_all, output_to_py, warnings_of, Control};
 use burstcore::analysis::{FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram};
 use burstcore::analyze::{self, OrderOptions};
@@ -29,13 +29,15 @@ fn order(
     horizon_ns: i64,
     on_late: &str,
     range: Span,
-    filter: Option<&str>,
+    filter: Option<Filters>,
 ) -> PyResult<OrderOptions> {
+    let (filter, file_filters) = parse_filters(filter)?;
     Ok(OrderOptions {
         reorder_horizon_ns: horizon_ns,
         late: late_policy(on_late)?,
         time_range: time_range(range),
-        filter: parse_filter(filter)?,
+        filter,
+        file_filters,
     })
 }
 
@@ -82,7 +84,7 @@ fn flows<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
-    filter: Option<String>,
+    filter: Option<Filters>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let key = match key {
@@ -105,7 +107,7 @@ fn flows<'py>(
             idle_timeout_ns,
             max_flows,
         };
-        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
+        let ord = order(horizon_ns, on_late, time_range, filter)?;
         let ((rep, env, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::flows(r, opts, &windows_ns, ord, p)
         })?;
@@ -153,10 +155,10 @@ fn traffic_matrix<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
-    filter: Option<String>,
+    filter: Option<Filters>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
-        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
+        let ord = order(horizon_ns, on_late, time_range, filter)?;
         let ((m, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::traffic_matrix(r, max_pairs, ord, p)
         })?;
@@ -298,7 +300,7 @@ fn histograms<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
-    filter: Option<String>,
+    filter: Option<Filters>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
@@ -316,7 +318,7 @@ fn histograms<'py>(
             }
         };
         let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
-        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
+        let ord = order(horizon_ns, on_late, time_range, filter)?;
         let ((h, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::histograms(r, by, max_groups, ord, p)
         })?;
@@ -381,10 +383,10 @@ fn bursts<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
-    filter: Option<String>,
+    filter: Option<Filters>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
-        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
+        let ord = order(horizon_ns, on_late, time_range, filter)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::bursts(r, gap_ns, ord, p)
         })?;
@@ -417,7 +419,7 @@ fn iterations<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
-    filter: Option<String>,
+    filter: Option<Filters>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         if bin_ns <= 0 || min_period_ns < 0 || max_period_ns <= min_period_ns {
@@ -432,7 +434,7 @@ fn iterations<'py>(
             ..IterationOptions::default()
         };
         let max_bins = opts.max_bins;
-        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
+        let ord = order(horizon_ns, on_late, time_range, filter)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::iterations(r, opts, ord, p)
         })?;
@@ -475,13 +477,13 @@ fn superpose<'py>(
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
-    filter: Option<String>,
+    filter: Option<Filters>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let cfg = config(
             windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
         )?;
-        let ord = order(horizon_ns, on_late, time_range, filter.as_deref())?;
+        let ord = order(horizon_ns, on_late, time_range, filter)?;
         let (sp, warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::superpose(r, &offsets_ns, cfg, ord, p)
         })?;

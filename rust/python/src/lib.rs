@@ -418,6 +418,7 @@ fn config(
         max_groups,
         time_range: TimeRange::ALL,
         filter: None,
+        file_filters: Vec::new(),
     })
 }
 
@@ -435,6 +436,42 @@ pub(crate) fn time_range(span: Span) -> TimeRange {
 pub(crate) fn parse_filter(text: Option<&str>) -> PyResult<Option<burstcore::Filter>> {
     text.map(|t| burstcore::Filter::parse(t).map_err(to_py))
         .transpose()
+}
+
+/// `filter=` of a call that reads several captures: one expression for all of them, or one per
+/// capture (`None` where a capture has none).
+#[derive(FromPyObject)]
+pub(crate) enum Filters {
+    All(String),
+    Each(Vec<Option<String>>),
+}
+
+/// The filter for all captures and each capture's own ([`burstcore::ScanConfig::file_filters`]);
+/// a bad expression of one capture's says which capture.
+pub(crate) fn parse_filters(
+    filters: Option<Filters>,
+) -> PyResult<(Option<burstcore::Filter>, Vec<Option<burstcore::Filter>>)> {
+    match filters {
+        None => Ok((None, Vec::new())),
+        Some(Filters::All(text)) => Ok((parse_filter(Some(&text))?, Vec::new())),
+        Some(Filters::Each(texts)) => {
+            let each = texts
+                .iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    t.as_deref()
+                        .map(burstcore::Filter::parse)
+                        .transpose()
+                        .map_err(|mut e| {
+                            e.reason =
+                                format!("capture {} of {}: {}", k + 1, texts.len(), e.reason);
+                            to_py(e)
+                        })
+                })
+                .collect::<PyResult<_>>()?;
+            Ok((None, each))
+        }
+    }
 }
 
 /// What to do with a packet later than the reorder horizon, as scans and analyses take it.
@@ -564,25 +601,29 @@ fn scan<'py>(
     threads: usize,
     mmap: Option<bool>,
     time_range: Span,
-    filter: Option<String>,
+    filter: Option<Filters>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let range = crate::time_range(time_range);
-        let filter = parse_filter(filter.as_deref())?;
+        let (filter, file_filters) = parse_filters(filter)?;
         let cfg = ScanConfig {
             time_range: range,
-            filter: filter.clone(),
+            filter,
+            file_filters,
             ..config(
                 windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
             )?
         };
         let size = SizeKind::parse(size).map_err(to_py)?;
+        let cfg_filter = cfg.filter_per_capture(sources.len());
         let (mut readers, total) = open_all(py, &sources, strict, mmap, threads)?;
         let mut ctl = Control::new(py, progress, total)?;
         let res = py.detach(|| {
             pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))
         });
         let (out, acc) = res.map_err(|e| {
+            // The one capture's filter, if the error is of the one capture it looks again at.
+            let filter = cfg_filter.ok().and_then(|f| f.into_iter().next().flatten());
             let chosen = (range, filter.as_ref());
             let e = locate_late(py, &sources, e, size, horizon_ns, chosen, strict, mmap);
             ctl.take(e)

@@ -96,12 +96,31 @@ pub struct ScanConfig {
     /// Only the packets whose headers pass this filter are read ([`crate::Filter`]); the others
     /// are skipped and counted by the pipeline, as packets outside `time_range` are.
     pub filter: Option<crate::Filter>,
+    /// One filter per capture, in the order the captures are given, each read through its own
+    /// (and through `filter`); empty for none. For one capture per host, where a packet between
+    /// two captured hosts is in both files: `src host H` for H's file counts each packet once.
+    pub file_filters: Vec<Option<crate::Filter>>,
 }
 
 impl ScanConfig {
     /// Whether any grouping of this scan reads packet headers ([`By::reads_headers`]).
     pub fn reads_headers(&self) -> bool {
         self.by.iter().any(|b| b.reads_headers())
+    }
+
+    /// Whether some packets are chosen by their headers (a filter for all captures or for one).
+    pub fn filters(&self) -> bool {
+        self.filter.is_some() || self.file_filters.iter().any(Option::is_some)
+    }
+
+    /// The filter each of `captures` captures is read through: [`ScanConfig::filter`] together
+    /// with its own from [`ScanConfig::file_filters`]. An error if there are file filters, but
+    /// not one per capture.
+    pub fn filter_per_capture(
+        &self,
+        captures: usize,
+    ) -> crate::error::Result<Vec<Option<crate::Filter>>> {
+        crate::filter::per_capture(self.filter.as_ref(), &self.file_filters, captures)
     }
 }
 

@@ -28,6 +28,7 @@ impl Default for ScanConfig {
             max_groups: Self::DEFAULT_MAX_GROUPS,
             time_range: crate::TimeRange::ALL,
             filter: None,
+            file_filters: Vec::new(),
         }
     }
 }
@@ -65,6 +66,7 @@ impl ScanConfig {
             max_groups,
             time_range,
             filter,
+            file_filters,
         } = self;
         if let (Some(s), Some(e)) = (time_range.start_ns, time_range.end_ns) {
             if s >= e {
@@ -116,6 +118,7 @@ impl ScanConfig {
             max_groups,
             time_range,
             filter,
+            file_filters,
         })
     }
 }
@@ -134,6 +137,7 @@ impl Scanner {
             // Applied by the pipeline that reads the packets, before they reach a scanner.
             time_range: _,
             filter: _,
+            file_filters: _,
         } = config.normalized()?;
         let metrics = Metrics {
             windows_ns,

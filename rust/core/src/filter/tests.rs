@@ -290,3 +290,38 @@ fn deep_or_long_filters_are_refused_not_a_stack_overflow() {
     let ok = vec!["port 1"; 1000].join(" or ");
     assert!(passes(&ok, &pkt("10.0.0.1", "10.0.0.2", TCP, 1, 2)));
 }
+
+#[test]
+fn a_files_own_filter_goes_with_the_filter_for_all() {
+    let f = |t: &str| Some(Filter::parse(t).unwrap());
+    let tcp = pkt("10.0.0.1", "10.0.0.2", 6, 5000, 80);
+    let udp = pkt("10.0.0.2", "10.0.0.1", 17, 5000, 80);
+    let each = [f("src host 10.0.0.1"), None, f("udp")];
+    let got = per_capture(f("port 80").as_ref(), &each, 3).unwrap();
+    let texts: Vec<Option<&str>> = got.iter().map(|g| g.as_ref().map(Filter::text)).collect();
+    assert_eq!(
+        texts,
+        [
+            Some("(port 80) and (src host 10.0.0.1)"),
+            Some("port 80"),
+            Some("(port 80) and (udp)"),
+        ]
+    );
+    let pass = |g: &Option<Filter>, h: &Headers| g.as_ref().is_none_or(|g| g.matches(h, 100));
+    assert_eq!((pass(&got[0], &tcp), pass(&got[0], &udp)), (true, false));
+    assert_eq!((pass(&got[2], &tcp), pass(&got[2], &udp)), (false, true));
+    // Without a filter for all, each file its own; without own filters, the one for all.
+    let alone = per_capture(None, &each, 3).unwrap();
+    assert_eq!(alone, each);
+    assert_eq!(
+        per_capture(f("tcp").as_ref(), &[], 2).unwrap(),
+        [f("tcp"), f("tcp")]
+    );
+    let e = per_capture(None, &each, 2).unwrap_err().to_string();
+    assert!(
+        e.starts_with("3 filters for 2 captures: give one filter for every capture"),
+        "{e}"
+    );
+    let e = per_capture(None, &each[..1], 2).unwrap_err().to_string();
+    assert!(e.starts_with("1 filter for 2 captures"), "{e}");
+}
