@@ -61,6 +61,23 @@ def test_numbers_in_strings_are_told_their_unit_is_missing(bare):
         parse_rate(bare, name="rate")
 
 
+@pytest.mark.parametrize("zero", ["0", " 0 ", "0.0", "-0", "+0.000"])
+def test_a_bare_zero_is_zero_in_every_unit(zero):
+    # An offset list "0,-3ms" needs no unit on its zero; where zero is not allowed, that is said.
+    assert parse_duration(zero, name="offset", allow_zero=True) == 0
+    with pytest.raises(ValueError, match="must be > 0"):
+        parse_duration(zero, name="window")
+
+
+def test_superpose_takes_a_bare_zero_offset_as_the_command_line_does(tmp_path):
+    path = tmp_path / "t.pcapng"
+    path.write_bytes(oracles.capture([10**18 + k * 1_000 for k in range(50)], [100] * 50))
+    a = burstcore.superpose([path, path], offsets=["0", "10us"], windows=["1ms"], rates=["1Gbps"])
+    b = burstcore.superpose([path, path], offsets=[0, "10us"], windows=["1ms"], rates=["1Gbps"])
+    assert a.offsets_ns == b.offsets_ns == [0, 10_000]
+    assert a.envelope.equals(b.envelope)
+
+
 @pytest.mark.parametrize(
     ("text", "bps"),
     [

@@ -91,7 +91,11 @@ def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = Fal
             ns = int((Decimal(repr(float(value))) * 1_000_000_000).to_integral_value())
     elif isinstance(value, str):
         m = _DURATION_RE.match(value)
-        if not m and _is_bare_number(value):
+        bare = not m and _is_bare_number(value)
+        if bare and Decimal(value.strip()) == 0:
+            # Zero is zero in every unit (an offset of "0" beside "-3ms").
+            m = _DURATION_RE.match(value.strip() + "s")
+        elif bare:
             # From a command line every value is a string: say what is missing.
             raise ValueError(f"{name}={value!r} has no unit: write e.g. '{value.strip()}s' or '{value.strip()}ms'")
         if not m or m.group(2) not in _DURATION_UNITS:
