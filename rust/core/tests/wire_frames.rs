@@ -215,7 +215,9 @@ impl Frame {
     fn tcp(&mut self, flags: u8, options: usize, payload: usize) -> &mut Self {
         let s = self.at();
         let doff = (5 + options / 4) as u8;
-        self.put16(40000).put16(443).put(&[0x80, 0, 0, 1, 0, 0, 0, 2]);
+        self.put16(40000)
+            .put16(443)
+            .put(&[0x80, 0, 0, 1, 0, 0, 0, 2]);
         self.put(&[doff << 4, flags])
             .put16(65535)
             .put(&[0, 0, 0, 0]);

@@ -554,9 +554,7 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], orig_len: u32, at: &str, tally: 
             at,
         );
         match t.num(F::TcpSeqRaw) {
-            None if h.tcp_seq.is_some() && h.truncated => {
-                tally.legit("cut-tcp-seq")
-            }
+            None if h.tcp_seq.is_some() && h.truncated => tally.legit("cut-tcp-seq"),
             theirs => tally.eq("tcp.seq_raw", h.tcp_seq.map(u64::from), theirs, at),
         }
         match t.num(F::TcpLen) {

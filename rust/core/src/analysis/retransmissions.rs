@@ -63,8 +63,7 @@ impl SeqTracker {
         let occupies = len > 0 || syn || fin;
         // A keep-alive resends the byte before the next one (or none) to get an ACK back: no
         // data is resent that a receiver lacked, and tshark does not flag it either.
-        let keep_alive =
-            len <= 1 && flags & (SYN | FIN | RST) == 0 && seq == next.wrapping_sub(1);
+        let keep_alive = len <= 1 && flags & (SYN | FIN | RST) == 0 && seq == next.wrapping_sub(1);
         occupies && !keep_alive
     }
 }
@@ -198,10 +197,10 @@ mod tests {
             seg(99, ACK, 0),
             seg(99, ACK, 1),
             seg(99, ACK, 1),
-            seg(98, ACK, 1), // not the byte before the next one: resent data
-            seg(99, RST, 1), // a RST is no keep-alive
-            seg(99, ACK, 2), // more than one byte, reaching one past the highest end
-            seg(99, ACK, 2), // ... and resent
+            seg(98, ACK, 1),  // not the byte before the next one: resent data
+            seg(99, RST, 1),  // a RST is no keep-alive
+            seg(99, ACK, 2),  // more than one byte, reaching one past the highest end
+            seg(99, ACK, 2),  // ... and resent
             seg(101, ACK, 0), // a pure ACK occupies nothing
             seg(50, ACK, 0),
         ];
