@@ -40,8 +40,8 @@ def _ipv6(src: str, dst: str, nxt: int, l4: bytes, payload: int) -> bytes:
     return struct.pack("!IHBB16s16s", 6 << 28, len(l4) + payload, nxt, 64, a, b) + l4 + b"\xcd" * payload
 
 
-def _tcp(sport: int, dport: int, flags: int) -> bytes:
-    return struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, flags, 1024, 0, 0)
+def _tcp(sport: int, dport: int, flags: int, seq: int = 1) -> bytes:
+    return struct.pack("!HHIIBBHHH", sport, dport, seq, 0, 5 << 4, flags, 1024, 0, 0)
 
 
 def _udp(sport: int, dport: int, payload: int) -> bytes:
@@ -61,7 +61,7 @@ def _mix(path: Path, n: int, seed: int) -> None:
         payload = rng.randrange(0, 300)
         v4 = (rng.choice(V4), rng.choice(V4))
         if kind == "tcp4":
-            tcp = _tcp(rng.randrange(65536), rng.randrange(65536), rng.randrange(256))
+            tcp = _tcp(rng.randrange(65536), rng.randrange(65536), rng.randrange(256), rng.randrange(1 << 32))
             w.epb(0, ETH + b"\x08\x00" + _ipv4(*v4, 6, tcp, payload), ts_ns=t)
         elif kind == "udp6":
             udp = _udp(rng.randrange(65536), rng.randrange(4792, 65536), payload)
@@ -120,6 +120,7 @@ FIELDS = [
     "tcp.flags",
     "ipv6.opt.jumbo",
     "ipv6.hopopts.nxt",
+    "tcp.seq_raw",
 ]
 
 
@@ -154,6 +155,7 @@ def _expected(row: list[str]) -> dict[str, object]:
         "ip_len": _int(f["ip.len"]) if f["ip.len"] else _ipv6_len(plen, _int(f["ipv6.opt.jumbo"])),
         "payload_len": _int(f["tcp.len"]) if f["tcp.len"] else (udp_len - 8 if udp_len is not None else None),
         "tcp_flags": _int(f["tcp.flags"]),
+        "tcp_seq": _int(f["tcp.seq_raw"]),
     }
 
 
@@ -173,6 +175,7 @@ SCHEMA = {
     "ip_len": pl.UInt32,
     "payload_len": pl.UInt32,
     "tcp_flags": pl.UInt8,
+    "tcp_seq": pl.UInt32,
 }
 
 

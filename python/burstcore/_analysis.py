@@ -131,7 +131,16 @@ def flows(
 
     Columns: src_ip, dst_ip, protocol, src_port, dst_port, first_seen, last_seen (Datetime ns
     UTC), duration (Duration ns), first_seen_ns, last_seen_ns, duration_ns, packets, bytes,
-    src2dst_packets, src2dst_bytes, dst2src_packets, dst2src_bytes.
+    src2dst_packets, src2dst_bytes, dst2src_packets, dst2src_bytes, retransmitted_packets,
+    retransmitted_bytes.
+
+    ``retransmitted_packets`` / ``retransmitted_bytes``: the flow's TCP segments that resend
+    sequence space its sender had already sent (all of it: a segment whose end is not past the
+    highest end seen before it in time, serial-number arithmetic, keep-alives aside), and their
+    bytes counted as ``bytes`` counts them; each direction of a 'biflow' row is tracked on its
+    own. This is tshark's retransmission, fast retransmission, spurious retransmission and
+    out-of-order together (docs/metrics.md says where it differs). Null for a flow with no TCP
+    packet; a new flow after an idle timeout starts afresh.
     """
     if key not in FLOW_KEYS:
         raise ValueError(f"key={key!r}: use one of {', '.join(FLOW_KEYS)}")
@@ -156,7 +165,9 @@ def flows(
     for k in ("no_flow_packets", "no_flow_bytes", "accounting"):
         out.pop(k)
     labels = pl.Series(out.pop("addresses"), dtype=pl.String)
+    masks = {k.removesuffix("_valid"): out.pop(k) for k in [k for k in out if k.endswith("_valid")]}
     df = pl.DataFrame({k: (labels.gather(v).alias(k) if k in ("src_ip", "dst_ip") else v) for k, v in out.items()})
+    df = df.with_columns(pl.when(pl.Series(m)).then(pl.col(k)).otherwise(None).alias(k) for k, m in masks.items())
     df = df.with_columns(
         first_seen=pl.col("first_seen_ns").cast(_DT),
         last_seen=pl.col("last_seen_ns").cast(_DT),
@@ -180,6 +191,8 @@ def flows(
         "src2dst_bytes",
         "dst2src_packets",
         "dst2src_bytes",
+        "retransmitted_packets",
+        "retransmitted_bytes",
     )
     if windows_ns:
         e = pl.DataFrame(env)

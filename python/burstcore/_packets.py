@@ -48,12 +48,12 @@ def read_packets(
     Columns: ``timestamp`` (Datetime ns, UTC; null for packets without one), ``interface``,
     ``wire_len``, ``cap_len``, ``linktype``, ``src``, ``dst`` (IP addresses as strings),
     ``protocol``, ``sport``, ``dport``, ``vlan``, ``qp`` (RoCEv2 destination QP), ``ip_len``,
-    ``payload_len``, ``tcp_flags``. Header fields are null where a packet lacks them (or its
-    capture cut them off). ``ip_len`` is the IP header's length (IPv4 total length, IPv6
-    payload length + 40); where that is 0, as in TSO/GRO and BIG TCP super-frames, it is an IPv6
-    Jumbo Payload option's length + 40, else the rest of the frame on the wire, as tshark
-    presumes; ``payload_len`` follows from it. ``columns`` selects a subset (faster: headers are
-    decoded only if asked for).
+    ``payload_len``, ``tcp_flags``, ``tcp_seq`` (the raw TCP sequence number, ``UInt32``).
+    Header fields are null where a packet lacks them (or its capture cut them off). ``ip_len``
+    is the IP header's length (IPv4 total length, IPv6 payload length + 40); where that is 0, as
+    in TSO/GRO and BIG TCP super-frames, it is an IPv6 Jumbo Payload option's length + 40, else
+    the rest of the frame on the wire, as tshark presumes; ``payload_len`` follows from it.
+    ``columns`` selects a subset (faster: headers are decoded only if asked for).
 
     The lengths (``wire_len``, ``cap_len``, ``ip_len``, ``payload_len``) are ``UInt32``, as in
     the capture formats. polars sums a ``UInt32`` column in 32 bits, so a total past 4 GiB

@@ -593,7 +593,8 @@ def _analysis_parsers(sub: Any) -> None:
         sub,
         "flows",
         "flow records (NFStream/Zeek style), optionally with each flow's own E(τ)",
-        "One row per flow: addresses, protocol, ports, first and last packet, packets and bytes (burstcore.flows()).",
+        "One row per flow: addresses, protocol, ports, first and last packet, packets, bytes and TCP "
+        "retransmissions (burstcore.flows()).",
         FLOWS_EXAMPLES,
     )
     g.add_argument(

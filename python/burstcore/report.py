@@ -253,11 +253,13 @@ def _host(ip: str | None) -> str:
 
 def flows_table(flows: pl.DataFrame, key: str) -> Table:
     """One row per flow of ``burstcore.flows``: the flow, its protocol, first packet, duration,
-    packets and bytes (both directions of a biflow apart), and its E(τ) per window if asked."""
+    packets and bytes (both directions of a biflow apart), TCP retransmitted packets ('-' for a
+    flow without TCP), and its E(τ) per window if asked."""
     envelopes = [c for c in flows.columns if c.startswith("envelope_")]
     header = ["flow", "proto", "first seen (UTC)", "duration", "packets", "bytes"]
     if key == "biflow":
         header += ["src→dst bytes", "dst→src bytes"]
+    header += ["retransmitted"]
     header += [f"E({c.removeprefix('envelope_')})" for c in envelopes]
     arrow = " <> " if key == "biflow" else " > "
     rows = []
@@ -273,6 +275,8 @@ def flows_table(flows: pl.DataFrame, key: str) -> Table:
         ]
         if key == "biflow":
             row += [_int(r["src2dst_bytes"]), _int(r["dst2src_bytes"])]
+        resent = r["retransmitted_packets"]
+        row.append("-" if resent is None else _int(resent))
         rows.append(row + [_int(r[c]) for c in envelopes])
     return header, rows
 

@@ -264,6 +264,7 @@ pub const ALL_COLUMNS: &[&str] = &[
     "ip_len",
     "payload_len",
     "tcp_flags",
+    "tcp_seq",
 ];
 
 #[derive(Debug, Clone, Default)]
@@ -286,6 +287,7 @@ pub struct PacketTable {
     pub ip_len: Nullable<u32>,
     pub payload_len: Nullable<u32>,
     pub tcp_flags: Nullable<u8>,
+    pub tcp_seq: Nullable<u32>,
 }
 
 impl PacketTable {
@@ -410,6 +412,9 @@ impl PacketTable {
         if w.0[14] {
             self.tcp_flags.extend(heads, |h| h.tcp_flags);
         }
+        if w.0[15] {
+            self.tcp_seq.extend(heads, |h| h.tcp_seq);
+        }
     }
 
     /// Make room for `n` more rows in the wanted columns. Only a hint: where the memory is not
@@ -431,6 +436,7 @@ impl PacketTable {
         self.ip_len.reserve(if w.0[12] { n } else { 0 });
         self.payload_len.reserve(if w.0[13] { n } else { 0 });
         self.tcp_flags.reserve(if w.0[14] { n } else { 0 });
+        self.tcp_seq.reserve(if w.0[15] { n } else { 0 });
     }
 
     fn finish(&mut self) {
@@ -443,6 +449,7 @@ impl PacketTable {
         self.ip_len.finish();
         self.payload_len.finish();
         self.tcp_flags.finish();
+        self.tcp_seq.finish();
     }
 
     /// Give back capacity a size estimate over-reserved (in place, no copy).
@@ -462,6 +469,7 @@ impl PacketTable {
         self.ip_len.shrink();
         self.payload_len.shrink();
         self.tcp_flags.shrink();
+        self.tcp_seq.shrink();
     }
 }
 
@@ -814,7 +822,9 @@ mod tests {
                 let proto = if kind == 3 { 17 } else { 6 };
                 f.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 60, 0, 0, 0, 0, 64, proto, 0, 0]);
                 f.extend_from_slice(&[10, 0, 0, rng.below(40) as u8, 10, 0, 1, 1]);
-                f.extend_from_slice(&[0, 80, 0x12, 0xb7, 0, 32, 0, 0, 0, 0, 0, 0, 0x50, 0x18]);
+                f.extend_from_slice(&[0, 80, 0x12, 0xb7]);
+                f.extend_from_slice(&(rng.below(1 << 32) as u32).to_be_bytes());
+                f.extend_from_slice(&[0, 0, 0, 0, 0x50, 0x18]);
                 f.extend_from_slice(&[0; 26]);
             }
         }
@@ -896,6 +906,7 @@ mod tests {
             assert_eq!(nullable(&t.ip_len), h.ip_len);
             assert_eq!(nullable(&t.payload_len), h.payload_len);
             assert_eq!(byte(&t.tcp_flags), h.tcp_flags);
+            assert_eq!(nullable(&t.tcp_seq), h.tcp_seq);
             i += 1;
         }
         assert_eq!(i, frames.len());

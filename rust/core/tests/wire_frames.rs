@@ -29,6 +29,7 @@ struct Need {
     dport: usize,
     payload_len: usize,
     tcp_flags: usize,
+    tcp_seq: usize,
     roce_opcode: usize,
     roce_qp: usize,
     fragment: usize,
@@ -49,6 +50,7 @@ impl Default for Need {
             dport: m,
             payload_len: m,
             tcp_flags: m,
+            tcp_seq: m,
             roce_opcode: m,
             roce_qp: m,
             fragment: m,
@@ -213,7 +215,9 @@ impl Frame {
     fn tcp(&mut self, flags: u8, options: usize, payload: usize) -> &mut Self {
         let s = self.at();
         let doff = (5 + options / 4) as u8;
-        self.put16(40000).put16(443).put(&[0, 0, 0, 1, 0, 0, 0, 2]);
+        self.put16(40000)
+            .put16(443)
+            .put(&[0x80, 0, 0, 1, 0, 0, 0, 2]);
         self.put(&[doff << 4, flags])
             .put16(65535)
             .put(&[0, 0, 0, 0]);
@@ -221,7 +225,9 @@ impl Frame {
         self.want.sport = Some(40000);
         self.want.dport = Some(443);
         self.want.tcp_flags = Some(flags);
-        (self.need.sport, self.need.dport) = (s + 2, s + 4);
+        // The top bit set: a sequence number is unsigned.
+        self.want.tcp_seq = Some(0x8000_0001);
+        (self.need.sport, self.need.dport, self.need.tcp_seq) = (s + 2, s + 4, s + 8);
         (self.need.payload_len, self.need.tcp_flags) = (s + 13, s + 14);
         self.need.end = self.at();
         self.payload_from = Some(self.at());
@@ -288,6 +294,7 @@ fn expected(want: &Headers, need: &Need, n: usize) -> Headers {
         dport: f(want.dport, need.dport, n),
         payload_len: f(want.payload_len, need.payload_len, n),
         tcp_flags: f(want.tcp_flags, need.tcp_flags, n),
+        tcp_seq: f(want.tcp_seq, need.tcp_seq, n),
         roce_opcode: f(want.roce_opcode, need.roce_opcode, n),
         roce_qp: f(want.roce_qp, need.roce_qp, n),
         fragment: want.fragment && n >= need.fragment,

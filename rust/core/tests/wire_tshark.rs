@@ -22,6 +22,8 @@
 //! - `bogus-ip-version`: an IP EtherType over a version nibble neither 4 nor 6; tshark guesses.
 //! - `source-route-dst`: with a loose/strict source-route option tshark's `ip.dst` is the route's
 //!   final address, ours the header's destination.
+//! - `cut-tcp-seq`: the capture ends inside the TCP header's fixed 20 bytes but after the
+//!   sequence number: tshark shows only the ports, we keep every field whose bytes are there.
 //! - `tcp-len-not-reported`: tshark shows TCP ports but no TCP length (header cut or bogus);
 //!   ours comes from the IP length and data offset.
 //! - `ip-len-exceeds-frame`: the IP length is larger than the frame on the wire; tshark clamps
@@ -57,7 +59,7 @@ use scratch::Scratch;
 
 const KNOWN: [u16; 9] = [0, 1, 12, 101, 108, 113, 228, 229, 276];
 
-const FIELDS: [&str; 29] = [
+const FIELDS: [&str; 30] = [
     "ip.src",
     "ip.dst",
     "ipv6.src",
@@ -87,6 +89,7 @@ const FIELDS: [&str; 29] = [
     "ipv6.version",
     "ip.opt.type",
     "ipv6.opt.jumbo",
+    "tcp.seq_raw",
 ];
 
 #[derive(Clone, Copy)]
@@ -120,6 +123,7 @@ enum F {
     Ip6Version,
     IpOptType,
     Ip6Jumbo,
+    TcpSeqRaw,
 }
 
 struct Row(Vec<Vec<String>>);
@@ -549,6 +553,10 @@ fn compare(h: &Headers, t: &Row, tpids: &[u16], orig_len: u32, at: &str, tally: 
             t.num(F::TcpFlags).map(|f| f & 0xff),
             at,
         );
+        match t.num(F::TcpSeqRaw) {
+            None if h.tcp_seq.is_some() && h.truncated => tally.legit("cut-tcp-seq"),
+            theirs => tally.eq("tcp.seq_raw", h.tcp_seq.map(u64::from), theirs, at),
+        }
         match t.num(F::TcpLen) {
             None if h.payload_len.is_some() => tally.legit("tcp-len-not-reported"),
             Some(n)

@@ -128,6 +128,16 @@ fn flows<'py>(
         col(&d, "src2dst_bytes", f.iter().map(|r| r.src2dst_bytes))?;
         col(&d, "dst2src_packets", f.iter().map(|r| r.dst2src_packets))?;
         col(&d, "dst2src_bytes", f.iter().map(|r| r.dst2src_bytes))?;
+        opt_col(
+            &d,
+            "retransmitted_packets",
+            f.iter().map(|r| r.retransmitted_packets),
+        )?;
+        opt_col(
+            &d,
+            "retransmitted_bytes",
+            f.iter().map(|r| r.retransmitted_bytes),
+        )?;
         let e = PyDict::new(py);
         col(&e, "flow", env.rows.iter().map(|r| r.0 as u64))?;
         col(&e, "window_ns", env.rows.iter().map(|r| r.1))?;

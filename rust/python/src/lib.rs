@@ -239,6 +239,7 @@ fn table_columns(py: Python<'_>, mut t: PacketTable) -> PyResult<Vec<arrow::Arro
             "ip_len" => Column::nullable(c, "I", take(&mut t.ip_len))?,
             "payload_len" => Column::nullable(c, "I", take(&mut t.payload_len))?,
             "tcp_flags" => Column::nullable(c, "C", take(&mut t.tcp_flags))?,
+            "tcp_seq" => Column::nullable(c, "I", take(&mut t.tcp_seq))?,
             other => {
                 return Err(PyValueError::new_err(format!("unknown column {other:?}")));
             }

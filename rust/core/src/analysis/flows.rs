@@ -4,12 +4,16 @@
 //! bidirectional 5-tuple in canonical order. Without an idle timeout a key is one flow for the
 //! whole trace (the CNSM study's count); with one, a gap longer than the timeout closes the flow
 //! and the next packet opens a new one. Non-IP packets have no key: they are counted apart.
+//! TCP flows count their retransmitted segments ([`super::retransmissions`]), each direction of
+//! a row on its own.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+use super::retransmissions::SeqTracker;
 use crate::engine::Arrival;
 use crate::error::{Error, ErrorKind, Result};
+use crate::wire::IP_PROTO_TCP;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum FlowKey {
@@ -61,6 +65,11 @@ pub struct FlowRecord {
     pub src2dst_bytes: u64,
     pub dst2src_packets: u64,
     pub dst2src_bytes: u64,
+    /// TCP segments of the flow (both directions for BiFlow5) that resent sequence space
+    /// already seen ([`SeqTracker::segment`]), and their bytes as `bytes` counts them. `None`
+    /// when no packet of the flow is TCP.
+    pub retransmitted_packets: Option<u64>,
+    pub retransmitted_bytes: Option<u64>,
 }
 
 /// Flows plus the packets that could not belong to any flow.
@@ -88,6 +97,8 @@ pub struct FlowTable {
     /// Index into `records` of the live flow for each key.
     live: HashMap<Key, usize>,
     records: Vec<FlowRecord>,
+    /// Beside each record: what each direction has sent (forward, i.e. src2dst, first).
+    seq: Vec<[SeqTracker; 2]>,
     /// Flows closed by the idle timeout, so `live` stays bounded by the active set.
     closed: usize,
     no_flow_packets: u64,
@@ -100,6 +111,7 @@ impl FlowTable {
             opts,
             live: HashMap::new(),
             records: Vec::new(),
+            seq: Vec::new(),
             closed: 0,
             no_flow_packets: 0,
             no_flow_bytes: 0,
@@ -208,7 +220,10 @@ impl FlowTable {
                     src2dst_bytes: 0,
                     dst2src_packets: 0,
                     dst2src_bytes: 0,
+                    retransmitted_packets: None,
+                    retransmitted_bytes: None,
                 });
+                self.seq.push(Default::default());
                 self.live.insert(key, i);
                 i
             }
@@ -230,6 +245,17 @@ impl FlowTable {
             } else {
                 r.dst2src_packets = r.dst2src_packets.saturating_add(1);
                 r.dst2src_bytes = r.dst2src_bytes.saturating_add(a.size);
+            }
+            if h.ip_proto == Some(IP_PROTO_TCP) {
+                let resent = self
+                    .seq
+                    .get_mut(idx)
+                    .is_some_and(|s| s[usize::from(!same_dir)].segment(h));
+                let (n, b) = (u64::from(resent), if resent { a.size } else { 0 });
+                let p = r.retransmitted_packets.get_or_insert(0);
+                *p = p.saturating_add(n);
+                let by = r.retransmitted_bytes.get_or_insert(0);
+                *by = by.saturating_add(b);
             }
         }
         Ok(())
@@ -271,5 +297,105 @@ impl FlowTable {
     /// Packets and bytes in no flow so far (see [`FlowReport::no_flow_packets`]).
     pub fn no_flow(&self) -> (u64, u64) {
         (self.no_flow_packets, self.no_flow_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Headers, IP_PROTO_UDP};
+
+    const ACK: u8 = 0x10;
+
+    /// A packet from 10.0.0.`from`:`from` to 10.0.0.`to`:`to`.
+    fn packet(ts_ns: i64, proto: u8, from: u8, to: u8, seq: u32, len: u32) -> Arrival {
+        let ip = |n: u8| Some(IpAddr::from([10, 0, 0, n]));
+        let tcp = proto == IP_PROTO_TCP;
+        Arrival {
+            ts_ns,
+            size: u64::from(len) + 54,
+            interface: 0,
+            headers: Headers {
+                src: ip(from),
+                dst: ip(to),
+                ip_proto: Some(proto),
+                sport: Some(u16::from(from)),
+                dport: Some(u16::from(to)),
+                payload_len: Some(len),
+                tcp_flags: tcp.then_some(ACK),
+                tcp_seq: tcp.then_some(seq),
+                ..Headers::default()
+            },
+        }
+    }
+
+    fn flows(opts: FlowOptions, packets: &[Arrival]) -> Vec<FlowRecord> {
+        let mut t = FlowTable::new(opts);
+        for a in packets {
+            t.push(a).unwrap();
+        }
+        t.finish()
+    }
+
+    fn resent(r: &FlowRecord) -> (Option<u64>, Option<u64>) {
+        (r.retransmitted_packets, r.retransmitted_bytes)
+    }
+
+    #[test]
+    fn retransmissions_per_flow_and_null_without_tcp() {
+        let t = IP_PROTO_TCP;
+        let packets = [
+            packet(0, t, 1, 2, 0, 100),
+            packet(1, t, 2, 1, 5000, 0),
+            packet(2, t, 1, 2, 100, 100),
+            packet(3, t, 1, 2, 100, 100),
+            packet(4, IP_PROTO_UDP, 1, 2, 0, 100),
+            packet(5, IP_PROTO_UDP, 1, 2, 0, 100),
+            // The other direction's sequence numbers are its own: 100 is far below 5000.
+            packet(6, t, 2, 1, 100, 10),
+        ];
+        let directional = flows(FlowOptions::default(), &packets);
+        let got: Vec<_> = directional.iter().map(resent).collect();
+        assert_eq!(
+            got,
+            [(Some(1), Some(154)), (Some(1), Some(64)), (None, None)]
+        );
+        let bi = flows(
+            FlowOptions {
+                key: FlowKey::BiFlow5,
+                ..FlowOptions::default()
+            },
+            &packets,
+        );
+        let got: Vec<_> = bi.iter().map(resent).collect();
+        assert_eq!(got, [(Some(2), Some(218)), (None, None)]);
+        // Flow4 ignores the protocol: one row with TCP in it, counting only the TCP segments.
+        let four = flows(
+            FlowOptions {
+                key: FlowKey::Flow4,
+                ..FlowOptions::default()
+            },
+            &packets,
+        );
+        let got: Vec<_> = four.iter().map(resent).collect();
+        assert_eq!(got, [(Some(1), Some(154)), (Some(1), Some(64))]);
+    }
+
+    #[test]
+    fn each_flow_an_idle_timeout_opens_starts_afresh() {
+        let t = IP_PROTO_TCP;
+        let packets = [
+            packet(0, t, 1, 2, 0, 100),
+            packet(1, t, 1, 2, 100, 100),
+            // A new flow: its first segment only sets the state, though it lies below.
+            packet(100, t, 1, 2, 0, 100),
+            packet(101, t, 1, 2, 0, 100),
+        ];
+        let opts = FlowOptions {
+            idle_timeout_ns: Some(10),
+            ..FlowOptions::default()
+        };
+        let got: Vec<_> = flows(opts, &packets).iter().map(resent).collect();
+        assert_eq!(got, [(Some(0), Some(0)), (Some(1), Some(154))]);
     }
 }

@@ -10,6 +10,7 @@ pub mod flows;
 pub mod hist;
 pub mod iterations;
 pub mod matrix;
+pub mod retransmissions;
 pub mod superpose;
 
 pub use bursts::{Burst, BurstDetector, BurstReport};
@@ -17,4 +18,5 @@ pub use flows::{FlowKey, FlowOptions, FlowRecord, FlowReport, FlowTable};
 pub use hist::{GapHistogram, GroupedHistograms, SizeHistogram};
 pub use iterations::{Iteration, IterationAnalyzer, IterationOptions, IterationReport};
 pub use matrix::{HostTotals, TrafficMatrix};
+pub use retransmissions::SeqTracker;
 pub use superpose::{random_offsets, Merge, SplitMix64};

@@ -116,7 +116,7 @@ mod tests {
         Option<i64>,
         [Option<u32>; 4],
         [Option<String>; 2],
-        [Option<u32>; 9],
+        [Option<u32>; 10],
     );
 
     /// Every row of `tables`, in order, as the values of its wanted columns (`None` for a
@@ -145,6 +145,7 @@ mod tests {
                         at(&t.ip_len, i),
                         at(&t.payload_len, i),
                         at(&t.tcp_flags, i).map(u32::from),
+                        at(&t.tcp_seq, i),
                         Some(t.columns.len() as u32),
                     ],
                 ));

@@ -51,6 +51,9 @@ pub struct Headers {
     /// Transport payload length, from the IP length minus the IP and transport headers.
     pub payload_len: Option<u32>,
     pub tcp_flags: Option<u8>,
+    /// TCP sequence number (raw, not relative to the connection's first), when its 4 bytes
+    /// were captured.
+    pub tcp_seq: Option<u32>,
     /// RoCEv2 (UDP dport 4791) Base Transport Header: opcode and destination QP (24 bits).
     pub roce_opcode: Option<u8>,
     pub roce_qp: Option<u32>,
