@@ -615,7 +615,8 @@ fn fill<S: Source>(
 ) -> Result<PacketTable> {
     let w = Wanted::new(&cols);
     let filter = select.filter;
-    // Tested once here, not per packet: the read of every packet stays as it was.
+    // Whether there is a range at all, found once: a read of all of time pays one branch per
+    // packet that always goes the same way.
     let ranged = !select.range.is_all();
     // A filter reads the headers whatever the columns: into the row's slot, kept if it passes.
     let headers = w.headers() || filter.is_some();
