@@ -72,6 +72,8 @@ burstcore.scan("t.pcapng", threads=np.int64(2), max_groups=np.int64(10), filter=
 burstcore.sizes("t.pcapng", quantiles=[0.5, np.float32(0.9)], max_groups=np.int32(100))
 burstcore.superpose(["a.pcap", "a.pcap"], offsets="random", seed=np.int64(3))
 burstcore.read_packets("t.pcapng", threads=np.int64(1), filter="not arp")
+burstcore.read_packets("t.pcapng", ["timestamp"], start="2026-11-30T02:48:30Z", end=np.datetime64(0, "ns"))
+burstcore.bursts("t.pcapng", quantiles=(0.5, np.float64(0.99)))
 
 
 def typed(src: burstcore.Source, w: burstcore.Durations, r: burstcore.Rates, t: burstcore.Instant) -> float:
@@ -97,6 +99,7 @@ BAD = [
     "burstcore.superpose(['a.pcap', 'b.pcap'], offsets='random', max_offset=[1])",
     "burstcore.sizes('t.pcapng', quantiles='0.5')",
     "burstcore.scan('t.pcapng', filter=['tcp'])",
+    "burstcore.read_packets('t.pcapng', start=1.5)",
 ]
 
 
