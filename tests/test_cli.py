@@ -127,6 +127,30 @@ def test_threads_option_reaches_the_scan_and_changes_nothing(cap: Path) -> None:
         assert docs[0][table] == docs[1][table], table
 
 
+def test_max_groups_option_reaches_the_scan(cap: Path) -> None:
+    # A limit of one group less than the host pairs is one too few, in the API as on the line.
+    pairs = burstcore.scan(str(cap), **API_KW).groups.filter(pl.col("by") == "pair").height
+    assert pairs >= 2
+    with pytest.raises(burstcore.LimitExceededError, match="max_groups"):
+        burstcore.scan(str(cap), **API_KW, max_groups=pairs - 1)
+    p = run_cli("scan", cap, *SCAN_ARGS, "--max-groups", pairs - 1)
+    assert p.returncode == cli.EXIT_CAPTURE, p.stderr
+    err = _one_line_error(p)
+    assert "raise --max-groups" in err and "max_groups" not in err, err
+    p = run_cli("scan", cap, *SCAN_ARGS, "--max-groups", pairs, "--format", "json", "-o", "-")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    api = burstcore.scan(str(cap), **API_KW, max_groups=pairs)
+    assert (
+        pl.DataFrame(doc["groups"])
+        .select("by", "group", "packets", "bytes")
+        .equals(api.groups.select("by", "group", "packets", "bytes"))
+    )
+    # plot and report scan with the same options.
+    for command in ("plot", "report"):
+        assert "--max-groups N" in run_cli(command, "--help").stdout.decode(), command
+
+
 def test_scan_values_match_brute_force(cap: Path, tmp_path: Path) -> None:
     """Beyond agreeing with the API: E(τ) on the command line is the brute-force maximum."""
     ts, frames = training_like()
@@ -492,6 +516,10 @@ def test_corrupt_file(tmp_path: Path, cap: Path) -> None:
         (["--frobnicate"], "unrecognized arguments"),
         (["--threads", "0"], "not a positive whole number"),
         (["--threads", "5000"], "more than the 1024 burstcore will start"),
+        (["--max-groups", "0"], "argument --max-groups: '0' is not a positive whole number"),
+        (["--max-groups", "many"], "argument --max-groups: 'many' is not a positive whole number"),
+        (["--max-groups", "1.5"], "'1.5' is not a positive whole number"),
+        (["--max-groups", str(2**63)], "is too large"),
     ],
 )
 def test_bad_option_values(cap: Path, args: list[str], needle: str) -> None:
