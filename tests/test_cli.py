@@ -654,3 +654,40 @@ def test_plot_and_report_use_iterations_when_available(cap: Path, tmp_path: Path
     lo, hi = starts[1], starts[-1]
     assert cli.main(["plot", str(cap), "-o", str(tmp_path / "h.png"), "-q", "--start", str(lo), "--end", str(hi)]) == 0
     assert asked == [{"start": lo, "end": hi}]
+
+
+def test_plot_and_report_find_iterations_with_the_scans_read_options(
+    cap: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    asked: list[dict[str, object]] = []
+    monkeypatch.setattr(
+        burstcore, "iterations", lambda src, **kw: asked.append(kw) or SimpleNamespace(iterations=None), raising=False
+    )
+    opts = ["--reorder-horizon", "50ms", "--on-late", "drop", "--strict", "--no-mmap", "--filter", "udp"]
+    assert cli.main(["plot", str(cap), "-o", str(tmp_path / "f.png"), "-q", *opts]) == 0
+    assert cli.main(["report", str(cap), "-o", str(tmp_path / "r.html"), "-q", *opts]) == 0
+    want = {"reorder_horizon": "50000000ns", "on_late": "drop", "strict": True, "mmap": False, "filter": "udp"}
+    assert asked == [want, want]
+    # A default given explicitly is left out, as the defaults are.
+    asked.clear()
+    assert cli.main(["plot", str(cap), "-o", str(tmp_path / "g.png"), "-q", "--reorder-horizon", "10ms"]) == 0
+    assert asked == [{}]
+
+
+def test_a_late_packet_dropped_by_the_scan_is_dropped_for_the_iterations(tmp_path: Path) -> None:
+    # One packet 30 ms late: past the default 10 ms horizon. With --on-late drop the scan drops
+    # it, and the iterations shaded on the figure are found with the same option (they used to
+    # be read with the default, fail on the packet and be left out with a warning).
+    ts, frames = training_like()
+    ts[100] -= 30_000_000
+    late = tmp_path / "late.pcapng"
+    late.write_bytes(oracles.capture(ts, [len(f) for f in frames], frames=frames))
+    for command, out in (("plot", "f.png"), ("report", "r.html")):
+        p = run_cli(command, late, "-o", tmp_path / out, "-q", "--on-late", "drop")
+        assert p.returncode == 0, p.stderr
+        assert b"OutOfOrderError" not in p.stderr, p.stderr
+        assert b"later than" not in p.stderr, p.stderr
+    p = run_cli("plot", late, "-o", tmp_path / "g.png", "-q")
+    assert p.returncode == cli.EXIT_CAPTURE, p.stderr

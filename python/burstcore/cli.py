@@ -871,6 +871,15 @@ def _read_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _read_kwargs_asked(args: argparse.Namespace) -> dict[str, Any]:
+    """`_read_kwargs` without the options left at their defaults: a call with none asked for
+    stays the plain public one."""
+    from ._scan import DEFAULT_HORIZON
+
+    defaults = {"reorder_horizon": _horizon(DEFAULT_HORIZON), "on_late": "error", "strict": False}
+    return {k: v for k, v in _read_kwargs(args).items() if v != defaults.get(k)}
+
+
 def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "windows": args.windows,
@@ -950,11 +959,10 @@ def _iterations(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the capture's warnings were told by its first pass
-            # The keywords only when asked for: the default call stays the plain public one. The
-            # time range is the scan's, so the shaded iterations are those of the stretch drawn.
-            chosen = (("mmap", args.mmap), ("start", args.start), ("end", args.end), ("filter", args.filter))
-            kw = {k: v for k, v in chosen if v is not None}
-            found = burstcore.iterations(source, **kw)
+            # The scan's read options, so that every part of the figure reads the capture the same
+            # way: the shaded iterations are those of the stretch drawn, a packet the scan drops as
+            # late is dropped here too, and a horizon wide enough for the scan is for this pass.
+            found = burstcore.iterations(source, **_read_kwargs_asked(args))
         frame = found.iterations
         return (frame if isinstance(frame, pl.DataFrame) else None), None
     except Exception as e:  # detection is a bonus; the figure is still worth drawing without it
