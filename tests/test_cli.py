@@ -127,6 +127,30 @@ def test_threads_option_reaches_the_scan_and_changes_nothing(cap: Path) -> None:
         assert docs[0][table] == docs[1][table], table
 
 
+def test_max_groups_option_reaches_the_scan(cap: Path) -> None:
+    # A limit of one group less than the host pairs is one too few, in the API as on the line.
+    pairs = burstcore.scan(str(cap), **API_KW).groups.filter(pl.col("by") == "pair").height
+    assert pairs >= 2
+    with pytest.raises(burstcore.LimitExceededError, match="max_groups"):
+        burstcore.scan(str(cap), **API_KW, max_groups=pairs - 1)
+    p = run_cli("scan", cap, *SCAN_ARGS, "--max-groups", pairs - 1)
+    assert p.returncode == cli.EXIT_CAPTURE, p.stderr
+    err = _one_line_error(p)
+    assert "raise --max-groups" in err and "max_groups" not in err, err
+    p = run_cli("scan", cap, *SCAN_ARGS, "--max-groups", pairs, "--format", "json", "-o", "-")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    api = burstcore.scan(str(cap), **API_KW, max_groups=pairs)
+    assert (
+        pl.DataFrame(doc["groups"])
+        .select("by", "group", "packets", "bytes")
+        .equals(api.groups.select("by", "group", "packets", "bytes"))
+    )
+    # plot and report scan with the same options.
+    for command in ("plot", "report"):
+        assert "--max-groups N" in run_cli(command, "--help").stdout.decode(), command
+
+
 def test_scan_values_match_brute_force(cap: Path, tmp_path: Path) -> None:
     """Beyond agreeing with the API: E(τ) on the command line is the brute-force maximum."""
     ts, frames = training_like()
@@ -492,6 +516,10 @@ def test_corrupt_file(tmp_path: Path, cap: Path) -> None:
         (["--frobnicate"], "unrecognized arguments"),
         (["--threads", "0"], "not a positive whole number"),
         (["--threads", "5000"], "more than the 1024 burstcore will start"),
+        (["--max-groups", "0"], "argument --max-groups: '0' is not a positive whole number"),
+        (["--max-groups", "many"], "argument --max-groups: 'many' is not a positive whole number"),
+        (["--max-groups", "1.5"], "'1.5' is not a positive whole number"),
+        (["--max-groups", str(2**63)], "is too large"),
     ],
 )
 def test_bad_option_values(cap: Path, args: list[str], needle: str) -> None:
@@ -626,3 +654,40 @@ def test_plot_and_report_use_iterations_when_available(cap: Path, tmp_path: Path
     lo, hi = starts[1], starts[-1]
     assert cli.main(["plot", str(cap), "-o", str(tmp_path / "h.png"), "-q", "--start", str(lo), "--end", str(hi)]) == 0
     assert asked == [{"start": lo, "end": hi}]
+
+
+def test_plot_and_report_find_iterations_with_the_scans_read_options(
+    cap: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    asked: list[dict[str, object]] = []
+    monkeypatch.setattr(
+        burstcore, "iterations", lambda src, **kw: asked.append(kw) or SimpleNamespace(iterations=None), raising=False
+    )
+    opts = ["--reorder-horizon", "50ms", "--on-late", "drop", "--strict", "--no-mmap", "--filter", "udp"]
+    assert cli.main(["plot", str(cap), "-o", str(tmp_path / "f.png"), "-q", *opts]) == 0
+    assert cli.main(["report", str(cap), "-o", str(tmp_path / "r.html"), "-q", *opts]) == 0
+    want = {"reorder_horizon": "50000000ns", "on_late": "drop", "strict": True, "mmap": False, "filter": "udp"}
+    assert asked == [want, want]
+    # A default given explicitly is left out, as the defaults are.
+    asked.clear()
+    assert cli.main(["plot", str(cap), "-o", str(tmp_path / "g.png"), "-q", "--reorder-horizon", "10ms"]) == 0
+    assert asked == [{}]
+
+
+def test_a_late_packet_dropped_by_the_scan_is_dropped_for_the_iterations(tmp_path: Path) -> None:
+    # One packet 30 ms late: past the default 10 ms horizon. With --on-late drop the scan drops
+    # it, and the iterations shaded on the figure are found with the same option (they used to
+    # be read with the default, fail on the packet and be left out with a warning).
+    ts, frames = training_like()
+    ts[100] -= 30_000_000
+    late = tmp_path / "late.pcapng"
+    late.write_bytes(oracles.capture(ts, [len(f) for f in frames], frames=frames))
+    for command, out in (("plot", "f.png"), ("report", "r.html")):
+        p = run_cli(command, late, "-o", tmp_path / out, "-q", "--on-late", "drop")
+        assert p.returncode == 0, p.stderr
+        assert b"OutOfOrderError" not in p.stderr, p.stderr
+        assert b"later than" not in p.stderr, p.stderr
+    p = run_cli("plot", late, "-o", tmp_path / "g.png", "-q")
+    assert p.returncode == cli.EXIT_CAPTURE, p.stderr

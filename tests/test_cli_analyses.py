@@ -17,6 +17,7 @@ import pytest
 
 import burstcore
 from burstcore import cli
+from burstcore._analysis import DEFAULT_QUANTILES
 from tests import oracles
 from tests.test_cli import BASE, run_cli, training_like, write_capture
 
@@ -129,7 +130,12 @@ CASES: dict[str, Case] = {
     "bursts": (
         ["bursts", "--gap", "100us"],
         lambda src: {"bursts": (b := burstcore.bursts(src, gap="100us")).bursts, **_rest(b)},
-        lambda src: {"config": {"gap_ns": 100_000}},
+        lambda src: {"config": {"gap_ns": 100_000, "quantiles": list(DEFAULT_QUANTILES)}},
+    ),
+    "bursts-quantiles": (
+        ["bursts", "--gap", "100us", "--quantiles", "0.5,0.99,1"],
+        lambda src: {"bursts": (b := burstcore.bursts(src, gap="100us", quantiles=[0.5, 0.99, 1])).bursts, **_rest(b)},
+        lambda src: {"config": {"gap_ns": 100_000, "quantiles": [0.5, 0.99, 1.0]}},
     ),
 }
 
@@ -295,6 +301,16 @@ def test_bursts_terminal_shows_the_distributions_and_the_first_bursts(cap: Path)
     first = api.bursts.row(0, named=True)
     row = next(r for r in lines if r[:2] == ["0", str(np.datetime64(first["start_ns"], "ns"))])
     assert row[3:5] == [f"{first['bytes']:,}", f"{first['packets']:,}"] and row[5] == "-"
+
+
+def test_bursts_terminal_shows_the_quantiles_asked_for(cap: Path) -> None:
+    api = burstcore.bursts(str(cap), gap="100us", quantiles=[0.25, 0.75])
+    text = ok(run_cli("bursts", cap, "--gap", "100us", "--quantiles", "0.25,0.75")).stdout.decode()
+    rows = {r[0]: r[1:3] for r in (ln.split() for ln in text.splitlines()) if r[:1] in (["0.25"], ["0.5"], ["0.75"])}
+    assert list(rows) == ["0.25", "0.75"]
+    for q, (size, packets) in rows.items():
+        want = dict(api.distributions.filter(pl.col("q") == float(q)).select("metric", "value").iter_rows())
+        assert [size, packets] == [f"{want['bytes']:,}", f"{want['packets']:,}"], q
 
 
 def test_time_range_reaches_every_analysis(cap: Path) -> None:

@@ -77,6 +77,8 @@ burstcore.scan(["a.pcap", "b.pcap"], filter=["src host 10.0.0.1", None])
 burstcore.flows(("a.pcap", "b.pcap"), filter=("src host 10.0.0.1", "src host 10.0.0.2"))
 each: burstcore.Filters = ["tcp", None]
 burstcore.superpose(["a.pcap", "b.pcap"], offsets=[0, "1ms"], filter=each)
+burstcore.read_packets("t.pcapng", ["timestamp"], start="2026-11-30T02:48:30Z", end=np.datetime64(0, "ns"))
+burstcore.bursts("t.pcapng", quantiles=(0.5, np.float64(0.99)))
 
 
 def typed(src: burstcore.Source, w: burstcore.Durations, r: burstcore.Rates, t: burstcore.Instant) -> float:
@@ -103,6 +105,7 @@ BAD = [
     "burstcore.sizes('t.pcapng', quantiles='0.5')",
     "burstcore.read_packets('t.pcapng', filter=['tcp'])",
     "burstcore.scan('t.pcapng', filter=[6])",
+    "burstcore.read_packets('t.pcapng', start=1.5)",
 ]
 
 

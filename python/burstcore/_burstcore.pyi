@@ -68,6 +68,7 @@ def read_table(
     mmap: bool | None = None,
     threads: int = 1,
     filter: str | None = None,
+    time_range: _Span = None,
 ) -> tuple[list[list[ArrowColumn]], list[str]]: ...
 def capture_info(
     source: Any, strict: bool = False, progress: _Progress = None, mmap: bool | None = None

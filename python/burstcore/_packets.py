@@ -12,8 +12,8 @@ import polars as pl
 
 from . import _burstcore as _core
 from ._sources import normalize
-from ._types import Count, SingleSource
-from ._units import format_bytes, format_duration, format_rate, parse_count, parse_filter
+from ._types import Count, Instant, SingleSource
+from ._units import format_bytes, format_duration, format_rate, parse_count, parse_filter, parse_time_range
 
 ProgressCallback = Callable[[int, "int | None"], object]
 """``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms, and once
@@ -41,6 +41,8 @@ def read_packets(
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
     threads: Count | None = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
     filter: str | None = None,
 ) -> pl.DataFrame:
     """Read a capture into a polars DataFrame, one row per packet, in file order.
@@ -76,6 +78,16 @@ def read_packets(
     of the sequential read whatever the number; 1 reads on the calling thread into one chunk.
     More than ``burstcore.MAX_THREADS`` (1024) raises ``ValueError``.
 
+    ``start``, ``end``: only the packets of the stretch [start, end), as ``scan`` reads it: a
+    timestamp at or after ``start`` and before ``end`` (either may be left open). A packet
+    without a timestamp (a pcapng Simple Packet Block, or a timestamp outside int64 ns) is in
+    no stretch, so it is left out whenever one is given, as ``scan`` leaves it out. The same
+    forms as ``scan``: a ``datetime`` (naive ones are UTC), ``numpy.datetime64``,
+    ``pandas.Timestamp``, ISO 8601 string, or int of ns since 1970; ``start`` not before
+    ``end`` raises ``ValueError``. The rows are those of the whole read whose timestamp is in
+    the stretch, in file order (out-of-order packets are not sorted), for any ``threads``; the
+    time range is looked at before the headers, so a packet outside it costs no decoding.
+
     ``filter``: only the packets whose headers pass this expression in tcpdump's language, as
     ``scan`` takes it (docs/filters.md), e.g. ``"tcp port 29500"``; the rows are the passing
     packets in file order. Every packet's headers are decoded to test it, whatever ``columns``
@@ -91,6 +103,7 @@ def read_packets(
         mmap=mmap,
         threads=thread_count(threads),
         filter=parse_filter(filter),
+        time_range=parse_time_range(start, end),
     )
     _warn(warns)
     # Each column through the Arrow PyCapsule interface: polars adopts the Rust buffers (values,

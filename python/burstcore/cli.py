@@ -58,6 +58,7 @@ SCAN_EXAMPLES = """examples:
   burstcore scan trace.pcapng
   burstcore scan trace.pcapng --windows 1us,10us,5ms --rates 1Gbps,10Gbps --bins 1ms
   burstcore scan trace.pcapng --by src,pair --top 3
+  burstcore scan trace.pcapng --by flow --max-groups 100000   # bound the memory of many flows
   burstcore scan trace.pcapng --filter 'tcp port 29500' --by pair   # tcpdump's filter language
   burstcore scan trace.pcapng -o result.json            # every table in one JSON object
   burstcore scan trace.pcapng -o backlog.csv --table backlog
@@ -130,6 +131,7 @@ BURSTS_EXAMPLES = f"""examples:
   burstcore bursts trace.pcapng --gap 100us --top 50
   burstcore bursts trace.pcapng -o bursts.parquet
   burstcore bursts trace.pcapng -o quantiles.csv --table distributions
+  burstcore bursts trace.pcapng --quantiles 0.5,0.99      # of burst sizes, lengths and gaps
 
 {ANALYSIS_FORMATS}"""
 
@@ -462,7 +464,7 @@ def _measure_options(g: Any, rates_default: str) -> None:
 
 
 def _scan_options(p: argparse.ArgumentParser) -> None:
-    from ._scan import SIZES
+    from ._scan import DEFAULT_MAX_GROUPS, SIZES
 
     g = p.add_argument_group("measurement")
     _measure_options(
@@ -471,6 +473,7 @@ def _scan_options(p: argparse.ArgumentParser) -> None:
         "100Mbps to 400Gbps",
     )
     g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
+    _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
     _read_options(g, start_note="; the mean rate is then over the stretch from it")
     g.add_argument(
         "--threads",
@@ -690,6 +693,7 @@ def _analysis_parsers(sub: Any) -> None:
         metavar="DURATION",
         help="a quiet gap longer than this ends a burst (default: 1ms)",
     )
+    _quantiles_option(g)
     _analysis_end(p, g, BURSTS_TABLES, "bursts (the first ones)")
 
     _distribution_parser(
@@ -756,9 +760,23 @@ def _max_groups_option(g: Any, default: int, each: str) -> None:
     )
 
 
+def _quantiles_option(g: Any) -> None:
+    """--quantiles of sizes, gaps and bursts, which take the same list with the same default."""
+    from ._analysis import DEFAULT_QUANTILES
+
+    g.add_argument(
+        "--quantiles",
+        type=_quantile_list,
+        metavar="LIST",
+        help="the quantiles q, numbers from 0 to 1, e.g. 0.5,0.9,0.99 (default: "
+        + ",".join(f"{q:g}" for q in DEFAULT_QUANTILES)
+        + ")",
+    )
+
+
 def _distribution_parser(sub: Any, name: str, summary: str, description: str, examples: str) -> None:
     """sizes or gaps: the same options, the same tables."""
-    from ._analysis import DEFAULT_MAX_DISTRIBUTION_GROUPS, DEFAULT_QUANTILES
+    from ._analysis import DEFAULT_MAX_DISTRIBUTION_GROUPS
 
     p, g = _analysis_parser(sub, name, summary, description, examples)
     g.add_argument(
@@ -768,14 +786,7 @@ def _distribution_parser(sub: Any, name: str, summary: str, description: str, ex
         help="one grouping: all, src, dst, pair, flow, flow4, interface, vlan, qp (default: none, all the traffic "
         "only; the whole traffic is always the group 'all')",
     )
-    g.add_argument(
-        "--quantiles",
-        type=_quantile_list,
-        metavar="LIST",
-        help="the quantiles q, numbers from 0 to 1, e.g. 0.5,0.9,0.99 (default: "
-        + ",".join(f"{q:g}" for q in DEFAULT_QUANTILES)
-        + ")",
-    )
+    _quantiles_option(g)
     _max_groups_option(g, DEFAULT_MAX_DISTRIBUTION_GROUPS, "a few hundred bytes")
     _analysis_end(p, g, DISTRIBUTION_TABLES, "groups (those with the most packets)")
 
@@ -864,6 +875,15 @@ def _read_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _read_kwargs_asked(args: argparse.Namespace) -> dict[str, Any]:
+    """`_read_kwargs` without the options left at their defaults: a call with none asked for
+    stays the plain public one."""
+    from ._scan import DEFAULT_HORIZON
+
+    defaults = {"reorder_horizon": _horizon(DEFAULT_HORIZON), "on_late": "error", "strict": False}
+    return {k: v for k, v in _read_kwargs(args).items() if v != defaults.get(k)}
+
+
 def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "windows": args.windows,
@@ -873,6 +893,7 @@ def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "size": args.size,
         "closed": args.closed,
         "threads": args.threads,
+        "max_groups": args.max_groups,
         **_read_kwargs(args),
     }
 
@@ -942,11 +963,10 @@ def _iterations(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the capture's warnings were told by its first pass
-            # The keywords only when asked for: the default call stays the plain public one. The
-            # time range is the scan's, so the shaded iterations are those of the stretch drawn.
-            chosen = (("mmap", args.mmap), ("start", args.start), ("end", args.end), ("filter", args.filter))
-            kw = {k: v for k, v in chosen if v is not None}
-            found = burstcore.iterations(source, **kw)
+            # The scan's read options, so that every part of the figure reads the capture the same
+            # way: the shaded iterations are those of the stretch drawn, a packet the scan drops as
+            # late is dropped here too, and a horizon wide enough for the scan is for this pass.
+            found = burstcore.iterations(source, **_read_kwargs_asked(args))
         frame = found.iterations
         return (frame if isinstance(frame, pl.DataFrame) else None), None
     except Exception as e:  # detection is a bonus; the figure is still worth drawing without it
@@ -1495,10 +1515,13 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
 def cmd_bursts(args: argparse.Namespace) -> int:
     import burstcore
 
+    from ._analysis import DEFAULT_QUANTILES
+
     fmt = _prepare_output(args)
-    b, told = _read_merged(args, burstcore.bursts, gap=args.gap, **_read_kwargs(args))
+    b, told = _read_merged(args, burstcore.bursts, gap=args.gap, quantiles=args.quantiles, **_read_kwargs(args))
     tables = {"bursts": b.bursts, "distributions": b.distributions, "summary": b.summary}
-    meta = _meta(args, {"gap_ns": b.gap_ns}, told)
+    qs = list(DEFAULT_QUANTILES) if args.quantiles is None else args.quantiles
+    meta = _meta(args, {"gap_ns": b.gap_ns, "quantiles": qs}, told)
     return _emit(fmt, tables, meta, args, lambda: _show_bursts(args, b))
 
 
@@ -1735,7 +1758,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         if getattr(args, "max_groups", None) is not None:
-            # Where the command has it (scan has none: its message keeps the API's keyword).
+            # Where the command has it (iterations, flows and matrix have none: their messages
+            # keep the API's keyword).
             message = message.replace("max_groups", "--max-groups")
         print(f"{prog}: error: {_as_options(message)}", file=sys.stderr)
         return code

@@ -482,20 +482,37 @@ pub fn read_table(
     size_hint: Option<u64>,
     progress: Progress<'_>,
 ) -> Result<PacketTable> {
-    read_table_where(reader, columns, size_hint, None, progress)
+    read_table_where(reader, columns, size_hint, Selection::ALL, progress)
 }
 
-/// [`read_table`] of only the packets that pass `filter` (all of them for `None`): a filtered
-/// table is read in one stream, each packet's headers decoded to test it.
+/// The packets a table holds, chosen as a scan chooses them: those with a timestamp in `range`
+/// (a packet without one is left out unless `range` is all of time) whose headers pass `filter`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection<'f> {
+    pub range: crate::TimeRange,
+    pub filter: Option<&'f crate::Filter>,
+}
+
+impl Selection<'_> {
+    /// Every packet.
+    pub const ALL: Selection<'static> = Selection {
+        range: crate::TimeRange::ALL,
+        filter: None,
+    };
+}
+
+/// [`read_table`] of only the packets `select` chooses: a filtered table is read in one stream,
+/// each packet's headers decoded to test it; the time range is looked at first, so a packet
+/// outside it costs no decoding.
 pub fn read_table_where(
     reader: &mut CaptureReader,
     columns: Option<&[String]>,
     size_hint: Option<u64>,
-    filter: Option<&crate::Filter>,
+    select: Selection<'_>,
     progress: Progress<'_>,
 ) -> Result<PacketTable> {
     let cols = column_names(columns)?;
-    let t = fill(reader, cols, 0, size_hint, filter, progress)?;
+    let t = fill(reader, cols, 0, size_hint, select, progress)?;
     progress(reader.consumed())?;
     Ok(t)
 }
@@ -511,29 +528,36 @@ pub fn read_table_threads(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Vec<PacketTable>> {
-    read_table_threads_where(reader, columns, size_hint, threads, None, progress)
+    read_table_threads_where(
+        reader,
+        columns,
+        size_hint,
+        threads,
+        Selection::ALL,
+        progress,
+    )
 }
 
-/// [`read_table_threads`] of only the packets that pass `filter` (all of them for `None`).
+/// [`read_table_threads`] of only the packets `select` chooses.
 pub fn read_table_threads_where(
     reader: &mut CaptureReader,
     columns: Option<&[String]>,
     size_hint: Option<u64>,
     threads: usize,
-    filter: Option<&crate::Filter>,
+    select: Selection<'_>,
     progress: Progress<'_>,
 ) -> Result<Vec<PacketTable>> {
     // The split read may give up and a sequential read start over.
     let mut forward = crate::pipeline::forward_only(progress);
     let threads = threads.min(crate::MAX_THREADS);
-    if let Some(tables) = split::read_table_split(reader, columns, threads, filter, &mut forward)? {
+    if let Some(tables) = split::read_table_split(reader, columns, threads, select, &mut forward)? {
         return Ok(tables);
     }
     Ok(vec![read_table_where(
         reader,
         columns,
         size_hint,
-        filter,
+        select,
         &mut forward,
     )?])
 }
@@ -585,7 +609,7 @@ impl Source for crate::capture::split::ChunkReader {
     }
 }
 
-/// Read every packet of `source` (that passes `filter`) into the columns `cols`. `start` is the
+/// Read every packet of `source` that `select` chooses into the columns `cols`. `start` is the
 /// source's position before its first packet and `size_hint` the bytes it holds from there,
 /// when known (see [`read_table`]). `progress` gets the position every 65,536 packets read; its
 /// error stops the read.
@@ -594,10 +618,14 @@ fn fill<S: Source>(
     cols: Vec<String>,
     start: u64,
     size_hint: Option<u64>,
-    filter: Option<&crate::Filter>,
+    select: Selection<'_>,
     progress: Progress<'_>,
 ) -> Result<PacketTable> {
     let w = Wanted::new(&cols);
+    let filter = select.filter;
+    // Whether there is a range at all, found once: a read of all of time pays one branch per
+    // packet that always goes the same way.
+    let ranged = !select.range.is_all();
     // A filter reads the headers whatever the columns: into the row's slot, kept if it passes.
     let headers = w.headers() || filter.is_some();
     let mut t = PacketTable {
@@ -608,7 +636,7 @@ fn fill<S: Source>(
     // Reused slots that the decoder fills in place; only the first rows.len() are current.
     let mut heads: Vec<Headers> = vec![Headers::default(); if headers { BATCH } else { 0 }];
     let mut n = 0u64;
-    // Packets read past the last progress call, when a filter may leave many out.
+    // Packets read past the last progress call, when a range or a filter may leave many out.
     let mut unreported = 0u64;
     let mut reserved = false;
     loop {
@@ -617,15 +645,17 @@ fn fill<S: Source>(
             let Some(p) = source.next_packet()? else {
                 break;
             };
+            // As a scan admits packets: the time range before the headers are decoded, and a
+            // packet without a timestamp is in no range.
+            if ranged && !p.ts_ns.is_some_and(|ts| select.range.contains(ts)) {
+                left_out(&mut unreported, source, progress)?;
+                continue;
+            }
             if let Some(h) = heads.get_mut(rows.len()) {
                 wire::decode_into(h, p.linktype, p.data, p.wire_len);
                 if let Some(f) = filter {
                     if !f.matches(h, p.wire_len) {
-                        unreported += 1;
-                        if unreported >= 1 << 16 {
-                            unreported = 0;
-                            progress(source.consumed())?;
-                        }
+                        left_out(&mut unreported, source, progress)?;
                         continue;
                     }
                 }
@@ -660,6 +690,18 @@ fn fill<S: Source>(
     }
     t.finish();
     Ok(t)
+}
+
+/// A packet read and left out of the table: progress is told every 65,536 of them too, so that a
+/// range or filter that leaves out most of a capture still moves the bar (and can be stopped).
+#[inline]
+fn left_out<S: Source>(unreported: &mut u64, source: &S, progress: Progress<'_>) -> Result<()> {
+    *unreported += 1;
+    if *unreported >= 1 << 16 {
+        *unreported = 0;
+        progress(source.consumed())?;
+    }
+    Ok(())
 }
 
 /// Rows a `len`-byte input should hold if the rest is like the first `rows` rows in `read`

@@ -170,9 +170,10 @@ fn open_all(
 /// Read packets into columns, each handed over as an Arrow array (see `arrow`): each wanted
 /// column once, in the order first asked for. With `threads` > 1 a plain file may be read in
 /// byte ranges side by side: then there is one list of columns per range, whose rows, taken in
-/// order, are those of the sequential read.
+/// order, are those of the sequential read. `time_range` and `filter` choose the packets as a
+/// scan does.
 #[pyfunction]
-#[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=None, threads=1, filter=None))]
+#[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=None, threads=1, filter=None, time_range=None))]
 #[allow(clippy::too_many_arguments)]
 fn read_table<'py>(
     py: Python<'py>,
@@ -183,6 +184,7 @@ fn read_table<'py>(
     mmap: Option<bool>,
     threads: usize,
     filter: Option<String>,
+    time_range: Span,
 ) -> PyResult<(Vec<Vec<arrow::ArrowColumn>>, Vec<String>)> {
     guard(py, || {
         let filter = parse_filter(filter.as_deref())?;
@@ -191,14 +193,17 @@ fn read_table<'py>(
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(py, progress, total)?;
         let res = py.detach(|| {
-            let filter = filter.as_ref();
+            let select = table::Selection {
+                range: crate::time_range(time_range),
+                filter: filter.as_ref(),
+            };
             let columns = columns.as_deref();
             table::read_table_threads_where(
                 &mut reader,
                 columns,
                 total,
                 threads,
-                filter,
+                select,
                 &mut |d| ctl.tick(d),
             )
         });

@@ -6,7 +6,7 @@
 //!
 //! Reading costs the same per byte everywhere in a file, so the ranges are of equal size.
 
-use super::{column_names, fill, PacketTable};
+use super::{column_names, fill, PacketTable, Selection};
 use crate::capture::split::{chunks_line_up, SplitPlan};
 use crate::capture::CaptureReader;
 use crate::error::{Error, ErrorKind, Result};
@@ -22,7 +22,7 @@ pub fn read_table_split(
     reader: &CaptureReader,
     columns: Option<&[String]>,
     threads: usize,
-    filter: Option<&crate::Filter>,
+    select: Selection<'_>,
     progress: Progress<'_>,
 ) -> Result<Option<Vec<PacketTable>>> {
     let cols = column_names(columns)?;
@@ -50,7 +50,7 @@ pub fn read_table_split(
                 cols.clone(),
                 from,
                 Some(to - from),
-                filter,
+                select,
                 &mut |pos| {
                     if count.reached(pos) {
                         Ok(())
@@ -89,7 +89,10 @@ pub fn read_table_split(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{frame, pcap_of, T0};
-    use super::super::{read_table, read_table_threads, Nullable, ALL_COLUMNS};
+    use super::super::{
+        read_table, read_table_threads, read_table_threads_where, read_table_where, Nullable,
+        ALL_COLUMNS,
+    };
     use super::*;
     use crate::capture::{ByteOrder, ReadOptions, TsResolution};
     use crate::scratch::Scratch;
@@ -226,6 +229,80 @@ mod tests {
         }
     }
 
+    /// A pcapng whose every 50th packet is a Simple Packet Block (no timestamp) among
+    /// Enhanced Packet Blocks 3 µs apart.
+    fn pcapng_with_untimed(frames: &[Vec<u8>]) -> Vec<u8> {
+        let mut w = PcapNgWriter::new(Vec::new());
+        w.section(ByteOrder::Little, None).unwrap();
+        w.interface(1, 65535, TsResolution::Pow10(9), 0, None)
+            .unwrap();
+        for (i, f) in frames.iter().enumerate() {
+            if i % 50 == 7 {
+                w.simple_packet(f.len() as u32, f).unwrap();
+            } else {
+                w.enhanced_packet(0, T0 + i as i64 * 3_000, f.len() as u32, f)
+                    .unwrap();
+            }
+        }
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn a_time_range_keeps_the_rows_of_the_whole_read_in_it() {
+        let dir = Scratch::new("table-split");
+        let mut rng = Rng(15);
+        let fs = frames(&mut rng, 12_000);
+        let udp = crate::Filter::parse("udp").unwrap();
+        for (name, bytes, step) in [
+            ("r.pcap", pcap_of(fs.iter().map(Vec::as_slice)), 1_000),
+            ("r.pcapng", pcapng_of(&fs), 3_000),
+            ("u.pcapng", pcapng_with_untimed(&fs), 3_000),
+        ] {
+            let path = temp(&dir, name, &bytes);
+            let at = |i: i64| Some(T0 + i * step);
+            // Bounds on packets' own instants (the one at start in, the one at end out), open
+            // on either side, and a stretch with no packet.
+            for (start_ns, end_ns) in [
+                (at(1_000), at(9_000)),
+                (None, at(4_321)),
+                (at(11_111), None),
+                (at(20_000), None),
+                (at(10).map(|t| t + 1), at(11)),
+            ] {
+                let range = crate::TimeRange { start_ns, end_ns };
+                for filter in [None, Some(&udp)] {
+                    let everything = Selection {
+                        range: crate::TimeRange::ALL,
+                        filter,
+                    };
+                    let all =
+                        read_table_where(&mut open(&path), None, None, everything, &mut |_| Ok(()))
+                            .unwrap();
+                    let want: Vec<Fields> = rows(&[all])
+                        .into_iter()
+                        .filter(|r| r.0.is_some_and(|t| range.contains(t)))
+                        .collect();
+                    let select = Selection { range, filter };
+                    for threads in [1, 2, 3] {
+                        let got = read_table_threads_where(
+                            &mut open(&path),
+                            None,
+                            None,
+                            threads,
+                            select,
+                            &mut |_| Ok(()),
+                        )
+                        .unwrap();
+                        if name == "r.pcap" {
+                            assert_eq!(got.len(), threads, "split for real");
+                        }
+                        assert_eq!(rows(&got), want, "{name} {range:?} {threads} threads");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn what_cannot_be_split_is_read_sequentially() {
         let dir = Scratch::new("table-split");
@@ -247,7 +324,8 @@ mod tests {
             let path = temp(&dir, name, &data);
             let mut seq = open(&path);
             let want = read_table(&mut seq, None, None, &mut |_| Ok(())).unwrap();
-            let split = read_table_split(&open(&path), None, 2, None, &mut |_| Ok(())).unwrap();
+            let split =
+                read_table_split(&open(&path), None, 2, Selection::ALL, &mut |_| Ok(())).unwrap();
             assert!(split.is_none(), "{name}");
             let mut reader = open(&path);
             let got = read_table_threads(&mut reader, None, None, 2, &mut |_| Ok(())).unwrap();
@@ -264,18 +342,21 @@ mod tests {
         // One thread, or a reader already read from.
         let path = temp(&dir, "whole.pcap", &bytes);
         assert!(
-            read_table_split(&open(&path), None, 1, None, &mut |_| Ok(()))
+            read_table_split(&open(&path), None, 1, Selection::ALL, &mut |_| Ok(()))
                 .unwrap()
                 .is_none()
         );
         let mut used = open(&path);
         used.next_packet().unwrap();
-        assert!(read_table_split(&used, None, 2, None, &mut |_| Ok(()))
-            .unwrap()
-            .is_none());
+        assert!(
+            read_table_split(&used, None, 2, Selection::ALL, &mut |_| Ok(()))
+                .unwrap()
+                .is_none()
+        );
         // An unknown column is an error before anything is read.
         let bad = vec!["wire_len".to_string(), "colour".to_string()];
-        let e = read_table_split(&open(&path), Some(&bad), 2, None, &mut |_| Ok(())).unwrap_err();
+        let e = read_table_split(&open(&path), Some(&bad), 2, Selection::ALL, &mut |_| Ok(()))
+            .unwrap_err();
         assert!(e.to_string().contains("colour") && e.to_string().contains(ALL_COLUMNS[0]));
     }
 
