@@ -182,6 +182,26 @@ def test_arrivals_are_taken_in_time_order_not_file_order():
     assert burstcore.flows(data)["retransmitted_packets"].to_list() == [0]
 
 
+def test_a_resend_after_a_silence_counts_in_the_flow_the_silence_opens():
+    # A retransmission timeout: 50 ms of silence, then the unacknowledged segment again.
+    seg = [(0, (1, 2, 0, ACK, 1000)), (1_000, (1, 2, 1000, ACK, 1000)), (51_000_000, (1, 2, 1000, ACK, 1000))]
+    data = write([(t, frame(*s), SNAPLEN) for t, s in seg])
+    got = burstcore.flows(data, idle_timeout="10ms", key="biflow")
+    assert got["packets"].to_list() == [2, 1]
+    assert got["retransmitted_packets"].to_list() == [0, 1]
+
+
+@pytest.mark.parametrize("timeout", ["100us", "1ms", "20ms"])
+def test_an_idle_timeout_splits_flows_but_not_their_retransmissions(timeout: str) -> None:
+    path = shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng")
+    for key in ("flow", "biflow"):
+        whole = burstcore.flows(path, key=key)
+        split = burstcore.flows(path, key=key, idle_timeout=timeout)
+        assert split.height > whole.height
+        for col in ("retransmitted_packets", "retransmitted_bytes"):
+            assert split[col].sum() == whole[col].sum() > 0
+
+
 @st.composite
 def conversations(draw: st.DrawFn) -> list[tuple[int, bytes, int]]:
     """Two directions of a TCP connection: new data, resends, jumps either way, keep-alives,

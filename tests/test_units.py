@@ -67,6 +67,9 @@ def test_a_bare_zero_is_zero_in_every_unit(zero):
     assert parse_duration(zero, name="offset", allow_zero=True) == 0
     with pytest.raises(ValueError, match="must be > 0"):
         parse_duration(zero, name="window")
+    # A rate of zero is none in any unit: say that, not that a unit is missing.
+    with pytest.raises(ValueError, match="must be > 0"):
+        parse_rate(zero, name="rate")
 
 
 def test_superpose_takes_a_bare_zero_offset_as_the_command_line_does(tmp_path):

@@ -140,7 +140,8 @@ def flows(
     bytes counted as ``bytes`` counts them; each direction of a 'biflow' row is tracked on its
     own. This is tshark's retransmission, fast retransmission, spurious retransmission and
     out-of-order together (docs/metrics.md says where it differs). Null for a flow with no TCP
-    packet; a new flow after an idle timeout starts afresh.
+    packet. A new flow after an idle timeout goes on with its connection's sequence state, so a
+    resend after the silence counts.
     """
     if key not in FLOW_KEYS:
         raise ValueError(f"key={key!r}: use one of {', '.join(FLOW_KEYS)}")

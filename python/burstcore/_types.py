@@ -21,7 +21,7 @@ of the right type can still be refused, e.g. a negative duration or ``"5 parsecs
   ``read(n)`` returning bytes: ``open(path, "rb")``, ``io.BytesIO``, ``gzip.open``, ``sys.stdin.buffer``).
   ``Source``: one, or a sequence of them (a list or tuple), merged in timestamp order.
 - ``Filters``: which packets of the captures are read, by their headers: one tcpdump-style
-  expression for all of them ('tcp port 29500'), or a sequence of one per capture in the order
+  expression for all of them ('tcp port 29500'), or a list or tuple of one per capture in the order
   the captures are given (``None`` where a capture has none of its own), e.g.
   ``["src host 10.0.0.1", "src host 10.0.0.2"]`` for one capture per host.
 - ``Columns``: packets already in memory, for ``scan`` only: a polars DataFrame or a mapping with
@@ -62,7 +62,7 @@ class BinaryReader(Protocol):
 SingleSource: TypeAlias = str | os.PathLike[str] | os.PathLike[bytes] | bytes | bytearray | memoryview | BinaryReader
 Source: TypeAlias = SingleSource | Sequence[SingleSource]
 Columns: TypeAlias = pl.DataFrame | Mapping[str, Any] | tuple[Any, Any]
-Filters: TypeAlias = str | Sequence[str | None]
+Filters: TypeAlias = str | list[str | None] | tuple[str | None, ...]
 
 __all__ = [
     "BinaryReader",

@@ -156,6 +156,9 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
         bps = Decimal(tc.group(1)) * _RATE_PREFIX[tc.group(2).upper().replace("K", "k")]
     elif isinstance(value, str):
         m = _RATE_RE.match(value)
+        if not m and _is_bare_number(value) and float(value) == 0:
+            # Zero is no rate in any unit.
+            raise ValueError(f"{name}={value!r} must be > 0")
         if not m and _is_bare_number(value):
             raise ValueError(f"{name}={value!r} has no unit: write e.g. '{value.strip()}bps' (bits) or 'Gbps', 'MB/s'")
         if not m:

@@ -1714,6 +1714,8 @@ def _one_filter_or_each(args: argparse.Namespace) -> argparse.Namespace:
         args.filter = given[0]
     elif len(given) == len(files):
         args.filter = list(given)
+    elif len(files) == 1:
+        raise UsageError(f"{len(given)} --filter options for 1 file: give --filter once")
     else:
         raise UsageError(
             f"{len(given)} --filter options for {_many(len(files), 'file')}: give --filter once for "

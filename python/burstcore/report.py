@@ -145,8 +145,8 @@ def scan_summary_table(result: ScanResult) -> Table:
     ]
     given = result.config.get("filter")
     if isinstance(given, list):
-        each = [f"capture {k + 1}: {f}" if f else f"capture {k + 1}: none" for k, f in enumerate(given)]
-        rows.insert(3, ["filters", "; ".join(each)])
+        # One row per capture, in the order given: on one line they would widen every row.
+        rows[3:3] = [[f"filter {k + 1}", f or "none (read whole)"] for k, f in enumerate(given)]
     elif given:
         rows.insert(3, ["filter", str(given)])
     start, end = result.config.get("start_ns"), result.config.get("end_ns")

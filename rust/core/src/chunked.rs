@@ -60,7 +60,7 @@ struct Done {
 pub fn worthwhile(config: &ScanConfig) -> bool {
     // A time range leaves packets out before the engine, which the chunk workers' readers
     // do not do: such a scan reads in one stream (its metrics still shared among threads).
-    !config.reads_headers() && config.time_range.is_all() && !config.filters()
+    !config.reads_headers() && config.time_range.is_all() && !config.has_filter()
 }
 
 /// Scan `readers` (not read yet beyond their headers) with `threads` threads by time chunks,

@@ -305,7 +305,7 @@ fn l1_size(linktype: u16, wire_len: u32) -> u64 {
 }
 
 fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
-    size.needs_headers() || config.reads_headers() || config.filters()
+    size.needs_headers() || config.reads_headers() || config.has_filter()
 }
 
 /// Scan one or more captures (merged in timestamp order) into the engine, on one thread.

@@ -30,8 +30,9 @@ fn order(
     on_late: &str,
     range: Span,
     filter: Option<Filters>,
+    sources: &[Bound<'_, PyAny>],
 ) -> PyResult<OrderOptions> {
-    let (filter, file_filters) = parse_filters(filter)?;
+    let (filter, file_filters) = parse_filters(filter, sources)?;
     Ok(OrderOptions {
         reorder_horizon_ns: horizon_ns,
         late: late_policy(on_late)?,
@@ -107,7 +108,7 @@ fn flows<'py>(
             idle_timeout_ns,
             max_flows,
         };
-        let ord = order(horizon_ns, on_late, time_range, filter)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let ((rep, env, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::flows(r, opts, &windows_ns, ord, p)
         })?;
@@ -168,7 +169,7 @@ fn traffic_matrix<'py>(
     filter: Option<Filters>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
-        let ord = order(horizon_ns, on_late, time_range, filter)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let ((m, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::traffic_matrix(r, max_pairs, ord, p)
         })?;
@@ -328,7 +329,7 @@ fn histograms<'py>(
             }
         };
         let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
-        let ord = order(horizon_ns, on_late, time_range, filter)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let ((h, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::histograms(r, by, max_groups, ord, p)
         })?;
@@ -396,7 +397,7 @@ fn bursts<'py>(
     filter: Option<Filters>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
-        let ord = order(horizon_ns, on_late, time_range, filter)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::bursts(r, gap_ns, ord, p)
         })?;
@@ -444,7 +445,7 @@ fn iterations<'py>(
             ..IterationOptions::default()
         };
         let max_bins = opts.max_bins;
-        let ord = order(horizon_ns, on_late, time_range, filter)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::iterations(r, opts, ord, p)
         })?;
@@ -493,7 +494,7 @@ fn superpose<'py>(
         let cfg = config(
             windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
         )?;
-        let ord = order(horizon_ns, on_late, time_range, filter)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let (sp, warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::superpose(r, &offsets_ns, cfg, ord, p)
         })?;

@@ -453,9 +453,10 @@ pub(crate) enum Filters {
 }
 
 /// The filter for all captures and each capture's own ([`burstcore::ScanConfig::file_filters`]);
-/// a bad expression of one capture's says which capture.
+/// a bad expression of one of `sources` says which, by its path if it has one.
 pub(crate) fn parse_filters(
     filters: Option<Filters>,
+    sources: &[Bound<'_, PyAny>],
 ) -> PyResult<(Option<burstcore::Filter>, Vec<Option<burstcore::Filter>>)> {
     match filters {
         None => Ok((None, Vec::new())),
@@ -469,8 +470,13 @@ pub(crate) fn parse_filters(
                         .map(burstcore::Filter::parse)
                         .transpose()
                         .map_err(|mut e| {
-                            e.reason =
-                                format!("capture {} of {}: {}", k + 1, texts.len(), e.reason);
+                            let path = sources
+                                .get(k)
+                                .and_then(|s| s.extract::<String>().ok())
+                                .filter(|p| p != "-")
+                                .map_or(String::new(), |p| format!(" ({p})"));
+                            let n = texts.len();
+                            e.reason = format!("capture {} of {n}{path}: {}", k + 1, e.reason);
                             to_py(e)
                         })
                 })
@@ -611,7 +617,7 @@ fn scan<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     guard(py, || {
         let range = crate::time_range(time_range);
-        let (filter, file_filters) = parse_filters(filter)?;
+        let (filter, file_filters) = parse_filters(filter, &sources)?;
         let cfg = ScanConfig {
             time_range: range,
             filter,

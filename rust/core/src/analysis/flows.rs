@@ -92,13 +92,20 @@ struct Key {
     pb: u16,
 }
 
+/// A key's flow now (an idle timeout opens a new one) and what each direction of the key has
+/// sent, in the key's own order (canonical for a biflow): the connection's, whichever flow of it
+/// is live.
+#[derive(Debug, Default)]
+struct Live {
+    record: usize,
+    seq: [SeqTracker; 2],
+}
+
 pub struct FlowTable {
     opts: FlowOptions,
-    /// Index into `records` of the live flow for each key.
-    live: HashMap<Key, usize>,
+    /// The live flow of each key seen.
+    live: HashMap<Key, Live>,
     records: Vec<FlowRecord>,
-    /// Beside each record: what each direction has sent (forward, i.e. src2dst, first).
-    seq: Vec<[SeqTracker; 2]>,
     /// Flows closed by the idle timeout, so `live` stays bounded by the active set.
     closed: usize,
     no_flow_packets: u64,
@@ -111,7 +118,6 @@ impl FlowTable {
             opts,
             live: HashMap::new(),
             records: Vec::new(),
-            seq: Vec::new(),
             closed: 0,
             no_flow_packets: 0,
             no_flow_bytes: 0,
@@ -181,7 +187,7 @@ impl FlowTable {
                 }
             }
         };
-        let existing = self.live.get(&key).copied();
+        let existing = self.live.get(&key).map(|l| l.record);
         let idx = match existing {
             Some(i) if !self.expired(i, a.ts_ns) => i,
             _ => {
@@ -223,8 +229,9 @@ impl FlowTable {
                     retransmitted_packets: None,
                     retransmitted_bytes: None,
                 });
-                self.seq.push(Default::default());
-                self.live.insert(key, i);
+                // A flow the timeout opens goes on with its key's sequence state: a resend after
+                // a silence (a timeout retransmission) is one.
+                self.live.entry(key).or_default().record = i;
                 i
             }
         };
@@ -248,9 +255,9 @@ impl FlowTable {
             }
             if h.ip_proto == Some(IP_PROTO_TCP) {
                 let resent = self
-                    .seq
-                    .get_mut(idx)
-                    .is_some_and(|s| s[usize::from(!same_dir)].segment(h));
+                    .live
+                    .get_mut(&key)
+                    .is_some_and(|l| l.seq[usize::from(!forward)].segment(h));
                 let (n, b) = (u64::from(resent), if resent { a.size } else { 0 });
                 let p = r.retransmitted_packets.get_or_insert(0);
                 *p = p.saturating_add(n);
@@ -382,20 +389,21 @@ mod tests {
     }
 
     #[test]
-    fn each_flow_an_idle_timeout_opens_starts_afresh() {
+    fn a_flow_an_idle_timeout_opens_goes_on_with_its_connections_sequence_state() {
         let t = IP_PROTO_TCP;
         let packets = [
             packet(0, t, 1, 2, 0, 100),
             packet(1, t, 1, 2, 100, 100),
-            // A new flow: its first segment only sets the state, though it lies below.
+            // A new flow after the silence: a resend of what the connection sent before it.
             packet(100, t, 1, 2, 0, 100),
-            packet(101, t, 1, 2, 0, 100),
+            packet(101, t, 1, 2, 200, 100),
+            packet(102, t, 1, 2, 100, 100),
         ];
         let opts = FlowOptions {
             idle_timeout_ns: Some(10),
             ..FlowOptions::default()
         };
         let got: Vec<_> = flows(opts, &packets).iter().map(resent).collect();
-        assert_eq!(got, [(Some(0), Some(0)), (Some(1), Some(154))]);
+        assert_eq!(got, [(Some(0), Some(0)), (Some(2), Some(308))]);
     }
 }

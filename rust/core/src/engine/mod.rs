@@ -109,7 +109,7 @@ impl ScanConfig {
     }
 
     /// Whether some packets are chosen by their headers (a filter for all captures or for one).
-    pub fn filters(&self) -> bool {
+    pub fn has_filter(&self) -> bool {
         self.filter.is_some() || self.file_filters.iter().any(Option::is_some)
     }
 
