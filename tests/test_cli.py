@@ -146,6 +146,8 @@ def test_max_groups_option_reaches_the_scan(cap: Path) -> None:
         .select("by", "group", "packets", "bytes")
         .equals(api.groups.select("by", "group", "packets", "bytes"))
     )
+    # The JSON says which limit the scan ran under, as the result's config does.
+    assert doc["config"]["max_groups"] == api.config["max_groups"] == pairs
     # plot and report scan with the same options.
     for command in ("plot", "report"):
         assert "--max-groups N" in run_cli(command, "--help").stdout.decode(), command

@@ -879,6 +879,7 @@ def superpose(
         "reorder_horizon_ns": horizon_ns,
         "on_late": late,
         "offsets_ns": offs,
+        "max_groups": max_groups,
         "start_ns": None if (tr := read["time_range"]) is None else tr[0],
         "end_ns": None if tr is None else tr[1],
         "filter": read["filter"],

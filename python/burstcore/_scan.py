@@ -287,10 +287,9 @@ def scan(
         saying where and what. Not for in-memory columns (filter those first). A filtered scan
         decodes every packet's headers and is not split into time chunks. Several captures:
         one expression for all, or a list of one per capture in the same order (``None`` for a
-        capture read whole). One capture per
-        host holds a packet between two captured hosts twice, once as each host saw it:
-        ``filter=["src host 10.0.0.1", "src host 10.0.0.2"]`` keeps each packet once, at its
-        sender's timestamp.
+        capture read whole). One capture per host holds a packet between two captured hosts
+        twice, once as each host saw it: ``filter=["src host 10.0.0.1", "src host 10.0.0.2"]``
+        keeps each packet once, at its sender's timestamp.
 
     Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
     ``packets`` (counted) + the ``skipped_*`` columns.
@@ -404,6 +403,7 @@ def scan(
         "reorder_horizon_ns": horizon_ns,
         "on_late": on_late,
         "threads": threads,
+        "max_groups": max_groups,
         "start_ns": None if time_range is None else time_range[0],
         "end_ns": None if time_range is None else time_range[1],
         "filter": filters,
