@@ -466,3 +466,13 @@ def test_info_tells_of_unknown_blocks():
     plain = burstcore.CaptureWriter("pcapng")
     plain.interface()
     assert "Unknown blocks" not in str(burstcore.info(plain.getvalue()))
+
+
+def test_info_counts_steps_back_where_scan_counts_packets_behind_the_latest():
+    # One packet stamped ahead of its neighbours: one step back in the file, three packets that
+    # came after a later one for the scan (as info's and scan's docs say).
+    data = oracles.capture([1000, 5000, 2000, 3000, 4000, 6000], [100] * 6)
+    i = burstcore.info(data)
+    assert (i.out_of_order, i.max_step_back_ns) == (1, 3000)
+    s = burstcore.scan(data, windows=["1us"], rates=["1Gbps"]).summary
+    assert (s["reordered"][0], s["max_lateness_ns"][0]) == (3, 3000)

@@ -244,6 +244,12 @@ def info(
     drop counters), packets, bytes, first/last timestamp, duration, mean rate, packets out of
     timestamp order, and frames longer than the link MTU (a hint of TSO/GRO offload).
 
+    ``out_of_order`` counts the packets stamped earlier than the packet just before them in the
+    file (a step back; ``max_step_back_ns`` the largest). A scan's ``summary.reordered`` counts
+    those stamped earlier than the latest seen so far, so it is at least as large: after a packet
+    stamped 1 ms ahead of its neighbours, every packet until the clock catches up is reordered
+    for the scan, but only the first is a step back here.
+
     ``mmap`` as for ``scan``: by default (``None``) a plain capture file given by path is read
     through a memory mapping on Linux (a file truncated meanwhile raises ``OSError``) and with
     ``read()`` elsewhere; ``False`` always reads with ``read()``. Compressed files, stdin, pipes
