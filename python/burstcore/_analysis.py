@@ -72,15 +72,14 @@ def _warn(messages: list[str], depth: int = 0) -> None:
 
 
 def _reading(
-    source: Any, mmap: bool | None, start: Instant | None, end: Instant | None, filter: Filters | None
+    sources: list[Any], mmap: bool | None, start: Instant | None, end: Instant | None, filter: Filters | None
 ) -> dict[str, Any]:
-    """The keywords every core analysis takes for how and which packets of `source` are read,
-    checked (a filter per capture: one for each of them)."""
-    captures = len(source) if isinstance(source, (list, tuple)) else 1
+    """The keywords every core analysis takes for how and which packets of `sources` (as
+    `_sources` gives them) are read, checked (a filter per capture: one for each of them)."""
     return {
         "mmap": mmap,
         "time_range": parse_time_range(start, end),
-        "filter": parse_filters(filter, captures=captures),
+        "filter": parse_filters(filter, captures=len(sources)),
     }
 
 
@@ -149,8 +148,9 @@ def flows(
     windows_ns = sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_flows = parse_count(max_flows, name="max_flows")
+    srcs = _sources(source)
     out, warns = _core.flows(
-        _sources(source),
+        srcs,
         key,
         timeout_ns,
         windows_ns,
@@ -159,7 +159,7 @@ def flows(
         late,
         strict,
         progress,
-        **_reading(source, mmap, start, end, filter),
+        **_reading(srcs, mmap, start, end, filter),
     )
     _warn(warns)
     env = out.pop("envelope")
@@ -224,14 +224,15 @@ def _matrix(
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_pairs = parse_count(max_pairs, name="max_pairs")
+    srcs = _sources(source)
     out, warns = _core.traffic_matrix(
-        _sources(source),
+        srcs,
         max_pairs,
         horizon_ns,
         late,
         strict,
         progress,
-        **_reading(source, mmap, start, end, filter),
+        **_reading(srcs, mmap, start, end, filter),
     )
     _warn(warns, depth=1)
     return out
@@ -377,8 +378,9 @@ def _distribution(
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     # The group "all" is always there: by='all' adds no grouping (it repeated every row).
     core_by = None if by == "all" else by
+    srcs = _sources(source)
     out, warns = _core.histograms(
-        _sources(source),
+        srcs,
         what,
         core_by,
         qs,
@@ -387,7 +389,7 @@ def _distribution(
         late,
         strict,
         progress,
-        **_reading(source, mmap, start, end, filter),
+        **_reading(srcs, mmap, start, end, filter),
     )
     _warn(warns, depth=1)
     labels = pl.Series(out["labels"], dtype=pl.String)
@@ -514,14 +516,15 @@ def bursts(
     gap_ns = parse_duration(gap, name="gap", allow_zero=True)
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
+    srcs = _sources(source)
     out, warns = _core.bursts(
-        _sources(source),
+        srcs,
         gap_ns,
         horizon_ns,
         late,
         strict,
         progress,
-        **_reading(source, mmap, start, end, filter),
+        **_reading(srcs, mmap, start, end, filter),
     )
     _warn(warns)
     n = len(out["start_ns"])
@@ -631,8 +634,9 @@ def iterations(
     if hi <= lo:
         raise ValueError(f"max_period ({format_duration(hi)}) must exceed min_period ({format_duration(lo)})")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
+    srcs = _sources(source)
     out, warns = _core.iterations(
-        _sources(source),
+        srcs,
         bin_ns,
         lo,
         hi,
@@ -640,7 +644,7 @@ def iterations(
         late,
         strict,
         progress,
-        **_reading(source, mmap, start, end, filter),
+        **_reading(srcs, mmap, start, end, filter),
     )
     _warn(warns)
     beyond = int(out["beyond_bins"])
