@@ -281,16 +281,12 @@ def _quantile_list(text: str) -> list[float]:
 
 
 def _offset_list(text: str) -> list[str]:
-    """Durations that may be below zero ('-3ms'), as exact strings; a bare 0 needs no unit."""
-    from ._units import _is_bare_number
-
+    """Durations that may be below zero ('-3ms'), as exact strings; a bare 0 needs no unit (as
+    parse_duration reads it)."""
     out = []
     for item in _split(text, "0,-3ms"):
         sign, body = ("-", item[1:]) if item.startswith("-") else ("", item.removeprefix("+"))
-        if _is_bare_number(body) and float(body) == 0:
-            out.append("0ns")
-        else:
-            out.append(sign + _duration_ns(body, "offset", allow_zero=True))
+        out.append(sign + _duration_ns(body, "offset", allow_zero=True))
     return out
 
 
@@ -772,6 +768,13 @@ def _quantiles_option(g: Any) -> None:
         + ",".join(f"{q:g}" for q in DEFAULT_QUANTILES)
         + ")",
     )
+
+
+def _quantiles_asked(args: argparse.Namespace) -> list[float]:
+    """The quantiles --quantiles gave, or the default ones, for a JSON meta."""
+    from ._analysis import DEFAULT_QUANTILES
+
+    return list(DEFAULT_QUANTILES) if args.quantiles is None else args.quantiles
 
 
 def _distribution_parser(sub: Any, name: str, summary: str, description: str, examples: str) -> None:
@@ -1515,12 +1518,10 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
 def cmd_bursts(args: argparse.Namespace) -> int:
     import burstcore
 
-    from ._analysis import DEFAULT_QUANTILES
-
     fmt = _prepare_output(args)
     b, told = _read_merged(args, burstcore.bursts, gap=args.gap, quantiles=args.quantiles, **_read_kwargs(args))
     tables = {"bursts": b.bursts, "distributions": b.distributions, "summary": b.summary}
-    qs = list(DEFAULT_QUANTILES) if args.quantiles is None else args.quantiles
+    qs = _quantiles_asked(args)
     meta = _meta(args, {"gap_ns": b.gap_ns, "quantiles": qs}, told)
     return _emit(fmt, tables, meta, args, lambda: _show_bursts(args, b))
 
@@ -1557,14 +1558,12 @@ def cmd_gaps(args: argparse.Namespace) -> int:
 def _cmd_distribution(args: argparse.Namespace, what: str) -> int:
     import burstcore
 
-    from ._analysis import DEFAULT_QUANTILES
-
     fmt = _prepare_output(args)
     analyse = burstcore.sizes if what == "sizes" else burstcore.gaps
     kw = {"by": args.by, "quantiles": args.quantiles, "max_groups": args.max_groups}
     d, told = _read_merged(args, analyse, **kw, **_read_kwargs(args))
     tables = {"quantiles": d.quantiles, "histogram": d.histogram, "groups": d.groups, "summary": d.summary}
-    qs = list(DEFAULT_QUANTILES) if args.quantiles is None else args.quantiles
+    qs = _quantiles_asked(args)
     meta = _meta(args, {"by": args.by, "quantiles": qs, "max_groups": args.max_groups}, told)
     return _emit(fmt, tables, meta, args, lambda: _show_distribution(args, d, what))
 
@@ -1632,7 +1631,7 @@ def cmd_superpose(args: argparse.Namespace) -> int:
     r, told = _read_merged(args, burstcore.superpose, **kw, **_read_kwargs(args))
     tables = {"gain": r.multiplexing_gain, **_tables(r)}
     random = {"seed": seed, "max_offset_ns": _ns(max_offset)} if args.random_offsets else {}
-    config = {**r.config, "random_offsets": args.random_offsets, **random, "max_groups": args.max_groups}
+    config = {**r.config, "random_offsets": args.random_offsets, **random}
     return _emit(fmt, tables, _meta(args, config, told), args, lambda: _show_superpose(args, r, seed, max_offset))
 
 
