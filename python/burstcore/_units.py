@@ -308,14 +308,15 @@ def parse_filter(value: Any) -> str | None:
     """A filter expression, checked to be a string (the core parses it and says what is wrong)."""
     if value is None or isinstance(value, str):
         return value
-    each = (
-        " (this reads one capture: one filter for it)"
-        if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, str) for v in value)
-        else ""
-    )
+    each = " (this reads one capture: one filter for it)" if _one_per_capture(value) else ""
     raise TypeError(
         f"filter={value!r}: give the expression as a string, e.g. filter='host 10.0.0.1 and tcp port 29500'{each}"
     )
+
+
+def _one_per_capture(value: Any) -> bool:
+    """Whether ``value`` has the form of a filter per capture: a list or tuple of str or None."""
+    return isinstance(value, (list, tuple)) and all(v is None or isinstance(v, str) for v in value)
 
 
 def parse_filters(value: Any, captures: int | None = None) -> str | list[str | None] | None:
@@ -324,7 +325,7 @@ def parse_filters(value: Any, captures: int | None = None) -> str | list[str | N
     there must be ``captures`` when that is given."""
     if value is None or isinstance(value, str):
         return value
-    if not isinstance(value, (list, tuple)) or not all(v is None or isinstance(v, str) for v in value):
+    if not _one_per_capture(value):
         raise TypeError(
             f"filter={value!r}: give one expression (a string) for every capture, e.g. "
             "filter='host 10.0.0.1 and tcp port 29500', or a list of one per capture (None where a "
