@@ -197,4 +197,23 @@ fuzz_target!(|data: &[u8]| {
     for e in &out.envelope {
         assert!(e.max_packets >= e.packets_in_window);
     }
+
+    // The same capture twice holds the same packets: whatever it holds, the check reads it
+    // without failing, and a pair it finds shares its whole sample.
+    let (Ok(a), Ok(b)) = (common::open(data.to_vec(), opts), common::open(data.to_vec(), opts)) else {
+        return;
+    };
+    let options = burstcore::analysis::SharedOptions {
+        time_range,
+        sample: 1 + (h >> 13) as usize % 64,
+        ..Default::default()
+    };
+    let filters = [filter.clone(), filter];
+    let found = burstcore::analysis::shared_packets(&mut [a, b], &filters, &options)
+        .expect("a capture the scan read is read by the check");
+    assert_eq!(found.hosts[0], found.hosts[1]);
+    for p in &found.pairs {
+        assert_eq!((p.a, p.b), (0, 1));
+        assert_eq!((p.shared, p.sampled_b), (p.sampled_a, p.sampled_a), "{p:?}");
+    }
 });

@@ -46,6 +46,7 @@ from ._burstcore import (
 )
 from ._packets import CaptureInfo, CaptureWarning, ProgressCallback, info, read_packets
 from ._scan import ScanResult, scan
+from ._shared import SharedPacketsWarning
 from ._types import (
     BinaryReader,
     Columns,
@@ -89,6 +90,7 @@ __all__ = [
     "Rate",
     "Rates",
     "ScanResult",
+    "SharedPacketsWarning",
     "SingleSource",
     "Source",
     "SuperposeResult",

@@ -34,6 +34,7 @@ from ._scan import (
     _parse_by,
     _parse_order,
 )
+from ._shared import warn_if_shared
 from ._sources import is_rereadable, normalize
 from ._types import Count, Duration, Durations, Filters, Instant, Quantiles, Rates, Source
 from ._units import (
@@ -72,15 +73,23 @@ def _warn(messages: list[str], depth: int = 0) -> None:
 
 
 def _reading(
-    sources: list[Any], mmap: bool | None, start: Instant | None, end: Instant | None, filter: Filters | None
+    sources: list[Any],
+    mmap: bool | None,
+    start: Instant | None,
+    end: Instant | None,
+    filter: Filters | None,
+    depth: int = 0,
+    merged: bool = True,
 ) -> dict[str, Any]:
     """The keywords every core analysis takes for how and which packets of `sources` (as
-    `_sources` gives them) are read, checked (a filter per capture: one for each of them)."""
-    return {
-        "mmap": mmap,
-        "time_range": parse_time_range(start, end),
-        "filter": parse_filters(filter, captures=len(sources)),
-    }
+    `_sources` gives them) are read, checked (a filter per capture: one for each of them). Captures
+    `merged` into one traffic are checked for packets they share (a warning pointing at the user's
+    call, `depth` helpers below the public function)."""
+    time_range = parse_time_range(start, end)
+    filters = parse_filters(filter, captures=len(sources))
+    if merged:
+        warn_if_shared(sources, filters, time_range, mmap, stacklevel=3 + depth)
+    return {"mmap": mmap, "time_range": time_range, "filter": filters}
 
 
 def _summary(acc: dict[str, Any]) -> pl.DataFrame:
@@ -232,7 +241,7 @@ def _matrix(
         late,
         strict,
         progress,
-        **_reading(srcs, mmap, start, end, filter),
+        **_reading(srcs, mmap, start, end, filter, depth=1),
     )
     _warn(warns, depth=1)
     return out
@@ -389,7 +398,7 @@ def _distribution(
         late,
         strict,
         progress,
-        **_reading(srcs, mmap, start, end, filter),
+        **_reading(srcs, mmap, start, end, filter, depth=1),
     )
     _warn(warns, depth=1)
     labels = pl.Series(out["labels"], dtype=pl.String)
@@ -851,7 +860,8 @@ def superpose(
     # The multiplexing gain compares the merge's aggregate with each capture's: scanned whatever
     # `by` says, and its rows left out again if `by` did not ask for them.
     scanned = by_names if "all" in by_names else [*by_names, "all"]
-    read = _reading(srcs, mmap, start, end, filter)
+    # Superposed captures are laid over one another on purpose, not merged as one traffic.
+    read = _reading(srcs, mmap, start, end, filter, merged=False)
     out, warns = _core.superpose(
         srcs,
         offs,

@@ -91,6 +91,12 @@ def scan(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]: ...
+def shared_packets(
+    sources: list[Any],
+    mmap: bool | None = None,
+    time_range: _Span = None,
+    filter: str | list[str | None] | None = None,
+) -> tuple[list[tuple[int, int, int, int, int, int]], list[str | None]] | None: ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],
     sizes: npt.NDArray[np.uint64],

@@ -13,6 +13,7 @@ import polars as pl
 
 from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback, thread_count
+from ._shared import warn_if_shared
 from ._sources import is_rereadable, normalize
 from ._types import Columns, Count, Duration, Durations, Filters, Instant, Rates, Source
 from ._units import (
@@ -289,7 +290,9 @@ def scan(
         one expression for all, or a list of one per capture in the same order (``None`` for a
         capture read whole). One capture per host holds a packet between two captured hosts
         twice, once as each host saw it: ``filter=["src host 10.0.0.1", "src host 10.0.0.2"]``
-        keeps each packet once, at its sender's timestamp.
+        keeps each packet once, at its sender's timestamp. Captures (paths or bytes) that hold
+        the same packets through their filters are warned about (``SharedPacketsWarning``, with
+        the filters to give), from a sample of each: docs/filters.md.
 
     Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
     ``packets`` (counted) + the ``skipped_*`` columns.
@@ -348,6 +351,7 @@ def scan(
             raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
         sources = [normalize(s) for s in raw]
         filters = parse_filters(filters, captures=len(sources))
+        warn_if_shared(sources, filters, time_range, mmap, stacklevel=2)
 
     rates_note = "given"
     if rates is not None:

@@ -11,6 +11,7 @@ mod source;
 mod writer;
 
 use arrow::Column;
+use burstcore::analysis::{shared_packets as shared_packets_of, SharedOptions};
 use burstcore::capture::{CaptureReader, Format, ReadOptions, TsResolution};
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
 use burstcore::pipeline::{self, Accounting, SizeKind};
@@ -687,6 +688,57 @@ fn locate_late(
     e
 }
 
+/// Pairs of `sources` that hold the same packets (see [`burstcore::analysis::shared`]), each
+/// read through its filter, as `(a, b, from_ns, shared, sampled_a, sampled_b)`, and the host
+/// each capture was recorded on where one stands out. `None` when a source cannot be opened or
+/// read: the read that follows reports that.
+#[pyfunction]
+#[pyo3(signature = (sources, mmap=None, time_range=None, filter=None))]
+#[allow(clippy::type_complexity)]
+fn shared_packets<'py>(
+    py: Python<'py>,
+    sources: Vec<Bound<'py, PyAny>>,
+    mmap: Option<bool>,
+    time_range: Span,
+    filter: Option<Filters>,
+) -> PyResult<
+    Option<(
+        Vec<(usize, usize, i64, usize, usize, usize)>,
+        Vec<Option<String>>,
+    )>,
+> {
+    guard(py, || {
+        let (filter, file_filters) = parse_filters(filter, &sources)?;
+        let config = ScanConfig {
+            filter,
+            file_filters,
+            ..ScanConfig::default()
+        };
+        let filters = config.filter_per_capture(sources.len()).map_err(to_py)?;
+        let Ok((mut readers, _)) = open_all(py, &sources, false, mmap, 1) else {
+            return Ok(None);
+        };
+        let options = SharedOptions {
+            time_range: crate::time_range(time_range),
+            ..SharedOptions::default()
+        };
+        let Ok(found) = py.detach(|| shared_packets_of(&mut readers, &filters, &options)) else {
+            return Ok(None);
+        };
+        let pairs = found
+            .pairs
+            .iter()
+            .map(|p| (p.a, p.b, p.from_ns, p.shared, p.sampled_a, p.sampled_b))
+            .collect();
+        let hosts = found
+            .hosts
+            .iter()
+            .map(|h| h.map(|h| h.to_string()))
+            .collect();
+        Ok(Some((pairs, hosts)))
+    })
+}
+
 /// The same engine over in-memory columns (timestamps in ns, sizes in bytes).
 #[pyfunction]
 #[pyo3(signature = (ts_ns, sizes, interfaces, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups))]
@@ -740,6 +792,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capture_info, m)?)?;
     m.add_function(wrap_pyfunction!(scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(shared_packets, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;

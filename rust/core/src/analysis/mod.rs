@@ -1,5 +1,6 @@
 //! Analyses of training traffic beyond the envelope: flows, traffic matrix, size/gap histograms,
-//! ON/OFF bursts, iteration period and segmentation, superposition.
+//! ON/OFF bursts, iteration period and segmentation, superposition; and a check for captures that
+//! hold the same packets ([`shared`]).
 //!
 //! Every analysis is a streaming accumulator fed with [`Arrival`](crate::engine::Arrival)s in
 //! timestamp order (the engine's reorder buffer runs first); none keeps the packets. Timestamps
@@ -11,6 +12,7 @@ pub mod hist;
 pub mod iterations;
 pub mod matrix;
 pub mod retransmissions;
+pub mod shared;
 pub mod superpose;
 
 pub use bursts::{Burst, BurstDetector, BurstReport};
@@ -19,4 +21,5 @@ pub use hist::{GapHistogram, GroupedHistograms, SizeHistogram};
 pub use iterations::{Iteration, IterationAnalyzer, IterationOptions, IterationReport};
 pub use matrix::{HostTotals, TrafficMatrix};
 pub use retransmissions::SeqTracker;
+pub use shared::{shared_packets, SharedOptions, SharedPackets, SharedPair};
 pub use superpose::{random_offsets, Merge, SplitMix64};

@@ -114,21 +114,7 @@ pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8], wire_len: u32) {
     // the bytes are there). Every link decoder hands back the rest of the frame, so the
     // network layer's bytes on the wire are those captured plus these.
     let uncaptured = Uncaptured(wire_len.saturating_sub(len_u32(data)));
-    let network = match linktype {
-        linktype::ETHERNET => ethernet::decode(h, data),
-        linktype::LINUX_SLL => sll::decode_v1(h, data),
-        linktype::LINUX_SLL2 => sll::decode_v2(h, data),
-        linktype::RAW | linktype::RAW_DLT12 => raw_ip(h, data),
-        linktype::IPV4 => with_ethertype(h, ETHERTYPE_IPV4, data),
-        linktype::IPV6 => with_ethertype(h, ETHERTYPE_IPV6, data),
-        linktype::NULL => null::decode_null(h, data),
-        linktype::LOOP => null::decode_loop(h, data),
-        _ => {
-            h.unknown_link = true;
-            return;
-        }
-    };
-    if let Some(packet) = network {
+    if let Some(packet) = link(h, linktype, data) {
         // Under the IPv4 EtherType the version nibble decides, as tshark does (an IPv6 packet
         // labelled 0x0800 is still IPv6); the IPv6 EtherType must carry version 6.
         let transport = match (h.ethertype, packet.first().map(|b| b >> 4)) {
@@ -150,6 +136,36 @@ pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8], wire_len: u32) {
             }
         }
     }
+}
+
+/// The link step: the network layer's bytes (its EtherType in `h.ethertype`), `None` where
+/// the frame carries none this decoder follows or the link type is unknown (`h.unknown_link`).
+#[inline(always)]
+fn link<'a>(h: &mut Headers, linktype: u16, data: &'a [u8]) -> Option<&'a [u8]> {
+    match linktype {
+        linktype::ETHERNET => ethernet::decode(h, data),
+        linktype::LINUX_SLL => sll::decode_v1(h, data),
+        linktype::LINUX_SLL2 => sll::decode_v2(h, data),
+        linktype::RAW | linktype::RAW_DLT12 => raw_ip(h, data),
+        linktype::IPV4 => with_ethertype(h, ETHERTYPE_IPV4, data),
+        linktype::IPV6 => with_ethertype(h, ETHERTYPE_IPV6, data),
+        linktype::NULL => null::decode_null(h, data),
+        linktype::LOOP => null::decode_loop(h, data),
+        _ => {
+            h.unknown_link = true;
+            None
+        }
+    }
+}
+
+/// The IP packet a frame carries (IPv4 or IPv6, from its first header byte on, as captured),
+/// found as [`decode`] finds it: through VLAN tags, PPPoE and the link types it knows. For
+/// what needs the header bytes themselves rather than decoded fields (a fingerprint of the
+/// packet, see [`crate::analysis::shared`]).
+pub fn ip_packet(linktype: u16, data: &[u8]) -> Option<&[u8]> {
+    let mut h = Headers::default();
+    let packet = link(&mut h, linktype, data)?;
+    matches!(h.ethertype, Some(ETHERTYPE_IPV4 | ETHERTYPE_IPV6)).then_some(packet)
 }
 
 /// Largest frame a link type carries without offload (Ethernet: 1514 + 4 per VLAN tag), used to

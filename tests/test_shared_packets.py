@@ -1,0 +1,248 @@
+"""The warning for captures that hold the same packets (``SharedPacketsWarning``): one traffic
+recorded on several hosts and merged counts each packet between two captured hosts twice. The
+overlap is known by construction (generated captures: each packet in its sender's and its
+receiver's file) and, on a real training capture, made by tshark (each host's file cut from the
+bridge capture with ``ip.addr==``): warned about when merged as they are, not through ``src host``
+filters, not for captures of different traffic, and never for superposed ones."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import struct
+import subprocess
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import burstcore
+from burstcore import SharedPacketsWarning
+from tests import oracles
+from tests.conftest import shared_file
+from tests.test_filter import run_cli
+
+BASE = 1_700_000_000_000_000_000
+
+# (sent at ns, src host, dst host, TCP payload bytes, receiver's delay in ns)
+Packet = tuple[int, int, int, int, int]
+
+
+def host(h: int, net: int = 0) -> str:
+    return f"10.0.{net}.{h + 1}"
+
+
+def tcp_frame(src: str, dst: str, seq: int, ack: int, ident: int, payload: int) -> bytes:
+    """Ethernet/IPv4/TCP whose IP identification and sequence and acknowledgement numbers advance
+    as a real stack's do, so that no two packets of a capture are alike."""
+    ip = [bytes(int(x) for x in a.split(".")) for a in (src, dst)]
+    tcp = struct.pack("!HHIIBBHHH", 40000, 29500, seq, ack, 5 << 4, 0x18, 1024, 0, 0)
+    iph = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + payload, ident, 0x4000, 64, 6, 0, *ip)
+    return b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + iph + tcp + b"\x00" * payload
+
+
+def traffic(seed: int, hosts: int = 3, n: int = 4000) -> list[Packet]:
+    """Trains of MTU segments to another host, each answered by an ACK; the receiver stamps a
+    packet 2-40 µs after its sender."""
+    rng = random.Random(seed)
+    t, out = BASE, []
+    while len(out) < n:
+        t += rng.randrange(500_000, 3_000_000)
+        for _ in range(rng.randrange(5, 40)):
+            s = rng.randrange(hosts)
+            d = (s + 1 + rng.randrange(hosts - 1)) % hosts
+            t += rng.randrange(1_200, 12_000)
+            out.append((t, s, d, 1448, rng.randrange(2_000, 40_000)))
+            out.append((t + rng.randrange(1, 900), d, s, 0, rng.randrange(2_000, 40_000)))
+    return sorted(out)
+
+
+def frames_of(packets: list[Packet], net: int = 0) -> dict[int, bytes]:
+    """Each packet's frame, by its index: sequence numbers per direction, identification per
+    sender."""
+    seq: dict[tuple[int, int], int] = {}
+    ident = [0] * 256
+    frames = {}
+    for i, (_, s, d, p, _) in enumerate(packets):
+        at = seq.setdefault((s, d), 1000 * (s + 1))
+        seq[(s, d)] = at + p
+        ident[s] += 1
+        frames[i] = tcp_frame(host(s, net), host(d, net), at, seq.get((d, s), 0), ident[s], p)
+    return frames
+
+
+def write(path: Path, stamped: list[tuple[int, bytes]]) -> Path:
+    stamped = sorted(stamped)
+    path.write_bytes(
+        oracles.capture([t for t, _ in stamped], [len(f) for _, f in stamped], frames=[f for _, f in stamped])
+    )
+    return path
+
+
+def per_host(tmp: Path, packets: list[Packet], hosts: int, net: int = 0) -> list[Path]:
+    """One capture per host: what it sent (at the send time) and received (the delay later)."""
+    frames = frames_of(packets, net)
+    return [
+        write(
+            tmp / f"net{net}-host{h}.pcapng",
+            [(t, frames[i]) for i, (t, s, _, _, _) in enumerate(packets) if s == h]
+            + [(t + late, frames[i]) for i, (t, _, d, _, late) in enumerate(packets) if d == h],
+        )
+        for h in range(hosts)
+    ]
+
+
+def own_filters(hosts: int, net: int = 0) -> list[str | None]:
+    return [f"src host {host(h, net)}" for h in range(hosts)]
+
+
+def shared_warnings(call: object, *args: object, **kwargs: object) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call(*args, **kwargs)  # type: ignore[operator]
+    return [w for w in caught if issubclass(w.category, SharedPacketsWarning)]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return per_host(tmp_path_factory.mktemp("shared"), traffic(7), 3)
+
+
+def test_one_capture_per_host_merged_as_it_is_is_warned_about_naming_each_files_host(files: list[Path]) -> None:
+    told = shared_warnings(burstcore.scan, files, windows=["1ms"], rates=["1Gbps"])
+    assert len(told) == 1
+    message = str(told[0].message)
+    assert message.startswith("3 pairs of the 3 captures hold the same packets (captures 1 and 2: ")
+    assert "each such packet counts twice" in message
+    # The hint is the fix, with each file's own host found from its packets.
+    assert "one per capture in their order: " + ", ".join(map(repr, own_filters(3))) + " (in Python" in message
+    # It points at the caller's line, as every warning of the API does.
+    assert told[0].filename == __file__
+    # The warning is a CaptureWarning: a filter for those silences this one too.
+    assert issubclass(SharedPacketsWarning, burstcore.CaptureWarning)
+
+
+def test_src_host_filters_keep_each_packet_once_and_are_not_warned_about(files: list[Path]) -> None:
+    assert shared_warnings(burstcore.scan, files, windows=["1ms"], rates=["1Gbps"], filter=own_filters(3)) == []
+    # `host` keeps both directions: still every packet between two captured hosts twice.
+    both = [f"host {host(h)}" for h in range(3)]
+    told = shared_warnings(burstcore.scan, files, windows=["1ms"], rates=["1Gbps"], filter=both)
+    assert len(told) == 1
+    assert "hold the same packets through their filters" in str(told[0].message)
+    # A filter for all captures is kept in the hint.
+    told = shared_warnings(burstcore.scan, files, windows=["1ms"], rates=["1Gbps"], filter="tcp")
+    hint = [f"(tcp) and src host {host(h)}" for h in range(3)]
+    assert ", ".join(map(repr, hint)) in str(told[0].message)
+
+
+def test_every_analysis_that_merges_captures_warns_at_the_callers_line(files: list[Path]) -> None:
+    calls = {
+        "flows": lambda: burstcore.flows(files),
+        "traffic_matrix": lambda: burstcore.traffic_matrix(files),
+        "host_volumes": lambda: burstcore.host_volumes(files),
+        "sizes": lambda: burstcore.sizes(files),
+        "gaps": lambda: burstcore.gaps(files),
+        "bursts": lambda: burstcore.bursts(files),
+        "iterations": lambda: burstcore.iterations(files),
+    }
+    for name, call in calls.items():
+        told = shared_warnings(call)
+        assert len(told) == 1, name
+        assert told[0].filename == __file__, name
+        assert shared_warnings(lambda n=name: getattr(burstcore, n)(files, filter=own_filters(3))) == [], name
+    # Superposed captures are laid over one another on purpose.
+    assert shared_warnings(burstcore.superpose, files, windows=["1ms"], rates=["1Gbps"]) == []
+
+
+def test_captures_of_different_traffic_or_one_capture_are_not_warned_about(tmp_path: Path) -> None:
+    # Other hosts, at the same times: nothing in common.
+    a = per_host(tmp_path, traffic(7), 2, net=0)
+    b = per_host(tmp_path, traffic(7), 2, net=1)
+    assert shared_warnings(burstcore.scan, [a[0], b[0]], windows=["1ms"], rates=["1Gbps"]) == []
+    # One traffic cut in two files, one after the other (a rotating capture).
+    packets = traffic(8)
+    frames = frames_of(packets)
+    halves = [packets[:2000], packets[2000:]]
+    cut = [
+        write(tmp_path / f"part{k}.pcapng", [(t, frames[i + 2000 * k]) for i, (t, *_) in enumerate(half)])
+        for k, half in enumerate(halves)
+    ]
+    assert shared_warnings(burstcore.scan, cut, windows=["1ms"], rates=["1Gbps"]) == []
+    # A single capture, and one file with a stream that is read once (left out of the check).
+    assert shared_warnings(burstcore.scan, a[0], windows=["1ms"], rates=["1Gbps"]) == []
+    with open(a[1], "rb") as stream:
+        assert shared_warnings(burstcore.scan, [a[0], stream], windows=["1ms"], rates=["1Gbps"]) == []
+
+
+def test_the_same_file_twice_is_named_as_such(files: list[Path]) -> None:
+    told = shared_warnings(burstcore.scan, [files[0], str(files[0])], windows=["1ms"], rates=["1Gbps"])
+    assert [str(w.message) for w in told] == [
+        f"captures 1 and 2 are the same file ({files[0]}): merged, each of its packets counts twice. Give it once."
+    ]
+    # Bytes are sampled too.
+    data = files[0].read_bytes()
+    told = shared_warnings(burstcore.scan, [data, data], windows=["1ms"], rates=["1Gbps"])
+    assert len(told) == 1
+    assert str(told[0].message).startswith("captures 1 and 2 hold the same packets (1,024 of 1,024 packets sampled")
+
+
+def test_a_time_range_outside_the_overlap_is_not_warned_about(files: list[Path]) -> None:
+    # Two captures of one traffic that overlap only in their middle: read up to where the second
+    # starts, nothing is counted twice.
+    packets = traffic(9, hosts=2)
+    frames = frames_of(packets)
+    tmp = files[0].parent
+    first = write(tmp / "first.pcapng", [(t, frames[i]) for i, (t, *_) in enumerate(packets[:3000])])
+    second = write(tmp / "second.pcapng", [(t, frames[i + 1500]) for i, (t, *_) in enumerate(packets[1500:])])
+    kw = {"windows": ["1ms"], "rates": ["1Gbps"]}
+    assert len(shared_warnings(burstcore.scan, [first, second], **kw)) == 1
+    assert shared_warnings(burstcore.scan, [first, second], end=packets[1500][0], **kw) == []
+
+
+def test_the_command_line_tells_it_on_stderr(files: list[Path]) -> None:
+    names = [str(f) for f in files]
+    r = run_cli("scan", *names, "--windows", "1ms", "--rates", "1Gbps", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert "burstcore scan: warning: 3 pairs of the 3 captures hold the same packets" in r.stderr
+    filters = [a for f in own_filters(3) for a in ("--filter", str(f))]
+    r = run_cli("scan", *names, *filters, "--windows", "1ms", "--rates", "1Gbps", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert "same packets" not in r.stderr
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), hosts=st.integers(2, 5), n=st.integers(200, 3000))
+def test_per_host_captures_warn_unless_read_through_their_own_hosts(
+    tmp_path: Path, seed: int, hosts: int, n: int
+) -> None:
+    paths = per_host(tmp_path, traffic(seed, hosts, n), hosts)
+    kw = {"windows": ["1ms"], "rates": ["1Gbps"]}
+    # Every packet is in two files; trains of packets 0.5-3 ms apart put many of them past the
+    # instant where both files run, well inside the first 1,024 packets of each from there.
+    assert len(shared_warnings(burstcore.scan, paths, **kw)) == 1
+    assert shared_warnings(burstcore.scan, paths, filter=own_filters(hosts), **kw) == []
+
+
+def test_real_per_host_captures_cut_by_tshark(tmp_path: Path) -> None:
+    """Capture d (two hosts training over a bridge) cut into each host's view by tshark."""
+    capture = shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng")
+    if shutil.which("tshark") is None:
+        pytest.fail("tshark is needed (installed by .ci/setup)")
+    hosts = ["10.99.0.11", "10.99.0.12"]
+    paths = []
+    for h in hosts:
+        out = tmp_path / f"{h}.pcapng"
+        subprocess.run(["tshark", "-r", str(capture), "-Y", f"ip.addr=={h}", "-w", str(out)], check=True)
+        paths.append(out)
+    kw = {"windows": ["5ms"], "rates": ["1Gbps"]}
+    told = shared_warnings(burstcore.scan, paths, **kw)
+    assert len(told) == 1
+    assert "captures 1 (" in str(told[0].message)
+    assert shared_warnings(burstcore.scan, paths, filter=[f"src host {h}" for h in hosts], **kw) == []
+    # Merged through src host, the two views are the capture itself (tshark's oracle of every
+    # packet once), less the one packet from 0.0.0.0.
+    merged = burstcore.scan(paths, filter=[f"src host {h}" for h in hosts], **kw)
+    whole = burstcore.scan(capture, filter="src host 10.99.0.11 or src host 10.99.0.12", **kw)
+    assert merged.envelope.equals(whole.envelope)
