@@ -7,6 +7,7 @@ filters, not for captures of different traffic, and never for superposed ones.""
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import struct
@@ -177,15 +178,44 @@ def test_captures_of_different_traffic_or_one_capture_are_not_warned_about(tmp_p
 
 
 def test_the_same_file_twice_is_named_as_such(files: list[Path]) -> None:
-    told = shared_warnings(burstcore.scan, [files[0], str(files[0])], windows=["1ms"], rates=["1Gbps"])
+    told = shared_warnings(burstcore.scan, [files[0], str(files[0]), files[1]], windows=["1ms"], rates=["1Gbps"])
     assert [str(w.message) for w in told] == [
-        f"captures 1 and 2 are the same file ({files[0]}): merged, each of its packets counts twice. Give it once."
+        f"captures 1 and 2 are the same file ({files[0]}), read through the same filter: merged, each of its "
+        "packets counts once per copy. Give it once."
     ]
-    # Bytes are sampled too.
+    told = shared_warnings(burstcore.scan, [files[0]] * 3, windows=["1ms"], rates=["1Gbps"])
+    assert str(told[0].message).startswith("captures 1, 2 and 3 are the same file")
+    # One file read through filters that split it: nothing in common, nothing told.
+    split = ["src host 10.0.0.1", "not src host 10.0.0.1"]
+    assert shared_warnings(burstcore.scan, [files[0]] * 2, windows=["1ms"], rates=["1Gbps"], filter=split) == []
+    # Bytes are sampled.
     data = files[0].read_bytes()
     told = shared_warnings(burstcore.scan, [data, data], windows=["1ms"], rates=["1Gbps"])
     assert len(told) == 1
     assert str(told[0].message).startswith("captures 1 and 2 hold the same packets (1,024 of 1,024 packets sampled")
+
+
+def test_the_warning_is_listed_with_the_scans_own(files: list[Path], tmp_path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = burstcore.scan(files, windows=["1ms"], rates=["1Gbps"])
+    assert [w for w in r.warnings if "hold the same packets" in w] == r.warnings != []
+    out = tmp_path / "scan.json"
+    p = run_cli("scan", *files, "--windows", "1ms", "--rates", "1Gbps", "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("hold the same packets") == 1
+    assert any("hold the same packets" in w for w in json.loads(out.read_text())["warnings"])
+
+
+def test_no_filters_are_spelled_out_unless_every_captures_host_is_known(tmp_path: Path) -> None:
+    # A capture of all the traffic (a bridge's) beside two hosts' own: its host cannot be told.
+    packets = traffic(10, hosts=3)
+    frames = frames_of(packets)
+    bridge = write(tmp_path / "bridge.pcapng", [(t, frames[i]) for i, (t, *_) in enumerate(packets)])
+    own = per_host(tmp_path, packets, 3)[:2]
+    told = shared_warnings(burstcore.scan, [bridge, *own], windows=["1ms"], rates=["1Gbps"])
+    assert len(told) == 1
+    assert "'src host <the first capture's host>', 'src host <the second's>', ..." in str(told[0].message)
 
 
 def test_a_time_range_outside_the_overlap_is_not_warned_about(files: list[Path]) -> None:

@@ -96,7 +96,7 @@ def shared_packets(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
-) -> tuple[list[tuple[int, int, int, int, int, int]], list[str | None]] | None: ...
+) -> tuple[list[tuple[int, int, int, int, int, int]], list[str | None], list[str]] | None: ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],
     sizes: npt.NDArray[np.uint64],

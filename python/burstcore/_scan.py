@@ -335,6 +335,7 @@ def scan(
         raise ValueError(
             f"size={size!r} reads captured packets; in-memory columns carry their own sizes (leave size out)"
         )
+    shared: str | None = None  # what the captures hold twice, if they do
     if in_memory:
         sources: list[Any] = []
         try:
@@ -351,7 +352,7 @@ def scan(
             raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
         sources = [normalize(s) for s in raw]
         filters = parse_filters(filters, captures=len(sources))
-        warn_if_shared(sources, filters, time_range, mmap, stacklevel=2)
+        shared = warn_if_shared(sources, filters, time_range, mmap, stacklevel=2)
 
     rates_note = "given"
     if rates is not None:
@@ -396,6 +397,8 @@ def scan(
         )
         for w in warns:
             warnings.warn(w, CaptureWarning, stacklevel=2)
+        # Told already (as a SharedPacketsWarning); listed with the capture's own.
+        warns = [*warns, *([shared] if shared else [])]
     cfg = {
         "windows_ns": windows_ns,
         "rates_bps": rates_bps,

@@ -4,6 +4,7 @@ such packet counts twice. The Rust core samples the captures (``analysis::shared
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from typing import Any
@@ -12,11 +13,13 @@ from . import _burstcore as _core
 from ._packets import CaptureWarning
 from ._sources import is_rereadable
 
-# A pair is told when at least this share of the smaller sample is in both. Captures of different
-# traffic share no packet at all (a packet's identity holds its addresses, IP identification and
-# TCP sequence and acknowledgement numbers); a TSO sender and its receiver share only the ACKs,
-# still far above this.
+# A pair is told when at least this share of the smaller sample is in both, and at least
+# MIN_SHARED packets (half the smaller sample when that is less). Captures of different traffic
+# share no packet at all (a packet's identity holds its addresses, IP identification and TCP
+# sequence number); a TSO sender and its receiver share only the ACKs, still far above this; and
+# two small captures that heard one broadcast are not told for that packet alone.
 MIN_SHARE = 0.01
+MIN_SHARED = 8
 # Pairs named in the message; the rest are counted.
 NAMED_PAIRS = 3
 
@@ -34,41 +37,83 @@ def warn_if_shared(
     time_range: tuple[int | None, int | None] | None,
     mmap: bool | None,
     stacklevel: int,
-) -> None:
+) -> str | None:
     """Warn (``SharedPacketsWarning``, at ``stacklevel`` counted from the caller) when captures of
-    ``sources`` share packets through the filters they are read with. Streams (stdin, pipes, file
-    objects) are read once, by the call itself, and are left out of the check."""
+    ``sources`` share packets through the filters they are read with, and return the message.
+    Streams (stdin, pipes, file objects) are read once, by the call itself, and are left out."""
+    message = _shared(sources, filters, time_range, mmap)
+    if message is not None:
+        warnings.warn(message, SharedPacketsWarning, stacklevel=stacklevel + 1)
+    return message
+
+
+def _shared(
+    sources: list[Any],
+    filters: str | list[str | None] | None,
+    time_range: tuple[int | None, int | None] | None,
+    mmap: bool | None,
+) -> str | None:
+    each = filters if isinstance(filters, list) else [filters] * len(sources)
     again = [k for k, s in enumerate(sources) if is_rereadable(s)]
     if len(again) < 2:
-        return
-    each = [filters[k] for k in again] if isinstance(filters, list) else filters
-    found = _core.shared_packets([sources[k] for k in again], mmap=mmap, time_range=time_range, filter=each)
+        return None
+    same = _same_files(sources, each, again)
+    if same:
+        k = same[0][0]
+        names = _and([str(i + 1) for i in same[0]])
+        more = f" (and {len(same) - 1} more such files)" if len(same) > 1 else ""
+        return (
+            f"captures {names} are the same file ({sources[k]}){more}, read through the same filter: "
+            "merged, each of its packets counts once per copy. Give it once."
+        )
+    found = _core.shared_packets(
+        [sources[k] for k in again], mmap=mmap, time_range=time_range, filter=[each[k] for k in again]
+    )
     if found is None:
-        return
-    pairs, hosts = found
+        return None
+    pairs, hosts, uncaptured = found
     told = [
         (again[a], again[b], shared, min(sampled_a, sampled_b))
         for a, b, _from, shared, sampled_a, sampled_b in pairs
-        if shared >= MIN_SHARE * min(sampled_a, sampled_b)
+        if _enough(shared, min(sampled_a, sampled_b))
     ]
-    if told:
-        host_of = {again[k]: h for k, h in enumerate(hosts)}
-        warnings.warn(_message(sources, told, host_of, filters), SharedPacketsWarning, stacklevel=stacklevel + 1)
+    if not told:
+        return None
+    host_of = {again[k]: h for k, h in enumerate(hosts)}
+    return _message(sources, told, [host_of.get(k) for k in range(len(sources))], each, uncaptured)
+
+
+def _enough(shared: int, sampled: int) -> bool:
+    return shared >= max(math.ceil(MIN_SHARE * sampled), min(MIN_SHARED, math.ceil(sampled / 2)))
+
+
+def _same_files(sources: list[Any], each: list[str | None], again: list[int]) -> list[list[int]]:
+    """Groups of the paths among ``again`` that name one file read through one filter (one file
+    read through different filters may be split on purpose, and is left to the sampling)."""
+    groups: dict[tuple[int, int, str | None], list[int]] = {}
+    for k in again:
+        if isinstance(sources[k], str):
+            try:
+                st = os.stat(sources[k])
+            except OSError:
+                continue
+            groups.setdefault((st.st_dev, st.st_ino, each[k]), []).append(k)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _message(
     sources: list[Any],
     told: list[tuple[int, int, int, int]],
-    host_of: dict[int, str | None],
-    filters: str | list[str | None] | None,
+    hosts: list[str | None],
+    each: list[str | None],
+    uncaptured: list[str],
 ) -> str:
     a, b, shared, sampled = told[0]
-    if len(told) == 1 and _same_file(sources[a], sources[b]):
-        return (
-            f"captures {a + 1} and {b + 1} are the same file ({sources[a]}): merged, each of its packets counts "
-            "twice. Give it once."
-        )
-    through = " through their filters" if isinstance(filters, list) else ""
+    through = " through their filters" if any(each) else ""
     sample = f"{shared:,} of {sampled:,} packets sampled where both run are in both"
     if len(told) == 1:
         names = [f"{k + 1} ({sources[k]})" if isinstance(sources[k], str) else f"{k + 1}" for k in (a, b)]
@@ -81,24 +126,22 @@ def _message(
             f"{len(told)} pairs of the {len(sources)} captures hold the same packets{through} (captures "
             f"{a + 1} and {b + 1}: {sample}; also {', '.join(also)})"
         )
-    involved = sorted({k for a, b, _, _ in told for k in (a, b)})
-    hosts = [host_of.get(k) for k in involved]
-    if all(hosts) and len(set(hosts)) == len(hosts):
-        common = f"({filters}) and " if isinstance(filters, str) else ""
-        each = [f"'{common}src host {h}'" if (h := host_of.get(k)) else "None" for k in range(len(sources))]
-        hint = ", ".join(each)
+    # The fix spelled out only when it can be given whole: every capture's own host known, and
+    # every sender one of them (else its packets would be in no capture's filter).
+    if all(hosts) and len(set(hosts)) == len(hosts) and not uncaptured:
+        own = [f"({f}) and src host {h}" if f else f"src host {h}" for f, h in zip(each, hosts, strict=True)]
+        hint = ", ".join(map(repr, own))
     else:
         hint = "'src host <the first capture's host>', 'src host <the second's>', ..."
+        if uncaptured:
+            senders = _and(uncaptured[:4]) + (" and more" if len(uncaptured) > 4 else "")
+            hint += (
+                f" ({senders} sent packets too and {'is' if len(uncaptured) == 1 else 'are'} no capture's "
+                "host: add each to the filter of the capture that should count it)"
+            )
     return (
         f"{head}: merged, each such packet counts twice. If they are captures of one traffic on several "
         f"hosts, read each through a filter of the packets its host sent, one per capture in their order: "
         f"{hint} (in Python a list for filter=, on the command line --filter once per file); see "
         "docs/filters.md, 'One filter per capture'"
     )
-
-
-def _same_file(a: Any, b: Any) -> bool:
-    try:
-        return isinstance(a, str) and isinstance(b, str) and os.path.samefile(a, b)
-    except OSError:
-        return False

@@ -1,7 +1,9 @@
 //! The check for captures that hold the same packets (`analysis::shared`), on generated
 //! captures whose overlap is known by construction: one capture per host (each packet in its
 //! sender's and its receiver's file), the same file twice, files of different traffic, rotated
-//! files, and a packet edited the ways a network edits it in flight.
+//! files, a capture that starts late in a long one, a bridge capture beside per-host ones, and a
+//! packet edited the ways a network edits it in flight. Each as plain files (read from where an
+//! anchor lies) and as streams (read on from the start).
 
 use burstcore::analysis::{shared_packets, SharedOptions, SharedPackets};
 use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions};
@@ -11,7 +13,9 @@ use burstcore::Filter;
 use std::net::IpAddr;
 
 mod engine_util;
+mod scratch;
 use engine_util::Rng;
+use scratch::Scratch;
 
 const T0: i64 = 1_700_000_000_000_000_000;
 
@@ -103,9 +107,42 @@ fn reader(bytes: &[u8]) -> CaptureReader {
     CaptureReader::new(input, ReadOptions::default()).expect("reader")
 }
 
-fn check(files: &[Vec<u8>], filters: &[Option<Filter>]) -> SharedPackets {
-    let mut readers: Vec<CaptureReader> = files.iter().map(|f| reader(f)).collect();
-    shared_packets(&mut readers, filters, &SharedOptions::default()).expect("check")
+/// How the check gets the captures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    /// Plain files by path: bisected to each anchor.
+    Files,
+    /// In memory: read on from the start.
+    Streams,
+}
+
+const MODES: [Mode; 2] = [Mode::Files, Mode::Streams];
+
+fn check_with(
+    mode: Mode,
+    files: &[Vec<u8>],
+    filters: &[Option<Filter>],
+    options: &SharedOptions,
+) -> SharedPackets {
+    let dir = Scratch::new("shared");
+    let mut readers: Vec<CaptureReader> = files
+        .iter()
+        .enumerate()
+        .map(|(k, f)| match mode {
+            Mode::Streams => reader(f),
+            Mode::Files => {
+                let path = dir.join(format!("{k}.pcap"));
+                std::fs::write(&path, f).expect("write");
+                let input = burstcore::input::open_path(&path).expect("open");
+                CaptureReader::new(input, ReadOptions::default()).expect("reader")
+            }
+        })
+        .collect();
+    shared_packets(&mut readers, filters, options).expect("check")
+}
+
+fn check(mode: Mode, files: &[Vec<u8>], filters: &[Option<Filter>]) -> SharedPackets {
+    check_with(mode, files, filters, &SharedOptions::default())
 }
 
 /// Each host's capture: what it sent (at the send time) and what it received (`delay` later).
@@ -133,21 +170,29 @@ fn ip(h: u16) -> Option<IpAddr> {
 fn one_capture_per_host_shares_packets_and_names_each_host() {
     let all = traffic(&mut Rng(1), 20_000, 3, T0);
     let files = per_host(&all, 3, 7_000);
-    let found = check(&files, &[]);
-    let pairs: Vec<(usize, usize)> = found.pairs.iter().map(|p| (p.a, p.b)).collect();
-    assert_eq!(pairs, [(0, 1), (0, 2), (1, 2)]);
     let first = |h: u16| {
         let own = all.iter().filter(|p| p.src == h || p.dst == h);
         own.map(|p| p.ts + if p.dst == h { 7_000 } else { 0 }).min()
     };
-    for p in &found.pairs {
-        // About half of each host's packets are with the other host of the pair; within one
-        // sample's stretch most of those are in both samples.
-        assert!(p.shared * 4 >= p.sampled_a.min(p.sampled_b), "{p:?}");
-        let (a, b) = (p.a as u16, p.b as u16);
-        assert_eq!(Some(p.from_ns), first(a).max(first(b)), "{p:?}");
+    for mode in MODES {
+        let found = check(mode, &files, &[]);
+        let pairs: Vec<(usize, usize)> = found.pairs.iter().map(|p| (p.a, p.b)).collect();
+        assert_eq!(pairs, [(0, 1), (0, 2), (1, 2)], "{mode:?}");
+        // Captures that run together: one anchor, the latest first instant.
+        let latest = (0..3).filter_map(first).max();
+        assert_eq!(found.anchors, Vec::from_iter(latest), "{mode:?}");
+        for p in &found.pairs {
+            // About half of each host's packets are with the other host of the pair; within
+            // one sample's stretch most of those are in both samples.
+            assert!(
+                p.shared * 4 >= p.sampled_a.min(p.sampled_b),
+                "{mode:?} {p:?}"
+            );
+            assert_eq!(Some(p.from_ns), latest, "{mode:?} {p:?}");
+        }
+        assert_eq!(found.hosts, [ip(0), ip(1), ip(2)], "{mode:?}");
+        assert!(found.uncaptured.is_empty(), "{mode:?}");
     }
-    assert_eq!(found.hosts, [ip(0), ip(1), ip(2)]);
 }
 
 #[test]
@@ -157,29 +202,36 @@ fn src_host_filters_keep_each_packet_once() {
     let own: Vec<Option<Filter>> = (0..4)
         .map(|h| Some(Filter::parse(&format!("src host {}", host_ipv4(h))).unwrap()))
         .collect();
-    let found = check(&files, &own);
-    assert_eq!(found.pairs, []);
     // Through `host` filters (both directions) every pair still shares.
     let both: Vec<Option<Filter>> = (0..4)
         .map(|h| Some(Filter::parse(&format!("host {}", host_ipv4(h))).unwrap()))
         .collect();
-    assert_eq!(check(&files, &both).pairs.len(), 6);
+    for mode in MODES {
+        assert_eq!(check(mode, &files, &own).pairs, [], "{mode:?}");
+        assert_eq!(check(mode, &files, &both).pairs.len(), 6, "{mode:?}");
+    }
 }
 
 #[test]
 fn the_same_file_twice_shares_its_whole_sample() {
     let all = traffic(&mut Rng(3), 5_000, 4, T0);
     let file = capture(&all, 0, |_| {});
-    let found = check(&[file.clone(), file], &[]);
-    let [p] = found.pairs[..] else {
-        panic!("{:?}", found.pairs)
-    };
-    assert_eq!((p.a, p.b, p.from_ns), (0, 1, all[0].ts));
-    assert_eq!((p.shared, p.sampled_a, p.sampled_b), (1024, 1024, 1024));
-    // A small file: all of it.
     let small = capture(&all[..10], 0, |_| {});
-    let found = check(&[small.clone(), small], &[]);
-    assert_eq!(found.pairs[0].shared, 10);
+    for mode in MODES {
+        let found = check(mode, &[file.clone(), file.clone()], &[]);
+        let [p] = found.pairs[..] else {
+            panic!("{mode:?} {:?}", found.pairs)
+        };
+        assert_eq!((p.a, p.b, p.from_ns), (0, 1, all[0].ts), "{mode:?}");
+        assert_eq!(
+            (p.shared, p.sampled_a, p.sampled_b),
+            (1024, 1024, 1024),
+            "{mode:?}"
+        );
+        // A small file: all of it.
+        let found = check(mode, &[small.clone(), small.clone()], &[]);
+        assert_eq!(found.pairs[0].shared, 10, "{mode:?}");
+    }
 }
 
 #[test]
@@ -187,18 +239,25 @@ fn different_traffic_or_different_times_share_nothing() {
     // The same hosts and ports at the same times, other sequence numbers.
     let a = traffic(&mut Rng(4), 5_000, 4, T0);
     let b = traffic(&mut Rng(5), 5_000, 4, T0);
-    let found = check(&[capture(&a, 0, |_| {}), capture(&b, 0, |_| {})], &[]);
-    assert_eq!(found.pairs, []);
     // One traffic cut in two files one after the other (a rotating capture): the first file has
     // ended where the second starts.
     let whole = traffic(&mut Rng(6), 10_000, 4, T0);
     let (first, second) = whole.split_at(5_000);
-    let found = check(
-        &[capture(first, 0, |_| {}), capture(second, 0, |_| {})],
-        &[],
-    );
-    assert_eq!(found.pairs, []);
-    assert_eq!(found.packets_read, [5_000, 1_024]);
+    let rotated = [capture(first, 0, |_| {}), capture(second, 0, |_| {})];
+    for mode in MODES {
+        let found = check(mode, &[capture(&a, 0, |_| {}), capture(&b, 0, |_| {})], &[]);
+        assert_eq!(found.pairs, [], "{mode:?}");
+        let found = check(mode, &rotated, &[]);
+        assert_eq!(found.pairs, [], "{mode:?}");
+        // Plain files are known not to overlap, and are not read at all; a stream's end is not
+        // known, so it is read on to where the next starts (its end).
+        let anchors = if mode == Mode::Files {
+            vec![]
+        } else {
+            vec![second[0].ts]
+        };
+        assert_eq!(found.anchors, anchors, "{mode:?}");
+    }
 }
 
 #[test]
@@ -213,12 +272,117 @@ fn captures_that_start_apart_are_compared_where_both_run() {
         capture(&all[late..], 3_000, |_| {}),
         capture(&other, 0, |_| {}),
     ];
-    let found = check(&files, &[]);
-    let [p] = found.pairs[..] else {
-        panic!("{:?}", found.pairs)
+    for mode in MODES {
+        let found = check(mode, &files, &[]);
+        let [p] = found.pairs[..] else {
+            panic!("{mode:?} {:?}", found.pairs)
+        };
+        assert_eq!((p.a, p.b), (0, 1), "{mode:?}");
+        assert!(p.shared > 900, "{mode:?} {p:?}");
+    }
+}
+
+#[test]
+fn a_capture_that_starts_late_in_a_long_one_is_found_by_bisecting_the_file() {
+    // 300,000 packets (20 MB); the second capture holds the last 50,000 of them. A stream is
+    // read on to its anchor, at most `max_packets`; a plain file is bisected to it.
+    let all = traffic(&mut Rng(11), 300_000, 4, T0);
+    let files = [
+        capture(&all, 0, |_| {}),
+        capture(&all[250_000..], 0, |_| {}),
+    ];
+    for mode in MODES {
+        let found = check(mode, &files, &[]);
+        assert_eq!(found.anchors, [all[250_000].ts], "{mode:?}");
+        assert_eq!(found.pairs.len(), 1, "{mode:?}");
+        assert_eq!(found.pairs[0].shared, 1024, "{mode:?}");
+    }
+    let short = SharedOptions {
+        max_packets: 100_000,
+        ..SharedOptions::default()
     };
-    assert_eq!((p.a, p.b, p.from_ns), (0, 1, all[late].ts + 3_000));
-    assert!(p.shared > 900, "{p:?}");
+    assert_eq!(check_with(Mode::Files, &files, &[], &short).pairs.len(), 1);
+    assert_eq!(check_with(Mode::Streams, &files, &[], &short).pairs, []);
+    // A time range that starts past most of the file: the same file twice, sampled there.
+    let file = capture(&all, 0, |_| {});
+    let from = SharedOptions {
+        time_range: burstcore::TimeRange {
+            start_ns: Some(all[280_000].ts),
+            end_ns: None,
+        },
+        ..SharedOptions::default()
+    };
+    for mode in MODES {
+        let found = check_with(mode, &[file.clone(), file.clone()], &[], &from);
+        assert_eq!(found.anchors, [all[280_000].ts], "{mode:?}");
+        assert_eq!(found.pairs[0].shared, 1024, "{mode:?}");
+    }
+}
+
+#[test]
+fn the_order_of_the_captures_does_not_change_what_is_found() {
+    let big = traffic(&mut Rng(12), 200_000, 4, T0);
+    let later = traffic(&mut Rng(13), 20_000, 3, big[150_000].ts);
+    let mut files = vec![capture(&big, 0, |_| {}), capture(&big[1_000..], 0, |_| {})];
+    files.extend(per_host(&later, 3, 5_000));
+    let order = [4, 2, 0, 3, 1];
+    let reordered: Vec<Vec<u8>> = order.iter().map(|&k| files[k].clone()).collect();
+    for mode in MODES {
+        let pairs = |found: SharedPackets, names: &[usize]| {
+            let mut p: Vec<_> = found
+                .pairs
+                .iter()
+                .map(|p| {
+                    let (a, b) = (names[p.a], names[p.b]);
+                    (a.min(b), a.max(b), p.shared)
+                })
+                .collect();
+            p.sort_unstable();
+            p
+        };
+        let straight = pairs(check(mode, &files, &[]), &[0, 1, 2, 3, 4]);
+        assert_eq!(straight.len(), 4, "{mode:?} {straight:?}");
+        assert_eq!(
+            pairs(check(mode, &reordered, &[]), &order),
+            straight,
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn a_bridge_capture_beside_per_host_ones_is_not_named_a_host() {
+    // Every host first talks to host 0 (a job's rendezvous), then the ring runs: a bridge
+    // capture's first packets are all with host 0, its later ones are not.
+    let mut rng = Rng(14);
+    let mut all: Vec<Pkt> = traffic(&mut rng, 3_000, 4, T0)
+        .into_iter()
+        .map(|p| Pkt {
+            src: if p.dst == 0 { p.src.max(1) } else { 0 },
+            dst: if p.dst == 0 { 0 } else { p.dst.max(1) },
+            ..p
+        })
+        .collect();
+    let start = all.last().unwrap().ts;
+    all.extend(traffic(&mut rng, 60_000, 4, start));
+    let mut files = vec![capture(&all, 0, |_| {})];
+    files.extend(per_host(&all, 4, 5_000).into_iter().skip(1));
+    let found = check(Mode::Files, &files, &[]);
+    assert_eq!(found.hosts, [None, ip(1), ip(2), ip(3)]);
+    // Host 0's packets would be in no `src host` filter of the hosts named.
+    assert_eq!(found.uncaptured, Vec::from_iter(ip(0)));
+    assert_eq!(found.pairs.len(), 6);
+}
+
+#[test]
+fn many_captures_that_run_together_need_one_anchor() {
+    let all = traffic(&mut Rng(15), 3_000, 4, T0);
+    let files: Vec<Vec<u8>> = (0..60).map(|k| capture(&all, k * 1_000, |_| {})).collect();
+    for mode in MODES {
+        let found = check(mode, &files, &[]);
+        assert_eq!(found.anchors, [all[0].ts + 59_000], "{mode:?}");
+        assert_eq!(found.pairs.len(), 60 * 59 / 2, "{mode:?}");
+    }
 }
 
 #[test]
@@ -226,7 +390,7 @@ fn what_a_network_changes_in_flight_still_matches_and_what_it_does_not_change_do
     let all = traffic(&mut Rng(9), 3_000, 4, T0);
     let sent = capture(&all, 0, |_| {});
     // A VLAN tag the sender's NIC adds, a router's TTL and checksum, an ECN mark, the TCP
-    // checksum the NIC fills in: the same packet.
+    // checksum the NIC fills in, a snaplen of 64: the same packet.
     let received = capture(&all, 4_000, |f| {
         let ip = ETHERNET_LEN;
         f[ip + 1] = 0x03; // ECN CE
@@ -236,40 +400,29 @@ fn what_a_network_changes_in_flight_still_matches_and_what_it_does_not_change_do
         f[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
         f[ip + 20 + 16..ip + 20 + 18].copy_from_slice(&[0xbe, 0xef]);
         f.splice(12..12, [0x81, 0x00, 0x00, 0x64]);
+        f.truncate(64);
     });
-    let found = check(&[sent.clone(), received], &[]);
     // Sampled from the received copy's first instant: the sent file's sample starts at the
     // first packet sent from then on.
     let skip = all.iter().position(|p| p.ts >= all[0].ts + 4_000).unwrap();
-    assert_eq!(found.pairs.len(), 1);
-    assert_eq!(found.pairs[0].shared, 1024 - skip);
     // What the two ends see alike differs: not the same packet.
-    for (what, at) in [
+    let edits = [
         ("identification", ETHERNET_LEN + 5),
         ("source address", ETHERNET_LEN + 15),
         ("sequence number", ETHERNET_LEN + 20 + 7),
-        ("acknowledgement number", ETHERNET_LEN + 20 + 11),
-        ("window", ETHERNET_LEN + 20 + 15),
-    ] {
-        let other = capture(&all, 4_000, |f| f[at] ^= 0x5a);
-        let found = check(&[sent.clone(), other], &[]);
-        assert_eq!(found.pairs, [], "{what}");
+        ("destination port", ETHERNET_LEN + 20 + 3),
+    ];
+    for mode in MODES {
+        let found = check(mode, &[sent.clone(), received.clone()], &[]);
+        assert_eq!(found.pairs.len(), 1, "{mode:?}");
+        assert_eq!(found.pairs[0].shared, 1024 - skip, "{mode:?}");
+        for (what, at) in edits {
+            let other = capture(&all, 4_000, |f| f[at] ^= 0x5a);
+            let found = check(mode, &[sent.clone(), other], &[]);
+            assert_eq!(found.pairs, [], "{mode:?} {what}");
+        }
     }
-}
-
-#[test]
-fn the_budget_bounds_the_reading() {
-    let all = traffic(&mut Rng(10), 20_000, 4, T0);
-    let files = per_host(&all, 4, 7_000);
-    let mut readers: Vec<CaptureReader> = files.iter().map(|f| reader(f)).collect();
-    let options = SharedOptions {
-        max_total_packets: 3_000,
-        ..SharedOptions::default()
-    };
-    let found = shared_packets(&mut readers, &[], &options).expect("check");
-    assert_eq!(found.packets_read.iter().sum::<u64>(), 3_000);
-    // The first files were read; the pair of them is found, the rest is not looked at.
-    assert_eq!(found.packets_read[3], 1);
-    assert!(found.pairs.iter().any(|p| (p.a, p.b) == (0, 1)));
-    assert!(found.pairs.iter().all(|p| p.b < 3));
+    // Cut inside the sequence number: not sampled.
+    let cut = capture(&all, 4_000, |f| f.truncate(ETHERNET_LEN + 20 + 6));
+    assert_eq!(check(Mode::Files, &[sent, cut], &[]).pairs, []);
 }

@@ -688,25 +688,26 @@ fn locate_late(
     e
 }
 
+/// What `shared_packets` hands to Python: pairs, hosts, senders that are no capture's host.
+type SharedFound = (
+    Vec<(usize, usize, i64, usize, usize, usize)>,
+    Vec<Option<String>>,
+    Vec<String>,
+);
+
 /// Pairs of `sources` that hold the same packets (see [`burstcore::analysis::shared`]), each
-/// read through its filter, as `(a, b, from_ns, shared, sampled_a, sampled_b)`, and the host
-/// each capture was recorded on where one stands out. `None` when a source cannot be opened or
+/// read through its filter, as `(a, b, from_ns, shared, sampled_a, sampled_b)`, the host each
+/// capture was recorded on where one stands out, and the senders that are no capture's host. `None` when a source cannot be opened or
 /// read: the read that follows reports that.
 #[pyfunction]
 #[pyo3(signature = (sources, mmap=None, time_range=None, filter=None))]
-#[allow(clippy::type_complexity)]
 fn shared_packets<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
-) -> PyResult<
-    Option<(
-        Vec<(usize, usize, i64, usize, usize, usize)>,
-        Vec<Option<String>>,
-    )>,
-> {
+) -> PyResult<Option<SharedFound>> {
     guard(py, || {
         let (filter, file_filters) = parse_filters(filter, &sources)?;
         let config = ScanConfig {
@@ -735,7 +736,8 @@ fn shared_packets<'py>(
             .iter()
             .map(|h| h.map(|h| h.to_string()))
             .collect();
-        Ok(Some((pairs, hosts)))
+        let uncaptured = found.uncaptured.iter().map(|h| h.to_string()).collect();
+        Ok(Some((pairs, hosts, uncaptured)))
     })
 }
 

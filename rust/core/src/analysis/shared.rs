@@ -2,32 +2,39 @@
 //! host, a host and a switch's mirror port, the same file given twice). Merged, each such packet
 //! counts twice, in every envelope, rate, flow and matrix, and nothing else shows it.
 //!
-//! Found by sampling, not by reading everything: at the first instant of each capture (the
-//! *anchors*), every capture that has started by then gives the next [`SharedOptions::sample`]
-//! packets' fingerprints, and two captures are compared at the later of their two first
-//! instants, where both run. Reading stops at a budget of packets per capture and in all, so
-//! the check costs milliseconds whatever the files' sizes; captures that start far apart (rotated
-//! files) are read up to that budget and, having nothing in common at the anchor, report nothing.
+//! Found by sampling, not by reading everything. Each capture's span is known first: a plain
+//! file's from its first packet and its last megabyte ([`SplitPlan::time_span`]), a stream's
+//! (compressed, bytes, a pipe) from its first packet, its end unknown. Two captures whose spans
+//! overlap are compared at an instant where both run: the fewest *anchors* that give every such
+//! pair one, each the latest start of the pairs it serves (one anchor for captures that run
+//! together, none for the files of a rotating capture). At each anchor in its span a capture
+//! gives the fingerprints of its next [`SharedOptions::sample`] packets: a plain file from a
+//! record found by bisecting the file on timestamps (wherever the anchor lies, a few probes), a
+//! stream by reading on from the start, at most [`SharedOptions::max_packets`] packets. So the
+//! check costs milliseconds for plain files whatever their sizes, and for streams no more than
+//! framing that many packets each.
 //!
-//! A fingerprint is of the IP packet's identity, not of its bytes as captured: the addresses,
-//! the protocol, the IPv4 identification and length (IPv6: flow label and payload length), and
-//! the transport header up to what the two ends see alike (TCP: ports, sequence and
-//! acknowledgement numbers, flags and window; UDP: ports and length, then the first 16 payload
-//! bytes, which hold a RoCE packet's sequence number). Left out is what changes between the two
-//! places a packet is seen: the link layer (VLAN tags stripped by the NIC), the TTL or hop limit
-//! and the IPv4 checksum (routers), the DSCP/ECN byte (a switch marks congestion), and the TCP
-//! and UDP checksums (a sender's capture holds them before the NIC fills them in). A TSO
-//! super-frame on the sender and its segments on the receiver do not match; their ACKs do,
-//! which is enough to tell.
+//! A fingerprint is of the IP packet's identity, not of its bytes as captured, and only of the
+//! first bytes, which every snaplen of 64 or more keeps: the addresses, the protocol, the IPv4
+//! identification and length (IPv6: flow label and payload length), and the transport header's
+//! ports and TCP sequence number (UDP: length; ICMP: type, code, identifier and sequence). Left
+//! out is what changes between the two places a packet is seen: the link layer (VLAN tags
+//! stripped by the NIC), the TTL or hop limit and the IPv4 checksum (routers), the DSCP/ECN byte
+//! (a switch marks congestion), and the TCP and UDP checksums (a sender's capture holds them
+//! before the NIC fills them in). A TSO super-frame on the sender and its segments on the
+//! receiver do not match; their ACKs do, which is enough to tell. A packet cut before those
+//! bytes is not sampled.
 //!
 //! Non-IP packets, packets without a timestamp and those outside the time range are not
 //! sampled; each capture's filter applies, so captures read through `src host` filters that
-//! keep each packet once share nothing.
+//! keep each packet once share nothing. Clocks that differ between hosts by more than a sample's
+//! stretch (at 1,024 packets, milliseconds to a second of traffic) hide the overlap.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hasher};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::capture::split::{ChunkReader, SplitPlan};
 use crate::capture::CaptureReader;
 use crate::error::Result;
 use crate::filter::Filter;
@@ -39,11 +46,9 @@ use crate::wire;
 pub struct SharedOptions {
     /// Packets read from each capture at each anchor (default 1,024).
     pub sample: usize,
-    /// Most packets read from one capture (default 2^20).
+    /// Most packets framed from one capture read as a stream, or skipped in a plain file on the
+    /// way to an anchor (default 2^22).
     pub max_packets: u64,
-    /// Most packets read from all captures together (default 2^22): past it, captures not yet
-    /// read are not sampled.
-    pub max_total_packets: u64,
     /// Only packets in this range are sampled, as a scan of it reads them.
     pub time_range: TimeRange,
 }
@@ -52,8 +57,7 @@ impl Default for SharedOptions {
     fn default() -> Self {
         SharedOptions {
             sample: 1024,
-            max_packets: 1 << 20,
-            max_total_packets: 1 << 22,
+            max_packets: 1 << 22,
             time_range: TimeRange::ALL,
         }
     }
@@ -65,7 +69,7 @@ pub struct SharedPair {
     /// Their indices among the readers, `a` < `b`.
     pub a: usize,
     pub b: usize,
-    /// The instant from which both were sampled (the later of their first timestamps).
+    /// The anchor both were sampled from (of those both reached, the one where they share most).
     pub from_ns: i64,
     /// Distinct packets (fingerprints) found in both samples.
     pub shared: usize,
@@ -79,98 +83,65 @@ pub struct SharedPair {
 pub struct SharedPackets {
     /// Every pair of captures with at least one packet in common, in order of (a, b).
     pub pairs: Vec<SharedPair>,
-    /// Per capture, the address that is the source or the destination of at least 90 % of its
-    /// sampled packets, more than any other: the host it was recorded on, whose `src host`
-    /// filter keeps each packet once. `None` where no address stands out (a capture of a
-    /// single pair of hosts names both alike).
+    /// Per capture, the host it was recorded on, whose `src host` filter keeps each packet once:
+    /// the one address that is the source or the destination of at least 90 % of the packets of
+    /// every stretch sampled (a plain file is also sampled at a third and two thirds of its
+    /// length). `None` where no single address is: a bridge or mirror capture, or a capture of a
+    /// single pair of hosts, which names both alike.
     pub hosts: Vec<Option<IpAddr>>,
-    /// Packets read from each capture by the check.
-    pub packets_read: Vec<u64>,
+    /// Sources of sampled packets that are no capture's host, in order: the packets they sent
+    /// would be in no capture read through `src host` filters of the hosts above (a host nobody
+    /// captured, or a capture of several hosts' traffic that passed for one host's).
+    pub uncaptured: Vec<IpAddr>,
+    /// The anchors, in time order.
+    pub anchors: Vec<i64>,
 }
 
 /// Sample `readers` (positioned at their first packet) and report the pairs that share packets.
 /// `filters` holds each reader's filter (an empty slice: none); see
 /// [`crate::engine::ScanConfig::filter_per_capture`]. A truncated tail ends a capture's sample
-/// (with a warning in the reader, or an error if it reads strictly); damage is the error, of
-/// the first capture found damaged: a read of them all would fail with it too, and what they
-/// share is then moot.
+/// (with a warning in the reader, or an error if it reads strictly); damage met reading a
+/// stream is the error: a read of them all would fail with it too, and what they share is then
+/// moot. Damage met reading a plain file from an anchor only ends that sample.
 pub fn shared_packets(
     readers: &mut [CaptureReader],
     filters: &[Option<Filter>],
     options: &SharedOptions,
 ) -> Result<SharedPackets> {
-    let n = readers.len();
-    let mut budget = Budget {
-        left_total: options.max_total_packets,
-        read: vec![0; n],
-        each: options.max_packets,
-    };
-    // First, each capture's first instant (its first packet in range, sampled later).
-    let mut firsts: Vec<Option<(i64, Option<Sample>)>> = Vec::with_capacity(n);
+    let mut captures = Vec::with_capacity(readers.len());
     for (k, reader) in readers.iter_mut().enumerate() {
         let filter = filters.get(k).and_then(Option::as_ref);
-        let mut first = None;
-        while first.is_none() && budget.allows(k) {
-            let Some(p) = reader.next_packet()? else {
-                break;
-            };
-            budget.count(k);
-            first = p
-                .ts_ns
-                .filter(|&t| options.time_range.contains(t))
-                .map(|t| (t, sample(&p, filter)));
-        }
-        firsts.push(first);
+        captures.push(Capture::open(reader, filter, options)?);
     }
-    let mut anchors: Vec<i64> = firsts.iter().flatten().map(|&(t, _)| t).collect();
-    anchors.sort_unstable();
-    anchors.dedup();
-
-    let mut samples: Vec<Sampled> = Vec::with_capacity(n);
-    let mut hosts = Vec::with_capacity(n);
-    for (k, reader) in readers.iter_mut().enumerate() {
-        let filter = filters.get(k).and_then(Option::as_ref);
-        let mut sampler = Sampler::new(&anchors, options.sample);
-        if let Some((t, s)) = firsts[k].take() {
-            sampler.feed(t, s);
-            while !sampler.done() && budget.allows(k) {
-                let Some(p) = reader.next_packet()? else {
-                    break;
-                };
-                budget.count(k);
-                let Some(t) = p.ts_ns.filter(|&t| options.time_range.contains(t)) else {
-                    continue;
-                };
-                if sampler.wants(t) {
-                    sampler.feed(t, sample(&p, filter));
-                }
-            }
-        }
-        hosts.push(sampler.host());
-        samples.push(Sampled {
-            first: sampler.first,
-            sets: sampler.sets,
-        });
+    let spans: Vec<Option<(i64, i64)>> = captures.iter().map(|c| c.span).collect();
+    let anchors = anchors(&spans);
+    let mut samples = Vec::with_capacity(captures.len());
+    let mut hosts = Vec::with_capacity(captures.len());
+    let mut senders = HashSet::new();
+    for capture in captures {
+        let (sets, seen) = capture.sample(&anchors, options)?;
+        samples.push(sets);
+        hosts.push(seen.host());
+        senders.extend(seen.sources);
     }
+    let named: HashSet<IpAddr> = hosts.iter().flatten().copied().collect();
+    let mut uncaptured: Vec<IpAddr> = senders.difference(&named).copied().collect();
+    uncaptured.sort_unstable();
 
     let mut pairs = Vec::new();
-    for a in 0..n {
-        for b in a + 1..n {
-            let (Some(fa), Some(fb)) = (samples[a].first, samples[b].first) else {
-                continue;
-            };
-            let at = fa.max(fb);
-            // A capture that ended (or ran out of budget) before `at` has an empty sample there.
-            let (sa, sb) = (&samples[a].sets[at], &samples[b].sets[at]);
-            let shared = sa.intersection(sb).count();
-            if shared > 0 {
+    for a in 0..samples.len() {
+        for b in a + 1..samples.len() {
+            let best = (0..anchors.len())
+                .map(|at| (samples[a][at].intersection(&samples[b][at]).count(), at))
+                .max_by_key(|&(shared, at)| (shared, std::cmp::Reverse(at)));
+            if let Some((shared, at)) = best.filter(|&(shared, _)| shared > 0) {
                 pairs.push(SharedPair {
                     a,
                     b,
                     from_ns: anchors[at],
                     shared,
-                    sampled_a: sa.len(),
-                    sampled_b: sb.len(),
+                    sampled_a: samples[a][at].len(),
+                    sampled_b: samples[b][at].len(),
                 });
             }
         }
@@ -178,42 +149,243 @@ pub fn shared_packets(
     Ok(SharedPackets {
         pairs,
         hosts,
-        packets_read: budget.read,
+        uncaptured,
+        anchors,
     })
 }
 
-/// One capture's fingerprints per anchor, from its own first anchor on (those before stay
-/// empty, as do those it never reached).
-struct Sampled {
-    first: Option<usize>,
-    sets: Vec<HashSet<u64>>,
+/// The fewest instants such that every two captures whose spans overlap both run at one of
+/// them: interval stabbing of the pairs' overlaps, taken by latest start first, each anchor the
+/// start of an overlap (where the later capture of the pair begins).
+fn anchors(spans: &[Option<(i64, i64)>]) -> Vec<i64> {
+    let mut overlaps = Vec::new();
+    for (a, sa) in spans.iter().enumerate() {
+        for sb in &spans[a + 1..] {
+            if let (Some((fa, la)), Some((fb, lb))) = (sa, sb) {
+                let (lo, hi) = (*fa.max(fb), *la.min(lb));
+                if lo <= hi {
+                    overlaps.push((lo, hi));
+                }
+            }
+        }
+    }
+    overlaps.sort_unstable_by(|x, y| y.cmp(x));
+    let mut points: Vec<i64> = Vec::new();
+    for (lo, hi) in overlaps {
+        // Points come in decreasing order, each ≥ every later `lo`: only the last can hold it.
+        if points.last().is_none_or(|&p| hi < p) {
+            points.push(lo);
+        }
+    }
+    points.reverse();
+    points
 }
 
-struct Budget {
-    left_total: u64,
-    read: Vec<u64>,
-    each: u64,
+/// One capture, as the check reads it.
+struct Capture<'r> {
+    filter: Option<&'r Filter>,
+    /// First and last instant in the time range (the last `i64::MAX` for a stream); `None` when
+    /// nothing is in range.
+    span: Option<(i64, i64)>,
+    how: How<'r>,
 }
 
-impl Budget {
-    /// One more packet of capture `k` may be read.
-    fn allows(&self, k: usize) -> bool {
-        self.left_total > 0 && self.read[k] < self.each
+enum How<'r> {
+    /// A plain file, read from wherever an anchor lies.
+    Seek(SplitPlan),
+    /// Read on from the start; the first packet in range already read.
+    Stream {
+        reader: &'r mut CaptureReader,
+        first: Option<(i64, Option<Sample>)>,
+        read: u64,
+    },
+}
+
+impl<'r> Capture<'r> {
+    fn open(
+        reader: &'r mut CaptureReader,
+        filter: Option<&'r Filter>,
+        options: &SharedOptions,
+    ) -> Result<Self> {
+        let range = options.time_range;
+        if let Some(plan) = reader
+            .plain_path()
+            .map(|path| SplitPlan::new(path, reader.options()))
+            .transpose()?
+            .flatten()
+        {
+            if let Some((first, last)) = plan.time_span()? {
+                let first = range.start_ns.map_or(first, |s| first.max(s));
+                let last = range.end_ns.map_or(last, |e| last.min(e.saturating_sub(1)));
+                return Ok(Capture {
+                    filter,
+                    span: (first <= last).then_some((first, last)),
+                    how: How::Seek(plan),
+                });
+            }
+        }
+        let mut read = 0;
+        let mut first = None;
+        while first.is_none() && read < options.max_packets {
+            let Some(p) = reader.next_packet()? else {
+                break;
+            };
+            read += 1;
+            first = p
+                .ts_ns
+                .filter(|&t| range.contains(t))
+                .map(|t| (t, sample(&p, filter)));
+        }
+        Ok(Capture {
+            filter,
+            span: first.as_ref().map(|&(t, _)| (t, i64::MAX)),
+            how: How::Stream {
+                reader,
+                first,
+                read,
+            },
+        })
     }
 
-    fn count(&mut self, k: usize) {
-        self.left_total -= 1;
-        self.read[k] += 1;
+    /// The fingerprints sampled at each anchor (empty at those outside the span), and the
+    /// addresses seen.
+    fn sample(
+        self,
+        anchors: &[i64],
+        options: &SharedOptions,
+    ) -> Result<(Vec<HashSet<u64>>, Hosts)> {
+        let mut sets = vec![HashSet::new(); anchors.len()];
+        let Some((first, last)) = self.span else {
+            return Ok((sets, Hosts::default()));
+        };
+        let range = options.time_range;
+        let mut hosts = Hosts::default();
+        match self.how {
+            How::Stream {
+                reader,
+                first: pending,
+                mut read,
+            } => {
+                let from = anchors.partition_point(|&a| a < first);
+                let mut sampler = Sampler::new(anchors, from, options.sample);
+                if let Some((t, s)) = pending {
+                    sampler.feed(t, s);
+                }
+                while !sampler.done() && read < options.max_packets {
+                    let Some(p) = reader.next_packet()? else {
+                        break;
+                    };
+                    read += 1;
+                    match p.ts_ns.filter(|&t| range.contains(t)) {
+                        Some(t) if sampler.wants(t) => sampler.feed(t, sample(&p, self.filter)),
+                        _ => {}
+                    }
+                }
+                hosts.add(sampler.addresses);
+                sets = sampler.sets;
+            }
+            How::Seek(plan) => {
+                for (at, &t) in anchors.iter().enumerate() {
+                    if (first..=last).contains(&t) {
+                        let sampler = sample_from(&plan, t, self.filter, options)?;
+                        sets[at] = sampler.sets.into_iter().next().unwrap_or_default();
+                        hosts.add(sampler.addresses);
+                    }
+                }
+                // Two more stretches, for the host only: a bridge's first packets may all be
+                // with one host (a job's rendezvous) and pass for a host's own capture.
+                let (start, len) = (plan.data_start(), plan.file_len());
+                for third in [1, 2] {
+                    let at = start + (len - start) / 3 * third;
+                    let Some(mut chunk) = plan.open(at, len)? else {
+                        continue;
+                    };
+                    let probe = SharedOptions {
+                        sample: 256,
+                        ..*options
+                    };
+                    let mut sampler = Sampler::new(&[i64::MIN], 0, probe.sample);
+                    read_into(&mut sampler, &mut chunk, self.filter, &probe);
+                    plan.hand_back(at, chunk.position());
+                    hosts.add(sampler.addresses);
+                }
+            }
+        }
+        Ok((sets, hosts))
     }
 }
 
-/// One capture's samples: a set of fingerprints per anchor from the capture's first on. Each
-/// anchor's sample is the first `sample` packets at or after it, whether or not a later anchor
-/// comes first (samples of anchors close together overlap).
-struct Sampler<'a> {
-    anchors: &'a [i64],
-    /// The capture's own anchor (its first instant's); `None` before its first packet.
-    first: Option<usize>,
+/// Bisection of a plain file stops when the stretch left is this short: read through from there.
+const BISECT_DOWN_TO: u64 = 1 << 20;
+
+/// A capture's sample at `t`, read from a plain file from the record bisection finds.
+fn sample_from(
+    plan: &SplitPlan,
+    t: i64,
+    filter: Option<&Filter>,
+    options: &SharedOptions,
+) -> Result<Sampler> {
+    // Records before `lo` are stamped before `t`, as far as the first of each probe says.
+    let (mut lo, mut hi) = (plan.data_start(), plan.file_len());
+    while hi - lo > BISECT_DOWN_TO {
+        let mid = lo + (hi - lo) / 2;
+        let Some(mut chunk) = plan.open(mid, hi)? else {
+            break;
+        };
+        let ts = first_timestamp(&mut chunk);
+        plan.hand_back(mid, chunk.position());
+        match ts {
+            Some(ts) if ts < t => lo = mid,
+            Some(_) => hi = mid,
+            None => break,
+        }
+    }
+    let mut sampler = Sampler::new(&[t], 0, options.sample);
+    if let Some(mut chunk) = plan.open(lo, plan.file_len())? {
+        read_into(&mut sampler, &mut chunk, filter, options);
+        plan.hand_back(lo, chunk.position());
+    }
+    Ok(sampler)
+}
+
+/// The first timestamp among a chunk's first few packets.
+fn first_timestamp(chunk: &mut ChunkReader) -> Option<i64> {
+    for _ in 0..64 {
+        match chunk.next_packet() {
+            Ok(Some(p)) if p.ts_ns.is_some() => return p.ts_ns,
+            Ok(Some(_)) => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Feed `sampler` from `chunk` until its samples are full, the chunk ends or
+/// `options.max_packets` have been read. Damage ends the sample: the scan reports it.
+fn read_into(
+    sampler: &mut Sampler,
+    chunk: &mut ChunkReader,
+    filter: Option<&Filter>,
+    options: &SharedOptions,
+) {
+    let mut read = 0;
+    while !sampler.done() && read < options.max_packets {
+        let Ok(Some(p)) = chunk.next_packet() else {
+            break;
+        };
+        read += 1;
+        match p.ts_ns.filter(|&t| options.time_range.contains(t)) {
+            Some(t) if sampler.wants(t) => sampler.feed(t, sample(&p, filter)),
+            _ => {}
+        }
+    }
+}
+
+/// One capture's samples at anchors `from..`: each the first `sample` packets at or after its
+/// anchor, whether or not a later anchor comes first (samples of anchors close together
+/// overlap).
+struct Sampler {
+    anchors: Vec<i64>,
     /// Anchors before `started` have begun; those before `lo` are full.
     started: usize,
     lo: usize,
@@ -222,35 +394,31 @@ struct Sampler<'a> {
     taken: Vec<usize>,
     sample: usize,
     sets: Vec<HashSet<u64>>,
-    addresses: HashMap<IpAddr, u32>,
-    ip_packets: u32,
+    addresses: Addresses,
 }
 
-impl<'a> Sampler<'a> {
-    fn new(anchors: &'a [i64], sample: usize) -> Self {
+impl Sampler {
+    fn new(anchors: &[i64], from: usize, sample: usize) -> Self {
         Sampler {
-            anchors,
-            first: None,
-            started: 0,
-            lo: 0,
+            anchors: anchors.to_vec(),
+            started: from,
+            lo: from,
             taken: vec![0; anchors.len()],
             sample,
             sets: vec![HashSet::new(); anchors.len()],
-            addresses: HashMap::new(),
-            ip_packets: 0,
+            addresses: Addresses::default(),
         }
     }
 
-    /// Every anchor from the capture's own on has its whole sample.
+    /// Every anchor from `from` on has its whole sample.
     fn done(&self) -> bool {
-        self.first.is_some() && self.lo == self.anchors.len()
+        self.lo == self.anchors.len()
     }
 
     /// A packet at `t` would be sampled (else it is skipped without decoding): a begun
     /// anchor's sample is not full, or `t` reaches the next anchor.
     fn wants(&self, t: i64) -> bool {
-        self.first.is_none()
-            || self.lo < self.started
+        self.lo < self.started
             || self
                 .anchors
                 .get(self.started)
@@ -258,11 +426,6 @@ impl<'a> Sampler<'a> {
     }
 
     fn feed(&mut self, t: i64, s: Option<Sample>) {
-        if self.first.is_none() {
-            // The capture's first packet, whose instant is an anchor.
-            let own = self.anchors.partition_point(|&x| x <= t).saturating_sub(1);
-            (self.first, self.lo, self.started) = (Some(own), own, own);
-        }
         while self
             .anchors
             .get(self.started)
@@ -278,26 +441,72 @@ impl<'a> Sampler<'a> {
             }
             self.taken[a] += 1;
             if let Some(s) = &s {
-                sampled |= self.sets[a].insert(s.fingerprint);
+                self.sets[a].insert(s.fingerprint);
+                sampled = true;
             }
         }
         while self.lo < self.started && self.taken[self.lo] >= self.sample {
             self.lo += 1;
         }
         if let (true, Some(s)) = (sampled, s) {
-            self.ip_packets += 1;
-            for host in s.hosts {
-                *self.addresses.entry(host).or_insert(0) += 1;
-            }
+            self.addresses.count(s.hosts);
+        }
+    }
+}
+
+/// How often each address is the source or destination of a stretch's sampled packets.
+#[derive(Default)]
+struct Addresses {
+    counts: HashMap<IpAddr, u32>,
+    packets: u32,
+    sources: HashSet<IpAddr>,
+}
+
+impl Addresses {
+    fn count(&mut self, hosts: [IpAddr; 2]) {
+        self.packets += 1;
+        self.sources.insert(hosts[0]);
+        *self.counts.entry(hosts[0]).or_insert(0) += 1;
+        if hosts[1] != hosts[0] {
+            *self.counts.entry(hosts[1]).or_insert(0) += 1;
         }
     }
 
+    /// The addresses in at least 90 % of the packets.
+    fn in_nearly_all(&self) -> HashSet<IpAddr> {
+        let most = |&(_, &c): &(&IpAddr, &u32)| u64::from(c) * 10 >= u64::from(self.packets) * 9;
+        self.counts.iter().filter(most).map(|(&h, _)| h).collect()
+    }
+}
+
+/// The host a capture was recorded on: the one address in nearly all packets of every stretch;
+/// and every source seen.
+#[derive(Default)]
+struct Hosts {
+    common: Option<HashSet<IpAddr>>,
+    sources: HashSet<IpAddr>,
+}
+
+impl Hosts {
+    fn add(&mut self, stretch: Addresses) {
+        if stretch.packets == 0 {
+            return;
+        }
+        self.sources.extend(&stretch.sources);
+        let these = stretch.in_nearly_all();
+        self.common = Some(match self.common.take() {
+            None => these,
+            Some(c) => c.intersection(&these).copied().collect(),
+        });
+    }
+
     fn host(&self) -> Option<IpAddr> {
-        let mut counts: Vec<(u32, IpAddr)> = self.addresses.iter().map(|(&h, &c)| (c, h)).collect();
-        counts.sort_unstable_by(|x, y| y.cmp(x));
-        let (best, host) = *counts.first()?;
-        let runner_up = counts.get(1).map_or(0, |c| c.0);
-        (u64::from(best) * 10 >= u64::from(self.ip_packets) * 9 && best > runner_up).then_some(host)
+        let common = self.common.as_ref()?;
+        let mut it = common.iter();
+        match (it.next(), it.next()) {
+            (Some(&h), None) => Some(h),
+            _ => None,
+        }
     }
 }
 
@@ -307,7 +516,8 @@ struct Sample {
     hosts: [IpAddr; 2],
 }
 
-/// The packet's sample, `None` when it is not IP or its capture's filter leaves it out.
+/// The packet's sample, `None` when it is not IP, is cut before the bytes fingerprinted, or
+/// its capture's filter leaves it out.
 fn sample(p: &Packet, filter: Option<&Filter>) -> Option<Sample> {
     if let Some(f) = filter {
         let h = wire::decode_frame(p.linktype, p.data, p.wire_len);
@@ -330,8 +540,12 @@ fn fingerprint(ip: &[u8]) -> Option<Sample> {
             h.write(&header[12..20]);
             let src = Ipv4Addr::from(<[u8; 4]>::try_from(&header[12..16]).ok()?);
             let dst = Ipv4Addr::from(<[u8; 4]>::try_from(&header[16..20]).ok()?);
-            let transport = ip.get(ihl.max(20)..).unwrap_or(&[]);
-            (header[9], transport, [IpAddr::V4(src), IpAddr::V4(dst)])
+            // A later fragment's bytes after the header are payload: hashed alike.
+            (
+                header[9],
+                ip.get(ihl.max(20)..)?,
+                [IpAddr::V4(src), IpAddr::V4(dst)],
+            )
         }
         6 => {
             let header = ip.get(..40)?;
@@ -344,23 +558,17 @@ fn fingerprint(ip: &[u8]) -> Option<Sample> {
         }
         _ => return None,
     };
-    let upto = |end: usize| &transport[..end.min(transport.len())];
+    // Fixed stretches, present or the packet is not sampled: a fingerprint must not depend on
+    // how much of the packet either capture kept.
     match proto {
-        wire::IP_PROTO_TCP => h.write(upto(16)),
-        wire::IP_PROTO_UDP => {
-            h.write(upto(6));
-            h.write(
-                transport
-                    .get(8..)
-                    .map_or(&[][..], |p| &p[..16.min(p.len())]),
-            );
-        }
-        // ICMP and ICMPv6: type and code, then past the checksum.
+        wire::IP_PROTO_TCP => h.write(transport.get(..8)?), // ports, sequence number
+        wire::IP_PROTO_UDP => h.write(transport.get(..6)?), // ports, length
+        // ICMP and ICMPv6: type and code, then identifier and sequence past the checksum.
         1 | 58 => {
-            h.write(upto(2));
-            h.write(transport.get(4..).map_or(&[][..], |p| &p[..4.min(p.len())]));
+            h.write(transport.get(..2)?);
+            h.write(transport.get(4..8)?);
         }
-        _ => h.write(upto(8)),
+        _ => h.write(transport.get(..4)?),
     }
     Some(Sample {
         fingerprint: h.finish(),
