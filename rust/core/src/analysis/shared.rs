@@ -300,9 +300,11 @@ impl<'r> Capture<'r> {
                     let Some(mut chunk) = plan.open(at, len)? else {
                         continue;
                     };
+                    // The whole file's hosts, whatever the time range: a few packets, read.
                     let probe = SharedOptions {
                         sample: 256,
-                        ..*options
+                        max_packets: 4 * 256,
+                        time_range: TimeRange::ALL,
                     };
                     let mut sampler = Sampler::new(&[i64::MIN], 0, probe.sample);
                     read_into(&mut sampler, &mut chunk, self.filter, &probe);
@@ -325,18 +327,30 @@ fn sample_from(
     filter: Option<&Filter>,
     options: &SharedOptions,
 ) -> Result<Sampler> {
-    // Records before `lo` are stamped before `t`, as far as the first of each probe says.
+    // Records before `lo` are stamped before `t`, as far as the first of each probe says. The
+    // search gallops from the start before it bisects: an anchor is most often near a file's
+    // start (captures started together), where a few short steps find it.
     let (mut lo, mut hi) = (plan.data_start(), plan.file_len());
+    let mut step = Some(BISECT_DOWN_TO);
     while hi - lo > BISECT_DOWN_TO {
-        let mid = lo + (hi - lo) / 2;
-        let Some(mut chunk) = plan.open(mid, hi)? else {
+        let at = match step {
+            Some(s) if s < hi - lo => lo + s,
+            _ => lo + (hi - lo) / 2,
+        };
+        let Some(mut chunk) = plan.open(at, hi)? else {
             break;
         };
         let ts = first_timestamp(&mut chunk);
-        plan.hand_back(mid, chunk.position());
+        plan.hand_back(at, chunk.position());
         match ts {
-            Some(ts) if ts < t => lo = mid,
-            Some(_) => hi = mid,
+            Some(ts) if ts < t => {
+                lo = at;
+                step = step.map(|s| s * 2);
+            }
+            Some(_) => {
+                hi = at;
+                step = None;
+            }
             None => break,
         }
     }
