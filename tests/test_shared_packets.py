@@ -8,7 +8,6 @@ filters, not for captures of different traffic, and never for superposed ones.""
 from __future__ import annotations
 
 import json
-import random
 import shutil
 import struct
 import subprocess
@@ -24,11 +23,7 @@ from burstcore import SharedPacketsWarning
 from tests import oracles
 from tests.conftest import shared_file
 from tests.test_filter import run_cli
-
-BASE = 1_700_000_000_000_000_000
-
-# (sent at ns, src host, dst host, TCP payload bytes, receiver's delay in ns)
-Packet = tuple[int, int, int, int, int]
+from tests.test_filter_each import Packet, traffic
 
 
 def host(h: int, net: int = 0) -> str:
@@ -42,22 +37,6 @@ def tcp_frame(src: str, dst: str, seq: int, ack: int, ident: int, payload: int) 
     tcp = struct.pack("!HHIIBBHHH", 40000, 29500, seq, ack, 5 << 4, 0x18, 1024, 0, 0)
     iph = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + payload, ident, 0x4000, 64, 6, 0, *ip)
     return b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + iph + tcp + b"\x00" * payload
-
-
-def traffic(seed: int, hosts: int = 3, n: int = 4000) -> list[Packet]:
-    """Trains of MTU segments to another host, each answered by an ACK; the receiver stamps a
-    packet 2-40 µs after its sender."""
-    rng = random.Random(seed)
-    t, out = BASE, []
-    while len(out) < n:
-        t += rng.randrange(500_000, 3_000_000)
-        for _ in range(rng.randrange(5, 40)):
-            s = rng.randrange(hosts)
-            d = (s + 1 + rng.randrange(hosts - 1)) % hosts
-            t += rng.randrange(1_200, 12_000)
-            out.append((t, s, d, 1448, rng.randrange(2_000, 40_000)))
-            out.append((t + rng.randrange(1, 900), d, s, 0, rng.randrange(2_000, 40_000)))
-    return sorted(out)
 
 
 def frames_of(packets: list[Packet], net: int = 0) -> dict[int, bytes]:
