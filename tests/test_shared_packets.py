@@ -255,3 +255,30 @@ def test_real_per_host_captures_cut_by_tshark(tmp_path: Path) -> None:
     merged = burstcore.scan(paths, filter=[f"src host {h}" for h in hosts], **kw)
     whole = burstcore.scan(capture, filter="src host 10.99.0.11 or src host 10.99.0.12", **kw)
     assert merged.envelope.equals(whole.envelope)
+
+
+def test_shared_packets_gives_what_the_warning_is_made_of(files: list[Path], tmp_path: Path) -> None:
+    found = burstcore.shared_packets(files)
+    assert found.pairs.columns == ["a", "b", "from", "shared", "sampled_a", "sampled_b", "told"]
+    assert found.pairs.select("a", "b").rows() == [(0, 1), (0, 2), (1, 2)]
+    assert found.pairs["told"].all()
+    assert (found.pairs["shared"] <= found.pairs["sampled_a"]).all()
+    assert found.hosts == [host(h) for h in range(3)]
+    assert found.uncaptured == []
+    # The instant both were sampled from is where the later of them starts: one anchor for all.
+    first = [burstcore.read_packets(f, columns=["timestamp"])["timestamp"].min() for f in files]
+    assert found.pairs["from"].unique().to_list() == [max(first)]
+    # Through each host's own filter: nothing shared, an empty frame of the same columns.
+    alone = burstcore.shared_packets(files, filter=own_filters(3))
+    assert alone.pairs.is_empty() and alone.pairs.columns == found.pairs.columns
+    # A stretch, bytes, and what cannot be read.
+    assert burstcore.shared_packets(files, start=max(first)).pairs.height == 3
+    assert burstcore.shared_packets([f.read_bytes() for f in files]).pairs.height == 3
+    with open(files[0], "rb") as stream, pytest.raises(ValueError, match="capture 2 is a stream"):
+        burstcore.shared_packets([files[1], stream])
+    with pytest.raises(FileNotFoundError):
+        burstcore.shared_packets([files[0], tmp_path / "missing.pcap"])
+    junk = tmp_path / "junk.pcap"
+    junk.write_bytes(b"not a capture at all" * 20)
+    with pytest.raises(burstcore.NotACaptureError):
+        burstcore.shared_packets([files[0], junk])

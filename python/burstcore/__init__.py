@@ -46,7 +46,7 @@ from ._burstcore import (
 )
 from ._packets import CaptureInfo, CaptureWarning, ProgressCallback, info, read_packets
 from ._scan import ScanResult, scan
-from ._shared import SharedPacketsWarning
+from ._shared import SharedPackets, SharedPacketsWarning, shared_packets
 from ._types import (
     BinaryReader,
     Columns,
@@ -90,6 +90,7 @@ __all__ = [
     "Rate",
     "Rates",
     "ScanResult",
+    "SharedPackets",
     "SharedPacketsWarning",
     "SingleSource",
     "Source",
@@ -111,6 +112,7 @@ __all__ = [
     "parse_rate",
     "read_packets",
     "scan",
+    "shared_packets",
     "sizes",
     "superpose",
     "traffic_matrix",

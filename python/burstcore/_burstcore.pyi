@@ -96,6 +96,7 @@ def shared_packets(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
+    errors: bool = False,
 ) -> tuple[list[tuple[int, int, int, int, int, int]], list[str | None], list[str]] | None: ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],

@@ -7,11 +7,16 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from dataclasses import dataclass
 from typing import Any
+
+import polars as pl
 
 from . import _burstcore as _core
 from ._packets import CaptureWarning
-from ._sources import is_rereadable
+from ._sources import is_rereadable, normalize
+from ._types import Filters, Instant, Source
+from ._units import parse_filters, parse_time_range
 
 # A pair is told when at least this share of the smaller sample is in both, and at least
 # MIN_SHARED packets (half the smaller sample when that is less). Captures of different traffic
@@ -29,6 +34,67 @@ class SharedPacketsWarning(CaptureWarning):
     several places): merged, each such packet counts twice. Read each capture through a filter of
     its own (``filter=["src host A", "src host B", ...]``), or silence this warning with
     ``warnings.filterwarnings("ignore", category=burstcore.SharedPacketsWarning)``."""
+
+
+@dataclass(frozen=True)
+class SharedPackets:
+    """What ``shared_packets`` found.
+
+    ``pairs``: one row per pair of captures whose samples share at least one packet, in order:
+    ``a``, ``b`` (positions among the captures, from 0), ``from`` (the instant both were sampled
+    from, UTC), ``shared`` (distinct packets in both samples), ``sampled_a``, ``sampled_b``
+    (distinct packets in each), ``told`` (enough to warn: what ``scan`` would tell).
+    ``hosts``: per capture, the host it was recorded on where one address is in nearly all of
+    its packets, else None. ``uncaptured``: senders seen that are no capture's host."""
+
+    pairs: pl.DataFrame
+    hosts: list[str | None]
+    uncaptured: list[str]
+
+
+def shared_packets(
+    sources: Source,
+    *,
+    filter: Filters | None = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
+    mmap: bool | None = None,
+) -> SharedPackets:
+    """Which of several captures hold the same packets: the check ``scan`` and the analyses run
+    before they merge captures (``SharedPacketsWarning``), on its own, with all it found.
+
+    Each capture is sampled where the others run (docs/filters.md, "Captures that hold the same
+    packets"): milliseconds for plain files, whatever their sizes. ``filter``, ``start``,
+    ``end`` and ``mmap`` as ``scan`` takes them. Captures must be readable twice: paths or bytes
+    (a stream is refused with ``ValueError``). A capture that cannot be read raises its error."""
+    raw = list(sources) if isinstance(sources, (list, tuple)) else [sources]
+    srcs = [normalize(s) for s in raw]
+    for k, s in enumerate(srcs):
+        if not is_rereadable(s):
+            raise ValueError(
+                f"capture {k + 1} is a stream ({type(s).__name__}): shared_packets reads each capture at "
+                "several places; give a path to a file or the bytes"
+            )
+    found = _core.shared_packets(
+        srcs,
+        mmap=mmap,
+        time_range=parse_time_range(start, end),
+        filter=parse_filters(filter, captures=len(srcs)),
+        errors=True,
+    )
+    pairs, hosts, uncaptured = found if found is not None else ([], [None] * len(srcs), [])
+    rows = [(a, b, t, sh, sa, sb, _enough(sh, min(sa, sb))) for a, b, t, sh, sa, sb in pairs]
+    schema = {
+        "a": pl.UInt32,
+        "b": pl.UInt32,
+        "from": pl.Int64,
+        "shared": pl.UInt64,
+        "sampled_a": pl.UInt64,
+        "sampled_b": pl.UInt64,
+        "told": pl.Boolean,
+    }
+    frame = pl.DataFrame(rows, schema=schema, orient="row").with_columns(pl.col("from").cast(pl.Datetime("ns", "UTC")))
+    return SharedPackets(frame, list(hosts), list(uncaptured))
 
 
 def warn_if_shared(

@@ -697,16 +697,20 @@ type SharedFound = (
 
 /// Pairs of `sources` that hold the same packets (see [`burstcore::analysis::shared`]), each
 /// read through its filter, as `(a, b, from_ns, shared, sampled_a, sampled_b)`, the host each
-/// capture was recorded on where one stands out, and the senders that are no capture's host. `None` when a source cannot be opened or
+/// capture was recorded on where one stands out, and the senders that are no capture's host.
+/// With `errors`, a source that cannot be opened or read raises its error (the public
+/// `burstcore.shared_packets`); without, it gives `None` (the check before a read, which reports
+/// it then). `None` when a source cannot be opened or
 /// read: the read that follows reports that.
 #[pyfunction]
-#[pyo3(signature = (sources, mmap=None, time_range=None, filter=None))]
+#[pyo3(signature = (sources, mmap=None, time_range=None, filter=None, errors=false))]
 fn shared_packets<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
+    errors: bool,
 ) -> PyResult<Option<SharedFound>> {
     guard(py, || {
         let (filter, file_filters) = parse_filters(filter, &sources)?;
@@ -716,15 +720,19 @@ fn shared_packets<'py>(
             ..ScanConfig::default()
         };
         let filters = config.filter_per_capture(sources.len()).map_err(to_py)?;
-        let Ok((mut readers, _)) = open_all(py, &sources, false, mmap, 1) else {
-            return Ok(None);
+        let (mut readers, _) = match open_all(py, &sources, false, mmap, 1) {
+            Ok(opened) => opened,
+            Err(e) if errors => return Err(e),
+            Err(_) => return Ok(None),
         };
         let options = SharedOptions {
             time_range: crate::time_range(time_range),
             ..SharedOptions::default()
         };
-        let Ok(found) = py.detach(|| shared_packets_of(&mut readers, &filters, &options)) else {
-            return Ok(None);
+        let found = match py.detach(|| shared_packets_of(&mut readers, &filters, &options)) {
+            Ok(found) => found,
+            Err(e) if errors => return Err(to_py(e)),
+            Err(_) => return Ok(None),
         };
         let pairs = found
             .pairs
