@@ -35,7 +35,7 @@ from ._scan import (
     _parse_order,
 )
 from ._shared import warn_if_shared
-from ._sources import is_rereadable, normalize
+from ._sources import is_rereadable, normalize, normalize_each
 from ._types import Count, Duration, Durations, Filters, Instant, Quantiles, Rates, Source
 from ._units import (
     LINK_SPEED_GRID_BPS,
@@ -58,13 +58,6 @@ DEFAULT_QUANTILES = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0)
 FLOW_KEYS = ("flow", "flow4", "biflow")
 
 
-def _sources(source: Source) -> list[Any]:
-    raw = list(source) if isinstance(source, (list, tuple)) else [source]
-    if not raw:
-        raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
-    return [normalize(s) for s in raw]
-
-
 def _warn(messages: list[str], depth: int = 0) -> None:
     """The capture's warnings, pointing at the user's call: `depth` helpers below the public
     function that calls this."""
@@ -82,7 +75,7 @@ def _reading(
     merged: bool = True,
 ) -> dict[str, Any]:
     """The keywords every core analysis takes for how and which packets of `sources` (as
-    `_sources` gives them) are read, checked (a filter per capture: one for each of them). Captures
+    `normalize_each` gives them) are read, checked (a filter per capture: one for each of them). Captures
     `merged` into one traffic are checked for packets they share (a warning pointing at the user's
     call, `depth` helpers below the public function)."""
     time_range = parse_time_range(start, end)
@@ -157,7 +150,7 @@ def flows(
     windows_ns = sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_flows = parse_count(max_flows, name="max_flows")
-    srcs = _sources(source)
+    srcs = normalize_each(source)
     out, warns = _core.flows(
         srcs,
         key,
@@ -233,7 +226,7 @@ def _matrix(
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_pairs = parse_count(max_pairs, name="max_pairs")
-    srcs = _sources(source)
+    srcs = normalize_each(source)
     out, warns = _core.traffic_matrix(
         srcs,
         max_pairs,
@@ -387,7 +380,7 @@ def _distribution(
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     # The group "all" is always there: by='all' adds no grouping (it repeated every row).
     core_by = None if by == "all" else by
-    srcs = _sources(source)
+    srcs = normalize_each(source)
     out, warns = _core.histograms(
         srcs,
         what,
@@ -525,7 +518,7 @@ def bursts(
     gap_ns = parse_duration(gap, name="gap", allow_zero=True)
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    srcs = _sources(source)
+    srcs = normalize_each(source)
     out, warns = _core.bursts(
         srcs,
         gap_ns,
@@ -643,7 +636,7 @@ def iterations(
     if hi <= lo:
         raise ValueError(f"max_period ({format_duration(hi)}) must exceed min_period ({format_duration(lo)})")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
-    srcs = _sources(source)
+    srcs = normalize_each(source)
     out, warns = _core.iterations(
         srcs,
         bin_ns,

@@ -14,7 +14,7 @@ import polars as pl
 from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback, thread_count
 from ._shared import warn_if_shared
-from ._sources import is_rereadable, normalize
+from ._sources import is_rereadable, normalize_each
 from ._types import Columns, Count, Duration, Durations, Filters, Instant, Rates, Source
 from ._units import (
     DEFAULT_RATE_MULTIPLES,
@@ -347,10 +347,7 @@ def scan(
                 "and non-negative integer sizes"
             ) from e
     else:
-        raw = source if isinstance(source, (list, tuple)) else [source]
-        if not raw:
-            raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
-        sources = [normalize(s) for s in raw]
+        sources = normalize_each(source)
         filters = parse_filters(filters, captures=len(sources))
         shared = warn_if_shared(sources, filters, time_range, mmap, stacklevel=2)
 

@@ -14,7 +14,7 @@ import polars as pl
 
 from . import _burstcore as _core
 from ._packets import CaptureWarning
-from ._sources import is_rereadable, normalize
+from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
 from ._units import parse_filters, parse_time_range
 
@@ -67,8 +67,7 @@ def shared_packets(
     packets"): milliseconds for plain files, whatever their sizes. ``filter``, ``start``,
     ``end`` and ``mmap`` as ``scan`` takes them. Captures must be readable twice: paths or bytes
     (a stream is refused with ``ValueError``). A capture that cannot be read raises its error."""
-    raw = list(sources) if isinstance(sources, (list, tuple)) else [sources]
-    srcs = [normalize(s) for s in raw]
+    srcs = normalize_each(sources)
     for k, s in enumerate(srcs):
         if not is_rereadable(s):
             raise ValueError(

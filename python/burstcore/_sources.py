@@ -43,6 +43,14 @@ def normalize(source: Any) -> Any:
     )
 
 
+def normalize_each(source: Any) -> list[Any]:
+    """One capture or a list (or tuple) of them, each as ``normalize`` gives it; none is an error."""
+    raw = list(source) if isinstance(source, (list, tuple)) else [source]
+    if not raw:
+        raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
+    return [normalize(s) for s in raw]
+
+
 def _is_real_stdin(buf: Any) -> bool:
     """True when sys.stdin is the process's own fd 0, which Rust reads directly (faster)."""
     try:
