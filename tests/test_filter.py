@@ -10,6 +10,7 @@ import shutil
 import struct
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -305,22 +306,28 @@ def test_filter_and_time_range_together_count_each_packet_once(mixed: Path) -> N
     assert s["skipped_filtered"] == 2000 - len(stamps)
 
 
+def analyses_equal(a: Any, b: Any, **read: Any) -> None:
+    """traffic_matrix, host_volumes, sizes and gaps by pair, bursts (100 µs gap) and iterations of
+    `a`, read with `read` (a filter), equal those of `b` read plainly."""
+    frames_equal(burstcore.traffic_matrix(a, **read), burstcore.traffic_matrix(b))
+    frames_equal(burstcore.host_volumes(a, **read), burstcore.host_volumes(b))
+    for dist in (burstcore.sizes, burstcore.gaps):
+        da, db = dist(a, by="pair", **read), dist(b, by="pair")
+        frames_equal(da.histogram, db.histogram)
+        frames_equal(da.quantiles, db.quantiles)
+    frames_equal(burstcore.bursts(a, gap="100us", **read).bursts, burstcore.bursts(b, gap="100us").bursts)
+    ia, ib = burstcore.iterations(a, **read), burstcore.iterations(b)
+    assert (ia.period_ns, ia.confidence) == (ib.period_ns, ib.confidence)
+    frames_equal(ia.iterations, ib.iterations)
+
+
 def test_every_analysis_of_a_filter_equals_it_on_tcpdumps_cut(tmp_path: Path) -> None:
     src = write_mixed(tmp_path / "m.pcapng", fmt="pcapng", n=3000, seed=3)
     expr = "ip and (tcp or udp) and not port 22"
     cut = tcpdump_cut(src, expr, tmp_path / "cut.pcap")
     frames_equal(burstcore.flows(src, filter=expr), burstcore.flows(cut))
     frames_equal(burstcore.flows(src, key="biflow", filter=expr), burstcore.flows(cut, key="biflow"))
-    frames_equal(burstcore.traffic_matrix(src, filter=expr), burstcore.traffic_matrix(cut))
-    frames_equal(burstcore.host_volumes(src, filter=expr), burstcore.host_volumes(cut))
-    for dist in (burstcore.sizes, burstcore.gaps):
-        a, b = dist(src, by="pair", filter=expr), dist(cut, by="pair")
-        frames_equal(a.histogram, b.histogram)
-        frames_equal(a.quantiles, b.quantiles)
-    frames_equal(burstcore.bursts(src, gap="100us", filter=expr).bursts, burstcore.bursts(cut, gap="100us").bursts)
-    ia, ib = burstcore.iterations(src, filter=expr), burstcore.iterations(cut)
-    assert (ia.period_ns, ia.confidence) == (ib.period_ns, ib.confidence)
-    frames_equal(ia.iterations, ib.iterations)
+    analyses_equal(src, cut, filter=expr)
     sa = burstcore.superpose([src, src], offsets=[0, "3ms"], windows=WINDOWS, rates=RATES, filter=expr)
     sb = burstcore.superpose([cut, cut], offsets=[0, "3ms"], windows=WINDOWS, rates=RATES)
     frames_equal(sa.multiplexing_gain, sb.multiplexing_gain)

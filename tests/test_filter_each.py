@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import burstcore
 from tests import oracles
-from tests.test_filter import frames_equal, run_cli, same_scan
+from tests.test_filter import analyses_equal, frames_equal, run_cli, same_scan
 
 BASE = 1_700_000_000_000_000_000
 WINDOWS = ["10us", "100us", "1ms", "10ms"]
@@ -106,16 +106,7 @@ def test_every_analysis_reads_each_capture_through_its_own_filter(captures: tupl
         return f.sort(f.columns[:6])
 
     frames_equal(by_key(burstcore.flows(files, filter=each)), by_key(burstcore.flows(wire)))
-    frames_equal(burstcore.traffic_matrix(files, filter=each), burstcore.traffic_matrix(wire))
-    frames_equal(burstcore.host_volumes(files, filter=each), burstcore.host_volumes(wire))
-    for dist in (burstcore.sizes, burstcore.gaps):
-        a, b = dist(files, by="pair", filter=each), dist(wire, by="pair")
-        frames_equal(a.histogram, b.histogram)
-        frames_equal(a.quantiles, b.quantiles)
-    frames_equal(burstcore.bursts(files, gap="100us", filter=each).bursts, burstcore.bursts(wire, gap="100us").bursts)
-    ia, ib = burstcore.iterations(files, filter=each), burstcore.iterations(wire)
-    assert (ia.period_ns, ia.confidence) == (ib.period_ns, ib.confidence)
-    frames_equal(ia.iterations, ib.iterations)
+    analyses_equal(files, wire, filter=each)
     # superpose: each capture through its own filter, shifted by its own offset.
     sa = burstcore.superpose(files[:2], offsets=[0, "3ms"], windows=WINDOWS, rates=RATES, filter=each[:2])
     cut = [write(files[k].with_suffix(f".own{k}.pcapng"), _sent_by(files[k], k)) for k in range(2)]
