@@ -258,29 +258,19 @@ impl<'r> Capture<'r> {
         let Some((first, last)) = self.span else {
             return Ok((sets, Hosts::default()));
         };
-        let range = options.time_range;
         let mut hosts = Hosts::default();
         match self.how {
             How::Stream {
                 reader,
                 first: pending,
-                mut read,
+                read,
             } => {
                 let from = anchors.partition_point(|&a| a < first);
                 let mut sampler = Sampler::new(anchors, from, options.sample);
                 if let Some((t, s)) = pending {
                     sampler.feed(t, s);
                 }
-                while !sampler.done() && read < options.max_packets {
-                    let Some(p) = reader.next_packet()? else {
-                        break;
-                    };
-                    read += 1;
-                    match p.ts_ns.filter(|&t| range.contains(t)) {
-                        Some(t) if sampler.wants(t) => sampler.feed(t, sample(&p, self.filter)),
-                        _ => {}
-                    }
-                }
+                read_into(&mut sampler, reader, self.filter, options, read)?;
                 hosts.add(sampler.addresses);
                 sets = sampler.sets;
             }
@@ -307,7 +297,8 @@ impl<'r> Capture<'r> {
                         time_range: TimeRange::ALL,
                     };
                     let mut sampler = Sampler::new(&[i64::MIN], 0, probe.sample);
-                    read_into(&mut sampler, &mut chunk, self.filter, &probe);
+                    // Damage in a chunk only ends its stretch: the scan reports it.
+                    let _ = read_into(&mut sampler, &mut chunk, self.filter, &probe, 0);
                     plan.hand_back(at, chunk.position());
                     hosts.add(sampler.addresses);
                 }
@@ -356,7 +347,8 @@ fn sample_from(
     }
     let mut sampler = Sampler::new(&[t], 0, options.sample);
     if let Some(mut chunk) = plan.open(lo, plan.file_len())? {
-        read_into(&mut sampler, &mut chunk, filter, options);
+        // Damage in a chunk only ends the sample: the scan reports it.
+        let _ = read_into(&mut sampler, &mut chunk, filter, options, 0);
         plan.hand_back(lo, chunk.position());
     }
     Ok(sampler)
@@ -374,17 +366,34 @@ fn first_timestamp(chunk: &mut ChunkReader) -> Option<i64> {
     None
 }
 
-/// Feed `sampler` from `chunk` until its samples are full, the chunk ends or
-/// `options.max_packets` have been read. Damage ends the sample: the scan reports it.
+/// What packets are read from: a capture read from its start, or a plain file's chunk.
+trait Packets {
+    fn next(&mut self) -> Result<Option<Packet<'_>>>;
+}
+
+impl Packets for CaptureReader {
+    fn next(&mut self) -> Result<Option<Packet<'_>>> {
+        self.next_packet()
+    }
+}
+
+impl Packets for ChunkReader {
+    fn next(&mut self) -> Result<Option<Packet<'_>>> {
+        self.next_packet()
+    }
+}
+
+/// Feed `sampler` from `packets` until its samples are full, they end or `options.max_packets`
+/// have been read in all (`read` of them already). Returns how many have been read.
 fn read_into(
     sampler: &mut Sampler,
-    chunk: &mut ChunkReader,
+    packets: &mut impl Packets,
     filter: Option<&Filter>,
     options: &SharedOptions,
-) {
-    let mut read = 0;
+    mut read: u64,
+) -> Result<u64> {
     while !sampler.done() && read < options.max_packets {
-        let Ok(Some(p)) = chunk.next_packet() else {
+        let Some(p) = packets.next()? else {
             break;
         };
         read += 1;
@@ -393,6 +402,7 @@ fn read_into(
             _ => {}
         }
     }
+    Ok(read)
 }
 
 /// One capture's samples at anchors `from..`: each the first `sample` packets at or after its
