@@ -8,6 +8,7 @@ filters, not for captures of different traffic, and never for superposed ones.""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import struct
 import subprocess
@@ -282,3 +283,84 @@ def test_shared_packets_gives_what_the_warning_is_made_of(files: list[Path], tmp
     junk.write_bytes(b"not a capture at all" * 20)
     with pytest.raises(burstcore.NotACaptureError):
         burstcore.shared_packets([files[0], junk])
+
+
+def test_shared_packets_gives_the_filters_that_count_each_packet_once(files: list[Path], tmp_path: Path) -> None:
+    found = burstcore.shared_packets(files)
+    assert found.filters == own_filters(3)
+    # Given back, they share nothing: the merge counts each packet once.
+    assert not burstcore.shared_packets(files, filter=found.filters).pairs["told"].any()
+    # A filter of the caller's is kept in each.
+    assert burstcore.shared_packets(files, filter="tcp").filters == [f"(tcp) and src host {host(h)}" for h in range(3)]
+    # Not given when they cannot be whole: a bridge's capture has no one host, and the hosts it
+    # saw beyond the two captured ones are in no capture's filter.
+    packets = traffic(10, hosts=3)
+    frames = frames_of(packets)
+    bridge = write(tmp_path / "bridge.pcapng", [(t, frames[i]) for i, (t, *_) in enumerate(packets)])
+    beside = burstcore.shared_packets([bridge, *per_host(tmp_path, packets, 3)[:2]])
+    assert beside.hosts[0] is None and beside.filters is None
+    # Two captures of one host (the same file twice) cannot each count that host's packets.
+    assert burstcore.shared_packets([files[0], files[0]]).filters is None
+
+
+def test_the_shared_command_tells_the_pairs_and_the_filters_to_give(files: list[Path]) -> None:
+    names = [str(f) for f in files]
+    r = run_cli("shared", *names)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert (
+        "3 pairs of the 3 captures hold the same packets: merged as they are, each such packet counts twice." in lines
+    )
+    # Each pair's row: the captures, the packets both samples hold of the smaller, told.
+    found = burstcore.shared_packets(files)
+    for a, b, shared, sampled in found.pairs.select("a", "b", "shared", "sampled_a").rows():
+        row = next(x for x in lines if x.startswith(f"  {a + 1} and {b + 1} "))
+        assert row.split()[-4:] == [f"{shared:,}", "of", f"{sampled:,}", "yes"]
+    # The options it prints, given to scan, are taken as they are and leave nothing counted twice.
+    options = shlex.split(lines[lines.index(next(x for x in lines if x.startswith("To count each once"))) + 1])
+    assert options == [a for f in own_filters(3) for a in ("--filter", f)]
+    scanned = run_cli("scan", *names, *options, "--windows", "1ms", "--rates", "1Gbps", "--format", "json")
+    assert scanned.returncode == 0, scanned.stderr
+    assert "same packets" not in scanned.stderr
+    api = burstcore.scan(files, filter=own_filters(3), windows=["1ms"], rates=["1Gbps"])
+    assert [e["bytes"] for e in json.loads(scanned.stdout)["envelope"]] == api.envelope["bytes"].to_list()
+    # Through those filters, the command finds nothing shared.
+    again = run_cli("shared", *names, *options)
+    assert again.returncode == 0, again.stderr
+    assert "No two captures hold the same packets where they run together" in again.stdout
+    # JSON: the API's frame with each pair's files, each capture's host and the filters.
+    doc = json.loads(run_cli("shared", *names, "-o", "-").stdout)
+    assert [(p["a"], p["b"], p["shared"], p["told"]) for p in doc["pairs"]] == found.pairs.select(
+        "a", "b", "shared", "told"
+    ).rows()
+    assert [(p["file_a"], p["file_b"]) for p in doc["pairs"]] == [
+        (names[0], names[1]),
+        (names[0], names[2]),
+        (names[1], names[2]),
+    ]
+    assert doc["hosts"] == [c["host"] for c in doc["captures"]] == found.hosts
+    assert doc["filters"] == [c["own_filter"] for c in doc["captures"]] == own_filters(3)
+
+
+def test_the_shared_command_says_why_it_cannot_give_filters_and_what_is_wrong(tmp_path: Path) -> None:
+    packets = traffic(10, hosts=3)
+    frames = frames_of(packets)
+    bridge = write(tmp_path / "bridge.pcapng", [(t, frames[i]) for i, (t, *_) in enumerate(packets)])
+    own = per_host(tmp_path, packets, 3)[:2]
+    r = run_cli("shared", bridge, *own)
+    assert r.returncode == 0, r.stderr
+    assert "cannot be spelled out here" in r.stdout
+    assert "no one host is in nearly all of the packets of capture 1: " in r.stdout
+    assert "--filter '" not in r.stdout
+    twice = run_cli("shared", own[0], own[0])
+    assert twice.returncode == 0, twice.stderr
+    assert f"captures 1 and 2 are the same file ({own[0]}): give it once" in twice.stdout
+    # What cannot be run is an error, with the exit code of its kind.
+    one = run_cli("shared", own[0])
+    assert one.returncode == 2 and "give two or more" in one.stderr
+    missing = run_cli("shared", own[0], tmp_path / "missing.pcap")
+    assert missing.returncode == 3 and "no such capture file" in missing.stderr
+    junk = tmp_path / "junk.pcap"
+    junk.write_bytes(b"not a capture at all" * 20)
+    bad = run_cli("shared", own[0], junk)
+    assert bad.returncode == 1 and f"cannot read the capture {junk}" in bad.stderr

@@ -45,11 +45,16 @@ class SharedPackets:
     from, UTC), ``shared`` (distinct packets in both samples), ``sampled_a``, ``sampled_b``
     (distinct packets in each), ``told`` (enough to warn: what ``scan`` would tell).
     ``hosts``: per capture, the host it was recorded on where one address is in nearly all of
-    its packets, else None. ``uncaptured``: senders seen that are no capture's host."""
+    its packets, else None. ``uncaptured``: senders seen that are no capture's host.
+    ``filters``: one filter per capture, each the packets its host sent (within the capture's own
+    filter, if it had one), to give as ``filter=`` so that a merge counts every packet once; None
+    when they cannot be given whole (a capture's host unknown, two captures of one host, or a
+    sender that is no capture's host)."""
 
     pairs: pl.DataFrame
     hosts: list[str | None]
     uncaptured: list[str]
+    filters: list[str] | None
 
 
 def shared_packets(
@@ -74,13 +79,8 @@ def shared_packets(
                 f"capture {k + 1} is a stream ({type(s).__name__}): shared_packets reads each capture at "
                 "several places; give a path to a file or the bytes"
             )
-    found = _core.shared_packets(
-        srcs,
-        mmap=mmap,
-        time_range=parse_time_range(start, end),
-        filter=parse_filters(filter, captures=len(srcs)),
-        errors=True,
-    )
+    filters = parse_filters(filter, captures=len(srcs))
+    found = _core.shared_packets(srcs, mmap=mmap, time_range=parse_time_range(start, end), filter=filters, errors=True)
     pairs, hosts, uncaptured = found if found is not None else ([], [None] * len(srcs), [])
     rows = [(a, b, t, sh, sa, sb, _enough(sh, min(sa, sb))) for a, b, t, sh, sa, sb in pairs]
     schema = {
@@ -93,7 +93,8 @@ def shared_packets(
         "told": pl.Boolean,
     }
     frame = pl.DataFrame(rows, schema=schema, orient="row").with_columns(pl.col("from").cast(pl.Datetime("ns", "UTC")))
-    return SharedPackets(frame, list(hosts), list(uncaptured))
+    each = filters if isinstance(filters, list) else [filters] * len(srcs)
+    return SharedPackets(frame, list(hosts), list(uncaptured), own_filters(hosts, each, uncaptured))
 
 
 def warn_if_shared(
@@ -170,6 +171,15 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def own_filters(hosts: list[str | None], each: list[str | None], uncaptured: list[str]) -> list[str] | None:
+    """Each capture's filter of the packets its host sent, within its own filter if it has one;
+    None unless they can be given whole: every capture's own host known, and every sender one of
+    them (else its packets would be in no capture's filter)."""
+    if not (all(hosts) and len(set(hosts)) == len(hosts) and not uncaptured):
+        return None
+    return [f"({f}) and src host {h}" if f else f"src host {h}" for f, h in zip(each, hosts, strict=True)]
+
+
 def _message(
     sources: list[Any],
     told: list[tuple[int, int, int, int]],
@@ -191,10 +201,8 @@ def _message(
             f"{len(told)} pairs of the {len(sources)} captures hold the same packets{through} (captures "
             f"{a + 1} and {b + 1}: {sample}; also {', '.join(also)})"
         )
-    # The fix spelled out only when it can be given whole: every capture's own host known, and
-    # every sender one of them (else its packets would be in no capture's filter).
-    if all(hosts) and len(set(hosts)) == len(hosts) and not uncaptured:
-        own = [f"({f}) and src host {h}" if f else f"src host {h}" for f, h in zip(each, hosts, strict=True)]
+    own = own_filters(hosts, each, uncaptured)
+    if own is not None:
         hint = ", ".join(map(repr, own))
     else:
         hint = "'src host <the first capture's host>', 'src host <the second's>', ..."

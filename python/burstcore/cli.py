@@ -51,6 +51,7 @@ MAIN_EXAMPLES = """examples:
   burstcore sizes trace.pcapng --by src
   burstcore gaps trace.pcapng --by pair --quantiles 0.5,0.99
   burstcore superpose trace.pcapng trace.pcapng --offsets 0,-3ms --windows 100us,1ms
+  burstcore shared host0.pcap host1.pcap host2.pcap   # captures holding the same packets?
 
 Run 'burstcore COMMAND --help' for the options of a command."""
 
@@ -170,11 +171,30 @@ coincide; N for N captures: fully interleaved) and the merge measured as scan me
 
 {ANALYSIS_FORMATS}"""
 
+SHARED_EXAMPLES = f"""examples:
+  burstcore shared host0.pcap host1.pcap host2.pcap host3.pcap
+  burstcore shared /captures/*.pcapng --filter tcp     # each capture through one filter
+  burstcore shared a.pcap b.pcap --filter 'src host 10.0.0.1' --filter 'src host 10.0.0.2'
+  burstcore shared /captures/*.pcap -o shared.json     # pairs, captures, hosts and filters
+
+Captures that hold the same packets (one traffic recorded on several hosts, a mirror port beside
+a host, one file given twice) count each such packet twice when merged; scan and the analyses
+warn about it before they merge. This command runs that check on its own, in milliseconds for
+plain files whatever their size: each capture is sampled (1,024 packets) where the others run,
+and the samples compared by each packet's identity (docs/filters.md, 'Captures that hold the
+same packets'). It shows each capture's host, the pairs whose samples share packets, and the
+--filter options under which a merge counts every packet once. The exit code is 0 whether or not
+packets are shared: in the JSON, "told" marks the pairs a merge would warn about and "filters"
+(null when they cannot be given whole) the filters to give.
+
+{ANALYSIS_FORMATS}"""
+
 SCAN_TABLES = ("envelope", "backlog", "series", "groups", "summary")
 DISTRIBUTION_TABLES = ("quantiles", "histogram", "groups", "summary")
 SUPERPOSE_TABLES = ("gain", *SCAN_TABLES)
 ITERATIONS_TABLES = ("iterations", "summary")
 BURSTS_TABLES = ("bursts", "distributions", "summary")
+SHARED_TABLES = ("pairs", "captures")
 # Rows of a table the analyses show on the terminal (-o FILE gets them all).
 ANALYSIS_TOP = 20
 FIGURE_FORMATS = (".png", ".svg", ".pdf")
@@ -559,7 +579,35 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-iterations", action="store_true", help="do not detect training iterations")
     _common(p)
     _analysis_parsers(sub)
+    _shared_parser(sub)
     return parser
+
+
+def _shared_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "shared",
+        help="which of several captures hold the same packets (one traffic captured on several hosts), and "
+        "the filters that count each packet once when merged",
+        description="Sample the captures where they run together and tell which pairs hold the same packets, "
+        "each capture's host, and the --filter options (one per file, 'src host <its host>') under which "
+        "scan and the analyses count every packet once (burstcore.shared_packets()).",
+        epilog=SHARED_EXAMPLES + "\n\n" + EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="two or more capture files; '-' reads stdin")
+    g = p.add_argument_group("check")
+    g.add_argument(
+        "--filter",
+        metavar="EXPR",
+        action="append",
+        help="compare the packets that pass this tcpdump-style expression, as scan would read them: once "
+        "for every file, or once per file in order",
+    )
+    g.add_argument("--start", type=_instant, metavar="INSTANT", help="compare from this instant on, as scan --start")
+    g.add_argument("--end", type=_instant, metavar="INSTANT", help="compare up to this instant, as scan --end")
+    g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
+    _output_options(p, SHARED_TABLES, ANALYSIS_TOP, "pairs shown on the terminal, those told first")
+    _common(p)
 
 
 def _analysis_parser(sub: Any, name: str, summary: str, description: str, examples: str) -> tuple[Any, Any]:
@@ -1657,6 +1705,132 @@ def _show_superpose(args: argparse.Namespace, r: Any, seed: int, max_offset: str
     _print_result(f"the merge of the {n} captures, as scan measures a capture", r, args.top)
 
 
+def cmd_shared(args: argparse.Namespace) -> int:
+    import burstcore
+
+    fmt = _prepare_output(args)
+    files = list(args.files)
+    if len(files) < 2:
+        raise UsageError(
+            "shared compares captures with one another: give two or more (the same file twice, with a "
+            "--filter each, compares two parts of one capture)"
+        )
+    _reading_now("(one of " + ", ".join(files) + ")")
+    kw = {"filter": args.filter, "start": args.start, "end": args.end, "mmap": args.mmap}
+    with _recorded_warnings() as told:
+        found = burstcore.shared_packets(_rereadable(files), **kw)
+    pairs = found.pairs.with_columns(
+        pl.Series("file_a", [files[a] for a in found.pairs["a"]], dtype=pl.String),
+        pl.Series("file_b", [files[b] for b in found.pairs["b"]], dtype=pl.String),
+    ).select("a", "b", "file_a", "file_b", pl.exclude("a", "b", "file_a", "file_b"))
+    each = args.filter if isinstance(args.filter, list) else [args.filter] * len(files)
+    captures = pl.DataFrame(
+        {
+            "capture": list(range(len(files))),
+            "file": files,
+            "host": found.hosts,
+            "filter": each,
+            "own_filter": found.filters or [None] * len(files),
+        },
+        schema={
+            "capture": pl.UInt32,
+            "file": pl.String,
+            "host": pl.String,
+            "filter": pl.String,
+            "own_filter": pl.String,
+        },
+    )
+    meta = {
+        "burstcore": burstcore.__version__,
+        "command": args.command,
+        "files": files,
+        "hosts": found.hosts,
+        "uncaptured": found.uncaptured,
+        "filters": found.filters,
+        "config": {"filter": args.filter, "start_ns": args.start, "end_ns": args.end},
+        "warnings": told,
+    }
+    tables = {"pairs": pairs, "captures": captures}
+    return _emit(fmt, tables, meta, args, lambda: _show_shared(args, found, pairs))
+
+
+def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame) -> None:
+    import shlex
+
+    from .report import shared_captures_table, shared_pairs_table
+
+    files = list(args.files)
+    print(f"== {len(files)} captures: " + ", ".join(files))
+    _show_table(
+        "Captures, each with its host (the one address in nearly all of its packets sampled)",
+        shared_captures_table([_label(f) if f == "-" else f for f in files], found.hosts),
+    )
+    told = pairs.filter(pl.col("told"))
+    shown = pairs.sort("told", "a", "b", descending=[True, False, False]).head(args.top)
+    _show_table(
+        _rows_line("\nPairs whose samples share packets", pairs.height, shown.height, "those told first,"),
+        shared_pairs_table(shown),
+    )
+    if told.is_empty():
+        few = (
+            f" ({_many(pairs.height, 'pair')} share too few to tell: a broadcast both heard, say)"
+            if pairs.height
+            else ""
+        )
+        print(f"\nNo two captures hold the same packets where they run together{few}: merged, each packet counts once.")
+    else:
+        print(
+            f"\n{_many(told.height, 'pair')} of the {len(files)} captures {'holds' if told.height == 1 else 'hold'} "
+            "the same packets: merged as they are, "
+            "each such packet counts twice."
+        )
+    if found.filters is not None:
+        if not told.is_empty():
+            print("To count each once, read each capture through the packets its host sent, one --filter per file:")
+            print("  " + " ".join(f"--filter {shlex.quote(f)}" for f in found.filters))
+    elif not told.is_empty():
+        print("One filter per capture ('src host <its host>') counts each packet once, but cannot be spelled out here:")
+        each = args.filter if isinstance(args.filter, list) else [args.filter] * len(files)
+        for reason in _why_no_filters(files, each, found.hosts, found.uncaptured):
+            print(f"  - {reason}")
+    print()
+
+
+def _why_no_filters(
+    files: list[str], each: list[str | None], hosts: list[str | None], uncaptured: list[str]
+) -> list[str]:
+    """Why each capture's 'src host' filter cannot be given (see `_shared.own_filters`)."""
+    from ._shared import _and, _same_files
+
+    reasons = []
+    unknown = [str(k + 1) for k, h in enumerate(hosts) if h is None]
+    if unknown:
+        reasons.append(
+            f"no one host is in nearly all of the packets of capture{'s' * (len(unknown) > 1)} {_and(unknown)}: "
+            "the traffic of one pair of hosts (both in every packet) or of many (a bridge's or a mirror port's)"
+        )
+    by_host: dict[str, list[int]] = {}
+    for k, h in enumerate(hosts):
+        if h is not None:
+            by_host.setdefault(h, []).append(k + 1)
+    same = {tuple(g) for g in _same_files(list(files), each, list(range(len(files))))}
+    reasons += [
+        f"captures {_and([str(k + 1) for k in g])} are the same file ({files[g[0]]}): give it once" for g in same
+    ]
+    reasons += [
+        f"captures {_and(list(map(str, ks)))} have the same host, {h}: give its filter to one of them"
+        for h, ks in by_host.items()
+        if len(ks) > 1 and tuple(k - 1 for k in ks) not in same
+    ]
+    if uncaptured:
+        reasons.append(
+            f"{', '.join(uncaptured[:8])}{' and more' if len(uncaptured) > 8 else ''} sent packets too and "
+            f"{'is' if len(uncaptured) == 1 else 'are'} no capture's host: add each to the filter of the capture "
+            "that should count it"
+        )
+    return reasons
+
+
 COMMANDS = {
     "info": cmd_info,
     "scan": cmd_scan,
@@ -1669,6 +1843,7 @@ COMMANDS = {
     "sizes": cmd_sizes,
     "gaps": cmd_gaps,
     "superpose": cmd_superpose,
+    "shared": cmd_shared,
 }
 
 

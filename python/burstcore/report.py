@@ -251,6 +251,24 @@ def _host(ip: str | None) -> str:
     return "(no IP address)" if ip is None else ip
 
 
+def shared_captures_table(files: Sequence[str], hosts: Sequence[str | None]) -> Table:
+    """``burstcore.shared_packets``' captures, numbered from 1 as its warning names them."""
+    rows = [[f, str(k + 1), "unknown" if h is None else h] for k, (f, h) in enumerate(zip(files, hosts, strict=True))]
+    return ["file", "capture", "host"], rows
+
+
+def shared_pairs_table(pairs: pl.DataFrame) -> Table:
+    """``burstcore.shared_packets``' pairs: the captures (from 1), where both were sampled from,
+    the packets both samples hold of the smaller sample, and whether a merge warns."""
+    rows = [
+        [f"{a + 1} and {b + 1}", _clock(t), f"{_int(sh)} of {_int(min(sa, sb))}", "yes" if told else "no"]
+        for a, b, t, sh, sa, sb, told in pairs.select(
+            "a", "b", pl.col("from").dt.epoch("ns"), "shared", "sampled_a", "sampled_b", "told"
+        ).iter_rows()
+    ]
+    return ["captures", "sampled from (UTC)", "packets in both", "told"], rows
+
+
 def flows_table(flows: pl.DataFrame, key: str) -> Table:
     """One row per flow of ``burstcore.flows``: the flow, its protocol, first packet, duration,
     packets and bytes (both directions of a biflow apart), TCP retransmitted packets ('-' for a
