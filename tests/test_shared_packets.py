@@ -258,6 +258,45 @@ def test_real_per_host_captures_cut_by_tshark(tmp_path: Path) -> None:
     assert merged.envelope.equals(whole.envelope)
 
 
+def test_real_captures_of_two_hosts_are_named_by_when_each_saw_the_packets(tmp_path: Path) -> None:
+    """Capture d's two hosts, each host's view made with tshark, editcap and mergecap: what it
+    sent as the bridge stamped it, what it received 30 µs later; the second host's clock 7 ms
+    ahead. Both addresses are in every packet of either view: the host of each is the one whose
+    packets it saw first, against the other view."""
+    capture = shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng")
+    for tool in ("tshark", "editcap", "mergecap"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is needed (installed with tshark by .ci/setup)")
+    hosts = ["10.99.0.11", "10.99.0.12"]
+
+    def run(*args: object) -> None:
+        subprocess.run([str(a) for a in args], check=True, capture_output=True)
+
+    views = []
+    for h in hosts:
+        sent, got, late, view = (tmp_path / f"{h}.{part}.pcapng" for part in ("sent", "got", "late", "view"))
+        run("tshark", "-r", capture, "-Y", f"ip.src=={h}", "-w", sent)
+        run("tshark", "-r", capture, "-Y", f"ip.dst=={h} && !(ip.src=={h})", "-w", got)
+        run("editcap", "-t", "0.00003", got, late)
+        run("mergecap", "-w", view, sent, late)
+        views.append(view)
+    ahead = tmp_path / "ahead.pcapng"
+    run("editcap", "-t", "0.007", views[1], ahead)
+    own = [f"src host {h}" for h in hosts]
+    for pair in (views, [views[0], ahead]):
+        found = burstcore.shared_packets(pair)
+        assert found.hosts == hosts
+        assert found.filters == own
+        told = shared_warnings(burstcore.scan, pair, windows=["5ms"], rates=["1Gbps"])
+        assert ", ".join(map(repr, own)) + " (in Python" in str(told[0].message)
+        assert burstcore.shared_packets(pair[::-1]).hosts == hosts[::-1]
+    # Through those filters each packet is counted once, at its sender's time: the capture.
+    kw = {"windows": ["100us", "5ms"], "rates": ["1Gbps"]}
+    merged = burstcore.scan(views, filter=own, **kw)
+    whole = burstcore.scan(capture, filter=" or ".join(own), **kw)
+    assert merged.envelope.equals(whole.envelope)
+
+
 def test_shared_packets_gives_what_the_warning_is_made_of(files: list[Path], tmp_path: Path) -> None:
     found = burstcore.shared_packets(files)
     assert found.pairs.columns == ["a", "b", "from", "shared", "sampled_a", "sampled_b", "told"]

@@ -45,7 +45,8 @@ class SharedPackets:
     from, UTC), ``shared`` (distinct packets in both samples), ``sampled_a``, ``sampled_b``
     (distinct packets in each), ``told`` (enough to warn: what ``scan`` would tell).
     ``hosts``: per capture, the host it was recorded on where one address is in nearly all of
-    its packets, else None. ``uncaptured``: senders seen that are no capture's host.
+    its packets (of a capture of one pair of hosts' traffic, the one whose packets it saw first,
+    against the captures it shares packets with), else None. ``uncaptured``: senders seen that are no capture's host.
     ``filters``: one filter per capture, each the packets its host sent (within the capture's own
     filter, if it had one), to give as ``filter=`` so that a merge counts every packet once; None
     when they cannot be given whole (a capture's host unknown, two captures of one host, or a

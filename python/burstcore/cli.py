@@ -1762,7 +1762,8 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame) -> N
     files = list(args.files)
     print(f"== {len(files)} captures: " + ", ".join(files))
     _show_table(
-        "Captures, each with its host (the one address in nearly all of its packets sampled)",
+        "Captures, each with its host (the one address in nearly all of its packets sampled; of a capture of "
+        "one pair of hosts, the one whose packets it saw first)",
         shared_captures_table([_label(f) if f == "-" else f for f in files], found.hosts),
     )
     told = pairs.filter(pl.col("told"))

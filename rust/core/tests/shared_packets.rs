@@ -147,6 +147,16 @@ fn check(mode: Mode, files: &[Vec<u8>], filters: &[Option<Filter>]) -> SharedPac
 
 /// Each host's capture: what it sent (at the send time) and what it received (`delay` later).
 fn per_host(all: &[Pkt], hosts: u16, delay: i64) -> Vec<Vec<u8>> {
+    per_host_clocks(all, hosts, delay, |_| 0)
+}
+
+/// [`per_host`] with host `h`'s clock `clock(h)` ns ahead.
+fn per_host_clocks(
+    all: &[Pkt],
+    hosts: u16,
+    delay: i64,
+    clock: impl Fn(u16) -> i64,
+) -> Vec<Vec<u8>> {
     (0..hosts)
         .map(|h| {
             let own: Vec<Pkt> = all
@@ -157,7 +167,7 @@ fn per_host(all: &[Pkt], hosts: u16, delay: i64) -> Vec<Vec<u8>> {
                     ..*p
                 })
                 .collect();
-            capture(&own, 0, |_| {})
+            capture(&own, clock(h), |_| {})
         })
         .collect()
 }
@@ -372,6 +382,48 @@ fn a_bridge_capture_beside_per_host_ones_is_not_named_a_host() {
     // Host 0's packets would be in no `src host` filter of the hosts named.
     assert_eq!(found.uncaptured, Vec::from_iter(ip(0)));
     assert_eq!(found.pairs.len(), 6);
+}
+
+#[test]
+fn a_capture_of_one_pair_of_hosts_is_named_by_when_it_saw_their_packets() {
+    // Two hosts: both addresses are in every packet of either capture. Each host's own packets
+    // are stamped 40 µs before the other's capture stamps them; the clocks differ by far more.
+    let all = traffic(&mut Rng(16), 20_000, 2, T0);
+    for skew in [-3_000_000, 0, 5_000_000] {
+        let files = per_host_clocks(&all, 2, 40_000, |h| i64::from(h) * skew);
+        for mode in MODES {
+            let found = check(mode, &files, &[]);
+            assert_eq!(found.hosts, [ip(0), ip(1)], "{mode:?} {skew}");
+            assert!(found.uncaptured.is_empty(), "{mode:?} {skew}");
+            let backwards = check(mode, &[files[1].clone(), files[0].clone()], &[]);
+            assert_eq!(backwards.hosts, [ip(1), ip(0)], "{mode:?} {skew}");
+        }
+    }
+    let files = per_host(&all, 2, 40_000);
+    // A bridge between them sees each packet 20 µs after its sender: nearer host 1 than host
+    // 0's capture is, nearer host 0 than host 1's is, so neither; the hosts' own still are.
+    let bridge = capture(&all, 20_000, |_| {});
+    let found = check(
+        Mode::Files,
+        &[files[0].clone(), bridge, files[1].clone()],
+        &[],
+    );
+    assert_eq!(found.hosts, [ip(0), None, ip(1)]);
+    // Two captures at one point (one file twice) see every packet at once: no host.
+    let found = check(Mode::Files, &[files[0].clone(), files[0].clone()], &[]);
+    assert_eq!(found.hosts, [None, None]);
+    assert_eq!(found.uncaptured, [ip(0).unwrap(), ip(1).unwrap()]);
+    // One way only (host 1 only ever sends): nothing to compare the other way with.
+    let one_way: Vec<Pkt> = all
+        .iter()
+        .map(|p| Pkt {
+            src: 1,
+            dst: 0,
+            ..*p
+        })
+        .collect();
+    let found = check(Mode::Files, &per_host(&one_way, 2, 40_000), &[]);
+    assert_eq!(found.hosts, [None, None]);
 }
 
 #[test]

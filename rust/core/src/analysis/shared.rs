@@ -86,8 +86,11 @@ pub struct SharedPackets {
     /// Per capture, the host it was recorded on, whose `src host` filter keeps each packet once:
     /// the one address that is the source or the destination of at least 90 % of the packets of
     /// every stretch sampled (a plain file is also sampled at a third and two thirds of its
-    /// length). `None` where no single address is: a bridge or mirror capture, or a capture of a
-    /// single pair of hosts, which names both alike.
+    /// length). A capture of a single pair of hosts' traffic names both alike: its host is the
+    /// one of the two whose packets it saw first, relative to the other's, against every
+    /// capture it shares packets with (each way at least 8 shared packets; the clocks'
+    /// difference cancels out). `None` where neither tells: a bridge or mirror capture of many
+    /// hosts, or a pair's capture that shares too few packets, or whose comparisons disagree.
     pub hosts: Vec<Option<IpAddr>>,
     /// Sources of sampled packets that are no capture's host, in order: the packets they sent
     /// would be in no capture read through `src host` filters of the hosts above (a host nobody
@@ -116,23 +119,20 @@ pub fn shared_packets(
     let spans: Vec<Option<(i64, i64)>> = captures.iter().map(|c| c.span).collect();
     let anchors = anchors(&spans);
     let mut samples = Vec::with_capacity(captures.len());
-    let mut hosts = Vec::with_capacity(captures.len());
+    let mut seen = Vec::with_capacity(captures.len());
     let mut senders = HashSet::new();
     for capture in captures {
-        let (sets, seen) = capture.sample(&anchors, options)?;
+        let (sets, hosts) = capture.sample(&anchors, options)?;
         samples.push(sets);
-        hosts.push(seen.host());
-        senders.extend(seen.sources);
+        senders.extend(hosts.sources.iter().copied());
+        seen.push(hosts);
     }
-    let named: HashSet<IpAddr> = hosts.iter().flatten().copied().collect();
-    let mut uncaptured: Vec<IpAddr> = senders.difference(&named).copied().collect();
-    uncaptured.sort_unstable();
 
     let mut pairs = Vec::new();
     for a in 0..samples.len() {
         for b in a + 1..samples.len() {
             let best = (0..anchors.len())
-                .map(|at| (samples[a][at].intersection(&samples[b][at]).count(), at))
+                .map(|at| (in_both(&samples[a][at], &samples[b][at]), at))
                 .max_by_key(|&(shared, at)| (shared, std::cmp::Reverse(at)));
             if let Some((shared, at)) = best.filter(|&(shared, _)| shared > 0) {
                 pairs.push(SharedPair {
@@ -146,12 +146,129 @@ pub fn shared_packets(
             }
         }
     }
+    let hosts = hosts(&seen, &samples, &pairs, &anchors);
+    let named: HashSet<IpAddr> = hosts.iter().flatten().copied().collect();
+    let mut uncaptured: Vec<IpAddr> = senders.difference(&named).copied().collect();
+    uncaptured.sort_unstable();
     Ok(SharedPackets {
         pairs,
         hosts,
         uncaptured,
         anchors,
     })
+}
+
+/// Packets sampled at one anchor: their distinct fingerprints, sorted, and beside each when the
+/// capture first saw it and who sent it. Sorted arrays rather than hash sets: a pair's packets
+/// in common are one merge of two arrays, and the many pairs of many captures run through
+/// memory in order.
+#[derive(Debug, Clone, Default)]
+struct Sampled {
+    prints: Vec<u64>,
+    seen: Vec<Seen>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    at: i64,
+    src: IpAddr,
+}
+
+impl Sampled {
+    /// From packets in the order they were read: a fingerprint seen again keeps its first time.
+    fn new(mut packets: Vec<(u64, Seen)>) -> Self {
+        // Stable: among equal fingerprints the first read stays first.
+        packets.sort_by_key(|&(f, _)| f);
+        packets.dedup_by_key(|&mut (f, _)| f);
+        let (prints, seen) = packets.into_iter().unzip();
+        Sampled { prints, seen }
+    }
+
+    fn len(&self) -> usize {
+        self.prints.len()
+    }
+
+    /// The positions in `self` and in `other` of each fingerprint both hold.
+    fn common<'s>(&'s self, other: &'s Sampled) -> impl Iterator<Item = (usize, usize)> + 's {
+        let (a, b) = (&self.prints, &other.prints);
+        let (mut i, mut j) = (0, 0);
+        std::iter::from_fn(move || {
+            while i < a.len() && j < b.len() {
+                match a[i].cmp(&b[j]) {
+                    std::cmp::Ordering::Less => i += 1,
+                    std::cmp::Ordering::Greater => j += 1,
+                    std::cmp::Ordering::Equal => {
+                        (i, j) = (i + 1, j + 1);
+                        return Some((i - 1, j - 1));
+                    }
+                }
+            }
+            None
+        })
+    }
+}
+
+fn in_both(a: &Sampled, b: &Sampled) -> usize {
+    a.common(b).count()
+}
+
+/// Each capture's host: the one address in nearly all of its packets ([`Hosts::host`]); or, for
+/// a capture of one pair of hosts' traffic (both in every packet), the one of the two whose
+/// packets it saw earliest, by every capture it shares packets with ([`nearer`]).
+fn hosts(
+    seen: &[Hosts],
+    samples: &[Vec<Sampled>],
+    pairs: &[SharedPair],
+    anchors: &[i64],
+) -> Vec<Option<IpAddr>> {
+    (0..seen.len())
+        .map(|x| {
+            if let Some(host) = seen[x].host() {
+                return Some(host);
+            }
+            let two = seen[x].two()?;
+            let mut votes = pairs
+                .iter()
+                .filter(|p| p.a == x || p.b == x)
+                .filter_map(|p| {
+                    let at = anchors.partition_point(|&a| a < p.from_ns);
+                    let y = if p.a == x { p.b } else { p.a };
+                    nearer(&samples[x][at], &samples[y][at], two)
+                });
+            let first = votes.next()?;
+            votes.all(|v| v == first).then_some(first)
+        })
+        .collect()
+}
+
+/// Packets each way that a pair's samples must share before their times are compared.
+const TIMED_EACH_WAY: usize = 8;
+
+/// Of the two hosts `two`, the one whose packets capture `x` saw earlier than capture `y` did,
+/// relative to the other's: a packet is seen first where it is sent. With `d` the time from one
+/// capture point to the other and `c` the difference of the two clocks, the one's packets are
+/// `x − y = c − d` apart and the other's `c + d`, so the clocks' difference cancels out. `None`
+/// when either way has fewer than [`TIMED_EACH_WAY`] shared packets or their medians are equal
+/// (two captures at one point: the same file twice).
+fn nearer(x: &Sampled, y: &Sampled, two: [IpAddr; 2]) -> Option<IpAddr> {
+    let mut apart: [Vec<i128>; 2] = [Vec::new(), Vec::new()];
+    for (i, j) in x.common(y) {
+        let (sx, sy) = (x.seen[i], y.seen[j]);
+        if let Some(k) = two.iter().position(|&h| h == sx.src) {
+            apart[k].push(i128::from(sx.at) - i128::from(sy.at));
+        }
+    }
+    let [m0, m1] = apart.map(|mut v| {
+        (v.len() >= TIMED_EACH_WAY).then(|| {
+            v.sort_unstable();
+            v[v.len() / 2]
+        })
+    });
+    match m0?.cmp(&m1?) {
+        std::cmp::Ordering::Less => Some(two[0]),
+        std::cmp::Ordering::Greater => Some(two[1]),
+        std::cmp::Ordering::Equal => None,
+    }
 }
 
 /// The fewest instants such that every two captures whose spans overlap both run at one of
@@ -249,12 +366,8 @@ impl<'r> Capture<'r> {
 
     /// The fingerprints sampled at each anchor (empty at those outside the span), and the
     /// addresses seen.
-    fn sample(
-        self,
-        anchors: &[i64],
-        options: &SharedOptions,
-    ) -> Result<(Vec<HashSet<u64>>, Hosts)> {
-        let mut sets = vec![HashSet::new(); anchors.len()];
+    fn sample(self, anchors: &[i64], options: &SharedOptions) -> Result<(Vec<Sampled>, Hosts)> {
+        let mut sets = vec![Sampled::default(); anchors.len()];
         let Some((first, last)) = self.span else {
             return Ok((sets, Hosts::default()));
         };
@@ -272,13 +385,14 @@ impl<'r> Capture<'r> {
                 }
                 read_into(&mut sampler, reader, self.filter, options, read)?;
                 hosts.add(sampler.addresses);
-                sets = sampler.sets;
+                sets = sampler.sets.into_iter().map(Sampled::new).collect();
             }
             How::Seek(plan) => {
                 for (at, &t) in anchors.iter().enumerate() {
                     if (first..=last).contains(&t) {
                         let sampler = sample_from(&plan, t, self.filter, options)?;
-                        sets[at] = sampler.sets.into_iter().next().unwrap_or_default();
+                        let packets = sampler.sets.into_iter().next().unwrap_or_default();
+                        sets[at] = Sampled::new(packets);
                         hosts.add(sampler.addresses);
                     }
                 }
@@ -417,7 +531,8 @@ struct Sampler {
     /// that every capture's sample spans about the same stretch of its traffic).
     taken: Vec<usize>,
     sample: usize,
-    sets: Vec<HashSet<u64>>,
+    /// Each anchor's packets as read (see [`Sampled::new`]).
+    sets: Vec<Vec<(u64, Seen)>>,
     addresses: Addresses,
 }
 
@@ -429,7 +544,7 @@ impl Sampler {
             lo: from,
             taken: vec![0; anchors.len()],
             sample,
-            sets: vec![HashSet::new(); anchors.len()],
+            sets: vec![Vec::new(); anchors.len()],
             addresses: Addresses::default(),
         }
     }
@@ -465,7 +580,11 @@ impl Sampler {
             }
             self.taken[a] += 1;
             if let Some(s) = &s {
-                self.sets[a].insert(s.fingerprint);
+                let seen = Seen {
+                    at: t,
+                    src: s.hosts[0],
+                };
+                self.sets[a].push((s.fingerprint, seen));
                 sampled = true;
             }
         }
@@ -531,6 +650,15 @@ impl Hosts {
             (Some(&h), None) => Some(h),
             _ => None,
         }
+    }
+
+    /// The two addresses in nearly all packets of every stretch: a capture of one pair of
+    /// hosts' traffic, in order.
+    fn two(&self) -> Option<[IpAddr; 2]> {
+        let common = self.common.as_ref()?;
+        let mut two: Vec<IpAddr> = common.iter().copied().collect();
+        two.sort_unstable();
+        <[IpAddr; 2]>::try_from(two).ok()
     }
 }
 
