@@ -1,6 +1,7 @@
 """Parsing of durations and rates: exact, and every bad value named in its error."""
 
 import datetime as dt
+import re
 
 import numpy as np
 import pytest
@@ -70,6 +71,20 @@ def test_a_bare_zero_is_zero_in_every_unit(zero):
     # A rate of zero is none in any unit: say that, not that a unit is missing.
     with pytest.raises(ValueError, match="must be > 0"):
         parse_rate(zero, name="rate")
+
+
+@pytest.mark.parametrize(
+    ("offset", "ns"),
+    [("-3ms", -3_000_000), ("+3ms", 3_000_000), (" -1.5us ", -1_500), ("-0", 0), ("-0s", 0), (-0.5, -500_000_000)],
+)
+def test_an_offset_takes_one_sign(offset, ns):
+    assert parse_duration(offset, name="offset", allow_zero=True, signed=True) == ns
+
+
+@pytest.mark.parametrize("bad", ["--0", "--0s", "-+3ms", "+-3ms", "- 3ms", "-nan", "+nan", "-inf", "nan", "-", ""])
+def test_an_offset_with_two_signs_or_no_number_is_no_duration(bad):
+    with pytest.raises(ValueError, match=re.escape(f"offset={bad!r} is not a duration")):
+        parse_duration(bad, name="offset", allow_zero=True, signed=True)
 
 
 def test_superpose_takes_a_bare_zero_offset_as_the_command_line_does(tmp_path):

@@ -12,7 +12,6 @@ meanwhile raises ``OSError``), with ``read()`` elsewhere; ``mmap=False`` always 
 
 from __future__ import annotations
 
-import datetime as _dt
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -724,15 +723,7 @@ def _offsets(
     vals = [0] * n if offsets is None else _as_list(offsets)
     if len(vals) != n:
         raise ValueError(f"{len(vals)} offsets for {n} captures: give one offset per capture")
-    out = []
-    for v in vals:
-        if isinstance(v, str) and v.strip().startswith("-"):
-            out.append(-parse_duration(v.strip()[1:], name="offset", allow_zero=True))
-        elif _negative(v):
-            out.append(-parse_duration(-v, name="offset", allow_zero=True))
-        else:
-            out.append(parse_duration(v, name="offset", allow_zero=True))
-    return out
+    return [parse_duration(v, name="offset", allow_zero=True, signed=True) for v in vals]
 
 
 def _apart(spans: list[tuple[int, int] | None]) -> str | None:
@@ -772,19 +763,6 @@ def _absent(spans: list[tuple[int, int] | None], acc: dict[str, Any]) -> str | N
         else " (empty, or every packet filtered out or outside start/end)"
     )
     return f"capture{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} gave the merge no packet{why}"
-
-
-def _negative(v: Any) -> bool:
-    """Whether an offset in any of the duration forms but a string is below zero."""
-    if isinstance(v, bool):
-        return False
-    if isinstance(v, (int, float, np.integer, np.floating)):
-        return bool(v < 0)
-    if isinstance(v, _dt.timedelta):
-        return v < _dt.timedelta(0)
-    if isinstance(v, np.timedelta64):
-        return not np.isnat(v) and bool(v < np.timedelta64(0, "ns"))
-    return False
 
 
 def superpose(

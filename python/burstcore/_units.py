@@ -7,6 +7,7 @@ Durations become integer nanoseconds and rates integer bits per second, with dec
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import operator
 import re
 from decimal import Decimal, InvalidOperation
@@ -54,7 +55,9 @@ def _exact_ns(value: Decimal, what: Any, name: str) -> int:
     return int(value)
 
 
-def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = False, scale: bool = False) -> int:
+def parse_duration(
+    value: Any, *, name: str = "duration", allow_zero: bool = False, scale: bool = False, signed: bool = False
+) -> int:
     """Return ``value`` as integer nanoseconds.
 
     Accepts "5ms", "250us", "250µs", "1.5s", "10ns", "1min", "1h" (exact: a fraction of a ns is
@@ -62,7 +65,8 @@ def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = Fal
     such as ``np.logspace``'s are inexact anyway); ``datetime.timedelta``; ``numpy.timedelta64``;
     ``pandas.Timedelta`` (to the ns). Anything else raises ``ValueError`` naming the value and the
     accepted forms. With ``scale`` (a window, a bin, a period), a plain number of 1000 seconds or
-    more is refused as most likely nanoseconds: write it with a unit ('1000s', '1h').
+    more is refused as most likely nanoseconds: write it with a unit ('1000s', '1h'). With
+    ``signed`` (an offset), one sign is read and the duration may be below zero ("-3ms").
     """
     if isinstance(value, bool):
         raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
@@ -107,9 +111,9 @@ def parse_duration(value: Any, *, name: str = "duration", allow_zero: bool = Fal
         ns = _exact_ns(number * _DURATION_UNITS[m.group(2)], value, name)
     else:
         raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
-    if ns < 0 or (ns == 0 and not allow_zero):
+    if not signed and (ns < 0 or (ns == 0 and not allow_zero)):
         raise ValueError(f"{name}={value!r} must be {'≥' if allow_zero else '>'} 0")
-    if ns >= 2**63:
+    if not -(2**63) <= ns < 2**63:
         hint = (
             " (a plain number is read in seconds: write nanoseconds as '…ns')"
             if isinstance(value, (int, np.integer))
@@ -254,12 +258,11 @@ def parse_count(value: Any, *, name: str, minimum: int = 1) -> int:
 
 
 def _is_bare_number(text: str) -> bool:
-    """A number written without a unit ("5", "-0.5", "1e9")."""
+    """A finite number written without a unit ("5", "-0.5", "1e9"; not "nan" or "-inf")."""
     try:
-        float(text)
+        return math.isfinite(float(text))
     except ValueError:
         return False
-    return text.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity")
 
 
 def default_windows_ns() -> list[int]:

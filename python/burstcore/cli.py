@@ -231,13 +231,13 @@ def _split(text: str, example: str = "1us,10us,5ms") -> list[str]:
 CLI_DURATION_FORMS = "a number with a unit: ns, us, ms, s, min or h (e.g. 250us, 1.5ms, 2s)"
 
 
-def _duration_ns(text: str, name: str, allow_zero: bool = False) -> str:
+def _duration_ns(text: str, name: str, allow_zero: bool = False, signed: bool = False) -> str:
     """`text` as an exact duration string ('<n>ns'): the API reads a bare number as seconds.
     A bad value is an ArgumentTypeError saying what is wrong and what to write instead."""
     from ._units import DURATION_FORMS, parse_duration
 
     try:
-        return f"{parse_duration(text, name=name, allow_zero=allow_zero)}ns"
+        return f"{parse_duration(text, name=name, allow_zero=allow_zero, signed=signed)}ns"
     except ValueError as e:
         # argparse names the option already: "argument --gap: '5 parsecs' is not a duration; ..."
         message = str(e).replace(f"{name}=", "", 1).replace(DURATION_FORMS, CLI_DURATION_FORMS)
@@ -303,11 +303,7 @@ def _quantile_list(text: str) -> list[float]:
 def _offset_list(text: str) -> list[str]:
     """Durations that may be below zero ('-3ms'), as exact strings; a bare 0 needs no unit (as
     parse_duration reads it)."""
-    out = []
-    for item in _split(text, "0,-3ms"):
-        sign, body = ("-", item[1:]) if item.startswith("-") else ("", item.removeprefix("+"))
-        out.append(sign + _duration_ns(body, "offset", allow_zero=True))
-    return out
+    return [_duration_ns(item, "offset", allow_zero=True, signed=True) for item in _split(text, "0,-3ms")]
 
 
 def _negative_values(argv: Sequence[str]) -> list[str]:
