@@ -81,6 +81,14 @@ def test_an_offset_takes_one_sign(offset, ns):
     assert parse_duration(offset, name="offset", allow_zero=True, signed=True) == ns
 
 
+def test_an_offset_of_int64s_lowest_is_refused_as_its_opposite_is():
+    # -2^63 ns fits an int64 but has no opposite, and numpy reads it as NaT.
+    for v in ("-9223372036854775808ns", "9223372036854775808ns"):
+        with pytest.raises(ValueError, match="longer than 292 years"):
+            parse_duration(v, name="offset", allow_zero=True, signed=True)
+    assert parse_duration("-9223372036854775807ns", name="offset", signed=True) == -(2**63 - 1)
+
+
 @pytest.mark.parametrize("bad", ["--0", "--0s", "-+3ms", "+-3ms", "- 3ms", "-nan", "+nan", "-inf", "nan", "-", ""])
 def test_an_offset_with_two_signs_or_no_number_is_no_duration(bad):
     with pytest.raises(ValueError, match=re.escape(f"offset={bad!r} is not a duration")):

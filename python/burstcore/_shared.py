@@ -50,7 +50,8 @@ class SharedPackets:
     ``filters``: one filter per capture, each the packets its host sent (within the capture's own
     filter, if it had one), to give as ``filter=`` so that a merge counts every packet once; None
     when they cannot be given whole (a capture's host unknown, two captures of one host, or a
-    sender that is no capture's host)."""
+    sender that is no capture's host). Senders are those of the samples: one that sent only
+    elsewhere in the captures would be in no filter (``host_volumes`` lists every sender)."""
 
     pairs: pl.DataFrame
     hosts: list[str | None]

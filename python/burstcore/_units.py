@@ -113,7 +113,8 @@ def parse_duration(
         raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
     if not signed and (ns < 0 or (ns == 0 and not allow_zero)):
         raise ValueError(f"{name}={value!r} must be {'≥' if allow_zero else '>'} 0")
-    if not -(2**63) <= ns < 2**63:
+    # Symmetric: -2^63 ns is int64's but has no opposite, and numpy reads it as NaT.
+    if abs(ns) >= 2**63:
         hint = (
             " (a plain number is read in seconds: write nanoseconds as '…ns')"
             if isinstance(value, (int, np.integer))

@@ -185,7 +185,8 @@ and the samples compared by each packet's identity (docs/filters.md, 'Captures t
 same packets'). It shows each capture's host, the pairs whose samples share packets, and the
 --filter options under which a merge counts every packet once. The exit code is 0 whether or not
 packets are shared: in the JSON, "told" marks the pairs a merge would warn about and "filters"
-(null when they cannot be given whole) the filters to give.
+(null when they cannot be given whole) the filters to give; captures are numbered from 0 there
+(a, b, capture), as in Python, and from 1 on the terminal, as in the warning.
 
 {ANALYSIS_FORMATS}"""
 
@@ -1785,6 +1786,10 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame) -> N
         if not told.is_empty():
             print("To count each once, read each capture through the packets its host sent, one --filter per file:")
             print("  " + " ".join(f"--filter {shlex.quote(f)}" for f in found.filters))
+            print(
+                "Every sender in the samples is one of these hosts; one that sent only elsewhere in the files "
+                "would be in no filter: 'burstcore matrix --hosts' of the files lists every sender."
+            )
     elif not told.is_empty():
         print("One filter per capture ('src host <its host>') counts each packet once, but cannot be spelled out here:")
         each = args.filter if isinstance(args.filter, list) else [args.filter] * len(files)
@@ -1803,8 +1808,10 @@ def _why_no_filters(
     unknown = [str(k + 1) for k, h in enumerate(hosts) if h is None]
     if unknown:
         reasons.append(
-            f"no one host is in nearly all of the packets of capture{'s' * (len(unknown) > 1)} {_and(unknown)}: "
-            "the traffic of one pair of hosts (both in every packet) or of many (a bridge's or a mirror port's)"
+            f"no host is told for capture{'s' * (len(unknown) > 1)} {_and(unknown)}: no one address is in nearly "
+            "all of its packets (a bridge's or a mirror port's capture of many hosts), or of one pair of hosts' "
+            "traffic, it shares too few distinct packets each way with another capture to tell which end it was "
+            "recorded at, or the captures it is compared with disagree (a bridge between two hosts' own)"
         )
     by_host: dict[str, list[int]] = {}
     for k, h in enumerate(hosts):

@@ -413,6 +413,47 @@ fn a_capture_of_one_pair_of_hosts_is_named_by_when_it_saw_their_packets() {
     let found = check(Mode::Files, &[files[0].clone(), files[0].clone()], &[]);
     assert_eq!(found.hosts, [None, None]);
     assert_eq!(found.uncaptured, [ip(0).unwrap(), ip(1).unwrap()]);
+    // A copy of one capture shifted by 500 ns, or cut to microseconds: both ways alike, no host.
+    let own0: Vec<Pkt> = all
+        .iter()
+        .map(|p| Pkt {
+            ts: if p.dst == 0 { p.ts + 40_000 } else { p.ts },
+            ..*p
+        })
+        .collect();
+    let cut: Vec<Pkt> = own0
+        .iter()
+        .map(|p| Pkt {
+            ts: p.ts / 1_000 * 1_000,
+            ..*p
+        })
+        .collect();
+    for copy in [capture(&own0, 500, |_| {}), capture(&cut, 0, |_| {})] {
+        let found = check(Mode::Files, &[files[0].clone(), copy], &[]);
+        assert_eq!(found.hosts, [None, None]);
+    }
+    // Host 1 answers with pure ACKs that look alike (IP identification 0, one of 8 sequence
+    // numbers, as 8 connections' ACKs would): each capture's first of each after the anchor
+    // need not be the same packet, and host 0's clock is 1 ms ahead, so timing them would swap
+    // the hosts. Not timed: no host.
+    let alike: Vec<Pkt> = all
+        .iter()
+        .map(|p| match p.src {
+            1 => Pkt {
+                id: 0,
+                len: 66,
+                seq: (p.ts % 8) as u32,
+                ..*p
+            },
+            _ => *p,
+        })
+        .collect();
+    let found = check(
+        Mode::Files,
+        &per_host_clocks(&alike, 2, 40_000, |h| if h == 0 { 1_000_000 } else { 0 }),
+        &[],
+    );
+    assert_eq!(found.hosts, [None, None]);
     // One way only (host 1 only ever sends): nothing to compare the other way with.
     let one_way: Vec<Pkt> = all
         .iter()

@@ -88,8 +88,8 @@ pub struct SharedPackets {
     /// every stretch sampled (a plain file is also sampled at a third and two thirds of its
     /// length). A capture of a single pair of hosts' traffic names both alike: its host is the
     /// one of the two whose packets it saw first, relative to the other's, against every
-    /// capture it shares packets with (each way at least 8 shared packets; the clocks'
-    /// difference cancels out). `None` where neither tells: a bridge or mirror capture of many
+    /// capture it shares packets with that tells (the clocks' difference cancels out; see
+    /// `nearer` in the source). `None` where neither tells: a bridge or mirror capture of many
     /// hosts, or a pair's capture that shares too few packets, or whose comparisons disagree.
     pub hosts: Vec<Option<IpAddr>>,
     /// Sources of sampled packets that are no capture's host, in order: the packets they sent
@@ -172,6 +172,8 @@ struct Sampled {
 struct Seen {
     at: i64,
     src: IpAddr,
+    /// The only packet of the sample with this fingerprint.
+    once: bool,
 }
 
 impl Sampled {
@@ -179,7 +181,11 @@ impl Sampled {
     fn new(mut packets: Vec<(u64, Seen)>) -> Self {
         // Stable: among equal fingerprints the first read stays first.
         packets.sort_by_key(|&(f, _)| f);
-        packets.dedup_by_key(|&mut (f, _)| f);
+        packets.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            first.1.once &= !same;
+            same
+        });
         let (prints, seen) = packets.into_iter().unzip();
         Sampled { prints, seen }
     }
@@ -214,31 +220,64 @@ fn in_both(a: &Sampled, b: &Sampled) -> usize {
 
 /// Each capture's host: the one address in nearly all of its packets ([`Hosts::host`]); or, for
 /// a capture of one pair of hosts' traffic (both in every packet), the one of the two whose
-/// packets it saw earliest, by every capture it shares packets with ([`nearer`]).
+/// packets it saw first, by every capture it shares packets with that tells ([`nearer`]).
 fn hosts(
     seen: &[Hosts],
     samples: &[Vec<Sampled>],
     pairs: &[SharedPair],
     anchors: &[i64],
 ) -> Vec<Option<IpAddr>> {
-    (0..seen.len())
-        .map(|x| {
-            if let Some(host) = seen[x].host() {
-                return Some(host);
+    let named: Vec<Option<IpAddr>> = seen.iter().map(Hosts::host).collect();
+    let two: Vec<Option<[IpAddr; 2]>> = seen
+        .iter()
+        .zip(&named)
+        .map(|(s, n)| if n.is_some() { None } else { s.two() })
+        .collect();
+    let mut votes = vec![Vote::None; seen.len()];
+    for p in pairs {
+        let at = anchors.partition_point(|&a| a < p.from_ns);
+        let (a, b) = (&samples[p.a][at], &samples[p.b][at]);
+        if let Some(pair) = two[p.a] {
+            let host = nearer(a, b, pair);
+            votes[p.a].add(host);
+            // The same comparison from the other side names the other host.
+            if two[p.b] == Some(pair) {
+                votes[p.b].add(host.map(|h| if h == pair[0] { pair[1] } else { pair[0] }));
             }
-            let two = seen[x].two()?;
-            let mut votes = pairs
-                .iter()
-                .filter(|p| p.a == x || p.b == x)
-                .filter_map(|p| {
-                    let at = anchors.partition_point(|&a| a < p.from_ns);
-                    let y = if p.a == x { p.b } else { p.a };
-                    nearer(&samples[x][at], &samples[y][at], two)
-                });
-            let first = votes.next()?;
-            votes.all(|v| v == first).then_some(first)
+        }
+        if let Some(pair) = two[p.b].filter(|&pair| two[p.a] != Some(pair)) {
+            votes[p.b].add(nearer(b, a, pair));
+        }
+    }
+    named
+        .into_iter()
+        .zip(votes)
+        .map(|(n, v)| match v {
+            Vote::For(h) => n.or(Some(h)),
+            _ => n,
         })
         .collect()
+}
+
+/// What the comparisons of a pair's capture with the others say.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Vote {
+    None,
+    For(IpAddr),
+    Split,
+}
+
+impl Vote {
+    /// A comparison that cannot tell is no vote; two that name different hosts name none.
+    fn add(&mut self, host: Option<IpAddr>) {
+        if let Some(h) = host {
+            *self = match *self {
+                Vote::None => Vote::For(h),
+                Vote::For(g) if g == h => Vote::For(h),
+                _ => Vote::Split,
+            };
+        }
+    }
 }
 
 /// Packets each way that a pair's samples must share before their times are compared.
@@ -247,27 +286,42 @@ const TIMED_EACH_WAY: usize = 8;
 /// Of the two hosts `two`, the one whose packets capture `x` saw earlier than capture `y` did,
 /// relative to the other's: a packet is seen first where it is sent. With `d` the time from one
 /// capture point to the other and `c` the difference of the two clocks, the one's packets are
-/// `x − y = c − d` apart and the other's `c + d`, so the clocks' difference cancels out. `None`
-/// when either way has fewer than [`TIMED_EACH_WAY`] shared packets or their medians are equal
-/// (two captures at one point: the same file twice).
+/// `x − y = c − d` apart and the other's `c + d`: the clocks' difference cancels out, and as
+/// every delay is above zero, the two ways' differences do not overlap at all. They are asked
+/// to be apart from quartile to quartile (the upper quartile of one way below the lower of the
+/// other), which a few packets matched by chance do not undo and two captures at one point
+/// (one file twice, or a copy shifted in time or cut to microseconds) never pass. Only packets
+/// that are once in each sample are timed: one fingerprint that many packets share (an IPv6
+/// pure ACK, a datagram with IP identification 0) matches the first of them in each capture,
+/// which need not be the same packet. `None` when either way has fewer than [`TIMED_EACH_WAY`]
+/// such packets or the ways are not apart. Swapping `x` and `y` names the other host.
 fn nearer(x: &Sampled, y: &Sampled, two: [IpAddr; 2]) -> Option<IpAddr> {
     let mut apart: [Vec<i128>; 2] = [Vec::new(), Vec::new()];
     for (i, j) in x.common(y) {
         let (sx, sy) = (x.seen[i], y.seen[j]);
+        if !(sx.once && sy.once) {
+            continue;
+        }
         if let Some(k) = two.iter().position(|&h| h == sx.src) {
             apart[k].push(i128::from(sx.at) - i128::from(sy.at));
         }
     }
-    let [m0, m1] = apart.map(|mut v| {
+    // The quartiles at positions symmetric from both ends, so that swapping the captures
+    // (every difference negated) swaps the answer.
+    let [q0, q1] = apart.map(|mut v| {
         (v.len() >= TIMED_EACH_WAY).then(|| {
             v.sort_unstable();
-            v[v.len() / 2]
+            let lo = (v.len() - 1) / 4;
+            (v[lo], v[v.len() - 1 - lo])
         })
     });
-    match m0?.cmp(&m1?) {
-        std::cmp::Ordering::Less => Some(two[0]),
-        std::cmp::Ordering::Greater => Some(two[1]),
-        std::cmp::Ordering::Equal => None,
+    let ((low0, high0), (low1, high1)) = (q0?, q1?);
+    if high0 < low1 {
+        Some(two[0])
+    } else if high1 < low0 {
+        Some(two[1])
+    } else {
+        None
     }
 }
 
@@ -583,6 +637,7 @@ impl Sampler {
                 let seen = Seen {
                     at: t,
                     src: s.hosts[0],
+                    once: true,
                 };
                 self.sets[a].push((s.fingerprint, seen));
                 sampled = true;
