@@ -125,10 +125,10 @@ def _shared(
     again = [k for k, s in enumerate(sources) if is_rereadable(s)]
     if len(again) < 2:
         return None
-    same = _same_files(sources, each, again)
+    same = same_files(sources, each, again)
     if same:
         k = same[0][0]
-        names = _and([str(i + 1) for i in same[0]])
+        names = joined([str(i + 1) for i in same[0]])
         more = f" (and {len(same) - 1} more such files)" if len(same) > 1 else ""
         return (
             f"captures {names} are the same file ({sources[k]}){more}, read through the same filter: "
@@ -155,7 +155,7 @@ def _enough(shared: int, sampled: int) -> bool:
     return shared >= max(math.ceil(MIN_SHARE * sampled), min(MIN_SHARED, math.ceil(sampled / 2)))
 
 
-def _same_files(sources: list[Any], each: list[str | None], again: list[int]) -> list[list[int]]:
+def same_files(sources: list[Any], each: list[str | None], again: list[int]) -> list[list[int]]:
     """Groups of the paths among ``again`` that name one file read through one filter (one file
     read through different filters may be split on purpose, and is left to the sampling)."""
     groups: dict[tuple[int, int, str | None], list[int]] = {}
@@ -169,7 +169,7 @@ def _same_files(sources: list[Any], each: list[str | None], again: list[int]) ->
     return [g for g in groups.values() if len(g) > 1]
 
 
-def _and(items: list[str]) -> str:
+def joined(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
@@ -209,7 +209,7 @@ def _message(
     else:
         hint = "'src host <the first capture's host>', 'src host <the second's>', ..."
         if uncaptured:
-            senders = _and(uncaptured[:4]) + (" and more" if len(uncaptured) > 4 else "")
+            senders = joined(uncaptured[:4]) + (" and more" if len(uncaptured) > 4 else "")
             hint += (
                 f" ({senders} sent packets too and {'is' if len(uncaptured) == 1 else 'are'} no capture's "
                 "host: add each to the filter of the capture that should count it)"

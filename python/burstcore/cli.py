@@ -1748,10 +1748,10 @@ def cmd_shared(args: argparse.Namespace) -> int:
         "warnings": told,
     }
     tables = {"pairs": pairs, "captures": captures}
-    return _emit(fmt, tables, meta, args, lambda: _show_shared(args, found, pairs))
+    return _emit(fmt, tables, meta, args, lambda: _show_shared(args, found, pairs, each))
 
 
-def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame) -> None:
+def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame, each: list[str | None]) -> None:
     import shlex
 
     from .report import shared_captures_table, shared_pairs_table
@@ -1779,8 +1779,7 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame) -> N
     else:
         print(
             f"\n{_many(told.height, 'pair')} of the {len(files)} captures {'holds' if told.height == 1 else 'hold'} "
-            "the same packets: merged as they are, "
-            "each such packet counts twice."
+            "the same packets: merged as they are, each such packet counts twice."
         )
     if found.filters is not None:
         if not told.is_empty():
@@ -1792,7 +1791,6 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame) -> N
             )
     elif not told.is_empty():
         print("One filter per capture ('src host <its host>') counts each packet once, but cannot be spelled out here:")
-        each = args.filter if isinstance(args.filter, list) else [args.filter] * len(files)
         for reason in _why_no_filters(files, each, found.hosts, found.uncaptured):
             print(f"  - {reason}")
     print()
@@ -1802,13 +1800,13 @@ def _why_no_filters(
     files: list[str], each: list[str | None], hosts: list[str | None], uncaptured: list[str]
 ) -> list[str]:
     """Why each capture's 'src host' filter cannot be given (see `_shared.own_filters`)."""
-    from ._shared import _and, _same_files
+    from ._shared import joined, same_files
 
     reasons = []
     unknown = [str(k + 1) for k, h in enumerate(hosts) if h is None]
     if unknown:
         reasons.append(
-            f"no host is told for capture{'s' * (len(unknown) > 1)} {_and(unknown)}: no one address is in nearly "
+            f"no host is told for capture{'s' * (len(unknown) > 1)} {joined(unknown)}: no one address is in nearly "
             "all of its packets (a bridge's or a mirror port's capture of many hosts), or of one pair of hosts' "
             "traffic, it shares too few distinct packets each way with another capture to tell which end it was "
             "recorded at, or the captures it is compared with disagree (a bridge between two hosts' own)"
@@ -1817,12 +1815,12 @@ def _why_no_filters(
     for k, h in enumerate(hosts):
         if h is not None:
             by_host.setdefault(h, []).append(k + 1)
-    same = {tuple(g) for g in _same_files(list(files), each, list(range(len(files))))}
+    same = {tuple(g) for g in same_files(list(files), each, list(range(len(files))))}
     reasons += [
-        f"captures {_and([str(k + 1) for k in g])} are the same file ({files[g[0]]}): give it once" for g in same
+        f"captures {joined([str(k + 1) for k in g])} are the same file ({files[g[0]]}): give it once" for g in same
     ]
     reasons += [
-        f"captures {_and(list(map(str, ks)))} have the same host, {h}: give its filter to one of them"
+        f"captures {joined(list(map(str, ks)))} have the same host, {h}: give its filter to one of them"
         for h, ks in by_host.items()
         if len(ks) > 1 and tuple(k - 1 for k in ks) not in same
     ]
