@@ -403,3 +403,43 @@ def test_the_shared_command_says_why_it_cannot_give_filters_and_what_is_wrong(tm
     junk.write_bytes(b"not a capture at all" * 20)
     bad = run_cli("shared", own[0], junk)
     assert bad.returncode == 1 and f"cannot read the capture {junk}" in bad.stderr
+
+
+def test_every_sender_is_read_when_asked_and_a_late_one_withholds_the_filters(tmp_path: Path) -> None:
+    # Host 3 (10.0.0.4) talks with host 0 only after all the rest: in no sample of the first
+    # three hosts' captures, so the samples' filters leave what it sent out of every capture.
+    packets = traffic(11, hosts=3, n=6000)
+    after = packets[-1][0] + 1_000_000
+    late = [
+        p
+        for k in range(40)
+        for p in ((after + k * 50_000, 3, 0, 200, 5_000), (after + k * 50_000 + 9_000, 0, 3, 0, 5_000))
+    ]
+    paths = per_host(tmp_path, packets + late, 4)
+    three = paths[:3]
+    sampled = burstcore.shared_packets(three)
+    assert sampled.uncaptured == [] and sampled.filters == own_filters(3)
+    kw = {"windows": ["1ms"], "rates": ["1Gbps"]}
+    merged = burstcore.scan(three, filter=sampled.filters, **kw)
+    assert merged.summary["packets"][0] == len(packets) + 40  # host 3's 40 are in no filter
+    ticks: list[tuple[int, int | None]] = []
+    every = burstcore.shared_packets(three, senders="all", progress=lambda d, t: ticks.append((d, t)))
+    assert every.uncaptured == ["10.0.0.4"] and every.filters is None
+    assert every.hosts == sampled.hosts and every.pairs.equals(sampled.pairs)
+    # One bar over all the files: never back, ending at their size in all.
+    total = sum(p.stat().st_size for p in three)
+    assert [d for d, _ in ticks] == sorted(d for d, _ in ticks) and {t for _, t in ticks} == {total}
+    assert ticks[-1][0] == total
+    # With host 3's own capture too, every sender is a capture's host: the filters count all.
+    complete = burstcore.shared_packets(paths, senders="all")
+    assert complete.filters == own_filters(4)
+    assert burstcore.scan(paths, filter=complete.filters, **kw).summary["packets"][0] == len(packets + late)
+    with pytest.raises(ValueError, match="senders='some'"):
+        burstcore.shared_packets(three, senders="some")  # type: ignore[arg-type]
+    # The command line: what it checked, and why it gives no filters.
+    r = run_cli("shared", *three, "--all-senders")
+    assert r.returncode == 0, r.stderr
+    assert "10.0.0.4 sent packets too and is no capture's host" in r.stdout
+    r = run_cli("shared", *paths, "--all-senders")
+    assert "Every sender in the files is one of these hosts (every packet read)." in r.stdout
+    assert json.loads(run_cli("shared", *three, "--all-senders", "-o", "-").stdout)["config"]["senders"] == "all"

@@ -4,16 +4,17 @@ such packet counts twice. The Rust core samples the captures (``analysis::shared
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning
+from ._packets import CaptureWarning, ProgressCallback
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
 from ._units import parse_filters, parse_time_range
@@ -66,6 +67,8 @@ def shared_packets(
     start: Instant | None = None,
     end: Instant | None = None,
     mmap: bool | None = None,
+    senders: Literal["sampled", "all"] = "sampled",
+    progress: ProgressCallback | None = None,
 ) -> SharedPackets:
     """Which of several captures hold the same packets: the check ``scan`` and the analyses run
     before they merge captures (``SharedPacketsWarning``), on its own, with all it found.
@@ -73,7 +76,16 @@ def shared_packets(
     Each capture is sampled where the others run (docs/filters.md, "Captures that hold the same
     packets"): milliseconds for plain files, whatever their sizes. ``filter``, ``start``,
     ``end`` and ``mmap`` as ``scan`` takes them. Captures must be readable twice: paths or bytes
-    (a stream is refused with ``ValueError``). A capture that cannot be read raises its error."""
+    (a stream is refused with ``ValueError``). A capture that cannot be read raises its error.
+
+    ``senders``: ``"sampled"`` (default) takes the senders the samples saw, so a host that sent
+    only elsewhere in the captures is in neither ``uncaptured`` nor any of ``filters``;
+    ``"all"`` also reads every packet of every capture (through its filter and the time range,
+    as ``host_volumes`` does; a late packet is dropped, not an error) for its sender, so that
+    ``uncaptured`` and ``filters`` account for every one: a full pass over the captures, with
+    ``progress`` called as ``progress(bytes_done, bytes_total)`` over all of them."""
+    if senders not in ("sampled", "all"):
+        raise ValueError(f"senders={senders!r}: give 'sampled' (the samples' senders) or 'all' (read every packet)")
     srcs = normalize_each(sources)
     for k, s in enumerate(srcs):
         if not is_rereadable(s):
@@ -96,7 +108,51 @@ def shared_packets(
     }
     frame = pl.DataFrame(rows, schema=schema, orient="row").with_columns(pl.col("from").cast(pl.Datetime("ns", "UTC")))
     each = filters if isinstance(filters, list) else [filters] * len(srcs)
+    if senders == "all":
+        every = _every_sender(srcs, each, start, end, mmap, progress)
+        uncaptured = sorted(set(uncaptured) | (every - {h for h in hosts if h}), key=_address_order)
     return SharedPackets(frame, list(hosts), list(uncaptured), own_filters(hosts, each, uncaptured))
+
+
+def _every_sender(
+    sources: list[Any],
+    each: list[str | None],
+    start: Instant | None,
+    end: Instant | None,
+    mmap: bool | None,
+    progress: ProgressCallback | None,
+) -> set[str]:
+    """The source address of every packet of every capture, each read through its own filter."""
+    from ._analysis import host_volumes
+
+    sizes = [len(s) if isinstance(s, (bytes, bytearray, memoryview)) else _stored_size(s) for s in sources]
+    total = None if None in sizes else sum(s for s in sizes if s is not None)
+    out: set[str] = set()
+    done = 0
+    for source, f, size in zip(sources, each, sizes, strict=True):
+        tick = None if progress is None else _offset_progress(progress, done, total)
+        volumes = host_volumes(source, filter=f, start=start, end=end, mmap=mmap, on_late="drop", progress=tick)
+        out |= set(volumes.filter(pl.col("sent_packets") > 0)["host"].drop_nulls())
+        done += size or 0
+    return out
+
+
+def _stored_size(path: Any) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except (OSError, TypeError):
+        return None
+
+
+def _offset_progress(progress: ProgressCallback, before: int, total: int | None) -> ProgressCallback:
+    """One capture's progress as a part of all of them: the bytes of those read before it first."""
+    return lambda done, _total: progress(before + done, total)
+
+
+def _address_order(address: str) -> tuple[int, int]:
+    """IPv4 before IPv6, each in numeric order, as the core sorts them."""
+    ip = ipaddress.ip_address(address)
+    return ip.version, int(ip)
 
 
 def warn_if_shared(

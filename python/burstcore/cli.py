@@ -12,7 +12,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 import polars as pl
 
@@ -176,6 +176,7 @@ SHARED_EXAMPLES = f"""examples:
   burstcore shared /captures/*.pcapng --filter tcp     # each capture through one filter
   burstcore shared a.pcap b.pcap --filter 'src host 10.0.0.1' --filter 'src host 10.0.0.2'
   burstcore shared /captures/*.pcap -o shared.json     # pairs, captures, hosts and filters
+  burstcore shared /captures/*.pcap --all-senders      # every packet read: no sender missed
 
 Captures that hold the same packets (one traffic recorded on several hosts, a mirror port beside
 a host, one file given twice) count each such packet twice when merged; scan and the analyses
@@ -603,6 +604,12 @@ def _shared_parser(sub: Any) -> None:
     g.add_argument("--start", type=_instant, metavar="INSTANT", help="compare from this instant on, as scan --start")
     g.add_argument("--end", type=_instant, metavar="INSTANT", help="compare up to this instant, as scan --end")
     g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
+    g.add_argument(
+        "--all-senders",
+        action="store_true",
+        help="also read every packet of every file for its sender, so that the filters given account for every "
+        "sender, not only those the samples saw: a full pass over the files (with a progress bar)",
+    )
     _output_options(p, SHARED_TABLES, ANALYSIS_TOP, "pairs shown on the terminal, those told first")
     _common(p)
 
@@ -1714,8 +1721,10 @@ def cmd_shared(args: argparse.Namespace) -> int:
         )
     _reading_now("(one of " + ", ".join(files) + ")")
     kw = {"filter": args.filter, "start": args.start, "end": args.end, "mmap": args.mmap}
-    with _recorded_warnings() as told:
-        found = burstcore.shared_packets(_rereadable(files), **kw)
+    senders: Literal["sampled", "all"] = "all" if args.all_senders else "sampled"
+    label = f"{len(files)} files, every sender"
+    with _progress(label, args.quiet or not args.all_senders) as bar, _recorded_warnings() as told:
+        found = burstcore.shared_packets(_rereadable(files), senders=senders, progress=bar, **kw)
     pairs = found.pairs.with_columns(
         pl.Series("file_a", [files[a] for a in found.pairs["a"]], dtype=pl.String),
         pl.Series("file_b", [files[b] for b in found.pairs["b"]], dtype=pl.String),
@@ -1744,7 +1753,7 @@ def cmd_shared(args: argparse.Namespace) -> int:
         "hosts": found.hosts,
         "uncaptured": found.uncaptured,
         "filters": found.filters,
-        "config": {"filter": args.filter, "start_ns": args.start, "end_ns": args.end},
+        "config": {"filter": args.filter, "start_ns": args.start, "end_ns": args.end, "senders": senders},
         "warnings": told,
     }
     tables = {"pairs": pairs, "captures": captures}
@@ -1785,10 +1794,13 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame, each
         if not told.is_empty():
             print("To count each once, read each capture through the packets its host sent, one --filter per file:")
             print("  " + " ".join(f"--filter {shlex.quote(f)}" for f in found.filters))
-            print(
-                "Every sender in the samples is one of these hosts; one that sent only elsewhere in the files "
-                "would be in no filter: 'burstcore matrix --hosts' of the files lists every sender."
-            )
+            if args.all_senders:
+                print("Every sender in the files is one of these hosts (every packet read).")
+            else:
+                print(
+                    "Every sender in the samples is one of these hosts; one that sent only elsewhere in the files "
+                    "would be in no filter: --all-senders reads every packet to be sure."
+                )
     elif not told.is_empty():
         print("One filter per capture ('src host <its host>') counts each packet once, but cannot be spelled out here:")
         for reason in _why_no_filters(files, each, found.hosts, found.uncaptured):
