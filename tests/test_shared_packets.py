@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import burstcore
 from burstcore import SharedPacketsWarning
+from burstcore._units import parse_instant
 from tests import oracles
 from tests.conftest import shared_file
 from tests.test_filter import run_cli
@@ -443,3 +444,35 @@ def test_every_sender_is_read_when_asked_and_a_late_one_withholds_the_filters(tm
     r = run_cli("shared", *paths, "--all-senders")
     assert "Every sender in the files is one of these hosts (every packet read)." in r.stdout
     assert json.loads(run_cli("shared", *three, "--all-senders", "-o", "-").stdout)["config"]["senders"] == "all"
+
+
+def test_captures_that_cover_different_stretches_are_told_the_stretch_they_all_cover(tmp_path: Path) -> None:
+    # Host 2's capture starts half-way: its packets from before are in the others' captures
+    # only (as received), and its own filter cannot count them.
+    packets = traffic(12, hosts=3, n=6000)
+    half = packets[len(packets) // 2][0]
+    frames = frames_of(packets)
+    paths = per_host(tmp_path, packets, 3)[:2]
+    own = [(t, frames[i]) for i, (t, s, _, _, _) in enumerate(packets) if s == 2 and t >= half]
+    own += [(t + late, frames[i]) for i, (t, _, d, _, late) in enumerate(packets) if d == 2 and t + late >= half]
+    paths.append(write(tmp_path / "late-host2.pcapng", own))
+    found = burstcore.shared_packets(paths)
+    assert found.filters == own_filters(3)
+    firsts = [burstcore.read_packets(p, columns=["timestamp"])["timestamp"].dt.epoch("ns") for p in paths]
+    assert found.spans == [(int(f.min()), int(f.max())) for f in firsts]
+    start, end = found.stretch or (0, 0)
+    assert start == max(int(f.min()) for f in firsts) and end == min(int(f.max()) for f in firsts) + 1
+    kw = {"windows": ["1ms"], "rates": ["1Gbps"]}
+    # Through the filters alone, host 2's early packets are lost; inside the stretch every
+    # packet sent in it is counted once, at its sender's time.
+    whole = burstcore.scan(paths, filter=found.filters, **kw).summary["packets"][0]
+    assert whole == len(packets) - sum(1 for t, s, *_ in packets if s == 2 and t < half)
+    inside = burstcore.scan(paths, filter=found.filters, start=start, end=end, **kw).summary["packets"][0]
+    assert inside == sum(1 for t, *_ in packets if start <= t < end)
+    r = run_cli("shared", *paths)
+    assert r.returncode == 0, r.stderr
+    assert "The captures do not cover the same stretch" in r.stdout
+    bounds = r.stdout.split("Measure the stretch all of them cover: ")[1].splitlines()[0].split()
+    assert [parse_instant(b, name="bound") for b in bounds[1::2]] == [start, end]
+    # Captures that cover the same stretch are not told to narrow it.
+    assert "do not cover the same stretch" not in run_cli("shared", *per_host(tmp_path, packets, 3)).stdout

@@ -97,7 +97,15 @@ def shared_packets(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
     errors: bool = False,
-) -> tuple[list[tuple[int, int, int, int, int, int]], list[str | None], list[str]] | None: ...
+) -> (
+    tuple[
+        list[tuple[int, int, int, int, int, int]],
+        list[str | None],
+        list[str],
+        list[tuple[int, int | None] | None],
+    ]
+    | None
+): ...
 def scan_columns(
     ts_ns: npt.NDArray[np.int64],
     sizes: npt.NDArray[np.uint64],

@@ -52,12 +52,21 @@ class SharedPackets:
     filter, if it had one), to give as ``filter=`` so that a merge counts every packet once; None
     when they cannot be given whole (a capture's host unknown, two captures of one host, or a
     sender that is no capture's host). Senders are those of the samples: one that sent only
-    elsewhere in the captures would be in no filter (``host_volumes`` lists every sender)."""
+    elsewhere in the captures would be in no filter (``host_volumes`` lists every sender).
+    ``spans``: per capture, its first and last instant in ns (in the time range; the last None
+    for a stream, whose end is not read), None when it has no packet there. ``stretch``: the
+    stretch all captures cover, ``(start_ns, end_ns)`` with the end excluded (None when a
+    stream's end is unknown), or None when they do not all overlap. Per-host captures read
+    through ``filters`` count each packet once only inside it: a host's packets from before its
+    own capture began are in the others' only, and its filter leaves them out; give it as
+    ``start=``/``end=`` when the spans differ."""
 
     pairs: pl.DataFrame
     hosts: list[str | None]
     uncaptured: list[str]
     filters: list[str] | None
+    spans: list[tuple[int, int | None] | None]
+    stretch: tuple[int, int | None] | None
 
 
 def shared_packets(
@@ -95,7 +104,7 @@ def shared_packets(
             )
     filters = parse_filters(filter, captures=len(srcs))
     found = _core.shared_packets(srcs, mmap=mmap, time_range=parse_time_range(start, end), filter=filters, errors=True)
-    pairs, hosts, uncaptured = found if found is not None else ([], [None] * len(srcs), [])
+    pairs, hosts, uncaptured, spans = found if found is not None else ([], [None] * len(srcs), [], [None] * len(srcs))
     rows = [(a, b, t, sh, sa, sb, _enough(sh, min(sa, sb))) for a, b, t, sh, sa, sb in pairs]
     schema = {
         "a": pl.UInt32,
@@ -111,7 +120,18 @@ def shared_packets(
     if senders == "all":
         every = _every_sender(srcs, each, start, end, mmap, progress)
         uncaptured = sorted(set(uncaptured) | (every - {h for h in hosts if h}), key=_address_order)
-    return SharedPackets(frame, list(hosts), list(uncaptured), own_filters(hosts, each, uncaptured))
+    filters_given = own_filters(hosts, each, uncaptured)
+    return SharedPackets(frame, list(hosts), list(uncaptured), filters_given, list(spans), _stretch(spans))
+
+
+def _stretch(spans: list[tuple[int, int | None] | None]) -> tuple[int, int | None] | None:
+    """The stretch every capture covers, the end excluded (None if no capture's end is known)."""
+    if not spans or None in spans:
+        return None
+    start = max(s[0] for s in spans if s is not None)
+    ends = [s[1] for s in spans if s is not None and s[1] is not None]
+    end = min(ends) + 1 if ends else None
+    return None if end is not None and end <= start else (start, end)
 
 
 def _every_sender(
@@ -195,7 +215,7 @@ def _shared(
     )
     if found is None:
         return None
-    pairs, hosts, uncaptured = found
+    pairs, hosts, uncaptured, _spans = found
     told = [
         (again[a], again[b], shared, min(sampled_a, sampled_b))
         for a, b, _from, shared, sampled_a, sampled_b in pairs

@@ -1737,6 +1737,8 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "host": found.hosts,
             "filter": each,
             "own_filter": found.filters or [None] * len(files),
+            "first_ns": [None if sp is None else sp[0] for sp in found.spans],
+            "last_ns": [None if sp is None else sp[1] for sp in found.spans],
         },
         schema={
             "capture": pl.UInt32,
@@ -1744,6 +1746,8 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "host": pl.String,
             "filter": pl.String,
             "own_filter": pl.String,
+            "first_ns": pl.Int64,
+            "last_ns": pl.Int64,
         },
     )
     meta = {
@@ -1753,6 +1757,7 @@ def cmd_shared(args: argparse.Namespace) -> int:
         "hosts": found.hosts,
         "uncaptured": found.uncaptured,
         "filters": found.filters,
+        "stretch_ns": found.stretch,
         "config": {"filter": args.filter, "start_ns": args.start, "end_ns": args.end, "senders": senders},
         "warnings": told,
     }
@@ -1770,7 +1775,7 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame, each
     _show_table(
         "Captures, each with its host (the one address in nearly all of its packets sampled; of a capture of "
         "one pair of hosts, the one whose packets it saw first)",
-        shared_captures_table([_label(f) if f == "-" else f for f in files], found.hosts),
+        shared_captures_table([_label(f) if f == "-" else f for f in files], found.hosts, found.spans),
     )
     told = pairs.filter(pl.col("told"))
     shown = pairs.sort("told", "a", "b", descending=[True, False, False]).head(args.top)
@@ -1794,6 +1799,7 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame, each
         if not told.is_empty():
             print("To count each once, read each capture through the packets its host sent, one --filter per file:")
             print("  " + " ".join(f"--filter {shlex.quote(f)}" for f in found.filters))
+            _show_stretch(found.spans, found.stretch)
             if args.all_senders:
                 print("Every sender in the files is one of these hosts (every packet read).")
             else:
@@ -1806,6 +1812,36 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame, each
         for reason in _why_no_filters(files, each, found.hosts, found.uncaptured):
             print(f"  - {reason}")
     print()
+
+
+# Captures whose first (or last) packets are further apart than this are told to measure the
+# stretch they all cover. Nearer, the difference is the time a packet takes from its sender's
+# capture to its receiver's (tens of µs in a data centre): a host's first packet is stamped by
+# its own capture before the others see it.
+_SPANS_APART_NS = 1_000_000
+
+
+def _show_stretch(spans: list[tuple[int, int | None] | None], stretch: tuple[int, int | None] | None) -> None:
+    """A line when the captures do not all cover the same stretch, with the one they do."""
+    from ._units import format_duration
+
+    known = [sp for sp in spans if sp is not None]
+    if stretch is None or not known:
+        return
+    starts = max(sp[0] for sp in known) - min(sp[0] for sp in known)
+    ends = [sp[1] for sp in known if sp[1] is not None]
+    apart = max(starts, max(ends) - min(ends) if ends else 0)
+    if apart <= _SPANS_APART_NS:
+        return
+    from .report import _clock
+
+    start, end = stretch
+    bounds = f"--start {_clock(start)}Z" + ("" if end is None else f" --end {_clock(end)}Z")
+    print(
+        f"The captures do not cover the same stretch (their first or last packets up to {format_duration(apart)} "
+        "apart): a host's packets from before its own capture began, or after it ended, are in the others' "
+        f"only, and its filter leaves them out. Measure the stretch all of them cover: {bounds}"
+    )
 
 
 def _why_no_filters(

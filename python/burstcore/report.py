@@ -251,10 +251,22 @@ def _host(ip: str | None) -> str:
     return "(no IP address)" if ip is None else ip
 
 
-def shared_captures_table(files: Sequence[str], hosts: Sequence[str | None]) -> Table:
-    """``burstcore.shared_packets``' captures, numbered from 1 as its warning names them."""
-    rows = [[f, str(k + 1), "unknown" if h is None else h] for k, (f, h) in enumerate(zip(files, hosts, strict=True))]
-    return ["file", "capture", "host"], rows
+def shared_captures_table(
+    files: Sequence[str], hosts: Sequence[str | None], spans: Sequence[tuple[int, int | None] | None]
+) -> Table:
+    """``burstcore.shared_packets``' captures, numbered from 1 as its warning names them, with
+    their first and last packets (a stream's last is not read)."""
+    rows = [
+        [
+            f,
+            str(k + 1),
+            "unknown" if h is None else h,
+            "-" if sp is None else _clock(sp[0]),
+            "-" if sp is None else "(not read)" if sp[1] is None else _clock(sp[1]),
+        ]
+        for k, (f, h, sp) in enumerate(zip(files, hosts, spans, strict=True))
+    ]
+    return ["file", "capture", "host", "first packet (UTC)", "last packet (UTC)"], rows
 
 
 def shared_pairs_table(pairs: pl.DataFrame) -> Table:

@@ -202,6 +202,23 @@ fn one_capture_per_host_shares_packets_and_names_each_host() {
         }
         assert_eq!(found.hosts, [ip(0), ip(1), ip(2)], "{mode:?}");
         assert!(found.uncaptured.is_empty(), "{mode:?}");
+        // Each capture's first instant; its last for a plain file (a stream's is not read).
+        for (h, span) in found.spans.iter().enumerate() {
+            let (first_ts, last_ts) = span.expect("packets");
+            assert_eq!(Some(first_ts), first(h as u16), "{mode:?}");
+            let own = all
+                .iter()
+                .filter(|p| p.src == h as u16 || p.dst == h as u16);
+            let last = own
+                .map(|p| p.ts + if p.dst == h as u16 { 7_000 } else { 0 })
+                .max();
+            let expected = if mode == Mode::Files {
+                last
+            } else {
+                Some(i64::MAX)
+            };
+            assert_eq!(Some(last_ts), expected, "{mode:?}");
+        }
     }
 }
 
@@ -453,6 +470,22 @@ fn a_capture_of_one_pair_of_hosts_is_named_by_when_it_saw_their_packets() {
         &per_host_clocks(&alike, 2, 40_000, |h| if h == 0 { 1_000_000 } else { 0 }),
         &[],
     );
+    assert_eq!(found.hosts, [None, None]);
+    // The same ACKs each with a sequence number of its own, so each is once in a sample: still
+    // not timed, as nothing in them tells one from the next of their flow in general (a UDP
+    // datagram of IPv6 is like that), and the way they go tells nothing: no host.
+    let anonymous: Vec<Pkt> = all
+        .iter()
+        .map(|p| match p.src {
+            1 => Pkt {
+                id: 0,
+                len: 66,
+                ..*p
+            },
+            _ => *p,
+        })
+        .collect();
+    let found = check(Mode::Files, &per_host(&anonymous, 2, 40_000), &[]);
     assert_eq!(found.hosts, [None, None]);
     // One way only (host 1 only ever sends): nothing to compare the other way with.
     let one_way: Vec<Pkt> = all

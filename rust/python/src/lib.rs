@@ -688,11 +688,13 @@ fn locate_late(
     e
 }
 
-/// What `shared_packets` hands to Python: pairs, hosts, senders that are no capture's host.
+/// What `shared_packets` hands to Python: pairs, hosts, senders that are no capture's host,
+/// and each capture's first and last instant (the last `None` for a stream).
 type SharedFound = (
     Vec<(usize, usize, i64, usize, usize, usize)>,
     Vec<Option<String>>,
     Vec<String>,
+    Vec<Option<(i64, Option<i64>)>>,
 );
 
 /// Pairs of `sources` that hold the same packets (see [`burstcore::analysis::shared`]), each
@@ -745,7 +747,12 @@ fn shared_packets<'py>(
             .map(|h| h.map(|h| h.to_string()))
             .collect();
         let uncaptured = found.uncaptured.iter().map(|h| h.to_string()).collect();
-        Ok(Some((pairs, hosts, uncaptured)))
+        let spans = found
+            .spans
+            .iter()
+            .map(|s| s.map(|(first, last)| (first, (last != i64::MAX).then_some(last))))
+            .collect();
+        Ok(Some((pairs, hosts, uncaptured, spans)))
     })
 }
 

@@ -98,6 +98,9 @@ pub struct SharedPackets {
     pub uncaptured: Vec<IpAddr>,
     /// The anchors, in time order.
     pub anchors: Vec<i64>,
+    /// Per capture, its first and last instant in the time range (`i64::MAX` as the last of a
+    /// stream, whose end is not read), `None` when nothing is in range.
+    pub spans: Vec<Option<(i64, i64)>>,
 }
 
 /// Sample `readers` (positioned at their first packet) and report the pairs that share packets.
@@ -155,6 +158,7 @@ pub fn shared_packets(
         hosts,
         uncaptured,
         anchors,
+        spans,
     })
 }
 
@@ -172,8 +176,9 @@ struct Sampled {
 struct Seen {
     at: i64,
     src: IpAddr,
-    /// The only packet of the sample with this fingerprint.
-    once: bool,
+    /// Timed by [`nearer`]: the packet has an identity of its own ([`Sample::own`]) and is the
+    /// only packet of the sample with its fingerprint.
+    timed: bool,
 }
 
 impl Sampled {
@@ -183,7 +188,7 @@ impl Sampled {
         packets.sort_by_key(|&(f, _)| f);
         packets.dedup_by(|later, first| {
             let same = later.0 == first.0;
-            first.1.once &= !same;
+            first.1.timed &= !same;
             same
         });
         let (prints, seen) = packets.into_iter().unzip();
@@ -299,7 +304,7 @@ fn nearer(x: &Sampled, y: &Sampled, two: [IpAddr; 2]) -> Option<IpAddr> {
     let mut apart: [Vec<i128>; 2] = [Vec::new(), Vec::new()];
     for (i, j) in x.common(y) {
         let (sx, sy) = (x.seen[i], y.seen[j]);
-        if !(sx.once && sy.once) {
+        if !(sx.timed && sy.timed) {
             continue;
         }
         if let Some(k) = two.iter().position(|&h| h == sx.src) {
@@ -637,7 +642,7 @@ impl Sampler {
                 let seen = Seen {
                     at: t,
                     src: s.hosts[0],
-                    once: true,
+                    timed: s.own,
                 };
                 self.sets[a].push((s.fingerprint, seen));
                 sampled = true;
@@ -721,6 +726,11 @@ impl Hosts {
 struct Sample {
     fingerprint: u64,
     hosts: [IpAddr; 2],
+    /// The fingerprint tells this packet from its neighbours, not only its kind: a TCP segment
+    /// that carries data (its sequence number moves on) or an IPv4 packet with a nonzero
+    /// identification. Pure ACKs of IPv6, UDP datagrams of IPv6 or with identification 0 look
+    /// like the others of their flow, so the one matched in another capture may be another.
+    own: bool,
 }
 
 /// The packet's sample, `None` when it is not IP, is cut before the bytes fingerprinted, or
@@ -738,10 +748,12 @@ fn sample(p: &Packet, filter: Option<&Filter>) -> Option<Sample> {
 /// See the module's documentation for what is hashed and why.
 fn fingerprint(ip: &[u8]) -> Option<Sample> {
     let mut h = DefaultHasher::new();
-    let (proto, transport, hosts) = match ip.first()? >> 4 {
+    // `ip_len`: the IP payload's length as the header gives it (past the fixed header for IPv6).
+    let (proto, transport, hosts, identified, ip_len) = match ip.first()? >> 4 {
         4 => {
             let header = ip.get(..20)?;
             let ihl = usize::from(header[0] & 0x0f) * 4;
+            let total = usize::from(u16::from_be_bytes([header[2], header[3]]));
             h.write(&header[2..8]); // total length, identification, flags and fragment offset
             h.write_u8(header[9]);
             h.write(&header[12..20]);
@@ -752,6 +764,8 @@ fn fingerprint(ip: &[u8]) -> Option<Sample> {
                 header[9],
                 ip.get(ihl.max(20)..)?,
                 [IpAddr::V4(src), IpAddr::V4(dst)],
+                header[4..6] != [0, 0],
+                total.saturating_sub(ihl.max(20)),
             )
         }
         6 => {
@@ -761,7 +775,14 @@ fn fingerprint(ip: &[u8]) -> Option<Sample> {
             h.write(&header[8..40]);
             let src = Ipv6Addr::from(<[u8; 16]>::try_from(&header[8..24]).ok()?);
             let dst = Ipv6Addr::from(<[u8; 16]>::try_from(&header[24..40]).ok()?);
-            (header[6], &ip[40..], [IpAddr::V6(src), IpAddr::V6(dst)])
+            let payload = usize::from(u16::from_be_bytes([header[4], header[5]]));
+            (
+                header[6],
+                &ip[40..],
+                [IpAddr::V6(src), IpAddr::V6(dst)],
+                false,
+                payload,
+            )
         }
         _ => return None,
     };
@@ -777,8 +798,14 @@ fn fingerprint(ip: &[u8]) -> Option<Sample> {
         }
         _ => h.write(transport.get(..4)?),
     }
+    // A TCP segment's data: the IP payload past its header (data offset, when kept).
+    let data = proto == wire::IP_PROTO_TCP
+        && transport
+            .get(12)
+            .is_some_and(|&off| ip_len > usize::from(off >> 4) * 4);
     Some(Sample {
         fingerprint: h.finish(),
         hosts,
+        own: identified || data,
     })
 }
