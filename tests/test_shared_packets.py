@@ -442,7 +442,7 @@ def test_every_sender_is_read_when_asked_and_a_late_one_withholds_the_filters(tm
     assert r.returncode == 0, r.stderr
     assert "10.0.0.4 sent packets too and is no capture's host" in r.stdout
     r = run_cli("shared", *paths, "--all-senders")
-    assert "Every sender in the files is one of these hosts (every packet read)." in r.stdout
+    assert "Every IP sender in the files is one of these hosts (every packet read;" in r.stdout
     assert json.loads(run_cli("shared", *three, "--all-senders", "-o", "-").stdout)["config"]["senders"] == "all"
 
 

@@ -92,7 +92,8 @@ def shared_packets(
     ``"all"`` also reads every packet of every capture (through its filter and the time range,
     as ``host_volumes`` does; a late packet is dropped, not an error) for its sender, so that
     ``uncaptured`` and ``filters`` account for every one: a full pass over the captures, with
-    ``progress`` called as ``progress(bytes_done, bytes_total)`` over all of them."""
+    ``progress`` called as ``progress(bytes_done, bytes_total)`` over all of them (the samples
+    take milliseconds: without ``senders="all"``, ``progress`` is not called)."""
     if senders not in ("sampled", "all"):
         raise ValueError(f"senders={senders!r}: give 'sampled' (the samples' senders) or 'all' (read every packet)")
     srcs = normalize_each(sources)

@@ -1801,7 +1801,10 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame, each
             print("  " + " ".join(f"--filter {shlex.quote(f)}" for f in found.filters))
             _show_stretch(found.spans, found.stretch)
             if args.all_senders:
-                print("Every sender in the files is one of these hosts (every packet read).")
+                print(
+                    "Every IP sender in the files is one of these hosts (every packet read; packets without IP "
+                    "pass no filter)."
+                )
             else:
                 print(
                     "Every sender in the samples is one of these hosts; one that sent only elsewhere in the files "
