@@ -401,6 +401,22 @@ fn a_bridge_capture_beside_per_host_ones_is_not_named_a_host() {
     assert_eq!(found.pairs.len(), 6);
 }
 
+/// `all` with host 1's packets made pure ACKs with IP identification 0 (nothing in them tells
+/// one from the next but the sequence number `seq` gives each).
+fn anonymous_acks(all: &[Pkt], seq: impl Fn(&Pkt) -> u32) -> Vec<Pkt> {
+    all.iter()
+        .map(|p| match p.src {
+            1 => Pkt {
+                id: 0,
+                len: 66,
+                seq: seq(p),
+                ..*p
+            },
+            _ => *p,
+        })
+        .collect()
+}
+
 #[test]
 fn a_capture_of_one_pair_of_hosts_is_named_by_when_it_saw_their_packets() {
     // Two hosts: both addresses are in every packet of either capture. Each host's own packets
@@ -453,18 +469,7 @@ fn a_capture_of_one_pair_of_hosts_is_named_by_when_it_saw_their_packets() {
     // numbers, as 8 connections' ACKs would): each capture's first of each after the anchor
     // need not be the same packet, and host 0's clock is 1 ms ahead, so timing them would swap
     // the hosts. Not timed: no host.
-    let alike: Vec<Pkt> = all
-        .iter()
-        .map(|p| match p.src {
-            1 => Pkt {
-                id: 0,
-                len: 66,
-                seq: (p.ts % 8) as u32,
-                ..*p
-            },
-            _ => *p,
-        })
-        .collect();
+    let alike = anonymous_acks(&all, |p| (p.ts % 8) as u32);
     let found = check(
         Mode::Files,
         &per_host_clocks(&alike, 2, 40_000, |h| if h == 0 { 1_000_000 } else { 0 }),
@@ -474,17 +479,7 @@ fn a_capture_of_one_pair_of_hosts_is_named_by_when_it_saw_their_packets() {
     // The same ACKs each with a sequence number of its own, so each is once in a sample: still
     // not timed, as nothing in them tells one from the next of their flow in general (a UDP
     // datagram of IPv6 is like that), and the way they go tells nothing: no host.
-    let anonymous: Vec<Pkt> = all
-        .iter()
-        .map(|p| match p.src {
-            1 => Pkt {
-                id: 0,
-                len: 66,
-                ..*p
-            },
-            _ => *p,
-        })
-        .collect();
+    let anonymous = anonymous_acks(&all, |p| p.seq);
     let found = check(Mode::Files, &per_host(&anonymous, 2, 40_000), &[]);
     assert_eq!(found.hosts, [None, None]);
     // One way only (host 1 only ever sends): nothing to compare the other way with.
