@@ -476,3 +476,24 @@ def test_captures_that_cover_different_stretches_are_told_the_stretch_they_all_c
     assert [parse_instant(b, name="bound") for b in bounds[1::2]] == [start, end]
     # Captures that cover the same stretch are not told to narrow it.
     assert "do not cover the same stretch" not in run_cli("shared", *per_host(tmp_path, packets, 3)).stdout
+
+
+def test_reading_every_sender_names_the_capture_it_warns_or_fails_on(files: list[Path], tmp_path: Path) -> None:
+    data = files[1].read_bytes()
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(data[:-50])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        burstcore.shared_packets([files[0], cut], senders="all")
+    told = [w for w in caught if str(w.message).startswith(f"{cut}: capture ends inside")]
+    assert len(told) == 1 and told[0].filename == __file__
+    # A block whose length is damaged near the end (past every stretch sampled).
+    at = len(data) * 9 // 10
+    block = data.index(b"\x06\x00\x00\x00", at)  # an enhanced packet block's type
+    bad = tmp_path / "bad.pcapng"
+    bad.write_bytes(data[: block + 4] + b"\xf0\xff\xff\x7f" + data[block + 8 :])
+    with pytest.raises(burstcore.CaptureError) as raised:
+        burstcore.shared_packets([files[0], bad], senders="all")
+    assert raised.value.input == str(bad)  # type: ignore[attr-defined]
+    r = run_cli("shared", files[0], bad, "--all-senders")
+    assert r.returncode == 1 and f"cannot read the capture {bad}: " in r.stderr

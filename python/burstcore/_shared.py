@@ -150,9 +150,23 @@ def _every_sender(
     total = None if None in sizes else sum(s for s in sizes if s is not None)
     out: set[str] = set()
     done = 0
-    for source, f, size in zip(sources, each, sizes, strict=True):
+    for k, (source, f, size) in enumerate(zip(sources, each, sizes, strict=True)):
         tick = None if progress is None else _offset_progress(progress, done, total)
-        volumes = host_volumes(source, filter=f, start=start, end=end, mmap=mmap, on_late="drop", progress=tick)
+        # Each capture is read on its own: what it warns or raises names it, as a read of all
+        # of them at once would.
+        name = str(source) if isinstance(source, (str, os.PathLike)) else f"capture {k + 1}"
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                volumes = host_volumes(source, filter=f, start=start, end=end, mmap=mmap, on_late="drop", progress=tick)
+        except _core.CaptureError as e:
+            if getattr(e, "input", None) is None:
+                e.input = name  # type: ignore[attr-defined]
+                e.add_note(f"reading {name} for its senders")
+            raise
+        for w in caught:
+            # At the caller of shared_packets.
+            warnings.warn(f"{name}: {w.message}", w.category, stacklevel=3)
         out |= set(volumes.filter(pl.col("sent_packets") > 0)["host"].drop_nulls())
         done += size or 0
     return out

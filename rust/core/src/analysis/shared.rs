@@ -114,18 +114,28 @@ pub fn shared_packets(
     filters: &[Option<Filter>],
     options: &SharedOptions,
 ) -> Result<SharedPackets> {
-    let mut captures = Vec::with_capacity(readers.len());
+    // An error names the capture it was met in, as a read of them all would.
+    let n = readers.len();
+    let labels: Vec<String> = (0..n).map(|k| readers[k].label(k, n)).collect();
+    let named = |k: usize, e: crate::error::Error| {
+        if n > 1 {
+            e.in_input(labels[k].as_str())
+        } else {
+            e
+        }
+    };
+    let mut captures = Vec::with_capacity(n);
     for (k, reader) in readers.iter_mut().enumerate() {
         let filter = filters.get(k).and_then(Option::as_ref);
-        captures.push(Capture::open(reader, filter, options)?);
+        captures.push(Capture::open(reader, filter, options).map_err(|e| named(k, e))?);
     }
     let spans: Vec<Option<(i64, i64)>> = captures.iter().map(|c| c.span).collect();
     let anchors = anchors(&spans);
     let mut samples = Vec::with_capacity(captures.len());
     let mut seen = Vec::with_capacity(captures.len());
     let mut senders = HashSet::new();
-    for capture in captures {
-        let (sets, hosts) = capture.sample(&anchors, options)?;
+    for (k, capture) in captures.into_iter().enumerate() {
+        let (sets, hosts) = capture.sample(&anchors, options).map_err(|e| named(k, e))?;
         samples.push(sets);
         senders.extend(hosts.sources.iter().copied());
         seen.push(hosts);
