@@ -17,7 +17,7 @@ from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
-from ._units import parse_filters, parse_time_range
+from ._units import parse_filters, parse_time_range, per_capture
 
 # A pair is told when at least this share of the smaller sample is in both, and at least
 # MIN_SHARED packets (half the smaller sample when that is less). Captures of different traffic
@@ -117,7 +117,7 @@ def shared_packets(
         "told": pl.Boolean,
     }
     frame = pl.DataFrame(rows, schema=schema, orient="row").with_columns(pl.col("from").cast(pl.Datetime("ns", "UTC")))
-    each = filters if isinstance(filters, list) else [filters] * len(srcs)
+    each = per_capture(filters, len(srcs))
     if senders == "all":
         every = _every_sender(srcs, each, start, end, mmap, progress)
         uncaptured = sorted(set(uncaptured) | (every - {h for h in hosts if h}), key=_address_order)
@@ -212,7 +212,7 @@ def _shared(
     time_range: tuple[int | None, int | None] | None,
     mmap: bool | None,
 ) -> str | None:
-    each = filters if isinstance(filters, list) else [filters] * len(sources)
+    each = per_capture(filters, len(sources))
     again = [k for k, s in enumerate(sources) if is_rereadable(s)]
     if len(again) < 2:
         return None

@@ -323,6 +323,11 @@ def _one_per_capture(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(v is None or isinstance(v, str) for v in value)
 
 
+def per_capture(filters: str | list[str | None] | None, captures: int) -> list[str | None]:
+    """What ``parse_filters`` gave, one filter per capture (None where a capture has none)."""
+    return filters if isinstance(filters, list) else [filters] * captures
+
+
 def parse_filters(value: Any, captures: int | None = None) -> str | list[str | None] | None:
     """``filter=`` of a call that reads several captures: one expression (a string) for all of them,
     or a list or tuple of one per capture (``None`` where a capture has none of its own), of which

@@ -1712,6 +1712,8 @@ def _show_superpose(args: argparse.Namespace, r: Any, seed: int, max_offset: str
 def cmd_shared(args: argparse.Namespace) -> int:
     import burstcore
 
+    from ._units import per_capture
+
     fmt = _prepare_output(args)
     files = list(args.files)
     if len(files) < 2:
@@ -1729,7 +1731,7 @@ def cmd_shared(args: argparse.Namespace) -> int:
         pl.Series("file_a", [files[a] for a in found.pairs["a"]], dtype=pl.String),
         pl.Series("file_b", [files[b] for b in found.pairs["b"]], dtype=pl.String),
     ).select("a", "b", "file_a", "file_b", pl.exclude("a", "b", "file_a", "file_b"))
-    each = args.filter if isinstance(args.filter, list) else [args.filter] * len(files)
+    each = per_capture(args.filter, len(files))
     captures = pl.DataFrame(
         {
             "capture": list(range(len(files))),
