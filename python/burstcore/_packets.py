@@ -173,7 +173,9 @@ class CaptureInfo:
 
     @property
     def drops(self) -> int | None:
-        """Sum of the interfaces' drop counters from Interface Statistics Blocks, if any."""
+        """Sum of the interfaces' ``isb_ifdrop`` counters (packets the interface dropped) from their
+        last Interface Statistics Blocks, if any; the operating system's own (``isb_osdrop``) are
+        in ``interfaces`` as ``os_drop``, and shown per interface."""
         vals = [int(i["if_drop"]) for i in self.interfaces if i.get("if_drop") is not None]
         return sum(vals) if vals else None
 
@@ -202,6 +204,7 @@ class CaptureInfo:
                 f"resolution {i['resolution']}, {i['packets']} packets"
                 + (f", name {i['name']}" if i.get("name") else "")
                 + (f", dropped {i['if_drop']}" if i.get("if_drop") is not None else "")
+                + (f", dropped by the OS {i['os_drop']}" if i.get("os_drop") is not None else "")
             )
         rate = self.mean_rate_bps
         lines += [

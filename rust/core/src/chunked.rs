@@ -14,7 +14,7 @@
 //! reproduces every error and warning exactly.
 
 use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
-use crate::capture::CaptureReader;
+use crate::capture::{CaptureReader, Interface};
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, NotMergeable, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
@@ -50,6 +50,8 @@ struct Done {
     state: ChunkState,
     seam: Option<(u64, u64)>,
     acc: Accounting,
+    /// The chunk reader's interfaces once done (statistics it read included).
+    interfaces: Vec<Interface>,
 }
 
 /// Whether scanning in time chunks is expected to pay off: when every grouping is the aggregate
@@ -65,14 +67,38 @@ pub fn worthwhile(config: &ScanConfig) -> bool {
 
 /// Scan `readers` (not read yet beyond their headers) with `threads` threads by time chunks,
 /// with the accounting of [`crate::pipeline::scan`]. `Ok(None)`: not possible, scan another way.
+/// Once done, each reader's interfaces are as a sequential read leaves them (their statistics
+/// read by the chunks), so what is reported of them afterwards is the same either way.
 pub fn scan(
-    readers: &[CaptureReader],
+    readers: &mut [CaptureReader],
     config: &ScanConfig,
     size: SizeKind,
     decode: bool,
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Option<(ScanOutput, Accounting)>> {
+    let Some((done, interfaces)) = in_chunks(readers, config, size, decode, threads, progress)?
+    else {
+        return Ok(None);
+    };
+    for (reader, interfaces) in readers.iter_mut().zip(interfaces) {
+        reader.adopt_interfaces(interfaces);
+    }
+    Ok(Some(done))
+}
+
+/// Each file's interfaces after a read of all its chunks ([`SplitPlan::interfaces_after`]).
+type Interfaces = Vec<Vec<Interface>>;
+
+/// [`scan`], with each file's interfaces as its chunks left them.
+fn in_chunks(
+    readers: &[CaptureReader],
+    config: &ScanConfig,
+    size: SizeKind,
+    decode: bool,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Option<((ScanOutput, Accounting), Interfaces)>> {
     if threads < 2 || readers.is_empty() {
         return Ok(None);
     }
@@ -166,11 +192,13 @@ pub fn scan(
     }
     let mut acc = Accounting::default();
     let mut merged_files: Vec<(usize, ChunkState)> = Vec::new();
+    let mut interfaces = Vec::with_capacity(plans.len());
     for (file, chunks) in files.into_iter().enumerate() {
         let seams: Vec<_> = chunks.iter().map(|d| d.seam).collect();
         if !chunks_line_up(&plans[file], &seams) {
             return Ok(None);
         }
+        interfaces.push(plans[file].interfaces_after(chunks.iter().map(|d| &d.interfaces[..])));
         for d in &chunks {
             acc.add(&d.acc);
         }
@@ -209,7 +237,7 @@ pub fn scan(
         return Ok(None);
     };
     progress(plans.iter().map(|p| p.file_len()).sum())?;
-    Ok(Some(crate::pipeline::account(out, acc)))
+    Ok(Some((crate::pipeline::account(out, acc), interfaces)))
 }
 
 /// The states of consecutive chunks, each merged into what came before it (on `threads` threads
@@ -301,5 +329,6 @@ fn run(
         state,
         seam: reader.seam(),
         acc,
+        interfaces: reader.reader().interfaces().to_vec(),
     }))
 }

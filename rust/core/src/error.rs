@@ -31,6 +31,8 @@ pub enum ErrorKind {
     InvalidArgument,
     /// The caller asked to stop (interrupt).
     Interrupted,
+    /// The capture itself records packets it did not keep (a warning only, never an error).
+    PacketsLost,
 }
 
 impl ErrorKind {
@@ -48,6 +50,7 @@ impl ErrorKind {
             ErrorKind::OutOfOrder => "out of order",
             ErrorKind::InvalidArgument => "invalid argument",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::PacketsLost => "packets lost",
         }
     }
 }

@@ -120,11 +120,11 @@ fn chunked(
     config: &ScanConfig,
     threads: usize,
 ) -> Option<(ScanOutput, Accounting)> {
-    let readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+    let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
     // As `scan_threads` decides for wire sizes.
     let decode = config.reads_headers();
     burstcore::chunked::scan(
-        &readers,
+        &mut readers,
         config,
         SizeKind::Wire,
         decode,
@@ -676,5 +676,122 @@ fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_pack
         let err = burstcore::analyze::flows(&mut readers, opts, &[], order, &mut |_| Ok(()))
             .expect_err("a filter count that is not the file count");
         assert!(err.to_string().contains(&counts), "{err}");
+    }
+}
+
+/// A pcapng capture of `pkts` on two interfaces with Interface Statistics Blocks among the
+/// packets: interface 0 counts 5 then 9 drops by the interface (its last block a third of the
+/// way in, so a chunk before the last one holds it), interface 1 counts 3 by the OS at the end.
+fn write_with_statistics(path: &Path, pkts: &[(i64, u16, u16, u32)]) {
+    use burstcore::capture::InterfaceStats;
+    let mut w = PcapNgWriter::new(Vec::new());
+    w.section(ByteOrder::Little, None).expect("shb");
+    w.interface(1, 0, TsResolution::Pow10(9), 0, Some("eth0"))
+        .expect("idb");
+    w.interface(1, 0, TsResolution::Pow10(9), 0, None)
+        .expect("idb");
+    let stats = |if_drop, os_drop| InterfaceStats {
+        if_recv: Some(pkts.len() as u64),
+        if_drop,
+        os_drop,
+        ..InterfaceStats::default()
+    };
+    let mut frame = Vec::new();
+    for (i, &(ts, s, d, len)) in pkts.iter().enumerate() {
+        frame.clear();
+        TcpSegment::between_hosts(s, d, 5000 + s, 6000 + d)
+            .write_frame(len, 0, &mut frame)
+            .expect("frame");
+        w.enhanced_packet((i % 2) as u32, ts, len, &frame)
+            .expect("epb");
+        let raw = ts as u64;
+        if i == pkts.len() / 6 {
+            w.interface_statistics(0, raw, &stats(Some(5), None))
+                .expect("isb");
+        }
+        if i == pkts.len() / 3 {
+            w.interface_statistics(0, raw, &stats(Some(9), Some(0)))
+                .expect("isb");
+        }
+    }
+    let last = pkts.last().map_or(0, |p| p.0 as u64);
+    w.interface_statistics(1, last, &stats(Some(0), Some(3)))
+        .expect("isb");
+    std::fs::write(path, w.finish().expect("finish")).expect("write");
+}
+
+#[test]
+fn the_drops_a_capture_records_are_told_alike_however_it_is_read() {
+    // A capture's own statistics of what it lost are read by whichever reader meets them: in a
+    // scan by time chunks and in a split read of its rows, a chunk's reader. Afterwards the
+    // reader reports them as a sequential read does, alone and beside a file that overlaps it.
+    let dir = Scratch::new("chunked");
+    let mut rng = Rng(23);
+    let all = packets(&mut rng, 24_000, false);
+    let path = dir.join("dropped.pcapng");
+    write_with_statistics(&path, &all);
+    let other = dir.join("beside.pcapng");
+    write(&other, &all[5000..15_000], true, 0);
+    let mut seq = open(&path);
+    while seq.next_packet().expect("read").is_some() {}
+    let told = seq.recorded_drops().expect("drops told").to_string();
+    assert!(
+        told.contains(
+            "(interface 0 \"eth0\": 9 by the interface (isb_ifdrop); \
+             interface 1: 3 by the operating system (isb_osdrop))"
+        ),
+        "{told}"
+    );
+    let stats =
+        |r: &CaptureReader| -> Vec<_> { r.interfaces().iter().map(|i| i.stats.clone()).collect() };
+    assert_eq!(stats(&seq)[0].isb_count, 2);
+    let c = config(&[1_000, 1_000_000], 0);
+    let lean = ScanConfig {
+        by: vec![By::All],
+        ..c.clone()
+    };
+    for threads in [2, 3, 4] {
+        for paths in [vec![path.as_path()], vec![path.as_path(), other.as_path()]] {
+            let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+            let done = burstcore::chunked::scan(
+                &mut readers,
+                &lean,
+                SizeKind::Wire,
+                false,
+                threads,
+                &mut |_| Ok(()),
+            )
+            .expect("scan");
+            assert!(
+                done.is_some(),
+                "{threads} threads, {} files: split",
+                paths.len()
+            );
+            let ctx = format!("chunks, {threads} threads, {} files", paths.len());
+            assert_eq!(stats(&readers[0]), stats(&seq), "{ctx}");
+            assert_eq!(readers[0].recorded_drops(), seq.recorded_drops(), "{ctx}");
+            assert_eq!(
+                readers.get(1).and_then(|r| r.recorded_drops()),
+                None,
+                "{ctx}"
+            );
+            // Every way a scan can go (here, by keys: the metrics shared among threads).
+            let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+            pipeline::scan_threads(
+                &mut readers,
+                c.clone(),
+                SizeKind::Wire,
+                threads,
+                &mut |_| Ok(()),
+            )
+            .expect("scan");
+            assert_eq!(stats(&readers[0]), stats(&seq), "scan_threads, {ctx}");
+        }
+        let mut reader = open(&path);
+        let tables =
+            burstcore::table::read_table_threads(&mut reader, None, None, threads, &mut |_| Ok(()))
+                .expect("read");
+        assert!(tables.len() > 1, "{threads} threads: a split read");
+        assert_eq!(stats(&reader), stats(&seq), "rows, {threads} threads");
     }
 }

@@ -127,17 +127,22 @@ fn read_options(strict: bool, mmap: Option<bool>, files: usize, threads: usize) 
     }
 }
 
-/// The readers' warnings, each naming its input when there are several.
+/// The readers' warnings, each naming its input when there are several; then the packets a
+/// capture records it lost, once it has been read.
 fn warnings_of(readers: &[CaptureReader]) -> Vec<String> {
     let n = readers.len();
     readers
         .iter()
         .enumerate()
         .flat_map(|(k, r)| {
-            r.warnings().iter().map(move |w| match n {
-                1 => w.to_string(),
-                _ => w.in_input(&r.label(k, n)),
-            })
+            r.warnings()
+                .iter()
+                .chain(r.recorded_drops().as_ref())
+                .map(move |w| match n {
+                    1 => w.to_string(),
+                    _ => w.in_input(&r.label(k, n)),
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -210,7 +215,7 @@ fn read_table<'py>(
         });
         let tables = res.map_err(|e| ctl.take(e))?;
         ctl.finish(py)?;
-        let warnings: Vec<String> = reader.warnings().iter().map(|w| w.to_string()).collect();
+        let warnings = warnings_of(std::slice::from_ref(&reader));
         let chunks = tables
             .into_iter()
             .map(|t| table_columns(py, t))

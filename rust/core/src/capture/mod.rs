@@ -16,6 +16,7 @@
 mod buffer;
 mod bytes;
 mod chase;
+mod drops;
 #[cfg(test)]
 mod fast_path_tests;
 pub mod mapping;

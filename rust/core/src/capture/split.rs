@@ -24,7 +24,7 @@
 use super::buffer::Buffer;
 use super::bytes::u32_at;
 use super::mapping::Mapping;
-use super::{CaptureReader, Format, ReadOptions};
+use super::{CaptureReader, Format, Interface, InterfaceStats, ReadOptions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::input::{Compression, Input};
 use crate::packet::Packet;
@@ -70,6 +70,9 @@ pub struct SplitPlan {
     first_secs: u32,
     sections: usize,
     interfaces: usize,
+    /// The interfaces as the header leaves them, statistics included: what every chunk reader
+    /// starts from ([`SplitPlan::interfaces_after`]).
+    declared: Vec<Interface>,
     options: ReadOptions,
     first_ts: Option<i64>,
     /// The file mapped once for all chunk readers, with `options.mmap`.
@@ -166,6 +169,7 @@ impl SplitPlan {
             first_secs,
             sections,
             interfaces,
+            declared: reader.interfaces().to_vec(),
             options,
             first_ts,
             map,
@@ -223,6 +227,30 @@ impl SplitPlan {
     /// Interfaces declared before the first packet (all of them, when the split is usable).
     pub fn interfaces(&self) -> usize {
         self.interfaces
+    }
+
+    /// The interfaces as a sequential read of the whole file leaves them, from those of the
+    /// readers of its chunks (in file order, each read to its end). Each interface's statistics
+    /// are those of the last Interface Statistics Block for it (its counters run from the start
+    /// of the capture), which the last chunk that met one holds.
+    pub fn interfaces_after<'a>(
+        &self,
+        chunks: impl IntoIterator<Item = &'a [Interface]>,
+    ) -> Vec<Interface> {
+        let mut out = self.declared.clone();
+        for chunk in chunks {
+            for ((merged, seen), header) in out.iter_mut().zip(chunk).zip(&self.declared) {
+                // Every chunk reader also parsed the header's own blocks.
+                let met = seen.stats.isb_count.saturating_sub(header.stats.isb_count);
+                if met > 0 {
+                    merged.stats = InterfaceStats {
+                        isb_count: merged.stats.isb_count.saturating_add(met),
+                        ..seen.stats.clone()
+                    };
+                }
+            }
+        }
+        out
     }
 
     pub fn file_len(&self) -> u64 {

@@ -16,6 +16,7 @@
 
 use super::{merge_in_order, next_arrival, CHECK_EVERY, LEADING_SHARE, SHARE};
 use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
+use crate::capture::Interface;
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
@@ -51,7 +52,7 @@ pub(super) fn scan(
     decode: bool,
     threads: usize,
     progress: Progress<'_>,
-) -> Result<Option<(ScanOutput, Accounting)>> {
+) -> Result<Option<((ScanOutput, Accounting), super::Interfaces)>> {
     // An error here (damage the sampling ran into) is the sequential scan's to report, exactly.
     let Ok(Some(cuts)) = cuts(plans, threads) else {
         return Ok(None);
@@ -102,6 +103,11 @@ pub(super) fn scan(
     if !in_merge_order(&pieces) {
         return Ok(None);
     }
+    let interfaces = plans
+        .iter()
+        .enumerate()
+        .map(|(f, plan)| plan.interfaces_after(pieces.iter().map(|files| &files[f].interfaces[..])))
+        .collect();
     let mut acc = Accounting::default();
     for (_, a) in &states {
         acc.add(a);
@@ -113,13 +119,15 @@ pub(super) fn scan(
         return Ok(None);
     };
     progress(plans.iter().map(SplitPlan::file_len).sum())?;
-    Ok(Some(crate::pipeline::account(out, acc)))
+    Ok(Some((crate::pipeline::account(out, acc), interfaces)))
 }
 
 /// What one chunk read from one file.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Piece {
     seam: Option<(u64, u64)>,
+    /// The piece's reader's interfaces once done (statistics it read included).
+    interfaces: Vec<Interface>,
     /// Timestamps of its first packet that reached the engine, and the largest among them.
     first: Option<i64>,
     latest: Option<i64>,
@@ -469,6 +477,7 @@ fn read_merged<T: Stamped>(
         hand_back(plan, from, &s.reader);
         acc.add(&s.acc);
         s.piece.seam = s.reader.seam();
+        s.piece.interfaces = s.reader.reader().interfaces().to_vec();
         out.push(s.piece);
     }
     Ok(Some((acc, out)))
@@ -483,14 +492,15 @@ mod tests {
 
     fn piece(first: i64, latest: i64) -> Piece {
         Piece {
-            seam: None,
             first: Some(first),
             latest: Some(latest),
+            ..Piece::default()
         }
     }
 
     const NONE: Piece = Piece {
         seam: None,
+        interfaces: Vec::new(),
         first: None,
         latest: None,
     };

@@ -19,7 +19,7 @@ use crate::pipeline::Progress;
 /// error and warning exactly. An error from `progress` (an interrupt) stops every chunk and is
 /// returned.
 pub fn read_table_split(
-    reader: &CaptureReader,
+    reader: &mut CaptureReader,
     columns: Option<&[String]>,
     threads: usize,
     select: Selection<'_>,
@@ -63,17 +63,20 @@ pub fn read_table_split(
                 },
             )?;
             count.finish();
-            Ok(Some((table, chunk.seam())))
+            let interfaces = chunk.reader().interfaces().to_vec();
+            Ok(Some((table, chunk.seam(), interfaces)))
         },
         progress,
     )?;
     let mut tables = Vec::with_capacity(results.len());
     let mut seams = Vec::with_capacity(results.len());
+    let mut interfaces = Vec::with_capacity(results.len());
     for r in results {
         match r {
-            Some(Ok(Some((t, seam)))) => {
+            Some(Ok(Some((t, seam, i)))) => {
                 tables.push(t);
                 seams.push(seam);
+                interfaces.push(i);
             }
             // An error, a warning or a refusal: the sequential read gives the exact outcome.
             _ => return Ok(None),
@@ -83,6 +86,8 @@ pub fn read_table_split(
         return Ok(None);
     }
     progress(plan.file_len())?;
+    // What is reported of the reader afterwards is as after a sequential read.
+    reader.adopt_interfaces(plan.interfaces_after(interfaces.iter().map(|i| &i[..])));
     Ok(Some(tables))
 }
 
@@ -325,7 +330,8 @@ mod tests {
             let mut seq = open(&path);
             let want = read_table(&mut seq, None, None, &mut |_| Ok(())).unwrap();
             let split =
-                read_table_split(&open(&path), None, 2, Selection::ALL, &mut |_| Ok(())).unwrap();
+                read_table_split(&mut open(&path), None, 2, Selection::ALL, &mut |_| Ok(()))
+                    .unwrap();
             assert!(split.is_none(), "{name}");
             let mut reader = open(&path);
             let got = read_table_threads(&mut reader, None, None, 2, &mut |_| Ok(())).unwrap();
@@ -342,21 +348,23 @@ mod tests {
         // One thread, or a reader already read from.
         let path = temp(&dir, "whole.pcap", &bytes);
         assert!(
-            read_table_split(&open(&path), None, 1, Selection::ALL, &mut |_| Ok(()))
+            read_table_split(&mut open(&path), None, 1, Selection::ALL, &mut |_| Ok(()))
                 .unwrap()
                 .is_none()
         );
         let mut used = open(&path);
         used.next_packet().unwrap();
         assert!(
-            read_table_split(&used, None, 2, Selection::ALL, &mut |_| Ok(()))
+            read_table_split(&mut used, None, 2, Selection::ALL, &mut |_| Ok(()))
                 .unwrap()
                 .is_none()
         );
         // An unknown column is an error before anything is read.
         let bad = vec!["wire_len".to_string(), "colour".to_string()];
-        let e = read_table_split(&open(&path), Some(&bad), 2, Selection::ALL, &mut |_| Ok(()))
-            .unwrap_err();
+        let e = read_table_split(&mut open(&path), Some(&bad), 2, Selection::ALL, &mut |_| {
+            Ok(())
+        })
+        .unwrap_err();
         assert!(e.to_string().contains("colour") && e.to_string().contains(ALL_COLUMNS[0]));
     }
 

@@ -1,0 +1,118 @@
+"""Captures whose own statistics (pcapng Interface Statistics Blocks) count packets lost while they
+were recorded: every read that reports on a whole capture warns, naming the interfaces and the
+counters, the same whichever way the file was read; a capture that lost nothing stays quiet."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import burstcore
+
+from . import oracles
+from .conftest import shared_file
+
+LOST = "count packets lost while it was recorded"
+
+
+def _dropping_capture(packets: int = 2000, **isb: int) -> bytes:
+    """UDP packets on two interfaces, interface 0 named, with statistics blocks a third of the way
+    in (a first count) and at the end (`isb` for interface 0, nothing lost on interface 1)."""
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface(linktype=1, resolution="1e-9", name="eth0")
+    w.interface(linktype=1, resolution="1e-9")
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=1000)
+    t = 1_700_000_000_000_000_000
+    for i in range(packets):
+        t += 1_000 if i % 100 else 5_000_000
+        w.epb(i % 2, frame, ts_ns=t)
+        if i == packets // 3:
+            w.isb(0, ts_raw=t, if_recv=i, if_drop=1)
+    w.isb(0, ts_raw=t, if_recv=packets, **isb)
+    w.isb(1, ts_raw=t, if_recv=packets, if_drop=0, os_drop=0)
+    return w.getvalue()
+
+
+def _told(call: Any) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message) for w in caught if LOST in str(w.message)]
+
+
+def test_every_read_of_a_capture_that_lost_packets_warns_with_its_counters(tmp_path: Path) -> None:
+    path = tmp_path / "lost.pcapng"
+    path.write_bytes(_dropping_capture(if_drop=7, os_drop=2))
+    want = '(interface 0 "eth0": 7 by the interface (isb_ifdrop), 2 by the operating system (isb_osdrop))'
+    calls = {
+        "scan": lambda: burstcore.scan(path, windows=["1ms"]),
+        "scan, 2 threads": lambda: burstcore.scan(path, windows=["1ms"], threads=2),
+        "scan by pair, 2 threads": lambda: burstcore.scan(path, windows=["1ms"], by=["pair"], threads=2),
+        "scan of bytes": lambda: burstcore.scan(path.read_bytes(), windows=["1ms"]),
+        "read_packets": lambda: burstcore.read_packets(path),
+        "read_packets, 2 threads": lambda: burstcore.read_packets(path, threads=2),
+        "flows": lambda: burstcore.flows(path),
+        "traffic_matrix": lambda: burstcore.traffic_matrix(path),
+    }
+    for name, call in calls.items():
+        told = _told(call)
+        # Only the last count of each interface (its counters run from the start), told once.
+        assert len(told) == 1 and want in told[0] and "interface 1" not in told[0], (name, told)
+        assert "capture buffer" in told[0], name
+    # Each capture read at once names its file.
+    other = tmp_path / "quiet.pcapng"
+    other.write_bytes(_dropping_capture(if_drop=0))
+    told = _told(lambda: burstcore.scan([other, path], windows=["1ms"]))
+    assert len(told) == 1 and want in told[0] and told[0].endswith(f"(in {path})"), told
+
+
+def test_a_capture_that_lost_nothing_does_not_warn(tmp_path: Path) -> None:
+    path = tmp_path / "quiet.pcapng"
+    path.write_bytes(_dropping_capture(if_drop=0, os_drop=0))
+    assert burstcore.info(path).drops == 0
+    assert _told(lambda: burstcore.scan(path, windows=["1ms"], threads=2)) == []
+    # A real capture: dumpcap recorded its own statistics, nothing dropped (captures/README.md).
+    real = shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng")
+    assert burstcore.info(real).drops == 0
+    assert _told(lambda: burstcore.scan(real, windows=["1ms"])) == []
+
+
+@pytest.mark.parametrize("order", ["le", "be"])
+def test_the_conformance_suite_statistics_are_told_as_its_expectations_list_them(order: str) -> None:
+    # corpus/pcapng-test-suite-expectations.md, test101: interface 0 isb_ifdrop=1 and
+    # isb_osdrop=42, interface 2 isb_ifdrop=10 (interface 1 has no statistics). test201: the same
+    # two blocks in sections 1 and 2, whose first interfaces are the capture's 3rd and 4th.
+    base = f"corpus/pcapng-test-generator/output_{order}"
+    told = _told(lambda: burstcore.scan(shared_file(f"{base}/advanced/test101.pcapng"), windows=["1ms"]))
+    assert len(told) == 1, told
+    assert (
+        '(interface 0 "eth0": 1 by the interface (isb_ifdrop), 42 by the operating system (isb_osdrop); '
+        'interface 2 "silly ethernet interface 2": 10 by the interface (isb_ifdrop))'
+    ) in told[0]
+    # info lists both counters of each interface.
+    assert ", dropped 1, dropped by the OS 42" in str(burstcore.info(shared_file(f"{base}/advanced/test101.pcapng")))
+    told = _told(lambda: burstcore.scan(shared_file(f"{base}/difficult/test201.pcapng"), windows=["1ms"]))
+    assert len(told) == 1, told
+    assert (
+        '(interface 2 "silly ethernet interface 2": 10 by the interface (isb_ifdrop); '
+        'interface 3 "eth0": 1 by the interface (isb_ifdrop), 42 by the operating system (isb_osdrop))'
+    ) in told[0]
+
+
+def test_the_command_line_prints_the_warning(tmp_path: Path) -> None:
+    path = tmp_path / "lost.pcapng"
+    path.write_bytes(_dropping_capture(if_drop=7))
+    p = subprocess.run(
+        [sys.executable, "-m", "burstcore", "scan", str(path), "--windows", "1ms"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    assert LOST in p.stderr and '"eth0": 7 by the interface (isb_ifdrop)' in p.stderr, p.stderr
