@@ -173,9 +173,10 @@ class CaptureInfo:
 
     @property
     def drops(self) -> int | None:
-        """Sum of the interfaces' ``isb_ifdrop`` counters (packets the interface dropped) from their
-        last Interface Statistics Blocks, if any; the operating system's own (``isb_osdrop``) are
-        in ``interfaces`` as ``os_drop``, and shown per interface."""
+        """Sum of the interfaces' ``isb_ifdrop`` counters from their last Interface Statistics
+        Blocks, if any (the pcapng spec's drops by the interface; dumpcap puts the OS capture
+        buffer's drops there). ``isb_osdrop`` is in ``interfaces`` as ``os_drop``, and shown per
+        interface."""
         vals = [int(i["if_drop"]) for i in self.interfaces if i.get("if_drop") is not None]
         return sum(vals) if vals else None
 

@@ -1346,8 +1346,14 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
     if kwargs["bins"] is None:
         kwargs["bins"] = _auto_bin_ns(cap.duration_ns if cap is not None else None)
     with _progress(label, args.quiet) as bar, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the info pass above already reported them
+        warnings.simplefilter("ignore")  # told just below, those the info pass has not told
         result = burstcore.scan(src, progress=bar, **kwargs)
+    # The info pass tells what the reader met; the scan also tells what only a whole read
+    # knows (the packets the capture records it lost), and stdin has no info pass.
+    told = set(cap.warnings) if cap is not None else set()
+    for w in result.warnings:
+        if w not in told:
+            _warn(f"{label}: {w}")
     if chosen_rates and kwargs["rates"]:
         result.config["rates"] = f"{len(kwargs['rates'])} mean-rate multiples, 1.05ρ to 50ρ"
     return cap, result

@@ -25,7 +25,9 @@ impl CaptureReader {
 fn lost(interfaces: &[Interface]) -> Option<Warning> {
     let mut each = Vec::new();
     for i in interfaces {
-        let (ifd, osd) = (i.stats.if_drop.unwrap_or(0), i.stats.os_drop.unwrap_or(0));
+        // All ones is how Wireshark's tools say "not known".
+        let known = |c: Option<u64>| c.filter(|&n| n != u64::MAX).unwrap_or(0);
+        let (ifd, osd) = (known(i.stats.if_drop), known(i.stats.os_drop));
         if ifd == 0 && osd == 0 {
             continue;
         }
@@ -33,14 +35,11 @@ fn lost(interfaces: &[Interface]) -> Option<Warning> {
             .name
             .as_deref()
             .map_or(String::new(), |n| format!(" {n:?}"));
-        let counts: Vec<String> = [
-            (ifd, "by the interface (isb_ifdrop)"),
-            (osd, "by the operating system (isb_osdrop)"),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, by)| format!("{n} {by}"))
-        .collect();
+        let counts: Vec<String> = [(ifd, "isb_ifdrop"), (osd, "isb_osdrop")]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, field)| format!("{field} {n}"))
+            .collect();
         each.push(format!(
             "interface {}{name}: {}",
             i.index,
@@ -50,14 +49,15 @@ fn lost(interfaces: &[Interface]) -> Option<Warning> {
     if each.is_empty() {
         return None;
     }
-    // The two counters count losses at different places (the interface, the capturing OS): both
-    // are told, never summed, as a tool could count one loss in both.
+    // The counters are named, not explained: the spec has isb_ifdrop count what the interface
+    // dropped and isb_osdrop what the OS did, but dumpcap puts the OS capture buffer's drops in
+    // isb_ifdrop. Never summed, as a tool could count one loss in both.
     Some(Warning {
         kind: ErrorKind::PacketsLost,
         offset: None,
         reason: format!(
             "the capture's own statistics count packets lost while it was recorded ({}): they \
-             are not in the file, so every figure here undercounts the traffic, most in the \
+             were never written, so every figure here undercounts the traffic, most in the \
              bursts where the capturing host fell behind; record again with a larger capture \
              buffer (dumpcap -B, tcpdump -B), a smaller snaplen, or a capture filter",
             each.join("; ")
@@ -103,15 +103,16 @@ mod tests {
         let w = lost(&[
             interface(0, Some("eth0"), Some(0), None),
             interface(1, None, Some(7), Some(2)),
-            interface(2, Some("eth2"), None, Some(u64::MAX)),
+            interface(2, Some("eth2"), None, Some(u64::MAX - 1)),
+            // Not known (Wireshark's tools write all ones for that).
+            interface(3, None, Some(u64::MAX), Some(u64::MAX)),
         ])
         .expect("told");
         assert_eq!(w.kind, ErrorKind::PacketsLost);
         assert!(
             w.reason.contains(&format!(
-                "(interface 1: 7 by the interface (isb_ifdrop), 2 by the operating system \
-                 (isb_osdrop); interface 2 \"eth2\": {} by the operating system (isb_osdrop))",
-                u64::MAX
+                "(interface 1: isb_ifdrop 7, isb_osdrop 2; interface 2 \"eth2\": isb_osdrop {}):",
+                u64::MAX - 1
             )),
             "{}",
             w.reason

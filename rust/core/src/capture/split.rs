@@ -230,9 +230,15 @@ impl SplitPlan {
     }
 
     /// The interfaces as a sequential read of the whole file leaves them, from those of the
-    /// readers of its chunks (in file order, each read to its end). Each interface's statistics
-    /// are those of the last Interface Statistics Block for it (its counters run from the start
-    /// of the capture), which the last chunk that met one holds.
+    /// readers of its chunks (in file order, each read to its end). A sequential read keeps, of
+    /// each counter, the value of the last Interface Statistics Block that gave it (a block may
+    /// leave one out); every chunk reader starts from the header's statistics, so a value that
+    /// differs from the header's was given in that chunk, and the last chunk to give one wins.
+    /// (A chunk that gives the header's value again after an earlier chunk gave another is
+    /// taken for silent: counters run from the start of the capture and do not go back.)
+    ///
+    /// `isb_count` may count once more a block that lies between a chunk's end and the next
+    /// packet: both chunks read it.
     pub fn interfaces_after<'a>(
         &self,
         chunks: impl IntoIterator<Item = &'a [Interface]>,
@@ -240,14 +246,7 @@ impl SplitPlan {
         let mut out = self.declared.clone();
         for chunk in chunks {
             for ((merged, seen), header) in out.iter_mut().zip(chunk).zip(&self.declared) {
-                // Every chunk reader also parsed the header's own blocks.
-                let met = seen.stats.isb_count.saturating_sub(header.stats.isb_count);
-                if met > 0 {
-                    merged.stats = InterfaceStats {
-                        isb_count: merged.stats.isb_count.saturating_add(met),
-                        ..seen.stats.clone()
-                    };
-                }
+                merge_statistics(&mut merged.stats, &seen.stats, &header.stats);
             }
         }
         out
@@ -660,6 +659,24 @@ impl ChunkReader {
         }
         Some((self.first?, self.stop?))
     }
+}
+
+/// Into `merged`, what a chunk reader's statistics `seen` were given after the `header`'s.
+fn merge_statistics(merged: &mut InterfaceStats, seen: &InterfaceStats, header: &InterfaceStats) {
+    fn take<T: PartialEq + Copy>(merged: &mut T, seen: T, header: T) {
+        if seen != header {
+            *merged = seen;
+        }
+    }
+    let met = seen.isb_count.saturating_sub(header.isb_count);
+    merged.isb_count = merged.isb_count.saturating_add(met);
+    take(&mut merged.if_recv, seen.if_recv, header.if_recv);
+    take(&mut merged.if_drop, seen.if_drop, header.if_drop);
+    take(&mut merged.os_drop, seen.os_drop, header.os_drop);
+    take(&mut merged.fil_accept, seen.fil_accept, header.fil_accept);
+    take(&mut merged.usr_deliv, seen.usr_deliv, header.usr_deliv);
+    take(&mut merged.start_ns, seen.start_ns, header.start_ns);
+    take(&mut merged.end_ns, seen.end_ns, header.end_ns);
 }
 
 /// Whether chunks, each read to its end, framed exactly the packets of a sequential read: each
