@@ -44,20 +44,31 @@ fn packets(rng: &mut Rng, n: usize, shuffle: bool) -> Vec<(i64, u16, u16, u32)> 
     out
 }
 
-fn write(path: &Path, pkts: &[(i64, u16, u16, u32)], pcapng: bool, snaplen: u32) {
+/// A TCP segment of `len` bytes on the wire from host `s` to host `d`, cut to `snaplen`.
+fn tcp_frame((s, d, len): (u16, u16, u32), snaplen: u32, frame: &mut Vec<u8>) {
+    frame.clear();
+    TcpSegment::between_hosts(s, d, 5000 + s, 6000 + d)
+        .write_frame(len, snaplen, frame)
+        .expect("frame");
+}
+
+/// A pcapng writer with one section and an Ethernet interface (ns stamps) per name.
+fn pcapng(names: &[Option<&str>], snaplen: u32) -> PcapNgWriter<Vec<u8>> {
+    let mut w = PcapNgWriter::new(Vec::new());
+    w.section(ByteOrder::Little, None).expect("shb");
+    for &name in names {
+        w.interface(1, snaplen, TsResolution::Pow10(9), 0, name)
+            .expect("idb");
+    }
+    w
+}
+
+fn write(path: &Path, pkts: &[(i64, u16, u16, u32)], as_pcapng: bool, snaplen: u32) {
     let mut frame = Vec::new();
-    if pcapng {
-        let mut w = PcapNgWriter::new(Vec::new());
-        w.section(ByteOrder::Little, None).expect("shb");
-        w.interface(1, snaplen, TsResolution::Pow10(9), 0, None)
-            .expect("idb");
-        w.interface(1, snaplen, TsResolution::Pow10(9), 0, None)
-            .expect("idb");
+    if as_pcapng {
+        let mut w = pcapng(&[None, None], snaplen);
         for (i, &(ts, s, d, len)) in pkts.iter().enumerate() {
-            frame.clear();
-            TcpSegment::between_hosts(s, d, 5000 + s, 6000 + d)
-                .write_frame(len, snaplen, &mut frame)
-                .expect("frame");
+            tcp_frame((s, d, len), snaplen, &mut frame);
             w.enhanced_packet((i % 2) as u32, ts, len, &frame)
                 .expect("epb");
         }
@@ -71,10 +82,7 @@ fn write(path: &Path, pkts: &[(i64, u16, u16, u32)], pcapng: bool, snaplen: u32)
         };
         let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
         for &(ts, s, d, len) in pkts {
-            frame.clear();
-            TcpSegment::between_hosts(s, d, 5000 + s, 6000 + d)
-                .write_frame(len, snaplen, &mut frame)
-                .expect("frame");
+            tcp_frame((s, d, len), snaplen, &mut frame);
             w.write_packet(ts, len, &frame).expect("packet");
         }
         std::fs::write(path, w.finish().expect("finish")).expect("write");
@@ -448,17 +456,11 @@ fn a_timestamp_out_of_range_sends_the_scan_the_sequential_way() {
     let mut rng = Rng(13);
     let pkts = packets(&mut rng, 20_000, false);
     let path = dir.join("out_of_range.pcapng");
-    let mut w = PcapNgWriter::new(Vec::new());
-    w.section(ByteOrder::Little, None).expect("shb");
-    w.interface(1, 0, TsResolution::Pow10(9), 0, None)
-        .expect("idb");
+    let mut w = pcapng(&[None], 0);
     let mut frame = Vec::new();
     let mut far = 0;
     for (i, &(ts, s, d, len)) in pkts.iter().enumerate() {
-        frame.clear();
-        TcpSegment::between_hosts(s, d, 5000 + s, 6000 + d)
-            .write_frame(len, 0, &mut frame)
-            .expect("frame");
+        tcp_frame((s, d, len), 0, &mut frame);
         if i % 997 == 500 {
             w.enhanced_packet_raw(0, u64::MAX, len, &frame)
                 .expect("epb");
@@ -686,12 +688,7 @@ fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_pack
 /// counts isb_osdrop 3 at the end.
 fn write_with_statistics(path: &Path, pkts: &[(i64, u16, u16, u32)]) {
     use burstcore::capture::InterfaceStats;
-    let mut w = PcapNgWriter::new(Vec::new());
-    w.section(ByteOrder::Little, None).expect("shb");
-    w.interface(1, 0, TsResolution::Pow10(9), 0, Some("eth0"))
-        .expect("idb");
-    w.interface(1, 0, TsResolution::Pow10(9), 0, None)
-        .expect("idb");
+    let mut w = pcapng(&[Some("eth0"), None], 0);
     let stats = |if_drop, os_drop| InterfaceStats {
         if_recv: Some(pkts.len() as u64),
         if_drop,
@@ -700,10 +697,7 @@ fn write_with_statistics(path: &Path, pkts: &[(i64, u16, u16, u32)]) {
     };
     let mut frame = Vec::new();
     for (i, &(ts, s, d, len)) in pkts.iter().enumerate() {
-        frame.clear();
-        TcpSegment::between_hosts(s, d, 5000 + s, 6000 + d)
-            .write_frame(len, 0, &mut frame)
-            .expect("frame");
+        tcp_frame((s, d, len), 0, &mut frame);
         w.enhanced_packet((i % 2) as u32, ts, len, &frame)
             .expect("epb");
         let raw = ts as u64;
