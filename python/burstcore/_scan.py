@@ -266,7 +266,7 @@ def scan(
         process while it is read raises ``OSError`` ("the file shrank while it was being read")
         instead of killing the process with SIGBUS; buffered elsewhere, where ``True`` maps
         unguarded (only for files nothing truncates meanwhile). Many files at once (more than
-        16 files × threads) are read buffered by default too: each mapped reader holds a few MiB
+        8 files × threads) are read buffered by default too: each mapped reader holds a few MiB
         of its file resident. Compressed files, stdin, pipes and
         file objects are read buffered whatever this says; a scan split into time chunks
         (``threads`` > 1) maps the file once and frames every chunk from it.

@@ -373,7 +373,7 @@ def _ns(duration: str | None) -> int | None:
 MMAP_HELP = (
     "read plain capture files through a memory mapping (--mmap) or with read() (--no-mmap); same results. "
     "Default: mapped on Linux, where a file truncated meanwhile is an error rather than a crash, unless more "
-    "than 16 files x threads are read at once; read() "
+    "than 8 files x threads are read at once; read() "
     "elsewhere, where --mmap is only for files nothing truncates meanwhile (that kills burstcore with SIGBUS). "
     "Compressed files and stdin are read with read()"
 )
