@@ -148,12 +148,13 @@ def mapped_now(paths: list[str]) -> set[str]:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="files are mapped by default on Linux only")
 @pytest.mark.parametrize(
-    ("files", "threads", "mapped"), [(2, 1, True), (16, 1, True), (17, 1, False), (8, 2, True), (9, 2, False)]
+    ("files", "threads", "mapped"),
+    [(2, 1, True), (8, 1, True), (9, 1, False), (4, 2, True), (5, 2, False), (8, 2, False)],
 )
 def test_many_files_scanned_at_once_are_read_rather_than_mapped(
     tmp_path: Path, files: int, threads: int, mapped: bool
 ) -> None:
-    # Each mapped reader holds a few MiB of its file: past 16 readers (files × threads), the
+    # Each mapped reader holds a few MiB of its file: past 8 readers (files × threads), the
     # default reads with read(), so that memory does not grow with the number of files. Same
     # results either way; mmap=True still maps them all.
     data = generated(400, fmt="pcap")
