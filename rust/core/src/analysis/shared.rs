@@ -35,7 +35,7 @@ use std::hash::{DefaultHasher, Hasher};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::capture::split::{ChunkReader, SplitPlan};
-use crate::capture::CaptureReader;
+use crate::capture::{named_among, CaptureReader};
 use crate::error::Result;
 use crate::filter::Filter;
 use crate::packet::{Packet, TimeRange};
@@ -114,16 +114,11 @@ pub fn shared_packets(
     filters: &[Option<Filter>],
     options: &SharedOptions,
 ) -> Result<SharedPackets> {
-    // An error names the capture it was met in, as a read of them all would.
+    // An error names the capture it was met in, as a read of them all would; the captures
+    // borrow their readers, so the names are taken first.
     let n = readers.len();
     let labels: Vec<String> = (0..n).map(|k| readers[k].label(k, n)).collect();
-    let named = |k: usize, e: crate::error::Error| {
-        if n > 1 {
-            e.in_input(labels[k].as_str())
-        } else {
-            e
-        }
-    };
+    let named = |k: usize, e: crate::error::Error| named_among(e, n, || labels[k].clone());
     let mut captures = Vec::with_capacity(n);
     for (k, reader) in readers.iter_mut().enumerate() {
         let filter = filters.get(k).and_then(Option::as_ref);

@@ -125,6 +125,18 @@ pub fn label(path: Option<&std::path::Path>, k: usize, n: usize) -> String {
     }
 }
 
+/// `e` met reading one of `n` inputs, named `label` among the others when there are several
+/// ([`Error::in_input`]), as it is when alone ([`CaptureReader::named`], for a reader that
+/// cannot be borrowed where the error is met).
+#[cold]
+pub(crate) fn named_among(e: Error, n: usize, label: impl FnOnce() -> String) -> Error {
+    if n > 1 {
+        e.in_input(label())
+    } else {
+        e
+    }
+}
+
 /// `e`, unless one of `readers` reads a mapped file that shrank meanwhile: then the truncation
 /// error, as `e` may come from what the vanished bytes read as (zeros framed as records: a late
 /// packet, a corrupt block).
@@ -485,11 +497,7 @@ impl CaptureReader {
     /// there are several ([`Error::in_input`]), as it is.
     #[cold]
     pub fn named(&self, e: Error, k: usize, n: usize) -> Error {
-        if n > 1 {
-            e.in_input(self.label(k, n))
-        } else {
-            e
-        }
+        named_among(e, n, || self.label(k, n))
     }
     /// This reader is one of several reading at once: a mapped one hands its pages back in
     /// smaller steps, so that a scan of many files holds less of each mapped (a scan of several
