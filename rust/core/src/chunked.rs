@@ -13,7 +13,7 @@
 //! or warning in any chunk) gives `None`, and the caller scans another way: the sequential path
 //! reproduces every error and warning exactly.
 
-use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
+use crate::capture::split::{ChunkEnd, ChunkReader, SplitPlan};
 use crate::capture::{CaptureReader, Interface};
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, NotMergeable, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
@@ -48,10 +48,8 @@ struct Job {
 /// What scanning one range gave.
 struct Done {
     state: ChunkState,
-    seam: Option<(u64, u64)>,
+    end: ChunkEnd,
     acc: Accounting,
-    /// The chunk reader's interfaces once done (statistics it read included).
-    interfaces: Vec<Interface>,
 }
 
 /// Whether scanning in time chunks is expected to pay off: when every grouping is the aggregate
@@ -87,7 +85,7 @@ pub fn scan(
     Ok(Some(done))
 }
 
-/// Each file's interfaces after a read of all its chunks ([`SplitPlan::interfaces_after`]).
+/// Each file's interfaces after a read of all its chunks ([`SplitPlan::read_whole`]).
 type Interfaces = Vec<Vec<Interface>>;
 
 /// [`scan`], with each file's interfaces as its chunks left them.
@@ -194,11 +192,10 @@ fn in_chunks(
     let mut merged_files: Vec<(usize, ChunkState)> = Vec::new();
     let mut interfaces = Vec::with_capacity(plans.len());
     for (file, chunks) in files.into_iter().enumerate() {
-        let seams: Vec<_> = chunks.iter().map(|d| d.seam).collect();
-        if !chunks_line_up(&plans[file], &seams) {
+        let Some(read) = plans[file].read_whole(chunks.iter().map(|d| &d.end)) else {
             return Ok(None);
-        }
-        interfaces.push(plans[file].interfaces_after(chunks.iter().map(|d| &d.interfaces[..])));
+        };
+        interfaces.push(read);
         for d in &chunks {
             acc.add(&d.acc);
         }
@@ -327,8 +324,7 @@ fn run(
     let state = scanner.finish()?;
     Ok(Some(Done {
         state,
-        seam: reader.seam(),
+        end: reader.end(),
         acc,
-        interfaces: reader.reader().interfaces().to_vec(),
     }))
 }

@@ -15,7 +15,7 @@ impl CaptureReader {
     }
 
     /// Take the interfaces a read of the file elsewhere (its chunks, see
-    /// [`super::split::SplitPlan::interfaces_after`]) left, for what is reported afterwards.
+    /// [`super::split::SplitPlan::read_whole`]) left, for what is reported afterwards.
     pub(crate) fn adopt_interfaces(&mut self, interfaces: Vec<Interface>) {
         self.interfaces = interfaces;
     }

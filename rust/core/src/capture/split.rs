@@ -229,6 +229,19 @@ impl SplitPlan {
         self.interfaces
     }
 
+    /// The interfaces a sequential read of the whole file leaves, if the chunks that ended as
+    /// `ends` (in file order, each read to its end) framed exactly its packets
+    /// ([`chunks_line_up`]); `None` if they did not, and the file must be read another way.
+    pub fn read_whole<'a>(
+        &self,
+        ends: impl IntoIterator<Item = &'a ChunkEnd>,
+    ) -> Option<Vec<Interface>> {
+        let ends: Vec<&ChunkEnd> = ends.into_iter().collect();
+        let seams: Vec<_> = ends.iter().map(|e| e.seam).collect();
+        chunks_line_up(self, &seams)
+            .then(|| self.interfaces_after(ends.iter().map(|e| &e.interfaces[..])))
+    }
+
     /// The interfaces as a sequential read of the whole file leaves them, from those of the
     /// readers of its chunks (in file order, each read to its end). A sequential read keeps, of
     /// each counter, the value of the last Interface Statistics Block that gave it (a block may
@@ -239,7 +252,7 @@ impl SplitPlan {
     ///
     /// `isb_count` may count once more a block that lies between a chunk's end and the next
     /// packet: both chunks read it.
-    pub fn interfaces_after<'a>(
+    fn interfaces_after<'a>(
         &self,
         chunks: impl IntoIterator<Item = &'a [Interface]>,
     ) -> Vec<Interface> {
@@ -646,6 +659,14 @@ impl ChunkReader {
         self.reader.share_residency();
     }
 
+    /// What [`SplitPlan::read_whole`] needs of this chunk, once it is read to its end.
+    pub fn end(&self) -> ChunkEnd {
+        ChunkEnd {
+            seam: self.seam(),
+            interfaces: self.reader.interfaces().to_vec(),
+        }
+    }
+
     /// Offsets of the first packet framed and of the packet the chunk stopped at (the file length
     /// for the end), once read to the end; `None` while reading, or when the chunk met a warning,
     /// a section header or an interface description and cannot be trusted.
@@ -659,6 +680,14 @@ impl ChunkReader {
         }
         Some((self.first?, self.stop?))
     }
+}
+
+/// What a chunk reader read to its end leaves ([`ChunkReader::end`]): where it framed, and its
+/// interfaces with the statistics it read.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkEnd {
+    seam: Option<(u64, u64)>,
+    interfaces: Vec<Interface>,
 }
 
 /// Into `merged`, what a chunk reader's statistics `seen` were given after the `header`'s.

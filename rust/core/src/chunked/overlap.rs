@@ -15,8 +15,7 @@
 //! own business ([`ChunkState::merge`]), as for the chunks of one file.
 
 use super::{merge_in_order, next_arrival, CHECK_EVERY, LEADING_SHARE, SHARE};
-use crate::capture::split::{chunks_line_up, ChunkReader, SplitPlan};
-use crate::capture::Interface;
+use crate::capture::split::{ChunkEnd, ChunkReader, SplitPlan};
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
@@ -94,20 +93,16 @@ pub(super) fn scan(
         .into_iter()
         .map(|c| ((c.state, c.acc), c.files))
         .unzip();
+    let mut interfaces = Vec::with_capacity(plans.len());
     for (f, plan) in plans.iter().enumerate() {
-        let seams: Vec<_> = pieces.iter().map(|files| files[f].seam).collect();
-        if !chunks_line_up(plan, &seams) {
+        let Some(read) = plan.read_whole(pieces.iter().map(|files| &files[f].end)) else {
             return Ok(None);
-        }
+        };
+        interfaces.push(read);
     }
     if !in_merge_order(&pieces) {
         return Ok(None);
     }
-    let interfaces = plans
-        .iter()
-        .enumerate()
-        .map(|(f, plan)| plan.interfaces_after(pieces.iter().map(|files| &files[f].interfaces[..])))
-        .collect();
     let mut acc = Accounting::default();
     for (_, a) in &states {
         acc.add(a);
@@ -125,9 +120,8 @@ pub(super) fn scan(
 /// What one chunk read from one file.
 #[derive(Debug, Clone, Default)]
 struct Piece {
-    seam: Option<(u64, u64)>,
-    /// The piece's reader's interfaces once done (statistics it read included).
-    interfaces: Vec<Interface>,
+    /// Where its reader framed, and what it read of the interfaces.
+    end: ChunkEnd,
     /// Timestamps of its first packet that reached the engine, and the largest among them.
     first: Option<i64>,
     latest: Option<i64>,
@@ -476,8 +470,7 @@ fn read_merged<T: Stamped>(
         // (the mapping is the plan's): about 4 MiB per file for each chunk done.
         hand_back(plan, from, &s.reader);
         acc.add(&s.acc);
-        s.piece.seam = s.reader.seam();
-        s.piece.interfaces = s.reader.reader().interfaces().to_vec();
+        s.piece.end = s.reader.end();
         out.push(s.piece);
     }
     Ok(Some((acc, out)))
@@ -497,13 +490,6 @@ mod tests {
             ..Piece::default()
         }
     }
-
-    const NONE: Piece = Piece {
-        seam: None,
-        interfaces: Vec::new(),
-        first: None,
-        latest: None,
-    };
 
     #[test]
     fn merge_order_is_checked_against_every_other_file() {
@@ -542,18 +528,18 @@ mod tests {
         // the third chunk's, which file 0's packets of the second chunk pass.
         assert!(!in_merge_order(&[
             vec![piece(0, 10), piece(1, 9)],
-            vec![piece(11, 30), NONE],
+            vec![piece(11, 30), Piece::default()],
             vec![piece(31, 40), piece(25, 41)]
         ]));
         assert!(in_merge_order(&[
             vec![piece(0, 10), piece(1, 9)],
-            vec![piece(11, 30), NONE],
+            vec![piece(11, 30), Piece::default()],
             vec![piece(31, 40), piece(32, 41)]
         ]));
         // A file with no packets at all constrains nothing.
         assert!(in_merge_order(&[
-            vec![piece(0, 10), NONE],
-            vec![piece(11, 30), NONE]
+            vec![piece(0, 10), Piece::default()],
+            vec![piece(11, 30), Piece::default()]
         ]));
     }
 

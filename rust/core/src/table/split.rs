@@ -7,7 +7,7 @@
 //! Reading costs the same per byte everywhere in a file, so the ranges are of equal size.
 
 use super::{column_names, fill, PacketTable, Selection};
-use crate::capture::split::{chunks_line_up, SplitPlan};
+use crate::capture::split::SplitPlan;
 use crate::capture::CaptureReader;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pipeline::Progress;
@@ -63,31 +63,28 @@ pub fn read_table_split(
                 },
             )?;
             count.finish();
-            let interfaces = chunk.reader().interfaces().to_vec();
-            Ok(Some((table, chunk.seam(), interfaces)))
+            Ok(Some((table, chunk.end())))
         },
         progress,
     )?;
     let mut tables = Vec::with_capacity(results.len());
-    let mut seams = Vec::with_capacity(results.len());
-    let mut interfaces = Vec::with_capacity(results.len());
+    let mut ends = Vec::with_capacity(results.len());
     for r in results {
         match r {
-            Some(Ok(Some((t, seam, i)))) => {
+            Some(Ok(Some((t, end)))) => {
                 tables.push(t);
-                seams.push(seam);
-                interfaces.push(i);
+                ends.push(end);
             }
             // An error, a warning or a refusal: the sequential read gives the exact outcome.
             _ => return Ok(None),
         }
     }
-    if !chunks_line_up(&plan, &seams) {
+    let Some(read) = plan.read_whole(&ends) else {
         return Ok(None);
-    }
+    };
     progress(plan.file_len())?;
     // What is reported of the reader afterwards is as after a sequential read.
-    reader.adopt_interfaces(plan.interfaces_after(interfaces.iter().map(|i| &i[..])));
+    reader.adopt_interfaces(read);
     Ok(Some(tables))
 }
 
