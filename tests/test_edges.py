@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,8 @@ import polars as pl
 import pytest
 
 import burstcore
+
+from . import oracles
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 FRAME = bytes(60)
@@ -32,7 +35,8 @@ def _at(ts_ns: list[int]) -> bytes:
 def test_a_span_of_centuries_is_exact() -> None:
     # 1684 to 2255: the span passes i64::MAX ns, which an Int64 column could not hold.
     ts = [-(9 * 10**18), 9 * 10**18]
-    r = burstcore.scan(_at(ts), windows=["1s"], rates=["1Gbps"], bins=["1s"])
+    with pytest.warns(UserWarning, match="bin width 1s is left sparse"):
+        r = burstcore.scan(_at(ts), windows=["1s"], rates=["1Gbps"], bins=["1s"])
     assert r.summary["span_ns"][0] == 18 * 10**18
     assert r.groups["span_ns"][0] == 18 * 10**18
     assert r.groups["mean_rate_bps"][0] == pytest.approx(120 * 8e9 / 18e18)
@@ -128,3 +132,61 @@ def test_in_memory_captures_of_every_buffer_type_read_alike() -> None:
         assert got.envelope.equals(want.envelope) and got.backlog.equals(want.backlog)
         assert burstcore.read_packets(source).height == 1000
         assert burstcore.info(source).packets == 1000
+
+
+def test_a_fine_bin_left_sparse_leaves_the_coarse_ones_filled() -> None:
+    # Packets 25 ms apart, in 1 ms and 1 ns bins: the 1 ns series would need 25 M rows and stays
+    # sparse, told so; the 1 ms series beside it is filled as when asked for alone (it was left
+    # sparse with it, its mean rate 13x too high).
+    ts, sizes = [0, 7_000_123, 25_000_000], [100, 300, 200]
+    data = oracles.capture(ts, sizes)
+    alone = burstcore.scan(data, windows=["1ms"], bins=["1ms"]).series
+    with pytest.warns(UserWarning, match=r"bin width 1ns is left sparse .* 20,000,000 rows") as told:
+        both = burstcore.scan(data, windows=["1ms"], bins=["1ns", "1ms"])
+    assert len(told) == 1 and told[0].filename == __file__
+    assert [w for w in both.warnings if "left sparse" in w] == [str(told[0].message)]
+    ms = both.series.filter(pl.col("bin") == pl.duration(milliseconds=1))
+    assert ms.equals(alone)
+    want = oracles.binned(ts, sizes, 10**6)
+    assert ms["start_ns"].to_list() == [k * 10**6 for k in range(26)]
+    assert ms.select("bytes", "packets").rows() == [want.get(k * 10**6, (0, 0)) for k in range(26)]
+    ns = both.series.filter(pl.col("bin") == pl.duration(nanoseconds=1))
+    assert ns.select("start_ns", "bytes").rows() == list(zip(ts, sizes, strict=True))
+    # Within the limit, every width is filled and nothing is told.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = burstcore.scan(data, windows=["1ms"], bins=["1us", "1ms"])
+    assert r.series.filter(pl.col("bin") == pl.duration(microseconds=1)).height == 25_001
+    assert not r.warnings
+
+
+def test_a_filled_1ns_bin_at_the_end_of_time() -> None:
+    # The last bin is k = i64::MAX: the filled range's exclusive end passed i64 and the series
+    # came back empty.
+    ts = [I64_MAX - 10, I64_MAX]
+    r = burstcore.scan(_at(ts), windows=["1ns"], rates=[8], bins=["1ns"])
+    assert r.series["start_ns"].to_list() == list(range(I64_MAX - 10, I64_MAX + 1))
+    assert r.series["bytes"].to_list() == [60] + [0] * 9 + [60]
+
+
+def test_ratios_of_a_group_without_bytes_are_null() -> None:
+    # With size="payload" the ACK-only direction has ρ = 0 over a span: PtM and r/ρ were NaN and
+    # inf, which sort above every number.
+    def tcp(src: str, dst: str, payload: int, flags: int) -> bytes:
+        frame = oracles.eth_ipv4_udp(src, dst, 1, 2, payload, proto=6)
+        return frame[:47] + bytes([flags]) + frame[48:]
+
+    a, b = "10.0.0.1", "10.0.0.2"
+    frames = [tcp(a, b, 1000, 0x18), tcp(b, a, 0, 0x10)] * 2
+    ts = [1000, 2000, 3000, 4000]
+    data = oracles.capture(ts, [len(f) for f in frames], frames=frames)
+    r = burstcore.scan(data, windows=["1us"], rates=["1Gbps"], by="pair", size="payload")
+    assert r.groups.sort("group").select("group", "bytes", "mean_rate_bps").rows() == [
+        (f"{a}>{b}", 2000, 2000 * 8e9 / 2000),
+        (f"{b}>{a}", 0, 0.0),
+    ]
+    ptm = dict(r.envelope.select("group", "ptm").iter_rows())
+    over = dict(r.backlog.select("group", "rate_over_mean").iter_rows())
+    assert ptm[f"{b}>{a}"] is None and over[f"{b}>{a}"] is None
+    # E(1 us) is one data packet's 1000 B of payload, and ρ·τ = 2000 B / 2000 ns · 1000 ns.
+    assert ptm[f"{a}>{b}"] == 1.0

@@ -241,7 +241,10 @@ def scan(
         ``LimitExceededError`` at once. Lower it to bound a scan by flow of a capture of
         millions of short flows.
     fill_empty_bins:
-        Fill the series with zero rows for empty bins (up to 20 M rows; sparse above).
+        Fill the series with zero rows for empty bins, from each group's first non-empty bin
+        to its last, up to 20 M rows in all: the bin widths needing the fewest rows are filled
+        first, each for all its groups, and a width that would pass the limit stays sparse
+        (non-empty bins only) with a ``UserWarning`` naming it.
     strict:
         A capture cut off mid-block (still being written) raises ``TruncatedCaptureError``
         instead of giving the packets before the cut and a ``CaptureWarning``.
@@ -299,7 +302,8 @@ def scan(
 
     Conventions: timestamps are integer ns since the epoch (UTC). ρ of a group = its bytes / its
     span (first to last packet, or the ``start``/``end`` given), so PtM(τ) = E(τ)/(ρ·τ) → ~1 as
-    τ approaches the span; with a zero span ρ and PtM are null. B_max uses exact integer
+    τ approaches the span; with a zero span ρ and PtM are null, and with no bytes over a span ρ
+    is 0 and PtM and r/ρ are null. B_max uses exact integer
     arithmetic (bits·ns), rounded once to a float of bytes at the end.
     """
     windows_ns = (
@@ -501,7 +505,12 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
         first=pl.col("first_ns").cast(_DT),
         last=pl.col("last_ns").cast(_DT),
     )
-    keys = groups.select("gid", "by", "group", "mean_rate_bps")
+    # What PtM and r/ρ divide by: ρ where it is above 0. A group of no bytes over a span (an
+    # ACK-only direction with size="payload") has ρ = 0, and its ratios are null like those of a
+    # zero span, never NaN or inf (which polars sorts above every number).
+    keys = groups.select(
+        "gid", "by", "group", mean_rate_bps=pl.when(pl.col("mean_rate_bps") > 0).then(pl.col("mean_rate_bps"))
+    )
 
     env = pl.DataFrame(out["envelope"]).join(keys, on="gid", how="left")
     env = env.with_columns(
@@ -523,7 +532,12 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
 
     se = pl.DataFrame(out["series"])
     if fill and se.height:
-        se = _fill_bins(se)
+        se, sparse = _fill_bins(se)
+        if sparse:
+            note = _sparse_note(sparse)
+            # scan → _build_result → here: told at the caller's line.
+            warnings.warn(note, UserWarning, stacklevel=3)
+            warns = [*warns, note]
     se = se.join(keys.select("gid", "by", "group"), on="gid", how="left").with_columns(
         bin=pl.col("bin_ns").cast(pl.Duration("ns")),
         start=pl.col("start_ns").cast(_DT),
@@ -576,6 +590,17 @@ def _span_u64(first_ns: Any, last_ns: Any) -> np.ndarray:
     return last - first
 
 
+def _sparse_note(widths: list[int]) -> str:
+    """What a series left sparse by the row limit means, and what to do."""
+    names = ", ".join(format_duration(w) for w in widths)
+    return (
+        f"the series of bin width {names} is left sparse (only its non-empty bins): filling its empty "
+        f"bins would pass {DENSE_SERIES_LIMIT:,} rows in all, so a mean or quantile of its rate_bps "
+        "over rows is over busy bins only; give a coarser bin or a stretch (start=/end=), or "
+        "count the empty bins from its first and last start"
+    )
+
+
 def _bin_index(start_ns: int, bin_ns: int) -> int:
     """k of the bin that starts at `start_ns` (k·Δ, or i64::MIN for the one bin before it)."""
     return start_ns // bin_ns
@@ -587,25 +612,51 @@ def _bin_start(k: pl.Expr, bin_ns: pl.Expr) -> pl.Expr:
     return pl.when(before).then(pl.lit(-(2**63), dtype=pl.Int64)).otherwise(k * bin_ns)
 
 
-def _fill_bins(se: pl.DataFrame) -> pl.DataFrame:
-    """Zero rows for empty bins between each (group, width)'s first and last non-empty bin."""
+def _fill_bins(se: pl.DataFrame) -> tuple[pl.DataFrame, list[int]]:
+    """Zero rows for empty bins between each (group, width)'s first and last non-empty bin, and
+    the widths left sparse.
+
+    A width is filled for all its groups or for none, so that each width's series is one thing
+    or the other. The widths that need the fewest rows are filled first, as long as the total
+    stays within ``DENSE_SERIES_LIMIT``: a fine width over a long capture leaves only itself
+    sparse, not the coarse widths beside it."""
     ranges = se.group_by("gid", "bin_ns").agg(lo=pl.col("start_ns").min(), hi=pl.col("start_ns").max())
     # Bins are counted from the epoch (bin k starts at k·Δ), so a bin's index is exact where its
     # start is not: the one bin before 1677 has its start clamped to i64::MIN. Counted in Python
     # ints, a range of bins over centuries cannot wrap.
     lo_k = [_bin_index(lo, w) for lo, w in zip(ranges["lo"], ranges["bin_ns"], strict=True)]
     hi_k = [_bin_index(hi, w) for hi, w in zip(ranges["hi"], ranges["bin_ns"], strict=True)]
-    dense_rows = sum(h - lo + 1 for lo, h in zip(lo_k, hi_k, strict=True))
-    if dense_rows > DENSE_SERIES_LIMIT:
-        return se
+    rows_of: dict[int, int] = {}
+    for lo, hi, w in zip(lo_k, hi_k, ranges["bin_ns"], strict=True):
+        rows_of[w] = rows_of.get(w, 0) + hi - lo + 1
+    filled: set[int] = set()
+    total = 0
+    for w, rows in sorted(rows_of.items(), key=lambda item: (item[1], item[0])):
+        if total + rows > DENSE_SERIES_LIMIT:
+            break
+        filled.add(w)
+        total += rows
+    sparse = sorted(set(rows_of) - filled)
+    if not filled:
+        return se, sparse
+    keep = [w in filled for w in ranges["bin_ns"]]
+    lo_s = pl.Series([k for k, f in zip(lo_k, keep, strict=True) if f], dtype=pl.Int64)
+    hi_s = pl.Series([k for k, f in zip(hi_k, keep, strict=True) if f], dtype=pl.Int64)
+    # The range's end is exclusive, and the last bin can be k = i64::MAX (1 ns bins at the end
+    # of time): such a range is built one lower and moved up, which the first bin (then at
+    # least i64::MAX − 20 M) allows.
+    shift = (hi_s == 2**63 - 1).cast(pl.Int64)
     full = (
-        ranges.with_columns(k=pl.int_ranges(pl.Series(lo_k, dtype=pl.Int64), pl.Series(hi_k, dtype=pl.Int64) + 1))
+        ranges.filter(pl.Series(keep))
+        .with_columns(k=pl.int_ranges(lo_s - shift, hi_s - shift + 1) + shift)
         .explode("k")
         .with_columns(start_ns=_bin_start(pl.col("k"), pl.col("bin_ns")))
         .drop("lo", "hi", "k")
     )
-    return (
+    dense = (
         full.join(se, on=["gid", "bin_ns", "start_ns"], how="left")
         .with_columns(pl.col("bytes").fill_null(0), pl.col("packets").fill_null(0))
-        .sort("gid", "bin_ns", "start_ns")
+        .select(se.columns)
     )
+    out = pl.concat([dense, se.filter(pl.col("bin_ns").is_in(sparse))]) if sparse else dense
+    return out.sort("gid", "bin_ns", "start_ns"), sparse
