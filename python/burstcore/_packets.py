@@ -51,7 +51,11 @@ def read_packets(
     ``wire_len``, ``cap_len``, ``linktype``, ``src``, ``dst`` (IP addresses as strings),
     ``protocol``, ``sport``, ``dport``, ``vlan``, ``qp`` (RoCEv2 destination QP), ``ip_len``,
     ``payload_len``, ``tcp_flags``, ``tcp_seq`` (the raw TCP sequence number, ``UInt32``).
-    Header fields are null where a packet lacks them (or its capture cut them off). ``ip_len``
+    ``interface`` numbers the file's interfaces in the order they are declared, across all
+    its pcapng sections (the second section's first interface follows the first section's
+    last), so that it names one interface in the whole file; tshark's ``frame.interface_id``
+    restarts at 0 in each section. Header fields are null where a packet lacks them (or its
+    capture cut them off). ``ip_len``
     is the IP header's length (IPv4 total length, IPv6 payload length + 40); where that is 0, as
     in TSO/GRO and BIG TCP super-frames, it is an IPv6 Jumbo Payload option's length + 40, else
     the rest of the frame on the wire, as tshark presumes; ``payload_len`` follows from it.
