@@ -8,7 +8,10 @@ import contextlib
 import io
 import json
 import os
+import signal
+import stat
 import sys
+import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -28,7 +31,8 @@ EXIT_INTERRUPTED = 130
 EXIT_CODES = f"""exit codes:
   {EXIT_OK}    success
   {EXIT_CAPTURE}    the capture could not be read (not a capture, corrupt, truncated with --strict,
-       out of order beyond --reorder-horizon, ...), or a limit such as --max-flows was reached
+       out of order beyond --reorder-horizon, no permission to read it, an I/O error, ...),
+       or a limit such as --max-flows was reached
   {EXIT_USAGE}    bad command line (unknown option, bad value such as --windows '5 parsecs')
   {EXIT_NOT_FOUND}    an input file does not exist (or is a directory)
   {EXIT_OUTPUT}    the output could not be written
@@ -340,6 +344,22 @@ def _positive_int(text: str) -> int:
     return _whole_number(text, 1)
 
 
+# The figure of four panels is 12.8 x 8.4 inches: at 1,200 dpi a PNG of 15,360 x 10,080 pixels
+# (620 MB of RGBA while drawn), past what any print needs; 100,000 dpi failed in matplotlib only
+# after the whole scan.
+MIN_DPI, MAX_DPI = 10, 1200
+
+
+def _dpi(text: str) -> int:
+    n = _whole_number(text, 1)
+    if not MIN_DPI <= n <= MAX_DPI:
+        raise argparse.ArgumentTypeError(
+            f"{n} dots per inch is outside {MIN_DPI} to {MAX_DPI} (a figure of {MAX_DPI} dpi is already 15,360 "
+            "pixels wide)"
+        )
+    return n
+
+
 def _count(text: str) -> int:
     return _whole_number(text, 0)
 
@@ -433,8 +453,8 @@ def _output_options(p: argparse.ArgumentParser, tables: Sequence[str], top: int,
         "-o",
         "--output",
         metavar="PATH",
-        help="write to PATH: .json, .csv or .parquet; another ending (e.g. .txt) gets the terminal's tables; "
-        "'-' for stdout",
+        help="write to PATH: .json, .csv or .parquet, or .txt for the terminal's tables (another ending needs "
+        "--format); '-' for stdout",
     )
     g.add_argument("--format", choices=("table", "json", "csv", "parquet"), help="output format (default: from -o)")
     if len(tables) > 1:
@@ -477,14 +497,15 @@ def _measure_options(g: Any, rates_default: str) -> None:
     )
 
 
-def _scan_options(p: argparse.ArgumentParser) -> None:
+def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
     from ._scan import DEFAULT_MAX_GROUPS, SIZES
 
     g = p.add_argument_group("measurement")
     _measure_options(
         g,
-        "the mean rate times 1.1 to 20; for stdin or a named pipe, which cannot be read twice, the link speeds "
-        "100Mbps to 400Gbps",
+        # plot and report draw B_max(r) as a curve: a finer grid of the mean rate's multiples.
+        ("24 multiples of the mean rate, 1.05 to 50" if figures else "the mean rate times 1.1 to 20")
+        + "; for stdin or a named pipe, which cannot be read twice, the link speeds 100Mbps to 400Gbps",
     )
     g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
@@ -552,10 +573,15 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); '-' reads stdin")
-    _scan_options(p)
+    _scan_options(p, figures=True)
     g = p.add_argument_group("output")
     g.add_argument("-o", "--output", required=True, metavar="PATH", help="figure file: .png, .svg or .pdf")
-    g.add_argument("--dpi", type=_positive_int, default=120, help="resolution of a PNG (default: 120)")
+    g.add_argument(
+        "--dpi",
+        type=_dpi,
+        default=120,
+        help=f"resolution of a PNG, {MIN_DPI} to {MAX_DPI} dots per inch (default: 120)",
+    )
     g.add_argument("--title", help="figure title (default: the file names)")
     g.add_argument("--top", type=_positive_int, default=8, metavar="N", help="groups drawn per file (default: 8)")
     g.add_argument("--no-iterations", action="store_true", help="do not detect and mark training iterations")
@@ -570,9 +596,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     p.add_argument("file", metavar="FILE", help="capture file; '-' reads stdin")
-    _scan_options(p)
+    _scan_options(p, figures=True)
     g = p.add_argument_group("output")
-    g.add_argument("-o", "--output", required=True, metavar="PATH", help="the HTML file to write")
+    g.add_argument("-o", "--output", required=True, metavar="PATH", help="the HTML file to write; '-' for stdout")
     g.add_argument("--top", type=_positive_int, default=5, metavar="N", help="groups shown per grouping (default: 5)")
     g.add_argument("--no-iterations", action="store_true", help="do not detect training iterations")
     _common(p)
@@ -863,6 +889,8 @@ def _progress(label: str, quiet: bool) -> Iterator[Any]:
 def _check_inputs(files: Sequence[str]) -> None:
     if list(files).count("-") > 1:
         raise UsageError("'-' (stdin) can be given only once")
+    if "-" in files and sys.stdin is None:
+        raise UsageError("'-' reads a capture from stdin, which is closed: pipe one in (e.g. dumpcap -w - | ...)")
     if "-" in files and sys.stdin.isatty():
         # It would wait, silently, for a capture typed at the keyboard.
         raise UsageError("'-' reads a capture from stdin, which is a terminal: pipe one in (e.g. dumpcap -w - | ...)")
@@ -873,11 +901,17 @@ def _check_inputs(files: Sequence[str]) -> None:
             raise IsADirectoryError(21, f"{f!r} is a directory, not a capture file", f)
 
 
-def _check_output(path: str | None) -> None:
-    """Fail before a long scan, not after it, when the output cannot be written."""
+def _check_output(path: str | None, inputs: Sequence[str] = ()) -> None:
+    """Fail before a long scan, not after it, when the output cannot be written, or would
+    overwrite one of the captures read."""
     if path in (None, "-"):
+        if sys.stdout is None:
+            raise _OutputError("standard output is closed: give -o FILE")
         return
     assert path is not None
+    for f in inputs:
+        if f != "-" and os.path.exists(path) and os.path.samefile(f, path):
+            raise _OutputError(f"-o {path!r} is the capture being read: give another file name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise _OutputError(f"cannot write {path!r}: the folder {folder!r} does not exist")
@@ -885,6 +919,36 @@ def _check_output(path: str | None) -> None:
         raise _OutputError(f"cannot write {path!r}: it is a folder; give a file name")
     if not os.access(folder, os.W_OK):
         raise _OutputError(f"cannot write {path!r}: no permission to write in {folder!r}")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise _OutputError(f"cannot write {path!r}: the file exists and is read-only")
+
+
+@contextlib.contextmanager
+def _replacing(path: str, binary: bool = False) -> Iterator[Any]:
+    """A file to write that becomes `path` only once all of it is written: a write that fails
+    midway (a full disk, an error, Ctrl-C) leaves no half file and the old one, if any, intact.
+    A device or a pipe given as `path` (/dev/stdout, a FIFO) is written directly."""
+    target = os.path.realpath(path)
+    encoding = None if binary else "utf-8"
+    mode = "wb" if binary else "w"
+    if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+        with open(target, mode, encoding=encoding) as f:
+            yield f
+        return
+    folder, name = os.path.split(target)
+    fd, part = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
+    try:
+        # mkstemp makes the file private (0600); the output gets what open() would give it.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(part, 0o666 & ~umask)
+        with os.fdopen(fd, mode, encoding=encoding) as f:
+            yield f
+        os.replace(part, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        raise
 
 
 @contextlib.contextmanager
@@ -908,13 +972,49 @@ def _rereadable(files: Sequence[str]) -> list[Any]:
 
     def once(f: str) -> Any:
         if f == "-":
-            return sys.stdin.buffer.read()
+            return _read_whole(sys.stdin.buffer)
         if is_rereadable(f):
             return f
         with open(f, "rb") as stream:
-            return stream.read()
+            return _read_whole(stream)
 
     return [once(f) for f in files]
+
+
+# What a capture, or a compressed one, starts with: pcap (both byte orders; µs, ns and the
+# modified format), pcapng, gzip and zstd. The reader tells anything else apart itself.
+_CAPTURE_STARTS = (
+    b"\xd4\xc3\xb2\xa1",
+    b"\xa1\xb2\xc3\xd4",
+    b"\x4d\x3c\xb2\xa1",
+    b"\xa1\xb2\x3c\x4d",
+    b"\x34\xcd\xb2\xa1",
+    b"\xa1\xb2\xcd\x34",
+    b"\x0a\x0d\x0d\x0a",
+    b"\x1f\x8b",
+    b"\x28\xb5\x2f\xfd",
+)
+
+
+def _read_whole(stream: Any) -> bytes:
+    """All of a stream that cannot be read twice, a chunk at a time, once its first bytes show
+    a capture: what starts otherwise (/dev/zero, a text) is handed on as those bytes alone, for
+    the reader to say what it is, instead of being read into memory without end.
+
+    Importing polars installs a SIGINT handler that restarts an interrupted read(), so a Ctrl-C
+    would wait for the writer; without the restart the read returns and Python raises
+    KeyboardInterrupt."""
+    with contextlib.suppress(ValueError, OSError):  # not the main thread, or no such signal
+        signal.siginterrupt(signal.SIGINT, True)
+    chunks = [stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)]
+    while len(chunks[0]) < 4 and chunks[-1]:
+        chunks.append(stream.read(4 - len(chunks[0])))
+        chunks = [b"".join(chunks)]
+    if not chunks[0].startswith(_CAPTURE_STARTS):
+        return chunks[0]
+    while chunk := stream.read(1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _read_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -957,7 +1057,7 @@ def _prepare_output(args: argparse.Namespace) -> str:
     """The output format, after checking the inputs and that the output can be written: before a
     long read, not after it."""
     _check_inputs(args.files)
-    _check_output(args.output)  # a folder is told as one, before its name's ending is looked at
+    _check_output(args.output, args.files)  # a folder is told as one, before its name's ending is looked at
     fmt = _output_format(args)
     if args.table and fmt == "table":
         raise UsageError(
@@ -1046,7 +1146,8 @@ def _warn(message: str) -> None:
 
 
 def machine_frame(df: pl.DataFrame) -> pl.DataFrame:
-    """For CSV/JSON: times as ISO 8601 strings with ns, durations as integer ns (``<name>_ns``)."""
+    """For CSV/JSON: times as ISO 8601 strings with ns, durations as integer ns (``<name>_ns``),
+    NaN and infinities as null."""
     out = []
     for name, dtype in df.schema.items():
         col = pl.col(name)
@@ -1055,6 +1156,10 @@ def machine_frame(df: pl.DataFrame) -> pl.DataFrame:
         elif isinstance(dtype, pl.Duration):
             if f"{name}_ns" not in df.columns:
                 out.append(col.dt.total_nanoseconds().alias(f"{name}_ns"))
+        elif dtype.is_float():
+            # JSON has no NaN or infinity (the write failed halfway); null says "no value" in
+            # JSON and CSV alike.
+            out.append(pl.when(col.is_finite()).then(col).alias(name))
         else:
             out.append(col)
     return df.select(out)
@@ -1108,8 +1213,10 @@ def _to_terminal(output: str | None, show: Callable[[], None]) -> None:
     with _writing(target or "stdout"), contextlib.ExitStack() as stack:
         if target is not None:
             # -o out.txt: the tables the terminal would show, into the file.
-            out = stack.enter_context(open(target, "w", encoding="utf-8"))
+            out = stack.enter_context(_replacing(target))
             stack.enter_context(contextlib.redirect_stdout(out))
+        elif sys.stdout is None:
+            raise _OutputError("standard output is closed: give -o FILE")
         show()
 
 
@@ -1129,7 +1236,7 @@ def _write_tables(
             for text in chunks:
                 _to_stdout(text.encode())
         else:
-            with open(target, "w", encoding="utf-8") as f:
+            with _replacing(target) as f:
                 for text in chunks:
                     f.write(text)
         return
@@ -1142,7 +1249,7 @@ def _write_tables(
         if target is None:
             _to_stdout(buf.getvalue())
         else:
-            with open(target, "wb") as f:
+            with _replacing(target, binary=True) as f:
                 f.write(buf.getvalue())
 
 
@@ -1232,6 +1339,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     import burstcore
 
     several = len(args.files) > 1
+    _check_output(None)
     # Every file, or (several) only the rules for stdin: a missing file is then one result.
     _check_inputs(args.files if not several else [f for f in args.files if f == "-"])
     # Each file on its own, as capinfos: one that cannot be read (or is missing) is reported (on
@@ -1246,7 +1354,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 _check_inputs([f])
             with _progress(_label(f), args.quiet) as bar, _named_warnings(f if several else None):
                 infos.append((f, burstcore.info(f, strict=args.strict, progress=bar, mmap=args.mmap)))
-        except (burstcore.CaptureError, FileNotFoundError, IsADirectoryError) as e:
+        except (burstcore.CaptureError, OSError) as e:
             if not several:
                 raise
             code, message = _classify(e)
@@ -1366,7 +1474,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     ext = os.path.splitext(args.output)[1].lower()
     if ext not in FIGURE_FORMATS:
         raise UsageError(f"cannot write a figure to {args.output!r}: end it in .png, .svg or .pdf")
-    _check_output(args.output)
+    _check_output(args.output, args.files)
     sources = _rereadable(args.files)
     results, iters = [], []
     for k, (f, src) in enumerate(zip(args.files, sources, strict=True)):
@@ -1380,8 +1488,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         iters.append(it)
     title = args.title or ", ".join(label for label, _ in results)
     fig = plot_results(results, iterations=iters, max_groups=args.top, title=title)
-    with _writing(args.output):
-        fig.savefig(args.output, dpi=args.dpi)
+    with _writing(args.output), _replacing(args.output, binary=True) as f:
+        fig.savefig(f, format=ext[1:], dpi=args.dpi)
     print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_OK
 
@@ -1391,7 +1499,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .report import figure_png, render_report
 
     _check_inputs([args.file])
-    _check_output(args.output)
+    _check_output(args.output, [args.file])
     label = _label(args.file)
     (src,) = _rereadable([args.file])
     cap, result = _scan_for_figures(args, src, label)
@@ -1404,7 +1512,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         fig = plot_result(result, iterations=iters, panels=[panel], max_groups=args.top, size=(7.5, 4.2))
         figures.append((TITLES[panel], figure_png(fig)))
     page = render_report(label, result, info=cap, iterations=iters, figures=figures, max_groups=args.top, notes=notes)
-    with _writing(args.output), open(args.output, "w", encoding="utf-8") as f:
+    if args.output == "-":
+        with _writing("stdout"):
+            _to_stdout(page.encode())
+        return EXIT_OK
+    with _writing(args.output), _replacing(args.output) as f:
         f.write(page)
     print(f"wrote {args.output} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
     return EXIT_OK
@@ -1932,10 +2044,13 @@ def _classify(e: BaseException) -> tuple[int, str]:
     if isinstance(e, ValueError):
         # Values the API rejected (after parsing), e.g. a window not a whole number of ns.
         return EXIT_USAGE, str(e)
-    if isinstance(e, PermissionError):
-        return EXIT_OUTPUT if e.filename and not os.path.exists(e.filename) else EXIT_NOT_FOUND, str(e)
     if isinstance(e, OSError):
-        return EXIT_OUTPUT, f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
+        # Every write of an output is wrapped as an _OutputError (`_writing`, `_check_output`):
+        # an OSError left is the input's (no permission to read it, an I/O error, a file
+        # truncated while it was read).
+        where = f" {'from stdin' if _reading[0] == '-' else _reading[0]}" if _reading else ""
+        told = f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
+        return EXIT_CAPTURE, f"cannot read the capture{where}: {told}"
     return EXIT_INTERNAL, f"internal error: {type(e).__name__}: {e} (please report it, with the output of --debug)"
 
 
@@ -1965,10 +2080,22 @@ def _filter_for(args: argparse.Namespace, k: int) -> str | None:
     return f[k] if isinstance(f, list) else f
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser of each command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     parser = build_parser()
-    args = parser.parse_args(_negative_values(sys.argv[1:] if argv is None else argv))
+    args, unknown = parser.parse_known_args(_negative_values(sys.argv[1:] if argv is None else argv))
+    if unknown:
+        # Told by the command's own parser, which points to its own --help.
+        own: argparse.ArgumentParser = _subparsers(parser).get(args.command, parser)
+        own.error(f"unrecognized arguments: {' '.join(unknown)}")
     if not args.command:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -1976,7 +2103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = f"burstcore {args.command}"
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-        print(f"{prog}: warning: {message}", file=sys.stderr)
+        print(f"{prog}: warning: {_as_options(str(message))}", file=sys.stderr)
 
     warnings.showwarning = show
     try:
@@ -2018,6 +2145,10 @@ _OPTION_SPELLING = (
     ("leave threads=None", "leave --threads out"),
     ("threads=", "--threads "),
     ("strict=True", "--strict"),
+    ("a coarser bin= or a stretch with start=/end=", "a coarser --bin or a stretch with --start/--end"),
+    ("a coarser bin or a stretch (start=/end=)", "a coarser --bins or a stretch (--start/--end)"),
+    ("or with mmap=False", "or with --no-mmap"),
+    ("; a Rust caller can raise ReadOptions::limits.max_block_len", ""),
 )
 
 

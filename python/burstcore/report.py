@@ -35,6 +35,13 @@ def _ratio(x: Any) -> str:
     return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.4g}"
 
 
+def _mean_rate(summary: dict[str, Any]) -> str:
+    """ρ, or why there is none: 0 bit/s is a rate (no bytes over a span, e.g. payload bytes of ACKs)."""
+    if summary["mean_rate_bps"] is not None:
+        return format_rate(summary["mean_rate_bps"])
+    return "n/a (no packet counted)" if not summary["packets"] else "n/a (zero span)"
+
+
 def _ts(ns: int | None) -> str:
     return "n/a" if ns is None else str(np.datetime64(ns, "ns")) + " UTC"
 
@@ -136,7 +143,7 @@ def scan_summary_table(result: ScanResult) -> Table:
         ["first packet", _ts(first)],
         ["last packet", _ts(last)],
         ["span", format_duration(s["span_ns"]) if s["span_ns"] else "n/a"],
-        ["mean rate ρ", format_rate(s["mean_rate_bps"]) if s["mean_rate_bps"] else "n/a (zero span)"],
+        ["mean rate ρ", _mean_rate(s)],
         [
             "reordered",
             f"{_int(s['reordered'])} packets came after a later one and were put in order "
