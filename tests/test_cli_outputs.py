@@ -195,3 +195,16 @@ def test_an_input_that_cannot_be_read_is_the_captures_fault() -> None:
     assert code == cli.EXIT_CAPTURE and "cannot read the capture" in message
     code, _ = cli._classify(OSError(5, "Input/output error"))
     assert code == cli.EXIT_CAPTURE
+
+
+def test_a_file_name_that_is_no_utf8(cap: Path, tmp_path: Path) -> None:
+    # Such a name opened fine but failed in report's HTML and shared's table (exit 2).
+    odd = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"bad\xffname.pcapng"))
+    Path(odd).write_bytes(cap.read_bytes())
+    p = run_cli("report", odd, "-o", tmp_path / "r.html", "-q", "--no-iterations")
+    assert p.returncode == 0, p.stderr
+    assert "bad\ufffdname.pcapng" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    p = run_cli("shared", odd, cap, "-q", "-o", tmp_path / "s.json")
+    assert p.returncode == 0, p.stderr
+    files = [c["file"] for c in json.loads((tmp_path / "s.json").read_text())["captures"]]
+    assert files == [str(tmp_path / "bad\ufffdname.pcapng"), str(cap)]

@@ -172,3 +172,15 @@ def test_what_was_not_scanned_is_refused_not_drawn_empty() -> None:
         r.plot(bin="5us")
     fig = r.plot(panels="ptm", bin="10us")  # one panel by name, not its letters
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 1
+
+
+def test_dollar_signs_in_names_and_titles_are_drawn_as_written(result: burstcore.ScanResult) -> None:
+    # A file named cost_$x^$.pcapng or a title '$\frac$' failed the drawing (mathtext), after
+    # the whole scan.
+    import io
+
+    fig = plot_results([("cost_$x^$.pcapng", result), ("b$", result)], title=r"$\frac$ run")
+    fig.savefig(io.BytesIO(), format="png")
+    assert fig.get_suptitle() == r"\$\frac\$ run"
+    labels = [ln.get_label() for ln in _data_lines(_axes(fig)["envelope"])]
+    assert labels == [r"cost_\$x^\$.pcapng", r"b\$"]

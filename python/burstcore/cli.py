@@ -962,7 +962,13 @@ def _writing(path: str) -> Iterator[None]:
 
 
 def _label(f: str) -> str:
-    return "stdin" if f == "-" else os.path.basename(f)
+    return "stdin" if f == "-" else _shown(os.path.basename(f))
+
+
+def _shown(path: str) -> str:
+    """A file name as text: bytes that are no UTF-8 (kept by Python as lone surrogates, which
+    open() takes but polars and an HTML file refuse) become U+FFFD."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _rereadable(files: Sequence[str]) -> list[Any]:
@@ -1172,7 +1178,7 @@ def _tables(result: Any) -> dict[str, pl.DataFrame]:
 def _with_file(results: Sequence[tuple[str, Any]]) -> dict[str, pl.DataFrame]:
     merged: dict[str, pl.DataFrame] = {}
     for name in SCAN_TABLES:
-        frames = [getattr(r, name).select(pl.lit(f).alias("file"), pl.all()) for f, r in results]
+        frames = [getattr(r, name).select(pl.lit(_shown(f)).alias("file"), pl.all()) for f, r in results]
         merged[name] = pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
     return merged
 
@@ -1846,14 +1852,14 @@ def cmd_shared(args: argparse.Namespace) -> int:
     with _progress(label, args.quiet or not args.all_senders) as bar, _recorded_warnings() as told:
         found = burstcore.shared_packets(_rereadable(files), senders=senders, progress=bar, **kw)
     pairs = found.pairs.with_columns(
-        pl.Series("file_a", [files[a] for a in found.pairs["a"]], dtype=pl.String),
-        pl.Series("file_b", [files[b] for b in found.pairs["b"]], dtype=pl.String),
+        pl.Series("file_a", [_shown(files[a]) for a in found.pairs["a"]], dtype=pl.String),
+        pl.Series("file_b", [_shown(files[b]) for b in found.pairs["b"]], dtype=pl.String),
     ).select("a", "b", "file_a", "file_b", pl.exclude("a", "b", "file_a", "file_b"))
     each = per_capture(args.filter, len(files))
     captures = pl.DataFrame(
         {
             "capture": list(range(len(files))),
-            "file": files,
+            "file": [_shown(f) for f in files],
             "host": found.hosts,
             "filter": each,
             "own_filter": found.filters or [None] * len(files),

@@ -74,6 +74,11 @@ def choose_bin(series: pl.DataFrame) -> int | None:
     return int(counts["bin_ns"][-1])
 
 
+def _literal(text: str) -> str:
+    """`text` drawn as written: matplotlib reads a pair of '$' as mathematics."""
+    return text.replace("$", r"\$")
+
+
 def _line_label(file_label: str, by: str, group: str, n_results: int) -> str:
     if n_results == 1:
         return group if by != "all" else "all traffic"
@@ -135,6 +140,9 @@ def plot_results(
             shown = ", ".join(format_duration(b) for b in scanned_bins) or "none (scan with bins=...)"
             raise ValueError(f"bin={bin!r} was not scanned{where}; the scan's bin widths: {shown}")
 
+    # File names and titles are text, not mathtext: a '$' in them failed the drawing.
+    results = [(_literal(label), r) for label, r in results]
+    title = _literal(title) if title else title
     fig = _new_figure(len(panels), size)
     axes = fig.subplots(*((len(panels), 1) if len(panels) == 1 else ((len(panels) + 1) // 2, 2)), squeeze=False)
     flat = list(axes.flat)
