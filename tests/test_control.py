@@ -91,6 +91,33 @@ def test_progress_is_called_with_increasing_byte_counts(capture: Path) -> None:
     assert 0 < done[0] and done[-1] == total
 
 
+def test_a_scan_that_starts_over_still_calls_progress(capture: Path, tmp_path: Path) -> None:
+    # A capture cut off mid-record (still being written) makes the time chunks of threads=2
+    # give up after reading it all, and the scan starts over. That second pass called nothing:
+    # the count it reported stayed below the one shown, so the callback, and the look for
+    # Ctrl-C that goes with each call, waited for its end (1.85 s on a 4.3 GB file).
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(capture.read_bytes()[:-7])
+    # 400 windows: a second pass of several tenths of a second, past the 100 ms between calls.
+    windows = [f"{k}us" for k in range(1, 4001, 10)]
+    calls: list[int] = []
+
+    class Stop(Exception):
+        pass
+
+    def progress(done: int, total: int | None) -> None:
+        calls.append(done)
+        if calls.count(max(calls)) == 2:  # called again after the count reached its last
+            raise Stop
+
+    with pytest.raises(Stop):
+        burstcore.scan(cut, windows=windows, rates=RATES, threads=2, progress=progress)
+    assert calls == sorted(calls), calls
+    # What made the chunks give up: the warning that every read of the file gives.
+    with pytest.warns(burstcore.CaptureWarning, match="capture ends inside a 144-byte record"):
+        burstcore.scan(cut, windows=["1ms"], rates=RATES, threads=1)
+
+
 def test_progress_ends_full_even_for_a_short_scan(capture: Path) -> None:
     # Shorter than the 100 ms between reports (or not: either way one report, the last, is full).
     calls: list[tuple[int, int | None]] = []

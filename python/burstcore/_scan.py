@@ -251,7 +251,9 @@ def scan(
     progress:
         Called as ``progress(bytes_done, bytes_total_or_None)`` at most every 100 ms (spaced
         more after a slow call) and once at the end; an exception it raises stops the scan and
-        propagates. Bytes as stored (compressed ones for .gz/.zst); no total for a stream.
+        propagates. Bytes as stored (compressed ones for .gz/.zst); no total for a stream. The
+        count never goes back: a threaded scan whose time chunks give up and start over (see
+        ``threads``) goes on calling it with the count reached, so Ctrl-C still stops it.
     threads:
         Threads for a capture scan (default: the cores this process may use, by its CPU
         affinity and cgroup quota, at most 8). Plain capture files given by path, grouped by

@@ -113,16 +113,15 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64) -> Result<()>;
 
 const PROGRESS_EVERY: u64 = 1 << 16;
 
-/// `progress`, told only of counts above the last one it was told: for work that may start over
-/// (a split attempt that gives up, then a sequential pass), so that progress never goes back.
+/// `progress`, never told a count below one it was told: for work that may start over (a split
+/// attempt that gives up, then a sequential pass), so that progress never goes back. The pass
+/// that starts over still calls it, with the count reached before, since each call is also
+/// where an interrupt is looked for: skipped, Ctrl-C waited for the whole second pass.
 pub(crate) fn forward_only(progress: Progress<'_>) -> impl FnMut(u64) -> Result<()> + '_ {
     let mut shown = 0u64;
     move |done: u64| {
-        if done > shown {
-            shown = done;
-            return progress(done);
-        }
-        Ok(())
+        shown = shown.max(done);
+        progress(shown)
     }
 }
 
@@ -783,7 +782,37 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
 
 #[cfg(test)]
 mod tests {
-    use super::l1_size;
+    use super::{forward_only, l1_size};
+
+    /// A pass that starts over is still told, with the count reached before, so that it keeps
+    /// looking for interrupts (each call is where the Python binding does); counts never go back.
+    #[test]
+    fn progress_that_starts_over_is_still_called_and_never_goes_back() {
+        let mut told = Vec::new();
+        let mut record = |done: u64| -> crate::error::Result<()> {
+            told.push(done);
+            Ok(())
+        };
+        {
+            let mut forward = forward_only(&mut record);
+            for done in [10, 40, 100, 5, 60, 100, 120] {
+                forward(done).unwrap();
+            }
+        }
+        assert_eq!(told, [10, 40, 100, 100, 100, 100, 120]);
+        // An error a call returns (an interrupt) stops the pass that started over too.
+        let mut stop = |done: u64| -> crate::error::Result<()> {
+            if done >= 100 {
+                return Err(crate::error::Error::new(
+                    crate::error::ErrorKind::Interrupted,
+                    "interrupted",
+                ));
+            }
+            Ok(())
+        };
+        let mut forward = forward_only(&mut stop);
+        assert!(forward(100).is_err() && forward(3).is_err());
+    }
 
     /// Lengths at both ends of the u32 range (the fuzzer found a raw IP frame of 2^32 - 1 bytes
     /// overflowing the sum in u32), for links with a header of fixed length and for others.
