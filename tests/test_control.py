@@ -84,9 +84,9 @@ def test_progress_is_called_with_increasing_byte_counts(capture: Path) -> None:
     r = burstcore.scan(paths, windows=WINDOWS, rates=RATES, progress=lambda done, total: calls.append((done, total)))
     total = 24 * capture.stat().st_size
     assert r.summary["packets"][0] == 24 * 500_000
-    assert len(calls) >= 3, calls
     done = [d for d, _ in calls]
-    assert done == sorted(done) and len(set(done)) == len(done), done
+    # Never back; a count may be told again while the work goes on without reading.
+    assert done == sorted(done) and len(set(done)) >= 3, done
     assert all(t == total for _, t in calls)
     assert 0 < done[0] and done[-1] == total
 
@@ -124,7 +124,7 @@ def test_progress_ends_full_even_for_a_short_scan(capture: Path) -> None:
     burstcore.scan(capture, rates=RATES, progress=lambda done, total: calls.append((done, total)))
     size = capture.stat().st_size
     assert calls and calls[-1] == (size, size), calls
-    assert [d for d, _ in calls] == sorted({d for d, _ in calls})
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 
 
 def test_progress_counts_a_compressed_file_in_its_own_bytes(capture: Path, tmp_path: Path) -> None:

@@ -190,3 +190,47 @@ def test_ratios_of_a_group_without_bytes_are_null() -> None:
     assert ptm[f"{b}>{a}"] is None and over[f"{b}>{a}"] is None
     # E(1 us) is one data packet's 1000 B of payload, and ρ·τ = 2000 B / 2000 ns · 1000 ns.
     assert ptm[f"{a}>{b}"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "name", ["tcpdump/tests/ipv6-too-long-jumbo.pcap", "tcpdump/tests/quic_32_bit_pointer_overflow.pcap"]
+)
+def test_an_ip_length_past_the_frame_is_no_size(name: str) -> None:
+    # A 490-byte frame whose jumbo option claims 3,858,694,250 bytes made E(1 s) and B_max
+    # 3.86 GB with size="ip". tshark flags such a packet ("IPv6 payload length exceeds framing
+    # length"); the packets it flags are those the scan leaves out as having no size.
+    from tests.conftest import shared_file
+
+    path = shared_file(f"corpus/{name}")
+    flagged = subprocess.run(
+        ["tshark", "-r", str(path), "-Y", "ipv6.plen_exceeds_framing", "-T", "fields", "-e", "frame.number"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert len(flagged) == 1
+    for size in ("ip", "payload"):
+        r = burstcore.scan(str(path), windows=["1s"], rates=["1Gbps"], size=size)
+        assert r.summary["skipped_no_size"][0] >= len(flagged), size
+        assert (r.envelope["bytes"].max() or 0) < 65_536, size
+    whole = burstcore.scan(str(path), windows=["1s"], rates=["1Gbps"])
+    assert whole.summary["skipped_no_size"][0] == 0
+    # The row keeps what the header claims, as tshark's fields do.
+    rows = burstcore.read_packets(str(path), columns=["ip_len", "wire_len"])
+    assert (rows["ip_len"].cast(pl.Int64) > rows["wire_len"].cast(pl.Int64)).sum() == len(flagged)
+
+
+def test_an_ipv4_total_length_past_the_frame_is_no_size() -> None:
+    # A 60-byte frame whose IPv4 header claims 60,000 bytes, between two sound ones.
+    sound = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=100)
+    bad = bytearray(oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=18))
+    bad[16:18] = (60_000).to_bytes(2, "big")
+    frames = [sound, bytes(bad), sound]
+    data = oracles.capture([1_000, 2_000, 3_000], [len(f) for f in frames], frames=frames)
+    r = burstcore.scan(data, windows=["10us"], rates=["1Gbps"], size="ip")
+    assert r.summary.select("packets", "skipped_no_size").row(0) == (2, 1)
+    assert r.envelope["bytes"][0] == 2 * 128  # two IP packets of 20 + 8 + 100 bytes
+    assert burstcore.scan(data, windows=["10us"], size="payload").envelope["bytes"][0] == 200
+    # Cut by a snaplen, with its length on the wire recorded, the same header is sound.
+    cut = oracles.capture([1_000], [14 + 60_000], frames=[bytes(bad)])
+    assert burstcore.scan(cut, windows=["10us"], size="ip").envelope["bytes"][0] == 60_000

@@ -226,7 +226,8 @@ def scan(
         to 60 B + FCS 4 B + preamble/SFD/IFG 20 B). Packets lacking the needed header are skipped
         and counted in ``summary``. An IP length of 0 (TSO/GRO or BIG TCP super-frames captured on
         a host) counts the rest of the frame on the wire, or an IPv6 Jumbo Payload option's
-        length, as tshark does.
+        length, as tshark does; one longer than the frame on the wire is damage, and the packet
+        is skipped (docs/metrics.md, Packets).
     closed:
         'left' (default): half-open windows [s, s+τ); 'both': closed windows [s, s+τ].
     reorder_horizon:

@@ -282,8 +282,15 @@ fn chosen_size(p: &crate::Packet<'_>, kind: SizeKind, headers: Option<&Headers>)
     match kind {
         SizeKind::Wire => Some(p.wire_len as u64),
         SizeKind::Captured => Some(p.data.len() as u64),
-        SizeKind::Ip => headers?.ip_len.map(u64::from),
-        SizeKind::Payload => headers?.payload_len.map(u64::from),
+        // A length past the frame on the wire is damage, not a size (see `Headers`).
+        SizeKind::Ip => headers
+            .filter(|h| !h.ip_len_past_frame)?
+            .ip_len
+            .map(u64::from),
+        SizeKind::Payload => headers
+            .filter(|h| !h.ip_len_past_frame)?
+            .payload_len
+            .map(u64::from),
         SizeKind::L1 => Some(l1_size(p.linktype, p.wire_len)),
     }
 }

@@ -274,7 +274,10 @@ impl Frame {
     }
 }
 
-fn expected(want: &Headers, need: &Need, n: usize) -> Headers {
+/// What decoding the first `n` bytes of a frame of `full` bytes (captured whole, as `decode`
+/// takes them) gives. The builder's frames end where their IP packet does, so a prefix that
+/// holds the IP header but not the whole frame claims an IP length past its frame.
+fn expected(want: &Headers, need: &Need, n: usize, full: usize) -> Headers {
     fn f<T: Copy>(v: Option<T>, need: usize, n: usize) -> Option<T> {
         if n >= need {
             v
@@ -300,6 +303,7 @@ fn expected(want: &Headers, need: &Need, n: usize) -> Headers {
         fragment: want.fragment && n >= need.fragment,
         truncated: n < need.end,
         unknown_link: false,
+        ip_len_past_frame: want.ip_len.is_some() && n >= need.ip && n < full,
     }
 }
 
@@ -308,13 +312,13 @@ fn check_all_prefixes(name: &str, linktype: u16, frame: &mut Frame) {
     let (bytes, want, need) = frame.finish();
     assert_eq!(
         decode(linktype, &bytes),
-        expected(&want, &need, bytes.len()),
+        expected(&want, &need, bytes.len(), bytes.len()),
         "{name}: full"
     );
     for n in 0..bytes.len() {
         assert_eq!(
             decode(linktype, &bytes[..n]),
-            expected(&want, &need, n),
+            expected(&want, &need, n, bytes.len()),
             "{name}: prefix of {n} of {} bytes",
             bytes.len()
         );
@@ -629,6 +633,22 @@ fn lengths_from_headers_not_capture() {
         (Some(19), Some(6), None, None, false)
     );
     assert!(h.src.is_some() && h.dst.is_some());
+    // An IP length past the frame on the wire is damage (tshark: "exceeds framing length"):
+    // kept as claimed, and flagged. Cut by a snaplen, the frame on the wire still holds it.
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x0800).ipv4(17, 0, 0).udp(53, &[0; 18]);
+    let (mut bytes, _, _) = f.finish();
+    bytes[16..18].copy_from_slice(&60_000u16.to_be_bytes());
+    let whole = decode(ETH, &bytes);
+    assert_eq!(
+        (whole.ip_len, whole.ip_len_past_frame),
+        (Some(60_000), true)
+    );
+    let cut = decode_frame(ETH, &bytes, 14 + 60_000);
+    assert_eq!((cut.ip_len, cut.ip_len_past_frame), (Some(60_000), false));
+    assert!(decode_frame(ETH, &bytes, 14 + 59_999).ip_len_past_frame);
+    // Padding after the IP packet, and the super-frame's length 0 above, are no such claim.
+    assert!(!decode(ETH, &frame).ip_len_past_frame);
     // UDP length below 8 saturates.
     let mut f = Frame::default();
     f.implied(0x0800).ipv4(17, 0, 0).udp(53, &[0; 8]);
@@ -717,6 +737,12 @@ fn ipv6_jumbo_payload_option() {
                     true,
                     Some(JUMBO - 16 - transport)
                 ),
+                "proto {proto}, wire {wire}"
+            );
+            // The jumbogram on a short frame claims past it (the corpus' ipv6-too-long-jumbo).
+            assert_eq!(
+                h.ip_len_past_frame,
+                wire < JUMBO + 40,
                 "proto {proto}, wire {wire}"
             );
         }

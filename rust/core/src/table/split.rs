@@ -224,7 +224,9 @@ mod tests {
                     // Split for real: one table per range.
                     assert_eq!(got.len(), threads, "{name}");
                     assert_eq!(rows(&got), want, "{name} {threads} threads {columns:?}");
-                    assert!(reported.windows(2).all(|w| w[0] < w[1]), "{reported:?}");
+                    // Never back (a count below the one shown is told as that one, so that
+                    // every call still looks for an interrupt).
+                    assert!(reported.windows(2).all(|w| w[0] <= w[1]), "{reported:?}");
                     assert_eq!(reported.last(), Some(&(bytes.len() as u64)));
                 }
             }

@@ -31,6 +31,7 @@ pub(super) fn decode<'a>(
         n => u32::from(n),
     };
     h.ip_len = Some(total_len);
+    h.ip_len_past_frame = uncaptured.exceeded_by(packet, total_len);
     h.ip_proto = Some(fixed[9]);
     h.src = Some(IpAddr::V4(Ipv4Addr::new(
         fixed[12], fixed[13], fixed[14], fixed[15],

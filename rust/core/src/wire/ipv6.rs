@@ -53,6 +53,7 @@ pub(super) fn decode<'a>(
         n => u32::from(n) + HEADER_LEN as u32,
     };
     h.ip_len = Some(ip_len);
+    h.ip_len_past_frame = uncaptured.exceeded_by(packet, ip_len);
     h.src = array::<16>(&fixed, 8).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
     h.dst = array::<16>(&fixed, 24).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
 
@@ -86,6 +87,7 @@ pub(super) fn decode<'a>(
             if let Some(jumbo) = jumbo_payload(options) {
                 ip_len = jumbo.saturating_add(HEADER_LEN as u32);
                 h.ip_len = Some(ip_len);
+                h.ip_len_past_frame = uncaptured.exceeded_by(packet, ip_len);
             }
         }
         next = after;

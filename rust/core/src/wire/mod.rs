@@ -59,6 +59,10 @@ pub struct Headers {
     pub roce_qp: Option<u32>,
     /// A non-first IP fragment (no transport header).
     pub fragment: bool,
+    /// The IP length claims more bytes than the frame carried on the wire from the IP header on
+    /// (damage: tshark's "exceeds framing length"). `ip_len` and `payload_len` keep the claim;
+    /// a size taken from them is no size for this packet.
+    pub ip_len_past_frame: bool,
     /// Decoding stopped because the captured bytes ended inside a header.
     pub truncated: bool,
     /// The link type is not one this decoder knows.
@@ -101,6 +105,13 @@ impl Uncaptured {
     #[inline]
     fn on_wire(self, bytes: &[u8]) -> u32 {
         len_u32(bytes).saturating_add(self.0)
+    }
+
+    /// Whether an IP length of `ip_len` claims more than the frame carried on the wire from
+    /// the IP header (`packet`) on.
+    #[inline]
+    fn exceeded_by(self, packet: &[u8], ip_len: u32) -> bool {
+        ip_len > self.on_wire(packet)
     }
 }
 
