@@ -522,6 +522,9 @@ def test_corrupt_file(tmp_path: Path, cap: Path) -> None:
         (["--max-groups", "many"], "argument --max-groups: 'many' is not a positive whole number"),
         (["--max-groups", "1.5"], "'1.5' is not a positive whole number"),
         (["--max-groups", str(2**63)], "is too large"),
+        # An exponent past Decimal's context was a traceback (decimal.Overflow).
+        (["--windows", "1e9999999999s"], "argument --windows: '1e9999999999s' is longer than 292 years"),
+        (["--rates", "1e99999999999bps"], "'1e99999999999bps' is beyond 2^64 bit/s"),
     ],
 )
 def test_bad_option_values(cap: Path, args: list[str], needle: str) -> None:
