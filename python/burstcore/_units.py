@@ -267,55 +267,154 @@ INSTANT_FORMS = (
     "string ('2026-11-30T02:48:30.9848Z') or an int of nanoseconds since 1970 (as the *_ns columns)"
 )
 
+# date.toordinal() of 1970-01-01 (ordinals count days from 0001-01-01).
+_EPOCH_ORDINAL = 719_163
 
-# "+01:00" or "-0500" after a time of day: an instant given in another zone than UTC.
-_ZONE_RE = re.compile(r"T[0-9:.]+[+-][0-9]{2}:?[0-9]{2}$")
+# ISO 8601, read here to the ns with Python ints: numpy wrapped a year outside 1678-2262 or a 10th
+# fractional digit into another instant silently and warned of any zone but Z, and datetime keeps
+# µs only. A date extended (2026-11-30), basic (20261130), by week (2026-W48-1) or reduced (2026-11,
+# 2026); a time to the hour, minute or second, a fraction of a second after '.' or ','; then a
+# zone: Z or z, ±hh, ±hhmm or ±hh:mm (none: UTC), or Z after a date alone.
+_ISO_RE = re.compile(
+    r"""
+    (?P<year>[0-9]{4}|[-+][0-9]{4,})
+    (?:-(?P<month>[0-9]{2})(?:-(?P<day>[0-9]{2}))?
+      |(?P<bmonth>[0-9]{2})(?P<bday>[0-9]{2})
+      |-?W(?P<week>[0-9]{2})(?:-?(?P<weekday>[1-7]))?
+    )?
+    (?:[Tt\ ]
+       (?P<hour>[0-9]{2})
+       (?::(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2})(?:[.,](?P<fraction>[0-9]+))?)?
+         |(?P<bminute>[0-9]{2})(?:(?P<bsecond>[0-9]{2})(?:[.,](?P<bfraction>[0-9]+))?)?
+       )?
+       (?:[Zz]|(?P<sign>[-+])(?P<zhour>[0-9]{2})(?::?(?P<zminute>[0-9]{2}))?)?
+      |[Zz]
+    )?
+    """,
+    re.VERBOSE,
+)
 
 
-def _pandas_ns(value: _dt.timedelta | _dt.datetime) -> int | None:
-    """A pandas.Timedelta's or Timestamp's integer ns (its ``.value``), below the microseconds
-    its datetime base class shows; None for a plain timedelta or datetime."""
-    ns = getattr(value, "value", None)
-    return ns if isinstance(ns, int) else None
+def _outside(value: Any, name: str) -> ValueError:
+    return ValueError(f"{name}={value!r} is outside int64 nanoseconds since 1970 (years 1678-2262)")
+
+
+def _finer_than_ns(value: Any, name: str) -> ValueError:
+    # Refused, not rounded: burstcore is exact to the ns, and a range cut 1 ns off is another range.
+    return ValueError(f"{name}={value!r} has more than nanosecond precision; burstcore works in integer ns")
+
+
+def _iso_year(text: str) -> int | None:
+    """An ISO year ('2026', '+02026', '-0044'), None where datetime.date has none (1-9999)."""
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > 4 or text.startswith("-"):  # no int() of thousands of digits either
+        return None
+    year = int(digits or "0")
+    return year if year >= 1 else None
+
+
+def _iso_days(year: int, g: dict[str, str]) -> int:
+    """Days from 1970-01-01 to the date of ``_ISO_RE``'s groups ``g`` (year 1-9999, where
+    datetime.date is exact); ValueError where there is no such date (2026-02-30)."""
+    if "week" in g:
+        day = _dt.date.fromisocalendar(year, int(g["week"]), int(g.get("weekday", "1")))
+    else:
+        day = _dt.date(year, int(g.get("month", g.get("bmonth", "1"))), int(g.get("day", g.get("bday", "1"))))
+    return day.toordinal() - _EPOCH_ORDINAL
+
+
+def _iso_seconds(g: dict[str, str]) -> int | None:
+    """Seconds from midnight of the time of day, less the zone's offset east of UTC; None past
+    23:59:59 (no 24:00, and no leap second: ns since 1970 count none, as POSIX time) or an offset
+    past 23:59."""
+    hour, minute, second = (int(g.get(k, g.get("b" + k, "0"))) for k in ("hour", "minute", "second"))
+    zone_h, zone_m = int(g.get("zhour", "0")), int(g.get("zminute", "0"))
+    if hour > 23 or minute > 59 or second > 59 or zone_h > 23 or zone_m > 59:
+        return None
+    offset = (zone_h * 3_600 + zone_m * 60) * (-1 if g.get("sign") == "-" else 1)
+    return hour * 3_600 + minute * 60 + second - offset
+
+
+def _iso_instant_ns(text: str, name: str) -> int:
+    """An ISO 8601 string as integer ns since 1970 UTC, exactly: out of range is refused before
+    any conversion could wrap, and every digit down to the ns is kept (and none below it lost)."""
+    m = _ISO_RE.fullmatch(text.strip())
+    if not m:
+        raise ValueError(f"{name}={text!r} is not an instant; give {INSTANT_FORMS}")
+    g = {k: v for k, v in m.groupdict().items() if v is not None}
+    year = _iso_year(g["year"])
+    if year is None:
+        raise _outside(text, name)
+    try:
+        days: int | None = _iso_days(year, g)
+    except ValueError:
+        days = None
+    seconds = _iso_seconds(g)
+    if days is None or seconds is None:
+        raise ValueError(f"{name}={text!r} is no date and time of day; give {INSTANT_FORMS}")
+    fraction = g.get("fraction", g.get("bfraction", ""))
+    if fraction[9:].strip("0"):
+        raise _finer_than_ns(text, name)
+    ns = (days * 86_400 + seconds) * _NS_PER_S + int(fraction[:9].ljust(9, "0"))
+    return _in_range(ns, text, name)
+
+
+def _in_range(ns: int, value: Any, name: str) -> int:
+    if not -(2**63) <= ns < 2**63:
+        raise _outside(value, name)
+    return ns
+
+
+def _datetime64_ns(value: np.datetime64, what: Any, name: str) -> int:
+    if np.isnat(value):
+        raise ValueError(f"{name}={what!r} is NaT, not an instant")
+    ticks, unit = _numpy_ticks(value)
+    if unit in ("Y", "M"):
+        return _in_range(_month_ns(ticks * 12 if unit == "Y" else ticks, what, name), what, name)
+    if unit not in _NUMPY_UNIT_NS:
+        raise ValueError(f"{name}={what!r} has no unit of time; give {INSTANT_FORMS}")
+    ns = ticks * _NUMPY_UNIT_NS[unit]
+    if ns.denominator != 1:
+        raise _finer_than_ns(what, name)
+    return _in_range(int(ns), what, name)
+
+
+def _month_ns(months: int, what: Any, name: str) -> int:
+    """The start of the month ``months`` after 1970-01 (a datetime64's Y or M: calendar years and
+    months, of no fixed length) in ns since 1970."""
+    year, month = divmod(months, 12)
+    if not 1 <= 1970 + year <= 9999:
+        raise _outside(what, name)
+    return (_dt.date(1970 + year, month + 1, 1).toordinal() - _EPOCH_ORDINAL) * 86_400 * _NS_PER_S
 
 
 def parse_instant(value: Any, *, name: str) -> int:
     """``value`` as integer nanoseconds since 1970-01-01 UTC, exactly (a float is refused: which
-    unit would it be in?)."""
+    unit would it be in?). Out of int64 ns (years 1678-2262) or finer than the ns is refused,
+    never wrapped or rounded."""
     if isinstance(value, bool) or isinstance(value, (float, np.floating)):
         raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}")
     if isinstance(value, (int, np.integer)):
-        ns = int(value)
-    elif isinstance(value, _dt.datetime) and (pd_ns := _pandas_ns(value)) is not None:
-        ns = pd_ns  # ns since 1970 UTC, whatever time zone the Timestamp shows
-    elif isinstance(value, _dt.datetime):
+        return _in_range(int(value), value, name)
+    if isinstance(value, _dt.datetime) and isinstance(asm8 := _pandas_scalar(value), np.datetime64):
+        return _datetime64_ns(asm8, value, name)  # since 1970 UTC, whatever zone the Timestamp shows
+    if isinstance(value, _dt.datetime):
         aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.UTC)
         d = aware - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-        ns = (d.days * 86_400 + d.seconds) * 1_000_000_000 + d.microseconds * 1_000
-    elif isinstance(value, str) and _ZONE_RE.search(value.strip()):
-        # An offset from UTC: datetime reads it (to the microsecond); numpy would not.
-        try:
-            return parse_instant(_dt.datetime.fromisoformat(value.strip()), name=name)
-        except ValueError:
-            raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}") from None
-    elif isinstance(value, (np.datetime64, str)):
-        try:
-            t = np.datetime64(value.strip().removesuffix("Z") if isinstance(value, str) else value)
-        except ValueError:
-            raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}") from None
-        if np.isnat(t):
-            raise ValueError(f"{name}={value!r} is NaT, not an instant")
-        ns = int(t.astype("datetime64[ns]").astype(np.int64))
-    else:
-        raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
-    if not -(2**63) <= ns < 2**63:
-        raise ValueError(f"{name}={value!r} is outside int64 nanoseconds since 1970 (years 1678-2262)")
-    return ns
+        return _in_range((d.days * 86_400 + d.seconds) * _NS_PER_S + d.microseconds * 1_000, value, name)
+    if isinstance(value, np.datetime64):
+        return _datetime64_ns(value, value, name)
+    if isinstance(value, str):
+        return _iso_instant_ns(value, name)
+    raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
 
 
 def _iso_ns(ns: int) -> str:
-    """An instant in ns since 1970 as ISO 8601 UTC with every ns."""
-    return str(np.datetime64(ns, "ns")) + "Z"
+    """An instant in ns since 1970 as ISO 8601 UTC with every ns (int64's lowest too, which numpy
+    shows as NaT)."""
+    seconds, fraction = divmod(ns, _NS_PER_S)
+    t = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
+    return f"{t:%Y-%m-%dT%H:%M:%S}.{fraction:09d}Z"
 
 
 def parse_time_range(start: Any, end: Any) -> tuple[int | None, int | None] | None:

@@ -344,18 +344,23 @@ def _count(text: str) -> int:
     return _whole_number(text, 0)
 
 
+# The forms an instant takes on the command line (the API's message lists Python types too).
+CLI_INSTANT_FORMS = "ISO 8601 (2026-11-30T02:48:30.98Z, UTC unless a zone is given) or integer nanoseconds since 1970"
+
+
 def _instant(text: str) -> int:
     """An ISO 8601 instant ('2026-11-30T02:48:30.98Z', UTC when no zone is given) or integer ns
-    since 1970 (as the training logs and burstcore's *_ns columns give them)."""
-    from ._units import parse_instant
+    since 1970 (as the training logs and burstcore's *_ns columns give them). A bad value is an
+    ArgumentTypeError saying what is wrong: no instant, out of int64 ns, or finer than the ns."""
+    from ._units import INSTANT_FORMS, parse_instant
 
     try:
-        return parse_instant(int(text) if text.strip().lstrip("-").isdigit() else text, name="instant")
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not an instant: give ISO 8601 (2026-11-30T02:48:30.98Z, UTC unless a zone is "
-            "given) or integer nanoseconds since 1970"
-        ) from None
+        # isdecimal(), not isdigit(): int() refuses '²', a digit to isdigit().
+        return parse_instant(int(text) if text.strip().removeprefix("-").isdecimal() else text, name="instant")
+    except ValueError as e:
+        # argparse names the option already: "argument --end: '9999-12-31' is outside int64 ..."
+        message = str(e).replace("instant=", "", 1).replace(f"; give {INSTANT_FORMS}", f": give {CLI_INSTANT_FORMS}")
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def _horizon(text: str) -> str:
