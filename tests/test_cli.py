@@ -706,6 +706,18 @@ def test_a_late_packet_dropped_by_the_scan_is_dropped_for_the_iterations(tmp_pat
     assert p.returncode == cli.EXIT_CAPTURE, p.stderr
 
 
+def test_the_rates_message_offers_what_the_command_line_takes(cap: Path) -> None:
+    # The API's forms end "or a number of bits per second", which the command line refuses.
+    err = _one_line_error(run_cli("scan", cap, "--rates", "fast"))
+    assert "argument --rates: 'fast' is not a rate; give a number with a unit, such as 10Gbps" in err, err
+    assert "a number of bits per second" not in err, err
+    assert "'5' has no unit: write e.g. '5bps'" in _one_line_error(run_cli("scan", cap, "--rates", "5"))
+    # The API takes a number still, and says so.
+    assert burstcore.parse_rate(5) == 5
+    with pytest.raises(ValueError, match="or a number of bits per second"):
+        burstcore.parse_rate("fast")
+
+
 @pytest.mark.parametrize(
     ("text", "utc"),
     [

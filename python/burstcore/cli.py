@@ -254,15 +254,26 @@ def _durations(name: str) -> Callable[[str], list[str]]:
     return lambda text: [_duration_ns(item, name) for item in _split(text)]
 
 
+# The forms a rate takes on the command line: every value is a string, and a bare number is told
+# its unit is missing (the API's message offers a number of bits per second too).
+CLI_RATE_FORMS = (
+    "a number with a unit, such as 10Gbps, 400Mbit/s, 1gbit (tc), 1.25GB/s, 100MB/s (B = bytes, b/bit = bits; "
+    "k, M, G, T are powers of 1000, Ki, Mi, Gi, Ti powers of 1024)"
+)
+
+
 def _rates(text: str) -> list[int]:
-    from ._units import parse_rate
+    from ._units import RATE_FORMS, parse_rate
 
     out = []
     for item in _split(text, "1Gbps,10Gbps"):
         try:
             out.append(parse_rate(item, name="rate"))
         except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+            # argparse names the option already: "argument --rates: 'fast' is not a rate; ..."
+            raise argparse.ArgumentTypeError(
+                str(e).replace("rate=", "", 1).replace(RATE_FORMS, CLI_RATE_FORMS)
+            ) from None
     return out
 
 
