@@ -3,6 +3,7 @@ its terminal tables show the API's numbers, and errors give one line and a disti
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import pty
@@ -522,6 +523,16 @@ def test_corrupt_file(tmp_path: Path, cap: Path) -> None:
         (["--max-groups", "many"], "argument --max-groups: 'many' is not a positive whole number"),
         (["--max-groups", "1.5"], "'1.5' is not a positive whole number"),
         (["--max-groups", str(2**63)], "is too large"),
+        # An exponent past Decimal's context was a traceback (decimal.Overflow).
+        (["--windows", "1e9999999999s"], "argument --windows: '1e9999999999s' is longer than 292 years"),
+        (["--rates", "1e99999999999bps"], "'1e99999999999bps' is beyond 2^64 bit/s"),
+        # Instants past int64 ns were wrapped (to 1816-03-30, 1677-09-21) and a 10th digit too.
+        (
+            ["--end", "9999-12-31T23:59:59Z"],
+            "argument --end: '9999-12-31T23:59:59Z' is outside int64 nanoseconds since 1970 (years 1678-2262)",
+        ),
+        (["--end", "2262-04-12"], "argument --end: '2262-04-12' is outside int64 nanoseconds"),
+        (["--start", "2026-01-01T00:00:01.5000000001Z"], "has more than nanosecond precision"),
     ],
 )
 def test_bad_option_values(cap: Path, args: list[str], needle: str) -> None:
@@ -693,3 +704,33 @@ def test_a_late_packet_dropped_by_the_scan_is_dropped_for_the_iterations(tmp_pat
         assert b"later than" not in p.stderr, p.stderr
     p = run_cli("plot", late, "-o", tmp_path / "g.png", "-q")
     assert p.returncode == cli.EXIT_CAPTURE, p.stderr
+
+
+def test_the_rates_message_offers_what_the_command_line_takes(cap: Path) -> None:
+    # The API's forms end "or a number of bits per second", which the command line refuses.
+    err = _one_line_error(run_cli("scan", cap, "--rates", "fast"))
+    assert "argument --rates: 'fast' is not a rate; give a number with a unit, such as 10Gbps" in err, err
+    assert "a number of bits per second" not in err, err
+    assert "'5' has no unit: write e.g. '5bps'" in _one_line_error(run_cli("scan", cap, "--rates", "5"))
+    # The API takes a number still, and says so.
+    assert burstcore.parse_rate(5) == 5
+    with pytest.raises(ValueError, match="or a number of bits per second"):
+        burstcore.parse_rate("fast")
+
+
+@pytest.mark.parametrize(
+    ("text", "utc"),
+    [
+        ("2026-01-01T01:00:01-05", (2026, 1, 1, 6, 0, 1, 0)),
+        ("2026-01-01T00:00:01.5z", (2026, 1, 1, 0, 0, 1, 500_000_000)),
+        ("2026-01-01T01:00:01.500000001+01:00", (2026, 1, 1, 0, 0, 1, 500_000_001)),
+    ],
+)
+def test_instants_in_any_zone_on_the_command_line(cap: Path, text: str, utc: tuple[int, ...]) -> None:
+    # numpy's "UserWarning: no explicit representation of timezones" reached the user, with its
+    # source line, and an offset dropped the ns below the µs.
+    *civil, ns = utc
+    want = calendar.timegm((*civil, 0, 0, 0)) * 10**9 + ns
+    assert cli._instant(text) == want
+    p = run_cli("scan", cap, "--windows", "1ms", "--rates", "1Gbps", "--start", text, "--format", "json", "-o", "-")
+    assert p.returncode == 0 and p.stderr == b"", p.stderr

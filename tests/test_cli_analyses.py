@@ -396,6 +396,8 @@ def test_missing_file_bad_values_and_unwritable_output(cap: Path, tmp_path: Path
         (["flows", "--max-flows", "0"], ["not a positive whole number"]),
         (["matrix", "--max-pairs", "lots"], ["not a positive whole number"]),
         (["bursts", "--gap", "1 fortnight"], ["--gap: '1 fortnight' is not a duration", "ns, us, ms, s, min or h"]),
+        # An exponent past Decimal's context was a traceback (decimal.Overflow).
+        (["bursts", "--gap", "1e9999999999s"], ["--gap: '1e9999999999s' is longer than 292 years"]),
         (["iterations", "--bin", "0ms"], ["--bin: '0ms' must be > 0"]),
         (
             ["iterations", "--min-period", "10ms", "--max-period", "5ms"],

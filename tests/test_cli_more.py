@@ -322,6 +322,8 @@ def test_missing_file_and_unwritable_output(cap: Path, tmp_path: Path) -> None:
         (["gaps", "--table", "quantiles"], ["--table chooses", "give -o FILE"]),
         (["sizes", "--windows", "1ms"], ["unrecognized arguments"]),
         (["superpose", "--offsets", "0,5"], ["--offsets: '5' has no unit"]),
+        (["superpose", "--offsets", "0,1e9999999999s"], ["--offsets: '1e9999999999s' is longer than 292 years"]),
+        (["superpose", "--rates", "1e99999999999bps"], ["'1e99999999999bps' is beyond 2^64 bit/s"]),
         (["superpose", "--offsets", "0,3 parsecs"], ["'3 parsecs' is not a duration", "e.g. 250us"]),
         (["superpose", "--offsets", "0"], ["--offsets gives 1 offset for 2 files"]),
         (["superpose", "--offsets", "0,1ms", "--random-offsets"], ["not allowed with argument --offsets"]),

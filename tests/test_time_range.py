@@ -3,8 +3,11 @@ over the stretch itself, and every packet left out is counted."""
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import json
+import re
+import warnings
 
 import numpy as np
 import polars as pl
@@ -14,6 +17,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import burstcore
+from burstcore._units import parse_instant, parse_time_range
 from tests import oracles
 from tests.conftest import shared_file
 
@@ -158,3 +162,166 @@ def test_a_late_packet_outside_the_range_is_left_out_before_ordering():
     assert burstcore.flows(data, **rng)["packets"].to_list() == [2]
     b = burstcore.bursts(data, **rng).summary.row(0, named=True)
     assert (b["skipped_outside_range"], b["reordered"], b["packets"]) == (1, 0, 2)
+
+
+@st.composite
+def iso_instants(draw):
+    """An instant anywhere in int64 ns, and an ISO 8601 string of it written with datetime and
+    divmod: in a zone of any offset (Z, z, ±hh, ±hhmm, ±hh:mm or none), extended or basic, with
+    the fractional digits it needs and maybe more zeros."""
+    ns = draw(st.integers(-(2**63), 2**63 - 1))
+    zone = draw(st.sampled_from(["", "Z", "z", "hh", "hhmm", "hh:mm"]))
+    if zone in ("", "Z", "z"):
+        minutes = 0
+    elif zone == "hh":
+        minutes = 60 * draw(st.integers(-23, 23))
+    else:
+        minutes = draw(st.integers(-(24 * 60 - 1), 24 * 60 - 1))
+    seconds, fraction = divmod(ns + minutes * 60 * 10**9, 10**9)
+    local = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds)
+    text = local.strftime(draw(st.sampled_from(["%Y-%m-%dT%H:%M:%S", "%Y%m%dT%H%M%S"])))
+    text = text.replace("T", draw(st.sampled_from(["T", "t", " "])))
+    digits = f"{fraction:09d}".rstrip("0") + "0" * draw(st.integers(0, 12))
+    if digits:
+        text += draw(st.sampled_from([".", ","])) + digits
+    if zone in ("Z", "z"):
+        text += zone
+    elif zone:
+        h, m = divmod(abs(minutes), 60)
+        sign = "-" if minutes < 0 else "+"
+        text += {"hh": f"{sign}{h:02d}", "hhmm": f"{sign}{h:02d}{m:02d}", "hh:mm": f"{sign}{h:02d}:{m:02d}"}[zone]
+    return text, ns
+
+
+@settings(max_examples=300, deadline=None)
+@given(iso_instants())
+def test_iso_instants_are_exact_to_the_ns_in_any_zone(case):
+    # An offset dropped the ns below the µs (datetime read it), ±hh and a lowercase z reached
+    # numpy, which warned (UserWarning: no explicit representation of timezones) or refused.
+    text, ns = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse_instant(text, name="start") == ns
+        assert parse_time_range(text, None) == (ns, None)
+
+
+def test_instants_with_a_zone_keep_every_ns():
+    cases = [
+        ("2026-01-01T01:00:01.500000001+01:00", (2026, 1, 1, 0, 0, 1, 500_000_001)),  # was ...01.5Z
+        ("2026-01-01T01:00:01-05", (2026, 1, 1, 6, 0, 1, 0)),  # numpy warned
+        ("2026-01-01T00:00:01.5z", (2026, 1, 1, 0, 0, 1, 500_000_000)),  # refused
+        ("2025-12-31T23:30:00.000000007-0130", (2026, 1, 1, 1, 0, 0, 7)),
+        ("2024-02-29t12:00", (2024, 2, 29, 12, 0, 0, 0)),
+        ("2026-W01-4T00:00:00+00:00", (2026, 1, 1, 0, 0, 0, 0)),  # the week of 1 January, Thursday
+        ("2026-01-01Z", (2026, 1, 1, 0, 0, 0, 0)),
+    ]
+    for text, (*civil, ns) in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert parse_instant(text, name="start") == calendar.timegm((*civil, 0, 0, 0)) * 10**9 + ns, text
+
+
+OUTSIDE = r"is outside int64 nanoseconds since 1970 \(years 1678-2262\)"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "9999-12-31T23:59:59Z",  # was read as 1816-03-30
+        "2262-04-12",  # was read as 1677-09-21
+        "2262-04-11T23:47:16.854775808Z",  # int64's highest ns plus one
+        "2262-04-11T23:47:16.854775807-00:01",  # int64's highest ns plus a minute, in UTC
+        "1677-09-21T00:12:43.145224191Z",  # int64's lowest ns minus one
+        "1677-09-21T00:12:43.145224192+00:01",
+        "+10000-01-01",
+        "0000-01-01",
+        "-0001-01-01",
+        "+" + "9" * 5000,  # past int()'s 4300 digits
+        np.datetime64("9999-12-31"),
+        np.datetime64(18_446_744_074, "s"),  # 2^64 ns and 0.29 s: astype('M8[ns]') wrapped it to 1970
+        np.datetime64(10**17, "Y"),
+        np.datetime64(-(10**16), "M"),
+    ],
+)
+def test_instants_outside_int64_ns_are_refused_not_wrapped(value):
+    with pytest.raises(ValueError, match=rf"end={re.escape(repr(value)[:50])}.* {OUTSIDE}"):
+        parse_time_range(None, value)
+
+
+def test_pandas_timestamps_outside_int64_ns_are_refused():
+    import pandas as pd
+
+    # Timestamp.value raised OverflowError where the unit is coarser than ns.
+    for t in (pd.Timestamp("9999-12-31"), pd.Timestamp("2262-04-12").as_unit("s")):
+        with pytest.raises(ValueError, match=OUTSIDE):
+            parse_instant(t, name="end")
+    assert parse_instant(pd.Timestamp("2262-04-11").as_unit("s"), name="end") == 2**63 - 2**63 % (86_400 * 10**9)
+    assert parse_instant(pd.Timestamp("2026-01-01T00:00:00.000000001+01:00"), name="end") == (
+        calendar.timegm((2025, 12, 31, 23, 0, 0, 0, 0, 0)) * 10**9 + 1
+    )
+
+
+def test_a_scan_refuses_an_end_past_2262():
+    data = _capture([BASE, BASE + 10], [100, 100], [("10.0.0.1", "10.0.0.2")] * 2)
+    # The end was read as 1816-03-30: a scan of nothing, without a word.
+    with pytest.raises(ValueError, match=rf"end='9999-12-31T23:59:59Z' {OUTSIDE}"):
+        burstcore.scan(data, windows="1us", rates="1Gbps", end="9999-12-31T23:59:59Z")
+
+
+def test_int64s_edges_are_instants_in_every_form():
+    lo, hi = -(2**63), 2**63 - 1
+    assert parse_instant("1677-09-21T00:12:43.145224192Z", name="start") == lo  # numpy's NaT
+    assert parse_instant("1677-09-21T01:12:43.145224192+01:00", name="start") == lo
+    assert parse_instant("2262-04-11T23:47:16.854775807Z", name="end") == hi
+    assert parse_instant(np.datetime64(hi, "ns"), name="end") == hi
+    assert parse_instant(lo, name="start") == lo
+    for bad in (hi + 1, lo - 1, np.uint64(2**64 - 1), dt.datetime(9999, 12, 31)):
+        with pytest.raises(ValueError, match=OUTSIDE):
+            parse_instant(bad, name="end")
+    # The empty range's message names int64's lowest ns, not NaT.
+    with pytest.raises(ValueError, match=r"start \(1677-09-21T00:12:43.145224192Z\) is not before end"):
+        parse_time_range(lo, lo)
+
+
+def test_digits_below_the_ns_are_refused_not_rounded():
+    # Refused, not rounded: burstcore is exact to the ns, and a range cut a fraction of a ns off
+    # another is none of its own. A 10th digit was wrapped (to 1969-11-19), ps truncated.
+    finer = "has more than nanosecond precision; burstcore works in integer ns"
+    for value in (
+        "2026-01-01T00:00:01.5000000001Z",
+        "2026-01-01T01:00:01.0000000000001+01:00",
+        np.datetime64(1500, "ps"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(finer)):
+            parse_instant(value, name="start")
+    # Zeros below the ns are the same instant.
+    assert parse_instant("2026-01-01T00:00:01.500000001000000Z", name="start") == 1_767_225_601_500_000_001
+    assert parse_instant(np.datetime64(2000, "ps"), name="start") == 2
+    assert parse_instant(np.datetime64(3, "10s"), name="start") == 30 * 10**9
+
+
+def test_no_such_instant():
+    cases = [
+        ("2026-02-29", "is no date and time of day"),
+        ("2026-01-01T24:00:00", "is no date and time of day"),
+        ("2026-12-31T23:59:60Z", "is no date and time of day"),  # ns since 1970 count no leap second
+        ("2026-01-01T00:00:00+24:00", "is no date and time of day"),
+        ("now", "is not an instant"),  # numpy's, to the second
+        ("1767225600000000000", "is not an instant"),  # not a year: ns are an int
+        ("2026-01-01T00.5", "is not an instant"),
+        ("2026-01-01+01:00", "is not an instant"),
+    ]
+    for value, message in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match=re.escape(f"start={value!r} {message}; give a datetime")):
+                parse_instant(value, name="start")
+
+
+def test_nat_is_no_instant():
+    import pandas as pd
+
+    # pandas' NaT is a datetime whose .value is int64's lowest: it was read as 1677-09-21.
+    for nat in (pd.NaT, np.datetime64("NaT"), np.datetime64("NaT", "ns")):
+        with pytest.raises(ValueError, match="is NaT, not an instant"):
+            parse_instant(nat, name="start")

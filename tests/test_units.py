@@ -2,10 +2,11 @@
 
 import datetime as dt
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import burstcore
@@ -198,3 +199,124 @@ def test_a_pandas_frame_is_pointed_to_polars() -> None:
 
     with pytest.raises(TypeError, match=r"pl.from_pandas\(df\)"):
         burstcore.scan(pd.DataFrame({"timestamp": [1], "size": [60]}))  # type: ignore[arg-type]
+
+
+def _offset(text):
+    return parse_duration(text, name="offset", signed=True)
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "message"),
+    [
+        (_offset, "1e9999999999s", "offset='1e9999999999s' is longer than 292 years, the range of int64 nanoseconds"),
+        (_offset, "1e99999999999999999999ms", "is longer than 292 years"),
+        (_offset, "-1e9999999999ms", "is longer than 292 years"),
+        (_offset, "1e" + "9" * 5000 + "s", "is longer than 292 years"),  # past int()'s 4300 digits
+        (_offset, "1e-9999999999s", "is not a whole number of nanoseconds"),  # a fraction of a ns, not 0
+        (parse_rate, "1e99999999999bps", "rate='1e99999999999bps' is beyond 2^64 bit/s"),
+        (parse_rate, "1e9999999999gbit", "is beyond 2^64 bit/s"),
+        (parse_rate, "1e99999999999999999999B/s", "is beyond 2^64 bit/s"),
+        (parse_rate, "1e-99999999999bps", "is not a whole number of bits per second"),
+    ],
+)
+def test_an_exponent_of_any_size_is_read_as_the_other_values_are(parse, text, message):
+    # Decimal's context overflowed past 10^999999 (decimal.Overflow, a traceback on the command
+    # line) or refused an exponent past 10^18 (decimal.InvalidOperation), where 1e400s was told
+    # it is too long: the same one-line ValueError now, or that it is no whole ns or bit/s.
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse(text)
+
+
+def test_a_bare_zero_with_any_exponent_is_zero():
+    assert parse_duration("0e99999999999999999999", name="offset", allow_zero=True) == 0
+    with pytest.raises(ValueError, match="must be > 0"):
+        parse_rate("0e99999999999999999999")
+
+
+def test_long_numerals_are_read_exactly():
+    # Decimal's default context rounded to 28 digits: 1 ns and a 10^-29 of one was read as 1 ns.
+    for text in ("1.00000000000000000000000000001ns", "1.0000000000000000000000000000001s", "0." + "1" * 5000 + "s"):
+        with pytest.raises(ValueError, match="is not a whole number of nanoseconds"):
+            parse_duration(text)
+        with pytest.raises(ValueError, match="is not a whole number of bits per second"):
+            parse_rate(text.removesuffix("ns").removesuffix("s") + "Gbps")
+    assert parse_duration("1." + "0" * 5000 + "s") == 10**9
+    assert parse_duration("0." + "0" * 5000 + "1e5009ns") == 10**8
+    assert parse_rate("0.125Bps") == 1  # bytes are 8 bits before the whole bit/s is checked
+    assert parse_rate("1.00000000000000000000000000000000Gbps") == 10**9
+
+
+@st.composite
+def numerals(draw):
+    """A decimal numeral of up to 45 digits, the point anywhere, an exponent or not, a sign or not."""
+    digits = draw(st.text("0123456789", min_size=1, max_size=45))
+    point = draw(st.integers(0, len(digits)))
+    body = digits[:point] + "." + digits[point:] if point < len(digits) else digits
+    exponent = draw(st.one_of(st.just(""), st.integers(-30, 30).map(lambda e: f"e{e:+d}")))
+    return draw(st.sampled_from(["", "-", "+"])) + body + exponent
+
+
+UNIT_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9, "h": 3600 * 10**9}
+
+
+@given(numerals(), st.sampled_from(sorted(UNIT_NS)))
+@example("1.00000000000000000000000000001", "ns")  # Decimal's 28 digits read it as 1 ns
+@example("123456789012345678901234567890.5", "ns")  # and as a whole number
+def test_durations_are_exact_against_fractions(numeral, unit):
+    # fractions.Fraction reads a numeral exactly: the duration is that times the unit, whole and
+    # within int64 ns, or refused saying which.
+    want = Fraction(numeral) * UNIT_NS[unit]
+    if want.denominator != 1:
+        with pytest.raises(ValueError, match="not a whole number of nanoseconds"):
+            parse_duration(numeral + unit, name="offset", allow_zero=True, signed=True)
+    elif abs(want) >= 2**63:
+        with pytest.raises(ValueError, match="longer than 292 years"):
+            parse_duration(numeral + unit, name="offset", allow_zero=True, signed=True)
+    else:
+        assert parse_duration(numeral + unit, name="offset", allow_zero=True, signed=True) == want
+
+
+@given(numerals().map(lambda n: n.lstrip("+-")), st.sampled_from(["bps", "kbit/s", "MB/s", "Gibps", "TB/s", "gbit"]))
+@example("1.00000000000000000000000000001", "bps")
+def test_rates_are_exact_against_fractions(numeral, unit):
+    scale = {"bps": 1, "kbit/s": 10**3, "MB/s": 8 * 10**6, "Gibps": 2**30, "TB/s": 8 * 10**12, "gbit": 10**9}[unit]
+    want = Fraction(numeral) * scale
+    if want.denominator != 1:
+        with pytest.raises(ValueError, match="not a whole number of bits per second"):
+            parse_rate(numeral + unit)
+    elif want == 0:
+        with pytest.raises(ValueError, match="must be > 0"):
+            parse_rate(numeral + unit)
+    elif want >= 2**64:
+        with pytest.raises(ValueError, match="beyond 2"):
+            parse_rate(numeral + unit)
+    else:
+        assert parse_rate(numeral + unit) == want
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        # 18446744074 s is 2^64 ns and 290448384 ns: astype('m8[ns]') wrapped it to 0.29 s.
+        (np.timedelta64(18_446_744_074, "s"), "longer than 292 years, the range of int64 nanoseconds$"),
+        (np.timedelta64(10**10, "s"), "longer than 292 years"),  # wrapped below 0: "must be > 0"
+        (np.timedelta64(1500, "ps"), "not a whole number of nanoseconds"),  # truncated to 1 ns
+        (np.timedelta64(5), "has no unit"),  # numpy's unitless timedelta, read as 5 ns
+    ],
+)
+def test_numpy_durations_are_neither_wrapped_nor_truncated(value, message):
+    with pytest.raises(ValueError, match=message):
+        parse_duration(value, name="window")
+
+
+def test_numpy_and_pandas_durations_of_any_unit_are_exact():
+    import pandas as pd
+
+    assert parse_duration(np.timedelta64(2000, "ps")) == 2
+    assert parse_duration(np.timedelta64(3, "10s")) == 30 * 10**9
+    assert parse_duration(np.timedelta64(1, "W")) == 7 * 86_400 * 10**9
+    assert parse_duration(np.timedelta64(1, "Y")) == 31_556_952 * 10**9  # numpy's mean year, as its astype()
+    assert parse_duration(pd.Timedelta(days=2).as_unit("s")) == 2 * 86_400 * 10**9
+    # pandas raised OverflowError (from .value) where the unit is coarser than ns.
+    with pytest.raises(ValueError, match="longer than 292 years"):
+        parse_duration(pd.Timedelta(days=200_000).as_unit("s"))

@@ -283,7 +283,10 @@ def scan(
         ρ is the stretch itself: from ``start`` (else the group's first packet) to ``end`` (else
         its last packet). A ``datetime`` (naive ones are UTC), ``numpy.datetime64``,
         ``pandas.Timestamp``, ISO 8601 string, or int of ns since 1970 (as the ``*_ns`` columns
-        and training logs give them). Not for in-memory columns: filter those first. A scan of
+        and training logs give them), read exactly to the ns; an ISO string's zone may be Z, z,
+        ±hh, ±hhmm or ±hh:mm (none: UTC). An instant outside int64 ns since 1970 (years
+        1678-2262) or with digits below the ns raises ``ValueError``: it is never wrapped nor
+        rounded. Not for in-memory columns: filter those first. A scan of
         a time range reads the capture in one stream (not split into time chunks).
     filter:
         Read only the packets whose headers pass this expression, in tcpdump's language (a

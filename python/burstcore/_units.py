@@ -1,16 +1,17 @@
 """Human-friendly durations and rates, parsed exactly.
 
-Durations become integer nanoseconds and rates integer bits per second, with decimal arithmetic
-(never binary floats), so "1.5s" is exactly 1_500_000_000 ns and "1.25GB/s" exactly 10 Gbit/s.
+Durations become integer nanoseconds and rates integer bits per second, with integer arithmetic
+on every digit written (never binary floats, nor Decimal's 28 digits), so "1.5s" is exactly
+1_500_000_000 ns and "1.25GB/s" exactly 10 Gbit/s.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import operator
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -38,19 +39,103 @@ DURATION_FORMS = (
 _PLAIN_SCALE_MAX_S = 1000
 
 _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+_BARE_RE = re.compile(rf"^\s*[-+]?{_NUMBER}\s*$")
 # A sign is read so that "-5ms" is told it must be positive rather than that it is no duration.
 _DURATION_RE = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zµμ]+)\s*$")
 
 
-def _pandas_ns(value: _dt.timedelta | _dt.datetime) -> int | None:
-    """A pandas.Timedelta's or Timestamp's integer ns (its ``.value``), below the microseconds
-    its datetime base class shows; None for a plain timedelta or datetime."""
-    ns = getattr(value, "value", None)
-    return ns if isinstance(ns, int) else None
+_NS_PER_S = 1_000_000_000
+
+# A decimal numeral's parts: sign, digits before and after the point, exponent.
+_NUMERAL_RE = re.compile(r"\s*([-+]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([-+]?[0-9]+))?\s*")
+# Past every range here (2^64 < 10^20, and what is held at ±10^_FAR stays past it in any unit).
+_FAR = 40
+# A numeral with more significant digits than this (zeros at either end aside) and below 10^_FAR
+# has more than 60 of them after the point, more than the 43 factors of 2 and 12 of 5 of any unit
+# here (Ti times 8, T): no whole ns or bit/s. Digits past it are cut, then a 1 keeps it not whole.
+_DIGITS = 100
 
 
-def _exact_ns(value: Decimal, what: Any, name: str) -> int:
-    if value != value.to_integral_value():
+def _exponent(text: str | None) -> int:
+    """A numeral's exponent; one of more than 30 digits is held at ±10^30, past any numeral's
+    digits (int() would refuse one of more than 4300)."""
+    digits = (text or "0").lstrip("+-").lstrip("0") or "0"
+    e = int(digits) if len(digits) <= 30 else 10**30
+    return -e if (text or "").startswith("-") else e
+
+
+def _times(numeral: str, unit: int) -> Fraction:
+    """``numeral`` (what ``_NUMBER`` matched, with a sign or not) times ``unit``, exactly, with
+    integers: Decimal's default context rounded it to 28 digits ('1.00000000000000000000000000001ns'
+    was read as 1 ns) and overflowed past 10^999999 ('1e9999999999s' raised decimal.Overflow). A
+    magnitude past 10^_FAR, out of every range here, comes back as ±10^_FAR and one below 10^-_FAR as
+    ±10^-_FAR (no whole number in any unit), so no power of ten of billions of digits is built."""
+    m = _NUMERAL_RE.fullmatch(numeral)
+    assert m, numeral
+    sign, whole, fraction, exponent = m.groups()
+    fraction = fraction or ""
+    digits = (whole + fraction).lstrip("0")
+    if not digits:
+        return Fraction(0)
+    significant = digits.rstrip("0")
+    power = _exponent(exponent) - len(fraction) + len(digits) - len(significant)
+    top = power + len(significant)  # 10^(top-1) <= |numeral| < 10^top
+    s = -1 if sign == "-" else 1
+    if top > _FAR:
+        return Fraction(s * 10**_FAR)
+    if top < -_FAR:
+        return Fraction(s, 10**_FAR)
+    if len(significant) > _DIGITS:
+        significant, power = significant[:_DIGITS] + "1", power + len(significant) - _DIGITS - 1
+    return s * int(significant) * unit * Fraction(10) ** power
+
+
+# Nanoseconds in one tick of numpy's time units of fixed length; a timedelta64's Y and M are its
+# mean year and month (365.2425 days, and a 12th of that), as its astype() takes them.
+_NUMPY_UNIT_NS: dict[str, Fraction] = {
+    "Y": Fraction(31_556_952 * _NS_PER_S),
+    "M": Fraction(2_629_746 * _NS_PER_S),
+    "W": Fraction(7 * 86_400 * _NS_PER_S),
+    "D": Fraction(86_400 * _NS_PER_S),
+    "h": Fraction(3_600 * _NS_PER_S),
+    "m": Fraction(60 * _NS_PER_S),
+    "s": Fraction(_NS_PER_S),
+    "ms": Fraction(1_000_000),
+    "us": Fraction(1_000),
+    "ns": Fraction(1),
+    "ps": Fraction(1, 1_000),
+    "fs": Fraction(1, 1_000_000),
+    "as": Fraction(1, 1_000_000_000),
+}
+
+
+def _numpy_ticks(value: np.datetime64 | np.timedelta64) -> tuple[int, str]:
+    """A datetime64's or timedelta64's count of its unit (since 1970 for a datetime), as a Python
+    int, and that unit: astype('[ns]') wraps past int64 silently and truncates ps, fs and as."""
+    unit, count = np.datetime_data(value.dtype)
+    return int(value.view(np.int64)) * count, unit
+
+
+def _pandas_scalar(value: Any) -> np.datetime64 | np.timedelta64 | None:
+    """A pandas.Timestamp's or Timedelta's (or NaT's) numpy value in its own unit (``.asm8``; UTC
+    for an aware Timestamp): ``.value`` raises OverflowError past int64 ns where the unit is
+    coarser, and NaT's is int64's lowest, an instant. None for anything else."""
+    asm8 = getattr(value, "asm8", None)
+    return asm8 if isinstance(asm8, (np.datetime64, np.timedelta64)) else None
+
+
+def _timedelta64_ns(value: np.timedelta64, what: Any, name: str) -> int:
+    if np.isnat(value):
+        raise ValueError(f"{name}={what!r} is NaT, not a duration")
+    ticks, unit = _numpy_ticks(value)
+    if unit not in _NUMPY_UNIT_NS:
+        # numpy.timedelta64(5): numpy lends it the unit of what it meets; a plain 5 is seconds here.
+        raise ValueError(f"{name}={what!r} has no unit: give e.g. numpy.timedelta64(5, 'ms')")
+    return _exact_ns(ticks * _NUMPY_UNIT_NS[unit], what, name)
+
+
+def _exact_ns(value: Fraction, what: Any, name: str) -> int:
+    if value.denominator != 1:
         raise ValueError(f"{name}={what!r} is not a whole number of nanoseconds; burstcore works in integer ns")
     return int(value)
 
@@ -71,11 +156,9 @@ def parse_duration(
     if isinstance(value, bool):
         raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
     if isinstance(value, np.timedelta64):
-        if np.isnat(value):
-            raise ValueError(f"{name}={value!r} is NaT, not a duration")
-        ns = int(value.astype("timedelta64[ns]").astype(np.int64))
-    elif isinstance(value, _dt.timedelta) and (pd_ns := _pandas_ns(value)) is not None:
-        ns = pd_ns
+        ns = _timedelta64_ns(value, value, name)
+    elif isinstance(value, _dt.timedelta) and isinstance(td := _pandas_scalar(value), np.timedelta64):
+        ns = _timedelta64_ns(td, value, name)  # to the ns, below the µs of its timedelta base class
     elif isinstance(value, _dt.timedelta):
         ns = (value.days * 86_400 + value.seconds) * 1_000_000_000 + value.microseconds * 1_000
     elif isinstance(value, (int, np.integer, float, np.floating)):
@@ -96,7 +179,7 @@ def parse_duration(
     elif isinstance(value, str):
         m = _DURATION_RE.match(value)
         bare = not m and _is_bare_number(value)
-        if bare and Decimal(value.strip()) == 0:
+        if bare and _times(value, 1) == 0:
             # Zero is zero in every unit (an offset of "0" beside "-3ms").
             m = _DURATION_RE.match(value.strip() + "s")
         elif bare:
@@ -104,11 +187,7 @@ def parse_duration(
             raise ValueError(f"{name}={value!r} has no unit: write e.g. '{value.strip()}s' or '{value.strip()}ms'")
         if not m or m.group(2) not in _DURATION_UNITS:
             raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
-        try:
-            number = Decimal(m.group(1))
-        except InvalidOperation:
-            raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}") from None
-        ns = _exact_ns(number * _DURATION_UNITS[m.group(2)], value, name)
+        ns = _exact_ns(_times(m.group(1), _DURATION_UNITS[m.group(2)]), value, name)
     else:
         raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
     if not signed and (ns < 0 or (ns == 0 and not allow_zero)):
@@ -117,7 +196,7 @@ def parse_duration(
     if abs(ns) >= 2**63:
         hint = (
             " (a plain number is read in seconds: write nanoseconds as '…ns')"
-            if isinstance(value, (int, np.integer))
+            if isinstance(value, (int, np.integer)) and not isinstance(value, np.timedelta64)  # an np.integer
             else ""
         )
         raise ValueError(f"{name}={value!r} is longer than 292 years, the range of int64 nanoseconds{hint}")
@@ -151,29 +230,30 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
     if isinstance(value, bool):
         raise ValueError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
     if isinstance(value, (int, np.integer)):
-        bps = Decimal(int(value))
+        bps = Fraction(int(value))
     elif isinstance(value, (float, np.floating)):
         if not np.isfinite(value):
             raise ValueError(f"{name}={value!r} is not a finite rate; give {RATE_FORMS}")
         # Rounded to the bit/s: 1.1 * 1e9 is 1100000000.0000002, the float's error.
-        bps = Decimal(repr(float(value))).to_integral_value()
+        bps = Fraction(Decimal(repr(float(value))).to_integral_value())
     elif isinstance(value, str) and (tc := _TC_RATE_RE.match(value)):
-        bps = Decimal(tc.group(1)) * _RATE_PREFIX[tc.group(2).upper().replace("K", "k")]
+        bps = _times(tc.group(1), _RATE_PREFIX[tc.group(2).upper().replace("K", "k")])
     elif isinstance(value, str):
         m = _RATE_RE.match(value)
-        if not m and _is_bare_number(value) and float(value) == 0:
+        if not m and _is_bare_number(value) and _times(value, 1) == 0:
             # Zero is no rate in any unit.
             raise ValueError(f"{name}={value!r} must be > 0")
         if not m and _is_bare_number(value):
             raise ValueError(f"{name}={value!r} has no unit: write e.g. '{value.strip()}bps' (bits) or 'Gbps', 'MB/s'")
         if not m:
             raise ValueError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
-        bps = Decimal(m.group(1)) * _RATE_PREFIX[m.group(2)]
-        if m.group(3) in ("Bps", "B/s", "byte/s", "bytes/s"):
-            bps *= 8
+        # Bytes are 8 bits before the whole bit/s is checked: 0.125Bps is 1 bit/s.
+        bps = _times(
+            m.group(1), _RATE_PREFIX[m.group(2)] * (8 if m.group(3) in ("Bps", "B/s", "byte/s", "bytes/s") else 1)
+        )
     else:
         raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not a rate; give {RATE_FORMS}")
-    if bps != bps.to_integral_value():
+    if bps.denominator != 1:
         raise ValueError(f"{name}={value!r} is not a whole number of bits per second")
     if bps <= 0:
         raise ValueError(f"{name}={value!r} must be > 0")
@@ -187,48 +267,154 @@ INSTANT_FORMS = (
     "string ('2026-11-30T02:48:30.9848Z') or an int of nanoseconds since 1970 (as the *_ns columns)"
 )
 
+# date.toordinal() of 1970-01-01 (ordinals count days from 0001-01-01).
+_EPOCH_ORDINAL = 719_163
 
-# "+01:00" or "-0500" after a time of day: an instant given in another zone than UTC.
-_ZONE_RE = re.compile(r"T[0-9:.]+[+-][0-9]{2}:?[0-9]{2}$")
+# ISO 8601, read here to the ns with Python ints: numpy wrapped a year outside 1678-2262 or a 10th
+# fractional digit into another instant silently and warned of any zone but Z, and datetime keeps
+# µs only. A date extended (2026-11-30), basic (20261130), by week (2026-W48-1) or reduced (2026-11,
+# 2026); a time to the hour, minute or second, a fraction of a second after '.' or ','; then a
+# zone: Z or z, ±hh, ±hhmm or ±hh:mm (none: UTC), or Z after a date alone.
+_ISO_RE = re.compile(
+    r"""
+    (?P<year>[0-9]{4}|[-+][0-9]{4,})
+    (?:-(?P<month>[0-9]{2})(?:-(?P<day>[0-9]{2}))?
+      |(?P<bmonth>[0-9]{2})(?P<bday>[0-9]{2})
+      |-?W(?P<week>[0-9]{2})(?:-?(?P<weekday>[1-7]))?
+    )?
+    (?:[Tt\ ]
+       (?P<hour>[0-9]{2})
+       (?::(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2})(?:[.,](?P<fraction>[0-9]+))?)?
+         |(?P<bminute>[0-9]{2})(?:(?P<bsecond>[0-9]{2})(?:[.,](?P<bfraction>[0-9]+))?)?
+       )?
+       (?:[Zz]|(?P<sign>[-+])(?P<zhour>[0-9]{2})(?::?(?P<zminute>[0-9]{2}))?)?
+      |[Zz]
+    )?
+    """,
+    re.VERBOSE,
+)
+
+
+def _outside(value: Any, name: str) -> ValueError:
+    return ValueError(f"{name}={value!r} is outside int64 nanoseconds since 1970 (years 1678-2262)")
+
+
+def _finer_than_ns(value: Any, name: str) -> ValueError:
+    # Refused, not rounded: burstcore is exact to the ns, and a range cut 1 ns off is another range.
+    return ValueError(f"{name}={value!r} has more than nanosecond precision; burstcore works in integer ns")
+
+
+def _iso_year(text: str) -> int | None:
+    """An ISO year ('2026', '+02026', '-0044'), None where datetime.date has none (1-9999)."""
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > 4 or text.startswith("-"):  # no int() of thousands of digits either
+        return None
+    year = int(digits or "0")
+    return year if year >= 1 else None
+
+
+def _iso_days(year: int, g: dict[str, str]) -> int:
+    """Days from 1970-01-01 to the date of ``_ISO_RE``'s groups ``g`` (year 1-9999, where
+    datetime.date is exact); ValueError where there is no such date (2026-02-30)."""
+    if "week" in g:
+        day = _dt.date.fromisocalendar(year, int(g["week"]), int(g.get("weekday", "1")))
+    else:
+        day = _dt.date(year, int(g.get("month", g.get("bmonth", "1"))), int(g.get("day", g.get("bday", "1"))))
+    return day.toordinal() - _EPOCH_ORDINAL
+
+
+def _iso_seconds(g: dict[str, str]) -> int | None:
+    """Seconds from midnight of the time of day, less the zone's offset east of UTC; None past
+    23:59:59 (no 24:00, and no leap second: ns since 1970 count none, as POSIX time) or an offset
+    past 23:59."""
+    hour, minute, second = (int(g.get(k, g.get("b" + k, "0"))) for k in ("hour", "minute", "second"))
+    zone_h, zone_m = int(g.get("zhour", "0")), int(g.get("zminute", "0"))
+    if hour > 23 or minute > 59 or second > 59 or zone_h > 23 or zone_m > 59:
+        return None
+    offset = (zone_h * 3_600 + zone_m * 60) * (-1 if g.get("sign") == "-" else 1)
+    return hour * 3_600 + minute * 60 + second - offset
+
+
+def _iso_instant_ns(text: str, name: str) -> int:
+    """An ISO 8601 string as integer ns since 1970 UTC, exactly: out of range is refused before
+    any conversion could wrap, and every digit down to the ns is kept (and none below it lost)."""
+    m = _ISO_RE.fullmatch(text.strip())
+    if not m:
+        raise ValueError(f"{name}={text!r} is not an instant; give {INSTANT_FORMS}")
+    g = {k: v for k, v in m.groupdict().items() if v is not None}
+    year = _iso_year(g["year"])
+    if year is None:
+        raise _outside(text, name)
+    try:
+        days: int | None = _iso_days(year, g)
+    except ValueError:
+        days = None
+    seconds = _iso_seconds(g)
+    if days is None or seconds is None:
+        raise ValueError(f"{name}={text!r} is no date and time of day; give {INSTANT_FORMS}")
+    fraction = g.get("fraction", g.get("bfraction", ""))
+    if fraction[9:].strip("0"):
+        raise _finer_than_ns(text, name)
+    ns = (days * 86_400 + seconds) * _NS_PER_S + int(fraction[:9].ljust(9, "0"))
+    return _in_range(ns, text, name)
+
+
+def _in_range(ns: int, value: Any, name: str) -> int:
+    if not -(2**63) <= ns < 2**63:
+        raise _outside(value, name)
+    return ns
+
+
+def _datetime64_ns(value: np.datetime64, what: Any, name: str) -> int:
+    if np.isnat(value):
+        raise ValueError(f"{name}={what!r} is NaT, not an instant")
+    ticks, unit = _numpy_ticks(value)
+    if unit in ("Y", "M"):
+        return _in_range(_month_ns(ticks * 12 if unit == "Y" else ticks, what, name), what, name)
+    if unit not in _NUMPY_UNIT_NS:
+        raise ValueError(f"{name}={what!r} has no unit of time; give {INSTANT_FORMS}")
+    ns = ticks * _NUMPY_UNIT_NS[unit]
+    if ns.denominator != 1:
+        raise _finer_than_ns(what, name)
+    return _in_range(int(ns), what, name)
+
+
+def _month_ns(months: int, what: Any, name: str) -> int:
+    """The start of the month ``months`` after 1970-01 (a datetime64's Y or M: calendar years and
+    months, of no fixed length) in ns since 1970."""
+    year, month = divmod(months, 12)
+    if not 1 <= 1970 + year <= 9999:
+        raise _outside(what, name)
+    return (_dt.date(1970 + year, month + 1, 1).toordinal() - _EPOCH_ORDINAL) * 86_400 * _NS_PER_S
 
 
 def parse_instant(value: Any, *, name: str) -> int:
     """``value`` as integer nanoseconds since 1970-01-01 UTC, exactly (a float is refused: which
-    unit would it be in?)."""
+    unit would it be in?). Out of int64 ns (years 1678-2262) or finer than the ns is refused,
+    never wrapped or rounded."""
     if isinstance(value, bool) or isinstance(value, (float, np.floating)):
         raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}")
     if isinstance(value, (int, np.integer)):
-        ns = int(value)
-    elif isinstance(value, _dt.datetime) and (pd_ns := _pandas_ns(value)) is not None:
-        ns = pd_ns  # ns since 1970 UTC, whatever time zone the Timestamp shows
-    elif isinstance(value, _dt.datetime):
+        return _in_range(int(value), value, name)
+    if isinstance(value, _dt.datetime) and isinstance(asm8 := _pandas_scalar(value), np.datetime64):
+        return _datetime64_ns(asm8, value, name)  # since 1970 UTC, whatever zone the Timestamp shows
+    if isinstance(value, _dt.datetime):
         aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.UTC)
         d = aware - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-        ns = (d.days * 86_400 + d.seconds) * 1_000_000_000 + d.microseconds * 1_000
-    elif isinstance(value, str) and _ZONE_RE.search(value.strip()):
-        # An offset from UTC: datetime reads it (to the microsecond); numpy would not.
-        try:
-            return parse_instant(_dt.datetime.fromisoformat(value.strip()), name=name)
-        except ValueError:
-            raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}") from None
-    elif isinstance(value, (np.datetime64, str)):
-        try:
-            t = np.datetime64(value.strip().removesuffix("Z") if isinstance(value, str) else value)
-        except ValueError:
-            raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}") from None
-        if np.isnat(t):
-            raise ValueError(f"{name}={value!r} is NaT, not an instant")
-        ns = int(t.astype("datetime64[ns]").astype(np.int64))
-    else:
-        raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
-    if not -(2**63) <= ns < 2**63:
-        raise ValueError(f"{name}={value!r} is outside int64 nanoseconds since 1970 (years 1678-2262)")
-    return ns
+        return _in_range((d.days * 86_400 + d.seconds) * _NS_PER_S + d.microseconds * 1_000, value, name)
+    if isinstance(value, np.datetime64):
+        return _datetime64_ns(value, value, name)
+    if isinstance(value, str):
+        return _iso_instant_ns(value, name)
+    raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
 
 
 def _iso_ns(ns: int) -> str:
-    """An instant in ns since 1970 as ISO 8601 UTC with every ns."""
-    return str(np.datetime64(ns, "ns")) + "Z"
+    """An instant in ns since 1970 as ISO 8601 UTC with every ns (int64's lowest too, which numpy
+    shows as NaT)."""
+    seconds, fraction = divmod(ns, _NS_PER_S)
+    t = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
+    return f"{t:%Y-%m-%dT%H:%M:%S}.{fraction:09d}Z"
 
 
 def parse_time_range(start: Any, end: Any) -> tuple[int | None, int | None] | None:
@@ -259,11 +445,9 @@ def parse_count(value: Any, *, name: str, minimum: int = 1) -> int:
 
 
 def _is_bare_number(text: str) -> bool:
-    """A finite number written without a unit ("5", "-0.5", "1e9"; not "nan" or "-inf")."""
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
+    """A number written without a unit ("5", "-0.5", "1e9"; not "nan", "-inf" or "1_000", which
+    no unit after them would make a duration or a rate)."""
+    return _BARE_RE.match(text) is not None
 
 
 def default_windows_ns() -> list[int]:

@@ -258,15 +258,26 @@ def _durations(name: str) -> Callable[[str], list[str]]:
     return lambda text: [_duration_ns(item, name) for item in _split(text)]
 
 
+# The forms a rate takes on the command line: every value is a string, and a bare number is told
+# its unit is missing (the API's message offers a number of bits per second too).
+CLI_RATE_FORMS = (
+    "a number with a unit, such as 10Gbps, 400Mbit/s, 1gbit (tc), 1.25GB/s, 100MB/s (B = bytes, b/bit = bits; "
+    "k, M, G, T are powers of 1000, Ki, Mi, Gi, Ti powers of 1024)"
+)
+
+
 def _rates(text: str) -> list[int]:
-    from ._units import parse_rate
+    from ._units import RATE_FORMS, parse_rate
 
     out = []
     for item in _split(text, "1Gbps,10Gbps"):
         try:
             out.append(parse_rate(item, name="rate"))
         except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+            # argparse names the option already: "argument --rates: 'fast' is not a rate; ..."
+            raise argparse.ArgumentTypeError(
+                str(e).replace("rate=", "", 1).replace(RATE_FORMS, CLI_RATE_FORMS)
+            ) from None
     return out
 
 
@@ -364,18 +375,23 @@ def _count(text: str) -> int:
     return _whole_number(text, 0)
 
 
+# The forms an instant takes on the command line (the API's message lists Python types too).
+CLI_INSTANT_FORMS = "ISO 8601 (2026-11-30T02:48:30.98Z, UTC unless a zone is given) or integer nanoseconds since 1970"
+
+
 def _instant(text: str) -> int:
     """An ISO 8601 instant ('2026-11-30T02:48:30.98Z', UTC when no zone is given) or integer ns
-    since 1970 (as the training logs and burstcore's *_ns columns give them)."""
-    from ._units import parse_instant
+    since 1970 (as the training logs and burstcore's *_ns columns give them). A bad value is an
+    ArgumentTypeError saying what is wrong: no instant, out of int64 ns, or finer than the ns."""
+    from ._units import INSTANT_FORMS, parse_instant
 
     try:
-        return parse_instant(int(text) if text.strip().lstrip("-").isdigit() else text, name="instant")
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not an instant: give ISO 8601 (2026-11-30T02:48:30.98Z, UTC unless a zone is "
-            "given) or integer nanoseconds since 1970"
-        ) from None
+        # isdecimal(), not isdigit(): int() refuses '²', a digit to isdigit().
+        return parse_instant(int(text) if text.strip().removeprefix("-").isdecimal() else text, name="instant")
+    except ValueError as e:
+        # argparse names the option already: "argument --end: '9999-12-31' is outside int64 ..."
+        message = str(e).replace("instant=", "", 1).replace(f"; give {INSTANT_FORMS}", f": give {CLI_INSTANT_FORMS}")
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def _horizon(text: str) -> str:
