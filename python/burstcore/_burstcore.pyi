@@ -60,6 +60,7 @@ _Progress = Callable[[int, int | None], object] | None
 _Span = tuple[int | None, int | None] | None
 
 def default_threads() -> int: ...
+def starts_like_capture(head: bytes) -> bool: ...
 def read_table(
     source: Any,
     columns: list[str] | None = None,

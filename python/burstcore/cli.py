@@ -925,9 +925,8 @@ def _check_output(path: str | None, inputs: Sequence[str] = ()) -> None:
             raise _OutputError("standard output is closed: give -o FILE")
         return
     assert path is not None
-    for f in inputs:
-        if f != "-" and os.path.exists(path) and os.path.samefile(f, path):
-            raise _OutputError(f"-o {path!r} is the capture being read: give another file name")
+    if os.path.exists(path) and any(f != "-" and os.path.samefile(f, path) for f in inputs):
+        raise _OutputError(f"-o {path!r} is the capture being read: give another file name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise _OutputError(f"cannot write {path!r}: the folder {folder!r} does not exist")
@@ -1003,21 +1002,6 @@ def _rereadable(files: Sequence[str]) -> list[Any]:
     return [once(f) for f in files]
 
 
-# What a capture, or a compressed one, starts with: pcap (both byte orders; µs, ns and the
-# modified format), pcapng, gzip and zstd. The reader tells anything else apart itself.
-_CAPTURE_STARTS = (
-    b"\xd4\xc3\xb2\xa1",
-    b"\xa1\xb2\xc3\xd4",
-    b"\x4d\x3c\xb2\xa1",
-    b"\xa1\xb2\x3c\x4d",
-    b"\x34\xcd\xb2\xa1",
-    b"\xa1\xb2\xcd\x34",
-    b"\x0a\x0d\x0d\x0a",
-    b"\x1f\x8b",
-    b"\x28\xb5\x2f\xfd",
-)
-
-
 def _read_whole(stream: Any) -> bytes:
     """All of a stream that cannot be read twice, a chunk at a time, once its first bytes show
     a capture: what starts otherwise (/dev/zero, a text) is handed on as those bytes alone, for
@@ -1026,14 +1010,16 @@ def _read_whole(stream: Any) -> bytes:
     Importing polars installs a SIGINT handler that restarts an interrupted read(), so a Ctrl-C
     would wait for the writer; without the restart the read returns and Python raises
     KeyboardInterrupt."""
+    from . import _burstcore as _core
+
     with contextlib.suppress(ValueError, OSError):  # not the main thread, or no such signal
         signal.siginterrupt(signal.SIGINT, True)
-    chunks = [stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)]
-    while len(chunks[0]) < 4 and chunks[-1]:
-        chunks.append(stream.read(4 - len(chunks[0])))
-        chunks = [b"".join(chunks)]
-    if not chunks[0].startswith(_CAPTURE_STARTS):
-        return chunks[0]
+    head = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
+    while len(head) < 4 and (more := stream.read(4 - len(head))):
+        head += more
+    if not _core.starts_like_capture(head):
+        return head
+    chunks = [head]
     while chunk := stream.read(1 << 20):
         chunks.append(chunk)
     return b"".join(chunks)
@@ -1237,8 +1223,6 @@ def _to_terminal(output: str | None, show: Callable[[], None]) -> None:
             # -o out.txt: the tables the terminal would show, into the file.
             out = stack.enter_context(_replacing(target))
             stack.enter_context(contextlib.redirect_stdout(out))
-        elif sys.stdout is None:
-            raise _OutputError("standard output is closed: give -o FILE")
         show()
 
 
@@ -2042,6 +2026,14 @@ COMMANDS = {
 }
 
 
+def _reading_where() -> str:
+    """The input being read, as an error's message names it (' trace.pcap', ' from stdin'), or
+    '' when none is known."""
+    if not _reading:
+        return ""
+    return " from stdin" if _reading[0] == "-" else f" {_reading[0]}"
+
+
 def _classify(e: BaseException) -> tuple[int, str]:
     import burstcore
 
@@ -2057,8 +2049,7 @@ def _classify(e: BaseException) -> tuple[int, str]:
             # One of several files: the error names it, so say it once, up front.
             msg = str(e).removesuffix(f" of {named}").removesuffix(f" (in {named})")
             return EXIT_CAPTURE, f"cannot read the capture {named}: {msg}"
-        where = f" {'from stdin' if _reading[0] == '-' else _reading[0]}" if _reading else ""
-        return EXIT_CAPTURE, f"cannot read the capture{where}: {e}"
+        return EXIT_CAPTURE, f"cannot read the capture{_reading_where()}: {e}"
     if isinstance(e, UsageError):
         return EXIT_USAGE, str(e)
     if isinstance(e, _OutputError):
@@ -2070,9 +2061,8 @@ def _classify(e: BaseException) -> tuple[int, str]:
         # Every write of an output is wrapped as an _OutputError (`_writing`, `_check_output`):
         # an OSError left is the input's (no permission to read it, an I/O error, a file
         # truncated while it was read).
-        where = f" {'from stdin' if _reading[0] == '-' else _reading[0]}" if _reading else ""
         told = f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
-        return EXIT_CAPTURE, f"cannot read the capture{where}: {told}"
+        return EXIT_CAPTURE, f"cannot read the capture{_reading_where()}: {told}"
     return EXIT_INTERNAL, f"internal error: {type(e).__name__}: {e} (please report it, with the output of --debug)"
 
 

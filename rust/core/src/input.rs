@@ -43,8 +43,8 @@ pub struct Input {
     pub path: Option<std::path::PathBuf>,
 }
 
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(crate) const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// Open a path; `-` means standard input. A missing file gives an `Io` error naming the path.
 pub fn open_path(path: &Path) -> Result<Input> {

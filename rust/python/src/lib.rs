@@ -803,6 +803,13 @@ fn default_threads() -> usize {
     burstcore::default_threads()
 }
 
+/// Whether bytes start a capture the reader takes (pcap, pcapng, gzip or zstd), for the command
+/// line, which holds a pipe whole in memory to read it twice.
+#[pyfunction]
+fn starts_like_capture(head: &[u8]) -> bool {
+    burstcore::capture::starts_like_capture(head)
+}
+
 #[pymodule]
 fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // numpy's C API now, not on the first result: imported lazily, it would run while a
@@ -816,6 +823,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_columns, m)?)?;
     m.add_function(wrap_pyfunction!(shared_packets, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(starts_like_capture, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -23,6 +23,8 @@ pub mod mapping;
 mod pcap;
 mod pcapng;
 mod sniff;
+
+pub use sniff::starts_like_capture;
 pub mod split;
 mod timestamp;
 

@@ -1,7 +1,18 @@
 //! Recognising a capture by its first bytes, and saying what the bytes look like when it is not one.
 
 use crate::error::{Error, ErrorKind};
-use crate::input::Compression;
+use crate::input::{Compression, GZIP_MAGIC, ZSTD_MAGIC};
+
+/// Whether `first`, the first bytes of an input, start a capture the reader takes: pcap or pcapng,
+/// or a gzip or zstd stream (whose content is sniffed once decompressed). For a caller that must
+/// hold a whole stream in memory (to read it twice), so that it reads no further than the start
+/// of what is no capture at all (/dev/zero, a text).
+pub fn starts_like_capture(first: &[u8]) -> bool {
+    let magic = first.get(..4).and_then(|m| <[u8; 4]>::try_from(m).ok());
+    first.starts_with(&GZIP_MAGIC)
+        || first.starts_with(&ZSTD_MAGIC)
+        || magic.is_some_and(|m| format_of(m).is_some())
+}
 
 pub(crate) enum Magic {
     Pcap {
@@ -95,4 +106,38 @@ pub(crate) fn not_a_capture(first: &[u8], compression: Compression, short: bool)
         0,
         format!("not a pcap or pcapng file{inside} (starts with {hex}{guess})"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::starts_like_capture;
+
+    #[test]
+    fn a_capture_is_told_by_its_first_bytes() {
+        let captures: [&[u8]; 9] = [
+            &[0xd4, 0xc3, 0xb2, 0xa1, 2, 0],
+            &[0xa1, 0xb2, 0xc3, 0xd4],
+            &[0x4d, 0x3c, 0xb2, 0xa1],
+            &[0xa1, 0xb2, 0x3c, 0x4d],
+            &[0x34, 0xcd, 0xb2, 0xa1],
+            &[0xa1, 0xb2, 0xcd, 0x34],
+            &[0x0a, 0x0d, 0x0d, 0x0a, 0x1c],
+            &[0x1f, 0x8b],
+            &[0x28, 0xb5, 0x2f, 0xfd, 0x00],
+        ];
+        for first in captures {
+            assert!(starts_like_capture(first), "{first:02x?}");
+        }
+        let others: [&[u8]; 6] = [
+            &[],
+            &[0; 4],
+            &[0x0a, 0x0d, 0x0d],
+            &[0x1f],
+            b"PK\x03\x04",
+            b"text",
+        ];
+        for first in others {
+            assert!(!starts_like_capture(first), "{first:02x?}");
+        }
+    }
 }
