@@ -275,6 +275,15 @@ def test_several_files_merged_or_each(tmp_path: Path) -> None:
     for f in (a, b):
         one = burstcore.scan(str(f), windows=["10us", "5ms"], rates=["1Gbps"]).envelope
         assert each.filter(pl.col("file") == str(f)).drop("file").equals(one)
+    # One file twice, through a filter each: both configs are kept, in the order of "files" (keyed
+    # by file name, the first was lost).
+    p = run_cli(
+        "scan", a, a, "--each", "--rates", "1Gbps", "--filter", "tcp", "--filter", "udp", "-o", tmp_path / "e.json"
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "e.json").read_text())
+    assert doc["files"] == [str(a), str(a)]
+    assert [c["filter"] for c in doc["config"]] == ["tcp", "udp"]
 
 
 def test_stdin_equals_path(cap: Path) -> None:

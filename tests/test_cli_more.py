@@ -205,6 +205,12 @@ def test_an_offset_list_that_starts_below_zero(cap: Path) -> None:
         "--top",
         "-1",
     ]
+    # Any option's value that starts with '-' is read as its value and told what is wrong with it
+    # (argparse said --windows "expected one argument").
+    p = run_cli("scan", cap, "--windows", "-1ms")
+    assert p.returncode == cli.EXIT_USAGE and b"argument --windows: '-1ms' must be > 0" in p.stderr, p.stderr
+    p = run_cli("scan", cap, "--bins", "-.5ms", "--rates", "1Gbps")
+    assert p.returncode == cli.EXIT_USAGE and b"argument --bins: '-.5ms' must be > 0" in p.stderr, p.stderr
 
 
 def test_superpose_measurement_options_reach_the_api(cap: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -208,3 +209,25 @@ def test_a_file_name_that_is_no_utf8(cap: Path, tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     files = [c["file"] for c in json.loads((tmp_path / "s.json").read_text())["captures"]]
     assert files == [str(tmp_path / "bad\ufffdname.pcapng"), str(cap)]
+
+
+def test_parquet_is_not_written_to_a_terminal(cap: Path, tmp_path: Path) -> None:
+    # --format parquet without -o wrote binary onto the terminal; piped, it is still written.
+    leader, follower = pty.openpty()
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "burstcore", "scan", str(cap), "--rates", "1Gbps", "--format", "parquet"],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert p.returncode == cli.EXIT_USAGE and b"standard output is a terminal" in p.stderr, p.stderr
+    piped = run_cli("scan", cap, "--rates", "1Gbps", "--format", "parquet")
+    assert piped.returncode == 0, piped.stderr
+    out = tmp_path / "piped.parquet"
+    out.write_bytes(piped.stdout)
+    assert pl.read_parquet(out).height > 0

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, Literal, NoReturn
 
 import polars as pl
@@ -323,16 +323,38 @@ def _offset_list(text: str) -> list[str]:
     return [_duration_ns(item, "offset", allow_zero=True, signed=True) for item in _split(text, "0,-3ms")]
 
 
-def _negative_values(argv: Sequence[str]) -> list[str]:
-    """`argv` with '--offsets -3ms,0' joined as '--offsets=-3ms,0': argparse takes a value that
-    starts with '-' (and is no plain negative number) for an option, and an offset may."""
+def _negative_values(argv: Sequence[str], valued: Collection[str] = ("--offsets",)) -> list[str]:
+    """`argv` with '--offsets -3ms,0' joined as '--offsets=-3ms,0', for each option in `valued`
+    (those taking a value): argparse takes a value that starts with '-' and is no plain number
+    for an option, and told '--windows -1ms' that --windows "expected one argument" instead of
+    what is wrong with the value. A plain number ('--top -1') argparse reads itself."""
     out: list[str] = []
     for arg in argv:
-        if out and out[-1] == "--offsets" and arg[:1] == "-" and arg[1:2] in (*"0123456789", "."):
-            out[-1] = f"--offsets={arg}"
+        if out and out[-1] in valued and arg[:1] == "-" and arg[1:2] in (*"0123456789", ".") and not _number(arg):
+            out[-1] = f"{out[-1]}={arg}"
         else:
             out.append(arg)
     return out
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _valued_options(parser: argparse.ArgumentParser) -> set[str]:
+    """The long options of every command that take a value."""
+    return {
+        name
+        for own in (parser, *_subparsers(parser).values())
+        for action in own._actions
+        if action.nargs != 0
+        for name in action.option_strings
+        if name.startswith("--")
+    }
 
 
 # Counts pass through 64-bit integers (polars' head(), the core's limits).
@@ -1067,6 +1089,9 @@ def _prepare_output(args: argparse.Namespace) -> str:
     _check_inputs(args.files)
     _check_output(args.output, args.files)  # a folder is told as one, before its name's ending is looked at
     fmt = _output_format(args)
+    if fmt == "parquet" and args.output in (None, "-") and sys.stdout is not None and sys.stdout.isatty():
+        # Parquet is binary: on a terminal it is noise, and can leave the terminal in a bad state.
+        raise UsageError("parquet is binary and standard output is a terminal: give -o FILE.parquet, or pipe it")
     if args.table and fmt == "table":
         raise UsageError(
             "--table chooses what goes into a .csv, .parquet or .json output (the terminal's tables "
@@ -1431,7 +1456,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         "burstcore": burstcore.__version__,
         "files": list(args.files),
         "merged": not args.each,
-        "config": results[0][1].config if not args.each else {f: r.config for f, r in results},
+        # --each: one config per scan, in the order of "files" (a file given twice, through two
+        # filters, is scanned twice).
+        "config": results[0][1].config if not args.each else [r.config for _, r in results],
         "warnings": [w for _, r in results for w in r.warnings],
     }
     return _emit(fmt, tables, meta, args, show)
@@ -2103,7 +2130,9 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     parser = build_parser()
-    args, unknown = parser.parse_known_args(_negative_values(sys.argv[1:] if argv is None else argv))
+    args, unknown = parser.parse_known_args(
+        _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser))
+    )
     if unknown:
         # Told by the command's own parser, which points to its own --help.
         own: argparse.ArgumentParser = _subparsers(parser).get(args.command, parser)
