@@ -135,8 +135,9 @@ def main() -> None:
     w("last, start-up and idle tail included (the study's choice of span for ρ is not known). On d that")
     w("choice decides the figure: its first packet is a stray IGMP report 1.72 s before the job's, and")
     w("training fills 0.40 s of the 5.29 s, so PtM(5 ms) is 61.8 over the capture, 41.6 over the job's")
-    w("TCP traffic and 4.6 over the logged training iterations (iteration period 46 ms, which bounds it")
-    w("near 9). To measure one phase, give its stretch: `scan(path, start=..., end=...)` reads only")
+    w("TCP traffic and 4.6 over the logged training iterations 1-7 (4.9 with iteration 0, from its start;")
+    w("iteration period 46 ms, which bounds it near 9). To measure one phase, give its stretch:")
+    w("`scan(path, start=..., end=...)` reads only")
     w("[start, end) and takes ρ over it (`tests/test_time_range.py` checks the training phase of d).\n")
 
     w("## Iterations: detected period vs ground truth\n")

@@ -317,7 +317,10 @@ class Distribution:
     - ``quantiles``: (group, q, value) for sizes (exact: the smallest size with at least
       ceil(q·n) packets ≤ it); for gaps (group, q, lo_ns, hi_ns): the bucket holding the quantile
       (bounds inclusive), narrowed by the exact min and max.
-    - ``groups``: per group packets, bytes, number of gaps and exact min/max gap.
+    - ``groups``: for sizes (group, packets, bytes, over_65535: the packets above 65,535 B); for
+      gaps (group, packets, gaps, min_ns, max_ns: the number of gaps and the exact min and max).
+    - ``summary``: one row, the packet accounting (``packets_read``, ``packets``, the
+      ``skipped_*`` columns, ``reordered``, ``max_lateness_ns``); ``by``: the grouping, or None.
     Gaps within a group are between consecutive packets of that group.
     """
 
@@ -474,11 +477,13 @@ def gaps(
 class Bursts:
     """ON/OFF trains: a burst is a maximal run of packets whose consecutive gaps are ≤ ``gap``.
 
-    - ``bursts``: one row per burst: burst, start, end (last packet), duration_ns, bytes, packets,
-      off_before_ns (the OFF gap since the previous burst; null for the first).
+    - ``bursts``: one row per burst: burst, start_ns, end_ns (its last packet), duration_ns,
+      bytes, packets, off_before_ns (the OFF gap since the previous burst; null for the first),
+      and start, end as Datetime (ns, UTC).
     - ``distributions``: (metric, q, value) for metric in bytes, packets, duration_ns, off_ns,
       exact order statistics (the smallest value with at least ceil(q·n) values ≤ it).
-    - ``summary``: one row: threshold, bursts, packets, bytes, and the packet accounting.
+    - ``summary``: one row: gap_ns (the threshold), bursts, packets, bytes, and the packet
+      accounting. ``gap_ns``: the threshold, also as an attribute.
     """
 
     gap_ns: int
@@ -582,7 +587,10 @@ class Iterations:
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
-      bin of the phase);
+      bin of the phase), and start_ns, comm_end_ns, end_ns (the same instants as int ns);
+    - ``acf_period_ns``: the autocorrelation's own estimate of the period, before the
+      refinement on the phase starts (None when no periodicity was found); ``bin_ns``: the bin
+      width of the rate analysed;
     - ``summary``: the packet accounting, and ``beyond_bins``: packets counted but more than
       2^24 bins after the first (4.66 h at the default 1 ms bin), left out of the analysis (a
       ``CaptureWarning`` says so).

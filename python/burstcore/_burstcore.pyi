@@ -30,6 +30,8 @@ __all__ = [
     "read_table",
     "scan",
     "scan_columns",
+    "shared_packets",
+    "starts_like_capture",
     "superpose",
     "traffic_matrix",
 ]

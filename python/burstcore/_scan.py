@@ -50,6 +50,9 @@ class ScanResult:
     - ``series``: per group and bin width Δ, bytes and packets per bin [kΔ, (k+1)Δ) (epoch-aligned).
     - ``groups``: per group: packets, bytes, first, last, span, mean rate ρ.
     - ``summary``: one row for the whole scan, with every packet accounted for.
+    - ``config``: the options the scan ran with, as plain values (``windows_ns``, ``rates_bps``,
+      ``rates``: how the rates were chosen, ``bins_ns``, ``by``, ``size``, ...);
+      ``warnings``: the text of each warning the scan issued.
     """
 
     envelope: pl.DataFrame
@@ -206,7 +209,9 @@ def scan(
     windows:
         Window lengths τ for the envelope E(τ). Default: 1 µs to 1 s in 1-2-5 steps per decade
         (19 windows, 5 ms among them). Strings with units ("5ms", "250us", "1.5s"), numbers in
-        seconds, ``timedelta`` or ``numpy.timedelta64``.
+        seconds, ``timedelta``, ``numpy.timedelta64`` or ``pandas.Timedelta``. A plain number of
+        1000 or more raises ``ValueError``, as it is most likely ns fed back as seconds: write
+        "1000s" or "1000ns".
     rates:
         Server rates r for B_max(r): "10Gbps", "400Mbit/s", "1.25GB/s", or numbers in bit/s.
         Default: the trace's mean rate ρ times 1.1, 1.25, 1.5, 2, 3, 5, 10 and 20. On a re-readable

@@ -161,7 +161,7 @@ def _every_sender(
                 volumes = host_volumes(source, filter=f, start=start, end=end, mmap=mmap, on_late="drop", progress=tick)
         except _core.CaptureError as e:
             if getattr(e, "input", None) is None:
-                e.input = name  # type: ignore[attr-defined]
+                e.input = name
                 e.add_note(f"reading {name} for its senders")
             raise
         for w in caught:

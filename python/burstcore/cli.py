@@ -1221,7 +1221,8 @@ def _output_format(args: argparse.Namespace) -> str:
     formats = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".txt": "table"}
     if ext not in formats:
         raise UsageError(
-            f"cannot tell the format of {args.output!r}: end it in .json, .csv or .parquet, or give --format"
+            f"cannot tell the format of {args.output!r}: end it in .json, .csv, .parquet or .txt"
+            " (the terminal's tables), or give --format"
         )
     return formats[ext]
 
