@@ -80,6 +80,8 @@ def test_iteration_period_and_bytes_match_training_logs(shared, stem, ext):
         assert best > 0, f"{stem}: an iteration detected at {a}, outside the training loop"
         per_logged[k].append(nbytes)
     assert it.iterations.height == len(its), f"{stem}: {it.iterations.height} iterations, {len(its)} logged"
+    rows = it.iterations.select("start_ns", "comm_end_ns", "end_ns", "duration_ns").iter_rows()
+    assert all(a <= c <= e and d == e - a for a, c, e, d in rows), stem
     for k in range(first, len(its)):
         assert len(per_logged[k]) == 1, f"{stem}: logged iteration {k} matches detected {per_logged[k]}"
     mean = sum(per_logged[k][0] for k in range(first, len(its))) / (len(its) - first)

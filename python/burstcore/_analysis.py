@@ -587,7 +587,10 @@ class Iterations:
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
-      bin of the phase), and start_ns, comm_end_ns, end_ns (the same instants as int ns);
+      bin of the phase), start_ns, comm_end_ns, end_ns (the same instants as int ns), and
+      duration_ns (``end_ns − start_ns``: from the phase's start to the next segment's, the
+      terminal table's "length"; iterations start a period apart, so this is shorter than the
+      period by the quiet time before the next phase);
     - ``acf_period_ns``: the autocorrelation's own estimate of the period, before the
       refinement on the phase starts (None when no periodicity was found); ``bin_ns``: the bin
       width of the rate analysed;
@@ -681,6 +684,7 @@ def iterations(
         start=pl.col("start_ns").cast(_DT),
         comm_end=pl.col("comm_end_ns").cast(_DT),
         end=pl.col("end_ns").cast(_DT),
+        duration_ns=pl.col("end_ns") - pl.col("start_ns"),
     )
     df = df.select(
         "iteration",
@@ -693,6 +697,7 @@ def iterations(
         "start_ns",
         "comm_end_ns",
         "end_ns",
+        "duration_ns",
     )
     summary = _summary(out["accounting"]).with_columns(beyond_bins=pl.lit(beyond, dtype=pl.UInt64))
     return Iterations(out["period_ns"], float(out["confidence"]), df, out["acf_period_ns"], out["bin_ns"], summary)
