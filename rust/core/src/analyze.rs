@@ -231,6 +231,7 @@ fn for_each_ordered(
             order.reorder_horizon_ns
         )));
     }
+    order.time_range.check()?;
     let filters =
         crate::filter::per_capture(order.filter.as_ref(), &order.file_filters, readers.len())?;
     if readers.len() > 1 {
@@ -305,6 +306,11 @@ pub fn flows(
                  windows, or drop windows for key='biflow'",
             )),
         };
+    if let Some(t) = opts.idle_timeout_ns.filter(|t| *t < 0) {
+        return Err(Error::invalid(format!(
+            "idle timeout must be ≥ 0 ns, got {t} ns"
+        )));
+    }
     if by.is_some() && opts.idle_timeout_ns.is_some() {
         return Err(Error::invalid(
             "per-flow E(τ) is computed per flow key over the whole capture: drop idle_timeout \

@@ -36,6 +36,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind in words ("corrupt", "out of order", ...), as `Display` prints it.
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::Io => "io",
@@ -52,6 +53,12 @@ impl ErrorKind {
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::PacketsLost => "packets lost",
         }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -49,6 +49,17 @@ impl TimeRange {
     pub fn is_all(&self) -> bool {
         *self == Self::ALL
     }
+
+    /// An `InvalidArgument` error when the range holds no instant (its start at or after its
+    /// end): refused alike by a scan, the analyses and a table read, rather than read as empty.
+    pub(crate) fn check(&self) -> crate::error::Result<()> {
+        match (self.start_ns, self.end_ns) {
+            (Some(s), Some(e)) if s >= e => Err(crate::Error::invalid(format!(
+                "the time range's start ({s} ns) must be before its end ({e} ns)"
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Default for TimeRange {

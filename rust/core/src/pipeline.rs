@@ -318,6 +318,11 @@ fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
 ///
 /// Interfaces of different files are kept apart by numbering them in sequence: the interfaces of
 /// the second file follow those of the first.
+///
+/// Errors about the input carry the byte offset where they were found, except a packet later
+/// than the reorder horizon ([`crate::ErrorKind::OutOfOrder`]): the reorder buffer knows times,
+/// not offsets, so that error names the two timestamps and has no `offset`. Where the input can
+/// be read again (a file), [`late_packet_offset`] finds it, as the Python bindings do.
 pub fn scan(
     readers: &mut [CaptureReader],
     config: ScanConfig,
@@ -327,8 +332,9 @@ pub fn scan(
     scan_threads(readers, config, size, 1, progress)
 }
 
-/// [`scan`] with up to `threads` threads (at most [`crate::MAX_THREADS`]); the result is identical
-/// whatever the number of threads. Plain capture files are split into time chunks scanned apart
+/// [`scan`] with up to `threads` threads (at most [`crate::MAX_THREADS`]; 0 counts as 1, so
+/// pass [`crate::default_threads`] for the cores this process may use, as Python's
+/// `threads=None` does); the result is identical whatever the number of threads. Plain capture files are split into time chunks scanned apart
 /// and merged exactly ([`crate::chunked`]); when that is not possible (compressed or streamed
 /// input, chunks that overlap in time, ...), the metrics are shared out among threads instead
 /// ([`crate::parallel`]).

@@ -511,6 +511,7 @@ pub fn read_table_where(
     select: Selection<'_>,
     progress: Progress<'_>,
 ) -> Result<PacketTable> {
+    select.range.check()?;
     let cols = column_names(columns)?;
     let t = fill(reader, cols, 0, size_hint, select, progress)?;
     progress(reader.consumed())?;
@@ -547,6 +548,7 @@ pub fn read_table_threads_where(
     select: Selection<'_>,
     progress: Progress<'_>,
 ) -> Result<Vec<PacketTable>> {
+    select.range.check()?;
     // The split read may give up and a sequential read start over.
     let mut forward = crate::pipeline::forward_only(progress);
     let threads = threads.min(crate::MAX_THREADS);

@@ -264,6 +264,23 @@ enum Fill {
 }
 
 /// Reads one capture, packet by packet, with bounded memory.
+///
+/// ```no_run
+/// use burstcore::capture::{CaptureReader, ReadOptions};
+///
+/// // A path ("-" for stdin); any `Read + Send + 'static` through `input::from_reader`.
+/// let input = burstcore::input::open_path("trace.pcapng.zst".as_ref())?;
+/// let mut reader = CaptureReader::new(input, ReadOptions::default())?;
+/// let mut bytes = 0u64;
+/// // Each packet borrows the reader's buffer until the next call.
+/// while let Some(p) = reader.next_packet()? {
+///     bytes += u64::from(p.wire_len);
+/// }
+/// for w in reader.warnings() {
+///     eprintln!("warning: {w}"); // e.g. a capture cut off mid-record, with its byte offset
+/// }
+/// # Ok::<(), burstcore::Error>(())
+/// ```
 pub struct CaptureReader {
     buf: Buffer,
     options: ReadOptions,

@@ -21,6 +21,40 @@
 //! sequential scan (its first arrival no earlier than the latest of the first chunk). When this or
 //! anything else cannot be guaranteed, the merge says so ([`NotMergeable`]) and the caller scans
 //! sequentially instead; it never returns a result that differs from the sequential one.
+//!
+//! ```
+//! use burstcore::engine::chunk::{ChunkScanner, ChunkState};
+//! use burstcore::engine::{ScanConfig, Scanner};
+//!
+//! let config = ScanConfig {
+//!     windows_ns: vec![1_000],
+//!     rates_bps: vec![8_000_000_000],
+//!     ..ScanConfig::default()
+//! };
+//! let packets = [(0, 1000), (500, 1000), (900, 1000), (1_400, 1000)];
+//! // Two chunks, scanned apart (on two threads or two machines), then merged in time order.
+//! let mut states = Vec::new();
+//! for chunk in packets.chunks(2) {
+//!     let mut c = ChunkScanner::new(config.clone())?;
+//!     for &(ts_ns, size) in chunk {
+//!         c.push_lean(ts_ns, size, 0)?;
+//!     }
+//!     states.push(c.finish()?);
+//! }
+//! let second = states.pop().unwrap();
+//! let merged = states.pop().unwrap().merge(second).expect("chunks in time order");
+//! let merged = merged.finish().expect("mergeable");
+//!
+//! let mut s = Scanner::new(config)?;
+//! for &(ts_ns, size) in &packets {
+//!     s.push_lean(ts_ns, size, 0)?;
+//! }
+//! let sequential = s.finish()?;
+//! assert_eq!(merged.envelope, sequential.envelope);
+//! assert_eq!(merged.envelope[0].bytes, 3000); // [500, 1500) crosses the seam
+//! assert_eq!(merged.backlog, sequential.backlog);
+//! # Ok::<(), burstcore::Error>(())
+//! ```
 
 use super::backlog::{ChunkRates, RateChunk, BATCH, KEYED_BATCH};
 use super::envelope::{Envelope, Keep, Recent};

@@ -42,6 +42,27 @@ pub struct ExactBacklog {
     pub bmax_scaled: u128,
 }
 
+/// The one-pass engine fed by hand: arrivals in (almost) timestamp order, one [`ScanOutput`] at
+/// the end. Windows and bins are i64 ns, rates u64 bit/s, sizes u64 bytes.
+///
+/// ```
+/// use burstcore::engine::{ScanConfig, Scanner};
+///
+/// let mut s = Scanner::new(ScanConfig {
+///     windows_ns: vec![1_000],           // τ = 1 µs
+///     rates_bps: vec![8_000_000_000],   // r = 8 Gbit/s = 1 byte/ns
+///     ..ScanConfig::default()
+/// })?;
+/// for (ts_ns, size) in [(0, 1000), (500, 1000), (1_000, 1000)] {
+///     s.push_lean(ts_ns, size, 0)?; // interface 0
+/// }
+/// let out = s.finish()?;
+/// // [0, 1000) holds the first two packets; [1000, 2000) only the third.
+/// assert_eq!(out.envelope[0].bytes, 2000);
+/// // 1000 B at 0; by 500 ns 500 B served, 1000 B more: 1500 B; at 1000 ns, 1000 + 1000 B.
+/// assert_eq!(out.backlog[0].bmax_bytes, 2000.0);
+/// # Ok::<(), burstcore::Error>(())
+/// ```
 pub struct Scanner {
     reorder: Buffered,
     metrics: Metrics,
@@ -68,13 +89,7 @@ impl ScanConfig {
             filter,
             file_filters,
         } = self;
-        if let (Some(s), Some(e)) = (time_range.start_ns, time_range.end_ns) {
-            if s >= e {
-                return Err(Error::invalid(format!(
-                    "the time range's start ({s} ns) must be before its end ({e} ns)"
-                )));
-            }
-        }
+        time_range.check()?;
         if let Some(bad) = windows_ns.iter().find(|&&w| w <= 0) {
             return Err(Error::invalid(format!(
                 "window length must be > 0 ns, got {bad} ns"

@@ -1,0 +1,131 @@
+//! The core as a Rust tool embeds it, without the Python layer in front: arguments the bindings
+//! check before calling are checked by the core too, and errors print as a user would expect.
+
+use burstcore::analysis::FlowOptions;
+use burstcore::analyze::{self, OrderOptions};
+use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions};
+use burstcore::writer::frames::TcpSegment;
+use burstcore::writer::{PcapOptions, PcapWriter};
+use burstcore::{ErrorKind, TimeRange};
+use std::io::Cursor;
+
+/// Ten TCP packets between two hosts, 1 µs apart.
+fn reader() -> CaptureReader {
+    let options = PcapOptions {
+        byte_order: ByteOrder::Little,
+        nanos: true,
+        linktype: 1,
+        snaplen: 65535,
+    };
+    let mut w = PcapWriter::new(Vec::new(), options).unwrap();
+    let mut frame = Vec::new();
+    for k in 0..10 {
+        TcpSegment::between_hosts(0, 1, 1000, 80)
+            .write_frame(100, 0, &mut frame)
+            .unwrap();
+        w.write_packet(1_000 * k, 100, &frame).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let input = burstcore::input::from_reader(Box::new(Cursor::new(bytes)), None).unwrap();
+    CaptureReader::new(input, ReadOptions::default()).unwrap()
+}
+
+#[test]
+fn analyses_refuse_a_time_range_that_ends_before_it_starts() {
+    for (start, end) in [(10, 5), (5, 5), (i64::MAX, 0)] {
+        let order = OrderOptions {
+            time_range: TimeRange {
+                start_ns: Some(start),
+                end_ns: Some(end),
+            },
+            ..OrderOptions::default()
+        };
+        let got = analyze::traffic_matrix(&mut [reader()], 10, order.clone(), &mut |_| Ok(()));
+        let err = got.expect_err("an empty stretch is refused, as by a scan");
+        assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
+        assert!(err.reason.contains("start"), "{err}");
+        let got = analyze::flows(
+            &mut [reader()],
+            FlowOptions::default(),
+            &[],
+            order,
+            &mut |_| Ok(()),
+        );
+        assert_eq!(got.unwrap_err().kind, ErrorKind::InvalidArgument);
+    }
+    // A range that holds packets is still read.
+    let order = OrderOptions {
+        time_range: TimeRange {
+            start_ns: Some(0),
+            end_ns: Some(5_000),
+        },
+        ..OrderOptions::default()
+    };
+    let (m, acc) = analyze::traffic_matrix(&mut [reader()], 10, order, &mut |_| Ok(())).unwrap();
+    assert_eq!((m.total_packets, acc.skipped_outside_range), (5, 5));
+}
+
+#[test]
+fn flows_refuse_a_negative_idle_timeout() {
+    let opts = FlowOptions {
+        idle_timeout_ns: Some(-5),
+        ..FlowOptions::default()
+    };
+    let got = analyze::flows(
+        &mut [reader()],
+        opts,
+        &[],
+        OrderOptions::default(),
+        &mut |_| Ok(()),
+    );
+    let err = got.expect_err("a negative idle timeout made every packet its own flow");
+    assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
+    // Zero is a timeout (every gap ends a flow), as in Python.
+    let opts = FlowOptions {
+        idle_timeout_ns: Some(0),
+        ..FlowOptions::default()
+    };
+    let (report, _, _) = analyze::flows(
+        &mut [reader()],
+        opts,
+        &[],
+        OrderOptions::default(),
+        &mut |_| Ok(()),
+    )
+    .unwrap();
+    assert_eq!(report.flows.len(), 10);
+}
+
+#[test]
+fn error_kinds_display_their_names() {
+    assert_eq!(ErrorKind::Corrupt.to_string(), "corrupt");
+    assert_eq!(format!("{}: x", ErrorKind::OutOfOrder), "out of order: x");
+}
+
+#[test]
+fn tables_refuse_a_time_range_that_ends_before_it_starts() {
+    let select = burstcore::table::Selection {
+        range: TimeRange {
+            start_ns: Some(5),
+            end_ns: Some(5),
+        },
+        filter: None,
+    };
+    for threads in [None, Some(2)] {
+        let mut r = reader();
+        let got = match threads {
+            None => burstcore::table::read_table_where(&mut r, None, None, select, &mut |_| Ok(()))
+                .map(|_| ()),
+            Some(t) => burstcore::table::read_table_threads_where(
+                &mut r,
+                None,
+                None,
+                t,
+                select,
+                &mut |_| Ok(()),
+            )
+            .map(|_| ()),
+        };
+        assert_eq!(got.unwrap_err().kind, ErrorKind::InvalidArgument);
+    }
+}
