@@ -334,10 +334,10 @@ pub fn scan(
 
 /// [`scan`] with up to `threads` threads (at most [`crate::MAX_THREADS`]; 0 counts as 1, so
 /// pass [`crate::default_threads`] for the cores this process may use, as Python's
-/// `threads=None` does); the result is identical whatever the number of threads. Plain capture files are split into time chunks scanned apart
-/// and merged exactly ([`crate::chunked`]); when that is not possible (compressed or streamed
-/// input, chunks that overlap in time, ...), the metrics are shared out among threads instead
-/// ([`crate::parallel`]).
+/// `threads=None` does); the result is identical whatever the number of threads. Plain capture
+/// files are split into time chunks scanned apart and merged exactly ([`crate::chunked`]); when
+/// that is not possible (compressed or streamed input, chunks that overlap in time, ...), the
+/// metrics are shared out among threads instead ([`crate::parallel`]).
 pub fn scan_threads(
     readers: &mut [CaptureReader],
     config: ScanConfig,
