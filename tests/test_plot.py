@@ -4,6 +4,8 @@ the result frames (and, for E(τ), the brute-force envelope)."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import burstcore
+from burstcore import cli
 from burstcore.plot import PANELS, plot_result, plot_results
 from tests import oracles
 from tests.test_cli import run_cli, shared_path, training_like, write_capture
@@ -184,3 +187,26 @@ def test_dollar_signs_in_names_and_titles_are_drawn_as_written(result: burstcore
     assert fig.get_suptitle() == r"\$\frac\$ run"
     labels = [ln.get_label() for ln in _data_lines(_axes(fig)["envelope"])]
     assert labels == [r"cost_\$x^\$.pcapng", r"b\$"]
+
+
+def test_without_matplotlib_the_extra_to_install_is_named(tmp_path: Path) -> None:
+    # plot and report without matplotlib said "internal error" (exit 5), and only after the scan;
+    # ScanResult.plot() raised a bare ModuleNotFoundError.
+    cap = write_capture(tmp_path / "t.pcapng")
+    hide = "import sys; sys.modules['matplotlib'] = None; "
+    for command in (
+        ["plot", str(cap), "-o", str(tmp_path / "f.png")],
+        ["report", str(cap), "-o", str(tmp_path / "r.html")],
+    ):
+        p = subprocess.run(
+            [sys.executable, "-c", hide + f"from burstcore.cli import main; sys.exit(main({command!r}))"],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        assert p.returncode == cli.EXIT_USAGE, (command, p.stderr)
+        assert b"pip install 'burstcore[plot]'" in p.stderr and b"internal error" not in p.stderr, p.stderr
+        assert not list(tmp_path.glob("f.png")) and not list(tmp_path.glob("r.html"))
+    code = hide + "import burstcore; burstcore.scan(sys.argv[1], windows=['1ms'], rates=['1Gbps']).plot()"
+    p = subprocess.run([sys.executable, "-c", code, str(cap)], capture_output=True, timeout=120, check=False)
+    assert p.returncode == 1 and b"ImportError: figures need matplotlib" in p.stderr, p.stderr

@@ -1502,8 +1502,9 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from .plot import plot_results
+    from .plot import plot_results, require_matplotlib
 
+    require_matplotlib()
     _check_inputs(args.files)
     ext = os.path.splitext(args.output)[1].lower()
     if ext not in FIGURE_FORMATS:
@@ -1529,9 +1530,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .plot import PANELS, TITLES, plot_result
+    from .plot import PANELS, TITLES, plot_result, require_matplotlib
     from .report import figure_png, render_report
 
+    require_matplotlib()
     _check_inputs([args.file])
     _check_output(args.output, [args.file])
     label = _label(args.file)
@@ -2082,6 +2084,9 @@ def _classify(e: BaseException) -> tuple[int, str]:
         return EXIT_USAGE, str(e)
     if isinstance(e, _OutputError):
         return EXIT_OUTPUT, str(e)
+    if isinstance(e, ImportError) and e.name == "matplotlib":
+        # plot and report without the plot extra: what to install, not an internal error.
+        return EXIT_USAGE, str(e)
     if isinstance(e, ValueError):
         # Values the API rejected (after parsing), e.g. a window not a whole number of ns.
         return EXIT_USAGE, str(e)

@@ -7,6 +7,7 @@ window or touches the user's pyplot state; ``fig.savefig`` writes PNG, SVG or PD
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,18 @@ TITLES = {
 }
 
 
+def require_matplotlib() -> None:
+    """Raise ImportError naming what to install when matplotlib is missing: the command line
+    asks before its scan, so a missing extra is told at once rather than after minutes of reading."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ImportError(
+            "figures need matplotlib, which is not installed: pip install 'burstcore[plot]' (or matplotlib)",
+            name="matplotlib",
+        )
+
+
 def _new_figure(n_panels: int, size: tuple[float, float] | None) -> Figure:
+    require_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
