@@ -234,3 +234,41 @@ def test_an_ipv4_total_length_past_the_frame_is_no_size() -> None:
     # Cut by a snaplen, with its length on the wire recorded, the same header is sound.
     cut = oracles.capture([1_000], [14 + 60_000], frames=[bytes(bad)])
     assert burstcore.scan(cut, windows=["10us"], size="ip").envelope["bytes"][0] == 60_000
+
+
+# The reorder buffer's limit (rust/core/src/engine/reorder.rs, MAX_HELD): packets left waiting
+# within the horizon after a release.
+MAX_HELD = 2**23
+
+
+def test_packets_at_one_instant_past_the_reorder_limit_stop_with_an_error(tmp_path: Path) -> None:
+    # A damaged or forged capture with millions of packets at one instant: each waits in the
+    # reorder buffer, and a 180 kB zstd file of them had made the process abort ("memory
+    # allocation of 4026531840 bytes failed", no exception) in iterations() and scan().
+    w = burstcore.CaptureWriter(format="pcap")
+    w.packet(ts_ns=1_000, data=b"", wire_len=60)
+    one = w.getvalue()
+    header, record = one[:24], one[24:]
+    n = MAX_HELD + 2**20
+    path = tmp_path / "instant.pcap"
+    path.write_bytes(header + record * n)
+    told = []
+    for threads in (1, 2):
+        with pytest.raises(burstcore.LimitExceededError, match="lower reorder_horizon") as e:
+            burstcore.scan(str(path), windows=["1ms"], rates=["1Gbps"], threads=threads)
+        told.append(str(e.value))
+    # By time chunks, each chunk held less than the sequential limit: the scan read again
+    # sequentially, and told the same.
+    assert told[0] == told[1] and f"more than {MAX_HELD} packets within the reorder horizon" in told[0]
+    with pytest.raises(burstcore.LimitExceededError, match=f"more than {MAX_HELD} packets"):
+        burstcore.iterations(str(path))
+    # With no horizon nothing waits, and E(τ) holds them all (they lie within every window).
+    for threads in (1, 2):
+        r = burstcore.scan(str(path), windows=["1ns", "1ms"], rates=["1Gbps"], reorder_horizon=0, threads=threads)
+        assert r.envelope.select("bytes", "packets").rows() == [(60 * n, n)] * 2
+    # The command line does not call such a capture fine, as it does a limit on the result.
+    p = subprocess.run(
+        [sys.executable, "-m", "burstcore", "scan", str(path), "--rates", "1Gbps"], capture_output=True, check=False
+    )
+    assert p.returncode == 1 and b"stopped at a limit: more than" in p.stderr, p.stderr
+    assert b"lower --reorder-horizon" in p.stderr

@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import signal
 import stat
 import sys
@@ -2071,8 +2072,10 @@ def _classify(e: BaseException) -> tuple[int, str]:
         return EXIT_NOT_FOUND, e.strerror or str(e)
     if isinstance(e, burstcore.LimitExceededError) and getattr(e, "offset", None) is None:
         # A limit on the result (groups, flows, pairs): the capture is fine. A limit the reader
-        # meets at a byte offset (a block larger than allowed) is damage, told as below.
-        return EXIT_CAPTURE, f"stopped at a limit (the capture itself is fine): {e}"
+        # meets at a byte offset (a block larger than allowed) is damage, told as below; so may
+        # be packets too many to hold at once (reorder buffer, E(τ)'s ring), which say so.
+        fine = "" if re.match(r"more than \d+ packets", str(e)) else " (the capture itself is fine)"
+        return EXIT_CAPTURE, f"stopped at a limit{fine}: {e}"
     if isinstance(e, burstcore.CaptureError):
         named = getattr(e, "input", None)
         if named:

@@ -43,6 +43,8 @@ struct Job {
     /// Nothing is merged before (after) this chunk: it keeps no head (tail).
     first: bool,
     last: bool,
+    /// Most packets its reorder buffer may hold ([`crate::engine::reorder::chunk_share`]).
+    share: usize,
 }
 
 /// What scanning one range gave.
@@ -158,8 +160,13 @@ fn in_chunks(
                 to,
                 first: single && i == 0,
                 last: single && i + 1 == k,
+                share: 0,
             });
         }
+    }
+    let share = crate::engine::reorder::chunk_share(jobs.len());
+    for job in &mut jobs {
+        job.share = share;
     }
     let results = crate::pool::run(
         jobs.len(),
@@ -287,7 +294,8 @@ fn run(
         first: job.first,
         last: job.last,
     };
-    let mut scanner = ChunkScanner::with_options(config.clone(), DEFAULT_INSTANT_CAP, edges)?;
+    let mut scanner = ChunkScanner::with_options(config.clone(), DEFAULT_INSTANT_CAP, edges)?
+        .holding_at_most(job.share);
     let mut acc = Accounting::default();
     let mut count = shared.range(job.from, job.to);
     let mut n = 0u64;

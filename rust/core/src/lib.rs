@@ -80,6 +80,7 @@ mod test_rng;
 pub mod wire;
 pub mod writer;
 
+pub use engine::reorder::MAX_HELD;
 pub use error::{Error, ErrorKind, Warning};
 pub use filter::Filter;
 pub use packet::{Packet, TimeRange};

@@ -63,6 +63,7 @@ pub(super) fn scan(
         config,
         size,
         decode,
+        share: crate::engine::reorder::chunk_share(jobs),
     };
     let results = crate::pool::run(
         jobs,
@@ -343,6 +344,8 @@ struct Scan<'a> {
     config: &'a ScanConfig,
     size: SizeKind,
     decode: bool,
+    /// Most packets each chunk's reorder buffer may hold ([`crate::engine::reorder::chunk_share`]).
+    share: usize,
 }
 
 impl Scan<'_> {
@@ -357,7 +360,8 @@ impl Scan<'_> {
             ..
         } = *self;
         let mut scanner =
-            ChunkScanner::with_options(self.config.clone(), DEFAULT_INSTANT_CAP, edges)?;
+            ChunkScanner::with_options(self.config.clone(), DEFAULT_INSTANT_CAP, edges)?
+                .holding_at_most(self.share);
         let merged = if decode {
             read_merged(
                 plans,

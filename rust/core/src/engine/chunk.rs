@@ -394,7 +394,17 @@ impl GroupScan {
         budget: &mut usize,
     ) -> std::result::Result<ChunkGroup, NotMergeable> {
         let mut rows = Vec::new();
-        self.envelope.rows(By::All, GroupKey::All, &mut rows);
+        if self
+            .envelope
+            .rows(By::All, GroupKey::All, &mut rows)
+            .is_err()
+        {
+            // The ring could not hold the packets within the largest window: the sequential
+            // scan, which holds at least as many, tells.
+            return Err(not(
+                "the packets within the largest window could not all be held",
+            ));
+        }
         // After the rows: taking the ring spends the envelope.
         let tail = match spec.max_reach {
             Some(reach) if self.keep_tail => {
@@ -1184,6 +1194,16 @@ impl ChunkScanner {
     }
 
     /// Feed one arrival (any order within the reorder horizon).
+    /// The scanner with at most `max_held` packets waiting in its reorder buffer instead of
+    /// [`crate::MAX_HELD`]: past it, a push fails with a `LimitExceeded` error. The chunks of one
+    /// capture merged in time order hold together at most what the sequential scan holds (plus
+    /// fewer than 1,024 each), so a share of `MAX_HELD / chunks − 1024` each guarantees that no
+    /// merge passes where the sequential scan would stop.
+    pub fn holding_at_most(mut self, max_held: usize) -> Self {
+        self.buffer = self.buffer.holding_at_most(max_held);
+        self
+    }
+
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
         self.arrived(a.ts_ns);
         self.buffer.push(a, &mut self.sink)

@@ -15,6 +15,7 @@
 
 use super::search::first_where;
 use super::{By, Closure, EnvelopeRow, GroupKey};
+use crate::error::{Error, ErrorKind, Result};
 use std::ops::{Add, Sub};
 
 /// The integer that running byte counts are kept in. Prefix sums of a group's bytes fit a u64 in
@@ -120,6 +121,8 @@ struct Ring<A: Copy, S: Copy> {
     /// The latest timestamp the next packet can have with the tail still within `S::SPAN` of it
     /// (i64::MIN: not known, look at the next packet).
     deadline: i64,
+    /// Most bytes the slots may take ([`MAX_RING_BYTES`]; less in tests).
+    max_bytes: usize,
 }
 
 /// Packed, so that a u32 stamp and a u64 sum take 12 bytes; the fields are only ever copied
@@ -169,6 +172,7 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
             total: A::default(),
             newest: 0,
             deadline: i64::MIN,
+            max_bytes: MAX_RING_BYTES,
         }
     }
 
@@ -195,10 +199,12 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
         i64::try_from(S::SPAN).map_or(i64::MAX, |span| oldest.saturating_add(span))
     }
 
+    /// False, with nothing pushed, when the ring is full and may not grow (see [`Ring::grow`]).
     #[inline]
-    fn push(&mut self, ts: i64, upto: A) {
-        if self.len() == self.slots.len() as u64 {
-            self.grow();
+    #[must_use]
+    fn push(&mut self, ts: i64, upto: A) -> bool {
+        if self.len() == self.slots.len() as u64 && !self.grow() {
+            return false;
         }
         let mask = self.slots.len() - 1;
         self.slots[(self.head as usize) & mask] = Slot {
@@ -208,6 +214,7 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
         self.head = self.head.wrapping_add(1);
         self.total = upto;
         self.newest = ts;
+        true
     }
 
     /// Double the capacity, moving every live packet to its slot under the new mask.
@@ -216,11 +223,18 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
     /// moves to the new upper half. Growing the allocation itself is a `realloc`, which the
     /// allocator does by remapping pages when the ring is large: the old and the new ring never
     /// exist side by side, and a ring of hundreds of MB does not briefly need half as much again.
+    ///
+    /// False, with the ring unchanged, past [`MAX_RING_BYTES`] or when the memory cannot be had:
+    /// a failed allocation would abort the process, where the scan can stop with an error.
     #[cold]
-    fn grow(&mut self) {
+    fn grow(&mut self) -> bool {
         let old = self.slots.len();
         let cap = old.saturating_mul(2);
-        self.slots.reserve_exact(cap - old);
+        if cap.saturating_mul(std::mem::size_of::<Slot<A, S>>()) > self.max_bytes
+            || self.slots.try_reserve_exact(cap - old).is_err()
+        {
+            return false;
+        }
         self.slots.resize(cap, Slot::default());
         let mut seq = self.tail;
         while seq != self.head {
@@ -230,8 +244,16 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
             }
             seq = seq.wrapping_add(1);
         }
+        true
     }
 }
+
+/// Most bytes one group's ring may take: 2²⁸ packets of short stamps (3 GB), held because they
+/// lie within the largest window of each other (a window longer than the capture holds all of
+/// it). Past it, or when the memory cannot be had, the envelope gives up and the scan fails with
+/// a `LimitExceeded` error ([`Envelope::rows`]) instead of the allocation aborting the process:
+/// a forged capture of a few hundred kB can hold a billion packets at one instant.
+const MAX_RING_BYTES: usize = 4 << 30;
 
 /// One τ: the window ending at the latest packet the window has seen, and the best seen so far.
 #[derive(Debug, Clone)]
@@ -367,6 +389,9 @@ struct Windows<A: Copy, S: Copy> {
     windows: Vec<Window<A>>,
     /// Sequence number of the first packet the windows have not seen yet.
     done: u64,
+    /// Set when the ring could not grow: how many packets it held, and the largest window. The
+    /// windows are dropped then, so that later packets cost nothing; `rows` tells.
+    gave_up: Option<(u64, i64)>,
 }
 
 /// The largest t − s with packets at s and t in one window of length `tau` (see the module doc).
@@ -462,8 +487,14 @@ impl Envelope {
         })
     }
 
-    /// One row per τ (none if the group saw no packet, which the scanner never asks for).
-    pub(crate) fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
+    /// One row per τ (none if the group saw no packet, which the scanner never asks for); a
+    /// `LimitExceeded` error if the packets within the largest window could not all be held.
+    pub(crate) fn rows(
+        &mut self,
+        by: By,
+        group: GroupKey,
+        out: &mut Vec<EnvelopeRow>,
+    ) -> Result<()> {
         each!(&mut self.inner, w => w.rows(by, group, out))
     }
 }
@@ -487,6 +518,7 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
             ring: Ring::new(),
             windows,
             done: 0,
+            gave_up: None,
         }
     }
 
@@ -498,10 +530,25 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
         if ts > self.ring.deadline {
             self.make_room(ts);
         }
-        self.ring.push(ts, upto);
+        if !self.ring.push(ts, upto) {
+            return self.give_up();
+        }
         if self.ring.head.wrapping_sub(self.done) >= BATCH {
             self.catch_up();
         }
+    }
+
+    /// The ring may not grow: note it, and drop the windows and the ring, so that the scan goes
+    /// on in bounded memory to its end, where [`Windows::rows`] fails.
+    #[cold]
+    fn give_up(&mut self) {
+        let largest = self.windows.iter().map(|w| w.tau).max().unwrap_or(0);
+        self.gave_up = Some((self.ring.len(), largest));
+        self.windows.clear();
+        self.ring = Ring {
+            max_bytes: self.ring.max_bytes,
+            ..Ring::new()
+        };
     }
 
     /// Run every window over the packets pushed since the last call.
@@ -592,10 +639,23 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
         Some((seq, before))
     }
 
-    fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) {
+    fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) -> Result<()> {
+        if let Some((held, largest)) = self.gave_up {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!(
+                    "more than {held} packets of one group lie within the largest window \
+                     ({largest} ns) of each other, and E(τ) must hold them all: past \
+                     {} MB, or past the memory available. Give shorter windows or a \
+                     stretch (start=/end=); or the capture's timestamps are damaged \
+                     (many packets at one instant)",
+                    self.ring.max_bytes >> 20
+                ),
+            ));
+        }
         // Sequence numbers count the packets pushed: none yet, no rows.
         if self.ring.head == 0 {
-            return;
+            return Ok(());
         }
         self.catch_up();
         out.extend(self.windows.iter().map(|w| EnvelopeRow {
@@ -607,6 +667,7 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
             start_ns: w.best_start,
             max_packets: w.max_packets,
         }));
+        Ok(())
     }
 }
 
@@ -664,6 +725,7 @@ impl<S: Stamp> Windows<u64, S> {
                 total: u128::from(ring.total),
                 newest: ring.newest,
                 deadline: i64::MAX,
+                max_bytes: ring.max_bytes,
             },
             windows: self
                 .windows
@@ -680,6 +742,7 @@ impl<S: Stamp> Windows<u64, S> {
                 })
                 .collect(),
             done: self.done,
+            gave_up: self.gave_up,
         }
     }
 }
@@ -867,6 +930,31 @@ mod tests {
     use super::*;
     use crate::engine::reference;
 
+    #[test]
+    fn a_ring_that_may_not_grow_stops_the_scan_with_an_error() {
+        // Packets at one instant all lie within every window: the ring holds them all, up to
+        // its limit (4 GB; 64 slots here), then tells instead of the allocation aborting.
+        let at_limit = |n: u64| {
+            let mut env = Envelope::new(&[1, 1_000], Closure::HalfOpen);
+            if let Width::Short(w) = &mut env.inner {
+                w.ring.max_bytes = 64 * std::mem::size_of::<Slot<u64, u32>>();
+            }
+            for _ in 0..n {
+                env.push(5, 100);
+            }
+            let mut rows = Vec::new();
+            env.rows(By::All, GroupKey::All, &mut rows).map(|()| rows)
+        };
+        let rows = at_limit(64).expect("64 packets fit");
+        assert_eq!((rows[0].bytes, rows[0].packets_in_window), (6_400, 64));
+        let e = at_limit(65).expect_err("the 65th does not");
+        assert_eq!(e.kind, ErrorKind::LimitExceeded);
+        assert!(e.reason.contains("more than 64 packets"), "{e}");
+        assert!(e.reason.contains("largest window (1000 ns)"), "{e}");
+        // Packets after it cost nothing: the windows and the ring are gone.
+        assert!(at_limit(100_000).is_err());
+    }
+
     /// The envelope of `packets`, every row checked against the quadratic oracle; returned for
     /// checks of its state.
     fn matches_reference(
@@ -880,7 +968,7 @@ mod tests {
             env.push(t, s);
         }
         let mut rows = Vec::new();
-        env.rows(By::All, GroupKey::All, &mut rows);
+        env.rows(By::All, GroupKey::All, &mut rows).unwrap();
         assert_eq!(rows.len(), windows.len(), "{ctx}");
         for (row, &tau) in rows.iter().zip(windows) {
             let want = reference::envelope(packets, tau, closure).unwrap();
@@ -960,7 +1048,7 @@ mod tests {
             for _ in 0..n {
                 ts += [0, 1, 1, 2, 5][rng.below(5) as usize];
                 upto += [0, 1, 1, 1, 3][rng.below(5) as usize];
-                ring.push(ts, upto);
+                assert!(ring.push(ts, upto));
                 packets.push((ts, upto));
             }
             let reach = rng.below(8);
@@ -1080,7 +1168,7 @@ mod tests {
                 "trace {trace} stayed narrow"
             );
             let mut rows = Vec::new();
-            env.rows(By::All, GroupKey::All, &mut rows);
+            env.rows(By::All, GroupKey::All, &mut rows).unwrap();
             for (row, &tau) in rows.iter().zip(&windows) {
                 let want = reference::envelope(&packets, tau, Closure::HalfOpen).unwrap();
                 assert_eq!(row.bytes, u64::try_from(want.bytes).unwrap_or(u64::MAX));
@@ -1207,7 +1295,7 @@ mod tests {
     fn ring_keeps_order_across_growth() {
         let mut ring = Ring::<u64, u32>::new();
         for i in 0..100i64 {
-            ring.push(i, i as u64 * 3);
+            assert!(ring.push(i, i as u64 * 3));
             if i % 3 == 0 {
                 ring.tail = ring.tail.wrapping_add(1);
             }
@@ -1257,7 +1345,7 @@ mod tests {
             let mut env = Envelope::new(&windows, Closure::HalfOpen);
             env.push_run(packets.iter().copied());
             rows.clear();
-            env.rows(By::All, GroupKey::All, &mut rows);
+            env.rows(By::All, GroupKey::All, &mut rows).unwrap();
             best = best.min(cpu() - t0);
         }
         let check: u64 = rows.iter().map(|r| r.bytes).sum();

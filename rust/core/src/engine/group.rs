@@ -269,8 +269,8 @@ impl GroupState {
         self.backlog.exact()
     }
 
-    fn rows(&mut self, by: By, group: GroupKey, out: &mut Rows) {
-        self.envelope.rows(by, group, &mut out.envelope);
+    fn rows(&mut self, by: By, group: GroupKey, out: &mut Rows) -> Result<()> {
+        self.envelope.rows(by, group, &mut out.envelope)?;
         self.backlog.rows(by, group, &mut out.backlog);
         self.series.rows(by, group, &mut out.series);
         out.groups.push(GroupSummary {
@@ -281,6 +281,7 @@ impl GroupState {
             first_ns: self.tally.first_ns,
             last_ns: self.tally.last_ns,
         });
+        Ok(())
     }
 }
 
@@ -481,11 +482,11 @@ impl Grouping {
 
     /// Append this grouping's rows, groups sorted by key. The aggregate reports one row set even
     /// for an empty trace only through its summary; the scanner drops it when no packet came.
-    pub(crate) fn rows(self, out: &mut Rows) {
+    pub(crate) fn rows(self, out: &mut Rows) -> Result<()> {
         match self {
             Grouping::All(mut state) => {
                 if state.tally.packets > 0 {
-                    state.rows(By::All, GroupKey::All, out);
+                    state.rows(By::All, GroupKey::All, out)?;
                 }
             }
             Grouping::Keyed(k) => {
@@ -494,9 +495,10 @@ impl Grouping {
                     k.keys.into_iter().zip(k.states).collect();
                 groups.sort_by_key(|a| a.0);
                 for (key, mut state) in groups {
-                    state.rows(by, key, out);
+                    state.rows(by, key, out)?;
                 }
             }
         }
+        Ok(())
     }
 }

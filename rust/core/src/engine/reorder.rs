@@ -93,6 +93,8 @@ impl<T: Timed> Ord for Entry<T> {
 pub(crate) struct Reorder<T> {
     horizon: i64,
     late: LatePolicy,
+    /// Most packets left waiting after a release (see [`MAX_HELD`]).
+    max_held: usize,
     latest: Option<i64>,
     /// Out-of-order packets so far (their tie-breaker).
     seq: u64,
@@ -109,12 +111,33 @@ pub(crate) struct Reorder<T> {
 /// a horizon's worth of packets back, into one search per batch.
 pub(crate) const RELEASE_EVERY: u32 = 1024;
 
+/// Most packets a reorder buffer may leave waiting after a release: packets within the horizon
+/// of the latest one. A real capture holds a few hundred thousand in a 10 ms horizon (at 100
+/// Gbit/s of small frames, 1.5 M); a damaged or forged one can put millions at one instant,
+/// all of which would wait, and a 200 kB zstd file had held gigabytes until the allocation
+/// failed and the process aborted. Past this, the scan stops with a `LimitExceeded` error
+/// ([`too_many_waiting`]). 2²³ packets are 128 MB of (timestamp, size) and 1 GB of whole
+/// arrivals.
+pub const MAX_HELD: usize = 1 << 23;
+
+/// What each of `chunks` chunks of one scan may hold ([`crate::engine::chunk::ChunkScanner::holding_at_most`]),
+/// so that a scan by chunks passes only where the sequential scan would: the packets waiting in
+/// the sequential buffer after a release are, in chunks merged in time order, among those
+/// waiting in the chunks' own buffers at their latest releases (plus fewer than
+/// [`RELEASE_EVERY`] pushed since), so no chunk over its share means the sequential scan under
+/// [`MAX_HELD`]. A chunk over its share gives up, and the scan is read sequentially, which
+/// tells exactly.
+pub(crate) fn chunk_share(chunks: usize) -> usize {
+    (MAX_HELD / chunks.max(1)).saturating_sub(RELEASE_EVERY as usize)
+}
+
 impl<T: Timed> Reorder<T> {
     /// `horizon` must be ≥ 0 (the scanner ensures it).
     pub(crate) fn new(horizon: i64, late: LatePolicy) -> Self {
         Reorder {
             horizon,
             late,
+            max_held: MAX_HELD,
             latest: None,
             seq: 0,
             in_order: VecDeque::new(),
@@ -122,6 +145,13 @@ impl<T: Timed> Reorder<T> {
             unreleased: 0,
             stats: ReorderStats::default(),
         }
+    }
+
+    /// The buffer with at most `max_held` packets waiting after a release instead of
+    /// [`MAX_HELD`] (a chunk's share, see `chunked`).
+    pub(crate) fn holding_at_most(mut self, max_held: usize) -> Self {
+        self.max_held = max_held;
+        self
     }
 
     pub(crate) fn stats(&self) -> &ReorderStats {
@@ -163,7 +193,12 @@ impl<T: Timed> Reorder<T> {
             return Ok(());
         }
         let latest = self.latest.unwrap_or(ts);
-        self.release(latest.saturating_sub(self.horizon), &mut sink)
+        self.release(latest.saturating_sub(self.horizon), &mut sink)?;
+        let waiting = self.in_order.len() + self.out_of_order.len();
+        if waiting > self.max_held {
+            return Err(too_many_waiting(self.max_held, self.horizon, latest));
+        }
+        Ok(())
     }
 
     /// Release everything left, in order.
@@ -241,6 +276,21 @@ pub(crate) fn release_due(unreleased: &mut u32, in_order_only: bool) -> bool {
     }
     *unreleased = 0;
     true
+}
+
+/// The error for more than `max_held` packets waiting within `horizon` of the latest one, at
+/// `latest`: after a release, so the count is that of the packets within the horizon, whenever
+/// the buffer releases (a scan's threads make the same decisions, see `parallel::in_place`).
+pub(crate) fn too_many_waiting(max_held: usize, horizon: i64, latest: i64) -> Error {
+    Error::new(
+        ErrorKind::LimitExceeded,
+        format!(
+            "more than {max_held} packets within the reorder horizon ({horizon} ns) of the latest, \
+             at timestamp {latest} ns: ordering them would hold them all in memory. A capture \
+             this dense has damaged timestamps (many packets at one instant) or a horizon far \
+             longer than its disorder: lower reorder_horizon (0 for a capture written in order)"
+        ),
+    )
 }
 
 /// The error for a packet at `ts` that came after one `lateness` ns later, at `latest`, beyond
@@ -343,6 +393,15 @@ impl Buffered {
         }
     }
 
+    /// See [`Reorder::holding_at_most`].
+    pub(crate) fn holding_at_most(self, max_held: usize) -> Self {
+        match self {
+            Buffered::Full(r) => Buffered::Full(r.holding_at_most(max_held)),
+            Buffered::Lean(r) => Buffered::Lean(r.holding_at_most(max_held)),
+            Buffered::Bare(r) => Buffered::Bare(r.holding_at_most(max_held)),
+        }
+    }
+
     pub(crate) fn stats(&self) -> &ReorderStats {
         match self {
             Buffered::Full(r) => r.stats(),
@@ -425,6 +484,57 @@ mod tests {
     impl Timed for P {
         fn ts_ns(&self) -> i64 {
             self.ts
+        }
+    }
+
+    /// Pushes `ts` in order into a buffer holding at most `max_held`; the error, if any, and
+    /// after which packet.
+    fn flood(ts: &[i64], horizon: i64, max_held: usize) -> Option<(usize, Error)> {
+        let mut r = Reorder::new(horizon, LatePolicy::Error).holding_at_most(max_held);
+        for (i, &t) in ts.iter().enumerate() {
+            if let Err(e) = r.push(&P { ts: t, id: i }, |_: &P| Ok(())) {
+                return Some((i, e));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn packets_past_the_limit_within_the_horizon_are_an_error() {
+        // A forged capture's packets all at one instant: every one waits, so the buffer stops
+        // at the first release that leaves more than its limit waiting, not when memory ends.
+        let n = 5 * RELEASE_EVERY as usize;
+        let (at, e) = flood(&vec![7; n], 10, 2_000).expect("an error");
+        assert_eq!(e.kind, ErrorKind::LimitExceeded);
+        assert!(e
+            .reason
+            .contains("more than 2000 packets within the reorder horizon (10 ns)"));
+        assert!(e.reason.contains("lower reorder_horizon"), "{e}");
+        // At the first release past 2,000 packets: the 2,048th.
+        assert_eq!(at, 2 * RELEASE_EVERY as usize - 1);
+        // With no horizon, packets at one instant wait for nothing.
+        assert!(flood(&vec![7; n], 0, 2_000).is_none());
+        // Packets further apart than the horizon are released: the limit is on what waits.
+        let spread: Vec<i64> = (0..n as i64).map(|i| i * 11).collect();
+        assert!(flood(&spread, 10, 2_000).is_none());
+        // One over the limit, counted after the release that came with an out-of-order packet.
+        let mut late = vec![100; 2_001];
+        late.push(99);
+        let (at, e) = flood(&late, 10, 2_000).expect("an error");
+        assert_eq!((at, e.kind), (2_001, ErrorKind::LimitExceeded));
+        let at_limit = [vec![100; 1_999], vec![99]].concat();
+        assert!(flood(&at_limit, 10, 2_000).is_none());
+    }
+
+    #[test]
+    fn a_chunks_share_leaves_room_for_the_others() {
+        for chunks in [1, 2, 3, 64, 1024] {
+            let share = chunk_share(chunks);
+            assert!(
+                chunks * (share + RELEASE_EVERY as usize) <= MAX_HELD,
+                "{chunks}"
+            );
+            assert!(share > 0, "{chunks}");
         }
     }
 

@@ -257,7 +257,7 @@ impl Scanner {
         }
         let mut rows = Rows::default();
         for grouping in self.groupings {
-            grouping.rows(&mut rows);
+            grouping.rows(&mut rows)?;
         }
         let out = ScanOutput {
             envelope: rows.envelope,

@@ -16,7 +16,7 @@
 //! [`Reorder`]: crate::engine::reorder
 
 use super::{Batch, Full};
-use crate::engine::reorder::{late_error, release_due};
+use crate::engine::reorder::{late_error, release_due, too_many_waiting, MAX_HELD};
 use crate::engine::{Arrival, LatePolicy};
 use crate::error::Result;
 use std::cmp::Reverse;
@@ -74,6 +74,8 @@ pub(super) struct InPlace {
     /// How long batches are but the last: an arrival's batch is then found at once (else
     /// searched for).
     batch_len: u64,
+    /// Most packets left waiting after a release, as in a scanner's own buffer.
+    max_held: usize,
 }
 
 impl InPlace {
@@ -91,6 +93,7 @@ impl InPlace {
             unreleased: 0,
             held: VecDeque::new(),
             batch_len: batch_len.max(1) as u64,
+            max_held: MAX_HELD,
         }
     }
 
@@ -176,7 +179,11 @@ impl InPlace {
             return Ok(());
         }
         let latest = self.latest.unwrap_or(ts);
-        self.release(latest.saturating_sub(self.horizon), to)
+        self.release(latest.saturating_sub(self.horizon), to)?;
+        if self.in_order + self.early.len() > self.max_held {
+            return Err(too_many_waiting(self.max_held, self.horizon, latest));
+        }
+        Ok(())
     }
 
     /// Release everything left, in order.
@@ -367,8 +374,13 @@ mod tests {
     /// (push after which it came out, arrival number) of every release, and the error, if any.
     type Trace = (Vec<(usize, u64)>, Option<String>);
 
-    fn through_reorder(arrivals: &[Arrival], horizon: i64, late: LatePolicy) -> Trace {
-        let mut reorder = Reorder::<Arrival>::new(horizon, late);
+    fn through_reorder(
+        arrivals: &[Arrival],
+        horizon: i64,
+        late: LatePolicy,
+        max_held: usize,
+    ) -> Trace {
+        let mut reorder = Reorder::<Arrival>::new(horizon, late).holding_at_most(max_held);
         let pushed = Cell::new(0);
         let mut out = Vec::new();
         let mut error = None;
@@ -400,8 +412,10 @@ mod tests {
         late: LatePolicy,
         batch: usize,
         hint: usize,
+        max_held: usize,
     ) -> Trace {
         let mut buffer = InPlace::new(horizon, late, hint);
+        buffer.max_held = max_held;
         let pushed = Cell::new(0);
         let mut out = Vec::new();
         for chunk in arrivals.chunks(batch) {
@@ -452,6 +466,7 @@ mod tests {
         // packets under both policies, no horizon and short ones, batches of every size, and
         // one case in ten long and mostly sorted (the FIFO released every RELEASE_EVERY).
         let mut rng = crate::test_rng::Rng(0x1_2A7E_D5EE_D0FF);
+        let mut limited = 0;
         for case in 0..3_000 {
             let horizon = rng.below(6) as i64;
             let late = if rng.below(2) == 0 {
@@ -477,18 +492,28 @@ mod tests {
                 })
                 .collect();
             let batch = 1 + rng.below(70) as usize;
-            let want = through_reorder(&arrivals, horizon, late);
+            // One case in four with a limit on what waits that some cases pass.
+            let max_held = if case % 4 == 0 {
+                1 + rng.below(40) as usize
+            } else {
+                MAX_HELD
+            };
+            let want = through_reorder(&arrivals, horizon, late, max_held);
             let hint = if case % 3 == 0 {
                 1 + rng.below(70) as usize
             } else {
                 batch
             };
-            let got = in_place(&arrivals, horizon, late, batch, hint);
+            let got = in_place(&arrivals, horizon, late, batch, hint, max_held);
             assert_eq!(
                 got, want,
-                "case {case}, horizon {horizon}, {late:?}, batch {batch}, hint {hint}"
+                "case {case}, horizon {horizon}, {late:?}, batch {batch}, hint {hint}, \
+                 max_held {max_held}"
             );
+            limited += usize::from(want.1.as_deref().is_some_and(|e| e.contains("more than")));
         }
+        // The limit was met, and met alike, in some cases.
+        assert!(limited > 20, "{limited} cases stopped at the limit");
     }
 
     #[test]
