@@ -329,6 +329,25 @@ fn an_option_longer_than_its_block_is_corrupt() {
     assert_eq!(e.kind, ErrorKind::Corrupt);
     assert_eq!(e.offset, Some(at));
     assert!(e.reason.contains("overruns"), "{e}");
+    // So is an end of options that claims more than its block holds, as tshark reads it ("Not
+    // enough data to handle option"); one that fits ends the options as before.
+    for (len, corrupt) in [(0xFFFFu16, true), (0, false), (4, false)] {
+        let mut end = 0u16.to_le_bytes().to_vec();
+        end.extend(len.to_le_bytes());
+        end.extend([0u8; 4]);
+        let mut f = shb();
+        let at = f.len() as u64;
+        f.extend(idb_with(&end));
+        f.extend(epb(0, 1, b"abcd"));
+        let r = read(f, ReadOptions::default());
+        match r.error {
+            Some(e) => {
+                assert!(corrupt, "length {len}: {e}");
+                assert_eq!((e.kind, e.offset), (ErrorKind::Corrupt, Some(at)));
+            }
+            None => assert!(!corrupt && r.packets == 1, "length {len}"),
+        }
+    }
 }
 
 #[test]

@@ -96,6 +96,14 @@ fn options<'a>(
     while rest.len() >= 4 {
         let code = u16_at(rest, 0, big);
         let len = usize::from(u16_at(rest, 2, big));
+        // Even the end of options may not claim more than its block holds (tshark: "Not
+        // enough data to handle option").
+        let value = rest.get(4..4 + len).ok_or_else(|| {
+            corrupt(
+                offset,
+                format!("option {code} of length {len} overruns its block"),
+            )
+        })?;
         if code == 0 {
             break;
         }
@@ -111,12 +119,6 @@ fn options<'a>(
             ));
         }
         let padded = (len + 3) & !3;
-        let value = rest.get(4..4 + len).ok_or_else(|| {
-            corrupt(
-                offset,
-                format!("option {code} of length {len} overruns its block"),
-            )
-        })?;
         each(code, value)?;
         rest = rest.get(4 + padded..).unwrap_or(&[]);
     }
