@@ -6,10 +6,12 @@ with ``struct`` here, not from burstcore's reader."""
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import struct
 import warnings
 import zlib
+from typing import Any
 
 import pytest
 import zstandard
@@ -316,3 +318,45 @@ def test_empty_and_tiny_inputs() -> None:
         burstcore.read_packets(b"\xd4\xc3")
     with pytest.raises(NotACaptureError, match="empty input inside the gzip stream"):
         burstcore.read_packets(gzip.compress(b"", mtime=0))
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+def test_damage_in_a_long_compressed_stream_is_told_near_it(kind: str) -> None:
+    # The decoder was asked for the reader's 256 KiB at once, and what it had decoded before the
+    # damage was lost with the failed read: a 394 kB capture damaged at 184 kB was told at
+    # offset 0. Now within 32 KiB before what an independent decoder delivers, and the message
+    # says how to confirm the damage and keep what precedes it.
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface(linktype=1, resolution="1e-9")
+    for i in range(2_000):
+        w.epb(0, bytes([i & 0xFF]) * (60 + i % 200) + i.to_bytes(4, "big"), ts_ns=10**18 + i * 1000)
+    plain = w.getvalue()
+    if kind == "gzip":
+        whole = gzip.compress(plain, mtime=0)
+    else:
+        whole = zstandard.ZstdCompressor(level=3, write_checksum=True).compress(plain)
+    told = 0
+    for frac in (0.3, 0.5, 0.7):
+        bad = bytearray(whole)
+        bad[int(len(bad) * frac)] ^= 0x10
+        delivered = bytearray()
+        try:
+            if kind == "gzip":
+                reader: Any = gzip.GzipFile(fileobj=io.BytesIO(bytes(bad)))
+            else:
+                reader = zstandard.ZstdDecompressor().stream_reader(bytes(bad))
+            while chunk := reader.read(4096):
+                delivered += chunk
+        except (OSError, EOFError, zlib.error, zstandard.ZstdError):
+            pass
+        try:
+            burstcore.read_packets(bytes(bad))
+        except DecompressionError as e:
+            at = offset_in(str(e))
+            assert len(delivered) - 32 * 1024 <= at <= len(plain), (kind, frac, at, len(delivered))
+            assert f"`{kind} -dc FILE > part`" in str(e) and "within its first" in str(e)
+            told += 1
+        except CaptureError:
+            pass  # the damage decoded to bytes the reader tells as a damaged block instead
+    assert told >= 1

@@ -330,9 +330,10 @@ impl CaptureReader {
             // files at once holds one buffer each.
             None => Buffer::new(input.reader, buffer_capacity(compression, input.file_len)),
         };
-        let mut reader = Self::with_buffer(buf, options, compression, path)?;
+        // Set before the format is sniffed, so that damage in the first block is told with it.
+        let raw = (compression != Compression::None).then_some(input.raw_bytes);
+        let mut reader = Self::with_buffer(buf, options, compression, path, raw)?;
         reader.name = name;
-        reader.raw = (compression != Compression::None).then_some(input.raw_bytes);
         Ok(reader)
     }
 
@@ -342,6 +343,7 @@ impl CaptureReader {
         options: ReadOptions,
         compression: Compression,
         path: Option<std::path::PathBuf>,
+        raw: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<Self> {
         let mut reader = CaptureReader {
             buf,
@@ -356,7 +358,7 @@ impl CaptureReader {
             compressed_cut: false,
             done: false,
             name: path.clone(),
-            raw: None,
+            raw,
             path,
         };
         match reader.fill(4)? {
@@ -546,11 +548,23 @@ impl CaptureReader {
                         Ok(Fill::Cut)
                     }
                 }
-                ReadFailure::Decompression(msg) => Err(Error::at(
-                    ErrorKind::Decompression,
-                    self.buf.position() + self.buf.avail() as u64,
-                    format!("damaged {msg}"),
-                )),
+                ReadFailure::Decompression(msg) => {
+                    // The decoder reads ahead: this is how far into the file it had read.
+                    let read = self.raw.as_ref().map_or(String::new(), |raw| {
+                        let n = raw.load(std::sync::atomic::Ordering::Relaxed);
+                        format!(" within its first {n} bytes")
+                    });
+                    let tool = self.compression.name();
+                    Err(Error::at(
+                        ErrorKind::Decompression,
+                        self.buf.position() + self.buf.avail() as u64,
+                        format!(
+                            "damaged {msg}{read} (`{tool} -t FILE` confirms it; `{tool} -dc \
+                             FILE > part` keeps the packets before it, read with a warning \
+                             where they are cut)"
+                        ),
+                    ))
+                }
                 ReadFailure::Io(msg) => Err(Error::at(ErrorKind::Io, self.buf.position(), msg)),
             },
         }

@@ -99,6 +99,7 @@ impl SplitPlan {
                 options,
                 Compression::None,
                 Some(path.to_path_buf()),
+                None,
             )?,
             None => CaptureReader::new(input, options)?,
         };
@@ -337,7 +338,7 @@ impl SplitPlan {
                 let from = usize::try_from(start).unwrap_or(usize::MAX);
                 let buf = Buffer::mapped_chunk(Arc::clone(map), self.header.len(), from);
                 let reader =
-                    CaptureReader::with_buffer(buf, self.options, Compression::None, None)?;
+                    CaptureReader::with_buffer(buf, self.options, Compression::None, None, None)?;
                 MAPPED_CHUNKS.fetch_add(1, Ordering::Relaxed);
                 reader
             }
