@@ -239,6 +239,9 @@ def scan(
         How far back in time a packet may arrive and still be put in order (default 10 ms; the
         shipped bridge captures step back up to ~74 µs). Packets earlier than the horizon allows
         raise ``OutOfOrderError`` unless ``on_late='drop'`` (then counted in ``summary``).
+        The packets within it wait in memory: more than 2^23 at once (only damaged timestamps,
+        such as millions at one instant, come near) raise ``LimitExceededError``; 0 waits for
+        nothing (docs/limits.md, Memory).
     on_late:
         'error' (default): a packet later than the horizon raises ``OutOfOrderError``; 'drop':
         it is left out and counted in ``summary.skipped_late``.
