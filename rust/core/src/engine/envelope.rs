@@ -123,6 +123,8 @@ struct Ring<A: Copy, S: Copy> {
     deadline: i64,
     /// Most bytes the slots may take ([`MAX_RING_BYTES`]; less in tests).
     max_bytes: usize,
+    /// The ring could not grow: later packets overwrote held ones (see [`Ring::push`]).
+    full: bool,
 }
 
 /// Packed, so that a u32 stamp and a u64 sum take 12 bytes; the fields are only ever copied
@@ -173,6 +175,7 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
             newest: 0,
             deadline: i64::MIN,
             max_bytes: MAX_RING_BYTES,
+            full: false,
         }
     }
 
@@ -199,12 +202,13 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
         i64::try_from(S::SPAN).map_or(i64::MAX, |span| oldest.saturating_add(span))
     }
 
-    /// False, with nothing pushed, when the ring is full and may not grow (see [`Ring::grow`]).
+    /// A ring that may not grow (see [`Ring::grow`]) goes on over its oldest slots: what it
+    /// holds is then wrong, and [`Windows::catch_up`] throws it away before reading any, so the
+    /// per-packet path keeps its one test of a full ring.
     #[inline]
-    #[must_use]
-    fn push(&mut self, ts: i64, upto: A) -> bool {
-        if self.len() == self.slots.len() as u64 && !self.grow() {
-            return false;
+    fn push(&mut self, ts: i64, upto: A) {
+        if self.len() == self.slots.len() as u64 {
+            self.grow();
         }
         let mask = self.slots.len() - 1;
         self.slots[(self.head as usize) & mask] = Slot {
@@ -214,7 +218,6 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
         self.head = self.head.wrapping_add(1);
         self.total = upto;
         self.newest = ts;
-        true
     }
 
     /// Double the capacity, moving every live packet to its slot under the new mask.
@@ -224,16 +227,18 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
     /// allocator does by remapping pages when the ring is large: the old and the new ring never
     /// exist side by side, and a ring of hundreds of MB does not briefly need half as much again.
     ///
-    /// False, with the ring unchanged, past [`MAX_RING_BYTES`] or when the memory cannot be had:
-    /// a failed allocation would abort the process, where the scan can stop with an error.
+    /// Past [`MAX_RING_BYTES`], or when the memory cannot be had, the ring stays as it is and
+    /// is marked `full` (a failed allocation would abort the process, where the scan can stop
+    /// with an error).
     #[cold]
-    fn grow(&mut self) -> bool {
+    fn grow(&mut self) {
         let old = self.slots.len();
         let cap = old.saturating_mul(2);
         if cap.saturating_mul(std::mem::size_of::<Slot<A, S>>()) > self.max_bytes
             || self.slots.try_reserve_exact(cap - old).is_err()
         {
-            return false;
+            self.full = true;
+            return;
         }
         self.slots.resize(cap, Slot::default());
         let mut seq = self.tail;
@@ -244,7 +249,6 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
             }
             seq = seq.wrapping_add(1);
         }
-        true
     }
 }
 
@@ -530,20 +534,18 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
         if ts > self.ring.deadline {
             self.make_room(ts);
         }
-        if !self.ring.push(ts, upto) {
-            return self.give_up();
-        }
+        self.ring.push(ts, upto);
         if self.ring.head.wrapping_sub(self.done) >= BATCH {
             self.catch_up();
         }
     }
 
-    /// The ring may not grow: note it, and drop the windows and the ring, so that the scan goes
-    /// on in bounded memory to its end, where [`Windows::rows`] fails.
+    /// The ring could not grow: note it, and drop the windows and the ring, so that the scan
+    /// goes on in bounded memory to its end, where [`Windows::rows`] fails.
     #[cold]
     fn give_up(&mut self) {
         let largest = self.windows.iter().map(|w| w.tau).max().unwrap_or(0);
-        self.gave_up = Some((self.ring.len(), largest));
+        self.gave_up = Some((self.ring.slots.len() as u64, largest));
         self.windows.clear();
         self.ring = Ring {
             max_bytes: self.ring.max_bytes,
@@ -553,6 +555,10 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
 
     /// Run every window over the packets pushed since the last call.
     fn catch_up(&mut self) {
+        if self.ring.full {
+            // What the ring holds was overwritten: read none of it.
+            return self.give_up();
+        }
         let ring = &self.ring;
         let (from, to) = (self.done, ring.head);
         for w in &mut self.windows {
@@ -640,6 +646,12 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
     }
 
     fn rows(&mut self, by: By, group: GroupKey, out: &mut Vec<EnvelopeRow>) -> Result<()> {
+        // Sequence numbers count the packets pushed: none yet, no rows.
+        if self.ring.head == 0 && self.gave_up.is_none() {
+            return Ok(());
+        }
+        // First: it is where a ring that could not grow gives up.
+        self.catch_up();
         if let Some((held, largest)) = self.gave_up {
             return Err(Error::new(
                 ErrorKind::LimitExceeded,
@@ -653,11 +665,6 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
                 ),
             ));
         }
-        // Sequence numbers count the packets pushed: none yet, no rows.
-        if self.ring.head == 0 {
-            return Ok(());
-        }
-        self.catch_up();
         out.extend(self.windows.iter().map(|w| EnvelopeRow {
             by,
             group,
@@ -726,6 +733,7 @@ impl<S: Stamp> Windows<u64, S> {
                 newest: ring.newest,
                 deadline: i64::MAX,
                 max_bytes: ring.max_bytes,
+                full: ring.full,
             },
             windows: self
                 .windows
@@ -1048,7 +1056,7 @@ mod tests {
             for _ in 0..n {
                 ts += [0, 1, 1, 2, 5][rng.below(5) as usize];
                 upto += [0, 1, 1, 1, 3][rng.below(5) as usize];
-                assert!(ring.push(ts, upto));
+                ring.push(ts, upto);
                 packets.push((ts, upto));
             }
             let reach = rng.below(8);
@@ -1295,7 +1303,7 @@ mod tests {
     fn ring_keeps_order_across_growth() {
         let mut ring = Ring::<u64, u32>::new();
         for i in 0..100i64 {
-            assert!(ring.push(i, i as u64 * 3));
+            ring.push(i, i as u64 * 3);
             if i % 3 == 0 {
                 ring.tail = ring.tail.wrapping_add(1);
             }

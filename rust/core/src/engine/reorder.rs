@@ -193,12 +193,7 @@ impl<T: Timed> Reorder<T> {
             return Ok(());
         }
         let latest = self.latest.unwrap_or(ts);
-        self.release(latest.saturating_sub(self.horizon), &mut sink)?;
-        let waiting = self.in_order.len() + self.out_of_order.len();
-        if waiting > self.max_held {
-            return Err(too_many_waiting(self.max_held, self.horizon, latest));
-        }
-        Ok(())
+        self.release(latest.saturating_sub(self.horizon), &mut sink)
     }
 
     /// Release everything left, in order.
@@ -216,8 +211,18 @@ impl<T: Timed> Reorder<T> {
         }
     }
 
-    /// Hand over, in (timestamp, arrival) order, every buffered packet with timestamp ≤ `bound`.
+    /// Hand over, in (timestamp, arrival) order, every buffered packet with timestamp ≤ `bound`;
+    /// then more than `max_held` left waiting is an error.
     fn release(&mut self, bound: i64, sink: &mut impl Drain<T>) -> Result<()> {
+        self.release_upto(bound, sink)?;
+        if self.in_order.len() + self.out_of_order.len() > self.max_held {
+            let latest = self.latest.unwrap_or(bound);
+            return Err(too_many_waiting(self.max_held, self.horizon, latest));
+        }
+        Ok(())
+    }
+
+    fn release_upto(&mut self, bound: i64, sink: &mut impl Drain<T>) -> Result<()> {
         if self.out_of_order.is_empty() {
             // Sorted input, the common case: only the FIFO to look at, and it is sorted.
             let (front, back) = self.in_order.as_slices();
