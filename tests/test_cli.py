@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -59,6 +60,25 @@ def run_cli(*args: object, stdin: bytes | None = None, timeout: float = 120) -> 
         env=env,
         check=False,
     )
+
+
+def run_cli_on_terminal(*args: object, terminal: str) -> subprocess.CompletedProcess[bytes]:
+    """The command line with its `terminal` ("stdin" or "stdout") a pseudo-terminal."""
+    leader, follower = pty.openpty()
+    streams: dict[str, Any] = {"stdin": follower, "stdout": subprocess.PIPE}
+    if terminal == "stdout":
+        streams = {"stdout": follower}
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "burstcore", *map(str, args)],
+            **streams,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
 
 
 def shared_path(name: str = SHARED_NAME) -> Path:
@@ -373,18 +393,7 @@ def test_stdin_and_folders_are_told_apart(cap: Path, tmp_path: Path) -> None:
     p = run_cli("scan", "-", "--rates", "1Gbps", stdin=b"")
     assert p.returncode == cli.EXIT_CAPTURE and b"cannot read the capture from stdin: empty input" in p.stderr
     # stdin a terminal: refused at once, rather than waiting for a capture typed in.
-    leader, follower = pty.openpty()
-    try:
-        q = subprocess.run(
-            [sys.executable, "-m", "burstcore", "scan", "-", "--rates", "1Gbps"],
-            stdin=follower,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    finally:
-        os.close(leader)
-        os.close(follower)
+    q = run_cli_on_terminal("scan", "-", "--rates", "1Gbps", terminal="stdin")
     assert q.returncode == cli.EXIT_USAGE and b"stdin, which is a terminal" in q.stderr, q.stderr
 
 

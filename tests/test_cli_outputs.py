@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import signal
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import pytest
 
 from burstcore import cli
 from tests import oracles
-from tests.test_cli import _one_line_error, run_cli, write_capture
+from tests.test_cli import _one_line_error, run_cli, run_cli_on_terminal, write_capture
 
 
 @pytest.fixture
@@ -213,18 +212,7 @@ def test_a_file_name_that_is_no_utf8(cap: Path, tmp_path: Path) -> None:
 
 def test_parquet_is_not_written_to_a_terminal(cap: Path, tmp_path: Path) -> None:
     # --format parquet without -o wrote binary onto the terminal; piped, it is still written.
-    leader, follower = pty.openpty()
-    try:
-        p = subprocess.run(
-            [sys.executable, "-m", "burstcore", "scan", str(cap), "--rates", "1Gbps", "--format", "parquet"],
-            stdout=follower,
-            stderr=subprocess.PIPE,
-            timeout=60,
-            check=False,
-        )
-    finally:
-        os.close(leader)
-        os.close(follower)
+    p = run_cli_on_terminal("scan", cap, "--rates", "1Gbps", "--format", "parquet", terminal="stdout")
     assert p.returncode == cli.EXIT_USAGE and b"standard output is a terminal" in p.stderr, p.stderr
     piped = run_cli("scan", cap, "--rates", "1Gbps", "--format", "parquet")
     assert piped.returncode == 0, piped.stderr
