@@ -198,7 +198,8 @@ def test_an_offset_list_that_starts_below_zero(cap: Path) -> None:
         assert doc["config"]["offsets_ns"] == [-3_000_000, 0] == api.offsets_ns, spelling
         assert_text_rows_equal(json_table(doc, "gain"), api.multiplexing_gain)
     # Only an offset is joined to its option: a negative number elsewhere is still argparse's.
-    assert cli._negative_values(["superpose", "a", "--offsets", "-1ms,0", "--top", "-1"]) == [
+    valued = cli._valued_options(cli.build_parser())
+    assert cli._negative_values(["superpose", "a", "--offsets", "-1ms,0", "--top", "-1"], valued) == [
         "superpose",
         "a",
         "--offsets=-1ms,0",

@@ -324,26 +324,28 @@ def _offset_list(text: str) -> list[str]:
     return [_duration_ns(item, "offset", allow_zero=True, signed=True) for item in _split(text, "0,-3ms")]
 
 
-def _negative_values(argv: Sequence[str], valued: Collection[str] = ("--offsets",)) -> list[str]:
+def _negative_values(argv: Sequence[str], valued: Collection[str]) -> list[str]:
     """`argv` with '--offsets -3ms,0' joined as '--offsets=-3ms,0', for each option in `valued`
     (those taking a value): argparse takes a value that starts with '-' and is no plain number
     for an option, and told '--windows -1ms' that --windows "expected one argument" instead of
     what is wrong with the value. A plain number ('--top -1') argparse reads itself."""
     out: list[str] = []
     for arg in argv:
-        if out and out[-1] in valued and arg[:1] == "-" and arg[1:2] in (*"0123456789", ".") and not _number(arg):
+        if (
+            out
+            and out[-1] in valued
+            and arg[:1] == "-"
+            and arg[1:2] in (*"0123456789", ".")
+            and not _PLAIN_NEGATIVE.match(arg)
+        ):
             out[-1] = f"{out[-1]}={arg}"
         else:
             out.append(arg)
     return out
 
 
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+# What argparse itself reads as a negative number, not an option (its _negative_number_matcher).
+_PLAIN_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 def _valued_options(parser: argparse.ArgumentParser) -> set[str]:
