@@ -222,6 +222,19 @@ def test_bursts_equal_brute_force(trace, gap):
     assert b.summary["bursts"][0] == len(ref)
 
 
+def test_bursts_refuse_a_plain_gap_that_means_nanoseconds():
+    # Packets 2 ms apart: with a 1 ms gap each is its own burst. A plain 1_000_000 (the gap_ns
+    # the result reports, meant as ns) was read as 1,000,000 s, and the trace became one burst.
+    ts = [BASE + k * 2_000_000 for k in range(5)]
+    data = oracles.capture(ts, [100] * 5)
+    with pytest.raises(ValueError, match=r"read in seconds.*'1000000ns'"):
+        burstcore.bursts(data, gap=1_000_000)
+    for gap in (0.001, "1ms", np.timedelta64(1, "ms")):
+        b = burstcore.bursts(data, gap=gap)
+        assert b.gap_ns == 1_000_000
+        assert b.bursts["start_ns"].to_list() == ts
+
+
 WINDOWS = [1, 10, 1000, 10**6]
 
 

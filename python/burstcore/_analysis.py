@@ -518,8 +518,12 @@ def bursts(
     end: Instant | None = None,
     filter: Filters | None = None,
 ) -> Bursts:
-    """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
-    gap_ns = parse_duration(gap, name="gap", allow_zero=True)
+    """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms). A plain
+    number is seconds, as for windows; one of 1,000 or more is refused as most likely ns (give
+    ``f"{gap_ns}ns"``)."""
+    # A threshold like a window: a plain 1_000_000 (meant as ns, as gap_ns reports it) was read
+    # as 11.6 days and silently made the whole trace one burst.
+    gap_ns = parse_duration(gap, name="gap", allow_zero=True, scale=True)
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     srcs = normalize_each(source)
