@@ -8,6 +8,7 @@ import itertools
 import random
 import re
 import struct
+import warnings
 from collections import defaultdict
 
 import numpy as np
@@ -222,6 +223,19 @@ def test_bursts_equal_brute_force(trace, gap):
     assert b.summary["bursts"][0] == len(ref)
 
 
+def test_bursts_refuse_a_plain_gap_that_means_nanoseconds():
+    # Packets 2 ms apart: with a 1 ms gap each is its own burst. A plain 1_000_000 (the gap_ns
+    # the result reports, meant as ns) was read as 1,000,000 s, and the trace became one burst.
+    ts = [BASE + k * 2_000_000 for k in range(5)]
+    data = oracles.capture(ts, [100] * 5)
+    with pytest.raises(ValueError, match=r"read in seconds.*'1000000ns'"):
+        burstcore.bursts(data, gap=1_000_000)
+    for gap in (0.001, "1ms", np.timedelta64(1, "ms")):
+        b = burstcore.bursts(data, gap=gap)
+        assert b.gap_ns == 1_000_000
+        assert b.bursts["start_ns"].to_list() == ts
+
+
 WINDOWS = [1, 10, 1000, 10**6]
 
 
@@ -355,6 +369,8 @@ def test_iterations_find_the_period_of_a_synthetic_job(period_ms, seed, ranks):
     assert inner and all(abs(b / per_iter - 1) < 0.05 for b in inner)
 
 
+# 2,000 pulses 5 ms apart in 100 µs bins are 100,000 bins: analysed in 200 µs ones, and told.
+@pytest.mark.filterwarnings("ignore:the packets span more than 65,536 bins")
 @pytest.mark.parametrize(
     ("period_ms", "burst", "payload", "n", "kw"),
     [
@@ -379,6 +395,36 @@ def test_iterations_of_a_pulse_train_are_its_pulses(period_ms, burst, payload, n
     assert it.acf_period_ns == period_ms * 1_000_000, it
     assert it.iterations.height == n, it
     assert (it.iterations["bytes"] == burst * len(frame)).all()
+
+
+def test_iterations_say_when_they_analysed_coarser_bins_than_asked():
+    """Past 65,536 bins the series is pooled for the autocorrelation. A stray packet 100 s before
+    a 20 ms pulse train makes 104,000 bins of 1 ms, so 2 ms ones are analysed: bin_ns said 1 ms
+    while every instant was on the 2 ms grid, and nothing told (an hour before, a 45 ms period
+    was not found at all)."""
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=1458)
+    pulses = [BASE + 100 * 10**9 + 300_000 + k * 20_000_000 for k in range(200)]
+    for stray in (False, True):
+        w = burstcore.CaptureWriter("pcap", nanos=True, linktype=1)
+        if stray:
+            w.packet(BASE, frame)
+        for t in pulses:
+            w.packet(t, frame)
+        origin = (BASE if stray else pulses[0]) // 1_000_000 * 1_000_000  # the first packet's bin
+        width = 2_000_000 if stray else 1_000_000
+        with warnings.catch_warnings(record=True) as told:
+            warnings.simplefilter("always")
+            it = burstcore.iterations(w.getvalue(), bin="1ms")
+        said = [str(m.message) for m in told if issubclass(m.category, burstcore.CaptureWarning)]
+        assert it.bin_ns == width
+        if stray:
+            assert len(said) == 1 and "analysed in bins of 2ms" in said[0] and "start=/end=" in said[0], said
+        else:
+            assert not said
+        assert it.period_ns == 20_000_000
+        # Each pulse starts its iteration, in the bin of the width analysed that holds it.
+        want = [origin + (t - origin) // width * width for t in pulses]
+        assert it.iterations["start_ns"].to_list() == want
 
 
 def test_errors_say_what_to_do(tmp_path):

@@ -518,8 +518,12 @@ def bursts(
     end: Instant | None = None,
     filter: Filters | None = None,
 ) -> Bursts:
-    """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms)."""
-    gap_ns = parse_duration(gap, name="gap", allow_zero=True)
+    """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms). A plain
+    number is seconds, as for windows; one of 1,000 or more is refused as most likely ns (give
+    ``f"{gap_ns}ns"``)."""
+    # A threshold like a window: a plain 1_000_000 (meant as ns, as gap_ns reports it) was read
+    # as 11.6 days and silently made the whole trace one burst.
+    gap_ns = parse_duration(gap, name="gap", allow_zero=True, scale=True)
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     srcs = normalize_each(source)
@@ -593,7 +597,9 @@ class Iterations:
       period by the quiet time before the next phase);
     - ``acf_period_ns``: the autocorrelation's own estimate of the period, before the
       refinement on the phase starts (None when no periodicity was found); ``bin_ns``: the bin
-      width of the rate analysed;
+      width of the rate analysed: ``bin``, or a multiple of it when the packets span more than
+      65,536 bins of ``bin`` (a ``CaptureWarning`` then says so), to which the instants, the
+      period and the peak rate are rounded;
     - ``summary``: the packet accounting, and ``beyond_bins``: packets counted but more than
       2^24 bins after the first (4.66 h at the default 1 ms bin), left out of the analysis (a
       ``CaptureWarning`` says so).
@@ -667,6 +673,19 @@ def iterations(
                 f"{beyond} packets come more than {format_duration(out['max_bins'] * bin_ns)} "
                 f"({out['max_bins']:,} bins of {format_duration(bin_ns)}) after the first and are left out of "
                 "the period and the iterations: give a coarser bin= or a stretch with start=/end="
+            ]
+        )
+    if out["bin_ns"] > bin_ns:
+        # Pooled so that the autocorrelation stays fast: every instant, the period and the peak
+        # rate are then at the coarser width. One stray packet an hour from the job does it (a
+        # 45 ms period was then not found at all), so say so and how to avoid it.
+        _warn(
+            [
+                f"the packets span more than {out['acf_bins']:,} bins of {format_duration(bin_ns)} from the "
+                f"first to the last, so they were analysed in bins of {format_duration(out['bin_ns'])} "
+                "(bin_ns): periods of only a few of those are not told apart, and the instants are "
+                "to that width; give the training's stretch with start=/end= (or a filter=) to analyse "
+                f"it at {format_duration(bin_ns)}"
             ]
         )
     n = len(out["start_ns"])

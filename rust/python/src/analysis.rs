@@ -6,7 +6,9 @@ use crate::columns::{col, opt_col, Addresses};
 use crate::errors::{guard, to_py};
 use crate::{accounting, late_policy, parse_filters, time_range, Filters, Span};
 use crate::{config, open_all, output_to_py, warnings_of, Control};
-use burstcore::analysis::{FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram};
+use burstcore::analysis::{
+    FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram, ACF_BINS,
+};
 use burstcore::analyze::{self, OrderOptions};
 use burstcore::engine::{By, GroupKey};
 use burstcore::Error;
@@ -457,6 +459,7 @@ fn iterations<'py>(
         d.set_item("bin_ns", rep.bin_ns)?;
         d.set_item("beyond_bins", rep.beyond_bins)?;
         d.set_item("max_bins", max_bins)?;
+        d.set_item("acf_bins", ACF_BINS)?;
         col(&d, "start_ns", it.iter().map(|x| x.start_ns))?;
         col(&d, "comm_end_ns", it.iter().map(|x| x.comm_end_ns))?;
         col(&d, "end_ns", it.iter().map(|x| x.end_ns))?;

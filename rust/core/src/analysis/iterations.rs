@@ -100,7 +100,10 @@ pub struct IterationReport {
     /// The autocorrelation's own estimate before refinement.
     pub acf_period_ns: Option<i64>,
     pub iterations: Vec<Iteration>,
-    /// Origin of bin 0 (first packet floored to a multiple of bin_ns) and the bin width.
+    /// Origin of bin 0 (first packet floored to a multiple of bin_ns) and the width of the
+    /// bins analysed: the width asked for, or a multiple of it when the trace spans more than
+    /// `ACF_BINS` of those (the period, the iteration instants and the peak rate are then all
+    /// at this coarser resolution).
     pub origin_ns: i64,
     pub bin_ns: i64,
     /// Packets past `max_bins` (not analysed).
@@ -206,6 +209,9 @@ impl IterationAnalyzer {
         // Long traces: pool bins so the direct autocorrelation stays O(ACF_BINS · lags).
         let factor = n.div_ceil(ACF_BINS).max(1);
         let coarse_ns = bin_ns.saturating_mul(i64::try_from(factor).unwrap_or(i64::MAX));
+        // What was analysed, not what was asked: a stray packet an hour before the job pools
+        // 1 ms bins into about 55 ms ones, too coarse for a 45 ms period: the caller must see it.
+        report.bin_ns = coarse_ns;
         let max_lag = usize::try_from(self.opts.max_lag_ns / coarse_ns).unwrap_or(0);
         let min_lag = usize::try_from(self.opts.min_lag_ns / coarse_ns)
             .unwrap_or(0)
@@ -372,8 +378,9 @@ impl IterationAnalyzer {
     }
 }
 
-/// Bins in the autocorrelation before pooling kicks in.
-const ACF_BINS: usize = 65_536;
+/// Bins in the autocorrelation before pooling kicks in: a trace spanning more bins than this is
+/// analysed in bins of a multiple of the width asked for (`IterationReport::bin_ns`).
+pub const ACF_BINS: usize = 65_536;
 
 fn pool(x: &[u64], factor: usize) -> Vec<f64> {
     x.chunks(factor.max(1))
@@ -780,6 +787,45 @@ mod tests {
                     assert_eq!(rep.iterations.len(), n as usize, "{case}");
                 }
             }
+        }
+    }
+
+    /// A stray packet 100 s before a 20 ms pulse train spans 104,000 bins of 1 ms: the series is
+    /// pooled to 2 ms bins for the autocorrelation, and the report says so (it said 1 ms while
+    /// every instant was on the 2 ms grid).
+    #[test]
+    fn the_report_gives_the_bin_width_analysed() {
+        let arrival = |ts_ns: i64| Arrival {
+            ts_ns,
+            size: SIZE,
+            interface: 0,
+            headers: Headers {
+                src: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1))),
+                payload_len: Some(1458),
+                ..Headers::default()
+            },
+        };
+        let first = 1_000_000_000_000;
+        let pulses: Vec<i64> = (0..200)
+            .map(|k| first + 100_000_000_000 + 300_000 + k * 20_000_000)
+            .collect();
+        for (stray, width) in [(false, 1_000_000), (true, 2_000_000)] {
+            let mut an = IterationAnalyzer::new(IterationOptions::default());
+            if stray {
+                an.push(&arrival(first));
+            }
+            for t in &pulses {
+                an.push(&arrival(*t));
+            }
+            let rep = an.finish();
+            assert_eq!(rep.bin_ns, width, "stray {stray}");
+            let origin = if stray { first } else { pulses[0] - 300_000 };
+            let want: Vec<i64> = pulses
+                .iter()
+                .map(|t| origin + (t - origin) / width * width)
+                .collect();
+            let got: Vec<i64> = rep.iterations.iter().map(|it| it.start_ns).collect();
+            assert_eq!(got, want, "stray {stray}");
         }
     }
 
