@@ -4,7 +4,11 @@
 
 use std::fmt;
 
+/// What went wrong, for a program to act on. Kinds may be added in a minor release (hence
+/// `non_exhaustive`): a `match` on it needs a `_` arm (the Python binding raises the base
+/// `CaptureError` there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The operating system failed a read (the message carries its text).
     Io,

@@ -127,8 +127,9 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Decompression => DecompressionError::new_err(msg),
         ErrorKind::TimestampOutOfRange => TimestampRangeError::new_err(msg),
         ErrorKind::OutOfOrder => OutOfOrderError::new_err(msg),
-        // Only ever a warning; the base class should one arrive here.
-        ErrorKind::PacketsLost => CaptureError::new_err(msg),
+        // PacketsLost is only ever a warning, and a kind added later is still one of the
+        // capture: the base class, should one arrive here.
+        _ => CaptureError::new_err(msg),
     };
     Python::attach(|py| {
         let v = err.value(py);
