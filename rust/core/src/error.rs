@@ -25,7 +25,8 @@ pub enum ErrorKind {
     Corrupt,
     /// A packet names an interface that its section never declared.
     UndeclaredInterface,
-    /// A documented limit (block size, options, interfaces, groups) was exceeded.
+    /// A documented limit (block size, options, interfaces, groups) was exceeded; [`Error::limit`]
+    /// says which family of limit.
     LimitExceeded,
     /// The gzip or zstd stream around the capture is damaged.
     Decompression,
@@ -68,15 +69,55 @@ impl fmt::Display for ErrorKind {
     }
 }
 
+/// Which family of limit a [`ErrorKind::LimitExceeded`] error met: they call for different
+/// remedies and say different things about the capture (docs/limits.md). A program tells them
+/// apart by this, not by the message, whose words may change. More families may come (hence
+/// `non_exhaustive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// A limit on the capture's own structure, met at a byte offset: a block or record larger
+    /// than `max_block_len`, a block with more than `max_options` options, more than
+    /// `max_sections` sections or `max_interfaces` interfaces ([`crate::capture::Limits`]).
+    /// Most likely damage.
+    Capture,
+    /// Packets that must be held in memory at once: more than [`crate::MAX_HELD`] waiting
+    /// within the reorder horizon, or more within the largest window of E(τ) than its ring can
+    /// hold. A capture this dense has damaged timestamps, or the horizon or windows are too long
+    /// for it.
+    HeldPackets,
+    /// The size of the result: groups of a grouping (`max_groups`), flows (`max_flows`), host
+    /// pairs (`max_pairs`). The capture is fine; raise the limit or ask for a coarser result.
+    Result,
+}
+
+impl Limit {
+    /// The family as one word, as the Python binding gives it (`LimitExceededError.limit`):
+    /// "capture", "held_packets" or "result".
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Capture => "capture",
+            Limit::HeldPackets => "held_packets",
+            Limit::Result => "result",
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The error below an [`Error`], for [`std::error::Error::source`]. Shared so that `Error`
 /// stays `Clone`; boxed inside the `Arc` so that the field is one thin pointer: every
 /// `next_packet` returns a `Result<Option<Packet>>`, whose size is that of `Error`.
 type Cause = Arc<Box<dyn std::error::Error + Send + Sync + 'static>>;
 
 /// An error of the core: its kind, where and why. Built by [`Error::new`], [`Error::at`] and
-/// the like (its cause is private). Equality compares what it says (kind, offset, reason, input),
-/// not its cause: `std::io::Error` has no equality, and two errors that say the same are the
-/// same to a caller.
+/// the like (its cause is private). Equality compares what it says (kind, offset, reason, input,
+/// limit), not its cause: `std::io::Error` has no equality, and two errors that say the same are
+/// the same to a caller.
 #[derive(Debug, Clone)]
 pub struct Error {
     pub kind: ErrorKind,
@@ -87,6 +128,9 @@ pub struct Error {
     /// Which input, when several are read at once (their merge, [`Error::in_input`]): the file's
     /// path, or "input k of n" for one that is not a named file. Display adds it.
     pub input: Option<String>,
+    /// For a [`ErrorKind::LimitExceeded`] error, which family of limit ([`Error::limit_exceeded`]
+    /// sets it); `None` for every other kind.
+    pub limit: Option<Limit>,
     /// What failed below (the `std::io::Error` of a failed read), for `source()`; the reason
     /// already carries its text, so Display does not repeat it.
     cause: Option<Cause>,
@@ -96,8 +140,19 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl PartialEq for Error {
     fn eq(&self, other: &Self) -> bool {
-        (self.kind, self.offset, &self.reason, &self.input)
-            == (other.kind, other.offset, &other.reason, &other.input)
+        (
+            self.kind,
+            self.offset,
+            &self.reason,
+            &self.input,
+            self.limit,
+        ) == (
+            other.kind,
+            other.offset,
+            &other.reason,
+            &other.input,
+            other.limit,
+        )
     }
 }
 
@@ -110,6 +165,7 @@ impl Error {
             offset: None,
             reason: reason.into(),
             input: None,
+            limit: None,
             cause: None,
         }
     }
@@ -121,6 +177,20 @@ impl Error {
     }
     pub fn invalid(reason: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument, reason)
+    }
+    /// A [`ErrorKind::LimitExceeded`] error of the family `limit`.
+    pub fn limit_exceeded(limit: Limit, reason: impl Into<String>) -> Self {
+        Error {
+            limit: Some(limit),
+            ..Error::new(ErrorKind::LimitExceeded, reason)
+        }
+    }
+    /// As [`Error::limit_exceeded`], at byte `offset` of the input.
+    pub fn limit_exceeded_at(limit: Limit, offset: u64, reason: impl Into<String>) -> Self {
+        Error {
+            offset: Some(offset),
+            ..Error::limit_exceeded(limit, reason)
+        }
     }
     /// Keep `cause`, what failed below this error, for [`std::error::Error::source`]. The
     /// reason should already say what it means for the user: Display does not add its text.
@@ -301,6 +371,10 @@ mod tests {
         let told = Error::new(ErrorKind::Io, e.reason.clone());
         assert!(told.source().is_none());
         assert_eq!(e, told);
+        assert_ne!(
+            Error::limit_exceeded(Limit::Result, "more than 2 flows"),
+            Error::limit_exceeded(Limit::HeldPackets, "more than 2 flows")
+        );
     }
 
     #[test]
@@ -315,5 +389,20 @@ mod tests {
             std::mem::size_of::<Result<Option<crate::Packet<'static>>>>(),
             std::mem::size_of::<Error>()
         );
+    }
+
+    #[test]
+    fn only_limit_errors_name_a_limit() {
+        let e = Error::limit_exceeded_at(Limit::Capture, 24, "record too large");
+        assert_eq!(
+            (e.kind, e.offset, e.limit),
+            (ErrorKind::LimitExceeded, Some(24), Some(Limit::Capture))
+        );
+        assert_eq!(e.to_string(), "record too large at byte offset 24");
+        assert_eq!(Error::at(ErrorKind::Corrupt, 24, "bad").limit, None);
+        let names: Vec<&str> = [Limit::Capture, Limit::HeldPackets, Limit::Result]
+            .map(Limit::name)
+            .to_vec();
+        assert_eq!(names, ["capture", "held_packets", "result"]);
     }
 }
