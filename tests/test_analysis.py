@@ -485,10 +485,12 @@ def test_histograms_stop_at_the_first_group_too_many():
     data = oracles.capture(ts, [100] * len(ts), fmt="pcap", frames=frames)
     bad = data + struct.pack("<IIII", 0, 0, 0xFFFFFFF0, 0xFFFFFFF0)
     for call in (burstcore.sizes, burstcore.gaps):
-        with pytest.raises(burstcore.LimitExceededError, match=f"at byte offset {len(data)}"):
+        with pytest.raises(burstcore.LimitExceededError, match=f"at byte offset {len(data)}") as e:
             call(bad, by="pair")
-        with pytest.raises(burstcore.LimitExceededError, match="more than 2 groups: raise max_groups"):
+        assert e.value.limit == "capture"  # the record's length: the capture's structure
+        with pytest.raises(burstcore.LimitExceededError, match="more than 2 groups: raise max_groups") as e:
             call(bad, by="pair", max_groups=2)
+        assert e.value.limit == "result"
         assert call(data, by="pair", max_groups=3).groups.height == 4  # "all" and three pairs
 
 
@@ -497,8 +499,9 @@ def test_traffic_matrix_and_host_volumes_stop_at_max_pairs():
     frames = [oracles.eth_ipv4_udp("10.0.0.1", f"10.0.0.{d}", 1, 2) for d in (2, 3, 4)]
     data = oracles.capture([BASE, BASE + 10, BASE + 20], [100] * 3, frames=frames)
     for call in (burstcore.traffic_matrix, burstcore.host_volumes):
-        with pytest.raises(burstcore.LimitExceededError, match="more than 2 host pairs: raise max_pairs"):
+        with pytest.raises(burstcore.LimitExceededError, match="more than 2 host pairs: raise max_pairs") as e:
             call(data, max_pairs=2)
+        assert e.value.limit == "result"
     assert burstcore.traffic_matrix(data, max_pairs=np.int64(3)).height == 3
     assert burstcore.host_volumes(data, max_pairs=3).height == 4
 
@@ -509,8 +512,9 @@ def test_max_flows_bounds_the_flows_an_idle_timeout_closed_too():
     frames = [oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2)] * 5
     data = oracles.capture([BASE + k * 1000 for k in range(5)], [100] * 5, frames=frames)
     assert burstcore.flows(data, idle_timeout="1ns", max_flows=5).height == 5
-    with pytest.raises(burstcore.LimitExceededError, match=r"more than 4 flows: raise max_flows .* idle_timeout"):
+    with pytest.raises(burstcore.LimitExceededError, match=r"more than 4 flows: raise max_flows .* idle_timeout") as e:
         burstcore.flows(data, idle_timeout="1ns", max_flows=4)
+    assert e.value.limit == "result"
     assert burstcore.flows(data, max_flows=1).height == 1
 
 

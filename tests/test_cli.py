@@ -152,8 +152,9 @@ def test_max_groups_option_reaches_the_scan(cap: Path) -> None:
     # A limit of one group less than the host pairs is one too few, in the API as on the line.
     pairs = burstcore.scan(str(cap), **API_KW).groups.filter(pl.col("by") == "pair").height
     assert pairs >= 2
-    with pytest.raises(burstcore.LimitExceededError, match="max_groups"):
+    with pytest.raises(burstcore.LimitExceededError, match="max_groups") as e:
         burstcore.scan(str(cap), **API_KW, max_groups=pairs - 1)
+    assert e.value.limit == "result"
     p = run_cli("scan", cap, *SCAN_ARGS, "--max-groups", pairs - 1)
     assert p.returncode == cli.EXIT_CAPTURE, p.stderr
     err = _one_line_error(p)

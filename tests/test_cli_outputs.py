@@ -11,10 +11,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 import pytest
 
+import burstcore
 from burstcore import cli
 from tests import oracles
 from tests.test_cli import _one_line_error, run_cli, run_cli_on_terminal, write_capture
@@ -195,6 +197,34 @@ def test_an_input_that_cannot_be_read_is_the_captures_fault() -> None:
     assert code == cli.EXIT_CAPTURE and "cannot read the capture" in message
     code, _ = cli._classify(OSError(5, "Input/output error"))
     assert code == cli.EXIT_CAPTURE
+
+
+_Limit = Literal["capture", "held_packets", "result"]
+
+
+def test_a_limit_is_told_by_its_kind_not_by_its_words() -> None:
+    # The kind of limit decides what the line says: a limit on the result leaves the capture
+    # fine, packets too many to hold at once may be damaged timestamps, a limit on the capture's
+    # structure is damage. It went by the message ("more than N packets" meant held packets),
+    # which a reworded message or a result limit counted in packets would fool.
+    def limit_error(message: str, limit: _Limit, offset: int | None = None) -> burstcore.LimitExceededError:
+        e = burstcore.LimitExceededError(message)
+        e.limit, e.offset, e.reason, e.input = limit, offset, message, None
+        return e
+
+    result = limit_error("more than 3 packets in one group: raise max_packets", "result")
+    assert cli._classify(result) == (
+        cli.EXIT_CAPTURE,
+        "stopped at a limit (the capture itself is fine): more than 3 packets in one group: raise max_packets",
+    )
+    held = limit_error("too many packets waiting: lower reorder_horizon", "held_packets")
+    assert cli._classify(held) == (
+        cli.EXIT_CAPTURE,
+        "stopped at a limit: too many packets waiting: lower reorder_horizon",
+    )
+    structure = limit_error("pcap record of 70000000 captured bytes is too large at byte offset 24", "capture", 24)
+    code, message = cli._classify(structure)
+    assert code == cli.EXIT_CAPTURE and message.startswith("cannot read the capture"), message
 
 
 def test_a_file_name_that_is_no_utf8(cap: Path, tmp_path: Path) -> None:

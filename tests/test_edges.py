@@ -257,11 +257,14 @@ def test_packets_at_one_instant_past_the_reorder_limit_stop_with_an_error(tmp_pa
         with pytest.raises(burstcore.LimitExceededError, match="lower reorder_horizon") as e:
             burstcore.scan(str(path), windows=["1ms"], rates=["1Gbps"], threads=threads)
         told.append(str(e.value))
+        # Packets held at once, not the size of the result: a program tells them apart so.
+        assert (e.value.limit, e.value.offset) == ("held_packets", None)
     # By time chunks, each chunk held less than the sequential limit: the scan read again
     # sequentially, and told the same.
     assert told[0] == told[1] and f"more than {MAX_HELD} packets within the reorder horizon" in told[0]
-    with pytest.raises(burstcore.LimitExceededError, match=f"more than {MAX_HELD} packets"):
+    with pytest.raises(burstcore.LimitExceededError, match=f"more than {MAX_HELD} packets") as e:
         burstcore.iterations(str(path))
+    assert e.value.limit == "held_packets"
     # With no horizon nothing waits, and E(τ) holds them all (they lie within every window).
     for threads in (1, 2):
         r = burstcore.scan(str(path), windows=["1ns", "1ms"], rates=["1Gbps"], reorder_horizon=0, threads=threads)

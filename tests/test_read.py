@@ -215,6 +215,7 @@ def test_an_error_among_several_inputs_names_the_input(tmp_path):
             with pytest.raises(burstcore.LimitExceededError) as e:
                 call(sources)
             assert e.value.offset == record and e.value.input == label, name
+            assert e.value.limit == "capture", name
             assert str(e.value).endswith(f"at byte offset {record} of {label}"), (name, str(e.value))
         with pytest.raises(burstcore.LimitExceededError) as e:
             call(str(b))

@@ -122,8 +122,8 @@ def flows(
     one (None: one flow per key for the whole capture, as tshark's conversations).
 
     ``max_flows``: most flows reported, each a row (a few hundred bytes, about 1.2 kB with
-    ``windows``); one more is a ``LimitExceededError`` at once. A short idle timeout splits a
-    busy key into many flows: all count.
+    ``windows``); one more is a ``LimitExceededError`` (``limit == "result"``) at once. A short
+    idle timeout splits a busy key into many flows: all count.
 
     ``windows``: durations τ; each flow then gets its own E(τ) in columns ``envelope_<τ>`` (most
     bytes of that flow in any window of length τ), from the same engine as ``scan(by="flow")``.
@@ -442,7 +442,8 @@ def sizes(
 
     ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1).
     ``max_groups``: most groups of ``by`` (default 10,000; a few hundred bytes each, more for
-    groups of many sizes, docs/limits.md); one more is a ``LimitExceededError`` at once."""
+    groups of many sizes, docs/limits.md); one more is a ``LimitExceededError``
+    (``limit == "result"``) at once."""
     return _distribution(
         "sizes", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end, filter
     )

@@ -240,14 +240,14 @@ def scan(
         shipped bridge captures step back up to ~74 µs). Packets earlier than the horizon allows
         raise ``OutOfOrderError`` unless ``on_late='drop'`` (then counted in ``summary``).
         The packets within it wait in memory: more than 2^23 at once (only damaged timestamps,
-        such as millions at one instant, come near) raise ``LimitExceededError``; 0 waits for
-        nothing (docs/limits.md, Memory).
+        such as millions at one instant, come near) raise ``LimitExceededError`` with
+        ``limit == "held_packets"``; 0 waits for nothing (docs/limits.md, Memory).
     on_late:
         'error' (default): a packet later than the horizon raises ``OutOfOrderError``; 'drop':
         it is left out and counted in ``summary.skipped_late``.
     max_groups:
         Most groups per grouping (default 1,000,000, about 1–1.8 kB each); one more is a
-        ``LimitExceededError`` at once. Lower it to bound a scan by flow of a capture of
+        ``LimitExceededError`` (``limit == "result"``) at once. Lower it to bound a scan by flow of a capture of
         millions of short flows.
     fill_empty_bins:
         Fill the series with zero rows for empty bins, from each group's first non-empty bin

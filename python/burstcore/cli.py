@@ -2072,11 +2072,13 @@ def _classify(e: BaseException) -> tuple[int, str]:
 
     if isinstance(e, (FileNotFoundError, IsADirectoryError)):
         return EXIT_NOT_FOUND, e.strerror or str(e)
-    if isinstance(e, burstcore.LimitExceededError) and getattr(e, "offset", None) is None:
-        # A limit on the result (groups, flows, pairs): the capture is fine. A limit the reader
-        # meets at a byte offset (a block larger than allowed) is damage, told as below; so may
-        # be packets too many to hold at once (reorder buffer, E(τ)'s ring), which say so.
-        fine = "" if re.match(r"more than \d+ packets", str(e)) else " (the capture itself is fine)"
+    limit = getattr(e, "limit", None)
+    if isinstance(e, burstcore.LimitExceededError) and limit != "capture":
+        # A limit on the result (groups, flows, pairs): the capture is fine. Packets too many to
+        # hold at once (reorder buffer, E(τ)'s ring) may be damaged timestamps: not called fine.
+        # A limit on the capture's structure (a block larger than allowed, at a byte offset) is
+        # damage, told as below. By `limit`, not by the message's words, which may change.
+        fine = " (the capture itself is fine)" if limit == "result" else ""
         return EXIT_CAPTURE, f"stopped at a limit{fine}: {e}"
     if isinstance(e, burstcore.CaptureError):
         named = getattr(e, "input", None)

@@ -17,7 +17,7 @@ use crate::engine::reorder::Reorder;
 use crate::engine::{
     Arrival, By, EnvelopeRow, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner,
 };
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Limit, Result};
 use crate::pipeline::merge::{self, Streams};
 use crate::pipeline::{Accounting, Progress};
 use crate::wire;
@@ -392,8 +392,8 @@ pub fn histograms(
     let acc = for_each(readers, &[], order, progress, &mut |_, a| {
         h.push(a, by.map(|b| b.key(a)));
         if h.ungrouped > 0 {
-            return Err(Error::new(
-                ErrorKind::LimitExceeded,
+            return Err(Error::limit_exceeded(
+                Limit::Result,
                 format!(
                     "more than {max_groups} group{}: raise max_groups or choose a coarser grouping",
                     if max_groups == 1 { "" } else { "s" }

@@ -3,10 +3,16 @@
 //! editor, and a kind that the bindings map to a typed exception.
 
 use std::fmt;
+use std::sync::Arc;
 
+/// What went wrong, for a program to act on. Kinds may be added in a minor release (hence
+/// `non_exhaustive`): a `match` on it needs a `_` arm (the Python binding raises the base
+/// `CaptureError` there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
-    /// The operating system failed a read (the message carries its text).
+    /// The operating system failed a read (the message carries its text;
+    /// [`std::error::Error::source`] gives the `std::io::Error` itself when there was one).
     Io,
     /// The first bytes are neither pcap nor pcapng (nor gzip/zstd around one of them).
     NotACapture,
@@ -19,7 +25,8 @@ pub enum ErrorKind {
     Corrupt,
     /// A packet names an interface that its section never declared.
     UndeclaredInterface,
-    /// A documented limit (block size, options, interfaces, groups) was exceeded.
+    /// A documented limit (block size, options, interfaces, groups) was exceeded; [`Error::limit`]
+    /// says which family of limit.
     LimitExceeded,
     /// The gzip or zstd stream around the capture is damaged.
     Decompression,
@@ -62,7 +69,56 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Which family of limit a [`ErrorKind::LimitExceeded`] error met: they call for different
+/// remedies and say different things about the capture (docs/limits.md). A program tells them
+/// apart by this, not by the message, whose words may change. More families may come (hence
+/// `non_exhaustive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// A limit on the capture's own structure, met at a byte offset: a block or record larger
+    /// than `max_block_len`, a block with more than `max_options` options, more than
+    /// `max_sections` sections or `max_interfaces` interfaces ([`crate::capture::Limits`]).
+    /// Most likely damage.
+    Capture,
+    /// Packets that must be held in memory at once: more than [`crate::MAX_HELD`] waiting
+    /// within the reorder horizon, or more within the largest window of E(τ) than its ring can
+    /// hold. A capture this dense has damaged timestamps, or the horizon or windows are too long
+    /// for it.
+    HeldPackets,
+    /// The size of the result: groups of a grouping (`max_groups`), flows (`max_flows`), host
+    /// pairs (`max_pairs`). The capture is fine; raise the limit or ask for a coarser result.
+    Result,
+}
+
+impl Limit {
+    /// The family as one word, as the Python binding gives it (`LimitExceededError.limit`):
+    /// "capture", "held_packets" or "result".
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Capture => "capture",
+            Limit::HeldPackets => "held_packets",
+            Limit::Result => "result",
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error below an [`Error`], for [`std::error::Error::source`]. Shared so that `Error`
+/// stays `Clone`; boxed inside the `Arc` so that the field is one thin pointer: every
+/// `next_packet` returns a `Result<Option<Packet>>`, whose size is that of `Error`.
+type Cause = Arc<Box<dyn std::error::Error + Send + Sync + 'static>>;
+
+/// An error of the core: its kind, where and why. Built by [`Error::new`], [`Error::at`] and
+/// the like (its cause is private). Equality compares what it says (kind, offset, reason, input,
+/// limit), not its cause: `std::io::Error` has no equality, and two errors that say the same are
+/// the same to a caller.
+#[derive(Debug, Clone)]
 pub struct Error {
     pub kind: ErrorKind,
     /// Byte offset in the (decompressed) input where the problem was found, if it concerns input.
@@ -72,9 +128,35 @@ pub struct Error {
     /// Which input, when several are read at once (their merge, [`Error::in_input`]): the file's
     /// path, or "input k of n" for one that is not a named file. Display adds it.
     pub input: Option<String>,
+    /// For a [`ErrorKind::LimitExceeded`] error, which family of limit ([`Error::limit_exceeded`]
+    /// sets it); `None` for every other kind.
+    pub limit: Option<Limit>,
+    /// What failed below (the `std::io::Error` of a failed read), for `source()`; the reason
+    /// already carries its text, so Display does not repeat it.
+    cause: Option<Cause>,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        (
+            self.kind,
+            self.offset,
+            &self.reason,
+            &self.input,
+            self.limit,
+        ) == (
+            other.kind,
+            other.offset,
+            &other.reason,
+            &other.input,
+            other.limit,
+        )
+    }
+}
+
+impl Eq for Error {}
 
 impl Error {
     pub fn new(kind: ErrorKind, reason: impl Into<String>) -> Self {
@@ -83,18 +165,41 @@ impl Error {
             offset: None,
             reason: reason.into(),
             input: None,
+            limit: None,
+            cause: None,
         }
     }
     pub fn at(kind: ErrorKind, offset: u64, reason: impl Into<String>) -> Self {
         Error {
-            kind,
             offset: Some(offset),
-            reason: reason.into(),
-            input: None,
+            ..Error::new(kind, reason)
         }
     }
     pub fn invalid(reason: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument, reason)
+    }
+    /// A [`ErrorKind::LimitExceeded`] error of the family `limit`.
+    pub fn limit_exceeded(limit: Limit, reason: impl Into<String>) -> Self {
+        Error {
+            limit: Some(limit),
+            ..Error::new(ErrorKind::LimitExceeded, reason)
+        }
+    }
+    /// As [`Error::limit_exceeded`], at byte `offset` of the input.
+    pub fn limit_exceeded_at(limit: Limit, offset: u64, reason: impl Into<String>) -> Self {
+        Error {
+            offset: Some(offset),
+            ..Error::limit_exceeded(limit, reason)
+        }
+    }
+    /// Keep `cause`, what failed below this error, for [`std::error::Error::source`]. The
+    /// reason should already say what it means for the user: Display does not add its text.
+    pub fn caused_by(
+        mut self,
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        self.cause = Some(Arc::new(cause.into()));
+        self
     }
     /// The error concerns `input`, one of several read at once: a byte offset alone would not
     /// say in which of them. An input named already keeps its name.
@@ -117,11 +222,16 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        let cause: &(dyn std::error::Error + 'static) = &***self.cause.as_ref()?;
+        Some(cause)
+    }
+}
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        Error::new(ErrorKind::Io, format!("read failed: {e}"))
+        Error::new(ErrorKind::Io, format!("read failed: {e}")).caused_by(e)
     }
 }
 
@@ -160,5 +270,139 @@ impl From<Error> for Warning {
             offset: e.offset,
             reason: e.reason,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{CaptureReader, ReadOptions};
+    use std::error::Error as _;
+    use std::io::{self, Read, Write};
+
+    /// EIO, as a failing disk gives it.
+    fn eio() -> io::Error {
+        io::Error::from_raw_os_error(5)
+    }
+
+    /// A source that gives `good`, then fails with EIO.
+    struct Failing(io::Cursor<Vec<u8>>);
+
+    impl Read for Failing {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(eio()),
+                n => Ok(n),
+            }
+        }
+    }
+
+    /// A pcap (microseconds, Ethernet) of `n` 60-byte packets, written by hand.
+    fn pcap(n: u32) -> Vec<u8> {
+        let mut f = Vec::new();
+        for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65_535, 1] {
+            f.extend(v.to_le_bytes());
+        }
+        for i in 0..n {
+            for v in [1_000 + i, 0, 60, 60] {
+                f.extend(v.to_le_bytes());
+            }
+            f.extend([0u8; 60]);
+        }
+        f
+    }
+
+    fn read_to_error(source: impl Read + Send + 'static) -> Error {
+        let input = crate::input::from_reader(Box::new(source), None).expect("opened");
+        let mut r = CaptureReader::new(input, ReadOptions::default()).expect("header read");
+        loop {
+            match r.next_packet() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("the source fails before its end"),
+                Err(e) => return e,
+            }
+        }
+    }
+
+    /// The `std::io::Error` below `e`, which must be there.
+    fn io_source(e: &Error) -> &io::Error {
+        e.source()
+            .and_then(|s| s.downcast_ref::<io::Error>())
+            .unwrap_or_else(|| panic!("no io::Error below {e:?}"))
+    }
+
+    #[test]
+    fn a_failed_read_keeps_the_io_error_as_its_source() {
+        let e = Error::from(eio());
+        assert_eq!(io_source(&e).raw_os_error(), Some(5));
+        // The text is what it was: the cause's text once, not again after it.
+        assert_eq!(e.to_string(), format!("read failed: {}", eio()));
+        assert_eq!(io_source(&e.clone()).raw_os_error(), Some(5));
+        // The source's own error, plain and through a decompressor: not the tag the reader
+        // puts around it to tell it from the decompressor's.
+        let plain = pcap(100);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&plain).unwrap();
+        let gz = gz.finish().unwrap();
+        for bytes in [plain, gz] {
+            let e = read_to_error(Failing(io::Cursor::new(bytes)));
+            assert_eq!(e.kind, ErrorKind::Io);
+            let off = e.offset.expect("the read's offset");
+            assert_eq!(
+                e.to_string(),
+                format!("read failed: {} at byte offset {off}", eio())
+            );
+            let cause = io_source(&e);
+            assert_eq!(cause.raw_os_error(), Some(5));
+            assert!(cause.get_ref().is_none(), "{cause:?}");
+        }
+        // A file that cannot be opened: the error of the open.
+        let e = crate::input::open_path(std::path::Path::new("/nonexistent/burstcore/x.pcap"))
+            .err()
+            .expect("no such file");
+        assert_eq!(io_source(&e).kind(), io::ErrorKind::NotFound);
+        // An error of the input itself has nothing below it.
+        assert!(Error::at(ErrorKind::Corrupt, 8, "bad").source().is_none());
+    }
+
+    #[test]
+    fn equality_is_what_the_error_says() {
+        let e = Error::from(eio());
+        let told = Error::new(ErrorKind::Io, e.reason.clone());
+        assert!(told.source().is_none());
+        assert_eq!(e, told);
+        assert_ne!(
+            Error::limit_exceeded(Limit::Result, "more than 2 flows"),
+            Error::limit_exceeded(Limit::HeldPackets, "more than 2 flows")
+        );
+    }
+
+    #[test]
+    fn an_error_crosses_threads_and_stays_small() {
+        fn bounds<T: std::error::Error + Send + Sync + Clone + 'static>() {}
+        bounds::<Error>();
+        // Every `next_packet` returns a `Result<Option<Packet>>` as large as `Error`: the cause
+        // costs one thin pointer, 80 bytes in all on 64-bit (72 before it was kept).
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(std::mem::size_of::<Error>(), 80);
+        assert_eq!(
+            std::mem::size_of::<Result<Option<crate::Packet<'static>>>>(),
+            std::mem::size_of::<Error>()
+        );
+    }
+
+    #[test]
+    fn only_limit_errors_name_a_limit() {
+        let e = Error::limit_exceeded_at(Limit::Capture, 24, "record too large");
+        assert_eq!(
+            (e.kind, e.offset, e.limit),
+            (ErrorKind::LimitExceeded, Some(24), Some(Limit::Capture))
+        );
+        assert_eq!(e.to_string(), "record too large at byte offset 24");
+        assert_eq!(Error::at(ErrorKind::Corrupt, 24, "bad").limit, None);
+        let names: Vec<&str> = [Limit::Capture, Limit::HeldPackets, Limit::Result]
+            .map(Limit::name)
+            .to_vec();
+        assert_eq!(names, ["capture", "held_packets", "result"]);
     }
 }

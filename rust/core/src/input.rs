@@ -52,14 +52,14 @@ pub fn open_path(path: &Path) -> Result<Input> {
         return from_reader(Box::new(io::stdin()), None);
     }
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| open_error(path, &e))?;
+    let meta = std::fs::metadata(path).map_err(|e| open_error(path, e))?;
     if meta.is_dir() {
         return Err(Error::new(
             ErrorKind::Io,
             format!("{shown} is a directory; give the path of a capture file inside it"),
         ));
     }
-    let file = std::fs::File::open(path).map_err(|e| open_error(path, &e))?;
+    let file = std::fs::File::open(path).map_err(|e| open_error(path, e))?;
     let file_len = if meta.is_file() {
         Some(meta.len())
     } else {
@@ -95,7 +95,7 @@ pub(crate) fn map_file(path: &Path) -> Option<Mapping> {
     Some(map)
 }
 
-fn open_error(path: &Path, e: &io::Error) -> Error {
+fn open_error(path: &Path, e: io::Error) -> Error {
     let shown = path.display();
     let hint = match e.kind() {
         io::ErrorKind::NotFound => "no such file; check the path (use - to read standard input)",
@@ -104,7 +104,7 @@ fn open_error(path: &Path, e: &io::Error) -> Error {
         }
         _ => "cannot open it",
     };
-    Error::new(ErrorKind::Io, format!("{shown}: {hint} ({e})"))
+    Error::new(ErrorKind::Io, format!("{shown}: {hint} ({e})")).caused_by(e)
 }
 
 /// Wrap any reader (a Python file object, a socket, a byte slice) and sniff its compression.
@@ -116,7 +116,7 @@ pub fn from_reader(reader: Box<dyn Read + Send>, file_len: Option<u64>) -> Resul
     };
     // Peek the magic, then put the peeked bytes back in front so nothing is lost.
     let mut magic = [0u8; 4];
-    let got = read_up_to(&mut raw, &mut magic).map_err(Error::from)?;
+    let got = read_up_to(&mut raw, &mut magic).map_err(|e| Error::from(untagged(e)))?;
     let peeked = magic.get(..got).unwrap_or(&[]);
     let compression = if peeked.starts_with(&ZSTD_MAGIC) {
         Compression::Zstd
@@ -138,6 +138,7 @@ pub fn from_reader(reader: Box<dyn Read + Send>, file_len: Option<u64>) -> Resul
                     ErrorKind::Decompression,
                     format!("cannot start zstd decoder: {e}"),
                 )
+                .caused_by(e)
             })?;
             Box::new(Decoded {
                 inner: decoder,
@@ -193,6 +194,22 @@ impl Read for Counting {
 
 #[derive(Debug)]
 struct SourceError(io::Error);
+
+/// The source's own error out of the tag that [`Counting`] puts around it, so that an
+/// [`Error`]'s `source()` is the error the source returned (its kind, its OS error code), not
+/// the tag; any other error as it is. The text is the same either way.
+pub(crate) fn untagged(e: io::Error) -> io::Error {
+    if !e.get_ref().is_some_and(|inner| inner.is::<SourceError>()) {
+        return e;
+    }
+    let kind = e.kind();
+    match e.into_inner().map(|inner| inner.downcast::<SourceError>()) {
+        Some(Ok(tag)) => tag.0,
+        // Not reached (checked above); the error as it came, should it be.
+        Some(Err(inner)) => io::Error::new(kind, inner),
+        None => io::Error::from(kind),
+    }
+}
 
 impl fmt::Display for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -255,7 +272,7 @@ pub(crate) enum ReadFailure {
     CompressedCut,
     /// Damaged compressed data.
     Decompression(String),
-    /// The operating system failed.
+    /// The operating system failed: "read failed: " and the error's text.
     Io(String),
 }
 

@@ -81,7 +81,7 @@ pub mod wire;
 pub mod writer;
 
 pub use engine::reorder::MAX_HELD;
-pub use error::{Error, ErrorKind, Warning};
+pub use error::{Error, ErrorKind, Limit, Warning};
 pub use filter::Filter;
 pub use packet::{Packet, TimeRange};
 pub use pool::{default_threads, MAX_THREADS};

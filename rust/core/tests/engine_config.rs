@@ -2,7 +2,7 @@
 
 use burstcore::engine::{Arrival, By, Closure, GroupKey, LatePolicy, ScanConfig, Scanner};
 use burstcore::wire::Headers;
-use burstcore::ErrorKind;
+use burstcore::{ErrorKind, Limit};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 fn base() -> ScanConfig {
@@ -199,7 +199,11 @@ fn too_many_groups_is_a_limit_error() {
         }
     }
     let err = result.expect_err("the fourth source exceeds max_groups = 3");
-    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    // A limit on the size of the result: the capture is fine.
+    assert_eq!(
+        (err.kind, err.limit),
+        (ErrorKind::LimitExceeded, Some(Limit::Result))
+    );
     assert!(
         err.reason
             .contains("more than 3 groups when grouping by src"),

@@ -7,7 +7,7 @@ use burstcore::capture::{CaptureReader, Limits, ReadOptions};
 use burstcore::engine::{Arrival, By, ScanConfig, Scanner};
 use burstcore::input;
 use burstcore::wire::Headers;
-use burstcore::ErrorKind;
+use burstcore::{ErrorKind, Limit};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::Cursor;
@@ -177,7 +177,11 @@ fn huge_pcapng_block_length_is_a_limit_error_without_allocation() {
     f.extend([0u8; 24]);
     let (r, peak) = peak_during(|| read(f, ReadOptions::default()));
     let e = r.error.expect("an error");
-    assert_eq!(e.kind, ErrorKind::LimitExceeded);
+    // A limit on the capture's structure, not on what is held or on the result.
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::LimitExceeded, Some(Limit::Capture))
+    );
     assert_eq!(e.offset, Some(at));
     assert!(e.to_string().contains("max_block_len"), "{e}");
     assert!(e.to_string().contains(&format!("byte offset {at}")), "{e}");
@@ -225,7 +229,10 @@ fn huge_pcap_caplen_is_a_limit_error_and_unbacked_caplen_allocates_little() {
     f.extend(pcap_record(2, u32::MAX, u32::MAX, b"xx"));
     let (r, peak) = peak_during(|| read(f, ReadOptions::default()));
     let e = r.error.expect("an error");
-    assert_eq!(e.kind, ErrorKind::LimitExceeded);
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::LimitExceeded, Some(Limit::Capture))
+    );
     assert_eq!(e.offset, Some(at));
     assert_eq!(r.packets, 1);
     assert!(peak < 12 * MIB, "peak {peak}");
@@ -267,11 +274,17 @@ fn configured_block_limit_applies_to_both_formats() {
     f.extend(idb_with(&[]));
     f.extend(epb(0, 1, &[1u8; 2000]));
     let e = read(f, opts).error.expect("limit");
-    assert_eq!(e.kind, ErrorKind::LimitExceeded);
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::LimitExceeded, Some(Limit::Capture))
+    );
     let mut f = pcap_header();
     f.extend(pcap_record(1, 2000, 2000, &[1u8; 2000]));
     let e = read(f, opts).error.expect("limit");
-    assert_eq!(e.kind, ErrorKind::LimitExceeded);
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::LimitExceeded, Some(Limit::Capture))
+    );
     assert_eq!(e.offset, Some(24));
 }
 
@@ -310,7 +323,10 @@ fn at_and_past(max: u32, limit: &str, build: impl Fn(usize) -> (Vec<u8>, u64)) {
             assert_eq!(r.packets, 1);
         } else {
             let e = r.error.expect("limit");
-            assert_eq!(e.kind, ErrorKind::LimitExceeded);
+            assert_eq!(
+                (e.kind, e.limit),
+                (ErrorKind::LimitExceeded, Some(Limit::Capture))
+            );
             assert_eq!(e.offset, Some(at));
             assert!(e.reason.contains(limit), "{e}");
         }
@@ -364,7 +380,10 @@ fn too_many_interfaces() {
     f.extend(&one);
     let (r, peak) = peak_during(|| read(f, ReadOptions::default()));
     let e = r.error.expect("limit");
-    assert_eq!(e.kind, ErrorKind::LimitExceeded);
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::LimitExceeded, Some(Limit::Capture))
+    );
     assert_eq!(e.offset, Some(at));
     assert!(e.reason.contains("max_interfaces"), "{e}");
     assert_eq!(r.packets, 1);
@@ -425,7 +444,11 @@ fn too_many_groups_is_a_limit_error() {
         }
         None => s.finish().expect_err("limit at finish"),
     };
-    assert_eq!(e.kind, ErrorKind::LimitExceeded);
+    // A limit on the size of the result: the capture is fine.
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::LimitExceeded, Some(Limit::Result))
+    );
     assert!(e.reason.contains("1000"), "{e}");
     assert!(e.reason.contains("max_groups"), "{e}");
 }

@@ -46,7 +46,7 @@ create_exception!(
     burstcore,
     LimitExceededError,
     CaptureError,
-    "A documented limit (block size, interfaces, options, groups) was exceeded."
+    "A documented limit was exceeded; `limit` says which kind: \"capture\" (the capture's structure, at `offset`), \"held_packets\" (packets held in memory at once) or \"result\" (the size of the result)."
 );
 create_exception!(
     burstcore,
@@ -127,8 +127,9 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Decompression => DecompressionError::new_err(msg),
         ErrorKind::TimestampOutOfRange => TimestampRangeError::new_err(msg),
         ErrorKind::OutOfOrder => OutOfOrderError::new_err(msg),
-        // Only ever a warning; the base class should one arrive here.
-        ErrorKind::PacketsLost => CaptureError::new_err(msg),
+        // PacketsLost is only ever a warning, and a kind added later is still one of the
+        // capture: the base class, should one arrive here.
+        _ => CaptureError::new_err(msg),
     };
     Python::attach(|py| {
         let v = err.value(py);
@@ -138,6 +139,11 @@ pub fn to_py(e: Error) -> PyErr {
         let _ = v.setattr("kind", e.kind.name());
         // Which of several inputs read at once, or None.
         let _ = v.setattr("input", e.input.as_deref());
+        if e.kind == ErrorKind::LimitExceeded {
+            // Which family of limit ("capture", "held_packets", "result"): what a program (the
+            // command line among them) goes by, rather than the message's words.
+            let _ = v.setattr("limit", e.limit.map(burstcore::Limit::name));
+        }
     });
     err
 }

@@ -12,7 +12,7 @@ use std::net::IpAddr;
 
 use super::retransmissions::SeqTracker;
 use crate::engine::Arrival;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Limit, Result};
 use crate::wire::IP_PROTO_TCP;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -194,8 +194,8 @@ impl FlowTable {
                 // Every flow is kept for the report, those an idle timeout closed too: the bound
                 // is on all of them (64 keys with idle_timeout=0 made 25 M records, 7.9 GB).
                 if self.records.len() >= self.opts.max_flows {
-                    return Err(Error::new(
-                        ErrorKind::LimitExceeded,
+                    return Err(Error::limit_exceeded(
+                        Limit::Result,
                         format!(
                             "more than {} flows: raise max_flows (each flow holds a few hundred \
                              bytes, about 1.2 kB with windows), or a longer idle_timeout",

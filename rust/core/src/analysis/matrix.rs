@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::engine::Arrival;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Limit, Result};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HostTotals {
@@ -47,8 +47,8 @@ impl TrafficMatrix {
     pub fn try_push(&mut self, a: &Arrival) -> Result<()> {
         let key = (a.headers.src, a.headers.dst);
         if self.pairs.len() >= self.max_pairs && !self.pairs.contains_key(&key) {
-            return Err(Error::new(
-                ErrorKind::LimitExceeded,
+            return Err(Error::limit_exceeded(
+                Limit::Result,
                 format!(
                     "more than {} host pairs: raise max_pairs (each pair holds about 400 bytes)",
                     self.max_pairs

@@ -563,9 +563,11 @@ impl CaptureReader {
                              FILE > part` keeps the packets before it, read with a warning \
                              where they are cut)"
                         ),
-                    ))
+                    )
+                    .caused_by(e))
                 }
-                ReadFailure::Io(msg) => Err(Error::at(ErrorKind::Io, self.buf.position(), msg)),
+                ReadFailure::Io(msg) => Err(Error::at(ErrorKind::Io, self.buf.position(), msg)
+                    .caused_by(crate::input::untagged(e))),
             },
         }
     }

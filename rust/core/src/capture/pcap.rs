@@ -15,7 +15,7 @@ use super::chase::Layout;
 use super::{
     ByteOrder, CaptureReader, Fill, Format, Framed, Interface, InterfaceStats, Kind, TsResolution,
 };
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Limit, Result};
 
 const FILE_HEADER_LEN: usize = 24;
 const RESERVED_LINKTYPE_BITS: u32 = 0x03FF_0000;
@@ -155,8 +155,8 @@ fn next_general(r: &mut CaptureReader, st: State) -> Result<Option<Framed>> {
     let wire_len = u32_at(h, 12, st.big);
     let total = hlen as u64 + u64::from(caplen);
     if total > u64::from(r.options.limits.max_block_len) {
-        return Err(Error::at(
-            ErrorKind::LimitExceeded,
+        return Err(Error::limit_exceeded_at(
+            Limit::Capture,
             offset,
             format!(
                 "pcap record of {caplen} captured bytes is larger than the limit of {} bytes \

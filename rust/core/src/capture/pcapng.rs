@@ -21,7 +21,7 @@ use super::timestamp::TsConv;
 use super::{
     ByteOrder, CaptureReader, Fill, Framed, Interface, InterfaceStats, Kind, Section, TsResolution,
 };
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Limit, Result};
 
 const SHB: u32 = 0x0A0D_0D0A;
 const IDB: u32 = 1;
@@ -109,8 +109,8 @@ fn options<'a>(
         }
         count += 1;
         if count > max {
-            return Err(Error::at(
-                ErrorKind::LimitExceeded,
+            return Err(Error::limit_exceeded_at(
+                Limit::Capture,
                 offset,
                 format!(
                     "block has more than {max} options (most likely a corrupt file; a Rust \
@@ -225,8 +225,8 @@ fn next_general(r: &mut CaptureReader, first: bool) -> Result<Option<Framed>> {
         }
         let max = r.options.limits.max_block_len;
         if len > max {
-            return Err(Error::at(
-                ErrorKind::LimitExceeded,
+            return Err(Error::limit_exceeded_at(
+                Limit::Capture,
                 offset,
                 format!(
                     "pcapng block of {len} bytes is larger than the limit of {max} bytes (most \
@@ -442,8 +442,8 @@ fn section_header(
         return Err(too_short(offset, "section header", len));
     }
     if r.sections.len() >= r.options.limits.max_sections as usize {
-        return Err(Error::at(
-            ErrorKind::LimitExceeded,
+        return Err(Error::limit_exceeded_at(
+            Limit::Capture,
             offset,
             format!(
                 "more than {} sections (most likely a corrupt or hostile file; a Rust caller can \
@@ -516,8 +516,8 @@ fn interface_description(
         return Err(too_short(offset, "interface description", len));
     }
     if r.interfaces.len() >= r.options.limits.max_interfaces as usize {
-        return Err(Error::at(
-            ErrorKind::LimitExceeded,
+        return Err(Error::limit_exceeded_at(
+            Limit::Capture,
             offset,
             format!(
                 "more than {} interfaces (most likely a corrupt file; a Rust caller can raise \

@@ -83,7 +83,7 @@ impl SplitPlan {
     /// Read the start of `path`; `Ok(None)` when the file cannot be split (compressed, not a
     /// regular file, no packet, a warning while reading the header).
     pub fn new(path: &Path, options: ReadOptions) -> Result<Option<SplitPlan>> {
-        let meta = std::fs::metadata(path).map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
+        let meta = std::fs::metadata(path).map_err(io_error)?;
         if !meta.is_file() {
             return Ok(None);
         }
@@ -147,8 +147,7 @@ impl SplitPlan {
                 .to_vec(),
             None => {
                 let mut header = vec![0u8; hlen];
-                let mut f =
-                    File::open(path).map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
+                let mut f = File::open(path).map_err(io_error)?;
                 f.read_exact(&mut header)?;
                 header
             }
@@ -306,10 +305,7 @@ impl SplitPlan {
                 // What the buffered search sees: the file's length when the plan was made.
                 bytes: map.get(..self.mapped_len()).unwrap_or(&[]),
             },
-            None => Peek::read(
-                File::open(&self.path).map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?,
-                self.len,
-            ),
+            None => Peek::read(File::open(&self.path).map_err(io_error)?, self.len),
         };
         let start = if from <= self.data_start() {
             Some(self.data_start())
@@ -459,6 +455,12 @@ impl SplitPlan {
         }
         Ok(true)
     }
+}
+
+/// An error opening the file again (for a chunk, or its metadata): its text, as the OS gives it,
+/// and the error itself for `source()`.
+fn io_error(e: std::io::Error) -> Error {
+    Error::new(ErrorKind::Io, e.to_string()).caused_by(e)
 }
 
 /// Packets whose seconds make the reference of a pcap's boundary search.

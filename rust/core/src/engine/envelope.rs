@@ -15,7 +15,7 @@
 
 use super::search::first_where;
 use super::{By, Closure, EnvelopeRow, GroupKey};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Limit, Result};
 use std::ops::{Add, Sub};
 
 /// The integer that running byte counts are kept in. Prefix sums of a group's bytes fit a u64 in
@@ -653,8 +653,8 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
         // First: it is where a ring that could not grow gives up.
         self.catch_up();
         if let Some((held, largest)) = self.gave_up {
-            return Err(Error::new(
-                ErrorKind::LimitExceeded,
+            return Err(Error::limit_exceeded(
+                Limit::HeldPackets,
                 format!(
                     "more than {held} packets of one group lie within the largest window \
                      ({largest} ns) of each other, and E(τ) must hold them all: past \
@@ -956,7 +956,9 @@ mod tests {
         let rows = at_limit(64).expect("64 packets fit");
         assert_eq!((rows[0].bytes, rows[0].packets_in_window), (6_400, 64));
         let e = at_limit(65).expect_err("the 65th does not");
-        assert_eq!(e.kind, ErrorKind::LimitExceeded);
+        assert_eq!(e.kind, crate::ErrorKind::LimitExceeded);
+        // Packets held in memory, not the size of the result nor the capture's structure.
+        assert_eq!(e.limit, Some(Limit::HeldPackets));
         assert!(e.reason.contains("more than 64 packets"), "{e}");
         assert!(e.reason.contains("largest window (1000 ns)"), "{e}");
         // Packets after it cost nothing: the windows and the ring are gone.

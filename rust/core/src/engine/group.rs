@@ -9,7 +9,7 @@ use super::envelope::Envelope;
 use super::reorder::Bare;
 use super::series::Series;
 use super::{Arrival, BacklogRow, By, Closure, EnvelopeRow, GroupKey, GroupSummary, SeriesRow};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Limit, Result};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::net::IpAddr;
@@ -388,8 +388,8 @@ impl<S> Slots<S> {
                     Some(&slot) => slot,
                     None => {
                         if self.states.len() >= self.max_groups {
-                            return Err(Error::new(
-                                ErrorKind::LimitExceeded,
+                            return Err(Error::limit_exceeded(
+                                Limit::Result,
                                 format!(
                                     "more than {} group{} when grouping by {}; raise \
                                      max_groups or choose a coarser grouping",

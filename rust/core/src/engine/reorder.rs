@@ -15,7 +15,7 @@
 //! timestamp, size and interface when no grouping needs headers (a fifth of a full [`Arrival`]).
 
 use super::{Arrival, By, GroupKey, LatePolicy, ReorderStats};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Limit, Result};
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -287,8 +287,8 @@ pub(crate) fn release_due(unreleased: &mut u32, in_order_only: bool) -> bool {
 /// `latest`: after a release, so the count is that of the packets within the horizon, whenever
 /// the buffer releases (a scan's threads make the same decisions, see `parallel::in_place`).
 pub(crate) fn too_many_waiting(max_held: usize, horizon: i64, latest: i64) -> Error {
-    Error::new(
-        ErrorKind::LimitExceeded,
+    Error::limit_exceeded(
+        Limit::HeldPackets,
         format!(
             "more than {max_held} packets within the reorder horizon ({horizon} ns) of the latest, \
              at timestamp {latest} ns: ordering them would hold them all in memory. A capture \
@@ -511,6 +511,8 @@ mod tests {
         let n = 5 * RELEASE_EVERY as usize;
         let (at, e) = flood(&vec![7; n], 10, 2_000).expect("an error");
         assert_eq!(e.kind, ErrorKind::LimitExceeded);
+        // Packets held in memory, not the size of the result nor the capture's structure.
+        assert_eq!(e.limit, Some(Limit::HeldPackets));
         assert!(e
             .reason
             .contains("more than 2000 packets within the reorder horizon (10 ns)"));
@@ -526,7 +528,10 @@ mod tests {
         let mut late = vec![100; 2_001];
         late.push(99);
         let (at, e) = flood(&late, 10, 2_000).expect("an error");
-        assert_eq!((at, e.kind), (2_001, ErrorKind::LimitExceeded));
+        assert_eq!(
+            (at, e.kind, e.limit),
+            (2_001, ErrorKind::LimitExceeded, Some(Limit::HeldPackets))
+        );
         let at_limit = [vec![100; 1_999], vec![99]].concat();
         assert!(flood(&at_limit, 10, 2_000).is_none());
     }
