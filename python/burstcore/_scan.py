@@ -271,7 +271,10 @@ def scan(
         cut at common instants); other scans share the windows, rates and bins out among threads that all
         see the same packets. Either way the result is identical
         whatever the number; 1 keeps everything on the calling thread. More than 1024
-        (``burstcore.MAX_THREADS``) raises ``ValueError``.
+        (``burstcore.MAX_THREADS``) raises ``ValueError``. Time chunks are no more than the
+        cores this process may use, nor smaller than 8 MiB, each chunk costing a merge on top of
+        its bytes: a file under 16 MiB is not cut (its metrics may still be shared out), and
+        threads beyond the cores, or beyond a chunk each, are not started for chunks.
     mmap:
         Read plain (uncompressed) capture files given by path through a read-only memory mapping
         (``True``) or with ``read()`` into a buffer (``False``): the same result, the mapping
