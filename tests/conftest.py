@@ -5,12 +5,30 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def cut_as_many_chunks_as_threads() -> Iterator[None]:
+    """Scans of plain files cut into as many time chunks as threads, as the tests ask.
+
+    By default a file is cut into no more chunks than cores, and none under 8 MiB
+    (rust/core/src/chunked.rs, MIN_CHUNK_BYTES): the tests' captures of a few kB to MB would be
+    scanned whole, and their comparisons of threads=2, 3, 4 with threads=1 would no longer reach
+    the cuts and merges. The results are the same either way; a test of the default plan turns
+    this off for itself (tests/test_threads.py).
+    """
+    import burstcore
+
+    burstcore._burstcore._cut_as_many_chunks_as_threads(True)
+    yield
+    burstcore._burstcore._cut_as_many_chunks_as_threads(False)
 
 
 def shared_dir() -> Path | None:

@@ -3,6 +3,7 @@ docs/metrics.md, on random traces written with burstcore's own writer and read b
 
 from __future__ import annotations
 
+import io
 import itertools
 from fractions import Fraction
 
@@ -221,6 +222,68 @@ def test_a_late_packet_is_found_at_its_offset(tmp_path):
                 burstcore.scan(source, windows=["1ms", "1s"], rates=["1Gbps"], threads=threads)
             assert e.value.offset == 24 + 30 * k, (type(source), threads, str(e.value))
             assert str(e.value).endswith(f"at byte offset {24 + 30 * k}")
+
+
+class _Unseekable(io.RawIOBase):
+    """A stream over a file object that cannot seek (as a pipe or a socket): read() only."""
+
+    def __init__(self, inner: io.BufferedIOBase) -> None:
+        self.inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+        data = self.inner.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def test_a_late_packet_in_a_seekable_file_object_is_found_at_its_offset(tmp_path):
+    # As test_a_late_packet_is_found_at_its_offset, from a file object that stands after 100
+    # bytes of something else: one that can seek is read again from there (offsets count from
+    # where it stood, as every error's do), then left where the failed scan left it, as a
+    # stream that cannot seek is left, which gives no offset.
+    n, k = 200_000, 123_457
+    ts = [BASE + i * 1000 for i in range(n)]
+    ts[k] -= 50_000_000
+    data = oracles.capture(ts, [100] * n, fmt="pcap")
+    prefix = b"\xee" * 100
+    path = tmp_path / "late-after-100.bin"
+    path.write_bytes(prefix + data)
+    kw = dict(windows=["1ms", "1s"], rates=["1Gbps"])
+    for threads in (1, 2):
+        for opened in (lambda: io.BytesIO(prefix + data), lambda: open(path, "rb")):
+            with opened() as f:
+                f.seek(100)
+                with pytest.raises(burstcore.OutOfOrderError) as stream:
+                    burstcore.scan(_Unseekable(f), threads=threads, **kw)
+                assert stream.value.offset is None
+                left = f.tell()
+            with opened() as f:
+                f.seek(100)
+                assert f.seekable()
+                with pytest.raises(burstcore.OutOfOrderError) as e:
+                    burstcore.scan(f, threads=threads, **kw)
+                assert e.value.offset == 24 + 30 * k, (type(f), threads, str(e.value))
+                assert str(e.value).endswith(f"at byte offset {24 + 30 * k}")
+                assert f.tell() == left > 100
+                # The error is the same as without the second look, but for the offset.
+                assert str(e.value).startswith(str(stream.value))
+
+    class OnlyOnce(io.BytesIO):
+        """Seekable, but its read() raises once it is asked to read from the start again."""
+
+        def read(self, n: int | None = -1) -> bytes:
+            if self.tell() == 0 and getattr(self, "done", False):
+                raise RuntimeError("read twice")
+            self.done = True
+            return super().read(n)
+
+    # A second look that fails leaves the scan's own error, without an offset.
+    with pytest.raises(burstcore.OutOfOrderError) as e:
+        burstcore.scan(OnlyOnce(data), **kw)
+    assert e.value.offset is None
 
 
 def test_empty_and_single_packet():

@@ -144,6 +144,30 @@ def test_threads_identical_on_plain_files(tmp_path: Path) -> None:
     scan_same_for_threads(files[::-1])
 
 
+# The seeds' traces share packets: merged, they are counted twice, as the warning says.
+@pytest.mark.filterwarnings("ignore::burstcore.SharedPacketsWarning")
+def test_threads_identical_on_small_files_by_the_default_plan(tmp_path: Path) -> None:
+    # Outside the tests a file is cut into no more time chunks than cores and none under 8 MiB,
+    # however many threads are asked for (the conftest fixture cuts as many as threads instead):
+    # a file of 24 MB in two at most, one of 4 MB not at all (its metrics shared out), and
+    # files that overlap in time by their total size.
+    p = tmp_path / "mid.pcapng"
+    p.write_bytes(generated(5, n=30_000))
+    small = [tmp_path / f"small{i}.pcapng" for i in range(2)]
+    for i, q in enumerate(small):
+        q.write_bytes(generated(6 + i, n=5_000))
+    burstcore._burstcore._cut_as_many_chunks_as_threads(False)
+    try:
+        for src in (str(p), str(small[0]), [str(p), *map(str, small)], list(map(str, small))):
+            for by in (["all"], ["all", "interface"], KW["by"]):
+                kw = {**KW, "by": by}
+                one = burstcore.scan(src, threads=1, **kw)
+                for threads in (2, burstcore.MAX_THREADS):
+                    same(one, burstcore.scan(src, threads=threads, **kw))
+    finally:
+        burstcore._burstcore._cut_as_many_chunks_as_threads(True)
+
+
 def test_threads_identical_by_key_with_a_single_metric(tmp_path: Path) -> None:
     # One window (or none) leaves no metrics to share out; a scan by key still splits by
     # grouping: the reading thread reads, the others look up the keys.

@@ -244,7 +244,11 @@ def scan(
         ``limit == "held_packets"``; 0 waits for nothing (docs/limits.md, Memory).
     on_late:
         'error' (default): a packet later than the horizon raises ``OutOfOrderError``; 'drop':
-        it is left out and counted in ``summary.skipped_late``.
+        it is left out and counted in ``summary.skipped_late``. The error's ``offset`` is the
+        late packet's byte offset where the one capture can be read again: a path, bytes, or a
+        file object whose ``seekable()`` is true (read again from where it stood, offsets
+        counted from there, then left where the scan left it). From a stream (stdin, a pipe, a
+        file object that cannot seek) or several captures merged by time, ``offset`` is None.
     max_groups:
         Most groups per grouping (default 1,000,000, about 1–1.8 kB each); one more is a
         ``LimitExceededError`` (``limit == "result"``) at once. Lower it to bound a scan by flow of a capture of
@@ -271,7 +275,10 @@ def scan(
         cut at common instants); other scans share the windows, rates and bins out among threads that all
         see the same packets. Either way the result is identical
         whatever the number; 1 keeps everything on the calling thread. More than 1024
-        (``burstcore.MAX_THREADS``) raises ``ValueError``.
+        (``burstcore.MAX_THREADS``) raises ``ValueError``. Time chunks are no more than the
+        cores this process may use, nor smaller than 8 MiB, each chunk costing a merge on top of
+        its bytes: a file under 16 MiB is not cut (its metrics may still be shared out), and
+        threads beyond the cores, or beyond a chunk each, are not started for chunks.
     mmap:
         Read plain (uncompressed) capture files given by path through a read-only memory mapping
         (``True``) or with ``read()`` into a buffer (``False``): the same result, the mapping

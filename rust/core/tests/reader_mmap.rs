@@ -499,6 +499,8 @@ fn chunk_scan_read_probe() {
     if std::env::var("BURSTCORE_CHUNK_PROBE").is_err() {
         return;
     }
+    // Files of a few MB, cut into chunks all the same.
+    burstcore::chunked::cut_as_many_chunks_as_threads(true);
     let dir = Scratch::new("mmap");
     let mut rng = Rng(41);
     for (i, bytes) in [
@@ -534,6 +536,73 @@ fn chunk_scan_read_probe() {
                 // read) take the whole file, plus the plan's header reads and boundary search.
                 assert_eq!(chunks, 0);
                 assert!(read >= size, "{read} of {size} bytes read");
+            }
+        }
+        std::fs::remove_file(&path).expect("remove");
+    }
+    eprintln!("probe done");
+}
+
+/// A scan given far more threads than its file is worth cuts it into few chunks: none for a
+/// file under two chunks' worth ([`burstcore::chunked::MIN_CHUNK_BYTES`]), at most one per
+/// core and per such worth above that. Given 1000 threads, a 46 MB file had been cut into 1000
+/// chunks, 27 times as slow as one thread. Counted in a child process running only
+/// [`few_chunks_probe`], as the count of chunk readers is the process's.
+#[test]
+fn many_threads_on_a_small_file_cut_it_into_few_chunks() {
+    let (status, text) = run_child_test("few_chunks_probe", "BURSTCORE_FEW_CHUNKS_PROBE");
+    assert!(status.success(), "{text}");
+    assert!(text.contains("probe done"), "the probe did not run: {text}");
+}
+
+#[test]
+#[ignore = "run by many_threads_on_a_small_file_cut_it_into_few_chunks"]
+fn few_chunks_probe() {
+    if std::env::var("BURSTCORE_FEW_CHUNKS_PROBE").is_err() {
+        return;
+    }
+    let dir = Scratch::new("mmap");
+    let opts = PcapOptions {
+        byte_order: ByteOrder::Little,
+        nanos: true,
+        linktype: 1,
+        snaplen: 128,
+    };
+    let f = frame(&mut Rng(43), 1514, 128);
+    let least = burstcore::chunked::MIN_CHUNK_BYTES;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    // Under one chunk's worth, just under two, and five and a half.
+    for bytes in [least / 3, 2 * least - 4096, 5 * least + least / 2] {
+        let path = dir.join("few.pcap");
+        let mut w = PcapWriter::new(
+            std::io::BufWriter::new(std::fs::File::create(&path).expect("create")),
+            opts,
+        )
+        .expect("header");
+        for i in 0..(bytes - 24) / (16 + f.len() as u64) {
+            w.write_packet(1_700_000_000_000_000_000 + 700 * i as i64, 1514, &f)
+                .expect("packet");
+        }
+        w.finish().expect("finish").flush().expect("flush");
+        let config = scan_config(vec![By::All]);
+        let want = scan_file(&path, &config, true, 1);
+        for threads in [2, 1000] {
+            let before = mapped_chunk_readers();
+            let got = scan_file(&path, &config, true, threads);
+            let chunks = mapped_chunk_readers() - before;
+            eprintln!("{bytes} bytes, {threads} threads: {chunks} chunk readers");
+            assert_eq!(got.0.envelope, want.0.envelope);
+            assert_eq!(got.0.backlog, want.0.backlog);
+            assert_eq!(got.1, want.1);
+            let by_size = bytes / least;
+            if by_size < 2 || cores < 2 {
+                assert_eq!(chunks, 0, "{bytes} bytes, {threads} threads");
+            } else {
+                let most = (threads as u64).min(cores).min(by_size);
+                assert!(
+                    chunks >= 2 && chunks <= most,
+                    "{bytes} bytes, {threads} threads: {chunks} chunks, {most} at most"
+                );
             }
         }
         std::fs::remove_file(&path).expect("remove");

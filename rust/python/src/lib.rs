@@ -634,6 +634,11 @@ fn scan<'py>(
         };
         let size = SizeKind::parse(size).map_err(to_py)?;
         let cfg_filter = cfg.filter_per_capture(sources.len());
+        // Where a seekable file object starts, to look for a late packet there again.
+        let start = match &sources[..] {
+            [one] => source::seekable_position(one),
+            _ => None,
+        };
         let (mut readers, total) = open_all(py, &sources, strict, mmap, threads)?;
         let mut ctl = Control::new(py, progress, total)?;
         let res = py.detach(|| {
@@ -643,7 +648,9 @@ fn scan<'py>(
             // The one capture's filter, if the error is of the one capture it looks again at.
             let filter = cfg_filter.ok().and_then(|f| f.into_iter().next().flatten());
             let chosen = (range, filter.as_ref());
-            let e = locate_late(py, &sources, e, size, horizon_ns, chosen, strict, mmap);
+            let e = locate_late(
+                py, &sources, start, e, size, horizon_ns, chosen, strict, mmap,
+            );
             ctl.take(e)
         })?;
         ctl.finish(py)?;
@@ -653,12 +660,15 @@ fn scan<'py>(
 
 /// A late packet's error, `e`, given the offset of the packet (see
 /// [`pipeline::late_packet_offset`]) when the one capture scanned can be read again: a path or
-/// bytes, not a stream. Several files are merged by time, a late packet's place among them is
-/// the merge's, and it is left as it is.
+/// bytes, or a file object that can seek (`seekable()`), which stood at `start` when the scan
+/// began: it is read again from there, then put back where the scan left it. Not a stream (a
+/// pipe, stdin, a file object that cannot seek), whose bytes are gone. Several files are merged
+/// by time, a late packet's place among them is the merge's, and it is left as it is.
 #[allow(clippy::too_many_arguments)]
 fn locate_late(
     py: Python<'_>,
     sources: &[Bound<'_, PyAny>],
+    start: Option<u64>,
     mut e: Error,
     size: SizeKind,
     horizon_ns: i64,
@@ -667,6 +677,9 @@ fn locate_late(
     mmap: Option<bool>,
 ) -> Error {
     let [source] = sources else { return e };
+    if e.kind != ErrorKind::OutOfOrder || e.offset.is_some() {
+        return e;
+    }
     let again = match source.cast::<pyo3::types::PyString>() {
         Ok(p) => p
             .extract::<std::path::PathBuf>()
@@ -676,18 +689,38 @@ fn locate_late(
                 || source.is_instance_of::<pyo3::types::PyByteArray>()
         }
     };
-    if e.kind != ErrorKind::OutOfOrder || e.offset.is_some() || !again {
-        return e;
-    }
-    let Ok(input) = source::open(py, source) else {
-        return e;
+    // A file object: where the failed scan left it, to put it back there afterwards.
+    let left_at = match start {
+        Some(_) if !again => match source::seekable_position(source) {
+            Some(at) => Some(at),
+            None => return e,
+        },
+        _ => None,
     };
-    let options = read_options(strict, mmap, 1, 1);
-    let found = py.detach(|| {
-        let mut reader = CaptureReader::new(input, options)?;
-        pipeline::late_packet_offset(&mut reader, size, horizon_ns, range, filter)
-    });
-    if let Ok(Some(offset)) = found {
+    let rewound = match (start, left_at) {
+        (Some(start), Some(_)) => source::seek_to(source, start),
+        _ => again,
+    };
+    let found = if rewound {
+        source::open(py, source).ok().map(|input| {
+            let options = read_options(strict, mmap, 1, 1);
+            py.detach(|| {
+                let mut reader = CaptureReader::new(input, options)?;
+                pipeline::late_packet_offset(&mut reader, size, horizon_ns, range, filter)
+            })
+        })
+    } else {
+        None
+    };
+    if let Some(at) = left_at {
+        // An exception the file object's read() raised while looking again belongs to no
+        // call of the caller's: the scan's own error is the one to raise.
+        if !matches!(found, Some(Ok(_))) {
+            let _ = source::take_raised();
+        }
+        source::seek_to(source, at);
+    }
+    if let Some(Ok(Some(offset))) = found {
         e.offset = Some(offset);
     }
     e
@@ -803,6 +836,14 @@ fn default_threads() -> usize {
     burstcore::default_threads()
 }
 
+/// For tests: from now on, in this process, cut a scan of plain files into as many time chunks
+/// as it is given threads, whatever the files' sizes and the cores, so that captures of a few
+/// kilobytes exercise the cuts and merges (`burstcore::chunked::cut_as_many_chunks_as_threads`).
+#[pyfunction]
+fn _cut_as_many_chunks_as_threads(on: bool) {
+    burstcore::chunked::cut_as_many_chunks_as_threads(on);
+}
+
 /// Whether bytes start a capture the reader takes (pcap, pcapng, gzip or zstd), for the command
 /// line, which holds a pipe whole in memory to read it twice.
 #[pyfunction]
@@ -823,6 +864,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_columns, m)?)?;
     m.add_function(wrap_pyfunction!(shared_packets, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(_cut_as_many_chunks_as_threads, m)?)?;
     m.add_function(wrap_pyfunction!(starts_like_capture, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;

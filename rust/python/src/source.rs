@@ -245,6 +245,32 @@ fn remaining(obj: &Bound<'_, PyAny>) -> Option<u64> {
     end?.checked_sub(at)
 }
 
+/// Where a binary file object that can seek back stands (`seekable()` true, `tell()` answers):
+/// where a read of it starts, to read it again from there. `None` for anything else (a path,
+/// bytes, a pipe, a socket, a file object that cannot seek).
+pub fn seekable_position(obj: &Bound<'_, PyAny>) -> Option<u64> {
+    if obj.is_instance_of::<PyString>()
+        || obj.is_instance_of::<PyBytes>()
+        || obj.is_instance_of::<PyByteArray>()
+        || obj.is_instance_of::<pyo3::types::PyMemoryView>()
+        || !obj.hasattr("read").ok()?
+    {
+        return None;
+    }
+    if !obj.call_method0("seekable").ok()?.is_truthy().ok()? {
+        return None;
+    }
+    obj.call_method0("tell").ok()?.extract().ok()
+}
+
+/// Move a file object to `at` (from its start); whether it went there.
+pub fn seek_to(obj: &Bound<'_, PyAny>, at: u64) -> bool {
+    obj.call_method1("seek", (at, 0))
+        .ok()
+        .and_then(|p| p.extract::<u64>().ok())
+        == Some(at)
+}
+
 pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
     if obj.is_instance_of::<PyString>() {
         // As os.fsencode: a name that is not UTF-8 comes as surrogate escapes, which `to_str`

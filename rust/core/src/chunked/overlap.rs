@@ -41,19 +41,23 @@ const WALK: u64 = 256 << 10;
 /// How far that reading goes before the cut is given up (the scan then goes another way).
 const GIVE_UP: u64 = 64 << 20;
 
-/// Scan `plans` (files that overlap in time; `bases` numbers their interfaces) with `threads`
-/// threads in time chunks. `Ok(None)`: not possible, scan another way.
+/// Scan `plans` (files that overlap in time; `bases` numbers their interfaces) in time chunks
+/// as `cut` says. `Ok(None)`: not possible (or fewer than two chunks), scan another way.
 pub(super) fn scan(
     plans: &[SplitPlan],
     bases: &[u32],
     config: &ScanConfig,
     size: SizeKind,
     decode: bool,
-    threads: usize,
+    cut: super::ChunkPlan,
     progress: Progress<'_>,
 ) -> Result<Option<((ScanOutput, Accounting), super::Interfaces)>> {
+    if cut.chunks < 2 || cut.workers < 2 {
+        return Ok(None);
+    }
+    let threads = cut.workers;
     // An error here (damage the sampling ran into) is the sequential scan's to report, exactly.
-    let Ok(Some(cuts)) = cuts(plans, threads) else {
+    let Ok(Some(cuts)) = cuts(plans, cut.chunks) else {
         return Ok(None);
     };
     let jobs = cuts.len() - 1;
@@ -165,10 +169,10 @@ fn in_merge_order(chunks: &[Vec<Piece>]) -> bool {
     true
 }
 
-/// Per chunk boundary (and the two ends), the offset in each file where it is cut: `threads`
+/// Per chunk boundary (and the two ends), the offset in each file where it is cut: `chunks`
 /// chunks of about equal bytes over all files, the first a little larger ([`LEADING_SHARE`]).
 /// `None` when a file could not be sampled.
-fn cuts(plans: &[SplitPlan], threads: usize) -> Result<Option<Vec<Vec<u64>>>> {
+fn cuts(plans: &[SplitPlan], chunks: usize) -> Result<Option<Vec<Vec<u64>>>> {
     let mut samples = Vec::with_capacity(plans.len());
     let n = samples_per_file(plans.len());
     for plan in plans {
@@ -185,12 +189,12 @@ fn cuts(plans: &[SplitPlan], threads: usize) -> Result<Option<Vec<Vec<u64>>>> {
         return Ok(None);
     };
     let total: u64 = plans.iter().map(|p| p.file_len() - p.data_start()).sum();
-    let mut weights = vec![SHARE; threads];
+    let mut weights = vec![SHARE; chunks.max(1)];
     weights[0] = LEADING_SHARE;
     let weight: u64 = weights.iter().sum();
     let mut cuts = vec![plans.iter().map(SplitPlan::data_start).collect::<Vec<_>>()];
     let mut sum = 0;
-    for &w in &weights[..threads - 1] {
+    for &w in &weights[..weights.len() - 1] {
         sum += w;
         let want = (u128::from(total) * u128::from(sum) / u128::from(weight)) as u64;
         let at = instant(&samples, plans, want, lo, hi);
@@ -605,7 +609,9 @@ mod tests {
         // The walk that finds a file's cut reads the records before it: a record there that
         // claims a GiB is an error in `cuts`, which must make the chunked scan refuse, so that
         // the sequential scan reports the damage it meets first, exactly (the damage tests of
-        // tests/chunked_scan meet theirs in the chunks instead).
+        // tests/chunked_scan meet theirs in the chunks instead). Two files of 5.8 MB: cut in
+        // two as asked, not scanned whole as too small.
+        super::super::cut_as_many_chunks_as_threads(true);
         let dir = Scratch::new("overlap");
         let opts = PcapOptions {
             byte_order: ByteOrder::Big,
