@@ -88,7 +88,10 @@ def test_progress_is_called_with_increasing_byte_counts(capture: Path) -> None:
     # Never back; a count may be told again while the work goes on without reading.
     assert done == sorted(done) and len(set(done)) >= 3, done
     assert all(t == total for _, t in calls)
-    assert 0 < done[0] and done[-1] == total
+    # The first report may still say 0: on a loaded machine 100 ms can pass before any chunk
+    # has counted its bytes. What matters is that counts are told on the way, and the end.
+    assert any(0 < d < total for d in done), done
+    assert done[-1] == total
 
 
 def test_a_scan_that_starts_over_still_calls_progress(capture: Path, tmp_path: Path) -> None:
