@@ -8,6 +8,10 @@ goes and that nothing waits forever, not the numbers.
 from __future__ import annotations
 
 import io
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,7 +22,6 @@ import burstcore
 
 from .oracles import capture
 
-ROOT = Path(__file__).resolve().parent.parent
 DATA = capture([1_000 * k for k in range(20_000)], [100] * 20_000, fmt="pcap")
 
 
@@ -74,3 +77,58 @@ def test_a_file_objects_exception_is_not_left_for_the_next_call() -> None:
     with pytest.raises(_Stalls) as e:
         burstcore.info(_FailsAfter(3))
     assert seen == ["inner 2"] and e.value.args == (3,)
+
+
+WAITING_CHILD = """
+import io, socket, sys, threading, burstcore
+data = open(sys.argv[1], "rb").read()
+if sys.argv[2] == "socket":
+    a, b = socket.socketpair()
+    # All of it, then nothing more with b kept open: recv() waits.
+    threading.Thread(target=b.sendall, args=(data,), daemon=True).start()
+    source = a.makefile("rb")
+else:
+    class Waits:
+        def __init__(self):
+            self.f = io.BytesIO(data)
+        def read(self, n=-1):
+            got = self.f.read(n)
+            if not got:
+                threading.Event().wait()
+            return got
+    source = Waits()
+print("reading", flush=True)
+try:
+    burstcore.scan(source, windows=["1ms"], rates=["1Gbps"])
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+# The next call works.
+print(burstcore.info(data).packets, flush=True)
+"""
+
+
+@pytest.mark.parametrize("source", ["socket", "waiting read()"])
+def test_ctrl_c_stops_a_file_object_whose_read_waits(tmp_path: Path, source: str) -> None:
+    # A capture streamed over a socket that went quiet. polars installs its SIGINT handler with
+    # SA_RESTART, and the kernel resumed the waiting recv() after each Ctrl-C: before, the scan
+    # waited for ever.
+    path = tmp_path / "c.pcap"
+    path.write_bytes(DATA)
+    p = subprocess.Popen(
+        [sys.executable, "-c", WAITING_CHILD, str(path), source], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert p.stdout is not None
+    try:
+        assert p.stdout.readline().strip() == b"reading"
+        time.sleep(1.0)
+        t0 = time.perf_counter()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+        elapsed = time.perf_counter() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert out.split() == [b"interrupted", b"20000"], (out, err[-500:])
+    assert elapsed < 2.0, elapsed

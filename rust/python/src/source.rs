@@ -31,14 +31,16 @@ impl Read for PyFileReader {
             return Ok(n);
         }
         Python::attach(|py| {
-            let chunk = self
-                .file
-                .call_method1(py, "read", (buf.len(),))
-                .map_err(|e| {
-                    let what = format!("the file object's read() {RAISED}: {e}");
-                    raised(&self.slot, e);
-                    std::io::Error::other(what)
-                })?;
+            let chunk = {
+                #[cfg(unix)]
+                let _interruptible = interruptible::Guard::new();
+                self.file.call_method1(py, "read", (buf.len(),))
+            }
+            .map_err(|e| {
+                let what = format!("the file object's read() {RAISED}: {e}");
+                raised(&self.slot, e);
+                std::io::Error::other(what)
+            })?;
             let chunk = chunk.bind(py);
             let copied;
             let bytes: &[u8] = if let Ok(b) = chunk.cast::<PyBytes>() {
@@ -170,6 +172,73 @@ pub fn take_raised() -> Option<PyErr> {
     let slot = CALL.with(|c| c.borrow().clone())?;
     let mut slot = slot.lock().ok()?;
     slot.take()
+}
+
+/// While a file object's `read()` runs: SIGINT without `SA_RESTART`, so that Ctrl-C stops a
+/// `read()` that waits (a socket, a pipe, a lock). polars, imported with burstcore, installs its
+/// SIGINT handler with `SA_RESTART` (pola-rs/polars#21739): the kernel then resumes the
+/// waiting system call after Python's handler has noted the signal, and Python, which checks
+/// for signals when a call returns `EINTR`, never raises `KeyboardInterrupt`. The flag is put
+/// back once the last such `read()` of any thread returns, unless the handler changed meanwhile.
+#[cfg(unix)]
+mod interruptible {
+    use std::sync::Mutex;
+
+    /// How many `read()`s run, and the SIGINT action to put back after the last.
+    static STATE: Mutex<(usize, Option<libc::sigaction>)> = Mutex::new((0, None));
+
+    fn action() -> Option<libc::sigaction> {
+        // SAFETY: a zeroed sigaction is a valid output buffer; a null new action only reads.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            (libc::sigaction(libc::SIGINT, std::ptr::null(), &mut old) == 0).then_some(old)
+        }
+    }
+
+    fn set(a: &libc::sigaction) {
+        // SAFETY: `a` is an action read from the kernel, its flags changed only.
+        unsafe {
+            libc::sigaction(libc::SIGINT, a, std::ptr::null_mut());
+        }
+    }
+
+    pub struct Guard;
+
+    impl Guard {
+        pub fn new() -> Self {
+            if let Ok(mut state) = STATE.lock() {
+                if state.0 == 0 {
+                    state.1 = action().filter(|a| a.sa_flags & libc::SA_RESTART != 0);
+                    if let Some(old) = state.1 {
+                        set(&libc::sigaction {
+                            sa_flags: old.sa_flags & !libc::SA_RESTART,
+                            ..old
+                        });
+                    }
+                }
+                state.0 += 1;
+            }
+            Guard
+        }
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            let Ok(mut state) = STATE.lock() else { return };
+            state.0 = state.0.saturating_sub(1);
+            if state.0 > 0 {
+                return;
+            }
+            if let (Some(old), Some(now)) = (state.1.take(), action()) {
+                if now.sa_sigaction == old.sa_sigaction {
+                    set(&libc::sigaction {
+                        sa_flags: now.sa_flags | libc::SA_RESTART,
+                        ..now
+                    });
+                }
+            }
+        }
+    }
 }
 
 /// Standard input (fd 0), read with the GIL released, that stops on Ctrl-C even while no data
