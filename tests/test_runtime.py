@@ -8,9 +8,11 @@ goes and that nothing waits forever, not the numbers.
 from __future__ import annotations
 
 import io
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -132,3 +134,36 @@ def test_ctrl_c_stops_a_file_object_whose_read_waits(tmp_path: Path, source: str
             p.wait()
     assert out.split() == [b"interrupted", b"20000"], (out, err[-500:])
     assert elapsed < 2.0, elapsed
+
+
+def test_a_late_packet_in_a_named_pipe_is_reported_not_waited_for(tmp_path: Path) -> None:
+    # A late packet's offset is found by reading the capture again; a named pipe given by path
+    # was opened again for that, and the scan waited for a writer that had gone (until Ctrl-C,
+    # which it then swallowed, raising the OutOfOrderError).
+    late = capture([1_000 * k for k in range(1_000)] + [0], [100] * 1_001, fmt="pcap")
+    fifo = tmp_path / "live"
+    os.mkfifo(fifo)
+    code = (
+        "import sys, burstcore\n"
+        "try:\n"
+        "    burstcore.scan(sys.argv[1], windows=['1ms'], rates=['1Gbps'], reorder_horizon=0)\n"
+        "except burstcore.OutOfOrderError as e:\n"
+        "    print('late', e.offset, flush=True)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code, str(fifo)], stdout=subprocess.PIPE)
+
+    def write() -> None:
+        with open(fifo, "wb") as w:
+            w.write(late)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        out, _ = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        writer.join(timeout=5)
+    # A stream is not read again: the error has no offset, and comes at once.
+    assert out.strip() == b"late None", out

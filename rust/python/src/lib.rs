@@ -643,8 +643,11 @@ fn scan<'py>(
             // The one capture's filter, if the error is of the one capture it looks again at.
             let filter = cfg_filter.ok().and_then(|f| f.into_iter().next().flatten());
             let chosen = (range, filter.as_ref());
-            let e = locate_late(py, &sources, e, size, horizon_ns, chosen, strict, mmap);
-            ctl.take(e)
+            match locate_late(py, &sources, e, size, horizon_ns, chosen, strict, mmap) {
+                Ok(e) => ctl.take(e),
+                // Ctrl-C during the second look: the caller asked to stop, not for the offset.
+                Err(stop) => stop,
+            }
         })?;
         ctl.finish(py)?;
         Ok((output_to_py(py, out, acc)?, warnings_of(&readers)))
@@ -652,9 +655,12 @@ fn scan<'py>(
 }
 
 /// A late packet's error, `e`, given the offset of the packet (see
-/// [`pipeline::late_packet_offset`]) when the one capture scanned can be read again: a path or
-/// bytes, not a stream. Several files are merged by time, a late packet's place among them is
-/// the merge's, and it is left as it is.
+/// [`pipeline::late_packet_offset`]) when the one capture scanned can be read again: bytes or
+/// the path of a regular file, not a stream. A named pipe given by path is a stream too: opened
+/// again, it would wait for a writer that has gone. Several files are merged by time, a late
+/// packet's place among them is the merge's, and it is left as it is. The second look may read
+/// a whole file again, so it looks for Ctrl-C as the scan did; an exception raised by a signal
+/// handler meanwhile is the `Err`.
 #[allow(clippy::too_many_arguments)]
 fn locate_late(
     py: Python<'_>,
@@ -665,32 +671,46 @@ fn locate_late(
     (range, filter): (TimeRange, Option<&burstcore::Filter>),
     strict: bool,
     mmap: Option<bool>,
-) -> Error {
-    let [source] = sources else { return e };
+) -> PyResult<Error> {
+    let [source] = sources else { return Ok(e) };
     let again = match source.cast::<pyo3::types::PyString>() {
-        Ok(p) => p
-            .extract::<std::path::PathBuf>()
-            .is_ok_and(|p| p.as_os_str() != "-"),
+        Ok(p) => p.extract::<std::path::PathBuf>().is_ok_and(|p| {
+            p.as_os_str() != "-" && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
+        }),
         Err(_) => {
             source.is_instance_of::<pyo3::types::PyBytes>()
                 || source.is_instance_of::<pyo3::types::PyByteArray>()
         }
     };
     if e.kind != ErrorKind::OutOfOrder || e.offset.is_some() || !again {
-        return e;
+        return Ok(e);
     }
     let Ok(input) = source::open(py, source) else {
-        return e;
+        return Ok(e);
     };
     let options = read_options(strict, mmap, 1, 1);
+    let mut last = Instant::now();
+    let mut stop: Option<PyErr> = None;
     let found = py.detach(|| {
         let mut reader = CaptureReader::new(input, options)?;
-        pipeline::late_packet_offset(&mut reader, size, horizon_ns, range, filter)
+        pipeline::late_packet_offset(&mut reader, size, horizon_ns, range, filter, &mut |_| {
+            if last.elapsed() < TICK {
+                return Ok(());
+            }
+            last = Instant::now();
+            Python::attach(|py| py.check_signals()).map_err(|err| {
+                stop = Some(err);
+                Error::new(ErrorKind::Interrupted, "interrupted")
+            })
+        })
     });
+    if let Some(stop) = stop {
+        return Err(stop);
+    }
     if let Ok(Some(offset)) = found {
         e.offset = Some(offset);
     }
-    e
+    Ok(e)
 }
 
 /// What `shared_packets` hands to Python: pairs, hosts, senders that are no capture's host,
