@@ -704,18 +704,29 @@ pub struct Info {
 /// than the latest one counted before it (the reorder buffers' rule), or `None` if there is
 /// none. A scan's buffers know times, not files, and its threads meet a late packet well after
 /// reading it, so an `OutOfOrder` error learns its offset from this second look (cold: only
-/// after the error, on an input that can be read again).
+/// after the error, on an input that can be read again). `progress` is called as a scan's is,
+/// so that this second pass, up to a whole file long, can be interrupted as the first could.
 pub fn late_packet_offset(
     reader: &mut CaptureReader,
     size: SizeKind,
     horizon: i64,
     range: crate::TimeRange,
     filter: Option<&crate::Filter>,
+    progress: Progress<'_>,
 ) -> Result<Option<u64>> {
     let decode = size.needs_headers() || filter.is_some();
     let chosen = Chosen { range, filter };
     let mut latest: Option<i64> = None;
-    while let Some(p) = reader.next_packet()? {
+    let mut since_progress = 0u64;
+    loop {
+        since_progress += 1;
+        if since_progress == PROGRESS_EVERY {
+            since_progress = 0;
+            progress(reader.consumed())?;
+        }
+        let Some(p) = reader.next_packet()? else {
+            break;
+        };
         let Ok(a) = chosen_arrival(&p, chosen, decode, size) else {
             continue;
         };
@@ -825,6 +836,72 @@ mod tests {
         };
         let mut forward = forward_only(&mut stop);
         assert!(forward(100).is_err() && forward(3).is_err());
+    }
+
+    /// The second look for a late packet reads up to a whole file again: it calls progress as a
+    /// scan does (the Python binding looks for Ctrl-C there), and stops on its error. Before,
+    /// it took no progress and could not be interrupted.
+    #[test]
+    fn the_look_for_a_late_packet_calls_progress_and_stops_on_its_error() {
+        use crate::capture::{ByteOrder, CaptureReader, ReadOptions};
+        use crate::error::{Error, ErrorKind};
+        use crate::writer::{PcapOptions, PcapWriter};
+        let options = PcapOptions {
+            byte_order: ByteOrder::Little,
+            nanos: true,
+            linktype: 1,
+            snaplen: 65535,
+        };
+        let mut w = PcapWriter::new(Vec::new(), options).unwrap();
+        let n: i64 = 3 * super::PROGRESS_EVERY as i64;
+        for k in 0..n {
+            w.write_packet(1_000 * k, 64, &[0u8; 64]).unwrap();
+        }
+        // 1 µs before the previous packet, with a horizon of 0.
+        w.write_packet(1_000 * (n - 2), 64, &[0u8; 64]).unwrap();
+        let bytes = w.finish().unwrap();
+        // The late packet is the last record: 24-byte file header, 80 bytes per record.
+        let late_at = 24 + 80 * n as u64;
+        let reader = |bytes: &Vec<u8>| {
+            let len = bytes.len() as u64;
+            let input =
+                crate::input::from_reader(Box::new(std::io::Cursor::new(bytes.clone())), Some(len))
+                    .unwrap();
+            CaptureReader::new(input, ReadOptions::default()).unwrap()
+        };
+        let all = crate::TimeRange::default();
+        let mut told = Vec::new();
+        let found = super::late_packet_offset(
+            &mut reader(&bytes),
+            super::SizeKind::Wire,
+            0,
+            all,
+            None,
+            &mut |done| {
+                told.push(done);
+                Ok(())
+            },
+        );
+        assert_eq!(found, Ok(Some(late_at)));
+        assert_eq!(told.len(), 3, "{told:?}");
+        assert!(
+            told.windows(2).all(|p| p[0] < p[1]) && told[2] < late_at,
+            "{told:?}"
+        );
+        let mut calls = 0;
+        let stopped = super::late_packet_offset(
+            &mut reader(&bytes),
+            super::SizeKind::Wire,
+            0,
+            all,
+            None,
+            &mut |_| {
+                calls += 1;
+                Err(Error::new(ErrorKind::Interrupted, "interrupted"))
+            },
+        );
+        assert_eq!(stopped.map_err(|e| e.kind), Err(ErrorKind::Interrupted));
+        assert_eq!(calls, 1);
     }
 
     /// Lengths at both ends of the u32 range (the fuzzer found a raw IP frame of 2^32 - 1 bytes

@@ -148,9 +148,11 @@ pub fn to_py(e: Error) -> PyErr {
     err
 }
 
-/// Run a binding body; a panic becomes `InternalError` instead of crossing into Python.
+/// Run a binding body; a panic becomes `InternalError` instead of crossing into Python. The
+/// body is one call, whose readers keep a Python exception for it alone
+/// ([`crate::source::in_call`]).
 pub fn guard<T>(_py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match catch_unwind(AssertUnwindSafe(|| crate::source::in_call(f))) {
         Ok(r) => r,
         Err(payload) => {
             let what = payload

@@ -648,10 +648,13 @@ fn scan<'py>(
             // The one capture's filter, if the error is of the one capture it looks again at.
             let filter = cfg_filter.ok().and_then(|f| f.into_iter().next().flatten());
             let chosen = (range, filter.as_ref());
-            let e = locate_late(
+            match locate_late(
                 py, &sources, start, e, size, horizon_ns, chosen, strict, mmap,
-            );
-            ctl.take(e)
+            ) {
+                Ok(e) => ctl.take(e),
+                // Ctrl-C during the second look: the caller asked to stop, not for the offset.
+                Err(stop) => stop,
+            }
         })?;
         ctl.finish(py)?;
         Ok((output_to_py(py, out, acc)?, warnings_of(&readers)))
@@ -659,11 +662,14 @@ fn scan<'py>(
 }
 
 /// A late packet's error, `e`, given the offset of the packet (see
-/// [`pipeline::late_packet_offset`]) when the one capture scanned can be read again: a path or
-/// bytes, or a file object that can seek (`seekable()`), which stood at `start` when the scan
-/// began: it is read again from there, then put back where the scan left it. Not a stream (a
-/// pipe, stdin, a file object that cannot seek), whose bytes are gone. Several files are merged
-/// by time, a late packet's place among them is the merge's, and it is left as it is.
+/// [`pipeline::late_packet_offset`]) when the one capture scanned can be read again: bytes, the
+/// path of a regular file, or a file object that can seek (`seekable()`), which stood at `start`
+/// when the scan began: it is read again from there, then put back where the scan left it. Not
+/// a stream (stdin, a file object that cannot seek, a named pipe given by path: opened again, it
+/// would wait for a writer that has gone), whose bytes are gone. Several files are merged by
+/// time, a late packet's place among them is the merge's, and it is left as it is. The second
+/// look may read a whole file again, so it looks for Ctrl-C as the scan did; an exception raised
+/// by a signal handler meanwhile is the `Err`.
 #[allow(clippy::too_many_arguments)]
 fn locate_late(
     py: Python<'_>,
@@ -675,15 +681,15 @@ fn locate_late(
     (range, filter): (TimeRange, Option<&burstcore::Filter>),
     strict: bool,
     mmap: Option<bool>,
-) -> Error {
-    let [source] = sources else { return e };
+) -> PyResult<Error> {
+    let [source] = sources else { return Ok(e) };
     if e.kind != ErrorKind::OutOfOrder || e.offset.is_some() {
-        return e;
+        return Ok(e);
     }
     let again = match source.cast::<pyo3::types::PyString>() {
-        Ok(p) => p
-            .extract::<std::path::PathBuf>()
-            .is_ok_and(|p| p.as_os_str() != "-"),
+        Ok(p) => p.extract::<std::path::PathBuf>().is_ok_and(|p| {
+            p.as_os_str() != "-" && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
+        }),
         Err(_) => {
             source.is_instance_of::<pyo3::types::PyBytes>()
                 || source.is_instance_of::<pyo3::types::PyByteArray>()
@@ -693,7 +699,7 @@ fn locate_late(
     let left_at = match start {
         Some(_) if !again => match source::seekable_position(source) {
             Some(at) => Some(at),
-            None => return e,
+            None => return Ok(e),
         },
         _ => None,
     };
@@ -701,12 +707,30 @@ fn locate_late(
         (Some(start), Some(_)) => source::seek_to(source, start),
         _ => again,
     };
+    let mut stop: Option<PyErr> = None;
     let found = if rewound {
         source::open(py, source).ok().map(|input| {
             let options = read_options(strict, mmap, 1, 1);
+            let mut last = Instant::now();
             py.detach(|| {
                 let mut reader = CaptureReader::new(input, options)?;
-                pipeline::late_packet_offset(&mut reader, size, horizon_ns, range, filter)
+                pipeline::late_packet_offset(
+                    &mut reader,
+                    size,
+                    horizon_ns,
+                    range,
+                    filter,
+                    &mut |_| {
+                        if last.elapsed() < TICK {
+                            return Ok(());
+                        }
+                        last = Instant::now();
+                        Python::attach(|py| py.check_signals()).map_err(|err| {
+                            stop = Some(err);
+                            Error::new(ErrorKind::Interrupted, "interrupted")
+                        })
+                    },
+                )
             })
         })
     } else {
@@ -720,10 +744,13 @@ fn locate_late(
         }
         source::seek_to(source, at);
     }
+    if let Some(stop) = stop {
+        return Err(stop);
+    }
     if let Some(Ok(Some(offset))) = found {
         e.offset = Some(offset);
     }
-    e
+    Ok(e)
 }
 
 /// What `shared_packets` hands to Python: pairs, hosts, senders that are no capture's host,

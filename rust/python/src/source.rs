@@ -6,13 +6,16 @@ use burstcore::input::{self, Input};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
+use std::cell::RefCell;
 use std::io::{Cursor, Read};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A Python file object read from Rust: each read takes the GIL briefly.
 struct PyFileReader {
     file: Py<PyAny>,
+    /// Where an exception of `read()` waits for the call that made this reader.
+    slot: Slot,
     /// Bytes a `read(n)` returned beyond the n asked for (some file-likes over-deliver); served
     /// first on the next read so nothing is lost.
     pending: Vec<u8>,
@@ -28,14 +31,16 @@ impl Read for PyFileReader {
             return Ok(n);
         }
         Python::attach(|py| {
-            let chunk = self
-                .file
-                .call_method1(py, "read", (buf.len(),))
-                .map_err(|e| {
-                    let what = format!("the file object's read() {RAISED}: {e}");
-                    raised(e);
-                    std::io::Error::other(what)
-                })?;
+            let chunk = {
+                #[cfg(unix)]
+                let _interruptible = interruptible::Guard::new();
+                self.file.call_method1(py, "read", (buf.len(),))
+            }
+            .map_err(|e| {
+                let what = format!("the file object's read() {RAISED}: {e}");
+                raised(&self.slot, e);
+                std::io::Error::other(what)
+            })?;
             let chunk = chunk.bind(py);
             let copied;
             let bytes: &[u8] = if let Ok(b) = chunk.cast::<PyBytes>() {
@@ -114,25 +119,126 @@ impl Read for BytesReader {
     }
 }
 
-/// The Python exception that stopped a read from Python's side: a file object's `read()` that
-/// raised, or Ctrl-C while waiting on standard input ([`Stdin`]). The core sees an I/O error
-/// with [`RAISED`] in its message; [`crate::errors::to_py`] then raises this exception itself,
-/// so the caller gets `KeyboardInterrupt` or their own error, not an `OSError` about it.
-static PENDING: Mutex<Option<PyErr>> = Mutex::new(None);
+/// Where the Python exception waits that stopped a read from Python's side: a file object's
+/// `read()` that raised, or Ctrl-C while waiting on standard input ([`Stdin`]). The core sees
+/// an I/O error with [`RAISED`] in its message; [`crate::errors::to_py`] then raises this
+/// exception itself, so the caller gets `KeyboardInterrupt` or their own error, not an
+/// `OSError` about it.
+///
+/// One slot per binding call ([`in_call`]), which its readers hold: one for the whole process
+/// gave a call another thread's exception when two failed at once (about 1 in 100 calls of 8
+/// threads whose file objects raised), and kept an exception no call took (Ctrl-C while a
+/// late packet was looked for again) for the next call that failed.
+type Slot = Arc<Mutex<Option<PyErr>>>;
 
-/// Marks the I/O errors behind which a Python exception waits in [`PENDING`].
+thread_local! {
+    /// The slot of the binding call running on this thread; calls nest when a progress
+    /// callback or a file object's `read()` calls burstcore again.
+    static CALL: RefCell<Option<Slot>> = const { RefCell::new(None) };
+}
+
+/// Run one binding call with a slot of its own, the caller's put back when it returns (or
+/// panics).
+pub fn in_call<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Slot>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            CALL.with(|c| *c.borrow_mut() = outer);
+        }
+    }
+    let outer = CALL.with(|c| c.borrow_mut().replace(Slot::default()));
+    let _restore = Restore(outer);
+    f()
+}
+
+/// The slot of the call running on this thread, for a reader it opens.
+fn current() -> Slot {
+    CALL.with(|c| c.borrow().clone()).unwrap_or_default()
+}
+
+/// Marks the I/O errors behind which a Python exception waits in their call's slot.
 pub const RAISED: &str = "raised a Python exception";
 
 /// Keep `e` for [`take_raised`] (the first one, if several reads fail before it is taken).
-fn raised(e: PyErr) {
-    if let Ok(mut slot) = PENDING.lock() {
+fn raised(slot: &Slot, e: PyErr) {
+    if let Ok(mut slot) = slot.lock() {
         slot.get_or_insert(e);
     }
 }
 
-/// The exception kept by a read that failed on Python's side, if any.
+/// The exception kept by a read of the current call that failed on Python's side, if any.
 pub fn take_raised() -> Option<PyErr> {
-    PENDING.lock().ok()?.take()
+    let slot = CALL.with(|c| c.borrow().clone())?;
+    let mut slot = slot.lock().ok()?;
+    slot.take()
+}
+
+/// While a file object's `read()` runs: SIGINT without `SA_RESTART`, so that Ctrl-C stops a
+/// `read()` that waits (a socket, a pipe, a lock). polars, imported with burstcore, installs its
+/// SIGINT handler with `SA_RESTART` (pola-rs/polars#21739): the kernel then resumes the
+/// waiting system call after Python's handler has noted the signal, and Python, which checks
+/// for signals when a call returns `EINTR`, never raises `KeyboardInterrupt`. The flag is put
+/// back once the last such `read()` of any thread returns, unless the handler changed meanwhile.
+#[cfg(unix)]
+mod interruptible {
+    use std::sync::Mutex;
+
+    /// How many `read()`s run, and the SIGINT action to put back after the last.
+    static STATE: Mutex<(usize, Option<libc::sigaction>)> = Mutex::new((0, None));
+
+    fn action() -> Option<libc::sigaction> {
+        // SAFETY: a zeroed sigaction is a valid output buffer; a null new action only reads.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            (libc::sigaction(libc::SIGINT, std::ptr::null(), &mut old) == 0).then_some(old)
+        }
+    }
+
+    fn set(a: &libc::sigaction) {
+        // SAFETY: `a` is an action read from the kernel, its flags changed only.
+        unsafe {
+            libc::sigaction(libc::SIGINT, a, std::ptr::null_mut());
+        }
+    }
+
+    pub struct Guard;
+
+    impl Guard {
+        pub fn new() -> Self {
+            if let Ok(mut state) = STATE.lock() {
+                if state.0 == 0 {
+                    state.1 = action().filter(|a| a.sa_flags & libc::SA_RESTART != 0);
+                    if let Some(old) = state.1 {
+                        set(&libc::sigaction {
+                            sa_flags: old.sa_flags & !libc::SA_RESTART,
+                            ..old
+                        });
+                    }
+                }
+                state.0 += 1;
+            }
+            Guard
+        }
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            let Ok(mut state) = STATE.lock() else { return };
+            state.0 = state.0.saturating_sub(1);
+            if state.0 > 0 {
+                return;
+            }
+            if let (Some(old), Some(now)) = (state.1.take(), action()) {
+                if now.sa_sigaction == old.sa_sigaction {
+                    set(&libc::sigaction {
+                        sa_flags: now.sa_flags | libc::SA_RESTART,
+                        ..now
+                    });
+                }
+            }
+        }
+    }
 }
 
 /// Standard input (fd 0), read with the GIL released, that stops on Ctrl-C even while no data
@@ -140,12 +246,12 @@ pub fn take_raised() -> Option<PyErr> {
 /// delivered to any thread (polars starts several), so the read waits for data a tenth of a
 /// second at a time and asks Python's handlers in between. A scan otherwise looks at signals
 /// between packets only.
-struct Stdin;
+struct Stdin(#[cfg_attr(not(unix), allow(dead_code))] Slot);
 
 impl Read for Stdin {
     #[cfg(unix)]
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        poll_read(0, buf, "stdin")
+        poll_read(0, buf, "stdin", &self.0)
     }
 
     #[cfg(not(unix))]
@@ -157,20 +263,20 @@ impl Read for Stdin {
 /// A named pipe, `<(...)` or device given by path, read as [`Stdin`] is: opened without
 /// waiting for a writer, and read only once `poll` says there is data or the writer left.
 #[cfg(unix)]
-struct Polled(std::fs::File);
+struct Polled(std::fs::File, Slot);
 
 #[cfg(unix)]
 impl Read for Polled {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         use std::os::fd::AsRawFd;
-        poll_read(self.0.as_raw_fd(), buf, "a named pipe")
+        poll_read(self.0.as_raw_fd(), buf, "a named pipe", &self.1)
     }
 }
 
 /// Read `fd`, waiting for data a tenth of a second at a time and asking Python's signal
 /// handlers in between (see [`Stdin`]).
 #[cfg(unix)]
-fn poll_read(fd: i32, buf: &mut [u8], what: &str) -> std::io::Result<usize> {
+fn poll_read(fd: i32, buf: &mut [u8], what: &str, slot: &Slot) -> std::io::Result<usize> {
     loop {
         let mut p = libc::pollfd {
             fd,
@@ -200,7 +306,7 @@ fn poll_read(fd: i32, buf: &mut [u8], what: &str) -> std::io::Result<usize> {
             }
         }
         if let Err(e) = Python::attach(|py| py.check_signals()) {
-            raised(e);
+            raised(slot, e);
             return Err(std::io::Error::other(format!(
                 "waiting on {what}, a signal handler {RAISED}"
             )));
@@ -278,13 +384,13 @@ pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
         let path: PathBuf = obj.extract()?;
         if path.as_os_str() == "-" {
             return py
-                .detach(|| input::from_reader(Box::new(Stdin), None))
+                .detach(|| input::from_reader(Box::new(Stdin(current())), None))
                 .map_err(to_py);
         }
         #[cfg(unix)]
         if let Some(Ok(file)) = open_polled(&path) {
             return py
-                .detach(|| input::from_reader(Box::new(Polled(file)), None))
+                .detach(|| input::from_reader(Box::new(Polled(file, current())), None))
                 .map_err(to_py);
         }
         return py.detach(|| input::open_path(&path)).map_err(to_py);
@@ -309,6 +415,7 @@ pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
         let total = remaining(obj);
         let reader = PyFileReader {
             file: obj.clone().unbind(),
+            slot: current(),
             pending: Vec::new(),
             pending_at: 0,
         };
