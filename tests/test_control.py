@@ -94,6 +94,31 @@ def test_progress_is_called_with_increasing_byte_counts(capture: Path) -> None:
     assert done[-1] == total
 
 
+def test_progress_counts_both_passes_of_a_scan_that_finds_its_rates(capture: Path) -> None:
+    # Without rates, a pre-pass over the file finds the mean rate that the default rates are
+    # multiples of: the file is read twice. Both passes are told, out of twice the file, so a
+    # bar moves through the first one too (it called nothing before) and never goes back.
+    size = capture.stat().st_size
+    calls: list[tuple[int, int | None]] = []
+
+    def progress(done: int, total: int | None) -> None:
+        calls.append((done, total))
+
+    for threads in (1, 2):
+        calls.clear()
+        r = burstcore.scan(capture, windows=WINDOWS, threads=threads, progress=progress)
+        assert r.config["rates"] == "mean-rate multiples (pre-pass)"
+        done = [d for d, _ in calls]
+        assert all(t == 2 * size for _, t in calls), calls
+        assert done == sorted(done), done
+        assert size in done, done  # the end of the pre-pass, told once at its end
+        assert done[-1] == 2 * size
+        # Rates given: one pass, told out of the file's own size.
+        calls.clear()
+        burstcore.scan(capture, windows=WINDOWS, rates=RATES, threads=threads, progress=progress)
+        assert all(t == size for _, t in calls) and calls[-1][0] == size, calls
+
+
 def test_a_scan_that_starts_over_still_calls_progress(capture: Path, tmp_path: Path) -> None:
     # A capture cut off mid-record (still being written) makes the time chunks of threads=2
     # give up after reading it all, and the scan starts over. That second pass called nothing:

@@ -266,7 +266,9 @@ def scan(
         more after a slow call) and once at the end; an exception it raises stops the scan and
         propagates. Bytes as stored (compressed ones for .gz/.zst); no total for a stream. The
         count never goes back: a threaded scan whose time chunks give up and start over (see
-        ``threads``) goes on calling it with the count reached, so Ctrl-C still stops it.
+        ``threads``) goes on calling it with the count reached, so Ctrl-C still stops it. A scan
+        that reads its sources twice (no ``rates`` given: a pre-pass finds the mean rate) counts
+        the bytes of both passes, out of twice the total.
     threads:
         Threads for a capture scan (default: the cores this process may use, by its CPU
         affinity and cgroup quota, at most 8). Plain capture files given by path, grouped by
@@ -376,6 +378,8 @@ def scan(
         filters = parse_filters(filters, captures=len(sources))
         shared = warn_if_shared(sources, filters, time_range, mmap, stacklevel=2)
 
+    # No rates given: a pre-pass over sources that can be read again finds the mean rate.
+    read_twice = rates is None and not in_memory and all(is_rereadable(s) for s in sources)
     rates_note = "given"
     if rates is not None:
         rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
@@ -383,9 +387,8 @@ def scan(
         # The packets the scan counts, not every row: on_late="drop" leaves some out.
         counted = _core.scan_columns(ts, sz, ifc, [], closed, [], [], ["all"], horizon_ns, on_late, 1)
         rates_bps, rates_note = _rates_from_mean(*_total_and_span(counted), "mean-rate multiples")
-    elif (
-        all(is_rereadable(s) for s in sources)
-        and (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap, time_range, filters))
+    elif read_twice and (
+        (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap, time_range, filters, progress))
         is not None
     ):
         rates_bps, rates_note = _rates_from_mean(*pre, "mean-rate multiples (pre-pass)")
@@ -393,6 +396,9 @@ def scan(
         rates_bps = list(LINK_SPEED_GRID_BPS)
         rates_note = "link-speed grid (streamed source)"
 
+    if read_twice:
+        # The pre-pass read them once (even if it failed): the main pass counts on from there.
+        progress = _second_of_two(progress)
     if in_memory:
         out = _core.scan_columns(
             ts, sz, ifc, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups
@@ -459,6 +465,7 @@ def _prepass(
     mmap: bool | None,
     time_range: tuple[int | None, int | None] | None,
     filter: str | list[str | None] | None,
+    progress: ProgressCallback | None = None,
 ) -> tuple[int, int] | None:
     """ΣL_i and the span T of the packets the main pass will count, by its own size and order
     rules (a scan with no window, rate or bin), so that the default rates are multiples of the ρ
@@ -478,7 +485,7 @@ def _prepass(
             on_late,
             1,
             strict,
-            None,
+            _first_of_two(progress),
             threads,
             mmap=mmap,
             time_range=time_range,
@@ -487,6 +494,21 @@ def _prepass(
     except _core.CaptureError:
         return None
     return _total_and_span(out, time_range)
+
+
+# A scan that finds its default rates by a pre-pass reads its sources twice: the caller's
+# progress then counts the bytes of both passes, out of twice the total, so that a bar moves
+# through the first pass (it sat still for a third of the time) and never goes back.
+def _first_of_two(progress: ProgressCallback | None) -> ProgressCallback | None:
+    if progress is None:
+        return None
+    return lambda done, total: progress(done, None if total is None else 2 * total)
+
+
+def _second_of_two(progress: ProgressCallback | None) -> ProgressCallback | None:
+    if progress is None:
+        return None
+    return lambda done, total: progress(done if total is None else total + done, None if total is None else 2 * total)
 
 
 def _total_and_span(out: dict[str, Any], time_range: tuple[int | None, int | None] | None = None) -> tuple[int, int]:
