@@ -498,7 +498,7 @@ def _prepass(
 
 # A scan that finds its default rates by a pre-pass reads its sources twice: the caller's
 # progress then counts the bytes of both passes, out of twice the total, so that a bar moves
-# through the first pass (it sat still for a third of the time) and never goes back.
+# through the first pass and never goes back.
 def _first_of_two(progress: ProgressCallback | None) -> ProgressCallback | None:
     if progress is None:
         return None
