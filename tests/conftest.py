@@ -15,20 +15,23 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True, scope="session")
-def cut_as_many_chunks_as_threads() -> Iterator[None]:
-    """Scans of plain files cut into as many time chunks as threads, as the tests ask.
+def use_as_many_threads_as_asked() -> Iterator[None]:
+    """Scans and reads use as many threads as the tests ask, whatever the sizes and cores.
 
-    By default a file is cut into no more chunks than cores, and none under 8 MiB
-    (rust/core/src/chunked.rs, MIN_CHUNK_BYTES): the tests' captures of a few kB to MB would be
-    scanned whole, and their comparisons of threads=2, 3, 4 with threads=1 would no longer reach
-    the cuts and merges. The results are the same either way; a test of the default plan turns
-    this off for itself (tests/test_threads.py).
+    By default a file is cut into no more time chunks than cores, and none under 8 MiB
+    (rust/core/src/chunked.rs, MIN_CHUNK_BYTES), read_packets reads no more ranges than cores,
+    none under 4 MiB (rust/core/src/table/split.rs, MIN_RANGE_BYTES), and a scan's metrics are
+    shared out among no more threads than cores: the tests' captures of a few kB to MB would be
+    scanned and read whole, and their comparisons of threads=2, 3, 4 with threads=1 would no
+    longer reach the cuts, merges and shares on a machine of two cores. The results are the same
+    either way; a test of the default plan turns this off for itself (tests/test_threads.py,
+    tests/test_read_threads.py).
     """
     import burstcore
 
-    burstcore._burstcore._cut_as_many_chunks_as_threads(True)
+    burstcore._burstcore._use_as_many_threads_as_asked(True)
     yield
-    burstcore._burstcore._cut_as_many_chunks_as_threads(False)
+    burstcore._burstcore._use_as_many_threads_as_asked(False)
 
 
 def shared_dir() -> Path | None:

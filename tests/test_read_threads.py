@@ -76,6 +76,30 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
+def test_many_threads_read_a_small_file_in_few_ranges(tmp_path: Path) -> None:
+    # Outside the tests a file is read in no more ranges than cores, none under 4 MiB
+    # (rust/core/src/table/split.rs, MIN_RANGE_BYTES), however many threads are asked for (the
+    # conftest fixture reads in as many ranges as threads instead): 1,000 ranges of a 3 MB file
+    # had taken 100 times as long as one.
+    least = 4 << 20
+    small = tmp_path / "small.pcapng"
+    small.write_bytes(generated(5, n=3_000))
+    big = tmp_path / "big.pcapng"
+    big.write_bytes(generated(6, n=20_000))
+    assert small.stat().st_size < 2 * least <= big.stat().st_size
+    burstcore._burstcore._use_as_many_threads_as_asked(False)
+    try:
+        for p in (small, big):
+            one = burstcore.read_packets(str(p), threads=1)
+            for threads in (2, 3, burstcore.MAX_THREADS):
+                got = burstcore.read_packets(str(p), threads=threads)
+                want = max(1, min(threads, usable_cores(), p.stat().st_size // least))
+                assert got.n_chunks() == want, (p.name, threads)
+                assert_frame_equal(got, one)
+    finally:
+        burstcore._burstcore._use_as_many_threads_as_asked(True)
+
+
 def test_the_default_uses_the_cores(tmp_path: Path) -> None:
     p = tmp_path / "gen.pcapng"
     p.write_bytes(generated(4))

@@ -156,7 +156,7 @@ def test_threads_identical_on_small_files_by_the_default_plan(tmp_path: Path) ->
     small = [tmp_path / f"small{i}.pcapng" for i in range(2)]
     for i, q in enumerate(small):
         q.write_bytes(generated(6 + i, n=5_000))
-    burstcore._burstcore._cut_as_many_chunks_as_threads(False)
+    burstcore._burstcore._use_as_many_threads_as_asked(False)
     try:
         for src in (str(p), str(small[0]), [str(p), *map(str, small)], list(map(str, small))):
             for by in (["all"], ["all", "interface"], KW["by"]):
@@ -165,7 +165,7 @@ def test_threads_identical_on_small_files_by_the_default_plan(tmp_path: Path) ->
                 for threads in (2, burstcore.MAX_THREADS):
                     same(one, burstcore.scan(src, threads=threads, **kw))
     finally:
-        burstcore._burstcore._cut_as_many_chunks_as_threads(True)
+        burstcore._burstcore._use_as_many_threads_as_asked(True)
 
 
 def test_threads_identical_by_key_with_a_single_metric(tmp_path: Path) -> None:

@@ -77,7 +77,8 @@ def read_packets(
     and file objects are read with ``read()`` whatever ``mmap`` says.
 
     ``threads`` (default: the cores this process may use, at most 8): a plain capture file given
-    by path is cut into byte ranges read side by side, which become the chunks of the frame (see
+    by path is cut into byte ranges read side by side (no more than ``threads`` or the cores, none
+    under 4 MiB: a smaller file is read whole), which become the chunks of the frame (see
     ``DataFrame.n_chunks``; ``rechunk()`` joins them, at the cost of a copy). The rows are those
     of the sequential read whatever the number; 1 reads on the calling thread into one chunk.
     More than ``burstcore.MAX_THREADS`` (1024) raises ``ValueError``.

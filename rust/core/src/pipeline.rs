@@ -385,6 +385,7 @@ fn scan_other_ways(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
+    let threads = crate::chunked::share_out_threads(threads);
     let captured = Cell::new(0u64);
     let range = config.time_range;
     if !crate::parallel::splits(&config, threads) {

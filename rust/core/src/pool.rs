@@ -18,7 +18,7 @@ pub const MAX_THREADS: usize = 1024;
 /// cgroup quota, as [`std::thread::available_parallelism`] counts them, not the machine's), at
 /// most 8: in a container limited to two of a host's 64 cores, two.
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    crate::chunked::usable_cores().min(8)
 }
 
 /// What the jobs share with the calling thread.

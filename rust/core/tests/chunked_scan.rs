@@ -105,7 +105,7 @@ fn config(windows: &[i64], horizon: i64) -> ScanConfig {
 fn open(path: &Path) -> CaptureReader {
     // These captures are far smaller than a chunk is worth (`chunked::MIN_CHUNK_BYTES`): cut
     // them into as many chunks as threads anyway, so that the cuts and merges are what is tested.
-    burstcore::chunked::cut_as_many_chunks_as_threads(true);
+    burstcore::chunked::use_as_many_threads_as_asked(true);
     CaptureReader::new(
         burstcore::input::open_path(path).expect("open"),
         ReadOptions::default(),

@@ -500,7 +500,7 @@ fn chunk_scan_read_probe() {
         return;
     }
     // Files of a few MB, cut into chunks all the same.
-    burstcore::chunked::cut_as_many_chunks_as_threads(true);
+    burstcore::chunked::use_as_many_threads_as_asked(true);
     let dir = Scratch::new("mmap");
     let mut rng = Rng(41);
     for (i, bytes) in [
@@ -546,8 +546,12 @@ fn chunk_scan_read_probe() {
 /// A scan given far more threads than its file is worth cuts it into few chunks: none for a
 /// file under two chunks' worth ([`burstcore::chunked::MIN_CHUNK_BYTES`]), at most one per
 /// core and per such worth above that. Given 1000 threads, a 46 MB file had been cut into 1000
-/// chunks, 27 times as slow as one thread. Counted in a child process running only
-/// [`few_chunks_probe`], as the count of chunk readers is the process's.
+/// chunks, 27 times as slow as one thread. `read_packets` (`read_table_threads`) cuts its byte
+/// ranges the same way, none under [`burstcore::table::split::MIN_RANGE_BYTES`] (it had read in
+/// as many as threads), and a scan that shares its metrics
+/// out among threads (a stream) starts no more threads than cores (it had started one per
+/// window, rate and bin, up to the threads asked). Counted in a child process running only
+/// [`few_chunks_probe`], as the counts of chunk readers and threads are the process's.
 #[test]
 fn many_threads_on_a_small_file_cut_it_into_few_chunks() {
     let (status, text) = run_child_test("few_chunks_probe", "BURSTCORE_FEW_CHUNKS_PROBE");
@@ -604,8 +608,71 @@ fn few_chunks_probe() {
                     "{bytes} bytes, {threads} threads: {chunks} chunks, {most} at most"
                 );
             }
+            let open = || {
+                CaptureReader::new(input::open_path(&path).expect("open"), options(false, true))
+                    .expect("reader")
+            };
+            let tables =
+                burstcore::table::read_table_threads(&mut open(), None, None, threads, &mut |_| {
+                    Ok(())
+                })
+                .expect("read");
+            let by_size = bytes / burstcore::table::split::MIN_RANGE_BYTES;
+            let want = (threads as u64).min(cores).min(by_size).max(1) as usize;
+            assert_eq!(
+                tables.len(),
+                want,
+                "{bytes} bytes, {threads} threads: ranges"
+            );
         }
         std::fs::remove_file(&path).expect("remove");
+    }
+    // A stream cannot be cut: its 40 windows are shared out among threads, no more than cores.
+    // The reading thread reports progress once it has read everything, before the workers
+    // finish: the threads the process has then are all it started.
+    let config = ScanConfig {
+        windows_ns: (1..=40).map(|k| 1_000 * k).collect(),
+        ..scan_config(vec![By::All])
+    };
+    let bytes = gen_pcap(&mut Rng(44), 20_000);
+    let threads_now = || {
+        std::fs::read_dir("/proc/self/task")
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    let before = threads_now();
+    let stream = |threads| {
+        let input = input::from_reader(Box::new(Cursor::new(bytes.clone())), None).expect("input");
+        let mut readers = [CaptureReader::new(input, ReadOptions::default()).expect("reader")];
+        let mut most = 0;
+        let got = pipeline::scan_threads(
+            &mut readers,
+            config.clone(),
+            SizeKind::Wire,
+            threads,
+            &mut |_| {
+                most = most.max(threads_now());
+                Ok(())
+            },
+        )
+        .expect("scan");
+        (got, most)
+    };
+    let (want, _) = stream(1);
+    let (got, most) = stream(1000);
+    assert_eq!(got.0.envelope, want.0.envelope);
+    assert_eq!(got.0.backlog, want.0.backlog);
+    if before > 0 {
+        // The calling thread is one of the cores' worth.
+        let started = most.saturating_sub(before);
+        assert!(
+            started < cores as usize,
+            "{started} threads started for a stream, {cores} cores"
+        );
+        assert!(
+            cores < 2 || started >= 1,
+            "the stream's metrics were not shared out"
+        );
     }
     eprintln!("probe done");
 }

@@ -863,12 +863,13 @@ fn default_threads() -> usize {
     burstcore::default_threads()
 }
 
-/// For tests: from now on, in this process, cut a scan of plain files into as many time chunks
-/// as it is given threads, whatever the files' sizes and the cores, so that captures of a few
-/// kilobytes exercise the cuts and merges (`burstcore::chunked::cut_as_many_chunks_as_threads`).
+/// For tests: from now on, in this process, use as many threads as asked, whatever the files'
+/// sizes and the cores (time chunks of a scan, threads sharing out its metrics, ranges of
+/// `read_packets`), so that captures of a few kilobytes exercise the cuts, merges and shares
+/// (`burstcore::chunked::use_as_many_threads_as_asked`).
 #[pyfunction]
-fn _cut_as_many_chunks_as_threads(on: bool) {
-    burstcore::chunked::cut_as_many_chunks_as_threads(on);
+fn _use_as_many_threads_as_asked(on: bool) {
+    burstcore::chunked::use_as_many_threads_as_asked(on);
 }
 
 /// Whether bytes start a capture the reader takes (pcap, pcapng, gzip or zstd), for the command
@@ -891,7 +892,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_columns, m)?)?;
     m.add_function(wrap_pyfunction!(shared_packets, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(_cut_as_many_chunks_as_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(_use_as_many_threads_as_asked, m)?)?;
     m.add_function(wrap_pyfunction!(starts_like_capture, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;

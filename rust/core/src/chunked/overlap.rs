@@ -611,7 +611,7 @@ mod tests {
         // the sequential scan reports the damage it meets first, exactly (the damage tests of
         // tests/chunked_scan meet theirs in the chunks instead). Two files of 5.8 MB: cut in
         // two as asked, not scanned whole as too small.
-        super::super::cut_as_many_chunks_as_threads(true);
+        super::super::use_as_many_threads_as_asked(true);
         let dir = Scratch::new("overlap");
         let opts = PcapOptions {
             byte_order: ByteOrder::Big,
