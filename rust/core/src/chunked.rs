@@ -209,6 +209,7 @@ fn in_chunks(
         base = base.saturating_add(plan.interfaces() as u32);
     }
     let total: u64 = plans.iter().map(|p| p.file_len()).sum();
+    let cut = plan_for(total, threads, MIN_CHUNK_BYTES);
     // Files that overlap in time are cut at common instants instead of one after another: find
     // out from their ends.
     if plans.len() > 1 {
@@ -221,11 +222,9 @@ fn in_chunks(
         }
         spans.sort_unstable();
         if spans.windows(2).any(|w| w[0].1 > w[1].0) {
-            let cut = plan_for(total, threads, MIN_CHUNK_BYTES);
             return overlap::scan(&plans, &bases, config, size, decode, cut, progress);
         }
     }
-    let cut = plan_for(total, threads, MIN_CHUNK_BYTES);
     if cut.workers < 2 || (plans.len() == 1 && cut.chunks < 2) {
         // One core, or a file too small to be worth cutting: scanned another way.
         return Ok(None);
