@@ -307,30 +307,27 @@ TIME = Path("/usr/bin/time")
 
 
 def run_measured(argv: list[str]) -> tuple[bytes, float, float, int]:
-    """Run a process; return its stdout, wall seconds, CPU seconds and peak RSS in bytes.
+    """Run a process under GNU time; return its stdout, wall seconds, CPU seconds and peak RSS in
+    bytes.
 
-    Linux carries a process's RSS at fork into the max RSS of the forked child, so measuring a
-    child of this (large) Python process would report at least this process's size. GNU time is
-    small: a child forked from it reports its own peak. Without it, wait4's max RSS is used and
-    is an upper bound (at least this process's RSS at fork).
+    Linux carries a process's peak RSS at fork (and exec) into the max RSS of the forked child,
+    so wait4 on a child of this (large) Python process reports at least this process's size:
+    `cat` of a 2 MB file, run from a parent holding 600 MB, "peaked" at 697 MB. GNU time is
+    small: a child forked from it reports its own peak.
     """
     t0 = time.perf_counter()
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
-        cmd = [str(TIME), "-f", "%U %S %M", "-o", rss_file.name, *argv] if TIME.exists() else argv
+        cmd = [str(TIME), "-f", "%U %S %M", "-o", rss_file.name, *argv]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE)
         assert p.stdout is not None
         out = p.stdout.read()
-        _, status, ru = os.wait4(p.pid, 0)
+        _, status, _ = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)} failed with exit code {p.returncode}")
-        if TIME.exists():
-            user, system, rss_kb = rss_file.read().split()[-3:]
-            cpu, rss = float(user) + float(system), int(rss_kb) * 1024
-        else:
-            cpu, rss = ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024
-    return out, wall, cpu, rss
+        user, system, rss_kb = rss_file.read().split()[-3:]
+    return out, wall, float(user) + float(system), int(rss_kb) * 1024
 
 
 def c_binary(data: Path, name: str, log: list[str], *flags: str) -> Path | None:
@@ -835,6 +832,9 @@ def main() -> None:
         print(json.dumps(_child(args.tool, args.path, args.limit, windows, rates)))
         return
 
+    if not TIME.exists():
+        # Without it every peak memory would be this process's size or more (see run_measured).
+        sys.exit(f"error: GNU time ({TIME}) measures each tool's own peak memory; install the `time` package")
     if args.smoke:
         args.size, args.memory_sizes, args.repeat, args.pairs = "2M", "1M,4M", 1, 1
         args.tshark_packets = args.dpkt_packets = args.scapy_packets = 0

@@ -190,3 +190,20 @@ def test_read_packets_total_past_4_gib_is_exact(tmp_path: Path, monkeypatch: pyt
         d = run._child(tool, str(path), 0, [1_000_000], [10**9])
         assert (d["packets"], d["wire_bytes"]) == (n, n * wire), tool
     assert n * wire > 2**32
+
+
+def test_no_gnu_time_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without GNU time every peak RSS would be the harness's own size or more (wait4 on a child
+    # of a large process): the run refuses, saying what to install, before building anything.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benches" / "run.py")
+    assert spec is not None and spec.loader is not None
+    run = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_run", run)
+    spec.loader.exec_module(run)
+    monkeypatch.setattr(run, "TIME", tmp_path / "no-time")
+    monkeypatch.setattr(sys, "argv", ["run.py", "--smoke", "--data", str(tmp_path / "data")])
+    with pytest.raises(SystemExit, match="install the `time` package"):
+        run.main()
+    assert not (tmp_path / "data").exists()
