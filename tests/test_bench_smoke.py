@@ -268,3 +268,27 @@ def test_no_gnu_time_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     with pytest.raises(SystemExit, match="install the `time` package"):
         run.main()
     assert not (tmp_path / "data").exists()
+
+
+def test_polars_gets_the_best_of_as_many_runs_as_scan(run: Any) -> None:
+    # The ratio of scan's best run to polars' must not set one polars run against scan's best.
+    import argparse
+
+    args = argparse.Namespace(repeat=3, pairs=5, tshark_packets=1, dpkt_packets=1, scapy_packets=1)
+    runs = {tool: n for tool, _, n in run.main_plan(args)}
+    assert runs["polars"] == runs["scan"] == 3
+
+
+def test_best_wall_is_the_least_of_all_runs(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A one-thread tool keeps its least-CPU run, but the speed-up column divides the least wall
+    # times: here the least-CPU run is not the fastest on the clock.
+    runs = iter([(2.0, 1.0), (1.5, 1.2), (1.8, 1.1)])  # (wall, cpu)
+
+    def fake(cap: Any, tool: str, limit: int, windows: list[int], rates: list[int]) -> Any:
+        wall, cpu = next(runs)
+        return run.Result(cap.name, tool, wall, cpu, 10, 1e6, 1)
+
+    monkeypatch.setattr(run, "child", fake)
+    cap = run.Capture("c", Path("c.pcap"), "pcap", 0, packets=10)
+    best = run.measure(cap, "scan", 0, [1], [1], 3)
+    assert (best.seconds, best.cpu, best.extra["best_wall"]) == (2.0, 1.0, 1.5)
