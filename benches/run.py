@@ -897,6 +897,19 @@ def report(
     return "\n".join(L) + "\n"
 
 
+# The first section written by hand in RESULTS.md: it and all after it are kept by a new run.
+HAND_WRITTEN = re.compile(r"^## .*\(written by hand\)", re.MULTILINE)
+
+
+def write_report(out: Path, text: str) -> None:
+    """Write the generated report, keeping the sections written by hand that follow the last
+    one (each landing's measurements and reasons, which no run can regenerate)."""
+    old = out.read_text() if out.exists() else ""
+    hand = HAND_WRITTEN.search(old)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + ("\n" + old[hand.start() :] if hand else ""))
+
+
 def main_plan(args: argparse.Namespace) -> list[tuple[str, int, int]]:
     """(tool, slice in packets (0: whole file), runs) on each main capture, in order."""
     return [
@@ -935,7 +948,9 @@ def main() -> None:
     ap.add_argument("--memory-sizes", default="1G,4G", help="the two sizes of the memory check ('' to skip)")
     ap.add_argument("--hosts", type=int, default=8)
     ap.add_argument("--data", type=Path, default=ROOT / "benches" / "data")
-    ap.add_argument("--out", type=Path, default=ROOT / "benches" / "RESULTS.md")
+    ap.add_argument(
+        "--out", type=Path, help="the report (default benches/RESULTS.md; with --smoke, RESULTS.md in --data)"
+    )
     ap.add_argument("--json", type=Path, help="also write every measurement as JSON here")
     ap.add_argument("--repeat", type=int, default=3, help="runs of the fast tools (best is kept)")
     ap.add_argument(
@@ -959,6 +974,9 @@ def main() -> None:
     if not TIME.exists():
         # Without it every peak memory would be this process's size or more (see run_measured).
         sys.exit(f"error: GNU time ({TIME}) measures each tool's own peak memory; install the `time` package")
+    if args.out is None:
+        # A smoke run's tiny-capture figures never replace the real ones.
+        args.out = args.data / "RESULTS.md" if args.smoke else ROOT / "benches" / "RESULTS.md"
     if args.smoke:
         args.size, args.memory_sizes, args.repeat, args.pairs = "2M", "1M,4M", 1, 1
         # Whole files, but scapy (the slowest) on a slice: CI then runs the slice's extrapolation
@@ -1052,8 +1070,7 @@ def main() -> None:
         log,
         time.perf_counter() - started,
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    write_report(args.out, text)
     if args.json:
         rows = [{**r.__dict__, "gbps": r.gbps, "mpps": r.mpps} for r in results]
         args.json.write_text(json.dumps({"rates_bps": rates, "windows_ns": WINDOWS_NS, "results": rows}, indent=1))

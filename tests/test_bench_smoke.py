@@ -28,22 +28,15 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict:
     if shutil.which("tshark") is None:
         pytest.fail("tshark is needed (installed by .ci/setup)")
     tmp = tmp_path_factory.mktemp("bench")
+    # No --out: a smoke run writes its report beside its captures, never over benches/RESULTS.md.
     out, js = tmp / "RESULTS.md", tmp / "results.json"
+    before = (ROOT / "benches" / "RESULTS.md").stat().st_mtime_ns
     subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benches" / "run.py"),
-            "--smoke",
-            "--data",
-            str(tmp),
-            "--out",
-            str(out),
-            "--json",
-            str(js),
-        ],
+        [sys.executable, str(ROOT / "benches" / "run.py"), "--smoke", "--data", str(tmp), "--json", str(js)],
         check=True,
         timeout=600,
     )
+    assert (ROOT / "benches" / "RESULTS.md").stat().st_mtime_ns == before
     return {"md": out.read_text(), **json.loads(js.read_text())}
 
 
@@ -296,3 +289,18 @@ def test_best_wall_is_the_least_of_all_runs(run: Any, monkeypatch: pytest.Monkey
     cap = run.Capture("c", Path("c.pcap"), "pcap", 0, packets=10)
     best = run.measure(cap, "scan", 0, [1], [1], 3)
     assert (best.seconds, best.cpu, best.extra["best_wall"]) == (2.0, 1.0, 1.5)
+
+
+def test_a_new_report_keeps_the_sections_written_by_hand(tmp_path: Path, run: Any) -> None:
+    # The landings written by hand after the generated part of RESULTS.md survive a new run,
+    # byte for byte; the old generated part does not.
+    committed = (ROOT / "benches" / "RESULTS.md").read_text()
+    start = committed.rfind("\n## ", 0, committed.index("(written by hand)")) + 1
+    assert "(written by hand)" in committed[start:].splitlines()[0]
+    out = tmp_path / "RESULTS.md"
+    out.write_text(committed)
+    run.write_report(out, "# burstcore benchmark results\n\nnew figures\n")
+    assert out.read_text() == "# burstcore benchmark results\n\nnew figures\n\n" + committed[start:]
+    # A first report (no file yet, or none written by hand) is the generated text alone.
+    run.write_report(tmp_path / "new.md", "x\n")
+    assert (tmp_path / "new.md").read_text() == "x\n"
