@@ -12,10 +12,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The tools compared with burstcore on whole files, each computing the 20 E(τ) and 8 B_max
+# itself (scapy reads a slice in the smoke run).
+WHOLE_PEERS = ("polars", "tshark", "dpkt")
+SMOKE_SLICE = 1000  # benches/run.py's
 
 
 @pytest.fixture(scope="module")
@@ -23,22 +28,15 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict:
     if shutil.which("tshark") is None:
         pytest.fail("tshark is needed (installed by .ci/setup)")
     tmp = tmp_path_factory.mktemp("bench")
+    # No --out: a smoke run writes its report beside its captures, never over benches/RESULTS.md.
     out, js = tmp / "RESULTS.md", tmp / "results.json"
+    before = (ROOT / "benches" / "RESULTS.md").stat().st_mtime_ns
     subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benches" / "run.py"),
-            "--smoke",
-            "--data",
-            str(tmp),
-            "--out",
-            str(out),
-            "--json",
-            str(js),
-        ],
+        [sys.executable, str(ROOT / "benches" / "run.py"), "--smoke", "--data", str(tmp), "--json", str(js)],
         check=True,
         timeout=600,
     )
+    assert (ROOT / "benches" / "RESULTS.md").stat().st_mtime_ns == before
     return {"md": out.read_text(), **json.loads(js.read_text())}
 
 
@@ -77,14 +75,19 @@ def test_every_tool_reads_every_packet(smoke: dict) -> None:
     for capture, rs in by_capture.items():
         # The C yardstick frames pcap only.
         assert ("yardstick" in {r["tool"] for r in rs}) == ("-pcap-" in capture), capture
-        packets = {r["tool"]: r["packets"] for r in rs}
-        # The smoke run reads whole files (no slices): every tool sees the same packets.
+        # The smoke run reads whole files, but scapy a slice of its first packets: every other
+        # tool sees the same packets.
+        whole = [r for r in rs if r["tool"] != "scapy"]
+        packets = {r["tool"]: r["packets"] for r in whole}
         assert len(set(packets.values())) == 1, (capture, packets)
-        assert packets["scan"] > 1000
-        wire = {r["tool"]: r["extra"]["wire_bytes"] for r in rs if "wire_bytes" in r["extra"]}
+        assert packets["scan"] > SMOKE_SLICE
+        wire = {r["tool"]: r["extra"]["wire_bytes"] for r in whole if "wire_bytes" in r["extra"]}
         assert len(set(wire.values())) == 1, (capture, wire)
         for r in rs:
-            assert r["seconds"] > 0 and r["peak_rss"] > 0 and not r["sliced"]
+            assert r["seconds"] > 0 and r["peak_rss"] > 0 and r["sliced"] == (r["tool"] == "scapy"), (capture, r)
+        (scapy,) = (r for r in rs if r["tool"] == "scapy")
+        assert scapy["packets"] == SMOKE_SLICE
+        assert f"{SMOKE_SLICE:,} (slice of the file's {packets['scan']:,}, extrapolated)" in smoke["md"]
 
 
 def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
@@ -96,10 +99,20 @@ def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
             continue  # memory-check captures are scanned only
         env = rs["scan"]["extra"]["envelope"]
         assert len(env) == 20 and env == sorted(env)
-        # Exact oracles: tshark's decimal ns timestamps with int64 numpy; polars rolling sums.
-        assert rs["tshark"]["extra"]["envelope"] == env, capture
-        assert rs["polars"]["extra"]["envelope"] == env, capture
-        assert rs["scapy"]["extra"]["envelope"] == env, capture
+        # Exact oracles: tshark's decimal ns timestamps, dpkt's exact ns (pcap and pcapng
+        # alike), with int64 numpy; polars rolling sums.
+        for peer in WHOLE_PEERS:
+            assert rs[peer]["extra"]["envelope"] == env, (capture, peer)
+        # The run's own check: every tool computing the metrics agreed with burstcore on the
+        # packets it read; scapy's slice with burstcore on the same first packets.
+        for tool, r in rs.items():
+            if tool != "scan" and "envelope" in r["extra"]:
+                c = r["extra"]["check"]
+                assert c["ok"] and c["packets"] == r["packets"], (capture, tool, c)
+                assert c["against"] == ("slice" if tool == "scapy" else "scan"), (capture, tool, c)
+        # A slice holds a subset of the packets: its E(τ) is at most the file's.
+        slice_env = rs["scapy"]["extra"]["envelope"]
+        assert all(0 < a <= b for a, b in zip(slice_env, env, strict=True)), capture
         # The buffered read (mmap=False): exactly the same numbers.
         assert rs["scan_buffered"]["extra"]["envelope"] == env, capture
         assert rs["scan_buffered"]["extra"]["bmax"] == rs["scan"]["extra"]["bmax"], capture
@@ -123,8 +136,9 @@ def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
             assert got["stride"] == stride and got["bytes"] == len(data), (capture, tool)
             assert got["sum"] == sum(data[::stride]), (capture, tool)
         assert len(rs["lines2"]["extra"]["pairs"]) == 1, capture
+        assert 0 < rs["tshark"]["extra"]["startup_cpu"] < rs["tshark"]["cpu"], capture
         # B_max from float cumulative sums (the peers' way) agrees to float precision.
-        for peer in ("tshark", "polars"):
+        for peer in WHOLE_PEERS:
             for a, b in zip(rs[peer]["extra"]["bmax"], rs["scan"]["extra"]["bmax"], strict=True):
                 assert a == pytest.approx(b, rel=1e-6, abs=1.0), (capture, peer)
 
@@ -159,6 +173,9 @@ def test_report_has_machine_targets_and_memory_check(smoke: dict) -> None:
         "| (for scale) every cache line of the mapped file loaded",
         "| (for scale) the kernel's part: one load per page",
         "every line loaded, paired",
+        # Units, and tshark's start-up (inside its time, unlike Python's) measured and stated.
+        "GB, MB: 10⁹, 10⁶ bytes",
+        "tshark's own start-up is inside its time",
     ):
         assert needle in md, needle
     mem = [r for r in smoke["results"] if r["capture"] in ("snap128-pcap-1m", "snap128-pcap-4m")]
@@ -168,23 +185,122 @@ def test_report_has_machine_targets_and_memory_check(smoke: dict) -> None:
     assert "peak RSS, by all and pair" in md
 
 
-def test_read_packets_total_past_4_gib_is_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # polars sums a UInt32 column in 32 bits: the harness's total of `read_packets`' wire
-    # lengths must not wrap (the 2 GB snaplen-128 benchmark captures carry 16.7 GB of frames).
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """benches/run.py as a module."""
     import importlib.util
 
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benches" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Its dataclasses look their module up there; only for the test.
+    monkeypatch.setitem(sys.modules, "bench_run", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_wrong_peer_is_caught(run: Any) -> None:
+    # The run's check flags a peer whose E(τ), B_max or packets differ from burstcore's on the
+    # same packets, and passes float rounding of B_max.
+    ref = {"packets": 10, "envelope": [100, 200, 300], "bmax": [1000.0, 5000.0]}
+
+    def peer(env: list[int], bmax: list[float], packets: int = 10, sliced: bool = False) -> Any:
+        extra = {"envelope": env, "bmax": bmax}
+        return run.Result("c", "tshark", 1.0, 1.0, packets, 1e6, 1, sliced, extra=extra)
+
+    good = peer([100, 200, 300], [1000.0 * (1 + 1e-12), 5000.0])
+    good.extra["check"] = run.check(good, ref, "scan")
+    assert good.extra["check"]["ok"] and run.check_text(good) == "yes, 3 E(τ) and 2 B_max"
+    sliced = peer([100, 200, 300], [1000.0, 5000.0], sliced=True)
+    sliced.extra["check"] = run.check(sliced, ref, "slice")
+    assert "same first 10 packets" in run.check_text(sliced)
+    for bad, why in (
+        (peer([100, 201, 300], [1000.0, 5000.0]), "E(τ) 1 of 3"),
+        (peer([100, 200, 300], [1000.0, 5066.0]), "B_max 1 of 2"),
+        (peer([100, 200, 300], [1000.0, 5000.0], packets=9), "burstcore read 10 packets"),
+    ):
+        bad.extra["check"] = run.check(bad, ref, "scan")
+        assert not bad.extra["check"]["ok"]
+        assert run.check_text(bad).startswith("**NO**") and why in run.check_text(bad), why
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+def test_slice_reference_is_the_first_packets(tmp_path: Path, run: Any, fmt: str) -> None:
+    # burstcore's reference for a slice is its first N packets in file order, even where the
+    # next packet has the same timestamp (here the 4th and 5th, at 250 ns), checked against the
+    # brute-force oracles on those packets.
+    from tests import oracles
+
+    ts = [1_000, 1_100, 1_200, 1_250, 1_250, 1_900, 2_000]
+    sizes = [100, 1514, 66, 1514, 1514, 700, 1514]
+    path = tmp_path / f"ties.{fmt}"
+    path.write_bytes(oracles.capture(ts, sizes, fmt=fmt))
+    windows, rates = [1, 150, 300, 2_000], [8_000_000_000, 16_000_000_000]
+    n = 4
+    ref = run.slice_reference(str(path), n, ts[n - 1], windows, rates)
+    assert ref["packets"] == n
+    assert ref["envelope"] == [oracles.envelope(ts[:n], sizes[:n], w)[0] for w in windows]
+    assert ref["bmax"] == [float(oracles.bmax(ts[:n], sizes[:n], r)) for r in rates]
+
+
+def test_read_packets_total_past_4_gib_is_exact(tmp_path: Path, run: Any) -> None:
+    # polars sums a UInt32 column in 32 bits: the harness's total of `read_packets`' wire
+    # lengths must not wrap (the 2 GB snaplen-128 benchmark captures carry 16.7 GB of frames).
     from tests.oracles import PAST_4_GIB, capture_past_4_gib
 
     n, wire = PAST_4_GIB
     path = tmp_path / "jumbo.pcap"
     path.write_bytes(capture_past_4_gib())
-    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benches" / "run.py")
-    assert spec is not None and spec.loader is not None
-    run = importlib.util.module_from_spec(spec)
-    # Its dataclasses look their module up there; only for this test.
-    monkeypatch.setitem(sys.modules, "bench_run", run)
-    spec.loader.exec_module(run)
     for tool in ("read_packets", "read_packets_ts"):
         d = run._child(tool, str(path), 0, [1_000_000], [10**9])
         assert (d["packets"], d["wire_bytes"]) == (n, n * wire), tool
     assert n * wire > 2**32
+
+
+def test_no_gnu_time_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Any) -> None:
+    # Without GNU time every peak RSS would be the harness's own size or more (wait4 on a child
+    # of a large process): the run refuses, saying what to install, before building anything.
+    monkeypatch.setattr(run, "TIME", tmp_path / "no-time")
+    monkeypatch.setattr(sys, "argv", ["run.py", "--smoke", "--data", str(tmp_path / "data")])
+    with pytest.raises(SystemExit, match="install the `time` package"):
+        run.main()
+    assert not (tmp_path / "data").exists()
+
+
+def test_polars_gets_the_best_of_as_many_runs_as_scan(run: Any) -> None:
+    # The ratio of scan's best run to polars' must not set one polars run against scan's best.
+    import argparse
+
+    args = argparse.Namespace(repeat=3, pairs=5, tshark_packets=1, dpkt_packets=1, scapy_packets=1)
+    runs = {tool: n for tool, _, n in run.main_plan(args)}
+    assert runs["polars"] == runs["scan"] == 3
+
+
+def test_best_wall_is_the_least_of_all_runs(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A one-thread tool keeps its least-CPU run, but the speed-up column divides the least wall
+    # times: here the least-CPU run is not the fastest on the clock.
+    runs = iter([(2.0, 1.0), (1.5, 1.2), (1.8, 1.1)])  # (wall, cpu)
+
+    def fake(cap: Any, tool: str, limit: int, windows: list[int], rates: list[int]) -> Any:
+        wall, cpu = next(runs)
+        return run.Result(cap.name, tool, wall, cpu, 10, 1e6, 1)
+
+    monkeypatch.setattr(run, "child", fake)
+    cap = run.Capture("c", Path("c.pcap"), "pcap", 0, packets=10)
+    best = run.measure(cap, "scan", 0, [1], [1], 3)
+    assert (best.seconds, best.cpu, best.extra["best_wall"]) == (2.0, 1.0, 1.5)
+
+
+def test_a_new_report_keeps_the_sections_written_by_hand(tmp_path: Path, run: Any) -> None:
+    # The landings written by hand after the generated part of RESULTS.md survive a new run,
+    # byte for byte; the old generated part does not.
+    committed = (ROOT / "benches" / "RESULTS.md").read_text()
+    start = committed.rfind("\n## ", 0, committed.index("(written by hand)")) + 1
+    assert "(written by hand)" in committed[start:].splitlines()[0]
+    out = tmp_path / "RESULTS.md"
+    out.write_text(committed)
+    run.write_report(out, "# burstcore benchmark results\n\nnew figures\n")
+    assert out.read_text() == "# burstcore benchmark results\n\nnew figures\n\n" + committed[start:]
+    # A first report (no file yet, or none written by hand) is the generated text alone.
+    run.write_report(tmp_path / "new.md", "x\n")
+    assert (tmp_path / "new.md").read_text() == "x\n"
