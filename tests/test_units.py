@@ -320,3 +320,29 @@ def test_numpy_and_pandas_durations_of_any_unit_are_exact():
     # pandas raised OverflowError (from .value) where the unit is coarser than ns.
     with pytest.raises(ValueError, match="longer than 292 years"):
         parse_duration(pd.Timedelta(days=200_000).as_unit("s"))
+
+
+@pytest.mark.parametrize("ns_value", [1000, 1_000_000, np.int64(10**9), 2.5e6])
+def test_every_time_scale_refuses_nanoseconds_fed_back(ns_value):
+    # idle_timeout, reorder_horizon and max_offset as windows, bins, gaps and periods do: a plain
+    # number of 1000 or more is most likely ns (every *_ns value burstcore gives is), not an idle
+    # timeout of 11.6 days.
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=50)
+    data = oracles.capture([BASE, BASE + 1000, BASE + 2500], [len(frame)] * 3, frames=[frame] * 3)
+    calls = {
+        "idle_timeout": lambda v: burstcore.flows(data, idle_timeout=v),
+        "reorder_horizon": lambda v: burstcore.scan(data, windows=["1us"], rates=["1Gbps"], reorder_horizon=v),
+        "max_offset": lambda v: burstcore.superpose([data, data], offsets="random", max_offset=v),
+    }
+    for name, call in calls.items():
+        with pytest.raises(
+            ValueError,
+            match=rf"{re.escape(f'{name}={ns_value!r}')} as a plain number is read in seconds .* write '.*ns'",
+        ):
+            call(ns_value)
+    # Below 1000 a plain number is seconds, as for every duration; with its unit, the value is
+    # what it says: a flow ends at a gap (1000 ns, then 1500 ns) longer than the timeout.
+    assert burstcore.flows(data, idle_timeout=999).height == 1
+    want = 1 + sum(gap > int(ns_value) for gap in (1000, 1500))
+    assert burstcore.flows(data, idle_timeout=f"{int(ns_value)}ns").height == want
+    burstcore.scan(data, windows=["1us"], rates=["1Gbps"], reorder_horizon=999)

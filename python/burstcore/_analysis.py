@@ -119,7 +119,8 @@ def flows(
     belong to no flow (``traffic_matrix`` counts them, in its row without addresses).
 
     ``idle_timeout``: a gap strictly longer than this ends a flow and the next packet opens a new
-    one (None: one flow per key for the whole capture, as tshark's conversations).
+    one (None: one flow per key for the whole capture, as tshark's conversations). As for windows,
+    a plain number of 1000 or more is refused as most likely nanoseconds: write '1000s' or '20min'.
 
     ``max_flows``: most flows reported, each a row (a few hundred bytes, about 1.2 kB with
     ``windows``); one more is a ``LimitExceededError`` (``limit == "result"``) at once. A short
@@ -145,7 +146,9 @@ def flows(
     """
     if key not in FLOW_KEYS:
         raise ValueError(f"key={key!r}: use one of {', '.join(FLOW_KEYS)}")
-    timeout_ns = None if idle_timeout is None else parse_duration(idle_timeout, name="idle_timeout", allow_zero=True)
+    timeout_ns = (
+        None if idle_timeout is None else parse_duration(idle_timeout, name="idle_timeout", allow_zero=True, scale=True)
+    )
     windows_ns = sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_flows = parse_count(max_flows, name="max_flows")
@@ -749,7 +752,7 @@ def _offsets(
     if isinstance(offsets, str):
         if offsets != "random":
             raise ValueError(f"offsets={offsets!r}: give a list of durations (one per capture) or 'random'")
-        hi = parse_duration(max_offset, name="max_offset", allow_zero=True)
+        hi = parse_duration(max_offset, name="max_offset", allow_zero=True, scale=True)
         rng = np.random.Generator(np.random.PCG64(seed))
         # The first capture stays put: only relative phases matter.
         return [0] + [int(x) for x in rng.integers(0, hi, size=n - 1, endpoint=True)]
@@ -824,7 +827,8 @@ def superpose(
 
     ``offsets``: one duration per capture (may be negative: "-3ms" or -0.003), None for all 0,
     or "random": capture 0 stays put and the others are shifted uniformly in [0, max_offset]
-    (default 1 s; pass one iteration period for random phases), drawn from numpy's PCG64 seeded
+    (default 1 s; pass one iteration period for random phases; as a window, a plain number of 1000
+    or more is refused as most likely nanoseconds), drawn from numpy's PCG64 seeded
     with ``seed``, so a seed gives the same offsets everywhere. Offsets shift the captures'
     own timestamps: captures recorded at different times need offsets that bring them together,
     and a capture that overlaps no other after its offset gets a ``CaptureWarning`` naming the

@@ -124,7 +124,7 @@ def _parse_order(reorder_horizon: Duration, on_late: str) -> tuple[int, str]:
     """The reorder horizon in ns and the late-packet policy, as scans and analyses take them."""
     if on_late not in ("error", "drop"):
         raise ValueError(f"on_late={on_late!r}: use 'error' (default) or 'drop'")
-    return parse_duration(reorder_horizon, name="reorder_horizon", allow_zero=True), on_late
+    return parse_duration(reorder_horizon, name="reorder_horizon", allow_zero=True, scale=True), on_late
 
 
 def _is_columns(source: Any) -> bool:
@@ -241,7 +241,8 @@ def scan(
         raise ``OutOfOrderError`` unless ``on_late='drop'`` (then counted in ``summary``).
         The packets within it wait in memory: more than 2^23 at once (only damaged timestamps,
         such as millions at one instant, come near) raise ``LimitExceededError`` with
-        ``limit == "held_packets"``; 0 waits for nothing (docs/limits.md, Memory).
+        ``limit == "held_packets"``; 0 waits for nothing (docs/limits.md, Memory). A plain number
+        of 1000 or more raises ``ValueError``, as for ``windows``.
     on_late:
         'error' (default): a packet later than the horizon raises ``OutOfOrderError``; 'drop':
         it is left out and counted in ``summary.skipped_late``. The error's ``offset`` is the

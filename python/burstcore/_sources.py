@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -22,10 +23,7 @@ def normalize(source: Any) -> Any:
         if path == "-":
             buf = getattr(sys.stdin, "buffer", None)
             return buf if buf is not None and not _is_real_stdin(buf) else "-"
-        if not os.path.exists(path):
-            raise FileNotFoundError(2, f"no such capture file: {path!r} (check the path)", path)
-        if os.path.isdir(path):
-            raise IsADirectoryError(21, f"{path!r} is a directory, not a capture file", path)
+        check_path(path)
         return path
     if hasattr(source, "read"):
         if isinstance(getattr(source, "mode", "b"), str) and "b" not in getattr(source, "mode", "b"):
@@ -41,6 +39,21 @@ def normalize(source: Any) -> Any:
         f"cannot read a capture from {type(source).__name__}: pass a path, '-' for stdin, bytes, "
         f"or a binary file object{columns}"
     )
+
+
+def check_path(path: str) -> None:
+    """A missing file or a folder given as a capture, told before any Rust code runs. Any other
+    error of ``stat`` (no permission to look into the folder, a file in the path that is no
+    folder) is left to the read, which raises it with its own errno (``PermissionError``, ...):
+    ``os.path.exists`` is False for those too, and called the file missing."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, ValueError):  # ValueError: a NUL in the path, which no file has
+        raise FileNotFoundError(errno.ENOENT, f"no such capture file: {path!r} (check the path)", path) from None
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, f"{path!r} is a directory, not a capture file", path)
 
 
 def normalize_each(source: Any) -> list[Any]:

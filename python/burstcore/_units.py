@@ -32,7 +32,8 @@ DURATION_FORMS = (
     "a datetime.timedelta, a numpy.timedelta64 or a pandas.Timedelta"
 )
 
-# A time scale (a window, a bin) given as a plain number is read in seconds, and burstcore hands
+# A time scale (a window, a bin, a period, a gap, an idle timeout, the reorder horizon, the
+# largest random offset) given as a plain number is read in seconds, and burstcore hands
 # out nanoseconds (default_windows_ns(), config["windows_ns"], every *_ns column, whose smallest
 # default is 1000 ns): a plain number this large is far more likely nanoseconds fed back than a
 # window of a quarter of an hour or more, which can be written '1000s' or '1h'.
@@ -149,8 +150,11 @@ def parse_duration(
     refused); ints and floats (seconds; a float is rounded to the nearest ns, as binary floats
     such as ``np.logspace``'s are inexact anyway); ``datetime.timedelta``; ``numpy.timedelta64``;
     ``pandas.Timedelta`` (to the ns). Anything else raises ``ValueError`` naming the value and the
-    accepted forms. With ``scale`` (a window, a bin, a period), a plain number of 1000 seconds or
-    more is refused as most likely nanoseconds: write it with a unit ('1000s', '1h'). With
+    accepted forms. With ``scale`` (every duration of the API but an offset and an instant: a
+    window, a bin, a period, a gap, an idle timeout, a reorder horizon, ``max_offset``), a plain
+    number of 1000 seconds or more is refused as most likely nanoseconds: write it with a unit
+    ('1000s', '1h'). An offset (``superpose``'s ``offsets``) is not refused: a capture hours off
+    (another time zone) may be moved by 3600. With
     ``signed`` (an offset), one sign is read and the duration may be below zero ("-3ms").
     """
     if isinstance(value, bool):

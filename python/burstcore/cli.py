@@ -935,11 +935,11 @@ def _check_inputs(files: Sequence[str]) -> None:
     if "-" in files and sys.stdin.isatty():
         # It would wait, silently, for a capture typed at the keyboard.
         raise UsageError("'-' reads a capture from stdin, which is a terminal: pipe one in (e.g. dumpcap -w - | ...)")
+    from ._sources import check_path
+
     for f in files:
-        if f != "-" and not os.path.exists(f):
-            raise FileNotFoundError(2, f"no such capture file: {f!r} (check the path)", f)
-        if f != "-" and os.path.isdir(f):
-            raise IsADirectoryError(21, f"{f!r} is a directory, not a capture file", f)
+        if f != "-":
+            check_path(f)
 
 
 def _check_output(path: str | None, inputs: Sequence[str] = ()) -> None:
@@ -2101,7 +2101,10 @@ def _classify(e: BaseException) -> tuple[int, str]:
         # Every write of an output is wrapped as an _OutputError (`_writing`, `_check_output`):
         # an OSError left is the input's (no permission to read it, an I/O error, a file
         # truncated while it was read).
-        told = f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
+        # burstcore's own OSErrors name the file in their strerror already.
+        told = f"{e.strerror or e}" + (
+            f": {e.filename}" if e.filename and str(e.filename) not in str(e.strerror) else ""
+        )
         return EXIT_CAPTURE, f"cannot read the capture{_reading_where()}: {told}"
     return EXIT_INTERNAL, f"internal error: {type(e).__name__}: {e} (please report it, with the output of --debug)"
 

@@ -11,8 +11,9 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// The operating system failed a read (the message carries its text;
-    /// [`std::error::Error::source`] gives the `std::io::Error` itself when there was one).
+    /// The operating system failed a read or a write (the message carries its text, and says
+    /// which: "read failed", "write failed", a file that cannot be opened; [`Error::io_error`]
+    /// gives the `std::io::Error` itself when there was one).
     Io,
     /// The first bytes are neither pcap nor pcapng (nor gzip/zstd around one of them).
     NotACapture,
@@ -121,7 +122,8 @@ type Cause = Arc<Box<dyn std::error::Error + Send + Sync + 'static>>;
 #[derive(Debug, Clone)]
 pub struct Error {
     pub kind: ErrorKind,
-    /// Byte offset in the (decompressed) input where the problem was found, if it concerns input.
+    /// Byte offset in the (decompressed) input where the problem was found, if it concerns input;
+    /// for a failed write ([`Error::write_failed`]), in the output, where the failed write began.
     pub offset: Option<u64>,
     /// What was wrong, in words a user can act on (no trailing period, no offset: Display adds it).
     pub reason: String,
@@ -131,8 +133,8 @@ pub struct Error {
     /// For a [`ErrorKind::LimitExceeded`] error, which family of limit ([`Error::limit_exceeded`]
     /// sets it); `None` for every other kind.
     pub limit: Option<Limit>,
-    /// What failed below (the `std::io::Error` of a failed read), for `source()`; the reason
-    /// already carries its text, so Display does not repeat it.
+    /// What failed below (the `std::io::Error` of a failed read or write), for [`Error::cause`]
+    /// and [`Error::io_error`]. The reason carries its text, so `source()` skips it (see there).
     cause: Option<Cause>,
 }
 
@@ -192,14 +194,31 @@ impl Error {
             ..Error::limit_exceeded(limit, reason)
         }
     }
-    /// Keep `cause`, what failed below this error, for [`std::error::Error::source`]. The
-    /// reason should already say what it means for the user: Display does not add its text.
+    /// Keep `cause`, what failed below this error, for [`Error::cause`] and [`Error::io_error`].
+    /// The reason must carry its text (Display does not add it, and `source()` skips it).
     pub fn caused_by(
         mut self,
         cause: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
     ) -> Self {
         self.cause = Some(Arc::new(cause.into()));
         self
+    }
+    /// A write to the output failed: `offset` bytes had been handed to the sink before the
+    /// failed write began. `From<std::io::Error>` is for reads; a writer uses this.
+    pub fn write_failed(e: std::io::Error, offset: u64) -> Self {
+        Error::at(ErrorKind::Io, offset, format!("write failed: {e}")).caused_by(e)
+    }
+    /// What failed below this error (the `std::io::Error` of a failed read or write, a
+    /// decompressor's error), if anything did, as `std::io::Error::get_ref` gives a wrapped
+    /// error. The reason already carries its text: see `source()`.
+    pub fn cause(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        Some(&***self.cause.as_ref()?)
+    }
+    /// The operating system's error below this one, when there was one: its
+    /// [`std::io::Error::kind`] and [`std::io::Error::raw_os_error`] (errno) for a program to
+    /// act on.
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        self.cause()?.downcast_ref()
     }
     /// The error concerns `input`, one of several read at once: a byte offset alone would not
     /// say in which of them. An input named already keeps its name.
@@ -222,13 +241,19 @@ impl fmt::Display for Error {
     }
 }
 
+/// An error should either show its cause in Display or return it from `source()`, not both, or
+/// a reporter that prints the chain (anyhow's `{:#}`) shows the OS's text twice. Display carries
+/// it here, because Display is the message (Python's, the command line's) and must say what
+/// failed; so `source()` goes on below the cause, as `std::io::Error` does for the error it
+/// wraps. [`Error::cause`] and [`Error::io_error`] give the cause itself.
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        let cause: &(dyn std::error::Error + 'static) = &***self.cause.as_ref()?;
-        Some(cause)
+        self.cause()?.source()
     }
 }
 
+/// A failed read: every `?` on an I/O error in the reading code. A writer uses
+/// [`Error::write_failed`] instead, which says so and where.
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::new(ErrorKind::Io, format!("read failed: {e}")).caused_by(e)
@@ -237,38 +262,85 @@ impl From<std::io::Error> for Error {
 
 /// Something the user should know that did not stop the read (e.g. a capture cut off mid-block
 /// because it is still being written). Collected by the reader and reported in summaries.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Built by [`Warning::new`] or from an [`Error`] that is let pass (its limit and cause kept).
+#[derive(Debug, Clone)]
 pub struct Warning {
     pub kind: ErrorKind,
     pub offset: Option<u64>,
     pub reason: String,
+    /// For a [`ErrorKind::LimitExceeded`] warning, which family of limit, as [`Error::limit`];
+    /// Display names it, since a warning reaches Python as its text.
+    pub limit: Option<Limit>,
+    /// What failed below, as [`Error::cause`].
+    cause: Option<Cause>,
+}
+
+/// As for [`Error`]: what the warning says, not its cause.
+impl PartialEq for Warning {
+    fn eq(&self, other: &Self) -> bool {
+        (self.kind, self.offset, &self.reason, self.limit)
+            == (other.kind, other.offset, &other.reason, other.limit)
+    }
+}
+
+impl Eq for Warning {}
+
+impl Warning {
+    pub fn new(kind: ErrorKind, offset: Option<u64>, reason: impl Into<String>) -> Self {
+        Warning {
+            kind,
+            offset,
+            reason: reason.into(),
+            limit: None,
+            cause: None,
+        }
+    }
+    /// What failed below, as [`Error::cause`].
+    pub fn cause(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        Some(&***self.cause.as_ref()?)
+    }
+    /// As Display, naming the input among several read at once ([`Error::in_input`]).
+    pub fn in_input(&self, input: &str) -> String {
+        let mut s = match self.offset {
+            Some(off) => format!("{} at byte offset {} of {}", self.reason, off, input),
+            None => format!("{} (in {})", self.reason, input),
+        };
+        self.push_limit(&mut s);
+        s
+    }
+    /// ` (limit: result)`: the word `LimitExceededError.limit` would hold, for a program that
+    /// only has the text.
+    fn push_limit(&self, s: &mut String) {
+        if let Some(limit) = self.limit {
+            s.push_str(&format!(" (limit: {})", limit.name()));
+        }
+    }
 }
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.offset {
-            Some(off) => write!(f, "{} at byte offset {}", self.reason, off),
-            None => f.write_str(&self.reason),
-        }
+        let mut s = match self.offset {
+            Some(off) => format!("{} at byte offset {}", self.reason, off),
+            None => self.reason.clone(),
+        };
+        self.push_limit(&mut s);
+        f.write_str(&s)
     }
 }
 
-impl Warning {
-    /// As Display, naming the input among several read at once ([`Error::in_input`]).
-    pub fn in_input(&self, input: &str) -> String {
-        match self.offset {
-            Some(off) => format!("{} at byte offset {} of {}", self.reason, off, input),
-            None => format!("{} (in {})", self.reason, input),
-        }
-    }
-}
-
+/// An error let pass as a warning keeps what it said (the input it named, in its reason), its
+/// limit and its cause.
 impl From<Error> for Warning {
     fn from(e: Error) -> Self {
         Warning {
             kind: e.kind,
             offset: e.offset,
-            reason: e.reason,
+            reason: match e.input {
+                Some(input) => format!("{} (in {input})", e.reason),
+                None => e.reason,
+            },
+            limit: e.limit,
+            cause: e.cause,
         }
     }
 }
@@ -277,7 +349,6 @@ impl From<Error> for Warning {
 mod tests {
     use super::*;
     use crate::capture::{CaptureReader, ReadOptions};
-    use std::error::Error as _;
     use std::io::{self, Read, Write};
 
     /// EIO, as a failing disk gives it.
@@ -326,13 +397,24 @@ mod tests {
 
     /// The `std::io::Error` below `e`, which must be there.
     fn io_source(e: &Error) -> &io::Error {
-        e.source()
-            .and_then(|s| s.downcast_ref::<io::Error>())
+        e.io_error()
             .unwrap_or_else(|| panic!("no io::Error below {e:?}"))
     }
 
+    /// What a chain printer (anyhow's `{:#}`) shows: Display, then each `source()`'s.
+    fn chain(e: &dyn std::error::Error) -> String {
+        let mut out = e.to_string();
+        let mut next = e.source();
+        while let Some(s) = next {
+            out.push_str(": ");
+            out.push_str(&s.to_string());
+            next = s.source();
+        }
+        out
+    }
+
     #[test]
-    fn a_failed_read_keeps_the_io_error_as_its_source() {
+    fn a_failed_read_keeps_the_io_error_as_its_cause() {
         let e = Error::from(eio());
         assert_eq!(io_source(&e).raw_os_error(), Some(5));
         // The text is what it was: the cause's text once, not again after it.
@@ -362,14 +444,103 @@ mod tests {
             .expect("no such file");
         assert_eq!(io_source(&e).kind(), io::ErrorKind::NotFound);
         // An error of the input itself has nothing below it.
-        assert!(Error::at(ErrorKind::Corrupt, 8, "bad").source().is_none());
+        assert!(Error::at(ErrorKind::Corrupt, 8, "bad").cause().is_none());
+    }
+
+    #[test]
+    fn a_chain_printer_shows_the_os_text_once() {
+        let os = eio().to_string();
+        let read = Error::from(eio());
+        let write = Error::write_failed(eio(), 24);
+        let open = crate::input::open_path(std::path::Path::new("/nonexistent/burstcore/x.pcap"))
+            .err()
+            .expect("no such file");
+        let gone = io::Error::from_raw_os_error(2).to_string();
+        for (e, text) in [(&read, &os), (&write, &os), (&open, &gone)] {
+            let shown = chain(e);
+            assert_eq!(shown.matches(text.as_str()).count(), 1, "{shown}");
+            assert_eq!(shown, e.to_string());
+        }
+        // A cause with a cause of its own: the chain goes on below the one Display shows.
+        #[derive(Debug)]
+        struct Inner;
+        impl fmt::Display for Inner {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("inner")
+            }
+        }
+        impl std::error::Error for Inner {}
+        #[derive(Debug)]
+        struct Outer(Inner);
+        impl fmt::Display for Outer {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("outer")
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = Error::new(ErrorKind::Decompression, "damaged: outer").caused_by(Outer(Inner));
+        assert_eq!(chain(&e), "damaged: outer: inner");
+        assert!(e.cause().is_some_and(|c| c.is::<Outer>()));
+    }
+
+    #[test]
+    fn a_failed_write_says_write_and_where() {
+        let e = Error::write_failed(io::Error::from_raw_os_error(28), 4096);
+        assert_eq!((e.kind, e.offset), (ErrorKind::Io, Some(4096)));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "write failed: {} at byte offset 4096",
+                io::Error::from_raw_os_error(28)
+            )
+        );
+        assert_eq!(io_source(&e).raw_os_error(), Some(28));
+    }
+
+    #[test]
+    fn a_warning_from_an_error_keeps_its_limit_and_cause() {
+        let w = Warning::from(Error::limit_exceeded_at(
+            Limit::HeldPackets,
+            24,
+            "more packets than can be held",
+        ));
+        assert_eq!((w.kind, w.offset), (ErrorKind::LimitExceeded, Some(24)));
+        assert_eq!(w.limit, Some(Limit::HeldPackets));
+        // A warning reaches Python as its text: the text names the family.
+        assert_eq!(
+            w.to_string(),
+            "more packets than can be held at byte offset 24 (limit: held_packets)"
+        );
+        assert_eq!(
+            w.in_input("a.pcap"),
+            "more packets than can be held at byte offset 24 of a.pcap (limit: held_packets)"
+        );
+        let w = Warning::from(Error::from(eio()).in_input("b.pcap"));
+        assert_eq!(w.limit, None);
+        assert_eq!(w.to_string(), format!("read failed: {} (in b.pcap)", eio()));
+        let cause = w.cause().and_then(|c| c.downcast_ref::<io::Error>());
+        assert_eq!(cause.and_then(io::Error::raw_os_error), Some(5));
+        // The warnings the reader makes itself name no limit, and read as before.
+        let w = Warning::new(
+            ErrorKind::Truncated,
+            Some(8),
+            "capture ends inside a record",
+        );
+        assert_eq!(
+            w.to_string(),
+            "capture ends inside a record at byte offset 8"
+        );
     }
 
     #[test]
     fn equality_is_what_the_error_says() {
         let e = Error::from(eio());
         let told = Error::new(ErrorKind::Io, e.reason.clone());
-        assert!(told.source().is_none());
+        assert!(told.cause().is_none());
         assert_eq!(e, told);
         assert_ne!(
             Error::limit_exceeded(Limit::Result, "more than 2 flows"),

@@ -99,10 +99,23 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 pub fn to_py(e: Error) -> PyErr {
+    to_py_named(e, None)
+}
+
+/// As [`to_py`], for an error of the file at `path`: an `OSError` gets it as its `filename`.
+pub fn to_py_at(e: Error, path: &std::path::Path) -> PyErr {
+    to_py_named(e, Some(path))
+}
+
+fn to_py_named(e: Error, path: Option<&std::path::Path>) -> PyErr {
     let msg = e.to_string();
     // A read stopped by a Python exception (Ctrl-C on stdin, a file object's read() that
     // raised): that exception, with where the capture stopped as a note.
-    if msg.contains(crate::source::RAISED) {
+    let raised = e
+        .io_error()
+        .and_then(std::io::Error::get_ref)
+        .is_some_and(|inner| inner.is::<crate::source::Raised>());
+    if raised {
         if let Some(err) = crate::source::take_raised() {
             Python::attach(|py| {
                 if !err.is_instance_of::<PyKeyboardInterrupt>(py) {
@@ -115,7 +128,7 @@ pub fn to_py(e: Error) -> PyErr {
         }
     }
     let err = match e.kind {
-        ErrorKind::Io => return PyOSError::new_err(msg),
+        ErrorKind::Io => os_error(&e, msg, path),
         ErrorKind::InvalidArgument => return PyValueError::new_err(msg),
         ErrorKind::Interrupted => return PyKeyboardInterrupt::new_err(msg),
         ErrorKind::NotACapture => NotACaptureError::new_err(msg),
@@ -131,6 +144,27 @@ pub fn to_py(e: Error) -> PyErr {
         // capture: the base class, should one arrive here.
         _ => CaptureError::new_err(msg),
     };
+    set_attributes(&err, &e);
+    err
+}
+
+/// An `OSError` as Python's own: with the OS's error number, Python makes it the subclass that
+/// `except FileNotFoundError` / `PermissionError` / `IsADirectoryError` expects, and sets
+/// `errno`. `strerror` is the message (it says what failed, where, and what to do: the OS's
+/// text is in it), as for the files that `burstcore` finds missing before reading; `filename`
+/// the file, where known. Without an OS error (a file that shrank under its mapping): a plain
+/// `OSError` with the message.
+fn os_error(e: &Error, msg: String, path: Option<&std::path::Path>) -> PyErr {
+    match (e.io_error().and_then(std::io::Error::raw_os_error), path) {
+        (Some(errno), Some(path)) => {
+            PyOSError::new_err((errno, msg, path.as_os_str().to_os_string()))
+        }
+        (Some(errno), None) => PyOSError::new_err((errno, msg)),
+        (None, _) => PyOSError::new_err(msg),
+    }
+}
+
+fn set_attributes(err: &PyErr, e: &Error) {
     Python::attach(|py| {
         let v = err.value(py);
         // Attributes for programs: where (byte offset in the decompressed stream) and why.
@@ -145,7 +179,6 @@ pub fn to_py(e: Error) -> PyErr {
             let _ = v.setattr("limit", e.limit.map(burstcore::Limit::name));
         }
     });
-    err
 }
 
 /// Run a binding body; a panic becomes `InternalError` instead of crossing into Python. The

@@ -165,9 +165,16 @@ fn open_all(
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
         };
+        let path = input.path.clone();
         let reader = py
             .detach(|| CaptureReader::new(input, options))
-            .map_err(|e| to_py(if n > 1 { e.in_input(label) } else { e }))?;
+            .map_err(|e| {
+                let e = if n > 1 { e.in_input(label) } else { e };
+                match &path {
+                    Some(path) => errors::to_py_at(e, path),
+                    None => to_py(e),
+                }
+            })?;
         readers.push(reader);
     }
     Ok((readers, total))

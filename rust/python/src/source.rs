@@ -1,7 +1,7 @@
 //! What a Python caller may pass as a capture: a path (`-` for stdin), bytes, or a binary file
 //! object (anything with `.read(n)`), turned into a core `Input`.
 
-use crate::errors::to_py;
+use crate::errors::{to_py, to_py_at};
 use burstcore::input::{self, Input};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -39,7 +39,7 @@ impl Read for PyFileReader {
             .map_err(|e| {
                 let what = format!("the file object's read() {RAISED}: {e}");
                 raised(&self.slot, e);
-                std::io::Error::other(what)
+                std::io::Error::other(Raised(what))
             })?;
             let chunk = chunk.bind(py);
             let copied;
@@ -121,7 +121,7 @@ impl Read for BytesReader {
 
 /// Where the Python exception waits that stopped a read from Python's side: a file object's
 /// `read()` that raised, or Ctrl-C while waiting on standard input ([`Stdin`]). The core sees
-/// an I/O error with [`RAISED`] in its message; [`crate::errors::to_py`] then raises this
+/// an I/O error whose payload is [`Raised`]; [`crate::errors::to_py`] then raises this
 /// exception itself, so the caller gets `KeyboardInterrupt` or their own error, not an
 /// `OSError` about it.
 ///
@@ -157,8 +157,21 @@ fn current() -> Slot {
     CALL.with(|c| c.borrow().clone()).unwrap_or_default()
 }
 
-/// Marks the I/O errors behind which a Python exception waits in their call's slot.
+/// Said by the I/O errors behind which a Python exception waits in their call's slot.
 pub const RAISED: &str = "raised a Python exception";
+
+/// The payload of those I/O errors, which [`crate::errors::to_py`] finds below the core's error
+/// ([`burstcore::Error::io_error`]): by its type, not by words a message might also hold.
+#[derive(Debug)]
+pub struct Raised(String);
+
+impl std::fmt::Display for Raised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Raised {}
 
 /// Keep `e` for [`take_raised`] (the first one, if several reads fail before it is taken).
 fn raised(slot: &Slot, e: PyErr) {
@@ -307,9 +320,9 @@ fn poll_read(fd: i32, buf: &mut [u8], what: &str, slot: &Slot) -> std::io::Resul
         }
         if let Err(e) = Python::attach(|py| py.check_signals()) {
             raised(slot, e);
-            return Err(std::io::Error::other(format!(
+            return Err(std::io::Error::other(Raised(format!(
                 "waiting on {what}, a signal handler {RAISED}"
-            )));
+            ))));
         }
     }
 }
@@ -393,7 +406,9 @@ pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
                 .detach(|| input::from_reader(Box::new(Polled(file, current())), None))
                 .map_err(to_py);
         }
-        return py.detach(|| input::open_path(&path)).map_err(to_py);
+        return py
+            .detach(|| input::open_path(&path))
+            .map_err(|e| to_py_at(e, &path));
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
         let reader = BytesReader::new(b);

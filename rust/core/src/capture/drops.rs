@@ -52,17 +52,17 @@ fn lost(interfaces: &[Interface]) -> Option<Warning> {
     // The counters are named, not explained: the spec has isb_ifdrop count what the interface
     // dropped and isb_osdrop what the OS did, but dumpcap puts the OS capture buffer's drops in
     // isb_ifdrop. Never summed, as a tool could count one loss in both.
-    Some(Warning {
-        kind: ErrorKind::PacketsLost,
-        offset: None,
-        reason: format!(
+    Some(Warning::new(
+        ErrorKind::PacketsLost,
+        None,
+        format!(
             "the capture's own statistics count packets lost while it was recorded ({}): they \
              were never written, so every figure here undercounts the traffic, most in the \
              bursts where the capturing host fell behind; record again with a larger capture \
              buffer (dumpcap -B, tcpdump -B), a smaller snaplen, or a capture filter",
             each.join("; ")
         ),
-    })
+    ))
 }
 
 #[cfg(test)]

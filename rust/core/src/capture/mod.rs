@@ -586,11 +586,8 @@ impl CaptureReader {
         if self.options.strict {
             return Err(Error::at(ErrorKind::Truncated, offset, reason));
         }
-        self.warnings.push(Warning {
-            kind: ErrorKind::Truncated,
-            offset: Some(offset),
-            reason,
-        });
+        self.warnings
+            .push(Warning::new(ErrorKind::Truncated, Some(offset), reason));
         Ok(None)
     }
 
@@ -622,13 +619,12 @@ impl CaptureReader {
     fn timestamp_out_of_range(&mut self, offset: u64) {
         self.stats.timestamps_out_of_range += 1;
         if self.stats.timestamps_out_of_range == 1 {
-            self.warnings.push(Warning {
-                kind: ErrorKind::TimestampOutOfRange,
-                offset: Some(offset),
-                reason: "packet timestamp does not fit in 64-bit nanoseconds since 1970 \
-                         (about years 1678-2262); such packets are read without a timestamp"
-                    .to_string(),
-            });
+            self.warnings.push(Warning::new(
+                ErrorKind::TimestampOutOfRange,
+                Some(offset),
+                "packet timestamp does not fit in 64-bit nanoseconds since 1970 \
+                 (about years 1678-2262); such packets are read without a timestamp",
+            ));
         }
     }
 }

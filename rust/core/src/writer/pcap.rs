@@ -1,6 +1,7 @@
 //! Classic pcap: a 24-byte file header, then a 16-byte record header before each packet.
 
 use super::endian::u32_bytes;
+use super::Sink;
 use crate::capture::ByteOrder;
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -17,14 +18,14 @@ pub struct PcapOptions {
 }
 
 pub struct PcapWriter<W: Write> {
-    w: W,
+    w: Sink<W>,
     order: ByteOrder,
     nanos: bool,
 }
 
 impl<W: Write> PcapWriter<W> {
     /// Write the file header (version 2.4, thiszone and sigfigs 0).
-    pub fn new(mut w: W, options: PcapOptions) -> Result<Self> {
+    pub fn new(w: W, options: PcapOptions) -> Result<Self> {
         let order = options.byte_order;
         let magic = if options.nanos {
             MAGIC_NANOS
@@ -41,7 +42,8 @@ impl<W: Write> PcapWriter<W> {
         // bytes 8..16: thiszone and sigfigs, always 0 in practice
         header[16..20].copy_from_slice(&u32_bytes(order, options.snaplen));
         header[20..24].copy_from_slice(&u32_bytes(order, u32::from(options.linktype)));
-        w.write_all(&header)?;
+        let mut w = Sink::new(w);
+        w.put(&header)?;
         Ok(PcapWriter {
             w,
             order,
@@ -81,19 +83,18 @@ impl<W: Write> PcapWriter<W> {
         header[4..8].copy_from_slice(&u32_bytes(o, frac));
         header[8..12].copy_from_slice(&u32_bytes(o, cap_len));
         header[12..16].copy_from_slice(&u32_bytes(o, wire_len));
-        self.w.write_all(&header)?;
-        self.w.write_all(data)?;
+        self.w.put(&header)?;
+        self.w.put(data)?;
         Ok(())
     }
 
     /// The sink, e.g. to see how much has been written through a counting wrapper.
     pub fn get_ref(&self) -> &W {
-        &self.w
+        &self.w.w
     }
 
-    pub fn finish(mut self) -> Result<W> {
-        self.w.flush()?;
-        Ok(self.w)
+    pub fn finish(self) -> Result<W> {
+        self.w.finish()
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::endian::{pad4, put_u16, put_u32, put_u64, u16_bytes, u32_bytes};
 use super::timestamp::{ns_to_raw, tsresol_byte};
+use super::Sink;
 use crate::capture::{ByteOrder, InterfaceStats, TsResolution};
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -61,7 +62,7 @@ struct SectionState {
 }
 
 pub struct PcapNgWriter<W: Write> {
-    w: W,
+    w: Sink<W>,
     section: Option<SectionState>,
     /// Body of the block being built, for blocks with options (never packet data).
     scratch: Vec<u8>,
@@ -70,7 +71,7 @@ pub struct PcapNgWriter<W: Write> {
 impl<W: Write> PcapNgWriter<W> {
     pub fn new(w: W) -> Self {
         PcapNgWriter {
-            w,
+            w: Sink::new(w),
             section: None,
             scratch: Vec::with_capacity(256),
         }
@@ -342,12 +343,11 @@ impl<W: Write> PcapNgWriter<W> {
 
     /// The sink, e.g. to see how much has been written through a counting wrapper.
     pub fn get_ref(&self) -> &W {
-        &self.w
+        &self.w.w
     }
 
-    pub fn finish(mut self) -> Result<W> {
-        self.w.flush()?;
-        Ok(self.w)
+    pub fn finish(self) -> Result<W> {
+        self.w.finish()
     }
 
     fn raw_ticks(&mut self, interface: u32, ts_ns: i64) -> Result<u64> {
@@ -395,7 +395,12 @@ fn captured_len(wire_len: u32, data: &[u8]) -> Result<u32> {
 }
 
 /// Write one block whose body is the concatenation of `parts` (already padded by the caller).
-fn write_block<W: Write>(w: &mut W, o: ByteOrder, block_type: u32, parts: &[&[u8]]) -> Result<()> {
+fn write_block<W: Write>(
+    w: &mut Sink<W>,
+    o: ByteOrder,
+    block_type: u32,
+    parts: &[&[u8]],
+) -> Result<()> {
     let body_len: usize = parts.iter().map(|p| p.len()).sum();
     let total = body_len
         .checked_add(BLOCK_OVERHEAD)
@@ -409,11 +414,11 @@ fn write_block<W: Write>(w: &mut W, o: ByteOrder, block_type: u32, parts: &[&[u8
     let mut head = [0u8; 8];
     head[0..4].copy_from_slice(&u32_bytes(o, block_type));
     head[4..8].copy_from_slice(&u32_bytes(o, total));
-    w.write_all(&head)?;
+    w.put(&head)?;
     for part in parts {
-        w.write_all(part)?;
+        w.put(part)?;
     }
-    w.write_all(&u32_bytes(o, total))?;
+    w.put(&u32_bytes(o, total))?;
     Ok(())
 }
 
