@@ -653,12 +653,15 @@ def iterations(
     filled by the smoothing and never cut an iteration in two.
 
     An iteration cut by an edge of the stretch analysed is reported with ``whole`` False and
-    left out of the period: one whose communication phase comes within one typical compute pause
-    (the smoothing window) of ``start`` or ``end``, since the pause that would mark the phase's
-    start or end lies outside; and, at the trace's own first or last packet (where a capture may
-    begin with a whole phase, or in the middle of one), one that also carries under 9/10 of the
-    median segment's bytes. ``period_ns`` is the mean spacing of the phase starts over the
-    longest run of whole iterations about one period apart, marked ``in_period``.
+    left out of the period: the first (last) iteration when no pause is seen between ``start``
+    and its communication phase (between the phase and ``end``), a pause being a quiet run
+    longer than every gap inside the phases found or as long as the smoothing window; at the
+    trace's own first or last packet (a capture may begin with a whole phase, or in the middle
+    of one) only if it also carries under 9/10 of the median segment's bytes. A piece under half
+    the median is dropped, as any light segment is. In traffic that never falls quiet (a
+    parameter server) the first and last iteration of a stretch are thus always flagged.
+    ``period_ns`` is the mean spacing of the phase starts over the longest run of whole
+    iterations about one period apart, marked ``in_period``.
     """
     bin_ns = parse_duration(bin, name="bin", scale=True)
     lo = parse_duration(min_period, name="min_period", allow_zero=True, scale=True)

@@ -101,8 +101,8 @@ pub struct Iteration {
     pub packets: u64,
     /// Busiest bin of the phase as a rate, bit/s.
     pub peak_rate_bps: f64,
-    /// False when the phase may have been cut by an edge of what was analysed: it runs to within
-    /// one typical compute pause of a `start=`/`end=` edge, or to the first or last packet with
+    /// False when the phase may have been cut by an edge of what was analysed: no pause lies
+    /// between it and a `start=`/`end=` edge, or the first or last packet with the iteration
     /// under 9/10 of the median segment's bytes (see `IterationAnalyzer::finish`).
     pub whole: bool,
     /// One of the run of iterations `IterationReport::period_ns` is the mean spacing over.
