@@ -255,6 +255,28 @@ def test_iterations_terminal_shows_the_period(cap: Path) -> None:
     assert rows[0][1] == str(np.datetime64(first["start_ns"], "ns")) and rows[0][4] == f"{first['bytes']:,}"
 
 
+def test_iterations_terminal_shows_the_cut_ones_and_the_periods_run(cap: Path) -> None:
+    """A stretch that begins and ends inside a burst: the table marks the two pieces "cut" and the
+    summary names them and the iterations the period is the mean spacing over; -o carries the
+    whole and in_period columns as the API gives them."""
+    ts, _ = training_like()
+    lo, hi = ts[60], ts[-20]  # inside the second burst and inside the last one
+    api = burstcore.iterations(str(cap), start=lo, end=hi)
+    assert api.iterations["whole"].to_list() == [False, True, True, True, False]
+    assert api.iterations["in_period"].to_list() == [False, True, True, True, False]
+    assert api.period_ns == 10_000_000
+    text = ok(run_cli("iterations", cap, "--start", lo, "--end", hi)).stdout.decode()
+    lines = [" ".join(ln.split()) for ln in text.splitlines()]
+    assert "period over iterations 1-3 (3)" in lines
+    assert "cut by an edge 2 (iteration 0, 4: not whole, left out of the period)" in lines
+    rows = {r[0]: r[-2:] for r in (ln.split() for ln in text.splitlines()) if r[:1] in (["0"], ["1"], ["4"])}
+    assert rows == {"0": ["cut", "no"], "1": ["yes", "yes"], "4": ["cut", "no"]}
+    doc = json.loads(ok(run_cli("iterations", cap, "--start", lo, "--end", hi, "-o", "-")).stdout)
+    assert [(r["whole"], r["in_period"]) for r in doc["iterations"]] == list(
+        zip(api.iterations["whole"], api.iterations["in_period"], strict=True)
+    )
+
+
 def test_iterations_options_reach_the_api(cap: Path) -> None:
     # A search range without the 10 ms period finds none, as the API does; the meta says so.
     doc = json.loads(ok(run_cli("iterations", cap, "--min-period", "1s", "--max-period", "2s", "-o", "-")).stdout)

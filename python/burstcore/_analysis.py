@@ -585,8 +585,10 @@ def bursts(
 class Iterations:
     """Training iterations found in the traffic alone.
 
-    - ``period_ns``: the dominant iteration period (mean spacing of iteration starts over the
-      longest run of consecutive iterations), or None when no periodicity was found;
+    - ``period_ns``: the dominant iteration period: the mean spacing of the starts of the
+      iterations marked ``in_period`` (the longest run of whole iterations each about one period
+      after the previous), ``acf_period_ns`` when fewer than two are, None when no periodicity
+      was found;
     - ``confidence`` in [0, 1]: how far the autocorrelation's best peak rises above its
       surroundings (0: noise; near 1: a clean square wave); below ~0.05 treat the period as a
       guess. The period is that peak's fundamental: on strictly periodic traffic every multiple
@@ -598,7 +600,10 @@ class Iterations:
       bin of the phase), start_ns, comm_end_ns, end_ns (the same instants as int ns), and
       duration_ns (``end_ns − start_ns``: from the phase's start to the next segment's, the
       terminal table's "length"; iterations start a period apart, so this is shorter than the
-      period by the quiet time before the next phase);
+      period by the quiet time before the next phase), ``whole`` (False: the phase may have
+      been cut by an edge of the stretch analysed, so its start, end and bytes are those of a
+      piece; see ``iterations``) and ``in_period`` (True for the iterations ``period_ns`` is the
+      mean spacing over: compare it with a logged period over the same iterations);
     - ``acf_period_ns``: the autocorrelation's own estimate of the period, before the
       refinement on the phase starts (None when no periodicity was found); ``bin_ns``: the bin
       width of the rate analysed: ``bin``, or a multiple of it when the packets span more than
@@ -649,6 +654,17 @@ def iterations(
     it is always shorter than the period), spaced 0.7-1.3 periods apart: the pause between
     iterations is longer than any gap between gradient buckets inside a phase, so those gaps are
     filled by the smoothing and never cut an iteration in two.
+
+    An iteration cut by an edge of the stretch analysed is reported with ``whole`` False and
+    left out of the period: the first (last) iteration when no pause is seen between ``start``
+    and its communication phase (between the phase and ``end``), a pause being a quiet run
+    longer than every gap inside the phases found or as long as the smoothing window; at the
+    trace's own first or last packet (a capture may begin with a whole phase, or in the middle
+    of one) only if it also carries under 9/10 of the median segment's bytes. A piece under half
+    the median is dropped, as any light segment is. In traffic that never falls quiet (a
+    parameter server) the first and last iteration of a stretch are thus always flagged.
+    ``period_ns`` is the mean spacing of the phase starts over the longest run of whole
+    iterations about one period apart, marked ``in_period``.
     """
     bin_ns = parse_duration(bin, name="bin", scale=True)
     lo = parse_duration(min_period, name="min_period", allow_zero=True, scale=True)
@@ -702,6 +718,8 @@ def iterations(
             "bytes": out["bytes"],
             "packets": out["packets"],
             "peak_rate_bps": out["peak_rate_bps"],
+            "whole": out["whole"],
+            "in_period": out["in_period"],
         }
     ).with_columns(
         start=pl.col("start_ns").cast(_DT),
@@ -717,6 +735,8 @@ def iterations(
         "bytes",
         "packets",
         "peak_rate_bps",
+        "whole",
+        "in_period",
         "start_ns",
         "comm_end_ns",
         "end_ns",

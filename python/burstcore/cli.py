@@ -769,7 +769,9 @@ def _analysis_parsers(sub: Any) -> None:
         "iterations",
         "training iteration period (with a confidence) and the trace cut into iterations",
         "Estimate the training iteration period from the traffic alone and segment the trace into "
-        "iterations: start, end of the communication phase, end, bytes, packets, peak rate "
+        "iterations: start, end of the communication phase, end, bytes, packets, peak rate, whether "
+        "it is whole (an iteration that --start/--end or the trace's edge cut is not, and is left out "
+        "of the period) and whether it is in the run the period is the mean spacing of "
         "(burstcore.iterations()).",
         ITERATIONS_EXAMPLES,
     )
@@ -1716,6 +1718,15 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
         ["iterations", f"{df.height:,}"],
         ["bytes per iteration", f"mean {per.mean():,.0f}, median {per.median():,.0f}" if df.height else "n/a"],
     ]
+    # Which iterations the period is the mean spacing over, and which an edge of the stretch cut
+    # (their bytes are a piece's): a period can then be checked against logged iterations.
+    chain = df.filter(pl.col("in_period"))["iteration"]
+    if chain.len() >= 2:
+        rows.insert(1, ["period over", f"iterations {chain[0]}-{chain[-1]} ({chain.len()})"])
+    cut = df.filter(~pl.col("whole"))["iteration"].to_list()
+    if cut:
+        listed = ", ".join(str(k) for k in cut)
+        rows.append(["cut by an edge", f"{len(cut)} (iteration {listed}: not whole, left out of the period)"])
     print(f"== {_title(args.files)}")
     print(text_table((["", ""], rows)))
     _show_skipped(args, it.summary, df.height)

@@ -335,14 +335,36 @@ def hosts_table(hosts: pl.DataFrame) -> Table:
 
 
 def iteration_list_table(iters: pl.DataFrame) -> Table:
-    """``burstcore.iterations``' rows: start, communication phase, length, bytes, packets, peak."""
+    """``burstcore.iterations``' rows: start, communication phase, length, bytes, packets, peak,
+    whether it is whole ("cut": an edge of the stretch read cut it) and in the period's run."""
     rows = [
-        [str(k), _clock(s), format_duration(c - s), format_duration(e - s), _int(b), _int(p), format_rate(r)]
-        for k, s, c, e, b, p, r in iters.select(
-            "iteration", "start_ns", "comm_end_ns", "end_ns", "bytes", "packets", "peak_rate_bps"
+        [
+            str(k),
+            _clock(s),
+            format_duration(c - s),
+            format_duration(e - s),
+            _int(b),
+            _int(p),
+            format_rate(r),
+            "yes" if w else "cut",
+            "yes" if ip else "no",
+        ]
+        for k, s, c, e, b, p, r, w, ip in iters.select(
+            "iteration", "start_ns", "comm_end_ns", "end_ns", "bytes", "packets", "peak_rate_bps", "whole", "in_period"
         ).iter_rows()
     ]
-    return ["iteration", "start (UTC)", "communication", "length", "bytes", "packets", "peak rate"], rows
+    head = [
+        "iteration",
+        "start (UTC)",
+        "communication",
+        "length",
+        "bytes",
+        "packets",
+        "peak rate",
+        "whole",
+        "in period",
+    ]
+    return head, rows
 
 
 def bursts_table(bursts: pl.DataFrame) -> Table:

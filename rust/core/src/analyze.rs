@@ -430,6 +430,12 @@ pub fn iterations(
     order: OrderOptions,
     progress: Progress<'_>,
 ) -> Result<(IterationReport, Accounting)> {
+    // The stretch read is the one the iterations are cut by (unless the caller gave another).
+    let opts = IterationOptions {
+        range_start_ns: opts.range_start_ns.or(order.time_range.start_ns),
+        range_end_ns: opts.range_end_ns.or(order.time_range.end_ns),
+        ..opts
+    };
     let mut an = IterationAnalyzer::new(opts);
     let acc = for_each(readers, &[], order, progress, &mut |_, a| {
         an.push(a);

@@ -466,6 +466,8 @@ fn iterations<'py>(
         col(&d, "bytes", it.iter().map(|x| x.bytes))?;
         col(&d, "packets", it.iter().map(|x| x.packets))?;
         col(&d, "peak_rate_bps", it.iter().map(|x| x.peak_rate_bps))?;
+        col(&d, "whole", it.iter().map(|x| x.whole))?;
+        col(&d, "in_period", it.iter().map(|x| x.in_period))?;
         d.set_item("accounting", accounting(py, &acc)?)?;
         Ok((d, warnings))
     })

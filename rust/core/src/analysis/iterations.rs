@@ -9,6 +9,9 @@
 //!    idle head/tail don't dominate): (a) per-host data bytes, which shows phases that alternate
 //!    direction (parameter server); (b) an OFF indicator (an empty bin inside busy traffic), which
 //!    shows the short pauses between iterations of nearly continuous traffic (a shaped ring).
+//!    The autocorrelation of a family pools its signals (summed autocovariances over summed
+//!    variances), so a host weighs by its traffic and a light second job cannot outvote the
+//!    dominant one.
 //!    A peak's score is its height above the mean of the curve over [lag/2, lag]: a true period
 //!    has a trough before it, a broad hump doesn't. Harmonics: on a pulse train every multiple
 //!    of the period is a peak as high as the period's own, and the score favours the larger
@@ -37,8 +40,12 @@
 //!    iteration whose neighbour segment was dropped takes the busy bins that run on across the
 //!    boundary between them: a ring's first iteration is longer than the spacing allows, and
 //!    the boundary placed inside it would otherwise leave its head in no iteration.
-//! 4. Refinement: the period is the mean spacing of phase starts over the longest run of
-//!    consecutive kept iterations, i.e. (last start − first start)/(count − 1).
+//! 4. Cut iterations: the first or last iteration with no pause seen between its phase and the
+//!    edge of what was analysed is `whole: false` (at a `start=`/`end=` edge always, at the
+//!    trace's own first or last packet only when lighter than 9/10 of the median segment).
+//! 5. Refinement: the period is the mean spacing of phase starts over the longest run of
+//!    consecutive whole iterations about one period apart (marked `in_period`), i.e.
+//!    (last start − first start)/(count − 1).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -59,6 +66,10 @@ pub struct IterationOptions {
     pub max_channels: usize,
     /// Most bins kept; later packets are counted in `IterationReport::beyond_bins` (default 2^24).
     pub max_bins: usize,
+    /// The stretch the packets were read from (`start=`/`end=`), when one was asked for: an
+    /// iteration whose phase runs into one of its edges was cut there (`Iteration::whole`).
+    pub range_start_ns: Option<i64>,
+    pub range_end_ns: Option<i64>,
 }
 
 impl Default for IterationOptions {
@@ -70,6 +81,8 @@ impl Default for IterationOptions {
             ack_max_size: 100,
             max_channels: 16,
             max_bins: 1 << 24,
+            range_start_ns: None,
+            range_end_ns: None,
         }
     }
 }
@@ -88,11 +101,20 @@ pub struct Iteration {
     pub packets: u64,
     /// Busiest bin of the phase as a rate, bit/s.
     pub peak_rate_bps: f64,
+    /// False when the phase may have been cut by an edge of what was analysed: no pause lies
+    /// between it and a `start=`/`end=` edge, or the first or last packet with the iteration
+    /// under 9/10 of the median segment's bytes (see `IterationAnalyzer::finish`).
+    pub whole: bool,
+    /// One of the run of iterations `IterationReport::period_ns` is the mean spacing over.
+    pub in_period: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IterationReport {
-    /// Refined period (mean spacing of iteration starts); `None` when no periodicity was found.
+    /// Refined period: the mean spacing of the starts of the iterations marked `in_period`
+    /// (the longest run of whole iterations each about one autocorrelation period after the
+    /// previous); the autocorrelation's own when fewer than two; `None` when no periodicity
+    /// was found.
     pub period_ns: Option<i64>,
     /// Score of the autocorrelation's best peak in [0, 1]: 0 is noise, near 1 a clean square
     /// wave. The period is that peak's fundamental, which may be a lag a few times shorter.
@@ -231,16 +253,17 @@ impl IterationAnalyzer {
             })
             .collect();
 
-        let hosts_acf = mean_acf(channels.iter().map(|c| highpass(c, max_lag)), max_lag);
+        let hosts_acf = pooled_acf(channels.iter().map(|c| highpass(c, max_lag)), max_lag);
         let off = off_indicator(&total, (50_000_000 / coarse_ns).max(1) as usize);
-        let off_acf = mean_acf(std::iter::once(highpass(&off, max_lag)), max_lag);
+        let off_acf = pooled_acf(std::iter::once(highpass(&off, max_lag)), max_lag);
         let Some((lag, score)) = pick_period(&[hosts_acf, off_acf], min_lag, max_lag) else {
             return report;
         };
         report.confidence = score.clamp(0.0, 1.0);
         report.acf_period_ns = i64::try_from(lag).ok().map(|l| l.saturating_mul(coarse_ns));
 
-        let bounds = boundaries(&total, lag, smoothing_half_width(&total, lag));
+        let half = smoothing_half_width(&total, lag);
+        let bounds = boundaries(&total, lag, half);
         let all_bytes = pool(&self.all_bytes, factor);
         let all_packets = pool(&self.all_packets, factor);
         let origin = report.origin_ns;
@@ -280,6 +303,8 @@ impl IterationAnalyzer {
                 bytes: bytes as u64,
                 packets: packets as u64,
                 peak_rate_bps: peak_all * 8.0 * 1e9 / coarse_ns as f64,
+                whole: true,
+                in_period: false,
             })
         };
         // (iteration, index of its segment)
@@ -296,24 +321,85 @@ impl IterationAnalyzer {
         let median = weights.get(weights.len() / 2).copied().unwrap_or(0);
         segs.retain(|(it, _)| it.bytes >= median / 2 && it.bytes <= median.saturating_mul(2));
 
-        // Longest chain of kept iterations each about one period after the previous (0.5–1.5
-        // autocorrelation periods): a light segment dropped in between does not break it, a
-        // start-up burst seconds earlier does.
-        let p = report.acf_period_ns.unwrap_or(0);
-        let one_period = |d: i64| p > 0 && 2 * d >= p && 2 * d <= 3 * p;
-        let (mut best, mut cur) = ((0usize, 0usize), (0usize, 0usize));
-        for i in 0..segs.len() {
-            let chained = i > 0
-                && segs
-                    .get(i - 1)
-                    .zip(segs.get(i))
-                    .is_some_and(|(a, b)| one_period(b.0.start_ns.saturating_sub(a.0.start_ns)));
-            cur = if chained { (cur.0, i + 1) } else { (i, i + 1) };
-            if cur.1 - cur.0 > best.1 - best.0 {
-                best = cur;
-            }
+        // An iteration cut by an edge of what was analysed: between the edge and its phase the
+        // stretch shows no quiet that must be a pause between iterations (see `pause_bins`), so
+        // the pause that marks where an iteration begins (or ends) was not seen. A
+        // `start=`/`end=` edge is a cut then: 2.5 s of capture b read so gave iterations of 68
+        // and 110 MB against 127, counted as whole, and a period of 803 ms against 1,051. The
+        // first or last packet of the trace is an edge too, but a trace may well begin with a
+        // whole phase (a pulse train with its first pulse in the first bin), so there only an
+        // iteration lighter than 9/10 of the median segment is taken as cut (whole ones vary by
+        // ±3 % in the shared captures). Only the first and the last iteration reported face an
+        // edge: parameter-server traffic never falls quiet for long, and its inner iterations
+        // are told apart by the spacing alone.
+        let quiet = quiet_max(&total).unwrap_or(0.0);
+        let bin_of = |ns: i64| {
+            usize::try_from(ns.saturating_sub(origin) / coarse_ns)
+                .unwrap_or(0)
+                .min(m)
+        };
+        // A quiet run longer than every gap inside the phases found is a pause between
+        // iterations, and so is one as long as the smoothing window: in capture d the quiet
+        // runs inside phases last 6 ms at most and the window 25 ms, so a stretch from 80 ms
+        // after iteration 0's start begins in the pause 13 ms before iteration 1's phase.
+        let gap_bins = segs
+            .iter()
+            .map(|(it, _)| {
+                let phase = total
+                    .get(bin_of(it.start_ns)..bin_of(it.comm_end_ns))
+                    .unwrap_or(&[]);
+                longest_quiet(phase, quiet, 0, 0)
+            })
+            .max()
+            .unwrap_or(0);
+        let pause_bins = i64::try_from(2 * half + 1)
+            .unwrap_or(i64::MAX)
+            .min(gap_bins.saturating_add(1));
+        // Whole bins read before the first packet's and after the last one's (inside start=/end=).
+        let before = self
+            .opts
+            .range_start_ns
+            .map_or(0, |lo| origin.saturating_sub(lo) / coarse_ns);
+        let after = self
+            .opts
+            .range_end_ns
+            .map_or(0, |hi| hi.saturating_sub(t(m)) / coarse_ns);
+        let (range_lo, range_hi) = (
+            self.opts.range_start_ns.is_some(),
+            self.opts.range_end_ns.is_some(),
+        );
+        let is_whole = |it: &Iteration, first: bool, last: bool| {
+            let light = u128::from(it.bytes) * 10 < u128::from(median) * 9;
+            let head = first
+                && (range_lo || light)
+                && longest_quiet(
+                    total.get(..bin_of(it.start_ns)).unwrap_or(&[]),
+                    quiet,
+                    before,
+                    0,
+                ) < pause_bins;
+            let tail = last
+                && (range_hi || light)
+                && longest_quiet(
+                    total.get(bin_of(it.comm_end_ns)..).unwrap_or(&[]),
+                    quiet,
+                    0,
+                    after,
+                ) < pause_bins;
+            !(head || tail)
+        };
+        let n_segs = segs.len();
+        for (i, (it, _)) in segs.iter_mut().enumerate() {
+            it.whole = is_whole(it, i == 0, i + 1 == n_segs);
         }
-        let run = segs.get(best.0..best.1).unwrap_or(&[]);
+
+        // Longest chain of whole kept iterations each about one period after the previous
+        // (0.5–1.5 autocorrelation periods): a light segment dropped in between does not break
+        // it, a start-up burst seconds earlier does, and so does a cut iteration (its start is
+        // where the cut fell, not where its phase began).
+        let p = report.acf_period_ns.unwrap_or(0);
+        let run = longest_chain(segs.iter().map(|(it, _)| it), p);
+        let run = segs.get(run).unwrap_or(&[]);
         if let (Some(f), Some(l)) = (run.first(), run.last()) {
             let count = i64::try_from(run.len()).unwrap_or(1);
             report.period_ns = if count >= 2 {
@@ -322,6 +408,7 @@ impl IterationAnalyzer {
                 report.acf_period_ns
             };
         }
+        let chained_before = run.len();
         // A segment about one period from neither neighbour stands apart from the iterations:
         // the parameter broadcast before training (as heavy as half an iteration in a ring,
         // seconds before it), a checkpoint or an evaluation. Once some iterations chain, such a
@@ -329,7 +416,7 @@ impl IterationAnalyzer {
         // The period is the refined one: the autocorrelation's can be short by a fifth (38
         // against 45 ms in the shared capture d), which would set a ring's first iteration, one
         // bucket and slower, apart from the second.
-        if let (true, Some(p)) = (best.1 - best.0 >= 2, report.period_ns) {
+        if let (true, Some(p)) = (chained_before >= 2, report.period_ns) {
             let one_period = |d: i64| 2 * d >= p && 2 * d <= 3 * p;
             let chained: Vec<bool> = (0..segs.len())
                 .map(|i| {
@@ -373,9 +460,57 @@ impl IterationAnalyzer {
                 }
             }
         }
-        report.iterations = segs.into_iter().map(|(it, _)| it).collect();
+        let mut its: Vec<Iteration> = segs.into_iter().map(|(it, _)| it).collect();
+        // Once more over the iterations as reported: widening may have moved a phase's start
+        // onto an edge, and the period must be the mean spacing over exactly those marked
+        // `in_period` (which the caller can check against ground truth iteration by iteration).
+        let n_its = its.len();
+        for (i, it) in its.iter_mut().enumerate() {
+            it.whole = is_whole(it, i == 0, i + 1 == n_its);
+        }
+        let run = longest_chain(its.iter(), p);
+        for it in its.get_mut(run.clone()).unwrap_or(&mut []) {
+            it.in_period = true;
+        }
+        let chain = its.get(run).unwrap_or(&[]);
+        report.period_ns = match (chain.first(), chain.last()) {
+            (Some(f), Some(l)) if chain.len() >= 2 => {
+                let count = i64::try_from(chain.len()).unwrap_or(i64::MAX);
+                Some(l.start_ns.saturating_sub(f.start_ns) / (count - 1))
+            }
+            _ if its.is_empty() => None,
+            _ => report.acf_period_ns,
+        };
+        report.iterations = its;
         report
     }
+}
+
+/// Index range of the longest run of whole iterations each 0.5–1.5 `period_ns` after the
+/// previous (empty when no iteration is whole).
+fn longest_chain<'a>(
+    its: impl Iterator<Item = &'a Iteration>,
+    period_ns: i64,
+) -> std::ops::Range<usize> {
+    let one_period = |d: i64| period_ns > 0 && 2 * d >= period_ns && 2 * d <= 3 * period_ns;
+    let (mut best, mut cur) = (0..0, 0..0);
+    let mut prev: Option<&Iteration> = None;
+    for (i, it) in its.enumerate() {
+        cur = if !it.whole {
+            i + 1..i + 1
+        } else if prev
+            .is_some_and(|p| p.whole && one_period(it.start_ns.saturating_sub(p.start_ns)))
+        {
+            cur.start..i + 1
+        } else {
+            i..i + 1
+        };
+        if cur.len() > best.len() {
+            best = cur.clone();
+        }
+        prev = Some(it);
+    }
+    best
 }
 
 /// Bins in the autocorrelation before pooling kicks in: a trace spanning more bins than this is
@@ -434,29 +569,25 @@ fn off_indicator(total: &[f64], half: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Mean over the signals of each one's autocorrelation normalised to 1 at lag 0.
-fn mean_acf(signals: impl Iterator<Item = Vec<f64>>, max_lag: usize) -> Vec<f64> {
+/// Pooled autocorrelation of the signals: the sum of their autocovariances over the sum of their
+/// variances, so each signal weighs by its variance. Averaging each one normalised to 1 gave a
+/// light second job's hosts the weight of the dominant job's: with 15 % of the bytes on a 37 ms
+/// job beside a 50 ms one, the peak near their common multiple (148-150 ms) won.
+fn pooled_acf(signals: impl Iterator<Item = Vec<f64>>, max_lag: usize) -> Vec<f64> {
     let mut acc = vec![0.0; max_lag + 1];
-    let mut used = 0usize;
     for y in signals {
-        let n = y.len();
-        let ac: Vec<f64> = (0..=max_lag.min(n.saturating_sub(1)))
-            .map(|l| y.iter().zip(y.iter().skip(l)).map(|(a, b)| a * b).sum())
-            .collect();
-        let Some(&zero) = ac.first().filter(|z| **z > 0.0) else {
-            continue;
-        };
-        for (a, v) in acc.iter_mut().zip(&ac) {
-            *a += v / zero;
-        }
-        used += 1;
-    }
-    if used > 0 {
-        for a in &mut acc {
-            *a /= used as f64;
+        for (l, a) in acc.iter_mut().enumerate() {
+            *a += y
+                .iter()
+                .zip(y.iter().skip(l))
+                .map(|(a, b)| a * b)
+                .sum::<f64>();
         }
     }
-    acc
+    match acc.first().copied().filter(|z| *z > 0.0) {
+        Some(zero) => acc.iter().map(|a| a / zero).collect(),
+        None => vec![0.0; max_lag + 1],
+    }
 }
 
 /// Local maxima with their score (height above the mean over [lag/2, lag]).
@@ -537,6 +668,32 @@ fn pick_period(families: &[Vec<f64>], min_lag: usize, max_lag: usize) -> Option<
     Some((lag, best.1))
 }
 
+/// Most data bytes of a quiet bin: 5 % of the median non-empty bin (None: no data at all).
+fn quiet_max(total: &[f64]) -> Option<f64> {
+    let mut nonzero: Vec<f64> = total.iter().copied().filter(|v| *v > 0.0).collect();
+    if nonzero.is_empty() {
+        return None;
+    }
+    let mid = nonzero.len() / 2;
+    let (_, median, _) = nonzero.select_nth_unstable_by(mid, f64::total_cmp);
+    Some(0.05 * *median)
+}
+
+/// Longest run of bins at most `quiet` in `x`, in bins, where `before` and `after` more quiet
+/// bins adjoin the first and the last (time outside the series but inside what was read).
+fn longest_quiet(x: &[f64], quiet: f64, before: i64, after: i64) -> i64 {
+    let (mut best, mut run) = (0i64, before.max(0));
+    for v in x {
+        if *v <= quiet {
+            run = run.saturating_add(1);
+        } else {
+            best = best.max(run);
+            run = 0;
+        }
+    }
+    best.max(run.saturating_add(after.max(0)))
+}
+
 /// Half-width of the moving average the boundaries are placed on: the window (2·half + 1 bins)
 /// spans the typical compute pause but no more, at least period/32 against per-bin noise.
 ///
@@ -548,13 +705,9 @@ fn smoothing_half_width(total: &[f64], period: usize) -> usize {
     // A window as long as the period smooths a pulse train to a constant, which leaves the
     // boundaries nothing to find (they fall 0.7 periods apart, the closest allowed).
     let floor = (period / 32).max(1).min(period.saturating_sub(2) / 2);
-    let mut nonzero: Vec<f64> = total.iter().copied().filter(|v| *v > 0.0).collect();
-    if nonzero.is_empty() || period == 0 {
+    let Some(quiet_max) = quiet_max(total).filter(|_| period > 0) else {
         return floor;
-    }
-    let mid = nonzero.len() / 2;
-    let (_, median, _) = nonzero.select_nth_unstable_by(mid, f64::total_cmp);
-    let quiet_max = 0.05 * *median;
+    };
     // Length of the quiet run each bin belongs to (0 for busy bins).
     let mut run = vec![0usize; total.len()];
     let mut i = 0;
@@ -656,6 +809,8 @@ mod tests {
         seed: u64,
         an: IterationAnalyzer,
         t: i64,
+        /// Every arrival pushed, to be replayed.
+        log: Vec<Arrival>,
     }
 
     const SIZE: u64 = 1500;
@@ -667,6 +822,7 @@ mod tests {
                 seed: 0x2545_f491_4f6c_dd1d,
                 an: IterationAnalyzer::new(IterationOptions::default()),
                 t: 1_000_000_000,
+                log: Vec::new(),
             }
         }
 
@@ -688,7 +844,7 @@ mod tests {
                 }
                 for i in 0..PER_BURST {
                     self.t += 4_000;
-                    self.an.push(&Arrival {
+                    let a = Arrival {
                         ts_ns: self.t,
                         size: SIZE,
                         interface: 0,
@@ -697,7 +853,9 @@ mod tests {
                             payload_len: Some(1448),
                             ..Headers::default()
                         },
-                    });
+                    };
+                    self.an.push(&a);
+                    self.log.push(a);
                 }
             }
             first
@@ -865,5 +1023,74 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A stretch (`start=`/`end=`) that begins and ends inside communication phases: the two
+    /// pieces at its edges are reported as not whole and left out of the period, every phase
+    /// inside is whole with all its bytes, and the period is the mean spacing of exactly the
+    /// iterations marked `in_period`. Read whole, the same trace has every iteration whole.
+    #[test]
+    fn iterations_cut_by_the_range_are_not_whole() {
+        let mut traffic = Traffic::new();
+        let phases = traffic.iterations(30);
+        let whole = std::mem::replace(
+            &mut traffic.an,
+            IterationAnalyzer::new(IterationOptions::default()),
+        );
+        let rep = whole.finish();
+        assert_eq!(rep.iterations.len(), 30);
+        assert!(
+            rep.iterations.iter().all(|it| it.whole),
+            "{:?}",
+            rep.iterations
+        );
+        // Inside the first burst of phase 5 and the last of phase 25 (4,000 frames a phase):
+        // either piece holds 7/8 of a phase, heavy enough to be kept as an iteration.
+        let per_phase = 4 * PER_BURST as usize;
+        let (lo, hi) = (
+            traffic.log[5 * per_phase + per_phase / 8].ts_ns,
+            traffic.log[25 * per_phase + per_phase * 7 / 8].ts_ns,
+        );
+        let mut cut = IterationAnalyzer::new(IterationOptions {
+            range_start_ns: Some(lo),
+            range_end_ns: Some(hi),
+            ..IterationOptions::default()
+        });
+        for a in traffic.log.iter().filter(|a| (lo..hi).contains(&a.ts_ns)) {
+            cut.push(a);
+        }
+        let rep = cut.finish();
+        let its = &rep.iterations;
+        let want = 4 * PER_BURST * SIZE;
+        let (first, last) = (
+            its.first().expect("iterations"),
+            its.last().expect("iterations"),
+        );
+        assert!(
+            !first.whole && !first.in_period && first.bytes < want,
+            "{first:?}"
+        );
+        assert!(
+            !last.whole && !last.in_period && last.bytes < want,
+            "{last:?}"
+        );
+        let inner = its.get(1..its.len() - 1).unwrap_or(&[]);
+        assert_eq!(inner.len(), 19, "{its:?}");
+        for (it, start) in inner.iter().zip(&phases[6..25]) {
+            assert!(it.whole && it.in_period, "{it:?}");
+            assert_eq!(it.bytes, want);
+            assert!(
+                (it.start_ns - start).abs() < 1_000_000,
+                "{} vs {start}",
+                it.start_ns
+            );
+        }
+        let truth = (phases[24] - phases[6]) / 18;
+        let got = rep.period_ns.expect("period");
+        assert!(
+            (got - truth).abs() * 100 <= truth,
+            "period {got} vs {truth}"
+        );
+        assert_eq!(got, (inner[18].start_ns - inner[0].start_ns) / 18);
     }
 }
