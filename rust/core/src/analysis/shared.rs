@@ -3,16 +3,24 @@
 //! counts twice, in every envelope, rate, flow and matrix, and nothing else shows it.
 //!
 //! Found by sampling, not by reading everything. Each capture's span is known first: a plain
-//! file's from its first packet and its last megabyte ([`SplitPlan::time_span`]), a stream's
-//! (compressed, bytes, a pipe) from its first packet, its end unknown. Two captures whose spans
-//! overlap are compared at an instant where both run: the fewest *anchors* that give every such
-//! pair one, each the latest start of the pairs it serves (one anchor for captures that run
-//! together, none for the files of a rotating capture). At each anchor in its span a capture
-//! gives the fingerprints of its next [`SharedOptions::sample`] packets: a plain file from a
-//! record found by bisecting the file on timestamps (wherever the anchor lies, a few probes), a
-//! stream by reading on from the start, at most [`SharedOptions::max_packets`] packets. So the
-//! check costs milliseconds for plain files whatever their sizes, and for streams no more than
-//! framing that many packets each.
+//! file's from its first packet and its last megabyte ([`SplitPlan::time_span`]). Two captures
+//! whose spans overlap are compared at an instant where both run: the fewest *anchors* that
+//! give every such pair one, each the latest start of the pairs it serves (one anchor for
+//! captures that run together, none for the files of a rotating capture). At each anchor in its
+//! span a capture gives the fingerprints of its next [`SharedOptions::sample`] packets, from a
+//! record found by bisecting the file on timestamps (wherever the anchor lies, a few probes);
+//! and, for its host only, the packets at a third and two thirds of its length. So the check
+//! costs milliseconds for plain files whatever their sizes.
+//!
+//! A stream (bytes in memory, a compressed file) is read once, through, so that the same bytes
+//! give the same answer whichever way they come: every anchor is where some capture's span
+//! begins, and those starts are known once each capture's first packet is read, so the stream
+//! keeps a sample at each of them, the stretches at its thirds, and its last megabyte's
+//! timestamps; the anchors are chosen once its end is known. That costs a framing of the
+//! stream (a decompression, for a compressed one) and a sample per capture in memory. A
+//! compressed stream's length is known only at its end: its thirds' stretches are the nearest
+//! of evenly spaced ones (see [`Probes`]). At most [`SharedOptions::max_packets`] are read; a
+//! longer stream's end stays unknown (`i64::MAX`).
 //!
 //! A fingerprint is of the IP packet's identity, not of its bytes as captured, and only of the
 //! first bytes, which every snaplen of 64 or more keeps: the addresses, the protocol, the IPv4
@@ -51,6 +59,11 @@ pub struct SharedOptions {
     pub max_packets: u64,
     /// Only packets in this range are sampled, as a scan of it reads them.
     pub time_range: TimeRange,
+    /// Read a compressed stream through (default), as one of known length always is, so that
+    /// it gives what its plain file would; else it is read only until its samples are full,
+    /// its end unknown and its host told from those samples alone (the cheap check before a
+    /// read: decompressing a whole capture costs about what its scan does).
+    pub read_through: bool,
 }
 
 impl Default for SharedOptions {
@@ -59,6 +72,7 @@ impl Default for SharedOptions {
             sample: 1024,
             max_packets: 1 << 22,
             time_range: TimeRange::ALL,
+            read_through: true,
         }
     }
 }
@@ -119,10 +133,24 @@ pub fn shared_packets(
     let n = readers.len();
     let labels: Vec<String> = (0..n).map(|k| readers[k].label(k, n)).collect();
     let named = |k: usize, e: crate::error::Error| named_among(e, n, || labels[k].clone());
-    let mut captures = Vec::with_capacity(n);
+    let mut opened = Vec::with_capacity(n);
     for (k, reader) in readers.iter_mut().enumerate() {
         let filter = filters.get(k).and_then(Option::as_ref);
-        captures.push(Capture::open(reader, filter, options).map_err(|e| named(k, e))?);
+        opened.push(Capture::open(reader, filter, options).map_err(|e| named(k, e))?);
+    }
+    // Every anchor is where some capture's span begins (see `anchors`), and every span's start
+    // is known now: a stream, read once, is sampled at each of them, and its end found, before
+    // the anchors are chosen.
+    let mut starts: Vec<i64> = opened.iter().filter_map(|c| c.span.map(|s| s.0)).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let mut captures = Vec::with_capacity(n);
+    for (k, capture) in opened.into_iter().enumerate() {
+        captures.push(
+            capture
+                .read_stream(&starts, options)
+                .map_err(|e| named(k, e))?,
+        );
     }
     let spans: Vec<Option<(i64, i64)>> = captures.iter().map(|c| c.span).collect();
     let anchors = anchors(&spans);
@@ -365,8 +393,8 @@ fn anchors(spans: &[Option<(i64, i64)>]) -> Vec<i64> {
 /// One capture, as the check reads it.
 struct Capture<'r> {
     filter: Option<&'r Filter>,
-    /// First and last instant in the time range (the last `i64::MAX` for a stream); `None` when
-    /// nothing is in range.
+    /// First and last instant in the time range (the last `i64::MAX` for a stream not read to
+    /// its end); `None` when nothing is in range.
     span: Option<(i64, i64)>,
     how: How<'r>,
 }
@@ -374,12 +402,21 @@ struct Capture<'r> {
 enum How<'r> {
     /// A plain file, read from wherever an anchor lies.
     Seek(SplitPlan),
-    /// Read on from the start; the first packet in range already read.
+    /// Not yet read on from the start; its first packet with a timestamp already read.
     Stream {
         reader: &'r mut CaptureReader,
-        first: Option<(i64, Option<Sample>)>,
+        first: Option<Pending>,
         read: u64,
     },
+    /// Read through once ([`Capture::read_stream`]).
+    Read(StreamRead),
+}
+
+/// A stream's first packet with a timestamp, read to find where its span begins.
+struct Pending {
+    offset: u64,
+    t: i64,
+    sample: Option<Sample>,
 }
 
 impl<'r> Capture<'r> {
@@ -405,6 +442,7 @@ impl<'r> Capture<'r> {
                 });
             }
         }
+        // As a plain file's span begins at its first packet's timestamp, whatever the range.
         let mut read = 0;
         let mut first = None;
         while first.is_none() && read < options.max_packets {
@@ -412,19 +450,100 @@ impl<'r> Capture<'r> {
                 break;
             };
             read += 1;
-            first = p
-                .ts_ns
-                .filter(|&t| range.contains(t))
-                .map(|t| (t, sample(&p, filter)));
+            first = p.ts_ns.map(|t| Pending {
+                offset: p.offset,
+                t,
+                sample: sample(&p, filter),
+            });
         }
+        let start = first
+            .as_ref()
+            .map(|f| range.start_ns.map_or(f.t, |s| f.t.max(s)));
         Ok(Capture {
             filter,
-            span: first.as_ref().map(|&(t, _)| (t, i64::MAX)),
+            span: start.map(|s| (s, i64::MAX)),
             how: How::Stream {
                 reader,
                 first,
                 read,
             },
+        })
+    }
+
+    /// A stream read through once, as a plain file is sampled ([`Capture::sample`]): its sample
+    /// at each of `starts` (where an anchor can be), the stretches at a third and two thirds of
+    /// its length, and its last instant as [`SplitPlan::time_span`] finds a file's, from the
+    /// packets of its last megabyte; so that the same bytes give the same answer read either
+    /// way. Memory: a sample per start and per probe, and the timestamps of one megabyte. At
+    /// most `options.max_packets` are read: a longer stream's end stays unknown, and its
+    /// samples past that are empty.
+    fn read_stream(self, starts: &[i64], options: &SharedOptions) -> Result<Self> {
+        let How::Stream {
+            reader,
+            first,
+            mut read,
+        } = self.how
+        else {
+            return Ok(self);
+        };
+        let (Some((start, _)), Some(pending)) = (self.span, first) else {
+            return Ok(Capture {
+                how: How::Read(StreamRead::default()),
+                ..self
+            });
+        };
+        let data_start = pending.offset;
+        let mut taking = Taking {
+            at: starts
+                .iter()
+                .map(|&t| Sampler::new(&[t], 0, options.sample))
+                .collect(),
+            probes: Probes::new(data_start, reader.data_len()),
+            tail: std::collections::VecDeque::new(),
+            range: options.time_range,
+        };
+        taking.take(pending.offset, Some(pending.t), || pending.sample);
+        let through = options.read_through || reader.data_len().is_some();
+        let mut whole = false;
+        while read < options.max_packets && (through || !taking.at.iter().all(Sampler::done)) {
+            let Some(p) = reader.next_packet()? else {
+                whole = true;
+                break;
+            };
+            read += 1;
+            let filter = self.filter;
+            taking.take(p.offset, p.ts_ns, || sample(&p, filter));
+        }
+        let len = reader.data_len().unwrap_or_else(|| reader.position());
+        let span = if whole {
+            let from = len.saturating_sub(TAIL).max(data_start);
+            let last = taking
+                .tail
+                .iter()
+                .find(|&&(offset, _)| offset >= from)
+                .map(|&(_, t)| t);
+            let range = options.time_range;
+            last.map(|l| range.end_ns.map_or(l, |e| l.min(e.saturating_sub(1))))
+                .map_or(Some((start, i64::MAX)), |last| {
+                    (start <= last).then_some((start, last))
+                })
+        } else {
+            Some((start, i64::MAX))
+        };
+        // Placed from the length: none for a stream not read to its end.
+        let probes = if whole {
+            taking.probes.chosen(len)
+        } else {
+            Vec::new()
+        };
+        Ok(Capture {
+            filter: self.filter,
+            span,
+            how: How::Read(StreamRead {
+                starts: starts.to_vec(),
+                at: taking.at,
+                probes,
+            }),
         })
     }
 
@@ -437,19 +556,23 @@ impl<'r> Capture<'r> {
         };
         let mut hosts = Hosts::default();
         match self.how {
-            How::Stream {
-                reader,
-                first: pending,
-                read,
-            } => {
-                let from = anchors.partition_point(|&a| a < first);
-                let mut sampler = Sampler::new(anchors, from, options.sample);
-                if let Some((t, s)) = pending {
-                    sampler.feed(t, s);
+            // Read through before the anchors were chosen.
+            How::Stream { .. } => {}
+            How::Read(mut read) => {
+                for (at, &t) in anchors.iter().enumerate() {
+                    let Ok(k) = read.starts.binary_search(&t) else {
+                        continue;
+                    };
+                    if (first..=last).contains(&t) {
+                        let sampler = std::mem::replace(&mut read.at[k], Sampler::new(&[], 0, 0));
+                        let packets = sampler.sets.into_iter().next().unwrap_or_default();
+                        sets[at] = Sampled::new(packets);
+                        hosts.add(sampler.addresses);
+                    }
                 }
-                read_into(&mut sampler, reader, self.filter, options, read)?;
-                hosts.add(sampler.addresses);
-                sets = sampler.sets.into_iter().map(Sampled::new).collect();
+                for probe in read.probes {
+                    hosts.add(probe);
+                }
             }
             How::Seek(plan) => {
                 for (at, &t) in anchors.iter().enumerate() {
@@ -463,17 +586,12 @@ impl<'r> Capture<'r> {
                 // Two more stretches, for the host only: a bridge's first packets may all be
                 // with one host (a job's rendezvous) and pass for a host's own capture.
                 let (start, len) = (plan.data_start(), plan.file_len());
-                for third in [1, 2] {
-                    let at = start + (len - start) / 3 * third;
+                for at in thirds(start, len) {
                     let Some(mut chunk) = plan.open(at, len)? else {
                         continue;
                     };
                     // The whole file's hosts, whatever the time range: a few packets, read.
-                    let probe = SharedOptions {
-                        sample: 256,
-                        max_packets: 4 * 256,
-                        time_range: TimeRange::ALL,
-                    };
+                    let probe = PROBE;
                     let mut sampler = Sampler::new(&[i64::MIN], 0, probe.sample);
                     // Damage in a chunk only ends its stretch: the scan reports it.
                     let _ = read_into(&mut sampler, &mut chunk, self.filter, &probe, 0);
@@ -483,6 +601,179 @@ impl<'r> Capture<'r> {
             }
         }
         Ok((sets, hosts))
+    }
+}
+
+/// How a stretch read for the host only is read: the first 256 packets of the first 1,024 from
+/// where it begins, whatever the time range.
+const PROBE: SharedOptions = SharedOptions {
+    sample: 256,
+    max_packets: 4 * 256,
+    time_range: TimeRange::ALL,
+    read_through: true,
+};
+
+/// Where the stretches read for the host only begin: a third and two thirds of the way from the
+/// first record to the end.
+fn thirds(start: u64, len: u64) -> [u64; 2] {
+    let third = len.saturating_sub(start) / 3;
+    [start + third, start + third * 2]
+}
+
+/// The end of a capture whose timestamps give its last instant ([`SplitPlan::time_span`]).
+const TAIL: u64 = 1 << 20;
+
+/// What a stream read through keeps ([`Capture::read_stream`]).
+#[derive(Default)]
+struct StreamRead {
+    /// Where an anchor can be, sorted, and the sample from each.
+    starts: Vec<i64>,
+    at: Vec<Sampler>,
+    /// The addresses of the stretches read for the host only.
+    probes: Vec<Addresses>,
+}
+
+/// A stream's packets, as it is read through.
+struct Taking {
+    at: Vec<Sampler>,
+    probes: Probes,
+    /// (offset, timestamp) of the packets that may hold the last instant of the stream's last
+    /// megabyte: each stamped later than every packet after it, within a megabyte of the last.
+    tail: std::collections::VecDeque<(u64, i64)>,
+    range: TimeRange,
+}
+
+impl Taking {
+    /// The packet at `offset`, stamped `ts`; `sample` is its sample, made only if wanted.
+    fn take(&mut self, offset: u64, ts: Option<i64>, sample: impl FnOnce() -> Option<Sample>) {
+        self.probes.reach(offset);
+        let in_range = ts.filter(|&t| self.range.contains(t));
+        let wanted =
+            self.probes.wanted() || in_range.is_some_and(|t| self.at.iter().any(|s| s.wants(t)));
+        let s = if wanted { sample() } else { None };
+        self.probes.feed(ts, s);
+        if let Some(t) = in_range {
+            for sampler in &mut self.at {
+                if sampler.wants(t) {
+                    sampler.feed(t, s);
+                }
+            }
+        }
+        if let Some(t) = ts {
+            // Past a megabyte behind this packet, no packet is in the last megabyte.
+            while self
+                .tail
+                .front()
+                .is_some_and(|&(o, _)| o.saturating_add(TAIL) <= offset)
+            {
+                self.tail.pop_front();
+            }
+            while self.tail.back().is_some_and(|&(_, u)| u <= t) {
+                self.tail.pop_back();
+            }
+            self.tail.push_back((offset, t));
+        }
+    }
+}
+
+/// The stretches of a stream read for the host only, as [`thirds`] places a plain file's. With
+/// the stream's length known (bytes in memory), at exactly those offsets. Without (a compressed
+/// stream), stretches at evenly spaced offsets, the spacing doubled and every other dropped
+/// when they are too many; at the end, the two nearest a third and two thirds of the length
+/// are kept (within an eighth of it, or 64 KiB).
+struct Probes {
+    start: u64,
+    known: bool,
+    /// Of unknown length: the spacing, and where the next stretch begins.
+    step: u64,
+    next: u64,
+    /// Each stretch: where it begins, its sample, the packets read in it.
+    list: Vec<(u64, Sampler, u64)>,
+    /// The offset of the packet being read.
+    reached: u64,
+}
+
+/// Stretches of a stream of unknown length held at once.
+const PROBES_HELD: usize = 16;
+
+impl Probes {
+    fn new(start: u64, len: Option<u64>) -> Self {
+        let list = len.map_or_else(Vec::new, |len| {
+            thirds(start, len)
+                .into_iter()
+                .map(|at| (at, Sampler::new(&[i64::MIN], 0, PROBE.sample), 0))
+                .collect()
+        });
+        let step = 1 << 16;
+        Probes {
+            start,
+            known: len.is_some(),
+            step,
+            next: start + step,
+            list,
+            reached: start,
+        }
+    }
+
+    /// Begin the stretches of unknown length up to `offset`.
+    fn reach(&mut self, offset: u64) {
+        while !self.known && self.next <= offset {
+            self.list
+                .push((self.next, Sampler::new(&[i64::MIN], 0, PROBE.sample), 0));
+            self.next += self.step;
+            if self.list.len() > PROBES_HELD {
+                let (start, step) = (self.start, self.step);
+                self.list
+                    .retain(|&(at, _, _)| ((at - start) / step) % 2 == 0);
+                self.step *= 2;
+                self.next = start + (self.next - start).div_ceil(self.step) * self.step;
+            }
+        }
+        self.reached = offset;
+    }
+
+    fn active(&self) -> impl Iterator<Item = usize> + '_ {
+        self.list
+            .iter()
+            .enumerate()
+            .filter(|(_, (at, s, read))| {
+                *at <= self.reached && !s.done() && *read < PROBE.max_packets
+            })
+            .map(|(k, _)| k)
+    }
+
+    fn wanted(&self) -> bool {
+        self.active().next().is_some()
+    }
+
+    /// As [`read_into`] reads a plain file's stretch: every packet counts, the sample takes the
+    /// first stamped ones.
+    fn feed(&mut self, ts: Option<i64>, s: Option<Sample>) {
+        let active: Vec<usize> = self.active().collect();
+        for k in active {
+            let (_, sampler, read) = &mut self.list[k];
+            *read += 1;
+            if let Some(t) = ts.filter(|&t| sampler.wants(t)) {
+                sampler.feed(t, s);
+            }
+        }
+    }
+
+    /// The addresses of the stretches at a third and two thirds of `len`, the stream's length.
+    fn chosen(self, len: u64) -> Vec<Addresses> {
+        if self.known {
+            return self.list.into_iter().map(|(_, s, _)| s.addresses).collect();
+        }
+        let mut list: Vec<Option<(u64, Sampler, u64)>> = self.list.into_iter().map(Some).collect();
+        thirds(self.start, len)
+            .into_iter()
+            .filter_map(|target| {
+                let k = (0..list.len())
+                    .filter(|&k| list[k].is_some())
+                    .min_by_key(|&k| list[k].as_ref().map_or(u64::MAX, |e| e.0.abs_diff(target)))?;
+                list[k].take().map(|(_, s, _)| s.addresses)
+            })
+            .collect()
     }
 }
 
@@ -728,6 +1019,7 @@ impl Hosts {
 }
 
 /// A sampled packet: its fingerprint and its two addresses.
+#[derive(Clone, Copy)]
 struct Sample {
     fingerprint: u64,
     hosts: [IpAddr; 2],
