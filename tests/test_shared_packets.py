@@ -554,6 +554,17 @@ def test_a_capture_gives_the_same_answer_as_a_path_bytes_or_stdin(tmp_path: Path
         {k: v for k, v in x.items() if k not in drop} for x in from_file["pairs"]
     ]
     assert [c["last_ns"] for c in from_stdin["captures"]] == [c["last_ns"] for c in from_file["captures"]]
+    # On the terminal, stdin is named as such, on the first line as in the table.
+    with bridge.open("rb") as stdin:
+        shown = subprocess.run(
+            [sys.executable, "-m", "burstcore", "shared", "-", *names],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    assert shown.stdout.splitlines()[0] == "== 3 captures: stdin, " + ", ".join(names)
 
 
 def test_a_stream_read_only_in_part_is_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -565,6 +576,8 @@ def test_a_stream_read_only_in_part_is_told(tmp_path: Path, monkeypatch: pytest.
     with pytest.warns(burstcore.CaptureWarning, match=told):
         found = burstcore.shared_packets([bridge.read_bytes(), *own])
     assert found.spans[0] is not None and found.spans[0][1] is None
+    # Its end unknown, so is the end of the stretch all of them cover: it may end first.
+    assert found.stretch == (max(sp[0] for sp in found.spans if sp is not None), None)
     # A file is not read as a stream: no warning.
     with warnings.catch_warnings():
         warnings.simplefilter("error")

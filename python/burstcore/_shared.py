@@ -152,12 +152,13 @@ def shared_packets(
 
 
 def _stretch(spans: list[tuple[int, int | None] | None]) -> tuple[int, int | None] | None:
-    """The stretch every capture covers, the end excluded (None if no capture's end is known)."""
+    """The stretch every capture covers, the end excluded (None if any capture's end is unknown:
+    it may end before the others do)."""
     if not spans or None in spans:
         return None
     start = max(s[0] for s in spans if s is not None)
-    ends = [s[1] for s in spans if s is not None and s[1] is not None]
-    end = min(ends) + 1 if ends else None
+    ends = [s[1] for s in spans if s is not None]
+    end = None if None in ends else min(e for e in ends if e is not None) + 1
     return None if end is not None and end <= start else (start, end)
 
 

@@ -113,7 +113,8 @@ pub struct SharedPackets {
     /// The anchors, in time order.
     pub anchors: Vec<i64>,
     /// Per capture, its first and last instant in the time range (`i64::MAX` as the last of a
-    /// stream, whose end is not read), `None` when nothing is in range.
+    /// stream not read to its end: past [`SharedOptions::max_packets`], or compressed without
+    /// [`SharedOptions::read_through`]), `None` when nothing is in range.
     pub spans: Vec<Option<(i64, i64)>>,
 }
 
