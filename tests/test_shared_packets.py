@@ -582,3 +582,22 @@ def test_a_stream_read_only_in_part_is_told(tmp_path: Path, monkeypatch: pytest.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         burstcore.shared_packets([bridge, *own])
+
+
+def test_drop_counters_are_told_when_every_packet_is_read(tmp_path: Path) -> None:
+    from tests.test_recorded_drops import LOST, _dropping_capture
+
+    # Its last statistics block, at its end, counts 7 (and 2 by the OS); one a third of the way
+    # in counts 1. The samples read neither; reading every sender reads both, and tells the last.
+    lost = tmp_path / "lost.pcapng"
+    lost.write_bytes(_dropping_capture(if_drop=7, os_drop=2))
+    quiet = tmp_path / "quiet.pcapng"
+    quiet.write_bytes(_dropping_capture(if_drop=0))
+    for sources in ([quiet, lost], [quiet.read_bytes(), lost.read_bytes()]):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            burstcore.shared_packets(sources, senders="all")
+        told = [str(w.message) for w in caught if LOST in str(w.message)]
+        name = str(lost) if isinstance(sources[1], Path) else "capture 2"
+        assert len(told) == 1 and told[0].startswith(f"{name}: "), told
+        assert '(interface 0 "eth0": isb_ifdrop 7, isb_osdrop 2)' in told[0]

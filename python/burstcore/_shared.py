@@ -100,7 +100,9 @@ def shared_packets(
     as ``host_volumes`` does; a late packet is dropped, not an error) for its sender, so that
     ``uncaptured`` and ``filters`` account for every one: a full pass over the captures, with
     ``progress`` called as ``progress(bytes_done, bytes_total)`` over all of them (the samples
-    take milliseconds: without ``senders="all"``, ``progress`` is not called)."""
+    take milliseconds: without ``senders="all"``, ``progress`` is not called). The samples do
+    not read the captures' drop counters (pcapng Interface Statistics Blocks): only with
+    ``senders="all"`` is a capture that counts packets lost warned about, as its scan would."""
     if senders not in ("sampled", "all"):
         raise ValueError(f"senders={senders!r}: give 'sampled' (the samples' senders) or 'all' (read every packet)")
     srcs = normalize_each(sources)
