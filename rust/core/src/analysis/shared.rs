@@ -17,7 +17,9 @@
 //! begins, and those starts are known once each capture's first packet is read, so the stream
 //! keeps a sample at each of them, the stretches at its thirds, and its last megabyte's
 //! timestamps; the anchors are chosen once its end is known. That costs a framing of the
-//! stream (a decompression, for a compressed one) and a sample per capture in memory. A
+//! stream (a decompression, for a compressed one) and, in memory, the packets of the samples
+//! from all those starts ([`Windows`]: about one sample for captures that start together, at
+//! most one per capture for starts far apart). A
 //! compressed stream's length is known only at its end: its thirds' stretches are the nearest
 //! of evenly spaced ones (see [`Probes`]). At most [`SharedOptions::max_packets`] are read; a
 //! longer stream's end stays unknown (`i64::MAX`).
@@ -495,10 +497,7 @@ impl<'r> Capture<'r> {
         };
         let data_start = pending.offset;
         let mut taking = Taking {
-            at: starts
-                .iter()
-                .map(|&t| Sampler::new(&[t], 0, options.sample))
-                .collect(),
+            at: Windows::new(starts, options.sample),
             probes: Probes::new(data_start, reader.data_len()),
             tail: std::collections::VecDeque::new(),
             range: options.time_range,
@@ -506,7 +505,7 @@ impl<'r> Capture<'r> {
         taking.take(pending.offset, Some(pending.t), || pending.sample);
         let through = options.read_through || reader.data_len().is_some();
         let mut whole = false;
-        while read < options.max_packets && (through || !taking.at.iter().all(Sampler::done)) {
+        while read < options.max_packets && (through || !taking.at.done()) {
             let Some(p) = reader.next_packet()? else {
                 whole = true;
                 break;
@@ -541,8 +540,7 @@ impl<'r> Capture<'r> {
             filter: self.filter,
             span,
             how: How::Read(StreamRead {
-                starts: starts.to_vec(),
-                at: taking.at,
+                at: Some(taking.at),
                 probes,
             }),
         })
@@ -559,16 +557,17 @@ impl<'r> Capture<'r> {
         match self.how {
             // Read through before the anchors were chosen.
             How::Stream { .. } => {}
-            How::Read(mut read) => {
+            How::Read(read) => {
                 for (at, &t) in anchors.iter().enumerate() {
-                    let Ok(k) = read.starts.binary_search(&t) else {
-                        continue;
+                    let Some(windows) = &read.at else {
+                        break;
                     };
                     if (first..=last).contains(&t) {
-                        let sampler = std::mem::replace(&mut read.at[k], Sampler::new(&[], 0, 0));
-                        let packets = sampler.sets.into_iter().next().unwrap_or_default();
+                        let Some((packets, addresses)) = windows.sample_at(t) else {
+                            continue;
+                        };
                         sets[at] = Sampled::new(packets);
-                        hosts.add(sampler.addresses);
+                        hosts.add(addresses);
                     }
                 }
                 for probe in read.probes {
@@ -578,10 +577,10 @@ impl<'r> Capture<'r> {
             How::Seek(plan) => {
                 for (at, &t) in anchors.iter().enumerate() {
                     if (first..=last).contains(&t) {
-                        let sampler = sample_from(&plan, t, self.filter, options)?;
-                        let packets = sampler.sets.into_iter().next().unwrap_or_default();
+                        let (packets, addresses) =
+                            sample_from(&plan, t, self.filter, options)?.into_first();
                         sets[at] = Sampled::new(packets);
-                        hosts.add(sampler.addresses);
+                        hosts.add(addresses);
                     }
                 }
                 // Two more stretches, for the host only: a bridge's first packets may all be
@@ -597,7 +596,7 @@ impl<'r> Capture<'r> {
                     // Damage in a chunk only ends its stretch: the scan reports it.
                     let _ = read_into(&mut sampler, &mut chunk, self.filter, &probe, 0);
                     plan.hand_back(at, chunk.position());
-                    hosts.add(sampler.addresses);
+                    hosts.add(sampler.into_first().1);
                 }
             }
         }
@@ -627,16 +626,102 @@ const TAIL: u64 = 1 << 20;
 /// What a stream read through keeps ([`Capture::read_stream`]).
 #[derive(Default)]
 struct StreamRead {
-    /// Where an anchor can be, sorted, and the sample from each.
-    starts: Vec<i64>,
-    at: Vec<Sampler>,
+    /// The samples at every start.
+    at: Option<Windows>,
     /// The addresses of the stretches read for the host only.
     probes: Vec<Addresses>,
 }
 
+/// A stream's samples at every start where an anchor can be: each as a [`Sampler`] of that one
+/// anchor takes it, from one log of the packets that some sample takes, in the order read.
+/// Captures that run together start close to one another and their samples overlap: the log
+/// holds their union (a thousand packets and the stretch between the first start and the
+/// last), not one sample per start; at most a sample per start, for starts far apart.
+struct Windows {
+    starts: Vec<i64>,
+    /// Starts before `started` have begun; those before `lo` are full.
+    started: usize,
+    lo: usize,
+    taken: Vec<usize>,
+    sample: usize,
+    /// Each start's sample lies in `log[begin..end]` (those stamped before the start left out).
+    begin: Vec<usize>,
+    end: Vec<Option<usize>>,
+    log: Vec<(i64, Option<Sample>)>,
+}
+
+impl Windows {
+    fn new(starts: &[i64], sample: usize) -> Self {
+        Windows {
+            starts: starts.to_vec(),
+            started: 0,
+            lo: 0,
+            taken: vec![0; starts.len()],
+            sample,
+            begin: vec![0; starts.len()],
+            end: vec![None; starts.len()],
+            log: Vec::new(),
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.lo == self.starts.len()
+    }
+
+    /// As [`Sampler::wants`].
+    fn wants(&self, t: i64) -> bool {
+        self.lo < self.started || self.starts.get(self.started).is_some_and(|&next| t >= next)
+    }
+
+    /// As [`Sampler::feed`], into the log.
+    fn feed(&mut self, t: i64, s: Option<Sample>) {
+        while self.starts.get(self.started).is_some_and(|&next| t >= next) {
+            self.begin[self.started] = self.log.len();
+            self.started += 1;
+        }
+        self.log.push((t, s));
+        for a in self.lo..self.started {
+            if self.starts[a] > t || self.taken[a] >= self.sample {
+                continue;
+            }
+            self.taken[a] += 1;
+            if self.taken[a] == self.sample {
+                self.end[a] = Some(self.log.len());
+            }
+        }
+        while self.lo < self.started && self.taken[self.lo] >= self.sample {
+            self.lo += 1;
+        }
+    }
+
+    /// The packets of the sample at start `t` and their addresses, as a [`Sampler`] of it gives
+    /// them; `None` when `t` is no start.
+    fn sample_at(&self, t: i64) -> Option<(Vec<(u64, Seen)>, Addresses)> {
+        let k = self.starts.binary_search(&t).ok()?;
+        let mut packets = Vec::new();
+        let mut addresses = Addresses::default();
+        if k < self.started {
+            let end = self.end[k].unwrap_or(self.log.len());
+            for &(at, s) in &self.log[self.begin[k]..end] {
+                if let Some(s) = s.filter(|_| at >= t) {
+                    let seen = Seen {
+                        at,
+                        src: s.hosts[0],
+                        timed: s.own,
+                    };
+                    packets.push((s.fingerprint, seen));
+                    addresses.count(s.hosts);
+                }
+            }
+        }
+        Some((packets, addresses))
+    }
+}
+
 /// A stream's packets, as it is read through.
 struct Taking {
-    at: Vec<Sampler>,
+    /// The samples at every start.
+    at: Windows,
     probes: Probes,
     /// (offset, timestamp) of the packets that may hold the last instant of the stream's last
     /// megabyte: each stamped later than every packet after it, within a megabyte of the last.
@@ -649,16 +734,11 @@ impl Taking {
     fn take(&mut self, offset: u64, ts: Option<i64>, sample: impl FnOnce() -> Option<Sample>) {
         self.probes.reach(offset);
         let in_range = ts.filter(|&t| self.range.contains(t));
-        let wanted =
-            self.probes.wanted() || in_range.is_some_and(|t| self.at.iter().any(|s| s.wants(t)));
+        let wanted = self.probes.wanted() || in_range.is_some_and(|t| self.at.wants(t));
         let s = if wanted { sample() } else { None };
         self.probes.feed(ts, s);
-        if let Some(t) = in_range {
-            for sampler in &mut self.at {
-                if sampler.wants(t) {
-                    sampler.feed(t, s);
-                }
-            }
+        if let Some(t) = in_range.filter(|&t| self.at.wants(t)) {
+            self.at.feed(t, s);
         }
         if let Some(t) = ts {
             // Past a megabyte behind this packet, no packet is in the last megabyte.
@@ -763,7 +843,11 @@ impl Probes {
     /// The addresses of the stretches at a third and two thirds of `len`, the stream's length.
     fn chosen(self, len: u64) -> Vec<Addresses> {
         if self.known {
-            return self.list.into_iter().map(|(_, s, _)| s.addresses).collect();
+            return self
+                .list
+                .into_iter()
+                .map(|(_, s, _)| s.into_first().1)
+                .collect();
         }
         let mut list: Vec<Option<(u64, Sampler, u64)>> = self.list.into_iter().map(Some).collect();
         thirds(self.start, len)
@@ -772,7 +856,7 @@ impl Probes {
                 let k = (0..list.len())
                     .filter(|&k| list[k].is_some())
                     .min_by_key(|&k| list[k].as_ref().map_or(u64::MAX, |e| e.0.abs_diff(target)))?;
-                list[k].take().map(|(_, s, _)| s.addresses)
+                list[k].take().map(|(_, s, _)| s.into_first().1)
             })
             .collect()
     }
@@ -887,9 +971,9 @@ struct Sampler {
     /// that every capture's sample spans about the same stretch of its traffic).
     taken: Vec<usize>,
     sample: usize,
-    /// Each anchor's packets as read (see [`Sampled::new`]).
+    /// Each anchor's packets as read (see [`Sampled::new`]), and their addresses.
     sets: Vec<Vec<(u64, Seen)>>,
-    addresses: Addresses,
+    addresses: Vec<Addresses>,
 }
 
 impl Sampler {
@@ -901,7 +985,7 @@ impl Sampler {
             taken: vec![0; anchors.len()],
             sample,
             sets: vec![Vec::new(); anchors.len()],
-            addresses: Addresses::default(),
+            addresses: anchors.iter().map(|_| Addresses::default()).collect(),
         }
     }
 
@@ -928,7 +1012,6 @@ impl Sampler {
         {
             self.started += 1;
         }
-        let mut sampled = false;
         for a in self.lo..self.started {
             // A packet stamped before a begun anchor (out of order) is not in its sample.
             if self.anchors[a] > t || self.taken[a] >= self.sample {
@@ -942,15 +1025,22 @@ impl Sampler {
                     timed: s.own,
                 };
                 self.sets[a].push((s.fingerprint, seen));
-                sampled = true;
+                self.addresses[a].count(s.hosts);
             }
         }
         while self.lo < self.started && self.taken[self.lo] >= self.sample {
             self.lo += 1;
         }
-        if let (true, Some(s)) = (sampled, s) {
-            self.addresses.count(s.hosts);
-        }
+    }
+
+    /// Each anchor's packets and their addresses.
+    fn into_each(self) -> impl Iterator<Item = (Vec<(u64, Seen)>, Addresses)> {
+        self.sets.into_iter().zip(self.addresses)
+    }
+
+    /// The first anchor's.
+    fn into_first(self) -> (Vec<(u64, Seen)>, Addresses) {
+        self.into_each().next().unwrap_or_default()
     }
 }
 
