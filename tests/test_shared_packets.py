@@ -12,6 +12,7 @@ import shlex
 import shutil
 import struct
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -497,3 +498,106 @@ def test_reading_every_sender_names_the_capture_it_warns_or_fails_on(files: list
     assert raised.value.input == str(bad)  # type: ignore[attr-defined]
     r = run_cli("shared", files[0], bad, "--all-senders")
     assert r.returncode == 1 and f"cannot read the capture {bad}: " in r.stderr
+
+
+def bridge_beside_late_hosts(tmp: Path) -> tuple[Path, list[Path], list[tuple[int, int, int, int, int]]]:
+    """A bridge capture of three hosts' traffic, then of host 0 alone with the two others, beside
+    the captures of hosts 1 and 2, which begin with that second part: where they run, the
+    bridge's every packet is host 0's, and only its first part tells it is no host's own."""
+    first = traffic(3, hosts=3, n=6000)
+    gap = first[-1][0] + 10_000_000 - first[0][0]
+    second = [(t + gap, s, d, p, late) for t, s, d, p, late in traffic(5, hosts=3, n=6000) if 0 in (s, d)]
+    packets = first + second
+    frames = frames_of(packets)
+    bridge = write(tmp / "bridge.pcapng", [(t, frames[i]) for i, (t, *_) in enumerate(packets)])
+    off = len(first)
+    own = [
+        write(
+            tmp / f"late-host{h}.pcapng",
+            [(t, frames[off + i]) for i, (t, s, _, _, _) in enumerate(second) if s == h]
+            + [(t + late, frames[off + i]) for i, (t, _, d, _, late) in enumerate(second) if d == h],
+        )
+        for h in (1, 2)
+    ]
+    return bridge, own, packets
+
+
+def test_a_capture_gives_the_same_answer_as_a_path_bytes_or_stdin(tmp_path: Path) -> None:
+    bridge, own, packets = bridge_beside_late_hosts(tmp_path)
+    # By construction: the bridge is no host's capture, and host 0, seen only by it, is no
+    # capture's host; each capture's span is its first and last packet.
+    bridge_span = (min(t for t, *_ in packets), max(t for t, *_ in packets))
+    for sources in ([bridge, *own], [bridge.read_bytes(), *own], [f.read_bytes() for f in (bridge, *own)]):
+        found = burstcore.shared_packets(sources)
+        assert found.hosts == [None, host(1), host(2)], type(sources[0])
+        assert found.uncaptured == [host(0)]
+        assert found.filters is None
+        assert found.spans[0] == bridge_span
+    # The command line, the bridge from stdin: as from its file.
+    names = [str(f) for f in own]
+    from_file = json.loads(run_cli("shared", bridge, *names, "-o", "-").stdout)
+    with bridge.open("rb") as stdin:
+        p = subprocess.run(
+            [sys.executable, "-m", "burstcore", "shared", "-", *names, "-o", "-"],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    assert p.returncode == 0, p.stderr
+    from_stdin = json.loads(p.stdout)
+    assert from_stdin["hosts"] == from_file["hosts"] == [None, host(1), host(2)]
+    assert from_stdin["uncaptured"] == from_file["uncaptured"] == [host(0)]
+    drop = ("file_a", "file_b")
+    assert [{k: v for k, v in x.items() if k not in drop} for x in from_stdin["pairs"]] == [
+        {k: v for k, v in x.items() if k not in drop} for x in from_file["pairs"]
+    ]
+    assert [c["last_ns"] for c in from_stdin["captures"]] == [c["last_ns"] for c in from_file["captures"]]
+    # On the terminal, stdin is named as such, on the first line as in the table.
+    with bridge.open("rb") as stdin:
+        shown = subprocess.run(
+            [sys.executable, "-m", "burstcore", "shared", "-", *names],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    assert shown.stdout.splitlines()[0] == "== 3 captures: stdin, " + ", ".join(names)
+
+
+def test_a_stream_read_only_in_part_is_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from burstcore import _shared
+
+    bridge, own, _ = bridge_beside_late_hosts(tmp_path)
+    monkeypatch.setattr(_shared, "STREAM_PACKETS", 1000)
+    told = r"capture 1, given as bytes or compressed, holds more than 1,000 packets: read only that far"
+    with pytest.warns(burstcore.CaptureWarning, match=told):
+        found = burstcore.shared_packets([bridge.read_bytes(), *own])
+    assert found.spans[0] is not None and found.spans[0][1] is None
+    # Its end unknown, so is the end of the stretch all of them cover: it may end first.
+    assert found.stretch == (max(sp[0] for sp in found.spans if sp is not None), None)
+    # A file is not read as a stream: no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        burstcore.shared_packets([bridge, *own])
+
+
+def test_drop_counters_are_told_when_every_packet_is_read(tmp_path: Path) -> None:
+    from tests.test_recorded_drops import LOST, _dropping_capture
+
+    # Its last statistics block, at its end, counts 7 (and 2 by the OS); one a third of the way
+    # in counts 1. The samples read neither; reading every sender reads both, and tells the last.
+    lost = tmp_path / "lost.pcapng"
+    lost.write_bytes(_dropping_capture(if_drop=7, os_drop=2))
+    quiet = tmp_path / "quiet.pcapng"
+    quiet.write_bytes(_dropping_capture(if_drop=0))
+    for sources in ([quiet, lost], [quiet.read_bytes(), lost.read_bytes()]):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            burstcore.shared_packets(sources, senders="all")
+        told = [str(w.message) for w in caught if LOST in str(w.message)]
+        name = str(lost) if isinstance(sources[1], Path) else "capture 2"
+        assert len(told) == 1 and told[0].startswith(f"{name}: "), told
+        assert '(interface 0 "eth0": isb_ifdrop 7, isb_osdrop 2)' in told[0]

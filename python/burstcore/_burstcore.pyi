@@ -107,6 +107,7 @@ def shared_packets(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
     errors: bool = False,
+    max_packets: int | None = None,
 ) -> (
     tuple[
         list[tuple[int, int, int, int, int, int]],

@@ -28,6 +28,8 @@ MIN_SHARE = 0.01
 MIN_SHARED = 8
 # Pairs named in the message; the rest are counted.
 NAMED_PAIRS = 3
+# Most packets read from a capture given as bytes or compressed (SharedOptions::max_packets).
+STREAM_PACKETS = 1 << 22
 
 
 class SharedPacketsWarning(CaptureWarning):
@@ -54,9 +56,10 @@ class SharedPackets:
     sender that is no capture's host). Senders are those of the samples: one that sent only
     elsewhere in the captures would be in no filter (``host_volumes`` lists every sender).
     ``spans``: per capture, its first and last instant in ns (in the time range; the last None
-    for a stream, whose end is not read), None when it has no packet there. ``stretch``: the
-    stretch all captures cover, ``(start_ns, end_ns)`` with the end excluded (None when a
-    stream's end is unknown), or None when they do not all overlap. Per-host captures read
+    for a stream of more than 2^22 packets, read only that far, with a ``CaptureWarning``),
+    None when it has no packet there. ``stretch``: the stretch all captures cover,
+    ``(start_ns, end_ns)`` with the end excluded (None when a stream's end is unknown), or None
+    when they do not all overlap. Per-host captures read
     through ``filters`` count each packet once only inside it: a host's packets from before its
     own capture began are in the others' only, and its filter leaves them out; give it as
     ``start=``/``end=`` when the spans differ."""
@@ -85,7 +88,11 @@ def shared_packets(
     Each capture is sampled where the others run (docs/filters.md, "Captures that hold the same
     packets"): milliseconds for plain files, whatever their sizes. ``filter``, ``start``,
     ``end`` and ``mmap`` as ``scan`` takes them. Captures must be readable twice: paths or bytes
-    (a stream is refused with ``ValueError``). A capture that cannot be read raises its error.
+    (a stream is refused with ``ValueError``). Bytes and compressed files are read through once
+    (up to 2^22 packets each; past that, a ``CaptureWarning``), sampled where the same capture
+    as an uncompressed file would be: the same bytes give the same answer (a compressed file's
+    stretches read for its host lie near, not at, its plain file's). A capture that cannot be
+    read raises its error.
 
     ``senders``: ``"sampled"`` (default) takes the senders the samples saw, so a host that sent
     only elsewhere in the captures is in neither ``uncaptured`` nor any of ``filters``;
@@ -93,7 +100,9 @@ def shared_packets(
     as ``host_volumes`` does; a late packet is dropped, not an error) for its sender, so that
     ``uncaptured`` and ``filters`` account for every one: a full pass over the captures, with
     ``progress`` called as ``progress(bytes_done, bytes_total)`` over all of them (the samples
-    take milliseconds: without ``senders="all"``, ``progress`` is not called)."""
+    take milliseconds: without ``senders="all"``, ``progress`` is not called). The samples do
+    not read the captures' drop counters (pcapng Interface Statistics Blocks): only with
+    ``senders="all"`` is a capture that counts packets lost warned about, as its scan would."""
     if senders not in ("sampled", "all"):
         raise ValueError(f"senders={senders!r}: give 'sampled' (the samples' senders) or 'all' (read every packet)")
     srcs = normalize_each(sources)
@@ -104,8 +113,27 @@ def shared_packets(
                 "several places; give a path to a file or the bytes"
             )
     filters = parse_filters(filter, captures=len(srcs))
-    found = _core.shared_packets(srcs, mmap=mmap, time_range=parse_time_range(start, end), filter=filters, errors=True)
+    found = _core.shared_packets(
+        srcs,
+        mmap=mmap,
+        time_range=parse_time_range(start, end),
+        filter=filters,
+        errors=True,
+        max_packets=STREAM_PACKETS,
+    )
     pairs, hosts, uncaptured, spans = found if found is not None else ([], [None] * len(srcs), [], [None] * len(srcs))
+    cut = [k for k, sp in enumerate(spans) if sp is not None and sp[1] is None]
+    if cut:
+        names = joined([str(k + 1) for k in cut])
+        warnings.warn(
+            f"capture{'s' * (len(cut) > 1)} {names}, given as bytes or compressed, "
+            f"{'hold' if len(cut) > 1 else 'holds'} more than {STREAM_PACKETS:,} packets: read only that far, "
+            f"{'their' if len(cut) > 1 else 'its'} end is unknown and the others are compared with "
+            f"{'them' if len(cut) > 1 else 'it'} only there (a host may be told that the rest would not bear out). "
+            "Give each as the path of an uncompressed file to have it sampled wherever the others run",
+            CaptureWarning,
+            stacklevel=2,
+        )
     rows = [(a, b, t, sh, sa, sb, _enough(sh, min(sa, sb))) for a, b, t, sh, sa, sb in pairs]
     schema = {
         "a": pl.UInt32,
@@ -126,12 +154,13 @@ def shared_packets(
 
 
 def _stretch(spans: list[tuple[int, int | None] | None]) -> tuple[int, int | None] | None:
-    """The stretch every capture covers, the end excluded (None if no capture's end is known)."""
+    """The stretch every capture covers, the end excluded (None if any capture's end is unknown:
+    it may end before the others do)."""
     if not spans or None in spans:
         return None
     start = max(s[0] for s in spans if s is not None)
-    ends = [s[1] for s in spans if s is not None and s[1] is not None]
-    end = min(ends) + 1 if ends else None
+    ends = [s[1] for s in spans if s is not None]
+    end = None if None in ends else min(e for e in ends if e is not None) + 1
     return None if end is not None and end <= start else (start, end)
 
 

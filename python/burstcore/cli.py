@@ -1941,7 +1941,7 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame, each
     from .report import shared_captures_table, shared_pairs_table
 
     files = list(args.files)
-    print(f"== {len(files)} captures: " + ", ".join(files))
+    print(f"== {len(files)} captures: " + ", ".join(_label(f) if f == "-" else _shown(f) for f in files))
     _show_table(
         "Captures, each with its host (the one address in nearly all of its packets sampled; of a capture of "
         "one pair of hosts, the one whose packets it saw first)",

@@ -202,7 +202,7 @@ fn one_capture_per_host_shares_packets_and_names_each_host() {
         }
         assert_eq!(found.hosts, [ip(0), ip(1), ip(2)], "{mode:?}");
         assert!(found.uncaptured.is_empty(), "{mode:?}");
-        // Each capture's first instant; its last for a plain file (a stream's is not read).
+        // Each capture's first instant and its last, a stream's too (read through).
         for (h, span) in found.spans.iter().enumerate() {
             let (first_ts, last_ts) = span.expect("packets");
             assert_eq!(Some(first_ts), first(h as u16), "{mode:?}");
@@ -212,12 +212,7 @@ fn one_capture_per_host_shares_packets_and_names_each_host() {
             let last = own
                 .map(|p| p.ts + if p.dst == h as u16 { 7_000 } else { 0 })
                 .max();
-            let expected = if mode == Mode::Files {
-                last
-            } else {
-                Some(i64::MAX)
-            };
-            assert_eq!(Some(last_ts), expected, "{mode:?}");
+            assert_eq!(Some(last_ts), last, "{mode:?}");
         }
     }
 }
@@ -276,14 +271,8 @@ fn different_traffic_or_different_times_share_nothing() {
         assert_eq!(found.pairs, [], "{mode:?}");
         let found = check(mode, &rotated, &[]);
         assert_eq!(found.pairs, [], "{mode:?}");
-        // Plain files are known not to overlap, and are not read at all; a stream's end is not
-        // known, so it is read on to where the next starts (its end).
-        let anchors = if mode == Mode::Files {
-            vec![]
-        } else {
-            vec![second[0].ts]
-        };
-        assert_eq!(found.anchors, anchors, "{mode:?}");
+        // Known not to overlap, a stream once read through too: sampled nowhere.
+        assert_eq!(found.anchors, [], "{mode:?}");
     }
 }
 
@@ -394,11 +383,85 @@ fn a_bridge_capture_beside_per_host_ones_is_not_named_a_host() {
     all.extend(traffic(&mut rng, 60_000, 4, start));
     let mut files = vec![capture(&all, 0, |_| {})];
     files.extend(per_host(&all, 4, 5_000).into_iter().skip(1));
-    let found = check(Mode::Files, &files, &[]);
-    assert_eq!(found.hosts, [None, ip(1), ip(2), ip(3)]);
-    // Host 0's packets would be in no `src host` filter of the hosts named.
-    assert_eq!(found.uncaptured, Vec::from_iter(ip(0)));
-    assert_eq!(found.pairs.len(), 6);
+    // In memory too: a stream is read through for the stretches a plain file is probed at.
+    for mode in MODES {
+        let found = check(mode, &files, &[]);
+        assert_eq!(found.hosts, [None, ip(1), ip(2), ip(3)], "{mode:?}");
+        // Host 0's packets would be in no `src host` filter of the hosts named.
+        assert_eq!(found.uncaptured, Vec::from_iter(ip(0)), "{mode:?}");
+        assert_eq!(found.pairs.len(), 6, "{mode:?}");
+    }
+    // Compressed, its length unknown until its end: probed near the thirds, still no host.
+    let gz = gzip(&files[0]);
+    let mut readers: Vec<CaptureReader> = std::iter::once(reader(&gz))
+        .chain(files[1..].iter().map(|f| reader(f)))
+        .collect();
+    let found = shared_packets(&mut readers, &[], &SharedOptions::default()).expect("check");
+    assert_eq!(found, check(Mode::Files, &files, &[]));
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    z.write_all(bytes).expect("gzip");
+    z.finish().expect("gzip")
+}
+
+#[test]
+fn the_same_bytes_give_the_same_answer_as_a_file_or_a_stream() {
+    // Each capture's span, the anchors, the pairs, their counts and the hosts: a stream is
+    // read through once and sampled where a plain file is, wherever the captures overlap.
+    // Here a long capture of 3 hosts, then host 0 alone with the two others, captured by
+    // those two only from when it begins: the bridge's sample is all with host 0, its first
+    // third is not.
+    let mut rng = Rng(21);
+    let mut all = traffic(&mut rng, 40_000, 3, T0);
+    let later = traffic(&mut rng, 20_000, 3, all.last().unwrap().ts + 1_000_000);
+    let later: Vec<Pkt> = later
+        .into_iter()
+        .map(|p| Pkt {
+            src: if p.dst == 0 { p.src.max(1) } else { 0 },
+            dst: if p.dst == 0 { 0 } else { p.dst.max(1) },
+            ..p
+        })
+        .collect();
+    all.extend(later.iter().copied());
+    let bridge = capture(&all, 0, |_| {});
+    let own: Vec<Vec<u8>> = per_host(&later, 3, 5_000).into_iter().skip(1).collect();
+    let files: Vec<Vec<u8>> = std::iter::once(bridge).chain(own).collect();
+    let from_files = check(Mode::Files, &files, &[]);
+    assert_eq!(from_files.hosts, [None, ip(1), ip(2)]);
+    assert_eq!(from_files.uncaptured, Vec::from_iter(ip(0)));
+    for options in [
+        SharedOptions::default(),
+        SharedOptions {
+            time_range: burstcore::TimeRange {
+                start_ns: Some(later[5_000].ts),
+                end_ns: Some(later[15_000].ts),
+            },
+            ..SharedOptions::default()
+        },
+    ] {
+        let files_found = check_with(Mode::Files, &files, &[], &options);
+        assert!(files_found
+            .spans
+            .iter()
+            .all(|s| s.is_some_and(|(_, l)| l < i64::MAX)));
+        assert_eq!(
+            check_with(Mode::Streams, &files, &[], &options),
+            files_found
+        );
+    }
+    // And the late capture of the long one, the order of the captures changed.
+    let long = traffic(&mut Rng(22), 100_000, 4, T0);
+    let pair = [
+        capture(&long[60_000..], 0, |_| {}),
+        capture(&long, 0, |_| {}),
+    ];
+    assert_eq!(
+        check(Mode::Streams, &pair, &[]),
+        check(Mode::Files, &pair, &[])
+    );
 }
 
 /// `all` with host 1's packets made pure ACKs with IP identification 0 (nothing in them tells

@@ -775,9 +775,11 @@ type SharedFound = (
 /// With `errors`, a source that cannot be opened or read raises its error (the public
 /// `burstcore.shared_packets`); without, it gives `None` (the check before a read, which reports
 /// it then). `None` when a source cannot be opened or
-/// read: the read that follows reports that.
+/// read: the read that follows reports that. The public call reads a compressed stream through,
+/// as its plain file would be sampled; the check before a read only as far as its samples
+/// (`SharedOptions::read_through`). `max_packets`: most packets read from a stream (tests).
 #[pyfunction]
-#[pyo3(signature = (sources, mmap=None, time_range=None, filter=None, errors=false))]
+#[pyo3(signature = (sources, mmap=None, time_range=None, filter=None, errors=false, max_packets=None))]
 fn shared_packets<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
@@ -785,6 +787,7 @@ fn shared_packets<'py>(
     time_range: Span,
     filter: Option<Filters>,
     errors: bool,
+    max_packets: Option<u64>,
 ) -> PyResult<Option<SharedFound>> {
     guard(py, || {
         let (filter, file_filters) = parse_filters(filter, &sources)?;
@@ -799,9 +802,12 @@ fn shared_packets<'py>(
             Err(e) if errors => return Err(e),
             Err(_) => return Ok(None),
         };
+        let defaults = SharedOptions::default();
         let options = SharedOptions {
             time_range: crate::time_range(time_range),
-            ..SharedOptions::default()
+            read_through: errors,
+            max_packets: max_packets.unwrap_or(defaults.max_packets),
+            ..defaults
         };
         let found = match py.detach(|| shared_packets_of(&mut readers, &filters, &options)) {
             Ok(found) => found,

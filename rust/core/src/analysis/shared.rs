@@ -3,16 +3,26 @@
 //! counts twice, in every envelope, rate, flow and matrix, and nothing else shows it.
 //!
 //! Found by sampling, not by reading everything. Each capture's span is known first: a plain
-//! file's from its first packet and its last megabyte ([`SplitPlan::time_span`]), a stream's
-//! (compressed, bytes, a pipe) from its first packet, its end unknown. Two captures whose spans
-//! overlap are compared at an instant where both run: the fewest *anchors* that give every such
-//! pair one, each the latest start of the pairs it serves (one anchor for captures that run
-//! together, none for the files of a rotating capture). At each anchor in its span a capture
-//! gives the fingerprints of its next [`SharedOptions::sample`] packets: a plain file from a
-//! record found by bisecting the file on timestamps (wherever the anchor lies, a few probes), a
-//! stream by reading on from the start, at most [`SharedOptions::max_packets`] packets. So the
-//! check costs milliseconds for plain files whatever their sizes, and for streams no more than
-//! framing that many packets each.
+//! file's from its first packet and its last megabyte ([`SplitPlan::time_span`]). Two captures
+//! whose spans overlap are compared at an instant where both run: the fewest *anchors* that
+//! give every such pair one, each the latest start of the pairs it serves (one anchor for
+//! captures that run together, none for the files of a rotating capture). At each anchor in its
+//! span a capture gives the fingerprints of its next [`SharedOptions::sample`] packets, from a
+//! record found by bisecting the file on timestamps (wherever the anchor lies, a few probes);
+//! and, for its host only, the packets at a third and two thirds of its length. So the check
+//! costs milliseconds for plain files whatever their sizes.
+//!
+//! A stream (bytes in memory, a compressed file) is read once, through, so that the same bytes
+//! give the same answer whichever way they come: every anchor is where some capture's span
+//! begins, and those starts are known once each capture's first packet is read, so the stream
+//! keeps a sample at each of them, the stretches at its thirds, and its last megabyte's
+//! timestamps; the anchors are chosen once its end is known. That costs a framing of the
+//! stream (a decompression, for a compressed one) and, in memory, the packets of the samples
+//! from all those starts ([`Windows`]: about one sample for captures that start together, at
+//! most one per capture for starts far apart). A
+//! compressed stream's length is known only at its end: its thirds' stretches are the nearest
+//! of evenly spaced ones (see [`Probes`]). At most [`SharedOptions::max_packets`] are read; a
+//! longer stream's end stays unknown (`i64::MAX`).
 //!
 //! A fingerprint is of the IP packet's identity, not of its bytes as captured, and only of the
 //! first bytes, which every snaplen of 64 or more keeps: the addresses, the protocol, the IPv4
@@ -51,6 +61,11 @@ pub struct SharedOptions {
     pub max_packets: u64,
     /// Only packets in this range are sampled, as a scan of it reads them.
     pub time_range: TimeRange,
+    /// Read a compressed stream through (default), as one of known length always is, so that
+    /// it gives what its plain file would; else it is read only until its samples are full,
+    /// its end unknown and its host told from those samples alone (the cheap check before a
+    /// read: decompressing a whole capture costs about what its scan does).
+    pub read_through: bool,
 }
 
 impl Default for SharedOptions {
@@ -59,6 +74,7 @@ impl Default for SharedOptions {
             sample: 1024,
             max_packets: 1 << 22,
             time_range: TimeRange::ALL,
+            read_through: true,
         }
     }
 }
@@ -99,7 +115,8 @@ pub struct SharedPackets {
     /// The anchors, in time order.
     pub anchors: Vec<i64>,
     /// Per capture, its first and last instant in the time range (`i64::MAX` as the last of a
-    /// stream, whose end is not read), `None` when nothing is in range.
+    /// stream not read to its end: past [`SharedOptions::max_packets`], or compressed without
+    /// [`SharedOptions::read_through`]), `None` when nothing is in range.
     pub spans: Vec<Option<(i64, i64)>>,
 }
 
@@ -119,10 +136,24 @@ pub fn shared_packets(
     let n = readers.len();
     let labels: Vec<String> = (0..n).map(|k| readers[k].label(k, n)).collect();
     let named = |k: usize, e: crate::error::Error| named_among(e, n, || labels[k].clone());
-    let mut captures = Vec::with_capacity(n);
+    let mut opened = Vec::with_capacity(n);
     for (k, reader) in readers.iter_mut().enumerate() {
         let filter = filters.get(k).and_then(Option::as_ref);
-        captures.push(Capture::open(reader, filter, options).map_err(|e| named(k, e))?);
+        opened.push(Capture::open(reader, filter, options).map_err(|e| named(k, e))?);
+    }
+    // Every anchor is where some capture's span begins (see `anchors`), and every span's start
+    // is known now: a stream, read once, is sampled at each of them, and its end found, before
+    // the anchors are chosen.
+    let mut starts: Vec<i64> = opened.iter().filter_map(|c| c.span.map(|s| s.0)).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let mut captures = Vec::with_capacity(n);
+    for (k, capture) in opened.into_iter().enumerate() {
+        captures.push(
+            capture
+                .read_stream(&starts, options)
+                .map_err(|e| named(k, e))?,
+        );
     }
     let spans: Vec<Option<(i64, i64)>> = captures.iter().map(|c| c.span).collect();
     let anchors = anchors(&spans);
@@ -365,8 +396,8 @@ fn anchors(spans: &[Option<(i64, i64)>]) -> Vec<i64> {
 /// One capture, as the check reads it.
 struct Capture<'r> {
     filter: Option<&'r Filter>,
-    /// First and last instant in the time range (the last `i64::MAX` for a stream); `None` when
-    /// nothing is in range.
+    /// First and last instant in the time range (the last `i64::MAX` for a stream not read to
+    /// its end); `None` when nothing is in range.
     span: Option<(i64, i64)>,
     how: How<'r>,
 }
@@ -374,12 +405,21 @@ struct Capture<'r> {
 enum How<'r> {
     /// A plain file, read from wherever an anchor lies.
     Seek(SplitPlan),
-    /// Read on from the start; the first packet in range already read.
+    /// Not yet read on from the start; its first packet with a timestamp already read.
     Stream {
         reader: &'r mut CaptureReader,
-        first: Option<(i64, Option<Sample>)>,
+        first: Option<Pending>,
         read: u64,
     },
+    /// Read through once ([`Capture::read_stream`]).
+    Read(StreamRead),
+}
+
+/// A stream's first packet with a timestamp, read to find where its span begins.
+struct Pending {
+    offset: u64,
+    t: i64,
+    sample: Option<Sample>,
 }
 
 impl<'r> Capture<'r> {
@@ -405,6 +445,7 @@ impl<'r> Capture<'r> {
                 });
             }
         }
+        // As a plain file's span begins at its first packet's timestamp, whatever the range.
         let mut read = 0;
         let mut first = None;
         while first.is_none() && read < options.max_packets {
@@ -412,19 +453,96 @@ impl<'r> Capture<'r> {
                 break;
             };
             read += 1;
-            first = p
-                .ts_ns
-                .filter(|&t| range.contains(t))
-                .map(|t| (t, sample(&p, filter)));
+            first = p.ts_ns.map(|t| Pending {
+                offset: p.offset,
+                t,
+                sample: sample(&p, filter),
+            });
         }
+        let start = first
+            .as_ref()
+            .map(|f| range.start_ns.map_or(f.t, |s| f.t.max(s)));
         Ok(Capture {
             filter,
-            span: first.as_ref().map(|&(t, _)| (t, i64::MAX)),
+            span: start.map(|s| (s, i64::MAX)),
             how: How::Stream {
                 reader,
                 first,
                 read,
             },
+        })
+    }
+
+    /// A stream read through once, as a plain file is sampled ([`Capture::sample`]): its sample
+    /// at each of `starts` (where an anchor can be), the stretches at a third and two thirds of
+    /// its length, and its last instant as [`SplitPlan::time_span`] finds a file's, from the
+    /// packets of its last megabyte; so that the same bytes give the same answer read either
+    /// way. Memory: a sample per start and per probe, and the timestamps of one megabyte. At
+    /// most `options.max_packets` are read: a longer stream's end stays unknown, and its
+    /// samples past that are empty.
+    fn read_stream(self, starts: &[i64], options: &SharedOptions) -> Result<Self> {
+        let How::Stream {
+            reader,
+            first,
+            mut read,
+        } = self.how
+        else {
+            return Ok(self);
+        };
+        let (Some((start, _)), Some(pending)) = (self.span, first) else {
+            return Ok(Capture {
+                how: How::Read(StreamRead::default()),
+                ..self
+            });
+        };
+        let data_start = pending.offset;
+        let mut taking = Taking {
+            at: Windows::new(starts, options.sample),
+            probes: Probes::new(data_start, reader.data_len()),
+            tail: std::collections::VecDeque::new(),
+            range: options.time_range,
+        };
+        taking.take(pending.offset, Some(pending.t), || pending.sample);
+        let through = options.read_through || reader.data_len().is_some();
+        let mut whole = false;
+        while read < options.max_packets && (through || !taking.at.done()) {
+            let Some(p) = reader.next_packet()? else {
+                whole = true;
+                break;
+            };
+            read += 1;
+            let filter = self.filter;
+            taking.take(p.offset, p.ts_ns, || sample(&p, filter));
+        }
+        let len = reader.data_len().unwrap_or_else(|| reader.position());
+        let span = if whole {
+            let from = len.saturating_sub(TAIL).max(data_start);
+            let last = taking
+                .tail
+                .iter()
+                .find(|&&(offset, _)| offset >= from)
+                .map(|&(_, t)| t);
+            let range = options.time_range;
+            last.map(|l| range.end_ns.map_or(l, |e| l.min(e.saturating_sub(1))))
+                .map_or(Some((start, i64::MAX)), |last| {
+                    (start <= last).then_some((start, last))
+                })
+        } else {
+            Some((start, i64::MAX))
+        };
+        // Placed from the length: none for a stream not read to its end.
+        let probes = if whole {
+            taking.probes.chosen(len)
+        } else {
+            Vec::new()
+        };
+        Ok(Capture {
+            filter: self.filter,
+            span,
+            how: How::Read(StreamRead {
+                at: Some(taking.at),
+                probes,
+            }),
         })
     }
 
@@ -437,52 +555,310 @@ impl<'r> Capture<'r> {
         };
         let mut hosts = Hosts::default();
         match self.how {
-            How::Stream {
-                reader,
-                first: pending,
-                read,
-            } => {
-                let from = anchors.partition_point(|&a| a < first);
-                let mut sampler = Sampler::new(anchors, from, options.sample);
-                if let Some((t, s)) = pending {
-                    sampler.feed(t, s);
+            // Read through before the anchors were chosen.
+            How::Stream { .. } => {}
+            How::Read(read) => {
+                for (at, &t) in anchors.iter().enumerate() {
+                    let Some(windows) = &read.at else {
+                        break;
+                    };
+                    if (first..=last).contains(&t) {
+                        let Some((packets, addresses)) = windows.sample_at(t) else {
+                            continue;
+                        };
+                        sets[at] = Sampled::new(packets);
+                        hosts.add(addresses);
+                    }
                 }
-                read_into(&mut sampler, reader, self.filter, options, read)?;
-                hosts.add(sampler.addresses);
-                sets = sampler.sets.into_iter().map(Sampled::new).collect();
+                for probe in read.probes {
+                    hosts.add(probe);
+                }
             }
             How::Seek(plan) => {
                 for (at, &t) in anchors.iter().enumerate() {
                     if (first..=last).contains(&t) {
-                        let sampler = sample_from(&plan, t, self.filter, options)?;
-                        let packets = sampler.sets.into_iter().next().unwrap_or_default();
+                        let (packets, addresses) =
+                            sample_from(&plan, t, self.filter, options)?.into_first();
                         sets[at] = Sampled::new(packets);
-                        hosts.add(sampler.addresses);
+                        hosts.add(addresses);
                     }
                 }
                 // Two more stretches, for the host only: a bridge's first packets may all be
                 // with one host (a job's rendezvous) and pass for a host's own capture.
                 let (start, len) = (plan.data_start(), plan.file_len());
-                for third in [1, 2] {
-                    let at = start + (len - start) / 3 * third;
+                for at in thirds(start, len) {
                     let Some(mut chunk) = plan.open(at, len)? else {
                         continue;
                     };
                     // The whole file's hosts, whatever the time range: a few packets, read.
-                    let probe = SharedOptions {
-                        sample: 256,
-                        max_packets: 4 * 256,
-                        time_range: TimeRange::ALL,
-                    };
+                    let probe = PROBE;
                     let mut sampler = Sampler::new(&[i64::MIN], 0, probe.sample);
                     // Damage in a chunk only ends its stretch: the scan reports it.
                     let _ = read_into(&mut sampler, &mut chunk, self.filter, &probe, 0);
                     plan.hand_back(at, chunk.position());
-                    hosts.add(sampler.addresses);
+                    hosts.add(sampler.into_first().1);
                 }
             }
         }
         Ok((sets, hosts))
+    }
+}
+
+/// How a stretch read for the host only is read: the first 256 packets of the first 1,024 from
+/// where it begins, whatever the time range.
+const PROBE: SharedOptions = SharedOptions {
+    sample: 256,
+    max_packets: 4 * 256,
+    time_range: TimeRange::ALL,
+    read_through: true,
+};
+
+/// Where the stretches read for the host only begin: a third and two thirds of the way from the
+/// first record to the end.
+fn thirds(start: u64, len: u64) -> [u64; 2] {
+    let third = len.saturating_sub(start) / 3;
+    [start + third, start + third * 2]
+}
+
+/// The end of a capture whose timestamps give its last instant ([`SplitPlan::time_span`]).
+const TAIL: u64 = 1 << 20;
+
+/// What a stream read through keeps ([`Capture::read_stream`]).
+#[derive(Default)]
+struct StreamRead {
+    /// The samples at every start.
+    at: Option<Windows>,
+    /// The addresses of the stretches read for the host only.
+    probes: Vec<Addresses>,
+}
+
+/// A stream's samples at every start where an anchor can be: each as a [`Sampler`] of that one
+/// anchor takes it, from one log of the packets that some sample takes, in the order read.
+/// Captures that run together start close to one another and their samples overlap: the log
+/// holds their union (a thousand packets and the stretch between the first start and the
+/// last), not one sample per start; at most a sample per start, for starts far apart.
+struct Windows {
+    starts: Vec<i64>,
+    /// Starts before `started` have begun; those before `lo` are full.
+    started: usize,
+    lo: usize,
+    taken: Vec<usize>,
+    sample: usize,
+    /// Each start's sample lies in `log[begin..end]` (those stamped before the start left out).
+    begin: Vec<usize>,
+    end: Vec<Option<usize>>,
+    log: Vec<(i64, Option<Sample>)>,
+}
+
+impl Windows {
+    fn new(starts: &[i64], sample: usize) -> Self {
+        Windows {
+            starts: starts.to_vec(),
+            started: 0,
+            lo: 0,
+            taken: vec![0; starts.len()],
+            sample,
+            begin: vec![0; starts.len()],
+            end: vec![None; starts.len()],
+            log: Vec::new(),
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.lo == self.starts.len()
+    }
+
+    /// As [`Sampler::wants`].
+    fn wants(&self, t: i64) -> bool {
+        self.lo < self.started || self.starts.get(self.started).is_some_and(|&next| t >= next)
+    }
+
+    /// As [`Sampler::feed`], into the log.
+    fn feed(&mut self, t: i64, s: Option<Sample>) {
+        while self.starts.get(self.started).is_some_and(|&next| t >= next) {
+            self.begin[self.started] = self.log.len();
+            self.started += 1;
+        }
+        self.log.push((t, s));
+        for a in self.lo..self.started {
+            if self.starts[a] > t || self.taken[a] >= self.sample {
+                continue;
+            }
+            self.taken[a] += 1;
+            if self.taken[a] == self.sample {
+                self.end[a] = Some(self.log.len());
+            }
+        }
+        while self.lo < self.started && self.taken[self.lo] >= self.sample {
+            self.lo += 1;
+        }
+    }
+
+    /// The packets of the sample at start `t` and their addresses, as a [`Sampler`] of it gives
+    /// them; `None` when `t` is no start.
+    fn sample_at(&self, t: i64) -> Option<(Vec<(u64, Seen)>, Addresses)> {
+        let k = self.starts.binary_search(&t).ok()?;
+        let mut packets = Vec::new();
+        let mut addresses = Addresses::default();
+        if k < self.started {
+            let end = self.end[k].unwrap_or(self.log.len());
+            for &(at, s) in &self.log[self.begin[k]..end] {
+                if let Some(s) = s.filter(|_| at >= t) {
+                    let seen = Seen {
+                        at,
+                        src: s.hosts[0],
+                        timed: s.own,
+                    };
+                    packets.push((s.fingerprint, seen));
+                    addresses.count(s.hosts);
+                }
+            }
+        }
+        Some((packets, addresses))
+    }
+}
+
+/// A stream's packets, as it is read through.
+struct Taking {
+    /// The samples at every start.
+    at: Windows,
+    probes: Probes,
+    /// (offset, timestamp) of the packets that may hold the last instant of the stream's last
+    /// megabyte: each stamped later than every packet after it, within a megabyte of the last.
+    tail: std::collections::VecDeque<(u64, i64)>,
+    range: TimeRange,
+}
+
+impl Taking {
+    /// The packet at `offset`, stamped `ts`; `sample` is its sample, made only if wanted.
+    fn take(&mut self, offset: u64, ts: Option<i64>, sample: impl FnOnce() -> Option<Sample>) {
+        self.probes.reach(offset);
+        let in_range = ts.filter(|&t| self.range.contains(t));
+        let wanted = self.probes.wanted() || in_range.is_some_and(|t| self.at.wants(t));
+        let s = if wanted { sample() } else { None };
+        self.probes.feed(ts, s);
+        if let Some(t) = in_range.filter(|&t| self.at.wants(t)) {
+            self.at.feed(t, s);
+        }
+        if let Some(t) = ts {
+            // Past a megabyte behind this packet, no packet is in the last megabyte.
+            while self
+                .tail
+                .front()
+                .is_some_and(|&(o, _)| o.saturating_add(TAIL) <= offset)
+            {
+                self.tail.pop_front();
+            }
+            while self.tail.back().is_some_and(|&(_, u)| u <= t) {
+                self.tail.pop_back();
+            }
+            self.tail.push_back((offset, t));
+        }
+    }
+}
+
+/// The stretches of a stream read for the host only, as [`thirds`] places a plain file's. With
+/// the stream's length known (bytes in memory), at exactly those offsets. Without (a compressed
+/// stream), stretches at evenly spaced offsets, the spacing doubled and every other dropped
+/// when they are too many; at the end, the two nearest a third and two thirds of the length
+/// are kept (within an eighth of it, or 64 KiB).
+struct Probes {
+    start: u64,
+    known: bool,
+    /// Of unknown length: the spacing, and where the next stretch begins.
+    step: u64,
+    next: u64,
+    /// Each stretch: where it begins, its sample, the packets read in it.
+    list: Vec<(u64, Sampler, u64)>,
+    /// The offset of the packet being read.
+    reached: u64,
+}
+
+/// Stretches of a stream of unknown length held at once.
+const PROBES_HELD: usize = 16;
+
+impl Probes {
+    fn new(start: u64, len: Option<u64>) -> Self {
+        let list = len.map_or_else(Vec::new, |len| {
+            thirds(start, len)
+                .into_iter()
+                .map(|at| (at, Sampler::new(&[i64::MIN], 0, PROBE.sample), 0))
+                .collect()
+        });
+        let step = 1 << 16;
+        Probes {
+            start,
+            known: len.is_some(),
+            step,
+            next: start + step,
+            list,
+            reached: start,
+        }
+    }
+
+    /// Begin the stretches of unknown length up to `offset`.
+    fn reach(&mut self, offset: u64) {
+        while !self.known && self.next <= offset {
+            self.list
+                .push((self.next, Sampler::new(&[i64::MIN], 0, PROBE.sample), 0));
+            self.next += self.step;
+            if self.list.len() > PROBES_HELD {
+                let (start, step) = (self.start, self.step);
+                self.list
+                    .retain(|&(at, _, _)| ((at - start) / step) % 2 == 0);
+                self.step *= 2;
+                self.next = start + (self.next - start).div_ceil(self.step) * self.step;
+            }
+        }
+        self.reached = offset;
+    }
+
+    fn active(&self) -> impl Iterator<Item = usize> + '_ {
+        self.list
+            .iter()
+            .enumerate()
+            .filter(|(_, (at, s, read))| {
+                *at <= self.reached && !s.done() && *read < PROBE.max_packets
+            })
+            .map(|(k, _)| k)
+    }
+
+    fn wanted(&self) -> bool {
+        self.active().next().is_some()
+    }
+
+    /// As [`read_into`] reads a plain file's stretch: every packet counts, the sample takes the
+    /// first stamped ones.
+    fn feed(&mut self, ts: Option<i64>, s: Option<Sample>) {
+        let active: Vec<usize> = self.active().collect();
+        for k in active {
+            let (_, sampler, read) = &mut self.list[k];
+            *read += 1;
+            if let Some(t) = ts.filter(|&t| sampler.wants(t)) {
+                sampler.feed(t, s);
+            }
+        }
+    }
+
+    /// The addresses of the stretches at a third and two thirds of `len`, the stream's length.
+    fn chosen(self, len: u64) -> Vec<Addresses> {
+        if self.known {
+            return self
+                .list
+                .into_iter()
+                .map(|(_, s, _)| s.into_first().1)
+                .collect();
+        }
+        let mut list: Vec<Option<(u64, Sampler, u64)>> = self.list.into_iter().map(Some).collect();
+        thirds(self.start, len)
+            .into_iter()
+            .filter_map(|target| {
+                let k = (0..list.len())
+                    .filter(|&k| list[k].is_some())
+                    .min_by_key(|&k| list[k].as_ref().map_or(u64::MAX, |e| e.0.abs_diff(target)))?;
+                list[k].take().map(|(_, s, _)| s.into_first().1)
+            })
+            .collect()
     }
 }
 
@@ -595,9 +971,9 @@ struct Sampler {
     /// that every capture's sample spans about the same stretch of its traffic).
     taken: Vec<usize>,
     sample: usize,
-    /// Each anchor's packets as read (see [`Sampled::new`]).
+    /// Each anchor's packets as read (see [`Sampled::new`]), and their addresses.
     sets: Vec<Vec<(u64, Seen)>>,
-    addresses: Addresses,
+    addresses: Vec<Addresses>,
 }
 
 impl Sampler {
@@ -609,7 +985,7 @@ impl Sampler {
             taken: vec![0; anchors.len()],
             sample,
             sets: vec![Vec::new(); anchors.len()],
-            addresses: Addresses::default(),
+            addresses: anchors.iter().map(|_| Addresses::default()).collect(),
         }
     }
 
@@ -636,7 +1012,6 @@ impl Sampler {
         {
             self.started += 1;
         }
-        let mut sampled = false;
         for a in self.lo..self.started {
             // A packet stamped before a begun anchor (out of order) is not in its sample.
             if self.anchors[a] > t || self.taken[a] >= self.sample {
@@ -650,15 +1025,22 @@ impl Sampler {
                     timed: s.own,
                 };
                 self.sets[a].push((s.fingerprint, seen));
-                sampled = true;
+                self.addresses[a].count(s.hosts);
             }
         }
         while self.lo < self.started && self.taken[self.lo] >= self.sample {
             self.lo += 1;
         }
-        if let (true, Some(s)) = (sampled, s) {
-            self.addresses.count(s.hosts);
-        }
+    }
+
+    /// Each anchor's packets and their addresses.
+    fn into_each(self) -> impl Iterator<Item = (Vec<(u64, Seen)>, Addresses)> {
+        self.sets.into_iter().zip(self.addresses)
+    }
+
+    /// The first anchor's.
+    fn into_first(self) -> (Vec<(u64, Seen)>, Addresses) {
+        self.into_each().next().unwrap_or_default()
     }
 }
 
@@ -728,6 +1110,7 @@ impl Hosts {
 }
 
 /// A sampled packet: its fingerprint and its two addresses.
+#[derive(Clone, Copy)]
 struct Sample {
     fingerprint: u64,
     hosts: [IpAddr; 2],

@@ -301,6 +301,8 @@ pub struct CaptureReader {
     name: Option<std::path::PathBuf>,
     /// Compressed bytes read from below a decompressor ([`CaptureReader::consumed`]).
     raw: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// The bytes' length, when known before reading them ([`CaptureReader::data_len`]).
+    data_len: Option<u64>,
 }
 
 /// The read buffer for an input: [`buffer::DEFAULT_CAPACITY`], or the size of a smaller plain
@@ -334,6 +336,7 @@ impl CaptureReader {
         let raw = (compression != Compression::None).then_some(input.raw_bytes);
         let mut reader = Self::with_buffer(buf, options, compression, path, raw)?;
         reader.name = name;
+        reader.data_len = input.file_len.filter(|_| compression == Compression::None);
         Ok(reader)
     }
 
@@ -360,6 +363,7 @@ impl CaptureReader {
             name: path.clone(),
             raw,
             path,
+            data_len: None,
         };
         match reader.fill(4)? {
             Fill::Ready => {}
@@ -496,6 +500,11 @@ impl CaptureReader {
     /// input could be mapped), not from `read()`.
     pub fn is_mapped(&self) -> bool {
         self.buf.is_mapped()
+    }
+    /// The length of the bytes read, known before reading them: of a plain file or of bytes in
+    /// memory, not of a compressed stream or a pipe. Offsets ([`Packet::offset`]) count in it.
+    pub fn data_len(&self) -> Option<u64> {
+        self.data_len
     }
     /// Decompressed bytes consumed so far.
     pub fn position(&self) -> u64 {
