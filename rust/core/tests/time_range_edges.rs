@@ -1,0 +1,64 @@
+//! A scan's time range is half-open, [start, end): a packet at exactly `end` is left out and
+//! counted as outside, one at exactly `start` is in. Found by mutation testing: an inclusive end
+//! passed every Rust test but one that only checks an error message (a Python test caught it).
+
+use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions};
+use burstcore::engine::ScanConfig;
+use burstcore::pipeline::{scan, SizeKind};
+use burstcore::writer::{PcapOptions, PcapWriter};
+use burstcore::TimeRange;
+
+/// Frames of 100, 200, 400, 800 bytes at 0, 1000, 2000, 3000 ns.
+fn capture() -> Vec<u8> {
+    let mut w = PcapWriter::new(
+        Vec::new(),
+        PcapOptions {
+            byte_order: ByteOrder::Little,
+            nanos: true,
+            linktype: 1,
+            snaplen: 65535,
+        },
+    )
+    .expect("writer");
+    for k in 0..4u32 {
+        w.write_packet(i64::from(k) * 1000, 100 << k, &[0u8; 60])
+            .expect("frame");
+    }
+    w.finish().expect("capture")
+}
+
+/// (packets counted, skipped outside the range, bytes, E(10 µs)).
+fn scan_range(range: TimeRange) -> (u64, u64, u64, u64) {
+    let data = capture();
+    let len = data.len() as u64;
+    let input = burstcore::input::from_reader(Box::new(std::io::Cursor::new(data)), Some(len))
+        .expect("input");
+    let mut readers = [CaptureReader::new(input, ReadOptions::default()).expect("reader")];
+    let config = ScanConfig {
+        windows_ns: vec![10_000],
+        time_range: range,
+        ..ScanConfig::default()
+    };
+    let (out, acc) = scan(&mut readers, config, SizeKind::Wire, &mut |_done| Ok(())).expect("scan");
+    let bytes = out.groups.first().map_or(0, |g| g.bytes);
+    let e = out.envelope.first().map_or(0, |r| r.bytes);
+    (acc.counted, acc.skipped_outside_range, bytes, e)
+}
+
+#[test]
+fn the_range_holds_its_start_and_not_its_end() {
+    let range = |start_ns, end_ns| TimeRange { start_ns, end_ns };
+    // [1000, 3000): the packets at 1000 and 2000.
+    assert_eq!(scan_range(range(Some(1000), Some(3000))), (2, 2, 600, 600));
+    // [1000, 3001): the one at 3000 too.
+    assert_eq!(
+        scan_range(range(Some(1000), Some(3001))),
+        (3, 1, 1400, 1400)
+    );
+    // [1001, 2000): none of them.
+    assert_eq!(scan_range(range(Some(1001), Some(2000))), (0, 4, 0, 0));
+    // [2000, 2001): the one at 2000 alone; open ends take the rest.
+    assert_eq!(scan_range(range(Some(2000), Some(2001))), (1, 3, 400, 400));
+    assert_eq!(scan_range(range(None, Some(1000))), (1, 3, 100, 100));
+    assert_eq!(scan_range(range(Some(3000), None)), (1, 3, 800, 800));
+}
