@@ -293,7 +293,7 @@ pub struct Warning {
     pub offset: Option<u64>,
     pub reason: String,
     /// For a [`ErrorKind::LimitExceeded`] warning, which family of limit, as [`Error::limit`];
-    /// Display names it, since a warning reaches Python as its text.
+    /// Display names it, for a reader of the text (Python gets it as `CaptureWarning.limit`).
     pub limit: Option<Limit>,
     /// What failed below, as [`Error::cause`].
     cause: Option<Cause>,
