@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning, ProgressCallback
+from ._packets import CaptureWarning, CoreWarning, ProgressCallback, _captured
 from ._scan import (
     DEFAULT_HORIZON,
     DEFAULT_MAX_GROUPS,
@@ -57,11 +57,16 @@ DEFAULT_QUANTILES = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0)
 FLOW_KEYS = ("flow", "flow4", "biflow")
 
 
-def _warn(messages: list[str], depth: int = 0) -> None:
-    """The capture's warnings, pointing at the user's call: `depth` helpers below the public
-    function that calls this."""
+def _warn(messages: Sequence[CoreWarning | str], depth: int = 0) -> list[str]:
+    """Issue the capture's warnings, pointing at the user's call: `depth` helpers below the
+    public function that calls this; give their texts. The core's carry their kind, offset, input
+    and limit; a text of this side (pooled bins, ...) none of them."""
+    texts = []
     for m in messages:
-        warnings.warn(m, CaptureWarning, stacklevel=3 + depth)
+        w = CaptureWarning(m) if isinstance(m, str) else _captured([m])[0]
+        warnings.warn(w, stacklevel=3 + depth)
+        texts.append(str(w))
+    return texts
 
 
 def _reading(
@@ -905,10 +910,10 @@ def superpose(
         progress,
         **read,
     )
-    _warn(warns)
+    texts = _warn(warns)
     for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
         if told:
-            warns = [*warns, told]
+            texts = [*texts, told]
             _warn([told])
     cfg = {
         "windows_ns": windows_ns,
@@ -926,7 +931,7 @@ def superpose(
         "end_ns": None if tr is None else tr[1],
         "filter": read["filter"],
     }
-    base = _build_result(out["scan"], warns, cfg, True)
+    base = _build_result(out["scan"], texts, cfg, True)
     singles = pl.DataFrame(out["singles"])
     merged = base.envelope.filter(pl.col("by") == "all").select("window_ns", pl.col("bytes").alias("merged_bytes"))
     if scanned is not by_names:

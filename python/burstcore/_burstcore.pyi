@@ -42,6 +42,9 @@ MAX_THREADS: int
 class CaptureError(ValueError):
     offset: int | None
     reason: str
+    # The core's ErrorKind as one lowercase word: "io", "not_a_capture", "unsupported_version",
+    # "truncated", "corrupt", "undeclared_interface", "limit_exceeded", "decompression",
+    # "timestamp_out_of_range", "out_of_order" (CaptureWarning.kind uses the same words).
     kind: str
     input: str | None
 
@@ -64,6 +67,10 @@ class InternalError(RuntimeError): ...
 
 _Progress = Callable[[int, int | None], object] | None
 
+# A warning of the core: (message, kind, offset, input, limit), issued as a CaptureWarning with
+# these attributes (capture_info's "warnings" holds them too). kind as CaptureError.kind.
+_Warning = tuple[str, str, int | None, str | None, Literal["capture", "held_packets", "result"] | None]
+
 # (start_ns, end_ns) of a time range, either None for open; None for all of time.
 _Span = tuple[int | None, int | None] | None
 
@@ -79,7 +86,7 @@ def read_table(
     threads: int = 1,
     filter: str | None = None,
     time_range: _Span = None,
-) -> tuple[list[list[ArrowColumn]], list[str]]: ...
+) -> tuple[list[list[ArrowColumn]], list[_Warning]]: ...
 def capture_info(
     source: Any, strict: bool = False, progress: _Progress = None, mmap: bool | None = None
 ) -> dict[str, Any]: ...
@@ -100,7 +107,7 @@ def scan(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
-) -> tuple[dict[str, Any], list[str]]: ...
+) -> tuple[dict[str, Any], list[_Warning]]: ...
 def shared_packets(
     sources: list[Any],
     mmap: bool | None = None,
@@ -143,7 +150,7 @@ def flows(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
-) -> tuple[dict[str, Any], list[str]]: ...
+) -> tuple[dict[str, Any], list[_Warning]]: ...
 def traffic_matrix(
     sources: list[Any],
     max_pairs: int,
@@ -154,7 +161,7 @@ def traffic_matrix(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
-) -> tuple[dict[str, Any], list[str]]: ...
+) -> tuple[dict[str, Any], list[_Warning]]: ...
 def histograms(
     sources: list[Any],
     what: Literal["sizes", "gaps"],
@@ -168,7 +175,7 @@ def histograms(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
-) -> tuple[dict[str, Any], list[str]]: ...
+) -> tuple[dict[str, Any], list[_Warning]]: ...
 def bursts(
     sources: list[Any],
     gap_ns: int,
@@ -179,7 +186,7 @@ def bursts(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
-) -> tuple[dict[str, Any], list[str]]: ...
+) -> tuple[dict[str, Any], list[_Warning]]: ...
 def iterations(
     sources: list[Any],
     bin_ns: int,
@@ -192,7 +199,7 @@ def iterations(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
-) -> tuple[dict[str, Any], list[str]]: ...
+) -> tuple[dict[str, Any], list[_Warning]]: ...
 def superpose(
     sources: list[Any],
     offsets_ns: list[int],
@@ -209,7 +216,7 @@ def superpose(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
-) -> tuple[dict[str, Any], list[str]]: ...
+) -> tuple[dict[str, Any], list[_Warning]]: ...
 
 @final
 class ArrowColumn:

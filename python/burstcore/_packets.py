@@ -25,12 +25,74 @@ stops the read and propagates; a callback that is not callable is a ``TypeError`
 
 
 class CaptureWarning(UserWarning):
-    """The capture was read but something is off (e.g. cut off mid-block while being written)."""
+    """The capture was read but something is off (e.g. cut off mid-block while being written).
+
+    Beside its message, what a program goes by, as a ``CaptureError`` carries it:
+
+    - ``kind``: what is off, as the core names it (``CaptureError.kind`` uses the same words):
+      ``"truncated"`` (the capture ends inside a block or record), ``"packets_lost"`` (its pcapng
+      statistics count packets dropped while it was recorded), ``"timestamp_out_of_range"``;
+      ``None`` for a warning of the Python side (pooled bins, captures that share packets, ...).
+    - ``offset``: the byte offset (in the decompressed stream) where it was found, or ``None``.
+    - ``input``: which input, when several are read at once (a file's path, or ``"input k of
+      n"``), else ``None``.
+    - ``limit``: for a ``"limit_exceeded"`` warning, which family of limit, as
+      ``LimitExceededError.limit``; else ``None``.
+
+    ``python -W error`` (or a ``"error"`` filter) raises the warning itself, attributes and all.
+    """
+
+    kind: str | None
+    offset: int | None
+    input: str | None
+    limit: str | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str | None = None,
+        offset: int | None = None,
+        input: str | None = None,
+        limit: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.offset = offset
+        self.input = input
+        self.limit = limit
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The attributes are keywords, which pickling through ``args`` alone would lose (a
+        # warning recorded in a worker process comes back whole).
+        return (_rebuilt, (type(self), str(self), self.kind, self.offset, self.input, self.limit))
 
 
-def _warn(messages: Sequence[str]) -> None:
-    for m in messages:
-        warnings.warn(m, CaptureWarning, stacklevel=3)
+def _rebuilt(
+    cls: type[CaptureWarning], message: str, kind: str | None, offset: int | None, input: str | None, limit: str | None
+) -> CaptureWarning:
+    return cls(message, kind=kind, offset=offset, input=input, limit=limit)
+
+
+CoreWarning = tuple[str, str, int | None, str | None, str | None]
+"""A warning as the core hands it over: ``(message, kind, offset, input, limit)``."""
+
+
+def _captured(core: Sequence[CoreWarning]) -> list[CaptureWarning]:
+    """The core's warnings, as the ``CaptureWarning`` each is issued as."""
+    return [
+        CaptureWarning(message, kind=kind, offset=offset, input=input, limit=limit)
+        for message, kind, offset, input, limit in core
+    ]
+
+
+def _warn(messages: Sequence[CoreWarning], stacklevel: int = 3) -> list[str]:
+    """Issue the core's warnings (at ``stacklevel`` counted from the caller's caller's line: the
+    user's call to the public function that calls this) and give their texts."""
+    told = _captured(messages)
+    for w in told:
+        warnings.warn(w, stacklevel=stacklevel)
+    return [str(w) for w in told]
 
 
 def read_packets(
@@ -266,7 +328,7 @@ def info(
     whether the mapping was used.
     """
     d = dict(_core.capture_info(normalize(source), strict, progress, mmap=mmap))
-    _warn(d["warnings"])
+    d["warnings"] = _warn(d["warnings"])
     names = set(CaptureInfo.__dataclass_fields__) - {"details"}
     base = {k: d.pop(k) for k in list(d) if k in names}
     return CaptureInfo(**base, details=d)

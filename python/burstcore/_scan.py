@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning, ProgressCallback, thread_count
+from ._packets import ProgressCallback, _warn, thread_count
 from ._shared import warn_if_shared
 from ._sources import is_rereadable, normalize_each
 from ._types import Columns, Count, Duration, Durations, Filters, Instant, Rates, Source
@@ -406,7 +406,7 @@ def scan(
         )
         warns: list[str] = []
     else:
-        out, warns = _core.scan(
+        out, core_warns = _core.scan(
             sources,
             windows_ns,
             closed,
@@ -424,8 +424,8 @@ def scan(
             time_range=time_range,
             filter=filters,
         )
-        for w in warns:
-            warnings.warn(w, CaptureWarning, stacklevel=2)
+        # scan → _warn → warnings.warn: told at the caller's line.
+        warns = _warn(core_warns, stacklevel=3)
         # Told already (as a SharedPacketsWarning); listed with the capture's own.
         warns = [*warns, *([shared] if shared else [])]
     cfg = {

@@ -194,8 +194,17 @@ def _every_sender(
                 e.add_note(f"reading {name} for its senders")
             raise
         for w in caught:
-            # At the caller of shared_packets.
-            warnings.warn(f"{name}: {w.message}", w.category, stacklevel=3)
+            # At the caller of shared_packets, naming the capture in the text and, for a
+            # program, as the input a read of several names.
+            text = f"{name}: {w.message}"
+            m = w.message
+            if isinstance(m, CaptureWarning):
+                named = type(m)(
+                    text, kind=m.kind, offset=m.offset, input=name if m.input is None else m.input, limit=m.limit
+                )
+                warnings.warn(named, stacklevel=3)
+            else:
+                warnings.warn(text, w.category, stacklevel=3)
         out |= set(volumes.filter(pl.col("sent_packets") > 0)["host"].drop_nulls())
         done += size or 0
     return out

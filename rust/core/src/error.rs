@@ -64,6 +64,30 @@ impl ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// The kind as one lowercase identifier ("truncated", "limit_exceeded", "packets_lost", ...),
+    /// as the Python binding gives it (`CaptureError.kind`, `CaptureWarning.kind`): a program
+    /// compares it, so it does not change with the words of [`ErrorKind::name`]. The words of
+    /// the name joined by `_`, as [`Limit::name`] spells its families.
+    pub fn id(self) -> &'static str {
+        match self {
+            ErrorKind::Io => "io",
+            ErrorKind::NotACapture => "not_a_capture",
+            ErrorKind::UnsupportedVersion => "unsupported_version",
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::UndeclaredInterface => "undeclared_interface",
+            ErrorKind::LimitExceeded => "limit_exceeded",
+            ErrorKind::Decompression => "decompression",
+            ErrorKind::TimestampOutOfRange => "timestamp_out_of_range",
+            ErrorKind::OutOfOrder => "out_of_order",
+            ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::Interrupted => "interrupted",
+            ErrorKind::PacketsLost => "packets_lost",
+        }
+    }
+}
+
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -269,7 +293,7 @@ pub struct Warning {
     pub offset: Option<u64>,
     pub reason: String,
     /// For a [`ErrorKind::LimitExceeded`] warning, which family of limit, as [`Error::limit`];
-    /// Display names it, since a warning reaches Python as its text.
+    /// Display names it, for a reader of the text (Python gets it as `CaptureWarning.limit`).
     pub limit: Option<Limit>,
     /// What failed below, as [`Error::cause`].
     cause: Option<Cause>,
@@ -575,5 +599,30 @@ mod tests {
             .map(Limit::name)
             .to_vec();
         assert_eq!(names, ["capture", "held_packets", "result"]);
+    }
+
+    #[test]
+    fn a_kind_id_is_its_name_as_one_word() {
+        use ErrorKind::*;
+        let all = [
+            Io,
+            NotACapture,
+            UnsupportedVersion,
+            Truncated,
+            Corrupt,
+            UndeclaredInterface,
+            LimitExceeded,
+            Decompression,
+            TimestampOutOfRange,
+            OutOfOrder,
+            InvalidArgument,
+            Interrupted,
+            PacketsLost,
+        ];
+        let ids: std::collections::HashSet<&str> = all.iter().map(|k| k.id()).collect();
+        assert_eq!(ids.len(), all.len(), "each kind its own id");
+        for k in all {
+            assert_eq!(k.id(), k.name().replace(' ', "_"), "{k:?}");
+        }
     }
 }

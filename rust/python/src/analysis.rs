@@ -3,7 +3,7 @@
 //! results handed over as columns (numpy arrays that own Rust's buffers) for polars.
 
 use crate::columns::{col, opt_col, Addresses};
-use crate::errors::{guard, to_py};
+use crate::errors::{guard, to_py, WarningOut};
 use crate::{accounting, late_policy, parse_filters, time_range, Filters, Span};
 use crate::{config, open_all, output_to_py, warnings_of, Control};
 use burstcore::analysis::{
@@ -60,7 +60,7 @@ fn run<'py, T: Send>(
             burstcore::pipeline::Progress<'_>,
         ) -> burstcore::error::Result<T>
         + Send,
-) -> PyResult<(T, Vec<String>)> {
+) -> PyResult<(T, Vec<WarningOut>)> {
     // The analyses read on one thread.
     let (mut readers, total) = open_all(py, sources, strict, mmap, 1)?;
     let mut ctl = Control::new(py, progress, total)?;
@@ -88,7 +88,7 @@ fn flows<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         let key = match key {
             "flow" | "flow5" => FlowKey::Flow5,
@@ -169,7 +169,7 @@ fn traffic_matrix<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let ((m, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
@@ -314,7 +314,7 @@ fn histograms<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
             return Err(to_py(Error::invalid(format!(
@@ -397,7 +397,7 @@ fn bursts<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
@@ -433,7 +433,7 @@ fn iterations<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         if bin_ns <= 0 || min_period_ns < 0 || max_period_ns <= min_period_ns {
             return Err(to_py(Error::invalid(format!(
@@ -494,7 +494,7 @@ fn superpose<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         let cfg = config(
             windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,

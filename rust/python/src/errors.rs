@@ -1,6 +1,6 @@
 //! Core errors as typed Python exceptions, and the guard that keeps panics out of Python.
 
-use burstcore::{Error, ErrorKind};
+use burstcore::{Error, ErrorKind, Warning};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -170,7 +170,7 @@ fn set_attributes(err: &PyErr, e: &Error) {
         // Attributes for programs: where (byte offset in the decompressed stream) and why.
         let _ = v.setattr("offset", e.offset);
         let _ = v.setattr("reason", e.reason.as_str());
-        let _ = v.setattr("kind", e.kind.name());
+        let _ = v.setattr("kind", e.kind.id());
         // Which of several inputs read at once, or None.
         let _ = v.setattr("input", e.input.as_deref());
         if e.kind == ErrorKind::LimitExceeded {
@@ -179,6 +179,33 @@ fn set_attributes(err: &PyErr, e: &Error) {
             let _ = v.setattr("limit", e.limit.map(burstcore::Limit::name));
         }
     });
+}
+
+/// A core warning as Python gets it, to issue as a `CaptureWarning` with these attributes:
+/// `(message, kind, offset, input, limit)`. The message is the text a warning always had; the
+/// others say the same for a program, as the attributes of a `CaptureError` do.
+pub type WarningOut = (
+    String,
+    &'static str,
+    Option<u64>,
+    Option<String>,
+    Option<&'static str>,
+);
+
+/// `w` as Python gets it; `input`, the label of its input when it is one of several read at
+/// once (the message then names it too).
+pub fn warning(w: &Warning, input: Option<String>) -> WarningOut {
+    let message = match &input {
+        Some(label) => w.in_input(label),
+        None => w.to_string(),
+    };
+    (
+        message,
+        w.kind.id(),
+        w.offset,
+        input,
+        w.limit.map(burstcore::Limit::name),
+    )
 }
 
 /// Run a binding body; a panic becomes `InternalError` instead of crossing into Python. The

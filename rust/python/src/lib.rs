@@ -128,8 +128,8 @@ fn read_options(strict: bool, mmap: Option<bool>, files: usize, threads: usize) 
 }
 
 /// The readers' warnings, each naming its input when there are several; then the packets a
-/// capture records it lost, once it has been read.
-fn warnings_of(readers: &[CaptureReader]) -> Vec<String> {
+/// capture records it lost, once it has been read. Each as `errors::warning` gives it.
+fn warnings_of(readers: &[CaptureReader]) -> Vec<errors::WarningOut> {
     let n = readers.len();
     readers
         .iter()
@@ -138,10 +138,7 @@ fn warnings_of(readers: &[CaptureReader]) -> Vec<String> {
             r.warnings()
                 .iter()
                 .chain(r.recorded_drops().as_ref())
-                .map(move |w| match n {
-                    1 => w.to_string(),
-                    _ => w.in_input(&r.label(k, n)),
-                })
+                .map(move |w| errors::warning(w, (n > 1).then(|| r.label(k, n))))
                 .collect::<Vec<_>>()
         })
         .collect()
@@ -198,7 +195,7 @@ fn read_table<'py>(
     threads: usize,
     filter: Option<String>,
     time_range: Span,
-) -> PyResult<(Vec<Vec<arrow::ArrowColumn>>, Vec<String>)> {
+) -> PyResult<(Vec<Vec<arrow::ArrowColumn>>, Vec<errors::WarningOut>)> {
     guard(py, || {
         let filter = parse_filter(filter.as_deref())?;
         let (mut readers, total) =
@@ -395,7 +392,11 @@ fn capture_info<'py>(
         blocks.set_item("unknown", st.unknown_blocks)?;
         d.set_item("blocks", blocks)?;
         d.set_item("file_bytes", total)?;
-        let w: Vec<String> = inf.warnings.iter().map(|w| w.to_string()).collect();
+        let w: Vec<errors::WarningOut> = inf
+            .warnings
+            .iter()
+            .map(|w| errors::warning(w, None))
+            .collect();
         d.set_item("warnings", w)?;
         Ok(d)
     })
@@ -627,7 +628,7 @@ fn scan<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
+) -> PyResult<(Bound<'py, PyDict>, Vec<errors::WarningOut>)> {
     guard(py, || {
         let range = crate::time_range(time_range);
         let (filter, file_filters) = parse_filters(filter, &sources)?;
