@@ -482,6 +482,21 @@ def format_duration(ns: int) -> str:
     return f"{ns}ns"
 
 
+# Characters that change how the text around them shows rather than showing themselves: the
+# bidirectional overrides and isolates (U+202E turns "exe.txt" into what reads as "txt.exe").
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str) -> str:
+    """`text` safe to show on a terminal or in a table cell: control characters (ESC, which starts
+    a terminal's escape sequences, NUL, newlines, C1 controls) and bidirectional overrides are
+    written as Python writes them escaped (\\x1b, \\n, \\u202e). For the strings a capture or a
+    file name carries: whoever made the file chose them."""
+    if text.isprintable():
+        return text  # the common case, kept fast
+    return "".join(repr(c)[1:-1] if c in _BIDI_CONTROLS or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in text)
+
+
 def format_rate(bps: float) -> str:
     for unit, scale in (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
         if bps >= scale:
