@@ -193,11 +193,37 @@ def test_report_shows_the_iteration_period(tmp_path: Path) -> None:
     ts = [k * 100_000_000 + j * 10_000 for k in range(30) for j in range(50)]
     cap = tmp_path / "p.pcapng"
     cap.write_bytes(oracles.capture(ts, [len(FRAME)] * len(ts), frames=[FRAME] * len(ts)))
-    _, page = _report(cap, tmp_path)
+    text, page = _report(cap, tmp_path)
     it = burstcore.iterations(str(cap))
     period = page.cells[page.cells.index("period") + 1]
     assert _parse_duration(period) == it.period_ns == 100_000_000
     assert page.cells[page.cells.index("confidence") + 1] == f"{it.confidence:.3f}"
+    # The iterations' rows: counts with separators, the peak in bit/s units (it read 3.5968e+08).
+    tables = TablePage()
+    tables.feed(text)
+    (rows,) = [t["rows"] for t in tables.tables if t["class"] == "iterations"]
+    head, first = rows[0], rows[1]  # type: ignore[index]
+    want = it.iterations.row(0, named=True)
+    assert first[head.index("bytes")] == f"{want['bytes']:,}"
+    number, unit = first[head.index("peak_rate_bps")].split(" ")
+    peak = float(number) * {"kbit/s": 1e3, "Mbit/s": 1e6, "Gbit/s": 1e9}[unit]
+    assert abs(peak - want["peak_rate_bps"]) <= 5e-4 * want["peak_rate_bps"]
+    assert first[head.index("whole")] == ("yes" if want["whole"] else "no")
+
+
+def test_units_at_a_boundary_and_past_the_largest() -> None:
+    from burstcore._units import format_bytes, format_rate
+
+    # Rounded to 4 digits first: 999,960 bit/s is 1.000 Mbit/s, not "1000 kbit/s".
+    assert format_rate(999_960) == "1 Mbit/s"
+    assert format_rate(999.96) == "1 kbit/s"
+    assert format_rate(999_949) == "999.9 kbit/s"
+    assert format_bytes(999_960) == "1 MB"
+    assert format_bytes(999.75) == "999.75 B"
+    # A thousand bursts stamped at one instant, per µs: digits, not "1.2e+04 Tbit/s".
+    assert format_rate(1.2e16) == "12,000 Tbit/s"
+    assert format_bytes(1.5e13) == "15,000 GB"
+    assert format_rate(8_336_000_000) == "8.336 Gbit/s" and format_bytes(1042) == "1.042 kB"
 
 
 def test_report_is_the_same_bytes_with_source_date_epoch(tmp_path: Path) -> None:
@@ -255,6 +281,10 @@ def test_degenerate_captures_report_without_nan(tmp_path: Path, kind: str) -> No
     text, page = _report(cap, tmp_path, "--by", "all,pair")
     _only_own_markup(text, page)
     assert not [c for c in page.cells if re.search(r"\b(nan|inf)\b", c, re.IGNORECASE)]
+    if kind == "a century":
+        # ρ = 5.3e-6 bit/s: the rate grid of whole bit/s is one rate, 1 bit/s; the page said
+        # "1 mean-rate multiples, 1.05ρ to 50ρ".
+        assert "rates: 1 rate, 1.89e+05ρ." in text
     fig = tmp_path / "d.png"
     p = run_cli("plot", cap, "-o", fig, "-q", "--by", "all,pair")
     assert p.returncode == 0 and fig.stat().st_size > 1000, p.stderr.decode()

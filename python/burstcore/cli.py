@@ -1503,8 +1503,12 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
     for w in result.warnings:
         if w not in told:
             _warn(f"{label}: {w}")
-    if chosen_rates and kwargs["rates"]:
-        result.config["rates"] = f"{len(kwargs['rates'])} mean-rate multiples, 1.05ρ to 50ρ"
+    if chosen_rates and kwargs["rates"] and cap is not None and cap.mean_rate_bps:
+        # The grid's own ends: rates are whole bit/s, so below ~20 bit/s the multiples round
+        # together (a 100-year capture of two packets got one rate of 1 bit/s = 189,000ρ).
+        rates, rho = kwargs["rates"], cap.mean_rate_bps
+        many = f"{len(rates)} rates, {rates[0] / rho:.3g}ρ to {rates[-1] / rho:.3g}ρ" if len(rates) > 1 else ""
+        result.config["rates"] = many or f"1 rate, {rates[0] / rho:.3g}ρ"
     return cap, result
 
 

@@ -226,8 +226,17 @@ def iterations_table(iters: pl.DataFrame, limit: int = 30) -> Table:
     rows = []
     for row in d.iter_rows():
         out = []
-        for v in row:
-            if isinstance(v, _dt.datetime):
+        for col, v in zip(cols, row, strict=True):
+            if v is None:
+                out.append("n/a")
+            elif col.endswith("_bps"):
+                # A rate as every other table shows one, not 3.5968e+08.
+                out.append(format_rate(v))
+            elif isinstance(v, bool):
+                out.append("yes" if v else "no")
+            elif isinstance(v, int):
+                out.append(_int(v))
+            elif isinstance(v, _dt.datetime):
                 # µs is enough to read; the exact ns stay in the data frame.
                 out.append(v.strftime("%H:%M:%S.%f"))
             elif isinstance(v, _dt.timedelta):
@@ -235,7 +244,7 @@ def iterations_table(iters: pl.DataFrame, limit: int = 30) -> Table:
             elif isinstance(v, float):
                 out.append(f"{v:.6g}")
             else:
-                out.append("n/a" if v is None else str(v))
+                out.append(str(v))
         rows.append(out)
     return cols, rows
 
