@@ -336,3 +336,18 @@ def test_report_numbers_equal_the_api(tmp_path: Path) -> None:
         assert row[3] == ("0 B" if not b["bmax_bytes"] else row[3]) and (
             not b["bmax_bytes"] or near(value(row[3]), b["bmax_bytes"])
         )
+
+
+@pytest.mark.parametrize("ext", ["svg", "pdf", "png"])
+def test_plot_is_the_same_bytes_with_source_date_epoch(tmp_path: Path, ext: str) -> None:
+    # matplotlib dates SVG and PDF from SOURCE_DATE_EPOCH itself; the SVG's ids were salted at
+    # random, so two SVGs of one capture differed.
+    cap = tmp_path / "g.pcapng"
+    cap.write_bytes(hostile_pcapng(b"eth0"))
+    figures = []
+    for k in range(2):
+        out = tmp_path / f"{k}.{ext}"
+        p = run_cli_env({"SOURCE_DATE_EPOCH": "86400"}, "plot", cap, "-o", out, "-q", "--no-iterations")
+        assert p.returncode == 0, p.stderr.decode()
+        figures.append(out.read_bytes())
+    assert figures[0] == figures[1]

@@ -1534,7 +1534,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
         iters.append(it)
     title = args.title or ", ".join(label for label, _ in results)
     fig = plot_results(results, iterations=iters, max_groups=args.top, title=title)
-    with _writing(args.output), _replacing(args.output, binary=True) as f:
+    import matplotlib
+
+    # matplotlib dates an SVG or PDF from SOURCE_DATE_EPOCH when set, but salts an SVG's ids at
+    # random: with the variable set (asking for the same bytes each time), a fixed salt.
+    fixed = os.environ.get("SOURCE_DATE_EPOCH") is not None
+    salt: dict[Any, Any] = {"svg.hashsalt": "burstcore"} if fixed else {}
+    with _writing(args.output), _replacing(args.output, binary=True) as f, matplotlib.rc_context(salt):
         fig.savefig(f, format=ext[1:], dpi=args.dpi)
     print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_OK
