@@ -636,7 +636,8 @@ def render_report(
     if iterations is not None:
         frame = iterations if isinstance(iterations, pl.DataFrame) else iterations.iterations
         parts.append(f'<h2 id="iterations">Training iterations ({frame.height} detected)</h2>')
-        if not isinstance(iterations, pl.DataFrame):
+        # Not a bare frame (nor a stand-in holding only one): the period is told.
+        if not isinstance(iterations, pl.DataFrame) and hasattr(iterations, "period_ns"):
             parts.append(html_table(iteration_period_table(iterations), None, "kv period"))
         if frame.height:
             parts.append(html_table(iterations_table(frame), "First iterations", "iterations"))
