@@ -13,7 +13,7 @@ import polars as pl
 from . import _burstcore as _core
 from ._sources import normalize
 from ._types import Count, Instant, SingleSource
-from ._units import format_bytes, format_duration, format_rate, parse_count, parse_filter, parse_time_range
+from ._units import format_bytes, format_duration, format_rate, parse_count, parse_filter, parse_time_range, printable
 
 ProgressCallback = Callable[[int, "int | None"], object]
 """``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms, and once
@@ -270,7 +270,8 @@ class CaptureInfo:
             lines.append(
                 f"  #{i['index']}: {i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, "
                 f"resolution {i['resolution']}, {i['packets']} packets"
-                + (f", name {i['name']}" if i.get("name") else "")
+                # The capture's own text: an ESC in it would drive the terminal it is printed to.
+                + (f", name {printable(i['name'])}" if i.get("name") else "")
                 + (f", dropped {i['if_drop']}" if i.get("if_drop") is not None else "")
                 + (f", dropped by the OS {i['os_drop']}" if i.get("os_drop") is not None else "")
             )

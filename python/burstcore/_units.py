@@ -482,18 +482,38 @@ def format_duration(ns: int) -> str:
     return f"{ns}ns"
 
 
+# Characters that change how the text around them shows rather than showing themselves: the
+# bidirectional overrides and isolates (U+202E turns "exe.txt" into what reads as "txt.exe").
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str) -> str:
+    """`text` safe to show on a terminal or in a table cell: control characters (ESC, which starts
+    a terminal's escape sequences, NUL, newlines, C1 controls) and bidirectional overrides are
+    written as Python writes them escaped (\\x1b, \\n, \\u202e). For the strings a capture or a
+    file name carries: whoever made the file chose them."""
+    if text.isprintable():
+        return text  # the common case, kept fast
+    return "".join(repr(c)[1:-1] if c in _BIDI_CONTROLS or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in text)
+
+
+def _scaled(value: float, units: tuple[tuple[str, float], ...], smallest: str, small_digits: str) -> str:
+    """`value` in the largest unit it reaches once rounded (999,960 bit/s is "1 Mbit/s", not
+    "1000 kbit/s"), and past the largest unit in plain digits ("12,000 Tbit/s", not "1.2e+04")."""
+    rounded = float(f"{value:.4g}")
+    for unit, scale in units:
+        if rounded >= scale:
+            shown = rounded / scale
+            return f"{shown:,.0f} {unit}" if shown >= 10_000 else f"{shown:.4g} {unit}"
+    return f"{value:{small_digits}} {smallest}"
+
+
 def format_rate(bps: float) -> str:
-    for unit, scale in (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-        if bps >= scale:
-            return f"{bps / scale:.4g} {unit}"
-    return f"{bps:.4g} bit/s"
+    return _scaled(bps, (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)), "bit/s", ".4g")
 
 
 def format_bytes(n: float) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.4g} {unit}"
-    return f"{n:.6g} B"
+    return _scaled(n, (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)), "B", ".6g")
 
 
 def parse_filter(value: Any) -> str | None:

@@ -20,6 +20,8 @@ from typing import Any, Literal, NoReturn
 
 import polars as pl
 
+from ._units import printable
+
 EXIT_OK = 0
 EXIT_CAPTURE = 1
 EXIT_USAGE = 2
@@ -1004,7 +1006,9 @@ def _writing(path: str) -> Iterator[None]:
 
 
 def _label(f: str) -> str:
-    return "stdin" if f == "-" else _shown(os.path.basename(f))
+    """A file as the terminal, a figure or a report names it: its base name, shown safely (a name
+    holding an ESC would drive the terminal it is printed to)."""
+    return "stdin" if f == "-" else printable(_shown(os.path.basename(f)))
 
 
 def _shown(path: str) -> str:
@@ -1120,8 +1124,8 @@ def _read_merged(args: argparse.Namespace, analyse: Callable[..., Any], **kwargs
 def _title(files: Sequence[str]) -> str:
     """What a terminal table is about: the file, stdin, or the files merged."""
     if len(files) == 1:
-        return "stdin" if files[0] == "-" else files[0]
-    return f"{len(files)} files merged: " + ", ".join(files)
+        return "stdin" if files[0] == "-" else printable(_shown(files[0]))
+    return f"{len(files)} files merged: " + ", ".join(printable(_shown(f)) for f in files)
 
 
 def _auto_bin_ns(span_ns: int | None) -> list[str]:
@@ -1146,9 +1150,7 @@ def _plot_rates(mean_bps: float | None) -> list[int] | None:
     return sorted({max(1, round(mean_bps * m)) for m in np.geomspace(1.05, 50.0, 24)})
 
 
-def _iterations(
-    source: Any, label: str, enabled: bool, args: argparse.Namespace
-) -> tuple[pl.DataFrame | None, str | None]:
+def _iterations(source: Any, label: str, enabled: bool, args: argparse.Namespace) -> tuple[Any, str | None]:
     import burstcore
 
     if not enabled or not hasattr(burstcore, "iterations"):
@@ -1160,8 +1162,8 @@ def _iterations(
             # way: the shaded iterations are those of the stretch drawn, a packet the scan drops as
             # late is dropped here too, and a horizon wide enough for the scan is for this pass.
             found = burstcore.iterations(source, **_read_kwargs_asked(args))
-        frame = found.iterations
-        return (frame if isinstance(frame, pl.DataFrame) else None), None
+        # The whole result, not only its frame: the report shows the period too.
+        return (found if isinstance(found.iterations, pl.DataFrame) else None), None
     except Exception as e:  # detection is a bonus; the figure is still worth drawing without it
         return None, f"{label}: training iterations not detected ({type(e).__name__}: {e})"
 
@@ -1404,7 +1406,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     else:
         for k, (f, i) in enumerate(infos):
             if several:
-                print(("\n" if k else "") + f"== {f}")
+                print(("\n" if k else "") + f"== {printable(_shown(f))}")
             print(f"error: {i}" if isinstance(i, str) else i)
     return worst
 
@@ -1501,8 +1503,12 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
     for w in result.warnings:
         if w not in told:
             _warn(f"{label}: {w}")
-    if chosen_rates and kwargs["rates"]:
-        result.config["rates"] = f"{len(kwargs['rates'])} mean-rate multiples, 1.05ρ to 50ρ"
+    if chosen_rates and kwargs["rates"] and cap is not None and cap.mean_rate_bps:
+        # The grid's own ends: rates are whole bit/s, so below ~20 bit/s the multiples round
+        # together (a 100-year capture of two packets got one rate of 1 bit/s = 189,000ρ).
+        rates, rho = kwargs["rates"], cap.mean_rate_bps
+        many = f"{len(rates)} rates, {rates[0] / rho:.3g}ρ to {rates[-1] / rho:.3g}ρ" if len(rates) > 1 else ""
+        result.config["rates"] = many or f"1 rate, {rates[0] / rho:.3g}ρ"
     return cap, result
 
 
@@ -1528,7 +1534,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
         iters.append(it)
     title = args.title or ", ".join(label for label, _ in results)
     fig = plot_results(results, iterations=iters, max_groups=args.top, title=title)
-    with _writing(args.output), _replacing(args.output, binary=True) as f:
+    import matplotlib
+
+    # matplotlib dates an SVG or PDF from SOURCE_DATE_EPOCH when set, but salts an SVG's ids at
+    # random: with the variable set (asking for the same bytes each time), a fixed salt.
+    fixed = os.environ.get("SOURCE_DATE_EPOCH") is not None
+    salt: dict[Any, Any] = {"svg.hashsalt": "burstcore"} if fixed else {}
+    with _writing(args.output), _replacing(args.output, binary=True) as f, matplotlib.rc_context(salt):
         fig.savefig(f, format=ext[1:], dpi=args.dpi)
     print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_OK
@@ -1536,9 +1548,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from .plot import PANELS, TITLES, plot_result, require_matplotlib
-    from .report import figure_png, render_report
+    from .report import figure_png, generated_at, render_report
 
     require_matplotlib()
+    generated_at()  # a malformed SOURCE_DATE_EPOCH is told now, not after the scan
     _check_inputs([args.file])
     _check_output(args.output, [args.file])
     label = _label(args.file)

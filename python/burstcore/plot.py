@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from ._analysis import Iterations
     from ._scan import ScanResult
 
 PANELS = ("envelope", "ptm", "backlog", "series")
@@ -111,7 +112,7 @@ def _no_data(ax: Axes, text: str) -> None:
 def plot_results(
     results: Sequence[tuple[str, ScanResult]],
     *,
-    iterations: Sequence[pl.DataFrame | None] | None = None,
+    iterations: Sequence[Iterations | pl.DataFrame | None] | None = None,
     by: str | None = None,
     max_groups: int = 8,
     panels: Sequence[str] = PANELS,
@@ -136,10 +137,13 @@ def plot_results(
         raise ValueError(f"panels={list(panels)!r}: choose from {', '.join(PANELS)}")
     if not results:
         raise ValueError("nothing to plot: pass at least one result")
-    iters = list(iterations) if iterations is not None else [None] * len(results)
-    if len(iters) != len(results):
+    iters_given = list(iterations) if iterations is not None else [None] * len(results)
+    if len(iters_given) != len(results):
         raise ValueError("give one iterations frame (or None) per result")
-    iters = [getattr(it, "iterations", it) for it in iters]  # an Iterations result, or its frame
+    # An Iterations result, or its frame.
+    iters: list[pl.DataFrame | None] = [
+        it if it is None or isinstance(it, pl.DataFrame) else it.iterations for it in iters_given
+    ]
     want_bin = parse_duration(bin, name="bin", scale=True) if bin is not None else None
     # What was not scanned is a mistake to say, as ScanResult.ptm says it, not an empty panel.
     for label, r in results:
@@ -253,7 +257,7 @@ def plot_result(
     result: ScanResult,
     *,
     label: str = "",
-    iterations: pl.DataFrame | None = None,
+    iterations: Iterations | pl.DataFrame | None = None,
     by: str | None = None,
     max_groups: int = 8,
     panels: Sequence[str] = PANELS,

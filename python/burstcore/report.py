@@ -10,17 +10,19 @@ import base64
 import datetime as _dt
 import html
 import io
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
-from ._units import format_bytes, format_duration, format_rate
+from ._units import format_bytes, format_duration, format_rate, printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from ._analysis import Iterations
     from ._packets import CaptureInfo
     from ._scan import ScanResult
 
@@ -212,7 +214,7 @@ def info_table(info: CaptureInfo) -> Table:
             [
                 f"interface #{i['index']}",
                 f"{i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, resolution {i['resolution']}, "
-                f"{i['packets']} packets" + (f", name {i['name']}" if i.get("name") else ""),
+                f"{i['packets']} packets" + (f", name {printable(i['name'])}" if i.get("name") else ""),
             ]
         )
     return ["", ""], rows
@@ -224,8 +226,17 @@ def iterations_table(iters: pl.DataFrame, limit: int = 30) -> Table:
     rows = []
     for row in d.iter_rows():
         out = []
-        for v in row:
-            if isinstance(v, _dt.datetime):
+        for col, v in zip(cols, row, strict=True):
+            if v is None:
+                out.append("n/a")
+            elif col.endswith("_bps"):
+                # A rate as every other table shows one, not 3.5968e+08.
+                out.append(format_rate(v))
+            elif isinstance(v, bool):
+                out.append("yes" if v else "no")
+            elif isinstance(v, int):
+                out.append(_int(v))
+            elif isinstance(v, _dt.datetime):
                 # µs is enough to read; the exact ns stay in the data frame.
                 out.append(v.strftime("%H:%M:%S.%f"))
             elif isinstance(v, _dt.timedelta):
@@ -233,9 +244,31 @@ def iterations_table(iters: pl.DataFrame, limit: int = 30) -> Table:
             elif isinstance(v, float):
                 out.append(f"{v:.6g}")
             else:
-                out.append("n/a" if v is None else str(v))
+                out.append(str(v))
         rows.append(out)
     return cols, rows
+
+
+def iteration_period_table(it: Iterations) -> Table:
+    """The period ``burstcore.iterations`` found, its confidence and the iterations it is the
+    mean spacing over (the headline of a training capture, which the list of iterations alone
+    does not give)."""
+    if it.period_ns is None:
+        period = "none found"
+    else:
+        period = format_duration(it.period_ns)
+    rows = [
+        ["period", period],
+        [
+            "confidence",
+            f"{it.confidence:.3f}"
+            + (" (below 0.05: a guess)" if it.confidence < 0.05 and it.period_ns is not None else ""),
+        ],
+    ]
+    chain = it.iterations.filter(pl.col("in_period"))["iteration"]
+    if len(chain) >= 2:
+        rows.append(["period over", f"iterations {chain[0]}-{chain[-1]} ({len(chain)})"])
+    return ["", ""], rows
 
 
 # ---------------------------------------------------------------- the analyses, for the terminal
@@ -512,20 +545,40 @@ window.addEventListener('load', burstcoreMark);
 """
 
 
+def generated_at() -> str:
+    """When the report says it was generated: now, or SOURCE_DATE_EPOCH's instant when set (the
+    reproducible-builds.org variable), so that a report made again from the same capture is the
+    same bytes (everything else on the page already is)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is None:
+        when = _dt.datetime.now(_dt.UTC)
+    else:
+        try:
+            when = _dt.datetime.fromtimestamp(int(epoch.strip()), _dt.UTC)
+        except (ValueError, OverflowError, OSError):
+            raise ValueError(
+                f"SOURCE_DATE_EPOCH={epoch!r}: give the report's date as whole seconds since 1970-01-01 UTC "
+                "(e.g. SOURCE_DATE_EPOCH=$(date +%s)), or unset it to use the current time"
+            ) from None
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def render_report(
     name: str,
     result: ScanResult,
     *,
     info: CaptureInfo | None = None,
-    iterations: pl.DataFrame | None = None,
+    iterations: Iterations | pl.DataFrame | None = None,
     figures: Sequence[tuple[str, bytes]] = (),
     max_groups: int = 8,
     notes: Sequence[str] = (),
 ) -> str:
-    """The HTML page for one capture: summary, tables and PNG figures (as data URIs)."""
+    """The HTML page for one capture: summary, tables and PNG figures (as data URIs).
+
+    ``iterations``: ``burstcore.iterations``' result (its period is then shown), or its frame."""
     from . import __version__
 
-    now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    now = generated_at()
     cfg = result.config
     parts = [
         "<!DOCTYPE html>",
@@ -581,8 +634,12 @@ def render_report(
     if st[1]:
         parts.append('<h2 id="series">Binned throughput</h2>' + html_table(st, None, "series"))
     if iterations is not None:
-        parts.append(f'<h2 id="iterations">Training iterations ({iterations.height} detected)</h2>')
-        if iterations.height:
-            parts.append(html_table(iterations_table(iterations), "First iterations", "iterations"))
+        frame = iterations if isinstance(iterations, pl.DataFrame) else iterations.iterations
+        parts.append(f'<h2 id="iterations">Training iterations ({frame.height} detected)</h2>')
+        # Not a bare frame (nor a stand-in holding only one): the period is told.
+        if not isinstance(iterations, pl.DataFrame) and hasattr(iterations, "period_ns"):
+            parts.append(html_table(iteration_period_table(iterations), None, "kv period"))
+        if frame.height:
+            parts.append(html_table(iterations_table(frame), "First iterations", "iterations"))
     parts.append("</body></html>")
     return "\n".join(parts)
