@@ -49,11 +49,12 @@ def check_path(path: str) -> None:
     try:
         st = os.stat(path)
     except (FileNotFoundError, ValueError):  # ValueError: a NUL in the path, which no file has
-        raise FileNotFoundError(errno.ENOENT, f"no such capture file: {path!r} (check the path)", path) from None
+        # Python adds the path: "[Errno 2] no such capture file (check the path): 'x.pcap'".
+        raise FileNotFoundError(errno.ENOENT, "no such capture file (check the path)", path) from None
     except OSError:
         return
     if stat.S_ISDIR(st.st_mode):
-        raise IsADirectoryError(errno.EISDIR, f"{path!r} is a directory, not a capture file", path)
+        raise IsADirectoryError(errno.EISDIR, "a directory, not a capture file", path)
 
 
 def normalize_each(source: Any) -> list[Any]:

@@ -2091,11 +2091,20 @@ def _reading_where() -> str:
     return " from stdin" if _reading[0] == "-" else f" {_reading[0]}"
 
 
+def _os_told(e: OSError) -> str:
+    """An OSError as Python shows it, without the "[Errno N]": its message, then the file (quoted,
+    so that control characters in a name are shown, not printed), unless the message names it."""
+    told = f"{e.strerror or e}"
+    if e.filename is not None and str(e.filename) not in told:
+        told += f": {e.filename!r}"
+    return told
+
+
 def _classify(e: BaseException) -> tuple[int, str]:
     import burstcore
 
     if isinstance(e, (FileNotFoundError, IsADirectoryError)):
-        return EXIT_NOT_FOUND, e.strerror or str(e)
+        return EXIT_NOT_FOUND, _os_told(e)
     limit = getattr(e, "limit", None)
     if isinstance(e, burstcore.LimitExceededError) and limit != "capture":
         # A limit on the result (groups, flows, pairs): the capture is fine. Packets too many to
@@ -2125,11 +2134,10 @@ def _classify(e: BaseException) -> tuple[int, str]:
         # Every write of an output is wrapped as an _OutputError (`_writing`, `_check_output`):
         # an OSError left is the input's (no permission to read it, an I/O error, a file
         # truncated while it was read).
-        # burstcore's own OSErrors name the file in their strerror already.
-        told = f"{e.strerror or e}" + (
-            f": {e.filename}" if e.filename and str(e.filename) not in str(e.strerror) else ""
-        )
-        return EXIT_CAPTURE, f"cannot read the capture{_reading_where()}: {told}"
+        where = _reading_where()
+        # "cannot read the capture x.pcap: ..." names the file already.
+        told = f"{e.strerror or e}" if e.filename is not None and where == f" {e.filename}" else _os_told(e)
+        return EXIT_CAPTURE, f"cannot read the capture{where}: {told}"
     return EXIT_INTERNAL, f"internal error: {type(e).__name__}: {e} (please report it, with the output of --debug)"
 
 

@@ -157,7 +157,12 @@ fn to_py_named(e: Error, path: Option<&std::path::Path>) -> PyErr {
 fn os_error(e: &Error, msg: String, path: Option<&std::path::Path>) -> PyErr {
     match (e.io_error().and_then(std::io::Error::raw_os_error), path) {
         (Some(errno), Some(path)) => {
-            PyOSError::new_err((errno, msg, path.as_os_str().to_os_string()))
+            // Python shows `filename` after `strerror` ("[Errno 2] …: 'x.pcap'"): a message that
+            // begins with the path would show it twice.
+            let strerror = msg
+                .strip_prefix(&format!("{}: ", path.display()))
+                .map_or(msg.clone(), str::to_owned);
+            PyOSError::new_err((errno, strerror, path.as_os_str().to_os_string()))
         }
         (Some(errno), None) => PyOSError::new_err((errno, msg)),
         (None, _) => PyOSError::new_err(msg),
