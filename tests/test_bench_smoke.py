@@ -136,7 +136,10 @@ def test_independent_envelopes_equal_burstcore(smoke: dict) -> None:
             assert got["stride"] == stride and got["bytes"] == len(data), (capture, tool)
             assert got["sum"] == sum(data[::stride]), (capture, tool)
         assert len(rs["lines2"]["extra"]["pairs"]) == 1, capture
-        assert 0 < rs["tshark"]["extra"]["startup_cpu"] < rs["tshark"]["cpu"], capture
+        # tshark's start-up was measured apart (its run on one packet). Not compared with its whole
+        # run: on a smoke capture of a few thousand packets the two are the same size, and either
+        # may come out larger from one run to the next (0.275 against 0.269 s seen in CI).
+        assert rs["tshark"]["extra"]["startup_cpu"] > 0, capture
         # B_max from float cumulative sums (the peers' way) agrees to float precision.
         for peer in WHOLE_PEERS:
             for a, b in zip(rs[peer]["extra"]["bmax"], rs["scan"]["extra"]["bmax"], strict=True):
