@@ -12,7 +12,6 @@ meanwhile raises ``OSError``), with ``read()`` elsewhere; ``mmap=False`` always 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning, CoreWarning, ProgressCallback, _captured
+from ._packets import ProgressCallback, _warn
 from ._scan import (
     DEFAULT_HORIZON,
     DEFAULT_MAX_GROUPS,
@@ -55,18 +54,6 @@ DEFAULT_MAX_PAIRS = 1_000_000
 DEFAULT_MAX_DISTRIBUTION_GROUPS = 10_000
 DEFAULT_QUANTILES = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0)
 FLOW_KEYS = ("flow", "flow4", "biflow")
-
-
-def _warn(messages: Sequence[CoreWarning | str], depth: int = 0) -> list[str]:
-    """Issue the capture's warnings, pointing at the user's call: `depth` helpers below the
-    public function that calls this; give their texts. The core's carry their kind, offset, input
-    and limit; a text of this side (pooled bins, ...) none of them."""
-    texts = []
-    for m in messages:
-        w = CaptureWarning(m) if isinstance(m, str) else _captured([m])[0]
-        warnings.warn(w, stacklevel=3 + depth)
-        texts.append(str(w))
-    return texts
 
 
 def _reading(
@@ -243,7 +230,7 @@ def _matrix(
         progress,
         **_reading(srcs, mmap, start, end, filter, depth=1),
     )
-    _warn(warns, depth=1)
+    _warn(warns, stacklevel=4)
     return out
 
 
@@ -403,7 +390,7 @@ def _distribution(
         progress,
         **_reading(srcs, mmap, start, end, filter, depth=1),
     )
-    _warn(warns, depth=1)
+    _warn(warns, stacklevel=4)
     labels = pl.Series(out["labels"], dtype=pl.String)
     hist = _hist_table(out[what], labels)
     q = _hist_table(out["quantiles"], labels)

@@ -78,18 +78,19 @@ CoreWarning = tuple[str, str, int | None, str | None, str | None]
 """A warning as the core hands it over: ``(message, kind, offset, input, limit)``."""
 
 
-def _captured(core: Sequence[CoreWarning]) -> list[CaptureWarning]:
-    """The core's warnings, as the ``CaptureWarning`` each is issued as."""
-    return [
-        CaptureWarning(message, kind=kind, offset=offset, input=input, limit=limit)
-        for message, kind, offset, input, limit in core
-    ]
+def _as_warning(m: CoreWarning | str) -> CaptureWarning:
+    """A core warning as the ``CaptureWarning`` it is issued as; a text of the Python side
+    (pooled bins, ...) with none of the core's attributes."""
+    if isinstance(m, str):
+        return CaptureWarning(m)
+    message, kind, offset, input, limit = m
+    return CaptureWarning(message, kind=kind, offset=offset, input=input, limit=limit)
 
 
-def _warn(messages: Sequence[CoreWarning], stacklevel: int = 3) -> list[str]:
-    """Issue the core's warnings (at ``stacklevel`` counted from the caller's caller's line: the
-    user's call to the public function that calls this) and give their texts."""
-    told = _captured(messages)
+def _warn(messages: Sequence[CoreWarning | str], stacklevel: int = 3) -> list[str]:
+    """Issue the capture's warnings (at ``stacklevel`` counted from the caller's caller's line:
+    the user's call to the public function that calls this) and give their texts."""
+    told = [_as_warning(m) for m in messages]
     for w in told:
         warnings.warn(w, stacklevel=stacklevel)
     return [str(w) for w in told]
