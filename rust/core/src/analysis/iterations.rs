@@ -400,15 +400,10 @@ impl IterationAnalyzer {
         let p = report.acf_period_ns.unwrap_or(0);
         let run = longest_chain(segs.iter().map(|(it, _)| it), p);
         let run = segs.get(run).unwrap_or(&[]);
-        if let (Some(f), Some(l)) = (run.first(), run.last()) {
-            let count = i64::try_from(run.len()).unwrap_or(1);
-            report.period_ns = if count >= 2 {
-                Some(l.0.start_ns.saturating_sub(f.0.start_ns) / (count - 1))
-            } else {
-                report.acf_period_ns
-            };
-        }
-        let chained_before = run.len();
+        let refined = match (run.first(), run.last()) {
+            (Some(f), Some(l)) => mean_spacing(f.0.start_ns, l.0.start_ns, run.len()),
+            _ => None,
+        };
         // A segment about one period from neither neighbour stands apart from the iterations:
         // the parameter broadcast before training (as heavy as half an iteration in a ring,
         // seconds before it), a checkpoint or an evaluation. Once some iterations chain, such a
@@ -416,7 +411,7 @@ impl IterationAnalyzer {
         // The period is the refined one: the autocorrelation's can be short by a fifth (38
         // against 45 ms in the shared capture d), which would set a ring's first iteration, one
         // bucket and slower, apart from the second.
-        if let (true, Some(p)) = (chained_before >= 2, report.period_ns) {
+        if let Some(p) = refined {
             let one_period = |d: i64| 2 * d >= p && 2 * d <= 3 * p;
             let chained: Vec<bool> = (0..segs.len())
                 .map(|i| {
@@ -475,8 +470,7 @@ impl IterationAnalyzer {
         let chain = its.get(run).unwrap_or(&[]);
         report.period_ns = match (chain.first(), chain.last()) {
             (Some(f), Some(l)) if chain.len() >= 2 => {
-                let count = i64::try_from(chain.len()).unwrap_or(i64::MAX);
-                Some(l.start_ns.saturating_sub(f.start_ns) / (count - 1))
+                mean_spacing(f.start_ns, l.start_ns, chain.len())
             }
             _ if its.is_empty() => None,
             _ => report.acf_period_ns,
@@ -484,6 +478,16 @@ impl IterationAnalyzer {
         report.iterations = its;
         report
     }
+}
+
+/// The mean spacing of `count` starts from `first_ns` to `last_ns`: the period over a chain of
+/// iterations; `None` under two.
+fn mean_spacing(first_ns: i64, last_ns: i64, count: usize) -> Option<i64> {
+    let gaps = i64::try_from(count)
+        .ok()?
+        .checked_sub(1)
+        .filter(|&g| g > 0)?;
+    Some(last_ns.saturating_sub(first_ns) / gaps)
 }
 
 /// Index range of the longest run of whole iterations each 0.5–1.5 `period_ns` after the
