@@ -558,14 +558,12 @@ impl<'r> Capture<'r> {
             // Read through before the anchors were chosen.
             How::Stream { .. } => {}
             How::Read(read) => {
+                let windows = read.at.as_ref();
                 for (at, &t) in anchors.iter().enumerate() {
-                    let Some(windows) = &read.at else {
-                        break;
-                    };
-                    if (first..=last).contains(&t) {
-                        let Some((packets, addresses)) = windows.sample_at(t) else {
-                            continue;
-                        };
+                    if !(first..=last).contains(&t) {
+                        continue;
+                    }
+                    if let Some((packets, addresses)) = windows.and_then(|w| w.sample_at(t)) {
                         sets[at] = Sampled::new(packets);
                         hosts.add(addresses);
                     }
@@ -591,10 +589,9 @@ impl<'r> Capture<'r> {
                         continue;
                     };
                     // The whole file's hosts, whatever the time range: a few packets, read.
-                    let probe = PROBE;
-                    let mut sampler = Sampler::new(&[i64::MIN], 0, probe.sample);
+                    let mut sampler = Sampler::new(&[i64::MIN], 0, PROBE.sample);
                     // Damage in a chunk only ends its stretch: the scan reports it.
-                    let _ = read_into(&mut sampler, &mut chunk, self.filter, &probe, 0);
+                    let _ = read_into(&mut sampler, &mut chunk, self.filter, &PROBE, 0);
                     plan.hand_back(at, chunk.position());
                     hosts.add(sampler.into_first().1);
                 }
