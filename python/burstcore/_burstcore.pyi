@@ -114,6 +114,7 @@ def shared_packets(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
     errors: bool = False,
+    read_through: bool = False,
     max_packets: int | None = None,
 ) -> (
     tuple[

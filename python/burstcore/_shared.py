@@ -119,6 +119,7 @@ def shared_packets(
         time_range=parse_time_range(start, end),
         filter=filters,
         errors=True,
+        read_through=True,
         max_packets=STREAM_PACKETS,
     )
     pairs, hosts, uncaptured, spans = found if found is not None else ([], [None] * len(srcs), [], [None] * len(srcs))

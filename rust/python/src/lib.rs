@@ -775,12 +775,12 @@ type SharedFound = (
 /// capture was recorded on where one stands out, and the senders that are no capture's host.
 /// With `errors`, a source that cannot be opened or read raises its error (the public
 /// `burstcore.shared_packets`); without, it gives `None` (the check before a read, which reports
-/// it then). `None` when a source cannot be opened or
-/// read: the read that follows reports that. The public call reads a compressed stream through,
-/// as its plain file would be sampled; the check before a read only as far as its samples
-/// (`SharedOptions::read_through`). `max_packets`: most packets read from a stream (tests).
+/// it then). With `read_through`, a compressed stream is read through, as its plain file would
+/// be sampled (the public call); without, only as far as its samples (the check before a read:
+/// see `SharedOptions::read_through`). `max_packets`: most packets read from a stream.
 #[pyfunction]
-#[pyo3(signature = (sources, mmap=None, time_range=None, filter=None, errors=false, max_packets=None))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, as the analyses' bindings
+#[pyo3(signature = (sources, mmap=None, time_range=None, filter=None, errors=false, read_through=false, max_packets=None))]
 fn shared_packets<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
@@ -788,6 +788,7 @@ fn shared_packets<'py>(
     time_range: Span,
     filter: Option<Filters>,
     errors: bool,
+    read_through: bool,
     max_packets: Option<u64>,
 ) -> PyResult<Option<SharedFound>> {
     guard(py, || {
@@ -806,7 +807,7 @@ fn shared_packets<'py>(
         let defaults = SharedOptions::default();
         let options = SharedOptions {
             time_range: crate::time_range(time_range),
-            read_through: errors,
+            read_through,
             max_packets: max_packets.unwrap_or(defaults.max_packets),
             ..defaults
         };
