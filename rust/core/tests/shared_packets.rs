@@ -661,10 +661,7 @@ fn zstd_sized(bytes: &[u8]) -> Vec<u8> {
 fn zstd_streamed(bytes: &[u8]) -> Vec<u8> {
     // As `zstd` in a pipe writes it: the frame does not declare its content size.
     let z = zstd::stream::encode_all(bytes, 1).expect("zstd");
-    assert_eq!(
-        zstd::zstd_safe::get_frame_content_size(&z).ok(),
-        Some(None)
-    );
+    assert_eq!(zstd::zstd_safe::get_frame_content_size(&z).ok(), Some(None));
     z
 }
 
@@ -681,7 +678,13 @@ fn compressed_forms(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
         ("zstd, no content size", zstd_streamed(bytes)),
         (
             "zstd, three frames and a skippable one, each its content size",
-            [zstd_sized(a), skippable.clone(), zstd_sized(b), zstd_sized(c)].concat(),
+            [
+                zstd_sized(a),
+                skippable.clone(),
+                zstd_sized(b),
+                zstd_sized(c),
+            ]
+            .concat(),
         ),
         (
             "zstd, three frames, one without its content size",
