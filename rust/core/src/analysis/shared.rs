@@ -20,9 +20,11 @@
 //! stream (a decompression, for a compressed one) and, in memory, the packets of the samples
 //! from all those starts ([`Windows`]: about one sample for captures that start together, at
 //! most one per capture for starts far apart). A
-//! compressed stream's length is known only at its end: its thirds' stretches are the nearest
-//! of evenly spaced ones (see [`Probes`]). At most [`SharedOptions::max_packets`] are read; a
-//! longer stream's end stays unknown (`i64::MAX`).
+//! compressed file's thirds are those of the length its headers announce, once the stream ends
+//! there; else, with [`SharedOptions::read_through`], it is read again up to them once its
+//! length is known; compressed bytes in memory take the nearest of evenly spaced stretches (see
+//! [`Probes`]). At most [`SharedOptions::max_packets`] are read; a longer stream's end stays
+//! unknown (`i64::MAX`).
 //!
 //! A fingerprint is of the IP packet's identity, not of its bytes as captured, and only of the
 //! first bytes, which every snaplen of 64 or more keeps: the addresses, the protocol, the IPv4
@@ -63,7 +65,8 @@ pub struct SharedOptions {
     /// Only packets in this range are sampled, as a scan of it reads them.
     pub time_range: TimeRange,
     /// Read a compressed stream through (default), as one of known length always is, so that
-    /// it gives what its plain file would; else it is read only until its samples are full,
+    /// it gives what its plain file would (a compressed file whose headers do not announce its
+    /// length is read again, up to two thirds of it); else it is read only until its samples are full,
     /// its end unknown and its host told from those samples alone (the cheap check before a
     /// read: decompressing a whole capture costs about what its scan does).
     pub read_through: bool,
