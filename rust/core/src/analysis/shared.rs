@@ -66,9 +66,9 @@ pub struct SharedOptions {
     pub time_range: TimeRange,
     /// Read a compressed stream through (default), as one of known length always is, so that
     /// it gives what its plain file would (a compressed file whose headers do not announce its
-    /// length is read again, up to two thirds of it); else it is read only until its samples are full,
-    /// its end unknown and its host told from those samples alone (the cheap check before a
-    /// read: decompressing a whole capture costs about what its scan does).
+    /// length is read again, up to two thirds of it); else it is read only until its samples
+    /// are full, its end unknown and its host told from those samples alone (the cheap check
+    /// before a read: decompressing a whole capture costs about what its scan does).
     pub read_through: bool,
 }
 
