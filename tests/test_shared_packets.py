@@ -601,3 +601,38 @@ def test_drop_counters_are_told_when_every_packet_is_read(tmp_path: Path) -> Non
         name = str(lost) if isinstance(sources[1], Path) else "capture 2"
         assert len(told) == 1 and told[0].startswith(f"{name}: "), told
         assert '(interface 0 "eth0": isb_ifdrop 7, isb_osdrop 2)' in told[0]
+
+
+def test_a_compressed_capture_gives_what_its_plain_file_gives(tmp_path: Path) -> None:
+    """Capture a as shared (zstd, its frame without its content size: read a second time once
+    its length is known) and gzipped (its ISIZE announces the length): each is read for its host
+    where its plain file is, at a third and two thirds of its length, not near there. Before,
+    both named host 10.99.0.11, which the plain file's stretches do not bear out (capture a is
+    a bridge of four ranks). Several gzip members and zstd frames: rust/core/tests."""
+    import gzip
+
+    import zstandard
+
+    zst = shared_file("captures/a_ring4_mlp5m_1g_bridge.pcapng.zst")
+    plain = tmp_path / "a.pcapng"
+    with zst.open("rb") as src, plain.open("wb") as dst:
+        zstandard.ZstdDecompressor().copy_stream(src, dst)
+    data = plain.read_bytes()
+    gz = tmp_path / "a.pcapng.gz"
+    gz.write_bytes(gzip.compress(data, compresslevel=1))
+    copy = tmp_path / "copy.pcapng"
+    copy.write_bytes(data)
+
+    def told(found: burstcore.SharedPackets) -> tuple[object, ...]:
+        return (found.hosts, found.uncaptured, found.filters, found.spans, found.pairs.rows())
+
+    # The plain file's own answer, as capture a is a bridge of four ranks: no host.
+    expected = burstcore.shared_packets([plain])
+    assert expected.hosts == [None]
+    assert expected.filters is None
+    for compressed in (zst, gz):
+        assert told(burstcore.shared_packets([compressed])) == told(expected), compressed.name
+    # Two copies of it: the pair shares its whole sample, at the same anchor; still no host.
+    twice = burstcore.shared_packets([plain, copy])
+    assert twice.pairs.height == 1
+    assert told(burstcore.shared_packets([zst, gz])) == told(twice)

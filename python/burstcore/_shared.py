@@ -90,9 +90,10 @@ def shared_packets(
     ``end`` and ``mmap`` as ``scan`` takes them. Captures must be readable twice: paths or bytes
     (a stream is refused with ``ValueError``). Bytes and compressed files are read through once
     (up to 2^22 packets each; past that, a ``CaptureWarning``), sampled where the same capture
-    as an uncompressed file would be: the same bytes give the same answer (a compressed file's
-    stretches read for its host lie near, not at, its plain file's). A capture that cannot be
-    read raises its error.
+    as an uncompressed file would be: the same bytes give the same answer (a compressed file
+    whose headers do not announce its length is read a second time, up to two thirds of it, for
+    the stretches read for its host; compressed bytes, which cannot be, are read near those
+    stretches, not at them). A capture that cannot be read raises its error.
 
     ``senders``: ``"sampled"`` (default) takes the senders the samples saw, so a host that sent
     only elsewhere in the captures is in neither ``uncaptured`` nor any of ``filters``;

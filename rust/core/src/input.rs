@@ -155,6 +155,140 @@ pub fn from_reader(reader: Box<dyn Read + Send>, file_len: Option<u64>) -> Resul
     })
 }
 
+/// The decompressed length a compressed file announces of itself, read from its headers and
+/// trailer, not from its data: a claim, which a reader must check against where the
+/// decompressed stream really ends before relying on it (a file cut short, several gzip members,
+/// a header that lies: each announces a length the stream does not have).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announced {
+    /// The sum of every zstd frame's Frame_Content_Size.
+    Exactly(u64),
+    /// gzip's ISIZE: the last member's length modulo 2^32, so the stream's length is one of
+    /// `low + k·2^32`, none above `most` (what deflate can expand the file to at most).
+    Mod32 { low: u32, most: u64 },
+}
+
+impl Announced {
+    /// The `k`-th (from 0) length it allows, in increasing order; `None` past the last.
+    pub fn nth(self, k: u64) -> Option<u64> {
+        match self {
+            Announced::Exactly(n) => (k == 0).then_some(n),
+            Announced::Mod32 { low, most } => k
+                .checked_mul(1 << 32)
+                .and_then(|high| high.checked_add(u64::from(low)))
+                .filter(|&n| n <= most),
+        }
+    }
+}
+
+/// Deflate codes a match of at most 258 bytes in at least 2 bits (a length and a distance
+/// code of one bit each): no stream decompresses to more than 1,032 times its size.
+const DEFLATE_MOST_RATIO: u64 = 1032;
+
+/// What the regular file at `path`, compressed as `compression`, announces its decompressed
+/// length to be ([`Announced`]); `None` when it does not say (a zstd frame written as a stream,
+/// without its content size), when the headers do not parse, or the file cannot be read (the
+/// decompressor, reading the same bytes, reports what is wrong with them).
+pub fn announced_len(path: &Path, compression: Compression) -> Option<Announced> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok().filter(|m| m.is_file())?.len();
+    match compression {
+        Compression::None => None,
+        Compression::Gzip => {
+            // A member is at least a 10-byte header, 2 bytes of deflate and an 8-byte trailer.
+            if len < 20 {
+                return None;
+            }
+            file.seek(SeekFrom::End(-4)).ok()?;
+            let mut isize = [0u8; 4];
+            file.read_exact(&mut isize).ok()?;
+            Some(Announced::Mod32 {
+                low: u32::from_le_bytes(isize),
+                most: len.saturating_mul(DEFLATE_MOST_RATIO),
+            })
+        }
+        Compression::Zstd => {
+            // Small reads: the walk reads a few bytes at each block header and seeks past its
+            // data, so a larger buffer would read most of the file.
+            let mut r = io::BufReader::with_capacity(4096, file);
+            zstd_content_size(&mut r, len).map(Announced::Exactly)
+        }
+    }
+}
+
+const ZSTD_FRAME_MAGIC: u32 = 0xFD2F_B528;
+/// Skippable frames: 0x184D2A50 to 0x184D2A5F, data the decoder passes over.
+const ZSTD_SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
+
+/// The sum of the Frame_Content_Size of every zstd frame in `r` (of `len` bytes), skippable
+/// frames passed over (RFC 8878, 3.1); `None` when some frame does not declare it, or the
+/// frames do not end exactly at the end of the file. Each frame's blocks are walked by their
+/// headers (3 bytes each, their data seeked over) to find where the next frame begins.
+fn zstd_content_size(r: &mut (impl Read + io::Seek), len: u64) -> Option<u64> {
+    fn bytes<const N: usize>(r: &mut impl Read, at: &mut u64) -> Option<[u8; N]> {
+        let mut b = [0u8; N];
+        r.read_exact(&mut b).ok()?;
+        *at += N as u64;
+        Some(b)
+    }
+    fn skip(r: &mut impl io::Seek, at: &mut u64, n: u64, len: u64) -> Option<()> {
+        *at = at.checked_add(n).filter(|&to| to <= len)?;
+        r.seek_relative(i64::try_from(n).ok()?).ok()
+    }
+    let mut at = 0u64;
+    let mut total = 0u64;
+    let mut frames = 0u32;
+    while at < len {
+        let magic = u32::from_le_bytes(bytes::<4>(r, &mut at)?);
+        if magic & !0xF == ZSTD_SKIPPABLE_MAGIC {
+            let size = u32::from_le_bytes(bytes::<4>(r, &mut at)?);
+            skip(r, &mut at, u64::from(size), len)?;
+            continue;
+        }
+        if magic != ZSTD_FRAME_MAGIC {
+            return None;
+        }
+        let [descriptor] = bytes::<1>(r, &mut at)?;
+        let single_segment = descriptor & 0x20 != 0;
+        // The reserved bit must be 0: a decoder refuses the frame.
+        if descriptor & 0x08 != 0 {
+            return None;
+        }
+        let checksum = descriptor & 0x04 != 0;
+        let dictionary = [0, 1, 2, 4][usize::from(descriptor & 3)];
+        let window = u64::from(!single_segment);
+        skip(r, &mut at, window + dictionary, len)?;
+        let size = match (descriptor >> 6, single_segment) {
+            (0, false) => return None,
+            (0, true) => u64::from(bytes::<1>(r, &mut at)?[0]),
+            (1, _) => u64::from(u16::from_le_bytes(bytes::<2>(r, &mut at)?)) + 256,
+            (2, _) => u64::from(u32::from_le_bytes(bytes::<4>(r, &mut at)?)),
+            _ => u64::from_le_bytes(bytes::<8>(r, &mut at)?),
+        };
+        total = total.checked_add(size)?;
+        loop {
+            let [a, b, c] = bytes::<3>(r, &mut at)?;
+            let header = u32::from_le_bytes([a, b, c, 0]);
+            let data = match (header >> 1) & 3 {
+                // Raw and compressed blocks: Block_Size bytes follow; RLE: one byte.
+                0 | 2 => u64::from(header >> 3),
+                1 => 1,
+                _ => return None,
+            };
+            skip(r, &mut at, data, len)?;
+            if header & 1 != 0 {
+                break;
+            }
+        }
+        if checksum {
+            skip(r, &mut at, 4, len)?;
+        }
+        frames += 1;
+    }
+    (frames > 0 && at == len).then_some(total)
+}
+
 /// Fill `buf` as far as the stream allows; returns how many bytes were read.
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut got = 0;
@@ -372,5 +506,110 @@ mod tests {
             .unwrap();
         assert_eq!(err.kind, ErrorKind::Io);
         assert!(err.reason.contains("directory"), "{err}");
+    }
+
+    fn zstd_len(bytes: &[u8]) -> Option<u64> {
+        zstd_content_size(&mut Cursor::new(bytes), bytes.len() as u64)
+    }
+
+    #[test]
+    fn zstd_content_sizes_are_summed_over_frames_that_all_declare_one() {
+        // Sizes that take each encoding of the content size: one byte (single segment), two
+        // (less 256), four and, past the window, with a window descriptor.
+        let pieces: Vec<Vec<u8>> = [0usize, 100, 255, 256, 1000, 65_791, 65_792, 3_000_000]
+            .iter()
+            .map(|&n| (0..n as u32).map(|i| (i * 31 % 253) as u8).collect())
+            .collect();
+        let sized = |d: &[u8]| zstd::bulk::compress(d, 1).unwrap();
+        let streamed = |d: &[u8]| zstd::stream::encode_all(Cursor::new(d), 1).unwrap();
+        let mut skippable = vec![0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 1, 2, 3];
+        // libzstd's own reading of a frame's header is the oracle.
+        let declared = |z: &[u8]| zstd::zstd_safe::get_frame_content_size(z).unwrap();
+        for d in &pieces {
+            let z = sized(d);
+            assert_eq!(declared(&z), Some(d.len() as u64));
+            assert_eq!(zstd_len(&z), declared(&z), "{}", d.len());
+            let z = streamed(d);
+            assert_eq!(zstd_len(&z), declared(&z), "{}", d.len());
+        }
+        assert_eq!(declared(&streamed(&pieces[7])), None);
+        let all: Vec<u8> = pieces.concat();
+        let frames: Vec<u8> = pieces.iter().flat_map(|d| sized(d)).collect();
+        assert_eq!(zstd_len(&frames), Some(all.len() as u64));
+        // Skippable frames (any of the 16 magics) count nothing, before, between or after.
+        let with_skips = [skippable.clone(), frames.clone(), skippable.clone()].concat();
+        skippable[0] = 0x5F;
+        let with_skips = [with_skips, skippable.clone()].concat();
+        assert_eq!(zstd_len(&with_skips), Some(all.len() as u64));
+        // The decoder's own reading of it: the same bytes.
+        let mut out = Vec::new();
+        zstd::stream::read::Decoder::new(Cursor::new(&with_skips))
+            .unwrap()
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, all);
+        // One frame that does not declare its size: the sum is unknown.
+        let one_unsized = [sized(&pieces[4]), streamed(&pieces[5]), sized(&pieces[6])].concat();
+        assert_eq!(zstd_len(&one_unsized), None);
+        // Cut anywhere, or followed by anything but a frame: not a length.
+        let one = sized(&pieces[7]);
+        for cut in [1, 4, 5, 9, 100, one.len() / 2, one.len() - 1] {
+            assert_eq!(zstd_len(&one[..cut]), None, "cut at {cut}");
+        }
+        assert_eq!(zstd_len(&[one.clone(), vec![0; 8]].concat()), None);
+        assert_eq!(zstd_len(&skippable), None, "no frame at all");
+        assert_eq!(zstd_len(&[]), None);
+    }
+
+    #[test]
+    fn gzip_announces_its_length_modulo_2_32_and_zstd_exactly() {
+        let dir = crate::scratch::Scratch::new("announced");
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&data).unwrap();
+        let gz = gz.finish().unwrap();
+        let path = dir.join("a.gz");
+        std::fs::write(&path, &gz).unwrap();
+        let most = gz.len() as u64 * DEFLATE_MOST_RATIO;
+        assert_eq!(
+            announced_len(&path, Compression::Gzip),
+            Some(Announced::Mod32 { low: 200_000, most })
+        );
+        let path = dir.join("a.zst");
+        std::fs::write(&path, zstd::bulk::compress(&data, 1).unwrap()).unwrap();
+        assert_eq!(
+            announced_len(&path, Compression::Zstd),
+            Some(Announced::Exactly(200_000))
+        );
+        assert_eq!(
+            announced_len(&dir.join("missing.gz"), Compression::Gzip),
+            None
+        );
+        assert_eq!(
+            announced_len(dir.path(), Compression::Gzip),
+            None,
+            "a directory"
+        );
+    }
+
+    #[test]
+    fn the_lengths_gzip_allows_are_its_isize_plus_multiples_of_2_32() {
+        // A stream of 5 GiB + 7 bytes says 1 GiB + 7: it is the second length allowed.
+        let low = ((5u64 << 30) + 7) as u32;
+        assert_eq!(low, (1 << 30) + 7);
+        let gz = Announced::Mod32 { low, most: 9 << 30 };
+        let allowed: Vec<u64> = (0..).map_while(|k| gz.nth(k)).collect();
+        assert_eq!(allowed, [(1 << 30) + 7, (5 << 30) + 7]);
+        assert!(allowed.contains(&((5 << 30) + 7)));
+        // No overflow however far it is asked.
+        let wide = Announced::Mod32 {
+            low: u32::MAX,
+            most: u64::MAX,
+        };
+        assert_eq!(wide.nth((1 << 32) - 1), Some(u64::MAX));
+        assert_eq!(wide.nth(1 << 32), None);
+        assert_eq!(wide.nth(u64::MAX), None);
+        assert_eq!(Announced::Exactly(9).nth(0), Some(9));
+        assert_eq!(Announced::Exactly(9).nth(1), None);
     }
 }

@@ -610,3 +610,172 @@ fn what_a_network_changes_in_flight_still_matches_and_what_it_does_not_change_do
     let cut = capture(&all, 4_000, |f| f.truncate(ETHERNET_LEN + 20 + 6));
     assert_eq!(check(Mode::Files, &[sent, cut], &[]).pairs, []);
 }
+
+/// A capture of traffic all with host 0 (its host, were it the only one), but for 256 packets
+/// among the other hosts that begin exactly at the first record at or after a third, and at two
+/// thirds, of its length: its plain file, read there, names no host; stretches read a little
+/// off those offsets name host 0.
+fn host_hidden_at_the_thirds() -> Vec<u8> {
+    let mut all: Vec<Pkt> = traffic(&mut Rng(31), 30_000, 4, T0)
+        .into_iter()
+        .map(|p| Pkt {
+            src: if p.dst == 0 { p.src.max(1) } else { 0 },
+            dst: if p.dst == 0 { 0 } else { p.dst.max(1) },
+            ..p
+        })
+        .collect();
+    let offsets = |bytes: &[u8]| {
+        let mut r = reader(bytes);
+        let mut out = Vec::new();
+        while let Some(p) = r.next_packet().expect("packet") {
+            out.push(p.offset);
+        }
+        out
+    };
+    let plain = capture(&all, 0, |_| {});
+    let at = offsets(&plain);
+    let (start, len) = (at[0], plain.len() as u64);
+    let third = (len - start) / 3;
+    for target in [start + third, start + 2 * third] {
+        let first = at.partition_point(|&o| o < target);
+        for (k, p) in all[first..first + 256].iter_mut().enumerate() {
+            // Same lengths: the records stay where they were.
+            (p.src, p.dst) = (1 + k as u16 % 3, 1 + (k as u16 + 1) % 3);
+        }
+    }
+    let hidden = capture(&all, 0, |_| {});
+    assert_eq!(offsets(&hidden), at);
+    hidden
+}
+
+fn zstd_sized(bytes: &[u8]) -> Vec<u8> {
+    // One call with the whole input: the frame declares its content size.
+    let z = zstd::bulk::compress(bytes, 1).expect("zstd");
+    assert_eq!(
+        zstd::zstd_safe::get_frame_content_size(&z).ok(),
+        Some(Some(bytes.len() as u64))
+    );
+    z
+}
+
+fn zstd_streamed(bytes: &[u8]) -> Vec<u8> {
+    // As `zstd` in a pipe writes it: the frame does not declare its content size.
+    let z = zstd::stream::encode_all(bytes, 1).expect("zstd");
+    assert_eq!(zstd::zstd_safe::get_frame_content_size(&z).ok(), Some(None));
+    z
+}
+
+/// The compressed forms a capture can come in, each from pieces of `bytes` compressed on their
+/// own and concatenated (several zstd frames, several gzip members).
+fn compressed_forms(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+    let (a, rest) = bytes.split_at(bytes.len() / 3);
+    let (b, c) = rest.split_at(rest.len() / 2);
+    // A skippable frame of 9 bytes of user data: the decoder passes over it.
+    let mut skippable = vec![0x5A, 0x2A, 0x4D, 0x18, 9, 0, 0, 0];
+    skippable.extend([7u8; 9]);
+    vec![
+        ("zstd, content size", zstd_sized(bytes)),
+        ("zstd, no content size", zstd_streamed(bytes)),
+        (
+            "zstd, three frames and a skippable one, each its content size",
+            [
+                zstd_sized(a),
+                skippable.clone(),
+                zstd_sized(b),
+                zstd_sized(c),
+            ]
+            .concat(),
+        ),
+        (
+            "zstd, three frames, one without its content size",
+            [zstd_sized(a), zstd_streamed(b), skippable, zstd_sized(c)].concat(),
+        ),
+        ("gzip, one member", gzip(bytes)),
+        (
+            "gzip, three members: the last one's length is not the stream's",
+            [gzip(a), gzip(b), gzip(c)].concat(),
+        ),
+    ]
+}
+
+/// `bytes` written to a file and checked from there, alone or beside `others` (plain files).
+fn check_compressed(
+    bytes: &[u8],
+    others: &[Vec<u8>],
+    options: &SharedOptions,
+) -> Result<SharedPackets, burstcore::Error> {
+    let dir = Scratch::new("shared-compressed");
+    let path = dir.join("capture.pcap.z");
+    std::fs::write(&path, bytes).expect("write");
+    let input = burstcore::input::open_path(&path).expect("open");
+    let mut readers = vec![CaptureReader::new(input, ReadOptions::default())?];
+    readers.extend(others.iter().enumerate().map(|(k, f)| {
+        let path = dir.join(format!("{k}.pcap"));
+        std::fs::write(&path, f).expect("write");
+        let input = burstcore::input::open_path(&path).expect("open");
+        CaptureReader::new(input, ReadOptions::default()).expect("reader")
+    }));
+    shared_packets(&mut readers, &[], options)
+}
+
+#[test]
+fn a_compressed_file_is_read_at_its_plain_files_thirds() {
+    // Read through, a compressed file gives what its plain file gives: the host its stretches
+    // at the thirds tell, read where the length its headers announce puts them, or, when they
+    // do not announce it (or announce a length the stream does not have), where a second read
+    // finds them once the first has found the length. Before, the stretches nearest the thirds
+    // of evenly spaced ones named host 0.
+    let hidden = host_hidden_at_the_thirds();
+    let plain = check(Mode::Files, std::slice::from_ref(&hidden), &[]);
+    assert_eq!(plain.hosts, [None]);
+    let others = per_host(&traffic(&mut Rng(32), 5_000, 3, T0), 3, 5_000);
+    let files: Vec<Vec<u8>> = std::iter::once(hidden.clone())
+        .chain(others.iter().cloned())
+        .collect();
+    let plain_with_others = check(Mode::Files, &files, &[]);
+    for (form, bytes) in compressed_forms(&hidden) {
+        let found = check_compressed(&bytes, &[], &SharedOptions::default()).expect(form);
+        assert_eq!(found, plain, "{form}");
+        let found = check_compressed(&bytes, &others, &SharedOptions::default()).expect(form);
+        assert_eq!(found, plain_with_others, "{form}");
+    }
+}
+
+#[test]
+fn a_compressed_stream_without_a_path_is_still_read_near_its_thirds() {
+    // Bytes in memory cannot be read again: without a length announced, the evenly spaced
+    // stretches nearest the thirds, as before (here they tell host 0, which the plain file's
+    // thirds do not).
+    let hidden = host_hidden_at_the_thirds();
+    let mut readers = vec![reader(&zstd_streamed(&hidden))];
+    let found = shared_packets(&mut readers, &[], &SharedOptions::default()).expect("check");
+    assert_eq!(found.hosts, [ip(0)]);
+    assert_eq!(found.spans, check(Mode::Files, &[hidden], &[]).spans);
+}
+
+#[test]
+fn a_compressed_file_whose_header_lies_is_an_error_not_a_wrong_answer() {
+    // A gzip trailer's length and a zstd frame's content size that the data do not have: the
+    // decompressor finds the mismatch at the end, and the check reports that damage, as a read
+    // of the capture would; nothing is sampled at a length the stream does not have.
+    let hidden = host_hidden_at_the_thirds();
+    let mut gz = gzip(&hidden);
+    let n = gz.len();
+    gz[n - 4..].copy_from_slice(&((hidden.len() as u32) / 2).to_le_bytes());
+    let mut zs = zstd_sized(&hidden);
+    // The frame header: magic, descriptor, window, then the 4-byte content size.
+    assert_eq!(
+        zs[4] & 0xE3,
+        0x80,
+        "a window byte, then a 4-byte content size"
+    );
+    zs[6..10].copy_from_slice(&((hidden.len() as u32) - 1000).to_le_bytes());
+    for (form, bytes) in [("gzip", gz), ("zstd", zs)] {
+        let err = check_compressed(&bytes, &[], &SharedOptions::default()).unwrap_err();
+        assert_eq!(
+            err.kind,
+            burstcore::ErrorKind::Decompression,
+            "{form}: {err}"
+        );
+    }
+}

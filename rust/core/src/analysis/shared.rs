@@ -20,9 +20,11 @@
 //! stream (a decompression, for a compressed one) and, in memory, the packets of the samples
 //! from all those starts ([`Windows`]: about one sample for captures that start together, at
 //! most one per capture for starts far apart). A
-//! compressed stream's length is known only at its end: its thirds' stretches are the nearest
-//! of evenly spaced ones (see [`Probes`]). At most [`SharedOptions::max_packets`] are read; a
-//! longer stream's end stays unknown (`i64::MAX`).
+//! compressed file's thirds are those of the length its headers announce, once the stream ends
+//! there; else, with [`SharedOptions::read_through`], it is read again up to them once its
+//! length is known; compressed bytes in memory take the nearest of evenly spaced stretches (see
+//! [`Probes`]). At most [`SharedOptions::max_packets`] are read; a longer stream's end stays
+//! unknown (`i64::MAX`).
 //!
 //! A fingerprint is of the IP packet's identity, not of its bytes as captured, and only of the
 //! first bytes, which every snaplen of 64 or more keeps: the addresses, the protocol, the IPv4
@@ -48,6 +50,7 @@ use crate::capture::split::{ChunkReader, SplitPlan};
 use crate::capture::{named_among, CaptureReader};
 use crate::error::Result;
 use crate::filter::Filter;
+use crate::input::{announced_len, Announced};
 use crate::packet::{Packet, TimeRange};
 use crate::wire;
 
@@ -62,9 +65,10 @@ pub struct SharedOptions {
     /// Only packets in this range are sampled, as a scan of it reads them.
     pub time_range: TimeRange,
     /// Read a compressed stream through (default), as one of known length always is, so that
-    /// it gives what its plain file would; else it is read only until its samples are full,
-    /// its end unknown and its host told from those samples alone (the cheap check before a
-    /// read: decompressing a whole capture costs about what its scan does).
+    /// it gives what its plain file would (a compressed file whose headers do not announce its
+    /// length is read again, up to two thirds of it); else it is read only until its samples
+    /// are full, its end unknown and its host told from those samples alone (the cheap check
+    /// before a read: decompressing a whole capture costs about what its scan does).
     pub read_through: bool,
 }
 
@@ -496,9 +500,14 @@ impl<'r> Capture<'r> {
             });
         };
         let data_start = pending.offset;
+        // Only for a compressed regular file: bytes in memory have their length already.
+        let announced = reader
+            .file_path()
+            .filter(|_| reader.data_len().is_none())
+            .and_then(|path| announced_len(path, reader.compression()));
         let mut taking = Taking {
             at: Windows::new(starts, options.sample),
-            probes: Probes::new(data_start, reader.data_len()),
+            probes: Probes::new(data_start, reader.data_len(), announced),
             tail: std::collections::VecDeque::new(),
             range: options.time_range,
         };
@@ -530,9 +539,28 @@ impl<'r> Capture<'r> {
         } else {
             Some((start, i64::MAX))
         };
-        // Placed from the length: none for a stream not read to its end.
+        // Placed from the length: none for a stream not read to its end. A compressed file
+        // whose length was not known while it was read is read again up to its thirds, when
+        // the caller asked for what its plain file gives (`read_through`), not for the check's
+        // cost: so that the stretches are the plain file's, not the nearest evenly spaced ones,
+        // which can tell a host the plain file does not.
         let probes = if whole {
-            taking.probes.chosen(len)
+            taking.probes.at_thirds(len).unwrap_or_else(|probes| {
+                reader
+                    .file_path()
+                    .filter(|_| options.read_through)
+                    .and_then(|path| {
+                        read_again(
+                            path,
+                            reader.options(),
+                            self.filter,
+                            data_start,
+                            len,
+                            options.max_packets,
+                        )
+                    })
+                    .unwrap_or_else(|| probes.nearest(len))
+            })
         } else {
             Vec::new()
         };
@@ -754,19 +782,65 @@ impl Taking {
     }
 }
 
+/// One stretch read for the host only: where it begins, its sample, the packets read in it.
+struct Stretch {
+    at: u64,
+    sampler: Sampler,
+    read: u64,
+}
+
+impl Stretch {
+    fn new(at: u64) -> Self {
+        Stretch {
+            at,
+            sampler: Sampler::new(&[i64::MIN], 0, PROBE.sample),
+            read: 0,
+        }
+    }
+
+    /// Begun at the packet at `reached` or before, and still taking packets.
+    fn active(&self, reached: u64) -> bool {
+        self.at <= reached && !self.sampler.done() && self.read < PROBE.max_packets
+    }
+
+    /// As [`read_into`] reads a plain file's stretch: every packet counts, the sample takes the
+    /// first stamped ones.
+    fn feed(&mut self, ts: Option<i64>, s: Option<Sample>) {
+        self.read += 1;
+        if let Some(t) = ts.filter(|&t| self.sampler.wants(t)) {
+            self.sampler.feed(t, s);
+        }
+    }
+
+    fn addresses(self) -> Addresses {
+        self.sampler.into_first().1
+    }
+}
+
 /// The stretches of a stream read for the host only, as [`thirds`] places a plain file's. With
-/// the stream's length known (bytes in memory), at exactly those offsets. Without (a compressed
-/// stream), stretches at evenly spaced offsets, the spacing doubled and every other dropped
-/// when they are too many; at the end, the two nearest a third and two thirds of the length
-/// are kept (within an eighth of it, or 64 KiB).
+/// the stream's length known (bytes in memory), at exactly those offsets. A compressed file's
+/// headers may announce its length ([`Announced`]): the stream is also read at the thirds of
+/// each length announced until it is read past that length, and at its end the stretches of
+/// the length it has, if one was announced, are those of its plain file. Without (a zstd frame
+/// written as a stream, several gzip members, a header that lies), stretches at evenly spaced
+/// offsets, the spacing doubled and every other dropped when they are too many; at the end, the
+/// two nearest a third and two thirds of the length are kept (within an eighth of it, or
+/// 64 KiB), unless the file is read again ([`read_again`]).
 struct Probes {
     start: u64,
     known: bool,
+    /// The lengths announced, and the next of them (see [`Announced::nth`]) whose stretches
+    /// are not begun yet: only those whose first third the stream has reached are begun.
+    announced: Option<Announced>,
+    next_announced: u64,
+    /// The stretches at the thirds of each length announced that the stream may still have,
+    /// each beside that length.
+    exact: Vec<(u64, Stretch)>,
     /// Of unknown length: the spacing, and where the next stretch begins.
     step: u64,
     next: u64,
-    /// Each stretch: where it begins, its sample, the packets read in it.
-    list: Vec<(u64, Sampler, u64)>,
+    /// At the thirds of the known length, or evenly spaced.
+    list: Vec<Stretch>,
     /// The offset of the packet being read.
     reached: u64,
 }
@@ -775,17 +849,17 @@ struct Probes {
 const PROBES_HELD: usize = 16;
 
 impl Probes {
-    fn new(start: u64, len: Option<u64>) -> Self {
+    fn new(start: u64, len: Option<u64>, announced: Option<Announced>) -> Self {
         let list = len.map_or_else(Vec::new, |len| {
-            thirds(start, len)
-                .into_iter()
-                .map(|at| (at, Sampler::new(&[i64::MIN], 0, PROBE.sample), 0))
-                .collect()
+            thirds(start, len).into_iter().map(Stretch::new).collect()
         });
         let step = 1 << 16;
         Probes {
             start,
             known: len.is_some(),
+            announced: announced.filter(|_| len.is_none()),
+            next_announced: 0,
+            exact: Vec::new(),
             step,
             next: start + step,
             list,
@@ -793,70 +867,131 @@ impl Probes {
         }
     }
 
-    /// Begin the stretches of unknown length up to `offset`.
+    /// Begin the stretches up to `offset`, where a packet begins.
     fn reach(&mut self, offset: u64) {
         while !self.known && self.next <= offset {
-            self.list
-                .push((self.next, Sampler::new(&[i64::MIN], 0, PROBE.sample), 0));
+            self.list.push(Stretch::new(self.next));
             self.next += self.step;
             if self.list.len() > PROBES_HELD {
                 let (start, step) = (self.start, self.step);
-                self.list
-                    .retain(|&(at, _, _)| ((at - start) / step) % 2 == 0);
+                self.list.retain(|s| ((s.at - start) / step) % 2 == 0);
                 self.step *= 2;
                 self.next = start + (self.next - start).div_ceil(self.step) * self.step;
+            }
+        }
+        if let Some(announced) = self.announced {
+            // A packet at `offset`: the stream is longer than that.
+            self.exact.retain(|&(len, _)| len > offset);
+            while let Some(len) = announced.nth(self.next_announced) {
+                let [third, two_thirds] = thirds(self.start, len);
+                if third > offset {
+                    break;
+                }
+                self.next_announced += 1;
+                if len > offset {
+                    self.exact.push((len, Stretch::new(third)));
+                    self.exact.push((len, Stretch::new(two_thirds)));
+                }
             }
         }
         self.reached = offset;
     }
 
-    fn active(&self) -> impl Iterator<Item = usize> + '_ {
+    fn stretches(&mut self) -> impl Iterator<Item = &mut Stretch> {
         self.list
-            .iter()
-            .enumerate()
-            .filter(|(_, (at, s, read))| {
-                *at <= self.reached && !s.done() && *read < PROBE.max_packets
-            })
-            .map(|(k, _)| k)
+            .iter_mut()
+            .chain(self.exact.iter_mut().map(|(_, s)| s))
     }
 
     fn wanted(&self) -> bool {
-        self.active().next().is_some()
+        let reached = self.reached;
+        self.list
+            .iter()
+            .chain(self.exact.iter().map(|(_, s)| s))
+            .any(|s| s.active(reached))
     }
 
-    /// As [`read_into`] reads a plain file's stretch: every packet counts, the sample takes the
-    /// first stamped ones.
+    /// Every stretch of a known length has begun and taken all it takes.
+    fn finished(&self) -> bool {
+        self.list
+            .iter()
+            .all(|s| s.at <= self.reached && !s.active(self.reached))
+    }
+
     fn feed(&mut self, ts: Option<i64>, s: Option<Sample>) {
-        let active: Vec<usize> = self.active().collect();
-        for k in active {
-            let (_, sampler, read) = &mut self.list[k];
-            *read += 1;
-            if let Some(t) = ts.filter(|&t| sampler.wants(t)) {
-                sampler.feed(t, s);
-            }
+        let reached = self.reached;
+        for stretch in self.stretches().filter(|st| st.active(reached)) {
+            stretch.feed(ts, s);
         }
     }
 
-    /// The addresses of the stretches at a third and two thirds of `len`, the stream's length.
-    fn chosen(self, len: u64) -> Vec<Addresses> {
+    /// The addresses of the stretches at a third and two thirds of `len`, the stream's length,
+    /// when they were read there: the length known before reading, or announced. `self` as it
+    /// was otherwise.
+    fn at_thirds(self, len: u64) -> std::result::Result<Vec<Addresses>, Self> {
         if self.known {
-            return self
-                .list
-                .into_iter()
-                .map(|(_, s, _)| s.into_first().1)
-                .collect();
+            return Ok(self.list.into_iter().map(Stretch::addresses).collect());
         }
-        let mut list: Vec<Option<(u64, Sampler, u64)>> = self.list.into_iter().map(Some).collect();
+        if !self.exact.iter().any(|&(l, _)| l == len) {
+            return Err(self);
+        }
+        Ok(self
+            .exact
+            .into_iter()
+            .filter(|&(l, _)| l == len)
+            .map(|(_, s)| s.addresses())
+            .collect())
+    }
+
+    /// The addresses of the evenly spaced stretches nearest a third and two thirds of `len`.
+    fn nearest(self, len: u64) -> Vec<Addresses> {
+        let mut list: Vec<Option<Stretch>> = self.list.into_iter().map(Some).collect();
         thirds(self.start, len)
             .into_iter()
             .filter_map(|target| {
                 let k = (0..list.len())
                     .filter(|&k| list[k].is_some())
-                    .min_by_key(|&k| list[k].as_ref().map_or(u64::MAX, |e| e.0.abs_diff(target)))?;
-                list[k].take().map(|(_, s, _)| s.into_first().1)
+                    .min_by_key(|&k| {
+                        list[k].as_ref().map_or(u64::MAX, |s| s.at.abs_diff(target))
+                    })?;
+                list[k].take().map(Stretch::addresses)
             })
             .collect()
     }
+}
+
+/// The stretches at the thirds of `len` of the compressed file at `path`, read through once
+/// without its length known beforehand (or with a length announced that it does not have): read
+/// again from its start, as far as the second stretch, so that it gives what its plain file
+/// gives. About two thirds of a second decompression. `None` when the file cannot be read again
+/// as it was read the first time (gone, or damaged where it was not): the caller keeps the
+/// stretches nearest the thirds.
+fn read_again(
+    path: &std::path::Path,
+    options: crate::capture::ReadOptions,
+    filter: Option<&Filter>,
+    start: u64,
+    len: u64,
+    max_packets: u64,
+) -> Option<Vec<Addresses>> {
+    let input = crate::input::open_path(path).ok()?;
+    let mut reader = CaptureReader::new(input, options).ok()?;
+    let mut probes = Probes::new(start, Some(len), None);
+    let mut read = 0;
+    while read < max_packets && !probes.finished() {
+        let Some(p) = reader.next_packet().ok()? else {
+            break;
+        };
+        read += 1;
+        probes.reach(p.offset);
+        let s = if probes.wanted() {
+            sample(&p, filter)
+        } else {
+            None
+        };
+        probes.feed(p.ts_ns, s);
+    }
+    probes.at_thirds(len).ok()
 }
 
 /// Bisection of a plain file stops when the stretch left is this short: read through from there.
@@ -1193,4 +1328,93 @@ fn fingerprint(ip: &[u8]) -> Option<Sample> {
         hosts,
         own: identified || data,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Packets at `offsets`, each sampled with the source address `k` (its index), through
+    /// [`Probes`]: the packets (their indices) of each stretch chosen for `len`, or `None` when
+    /// none was read at the thirds of `len`.
+    fn probed(
+        offsets: &[u64],
+        announced: Option<Announced>,
+        len: u64,
+    ) -> Option<Vec<HashSet<IpAddr>>> {
+        let mut probes = Probes::new(offsets[0], None, announced);
+        for (k, &offset) in offsets.iter().enumerate() {
+            probes.reach(offset);
+            let host = IpAddr::V4(Ipv4Addr::from(k as u32));
+            let s = probes.wanted().then_some(Sample {
+                fingerprint: k as u64,
+                hosts: [host, host],
+                own: true,
+            });
+            probes.feed(Some(k as i64), s);
+        }
+        let chosen = probes.at_thirds(len).ok()?;
+        Some(chosen.into_iter().map(|a| a.sources).collect())
+    }
+
+    /// The packets a plain file's stretch at each third of `len` holds: the first
+    /// [`PROBE`]`.sample` from the first packet at or after it.
+    fn at_thirds(offsets: &[u64], len: u64) -> Vec<HashSet<IpAddr>> {
+        thirds(offsets[0], len)
+            .into_iter()
+            .map(|at| {
+                let first = offsets.partition_point(|&o| o < at);
+                (first..(first + PROBE.sample).min(offsets.len()))
+                    .map(|k| IpAddr::V4(Ipv4Addr::from(k as u32)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_gzip_stream_past_4_gib_is_read_at_the_thirds_of_the_length_its_isize_allows() {
+        // Records 1 MiB and 13 bytes apart up to 4 GiB + 100 MiB: ISIZE says 100 MiB (mod
+        // 2^32), which the stream passes; its thirds are those of the second length allowed.
+        let len = (1u64 << 32) + (100 << 20) + 5;
+        let offsets: Vec<u64> = (0..)
+            .map(|k| 24 + k * ((1 << 20) + 13))
+            .take_while(|&o| o < len)
+            .collect();
+        let gz = Announced::Mod32 {
+            low: len as u32,
+            most: u64::MAX,
+        };
+        let found = probed(&offsets, Some(gz), len).expect("read at the thirds");
+        let expected = at_thirds(&offsets, len);
+        assert_eq!(expected[0].len(), PROBE.sample);
+        assert_eq!(found, expected);
+        // Below 4 GiB, the first length allowed.
+        let short = &offsets[..offsets.len() / 3];
+        let short_len = short[short.len() - 1] + 100;
+        let gz = Announced::Mod32 {
+            low: short_len as u32,
+            most: u64::MAX,
+        };
+        assert_eq!(
+            probed(short, Some(gz), short_len),
+            Some(at_thirds(short, short_len))
+        );
+        // A length the stream does not end at: not read at its thirds (the caller falls back).
+        assert_eq!(probed(&offsets, Some(gz), len), None);
+        assert_eq!(probed(&offsets, Some(gz), short_len), None, "read past it");
+        assert_eq!(probed(&offsets, None, len), None);
+        let bounded = Announced::Mod32 {
+            low: len as u32,
+            most: 1 << 32,
+        };
+        assert_eq!(
+            probed(&offsets, Some(bounded), len),
+            None,
+            "past deflate's most"
+        );
+        assert_eq!(
+            probed(&offsets, Some(Announced::Exactly(len)), len),
+            Some(at_thirds(&offsets, len))
+        );
+    }
 }

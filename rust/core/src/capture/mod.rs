@@ -506,6 +506,11 @@ impl CaptureReader {
     pub fn data_len(&self) -> Option<u64> {
         self.data_len
     }
+    /// The regular file read, compressed or not, when the input was opened by path: it can be
+    /// opened again ([`crate::input::open_path`]) to read it anew from its start.
+    pub fn file_path(&self) -> Option<&std::path::Path> {
+        self.name.as_deref()
+    }
     /// Decompressed bytes consumed so far.
     pub fn position(&self) -> u64 {
         self.buf.position()
