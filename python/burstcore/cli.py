@@ -223,7 +223,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with its errors as one line (usage is one --help away)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        # printable: the message may quote what was typed (an unrecognized argument, a file name).
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see '{self.prog} --help')\n")
 
 
 # ---------------------------------------------------------------- option values
@@ -1357,7 +1358,7 @@ def _print_result(title: str, result: Any, top: int) -> None:
             print(f"\nGroups by {by}: {n_all} (largest {len(groups)} shown; all of them with -o FILE)")
             print(text_table(groups_table(result, by, top)))
         for g in groups:
-            name = "all traffic" if by == "all" else f"{by} {g}"
+            name = "all traffic" if by == "all" else printable(f"{by} {g}")
             print(f"\nEnvelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — {name}")
             print(text_table(envelope_table(result, by, g)))
             bt = backlog_table(result, by, g)
@@ -1398,7 +1399,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 raise
             code, message = _classify(e)
             worst = max(worst, code)
-            print(f"burstcore info: error: {_as_options(message)}", file=sys.stderr)
+            print(f"burstcore info: error: {_told(message)}", file=sys.stderr)
             infos.append((f, message))
     if args.json:
         doc = [{"file": f, "error": i} if isinstance(i, str) else {"file": f, **i.to_dict()} for f, i in infos]
@@ -1407,7 +1408,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         for k, (f, i) in enumerate(infos):
             if several:
                 print(("\n" if k else "") + f"== {printable(_shown(f))}")
-            print(f"error: {i}" if isinstance(i, str) else i)
+            print(f"error: {_told(i)}" if isinstance(i, str) else i)
     return worst
 
 
@@ -1542,7 +1543,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     salt: dict[Any, Any] = {"svg.hashsalt": "burstcore"} if fixed else {}
     with _writing(args.output), _replacing(args.output, binary=True) as f, matplotlib.rc_context(salt):
         fig.savefig(f, format=ext[1:], dpi=args.dpi)
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {printable(_shown(args.output))}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -1572,7 +1573,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return EXIT_OK
     with _writing(args.output), _replacing(args.output) as f:
         f.write(page)
-    print(f"wrote {args.output} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
+    print(f"wrote {printable(_shown(args.output))} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -1954,7 +1955,7 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame, each
     from .report import shared_captures_table, shared_pairs_table
 
     files = list(args.files)
-    print(f"== {len(files)} captures: " + ", ".join(_label(f) if f == "-" else _shown(f) for f in files))
+    print(f"== {len(files)} captures: " + ", ".join(_label(f) if f == "-" else printable(_shown(f)) for f in files))
     _show_table(
         "Captures, each with its host (the one address in nearly all of its packets sampled; of a capture of "
         "one pair of hosts, the one whose packets it saw first)",
@@ -2051,7 +2052,8 @@ def _why_no_filters(
             by_host.setdefault(h, []).append(k + 1)
     same = {tuple(g) for g in same_files(list(files), each, list(range(len(files))))}
     reasons += [
-        f"captures {joined([str(k + 1) for k in g])} are the same file ({files[g[0]]}): give it once" for g in same
+        f"captures {joined([str(k + 1) for k in g])} are the same file ({printable(_shown(files[g[0]]))}): give it once"
+        for g in same
     ]
     reasons += [
         f"captures {joined(list(map(str, ks)))} have the same host, {h}: give its filter to one of them"
@@ -2192,7 +2194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = f"burstcore {args.command}"
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-        print(f"{prog}: warning: {_as_options(str(message))}", file=sys.stderr)
+        print(f"{prog}: warning: {_told(str(message))}", file=sys.stderr)
 
     warnings.showwarning = show
     try:
@@ -2214,7 +2216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Where the command has it (iterations, flows and matrix have none: their messages
             # keep the API's keyword).
             message = message.replace("max_groups", "--max-groups")
-        print(f"{prog}: error: {_as_options(message)}", file=sys.stderr)
+        print(f"{prog}: error: {_told(message)}", file=sys.stderr)
         return code
 
 
@@ -2245,6 +2247,15 @@ def _as_options(message: str) -> str:
     for api, option in _OPTION_SPELLING:
         message = message.replace(api, option)
     return message
+
+
+def _told(message: str) -> str:
+    """A warning's or an error's message as the terminal is given it: in the options' spelling,
+    with control characters and bidirectional overrides escaped. The messages name the files read
+    (as their prefix, or inside: "captures 1 (x.pcap) and 2 ...", "... of x.pcap"), and whoever
+    named a file chose its characters: an ESC in it would drive the terminal. No message holds a
+    line break of its own, so the whole of it is escaped, wherever in it a name stands."""
+    return printable(_as_options(message))
 
 
 if __name__ == "__main__":

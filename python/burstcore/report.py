@@ -491,9 +491,16 @@ def gain_table(gain: pl.DataFrame) -> Table:
     return ["window τ", "sum of singles", "merged", "gain"], rows
 
 
+def _safe(table: Table) -> Table:
+    """`table` with every cell printable: cells name files (shared, superpose), echo the filters
+    given and carry what a capture holds, strings whoever made them chose (`printable`)."""
+    header, rows = table
+    return [printable(h) for h in header], [[printable(c) for c in r] for r in rows]
+
+
 def text_table(table: Table, indent: str = "  ") -> str:
     """A plain-text table, numbers right-aligned."""
-    header, rows = table
+    header, rows = _safe(table)
     if not rows:
         return ""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
@@ -510,8 +517,8 @@ def text_table(table: Table, indent: str = "  ") -> str:
 
 
 def html_table(table: Table, caption: str | None = None, css_class: str = "") -> str:
-    header, rows = table
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    header, rows = _safe(table)
+    cap = f"<caption>{html.escape(printable(caption))}</caption>" if caption else ""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header) if any(header) else ""
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
     cls = f' class="{css_class}"' if css_class else ""
@@ -580,6 +587,7 @@ def render_report(
 
     now = generated_at()
     cfg = result.config
+    name = printable(name)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -594,9 +602,8 @@ def render_report(
     ]
     warns = list(result.warnings) + list(info.warnings if info else []) + list(notes)
     if warns:
-        parts.append(
-            "<h2>Warnings</h2><ul>" + "".join(f'<li class="warn">{html.escape(w)}</li>' for w in warns) + "</ul>"
-        )
+        items = "".join(f'<li class="warn">{html.escape(printable(w))}</li>' for w in warns)
+        parts.append(f"<h2>Warnings</h2><ul>{items}</ul>")
     parts.append('<h2 id="summary">Summary</h2>')
     if info is not None:
         parts.append(html_table(info_table(info), "Capture", "kv"))

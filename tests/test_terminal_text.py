@@ -1,0 +1,115 @@
+"""What the command line and the report print for people to read: names chosen by whoever made a
+file shown escaped wherever they appear, counts with their noun in the right number, captures
+without a mean rate saying why, instants that say they are UTC, and numbers without exponents.
+
+Every expected string is written out here by hand, not taken from burstcore's output."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import run_cli, write_capture
+
+# A name that clears the screen, breaks the line and reverses what follows it.
+HOSTILE = "a\x1b[2Jb\nc\u202ed.pcapng"
+# How it must read: Python's own escapes, written out by hand.
+ESCAPED = r"a\x1b[2Jb\nc\u202ed.pcapng"
+# Anything that must not reach a terminal raw: C0 controls but the line break, DEL, C1 controls,
+# bidirectional overrides and isolates.
+RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _clean(text: str) -> None:
+    assert not RAW.search(text), text
+
+
+def _lines_clean(text: str) -> None:
+    """No raw control character, and no line broken by the name's newline: a line that starts
+    with 'c' would be the name's second half."""
+    _clean(text)
+    assert not [x for x in text.splitlines() if x.startswith("c\u202e") or x.startswith("c\\u202e")], text
+
+
+def _truncated(path: Path) -> Path:
+    """A capture cut off mid-block: read, with a warning naming it."""
+    good = write_capture(path.with_name("whole.pcapng"))
+    path.write_bytes(good.read_bytes()[:-37])
+    good.unlink()
+    return path
+
+
+def _run(*args: object) -> tuple[int, str, str]:
+    p = run_cli(*args)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def test_warnings_of_one_of_several_files_name_it_escaped(tmp_path: Path) -> None:
+    # info and scan --each tell each file's warnings prefixed with its name; a merged scan's
+    # warnings name it inside ("... at byte offset N of NAME", "captures 1 (NAME) and 2 ...").
+    cap = _truncated(tmp_path / HOSTILE)
+    other = write_capture(tmp_path / "ok.pcapng")
+    for command in (["info", "-q"], ["scan", "-q", "--each", "--windows", "1ms", "--rates", "1Gbps"]):
+        code, out, err = _run(*command, cap, other)
+        assert code == 0, err
+        _lines_clean(out + err)
+        assert f"warning: {tmp_path}/{ESCAPED}: capture ends inside" in err, err
+    code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", cap, other)
+    assert code == 0, err
+    _lines_clean(out + err)
+    assert f"captures 1 ({tmp_path}/{ESCAPED}) and 2 ({other})" in err
+    assert err.count(f"of {tmp_path}/{ESCAPED}") == 1
+
+
+@pytest.mark.parametrize("command", ["info", "scan", "flows", "iterations", "superpose"])
+def test_a_file_that_is_no_capture_is_named_escaped(tmp_path: Path, command: str) -> None:
+    bad = tmp_path / HOSTILE
+    bad.write_bytes(b"not a capture, only text....")
+    other = write_capture(tmp_path / "ok.pcapng")
+    code, out, err = _run(command, "-q", bad, other)
+    assert code == 1
+    _lines_clean(out + err)
+    assert f"burstcore {command}: error: cannot read the capture " in err
+    assert f"{ESCAPED}: not a pcap or pcapng file" in err
+    if command == "info":
+        # info goes on with the other file, and lists the one it could not read on stdout too.
+        assert f"== {tmp_path}/{ESCAPED}\nerror: cannot read the capture {tmp_path}/{ESCAPED}: not a pcap" in out
+
+
+def test_file_names_in_tables_and_notices_are_escaped(tmp_path: Path) -> None:
+    cap = write_capture(tmp_path / HOSTILE)
+    # shared: the captures' line, the table of captures, and the advice naming a file given twice.
+    code, out, err = _run("shared", "-q", cap, cap)
+    assert code == 0, err
+    _lines_clean(out + err)
+    assert f"== 2 captures: {tmp_path}/{ESCAPED}, {tmp_path}/{ESCAPED}" in out
+    assert f"are the same file ({tmp_path}/{ESCAPED}): give it once" in out
+    assert out.count(f"  {tmp_path}/{ESCAPED}  ") == 2
+    # superpose: the offsets table names each capture.
+    code, out, err = _run("superpose", "-q", "--windows", "1ms", "--rates", "1Gbps", cap, cap)
+    assert code == 0, err
+    _lines_clean(out + err)
+    assert f"0: {tmp_path}/{ESCAPED}" in out and f"1: {tmp_path}/{ESCAPED}" in out
+    # report and plot: "wrote NAME" on stderr.
+    for command, ext in (("report", ".html"), ("plot", ".png")):
+        target = tmp_path / f"out\x1b[2J\u202e{ext}"
+        code, out, err = _run(command, "-q", "--no-iterations", "--windows", "1ms", cap, "-o", target)
+        assert code == 0, err
+        _lines_clean(out + err)
+        assert f"wrote {tmp_path}/out\\x1b[2J\\u202e{ext}" in err
+
+
+def test_what_was_typed_is_echoed_escaped(tmp_path: Path) -> None:
+    cap = write_capture(tmp_path / "ok.pcapng")
+    # A filter with a line break in it is valid (whitespace), and the summary echoes it.
+    code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", cap, "--filter", "udp\nor tcp")
+    assert code == 0, err
+    _lines_clean(out + err)
+    assert re.search(r"^  filter +udp\\nor tcp$", out, re.MULTILINE), out
+    # An argument argparse does not know is quoted back in its error.
+    code, out, err = _run("scan", "-q", cap, "--x\x1b[2J\u202e")
+    assert code == 2
+    _clean(err)
+    assert "unrecognized arguments: --x\\x1b[2J\\u202e (see 'burstcore scan --help')" in err
