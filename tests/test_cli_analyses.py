@@ -268,7 +268,7 @@ def test_iterations_terminal_shows_the_cut_ones_and_the_periods_run(cap: Path) -
     text = ok(run_cli("iterations", cap, "--start", lo, "--end", hi)).stdout.decode()
     lines = [" ".join(ln.split()) for ln in text.splitlines()]
     assert "period over iterations 1-3 (3)" in lines
-    assert "cut by an edge 2 (iteration 0, 4: not whole, left out of the period)" in lines
+    assert "cut by an edge 2 (iterations 0, 4: not whole, left out of the period)" in lines
     rows = {r[0]: r[-2:] for r in (ln.split() for ln in text.splitlines()) if r[:1] in (["0"], ["1"], ["4"])}
     assert rows == {"0": ["cut", "no"], "1": ["yes", "yes"], "4": ["cut", "no"]}
     doc = json.loads(ok(run_cli("iterations", cap, "--start", lo, "--end", hi, "-o", "-")).stdout)

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import oracles
 from tests.test_cli import run_cli, write_capture
+from tests.test_report_hostile import _report
 
 # A name that clears the screen, breaks the line and reverses what follows it.
 HOSTILE = "a\x1b[2Jb\nc\u202ed.pcapng"
@@ -113,3 +115,41 @@ def test_what_was_typed_is_echoed_escaped(tmp_path: Path) -> None:
     assert code == 2
     _clean(err)
     assert "unrecognized arguments: --x\\x1b[2J\\u202e (see 'burstcore scan --help')" in err
+
+
+FRAME = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=100)
+
+
+def test_one_of_a_thing_is_no_things(tmp_path: Path) -> None:
+    # Four packets, the third 1 µs earlier than the second (one out of order), the second
+    # 9,000 bytes on the wire (one frame over the Ethernet MTU).
+    cap = tmp_path / "o.pcapng"
+    cap.write_bytes(oracles.capture([1_000, 3_000, 2_000, 4_000], [142, 9_000, 142, 142], frames=[FRAME] * 4))
+    code, out, err = _run("info", cap)
+    assert code == 0, err
+    assert "\nOut of order:        1 packet (largest step back 1us)\n" in out
+    assert "\nOver link MTU:       1 frame (max 9000 B)  <- TSO/GRO offload?" in out
+    code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", cap)
+    assert code == 0, err
+    assert re.search(
+        r"^  reordered +1 packet came after a later one and was put in order \(largest lateness 1us\)$", out, re.M
+    )
+    _, page = _report(cap, tmp_path)
+    assert "1 packet earlier than the one just before it in the file (largest step back 1us)" in page.cells
+    assert "1 packet came after a later one and was put in order (largest lateness 1us)" in page.cells
+    one = tmp_path / "1.pcapng"
+    one.write_bytes(oracles.capture([5], [142], frames=[FRAME]))
+    code, out, err = _run("info", one)
+    assert code == 0, err
+    assert "  #0: ETHERNET (1), snaplen 0, resolution 1e-9, 1 packet\n" in out
+    _, page = _report(one, tmp_path)
+    assert [c for c in page.cells if c.endswith("resolution 1e-9, 1 packet")], page.cells
+
+
+def test_one_capture_apart_from_the_others_overlaps(tmp_path: Path) -> None:
+    cap = write_capture(tmp_path / "t.pcapng")
+    code, _, err = _run(
+        "superpose", "-q", "--windows", "1ms", "--rates", "1Gbps", cap, cap, cap, "--offsets", "0,0,10s"
+    )
+    assert code == 0, err
+    assert "warning: 1 of the 3 captures overlaps no other in time after their offsets" in err, err

@@ -13,7 +13,16 @@ import polars as pl
 from . import _burstcore as _core
 from ._sources import normalize
 from ._types import Count, Instant, SingleSource
-from ._units import format_bytes, format_duration, format_rate, parse_count, parse_filter, parse_time_range, printable
+from ._units import (
+    format_bytes,
+    format_duration,
+    format_rate,
+    parse_count,
+    parse_filter,
+    parse_time_range,
+    plural,
+    printable,
+)
 
 ProgressCallback = Callable[[int, "int | None"], object]
 """``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms, and once
@@ -270,7 +279,7 @@ class CaptureInfo:
         for i in self.interfaces:
             lines.append(
                 f"  #{i['index']}: {i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, "
-                f"resolution {i['resolution']}, {i['packets']} packets"
+                f"resolution {i['resolution']}, {i['packets']} {plural(i['packets'], 'packet')}"
                 # The capture's own text: an ESC in it would drive the terminal it is printed to.
                 + (f", name {printable(i['name'])}" if i.get("name") else "")
                 + (f", dropped {i['if_drop']}" if i.get("if_drop") is not None else "")
@@ -279,17 +288,19 @@ class CaptureInfo:
         rate = self.mean_rate_bps
         lines += [
             f"Packets:             {self.packets}",
-            f"Data (wire):         {self.wire_bytes} bytes ({format_bytes(self.wire_bytes)})",
-            f"Data (captured):     {self.captured_bytes} bytes",
+            f"Data (wire):         {self.wire_bytes} {plural(self.wire_bytes, 'byte')} "
+            f"({format_bytes(self.wire_bytes)})",
+            f"Data (captured):     {self.captured_bytes} {plural(self.captured_bytes, 'byte')}",
             f"First packet:        {ts(self.first_ns)}",
             f"Last packet:         {ts(self.last_ns)}",
             f"Duration:            {format_duration(self.duration_ns) if self.duration_ns is not None else 'n/a'}",
             f"Mean rate:           {format_rate(rate) if rate is not None else 'n/a (zero span)'}",
-            f"Out of order:        {self.out_of_order} packets (largest step back "
+            f"Out of order:        {self.out_of_order} {plural(self.out_of_order, 'packet')} (largest step back "
             f"{format_duration(self.max_step_back_ns) if self.max_step_back_ns else '0ns'})",
-            f"Over link MTU:       {self.over_mtu_frames} frames (max {self.max_wire_len} B)"
+            f"Over link MTU:       {self.over_mtu_frames} {plural(self.over_mtu_frames, 'frame')} "
+            f"(max {self.max_wire_len} B)"
             + ("  <- TSO/GRO offload? burst sizes will be distorted" if self.over_mtu_frames else ""),
-            f"Snapped (cap<wire):  {self.snapped} packets",
+            f"Snapped (cap<wire):  {self.snapped} {plural(self.snapped, 'packet')}",
         ]
         if self.packets_without_timestamp:
             # Out-of-range timestamps are counted among the packets without one.

@@ -473,6 +473,11 @@ DEFAULT_RATE_MULTIPLES = (1.1, 1.25, 1.5, 2, 3, 5, 10, 20)
 LINK_SPEED_GRID_BPS = (10**8, 10**9, 10**10, 25 * 10**9, 4 * 10**10, 10**11, 2 * 10**11, 4 * 10**11)
 
 
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`noun` in the number `n` asks for: 'packet' for 1, 'packets' (or `nouns`) otherwise."""
+    return noun if n == 1 else nouns or noun + "s"
+
+
 def format_duration(ns: int) -> str:
     """The shortest exact rendering: 5000000 -> '5ms', 1500 -> '1.5us'."""
     for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):

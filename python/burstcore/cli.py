@@ -20,7 +20,7 @@ from typing import Any, Literal, NoReturn
 
 import polars as pl
 
-from ._units import printable
+from ._units import plural, printable
 
 EXIT_OK = 0
 EXIT_CAPTURE = 1
@@ -1630,7 +1630,7 @@ def _show_skipped(args: argparse.Namespace, summary: pl.DataFrame | None, rows: 
 
 def _many(n: int, noun: str) -> str:
     """'1 flow', '2 flows', '1,000 flows'."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+    return f"{n:,} {plural(n, noun)}"
 
 
 def _show_table(title: str, table: Any) -> None:
@@ -1740,7 +1740,12 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
     cut = df.filter(~pl.col("whole"))["iteration"].to_list()
     if cut:
         listed = ", ".join(str(k) for k in cut)
-        rows.append(["cut by an edge", f"{len(cut)} (iteration {listed}: not whole, left out of the period)"])
+        rows.append(
+            [
+                "cut by an edge",
+                f"{len(cut)} ({plural(len(cut), 'iteration')} {listed}: not whole, left out of the period)",
+            ]
+        )
     print(f"== {_title(args.files)}")
     print(text_table((["", ""], rows)))
     _show_skipped(args, it.summary, df.height)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from ._units import format_bytes, format_duration, format_rate, printable
+from ._units import format_bytes, format_duration, format_rate, plural, printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -148,7 +148,8 @@ def scan_summary_table(result: ScanResult) -> Table:
         ["mean rate ρ", _mean_rate(s)],
         [
             "reordered",
-            f"{_int(s['reordered'])} packets came after a later one and were put in order "
+            f"{_int(s['reordered'])} {plural(s['reordered'], 'packet came', 'packets came')} after a later one "
+            f"and {plural(s['reordered'], 'was', 'were')} put in order "
             f"(largest lateness {format_duration(s['max_lateness_ns'] or 0)})",
         ],
     ]
@@ -197,7 +198,8 @@ def info_table(info: CaptureInfo) -> Table:
         ["mean rate", format_rate(rate) if rate is not None else "n/a (zero span)"],
         [
             "out of order",
-            f"{_int(info.out_of_order)} packets earlier than the one just before them in the file "
+            f"{_int(info.out_of_order)} {plural(info.out_of_order, 'packet')} earlier than the one just before "
+            f"{plural(info.out_of_order, 'it', 'them')} in the file "
             f"(largest step back {format_duration(info.max_step_back_ns)})",
         ],
         [
@@ -214,7 +216,8 @@ def info_table(info: CaptureInfo) -> Table:
             [
                 f"interface #{i['index']}",
                 f"{i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, resolution {i['resolution']}, "
-                f"{i['packets']} packets" + (f", name {printable(i['name'])}" if i.get("name") else ""),
+                f"{_int(i['packets'])} {plural(i['packets'], 'packet')}"
+                + (f", name {printable(i['name'])}" if i.get("name") else ""),
             ]
         )
     return ["", ""], rows
