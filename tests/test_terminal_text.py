@@ -153,3 +153,49 @@ def test_one_capture_apart_from_the_others_overlaps(tmp_path: Path) -> None:
     )
     assert code == 0, err
     assert "warning: 1 of the 3 captures overlaps no other in time after their offsets" in err, err
+
+
+# What each capture without a mean rate must say about it, in info (and the report's Capture
+# table), and in scan's summary (and the report's Scan accounting), which adds what else is
+# missing for want of a mean rate.
+NO_RATE = {
+    (): ("n/a (no packets)", "none (no packets)", "n/a (no packets)", "none (no packets)"),
+    (5,): (
+        "0ns (one instant)",
+        "none (a single packet: no span to average over)",
+        "0ns (one instant)",
+        "none (a single packet: no span to average over, so no PtM(τ) or r/ρ either)",
+    ),
+    (7, 7, 7): (
+        "0ns (one instant)",
+        "none (all 3 packets at one instant: no span to average over)",
+        "0ns (one instant)",
+        "none (all 3 packets at one instant: no span to average over, so no PtM(τ) or r/ρ either)",
+    ),
+}
+
+
+@pytest.mark.parametrize("times", list(NO_RATE), ids=["empty", "one packet", "one instant"])
+def test_a_capture_without_a_mean_rate_says_why(tmp_path: Path, times: tuple[int, ...]) -> None:
+    duration, rate, span, rho = NO_RATE[times]
+    cap = tmp_path / "d.pcapng"
+    cap.write_bytes(oracles.capture(list(times), [142] * len(times), frames=[FRAME] * len(times)))
+    code, out, err = _run("info", cap)
+    assert code == 0, err
+    assert f"\nDuration:            {duration}\nMean rate:           {rate}\n" in out
+    code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", cap)
+    assert code == 0, err
+    assert re.search(rf"^  span +{re.escape(span)}$", out, re.M), out
+    assert re.search(rf"^  mean rate ρ +{re.escape(rho)}$", out, re.M), out
+    _, page = _report(cap, tmp_path)
+    for label, shown in (("duration", duration), ("mean rate", rate), ("span", span), ("mean rate ρ", rho)):
+        assert page.cells[page.cells.index(label) + 1] == shown
+
+
+def test_a_scan_that_counted_nothing_says_so(tmp_path: Path) -> None:
+    # Packets read, none passing the filter: none counted, which is not a capture of no packets.
+    cap = write_capture(tmp_path / "t.pcapng")
+    code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", cap, "--filter", "icmp")
+    assert code == 0, err
+    assert re.search(r"^  span +n/a \(no packets counted\)$", out, re.M), out
+    assert re.search(r"^  mean rate ρ +none \(no packets counted\)$", out, re.M), out

@@ -17,6 +17,8 @@ from ._units import (
     format_bytes,
     format_duration,
     format_rate,
+    format_span,
+    no_mean_rate,
     parse_count,
     parse_filter,
     parse_time_range,
@@ -248,6 +250,20 @@ class CaptureInfo:
             return None
         return int(self.details.get("timed_wire_bytes", self.wire_bytes)) * 8 * 1e9 / d
 
+    def _no_span(self) -> tuple[int, str]:
+        """The packets with a timestamp (those the duration and the mean rate are of), and what
+        there is none of when there is no duration: packets, or packets with a timestamp."""
+        return self.packets - self.packets_without_timestamp, "packet has a timestamp" if self.packets else "packets"
+
+    def duration_text(self) -> str:
+        """The duration for people to read, saying why there is none, or that it is one instant."""
+        return format_span(self.duration_ns, *self._no_span())
+
+    def mean_rate_text(self) -> str:
+        """The mean rate for people to read, or why there is none."""
+        rate = self.mean_rate_bps
+        return format_rate(rate) if rate is not None else no_mean_rate(*self._no_span())
+
     @property
     def drops(self) -> int | None:
         """Sum of the interfaces' ``isb_ifdrop`` counters from their last Interface Statistics
@@ -285,7 +301,6 @@ class CaptureInfo:
                 + (f", dropped {i['if_drop']}" if i.get("if_drop") is not None else "")
                 + (f", dropped by the OS {i['os_drop']}" if i.get("os_drop") is not None else "")
             )
-        rate = self.mean_rate_bps
         lines += [
             f"Packets:             {self.packets}",
             f"Data (wire):         {self.wire_bytes} {plural(self.wire_bytes, 'byte')} "
@@ -293,8 +308,8 @@ class CaptureInfo:
             f"Data (captured):     {self.captured_bytes} {plural(self.captured_bytes, 'byte')}",
             f"First packet:        {ts(self.first_ns)}",
             f"Last packet:         {ts(self.last_ns)}",
-            f"Duration:            {format_duration(self.duration_ns) if self.duration_ns is not None else 'n/a'}",
-            f"Mean rate:           {format_rate(rate) if rate is not None else 'n/a (zero span)'}",
+            f"Duration:            {self.duration_text()}",
+            f"Mean rate:           {self.mean_rate_text()}",
             f"Out of order:        {self.out_of_order} {plural(self.out_of_order, 'packet')} (largest step back "
             f"{format_duration(self.max_step_back_ns) if self.max_step_back_ns else '0ns'})",
             f"Over link MTU:       {self.over_mtu_frames} {plural(self.over_mtu_frames, 'frame')} "

@@ -478,6 +478,23 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
     return noun if n == 1 else nouns or noun + "s"
 
 
+def no_mean_rate(timed: int, packets: str = "packets") -> str:
+    """Why `timed` packets (those with a timestamp) have no mean rate: there are none (no
+    `packets`), or they are all at one instant, which is no span to divide their bytes by."""
+    if timed == 0:
+        return f"none (no {packets})"
+    if timed == 1:
+        return "none (a single packet: no span to average over)"
+    return f"none (all {timed:,} packets at one instant: no span to average over)"
+
+
+def format_span(ns: int | None, timed: int, packets: str = "packets") -> str:
+    """The span from the first packet to the last, saying why there is none or why it is 0."""
+    if ns is None:
+        return f"n/a (no {packets})"
+    return f"{format_duration(ns)} (one instant)" if ns == 0 and timed else format_duration(ns)
+
+
 def format_duration(ns: int) -> str:
     """The shortest exact rendering: 5000000 -> '5ms', 1500 -> '1.5us'."""
     for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from ._units import format_bytes, format_duration, format_rate, plural, printable
+from ._units import format_bytes, format_duration, format_rate, format_span, no_mean_rate, plural, printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -37,11 +37,19 @@ def _ratio(x: Any) -> str:
     return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.4g}"
 
 
+def _counted(summary: dict[str, Any]) -> str:
+    """What a scan that counted no packet had none of: packets, or packets that passed (the
+    filter, the time range, ...) of those it read."""
+    return "packets counted" if summary["packets_read"] else "packets"
+
+
 def _mean_rate(summary: dict[str, Any]) -> str:
     """ρ, or why there is none: 0 bit/s is a rate (no bytes over a span, e.g. payload bytes of ACKs)."""
     if summary["mean_rate_bps"] is not None:
         return format_rate(summary["mean_rate_bps"])
-    return "n/a (no packet counted)" if not summary["packets"] else "n/a (zero span)"
+    why = no_mean_rate(summary["packets"], _counted(summary))
+    # The envelope's PtM(τ) and the backlog's r/ρ divide by ρ: their cells read n/a too.
+    return why[:-1] + ", so no PtM(τ) or r/ρ either)" if summary["packets"] else why
 
 
 def _ts(ns: int | None) -> str:
@@ -73,7 +81,7 @@ def backlog_table(result: ScanResult, by: str, group: str) -> Table:
 def groups_table(result: ScanResult, by: str, limit: int) -> Table:
     d = result.groups.filter(pl.col("by") == by).sort(["bytes", "group"], descending=[True, False]).head(limit)
     rows = [
-        [g, _int(p), _int(b), format_duration(s) if s else "0ns", format_rate(r) if r is not None else "n/a"]
+        [g, _int(p), _int(b), format_span(s, p), format_rate(r) if r is not None else "none (one instant)"]
         for g, p, b, s, r in d.select("group", "packets", "bytes", "span_ns", "mean_rate_bps").iter_rows()
     ]
     return ["group", "packets", "bytes", "span", "mean rate ρ"], rows
@@ -144,7 +152,7 @@ def scan_summary_table(result: ScanResult) -> Table:
         ["bytes (" + str(result.config.get("size", "wire")) + ")", f"{_int(s['bytes'])} ({format_bytes(s['bytes'])})"],
         ["first packet", _ts(first)],
         ["last packet", _ts(last)],
-        ["span", format_duration(s["span_ns"]) if s["span_ns"] else "n/a"],
+        ["span", format_span(s["span_ns"], s["packets"], _counted(s))],
         ["mean rate ρ", _mean_rate(s)],
         [
             "reordered",
@@ -185,7 +193,6 @@ _SKIP_REASONS = (
 
 
 def info_table(info: CaptureInfo) -> Table:
-    rate = info.mean_rate_bps
     rows = [
         ["format", info.format + (f" ({info.compression})" if info.compression != "none" else "")],
         ["interfaces", str(len(info.interfaces))],
@@ -194,8 +201,8 @@ def info_table(info: CaptureInfo) -> Table:
         ["captured bytes", _int(info.captured_bytes)],
         ["first packet", _ts(info.first_ns)],
         ["last packet", _ts(info.last_ns)],
-        ["duration", format_duration(info.duration_ns) if info.duration_ns is not None else "n/a"],
-        ["mean rate", format_rate(rate) if rate is not None else "n/a (zero span)"],
+        ["duration", info.duration_text()],
+        ["mean rate", info.mean_rate_text()],
         [
             "out of order",
             f"{_int(info.out_of_order)} {plural(info.out_of_order, 'packet')} earlier than the one just before "
