@@ -13,6 +13,7 @@ import pytest
 
 from tests import oracles
 from tests.test_cli import run_cli, write_capture
+from tests.test_report import _Page as TablePage
 from tests.test_report_hostile import _report
 
 # A name that clears the screen, breaks the line and reverses what follows it.
@@ -199,3 +200,36 @@ def test_a_scan_that_counted_nothing_says_so(tmp_path: Path) -> None:
     assert code == 0, err
     assert re.search(r"^  span +n/a \(no packets counted\)$", out, re.M), out
     assert re.search(r"^  mean rate ρ +none \(no packets counted\)$", out, re.M), out
+
+
+# write_capture's first packet: 1,700,000,000 s after 1970-01-01T00:00:00Z, worked out by hand
+# (19,675 days = 1,699,920,000 s to 2023-11-14, then 80,000 s = 22:13:20).
+FIRST = "2023-11-14T22:13:20.000000000Z"
+# Its iterations start every 10 ms from it.
+SECOND = "2023-11-14T22:13:20.010000000Z"
+
+
+def test_instants_are_iso_8601_utc_everywhere(tmp_path: Path) -> None:
+    # The report's iterations read '22:13:20.000000': no date, no zone; the terminal's tables had
+    # no Z in their cells (only the header said UTC) and the summaries wrote ' UTC' after them.
+    cap = write_capture(tmp_path / "t.pcapng")
+    code, out, err = _run("iterations", "-q", cap)
+    assert code == 0, err
+    assert re.search(r"^  iteration +start \(UTC\) +communication +length ", out, re.M), out
+    assert re.search(rf"^  0 +{FIRST} +1ms +5ms ", out, re.M), out
+    assert re.search(rf"^  1 +{SECOND} +1ms +5ms ", out, re.M), out
+    _, page = _report(cap, tmp_path)
+    tables = TablePage()
+    tables.feed((tmp_path / "report.html").read_text(encoding="utf-8"))
+    (rows,) = [t["rows"] for t in tables.tables if t["class"] == "iterations"]
+    assert rows[0][:4] == ["iteration", "start (UTC)", "communication", "length"]  # type: ignore[index]
+    assert rows[1][:4] == ["0", FIRST, "1ms", "5ms"] and rows[2][:2] == ["1", SECOND]  # type: ignore[index]
+    assert page.cells[page.cells.index("first packet") + 1] == FIRST
+    code, out, err = _run("info", cap)
+    assert code == 0 and f"\nFirst packet:        {FIRST}\n" in out, out
+    code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", cap)
+    assert code == 0 and re.search(rf"^  first packet +{FIRST}$", out, re.M), out
+    code, out, err = _run("bursts", "-q", "--gap", "1ms", cap)
+    assert code == 0 and re.search(rf"^  0 +{FIRST} ", out, re.M), out
+    code, out, err = _run("flows", "-q", cap)
+    assert code == 0 and "first seen (UTC)" in out and f" {FIRST} " in out, out

@@ -7,13 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
 from ._sources import normalize
 from ._types import Count, Instant, SingleSource
 from ._units import (
+    _iso_ns,
     format_bytes,
     format_duration,
     format_rate,
@@ -285,7 +285,7 @@ class CaptureInfo:
         def ts(ns: int | None) -> str:
             if ns is None:
                 return "n/a"
-            return str(np.datetime64(ns, "ns")) + " UTC"
+            return _iso_ns(ns)
 
         lines = [
             f"Format:              {self.format}" + (f" ({self.compression})" if self.compression != "none" else ""),

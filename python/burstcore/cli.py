@@ -2028,7 +2028,7 @@ def _show_stretch(spans: list[tuple[int, int | None] | None], stretch: tuple[int
     from .report import _clock
 
     start, end = stretch
-    bounds = f"--start {_clock(start)}Z" + ("" if end is None else f" --end {_clock(end)}Z")
+    bounds = f"--start {_clock(start)}" + ("" if end is None else f" --end {_clock(end)}")
     print(
         f"The captures do not cover the same stretch (their first or last packets up to {format_duration(apart)} "
         "apart): a host's packets from before its own capture began, or after it ended, are in the others' "

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from ._units import format_bytes, format_duration, format_rate, format_span, no_mean_rate, plural, printable
+from ._units import _iso_ns, format_bytes, format_duration, format_rate, format_span, no_mean_rate, plural, printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -53,7 +53,9 @@ def _mean_rate(summary: dict[str, Any]) -> str:
 
 
 def _ts(ns: int | None) -> str:
-    return "n/a" if ns is None else str(np.datetime64(ns, "ns")) + " UTC"
+    """An instant as every table, the terminal's and the report's, shows one: ISO 8601 to the ns,
+    Z for UTC, as the JSON and CSV outputs write it and --start/--end read it."""
+    return "n/a" if ns is None else _iso_ns(int(ns))
 
 
 def envelope_table(result: ScanResult, by: str, group: str) -> Table:
@@ -230,33 +232,8 @@ def info_table(info: CaptureInfo) -> Table:
     return ["", ""], rows
 
 
-def iterations_table(iters: pl.DataFrame, limit: int = 30) -> Table:
-    cols = [c for c in iters.columns if iters.schema[c] != pl.Object][:8]
-    d = iters.select(cols).head(limit)
-    rows = []
-    for row in d.iter_rows():
-        out = []
-        for col, v in zip(cols, row, strict=True):
-            if v is None:
-                out.append("n/a")
-            elif col.endswith("_bps"):
-                # A rate as every other table shows one, not 3.5968e+08.
-                out.append(format_rate(v))
-            elif isinstance(v, bool):
-                out.append("yes" if v else "no")
-            elif isinstance(v, int):
-                out.append(_int(v))
-            elif isinstance(v, _dt.datetime):
-                # µs is enough to read; the exact ns stay in the data frame.
-                out.append(v.strftime("%H:%M:%S.%f"))
-            elif isinstance(v, _dt.timedelta):
-                out.append(format_duration(v // _dt.timedelta(microseconds=1) * 1000))
-            elif isinstance(v, float):
-                out.append(f"{v:.6g}")
-            else:
-                out.append(str(v))
-        rows.append(out)
-    return cols, rows
+# Iterations listed in the report (burstcore iterations -o FILE gives them all).
+_ITERATIONS_SHOWN = 30
 
 
 def iteration_period_table(it: Iterations) -> Table:
@@ -286,9 +263,7 @@ def iteration_period_table(it: Iterations) -> Table:
 PROTOCOLS = {1: "icmp", 2: "igmp", 6: "tcp", 17: "udp", 58: "icmpv6", 132: "sctp"}
 
 
-def _clock(ns: int | None) -> str:
-    """An instant to the ns, UTC (the tables' headers say so)."""
-    return "n/a" if ns is None else str(np.datetime64(int(ns), "ns"))
+_clock = _ts
 
 
 def _endpoint(ip: str | None, port: int) -> str:
@@ -657,6 +632,9 @@ def render_report(
         if not isinstance(iterations, pl.DataFrame) and hasattr(iterations, "period_ns"):
             parts.append(html_table(iteration_period_table(iterations), None, "kv period"))
         if frame.height:
-            parts.append(html_table(iterations_table(frame), "First iterations", "iterations"))
+            # The terminal's table: instants to the ns and in UTC, the phases as durations.
+            shown = frame.head(_ITERATIONS_SHOWN)
+            more = f"The first {shown.height} of {frame.height}" if shown.height < frame.height else None
+            parts.append(html_table(iteration_list_table(shown), more, "iterations"))
     parts.append("</body></html>")
     return "\n".join(parts)
