@@ -283,8 +283,8 @@ def test_degenerate_captures_report_without_nan(tmp_path: Path, kind: str) -> No
     assert not [c for c in page.cells if re.search(r"\b(nan|inf)\b", c, re.IGNORECASE)]
     if kind == "a century":
         # ρ = 5.3e-6 bit/s: the rate grid of whole bit/s is one rate, 1 bit/s; the page said
-        # "1 mean-rate multiples, 1.05ρ to 50ρ".
-        assert "rates: 1 rate, 1.89e+05ρ." in text
+        # "1 mean-rate multiples, 1.05ρ to 50ρ", then "1.89e+05ρ" (1/ρ = 189,155).
+        assert "rates: 1 rate, 189,000ρ." in text
     fig = tmp_path / "d.png"
     p = run_cli("plot", cap, "-o", fig, "-q", "--by", "all,pair")
     assert p.returncode == 0 and fig.stat().st_size > 1000, p.stderr.decode()

@@ -233,3 +233,37 @@ def test_instants_are_iso_8601_utc_everywhere(tmp_path: Path) -> None:
     assert code == 0 and re.search(rf"^  0 +{FIRST} ", out, re.M), out
     code, out, err = _run("flows", "-q", cap)
     assert code == 0 and "first seen (UTC)" in out and f" {FIRST} " in out, out
+
+
+def test_numbers_without_exponents() -> None:
+    from burstcore._units import format_bytes, format_number, format_quantile, format_rate
+
+    assert format_rate(3.2e-5) == "0.000032 bit/s"
+    assert format_bytes(1.5e-5) == "0.000015 B" and format_bytes(0) == "0 B"
+    assert format_number(189_155.47) == "189,200" and format_number(189_155.47, 3) == "189,000"
+    assert format_number(1.5768e15) == "1,577,000,000,000,000"
+    assert format_number(0.000833912) == "0.0008339" and format_number(8.339) == "8.339"
+    assert format_number(1234.4) == "1234" and format_number(1.0) == "1"
+    assert format_quantile(1e-5) == "0.00001" and format_quantile(0.99999) == "0.99999"
+
+
+def test_a_century_of_two_packets_reads_without_exponents(tmp_path: Path) -> None:
+    # Two packets of 1,042 bytes 100 years (3,153,600,000 s) apart: ρ = 16,672 bit / 3,153,600,000 s
+    # = 0.000005287 bit/s; E(1 µs) = 1,042 B, a peak of 8.336 Gbit/s, PtM = 8.336e9 / ρ =
+    # 1.5768e15; at r = 1 bit/s, r/ρ = 3,153,600,000 / 16,672 = 189,155.5. It read 5.287e-06
+    # bit/s, 1.577e+15 and 1.892e+05.
+    cap = tmp_path / "c.pcapng"
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=1000)
+    cap.write_bytes(oracles.capture([0, 100 * 365 * 86_400 * 10**9], [1042, 1042], frames=[frame] * 2))
+    code, out, err = _run("scan", "-q", "--windows", "1us", "--rates", "1bps", cap)
+    assert code == 0, err
+    assert re.search(r"^  mean rate ρ +0\.000005287 bit/s$", out, re.M), out
+    assert re.search(r"^  1us +1,042 +1 +8\.336 Gbit/s +1,577,000,000,000,000$", out, re.M), out
+    assert re.search(r"^  1 bit/s +189,200 +1,042 +1\.042 kB ", out, re.M), out
+    assert not re.search(r"\d[eE][+-]?\d", out), out
+    _, page = _report(cap, tmp_path, "--windows", "1us", "--rates", "1bps")
+    assert "1,577,000,000,000,000" in page.cells and "189,200" in page.cells
+    assert page.cells[page.cells.index("mean rate ρ") + 1] == "0.000005287 bit/s"
+    code, out, err = _run("sizes", "-q", "--quantiles", "0.00001,0.5", cap)
+    assert code == 0, err
+    assert re.search(r"^  group +packets +0\.00001 +0\.5$", out, re.M), out

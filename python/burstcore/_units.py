@@ -519,7 +519,23 @@ def printable(text: str) -> str:
     return "".join(repr(c)[1:-1] if c in _BIDI_CONTROLS or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in text)
 
 
-def _scaled(value: float, units: tuple[tuple[str, float], ...], smallest: str, small_digits: str) -> str:
+def format_number(x: float, digits: int = 4) -> str:
+    """`x` to `digits` significant digits without an exponent: '0.000032' (not 3.2e-05),
+    '189,200' with separators from 10,000 on (not 1.892e+05), '1.5', '1234'. For the ratios and
+    the values below a unit's smallest that people read; the machine outputs keep every digit."""
+    rounded = float(f"{x:.{digits}g}")
+    if abs(rounded) >= 10_000:
+        return f"{rounded:,.0f}"
+    # repr is the shortest string that reads back as the float: its digits are the rounded ones.
+    return f"{Decimal(repr(rounded)).normalize():f}"
+
+
+def format_quantile(q: float) -> str:
+    """A quantile as given, exactly, without an exponent: 0.99999, 0.00001 (not 1e-05)."""
+    return f"{Decimal(repr(float(q))).normalize():f}"
+
+
+def _scaled(value: float, units: tuple[tuple[str, float], ...], smallest: str, small_digits: int) -> str:
     """`value` in the largest unit it reaches once rounded (999,960 bit/s is "1 Mbit/s", not
     "1000 kbit/s"), and past the largest unit in plain digits ("12,000 Tbit/s", not "1.2e+04")."""
     rounded = float(f"{value:.4g}")
@@ -527,15 +543,15 @@ def _scaled(value: float, units: tuple[tuple[str, float], ...], smallest: str, s
         if rounded >= scale:
             shown = rounded / scale
             return f"{shown:,.0f} {unit}" if shown >= 10_000 else f"{shown:.4g} {unit}"
-    return f"{value:{small_digits}} {smallest}"
+    return f"{format_number(value, small_digits)} {smallest}"
 
 
 def format_rate(bps: float) -> str:
-    return _scaled(bps, (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)), "bit/s", ".4g")
+    return _scaled(bps, (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)), "bit/s", 4)
 
 
 def format_bytes(n: float) -> str:
-    return _scaled(n, (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)), "B", ".6g")
+    return _scaled(n, (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)), "B", 6)
 
 
 def parse_filter(value: Any) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any, Literal, NoReturn
 
 import polars as pl
 
-from ._units import plural, printable
+from ._units import format_number, format_quantile, plural, printable
 
 EXIT_OK = 0
 EXIT_CAPTURE = 1
@@ -889,7 +889,7 @@ def _quantiles_option(g: Any) -> None:
         type=_quantile_list,
         metavar="LIST",
         help="the quantiles q, numbers from 0 to 1, e.g. 0.5,0.9,0.99 (default: "
-        + ",".join(f"{q:g}" for q in DEFAULT_QUANTILES)
+        + ",".join(map(format_quantile, DEFAULT_QUANTILES))
         + ")",
     )
 
@@ -1508,8 +1508,8 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
         # The grid's own ends: rates are whole bit/s, so below ~20 bit/s the multiples round
         # together (a 100-year capture of two packets got one rate of 1 bit/s = 189,000ρ).
         rates, rho = kwargs["rates"], cap.mean_rate_bps
-        many = f"{len(rates)} rates, {rates[0] / rho:.3g}ρ to {rates[-1] / rho:.3g}ρ" if len(rates) > 1 else ""
-        result.config["rates"] = many or f"1 rate, {rates[0] / rho:.3g}ρ"
+        lo, hi = (format_number(r / rho, 3) for r in (rates[0], rates[-1]))
+        result.config["rates"] = f"{len(rates)} rates, {lo}ρ to {hi}ρ" if len(rates) > 1 else f"1 rate, {lo}ρ"
     return cap, result
 
 

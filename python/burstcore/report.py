@@ -17,7 +17,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from ._units import _iso_ns, format_bytes, format_duration, format_rate, format_span, no_mean_rate, plural, printable
+from ._units import (
+    _iso_ns,
+    format_bytes,
+    format_duration,
+    format_number,
+    format_quantile,
+    format_rate,
+    format_span,
+    no_mean_rate,
+    plural,
+    printable,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -34,7 +45,7 @@ def _int(n: Any) -> str:
 
 
 def _ratio(x: Any) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.4g}"
+    return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format_number(x)
 
 
 def _counted(summary: dict[str, Any]) -> str:
@@ -404,7 +415,7 @@ def burst_quantiles_table(distributions: pl.DataFrame) -> Table:
     }
     qs = distributions.filter(pl.col("metric") == "bytes")["q"].to_list()
     rows = [
-        [f"{q:g}", *("n/a" if by_metric[m].get(q) is None else show(by_metric[m][q]) for m, show in metrics)]
+        [format_quantile(q), *("n/a" if by_metric[m].get(q) is None else show(by_metric[m][q]) for m, show in metrics)]
         for q in qs
     ]
     return ["q", "bytes", "packets", "duration", "OFF gap"], rows
@@ -423,7 +434,7 @@ def size_quantiles_table(quantiles: pl.DataFrame, groups: pl.DataFrame, shown: S
     packets = dict(groups.select("group", "packets").iter_rows())
     qs = next(iter(per.values()))["q"] if per else []
     rows = [[g, _int(packets.get(g)), *(_size_q(v) for v in per[g]["value"])] for g in shown if g in per]
-    return ["group", "packets", *(f"{q:g}" for q in qs)], rows
+    return ["group", "packets", *(format_quantile(q) for q in qs)], rows
 
 
 def _size_q(v: int | None) -> str:
@@ -447,7 +458,13 @@ def gap_quantiles_table(quantiles: pl.DataFrame, groups: pl.DataFrame, shown: Se
             continue
         for k, (q, lo, hi) in enumerate(zip(per[g]["q"], per[g]["lo_ns"], per[g]["hi_ns"], strict=True)):
             rows.append(
-                [g if k == 0 else "", _int(gaps.get(g)) if k == 0 else "", f"{q:g}", _duration(lo), _duration(hi)]
+                [
+                    g if k == 0 else "",
+                    _int(gaps.get(g)) if k == 0 else "",
+                    format_quantile(q),
+                    _duration(lo),
+                    _duration(hi),
+                ]
             )
     return ["group", "gaps", "q", "from", "to"], rows
 
