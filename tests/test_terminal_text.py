@@ -267,3 +267,10 @@ def test_a_century_of_two_packets_reads_without_exponents(tmp_path: Path) -> Non
     code, out, err = _run("sizes", "-q", "--quantiles", "0.00001,0.5", cap)
     assert code == 0, err
     assert re.search(r"^  group +packets +0\.00001 +0\.5$", out, re.M), out
+
+
+def test_report_tells_a_warning_once(tmp_path: Path) -> None:
+    # The info pass and the scan both met the cut-off block: the page listed it twice.
+    cap = _truncated(tmp_path / "t.pcapng")
+    text, _ = _report(cap, tmp_path, "--no-iterations")
+    assert text.count('<li class="warn">capture ends inside a ') == 1, text

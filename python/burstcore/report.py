@@ -602,7 +602,8 @@ def render_report(
         "E(τ) is the most bytes in any sliding window of length τ; PtM(τ) = E(τ)/(ρ·τ); B_max(r) is "
         "the largest backlog of a constant-rate server of rate r fed by the trace.</p>",
     ]
-    warns = list(result.warnings) + list(info.warnings if info else []) + list(notes)
+    # The info pass and the scan read the same capture and meet the same damage: told once.
+    warns = list(dict.fromkeys([*result.warnings, *(info.warnings if info else []), *notes]))
     if warns:
         items = "".join(f'<li class="warn">{html.escape(printable(w))}</li>' for w in warns)
         parts.append(f"<h2>Warnings</h2><ul>{items}</ul>")
