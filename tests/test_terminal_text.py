@@ -274,3 +274,19 @@ def test_report_tells_a_warning_once(tmp_path: Path) -> None:
     cap = _truncated(tmp_path / "t.pcapng")
     text, _ = _report(cap, tmp_path, "--no-iterations")
     assert text.count('<li class="warn">capture ends inside a ') == 1, text
+
+
+def test_report_of_iterations_found_elsewhere_shows_their_instants(tmp_path: Path) -> None:
+    # A frame of iterations with only some of burstcore's columns (a caller's own detector):
+    # shown as it is, its instants as every other instant.
+    import polars as pl
+
+    import burstcore
+    from burstcore.report import render_report
+
+    result = burstcore.scan(str(write_capture(tmp_path / "t.pcapng")), windows=["1ms"], rates=["1Gbps"])
+    start = 1_700_000_000_000_000_000
+    frame = pl.DataFrame({"start": [start], "end": [start + 1_500]}).cast(pl.Datetime("ns", "UTC"))
+    page = render_report("t.pcapng", result, iterations=frame)
+    assert "<th>start (UTC)</th><th>end (UTC)</th>" in page
+    assert f"<td>{FIRST}</td><td>2023-11-14T22:13:20.000001500Z</td>" in page

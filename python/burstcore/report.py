@@ -11,7 +11,7 @@ import datetime as _dt
 import html
 import io
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -363,6 +363,54 @@ def hosts_table(hosts: pl.DataFrame) -> Table:
     return ["host", "sent bytes", "sent packets", "received bytes", "received packets"], rows
 
 
+_ITERATION_COLUMNS = (
+    "iteration",
+    "start_ns",
+    "comm_end_ns",
+    "end_ns",
+    "bytes",
+    "packets",
+    "peak_rate_bps",
+    "whole",
+    "in_period",
+)
+
+
+def _frame_table(frame: pl.DataFrame) -> Table:
+    """Any frame of iterations (one a caller made, with only some of burstcore's columns), its
+    first 8 columns shown as the other tables show their values: instants as `_ts`, durations as
+    `format_duration`, rates in bit/s units, numbers without exponents."""
+    cols = [c for c in frame.columns if frame.schema[c] != pl.Object][:8]
+    exact = frame.select(
+        pl.col(c).dt.epoch("ns")
+        if isinstance(frame.schema[c], pl.Datetime)
+        else pl.col(c).dt.total_nanoseconds()
+        if isinstance(frame.schema[c], pl.Duration)
+        else pl.col(c)
+        for c in cols
+    )
+    shows: list[Callable[[Any], str]] = []
+    for c in cols:
+        dtype = frame.schema[c]
+        if isinstance(dtype, pl.Datetime):
+            shows.append(_ts)
+        elif isinstance(dtype, pl.Duration):
+            shows.append(format_duration)
+        elif c.endswith("_bps"):
+            shows.append(format_rate)
+        elif dtype == pl.Boolean:
+            shows.append(lambda v: "yes" if v else "no")
+        elif dtype.is_integer():
+            shows.append(_int)
+        elif dtype.is_float():
+            shows.append(_ratio)
+        else:
+            shows.append(str)
+    rows = [["n/a" if v is None else show(v) for show, v in zip(shows, row, strict=True)] for row in exact.iter_rows()]
+    head = [f"{c} (UTC)" if isinstance(frame.schema[c], pl.Datetime) else c for c in cols]
+    return head, rows
+
+
 def iteration_list_table(iters: pl.DataFrame) -> Table:
     """``burstcore.iterations``' rows: start, communication phase, length, bytes, packets, peak,
     whether it is whole ("cut": an edge of the stretch read cut it) and in the period's run."""
@@ -378,9 +426,7 @@ def iteration_list_table(iters: pl.DataFrame) -> Table:
             "yes" if w else "cut",
             "yes" if ip else "no",
         ]
-        for k, s, c, e, b, p, r, w, ip in iters.select(
-            "iteration", "start_ns", "comm_end_ns", "end_ns", "bytes", "packets", "peak_rate_bps", "whole", "in_period"
-        ).iter_rows()
+        for k, s, c, e, b, p, r, w, ip in iters.select(_ITERATION_COLUMNS).iter_rows()
     ]
     head = [
         "iteration",
@@ -653,6 +699,7 @@ def render_report(
             # The terminal's table: instants to the ns and in UTC, the phases as durations.
             shown = frame.head(_ITERATIONS_SHOWN)
             more = f"The first {shown.height} of {frame.height}" if shown.height < frame.height else None
-            parts.append(html_table(iteration_list_table(shown), more, "iterations"))
+            whole = set(_ITERATION_COLUMNS) <= set(frame.columns)
+            parts.append(html_table(iteration_list_table(shown) if whole else _frame_table(shown), more, "iterations"))
     parts.append("</body></html>")
     return "\n".join(parts)
