@@ -290,3 +290,15 @@ def test_report_of_iterations_found_elsewhere_shows_their_instants(tmp_path: Pat
     page = render_report("t.pcapng", result, iterations=frame)
     assert "<th>start (UTC)</th><th>end (UTC)</th>" in page
     assert f"<td>{FIRST}</td><td>2023-11-14T22:13:20.000001500Z</td>" in page
+
+
+def test_limits_of_one_and_a_file_of_one_byte(tmp_path: Path) -> None:
+    cap = write_capture(tmp_path / "t.pcapng")
+    code, _, err = _run("flows", "-q", cap, "--max-flows", "1")
+    assert code == 1 and "more than 1 flow: raise --max-flows" in err, err
+    code, _, err = _run("matrix", "-q", cap, "--max-pairs", "1")
+    assert code == 1 and "more than 1 host pair: raise --max-pairs" in err, err
+    tiny = tmp_path / "x.pcap"
+    tiny.write_bytes(b"x")
+    code, _, err = _run("info", tiny)
+    assert code == 1 and "is only 1 byte (78): too short for a pcap or pcapng file" in err, err
