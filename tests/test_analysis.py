@@ -568,7 +568,7 @@ def test_iterations_say_which_packets_they_left_out():
     # 2^24 bins of 1 us reach 16.8 s past the first packet: the one 20 s on was counted in the
     # summary's packets yet analysed nowhere, without a word.
     data = oracles.capture([BASE, BASE + 1000, BASE + 20 * 10**9], [100] * 3)
-    with pytest.warns(burstcore.CaptureWarning, match=r"1 packets come more than 16\.777216s .* bins of 1us"):
+    with pytest.warns(burstcore.CaptureWarning, match=r"1 packet comes more than 16\.777216s .* bins of 1us"):
         it = burstcore.iterations(data, bin="1us", min_period="2us", max_period="1ms")
     assert it.summary["beyond_bins"][0] == 1 and it.summary["packets"][0] == 3
 

@@ -195,7 +195,7 @@ def test_flows_terminal_shows_the_largest_and_how_many_there_are(cap: Path) -> N
         assert row[:3] == [f"{flow['src_ip']}:{flow['src_port']}", ">", f"{flow['dst_ip']}:{flow['dst_port']}"]
         resent = flow["retransmitted_packets"]
         assert row[-3:] == [f"{flow['packets']:,}", f"{flow['bytes']:,}", "-" if resent is None else f"{resent:,}"]
-        assert row[4] == str(np.datetime64(flow["first_seen_ns"], "ns"))
+        assert row[4] == str(np.datetime64(flow["first_seen_ns"], "ns")) + "Z"
     # Every flow fits: no truncation to tell.
     text = ok(run_cli("flows", cap)).stdout.decode()
     assert "Flows: 3 (all shown)" in text and "-o FILE" not in text
@@ -252,7 +252,7 @@ def test_iterations_terminal_shows_the_period(cap: Path) -> None:
     rows = [ln.split() for ln in text.splitlines() if ln.split()[:1] in (["0"], ["1"], ["2"])]
     assert [r[0] for r in rows] == ["0", "1"]
     first = api.iterations.row(0, named=True)
-    assert rows[0][1] == str(np.datetime64(first["start_ns"], "ns")) and rows[0][4] == f"{first['bytes']:,}"
+    assert rows[0][1] == str(np.datetime64(first["start_ns"], "ns")) + "Z" and rows[0][4] == f"{first['bytes']:,}"
 
 
 def test_iterations_terminal_shows_the_cut_ones_and_the_periods_run(cap: Path) -> None:
@@ -268,7 +268,7 @@ def test_iterations_terminal_shows_the_cut_ones_and_the_periods_run(cap: Path) -
     text = ok(run_cli("iterations", cap, "--start", lo, "--end", hi)).stdout.decode()
     lines = [" ".join(ln.split()) for ln in text.splitlines()]
     assert "period over iterations 1-3 (3)" in lines
-    assert "cut by an edge 2 (iteration 0, 4: not whole, left out of the period)" in lines
+    assert "cut by an edge 2 (iterations 0, 4: not whole, left out of the period)" in lines
     rows = {r[0]: r[-2:] for r in (ln.split() for ln in text.splitlines()) if r[:1] in (["0"], ["1"], ["4"])}
     assert rows == {"0": ["cut", "no"], "1": ["yes", "yes"], "4": ["cut", "no"]}
     doc = json.loads(ok(run_cli("iterations", cap, "--start", lo, "--end", hi, "-o", "-")).stdout)
@@ -321,7 +321,7 @@ def test_bursts_terminal_shows_the_distributions_and_the_first_bursts(cap: Path)
     assert ["0.5", f"{median['bytes']:,}", f"{median['packets']:,}"] == next(r[:3] for r in lines if r[:1] == ["0.5"])
     assert f"Bursts: {s['bursts']} (the first 4 shown; all of them with -o FILE)" in text
     first = api.bursts.row(0, named=True)
-    row = next(r for r in lines if r[:2] == ["0", str(np.datetime64(first["start_ns"], "ns"))])
+    row = next(r for r in lines if r[:2] == ["0", str(np.datetime64(first["start_ns"], "ns")) + "Z"])
     assert row[3:5] == [f"{first['bytes']:,}", f"{first['packets']:,}"] and row[5] == "-"
 
 

@@ -205,10 +205,10 @@ def test_report_shows_the_iteration_period(tmp_path: Path) -> None:
     head, first = rows[0], rows[1]  # type: ignore[index]
     want = it.iterations.row(0, named=True)
     assert first[head.index("bytes")] == f"{want['bytes']:,}"
-    number, unit = first[head.index("peak_rate_bps")].split(" ")
+    number, unit = first[head.index("peak rate")].split(" ")
     peak = float(number) * {"kbit/s": 1e3, "Mbit/s": 1e6, "Gbit/s": 1e9}[unit]
     assert abs(peak - want["peak_rate_bps"]) <= 5e-4 * want["peak_rate_bps"]
-    assert first[head.index("whole")] == ("yes" if want["whole"] else "no")
+    assert first[head.index("whole")] == ("yes" if want["whole"] else "cut")
 
 
 def test_units_at_a_boundary_and_past_the_largest() -> None:
@@ -283,8 +283,8 @@ def test_degenerate_captures_report_without_nan(tmp_path: Path, kind: str) -> No
     assert not [c for c in page.cells if re.search(r"\b(nan|inf)\b", c, re.IGNORECASE)]
     if kind == "a century":
         # ρ = 5.3e-6 bit/s: the rate grid of whole bit/s is one rate, 1 bit/s; the page said
-        # "1 mean-rate multiples, 1.05ρ to 50ρ".
-        assert "rates: 1 rate, 1.89e+05ρ." in text
+        # "1 mean-rate multiples, 1.05ρ to 50ρ", then "1.89e+05ρ" (1/ρ = 189,155).
+        assert "rates: 1 rate, 189,000ρ." in text
     fig = tmp_path / "d.png"
     p = run_cli("plot", cap, "-o", fig, "-q", "--by", "all,pair")
     assert p.returncode == 0 and fig.stat().st_size > 1000, p.stderr.decode()

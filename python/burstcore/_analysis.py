@@ -44,6 +44,7 @@ from ._units import (
     parse_filters,
     parse_rate,
     parse_time_range,
+    plural,
 )
 
 _DT = pl.Datetime("ns", "UTC")
@@ -615,7 +616,8 @@ class Iterations:
 
     def __repr__(self) -> str:
         p = "none" if self.period_ns is None else format_duration(self.period_ns)
-        return f"Iterations(period {p}, confidence {self.confidence:.3f}, {self.iterations.height} iterations)"
+        n = self.iterations.height
+        return f"Iterations(period {p}, confidence {self.confidence:.3f}, {n} {plural(n, 'iteration')})"
 
 
 def iterations(
@@ -682,8 +684,9 @@ def iterations(
         # Counted (the summary's packets), yet in no bin: say so rather than leave them out quietly.
         _warn(
             [
-                f"{beyond} packets come more than {format_duration(out['max_bins'] * bin_ns)} "
-                f"({out['max_bins']:,} bins of {format_duration(bin_ns)}) after the first and are left out of "
+                f"{beyond:,} {plural(beyond, 'packet comes', 'packets come')} more than "
+                f"{format_duration(out['max_bins'] * bin_ns)} ({out['max_bins']:,} bins of {format_duration(bin_ns)}) "
+                f"after the first and {plural(beyond, 'is', 'are')} left out of "
                 "the period and the iterations: give a coarser bin= or a stretch with start=/end="
             ]
         )
@@ -788,7 +791,8 @@ def _apart(spans: list[tuple[int, int] | None]) -> str | None:
     k, s = next(((k, s) for k, s in lonely if k != k0), live[1])
     d = s[0] - s0[0]
     return (
-        f"{len(lonely)} of the {len(live)} captures overlap no other in time after their offsets "
+        f"{len(lonely)} of the {len(live)} captures {plural(len(lonely), 'overlaps', 'overlap')} no other in time "
+        "after their offsets "
         f"(capture {k} starts {format_duration(abs(d))} {'after' if d > 0 else 'before'} capture {k0}): "
         "the merge plays them one after the other, so its multiplexing gain says nothing about "
         f"sharing a link. Align them with offsets: adding '{'-' if d > 0 else ''}{format_duration(abs(d))}' "
@@ -805,7 +809,8 @@ def _absent(spans: list[tuple[int, int] | None], acc: dict[str, Any]) -> str | N
         return None
     shifted = int(acc.get("skipped_timestamp_out_of_range", 0))
     why = (
-        f"; {shifted:,} packets were left out because their time plus their capture's offset falls "
+        f"; {shifted:,} {plural(shifted, 'packet was', 'packets were')} left out because "
+        f"{plural(shifted, 'its', 'their')} time plus {plural(shifted, 'its', 'their')} capture's offset falls "
         "outside the years 1678-2262 (int64 ns): give smaller offsets"
         if shifted
         else " (empty, or every packet filtered out or outside start/end)"

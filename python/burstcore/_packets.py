@@ -7,13 +7,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
 from ._sources import normalize
 from ._types import Count, Instant, SingleSource
-from ._units import format_bytes, format_duration, format_rate, parse_count, parse_filter, parse_time_range, printable
+from ._units import (
+    _iso_ns,
+    format_bytes,
+    format_duration,
+    format_rate,
+    format_span,
+    no_mean_rate,
+    parse_count,
+    parse_filter,
+    parse_time_range,
+    plural,
+    printable,
+)
 
 ProgressCallback = Callable[[int, "int | None"], object]
 """``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms, and once
@@ -239,6 +250,20 @@ class CaptureInfo:
             return None
         return int(self.details.get("timed_wire_bytes", self.wire_bytes)) * 8 * 1e9 / d
 
+    def _no_span(self) -> tuple[int, str]:
+        """The packets with a timestamp (those the duration and the mean rate are of), and what
+        there is none of when there is no duration: packets, or packets with a timestamp."""
+        return self.packets - self.packets_without_timestamp, "packet has a timestamp" if self.packets else "packets"
+
+    def duration_text(self) -> str:
+        """The duration for people to read, saying why there is none, or that it is one instant."""
+        return format_span(self.duration_ns, *self._no_span())
+
+    def mean_rate_text(self) -> str:
+        """The mean rate for people to read, or why there is none."""
+        rate = self.mean_rate_bps
+        return format_rate(rate) if rate is not None else no_mean_rate(*self._no_span())
+
     @property
     def drops(self) -> int | None:
         """Sum of the interfaces' ``isb_ifdrop`` counters from their last Interface Statistics
@@ -260,7 +285,7 @@ class CaptureInfo:
         def ts(ns: int | None) -> str:
             if ns is None:
                 return "n/a"
-            return str(np.datetime64(ns, "ns")) + " UTC"
+            return _iso_ns(ns)
 
         lines = [
             f"Format:              {self.format}" + (f" ({self.compression})" if self.compression != "none" else ""),
@@ -270,26 +295,27 @@ class CaptureInfo:
         for i in self.interfaces:
             lines.append(
                 f"  #{i['index']}: {i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, "
-                f"resolution {i['resolution']}, {i['packets']} packets"
+                f"resolution {i['resolution']}, {i['packets']} {plural(i['packets'], 'packet')}"
                 # The capture's own text: an ESC in it would drive the terminal it is printed to.
                 + (f", name {printable(i['name'])}" if i.get("name") else "")
                 + (f", dropped {i['if_drop']}" if i.get("if_drop") is not None else "")
                 + (f", dropped by the OS {i['os_drop']}" if i.get("os_drop") is not None else "")
             )
-        rate = self.mean_rate_bps
         lines += [
             f"Packets:             {self.packets}",
-            f"Data (wire):         {self.wire_bytes} bytes ({format_bytes(self.wire_bytes)})",
-            f"Data (captured):     {self.captured_bytes} bytes",
+            f"Data (wire):         {self.wire_bytes} {plural(self.wire_bytes, 'byte')} "
+            f"({format_bytes(self.wire_bytes)})",
+            f"Data (captured):     {self.captured_bytes} {plural(self.captured_bytes, 'byte')}",
             f"First packet:        {ts(self.first_ns)}",
             f"Last packet:         {ts(self.last_ns)}",
-            f"Duration:            {format_duration(self.duration_ns) if self.duration_ns is not None else 'n/a'}",
-            f"Mean rate:           {format_rate(rate) if rate is not None else 'n/a (zero span)'}",
-            f"Out of order:        {self.out_of_order} packets (largest step back "
+            f"Duration:            {self.duration_text()}",
+            f"Mean rate:           {self.mean_rate_text()}",
+            f"Out of order:        {self.out_of_order} {plural(self.out_of_order, 'packet')} (largest step back "
             f"{format_duration(self.max_step_back_ns) if self.max_step_back_ns else '0ns'})",
-            f"Over link MTU:       {self.over_mtu_frames} frames (max {self.max_wire_len} B)"
+            f"Over link MTU:       {self.over_mtu_frames} {plural(self.over_mtu_frames, 'frame')} "
+            f"(max {self.max_wire_len} B)"
             + ("  <- TSO/GRO offload? burst sizes will be distorted" if self.over_mtu_frames else ""),
-            f"Snapped (cap<wire):  {self.snapped} packets",
+            f"Snapped (cap<wire):  {self.snapped} {plural(self.snapped, 'packet')}",
         ]
         if self.packets_without_timestamp:
             # Out-of-range timestamps are counted among the packets without one.

@@ -473,6 +473,28 @@ DEFAULT_RATE_MULTIPLES = (1.1, 1.25, 1.5, 2, 3, 5, 10, 20)
 LINK_SPEED_GRID_BPS = (10**8, 10**9, 10**10, 25 * 10**9, 4 * 10**10, 10**11, 2 * 10**11, 4 * 10**11)
 
 
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`noun` in the number `n` asks for: 'packet' for 1, 'packets' (or `nouns`) otherwise."""
+    return noun if n == 1 else nouns or noun + "s"
+
+
+def no_mean_rate(timed: int, packets: str = "packets") -> str:
+    """Why `timed` packets (those with a timestamp) have no mean rate: there are none (no
+    `packets`), or they are all at one instant, which is no span to divide their bytes by."""
+    if timed == 0:
+        return f"none (no {packets})"
+    if timed == 1:
+        return "none (a single packet: no span to average over)"
+    return f"none (all {timed:,} packets at one instant: no span to average over)"
+
+
+def format_span(ns: int | None, timed: int, packets: str = "packets") -> str:
+    """The span from the first packet to the last, saying why there is none or why it is 0."""
+    if ns is None:
+        return f"n/a (no {packets})"
+    return f"{format_duration(ns)} (one instant)" if ns == 0 and timed else format_duration(ns)
+
+
 def format_duration(ns: int) -> str:
     """The shortest exact rendering: 5000000 -> '5ms', 1500 -> '1.5us'."""
     for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
@@ -497,7 +519,23 @@ def printable(text: str) -> str:
     return "".join(repr(c)[1:-1] if c in _BIDI_CONTROLS or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in text)
 
 
-def _scaled(value: float, units: tuple[tuple[str, float], ...], smallest: str, small_digits: str) -> str:
+def format_number(x: float, digits: int = 4) -> str:
+    """`x` to `digits` significant digits without an exponent: '0.000032' (not 3.2e-05),
+    '189,200' with separators from 10,000 on (not 1.892e+05), '1.5', '1234'. For the ratios and
+    the values below a unit's smallest that people read; the machine outputs keep every digit."""
+    rounded = float(f"{x:.{digits}g}")
+    if abs(rounded) >= 10_000:
+        return f"{rounded:,.0f}"
+    # repr is the shortest string that reads back as the float: its digits are the rounded ones.
+    return f"{Decimal(repr(rounded)).normalize():f}"
+
+
+def format_quantile(q: float) -> str:
+    """A quantile as given, exactly, without an exponent: 0.99999, 0.00001 (not 1e-05)."""
+    return f"{Decimal(repr(float(q))).normalize():f}"
+
+
+def _scaled(value: float, units: tuple[tuple[str, float], ...], smallest: str, small_digits: int) -> str:
     """`value` in the largest unit it reaches once rounded (999,960 bit/s is "1 Mbit/s", not
     "1000 kbit/s"), and past the largest unit in plain digits ("12,000 Tbit/s", not "1.2e+04")."""
     rounded = float(f"{value:.4g}")
@@ -505,15 +543,15 @@ def _scaled(value: float, units: tuple[tuple[str, float], ...], smallest: str, s
         if rounded >= scale:
             shown = rounded / scale
             return f"{shown:,.0f} {unit}" if shown >= 10_000 else f"{shown:.4g} {unit}"
-    return f"{value:{small_digits}} {smallest}"
+    return f"{format_number(value, small_digits)} {smallest}"
 
 
 def format_rate(bps: float) -> str:
-    return _scaled(bps, (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)), "bit/s", ".4g")
+    return _scaled(bps, (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)), "bit/s", 4)
 
 
 def format_bytes(n: float) -> str:
-    return _scaled(n, (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)), "B", ".6g")
+    return _scaled(n, (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)), "B", 6)
 
 
 def parse_filter(value: Any) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any, Literal, NoReturn
 
 import polars as pl
 
-from ._units import printable
+from ._units import format_number, format_quantile, plural, printable
 
 EXIT_OK = 0
 EXIT_CAPTURE = 1
@@ -223,7 +223,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with its errors as one line (usage is one --help away)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        # printable: the message may quote what was typed (an unrecognized argument, a file name).
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see '{self.prog} --help')\n")
 
 
 # ---------------------------------------------------------------- option values
@@ -888,7 +889,7 @@ def _quantiles_option(g: Any) -> None:
         type=_quantile_list,
         metavar="LIST",
         help="the quantiles q, numbers from 0 to 1, e.g. 0.5,0.9,0.99 (default: "
-        + ",".join(f"{q:g}" for q in DEFAULT_QUANTILES)
+        + ",".join(map(format_quantile, DEFAULT_QUANTILES))
         + ")",
     )
 
@@ -1357,7 +1358,7 @@ def _print_result(title: str, result: Any, top: int) -> None:
             print(f"\nGroups by {by}: {n_all} (largest {len(groups)} shown; all of them with -o FILE)")
             print(text_table(groups_table(result, by, top)))
         for g in groups:
-            name = "all traffic" if by == "all" else f"{by} {g}"
+            name = "all traffic" if by == "all" else printable(f"{by} {g}")
             print(f"\nEnvelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — {name}")
             print(text_table(envelope_table(result, by, g)))
             bt = backlog_table(result, by, g)
@@ -1398,7 +1399,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 raise
             code, message = _classify(e)
             worst = max(worst, code)
-            print(f"burstcore info: error: {_as_options(message)}", file=sys.stderr)
+            print(f"burstcore info: error: {_told(message)}", file=sys.stderr)
             infos.append((f, message))
     if args.json:
         doc = [{"file": f, "error": i} if isinstance(i, str) else {"file": f, **i.to_dict()} for f, i in infos]
@@ -1407,7 +1408,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         for k, (f, i) in enumerate(infos):
             if several:
                 print(("\n" if k else "") + f"== {printable(_shown(f))}")
-            print(f"error: {i}" if isinstance(i, str) else i)
+            print(f"error: {_told(i)}" if isinstance(i, str) else i)
     return worst
 
 
@@ -1507,8 +1508,8 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[A
         # The grid's own ends: rates are whole bit/s, so below ~20 bit/s the multiples round
         # together (a 100-year capture of two packets got one rate of 1 bit/s = 189,000ρ).
         rates, rho = kwargs["rates"], cap.mean_rate_bps
-        many = f"{len(rates)} rates, {rates[0] / rho:.3g}ρ to {rates[-1] / rho:.3g}ρ" if len(rates) > 1 else ""
-        result.config["rates"] = many or f"1 rate, {rates[0] / rho:.3g}ρ"
+        lo, hi = (format_number(r / rho, 3) for r in (rates[0], rates[-1]))
+        result.config["rates"] = f"{len(rates)} rates, {lo}ρ to {hi}ρ" if len(rates) > 1 else f"1 rate, {lo}ρ"
     return cap, result
 
 
@@ -1542,7 +1543,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     salt: dict[Any, Any] = {"svg.hashsalt": "burstcore"} if fixed else {}
     with _writing(args.output), _replacing(args.output, binary=True) as f, matplotlib.rc_context(salt):
         fig.savefig(f, format=ext[1:], dpi=args.dpi)
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {printable(_shown(args.output))}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -1572,7 +1573,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return EXIT_OK
     with _writing(args.output), _replacing(args.output) as f:
         f.write(page)
-    print(f"wrote {args.output} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
+    print(f"wrote {printable(_shown(args.output))} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -1629,7 +1630,7 @@ def _show_skipped(args: argparse.Namespace, summary: pl.DataFrame | None, rows: 
 
 def _many(n: int, noun: str) -> str:
     """'1 flow', '2 flows', '1,000 flows'."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+    return f"{n:,} {plural(n, noun)}"
 
 
 def _show_table(title: str, table: Any) -> None:
@@ -1739,7 +1740,12 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
     cut = df.filter(~pl.col("whole"))["iteration"].to_list()
     if cut:
         listed = ", ".join(str(k) for k in cut)
-        rows.append(["cut by an edge", f"{len(cut)} (iteration {listed}: not whole, left out of the period)"])
+        rows.append(
+            [
+                "cut by an edge",
+                f"{len(cut)} ({plural(len(cut), 'iteration')} {listed}: not whole, left out of the period)",
+            ]
+        )
     print(f"== {_title(args.files)}")
     print(text_table((["", ""], rows)))
     _show_skipped(args, it.summary, df.height)
@@ -1954,7 +1960,7 @@ def _show_shared(args: argparse.Namespace, found: Any, pairs: pl.DataFrame, each
     from .report import shared_captures_table, shared_pairs_table
 
     files = list(args.files)
-    print(f"== {len(files)} captures: " + ", ".join(_label(f) if f == "-" else _shown(f) for f in files))
+    print(f"== {len(files)} captures: " + ", ".join(_label(f) if f == "-" else printable(_shown(f)) for f in files))
     _show_table(
         "Captures, each with its host (the one address in nearly all of its packets sampled; of a capture of "
         "one pair of hosts, the one whose packets it saw first)",
@@ -2022,7 +2028,7 @@ def _show_stretch(spans: list[tuple[int, int | None] | None], stretch: tuple[int
     from .report import _clock
 
     start, end = stretch
-    bounds = f"--start {_clock(start)}Z" + ("" if end is None else f" --end {_clock(end)}Z")
+    bounds = f"--start {_clock(start)}" + ("" if end is None else f" --end {_clock(end)}")
     print(
         f"The captures do not cover the same stretch (their first or last packets up to {format_duration(apart)} "
         "apart): a host's packets from before its own capture began, or after it ended, are in the others' "
@@ -2051,7 +2057,8 @@ def _why_no_filters(
             by_host.setdefault(h, []).append(k + 1)
     same = {tuple(g) for g in same_files(list(files), each, list(range(len(files))))}
     reasons += [
-        f"captures {joined([str(k + 1) for k in g])} are the same file ({files[g[0]]}): give it once" for g in same
+        f"captures {joined([str(k + 1) for k in g])} are the same file ({printable(_shown(files[g[0]]))}): give it once"
+        for g in same
     ]
     reasons += [
         f"captures {joined(list(map(str, ks)))} have the same host, {h}: give its filter to one of them"
@@ -2192,7 +2199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = f"burstcore {args.command}"
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-        print(f"{prog}: warning: {_as_options(str(message))}", file=sys.stderr)
+        print(f"{prog}: warning: {_told(str(message))}", file=sys.stderr)
 
     warnings.showwarning = show
     try:
@@ -2214,7 +2221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Where the command has it (iterations, flows and matrix have none: their messages
             # keep the API's keyword).
             message = message.replace("max_groups", "--max-groups")
-        print(f"{prog}: error: {_as_options(message)}", file=sys.stderr)
+        print(f"{prog}: error: {_told(message)}", file=sys.stderr)
         return code
 
 
@@ -2245,6 +2252,15 @@ def _as_options(message: str) -> str:
     for api, option in _OPTION_SPELLING:
         message = message.replace(api, option)
     return message
+
+
+def _told(message: str) -> str:
+    """A warning's or an error's message as the terminal is given it: in the options' spelling,
+    with control characters and bidirectional overrides escaped. The messages name the files read
+    (as their prefix, or inside: "captures 1 (x.pcap) and 2 ...", "... of x.pcap"), and whoever
+    named a file chose its characters: an ESC in it would drive the terminal. No message holds a
+    line break of its own, so the whole of it is escaped, wherever in it a name stands."""
+    return printable(_as_options(message))
 
 
 if __name__ == "__main__":

@@ -11,13 +11,24 @@ import datetime as _dt
 import html
 import io
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
-from ._units import format_bytes, format_duration, format_rate, printable
+from ._units import (
+    _iso_ns,
+    format_bytes,
+    format_duration,
+    format_number,
+    format_quantile,
+    format_rate,
+    format_span,
+    no_mean_rate,
+    plural,
+    printable,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -34,18 +45,28 @@ def _int(n: Any) -> str:
 
 
 def _ratio(x: Any) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.4g}"
+    return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format_number(x)
+
+
+def _counted(summary: dict[str, Any]) -> str:
+    """What a scan that counted no packet had none of: packets, or packets that passed (the
+    filter, the time range, ...) of those it read."""
+    return "packets counted" if summary["packets_read"] else "packets"
 
 
 def _mean_rate(summary: dict[str, Any]) -> str:
     """ρ, or why there is none: 0 bit/s is a rate (no bytes over a span, e.g. payload bytes of ACKs)."""
     if summary["mean_rate_bps"] is not None:
         return format_rate(summary["mean_rate_bps"])
-    return "n/a (no packet counted)" if not summary["packets"] else "n/a (zero span)"
+    why = no_mean_rate(summary["packets"], _counted(summary))
+    # The envelope's PtM(τ) and the backlog's r/ρ divide by ρ: their cells read n/a too.
+    return why[:-1] + ", so no PtM(τ) or r/ρ either)" if summary["packets"] else why
 
 
 def _ts(ns: int | None) -> str:
-    return "n/a" if ns is None else str(np.datetime64(ns, "ns")) + " UTC"
+    """An instant as every table, the terminal's and the report's, shows one: ISO 8601 to the ns,
+    Z for UTC, as the JSON and CSV outputs write it and --start/--end read it."""
+    return "n/a" if ns is None else _iso_ns(int(ns))
 
 
 def envelope_table(result: ScanResult, by: str, group: str) -> Table:
@@ -73,7 +94,7 @@ def backlog_table(result: ScanResult, by: str, group: str) -> Table:
 def groups_table(result: ScanResult, by: str, limit: int) -> Table:
     d = result.groups.filter(pl.col("by") == by).sort(["bytes", "group"], descending=[True, False]).head(limit)
     rows = [
-        [g, _int(p), _int(b), format_duration(s) if s else "0ns", format_rate(r) if r is not None else "n/a"]
+        [g, _int(p), _int(b), format_span(s, p), format_rate(r) if r is not None else "none (one instant)"]
         for g, p, b, s, r in d.select("group", "packets", "bytes", "span_ns", "mean_rate_bps").iter_rows()
     ]
     return ["group", "packets", "bytes", "span", "mean rate ρ"], rows
@@ -144,11 +165,12 @@ def scan_summary_table(result: ScanResult) -> Table:
         ["bytes (" + str(result.config.get("size", "wire")) + ")", f"{_int(s['bytes'])} ({format_bytes(s['bytes'])})"],
         ["first packet", _ts(first)],
         ["last packet", _ts(last)],
-        ["span", format_duration(s["span_ns"]) if s["span_ns"] else "n/a"],
+        ["span", format_span(s["span_ns"], s["packets"], _counted(s))],
         ["mean rate ρ", _mean_rate(s)],
         [
             "reordered",
-            f"{_int(s['reordered'])} packets came after a later one and were put in order "
+            f"{_int(s['reordered'])} {plural(s['reordered'], 'packet came', 'packets came')} after a later one "
+            f"and {plural(s['reordered'], 'was', 'were')} put in order "
             f"(largest lateness {format_duration(s['max_lateness_ns'] or 0)})",
         ],
     ]
@@ -184,7 +206,6 @@ _SKIP_REASONS = (
 
 
 def info_table(info: CaptureInfo) -> Table:
-    rate = info.mean_rate_bps
     rows = [
         ["format", info.format + (f" ({info.compression})" if info.compression != "none" else "")],
         ["interfaces", str(len(info.interfaces))],
@@ -193,11 +214,12 @@ def info_table(info: CaptureInfo) -> Table:
         ["captured bytes", _int(info.captured_bytes)],
         ["first packet", _ts(info.first_ns)],
         ["last packet", _ts(info.last_ns)],
-        ["duration", format_duration(info.duration_ns) if info.duration_ns is not None else "n/a"],
-        ["mean rate", format_rate(rate) if rate is not None else "n/a (zero span)"],
+        ["duration", info.duration_text()],
+        ["mean rate", info.mean_rate_text()],
         [
             "out of order",
-            f"{_int(info.out_of_order)} packets earlier than the one just before them in the file "
+            f"{_int(info.out_of_order)} {plural(info.out_of_order, 'packet')} earlier than the one just before "
+            f"{plural(info.out_of_order, 'it', 'them')} in the file "
             f"(largest step back {format_duration(info.max_step_back_ns)})",
         ],
         [
@@ -214,39 +236,15 @@ def info_table(info: CaptureInfo) -> Table:
             [
                 f"interface #{i['index']}",
                 f"{i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, resolution {i['resolution']}, "
-                f"{i['packets']} packets" + (f", name {printable(i['name'])}" if i.get("name") else ""),
+                f"{_int(i['packets'])} {plural(i['packets'], 'packet')}"
+                + (f", name {printable(i['name'])}" if i.get("name") else ""),
             ]
         )
     return ["", ""], rows
 
 
-def iterations_table(iters: pl.DataFrame, limit: int = 30) -> Table:
-    cols = [c for c in iters.columns if iters.schema[c] != pl.Object][:8]
-    d = iters.select(cols).head(limit)
-    rows = []
-    for row in d.iter_rows():
-        out = []
-        for col, v in zip(cols, row, strict=True):
-            if v is None:
-                out.append("n/a")
-            elif col.endswith("_bps"):
-                # A rate as every other table shows one, not 3.5968e+08.
-                out.append(format_rate(v))
-            elif isinstance(v, bool):
-                out.append("yes" if v else "no")
-            elif isinstance(v, int):
-                out.append(_int(v))
-            elif isinstance(v, _dt.datetime):
-                # µs is enough to read; the exact ns stay in the data frame.
-                out.append(v.strftime("%H:%M:%S.%f"))
-            elif isinstance(v, _dt.timedelta):
-                out.append(format_duration(v // _dt.timedelta(microseconds=1) * 1000))
-            elif isinstance(v, float):
-                out.append(f"{v:.6g}")
-            else:
-                out.append(str(v))
-        rows.append(out)
-    return cols, rows
+# Iterations listed in the report (burstcore iterations -o FILE gives them all).
+_ITERATIONS_SHOWN = 30
 
 
 def iteration_period_table(it: Iterations) -> Table:
@@ -276,9 +274,7 @@ def iteration_period_table(it: Iterations) -> Table:
 PROTOCOLS = {1: "icmp", 2: "igmp", 6: "tcp", 17: "udp", 58: "icmpv6", 132: "sctp"}
 
 
-def _clock(ns: int | None) -> str:
-    """An instant to the ns, UTC (the tables' headers say so)."""
-    return "n/a" if ns is None else str(np.datetime64(int(ns), "ns"))
+_clock = _ts
 
 
 def _endpoint(ip: str | None, port: int) -> str:
@@ -367,6 +363,54 @@ def hosts_table(hosts: pl.DataFrame) -> Table:
     return ["host", "sent bytes", "sent packets", "received bytes", "received packets"], rows
 
 
+_ITERATION_COLUMNS = (
+    "iteration",
+    "start_ns",
+    "comm_end_ns",
+    "end_ns",
+    "bytes",
+    "packets",
+    "peak_rate_bps",
+    "whole",
+    "in_period",
+)
+
+
+def _frame_table(frame: pl.DataFrame) -> Table:
+    """Any frame of iterations (one a caller made, with only some of burstcore's columns), its
+    first 8 columns shown as the other tables show their values: instants as `_ts`, durations as
+    `format_duration`, rates in bit/s units, numbers without exponents."""
+    cols = [c for c in frame.columns if frame.schema[c] != pl.Object][:8]
+    exact = frame.select(
+        pl.col(c).dt.epoch("ns")
+        if isinstance(frame.schema[c], pl.Datetime)
+        else pl.col(c).dt.total_nanoseconds()
+        if isinstance(frame.schema[c], pl.Duration)
+        else pl.col(c)
+        for c in cols
+    )
+    shows: list[Callable[[Any], str]] = []
+    for c in cols:
+        dtype = frame.schema[c]
+        if isinstance(dtype, pl.Datetime):
+            shows.append(_ts)
+        elif isinstance(dtype, pl.Duration):
+            shows.append(format_duration)
+        elif c.endswith("_bps"):
+            shows.append(format_rate)
+        elif dtype == pl.Boolean:
+            shows.append(lambda v: "yes" if v else "no")
+        elif dtype.is_integer():
+            shows.append(_int)
+        elif dtype.is_float():
+            shows.append(_ratio)
+        else:
+            shows.append(str)
+    rows = [["n/a" if v is None else show(v) for show, v in zip(shows, row, strict=True)] for row in exact.iter_rows()]
+    head = [f"{c} (UTC)" if isinstance(frame.schema[c], pl.Datetime) else c for c in cols]
+    return head, rows
+
+
 def iteration_list_table(iters: pl.DataFrame) -> Table:
     """``burstcore.iterations``' rows: start, communication phase, length, bytes, packets, peak,
     whether it is whole ("cut": an edge of the stretch read cut it) and in the period's run."""
@@ -382,9 +426,7 @@ def iteration_list_table(iters: pl.DataFrame) -> Table:
             "yes" if w else "cut",
             "yes" if ip else "no",
         ]
-        for k, s, c, e, b, p, r, w, ip in iters.select(
-            "iteration", "start_ns", "comm_end_ns", "end_ns", "bytes", "packets", "peak_rate_bps", "whole", "in_period"
-        ).iter_rows()
+        for k, s, c, e, b, p, r, w, ip in iters.select(_ITERATION_COLUMNS).iter_rows()
     ]
     head = [
         "iteration",
@@ -419,7 +461,7 @@ def burst_quantiles_table(distributions: pl.DataFrame) -> Table:
     }
     qs = distributions.filter(pl.col("metric") == "bytes")["q"].to_list()
     rows = [
-        [f"{q:g}", *("n/a" if by_metric[m].get(q) is None else show(by_metric[m][q]) for m, show in metrics)]
+        [format_quantile(q), *("n/a" if by_metric[m].get(q) is None else show(by_metric[m][q]) for m, show in metrics)]
         for q in qs
     ]
     return ["q", "bytes", "packets", "duration", "OFF gap"], rows
@@ -438,7 +480,7 @@ def size_quantiles_table(quantiles: pl.DataFrame, groups: pl.DataFrame, shown: S
     packets = dict(groups.select("group", "packets").iter_rows())
     qs = next(iter(per.values()))["q"] if per else []
     rows = [[g, _int(packets.get(g)), *(_size_q(v) for v in per[g]["value"])] for g in shown if g in per]
-    return ["group", "packets", *(f"{q:g}" for q in qs)], rows
+    return ["group", "packets", *(format_quantile(q) for q in qs)], rows
 
 
 def _size_q(v: int | None) -> str:
@@ -462,7 +504,13 @@ def gap_quantiles_table(quantiles: pl.DataFrame, groups: pl.DataFrame, shown: Se
             continue
         for k, (q, lo, hi) in enumerate(zip(per[g]["q"], per[g]["lo_ns"], per[g]["hi_ns"], strict=True)):
             rows.append(
-                [g if k == 0 else "", _int(gaps.get(g)) if k == 0 else "", f"{q:g}", _duration(lo), _duration(hi)]
+                [
+                    g if k == 0 else "",
+                    _int(gaps.get(g)) if k == 0 else "",
+                    format_quantile(q),
+                    _duration(lo),
+                    _duration(hi),
+                ]
             )
     return ["group", "gaps", "q", "from", "to"], rows
 
@@ -491,9 +539,16 @@ def gain_table(gain: pl.DataFrame) -> Table:
     return ["window τ", "sum of singles", "merged", "gain"], rows
 
 
+def _safe(table: Table) -> Table:
+    """`table` with every cell printable: cells name files (shared, superpose), echo the filters
+    given and carry what a capture holds, strings whoever made them chose (`printable`)."""
+    header, rows = table
+    return [printable(h) for h in header], [[printable(c) for c in r] for r in rows]
+
+
 def text_table(table: Table, indent: str = "  ") -> str:
     """A plain-text table, numbers right-aligned."""
-    header, rows = table
+    header, rows = _safe(table)
     if not rows:
         return ""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
@@ -510,8 +565,8 @@ def text_table(table: Table, indent: str = "  ") -> str:
 
 
 def html_table(table: Table, caption: str | None = None, css_class: str = "") -> str:
-    header, rows = table
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    header, rows = _safe(table)
+    cap = f"<caption>{html.escape(printable(caption))}</caption>" if caption else ""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header) if any(header) else ""
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
     cls = f' class="{css_class}"' if css_class else ""
@@ -580,6 +635,7 @@ def render_report(
 
     now = generated_at()
     cfg = result.config
+    name = printable(name)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -592,11 +648,11 @@ def render_report(
         "E(τ) is the most bytes in any sliding window of length τ; PtM(τ) = E(τ)/(ρ·τ); B_max(r) is "
         "the largest backlog of a constant-rate server of rate r fed by the trace.</p>",
     ]
-    warns = list(result.warnings) + list(info.warnings if info else []) + list(notes)
+    # The info pass and the scan read the same capture and meet the same damage: told once.
+    warns = list(dict.fromkeys([*result.warnings, *(info.warnings if info else []), *notes]))
     if warns:
-        parts.append(
-            "<h2>Warnings</h2><ul>" + "".join(f'<li class="warn">{html.escape(w)}</li>' for w in warns) + "</ul>"
-        )
+        items = "".join(f'<li class="warn">{html.escape(printable(w))}</li>' for w in warns)
+        parts.append(f"<h2>Warnings</h2><ul>{items}</ul>")
     parts.append('<h2 id="summary">Summary</h2>')
     if info is not None:
         parts.append(html_table(info_table(info), "Capture", "kv"))
@@ -640,6 +696,10 @@ def render_report(
         if not isinstance(iterations, pl.DataFrame) and hasattr(iterations, "period_ns"):
             parts.append(html_table(iteration_period_table(iterations), None, "kv period"))
         if frame.height:
-            parts.append(html_table(iterations_table(frame), "First iterations", "iterations"))
+            # The terminal's table: instants to the ns and in UTC, the phases as durations.
+            shown = frame.head(_ITERATIONS_SHOWN)
+            more = f"The first {shown.height} of {frame.height}" if shown.height < frame.height else None
+            whole = set(_ITERATION_COLUMNS) <= set(frame.columns)
+            parts.append(html_table(iteration_list_table(shown) if whole else _frame_table(shown), more, "iterations"))
     parts.append("</body></html>")
     return "\n".join(parts)

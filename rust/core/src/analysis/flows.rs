@@ -197,9 +197,10 @@ impl FlowTable {
                     return Err(Error::limit_exceeded(
                         Limit::Result,
                         format!(
-                            "more than {} flows: raise max_flows (each flow holds a few hundred \
+                            "more than {} flow{}: raise max_flows (each flow holds a few hundred \
                              bytes, about 1.2 kB with windows), or a longer idle_timeout",
-                            self.opts.max_flows
+                            self.opts.max_flows,
+                            if self.opts.max_flows == 1 { "" } else { "s" }
                         ),
                     ));
                 }

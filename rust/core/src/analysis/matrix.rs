@@ -50,8 +50,9 @@ impl TrafficMatrix {
             return Err(Error::limit_exceeded(
                 Limit::Result,
                 format!(
-                    "more than {} host pairs: raise max_pairs (each pair holds about 400 bytes)",
-                    self.max_pairs
+                    "more than {} host pair{}: raise max_pairs (each pair holds about 400 bytes)",
+                    self.max_pairs,
+                    if self.max_pairs == 1 { "" } else { "s" }
                 ),
             ));
         }

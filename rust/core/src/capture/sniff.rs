@@ -85,8 +85,9 @@ pub(crate) fn not_a_capture(first: &[u8], compression: Compression, short: bool)
             ErrorKind::NotACapture,
             0,
             format!(
-                "input{inside} is only {} bytes ({hex}): too short for a pcap or pcapng file",
-                first.len()
+                "input{inside} is only {} byte{} ({hex}): too short for a pcap or pcapng file",
+                first.len(),
+                if first.len() == 1 { "" } else { "s" }
             ),
         );
     }
