@@ -616,3 +616,31 @@ def test_capture_warnings_point_at_the_callers_line():
             warnings.simplefilter("always")
             call(cut)
         assert caught and all(w.filename == __file__ for w in caught), (call.__name__, [w.filename for w in caught])
+
+
+def test_a_packet_whose_protocol_the_snaplen_cut_is_in_no_5_tuple_flow():
+    # Ethernet + IPv6 whose next header is a Fragment header (44) the snaplen cut off whole: the
+    # addresses are there, the transport protocol is not (tshark: "IPv6 Fragment truncated").
+    # scan(by="flow") puts it in '(none)'; flows() made it a flow of protocol 0 (Hop-by-Hop),
+    # whose E(τ) column was null for 86 bytes.
+    a, b = bytes(15) + b"\x01", bytes(15) + b"\x02"
+    eth = b"\x02" * 6 + b"\x04" * 6 + b"\x86\xdd"
+    cut = eth + struct.pack("!IHBB", 6 << 28, 32, 44, 64) + a + b  # 54 of 86 bytes captured
+    udp = eth + struct.pack("!IHBB", 6 << 28, 8, 17, 64) + a + b + struct.pack("!HHHH", 5, 6, 8, 0)
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface(linktype=1, resolution="1e-9")
+    w.epb(0, cut, ts_ns=BASE, wire_len=len(cut) + 32)
+    w.epb(0, udp, ts_ns=BASE + 10)
+    data = w.getvalue()
+    udp_row = ("::1", "::2", 17, 5, 6, 1, len(udp))
+    for key in ("flow", "biflow"):
+        f = burstcore.flows(data, key=key)
+        assert f.select("src_ip", "dst_ip", "protocol", "src_port", "dst_port", "packets", "bytes").rows() == [udp_row]
+    f = burstcore.flows(data, windows="1ms")
+    assert f["envelope_1ms"].to_list() == [len(udp)]
+    g = burstcore.scan(data, windows="1ms", rates="1Gbps", by="flow").groups
+    assert sorted(g.select("group", "packets", "bytes").rows()) == [
+        ("(none)", 1, len(cut) + 32),
+        ("udp [::1]:5>[::2]:6", 1, len(udp)),
+    ]

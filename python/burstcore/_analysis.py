@@ -108,7 +108,9 @@ def flows(
     flow4, as the study counted TCP port pairs); 'biflow' = both directions of a 5-tuple are one
     flow, ``src_*`` naming the sender of its first packet (``src2dst_*``/``dst2src_*`` split it
     by direction). For 'flow' and 'biflow', ports are 0 for packets without them. Non-IP packets
-    belong to no flow (``traffic_matrix`` counts them, in its row without addresses).
+    belong to no flow (``traffic_matrix`` counts them, in its row without addresses), nor, for
+    'flow' and 'biflow', an IPv6 packet whose extension headers the snaplen cut before its
+    transport protocol (``scan(by="flow")``'s group '(none)').
 
     ``idle_timeout``: a gap strictly longer than this ends a flow and the next packet opens a new
     one (None: one flow per key for the whole capture, as tshark's conversations). As for windows,
