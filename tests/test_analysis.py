@@ -644,3 +644,26 @@ def test_a_packet_whose_protocol_the_snaplen_cut_is_in_no_5_tuple_flow():
         ("(none)", 1, len(cut) + 32),
         ("udp [::1]:5>[::2]:6", 1, len(udp)),
     ]
+
+
+def test_idle_timeout_boundary_and_a_late_packet_by_hand():
+    # One TCP connection, T = 1 ms. A gap of exactly T keeps a flow (only a gap strictly longer
+    # ends it). The packet at 3T arrives after the one at 4T and is put back in time order (10 ms
+    # horizon) before flows are cut: in file order the gap 2T..4T would have ended the flow.
+    T = 1_000_000
+    fwd = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 40000, 80, proto=6)
+    rev = oracles.eth_ipv4_udp("10.0.0.2", "10.0.0.1", 80, 40000, proto=6)
+    arrivals = [(0, fwd), (T, rev), (2 * T, fwd), (4 * T, fwd), (3 * T, rev), (5 * T + 1, rev), (5 * T + 1, fwd)]
+    ts = [BASE + t for t, _ in arrivals]
+    frames = [f for _, f in arrivals]
+    data = oracles.capture(ts, [len(f) for f in frames], frames=frames)
+    cols = ("src_ip", "first_seen_ns", "last_seen_ns", "packets", "src2dst_packets", "dst2src_packets")
+    rows = burstcore.flows(data, key="biflow", idle_timeout=f"{T}ns").select(cols).rows()
+    # In time order 0, T, 2T, 3T, 4T (gaps of T), then 5T+1 twice (a gap of T+1: a new flow,
+    # whose first packet in file order, the reply, names its source).
+    assert rows == [
+        ("10.0.0.1", BASE, BASE + 4 * T, 5, 3, 2),
+        ("10.0.0.2", BASE + 5 * T + 1, BASE + 5 * T + 1, 2, 1, 1),
+    ]
+    one_less = burstcore.flows(data, key="biflow", idle_timeout=f"{T - 1}ns")
+    assert one_less["packets"].to_list() == [1, 1, 1, 1, 1, 2]
