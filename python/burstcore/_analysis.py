@@ -113,7 +113,9 @@ def flows(
     transport protocol (``scan(by="flow")``'s group '(none)').
 
     ``idle_timeout``: a gap strictly longer than this ends a flow and the next packet opens a new
-    one (None: one flow per key for the whole capture, as tshark's conversations). As for windows,
+    one (None: one flow per key for the whole capture, as tshark's conversations). Gaps are
+    taken in time order, after the reorder buffer, and nothing else ends a flow: a TCP FIN or RST
+    followed by packets of the same key within the timeout stays in one row. As for windows,
     a plain number of 1000 or more is refused as most likely nanoseconds: write '1000s' or '20min'.
 
     ``max_flows``: most flows reported, each a row (a few hundred bytes, about 1.2 kB with
