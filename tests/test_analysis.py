@@ -616,3 +616,54 @@ def test_capture_warnings_point_at_the_callers_line():
             warnings.simplefilter("always")
             call(cut)
         assert caught and all(w.filename == __file__ for w in caught), (call.__name__, [w.filename for w in caught])
+
+
+def test_a_packet_whose_protocol_the_snaplen_cut_is_in_no_5_tuple_flow():
+    # Ethernet + IPv6 whose next header is a Fragment header (44) the snaplen cut off whole: the
+    # addresses are there, the transport protocol is not (tshark: "IPv6 Fragment truncated").
+    # scan(by="flow") puts it in '(none)'; flows() made it a flow of protocol 0 (Hop-by-Hop),
+    # whose E(τ) column was null for 86 bytes.
+    a, b = bytes(15) + b"\x01", bytes(15) + b"\x02"
+    eth = b"\x02" * 6 + b"\x04" * 6 + b"\x86\xdd"
+    cut = eth + struct.pack("!IHBB", 6 << 28, 32, 44, 64) + a + b  # 54 of 86 bytes captured
+    udp = eth + struct.pack("!IHBB", 6 << 28, 8, 17, 64) + a + b + struct.pack("!HHHH", 5, 6, 8, 0)
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface(linktype=1, resolution="1e-9")
+    w.epb(0, cut, ts_ns=BASE, wire_len=len(cut) + 32)
+    w.epb(0, udp, ts_ns=BASE + 10)
+    data = w.getvalue()
+    udp_row = ("::1", "::2", 17, 5, 6, 1, len(udp))
+    for key in ("flow", "biflow"):
+        f = burstcore.flows(data, key=key)
+        assert f.select("src_ip", "dst_ip", "protocol", "src_port", "dst_port", "packets", "bytes").rows() == [udp_row]
+    f = burstcore.flows(data, windows="1ms")
+    assert f["envelope_1ms"].to_list() == [len(udp)]
+    g = burstcore.scan(data, windows="1ms", rates="1Gbps", by="flow").groups
+    assert sorted(g.select("group", "packets", "bytes").rows()) == [
+        ("(none)", 1, len(cut) + 32),
+        ("udp [::1]:5>[::2]:6", 1, len(udp)),
+    ]
+
+
+def test_idle_timeout_boundary_and_a_late_packet_by_hand():
+    # One TCP connection, T = 1 ms. A gap of exactly T keeps a flow (only a gap strictly longer
+    # ends it). The packet at 3T arrives after the one at 4T and is put back in time order (10 ms
+    # horizon) before flows are cut: in file order the gap 2T..4T would have ended the flow.
+    T = 1_000_000
+    fwd = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 40000, 80, proto=6)
+    rev = oracles.eth_ipv4_udp("10.0.0.2", "10.0.0.1", 80, 40000, proto=6)
+    arrivals = [(0, fwd), (T, rev), (2 * T, fwd), (4 * T, fwd), (3 * T, rev), (5 * T + 1, rev), (5 * T + 1, fwd)]
+    ts = [BASE + t for t, _ in arrivals]
+    frames = [f for _, f in arrivals]
+    data = oracles.capture(ts, [len(f) for f in frames], frames=frames)
+    cols = ("src_ip", "first_seen_ns", "last_seen_ns", "packets", "src2dst_packets", "dst2src_packets")
+    rows = burstcore.flows(data, key="biflow", idle_timeout=f"{T}ns").select(cols).rows()
+    # In time order 0, T, 2T, 3T, 4T (gaps of T), then 5T+1 twice (a gap of T+1: a new flow,
+    # whose first packet in file order, the reply, names its source).
+    assert rows == [
+        ("10.0.0.1", BASE, BASE + 4 * T, 5, 3, 2),
+        ("10.0.0.2", BASE + 5 * T + 1, BASE + 5 * T + 1, 2, 1, 1),
+    ]
+    one_less = burstcore.flows(data, key="biflow", idle_timeout=f"{T - 1}ns")
+    assert one_less["packets"].to_list() == [1, 1, 1, 1, 1, 2]

@@ -109,10 +109,14 @@ def flows(
     flow4, as the study counted TCP port pairs); 'biflow' = both directions of a 5-tuple are one
     flow, ``src_*`` naming the sender of its first packet (``src2dst_*``/``dst2src_*`` split it
     by direction). For 'flow' and 'biflow', ports are 0 for packets without them. Non-IP packets
-    belong to no flow (``traffic_matrix`` counts them, in its row without addresses).
+    belong to no flow (``traffic_matrix`` counts them, in its row without addresses), nor, for
+    'flow' and 'biflow', an IPv6 packet whose extension headers the snaplen cut before its
+    transport protocol (``scan(by="flow")``'s group '(none)').
 
     ``idle_timeout``: a gap strictly longer than this ends a flow and the next packet opens a new
-    one (None: one flow per key for the whole capture, as tshark's conversations). As for windows,
+    one (None: one flow per key for the whole capture, as tshark's conversations). Gaps are
+    taken in time order, after the reorder buffer, and nothing else ends a flow: a TCP FIN or RST
+    followed by packets of the same key within the timeout stays in one row. As for windows,
     a plain number of 1000 or more is refused as most likely nanoseconds: write '1000s' or '20min'.
 
     ``max_flows``: most flows reported, each a row (a few hundred bytes, about 1.2 kB with

@@ -127,10 +127,16 @@ impl FlowTable {
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
         let h = &a.headers;
         // The CNSM study's 4-tuple comes from the TCP ports: ICMP, IGMP or a later fragment is
-        // in no flow4, as a packet without addresses is in no flow at all.
-        let ported = self.opts.key != FlowKey::Flow4 || (h.sport.is_some() && h.dport.is_some());
+        // in no flow4, as a packet without addresses is in no flow at all. A 5-tuple needs the
+        // protocol: an IPv6 packet whose extension chain the snaplen cut has addresses and no
+        // protocol, and is in no flow, as in scan(by="flow") (counted as protocol 0, it claimed
+        // Hop-by-Hop and its row found no E(τ) of its own).
+        let keyed = match self.opts.key {
+            FlowKey::Flow4 => h.sport.is_some() && h.dport.is_some(),
+            FlowKey::Flow5 | FlowKey::BiFlow5 => h.ip_proto.is_some(),
+        };
         let (src, dst) = match (h.src, h.dst) {
-            (Some(s), Some(d)) if ported => (s, d),
+            (Some(s), Some(d)) if keyed => (s, d),
             _ => {
                 self.no_flow_packets = self.no_flow_packets.saturating_add(1);
                 self.no_flow_bytes = self.no_flow_bytes.saturating_add(a.size);
