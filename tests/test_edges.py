@@ -98,6 +98,24 @@ def test_a_finished_writer_says_so() -> None:
         w.packet(1, FRAME)
 
 
+def test_the_writer_refuses_records_past_the_snaplen() -> None:
+    # libpcap cuts a pcap record longer than the file's snaplen to it, and refuses such a pcapng
+    # block ("bigger than snaplen"), while tshark and burstcore read it whole: the writer wrote
+    # them without a word, so a test could pass on a file tcpdump reads otherwise.
+    w = burstcore.CaptureWriter("pcap", nanos=True, snaplen=64)
+    with pytest.raises(ValueError, match="65 captured bytes are more than the file's snaplen of 64"):
+        w.packet(0, bytes(65), wire_len=100)
+    w.packet(0, bytes(64), wire_len=100)
+    ng = burstcore.CaptureWriter("pcapng")
+    ng.interface(snaplen=0)
+    ng.interface(snaplen=64)
+    ng.epb(0, bytes(65), ts_ns=0)  # 0: no limit
+    with pytest.raises(ValueError, match="65 captured bytes are more than interface 1's snaplen of 64"):
+        ng.epb(1, bytes(65), ts_ns=0, wire_len=100)
+    with pytest.raises(ValueError, match="interface 1's snaplen of 64"):
+        ng.opb(1, 0, bytes(65), wire_len=100)
+
+
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "burstcore", *args], cwd=cwd, capture_output=True, text=True, timeout=120

@@ -68,13 +68,14 @@ def captures(draw):
             kind = draw(st.sampled_from(["epb", "epb", "spb", "opb", "nrb", "isb", "dsb", "custom", "unknown"]))
             data = draw(payload)
             extra = draw(st.integers(0, 3000))
-            if kind == "epb":
+            if kind in ("epb", "opb"):
                 i = ifaces[draw(st.integers(0, len(ifaces) - 1))]
+                data = data[: i.snaplen or None]  # a record holds at most its interface's snaplen
+            if kind == "epb":
                 raw = draw(st.integers(0, 2**64 - 1) | st.integers(0, 2**40))
                 w.epb(ifaces.index(i), data, ts_raw=raw, wire_len=len(data) + extra)
                 expected.append((i.ns(raw), i.index, len(data) + extra, len(data)))
             elif kind == "opb":
-                i = ifaces[draw(st.integers(0, len(ifaces) - 1))]
                 raw = draw(st.integers(0, 2**40))
                 w.opb(ifaces.index(i), raw, data, wire_len=len(data) + extra)
                 expected.append((i.ns(raw), i.index, len(data) + extra, len(data)))

@@ -86,8 +86,9 @@ impl CaptureWriter {
     /// `interface()` (link type, snaplen, resolution 1e-9 with `nanos`, else 1e-6); an interface
     /// declared before any section header gets one in the constructor's byte order.
     ///
-    /// Records are written as given, data past the snaplen included (the writer also builds
-    /// malformed captures for tests), and a timestamp is floored to the file's or interface's
+    /// A record's data may not be longer than its wire length, nor than the snaplen of its file
+    /// or interface when that is not 0 (libpcap would cut or refuse it): `raw_block` writes
+    /// malformed pcapng for tests. A timestamp is floored to the file's or interface's
     /// resolution (a µs pcap, the default without `nanos`, keeps 1500 ns as 1 µs).
     #[new]
     #[pyo3(signature = (format="pcapng", byte_order="little", nanos=false, linktype=1, snaplen=None))]
