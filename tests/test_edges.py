@@ -116,6 +116,17 @@ def test_the_writer_refuses_records_past_the_snaplen() -> None:
         ng.opb(1, 0, bytes(65), wire_len=100)
 
 
+def test_a_pcapng_block_asked_of_a_pcap_writer_says_so() -> None:
+    # It said "this block needs a pcapng writer that is not finished", of a writer not finished.
+    w = burstcore.CaptureWriter("pcap")
+    for call in (w.section, w.interface, lambda: w.spb(b"")):
+        with pytest.raises(ValueError, match=r"this writer is pcap: use packet\(\), or CaptureWriter\(\"pcapng\"\)"):
+            call()
+    w.getvalue()
+    with pytest.raises(ValueError, match="the writer is finished"):
+        w.section()
+
+
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "burstcore", *args], cwd=cwd, capture_output=True, text=True, timeout=120

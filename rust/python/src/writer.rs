@@ -72,8 +72,12 @@ impl CaptureWriter {
     fn ng(&mut self) -> PyResult<&mut PcapNgWriter<Vec<u8>>> {
         match &mut self.inner {
             Some(Inner::PcapNg(w)) => Ok(w),
-            _ => Err(to_py(Error::invalid(
-                "this block needs a pcapng writer that is not finished",
+            Some(Inner::Pcap(_)) => Err(to_py(Error::invalid(
+                "this is a pcapng block and this writer is pcap: use packet(), or \
+                 CaptureWriter(\"pcapng\")",
+            ))),
+            Some(Inner::Finished(_)) | None => Err(to_py(Error::invalid(
+                "the writer is finished (getvalue() was called): start a new CaptureWriter",
             ))),
         }
     }
