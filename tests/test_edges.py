@@ -127,6 +127,21 @@ def test_a_pcapng_block_asked_of_a_pcap_writer_says_so() -> None:
         w.section()
 
 
+def test_an_empty_pcapng_writer_gives_a_capture_of_no_packets(tmp_path: Path) -> None:
+    # It gave zero bytes, which burstcore refuses ("empty input: not a pcap or pcapng file")
+    # and capinfos takes for an "Endace ERF capture", while an empty pcap writer gives its
+    # 24-byte header: now a section header in the constructor's byte order.
+    for order, bom in (("little", b"\x4d\x3c\x2b\x1a"), ("big", b"\x1a\x2b\x3c\x4d")):
+        data = burstcore.CaptureWriter("pcapng", byte_order=order).getvalue()
+        assert data[:4] == b"\x0a\x0d\x0d\x0a" and data[8:12] == bom, data
+        path = tmp_path / f"{order}.pcapng"
+        path.write_bytes(data)
+        assert burstcore.read_packets(path).height == 0
+        p = subprocess.run(["capinfos", "-t", "-c", str(path)], capture_output=True, text=True, check=True)
+        assert "pcapng" in p.stdout and "Number of packets:   0" in p.stdout, p.stdout
+    assert len(burstcore.CaptureWriter("pcap").getvalue()) == 24
+
+
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "burstcore", *args], cwd=cwd, capture_output=True, text=True, timeout=120

@@ -290,8 +290,14 @@ impl CaptureWriter {
         self.ng()?.raw_block(block_type, body).map_err(to_py)
     }
 
-    /// The capture written so far (finishes the writer).
+    /// The capture written so far (finishes the writer); a pcapng one gets its section header
+    /// if no block was written.
     fn getvalue<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        // A pcapng capture starts with a section header as a pcap one starts with its file
+        // header: without a block written, zero bytes that no reader takes as a capture.
+        if matches!(self.inner, Some(Inner::PcapNg(_))) && !self.sectioned {
+            self.section(None, None)?;
+        }
         let bytes = match self.inner.take() {
             Some(Inner::Pcap(w)) => w.finish().map_err(to_py)?,
             Some(Inner::PcapNg(w)) => w.finish().map_err(to_py)?,
