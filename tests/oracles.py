@@ -66,14 +66,14 @@ def capture(ts: list[int], sizes: list[int], *, fmt: str = "pcapng", frames: lis
         w = burstcore.CaptureWriter("pcap", nanos=True, linktype=1)
         for i, (t, L) in enumerate(zip(ts, sizes, strict=True)):
             data = frames[i] if frames else b"\x00" * min(L, 14)
-            w.packet(t, data[: max(L, 0)] if len(data) > L else data, wire_len=max(L, len(data)))
+            w.packet(t, data[: max(L, 0)], wire_len=max(L, 0))
         return w.getvalue()
     w = burstcore.CaptureWriter("pcapng")
     w.section("little")
     w.interface(linktype=1, snaplen=0, resolution="1e-9")
     for i, (t, L) in enumerate(zip(ts, sizes, strict=True)):
         data = frames[i] if frames else b"\x00" * min(L, 14)
-        w.epb(0, data if len(data) <= L else data[:L], ts_ns=t, wire_len=max(L, min(len(data), L)))
+        w.epb(0, data[: max(L, 0)], ts_ns=t, wire_len=max(L, 0))
     return w.getvalue()
 
 

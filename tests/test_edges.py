@@ -98,6 +98,50 @@ def test_a_finished_writer_says_so() -> None:
         w.packet(1, FRAME)
 
 
+def test_the_writer_refuses_records_past_the_snaplen() -> None:
+    # libpcap cuts a pcap record longer than the file's snaplen to it, and refuses such a pcapng
+    # block ("bigger than snaplen"), while tshark and burstcore read it whole: the writer wrote
+    # them without a word, so a test could pass on a file tcpdump reads otherwise.
+    w = burstcore.CaptureWriter("pcap", nanos=True, snaplen=64)
+    with pytest.raises(ValueError, match="65 captured bytes are more than the file's snaplen of 64"):
+        w.packet(0, bytes(65), wire_len=100)
+    w.packet(0, bytes(64), wire_len=100)
+    ng = burstcore.CaptureWriter("pcapng")
+    ng.interface(snaplen=0)
+    ng.interface(snaplen=64)
+    ng.epb(0, bytes(65), ts_ns=0)  # 0: no limit
+    with pytest.raises(ValueError, match="65 captured bytes are more than interface 1's snaplen of 64"):
+        ng.epb(1, bytes(65), ts_ns=0, wire_len=100)
+    with pytest.raises(ValueError, match="interface 1's snaplen of 64"):
+        ng.opb(1, 0, bytes(65), wire_len=100)
+
+
+def test_a_pcapng_block_asked_of_a_pcap_writer_says_so() -> None:
+    # It said "this block needs a pcapng writer that is not finished", of a writer not finished.
+    w = burstcore.CaptureWriter("pcap")
+    for call in (w.section, w.interface, lambda: w.spb(b"")):
+        with pytest.raises(ValueError, match=r"this writer is pcap: use packet\(\), or CaptureWriter\(\"pcapng\"\)"):
+            call()
+    w.getvalue()
+    with pytest.raises(ValueError, match="the writer is finished"):
+        w.section()
+
+
+def test_an_empty_pcapng_writer_gives_a_capture_of_no_packets(tmp_path: Path) -> None:
+    # It gave zero bytes, which burstcore refuses ("empty input: not a pcap or pcapng file")
+    # and capinfos takes for an "Endace ERF capture", while an empty pcap writer gives its
+    # 24-byte header: now a section header in the constructor's byte order.
+    for order, bom in (("little", b"\x4d\x3c\x2b\x1a"), ("big", b"\x1a\x2b\x3c\x4d")):
+        data = burstcore.CaptureWriter("pcapng", byte_order=order).getvalue()
+        assert data[:4] == b"\x0a\x0d\x0d\x0a" and data[8:12] == bom, data
+        path = tmp_path / f"{order}.pcapng"
+        path.write_bytes(data)
+        assert burstcore.read_packets(path).height == 0
+        p = subprocess.run(["capinfos", "-t", "-c", str(path)], capture_output=True, text=True, check=True)
+        assert "pcapng" in p.stdout and "Number of packets:   0" in p.stdout, p.stdout
+    assert len(burstcore.CaptureWriter("pcap").getvalue()) == 24
+
+
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "burstcore", *args], cwd=cwd, capture_output=True, text=True, timeout=120

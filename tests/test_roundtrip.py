@@ -7,10 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import burstcore
+
+from . import oracles
+from .conftest import tshark_fields
 
 I64 = 2**63
 
@@ -64,13 +68,14 @@ def captures(draw):
             kind = draw(st.sampled_from(["epb", "epb", "spb", "opb", "nrb", "isb", "dsb", "custom", "unknown"]))
             data = draw(payload)
             extra = draw(st.integers(0, 3000))
-            if kind == "epb":
+            if kind in ("epb", "opb"):
                 i = ifaces[draw(st.integers(0, len(ifaces) - 1))]
+                data = data[: i.snaplen or None]  # a record holds at most its interface's snaplen
+            if kind == "epb":
                 raw = draw(st.integers(0, 2**64 - 1) | st.integers(0, 2**40))
                 w.epb(ifaces.index(i), data, ts_raw=raw, wire_len=len(data) + extra)
                 expected.append((i.ns(raw), i.index, len(data) + extra, len(data)))
             elif kind == "opb":
-                i = ifaces[draw(st.integers(0, len(ifaces) - 1))]
                 raw = draw(st.integers(0, 2**40))
                 w.opb(ifaces.index(i), raw, data, wire_len=len(data) + extra)
                 expected.append((i.ns(raw), i.index, len(data) + extra, len(data)))
@@ -159,3 +164,17 @@ def test_pcapng_writer_takes_the_constructors_defaults():
     d = burstcore.info(plain.getvalue()).to_dict()
     assert d["sections"][0]["byte_order"] == "little"
     assert [(i["linktype"], i["snaplen"], i["resolution"]) for i in d["interfaces"]] == [(1, 0, "1e-6")]
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+def test_oracle_captures_hold_the_sizes_asked_for(tmp_path, fmt):
+    # oracles.capture(ts, sizes, frames=...) cuts a frame longer than its size: the pcap branch
+    # recorded the frame's own length as the length on the wire (142, not 60), the pcapng branch
+    # the size. tshark reads both.
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=100)
+    assert len(frame) == 142
+    sizes = [60, 142, 200, 0]
+    path = tmp_path / f"c.{fmt}"
+    path.write_bytes(oracles.capture([1000, 2000, 3000, 4000], sizes, fmt=fmt, frames=[frame] * 4))
+    rows = tshark_fields(path, ["frame.len", "frame.cap_len"])
+    assert [(int(a), int(b)) for a, b in rows] == [(60, 60), (142, 142), (200, 142), (0, 0)]

@@ -232,9 +232,10 @@ class CaptureWriter:
     ``interface()`` (link type, snaplen (else 0, no limit), resolution 1e-9 with ``nanos``, else
     1e-6); an interface declared before any section header gets one first.
 
-    Records are written as given, data past the snaplen included (the writer also builds
-    malformed captures for tests), and timestamps are floored to the resolution: a µs pcap (the
-    default without ``nanos``) keeps 1500 ns as 1 µs.
+    A record's data may not be longer than its wire length, nor than the snaplen of its file or
+    interface when that is not 0 (libpcap would cut or refuse it): ``raw_block`` writes malformed
+    pcapng for tests. Timestamps are floored to the resolution: a µs pcap (the default without
+    ``nanos``) keeps 1500 ns as 1 µs.
     """
 
     def __new__(

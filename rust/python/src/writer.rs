@@ -72,8 +72,12 @@ impl CaptureWriter {
     fn ng(&mut self) -> PyResult<&mut PcapNgWriter<Vec<u8>>> {
         match &mut self.inner {
             Some(Inner::PcapNg(w)) => Ok(w),
-            _ => Err(to_py(Error::invalid(
-                "this block needs a pcapng writer that is not finished",
+            Some(Inner::Pcap(_)) => Err(to_py(Error::invalid(
+                "this is a pcapng block and this writer is pcap: use packet(), or \
+                 CaptureWriter(\"pcapng\")",
+            ))),
+            Some(Inner::Finished(_)) | None => Err(to_py(Error::invalid(
+                "the writer is finished (getvalue() was called): start a new CaptureWriter",
             ))),
         }
     }
@@ -86,8 +90,9 @@ impl CaptureWriter {
     /// `interface()` (link type, snaplen, resolution 1e-9 with `nanos`, else 1e-6); an interface
     /// declared before any section header gets one in the constructor's byte order.
     ///
-    /// Records are written as given, data past the snaplen included (the writer also builds
-    /// malformed captures for tests), and a timestamp is floored to the file's or interface's
+    /// A record's data may not be longer than its wire length, nor than the snaplen of its file
+    /// or interface when that is not 0 (libpcap would cut or refuse it): `raw_block` writes
+    /// malformed pcapng for tests. A timestamp is floored to the file's or interface's
     /// resolution (a µs pcap, the default without `nanos`, keeps 1500 ns as 1 µs).
     #[new]
     #[pyo3(signature = (format="pcapng", byte_order="little", nanos=false, linktype=1, snaplen=None))]
@@ -285,8 +290,14 @@ impl CaptureWriter {
         self.ng()?.raw_block(block_type, body).map_err(to_py)
     }
 
-    /// The capture written so far (finishes the writer).
+    /// The capture written so far (finishes the writer); a pcapng one gets its section header
+    /// if no block was written.
     fn getvalue<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        // A pcapng capture starts with a section header as a pcap one starts with its file
+        // header: without a block written, zero bytes that no reader takes as a capture.
+        if matches!(self.inner, Some(Inner::PcapNg(_))) && !self.sectioned {
+            self.section(None, None)?;
+        }
         let bytes = match self.inner.take() {
             Some(Inner::Pcap(w)) => w.finish().map_err(to_py)?,
             Some(Inner::PcapNg(w)) => w.finish().map_err(to_py)?,

@@ -113,11 +113,13 @@ fn pcapng(rng: &mut Rng) -> Vec<u8> {
         };
         w.section(order, Some("t")).unwrap();
         let interfaces = 1 + rng.below(3) as u32;
+        let mut snaplens = Vec::new();
         for _ in 0..interfaces {
             let res = resolutions[rng.below(resolutions.len() as u64) as usize];
             let off = offsets[rng.below(offsets.len() as u64) as usize];
             let snaplen = [0u32, 64, 65535][rng.below(3) as usize];
             w.interface(1, snaplen, res, off, Some("eth")).unwrap();
+            snaplens.push(snaplen as usize);
         }
         for _ in 0..rng.below(40) {
             let iface = rng.below(u64::from(interfaces)) as u32;
@@ -129,8 +131,14 @@ fn pcapng(rng: &mut Rng) -> Vec<u8> {
                 _ => rng.next() >> rng.below(64),
             };
             let n = rng.below(80) as usize;
-            let data = rng.bytes(n);
+            let mut data = rng.bytes(n);
             let wire = data.len() as u32 + rng.below(3) as u32;
+            // The writer keeps a record within its interface's snaplen (0: none); damage() may
+            // still make one longer.
+            match snaplens[iface as usize] {
+                0 => {}
+                snaplen => data.truncate(snaplen),
+            }
             match rng.below(10) {
                 0 => w
                     .obsolete_packet_raw(iface as u16, raw, wire, &data)

@@ -21,6 +21,7 @@ pub struct PcapWriter<W: Write> {
     w: Sink<W>,
     order: ByteOrder,
     nanos: bool,
+    snaplen: u32,
 }
 
 impl<W: Write> PcapWriter<W> {
@@ -48,11 +49,14 @@ impl<W: Write> PcapWriter<W> {
             w,
             order,
             nanos: options.nanos,
+            snaplen: options.snaplen,
         })
     }
 
     /// `ts_ns` must be representable at the file's resolution (µs files floor it).
-    /// `data.len()` is the captured length; `wire_len` may not be smaller.
+    /// `data.len()` is the captured length; `wire_len` may not be smaller, and the snaplen (unless
+    /// 0) may not be either: libpcap cuts such a record to the snaplen, so tcpdump would read
+    /// fewer bytes than tshark and burstcore.
     pub fn write_packet(&mut self, ts_ns: i64, wire_len: u32, data: &[u8]) -> Result<()> {
         let cap_len = u32::try_from(data.len()).map_err(|_| {
             Error::invalid(format!(
@@ -65,6 +69,7 @@ impl<W: Write> PcapWriter<W> {
                 "wire length {wire_len} is smaller than the captured length {cap_len}"
             )));
         }
+        check_snaplen(cap_len, self.snaplen, None)?;
         if ts_ns < 0 {
             return Err(Error::invalid(format!(
                 "timestamp {ts_ns} ns is before 1970, which pcap cannot hold"
@@ -96,6 +101,23 @@ impl<W: Write> PcapWriter<W> {
     pub fn finish(self) -> Result<W> {
         self.w.finish()
     }
+}
+
+/// The captured bytes of a record must fit its snaplen (0: no limit): the file's (pcap), or its
+/// pcapng `interface`'s.
+pub(super) fn check_snaplen(cap_len: u32, snaplen: u32, interface: Option<u32>) -> Result<()> {
+    if snaplen != 0 && cap_len > snaplen {
+        let whose = match interface {
+            Some(i) => format!("interface {i}'s"),
+            None => "the file's".to_string(),
+        };
+        return Err(Error::invalid(format!(
+            "{cap_len} captured bytes are more than {whose} snaplen of {snaplen}: cut the data \
+             to the snaplen (the wire length keeps the packet's size) or declare a larger \
+             snaplen (0: none)"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -149,5 +171,15 @@ mod tests {
         assert!(w
             .write_packet(((1 << 32) - 1) * 1_000_000_000 + 999_999_999, 2, &[1, 2])
             .is_ok());
+        // More captured bytes than the snaplen: libpcap would cut the record to 4 bytes.
+        let mut w = PcapWriter::new(Vec::new(), PcapOptions { snaplen: 4, ..opts }).unwrap();
+        let e = w.write_packet(0, 10, &[0; 5]).unwrap_err();
+        assert_eq!(e.kind, InvalidArgument);
+        assert!(
+            e.to_string()
+                .contains("5 captured bytes are more than the file's snaplen of 4"),
+            "{e}"
+        );
+        assert!(w.write_packet(0, 10, &[0; 4]).is_ok());
     }
 }

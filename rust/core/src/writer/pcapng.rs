@@ -6,6 +6,7 @@
 //! to reject (a packet of an undeclared interface, a block before any section).
 
 use super::endian::{pad4, put_u16, put_u32, put_u64, u16_bytes, u32_bytes};
+use super::pcap::check_snaplen;
 use super::timestamp::{ns_to_raw, tsresol_byte};
 use super::Sink;
 use crate::capture::{ByteOrder, InterfaceStats, TsResolution};
@@ -153,9 +154,10 @@ impl<W: Write> PcapNgWriter<W> {
         data: &[u8],
     ) -> Result<()> {
         let section = current(&mut self.section)?;
-        declared(section, interface)?;
+        let iface = declared(section, interface)?;
         let o = section.order;
         let cap_len = captured_len(wire_len, data)?;
+        check_snaplen(cap_len, iface.snaplen, Some(interface))?;
         let mut fixed = [0u8; 20];
         fixed[0..4].copy_from_slice(&u32_bytes(o, interface));
         fixed[4..8].copy_from_slice(&u32_bytes(o, (ts_raw >> 32) as u32));
@@ -219,9 +221,10 @@ impl<W: Write> PcapNgWriter<W> {
         data: &[u8],
     ) -> Result<()> {
         let section = current(&mut self.section)?;
-        declared(section, u32::from(interface))?;
+        let iface = declared(section, u32::from(interface))?;
         let o = section.order;
         let cap_len = captured_len(wire_len, data)?;
+        check_snaplen(cap_len, iface.snaplen, Some(u32::from(interface)))?;
         let mut fixed = [0u8; 20];
         fixed[0..2].copy_from_slice(&u16_bytes(o, interface));
         fixed[2..4].copy_from_slice(&u16_bytes(o, 0xFFFF));
@@ -583,6 +586,16 @@ mod tests {
         invalid(w.enhanced_packet(0, 4_999_999_999, 4, &[0; 4])); // before the offset
         invalid(w.enhanced_packet(0, 0, 3, &[0; 4])); // wire shorter than captured
         invalid(w.simple_packet(10, &[0; 10])); // reads back as 8 captured bytes
+                                                // Past the snaplen of 8: libpcap refuses such a block ("bigger than snaplen"), while
+                                                // tshark and burstcore read all of it.
+        let e = w.enhanced_packet_raw(0, 0, 10, &[0; 9]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("9 captured bytes are more than interface 0's snaplen of 8"),
+            "{e}"
+        );
+        invalid(w.obsolete_packet_raw(0, 0, 10, &[0; 9]));
+        w.enhanced_packet_raw(0, 0, 10, &[0; 8]).unwrap();
         w.simple_packet(10, &[0; 8]).unwrap();
         invalid(w.name_resolution(&[([1, 2, 3, 4].into(), "a\0b")]));
         let isb = InterfaceStats {

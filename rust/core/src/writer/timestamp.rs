@@ -28,7 +28,8 @@ pub fn tsresol_byte(resolution: TsResolution) -> Result<u8> {
         TsResolution::Pow10(n) if n < 0x80 => Ok(n),
         TsResolution::Pow2(n) if n < 0x80 => Ok(0x80 | n),
         _ => Err(Error::invalid(format!(
-            "timestamp resolution {resolution:?} has no if_tsresol encoding (exponent above 127)"
+            "timestamp resolution {} has no if_tsresol encoding (exponent above 127)",
+            unit_text(resolution)
         ))),
     }
 }
@@ -48,19 +49,30 @@ pub fn ns_to_raw(ts_ns: i64, resolution: TsResolution, offset_s: i64) -> Result<
             }
         }
     }
+    let unit = unit_text(resolution);
     let units = units_per_second(resolution)
         .and_then(|u| i128::try_from(u).ok())
         .ok_or_else(|| {
             Error::invalid(format!(
-                "timestamp resolution {resolution:?} is too fine to convert"
+                "timestamp resolution {unit} is too fine to convert (2^127 ticks a second or more)"
             ))
         })?;
     let since_offset = i128::from(ts_ns) - i128::from(offset_s) * NS_PER_S;
-    let scaled = since_offset.checked_mul(units).ok_or_else(|| {
+    if since_offset < 0 {
+        return Err(Error::invalid(format!(
+            "timestamp {ts_ns} ns is before the interface's if_tsoffset of {offset_s} s, where \
+             its ticks start: declare the interface with an offset at or before its first packet"
+        )));
+    }
+    let too_late = || {
+        let span_s = u128::from(u64::MAX) / units.unsigned_abs();
         Error::invalid(format!(
-            "timestamp {ts_ns} ns overflows at resolution {resolution:?}"
+            "timestamp {ts_ns} ns is {since_offset} ns after the interface's if_tsoffset of \
+             {offset_s} s, past the 2^64 ticks of {unit} a pcapng timestamp holds (about \
+             {span_s} s): use a coarser resolution or an offset closer to the packets"
         ))
-    })?;
+    };
+    let scaled = since_offset.checked_mul(units).ok_or_else(too_late)?;
     let floor = scaled.div_euclid(NS_PER_S);
     let reads_back = |r: i128| r.checked_mul(NS_PER_S).map(|v| v.div_euclid(units));
     let raw =
@@ -69,11 +81,15 @@ pub fn ns_to_raw(ts_ns: i64, resolution: TsResolution, offset_s: i64) -> Result<
         } else {
             floor
         };
-    u64::try_from(raw).map_err(|_| {
-        Error::invalid(format!(
-            "timestamp {ts_ns} ns is not representable at resolution {resolution:?} with offset {offset_s} s (raw {raw})"
-        ))
-    })
+    u64::try_from(raw).map_err(|_| too_late())
+}
+
+/// A resolution as a user writes it, e.g. `1e-9 s` or `2^-30 s` (not the enum's `Pow10(9)`).
+fn unit_text(resolution: TsResolution) -> String {
+    match resolution {
+        TsResolution::Pow10(n) => format!("1e-{n} s"),
+        TsResolution::Pow2(n) => format!("2^-{n} s"),
+    }
 }
 
 /// Nanoseconds for raw units, floored (the reader's direction), or `None` if outside i64.
@@ -155,6 +171,36 @@ mod tests {
                 assert_eq!(raw_to_ns(raw, res, offset), Some(ts));
             }
         }
+    }
+
+    /// The errors say which limit was passed, in the resolution's usual notation, and what to do.
+    #[test]
+    fn unrepresentable_timestamps_say_why() {
+        let msg = |ts, res, off| ns_to_raw(ts, res, off).unwrap_err().to_string();
+        let before = msg(0, TsResolution::Pow10(9), 5);
+        assert!(
+            before.contains("before the interface's if_tsoffset of 5 s"),
+            "{before}"
+        );
+        let before = msg(-1, TsResolution::Pow2(30), 0);
+        assert!(
+            before.contains("before the interface's if_tsoffset of 0 s"),
+            "{before}"
+        );
+        // 2^64 ticks of 1e-19 s are 1.84 s.
+        let late = msg(2_000_000_000, TsResolution::Pow10(19), 0);
+        assert!(
+            late.contains("past the 2^64 ticks of 1e-19 s")
+                && late.contains("about 1 s")
+                && late.contains("coarser resolution"),
+            "{late}"
+        );
+        let late = msg(i64::MAX, TsResolution::Pow2(63), -3);
+        assert!(late.contains("2^64 ticks of 2^-63 s"), "{late}");
+        let bad = tsresol_byte(TsResolution::Pow2(200))
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("2^-200 s has no if_tsresol encoding"), "{bad}");
     }
 
     #[test]
