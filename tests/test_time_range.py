@@ -325,3 +325,42 @@ def test_nat_is_no_instant():
     for nat in (pd.NaT, np.datetime64("NaT"), np.datetime64("NaT", "ns")):
         with pytest.raises(ValueError, match="is NaT, not an instant"):
             parse_instant(nat, name="start")
+
+
+# int64's lowest and highest ns since 1970, written out by hand (pandas' Timestamp.min and .max).
+LOWEST_TEXT = "1677-09-21T00:12:43.145224192"
+HIGHEST_TEXT = "2262-04-11T23:47:16.854775807"
+
+
+def test_instants_shown_exactly_at_int64_ends():
+    from burstcore._units import format_instant
+
+    assert format_instant(-(2**63)) == LOWEST_TEXT
+    assert format_instant(2**63 - 1) == HIGHEST_TEXT
+    assert format_instant(-1) == "1969-12-31T23:59:59.999999999"
+    assert format_instant(0) == "1970-01-01T00:00:00.000000000"
+    assert format_instant(1_796_006_910_984_800_000) == "2026-11-30T02:48:30.984800000"
+
+
+def test_lowest_instant_is_shown_not_nat(tmp_path):
+    """A pcapng offset of -9223372037 s and 145224192 ns ticks is int64's lowest, a real instant
+    (1677): the summaries showed it as 'NaT', numpy's name for that int64."""
+    offset_s, ticks = -9_223_372_037, 145_224_192
+    assert offset_s * 10**9 + ticks == -(2**63)
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(resolution="1e-9", ts_offset_s=offset_s)
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=18)
+    w.epb(0, frame, ts_raw=ticks)
+    w.epb(0, frame, ts_raw=ticks + 1)
+    path = tmp_path / "lowest.pcapng"
+    path.write_bytes(w.getvalue())
+
+    text = str(burstcore.info(str(path)))
+    assert f"First packet:        {LOWEST_TEXT} UTC" in text, text
+    assert "NaT" not in text
+
+    from tests.test_cli import run_cli
+
+    for command in ("scan", "bursts", "flows"):
+        out = run_cli(command, path).stdout.decode()
+        assert LOWEST_TEXT in out and "NaT" not in out, (command, out)

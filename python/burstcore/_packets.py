@@ -7,13 +7,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
 from ._sources import normalize
 from ._types import Count, Instant, SingleSource
-from ._units import format_bytes, format_duration, format_rate, parse_count, parse_filter, parse_time_range, printable
+from ._units import (
+    format_bytes,
+    format_duration,
+    format_instant,
+    format_rate,
+    parse_count,
+    parse_filter,
+    parse_time_range,
+    printable,
+)
 
 ProgressCallback = Callable[[int, "int | None"], object]
 """``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms, and once
@@ -260,7 +268,7 @@ class CaptureInfo:
         def ts(ns: int | None) -> str:
             if ns is None:
                 return "n/a"
-            return str(np.datetime64(ns, "ns")) + " UTC"
+            return format_instant(ns) + " UTC"
 
         lines = [
             f"Format:              {self.format}" + (f" ({self.compression})" if self.compression != "none" else ""),

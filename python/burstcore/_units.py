@@ -413,12 +413,18 @@ def parse_instant(value: Any, *, name: str) -> int:
     raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
 
 
-def _iso_ns(ns: int) -> str:
-    """An instant in ns since 1970 as ISO 8601 UTC with every ns (int64's lowest too, which numpy
-    shows as NaT)."""
+def format_instant(ns: int) -> str:
+    """An instant in ns since 1970 as its UTC date and time with every ns, no zone written
+    ('2026-11-30T02:48:30.984800000'). Not str(numpy.datetime64(ns, 'ns')): numpy takes int64's
+    lowest, an instant a pcapng offset can give (1677-09-21T00:12:43.145224192), for NaT."""
     seconds, fraction = divmod(ns, _NS_PER_S)
     t = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
-    return f"{t:%Y-%m-%dT%H:%M:%S}.{fraction:09d}Z"
+    return f"{t:%Y-%m-%dT%H:%M:%S}.{fraction:09d}"
+
+
+def _iso_ns(ns: int) -> str:
+    """An instant in ns since 1970 as ISO 8601 UTC with every ns."""
+    return format_instant(ns) + "Z"
 
 
 def parse_time_range(start: Any, end: Any) -> tuple[int | None, int | None] | None:

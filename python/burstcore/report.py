@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from ._units import format_bytes, format_duration, format_rate, printable
+from ._units import format_bytes, format_duration, format_instant, format_rate, printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -45,7 +45,7 @@ def _mean_rate(summary: dict[str, Any]) -> str:
 
 
 def _ts(ns: int | None) -> str:
-    return "n/a" if ns is None else str(np.datetime64(ns, "ns")) + " UTC"
+    return "n/a" if ns is None else format_instant(ns) + " UTC"
 
 
 def envelope_table(result: ScanResult, by: str, group: str) -> Table:
@@ -278,7 +278,7 @@ PROTOCOLS = {1: "icmp", 2: "igmp", 6: "tcp", 17: "udp", 58: "icmpv6", 132: "sctp
 
 def _clock(ns: int | None) -> str:
     """An instant to the ns, UTC (the tables' headers say so)."""
-    return "n/a" if ns is None else str(np.datetime64(int(ns), "ns"))
+    return "n/a" if ns is None else format_instant(int(ns))
 
 
 def _endpoint(ip: str | None, port: int) -> str:
