@@ -364,3 +364,20 @@ def test_lowest_instant_is_shown_not_nat(tmp_path):
     for command in ("scan", "bursts", "flows"):
         out = run_cli(command, path).stdout.decode()
         assert LOWEST_TEXT in out and "NaT" not in out, (command, out)
+
+
+def test_info_names_the_interface_offset():
+    """Every time of an interface with an if_tsoffset has it added: the summary says so, with its
+    sign (an offset is signed), and says nothing for the usual 0."""
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(resolution="1e-9", ts_offset_s=-5)
+    w.interface(resolution="2^-30", ts_offset_s=1_700_000_000)
+    w.interface(resolution="1e-6")
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000)
+    for k in range(3):
+        w.epb(k, frame, ts_raw=10**9)
+    lines = str(burstcore.info(w.getvalue())).splitlines()
+    ifaces = [line for line in lines if line.startswith("  #")]
+    assert "resolution 1e-9, if_tsoffset -5 s (added), 1 packets" in ifaces[0], ifaces
+    assert "resolution 2^-30, if_tsoffset +1700000000 s (added), 1 packets" in ifaces[1], ifaces
+    assert "if_tsoffset" not in ifaces[2], ifaces
