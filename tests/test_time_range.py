@@ -381,3 +381,29 @@ def test_info_names_the_interface_offset():
     assert "resolution 1e-9, if_tsoffset -5 s (added), 1 packets" in ifaces[0], ifaces
     assert "resolution 2^-30, if_tsoffset +1700000000 s (added), 1 packets" in ifaces[1], ifaces
     assert "if_tsoffset" not in ifaces[2], ifaces
+
+
+def test_numpy_time_arrays_of_any_unit_as_columns():
+    """In-memory timestamps as numpy datetime64 of any fixed unit are read exactly: polars refused
+    all but D, ms, us and ns ('incorrect NumPy datetime resolution' for s, ps, ...)."""
+    secs = [calendar.timegm((2026, 11, 30, 2, 48, 30)), calendar.timegm((2026, 11, 30, 2, 48, 31))]
+    expected = [s * 10**9 for s in secs]
+    sizes = np.array([100, 200], dtype=np.uint64)
+    as_s = np.array(secs, dtype="datetime64[s]")
+    for src in ((as_s, sizes), {"timestamp": as_s, "size": sizes}):
+        r = burstcore.scan(src, windows=["1s"], rates=["1Gbps"])
+        assert r.summary.select(pl.col("first", "last").dt.epoch("ns")).row(0) == tuple(expected)
+    # 1,500,000 ps is 1,500 ns; a tenth of a ns more is below what burstcore keeps.
+    r = burstcore.scan(
+        (np.array([1_500_000, 3_000_000], dtype="datetime64[ps]"), sizes), windows=["1us"], rates=["1Gbps"]
+    )
+    assert r.summary.select(pl.col("first", "last").dt.epoch("ns")).row(0) == (1_500, 3_000)
+    refused = [
+        (np.array([1_500_100, 3_000_000], dtype="datetime64[ps]"), "more than nanosecond precision"),
+        (np.array(["2000-01-01", "3000-01-01"], dtype="datetime64[s]"), "outside int64 nanoseconds"),
+        (np.array(["2026-01", "2026-02"], dtype="datetime64[M]"), "no fixed unit of time"),
+        (np.array(["2026-01-01", "NaT"], dtype="datetime64[s]"), "must not contain NaT"),
+    ]
+    for ts, message in refused:
+        with pytest.raises(ValueError, match=message):
+            burstcore.scan((ts, sizes), windows=["1s"], rates=["1Gbps"])
