@@ -325,3 +325,85 @@ def test_nat_is_no_instant():
     for nat in (pd.NaT, np.datetime64("NaT"), np.datetime64("NaT", "ns")):
         with pytest.raises(ValueError, match="is NaT, not an instant"):
             parse_instant(nat, name="start")
+
+
+# int64's lowest and highest ns since 1970, written out by hand (pandas' Timestamp.min and .max).
+LOWEST_TEXT = "1677-09-21T00:12:43.145224192"
+HIGHEST_TEXT = "2262-04-11T23:47:16.854775807"
+
+
+def test_instants_shown_exactly_at_int64_ends():
+    from burstcore._units import format_instant
+
+    assert format_instant(-(2**63)) == LOWEST_TEXT
+    assert format_instant(2**63 - 1) == HIGHEST_TEXT
+    assert format_instant(-1) == "1969-12-31T23:59:59.999999999"
+    assert format_instant(0) == "1970-01-01T00:00:00.000000000"
+    assert format_instant(1_796_006_910_984_800_000) == "2026-11-30T02:48:30.984800000"
+
+
+def test_lowest_instant_is_shown_not_nat(tmp_path):
+    """A pcapng offset of -9223372037 s and 145224192 ns ticks is int64's lowest, a real instant
+    (1677): the summaries showed it as 'NaT', numpy's name for that int64."""
+    offset_s, ticks = -9_223_372_037, 145_224_192
+    assert offset_s * 10**9 + ticks == -(2**63)
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(resolution="1e-9", ts_offset_s=offset_s)
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=18)
+    w.epb(0, frame, ts_raw=ticks)
+    w.epb(0, frame, ts_raw=ticks + 1)
+    path = tmp_path / "lowest.pcapng"
+    path.write_bytes(w.getvalue())
+
+    text = str(burstcore.info(str(path)))
+    assert f"First packet:        {LOWEST_TEXT}Z" in text, text
+    assert "NaT" not in text
+
+    from tests.test_cli import run_cli
+
+    for command in ("scan", "bursts", "flows"):
+        out = run_cli(command, path).stdout.decode()
+        assert LOWEST_TEXT in out and "NaT" not in out, (command, out)
+
+
+def test_info_names_the_interface_offset():
+    """Every time of an interface with an if_tsoffset has it added: the summary says so, with its
+    sign (an offset is signed), and says nothing for the usual 0."""
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(resolution="1e-9", ts_offset_s=-5)
+    w.interface(resolution="2^-30", ts_offset_s=1_700_000_000)
+    w.interface(resolution="1e-6")
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000)
+    for k in range(3):
+        w.epb(k, frame, ts_raw=10**9)
+    lines = str(burstcore.info(w.getvalue())).splitlines()
+    ifaces = [line for line in lines if line.startswith("  #")]
+    assert "resolution 1e-9, if_tsoffset -5 s (added), 1 packet" in ifaces[0], ifaces
+    assert "resolution 2^-30, if_tsoffset +1700000000 s (added), 1 packet" in ifaces[1], ifaces
+    assert "if_tsoffset" not in ifaces[2], ifaces
+
+
+def test_numpy_time_arrays_of_any_unit_as_columns():
+    """In-memory timestamps as numpy datetime64 of any fixed unit are read exactly: polars refused
+    all but D, ms, us and ns ('incorrect NumPy datetime resolution' for s, ps, ...)."""
+    secs = [calendar.timegm((2026, 11, 30, 2, 48, 30)), calendar.timegm((2026, 11, 30, 2, 48, 31))]
+    expected = [s * 10**9 for s in secs]
+    sizes = np.array([100, 200], dtype=np.uint64)
+    as_s = np.array(secs, dtype="datetime64[s]")
+    for src in ((as_s, sizes), {"timestamp": as_s, "size": sizes}):
+        r = burstcore.scan(src, windows=["1s"], rates=["1Gbps"])
+        assert r.summary.select(pl.col("first", "last").dt.epoch("ns")).row(0) == tuple(expected)
+    # 1,500,000 ps is 1,500 ns; a tenth of a ns more is below what burstcore keeps.
+    r = burstcore.scan(
+        (np.array([1_500_000, 3_000_000], dtype="datetime64[ps]"), sizes), windows=["1us"], rates=["1Gbps"]
+    )
+    assert r.summary.select(pl.col("first", "last").dt.epoch("ns")).row(0) == (1_500, 3_000)
+    refused = [
+        (np.array([1_500_100, 3_000_000], dtype="datetime64[ps]"), "more than nanosecond precision"),
+        (np.array(["2000-01-01", "3000-01-01"], dtype="datetime64[s]"), "outside int64 nanoseconds"),
+        (np.array(["2026-01", "2026-02"], dtype="datetime64[M]"), "no fixed unit of time"),
+        (np.array(["2026-01-01", "NaT"], dtype="datetime64[s]"), "must not contain NaT"),
+    ]
+    for ts, message in refused:
+        with pytest.raises(ValueError, match=message):
+            burstcore.scan((ts, sizes), windows=["1s"], rates=["1Gbps"])

@@ -295,7 +295,10 @@ class CaptureInfo:
         for i in self.interfaces:
             lines.append(
                 f"  #{i['index']}: {i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, "
-                f"resolution {i['resolution']}, {i['packets']} {plural(i['packets'], 'packet')}"
+                f"resolution {i['resolution']}"
+                # if_tsoffset moves every time of the interface: say that it was added.
+                + (f", if_tsoffset {i['ts_offset_s']:+d} s (added)" if i.get("ts_offset_s") else "")
+                + f", {i['packets']} {plural(i['packets'], 'packet')}"
                 # The capture's own text: an ESC in it would drive the terminal it is printed to.
                 + (f", name {printable(i['name'])}" if i.get("name") else "")
                 + (f", dropped {i['if_drop']}" if i.get("if_drop") is not None else "")

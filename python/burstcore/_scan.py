@@ -21,6 +21,7 @@ from ._units import (
     LINK_SPEED_GRID_BPS,
     default_windows_ns,
     format_duration,
+    numpy_times_ns,
     parse_count,
     parse_duration,
     parse_filters,
@@ -146,7 +147,12 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     if isinstance(source, tuple):
         ts, size = source
     else:
-        df = source if isinstance(source, pl.DataFrame) else pl.DataFrame(dict(source))
+        if not isinstance(source, pl.DataFrame):
+            source = dict(source)
+            t = source.get("timestamp")
+            if isinstance(t, np.ndarray) and t.dtype.kind in "mM":
+                source["timestamp"] = numpy_times_ns(t, "timestamps")
+        df = source if isinstance(source, pl.DataFrame) else pl.DataFrame(source)
         if "timestamp" not in df.columns:
             raise ValueError("in-memory input needs a 'timestamp' column (int64 ns or Datetime)")
         size_col = "size" if "size" in df.columns else "wire_len" if "wire_len" in df.columns else None
@@ -159,6 +165,8 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
             if not whole or (col.len() and not (col.min() >= 0 and col.max() <= 2**32 - 1)):  # type: ignore[operator]
                 raise ValueError("the 'interface' column must hold integers from 0 to 2^32 - 1, without nulls")
             iface = np.ascontiguousarray(col.cast(pl.UInt32).to_numpy())
+    if isinstance(ts, np.ndarray) and ts.dtype.kind in "mM":
+        ts = numpy_times_ns(ts, "timestamps")
     ts_s = pl.Series(ts) if not isinstance(ts, pl.Series) else ts
     if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
         ts_s = ts_s.dt.cast_time_unit("ns").to_physical()
@@ -205,7 +213,8 @@ def scan(
         A capture path ('-' for stdin), a list of paths (merged exactly in timestamp order; their
         interfaces numbered one after another), bytes, a binary file object, or in-memory columns:
         a polars DataFrame / dict (any mapping) with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
-        a ``(timestamps_ns, sizes)`` tuple of numpy/polars/Arrow arrays.
+        a ``(timestamps_ns, sizes)`` tuple of numpy/polars/Arrow arrays. Timestamps may also be a
+        numpy datetime64 array of any fixed unit (s, ms, ..., ps), read exactly.
     windows:
         Window lengths τ for the envelope E(τ). Default: 1 µs to 1 s in 1-2-5 steps per decade
         (19 windows, 5 ms among them). Strings with units ("5ms", "250us", "1.5s"), numbers in

@@ -117,6 +117,31 @@ def _numpy_ticks(value: np.datetime64 | np.timedelta64) -> tuple[int, str]:
     return int(value.view(np.int64)) * count, unit
 
 
+def numpy_times_ns(values: np.ndarray, name: str) -> np.ndarray:
+    """A numpy datetime64 (since 1970) or timedelta64 array of any fixed unit as int64 ns,
+    exactly: polars takes only D, ms, us and ns, and ``astype('M8[ns]')`` wraps past int64 and
+    truncates ps, fs and as. A value out of int64 ns, below the ns or NaT is refused."""
+    unit, count = np.datetime_data(values.dtype)
+    if unit in ("Y", "M", "generic"):
+        # Calendar years and months have no fixed length in ns.
+        raise ValueError(f"{name} of numpy {values.dtype} have no fixed unit of time: give datetime64[ns] or int ns")
+    raw = values.view(np.int64)
+    if np.isnat(values).any():
+        raise ValueError(f"{name} must not contain NaT")
+    scale = _NUMPY_UNIT_NS[unit] * count
+    if not raw.size:
+        return raw.astype(np.int64)
+    if scale.denominator != 1 and (raw % scale.denominator).any():
+        raise ValueError(
+            f"{name} of numpy {values.dtype} have more than nanosecond precision; burstcore works in integer ns"
+        )
+    lo, hi = int(raw.min()), int(raw.max())
+    if not (-(2**63) <= lo * scale and hi * scale < 2**63):
+        raise ValueError(f"{name} of numpy {values.dtype} are outside int64 nanoseconds since 1970 (years 1678-2262)")
+    # Exact within int64: every product is in range (checked above on its ends).
+    return (raw // scale.denominator) * np.int64(scale.numerator)
+
+
 def _pandas_scalar(value: Any) -> np.datetime64 | np.timedelta64 | None:
     """A pandas.Timestamp's or Timedelta's (or NaT's) numpy value in its own unit (``.asm8``; UTC
     for an aware Timestamp): ``.value`` raises OverflowError past int64 ns where the unit is
@@ -413,12 +438,18 @@ def parse_instant(value: Any, *, name: str) -> int:
     raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
 
 
-def _iso_ns(ns: int) -> str:
-    """An instant in ns since 1970 as ISO 8601 UTC with every ns (int64's lowest too, which numpy
-    shows as NaT)."""
+def format_instant(ns: int) -> str:
+    """An instant in ns since 1970 as its UTC date and time with every ns, no zone written
+    ('2026-11-30T02:48:30.984800000'). Not str(numpy.datetime64(ns, 'ns')): numpy takes int64's
+    lowest, an instant a pcapng offset can give (1677-09-21T00:12:43.145224192), for NaT."""
     seconds, fraction = divmod(ns, _NS_PER_S)
     t = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
-    return f"{t:%Y-%m-%dT%H:%M:%S}.{fraction:09d}Z"
+    return f"{t:%Y-%m-%dT%H:%M:%S}.{fraction:09d}"
+
+
+def _iso_ns(ns: int) -> str:
+    """An instant in ns since 1970 as ISO 8601 UTC with every ns."""
+    return format_instant(ns) + "Z"
 
 
 def parse_time_range(start: Any, end: Any) -> tuple[int | None, int | None] | None:

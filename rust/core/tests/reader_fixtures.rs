@@ -158,6 +158,69 @@ fn power_of_two_resolution() {
     assert_eq!(r.packets[0].ts_ns, Some(1_340_954_905_011_718_750));
 }
 
+/// Odd-sized and repeated if_tsresol / if_tsoffset options, read as tshark 4.0 reads them: the
+/// first of the specified size (1 byte, 8 bytes) counts, the others are ignored. Expected times
+/// from the pcapng definition by hand, each checked against tshark 4.0.17's frame.time_epoch.
+#[test]
+fn odd_sized_and_repeated_time_options_follow_tshark() {
+    let raw = 1_500_000_000u64;
+    let off = |s: i64, big: bool| {
+        if big {
+            s.to_be_bytes().to_vec()
+        } else {
+            s.to_le_bytes().to_vec()
+        }
+    };
+    for big in [false, true] {
+        let cases: Vec<(&str, Vec<Vec<u8>>, i64)> = vec![
+            // 2 bytes: not an if_tsresol; µs, the default (tshark: 1500.000000000).
+            (
+                "tsresol of 2 bytes",
+                vec![opt(9, &[9, 0], big)],
+                1_500_000_000_000,
+            ),
+            // The first counts (tshark: 1500000.000000000, ms).
+            (
+                "two tsresol",
+                vec![opt(9, &[3], big), opt(9, &[9], big)],
+                1_500_000_000_000_000,
+            ),
+            // An odd-sized one does not count as the first (tshark: 1500000.000000000).
+            (
+                "tsresol of 2 bytes, then 1",
+                vec![opt(9, &[9, 0], big), opt(9, &[3], big)],
+                1_500_000_000_000_000,
+            ),
+            // 9 bytes: not an if_tsoffset (tshark: 1500.000000000).
+            (
+                "tsoffset of 9 bytes",
+                vec![opt(14, &[off(100, big), vec![0]].concat(), big)],
+                1_500_000_000_000,
+            ),
+            // The first counts (tshark: 1600.000000000).
+            (
+                "two tsoffset",
+                vec![opt(14, &off(100, big), big), opt(14, &off(7, big), big)],
+                1_600_000_000_000,
+            ),
+            // An odd-sized one does not count as the first (tshark: 1507.000000000).
+            (
+                "tsoffset of 4 bytes, then 8",
+                vec![opt(14, &[5, 0, 0, 0], big), opt(14, &off(7, big), big)],
+                1_507_000_000_000,
+            ),
+        ];
+        for (what, options, want) in cases {
+            let mut f = shb(big, (1, 0));
+            f.extend(idb(big, 1, 0, &options));
+            f.extend(epb(big, 0, raw, &payload(60, 1), 60));
+            let r = read_bytes(&f, ReadOptions::default());
+            clean(&r);
+            assert_eq!(r.packets[0].ts_ns, Some(want), "{what}, big endian {big}");
+        }
+    }
+}
+
 #[test]
 fn negative_ts_offset_and_nanosecond_resolution() {
     for big in [false, true] {

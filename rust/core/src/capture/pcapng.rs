@@ -13,7 +13,9 @@
 //! - an SPB's captured length is min(original length, snaplen of interface 0 when non-zero,
 //!   bytes in the block), and it has no timestamp;
 //! - `Packet::interface` is a global index over all sections (tshark 4.0's frame.interface_id
-//!   is the section-local id, kept here as `Interface::local_id`).
+//!   is the section-local id, kept here as `Interface::local_id`);
+//! - an IDB's first `if_tsresol` of 1 byte and first `if_tsoffset` of 8 bytes count; options of
+//!   another size and repeats are ignored.
 
 use super::bytes::{u16_at, u32_at, u64_at};
 use super::chase::Layout;
@@ -529,8 +531,11 @@ fn interface_description(
     let b = body(r, start, len);
     let linktype = u16_at(b, 0, big);
     let snaplen = u32_at(b, 4, big);
-    let mut resolution = TsResolution::Pow10(6);
-    let mut ts_offset_s = 0i64;
+    // As tshark 4.0 (wiretap) reads them: the first option of the size the specification gives
+    // (if_tsresol 1 byte, if_tsoffset 8) counts; one of another size, or a repeat, is ignored.
+    // Taking any size, or the last, put every time of such a file 1000x or 100 s from tshark's.
+    let mut resolution = None;
+    let mut ts_offset_s = None;
     let mut name = None;
     let mut description = None;
     options(
@@ -543,20 +548,24 @@ fn interface_description(
                 2 => name = Some(text(v)),
                 3 => description = Some(text(v)),
                 9 => {
-                    if let Some(&t) = v.first() {
-                        resolution = if t & 0x80 != 0 {
+                    if let (&[t], None) = (v, resolution) {
+                        resolution = Some(if t & 0x80 != 0 {
                             TsResolution::Pow2(t & 0x7f)
                         } else {
                             TsResolution::Pow10(t)
-                        };
+                        });
                     }
                 }
-                14 if v.len() >= 8 => ts_offset_s = u64_at(v, 0, big) as i64,
+                14 if v.len() == 8 && ts_offset_s.is_none() => {
+                    ts_offset_s = Some(u64_at(v, 0, big) as i64);
+                }
                 _ => {}
             }
             Ok(())
         },
     )?;
+    let resolution = resolution.unwrap_or(TsResolution::Pow10(6));
+    let ts_offset_s = ts_offset_s.unwrap_or(0);
     let ts = TsConv::new(resolution, ts_offset_s).ok_or_else(|| {
         corrupt(
             offset,
