@@ -651,14 +651,17 @@ def iterations(
     longest quiet run of each period, byte-weighted median; the window fits inside the pause, so
     it is always shorter than the period), spaced 0.7-1.3 periods apart: the pause between
     iterations is longer than any gap between gradient buckets inside a phase, so those gaps are
-    filled by the smoothing and never cut an iteration in two.
+    filled by the smoothing and never cut an iteration in two. A parameter server's push and pull
+    halves are told apart by who sends (many hosts, then one): no boundary falls where the
+    senders become fewer.
 
     An iteration cut by an edge of the stretch analysed is reported with ``whole`` False and
     left out of the period: the first (last) iteration when no pause is seen between ``start``
     and its communication phase (between the phase and ``end``), a pause being a quiet run
     longer than every gap inside the phases found or as long as the smoothing window; at the
     trace's own first or last packet (a capture may begin with a whole phase, or in the middle
-    of one) only if it also carries under 9/10 of the median segment's bytes. A piece under half
+    of one) only if it also carries under 9/10 of the median segment's bytes; at ``start``/``end``
+    one that light is cut even after a pause (the one between a push and its pull). A piece under half
     the median is dropped, as any light segment is. In traffic that never falls quiet (a
     parameter server) the first and last iteration of a stretch are thus always flagged.
     ``period_ns`` is the mean spacing of the phase starts over the longest run of whole

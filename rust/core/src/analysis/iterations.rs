@@ -29,9 +29,10 @@
 //!    by the traffic around it and can no longer pass for a boundary. The window is never
 //!    shorter than period/32, which covers nearly continuous (shaped) traffic whose pauses are
 //!    mere dips, and always shorter than the period.
-//!    The spacing stays tight on purpose: in parameter-server traffic the pause between the push
-//!    and the pull half of an iteration is as deep as the compute pause, and only the spacing
-//!    rules it out.
+//!    In parameter-server traffic the pause between the push and the pull half of an iteration
+//!    is as deep as the compute pause; what rules it out is who sends: where the senders become
+//!    fewer (the gather from many hosts gives way to the scatter from few) no dip counts (see
+//!    `boundaries`).
 //!    In each segment the communication phase runs from the first to the last bin carrying at
 //!    least 5 % of the segment's busiest bin; the iteration's bytes and packets are those of the
 //!    whole segment (boundary to boundary). Segments far lighter than the median (start-up,
@@ -42,7 +43,8 @@
 //!    the boundary placed inside it would otherwise leave its head in no iteration.
 //! 4. Cut iterations: the first or last iteration with no pause seen between its phase and the
 //!    edge of what was analysed is `whole: false` (at a `start=`/`end=` edge always, at the
-//!    trace's own first or last packet only when lighter than 9/10 of the median segment).
+//!    trace's own first or last packet only when lighter than 9/10 of the median segment), and
+//!    so is one that light at a `start=`/`end=` edge even after a pause.
 //! 5. Refinement: the period is the mean spacing of phase starts over the longest run of
 //!    consecutive whole iterations about one period apart (marked `in_period`), i.e.
 //!    (last start − first start)/(count − 1).
@@ -263,7 +265,7 @@ impl IterationAnalyzer {
         report.acf_period_ns = i64::try_from(lag).ok().map(|l| l.saturating_mul(coarse_ns));
 
         let half = smoothing_half_width(&total, lag);
-        let bounds = boundaries(&total, lag, half);
+        let bounds = boundaries(&total, &channels, lag, half);
         let all_bytes = pool(&self.all_bytes, factor);
         let all_packets = pool(&self.all_packets, factor);
         let origin = report.origin_ns;
@@ -368,24 +370,30 @@ impl IterationAnalyzer {
             self.opts.range_start_ns.is_some(),
             self.opts.range_end_ns.is_some(),
         );
+        // At a `start=`/`end=` edge a light piece is cut even with a pause before (after) it:
+        // that pause may be the one between a parameter server's two halves, which can be as
+        // long as any pause between iterations (a stretch ending there left the push half alone,
+        // half an iteration's bytes, reported whole).
         let is_whole = |it: &Iteration, first: bool, last: bool| {
             let light = u128::from(it.bytes) * 10 < u128::from(median) * 9;
             let head = first
                 && (range_lo || light)
-                && longest_quiet(
-                    total.get(..bin_of(it.start_ns)).unwrap_or(&[]),
-                    quiet,
-                    before,
-                    0,
-                ) < pause_bins;
+                && (range_lo && light
+                    || longest_quiet(
+                        total.get(..bin_of(it.start_ns)).unwrap_or(&[]),
+                        quiet,
+                        before,
+                        0,
+                    ) < pause_bins);
             let tail = last
                 && (range_hi || light)
-                && longest_quiet(
-                    total.get(bin_of(it.comm_end_ns)..).unwrap_or(&[]),
-                    quiet,
-                    0,
-                    after,
-                ) < pause_bins;
+                && (range_hi && light
+                    || longest_quiet(
+                        total.get(bin_of(it.comm_end_ns)..).unwrap_or(&[]),
+                        quiet,
+                        0,
+                        after,
+                    ) < pause_bins);
             !(head || tail)
         };
         let n_segs = segs.len();
@@ -753,11 +761,77 @@ fn smoothing_half_width(total: &[f64], period: usize) -> usize {
     floor.max(typical.saturating_sub(1) / 2)
 }
 
+/// How many hosts send over a span of bins: the effective number (Σ bytes)² / Σ bytes² over
+/// the per-host series (3 for three hosts sending alike, near 1 when one carries nearly all).
+struct Senders {
+    /// Per host, its bytes summed up to each bin (len + 1 entries).
+    cums: Vec<Vec<f64>>,
+}
+
+impl Senders {
+    fn new(hosts: &[Vec<f64>], n: usize) -> Self {
+        let cums = hosts
+            .iter()
+            .map(|h| {
+                let mut c = Vec::with_capacity(n + 1);
+                c.push(0.0);
+                let mut s = 0.0;
+                for i in 0..n {
+                    s += h.get(i).copied().unwrap_or(0.0);
+                    c.push(s);
+                }
+                c
+            })
+            .collect();
+        Senders { cums }
+    }
+
+    /// Over bins lo..hi; None when they carry no data.
+    fn count(&self, lo: usize, hi: usize) -> Option<f64> {
+        let (mut sum, mut sq) = (0.0, 0.0);
+        for c in &self.cums {
+            let b = c.get(hi).copied().unwrap_or(0.0) - c.get(lo).copied().unwrap_or(0.0);
+            sum += b;
+            sq += b * b;
+        }
+        (sq > 0.0).then(|| sum * sum / sq)
+    }
+}
+
+/// Senders after a half-way point of an iteration, relative to those before it, at or below
+/// which it is taken for one (see `boundaries`).
+const FEWER_SENDERS: f64 = 2.0 / 3.0;
+
 /// Segment boundaries (bin indices, first 0, last len) at the quietest points of the series
 /// smoothed over ±`half` bins, consecutive ones 0.7–1.3 periods apart, by dynamic programming
-/// over positions.
-fn boundaries(total: &[f64], period: usize, half: usize) -> Vec<usize> {
+/// over positions; where the senders change, weighed by which way they do.
+///
+/// A parameter server's iteration has two halves: the workers' gradients to the server, then
+/// the reduced ones back, and the quiet between them can be as deep as the compute pause
+/// between iterations. In capture b the halves are 3–4 ms apart and the iterations 0–23 ms;
+/// on the rate smoothed over 63 ms one dip between halves (86 kB/ms) was deeper than the next
+/// iteration's (108 kB/ms), so on a stretch of a few periods, with no long pause at its edges
+/// to hold the boundaries in step, they fell between the halves (iterations of 96 and 90 MB
+/// against 127). What tells the two apart is who sends: the gather comes from many hosts, the
+/// scatter from few, so where the senders become fewer is half-way, where they become more an
+/// iteration begins. Two scales:
+/// - over a quarter period on either side, the halves themselves: where the senders after are
+///   at most 2/3 of those before, a dip does not count at all (at b's iteration starts the
+///   senders before are 0.33–0.39 of those after, at the rings' (a, d) 1.00–1.06). A weight
+///   alone cannot do it where the quiet between the halves is the longer one: there the
+///   smoothed rate is near zero, whatever it is multiplied by (the synthetic job of the tests,
+///   both pauses 2–6 ms).
+/// - over the smoothing window, sharply at the turn: the smoothed rate is multiplied by
+///   sqrt(N_before / N_after) (×0.58 where 1 sender gives way to 3), which keeps the
+///   boundary at the turn where the pull and the next push overlap and the dip is shallow
+///   (b at 4.26 s). Over a longer window (period/8) b's workers, finishing their pushes one
+///   after the other, moved the boundaries up to 80 ms into the halves before them.
+///
+/// Where the same hosts send on both sides (a ring) both stay near 1 and change nothing.
+fn boundaries(total: &[f64], hosts: &[Vec<f64>], period: usize, half: usize) -> Vec<usize> {
     let n = total.len();
+    let senders = Senders::new(hosts, n);
+    let w = 2 * half + 1;
     let smooth = {
         let h = highpass(total, half);
         // smooth = x − highpass(x) = the centred moving average.
@@ -765,15 +839,48 @@ fn boundaries(total: &[f64], period: usize, half: usize) -> Vec<usize> {
             .iter()
             .zip(&h)
             .map(|(x, hp)| x - hp)
+            .enumerate()
+            .map(|(i, s)| {
+                let shift = (i >= w && i + w <= n)
+                    .then(|| senders.count(i - w, i).zip(senders.count(i, i + w)))
+                    .flatten();
+                shift.map_or(s, |(before, after)| s * (before / after).sqrt())
+            })
             .collect::<Vec<f64>>()
     };
     let mean = smooth.iter().sum::<f64>() / n.max(1) as f64;
+    let quarter = (period / 4).max(1);
+    let cost: Vec<f64> = smooth
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            // Windows cut by the series' edges count while half of each is inside, no less: a
+            // ring's phase may begin with one sender for its first 30 ms (capture a), which a
+            // window cut short after it takes for the turn to a scatter half.
+            let (lo, hi) = (i.saturating_sub(quarter), (i + quarter).min(n));
+            let halfway = 2 * (i - lo) >= quarter
+                && 2 * (hi - i) >= quarter
+                && senders
+                    .count(lo, i)
+                    .zip(senders.count(i, hi))
+                    .is_some_and(|(before, after)| after <= FEWER_SENDERS * before);
+            // The first bin is where the series was cut, not a pause, and nothing before it
+            // tells which turn it is: a stretch beginning in the quiet between the halves had
+            // its first boundary there, and the 0.7-period spacing then put the next one
+            // inside the gather half. Likewise within a smoothing window of the end.
+            if halfway || i == 0 || i + w > n {
+                (s - mean).max(0.0)
+            } else {
+                s - mean
+            }
+        })
+        .collect();
     let (dmin, dmax) = ((period * 7 / 10).max(1), (period * 13 / 10).max(1));
     // best[i]: least cost of a boundary chain ending at i; start anywhere within the first dmax.
     let mut best = vec![f64::INFINITY; n];
     let mut prev = vec![usize::MAX; n];
     for i in 0..n {
-        let c = smooth.get(i).copied().unwrap_or(0.0) - mean;
+        let c = cost.get(i).copied().unwrap_or(0.0);
         if i < dmax {
             best[i] = c;
         }
