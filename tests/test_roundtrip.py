@@ -178,3 +178,22 @@ def test_oracle_captures_hold_the_sizes_asked_for(tmp_path, fmt):
     path.write_bytes(oracles.capture([1000, 2000, 3000, 4000], sizes, fmt=fmt, frames=[frame] * 4))
     rows = tshark_fields(path, ["frame.len", "frame.cap_len"])
     assert [(int(a), int(b)) for a, b in rows] == [(60, 60), (142, 142), (200, 142), (0, 0)]
+
+
+@pytest.mark.parametrize("resolution", ["1e-+6", "2^-+30", "1e- 6", "1e-", "1e-20", "2^-64", "1e-6 ", "1E-6", "1e-٣"])
+def test_a_resolution_not_written_as_the_docs_say_is_refused(resolution):
+    """'1e-N' or '2^-N', N in digits: a sign or a space was taken by the integer parser ('1e-+6'
+    was written as 1e-6), a resolution past 1e-19 or 2^-63 has no 64-bit tick count."""
+    w = burstcore.CaptureWriter("pcapng")
+    with pytest.raises(ValueError, match=r"use '1e-N' \(power of ten, N ≤ 19\) or '2\^-N'"):
+        w.interface(resolution=resolution)
+
+
+def test_every_resolution_the_docs_allow_is_written():
+    w = burstcore.CaptureWriter("pcapng")
+    for n in (0, 6, 9, 19):
+        w.interface(resolution=f"1e-{n}")
+    for n in (0, 10, 30, 63):
+        w.interface(resolution=f"2^-{n}")
+    got = [i["resolution"] for i in burstcore.info(w.getvalue()).interfaces]
+    assert got == ["1e-0", "1e-6", "1e-9", "1e-19", "2^-0", "2^-10", "2^-30", "2^-63"]

@@ -49,8 +49,16 @@ fn resolution(s: &str) -> PyResult<TsResolution> {
             "resolution={s:?}: use '1e-N' (power of ten, N ≤ 19) or '2^-N' (power of two, N ≤ 63)"
         )))
     };
+    // Digits only: u8's parser also takes a sign, so '1e-+6' was read as 1e-6.
+    let exponent = |k: &str| {
+        k.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| k.parse::<u8>().ok())
+            .flatten()
+            .ok_or_else(bad)
+    };
     if let Some(k) = s.strip_prefix("1e-") {
-        let k: u8 = k.parse().map_err(|_| bad())?;
+        let k = exponent(k)?;
         return if k <= 19 {
             Ok(TsResolution::Pow10(k))
         } else {
@@ -58,7 +66,7 @@ fn resolution(s: &str) -> PyResult<TsResolution> {
         };
     }
     if let Some(k) = s.strip_prefix("2^-") {
-        let k: u8 = k.parse().map_err(|_| bad())?;
+        let k = exponent(k)?;
         return if k <= 63 {
             Ok(TsResolution::Pow2(k))
         } else {
