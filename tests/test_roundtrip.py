@@ -197,3 +197,43 @@ def test_every_resolution_the_docs_allow_is_written():
         w.interface(resolution=f"2^-{n}")
     got = [i["resolution"] for i in burstcore.info(w.getvalue()).interfaces]
     assert got == ["1e-0", "1e-6", "1e-9", "1e-19", "2^-0", "2^-10", "2^-30", "2^-63"]
+
+
+@pytest.mark.parametrize(
+    ("call", "value", "fits"),
+    [
+        (lambda w, v: w.interface(snaplen=v), 2**40, "a 32-bit unsigned field: give 0 to 4294967295"),
+        (lambda w, v: w.interface(snaplen=v), -1, "a 32-bit unsigned field: give 0 to 4294967295"),
+        (lambda w, v: w.interface(linktype=v), 70_000, "a 16-bit unsigned field: give 0 to 65535"),
+        (lambda w, v: w.interface(ts_offset_s=v), 2**63, "a 64-bit signed field: give -9223372036854775808 to"),
+        (lambda w, v: w.epb(0, b"x", ts_raw=v), 2**64, "a 64-bit unsigned field: give 0 to 18446744073709551615"),
+        (lambda w, v: w.epb(0, b"x", ts_raw=v), 2**200, "a 64-bit unsigned field"),
+        (lambda w, v: w.isb(0, 0, if_drop=v), -5, "a 64-bit unsigned field"),
+        (lambda w, v: w.custom(b"x", pen=v), 2**32, "a 32-bit unsigned field"),
+    ],
+)
+def test_a_number_too_wide_for_its_field_says_what_fits(call, value, fits):
+    """pyo3's own message, 'out of range integral type conversion attempted', named neither the
+    value nor the field's range."""
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface()
+    with pytest.raises(OverflowError) as e:
+        call(w, value)
+    assert str(e.value).startswith(f"{value} does not fit {fits}"), str(e.value)
+
+
+def test_a_pcap_writer_constructor_says_what_fits():
+    with pytest.raises(OverflowError, match=r"^8589934592 does not fit a 32-bit unsigned field: give 0 to 4294967295$"):
+        burstcore.CaptureWriter("pcap", snaplen=2**33)
+    with pytest.raises(OverflowError, match=r"^-1 does not fit a 16-bit unsigned field: give 0 to 65535$"):
+        burstcore.CaptureWriter("pcap", linktype=-1)
+    # What fits is still written: the largest values of each field.
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(linktype=65535, snaplen=2**32 - 1, ts_offset_s=0)
+    w.epb(0, b"x", ts_raw=2**64 - 1)
+    w.isb(0, 2**64 - 1, if_drop=2**64 - 1)
+    with pytest.warns(burstcore.CaptureWarning, match="does not fit in 64-bit nanoseconds"):
+        # 2^64 - 1 µs is past 2262: written as asked, read without a timestamp.
+        assert burstcore.info(w.getvalue()).interfaces[0]["linktype"] == 65535
+    with pytest.raises(TypeError, match="snaplen"):
+        w.interface(snaplen=1.5)

@@ -4,9 +4,53 @@ use crate::errors::to_py;
 use burstcore::capture::{ByteOrder, InterfaceStats, TsResolution};
 use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use burstcore::Error;
+use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::net::IpAddr;
+
+/// An integer argument that goes into a fixed-width field of the capture. pyo3's own conversion
+/// says only "out of range integral type conversion attempted", naming neither the value nor
+/// what fits; this says both (pyo3 adds the argument's name to type errors only).
+#[derive(Clone, Copy)]
+pub struct Field<T>(T);
+
+/// The fields' integer types and how a user reads their range.
+trait Width: TryFrom<i128> + Copy {
+    const RANGE: (i128, i128);
+    const WHAT: &'static str;
+}
+
+macro_rules! width {
+    ($($t:ty: $what:literal),*) => {$(
+        impl Width for $t {
+            const RANGE: (i128, i128) = (<$t>::MIN as i128, <$t>::MAX as i128);
+            const WHAT: &'static str = $what;
+        }
+    )*};
+}
+width!(u16: "a 16-bit unsigned field", u32: "a 32-bit unsigned field",
+       u64: "a 64-bit unsigned field", i64: "a 64-bit signed field");
+
+impl<'a, 'py, T: Width> FromPyObject<'a, 'py> for Field<T> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let too_wide = || {
+            let (lo, hi) = T::RANGE;
+            PyOverflowError::new_err(format!(
+                "{} does not fit {}: give {lo} to {hi}",
+                obj.as_any(),
+                T::WHAT
+            ))
+        };
+        match obj.extract::<i128>() {
+            Ok(v) => T::try_from(v).map(Field).map_err(|_| too_wide()),
+            Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => Err(too_wide()),
+            Err(e) => Err(e),
+        }
+    }
+}
 
 enum Inner {
     Pcap(PcapWriter<Vec<u8>>),
@@ -103,14 +147,19 @@ impl CaptureWriter {
     /// malformed pcapng for tests. A timestamp is floored to the file's or interface's
     /// resolution (a µs pcap, the default without `nanos`, keeps 1500 ns as 1 µs).
     #[new]
-    #[pyo3(signature = (format="pcapng", byte_order="little", nanos=false, linktype=1, snaplen=None))]
+    // The defaults written out for Python: pyo3 shows a default it cannot print as `...`.
+    #[pyo3(
+        signature = (format="pcapng", byte_order="little", nanos=false, linktype=Field(1), snaplen=None),
+        text_signature = "(format='pcapng', byte_order='little', nanos=False, linktype=1, snaplen=None)"
+    )]
     fn new(
         format: &str,
         byte_order: &str,
         nanos: bool,
-        linktype: u16,
-        snaplen: Option<u32>,
+        linktype: Field<u16>,
+        snaplen: Option<Field<u32>>,
     ) -> PyResult<Self> {
+        let (Field(linktype), snaplen) = (linktype, snaplen.map(|Field(s)| s));
         let bo = self::byte_order(byte_order)?;
         let defaults = Defaults {
             byte_order: bo,
@@ -148,7 +197,13 @@ impl CaptureWriter {
 
     /// A classic pcap record.
     #[pyo3(signature = (ts_ns, data, wire_len=None))]
-    fn packet(&mut self, ts_ns: i64, data: &[u8], wire_len: Option<u32>) -> PyResult<()> {
+    fn packet(
+        &mut self,
+        ts_ns: Field<i64>,
+        data: &[u8],
+        wire_len: Option<Field<u32>>,
+    ) -> PyResult<()> {
+        let (Field(ts_ns), wire_len) = (ts_ns, wire_len.map(|Field(w)| w));
         match &mut self.inner {
             Some(Inner::Pcap(w)) => w
                 .write_packet(ts_ns, wire_len.unwrap_or(data.len() as u32), data)
@@ -177,15 +232,20 @@ impl CaptureWriter {
 
     /// An interface description; its number. Unset arguments take the constructor's values
     /// (snaplen 0, no limit, unless the constructor was given one).
-    #[pyo3(signature = (linktype=None, snaplen=None, resolution=None, ts_offset_s=0, name=None))]
+    #[pyo3(
+        signature = (linktype=None, snaplen=None, resolution=None, ts_offset_s=Field(0), name=None),
+        text_signature = "($self, linktype=None, snaplen=None, resolution=None, ts_offset_s=0, name=None)"
+    )]
     fn interface(
         &mut self,
-        linktype: Option<u16>,
-        snaplen: Option<u32>,
+        linktype: Option<Field<u16>>,
+        snaplen: Option<Field<u32>>,
         resolution: Option<&str>,
-        ts_offset_s: i64,
+        ts_offset_s: Field<i64>,
         name: Option<&str>,
     ) -> PyResult<u32> {
+        let (linktype, snaplen) = (linktype.map(|Field(l)| l), snaplen.map(|Field(s)| s));
+        let Field(ts_offset_s) = ts_offset_s;
         let d = self.defaults;
         let r = match resolution {
             Some(r) => self::resolution(r)?,
@@ -209,12 +269,15 @@ impl CaptureWriter {
     #[pyo3(signature = (interface, data, ts_ns=None, ts_raw=None, wire_len=None))]
     fn epb(
         &mut self,
-        interface: u32,
+        interface: Field<u32>,
         data: &[u8],
-        ts_ns: Option<i64>,
-        ts_raw: Option<u64>,
-        wire_len: Option<u32>,
+        ts_ns: Option<Field<i64>>,
+        ts_raw: Option<Field<u64>>,
+        wire_len: Option<Field<u32>>,
     ) -> PyResult<()> {
+        let Field(interface) = interface;
+        let (ts_ns, ts_raw) = (ts_ns.map(|Field(t)| t), ts_raw.map(|Field(r)| r));
+        let wire_len = wire_len.map(|Field(w)| w);
         let wl = wire_len.unwrap_or(data.len() as u32);
         let w = self.ng()?;
         match (ts_ns, ts_raw) {
@@ -227,7 +290,8 @@ impl CaptureWriter {
     }
 
     #[pyo3(signature = (data, wire_len=None))]
-    fn spb(&mut self, data: &[u8], wire_len: Option<u32>) -> PyResult<()> {
+    fn spb(&mut self, data: &[u8], wire_len: Option<Field<u32>>) -> PyResult<()> {
+        let wire_len = wire_len.map(|Field(w)| w);
         let wl = wire_len.unwrap_or(data.len() as u32);
         self.ng()?.simple_packet(wl, data).map_err(to_py)
     }
@@ -235,11 +299,13 @@ impl CaptureWriter {
     #[pyo3(signature = (interface, ts_raw, data, wire_len=None))]
     fn opb(
         &mut self,
-        interface: u16,
-        ts_raw: u64,
+        interface: Field<u16>,
+        ts_raw: Field<u64>,
         data: &[u8],
-        wire_len: Option<u32>,
+        wire_len: Option<Field<u32>>,
     ) -> PyResult<()> {
+        let (Field(interface), Field(ts_raw)) = (interface, ts_raw);
+        let wire_len = wire_len.map(|Field(w)| w);
         let wl = wire_len.unwrap_or(data.len() as u32);
         self.ng()?
             .obsolete_packet_raw(interface, ts_raw, wl, data)
@@ -262,20 +328,22 @@ impl CaptureWriter {
     #[allow(clippy::too_many_arguments)]
     fn isb(
         &mut self,
-        interface: u32,
-        ts_raw: u64,
-        if_recv: Option<u64>,
-        if_drop: Option<u64>,
-        os_drop: Option<u64>,
-        fil_accept: Option<u64>,
-        usr_deliv: Option<u64>,
+        interface: Field<u32>,
+        ts_raw: Field<u64>,
+        if_recv: Option<Field<u64>>,
+        if_drop: Option<Field<u64>>,
+        os_drop: Option<Field<u64>>,
+        fil_accept: Option<Field<u64>>,
+        usr_deliv: Option<Field<u64>>,
     ) -> PyResult<()> {
+        let (Field(interface), Field(ts_raw)) = (interface, ts_raw);
+        let count = |c: Option<Field<u64>>| c.map(|Field(n)| n);
         let stats = InterfaceStats {
-            if_recv,
-            if_drop,
-            os_drop,
-            fil_accept,
-            usr_deliv,
+            if_recv: count(if_recv),
+            if_drop: count(if_drop),
+            os_drop: count(os_drop),
+            fil_accept: count(fil_accept),
+            usr_deliv: count(usr_deliv),
             ..Default::default()
         };
         self.ng()?
@@ -283,18 +351,24 @@ impl CaptureWriter {
             .map_err(to_py)
     }
 
-    fn dsb(&mut self, secrets_type: u32, data: &[u8]) -> PyResult<()> {
+    fn dsb(&mut self, secrets_type: Field<u32>, data: &[u8]) -> PyResult<()> {
+        let Field(secrets_type) = secrets_type;
         self.ng()?
             .decryption_secrets(secrets_type, data)
             .map_err(to_py)
     }
 
-    #[pyo3(signature = (data, pen=32473, copyable=true))]
-    fn custom(&mut self, data: &[u8], pen: u32, copyable: bool) -> PyResult<()> {
+    #[pyo3(
+        signature = (data, pen=Field(32473), copyable=true),
+        text_signature = "($self, data, pen=32473, copyable=True)"
+    )]
+    fn custom(&mut self, data: &[u8], pen: Field<u32>, copyable: bool) -> PyResult<()> {
+        let Field(pen) = pen;
         self.ng()?.custom(copyable, pen, data).map_err(to_py)
     }
 
-    fn raw_block(&mut self, block_type: u32, body: &[u8]) -> PyResult<()> {
+    fn raw_block(&mut self, block_type: Field<u32>, body: &[u8]) -> PyResult<()> {
+        let Field(block_type) = block_type;
         self.ng()?.raw_block(block_type, body).map_err(to_py)
     }
 
