@@ -221,7 +221,7 @@ def test_instants_with_a_zone_keep_every_ns():
             assert parse_instant(text, name="start") == calendar.timegm((*civil, 0, 0, 0)) * 10**9 + ns, text
 
 
-OUTSIDE = r"is outside int64 nanoseconds since 1970 \(years 1678-2262\)"
+OUTSIDE = r"is outside int64 nanoseconds since 1970 \(1677-09-21 to 2262-04-11\)"
 
 
 @pytest.mark.parametrize(

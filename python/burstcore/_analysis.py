@@ -810,7 +810,7 @@ def _apart(spans: list[tuple[int, int] | None]) -> str | None:
 def _absent(spans: list[tuple[int, int] | None], acc: dict[str, Any]) -> str | None:
     """A warning when a capture gives the merge no packet at all (its gain then compares fewer
     captures than were given), saying why where the count tells: its offset moved its packets
-    out of the years 1678-2262 that int64 ns hold."""
+    outside 1677-09-21 to 2262-04-11, what int64 ns hold."""
     missing = [k for k, s in enumerate(spans) if s is None]
     if not missing or len(missing) == len(spans):
         return None
@@ -818,7 +818,7 @@ def _absent(spans: list[tuple[int, int] | None], acc: dict[str, Any]) -> str | N
     why = (
         f"; {shifted:,} {plural(shifted, 'packet was', 'packets were')} left out because "
         f"{plural(shifted, 'its', 'their')} time plus {plural(shifted, 'its', 'their')} capture's offset falls "
-        "outside the years 1678-2262 (int64 ns): give smaller offsets"
+        "outside 1677-09-21 to 2262-04-11 (int64 ns): give smaller offsets"
         if shifted
         else " (empty, or every packet filtered out or outside start/end)"
     )

@@ -312,7 +312,7 @@ def scan(
         ``pandas.Timestamp``, ISO 8601 string, or int of ns since 1970 (as the ``*_ns`` columns
         and training logs give them), read exactly to the ns; an ISO string's zone may be Z, z,
         ±hh, ±hhmm or ±hh:mm (none: UTC). An instant outside int64 ns since 1970 (years
-        1678-2262) or with digits below the ns raises ``ValueError``: it is never wrapped nor
+        1677-09-21 to 2262-04-11) or with digits below the ns raises ``ValueError``: it is never wrapped nor
         rounded. Not for in-memory columns: filter those first. A scan of
         a time range reads the capture in one stream (not split into time chunks).
     filter:

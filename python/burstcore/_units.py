@@ -137,7 +137,9 @@ def numpy_times_ns(values: np.ndarray, name: str) -> np.ndarray:
         )
     lo, hi = int(raw.min()), int(raw.max())
     if not (-(2**63) <= lo * scale and hi * scale < 2**63):
-        raise ValueError(f"{name} of numpy {values.dtype} are outside int64 nanoseconds since 1970 (years 1678-2262)")
+        raise ValueError(
+            f"{name} of numpy {values.dtype} are outside int64 nanoseconds since 1970 (1677-09-21 to 2262-04-11)"
+        )
     # Exact within int64: every product is in range (checked above on its ends).
     return (raw // scale.denominator) * np.int64(scale.numerator)
 
@@ -299,7 +301,7 @@ INSTANT_FORMS = (
 # date.toordinal() of 1970-01-01 (ordinals count days from 0001-01-01).
 _EPOCH_ORDINAL = 719_163
 
-# ISO 8601, read here to the ns with Python ints: numpy wrapped a year outside 1678-2262 or a 10th
+# ISO 8601, read here to the ns with Python ints: numpy wrapped a year outside 1677-2262 or a 10th
 # fractional digit into another instant silently and warned of any zone but Z, and datetime keeps
 # µs only. A date extended (2026-11-30), basic (20261130), by week (2026-W48-1) or reduced (2026-11,
 # 2026); a time to the hour, minute or second, a fraction of a second after '.' or ','; then a
@@ -325,7 +327,7 @@ _ISO_RE = re.compile(
 
 
 def _outside(value: Any, name: str) -> ValueError:
-    return ValueError(f"{name}={value!r} is outside int64 nanoseconds since 1970 (years 1678-2262)")
+    return ValueError(f"{name}={value!r} is outside int64 nanoseconds since 1970 (1677-09-21 to 2262-04-11)")
 
 
 def _finer_than_ns(value: Any, name: str) -> ValueError:
@@ -419,7 +421,7 @@ def _month_ns(months: int, what: Any, name: str) -> int:
 
 def parse_instant(value: Any, *, name: str) -> int:
     """``value`` as integer nanoseconds since 1970-01-01 UTC, exactly (a float is refused: which
-    unit would it be in?). Out of int64 ns (years 1678-2262) or finer than the ns is refused,
+    unit would it be in?). Out of int64 ns (1677-09-21 to 2262-04-11) or finer than the ns is refused,
     never wrapped or rounded."""
     if isinstance(value, bool) or isinstance(value, (float, np.floating)):
         raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}")

@@ -637,7 +637,7 @@ impl CaptureReader {
                 ErrorKind::TimestampOutOfRange,
                 Some(offset),
                 "packet timestamp does not fit in 64-bit nanoseconds since 1970 \
-                 (about years 1678-2262); such packets are read without a timestamp",
+                 (1677-09-21 to 2262-04-11); such packets are read without a timestamp",
             ));
         }
     }
