@@ -407,3 +407,129 @@ def test_numpy_time_arrays_of_any_unit_as_columns():
     for ts, message in refused:
         with pytest.raises(ValueError, match=message):
             burstcore.scan((ts, sizes), windows=["1s"], rates=["1Gbps"])
+
+
+# ------------------------------------------- a range that holds none of the packets is told
+
+# A capture recorded on 2013-05-02, and the stretch its user meant in seconds, given as plain
+# ints: ns since 1970, so [1.367526033 s, 1.367526040 s) of 1970.
+SECONDS_LO, SECONDS_HI = 1_367_526_033, 1_367_526_040
+RECORDED = SECONDS_LO * 10**9
+
+
+def _recorded_capture(n: int, *, spb: int = 0) -> bytes:
+    """`n` UDP packets 1 ms apart from RECORDED (written with CaptureWriter), then `spb` Simple
+    Packet Blocks, which have no timestamp and are in no range."""
+    w = burstcore.CaptureWriter("pcapng")
+    w.section("little")
+    w.interface(linktype=1, snaplen=0, resolution="1e-9")
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=100)
+    for k in range(n):
+        w.epb(0, frame, ts_ns=RECORDED + k * 1_000_000)
+    for _ in range(spb):
+        w.spb(frame)
+    return w.getvalue()
+
+
+# Every public function that takes start=/end= and reads captures, each as (name, call).
+ENTRY_POINTS = [
+    ("scan", lambda cap, **kw: burstcore.scan(cap, windows=["1ms"], **kw)),
+    ("flows", lambda cap, **kw: burstcore.flows(cap, **kw)),
+    ("traffic_matrix", lambda cap, **kw: burstcore.traffic_matrix(cap, **kw)),
+    ("host_volumes", lambda cap, **kw: burstcore.host_volumes(cap, **kw)),
+    ("sizes", lambda cap, **kw: burstcore.sizes(cap, **kw)),
+    ("gaps", lambda cap, **kw: burstcore.gaps(cap, **kw)),
+    ("bursts", lambda cap, **kw: burstcore.bursts(cap, **kw)),
+    ("iterations", lambda cap, **kw: burstcore.iterations(cap, **kw)),
+]
+
+
+def _range_notes(call, *args, **kw) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call(*args, **kw)
+    return [w for w in caught if "holds none of the" in str(w.message) or "does not hold the one" in str(w.message)]
+
+
+@pytest.mark.parametrize("name, call", ENTRY_POINTS, ids=[n for n, _ in ENTRY_POINTS])
+def test_a_range_in_seconds_is_told_to_hold_no_packet(name, call):
+    n = 37
+    notes = _range_notes(call, _recorded_capture(n), start=SECONDS_LO, end=SECONDS_HI)
+    assert len(notes) == 1, [str(w.message) for w in notes]
+    w = notes[0]
+    assert issubclass(w.category, burstcore.CaptureWarning)
+    text = str(w.message)
+    assert f"none of the {n} packets read" in text
+    # The range as it was taken, to the ns, and what to give instead.
+    assert "[1970-01-01T00:00:01.367526033Z, 1970-01-01T00:00:01.367526040Z)" in text
+    assert "ns since 1970" in text and "ISO 8601" in text
+    # Told at the user's line: this file, not burstcore's.
+    assert w.filename == __file__
+
+
+@pytest.mark.parametrize("name, call", ENTRY_POINTS, ids=[n for n, _ in ENTRY_POINTS])
+def test_a_range_that_keeps_packets_is_not_told(name, call):
+    cap = _recorded_capture(37)
+    # In ns, holding packets 3 to 9; and open at one end.
+    assert not _range_notes(call, cap, start=RECORDED + 3_000_000, end=RECORDED + 10_000_000)
+    assert not _range_notes(call, cap, start=SECONDS_LO)
+    # No range: nothing to tell, even of packets outside every range.
+    assert not _range_notes(call, cap)
+
+
+def test_superpose_tells_a_range_holding_none_of_its_captures():
+    a, b = _recorded_capture(5), _recorded_capture(8)
+    notes = _range_notes(burstcore.superpose, [a, b], start=SECONDS_LO, end=SECONDS_HI)
+    assert len(notes) == 1
+    assert "none of the 13 packets read" in str(notes[0].message)
+    assert notes[0].filename == __file__
+    # One capture shifted into the range: the merge holds its packets.
+    assert not _range_notes(burstcore.superpose, [a, b], offsets=[0, "1ms"], start=RECORDED + 5_500_000)
+
+
+def test_the_note_is_among_a_scans_warnings():
+    with pytest.warns(burstcore.CaptureWarning, match="none of the 4 packets read"):
+        r = burstcore.scan(_recorded_capture(4), windows=["1ms"], start=SECONDS_LO, end=SECONDS_HI)
+    assert r.summary["skipped_outside_range"].item() == 4
+    assert any("none of the 4 packets read" in w for w in r.warnings)
+
+
+def test_the_note_counts_the_packets_with_a_timestamp():
+    # Simple Packet Blocks are in no range; the range left out every packet it could hold.
+    notes = _range_notes(burstcore.bursts, _recorded_capture(6, spb=3), end=SECONDS_HI)
+    assert len(notes) == 1
+    assert "none of the 6 packets with a timestamp" in str(notes[0].message)
+    assert "[…, 1970-01-01T00:00:01.367526040Z)" in str(notes[0].message)
+    one = _range_notes(burstcore.sizes, _recorded_capture(1), start=RECORDED + 1)
+    assert len(one) == 1 and "does not hold the one packet read" in str(one[0].message)
+
+
+def test_a_filter_does_not_hide_a_range_that_holds_nothing():
+    # The range is tested first: a filter that would also have left everything out changes nothing.
+    notes = _range_notes(burstcore.flows, _recorded_capture(9), start=SECONDS_LO, end=SECONDS_HI, filter="tcp")
+    assert len(notes) == 1 and "none of the 9 packets read" in str(notes[0].message)
+    # Packets in the range that the filter leaves out are the filter's doing: not told.
+    assert not _range_notes(burstcore.flows, _recorded_capture(9), start=RECORDED, filter="tcp")
+
+
+def test_shared_packets_reading_every_sender_tells_it_per_capture():
+    a, b = _recorded_capture(5), _recorded_capture(7)
+    notes = _range_notes(burstcore.shared_packets, [a, b], start=SECONDS_LO, end=SECONDS_HI, senders="all")
+    assert sorted(int(re.search(r"none of the (\d+) packets", str(w.message)).group(1)) for w in notes) == [5, 7]
+
+
+def test_the_command_line_tells_it_in_its_options(tmp_path):
+    from tests.test_cli import run_cli
+
+    path = tmp_path / "x.pcapng"
+    path.write_bytes(_recorded_capture(21))
+    for command in ("scan", "flows", "bursts"):
+        p = run_cli(command, path, "--start", SECONDS_LO, "--end", SECONDS_HI, "-q")
+        assert p.returncode == 0, p.stderr
+        err = p.stderr.decode()
+        assert err.count("none of the 21 packets read") == 1, err
+        assert "--start/--end [1970-01-01T00:00:01.367526033Z" in err
+        assert "seconds * 10**9" not in err and "ISO 8601" in err
+        p = run_cli(command, path, "--start", RECORDED + 5_000_000, "--end", RECORDED + 9_000_000, "-q")
+        assert p.returncode == 0, p.stderr
+        assert "none of the" not in p.stderr.decode()

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import ProgressCallback, _warn
+from ._packets import ProgressCallback, _warn, _with_range_note
 from ._scan import (
     DEFAULT_HORIZON,
     DEFAULT_MAX_GROUPS,
@@ -160,9 +160,9 @@ def flows(
         late,
         strict,
         progress,
-        **_reading(srcs, mmap, start, end, filter),
+        **(read := _reading(srcs, mmap, start, end, filter)),
     )
-    _warn(warns)
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"]))
     env = out.pop("envelope")
     for k in ("no_flow_packets", "no_flow_bytes", "accounting"):
         out.pop(k)
@@ -233,9 +233,9 @@ def _matrix(
         late,
         strict,
         progress,
-        **_reading(srcs, mmap, start, end, filter, depth=1),
+        **(read := _reading(srcs, mmap, start, end, filter, depth=1)),
     )
-    _warn(warns, stacklevel=4)
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"]), stacklevel=4)
     return out
 
 
@@ -393,9 +393,9 @@ def _distribution(
         late,
         strict,
         progress,
-        **_reading(srcs, mmap, start, end, filter, depth=1),
+        **(read := _reading(srcs, mmap, start, end, filter, depth=1)),
     )
-    _warn(warns, stacklevel=4)
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"]), stacklevel=4)
     labels = pl.Series(out["labels"], dtype=pl.String)
     hist = _hist_table(out[what], labels)
     q = _hist_table(out["quantiles"], labels)
@@ -535,9 +535,9 @@ def bursts(
         late,
         strict,
         progress,
-        **_reading(srcs, mmap, start, end, filter),
+        **(read := _reading(srcs, mmap, start, end, filter)),
     )
-    _warn(warns)
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"]))
     n = len(out["start_ns"])
     off = out["off_gaps_ns"]
     df = pl.DataFrame(
@@ -683,9 +683,9 @@ def iterations(
         late,
         strict,
         progress,
-        **_reading(srcs, mmap, start, end, filter),
+        **(read := _reading(srcs, mmap, start, end, filter)),
     )
-    _warn(warns)
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"]))
     beyond = int(out["beyond_bins"])
     if beyond:
         # Counted (the summary's packets), yet in no bin: say so rather than leave them out quietly.
@@ -909,7 +909,7 @@ def superpose(
         progress,
         **read,
     )
-    texts = _warn(warns)
+    texts = _warn(_with_range_note(warns, out["scan"]["accounting"], read["time_range"]))
     for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
         if told:
             texts = [*texts, told]
@@ -973,7 +973,9 @@ _COMMON_DOC = """
     as ``progress(bytes_done, bytes_total_or_None)`` at most every 100 ms and once at the end.
     ``mmap`` reads plain files through a guarded mapping (``None``: on Linux) or with read().
     ``start``/``end`` read only the packets in [start, end) (a datetime, numpy.datetime64, ISO
-    8601 string or int ns since 1970); the others are counted in ``summary.skipped_outside_range``.
+    8601 string or int ns since 1970); the others are counted in ``summary.skipped_outside_range``,
+    and a range holding none of the packets read with a timestamp gets a ``CaptureWarning``
+    (a plain int is ns, so seconds given as one land in 1970).
     ``filter`` reads only the packets whose headers pass a tcpdump-style expression, e.g.
     ``"host 10.0.0.1 and tcp port 29500"`` (docs/filters.md); the others are counted in
     ``summary.skipped_filtered``. Several captures take one expression for all, or a list of one

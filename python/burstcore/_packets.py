@@ -107,6 +107,30 @@ def _warn(messages: Sequence[CoreWarning | str], stacklevel: int = 3) -> list[st
     return [str(w) for w in told]
 
 
+def _with_range_note(
+    messages: Sequence[CoreWarning | str], acc: dict[str, Any], time_range: tuple[int | None, int | None] | None
+) -> list[CoreWarning | str]:
+    """``messages`` and, when ``start``/``end`` left out every packet read that has a timestamp,
+    a note saying so: a plain int is ns since 1970, so a range meant in seconds lands in 1970 and
+    an analysis of nothing was otherwise returned without a word. The range is tested before
+    anything else (filter, size, order) in the core, so the packets with a timestamp are exactly
+    those it saw."""
+    if time_range is None:
+        return list(messages)
+    outside = int(acc["skipped_outside_range"])
+    timed = int(acc["packets_read"]) - int(acc["skipped_no_timestamp"]) - int(acc["skipped_timestamp_out_of_range"])
+    if outside == 0 or outside != timed:
+        return list(messages)
+    lo, hi = (("…" if t is None else _iso_ns(t)) for t in time_range)
+    noun = plural(timed, "packet") + (" read" if timed == int(acc["packets_read"]) else " with a timestamp")
+    held = f"holds none of the {timed:,} {noun} (all outside it)" if timed > 1 else f"does not hold the one {noun}"
+    note = (
+        f"start/end [{lo}, {hi}) {held}, so nothing was measured; a plain number is ns since 1970: "
+        "for seconds give a datetime, an ISO 8601 string or an int of ns (seconds * 10**9)"
+    )
+    return [*messages, note]
+
+
 def read_packets(
     source: SingleSource,
     columns: Sequence[str] | None = None,
@@ -166,6 +190,8 @@ def read_packets(
     ``end`` raises ``ValueError``. The rows are those of the whole read whose timestamp is in
     the stretch, in file order (out-of-order packets are not sorted), for any ``threads``; the
     time range is looked at before the headers, so a packet outside it costs no decoding.
+    Unlike ``scan`` and the analyses, an empty frame from a range that holds none of the packets
+    (seconds given as an int are 1970) is not warned about: the read counts no packets left out.
 
     ``filter``: only the packets whose headers pass this expression in tcpdump's language, as
     ``scan`` takes it (docs/filters.md), e.g. ``"tcp port 29500"``; the rows are the passing

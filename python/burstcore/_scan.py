@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import ProgressCallback, _warn, thread_count
+from ._packets import ProgressCallback, _warn, _with_range_note, thread_count
 from ._shared import warn_if_shared
 from ._sources import is_rereadable, normalize_each
 from ._types import Columns, Count, Duration, Durations, Filters, Instant, Rates, Source
@@ -314,7 +314,10 @@ def scan(
         ±hh, ±hhmm or ±hh:mm (none: UTC). An instant outside int64 ns since 1970 (years
         1677-09-21 to 2262-04-11) or with digits below the ns raises ``ValueError``: it is never wrapped nor
         rounded. Not for in-memory columns: filter those first. A scan of
-        a time range reads the capture in one stream (not split into time chunks).
+        a time range reads the capture in one stream (not split into time chunks). A range
+        that holds none of the packets read with a timestamp gets a ``CaptureWarning`` saying
+        so (a plain int is ns: ``start=1367526033`` meant as seconds is 1.37 s into 1970); it
+        is also in ``warnings``.
     filter:
         Read only the packets whose headers pass this expression, in tcpdump's language (a
         subset of pcap-filter): e.g. ``"host 10.0.0.1 and tcp port 29500"``, ``"not arp"``,
@@ -434,7 +437,7 @@ def scan(
             filter=filters,
         )
         # scan → _warn → warnings.warn: told at the caller's line.
-        warns = _warn(core_warns, stacklevel=3)
+        warns = _warn(_with_range_note(core_warns, out["accounting"], time_range), stacklevel=3)
         # Told already (as a SharedPacketsWarning); listed with the capture's own.
         warns = [*warns, *([shared] if shared else [])]
     cfg = {

@@ -2244,6 +2244,11 @@ _OPTION_SPELLING = (
     ("a coarser bin= or a stretch with start=/end=", "a coarser --bin or a stretch with --start/--end"),
     ("a coarser bin or a stretch (start=/end=)", "a coarser --bins or a stretch (--start/--end)"),
     ("or with mmap=False", "or with --no-mmap"),
+    ("start/end [", "--start/--end ["),
+    (
+        "for seconds give a datetime, an ISO 8601 string or an int of ns (seconds * 10**9)",
+        "for seconds give ISO 8601 (2026-11-30T02:48:30.98Z) or ns (the seconds followed by nine 0s)",
+    ),
     ("; a Rust caller can raise ReadOptions::limits.max_block_len", ""),
 )
 
