@@ -366,19 +366,24 @@ fn the_order_of_the_captures_does_not_change_what_is_found() {
     }
 }
 
-#[test]
-fn a_bridge_capture_beside_per_host_ones_is_not_named_a_host() {
-    // Every host first talks to host 0 (a job's rendezvous), then the ring runs: a bridge
-    // capture's first packets are all with host 0, its later ones are not.
-    let mut rng = Rng(14);
-    let mut all: Vec<Pkt> = traffic(&mut rng, 3_000, 4, T0)
-        .into_iter()
+/// Every packet between host 0 and another host (a job's rendezvous): a capture of these alone
+/// is host 0's.
+fn with_host_0(pkts: Vec<Pkt>) -> Vec<Pkt> {
+    pkts.into_iter()
         .map(|p| Pkt {
             src: if p.dst == 0 { p.src.max(1) } else { 0 },
             dst: if p.dst == 0 { 0 } else { p.dst.max(1) },
             ..p
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_bridge_capture_beside_per_host_ones_is_not_named_a_host() {
+    // Every host first talks to host 0 (a job's rendezvous), then the ring runs: a bridge
+    // capture's first packets are all with host 0, its later ones are not.
+    let mut rng = Rng(14);
+    let mut all = with_host_0(traffic(&mut rng, 3_000, 4, T0));
     let start = all.last().unwrap().ts;
     all.extend(traffic(&mut rng, 60_000, 4, start));
     let mut files = vec![capture(&all, 0, |_| {})];
@@ -616,14 +621,7 @@ fn what_a_network_changes_in_flight_still_matches_and_what_it_does_not_change_do
 /// thirds, of its length: its plain file, read there, names no host; stretches read a little
 /// off those offsets name host 0.
 fn host_hidden_at_the_thirds() -> Vec<u8> {
-    let mut all: Vec<Pkt> = traffic(&mut Rng(31), 30_000, 4, T0)
-        .into_iter()
-        .map(|p| Pkt {
-            src: if p.dst == 0 { p.src.max(1) } else { 0 },
-            dst: if p.dst == 0 { 0 } else { p.dst.max(1) },
-            ..p
-        })
-        .collect();
+    let mut all = with_host_0(traffic(&mut Rng(31), 30_000, 4, T0));
     let offsets = |bytes: &[u8]| {
         let mut r = reader(bytes);
         let mut out = Vec::new();
