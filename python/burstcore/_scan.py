@@ -143,15 +143,18 @@ def _is_columns(source: Any) -> bool:
 def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(timestamps in ns, sizes, interfaces) from a DataFrame/dict with 'timestamp' and 'size'
     (or 'wire_len') columns, or a (timestamps, sizes) tuple; numpy, polars or Arrow arrays."""
+
+    def exact(ts: Any) -> Any:
+        # numpy datetime64/timedelta64 as int ns before polars sees them: it takes only D, ms, us, ns.
+        return numpy_times_ns(ts, "timestamps") if isinstance(ts, np.ndarray) and ts.dtype.kind in "mM" else ts
+
     iface = None
     if isinstance(source, tuple):
         ts, size = source
+        ts = exact(ts)
     else:
         if not isinstance(source, pl.DataFrame):
-            source = dict(source)
-            t = source.get("timestamp")
-            if isinstance(t, np.ndarray) and t.dtype.kind in "mM":
-                source["timestamp"] = numpy_times_ns(t, "timestamps")
+            source = {k: exact(v) if k == "timestamp" else v for k, v in dict(source).items()}
         df = source if isinstance(source, pl.DataFrame) else pl.DataFrame(source)
         if "timestamp" not in df.columns:
             raise ValueError("in-memory input needs a 'timestamp' column (int64 ns or Datetime)")
@@ -165,8 +168,6 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
             if not whole or (col.len() and not (col.min() >= 0 and col.max() <= 2**32 - 1)):  # type: ignore[operator]
                 raise ValueError("the 'interface' column must hold integers from 0 to 2^32 - 1, without nulls")
             iface = np.ascontiguousarray(col.cast(pl.UInt32).to_numpy())
-    if isinstance(ts, np.ndarray) and ts.dtype.kind in "mM":
-        ts = numpy_times_ns(ts, "timestamps")
     ts_s = pl.Series(ts) if not isinstance(ts, pl.Series) else ts
     if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
         ts_s = ts_s.dt.cast_time_unit("ns").to_physical()
