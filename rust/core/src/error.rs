@@ -62,9 +62,7 @@ impl ErrorKind {
             ErrorKind::PacketsLost => "packets lost",
         }
     }
-}
 
-impl ErrorKind {
     /// The kind as one lowercase identifier ("truncated", "limit_exceeded", "packets_lost", ...),
     /// as the Python binding gives it (`CaptureError.kind`, `CaptureWarning.kind`): a program
     /// compares it, so it does not change with the words of [`ErrorKind::name`]. The words of
