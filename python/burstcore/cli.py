@@ -2025,10 +2025,10 @@ def _show_stretch(spans: list[tuple[int, int | None] | None], stretch: tuple[int
     apart = max(starts, max(ends) - min(ends) if ends else 0)
     if apart <= _SPANS_APART_NS:
         return
-    from .report import _clock
+    from .report import _ts
 
     start, end = stretch
-    bounds = f"--start {_clock(start)}" + ("" if end is None else f" --end {_clock(end)}")
+    bounds = f"--start {_ts(start)}" + ("" if end is None else f" --end {_ts(end)}")
     print(
         f"The captures do not cover the same stretch (their first or last packets up to {format_duration(apart)} "
         "apart): a host's packets from before its own capture began, or after it ended, are in the others' "

@@ -274,9 +274,6 @@ def iteration_period_table(it: Iterations) -> Table:
 PROTOCOLS = {1: "icmp", 2: "igmp", 6: "tcp", 17: "udp", 58: "icmpv6", 132: "sctp"}
 
 
-_clock = _ts
-
-
 def _endpoint(ip: str | None, port: int) -> str:
     if ip is None:
         return "(no address)"
@@ -297,8 +294,8 @@ def shared_captures_table(
             f,
             str(k + 1),
             "unknown" if h is None else h,
-            "-" if sp is None else _clock(sp[0]),
-            "-" if sp is None else "(not read)" if sp[1] is None else _clock(sp[1]),
+            "-" if sp is None else _ts(sp[0]),
+            "-" if sp is None else "(not read)" if sp[1] is None else _ts(sp[1]),
         ]
         for k, (f, h, sp) in enumerate(zip(files, hosts, spans, strict=True))
     ]
@@ -309,7 +306,7 @@ def shared_pairs_table(pairs: pl.DataFrame) -> Table:
     """``burstcore.shared_packets``' pairs: the captures (from 1), where both were sampled from,
     the packets both samples hold of the smaller sample, and whether a merge warns."""
     rows = [
-        [f"{a + 1} and {b + 1}", _clock(t), f"{_int(sh)} of {_int(min(sa, sb))}", "yes" if told else "no"]
+        [f"{a + 1} and {b + 1}", _ts(t), f"{_int(sh)} of {_int(min(sa, sb))}", "yes" if told else "no"]
         for a, b, t, sh, sa, sb, told in pairs.select(
             "a", "b", pl.col("from").dt.epoch("ns"), "shared", "sampled_a", "sampled_b", "told"
         ).iter_rows()
@@ -334,7 +331,7 @@ def flows_table(flows: pl.DataFrame, key: str) -> Table:
         row = [
             _endpoint(r["src_ip"], r["src_port"]) + arrow + _endpoint(r["dst_ip"], r["dst_port"]),
             proto,
-            _clock(r["first_seen_ns"]),
+            _ts(r["first_seen_ns"]),
             format_duration(r["duration_ns"]),
             _int(r["packets"]),
             _int(r["bytes"]),
@@ -417,7 +414,7 @@ def iteration_list_table(iters: pl.DataFrame) -> Table:
     rows = [
         [
             str(k),
-            _clock(s),
+            _ts(s),
             format_duration(c - s),
             format_duration(e - s),
             _int(b),
@@ -445,7 +442,7 @@ def iteration_list_table(iters: pl.DataFrame) -> Table:
 def bursts_table(bursts: pl.DataFrame) -> Table:
     """``burstcore.bursts``' rows: start, duration, bytes, packets and the OFF gap before."""
     rows = [
-        [str(k), _clock(s), format_duration(d), _int(b), _int(p), "-" if off is None else format_duration(off)]
+        [str(k), _ts(s), format_duration(d), _int(b), _int(p), "-" if off is None else format_duration(off)]
         for k, s, d, b, p, off in bursts.select(
             "burst", "start_ns", "duration_ns", "bytes", "packets", "off_before_ns"
         ).iter_rows()
