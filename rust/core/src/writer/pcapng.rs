@@ -586,8 +586,9 @@ mod tests {
         invalid(w.enhanced_packet(0, 4_999_999_999, 4, &[0; 4])); // before the offset
         invalid(w.enhanced_packet(0, 0, 3, &[0; 4])); // wire shorter than captured
         invalid(w.simple_packet(10, &[0; 10])); // reads back as 8 captured bytes
-                                                // Past the snaplen of 8: libpcap refuses such a block ("bigger than snaplen"), while
-                                                // tshark and burstcore read all of it.
+
+        // Past the snaplen of 8: libpcap refuses such a block ("bigger than snaplen"), while
+        // tshark and burstcore read all of it.
         let e = w.enhanced_packet_raw(0, 0, 10, &[0; 9]).unwrap_err();
         assert!(
             e.to_string()
