@@ -12,7 +12,7 @@ mod writer;
 
 use arrow::Column;
 use burstcore::analysis::{shared_packets as shared_packets_of, SharedOptions};
-use burstcore::capture::{CaptureReader, Format, ReadOptions, TsResolution};
+use burstcore::capture::{CaptureReader, Format, ReadOptions};
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
 use burstcore::pipeline::{self, Accounting, SizeKind};
 use burstcore::table::{self, PacketTable};
@@ -272,13 +272,6 @@ fn table_columns(py: Python<'_>, mut t: PacketTable) -> PyResult<Vec<arrow::Arro
         .collect()
 }
 
-fn resolution_str(r: TsResolution) -> String {
-    match r {
-        TsResolution::Pow10(k) => format!("1e-{k}"),
-        TsResolution::Pow2(k) => format!("2^-{k}"),
-    }
-}
-
 /// A capinfos-like summary as a plain dict.
 #[pyfunction]
 #[pyo3(signature = (source, strict=false, progress=None, mmap=None))]
@@ -337,7 +330,7 @@ fn capture_info<'py>(
             id.set_item("linktype", i.linktype)?;
             id.set_item("linktype_name", burstcore::wire::linktype_name(i.linktype))?;
             id.set_item("snaplen", i.snaplen)?;
-            id.set_item("resolution", resolution_str(i.resolution))?;
+            id.set_item("resolution", i.resolution.to_string())?;
             id.set_item("ts_offset_s", i.ts_offset_s)?;
             id.set_item("name", i.name.clone())?;
             id.set_item("description", i.description.clone())?;

@@ -174,6 +174,17 @@ pub enum TsResolution {
     Pow2(u8),
 }
 
+/// As a user writes it, in seconds: `1e-9`, `2^-30` (not the enum's `Pow10(9)`); what `info`
+/// shows and the writer takes.
+impl std::fmt::Display for TsResolution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TsResolution::Pow10(n) => write!(f, "1e-{n}"),
+            TsResolution::Pow2(n) => write!(f, "2^-{n}"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
     pub index: u32,

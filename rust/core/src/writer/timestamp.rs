@@ -28,8 +28,7 @@ pub fn tsresol_byte(resolution: TsResolution) -> Result<u8> {
         TsResolution::Pow10(n) if n < 0x80 => Ok(n),
         TsResolution::Pow2(n) if n < 0x80 => Ok(0x80 | n),
         _ => Err(Error::invalid(format!(
-            "timestamp resolution {} has no if_tsresol encoding (exponent above 127)",
-            unit_text(resolution)
+            "timestamp resolution {resolution} s has no if_tsresol encoding (exponent above 127)"
         ))),
     }
 }
@@ -49,7 +48,7 @@ pub fn ns_to_raw(ts_ns: i64, resolution: TsResolution, offset_s: i64) -> Result<
             }
         }
     }
-    let unit = unit_text(resolution);
+    let unit = format!("{resolution} s");
     let units = units_per_second(resolution)
         .and_then(|u| i128::try_from(u).ok())
         .ok_or_else(|| {
@@ -82,14 +81,6 @@ pub fn ns_to_raw(ts_ns: i64, resolution: TsResolution, offset_s: i64) -> Result<
             floor
         };
     u64::try_from(raw).map_err(|_| too_late())
-}
-
-/// A resolution as a user writes it, e.g. `1e-9 s` or `2^-30 s` (not the enum's `Pow10(9)`).
-fn unit_text(resolution: TsResolution) -> String {
-    match resolution {
-        TsResolution::Pow10(n) => format!("1e-{n} s"),
-        TsResolution::Pow2(n) => format!("2^-{n} s"),
-    }
 }
 
 /// Nanoseconds for raw units, floored (the reader's direction), or `None` if outside i64.
