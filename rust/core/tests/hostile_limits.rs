@@ -394,7 +394,13 @@ fn too_many_interfaces() {
 
 #[test]
 fn absurd_if_tsresol_is_corrupt_not_a_wrong_clock() {
-    for tsresol in [20u8, 0x7f, 0x80 | 64, 0xff] {
+    // The resolution is named as users write it, not as the enum's Debug form (`Pow10(20)`).
+    for (tsresol, shown) in [
+        (20u8, "1e-20 s"),
+        (0x7f, "1e-127 s"),
+        (0x80 | 64, "2^-64 s"),
+        (0xff, "2^-127 s"),
+    ] {
         let mut f = shb();
         let at = f.len() as u64;
         f.extend(idb_with(&option(9, &[tsresol])));
@@ -402,7 +408,12 @@ fn absurd_if_tsresol_is_corrupt_not_a_wrong_clock() {
         let e = read(f, ReadOptions::default()).error.expect("corrupt");
         assert_eq!(e.kind, ErrorKind::Corrupt, "tsresol {tsresol:#x}");
         assert_eq!(e.offset, Some(at));
-        assert!(e.reason.contains("resolution"), "{e}");
+        assert!(
+            e.reason
+                .contains(&format!("resolution {shown} (if_tsresol)")),
+            "{e}"
+        );
+        assert!(!e.reason.contains("Pow"), "{e}");
     }
     // The finest supported resolutions still read.
     for tsresol in [19u8, 0x80 | 63] {

@@ -569,7 +569,7 @@ fn interface_description(
     let ts = TsConv::new(resolution, ts_offset_s).ok_or_else(|| {
         corrupt(
             offset,
-            format!("interface timestamp resolution {resolution:?} is finer than this reader supports (10^-19 s, 2^-63 s)"),
+            format!("interface timestamp resolution {resolution} s (if_tsresol) is finer than this reader supports (1e-19 s, 2^-63 s): the option is damaged, or the file was written by a tool that needs fixing"),
         )
     })?;
     let section = r.sections.len().saturating_sub(1) as u32;
