@@ -966,6 +966,9 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn large_columns_are_advised_for_huge_pages_where_they_pay() {
+        let _advice = huge_pages::tests::ADVICE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         // 300k packets: the address views (16 bytes a row) span several huge pages.
         let f = frame(&mut Rng(9));
         let n = 300_000;
