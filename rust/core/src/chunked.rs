@@ -437,7 +437,7 @@ fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::{ByteOrder, ReadOptions};
+    use crate::capture::ReadOptions;
     use crate::engine::reorder::{MAX_HELD, RELEASE_EVERY};
     use crate::scratch::Scratch;
     use crate::writer::{PcapOptions, PcapWriter};
@@ -480,10 +480,8 @@ mod tests {
     fn write_pcap(dir: &Scratch, name: &str, bytes: u64) -> std::path::PathBuf {
         let path = dir.join(name);
         let opts = PcapOptions {
-            byte_order: ByteOrder::Little,
-            nanos: true,
-            linktype: 1,
             snaplen: 128,
+            ..Default::default()
         };
         let file = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
         let mut w = PcapWriter::new(file, opts).expect("header");

@@ -844,14 +844,12 @@ mod tests {
     /// it took no progress and could not be interrupted.
     #[test]
     fn the_look_for_a_late_packet_calls_progress_and_stops_on_its_error() {
-        use crate::capture::{ByteOrder, CaptureReader, ReadOptions};
+        use crate::capture::{CaptureReader, ReadOptions};
         use crate::error::{Error, ErrorKind};
         use crate::writer::{PcapOptions, PcapWriter};
         let options = PcapOptions {
-            byte_order: ByteOrder::Little,
-            nanos: true,
-            linktype: 1,
             snaplen: 65535,
+            ..Default::default()
         };
         let mut w = PcapWriter::new(Vec::new(), options).unwrap();
         let n: i64 = 3 * super::PROGRESS_EVERY as i64;

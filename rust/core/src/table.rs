@@ -725,7 +725,7 @@ const MIN_RECORD: u64 = 16;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::{ByteOrder, ReadOptions};
+    use crate::capture::ReadOptions;
     use crate::writer::{PcapOptions, PcapWriter};
     use std::collections::HashMap;
     use std::net::{Ipv4Addr, Ipv6Addr};
@@ -891,10 +891,8 @@ mod tests {
         let mut w = PcapWriter::new(
             Vec::new(),
             PcapOptions {
-                byte_order: ByteOrder::Little,
-                nanos: true,
-                linktype: 1,
                 snaplen: 65535,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -76,9 +76,8 @@ fn write(path: &Path, pkts: &[(i64, u16, u16, u32)], as_pcapng: bool, snaplen: u
     } else {
         let opts = PcapOptions {
             byte_order: ByteOrder::Big,
-            nanos: true,
-            linktype: 1,
             snaplen,
+            ..Default::default()
         };
         let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
         for &(ts, s, d, len) in pkts {

@@ -3,7 +3,7 @@
 
 use burstcore::analysis::FlowOptions;
 use burstcore::analyze::{self, OrderOptions};
-use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions};
+use burstcore::capture::{CaptureReader, ReadOptions};
 use burstcore::writer::frames::TcpSegment;
 use burstcore::writer::{PcapOptions, PcapWriter};
 use burstcore::{ErrorKind, TimeRange};
@@ -12,10 +12,8 @@ use std::io::Cursor;
 /// Ten TCP packets between two hosts, 1 µs apart.
 fn reader() -> CaptureReader {
     let options = PcapOptions {
-        byte_order: ByteOrder::Little,
-        nanos: true,
-        linktype: 1,
         snaplen: 65535,
+        ..Default::default()
     };
     let mut w = PcapWriter::new(Vec::new(), options).unwrap();
     let mut frame = Vec::new();
@@ -28,6 +26,22 @@ fn reader() -> CaptureReader {
     let bytes = w.finish().unwrap();
     let input = burstcore::input::from_reader(Box::new(Cursor::new(bytes)), None).unwrap();
     CaptureReader::new(input, ReadOptions::default()).unwrap()
+}
+
+/// The defaults an embedding tool gets without naming them, checked against the pcap file
+/// header's layout (draft-ietf-opsawg-pcap): ns magic written little-endian, version 2.4,
+/// snaplen 262,144, link type 1 (Ethernet).
+#[test]
+fn pcap_options_default_to_a_little_endian_ns_ethernet_capture() {
+    let header = PcapWriter::new(Vec::new(), PcapOptions::default())
+        .unwrap()
+        .finish()
+        .unwrap();
+    let word = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().unwrap());
+    assert_eq!(header.len(), 24);
+    assert_eq!(word(0), 0xa1b2_3c4d);
+    assert_eq!(&header[4..8], &[2, 0, 4, 0]);
+    assert_eq!((word(16), word(20)), (262_144, 1));
 }
 
 #[test]

@@ -567,10 +567,8 @@ fn few_chunks_probe() {
     }
     let dir = Scratch::new("mmap");
     let opts = PcapOptions {
-        byte_order: ByteOrder::Little,
-        nanos: true,
-        linktype: 1,
         snaplen: 128,
+        ..Default::default()
     };
     let f = frame(&mut Rng(43), 1514, 128);
     let least = burstcore::chunked::MIN_CHUNK_BYTES;
@@ -927,10 +925,8 @@ fn a_mapped_read_keeps_only_a_few_mib_of_the_file_resident() {
     let dir = Scratch::new("mmap");
     let path = dir.join("resident.pcap");
     let opts = PcapOptions {
-        byte_order: ByteOrder::Little,
-        nanos: true,
-        linktype: 1,
         snaplen: 65535,
+        ..Default::default()
     };
     let mut w = PcapWriter::new(
         std::io::BufWriter::new(std::fs::File::create(&path).unwrap()),
@@ -974,10 +970,8 @@ fn a_mapped_read_keeps_only_a_few_mib_of_the_file_resident() {
 fn files_scanned_together_each_keep_less_resident() {
     let dir = Scratch::new("mmap");
     let opts = PcapOptions {
-        byte_order: ByteOrder::Little,
-        nanos: true,
-        linktype: 1,
         snaplen: 128,
+        ..Default::default()
     };
     let f = frame(&mut Rng(11), 1514, 128);
     let files = 4usize;

@@ -6,7 +6,7 @@
 //! anchor lies) and as streams (read on from the start).
 
 use burstcore::analysis::{shared_packets, SharedOptions, SharedPackets};
-use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions};
+use burstcore::capture::{CaptureReader, ReadOptions};
 use burstcore::writer::frames::{host_ipv4, ipv4_checksum, TcpSegment, ETHERNET_LEN};
 use burstcore::writer::{PcapOptions, PcapWriter};
 use burstcore::Filter;
@@ -83,10 +83,8 @@ fn frame(p: &Pkt) -> Vec<u8> {
 /// `delay` ns after its time.
 fn capture(pkts: &[Pkt], delay: i64, edit: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
     let options = PcapOptions {
-        byte_order: ByteOrder::Little,
-        nanos: true,
-        linktype: 1,
         snaplen: 256,
+        ..Default::default()
     };
     let mut w = PcapWriter::new(Vec::new(), options).expect("header");
     for p in pkts {

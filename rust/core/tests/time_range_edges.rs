@@ -2,7 +2,7 @@
 //! counted as outside, one at exactly `start` is in. Found by mutation testing: an inclusive end
 //! passed every Rust test but one that only checks an error message (a Python test caught it).
 
-use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions};
+use burstcore::capture::{CaptureReader, ReadOptions};
 use burstcore::engine::ScanConfig;
 use burstcore::pipeline::{scan, SizeKind};
 use burstcore::writer::{PcapOptions, PcapWriter};
@@ -13,10 +13,8 @@ fn capture() -> Vec<u8> {
     let mut w = PcapWriter::new(
         Vec::new(),
         PcapOptions {
-            byte_order: ByteOrder::Little,
-            nanos: true,
-            linktype: 1,
             snaplen: 65535,
+            ..Default::default()
         },
     )
     .expect("writer");

@@ -50,7 +50,6 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use burstcore::capture::ByteOrder;
 use burstcore::wire::{decode_frame, Headers};
 use burstcore::writer::{PcapOptions, PcapWriter};
 
@@ -785,10 +784,8 @@ fn matches_tshark_on_offload_frames() {
     let dir = Scratch::new("wire-tshark-offload");
     let path = dir.path().join("offload.pcap");
     let opts = PcapOptions {
-        byte_order: ByteOrder::Little,
         nanos: false,
-        linktype: 1,
-        snaplen: 262_144,
+        ..Default::default()
     };
     let mut w = PcapWriter::new(Vec::new(), opts).unwrap();
     for (i, (f, wire)) in frames.iter().enumerate() {

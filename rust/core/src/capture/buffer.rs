@@ -496,10 +496,9 @@ mod tests {
     fn a_mapped_chunk_chases_from_its_start_only() {
         use crate::writer::{PcapOptions, PcapWriter};
         let opts = PcapOptions {
-            byte_order: crate::capture::ByteOrder::Little,
             nanos: false,
-            linktype: 1,
             snaplen: 65535,
+            ..Default::default()
         };
         let mut w = PcapWriter::new(Vec::new(), opts).unwrap();
         for i in 0..3000i64 {

@@ -563,10 +563,8 @@ mod tests {
         let dir = Scratch::new("overlap");
         let path = dir.join("probed.pcap");
         let opts = PcapOptions {
-            byte_order: ByteOrder::Little,
-            nanos: true,
-            linktype: 1,
             snaplen: 128,
+            ..Default::default()
         };
         let file = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
         let mut w = PcapWriter::new(file, opts).expect("header");
@@ -615,9 +613,8 @@ mod tests {
         let dir = Scratch::new("overlap");
         let opts = PcapOptions {
             byte_order: ByteOrder::Big,
-            nanos: true,
-            linktype: 1,
             snaplen: 128,
+            ..Default::default()
         };
         let frame = [0x5Au8; 128];
         let per_file = 40_000usize;

@@ -17,6 +17,19 @@ pub struct PcapOptions {
     pub snaplen: u32,
 }
 
+/// Little-endian, ns timestamps (the exact ones), Ethernet, and tcpdump's default snaplen of
+/// 262,144: what a capture of today's tools looks like, so callers name only what differs.
+impl Default for PcapOptions {
+    fn default() -> Self {
+        PcapOptions {
+            byte_order: ByteOrder::Little,
+            nanos: true,
+            linktype: 1,
+            snaplen: 262_144,
+        }
+    }
+}
+
 pub struct PcapWriter<W: Write> {
     w: Sink<W>,
     order: ByteOrder,

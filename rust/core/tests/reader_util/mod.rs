@@ -29,8 +29,8 @@ pub fn write_capture(
         let opts = PcapOptions {
             byte_order: order,
             nanos,
-            linktype: 1,
             snaplen: 65535,
+            ..Default::default()
         };
         let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
         for (ts, wire, f) in frames {

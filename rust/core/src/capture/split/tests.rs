@@ -67,8 +67,8 @@ fn write_pcap(rng: &mut Rng, n: usize, order: ByteOrder, nanos: bool, echo: bool
     let opts = PcapOptions {
         byte_order: order,
         nanos,
-        linktype: 1,
         snaplen: 65535,
+        ..Default::default()
     };
     let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
     let mut ts = 1_700_000_000_000_000_000i64;
@@ -406,10 +406,9 @@ fn a_first_packet_stamped_1970_still_splits() {
     let mut rng = Rng(5);
     for stamped in [1, 2, 7] {
         let opts = PcapOptions {
-            byte_order: ByteOrder::Little,
             nanos: false,
-            linktype: 1,
             snaplen: 65535,
+            ..Default::default()
         };
         let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
         let mut ts = 1_700_000_000_000_000_000i64;
