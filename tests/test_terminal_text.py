@@ -302,3 +302,55 @@ def test_limits_of_one_and_a_file_of_one_byte(tmp_path: Path) -> None:
     tiny.write_bytes(b"x")
     code, _, err = _run("info", tiny)
     assert code == 1 and "is only 1 byte (78): too short for a pcap or pcapng file" in err, err
+
+
+# A Python program printing the API's warnings as Python does (to stderr, unfiltered), and
+# what each warning carries for a program.
+_SHOW = """
+import sys, warnings, burstcore
+warnings.simplefilter("always")
+cut, other, lossy = sys.argv[1:4]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    burstcore.scan([other, cut], windows=["1ms"], rates=["1Gbps"])
+for w in caught:
+    print(repr(w.message.input), file=sys.stdout)
+    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+burstcore.scan(lossy, windows=["1ms"], rates=["1Gbps"])
+burstcore.shared_packets([other, cut], senders="all")
+burstcore.info(cut)
+"""
+
+
+def test_api_warnings_show_names_escaped_and_keep_them_as_given(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import burstcore
+
+    cut = _truncated(tmp_path / HOSTILE)
+    # Other hosts' traffic: no packet shared with the cut capture, so no warning of that.
+    far = oracles.eth_ipv4_udp("10.9.0.1", "10.9.0.2", 7, 8, payload=60)
+    other = tmp_path / "ok.pcapng"
+    other.write_bytes(oracles.capture([10**18, 10**18 + 1_000], [102, 102], frames=[far, far]))
+    lossy = tmp_path / "lossy.pcapng"
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface(linktype=1, resolution="1e-9", name="eth0")
+    for i in range(5):
+        w.epb(0, FRAME, ts_ns=10**18 + i * 1_000)
+    w.isb(0, ts_raw=10**18 + 10_000, if_recv=5, if_drop=2)
+    lossy.write_bytes(w.getvalue())
+    p = subprocess.run(
+        [sys.executable, "-c", _SHOW, str(cut), str(other), str(lossy)], capture_output=True, check=False
+    )
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 0, err
+    _lines_clean(err)
+    # The cut capture named in the merged scan's warning, in shared_packets' (its prefix) and
+    # in neither info's (one capture, no name) nor the lossy one's.
+    assert err.count("at byte offset") == 3, err
+    assert err.count(f"of {tmp_path}/{ESCAPED}\n") == 1, err
+    assert err.count(f"CaptureWarning: {tmp_path}/{ESCAPED}: capture ends inside") == 1, err
+    # For a program: the name as given.
+    assert repr(str(cut)) in out.splitlines(), out

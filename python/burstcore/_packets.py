@@ -51,6 +51,12 @@ class CaptureWarning(UserWarning):
       ``LimitExceededError.limit``; else ``None``.
 
     ``python -W error`` (or a ``"error"`` filter) raises the warning itself, attributes and all.
+
+    The message is text for people, and Python prints it as it is: control characters (ESC,
+    which starts a terminal's escape sequences, line breaks) and bidirectional overrides in it
+    are escaped as Python escapes them (``\\x1b``, ``\\n``, ``\\u202e``): whoever made the file
+    names, interface names and filters it quotes chose their characters. ``input`` keeps the
+    name as given, for a program to match.
     """
 
     kind: str | None
@@ -67,7 +73,7 @@ class CaptureWarning(UserWarning):
         input: str | None = None,
         limit: str | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(printable(message))
         self.kind = kind
         self.offset = offset
         self.input = input
