@@ -313,12 +313,13 @@ class CaptureInfo:
         d["drops"] = self.drops
         return d
 
-    def __str__(self) -> str:
-        def ts(ns: int | None) -> str:
-            if ns is None:
-                return "n/a"
-            return _iso_ns(ns)
+    def _instant_text(self, ns: int | None) -> str:
+        """The first or the last packet's instant for people to read, or why there is none (in
+        the words of the duration and the mean rate)."""
+        return _iso_ns(ns) if ns is not None else f"none (no {self._no_span()[1]})"
 
+    def __str__(self) -> str:
+        ts = self._instant_text
         lines = [
             f"Format:              {self.format}" + (f" ({self.compression})" if self.compression != "none" else ""),
             f"Sections:            {len(self.sections) or 1}",
