@@ -160,7 +160,7 @@ def test_one_capture_apart_from_the_others_overlaps(tmp_path: Path) -> None:
 # table), and in scan's summary (and the report's Scan accounting), which adds what else is
 # missing for want of a mean rate.
 NO_RATE = {
-    (): ("n/a (no packets)", "none (no packets)", "n/a (no packets)", "none (no packets)"),
+    (): ("none (no packets)", "none (no packets)", "none (no packets)", "none (no packets)"),
     (5,): (
         "0ns (one instant)",
         "none (a single packet: no span to average over)",
@@ -179,18 +179,25 @@ NO_RATE = {
 @pytest.mark.parametrize("times", list(NO_RATE), ids=["empty", "one packet", "one instant"])
 def test_a_capture_without_a_mean_rate_says_why(tmp_path: Path, times: tuple[int, ...]) -> None:
     duration, rate, span, rho = NO_RATE[times]
+    # The first packet: none, or the instant written out by hand (ns after 1970-01-01T00:00:00Z).
+    first = f"1970-01-01T00:00:00.00000000{times[0]}Z" if times else "none (no packets)"
     cap = tmp_path / "d.pcapng"
     cap.write_bytes(oracles.capture(list(times), [142] * len(times), frames=[FRAME] * len(times)))
     code, out, err = _run("info", cap)
     assert code == 0, err
+    assert f"\nFirst packet:        {first}\nLast packet:         {first}\n" in out, out
     assert f"\nDuration:            {duration}\nMean rate:           {rate}\n" in out
     code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", cap)
     assert code == 0, err
+    assert re.search(rf"^  first packet +{re.escape(first)}$", out, re.M), out
     assert re.search(rf"^  span +{re.escape(span)}$", out, re.M), out
     assert re.search(rf"^  mean rate ρ +{re.escape(rho)}$", out, re.M), out
+    assert "n/a" not in out
     _, page = _report(cap, tmp_path)
     for label, shown in (("duration", duration), ("mean rate", rate), ("span", span), ("mean rate ρ", rho)):
         assert page.cells[page.cells.index(label) + 1] == shown
+    # Both tables, the capture's and the scan's, show the first packet, or say why there is none.
+    assert [page.cells[k + 1] for k, c in enumerate(page.cells) if c == "first packet"] == [first, first]
 
 
 def test_a_scan_that_counted_nothing_says_so(tmp_path: Path) -> None:
@@ -198,7 +205,8 @@ def test_a_scan_that_counted_nothing_says_so(tmp_path: Path) -> None:
     cap = write_capture(tmp_path / "t.pcapng")
     code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", cap, "--filter", "icmp")
     assert code == 0, err
-    assert re.search(r"^  span +n/a \(no packets counted\)$", out, re.M), out
+    assert re.search(r"^  span +none \(no packets counted\)$", out, re.M), out
+    assert re.search(r"^  first packet +none \(no packets counted\)$", out, re.M), out
     assert re.search(r"^  mean rate ρ +none \(no packets counted\)$", out, re.M), out
 
 
@@ -302,3 +310,220 @@ def test_limits_of_one_and_a_file_of_one_byte(tmp_path: Path) -> None:
     tiny.write_bytes(b"x")
     code, _, err = _run("info", tiny)
     assert code == 1 and "is only 1 byte (78): too short for a pcap or pcapng file" in err, err
+
+
+# What the tables of PtM(τ) and r/ρ say once under them when the group has no mean rate ρ to
+# divide by, in the words of the summary's "mean rate ρ" line.
+ONE_PACKET = "no mean rate ρ (a single packet: no span to average over)"
+
+
+def _ratio_rows(out: str, header: str) -> list[list[str]]:
+    """The rows of every table of `out` whose header starts with `header`, split on spaces."""
+    rows, inside = [], False
+    for line in out.splitlines():
+        if line.startswith("  " + header):
+            inside = True
+        elif inside and line.startswith("  ") and line[2:3] != " " and not line.startswith(("  PtM", "  r/ρ")):
+            rows.append(line.split())
+        else:
+            inside = False
+    return rows
+
+
+def test_ratios_without_a_mean_rate_say_why_once(tmp_path: Path) -> None:
+    # PtM(τ) and r/ρ read a bare n/a in every row, with nothing saying why.
+    one = tmp_path / "one.pcapng"
+    one.write_bytes(oracles.capture([5], [142], frames=[FRAME]))
+    code, out, err = _run("scan", "-q", "--windows", "1ms,2ms,5ms", "--rates", "1Gbps,10Gbps", one)
+    assert code == 0, err
+    assert "n/a" not in out
+    assert [r[-1] for r in _ratio_rows(out, "window τ")] == ["-", "-", "-"]
+    assert [r[2] for r in _ratio_rows(out, "rate r")] == ["-", "-"]
+    assert re.findall(r"^  PtM\(τ\): .*$", out, re.M) == [f"  PtM(τ): none, as there is {ONE_PACKET}"]
+    assert re.findall(r"^  r/ρ: .*$", out, re.M) == [f"  r/ρ: none, as there is {ONE_PACKET}"]
+    # The report: a line under each of the two tables.
+    text, _ = _report(one, tmp_path, "--windows", "1ms", "--rates", "1Gbps")
+    assert text.count(f'<p class="note">PtM(τ): none, as there is {ONE_PACKET}</p>') == 1
+    assert text.count(f'<p class="note">r/ρ: none, as there is {ONE_PACKET}</p>') == 1
+    assert "n/a" not in text
+    # superpose measures its merge as scan does: the two copies' packets at one instant.
+    code, out, err = _run("superpose", "-q", "--windows", "1ms", "--rates", "1Gbps", one, one)
+    assert code == 0, err
+    merged = "no mean rate ρ (all 2 packets at one instant: no span to average over)"
+    assert f"\n  PtM(τ): none, as there is {merged}\n" in out and f"\n  r/ρ: none, as there is {merged}\n" in out
+
+
+def test_a_group_without_a_mean_rate_says_why_in_its_own_tables(tmp_path: Path) -> None:
+    # Two flows: one of 2 packets 1 ms apart (ρ = 2 * 142 * 8 bit / 1 ms = 2.272 Mbit/s, PtM at
+    # 1 ms = 1,136,000 / 2,272,000 = 0.5), one of a single packet (none). The group's table said
+    # "none (one instant)" for a single packet, unlike every other table.
+    other = oracles.eth_ipv4_udp("10.0.0.3", "10.0.0.4", 3, 4, payload=100)
+    cap = tmp_path / "f.pcapng"
+    cap.write_bytes(oracles.capture([0, 10**6, 5], [142] * 3, frames=[FRAME, FRAME, other]))
+    code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", "--by", "flow", cap)
+    assert code == 0, err
+    assert re.search(
+        r"^  udp 10\.0\.0\.3:3>10\.0\.0\.4:4 +1 +142 +0ns \(one instant\) +none \(a single packet: ", out, re.M
+    )
+    lone = out[out.index("— flow udp 10.0.0.3:3>10.0.0.4:4") :]
+    assert lone.count(f"PtM(τ): none, as there is {ONE_PACKET}") == 1
+    assert lone.count(f"r/ρ: none, as there is {ONE_PACKET}") == 1
+    pair = out[out.index("— flow udp 10.0.0.1:1>10.0.0.2:2") : out.index("— flow udp 10.0.0.3")]
+    assert re.search(r"^  1ms +142 +1 +1\.136 Mbit/s +0\.5$", pair, re.M), pair
+    assert "none, as" not in pair
+
+
+def test_a_mean_rate_of_zero_says_so_under_the_ratios(tmp_path: Path) -> None:
+    # Three UDP packets without payload over 5 µs: ρ of the payload bytes is 0 bit/s, a rate,
+    # which PtM(τ) and r/ρ cannot divide by; the default rates, no multiples of it, said "no span".
+    bare = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=0)
+    cap = tmp_path / "z.pcapng"
+    cap.write_bytes(oracles.capture([0, 1_000, 5_000], [42] * 3, frames=[bare] * 3))
+    code, out, err = _run("scan", "-q", "--windows", "1us", "--size", "payload", cap)
+    assert code == 0, err
+    assert re.search(r"^  mean rate ρ +0 bit/s$", out, re.M), out
+    assert "\n  PtM(τ): none, as the mean rate ρ is 0 bit/s (0 payload bytes over 5us)\n" in out
+    assert "\n  r/ρ: none, as the mean rate ρ is 0 bit/s (0 payload bytes over 5us)\n" in out
+    assert "(rates: link-speed grid (mean rate ρ 0 bit/s: no multiples of it))" in out
+    assert "no span" not in out.replace("no span to average over", "")
+
+
+def test_analyses_of_nothing_say_why(tmp_path: Path) -> None:
+    # Each said n/a, and the quantile tables a row of n/a per quantile.
+    empty, one = tmp_path / "empty.pcapng", tmp_path / "one.pcapng"
+    empty.write_bytes(oracles.capture([], []))
+    one.write_bytes(oracles.capture([5], [142], frames=[FRAME]))
+    outs = {}
+    for name, args in {
+        "gaps empty": ("gaps", empty),
+        "gaps one": ("gaps", one),
+        "gaps filtered": ("gaps", one, "--filter", "tcp"),
+        "sizes empty": ("sizes", empty),
+        "bursts one": ("bursts", one),
+        "iterations one": ("iterations", one),
+        "superpose empty": ("superpose", "--windows", "1ms", empty, empty),
+        "superpose filtered": ("superpose", "--windows", "1ms", one, one, "--filter", "tcp"),
+    }.items():
+        code, out, err = _run(args[0], "-q", *args[1:])
+        assert code == 0, err
+        assert "n/a" not in out, (name, out)
+        outs[name] = out
+    assert "\nGaps between consecutive packets: none (no packets)\n" in outs["gaps empty"]
+    assert "\nGaps between consecutive packets: none (a single packet: no gap between two)\n" in outs["gaps one"]
+    assert "\nGaps between consecutive packets: none (no packets counted)\n" in outs["gaps filtered"]
+    for out in (outs["gaps empty"], outs["gaps one"]):
+        assert "Quantiles" not in out
+    assert "\nQuantiles of the packet size: none (no packets)\n" in outs["sizes empty"]
+    bursts = outs["bursts one"]
+    assert [ln.split()[-1] for ln in bursts.splitlines() if re.match(r"  (0|1|0\.\d+) +142 ", ln)] == ["-"] * 10
+    assert bursts.count("\n  OFF gap: none (a single burst: no gap between two)\n") == 1
+    assert re.search(r"^  bytes per iteration +none \(no iterations\)$", outs["iterations one"], re.M)
+    assert "\nMultiplexing gain: none (no packets)\n" in outs["superpose empty"]
+    assert "\nMultiplexing gain: none (no packets counted)\n" in outs["superpose filtered"]
+
+
+def test_a_group_without_gaps_is_one_row(tmp_path: Path) -> None:
+    # A flow of one packet beside one of three (two gaps of 1 µs): a single row of '-' for it,
+    # not one of n/a per quantile.
+    other = oracles.eth_ipv4_udp("10.0.0.3", "10.0.0.4", 3, 4, payload=100)
+    cap = tmp_path / "g.pcapng"
+    cap.write_bytes(oracles.capture([0, 1_000, 2_000, 5], [142] * 4, frames=[FRAME] * 3 + [other]))
+    code, out, err = _run("gaps", "-q", "--by", "flow", "--quantiles", "0.5,1", cap)
+    assert code == 0, err
+    assert "n/a" not in out
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith("  ")]
+    assert ["udp", "10.0.0.3:3>10.0.0.4:4", "0", "-", "-", "-"] in rows, out
+    assert ["udp", "10.0.0.1:1>10.0.0.2:2", "2", "0.5", "1us", "1us"] in rows, out
+
+
+def test_shares_never_read_as_none_or_all_when_they_are_not(tmp_path: Path) -> None:
+    # 20,000 packets of 1,442 bytes from one pair and one of 42 from another: shares of
+    # 28,840,000 / 28,840,042 = 99.99985% and 42 / 28,840,042 = 0.00015%, which read 100.00%
+    # and 0.00%.
+    big = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=1400)
+    small = oracles.eth_ipv4_udp("10.0.0.3", "10.0.0.4", 1, 2, payload=0)
+    n = 20_000
+    cap = tmp_path / "m.pcapng"
+    cap.write_bytes(
+        oracles.capture(list(range(0, (n + 1) * 1_000, 1_000)), [1442] * n + [42], frames=[big] * n + [small])
+    )
+    code, out, err = _run("matrix", "-q", cap)
+    assert code == 0, err
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith("  10.")]
+    assert rows == [
+        ["10.0.0.1", "10.0.0.2", "28,840,000", "20,000", ">99.99%"],
+        ["10.0.0.3", "10.0.0.4", "42", "1", "<0.01%"],
+    ], out
+    # All of it is 100.00%, exactly.
+    whole = tmp_path / "w.pcapng"
+    whole.write_bytes(oracles.capture([0, 1_000], [1442] * 2, frames=[big] * 2))
+    code, out, err = _run("matrix", "-q", whole)
+    assert code == 0 and re.search(r"^  10\.0\.0\.1 +10\.0\.0\.2 +2,884 +2 +100\.00%$", out, re.M), out
+
+
+def test_format_share() -> None:
+    from burstcore._units import format_share
+
+    assert [format_share(x) for x in (0.0, 1e-7, 0.00004999, 0.0001, 0.5, 0.99994, 0.9999999, 1.0)] == [
+        "0.00%",
+        "<0.01%",
+        "<0.01%",
+        "0.01%",
+        "50.00%",
+        "99.99%",
+        ">99.99%",
+        "100.00%",
+    ]
+    assert format_share(None) == "-"
+
+
+# A Python program printing the API's warnings as Python does (to stderr, unfiltered), and
+# what each warning carries for a program.
+_SHOW = """
+import sys, warnings, burstcore
+warnings.simplefilter("always")
+cut, other, lossy = sys.argv[1:4]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    burstcore.scan([other, cut], windows=["1ms"], rates=["1Gbps"])
+for w in caught:
+    print(repr(w.message.input), file=sys.stdout)
+    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+burstcore.scan(lossy, windows=["1ms"], rates=["1Gbps"])
+burstcore.shared_packets([other, cut], senders="all")
+burstcore.info(cut)
+"""
+
+
+def test_api_warnings_show_names_escaped_and_keep_them_as_given(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import burstcore
+
+    cut = _truncated(tmp_path / HOSTILE)
+    # Other hosts' traffic: no packet shared with the cut capture, so no warning of that.
+    far = oracles.eth_ipv4_udp("10.9.0.1", "10.9.0.2", 7, 8, payload=60)
+    other = tmp_path / "ok.pcapng"
+    other.write_bytes(oracles.capture([10**18, 10**18 + 1_000], [102, 102], frames=[far, far]))
+    lossy = tmp_path / "lossy.pcapng"
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface(linktype=1, resolution="1e-9", name="eth0")
+    for i in range(5):
+        w.epb(0, FRAME, ts_ns=10**18 + i * 1_000)
+    w.isb(0, ts_raw=10**18 + 10_000, if_recv=5, if_drop=2)
+    lossy.write_bytes(w.getvalue())
+    p = subprocess.run(
+        [sys.executable, "-c", _SHOW, str(cut), str(other), str(lossy)], capture_output=True, check=False
+    )
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 0, err
+    _lines_clean(err)
+    # The cut capture named in the merged scan's warning, in shared_packets' (its prefix) and
+    # in neither info's (one capture, no name) nor the lossy one's.
+    assert err.count("at byte offset") == 3, err
+    assert err.count(f"of {tmp_path}/{ESCAPED}\n") == 1, err
+    assert err.count(f"CaptureWarning: {tmp_path}/{ESCAPED}: capture ends inside") == 1, err
+    # For a program: the name as given.
+    assert repr(str(cut)) in out.splitlines(), out

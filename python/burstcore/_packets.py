@@ -51,6 +51,12 @@ class CaptureWarning(UserWarning):
       ``LimitExceededError.limit``; else ``None``.
 
     ``python -W error`` (or a ``"error"`` filter) raises the warning itself, attributes and all.
+
+    The message is text for people, and Python prints it as it is: control characters (ESC,
+    which starts a terminal's escape sequences, line breaks) and bidirectional overrides in it
+    are escaped as Python escapes them (``\\x1b``, ``\\n``, ``\\u202e``): whoever made the file
+    names, interface names and filters it quotes chose their characters. ``input`` keeps the
+    name as given, for a program to match.
     """
 
     kind: str | None
@@ -67,7 +73,7 @@ class CaptureWarning(UserWarning):
         input: str | None = None,
         limit: str | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(printable(message))
         self.kind = kind
         self.offset = offset
         self.input = input
@@ -307,12 +313,13 @@ class CaptureInfo:
         d["drops"] = self.drops
         return d
 
-    def __str__(self) -> str:
-        def ts(ns: int | None) -> str:
-            if ns is None:
-                return "n/a"
-            return _iso_ns(ns)
+    def _instant_text(self, ns: int | None) -> str:
+        """The first or the last packet's instant for people to read, or why there is none (in
+        the words of the duration and the mean rate)."""
+        return _iso_ns(ns) if ns is not None else f"none (no {self._no_span()[1]})"
 
+    def __str__(self) -> str:
+        ts = self._instant_text
         lines = [
             f"Format:              {self.format}" + (f" ({self.compression})" if self.compression != "none" else ""),
             f"Sections:            {len(self.sections) or 1}",

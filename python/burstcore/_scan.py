@@ -462,9 +462,12 @@ def scan(
 
 def _rates_from_mean(total_bytes: int, span_ns: int, note: str) -> tuple[list[int], str]:
     """The default rates and what they are: multiples of ρ, or the link-speed grid where ρ is
-    undefined (no packet, or all at one instant)."""
-    if total_bytes <= 0 or span_ns <= 0:
-        return list(LINK_SPEED_GRID_BPS), "link-speed grid (mean rate undefined: no span)"
+    undefined (no packet, or all at one instant) or 0 bit/s (no bytes counted: payload sizes of
+    bare ACKs), having then no multiples to take."""
+    if span_ns <= 0:
+        return list(LINK_SPEED_GRID_BPS), "link-speed grid (no mean rate ρ: no span to average over)"
+    if total_bytes <= 0:
+        return list(LINK_SPEED_GRID_BPS), "link-speed grid (mean rate ρ 0 bit/s: no multiples of it)"
     rho_bps = total_bytes * 8 * 10**9 / span_ns
     return sorted({max(1, round(rho_bps * m)) for m in DEFAULT_RATE_MULTIPLES}), note
 

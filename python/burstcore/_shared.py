@@ -17,7 +17,7 @@ from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
-from ._units import parse_filters, parse_time_range, per_capture
+from ._units import parse_filters, parse_time_range, per_capture, printable
 
 # A pair is told when at least this share of the smaller sample is in both, and at least
 # MIN_SHARED packets (half the smaller sample when that is less). Captures of different traffic
@@ -206,7 +206,8 @@ def _every_sender(
                 )
                 warnings.warn(named, stacklevel=3)
             else:
-                warnings.warn(text, w.category, stacklevel=3)
+                # Not a CaptureWarning, which escapes its text itself: the name is escaped here.
+                warnings.warn(printable(text), w.category, stacklevel=3)
         out |= set(volumes.filter(pl.col("sent_packets") > 0)["host"].drop_nulls())
         done += size or 0
     return out

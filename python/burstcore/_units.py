@@ -514,18 +514,38 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
 def no_mean_rate(timed: int, packets: str = "packets") -> str:
     """Why `timed` packets (those with a timestamp) have no mean rate: there are none (no
     `packets`), or they are all at one instant, which is no span to divide their bytes by."""
+    return f"none ({no_span_why(timed, packets)})"
+
+
+def no_span_why(timed: int, packets: str = "packets") -> str:
+    """`no_mean_rate`'s reason alone, for the texts that say what else is missing for want of a
+    mean rate (PtM(τ), r/ρ)."""
     if timed == 0:
-        return f"none (no {packets})"
+        return f"no {packets}"
     if timed == 1:
-        return "none (a single packet: no span to average over)"
-    return f"none (all {timed:,} packets at one instant: no span to average over)"
+        return "a single packet: no span to average over"
+    return f"all {timed:,} packets at one instant: no span to average over"
 
 
 def format_span(ns: int | None, timed: int, packets: str = "packets") -> str:
     """The span from the first packet to the last, saying why there is none or why it is 0."""
     if ns is None:
-        return f"n/a (no {packets})"
+        return f"none (no {packets})"
     return f"{format_duration(ns)} (one instant)" if ns == 0 and timed else format_duration(ns)
+
+
+def format_share(share: float | None) -> str:
+    """A share of a whole as a percentage to 0.01%, which never reads as none of it (0.00%) when
+    it is some, nor as all of it (100.00%) when it is not: '<0.01%', '>99.99%'. None (a whole of
+    0 bytes, of which nothing is a share) reads '-'."""
+    if share is None:
+        return "-"
+    shown = f"{100 * share:.2f}%"
+    if shown == "0.00%" and share > 0:
+        return "<0.01%"
+    if shown == "100.00%" and share < 1:
+        return ">99.99%"
+    return shown
 
 
 def format_duration(ns: int) -> str:

@@ -1347,7 +1347,15 @@ def _to_stdout(data: bytes) -> None:
 
 def _print_result(title: str, result: Any, top: int) -> None:
     from .plot import top_groups
-    from .report import backlog_table, envelope_table, groups_table, scan_summary_table, series_table, text_table
+    from .report import (
+        backlog_table,
+        envelope_table,
+        groups_table,
+        ratio_note,
+        scan_summary_table,
+        series_table,
+        text_table,
+    )
 
     print(f"== {title}")
     print(text_table(scan_summary_table(result)))
@@ -1361,15 +1369,23 @@ def _print_result(title: str, result: Any, top: int) -> None:
             name = "all traffic" if by == "all" else printable(f"{by} {g}")
             print(f"\nEnvelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — {name}")
             print(text_table(envelope_table(result, by, g)))
+            _note(ratio_note(result, by, g, "PtM(τ)"))
             bt = backlog_table(result, by, g)
             if bt[1]:
                 print(f"\nBacklog B_max(r) at a constant-rate server — {name} (rates: {result.config.get('rates')})")
                 print(text_table(bt))
+                _note(ratio_note(result, by, g, "r/ρ"))
     st = series_table(result, top)
     if st[1]:
         print("\nBinned throughput (the bins themselves: -o FILE --table series)")
         print(text_table(st))
     print()
+
+
+def _note(note: str | None, indent: str = "  ") -> None:
+    """A line under a table saying what its '-' cells lack and why, if they lack something."""
+    if note:
+        print(indent + printable(note))
 
 
 # ---------------------------------------------------------------- commands
@@ -1730,7 +1746,10 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
         ["period", period],
         ["confidence", f"{it.confidence:.3f}{guess}"],
         ["iterations", f"{df.height:,}"],
-        ["bytes per iteration", f"mean {per.mean():,.0f}, median {per.median():,.0f}" if df.height else "n/a"],
+        [
+            "bytes per iteration",
+            f"mean {per.mean():,.0f}, median {per.median():,.0f}" if df.height else "none (no iterations)",
+        ],
     ]
     # Which iterations the period is the mean spacing over, and which an edge of the stretch cut
     # (their bytes are a piece's): a period can then be checked against logged iterations.
@@ -1781,6 +1800,8 @@ def _show_bursts(args: argparse.Namespace, b: Any) -> None:
     _show_skipped(args, b.summary, s["bursts"])
     if s["bursts"]:
         _show_table("\nDistributions over the bursts (exact quantiles)", burst_quantiles_table(b.distributions))
+        if s["bursts"] == 1:
+            _note("OFF gap: none (a single burst: no gap between two)")
     shown = b.bursts.head(args.top)
     _show_table(_rows_line("\nBursts", b.bursts.height, shown.height, "the first"), bursts_table(shown))
     print()
@@ -1809,15 +1830,20 @@ def _cmd_distribution(args: argparse.Namespace, what: str) -> int:
 
 def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
     from ._units import format_duration
-    from .report import gap_quantiles_table, size_quantiles_table
+    from .report import _counted, gap_quantiles_table, size_quantiles_table
 
     whole = d.groups.filter(pl.col("group") == "all").row(0, named=True)
+    # What there is none of, when nothing was counted: packets, or packets counted of those read.
+    none = f"none (no {_counted(d.summary.row(0, named=True))})" if d.summary.height else "none (no packets)"
     print(f"== {_title(args.files)}")
     if what == "sizes":
         print(f"Packet sizes (wire bytes): {_many(whole['packets'], 'packet')}, {_many(whole['bytes'], 'byte')}")
-    else:
-        lo, hi = ("n/a" if v is None else format_duration(v) for v in (whole["min_ns"], whole["max_ns"]))
+    elif whole["gaps"]:
+        lo, hi = (format_duration(v) for v in (whole["min_ns"], whole["max_ns"]))
         print(f"Gaps between consecutive packets: {_many(whole['gaps'], 'gap')} (min {lo}, max {hi})")
+    else:
+        why = none if not whole["packets"] else "none (a single packet: no gap between two)"
+        print(f"Gaps between consecutive packets: {why}")
     _show_skipped(args, d.summary, whole["packets"])
     # The whole traffic first, then the groups with the most packets.
     groups = d.groups.filter(pl.col("group") != "all").sort("packets", "group", descending=[True, False])
@@ -1826,13 +1852,17 @@ def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
         within = "" if what == "sizes" else "; a group's gaps are between its own consecutive packets"
         print(_rows_line(f"Groups by {args.by}", groups.height, shown.height, "the largest") + within)
     names = ["all", *shown["group"]]
-    if what == "sizes":
+    if what == "sizes" and not whole["packets"]:
+        # Not a row of '-' per quantile: there is nothing to take quantiles of.
+        print(f"\nQuantiles of the packet size: {none}")
+    elif what == "sizes":
         title = (
             "\nQuantiles of the packet size in bytes (exact: the smallest size with at least q of the packets ≤ it; "
             "sizes above 65,535 share one bucket, shown as 65,536–its largest)"
         )
         _show_table(title, size_quantiles_table(d.quantiles, d.groups, names))
-    else:
+    elif whole["gaps"]:
+        # (With none, the line above said why: no table of '-' per quantile.)
         title = "\nQuantiles of the gap: each lies in [from, to] (a log2 bucket narrowed by the exact min and max)"
         _show_table(title, gap_quantiles_table(d.quantiles, d.groups, names))
     print()
@@ -1891,7 +1921,9 @@ def _show_superpose(args: argparse.Namespace, r: Any, seed: int, max_offset: str
         gain_table(r.multiplexing_gain),
     )
     if not r.multiplexing_gain.height:
-        print("\nMultiplexing gain: n/a (no packet counted)")
+        from .report import _counted
+
+        print(f"\nMultiplexing gain: none (no {_counted(r.summary.row(0, named=True))})")
     print()
     _print_result(f"the merge of the {n} captures, as scan measures a capture", r, args.top)
 

@@ -24,8 +24,10 @@ from ._units import (
     format_number,
     format_quantile,
     format_rate,
+    format_share,
     format_span,
     no_mean_rate,
+    no_span_why,
     plural,
     printable,
 )
@@ -41,11 +43,14 @@ Table = tuple[list[str], list[list[str]]]
 
 
 def _int(n: Any) -> str:
-    return "n/a" if n is None else f"{int(n):,}"
+    """A count, or '-' in a cell that has none (as every table marks a missing value)."""
+    return "-" if n is None else f"{int(n):,}"
 
 
 def _ratio(x: Any) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format_number(x)
+    """A ratio, or '-' where there is none: the tables that show one say why under them
+    (`ratio_note`), once, rather than in every cell."""
+    return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format_number(x)
 
 
 def _counted(summary: dict[str, Any]) -> str:
@@ -59,14 +64,33 @@ def _mean_rate(summary: dict[str, Any]) -> str:
     if summary["mean_rate_bps"] is not None:
         return format_rate(summary["mean_rate_bps"])
     why = no_mean_rate(summary["packets"], _counted(summary))
-    # The envelope's PtM(τ) and the backlog's r/ρ divide by ρ: their cells read n/a too.
+    # The envelope's PtM(τ) and the backlog's r/ρ divide by ρ: their cells read '-' too.
     return why[:-1] + ", so no PtM(τ) or r/ρ either)" if summary["packets"] else why
 
 
 def _ts(ns: int | None) -> str:
     """An instant as every table, the terminal's and the report's, shows one: ISO 8601 to the ns,
     Z for UTC, as the JSON and CSV outputs write it and --start/--end read it."""
-    return "n/a" if ns is None else _iso_ns(int(ns))
+    return "-" if ns is None else _iso_ns(int(ns))
+
+
+def ratio_note(result: ScanResult, by: str, group: str, ratio: str) -> str | None:
+    """Why `group`'s `ratio` (PtM(τ) or r/ρ, which both divide by its mean rate ρ) is '-' in its
+    table, said once under the table; None when ρ is above 0 and every row has its ratio."""
+    rows = result.groups.filter((pl.col("by") == by) & (pl.col("group") == group))
+    if rows.height == 0:
+        return None
+    g = rows.row(0, named=True)
+    if g["mean_rate_bps"] is None:
+        # The whole traffic's packets may be those a filter or a time range let through.
+        packets = _counted(result.summary.row(0, named=True)) if by == "all" else "packets"
+        return f"{ratio}: none, as there is no mean rate ρ ({no_span_why(g['packets'], packets)})"
+    if g["mean_rate_bps"] == 0:
+        size = result.config.get("size", "wire")
+        return (
+            f"{ratio}: none, as the mean rate ρ is 0 bit/s (0 {size} bytes over {format_duration(int(g['span_ns']))})"
+        )
+    return None
 
 
 def envelope_table(result: ScanResult, by: str, group: str) -> Table:
@@ -94,7 +118,7 @@ def backlog_table(result: ScanResult, by: str, group: str) -> Table:
 def groups_table(result: ScanResult, by: str, limit: int) -> Table:
     d = result.groups.filter(pl.col("by") == by).sort(["bytes", "group"], descending=[True, False]).head(limit)
     rows = [
-        [g, _int(p), _int(b), format_span(s, p), format_rate(r) if r is not None else "none (one instant)"]
+        [g, _int(p), _int(b), format_span(s, p), format_rate(r) if r is not None else no_mean_rate(p)]
         for g, p, b, s, r in d.select("group", "packets", "bytes", "span_ns", "mean_rate_bps").iter_rows()
     ]
     return ["group", "packets", "bytes", "span", "mean rate ρ"], rows
@@ -141,7 +165,7 @@ def series_table(result: ScanResult, top: int | None = None) -> Table:
             f"{by}: {g}",
             format_duration(int(w)),
             _int(n),
-            f"{100 * e / n:.1f}%" if n else "n/a",
+            f"{100 * e / n:.1f}%",  # n >= 1: from the first busy bin to the last
             format_rate(p),
             format_rate(m),
         ]
@@ -163,8 +187,8 @@ def scan_summary_table(result: ScanResult) -> Table:
         ["packets counted", _int(s["packets"])],
         ["packets skipped", _int(skipped) + (f" ({', '.join(reasons)})" if reasons else "")],
         ["bytes (" + str(result.config.get("size", "wire")) + ")", f"{_int(s['bytes'])} ({format_bytes(s['bytes'])})"],
-        ["first packet", _ts(first)],
-        ["last packet", _ts(last)],
+        ["first packet", _ts(first) if first is not None else f"none (no {_counted(s)})"],
+        ["last packet", _ts(last) if last is not None else f"none (no {_counted(s)})"],
         ["span", format_span(s["span_ns"], s["packets"], _counted(s))],
         ["mean rate ρ", _mean_rate(s)],
         [
@@ -212,8 +236,8 @@ def info_table(info: CaptureInfo) -> Table:
         ["packets", _int(info.packets)],
         ["wire bytes", f"{_int(info.wire_bytes)} ({format_bytes(info.wire_bytes)})"],
         ["captured bytes", _int(info.captured_bytes)],
-        ["first packet", _ts(info.first_ns)],
-        ["last packet", _ts(info.last_ns)],
+        ["first packet", info._instant_text(info.first_ns)],
+        ["last packet", info._instant_text(info.last_ns)],
         ["duration", info.duration_text()],
         ["mean rate", info.mean_rate_text()],
         [
@@ -347,7 +371,7 @@ def flows_table(flows: pl.DataFrame, key: str) -> Table:
 def matrix_table(matrix: pl.DataFrame) -> Table:
     """``burstcore.traffic_matrix``'s rows: bytes, packets and share of all bytes per host pair."""
     rows = [
-        [_host(s), _host(d), _int(b), _int(p), "n/a" if f is None else f"{100 * f:.2f}%"]
+        [_host(s), _host(d), _int(b), _int(p), format_share(f)]
         for s, d, b, p, f in matrix.select("src", "dst", "bytes", "packets", "share").iter_rows()
     ]
     return ["src", "dst", "bytes", "packets", "share"], rows
@@ -403,7 +427,7 @@ def _frame_table(frame: pl.DataFrame) -> Table:
             shows.append(_ratio)
         else:
             shows.append(str)
-    rows = [["n/a" if v is None else show(v) for show, v in zip(shows, row, strict=True)] for row in exact.iter_rows()]
+    rows = [["-" if v is None else show(v) for show, v in zip(shows, row, strict=True)] for row in exact.iter_rows()]
     head = [f"{c} (UTC)" if isinstance(frame.schema[c], pl.Datetime) else c for c in cols]
     return head, rows
 
@@ -458,7 +482,7 @@ def burst_quantiles_table(distributions: pl.DataFrame) -> Table:
     }
     qs = distributions.filter(pl.col("metric") == "bytes")["q"].to_list()
     rows = [
-        [format_quantile(q), *("n/a" if by_metric[m].get(q) is None else show(by_metric[m][q]) for m, show in metrics)]
+        [format_quantile(q), *("-" if by_metric[m].get(q) is None else show(by_metric[m][q]) for m, show in metrics)]
         for q in qs
     ]
     return ["q", "bytes", "packets", "duration", "OFF gap"], rows
@@ -487,17 +511,21 @@ def _size_q(v: int | None) -> str:
 
 
 def _duration(ns: int | None) -> str:
-    return "n/a" if ns is None else format_duration(ns)
+    return "-" if ns is None else format_duration(ns)
 
 
 def gap_quantiles_table(quantiles: pl.DataFrame, groups: pl.DataFrame, shown: Sequence[str]) -> Table:
     """``burstcore.gaps``' quantiles: per group of ``shown`` (named, with its number of gaps, on
-    its first row) a row per q with the bounds of the gap's quantile, both included."""
+    its first row) a row per q with the bounds of the gap's quantile, both included; a group
+    without a gap (a single packet) one row of '-', not a row of them per q."""
     per = _by_group(quantiles, ["lo_ns", "hi_ns"])
     gaps = dict(groups.select("group", "gaps").iter_rows())
     rows = []
     for g in shown:
         if g not in per:
+            continue
+        if not gaps.get(g):
+            rows.append([g, _int(gaps.get(g)), "-", "-", "-"])
             continue
         for k, (q, lo, hi) in enumerate(zip(per[g]["q"], per[g]["lo_ns"], per[g]["hi_ns"], strict=True)):
             rows.append(
@@ -570,6 +598,11 @@ def html_table(table: Table, caption: str | None = None, css_class: str = "") ->
     return f"<table{cls}>{cap}" + (f"<thead><tr>{head}</tr></thead>" if head else "") + f"<tbody>{body}</tbody></table>"
 
 
+def _html_note(note: str | None) -> str:
+    """A line under a table saying what its '-' cells lack and why ('' when none)."""
+    return f'<p class="note">{html.escape(printable(note))}</p>' if note else ""
+
+
 def figure_png(fig: Figure, dpi: int = 110) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
@@ -585,7 +618,7 @@ td,th{padding:.15em .7em;border-bottom:1px solid #eee;text-align:right;font-vari
 td:first-child,th:first-child{text-align:left}
 .kv td:first-child{color:#555}
 figure{margin:1em 0}img{max-width:100%}figcaption{color:#555;font-size:.9em}
-.warn{color:#8a4b00}.meta{color:#666;font-size:.9em}
+.warn{color:#8a4b00}.meta{color:#666;font-size:.9em}.note{color:#555;font-size:.9em;margin-top:-.9em}
 """
 
 # Records whether each embedded figure decoded (its natural width) on the img element, so a
@@ -677,12 +710,14 @@ def render_report(
             )
         for g in groups:
             parts.append(html_table(envelope_table(result, by, g), f"E(τ) — {by}: {g}", "envelope"))
+            parts.append(_html_note(ratio_note(result, by, g, "PtM(τ)")))
     parts.append('<h2 id="backlog">Backlog B_max(r) per server rate</h2>')
     for by in by_list:
         from .plot import top_groups
 
         for g in top_groups(result, by, max_groups):
             parts.append(html_table(backlog_table(result, by, g), f"B_max(r) — {by}: {g}", "backlog"))
+            parts.append(_html_note(ratio_note(result, by, g, "r/ρ")))
     st = series_table(result, max_groups)
     if st[1]:
         parts.append('<h2 id="series">Binned throughput</h2>' + html_table(st, None, "series"))
@@ -699,4 +734,4 @@ def render_report(
             whole = set(_ITERATION_COLUMNS) <= set(frame.columns)
             parts.append(html_table(iteration_list_table(shown) if whole else _frame_table(shown), more, "iterations"))
     parts.append("</body></html>")
-    return "\n".join(parts)
+    return "\n".join(p for p in parts if p)
