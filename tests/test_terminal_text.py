@@ -527,3 +527,37 @@ def test_api_warnings_show_names_escaped_and_keep_them_as_given(tmp_path: Path) 
     assert err.count(f"CaptureWarning: {tmp_path}/{ESCAPED}: capture ends inside") == 1, err
     # For a program: the name as given.
     assert repr(str(cut)) in out.splitlines(), out
+
+
+def test_api_errors_show_names_escaped_and_keep_them_as_given(tmp_path: Path) -> None:
+    import burstcore
+
+    bad = tmp_path / HOSTILE
+    bad.write_bytes(b"hello world, not a capture at all")
+    other = write_capture(tmp_path / "ok.pcapng")
+    with pytest.raises(burstcore.NotACaptureError) as e:
+        burstcore.scan([other, bad], windows=["1ms"])
+    # The message as a traceback shows it: escaped by hand here, as the CLI escapes it.
+    assert str(e.value).endswith(f"at byte offset 0 of {tmp_path}/{ESCAPED}"), str(e.value)
+    _clean(str(e.value))
+    # For a program: the name as given.
+    assert e.value.input == str(bad)
+
+
+def test_interface_names_in_lost_packet_warnings_read_as_python_escapes_them(tmp_path: Path) -> None:
+    import burstcore
+
+    lossy = tmp_path / "lossy.pcapng"
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface(linktype=1, resolution="1e-9", name="eth\x1b[31m0\n")
+    for i in range(3):
+        w.epb(0, FRAME, ts_ns=10**18 + i * 1_000)
+    w.isb(0, ts_raw=10**18 + 10_000, if_recv=3, if_drop=2)
+    lossy.write_bytes(w.getvalue())
+    with pytest.warns(burstcore.CaptureWarning) as told:
+        burstcore.scan(lossy, windows=["1ms"])
+    text = " ".join(str(x.message) for x in told)
+    # Not Rust's escapes ("\u{1b}"): the same as every other name in burstcore's text.
+    assert 'interface 0 "eth\\x1b[31m0\\n": isb_ifdrop 2' in text, text
+    _clean(text)

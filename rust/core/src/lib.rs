@@ -68,6 +68,7 @@ pub mod packet;
 pub mod parallel;
 pub mod pipeline;
 mod pool;
+pub mod printable;
 #[cfg(all(test, target_os = "linux"))]
 #[path = "../tests/resident/mod.rs"]
 mod resident;

@@ -109,6 +109,9 @@ pub fn to_py_at(e: Error, path: &std::path::Path) -> PyErr {
 
 fn to_py_named(e: Error, path: Option<&std::path::Path>) -> PyErr {
     let msg = e.to_string();
+    // A file name or a capture's text in the message is shown escaped, as the CLI shows it:
+    // tracebacks reach terminals. `input` and `reason` keep the text as it was, for programs.
+    let shown = burstcore::printable::printable(&msg).into_owned();
     // A read stopped by a Python exception (Ctrl-C on stdin, a file object's read() that
     // raised): that exception, with where the capture stopped as a note.
     let raised = e
@@ -121,28 +124,28 @@ fn to_py_named(e: Error, path: Option<&std::path::Path>) -> PyErr {
                 if !err.is_instance_of::<PyKeyboardInterrupt>(py) {
                     let _ = err
                         .value(py)
-                        .call_method1("add_note", (format!("burstcore: {msg}"),));
+                        .call_method1("add_note", (format!("burstcore: {shown}"),));
                 }
             });
             return err;
         }
     }
     let err = match e.kind {
-        ErrorKind::Io => os_error(&e, msg, path),
-        ErrorKind::InvalidArgument => return PyValueError::new_err(msg),
-        ErrorKind::Interrupted => return PyKeyboardInterrupt::new_err(msg),
-        ErrorKind::NotACapture => NotACaptureError::new_err(msg),
-        ErrorKind::UnsupportedVersion => UnsupportedCaptureError::new_err(msg),
-        ErrorKind::Truncated => TruncatedCaptureError::new_err(msg),
-        ErrorKind::Corrupt => CorruptCaptureError::new_err(msg),
-        ErrorKind::UndeclaredInterface => UndeclaredInterfaceError::new_err(msg),
-        ErrorKind::LimitExceeded => LimitExceededError::new_err(msg),
-        ErrorKind::Decompression => DecompressionError::new_err(msg),
-        ErrorKind::TimestampOutOfRange => TimestampRangeError::new_err(msg),
-        ErrorKind::OutOfOrder => OutOfOrderError::new_err(msg),
+        ErrorKind::Io => os_error(&e, &msg, path),
+        ErrorKind::InvalidArgument => return PyValueError::new_err(shown),
+        ErrorKind::Interrupted => return PyKeyboardInterrupt::new_err(shown),
+        ErrorKind::NotACapture => NotACaptureError::new_err(shown),
+        ErrorKind::UnsupportedVersion => UnsupportedCaptureError::new_err(shown),
+        ErrorKind::Truncated => TruncatedCaptureError::new_err(shown),
+        ErrorKind::Corrupt => CorruptCaptureError::new_err(shown),
+        ErrorKind::UndeclaredInterface => UndeclaredInterfaceError::new_err(shown),
+        ErrorKind::LimitExceeded => LimitExceededError::new_err(shown),
+        ErrorKind::Decompression => DecompressionError::new_err(shown),
+        ErrorKind::TimestampOutOfRange => TimestampRangeError::new_err(shown),
+        ErrorKind::OutOfOrder => OutOfOrderError::new_err(shown),
         // PacketsLost is only ever a warning, and a kind added later is still one of the
         // capture: the base class, should one arrive here.
-        _ => CaptureError::new_err(msg),
+        _ => CaptureError::new_err(shown),
     };
     set_attributes(&err, &e);
     err
@@ -154,18 +157,19 @@ fn to_py_named(e: Error, path: Option<&std::path::Path>) -> PyErr {
 /// text is in it), as for the files that `burstcore` finds missing before reading; `filename`
 /// the file, where known. Without an OS error (a file that shrank under its mapping): a plain
 /// `OSError` with the message.
-fn os_error(e: &Error, msg: String, path: Option<&std::path::Path>) -> PyErr {
+fn os_error(e: &Error, msg: &str, path: Option<&std::path::Path>) -> PyErr {
+    let shown = |text: &str| burstcore::printable::printable(text).into_owned();
     match (e.io_error().and_then(std::io::Error::raw_os_error), path) {
         (Some(errno), Some(path)) => {
-            // Python shows `filename` after `strerror` ("[Errno 2] …: 'x.pcap'"): a message that
-            // begins with the path would show it twice.
+            // Python shows `filename` after `strerror` ("[Errno 2] …: 'x.pcap'", escaped by
+            // repr): a message that begins with the path would show it twice.
             let strerror = msg
                 .strip_prefix(&format!("{}: ", path.display()))
-                .map_or(msg.clone(), str::to_owned);
-            PyOSError::new_err((errno, strerror, path.as_os_str().to_os_string()))
+                .unwrap_or(msg);
+            PyOSError::new_err((errno, shown(strerror), path.as_os_str().to_os_string()))
         }
-        (Some(errno), None) => PyOSError::new_err((errno, msg)),
-        (None, _) => PyOSError::new_err(msg),
+        (Some(errno), None) => PyOSError::new_err((errno, shown(msg))),
+        (None, _) => PyOSError::new_err(shown(msg)),
     }
 }
 
@@ -204,6 +208,7 @@ pub fn warning(w: &Warning, input: Option<String>) -> WarningOut {
         Some(label) => w.in_input(label),
         None => w.to_string(),
     };
+    let message = burstcore::printable::printable(&message).into_owned();
     (
         message,
         w.kind.id(),

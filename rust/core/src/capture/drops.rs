@@ -31,10 +31,9 @@ fn lost(interfaces: &[Interface]) -> Option<Warning> {
         if ifd == 0 && osd == 0 {
             continue;
         }
-        let name = i
-            .name
-            .as_deref()
-            .map_or(String::new(), |n| format!(" {n:?}"));
+        let name = i.name.as_deref().map_or(String::new(), |n| {
+            format!(" \"{}\"", crate::printable::printable(n))
+        });
         let counts: Vec<String> = [(ifd, "isb_ifdrop"), (osd, "isb_osdrop")]
             .iter()
             .filter(|(n, _)| *n > 0)
@@ -114,6 +113,14 @@ mod tests {
                 "(interface 1: isb_ifdrop 7, isb_osdrop 2; interface 2 \"eth2\": isb_osdrop {}):",
                 u64::MAX - 1
             )),
+            "{}",
+            w.reason
+        );
+        // A name is the capture's text: its controls are escaped, not sent to the terminal.
+        let w = lost(&[interface(4, Some("eth\u{1b}[31m0\n"), Some(1), None)]).expect("told");
+        assert!(
+            w.reason
+                .contains("(interface 4 \"eth\\x1b[31m0\\n\": isb_ifdrop 1):"),
             "{}",
             w.reason
         );
