@@ -5,6 +5,7 @@ the API takes: each case a defect a review found, checked against numbers worked
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -115,6 +116,31 @@ def test_the_writer_refuses_records_past_the_snaplen() -> None:
         ng.epb(1, bytes(65), ts_ns=0, wire_len=100)
     with pytest.raises(ValueError, match="interface 1's snaplen of 64"):
         ng.opb(1, 0, bytes(65), wire_len=100)
+
+
+def test_a_pcap_of_snaplen_0_is_read_whole_by_every_reader(tmp_path: Path) -> None:
+    # A pcap header's snaplen 0 is "not set": libpcap takes its largest snaplen for the link type
+    # (262144 for Ethernet), tshark and capinfos no limit, dpkt does not look at it. So the writer
+    # keeps snaplen=0 as it keeps it for a pcapng interface: no limit to the records it writes.
+    sizes = [60, 1500, 65535, 200000]
+    w = burstcore.CaptureWriter("pcap", nanos=True, snaplen=0)
+    for k, n in enumerate(sizes):
+        w.packet(k, bytes(n))
+    data = w.getvalue()
+    assert data[16:20] == bytes(4)
+    path = tmp_path / "snaplen0.pcap"
+    path.write_bytes(data)
+    assert [[int(a), int(b)] for a, b in tshark_fields(path, ["frame.len", "frame.cap_len"])] == [[n, n] for n in sizes]
+    ci = subprocess.run(["capinfos", "-l", "-c", str(path)], capture_output=True, text=True, check=True).stdout
+    assert "Packet size limit:   file hdr: (not set)" in ci and "Number of packets:   4" in ci, ci
+    dpkt = pytest.importorskip("dpkt")
+    with path.open("rb") as f:
+        assert [len(buf) for _, buf in dpkt.pcap.Reader(f)] == sizes
+    if shutil.which("tcpdump"):
+        td = subprocess.run(["tcpdump", "-n", "-r", str(path)], capture_output=True, text=True, check=True)
+        assert "snapshot length 262144" in td.stderr and len(td.stdout.splitlines()) == 4, td
+    assert burstcore.read_packets(path)["cap_len"].to_list() == sizes
+    assert burstcore.info(path).interfaces[0]["snaplen"] == 0
 
 
 def _idb_named(name: bytes) -> bytes:
