@@ -5,6 +5,7 @@ the API takes: each case a defect a review found, checked against numbers worked
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -17,6 +18,7 @@ import pytest
 import burstcore
 
 from . import oracles
+from .conftest import tshark_fields
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 FRAME = bytes(60)
@@ -114,6 +116,105 @@ def test_the_writer_refuses_records_past_the_snaplen() -> None:
         ng.epb(1, bytes(65), ts_ns=0, wire_len=100)
     with pytest.raises(ValueError, match="interface 1's snaplen of 64"):
         ng.opb(1, 0, bytes(65), wire_len=100)
+
+
+def test_a_pcap_of_snaplen_0_is_read_whole_by_every_reader(tmp_path: Path) -> None:
+    # A pcap header's snaplen 0 is "not set": libpcap takes its largest snaplen for the link type
+    # (262144 for Ethernet), tshark and capinfos no limit, dpkt does not look at it. So the writer
+    # keeps snaplen=0 as it keeps it for a pcapng interface: no limit to the records it writes.
+    sizes = [60, 1500, 65535, 200000]
+    w = burstcore.CaptureWriter("pcap", nanos=True, snaplen=0)
+    for k, n in enumerate(sizes):
+        w.packet(k, bytes(n))
+    data = w.getvalue()
+    assert data[16:20] == bytes(4)
+    path = tmp_path / "snaplen0.pcap"
+    path.write_bytes(data)
+    assert [[int(a), int(b)] for a, b in tshark_fields(path, ["frame.len", "frame.cap_len"])] == [[n, n] for n in sizes]
+    ci = subprocess.run(["capinfos", "-l", "-c", str(path)], capture_output=True, text=True, check=True).stdout
+    assert "Packet size limit:   file hdr: (not set)" in ci and "Number of packets:   4" in ci, ci
+    dpkt = pytest.importorskip("dpkt")
+    with path.open("rb") as f:
+        assert [len(buf) for _, buf in dpkt.pcap.Reader(f)] == sizes
+    if shutil.which("tcpdump"):
+        td = subprocess.run(["tcpdump", "-n", "-r", str(path)], capture_output=True, text=True, check=True)
+        assert "snapshot length 262144" in td.stderr and len(td.stdout.splitlines()) == 4, td
+    assert burstcore.read_packets(path)["cap_len"].to_list() == sizes
+    assert burstcore.info(path).interfaces[0]["snaplen"] == 0
+
+
+def _idb_named(name: bytes) -> bytes:
+    """An Interface Description Block's body by hand: Ethernet, snaplen 0, if_name, end."""
+    opt = (2).to_bytes(2, "little") + len(name).to_bytes(2, "little") + name + bytes(-len(name) % 4)
+    return (1).to_bytes(2, "little") + bytes(2) + bytes(4) + opt + bytes(4)
+
+
+def test_a_nul_in_a_string_option_ends_it_for_tshark_not_for_burstcore(tmp_path: Path) -> None:
+    # Why the writer refuses a NUL in a string (below): readers disagree on such a file.
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.raw_block(1, _idb_named(b"a\0b"))
+    epb = bytes(4) + bytes(8) + (14).to_bytes(4, "little") * 2 + bytes(14)
+    w.raw_block(6, epb)
+    path = tmp_path / "nul.pcapng"
+    path.write_bytes(w.getvalue())
+    assert tshark_fields(path, ["frame.interface_name"]) == [["a"]]
+    assert burstcore.info(path).interfaces[0]["name"] == "a\x00b"
+
+
+@pytest.mark.parametrize(
+    ("arg", "value", "at"), [("user_appl", "a\0b", 1), ("name", "eth0\0", 4), ("user_appl", "\0", 0)]
+)
+def test_a_string_option_with_a_nul_is_refused(arg: str, value: str, at: int) -> None:
+    # It was written: tshark and capinfos showed the string up to the NUL, burstcore all of it.
+    w = burstcore.CaptureWriter("pcapng")
+    call = w.section if arg == "user_appl" else w.interface
+    with pytest.raises(ValueError) as e:
+        call(**{arg: value})
+    shown = '"' + value.replace("\0", "\\0") + '"'
+    assert str(e.value) == (
+        f"{arg}={shown} has a NUL character at byte {at}, where tshark and capinfos would end it: leave the NUL out"
+    )
+    # Refused before anything was written, even the section header interface() starts with.
+    w.section(byte_order="big")
+    assert [s["byte_order"] for s in burstcore.info(w.getvalue()).sections] == ["big"]
+
+
+@pytest.mark.parametrize("text", ["dumpcap (Wireshark) 4.0.17", "é€😀 ünïcode", "tab\there, 'quotes\"", "x" * 300])
+def test_string_options_read_back_as_written_in_tshark_and_capinfos(tmp_path: Path, text: str) -> None:
+    w = burstcore.CaptureWriter("pcapng")
+    w.section(user_appl=text)
+    w.interface(name=text)
+    w.epb(0, FRAME, ts_ns=0)
+    path = tmp_path / "strings.pcapng"
+    path.write_bytes(w.getvalue())
+    ci = subprocess.run(["capinfos", str(path)], capture_output=True, text=True, check=True).stdout
+    assert f"Capture application: {text}\n" in ci and f"Name = {text}\n" in ci, ci
+    assert tshark_fields(path, ["frame.interface_name"]) == [[text.replace("\t", "\\t")]]
+    # burstcore's info keeps the first 256 bytes of a string (docs/limits.md).
+    shown = text if len(text) <= 256 else text[:256] + "…"
+    info = burstcore.info(path)
+    assert (info.sections[0]["user_appl"], info.interfaces[0]["name"]) == (shown, shown)
+
+
+def test_a_string_utf8_cannot_encode_is_refused_by_its_name() -> None:
+    # A lone surrogate raised UnicodeEncodeError without saying which argument held it.
+    w = burstcore.CaptureWriter("pcapng")
+    with pytest.raises(ValueError, match=r"^user_appl='\\ud800' has a lone surrogate at index 0, which UTF-8"):
+        w.section(user_appl="\ud800")
+    with pytest.raises(ValueError, match=r"^name='eth\\udfff' has a lone surrogate at index 3"):
+        w.interface(name="eth\udfff")
+    w.section()
+    with pytest.raises(ValueError, match=r"^records\[1\]\[1\]='h\\ud800' has a lone surrogate at index 1"):
+        w.nrb([("10.0.0.1", "a"), ("10.0.0.2", "h\ud800")])
+
+
+def test_a_name_record_that_is_not_an_address_says_which() -> None:
+    # It said '"10.0.0.300" is not an IP address', not which record nor what to give.
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    with pytest.raises(ValueError, match=r"^records\[1\]: \"10.0.0.300\" is not an IP address: give one such as"):
+        w.nrb([("10.0.0.1", "a"), ("10.0.0.300", "b")])
 
 
 def test_a_pcapng_block_asked_of_a_pcap_writer_says_so() -> None:

@@ -4,7 +4,9 @@ the pcapng rules, independently of burstcore's conversions."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -199,33 +201,116 @@ def test_every_resolution_the_docs_allow_is_written():
     assert got == ["1e-0", "1e-6", "1e-9", "1e-19", "2^-0", "2^-10", "2^-30", "2^-63"]
 
 
-@pytest.mark.parametrize(
-    ("call", "value", "fits"),
-    [
-        (lambda w, v: w.interface(snaplen=v), 2**40, "a 32-bit unsigned field: give 0 to 4294967295"),
-        (lambda w, v: w.interface(snaplen=v), -1, "a 32-bit unsigned field: give 0 to 4294967295"),
-        (lambda w, v: w.interface(linktype=v), 70_000, "a 16-bit unsigned field: give 0 to 65535"),
-        (lambda w, v: w.interface(ts_offset_s=v), 2**63, "a 64-bit signed field: give -9223372036854775808 to"),
-        (lambda w, v: w.epb(0, b"x", ts_raw=v), 2**64, "a 64-bit unsigned field: give 0 to 18446744073709551615"),
-        (lambda w, v: w.epb(0, b"x", ts_raw=v), 2**200, "a 64-bit unsigned field"),
-        (lambda w, v: w.isb(0, 0, if_drop=v), -5, "a 64-bit unsigned field"),
-        (lambda w, v: w.custom(b"x", pen=v), 2**32, "a 32-bit unsigned field"),
-    ],
-)
-def test_a_number_too_wide_for_its_field_says_what_fits(call, value, fits):
+# The width of every integer argument of CaptureWriter, from the field it fills in the pcap and
+# pcapng specifications (draft-ietf-opsawg-pcap, -pcapng): link types are 16 bits in pcapng and
+# the OPB's interface 16 bits; timestamps in ns and the offset in s are the writer's signed 64 bits.
+U16 = (0, 2**16 - 1, "a 16-bit unsigned field")
+U32 = (0, 2**32 - 1, "a 32-bit unsigned field")
+U64 = (0, 2**64 - 1, "a 64-bit unsigned field")
+S64 = (-(2**63), 2**63 - 1, "a 64-bit signed field")
+FIELD_WIDTHS = {
+    ("__new__", "linktype"): U16,
+    ("__new__", "snaplen"): U32,
+    ("packet", "ts_ns"): S64,
+    ("packet", "wire_len"): U32,
+    ("interface", "linktype"): U16,
+    ("interface", "snaplen"): U32,
+    ("interface", "ts_offset_s"): S64,
+    ("epb", "interface"): U32,
+    ("epb", "ts_ns"): S64,
+    ("epb", "ts_raw"): U64,
+    ("epb", "wire_len"): U32,
+    ("spb", "wire_len"): U32,
+    ("opb", "interface"): U16,
+    ("opb", "ts_raw"): U64,
+    ("opb", "wire_len"): U32,
+    ("isb", "interface"): U32,
+    ("isb", "ts_raw"): U64,
+    **{("isb", c): U64 for c in ("if_recv", "if_drop", "os_drop", "fil_accept", "usr_deliv")},
+    ("dsb", "secrets_type"): U32,
+    ("custom", "pen"): U32,
+    ("raw_block", "block_type"): U32,
+}
+
+# The other arguments of each call: valid, so that only the one under test can be wrong.
+OTHERS = {
+    "__new__": {"format": "pcap"},
+    "packet": {"ts_ns": 0, "data": b""},
+    "interface": {},
+    "epb": {"interface": 0, "data": b"", "ts_ns": 0},
+    "spb": {"data": b""},
+    "opb": {"interface": 0, "ts_raw": 0, "data": b""},
+    "isb": {"interface": 0, "ts_raw": 0},
+    "dsb": {"secrets_type": 0, "data": b""},
+    "custom": {"data": b""},
+    "raw_block": {"block_type": 0, "body": b""},
+}
+
+
+def _call(method: str, arg: str, value: int) -> None:
+    kwargs = {**OTHERS[method], arg: value}
+    if method == "epb" and arg == "ts_raw":
+        del kwargs["ts_ns"]
+    if method == "__new__":
+        burstcore.CaptureWriter(**kwargs)
+        return
+    w = burstcore.CaptureWriter("pcap" if method == "packet" else "pcapng")
+    if method != "packet":
+        w.interface()
+    getattr(w, method)(**kwargs)
+
+
+def test_every_integer_argument_of_the_writer_has_its_width_checked():
+    """The table above covers every int parameter the stub declares, so a new one gets a case."""
+    stub = ast.parse((Path(burstcore.__file__).parent / "_burstcore.pyi").read_text())
+    cls = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "CaptureWriter")
+    declared = {
+        (f.name, a.arg)
+        for f in cls.body
+        if isinstance(f, ast.FunctionDef)
+        for a in f.args.args + f.args.kwonlyargs
+        if a.annotation is not None and ast.unparse(a.annotation) in ("int", "int | None")
+    }
+    assert declared == set(FIELD_WIDTHS)
+
+
+@pytest.mark.parametrize(("method", "arg"), sorted(FIELD_WIDTHS))
+def test_a_number_too_wide_for_its_field_names_the_argument(method, arg):
     """pyo3's own message, 'out of range integral type conversion attempted', named neither the
-    value nor the field's range."""
+    value nor the field's range; then the value and the range, but not which argument it was
+    (pyo3 names the argument of a TypeError only)."""
+    lo, hi, what = FIELD_WIDTHS[(method, arg)]
+    for value in (lo - 1, hi + 1, 2**200, -(2**200)):
+        with pytest.raises(OverflowError) as e:
+            _call(method, arg, value)
+        assert str(e.value) == f"{arg}={value} does not fit {what}: give {lo} to {hi}"
+    for value in (lo, hi):
+        try:
+            _call(method, arg, value)
+        except OverflowError as e:
+            raise AssertionError(f"{method}({arg}={value}) fits its field") from e
+        except ValueError:
+            pass  # fits the field, refused for what it means (a ts_ns past pcap's 2106, ...)
+
+
+def test_a_number_given_by_position_is_named_too():
     w = burstcore.CaptureWriter("pcapng")
     w.interface()
-    with pytest.raises(OverflowError) as e:
-        call(w, value)
-    assert str(e.value).startswith(f"{value} does not fit {fits}"), str(e.value)
+    with pytest.raises(OverflowError, match=r"^interface=4294967296 does not fit a 32-bit unsigned field"):
+        w.epb(2**32, b"", 0)
+    with pytest.raises(OverflowError, match=r"^interface=65536 does not fit a 16-bit unsigned field"):
+        w.opb(2**16, 0, b"")
+    # Too long for str(): it printed an error of its own and showed "<unprintable int object>".
+    with pytest.raises(OverflowError, match=r"^pen=<an integer of 20001 bits> does not fit a 32-bit unsigned field"):
+        w.custom(b"", pen=2**20000)
 
 
 def test_a_pcap_writer_constructor_says_what_fits():
-    with pytest.raises(OverflowError, match=r"^8589934592 does not fit a 32-bit unsigned field: give 0 to 4294967295$"):
+    with pytest.raises(
+        OverflowError, match=r"^snaplen=8589934592 does not fit a 32-bit unsigned field: give 0 to 4294967295$"
+    ):
         burstcore.CaptureWriter("pcap", snaplen=2**33)
-    with pytest.raises(OverflowError, match=r"^-1 does not fit a 16-bit unsigned field: give 0 to 65535$"):
+    with pytest.raises(OverflowError, match=r"^linktype=-1 does not fit a 16-bit unsigned field: give 0 to 65535$"):
         burstcore.CaptureWriter("pcap", linktype=-1)
     # What fits is still written: the largest values of each field.
     w = burstcore.CaptureWriter("pcapng")

@@ -230,12 +230,19 @@ class CaptureWriter:
     For pcap the constructor sets the file's byte order, resolution (``nanos``), link type and
     snaplen (default 262144). For pcapng it sets the defaults of ``section()`` (byte order) and
     ``interface()`` (link type, snaplen (else 0, no limit), resolution 1e-9 with ``nanos``, else
-    1e-6); an interface declared before any section header gets one first.
+    1e-6); an interface declared before any section header gets one first. A snaplen of 0 is no
+    limit in pcap too: libpcap reads it as its largest snaplen for the link type (262144 for
+    Ethernet), tshark and capinfos as "not set".
 
     A record's data may not be longer than its wire length, nor than the snaplen of its file or
     interface when that is not 0 (libpcap would cut or refuse it): ``raw_block`` writes malformed
     pcapng for tests. Timestamps are floored to the resolution: a µs pcap (the default without
     ``nanos``) keeps 1500 ns as 1 µs.
+
+    An integer too wide for its field raises OverflowError naming the argument
+    (``snaplen=1099511627776 does not fit a 32-bit unsigned field: give 0 to 4294967295``). A
+    string (``user_appl``, ``name``, the names of ``nrb``) is written as UTF-8 of at most 65535
+    bytes, without a NUL: tshark and capinfos would end it there; ValueError otherwise.
     """
 
     def __new__(

@@ -2,18 +2,34 @@
 
 use crate::errors::to_py;
 use burstcore::capture::{ByteOrder, InterfaceStats, TsResolution};
-use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
+use burstcore::writer::{check_string_option, PcapNgWriter, PcapOptions, PcapWriter};
 use burstcore::Error;
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
+use std::marker::PhantomData;
 use std::net::IpAddr;
 
-/// An integer argument that goes into a fixed-width field of the capture. pyo3's own conversion
-/// says only "out of range integral type conversion attempted", naming neither the value nor
-/// what fits; this says both (pyo3 adds the argument's name to type errors only).
-#[derive(Clone, Copy)]
-pub struct Field<T>(T);
+/// An integer argument that goes into a fixed-width field of the capture. It is checked against
+/// the field by [`named!`], where the argument's name is known: pyo3 names the argument in a
+/// TypeError only, and its own OverflowError ("out of range integral type conversion attempted")
+/// names neither the value nor what fits. A non-integer is still refused at extraction, as a
+/// TypeError that pyo3 names.
+pub struct Field<T> {
+    /// The value, or how to show it when it is beyond even i128.
+    value: Result<i128, String>,
+    width: PhantomData<T>,
+}
+
+impl<T> Field<T> {
+    /// A default of a signature.
+    const fn of(v: i128) -> Self {
+        Field {
+            value: Ok(v),
+            width: PhantomData,
+        }
+    }
+}
 
 /// The fields' integer types and how a user reads their range.
 trait Width: TryFrom<i128> + Copy {
@@ -32,24 +48,101 @@ macro_rules! width {
 width!(u16: "a 16-bit unsigned field", u32: "a 32-bit unsigned field",
        u64: "a 64-bit unsigned field", i64: "a 64-bit signed field");
 
-impl<'a, 'py, T: Width> FromPyObject<'a, 'py> for Field<T> {
+impl<'a, 'py, T> FromPyObject<'a, 'py> for Field<T> {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let too_wide = || {
-            let (lo, hi) = T::RANGE;
-            PyOverflowError::new_err(format!(
-                "{} does not fit {}: give {lo} to {hi}",
-                obj.as_any(),
-                T::WHAT
-            ))
+        let value = match obj.extract::<i128>() {
+            Ok(v) => Ok(v),
+            // Past 4300 digits Python's str() refuses (and Display printed an "unraisable" error).
+            Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => Err(match obj.str() {
+                Ok(s) => s.to_string(),
+                Err(_) => format!("<an integer of {} bits>", obj.call_method0("bit_length")?),
+            }),
+            Err(e) => return Err(e),
         };
-        match obj.extract::<i128>() {
-            Ok(v) => T::try_from(v).map(Field).map_err(|_| too_wide()),
-            Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => Err(too_wide()),
-            Err(e) => Err(e),
-        }
+        Ok(Field {
+            value,
+            width: PhantomData,
+        })
     }
+}
+
+/// A string argument written as a pcapng string option. A `str` that UTF-8 cannot encode (a lone
+/// surrogate) is refused by [`named!`], naming the argument, where `&str`'s extraction raised
+/// a UnicodeEncodeError that did not say which argument.
+pub struct Text(Result<String, String>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Text {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let s = obj.cast::<PyString>()?;
+        let text = match s.to_str() {
+            Ok(t) => Ok(t.to_owned()),
+            Err(e) => {
+                let at = e.value(obj.py()).getattr("start")?;
+                Err(format!(
+                    "{} has a lone surrogate at index {at}",
+                    obj.repr()?
+                ))
+            }
+        };
+        Ok(Text(text))
+    }
+}
+
+/// An argument that is checked once its name is known.
+trait Named {
+    type Value;
+    fn named(self, name: &str) -> PyResult<Self::Value>;
+}
+
+impl<T: Width> Named for Field<T> {
+    type Value = T;
+
+    fn named(self, name: &str) -> PyResult<T> {
+        let (lo, hi) = T::RANGE;
+        let text = match self.value {
+            Ok(v) => match T::try_from(v) {
+                Ok(t) => return Ok(t),
+                Err(_) => v.to_string(),
+            },
+            Err(text) => text,
+        };
+        Err(PyOverflowError::new_err(format!(
+            "{name}={text} does not fit {}: give {lo} to {hi}",
+            T::WHAT
+        )))
+    }
+}
+
+impl Named for Text {
+    type Value = String;
+
+    fn named(self, name: &str) -> PyResult<String> {
+        self.0.map_err(|e| {
+            to_py(Error::invalid(format!(
+                "{name}={e}, which UTF-8 (pcapng's strings) cannot encode: leave it out"
+            )))
+        })
+    }
+}
+
+impl<N: Named> Named for Option<N> {
+    type Value = Option<N::Value>;
+
+    fn named(self, name: &str) -> PyResult<Self::Value> {
+        self.map(|n| n.named(name)).transpose()
+    }
+}
+
+/// Check each of a method's [`Field`] and [`Text`] arguments (or `Option`s of them) under its own
+/// name, and rebind it to its value.
+macro_rules! named {
+    ($($arg:ident),+ $(,)?) => {
+        $(let $arg = Named::named($arg, stringify!($arg))?;)+
+    };
 }
 
 enum Inner {
@@ -145,11 +238,18 @@ impl CaptureWriter {
     /// A record's data may not be longer than its wire length, nor than the snaplen of its file
     /// or interface when that is not 0 (libpcap would cut or refuse it): `raw_block` writes
     /// malformed pcapng for tests. A timestamp is floored to the file's or interface's
-    /// resolution (a µs pcap, the default without `nanos`, keeps 1500 ns as 1 µs).
+    /// resolution (a µs pcap, the default without `nanos`, keeps 1500 ns as 1 µs). A snaplen of
+    /// 0 is no limit in pcap too: libpcap reads it as its largest snaplen for the link type
+    /// (262144 for Ethernet), tshark and capinfos as "not set".
+    ///
+    /// An integer too wide for its field raises OverflowError naming the argument
+    /// (`snaplen=1099511627776 does not fit a 32-bit unsigned field: give 0 to 4294967295`). A
+    /// string (`user_appl`, `name`, the names of `nrb`) is written as UTF-8 of at most 65535
+    /// bytes, without a NUL: tshark and capinfos would end it there; ValueError otherwise.
     #[new]
     // The defaults written out for Python: pyo3 shows a default it cannot print as `...`.
     #[pyo3(
-        signature = (format="pcapng", byte_order="little", nanos=false, linktype=Field(1), snaplen=None),
+        signature = (format="pcapng", byte_order="little", nanos=false, linktype=Field::of(1), snaplen=None),
         text_signature = "(format='pcapng', byte_order='little', nanos=False, linktype=1, snaplen=None)"
     )]
     fn new(
@@ -159,7 +259,7 @@ impl CaptureWriter {
         linktype: Field<u16>,
         snaplen: Option<Field<u32>>,
     ) -> PyResult<Self> {
-        let (Field(linktype), snaplen) = (linktype, snaplen.map(|Field(s)| s));
+        named!(linktype, snaplen);
         let bo = self::byte_order(byte_order)?;
         let defaults = Defaults {
             byte_order: bo,
@@ -203,7 +303,7 @@ impl CaptureWriter {
         data: &[u8],
         wire_len: Option<Field<u32>>,
     ) -> PyResult<()> {
-        let (Field(ts_ns), wire_len) = (ts_ns, wire_len.map(|Field(w)| w));
+        named!(ts_ns, wire_len);
         match &mut self.inner {
             Some(Inner::Pcap(w)) => w
                 .write_packet(ts_ns, wire_len.unwrap_or(data.len() as u32), data)
@@ -220,12 +320,15 @@ impl CaptureWriter {
 
     /// A section header; `byte_order` defaults to the constructor's.
     #[pyo3(signature = (byte_order=None, user_appl=None))]
-    fn section(&mut self, byte_order: Option<&str>, user_appl: Option<&str>) -> PyResult<()> {
+    fn section(&mut self, byte_order: Option<&str>, user_appl: Option<Text>) -> PyResult<()> {
+        named!(user_appl);
         let bo = match byte_order {
             Some(b) => self::byte_order(b)?,
             None => self.defaults.byte_order,
         };
-        self.ng()?.section(bo, user_appl).map_err(to_py)?;
+        self.ng()?
+            .section(bo, user_appl.as_deref())
+            .map_err(to_py)?;
         self.sectioned = true;
         Ok(())
     }
@@ -233,7 +336,7 @@ impl CaptureWriter {
     /// An interface description; its number. Unset arguments take the constructor's values
     /// (snaplen 0, no limit, unless the constructor was given one).
     #[pyo3(
-        signature = (linktype=None, snaplen=None, resolution=None, ts_offset_s=Field(0), name=None),
+        signature = (linktype=None, snaplen=None, resolution=None, ts_offset_s=Field::of(0), name=None),
         text_signature = "($self, linktype=None, snaplen=None, resolution=None, ts_offset_s=0, name=None)"
     )]
     fn interface(
@@ -242,15 +345,18 @@ impl CaptureWriter {
         snaplen: Option<Field<u32>>,
         resolution: Option<&str>,
         ts_offset_s: Field<i64>,
-        name: Option<&str>,
+        name: Option<Text>,
     ) -> PyResult<u32> {
-        let (linktype, snaplen) = (linktype.map(|Field(l)| l), snaplen.map(|Field(s)| s));
-        let Field(ts_offset_s) = ts_offset_s;
+        named!(linktype, snaplen, ts_offset_s, name);
         let d = self.defaults;
         let r = match resolution {
             Some(r) => self::resolution(r)?,
             None => TsResolution::Pow10(if d.nanos { 9 } else { 6 }),
         };
+        // Refused before the section header that the interface would get written.
+        if let Some(n) = &name {
+            check_string_option("name", n).map_err(to_py)?;
+        }
         if !self.sectioned {
             self.section(None, None)?;
         }
@@ -260,7 +366,7 @@ impl CaptureWriter {
                 snaplen.or(d.snaplen).unwrap_or(0),
                 r,
                 ts_offset_s,
-                name,
+                name.as_deref(),
             )
             .map_err(to_py)
     }
@@ -275,9 +381,7 @@ impl CaptureWriter {
         ts_raw: Option<Field<u64>>,
         wire_len: Option<Field<u32>>,
     ) -> PyResult<()> {
-        let Field(interface) = interface;
-        let (ts_ns, ts_raw) = (ts_ns.map(|Field(t)| t), ts_raw.map(|Field(r)| r));
-        let wire_len = wire_len.map(|Field(w)| w);
+        named!(interface, ts_ns, ts_raw, wire_len);
         let wl = wire_len.unwrap_or(data.len() as u32);
         let w = self.ng()?;
         match (ts_ns, ts_raw) {
@@ -291,7 +395,7 @@ impl CaptureWriter {
 
     #[pyo3(signature = (data, wire_len=None))]
     fn spb(&mut self, data: &[u8], wire_len: Option<Field<u32>>) -> PyResult<()> {
-        let wire_len = wire_len.map(|Field(w)| w);
+        named!(wire_len);
         let wl = wire_len.unwrap_or(data.len() as u32);
         self.ng()?.simple_packet(wl, data).map_err(to_py)
     }
@@ -304,8 +408,7 @@ impl CaptureWriter {
         data: &[u8],
         wire_len: Option<Field<u32>>,
     ) -> PyResult<()> {
-        let (Field(interface), Field(ts_raw)) = (interface, ts_raw);
-        let wire_len = wire_len.map(|Field(w)| w);
+        named!(interface, ts_raw, wire_len);
         let wl = wire_len.unwrap_or(data.len() as u32);
         self.ng()?
             .obsolete_packet_raw(interface, ts_raw, wl, data)
@@ -313,14 +416,21 @@ impl CaptureWriter {
     }
 
     /// Name Resolution Block from (address string, name) pairs.
-    fn nrb(&mut self, records: Vec<(String, String)>) -> PyResult<()> {
+    fn nrb(&mut self, records: Vec<(Text, Text)>) -> PyResult<()> {
         let mut parsed = Vec::with_capacity(records.len());
-        for (a, n) in &records {
-            let ip: IpAddr = a
-                .parse()
-                .map_err(|_| to_py(Error::invalid(format!("{a:?} is not an IP address"))))?;
-            parsed.push((ip, n.as_str()));
+        for (i, (a, n)) in records.into_iter().enumerate() {
+            let (a, n) = (
+                a.named(&format!("records[{i}][0]"))?,
+                n.named(&format!("records[{i}][1]"))?,
+            );
+            let ip: IpAddr = a.parse().map_err(|_| {
+                to_py(Error::invalid(format!(
+                    "records[{i}]: {a:?} is not an IP address: give one such as '10.0.0.1' or 'fe80::1'"
+                )))
+            })?;
+            parsed.push((ip, n));
         }
+        let parsed: Vec<(IpAddr, &str)> = parsed.iter().map(|(ip, n)| (*ip, n.as_str())).collect();
         self.ng()?.name_resolution(&parsed).map_err(to_py)
     }
 
@@ -336,14 +446,13 @@ impl CaptureWriter {
         fil_accept: Option<Field<u64>>,
         usr_deliv: Option<Field<u64>>,
     ) -> PyResult<()> {
-        let (Field(interface), Field(ts_raw)) = (interface, ts_raw);
-        let count = |c: Option<Field<u64>>| c.map(|Field(n)| n);
+        named!(interface, ts_raw, if_recv, if_drop, os_drop, fil_accept, usr_deliv);
         let stats = InterfaceStats {
-            if_recv: count(if_recv),
-            if_drop: count(if_drop),
-            os_drop: count(os_drop),
-            fil_accept: count(fil_accept),
-            usr_deliv: count(usr_deliv),
+            if_recv,
+            if_drop,
+            os_drop,
+            fil_accept,
+            usr_deliv,
             ..Default::default()
         };
         self.ng()?
@@ -352,23 +461,23 @@ impl CaptureWriter {
     }
 
     fn dsb(&mut self, secrets_type: Field<u32>, data: &[u8]) -> PyResult<()> {
-        let Field(secrets_type) = secrets_type;
+        named!(secrets_type);
         self.ng()?
             .decryption_secrets(secrets_type, data)
             .map_err(to_py)
     }
 
     #[pyo3(
-        signature = (data, pen=Field(32473), copyable=true),
+        signature = (data, pen=Field::of(32473), copyable=true),
         text_signature = "($self, data, pen=32473, copyable=True)"
     )]
     fn custom(&mut self, data: &[u8], pen: Field<u32>, copyable: bool) -> PyResult<()> {
-        let Field(pen) = pen;
+        named!(pen);
         self.ng()?.custom(copyable, pen, data).map_err(to_py)
     }
 
     fn raw_block(&mut self, block_type: Field<u32>, body: &[u8]) -> PyResult<()> {
-        let Field(block_type) = block_type;
+        named!(block_type);
         self.ng()?.raw_block(block_type, body).map_err(to_py)
     }
 

@@ -20,7 +20,7 @@ pub mod synth;
 pub mod timestamp;
 
 pub use pcap::{PcapOptions, PcapWriter};
-pub use pcapng::PcapNgWriter;
+pub use pcapng::{check_string_option, PcapNgWriter};
 
 use crate::error::{Error, Result};
 use std::io::Write;

@@ -14,6 +14,8 @@ pub struct PcapOptions {
     pub byte_order: ByteOrder,
     pub nanos: bool,
     pub linktype: u16,
+    /// 0: no limit. Every reader takes it: libpcap as its largest snaplen for the link type
+    /// (262144 for Ethernet), tshark and capinfos as "not set".
     pub snaplen: u32,
 }
 

@@ -90,7 +90,7 @@ impl<W: Write> PcapNgWriter<W> {
         put_u64(&mut body, o, u64::MAX);
         let mut options = Options::new(&mut body, o);
         if let Some(appl) = user_appl {
-            options.string(opt::SHB_USERAPPL, appl)?;
+            options.string(opt::SHB_USERAPPL, "user_appl", appl)?;
         }
         options.end();
         let written = write_block(&mut self.w, o, block::SECTION_HEADER, &[&body]);
@@ -124,7 +124,7 @@ impl<W: Write> PcapNgWriter<W> {
         put_u32(&mut body, o, snaplen);
         let mut options = Options::new(&mut body, o);
         if let Some(name) = name {
-            options.string(opt::IF_NAME, name)?;
+            options.string(opt::IF_NAME, "name", name)?;
         }
         if resolution != TsResolution::Pow10(6) {
             options.bytes(opt::IF_TSRESOL, &[tsresol])?;
@@ -427,9 +427,8 @@ fn write_block<W: Write>(
 
 fn nrb_body(body: &mut Vec<u8>, o: ByteOrder, records: &[(IpAddr, &str)]) -> Result<()> {
     for (addr, name) in records {
-        if name.as_bytes().contains(&0) {
-            return Err(Error::invalid(format!("name {name:?} contains a NUL byte")));
-        }
+        // Each name is zero-terminated: a NUL inside would end it for every reader.
+        no_nul(&format!("the name of {addr}"), name)?;
         let v4;
         let v6;
         let (kind, octets): (u16, &[u8]) = match addr {
@@ -457,6 +456,40 @@ fn nrb_body(body: &mut Vec<u8>, o: ByteOrder, records: &[(IpAddr, &str)]) -> Res
     put_u16(body, o, 0);
     put_u16(body, o, 0);
     Ok(())
+}
+
+/// Whether `value` can be written as the string option given as the argument `arg` (the pcapng
+/// specification's strings: UTF-8, which a `&str` is, not zero-terminated, and at most the 65535
+/// bytes of an option's length). The writer checks it itself; a caller that writes other blocks
+/// first (a section header before an interface) can check up front, so that a refused string
+/// leaves nothing written.
+pub fn check_string_option(arg: &str, value: &str) -> Result<()> {
+    no_nul(arg, value)?;
+    if value.len() > usize::from(u16::MAX) {
+        return Err(Error::invalid(format!(
+            "{arg} is {} bytes in UTF-8, more than the 65535 a pcapng option holds: shorten it",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// A NUL in a string refused: tshark, capinfos and libpcap take strings as C strings, so they
+/// would end it there (burstcore reads all of it), and a name record's string is zero-terminated
+/// by the specification. `what` names the string, shown with its value when that is short.
+fn no_nul(what: &str, value: &str) -> Result<()> {
+    let Some(at) = value.bytes().position(|b| b == 0) else {
+        return Ok(());
+    };
+    let shown = if value.len() <= 64 {
+        format!("{what}={value:?}")
+    } else {
+        what.to_string()
+    };
+    Err(Error::invalid(format!(
+        "{shown} has a NUL character at byte {at}, where tshark and capinfos would end it: \
+         leave the NUL out"
+    )))
 }
 
 /// Options of one block, appended to its body; `end` writes opt_endofopt after the last one
@@ -487,7 +520,9 @@ impl<'a> Options<'a> {
         Ok(())
     }
 
-    fn string(&mut self, code: u16, value: &str) -> Result<()> {
+    /// A string option, checked by [`check_string_option`] as the argument `arg`.
+    fn string(&mut self, code: u16, arg: &str, value: &str) -> Result<()> {
+        check_string_option(arg, value)?;
         self.bytes(code, value.as_bytes())
     }
 
@@ -567,6 +602,44 @@ mod tests {
         ]
         .concat();
         assert_eq!(bytes, expected);
+    }
+
+    /// tshark and capinfos show a string option up to its first NUL ("a" of "a\0b"), burstcore
+    /// all of it: the writer wrote both without a word. A refused string leaves nothing written.
+    #[test]
+    fn string_options_are_refused_where_readers_would_cut_them() {
+        let mut w = PcapNgWriter::new(Vec::new());
+        let e = w.section(ByteOrder::Little, Some("a\0b")).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        assert_eq!(
+            e.to_string(),
+            r#"user_appl="a\0b" has a NUL character at byte 1, where tshark and capinfos would end it: leave the NUL out"#
+        );
+        w.section(ByteOrder::Little, Some("")).unwrap();
+        let e = w
+            .interface(1, 0, TsResolution::Pow10(6), 0, Some("eth0\0"))
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(r#"name="eth0\0" has a NUL character at byte 4"#),
+            "{e}"
+        );
+        // The option length is 16 bits: 65535 bytes of UTF-8 fit, one more does not.
+        let long = "é".repeat(32767) + "x";
+        assert_eq!(long.len(), 65535);
+        w.interface(1, 0, TsResolution::Pow10(6), 0, Some(&long))
+            .unwrap();
+        let e = w
+            .interface(1, 0, TsResolution::Pow10(6), 0, Some(&(long + "y")))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "name is 65536 bytes in UTF-8, more than the 65535 a pcapng option holds: shorten it"
+        );
+        let bytes = w.finish().unwrap();
+        // One section header of 28 bytes plus the empty user_appl's 4 and opt_endofopt's 4, and one
+        // interface of 20 bytes plus its name option (4 + 65535 + 1 of padding) and opt_endofopt.
+        assert_eq!(bytes.len(), 36 + 20 + 65540 + 4);
     }
 
     #[test]
