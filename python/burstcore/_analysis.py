@@ -624,6 +624,21 @@ class Iterations:
         return f"Iterations(period {p}, confidence {self.confidence:.3f}, {n} {plural(n, 'iteration')})"
 
 
+def _unsure_period(out: dict[str, Any]) -> list[str]:
+    """A warning when the autocorrelation's best period was set aside: over a few periods it sees
+    the iteration repeat once or twice and the bursts inside a phase (a ring's steps) dozens of
+    times, and may take one of those. The period reported then rests on weaker evidence."""
+    rejected, period = out["rejected_period_ns"], out["period_ns"]
+    if rejected is None or period is None:
+        return []
+    return [
+        f"the autocorrelation's best period ({format_duration(rejected)}) was shorter than quiet runs "
+        f"of up to {format_duration(out['rejected_pause_ns'])} recurring inside its iterations, so it "
+        f"was set aside for the best longer one that matches their spacing ({format_duration(period)}), "
+        "on weaker evidence: check it on a longer stretch"
+    ]
+
+
 def iterations(
     source: Source,
     *,
@@ -666,6 +681,12 @@ def iterations(
     parameter server) the first and last iteration of a stretch are thus always flagged.
     ``period_ns`` is the mean spacing of the phase starts over the longest run of whole
     iterations about one period apart, marked ``in_period``.
+
+    On a stretch of two or three periods the period may be another lag (bursts inside a phase,
+    or half the period: docs/limits.md has the rates measured on real captures); read four
+    periods or more to be sure. When quiet runs as long as the autocorrelation's best period
+    recur inside its iterations, that period cannot be right, and the best longer one matching
+    their spacing is taken, with a ``CaptureWarning`` saying so.
     """
     bin_ns = parse_duration(bin, name="bin", scale=True)
     lo = parse_duration(min_period, name="min_period", allow_zero=True, scale=True)
@@ -710,6 +731,7 @@ def iterations(
                 f"it at {format_duration(bin_ns)}"
             ]
         )
+    _warn(_unsure_period(out))
     n = len(out["start_ns"])
     df = pl.DataFrame(
         {
