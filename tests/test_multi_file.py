@@ -7,6 +7,7 @@ import gzip
 import random
 import shutil
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -228,3 +229,44 @@ def test_an_interface_declared_late_keeps_its_own_number(tmp_path: Path) -> None
             files, offsets=[0, 0], windows=["1ms"], rates=["1Gbps"], by="interface", reorder_horizon=horizon
         )
         assert s.groups.select("group", "packets").rows() == want
+
+
+def test_more_captures_than_files_may_be_open_say_which_and_what_to_raise(tmp_path: Path) -> None:
+    # Each capture read together stays open to the end: past the limit on open files, the one
+    # that could not be opened is named with the limit to raise, in Python and on the command
+    # line (which listed every file given, 40 here, hundreds for a large job, before the file).
+    files = []
+    for k in range(40):
+        p = tmp_path / f"host{k:02d}.pcapng"
+        p.write_bytes(pcapng(traffic(k, 5, BASE + k)))
+        files.append(str(p))
+    limit = 32
+
+    def limited() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    code = (
+        "import errno, sys, burstcore\n"
+        "try:\n"
+        "    burstcore.scan(sys.argv[1:], windows=['1ms'], rates=['1Gbps'], threads=1)\n"
+        "except OSError as e:\n"
+        "    print(e.errno == errno.EMFILE, e.filename, e.strerror, sep='\\n')\n"
+    )
+    py = subprocess.run(
+        [sys.executable, "-c", code, *files], capture_output=True, text=True, preexec_fn=limited, check=True
+    )
+    emfile, name, told = py.stdout.splitlines()
+    assert emfile == "True" and name in files, py.stdout + py.stderr
+    assert "too many files open at once" in told and f"(ulimit -n, now {limit})" in told, told
+    cli = subprocess.run(
+        [sys.executable, "-m", "burstcore", "scan", *files, "--windows", "1ms"],
+        capture_output=True,
+        text=True,
+        preexec_fn=limited,
+    )
+    assert cli.returncode == 1, cli.stderr
+    (line,) = cli.stderr.splitlines()
+    assert line.startswith(f"burstcore scan: error: cannot read the capture {name}: cannot open it: too many"), line
+    assert f"(ulimit -n, now {limit})" in line and files[0] not in line.replace(name, ""), line
