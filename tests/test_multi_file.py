@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import random
 import shutil
+import struct
 import subprocess
 import sys
 import warnings
@@ -270,3 +271,75 @@ def test_more_captures_than_files_may_be_open_say_which_and_what_to_raise(tmp_pa
     (line,) = cli.stderr.splitlines()
     assert line.startswith(f"burstcore scan: error: cannot read the capture {name}: cannot open it: too many"), line
     assert f"(ulimit -n, now {limit})" in line and files[0] not in line.replace(name, ""), line
+
+
+def epb_offsets(data: bytes) -> list[int]:
+    """The byte offset of each Enhanced Packet Block of a little-endian pcapng, by its framing."""
+    out, at = [], 0
+    while at < len(data):
+        kind, length = struct.unpack_from("<II", data, at)
+        if kind == 6:
+            out.append(at)
+        at += length
+    return out
+
+
+def first_late(captures: list[list[int]], horizon: int) -> tuple[int, int] | None:
+    """(capture, packet index) of the first packet more than `horizon` behind the latest before
+    it, the captures' packets merged as docs/metrics.md says: the least (timestamp, capture) of
+    the captures' next packets, each capture read in its own order."""
+    at = [0] * len(captures)
+    latest = None
+    while True:
+        heads = [(c[at[k]], k) for k, c in enumerate(captures) if at[k] < len(c)]
+        if not heads:
+            return None
+        t, k = min(heads)
+        if latest is not None and latest - t > horizon:
+            return k, at[k]
+        latest = t if latest is None else max(latest, t)
+        at[k] += 1
+
+
+def test_a_late_packet_among_several_captures_is_named_with_its_offset(tmp_path: Path) -> None:
+    # The scan's reorder buffer knows times, not files: among several captures its error had
+    # neither an input nor an offset, where the analyses and a scan of one capture give both.
+    late = traffic(21, 200, BASE + 3 * MS)
+    late[120], late[30] = late[30], late[120]  # ~40 ms ahead at 30: the packets after it are late
+    # The first file's own late packet is one its filter leaves out: only the second's counts.
+    first = traffic(20, 200, BASE)
+    icmp = eth_ipv4_udp("10.0.0.9", "10.0.0.8", 0, 0, 10, proto=1)
+    first.insert(20, (first[19][0] - 50 * MS, icmp))
+    third = traffic(22, 200, BASE + MS)
+    files = {"first.pcapng": pcapng(first), "second.pcapng": pcapng(late), "third.pcapng": pcapng(third)}
+    paths = []
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        paths.append(str(tmp_path / name))
+    times = [[t for t, _ in c] for c in (first, late, third)]
+    udp_tcp = [[t for t, f in first if f != icmp], times[1], times[2]]
+    k, i = first_late(udp_tcp, 10 * MS) or (-1, -1)
+    assert k == 1
+    at = epb_offsets(files["second.pcapng"])[i]
+    for threads in (1, 2):
+        with pytest.raises(burstcore.OutOfOrderError) as e:
+            burstcore.scan(paths, windows=["1ms"], rates=["1Gbps"], threads=threads, filter=["not icmp", None, None])
+        assert (e.value.input, e.value.offset) == (paths[1], at)
+        assert str(e.value).endswith(f"at byte offset {at} of {paths[1]}")
+    with pytest.raises(burstcore.OutOfOrderError) as e:
+        burstcore.scan(list(files.values()), windows=["1ms"], rates=["1Gbps"], filter=["not icmp", None, None])
+    assert (e.value.input, e.value.offset) == ("input 2 of 3", at)
+    # As the analyses say it (each capture ordered on its own there: the same packet).
+    with pytest.raises(burstcore.OutOfOrderError) as e:
+        burstcore.flows(paths, filter=["not icmp", None, None])
+    assert (e.value.input, e.value.offset) == (paths[1], at)
+    # Without the filters, the late packet the merge meets first, wherever it is.
+    k, i = first_late(times, 10 * MS) or (-1, -1)
+    assert k == 0
+    at = epb_offsets(files[list(files)[k]])[i]
+    cli = subprocess.run(
+        [sys.executable, "-m", "burstcore", "scan", *paths, "--windows", "1ms"], capture_output=True, text=True
+    )
+    assert cli.returncode == 1
+    assert f"cannot read the capture {paths[k]}: " in cli.stderr, cli.stderr
+    assert cli.stderr.rstrip().endswith(f"at byte offset {at}"), cli.stderr

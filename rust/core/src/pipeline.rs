@@ -746,6 +746,86 @@ pub fn late_packet_offset(
     Ok(None)
 }
 
+/// [`late_packet_offset`] for a scan of several captures: which of `readers` (read again from
+/// the start, each through its own filter of `filters`) holds the packet the scan found later
+/// than the horizon, and its byte offset there. They are merged exactly as the scan merges
+/// them, and the first packet later than the horizon behind the latest before it is the
+/// scan's: the scan's reorder buffer sees the same packets in the same order.
+pub fn late_packet_among(
+    readers: &mut [CaptureReader],
+    size: SizeKind,
+    horizon: i64,
+    range: crate::TimeRange,
+    filters: &[Option<crate::Filter>],
+    progress: Progress<'_>,
+) -> Result<Option<(usize, u64)>> {
+    struct Again<'r, 'f, 'p> {
+        readers: &'r mut [CaptureReader],
+        filters: &'f [Option<crate::Filter>],
+        range: crate::TimeRange,
+        size: SizeKind,
+        horizon: i64,
+        latest: Option<i64>,
+        found: Option<(usize, u64)>,
+        taken: u64,
+        progress: Progress<'p>,
+    }
+    impl merge::Streams for Again<'_, '_, '_> {
+        /// Timestamp and byte offset (the third field unused).
+        type Item = (i64, u64, u32);
+        fn next(&mut self, i: usize) -> Result<Option<(i64, u64, u32)>> {
+            let filter = self.filters.get(i).and_then(Option::as_ref);
+            let chosen = Chosen {
+                range: self.range,
+                filter,
+            };
+            let decode = self.size.needs_headers() || filter.is_some();
+            let n = self.readers.len();
+            let reader = &mut self.readers[i];
+            loop {
+                let p = match reader.next_packet() {
+                    Ok(Some(p)) => p,
+                    Ok(None) => return Ok(None),
+                    Err(e) => return Err(reader.named(e, i, n)),
+                };
+                if let Ok(a) = chosen_arrival(&p, chosen, decode, self.size) {
+                    return Ok(Some((a.ts_ns, p.offset, 0)));
+                }
+            }
+        }
+        fn take(&mut self, (ts, offset, _): (i64, u64, u32), i: usize) -> Result<bool> {
+            self.taken += 1;
+            if self.taken.is_multiple_of(PROGRESS_EVERY) {
+                (self.progress)(self.readers.iter().map(CaptureReader::consumed).sum())?;
+            }
+            match self.latest {
+                Some(l) if ts < l && l.abs_diff(ts) > self.horizon.unsigned_abs() => {
+                    self.found = Some((i, offset));
+                    Ok(false)
+                }
+                _ => {
+                    self.latest = Some(self.latest.map_or(ts, |l| l.max(ts)));
+                    Ok(true)
+                }
+            }
+        }
+    }
+    let n = readers.len();
+    let mut again = Again {
+        readers,
+        filters,
+        range,
+        size,
+        horizon,
+        latest: None,
+        found: None,
+        taken: 0,
+        progress,
+    };
+    merge::merge(n, &mut again)?;
+    Ok(again.found)
+}
+
 pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> {
     let mut inf = Info::default();
     let mut prev: Option<i64> = None;
@@ -1021,5 +1101,58 @@ mod tests {
             got.sort_unstable();
             assert_eq!(got, want, "histograms, horizon {horizon}");
         }
+    }
+
+    /// The late packet of a scan of several captures is found in the capture that holds it, at
+    /// its offset: the first packet, in the scan's merge, more than the horizon behind the
+    /// latest before it (here the second file's fourth record; the first file's step back is
+    /// within the horizon).
+    #[test]
+    fn the_late_packet_among_several_captures_is_in_the_capture_that_holds_it() {
+        use crate::capture::{ByteOrder, CaptureReader, ReadOptions};
+        use crate::writer::{PcapOptions, PcapWriter};
+        let file = |times: &[i64]| {
+            let options = PcapOptions {
+                byte_order: ByteOrder::Little,
+                nanos: true,
+                linktype: 1,
+                snaplen: 65535,
+            };
+            let mut w = PcapWriter::new(Vec::new(), options).unwrap();
+            for &t in times {
+                w.write_packet(t, 64, &[0u8; 64]).unwrap();
+            }
+            w.finish().unwrap()
+        };
+        let files = [file(&[10, 20, 15, 40, 50]), file(&[5, 30, 60, 25, 70])];
+        let readers = || -> Vec<CaptureReader> {
+            files
+                .iter()
+                .map(|b| {
+                    let input = crate::input::from_reader(
+                        Box::new(std::io::Cursor::new(b.clone())),
+                        Some(b.len() as u64),
+                    )
+                    .unwrap();
+                    CaptureReader::new(input, ReadOptions::default()).unwrap()
+                })
+                .collect()
+        };
+        let all = crate::TimeRange::default();
+        let found = |horizon: i64| {
+            super::late_packet_among(
+                &mut readers(),
+                super::SizeKind::Wire,
+                horizon,
+                all,
+                &[None, None],
+                &mut |_| Ok(()),
+            )
+            .unwrap()
+        };
+        // 24-byte file header, 80 bytes per record.
+        assert_eq!(found(10), Some((1, 24 + 80 * 3)));
+        assert_eq!(found(4), Some((0, 24 + 80 * 2)));
+        assert_eq!(found(35), None);
     }
 }
