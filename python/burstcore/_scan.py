@@ -258,8 +258,9 @@ def scan(
         it is left out and counted in ``summary.skipped_late``. The error's ``offset`` is the
         late packet's byte offset where the one capture can be read again: a path, bytes, or a
         file object whose ``seekable()`` is true (read again from where it stood, offsets
-        counted from there, then left where the scan left it). From a stream (stdin, a pipe, a
-        file object that cannot seek) or several captures merged by time, ``offset`` is None.
+        counted from there, then left where the scan left it); of several captures, each a path
+        or bytes, ``input`` names the one that holds it. From a stream (stdin, a pipe, a file
+        object that cannot seek), or several captures one of which is such, ``offset`` is None.
     max_groups:
         Most groups per grouping (default 1,000,000, about 1–1.8 kB each); one more is a
         ``LimitExceededError`` (``limit == "result"``) at once. Lower it to bound a scan by flow of a capture of

@@ -1115,7 +1115,7 @@ def _read_merged(args: argparse.Namespace, analyse: Callable[..., Any], **kwargs
     merges a list of paths, with a progress bar; its result and the capture warnings it gave."""
     files = args.files
     src: Any = files[0] if len(files) == 1 else list(files)
-    _reading_now(files[0] if len(files) == 1 else "(one of " + ", ".join(files) + ")")
+    _reading_now(*files)
     label = files[0] if len(files) == 1 else f"{len(files)} files merged"
     with _progress(_label(label), args.quiet) as bar, _recorded_warnings() as told:
         result = analyse(src, progress=bar, **kwargs)
@@ -1169,12 +1169,13 @@ def _iterations(source: Any, label: str, enabled: bool, args: argparse.Namespace
         return None, f"{label}: training iterations not detected ({type(e).__name__}: {e})"
 
 
-# The input being read, so a capture error can name it (the core's message gives only the offset).
+# The inputs being read, so a capture error can name them (the core's message gives only the
+# offset).
 _reading: list[str] = []
 
 
-def _reading_now(label: str) -> None:
-    _reading[:] = [label]
+def _reading_now(*files: str) -> None:
+    _reading[:] = files
 
 
 def _warn(message: str) -> None:
@@ -1940,7 +1941,7 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "shared compares captures with one another: give two or more (the same file twice, with a "
             "--filter each, compares two parts of one capture)"
         )
-    _reading_now("(one of " + ", ".join(files) + ")")
+    _reading_now(*files)
     kw = {"filter": args.filter, "start": args.start, "end": args.end, "mmap": args.mmap}
     senders: Literal["sampled", "all"] = "all" if args.all_senders else "sampled"
     label = f"{len(files)} files, every sender"
@@ -2127,7 +2128,12 @@ def _reading_where() -> str:
     '' when none is known."""
     if not _reading:
         return ""
-    return " from stdin" if _reading[0] == "-" else f" {_reading[0]}"
+    if len(_reading) == 1:
+        return " from stdin" if _reading[0] == "-" else f" {_reading[0]}"
+    # Hundreds of files listed in one line would bury the error itself.
+    if len(_reading) <= 4:
+        return " (one of " + ", ".join(_reading) + ")"
+    return f" (one of the {len(_reading)} files, {_reading[0]} to {_reading[-1]})"
 
 
 def _os_told(e: OSError) -> str:
@@ -2174,6 +2180,9 @@ def _classify(e: BaseException) -> tuple[int, str]:
         # an OSError left is the input's (no permission to read it, an I/O error, a file
         # truncated while it was read).
         where = _reading_where()
+        if e.filename is not None and len(_reading) > 1 and str(e.filename) in _reading:
+            # Which of several: the error knows, as a capture error's `input` does.
+            where = f" {e.filename}"
         # "cannot read the capture x.pcap: ..." names the file already.
         told = f"{e.strerror or e}" if e.filename is not None and where == f" {e.filename}" else _os_told(e)
         return EXIT_CAPTURE, f"cannot read the capture{where}: {told}"

@@ -18,7 +18,7 @@ use crate::engine::{
     Arrival, By, EnvelopeRow, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner,
 };
 use crate::error::{Error, Limit, Result};
-use crate::pipeline::merge::{self, Streams};
+use crate::pipeline::merge::{self, Renumber, Streams};
 use crate::pipeline::{Accounting, Progress};
 use crate::wire;
 use crate::{Filter, TimeRange};
@@ -173,6 +173,7 @@ struct Captures<'s, 'r, 'f> {
     sink: &'f mut dyn FnMut(usize, &Arrival) -> Result<()>,
     progress: Progress<'f>,
     taken: u64,
+    interfaces: merge::Interfaces,
 }
 
 impl Streams for Captures<'_, '_, '_> {
@@ -185,14 +186,8 @@ impl Streams for Captures<'_, '_, '_> {
     }
 
     fn take(&mut self, mut a: Arrival, k: usize) -> Result<bool> {
-        if k > 0 {
-            let base: usize = self.sources[..k]
-                .iter()
-                .map(|s| s.reader.interfaces().len())
-                .sum();
-            a.interface = a
-                .interface
-                .saturating_add(u32::try_from(base).unwrap_or(u32::MAX));
+        if self.sources.len() > 1 {
+            a.interface = self.interfaces.id(k, a.interface);
         }
         (self.sink)(k, &a)?;
         self.taken += 1;
@@ -205,15 +200,17 @@ impl Streams for Captures<'_, '_, '_> {
 
 /// Read `readers` in one pass, merged in timestamp order after adding `offsets_ns[k]` (missing
 /// offsets are 0) to every timestamp of capture k, and hand each arrival with its capture index
-/// to `sink`. Ties go to the earlier capture, so the merge is deterministic. Interfaces of later
-/// captures are numbered after those of earlier ones.
+/// to `sink`. Ties go to the earlier capture, so the merge is deterministic. The interfaces of
+/// several captures are kept apart, each numbered when its first packet is met; what comes back
+/// with the accounting renumbers them so that a capture's follow all those of the captures
+/// before it (the numbers reported; [`merge::Interfaces`]).
 pub fn for_each(
     readers: &mut [CaptureReader],
     offsets_ns: &[i64],
     order: OrderOptions,
     progress: Progress<'_>,
     sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
-) -> Result<Accounting> {
+) -> Result<(Accounting, Renumber)> {
     for_each_ordered(readers, offsets_ns, order, progress, sink)
         .map_err(|e| crate::capture::explain(readers, e))
 }
@@ -224,7 +221,7 @@ fn for_each_ordered(
     order: OrderOptions,
     progress: Progress<'_>,
     sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
-) -> Result<Accounting> {
+) -> Result<(Accounting, Renumber)> {
     if order.reorder_horizon_ns < 0 {
         return Err(Error::invalid(format!(
             "reorder horizon must be ≥ 0 ns, got {} ns",
@@ -246,15 +243,24 @@ fn for_each_ordered(
             Ordered::new(r, offset_ns, &order, f.as_ref())
         })
         .collect();
-    merge::merge(
-        sources.len(),
-        &mut Captures {
-            sources: &mut sources,
-            sink,
-            progress: &mut *progress,
-            taken: 0,
-        },
-    )?;
+    let mut captures = Captures {
+        interfaces: merge::Interfaces::new(sources.len()),
+        sources: &mut sources,
+        sink,
+        progress: &mut *progress,
+        taken: 0,
+    };
+    merge::merge(captures.sources.len(), &mut captures)?;
+    let declared: Vec<usize> = captures
+        .sources
+        .iter()
+        .map(|s| s.reader.interfaces().len())
+        .collect();
+    let renumber = if declared.len() > 1 {
+        captures.interfaces.numbers(&declared)
+    } else {
+        Renumber::default()
+    };
     progress(sources.iter().map(|s| s.reader.consumed()).sum())?;
     let mut acc = Accounting::default();
     for s in &sources {
@@ -275,7 +281,7 @@ fn for_each_ordered(
         - acc.skipped_outside_range
         - acc.skipped_filtered
         - acc.skipped_late;
-    Ok(acc)
+    Ok((acc, renumber))
 }
 
 /// Per-flow E(τ), one row per (flow key, window), from the engine grouped by flow.
@@ -328,7 +334,7 @@ pub fn flows(
         })?),
         None => None,
     };
-    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
+    let (acc, _) = for_each(readers, &[], order, progress, &mut |_, a| {
         table.push(a)?;
         if let Some(s) = scanner.as_mut() {
             s.push(a)?;
@@ -374,7 +380,7 @@ pub fn traffic_matrix(
     progress: Progress<'_>,
 ) -> Result<(TrafficMatrix, Accounting)> {
     let mut m = TrafficMatrix::with_max_pairs(max_pairs);
-    let acc = for_each(readers, &[], order, progress, &mut |_, a| m.try_push(a))?;
+    let (acc, _) = for_each(readers, &[], order, progress, &mut |_, a| m.try_push(a))?;
     Ok((m, acc))
 }
 
@@ -389,7 +395,7 @@ pub fn histograms(
     let mut h = GroupedHistograms::new(max_groups);
     // The first packet of one group too many ends the read: the result would be refused anyway,
     // and a many-GB capture should not be read to the end to say so.
-    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
+    let (acc, renumber) = for_each(readers, &[], order, progress, &mut |_, a| {
         h.push(a, by.map(|b| b.key(a)));
         if h.ungrouped > 0 {
             return Err(Error::limit_exceeded(
@@ -402,6 +408,13 @@ pub fn histograms(
         }
         Ok(())
     })?;
+    if by == Some(By::Interface) {
+        h.groups = h
+            .groups
+            .into_iter()
+            .map(|(k, v)| (renumber.key(k), v))
+            .collect();
+    }
     Ok((h, acc))
 }
 
@@ -417,7 +430,7 @@ pub fn bursts(
         )));
     }
     let mut d = BurstDetector::new(gap_ns);
-    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
+    let (acc, _) = for_each(readers, &[], order, progress, &mut |_, a| {
         d.push(a);
         Ok(())
     })?;
@@ -437,7 +450,7 @@ pub fn iterations(
         ..opts
     };
     let mut an = IterationAnalyzer::new(opts);
-    let acc = for_each(readers, &[], order, progress, &mut |_, a| {
+    let (acc, _) = for_each(readers, &[], order, progress, &mut |_, a| {
         an.push(a);
         Ok(())
     })?;
@@ -485,7 +498,7 @@ pub fn superpose(
         .iter()
         .map(|_| Scanner::new(single_cfg.clone()))
         .collect::<Result<Vec<_>>>()?;
-    let acc = for_each(readers, offsets_ns, order, progress, &mut |k, a| {
+    let (acc, renumber) = for_each(readers, offsets_ns, order, progress, &mut |k, a| {
         merged.push(a)?;
         if let Some(s) = singles.get_mut(k) {
             s.push(a)?;
@@ -493,6 +506,7 @@ pub fn superpose(
         Ok(())
     })?;
     let mut out = merged.finish()?;
+    renumber.apply(&mut out);
     out.reorder.reordered = acc.reordered;
     out.reorder.dropped_late = acc.skipped_late;
     out.reorder.max_lateness_ns = acc.max_lateness_ns;

@@ -98,13 +98,55 @@ pub(crate) fn map_file(path: &Path) -> Option<Mapping> {
 fn open_error(path: &Path, e: io::Error) -> Error {
     let shown = path.display();
     let hint = match e.kind() {
-        io::ErrorKind::NotFound => "no such file; check the path (use - to read standard input)",
+        io::ErrorKind::NotFound => {
+            "no such file; check the path (use - to read standard input)".to_string()
+        }
         io::ErrorKind::PermissionDenied => {
             "permission denied; check the file's permissions or run as a user who can read it"
+                .to_string()
         }
-        _ => "cannot open it",
+        // Several hundred captures read together (one per host of a large job) stay open for
+        // the whole read: the limit, not the file, is what to change.
+        _ if too_many_open(&e) => format!(
+            "cannot open it: too many files open at once (the captures read together all stay \
+             open until the end); raise the limit on open files{}, or merge the captures into \
+             fewer files first (mergecap)",
+            open_files_limit().map_or(String::new(), |n| format!(" (ulimit -n, now {n})"))
+        ),
+        _ => "cannot open it".to_string(),
     };
     Error::new(ErrorKind::Io, format!("{shown}: {hint} ({e})")).caused_by(e)
+}
+
+/// EMFILE (this process's limit on open files) or ENFILE (the system's).
+fn too_many_open(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
+/// This process's soft limit on open files, where there is one.
+fn open_files_limit() -> Option<String> {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only writes the struct it is given.
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+        (ok && limit.rlim_cur != libc::RLIM_INFINITY).then(|| limit.rlim_cur.to_string())
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
 }
 
 /// Wrap any reader (a Python file object, a socket, a byte slice) and sniff its compression.
@@ -433,6 +475,31 @@ mod tests {
         let mut out = Vec::new();
         r.read_to_end(&mut out)?;
         Ok(out)
+    }
+
+    /// Too many files open at once (hundreds of captures read together) says what limit to
+    /// raise and how high it stands, not only the OS's words.
+    #[cfg(unix)]
+    #[test]
+    fn too_many_open_files_names_the_limit_to_raise() {
+        for errno in [libc::EMFILE, libc::ENFILE] {
+            let e = open_error(Path::new("host7.pcap"), io::Error::from_raw_os_error(errno));
+            assert_eq!(e.kind, ErrorKind::Io);
+            assert!(e
+                .reason
+                .starts_with("host7.pcap: cannot open it: too many files open at once"));
+            assert!(
+                e.reason
+                    .contains("raise the limit on open files (ulimit -n, now "),
+                "{e}"
+            );
+            assert_eq!(e.io_error().and_then(io::Error::raw_os_error), Some(errno));
+        }
+        let other = open_error(Path::new("x.pcap"), io::Error::from_raw_os_error(libc::EIO));
+        assert!(
+            other.reason.starts_with("x.pcap: cannot open it ("),
+            "{other}"
+        );
     }
 
     #[test]

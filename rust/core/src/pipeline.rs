@@ -9,6 +9,7 @@ use crate::wire::{self, Headers};
 use std::cell::Cell;
 
 pub(crate) mod merge;
+pub use merge::Renumber;
 
 /// What counts as a packet's size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -390,7 +391,7 @@ fn scan_other_ways(
     let range = config.time_range;
     if !crate::parallel::splits(&config, threads) {
         let mut scanner = Scanner::new(config)?;
-        let acc = feed(
+        let (acc, renumber) = feed(
             readers,
             decode,
             size,
@@ -399,7 +400,9 @@ fn scan_other_ways(
             &mut scanner,
             progress,
         )?;
-        Ok(account(scanner.finish()?, acc))
+        let mut out = scanner.finish()?;
+        renumber.apply(&mut out);
+        Ok(account(out, acc))
     } else {
         std::thread::scope(|scope| {
             let reading = crate::parallel::Reading {
@@ -411,7 +414,7 @@ fn scan_other_ways(
             };
             let mut scanner =
                 crate::parallel::ParallelScanner::new(scope, config, threads, &captured, reading)?;
-            let acc = match feed(
+            let (acc, renumber) = match feed(
                 readers,
                 decode,
                 size,
@@ -420,10 +423,12 @@ fn scan_other_ways(
                 &mut scanner,
                 progress,
             ) {
-                Ok(acc) => acc,
+                Ok(done) => done,
                 Err(e) => return Err(scanner.fail(e)),
             };
-            Ok(account(scanner.finish()?, acc))
+            let mut out = scanner.finish()?;
+            renumber.apply(&mut out);
+            Ok(account(out, acc))
         })
     }
 }
@@ -458,7 +463,7 @@ impl Sink for crate::parallel::ParallelScanner<'_, '_, '_> {
 }
 
 /// Every packet of every reader in `range` that passes the reader's filter into `sink`, in
-/// timestamp order across files.
+/// timestamp order across files; and how to renumber the interfaces in what `sink` gives.
 fn feed(
     readers: &mut [CaptureReader],
     decode: bool,
@@ -467,7 +472,7 @@ fn feed(
     (range, filters): (crate::TimeRange, &[Option<crate::Filter>]),
     sink: &mut impl Sink,
     progress: Progress<'_>,
-) -> Result<Accounting> {
+) -> Result<(Accounting, merge::Renumber)> {
     if readers.len() > 1 {
         readers.iter_mut().for_each(CaptureReader::share_residency);
     }
@@ -488,6 +493,7 @@ fn feed(
         .collect();
 
     let mut since_progress = 0u64;
+    let mut renumber = merge::Renumber::default();
     if sources.len() == 1 && !decode {
         let src = &mut sources[0];
         while let Some((ts, size, interface)) = src.next_lean()? {
@@ -509,7 +515,7 @@ fn feed(
             }
         }
     } else {
-        merge_sources(&mut sources, sink, progress)?;
+        renumber = merge_sources(&mut sources, sink, progress)?;
     }
 
     let mut acc = Accounting::default();
@@ -519,7 +525,7 @@ fn feed(
     }
     let pos: u64 = sources.iter().map(|s| s.reader.consumed()).sum();
     progress(pos)?;
-    Ok(acc)
+    Ok((acc, renumber))
 }
 
 pub(crate) fn account(out: ScanOutput, mut acc: Accounting) -> (ScanOutput, Accounting) {
@@ -537,12 +543,13 @@ pub(crate) fn account(out: ScanOutput, mut acc: Accounting) -> (ScanOutput, Acco
 }
 
 /// The captures merged in timestamp order ([`merge`]) into `sink`, with headers if any
-/// source decodes them, else as timestamp, size and interface alone.
+/// source decodes them, else as timestamp, size and interface alone; the interfaces numbered
+/// as [`merge::Interfaces`] says, to be renumbered in the output as it returns.
 fn merge_sources(
     sources: &mut [ArrivalSource<'_>],
     sink: &mut impl Sink,
     progress: Progress<'_>,
-) -> Result<()> {
+) -> Result<merge::Renumber> {
     let decode = sources.iter().any(|s| s.decode);
     let n = sources.len();
     let mut files = Files {
@@ -550,13 +557,19 @@ fn merge_sources(
         sink,
         progress,
         taken: 0,
+        interfaces: merge::Interfaces::new(n),
     };
     if decode {
         merge::merge(n, &mut Decoded(&mut files))?;
     } else {
         merge::merge(n, &mut Lean(&mut files))?;
     }
-    Ok(())
+    let declared: Vec<usize> = files
+        .sources
+        .iter()
+        .map(|s| s.reader.interfaces().len())
+        .collect();
+    Ok(files.interfaces.numbers(&declared))
 }
 
 /// The sources of [`merge_sources`] and where their packets go.
@@ -565,18 +578,10 @@ struct Files<'a, 'r, S> {
     sink: &'a mut S,
     progress: Progress<'a>,
     taken: u64,
+    interfaces: merge::Interfaces,
 }
 
 impl<S: Sink> Files<'_, '_, S> {
-    /// Interfaces of later files are numbered after those the earlier ones have declared so
-    /// far.
-    fn base(&self, i: usize) -> u32 {
-        self.sources[..i]
-            .iter()
-            .map(|s| s.reader.interfaces().len() as u32)
-            .sum()
-    }
-
     /// `e` from source `i`, named among the others.
     fn named(&self, i: usize, e: Error) -> Error {
         self.sources[i].reader.named(e, i, self.sources.len())
@@ -601,7 +606,7 @@ impl<S: Sink> merge::Streams for Decoded<'_, '_, '_, S> {
     }
 
     fn take(&mut self, mut a: Arrival, i: usize) -> Result<bool> {
-        a.interface = a.interface.saturating_add(self.0.base(i));
+        a.interface = self.0.interfaces.id(i, a.interface);
         self.0.sink.push(&a)?;
         self.0.taken()
     }
@@ -619,7 +624,7 @@ impl<S: Sink> merge::Streams for Lean<'_, '_, '_, S> {
     }
 
     fn take(&mut self, (ts, size, interface): (i64, u64, u32), i: usize) -> Result<bool> {
-        let interface = interface.saturating_add(self.0.base(i));
+        let interface = self.0.interfaces.id(i, interface);
         self.0.sink.push_lean(ts, size, interface)?;
         self.0.taken()
     }
@@ -739,6 +744,86 @@ pub fn late_packet_offset(
         }
     }
     Ok(None)
+}
+
+/// [`late_packet_offset`] for a scan of several captures: which of `readers` (read again from
+/// the start, each through its own filter of `filters`) holds the packet the scan found later
+/// than the horizon, and its byte offset there. They are merged exactly as the scan merges
+/// them, and the first packet later than the horizon behind the latest before it is the
+/// scan's: the scan's reorder buffer sees the same packets in the same order.
+pub fn late_packet_among(
+    readers: &mut [CaptureReader],
+    size: SizeKind,
+    horizon: i64,
+    range: crate::TimeRange,
+    filters: &[Option<crate::Filter>],
+    progress: Progress<'_>,
+) -> Result<Option<(usize, u64)>> {
+    struct Again<'r, 'f, 'p> {
+        readers: &'r mut [CaptureReader],
+        filters: &'f [Option<crate::Filter>],
+        range: crate::TimeRange,
+        size: SizeKind,
+        horizon: i64,
+        latest: Option<i64>,
+        found: Option<(usize, u64)>,
+        taken: u64,
+        progress: Progress<'p>,
+    }
+    impl merge::Streams for Again<'_, '_, '_> {
+        /// Timestamp and byte offset (the third field unused).
+        type Item = (i64, u64, u32);
+        fn next(&mut self, i: usize) -> Result<Option<(i64, u64, u32)>> {
+            let filter = self.filters.get(i).and_then(Option::as_ref);
+            let chosen = Chosen {
+                range: self.range,
+                filter,
+            };
+            let decode = self.size.needs_headers() || filter.is_some();
+            let n = self.readers.len();
+            let reader = &mut self.readers[i];
+            loop {
+                let p = match reader.next_packet() {
+                    Ok(Some(p)) => p,
+                    Ok(None) => return Ok(None),
+                    Err(e) => return Err(reader.named(e, i, n)),
+                };
+                if let Ok(a) = chosen_arrival(&p, chosen, decode, self.size) {
+                    return Ok(Some((a.ts_ns, p.offset, 0)));
+                }
+            }
+        }
+        fn take(&mut self, (ts, offset, _): (i64, u64, u32), i: usize) -> Result<bool> {
+            self.taken += 1;
+            if self.taken.is_multiple_of(PROGRESS_EVERY) {
+                (self.progress)(self.readers.iter().map(CaptureReader::consumed).sum())?;
+            }
+            match self.latest {
+                Some(l) if ts < l && l.abs_diff(ts) > self.horizon.unsigned_abs() => {
+                    self.found = Some((i, offset));
+                    Ok(false)
+                }
+                _ => {
+                    self.latest = Some(self.latest.map_or(ts, |l| l.max(ts)));
+                    Ok(true)
+                }
+            }
+        }
+    }
+    let n = readers.len();
+    let mut again = Again {
+        readers,
+        filters,
+        range,
+        size,
+        horizon,
+        latest: None,
+        found: None,
+        taken: 0,
+        progress,
+    };
+    merge::merge(n, &mut again)?;
+    Ok(again.found)
 }
 
 pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> {
@@ -916,5 +1001,156 @@ mod tests {
         assert_eq!(l1_size(sll, 3), 60 + 24);
         assert_eq!(l1_size(ethernet, 0), 60 + 24);
         assert_eq!(l1_size(other, 10), 10 + 24);
+    }
+
+    /// A capture that declares an interface after its first packets (here a second pcapng
+    /// section) merged with another: each interface keeps one number, a capture's after all
+    /// those of the captures before it, in a scan on one thread or two and in the analyses.
+    /// Before, the second capture's interface took the number the first capture's late one
+    /// would get, and moved up in mid-read: one group held two interfaces' packets.
+    #[test]
+    fn an_interface_declared_late_keeps_its_number_among_several_captures() {
+        use crate::capture::{ByteOrder, CaptureReader, ReadOptions, TsResolution};
+        use crate::engine::{By, GroupKey, ScanConfig};
+        use crate::writer::PcapNgWriter;
+        const MS: i64 = 1_000_000;
+        let file = |sections: &[&[i64]]| {
+            let mut w = PcapNgWriter::new(Vec::new());
+            for times in sections {
+                w.section(ByteOrder::Little, None).unwrap();
+                w.interface(1, 0, TsResolution::Pow10(9), 0, None).unwrap();
+                for &t in *times {
+                    w.enhanced_packet(0, t * MS, 60, &[0u8; 60]).unwrap();
+                }
+            }
+            w.finish().unwrap()
+        };
+        let files = [
+            file(&[&[1, 30, 60], &[90, 95]]),
+            file(&[&[2, 40, 70, 80, 100, 110, 120]]),
+        ];
+        let readers = || -> Vec<CaptureReader> {
+            files
+                .iter()
+                .map(|b| {
+                    let input = crate::input::from_reader(
+                        Box::new(std::io::Cursor::new(b.clone())),
+                        Some(b.len() as u64),
+                    )
+                    .unwrap();
+                    CaptureReader::new(input, ReadOptions::default()).unwrap()
+                })
+                .collect()
+        };
+        // From the files as written: the first's two sections, then the second.
+        let want = [(0u32, 3u64), (1, 2), (2, 7)];
+        for horizon in [0, 10 * MS] {
+            let config = ScanConfig {
+                by: vec![By::Interface],
+                windows_ns: vec![MS],
+                reorder_horizon_ns: horizon,
+                ..ScanConfig::default()
+            };
+            for threads in [1, 2] {
+                let (out, _) = super::scan_threads(
+                    &mut readers(),
+                    config.clone(),
+                    super::SizeKind::Wire,
+                    threads,
+                    &mut |_| Ok(()),
+                )
+                .unwrap();
+                let got: Vec<(u32, u64)> = out
+                    .groups
+                    .iter()
+                    .map(|g| match g.group {
+                        GroupKey::Interface(i) => (i, g.packets),
+                        other => panic!("{other:?}"),
+                    })
+                    .collect();
+                assert_eq!(got, want, "scan, horizon {horizon}, {threads} threads");
+                let windows: Vec<GroupKey> = out.envelope.iter().map(|r| r.group).collect();
+                assert_eq!(
+                    windows,
+                    want.map(|(i, _)| GroupKey::Interface(i)),
+                    "envelope rows in group order"
+                );
+            }
+            let order = crate::analyze::OrderOptions {
+                reorder_horizon_ns: horizon,
+                ..Default::default()
+            };
+            let (h, _) = crate::analyze::histograms(
+                &mut readers(),
+                Some(By::Interface),
+                10,
+                order,
+                &mut |_| Ok(()),
+            )
+            .unwrap();
+            let mut got: Vec<(u32, u64)> = h
+                .groups
+                .iter()
+                .map(|(k, (sizes, _))| match k {
+                    GroupKey::Interface(i) => (*i, sizes.count_of(60)),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            got.sort_unstable();
+            assert_eq!(got, want, "histograms, horizon {horizon}");
+        }
+    }
+
+    /// The late packet of a scan of several captures is found in the capture that holds it, at
+    /// its offset: the first packet, in the scan's merge, more than the horizon behind the
+    /// latest before it (here the second file's fourth record; the first file's step back is
+    /// within the horizon).
+    #[test]
+    fn the_late_packet_among_several_captures_is_in_the_capture_that_holds_it() {
+        use crate::capture::{ByteOrder, CaptureReader, ReadOptions};
+        use crate::writer::{PcapOptions, PcapWriter};
+        let file = |times: &[i64]| {
+            let options = PcapOptions {
+                byte_order: ByteOrder::Little,
+                nanos: true,
+                linktype: 1,
+                snaplen: 65535,
+            };
+            let mut w = PcapWriter::new(Vec::new(), options).unwrap();
+            for &t in times {
+                w.write_packet(t, 64, &[0u8; 64]).unwrap();
+            }
+            w.finish().unwrap()
+        };
+        let files = [file(&[10, 20, 15, 40, 50]), file(&[5, 30, 60, 25, 70])];
+        let readers = || -> Vec<CaptureReader> {
+            files
+                .iter()
+                .map(|b| {
+                    let input = crate::input::from_reader(
+                        Box::new(std::io::Cursor::new(b.clone())),
+                        Some(b.len() as u64),
+                    )
+                    .unwrap();
+                    CaptureReader::new(input, ReadOptions::default()).unwrap()
+                })
+                .collect()
+        };
+        let all = crate::TimeRange::default();
+        let found = |horizon: i64| {
+            super::late_packet_among(
+                &mut readers(),
+                super::SizeKind::Wire,
+                horizon,
+                all,
+                &[None, None],
+                &mut |_| Ok(()),
+            )
+            .unwrap()
+        };
+        // 24-byte file header, 80 bytes per record.
+        assert_eq!(found(10), Some((1, 24 + 80 * 3)));
+        assert_eq!(found(4), Some((0, 24 + 80 * 2)));
+        assert_eq!(found(35), None);
     }
 }

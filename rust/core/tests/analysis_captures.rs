@@ -42,7 +42,7 @@ fn load_arrivals(path: &Path) -> Vec<Arrival> {
     let input = burstcore::input::open_path(path).expect("open capture");
     let mut readers = vec![CaptureReader::new(input, ReadOptions::default()).expect("reader")];
     let mut v = Vec::new();
-    let acc = analyze::for_each(
+    let (acc, _) = analyze::for_each(
         &mut readers,
         &[],
         OrderOptions::default(),

@@ -646,9 +646,9 @@ fn scan<'py>(
             pipeline::scan_threads(&mut readers, cfg, size, threads, &mut |d| ctl.tick(d))
         });
         let (out, acc) = res.map_err(|e| {
-            // The one capture's filter, if the error is of the one capture it looks again at.
-            let filter = cfg_filter.ok().and_then(|f| f.into_iter().next().flatten());
-            let chosen = (range, filter.as_ref());
+            // Each capture's filter, to read it again as the scan read it.
+            let filters = cfg_filter.unwrap_or_default();
+            let chosen = (range, &filters[..]);
             match locate_late(
                 py, &sources, start, e, size, horizon_ns, chosen, strict, mmap,
             ) {
@@ -667,10 +667,11 @@ fn scan<'py>(
 /// path of a regular file, or a file object that can seek (`seekable()`), which stood at `start`
 /// when the scan began: it is read again from there, then put back where the scan left it. Not
 /// a stream (stdin, a file object that cannot seek, a named pipe given by path: opened again, it
-/// would wait for a writer that has gone), whose bytes are gone. Several files are merged by
-/// time, a late packet's place among them is the merge's, and it is left as it is. The second
-/// look may read a whole file again, so it looks for Ctrl-C as the scan did; an exception raised
-/// by a signal handler meanwhile is the `Err`.
+/// would wait for a writer that has gone), whose bytes are gone. Several captures, each a path
+/// or bytes, are merged again as the scan merged them ([`pipeline::late_packet_among`]), and
+/// the error names the one that holds the packet, as the analyses' errors do. The second look
+/// may read whole files again, so it looks for Ctrl-C as the scan did; an exception raised by a
+/// signal handler meanwhile is the `Err`. `filters`: each capture's.
 #[allow(clippy::too_many_arguments)]
 fn locate_late(
     py: Python<'_>,
@@ -679,23 +680,28 @@ fn locate_late(
     mut e: Error,
     size: SizeKind,
     horizon_ns: i64,
-    (range, filter): (TimeRange, Option<&burstcore::Filter>),
+    (range, filters): (TimeRange, &[Option<burstcore::Filter>]),
     strict: bool,
     mmap: Option<bool>,
 ) -> PyResult<Error> {
-    let [source] = sources else { return Ok(e) };
     if e.kind != ErrorKind::OutOfOrder || e.offset.is_some() {
         return Ok(e);
     }
-    let again = match source.cast::<pyo3::types::PyString>() {
-        Ok(p) => p.extract::<std::path::PathBuf>().is_ok_and(|p| {
-            p.as_os_str() != "-" && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
-        }),
-        Err(_) => {
-            source.is_instance_of::<pyo3::types::PyBytes>()
-                || source.is_instance_of::<pyo3::types::PyByteArray>()
-        }
-    };
+    if sources.len() > 1 {
+        return locate_late_among(
+            py,
+            sources,
+            e,
+            size,
+            horizon_ns,
+            (range, filters),
+            strict,
+            mmap,
+        );
+    }
+    let [source] = sources else { return Ok(e) };
+    let filter = filters.first().and_then(Option::as_ref);
+    let again = can_read_again(source);
     // A file object: where the failed scan left it, to put it back there afterwards.
     let left_at = match start {
         Some(_) if !again => match source::seekable_position(source) {
@@ -750,6 +756,79 @@ fn locate_late(
     }
     if let Some(Ok(Some(offset))) = found {
         e.offset = Some(offset);
+    }
+    Ok(e)
+}
+
+/// A path of a regular file (not '-', not a pipe) or bytes: a source read again from its start.
+fn can_read_again(source: &Bound<'_, PyAny>) -> bool {
+    match source.cast::<pyo3::types::PyString>() {
+        Ok(p) => p.extract::<std::path::PathBuf>().is_ok_and(|p| {
+            p.as_os_str() != "-" && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
+        }),
+        Err(_) => {
+            source.is_instance_of::<pyo3::types::PyBytes>()
+                || source.is_instance_of::<pyo3::types::PyByteArray>()
+        }
+    }
+}
+
+/// [`locate_late`] for several captures, when every one can be read again from its start.
+#[allow(clippy::too_many_arguments)]
+fn locate_late_among(
+    py: Python<'_>,
+    sources: &[Bound<'_, PyAny>],
+    mut e: Error,
+    size: SizeKind,
+    horizon_ns: i64,
+    (range, filters): (TimeRange, &[Option<burstcore::Filter>]),
+    strict: bool,
+    mmap: Option<bool>,
+) -> PyResult<Error> {
+    if !sources.iter().all(can_read_again) {
+        return Ok(e);
+    }
+    let Ok(inputs) = sources
+        .iter()
+        .map(|s| source::open(py, s))
+        .collect::<PyResult<Vec<_>>>()
+    else {
+        return Ok(e);
+    };
+    let n = inputs.len();
+    let options = read_options(strict, mmap, n, 1);
+    let mut stop: Option<PyErr> = None;
+    let mut last = Instant::now();
+    let found = py.detach(|| -> burstcore::error::Result<Option<(String, u64)>> {
+        let mut readers = inputs
+            .into_iter()
+            .map(|input| CaptureReader::new(input, options))
+            .collect::<burstcore::error::Result<Vec<_>>>()?;
+        let at = pipeline::late_packet_among(
+            &mut readers,
+            size,
+            horizon_ns,
+            range,
+            filters,
+            &mut |_| {
+                if last.elapsed() < TICK {
+                    return Ok(());
+                }
+                last = Instant::now();
+                Python::attach(|py| py.check_signals()).map_err(|err| {
+                    stop = Some(err);
+                    Error::new(ErrorKind::Interrupted, "interrupted")
+                })
+            },
+        )?;
+        Ok(at.map(|(k, offset)| (readers[k].label(k, n), offset)))
+    });
+    if let Some(stop) = stop {
+        return Err(stop);
+    }
+    if let Ok(Some((input, offset))) = found {
+        e.offset = Some(offset);
+        e = e.in_input(input);
     }
     Ok(e)
 }

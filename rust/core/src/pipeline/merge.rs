@@ -3,7 +3,7 @@
 //! A scan of one chunk of several files ([`crate::chunked`]) merges its pieces of them the same
 //! way, so both must share this code.
 
-use crate::engine::Arrival;
+use crate::engine::{Arrival, GroupKey, ScanOutput};
 use crate::error::Result;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -122,6 +122,120 @@ fn merge_few<S: Streams>(n: usize, streams: &mut S) -> Result<bool> {
         let next = streams.next(w)?;
         keys[w] = next.as_ref().map_or(ENDED, |a| i128::from(a.ts()));
         heads[w] = next;
+    }
+}
+
+/// The interfaces of several captures merged, kept apart: each (capture, interface of that
+/// capture) gets a number of its own when its first packet is met, and [`Interfaces::numbers`]
+/// gives, once every capture has been read, the number it is reported under: a capture's
+/// interfaces follow all those the captures listed before it declared. Numbered on the fly from
+/// the interfaces declared so far, a capture that declares one after its first packets (a second
+/// pcapng section, an IDB between packets) gave it the number the next capture's first
+/// interface already had, and that capture's interfaces moved up by one in mid-read: one group
+/// held packets of two interfaces, and one interface was split over two groups.
+#[derive(Debug)]
+pub(crate) struct Interfaces {
+    /// Per capture, the number of each of its interfaces met so far ([`UNMET`] for the others).
+    ids: Vec<Vec<u32>>,
+    /// Per number, its capture and the interface's index in it.
+    met: Vec<(usize, u32)>,
+}
+
+const UNMET: u32 = u32::MAX;
+
+impl Interfaces {
+    pub(crate) fn new(captures: usize) -> Self {
+        Interfaces {
+            ids: vec![Vec::new(); captures],
+            met: Vec::new(),
+        }
+    }
+
+    /// The number of `capture`'s interface `interface` for the rest of the scan.
+    #[inline]
+    pub(crate) fn id(&mut self, capture: usize, interface: u32) -> u32 {
+        match self.ids[capture].get(interface as usize) {
+            Some(&id) if id != UNMET => id,
+            _ => self.first_met(capture, interface),
+        }
+    }
+
+    #[cold]
+    fn first_met(&mut self, capture: usize, interface: u32) -> u32 {
+        let id = u32::try_from(self.met.len()).unwrap_or(UNMET - 1);
+        let ids = &mut self.ids[capture];
+        if ids.len() <= interface as usize {
+            ids.resize(interface as usize + 1, UNMET);
+        }
+        ids[interface as usize] = id;
+        self.met.push((capture, interface));
+        id
+    }
+
+    /// What each number [`Interfaces::id`] gave is reported as, given how many interfaces each
+    /// capture declared in all.
+    pub(crate) fn numbers(&self, declared: &[usize]) -> Renumber {
+        let mut bases = Vec::with_capacity(declared.len());
+        let mut base = 0u32;
+        for &n in declared {
+            bases.push(base);
+            base = base.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+        Renumber(
+            self.met
+                .iter()
+                .map(|&(capture, interface)| bases[capture].saturating_add(interface))
+                .collect(),
+        )
+    }
+}
+
+/// From the numbers [`Interfaces::id`] gave to those reported ([`Interfaces::numbers`]).
+#[derive(Debug, Clone, Default)]
+pub struct Renumber(Vec<u32>);
+
+impl Renumber {
+    /// A group key with its interface renumbered (the others as they are).
+    pub fn key(&self, key: GroupKey) -> GroupKey {
+        match key {
+            GroupKey::Interface(i) => {
+                GroupKey::Interface(self.0.get(i as usize).copied().unwrap_or(i))
+            }
+            other => other,
+        }
+    }
+
+    fn identity(&self) -> bool {
+        self.0.iter().enumerate().all(|(i, &n)| n as usize == i)
+    }
+
+    /// `out`'s interface groups renumbered, and its rows back in (by, group) order, each
+    /// group's rows in the order they were (their windows, rates or bins).
+    pub(crate) fn apply(&self, out: &mut ScanOutput) {
+        if self.identity() {
+            return;
+        }
+        let renumbered = |by: crate::engine::By, group: &mut GroupKey| {
+            if by == crate::engine::By::Interface {
+                *group = self.key(*group);
+            }
+        };
+        out.envelope
+            .iter_mut()
+            .for_each(|r| renumbered(r.by, &mut r.group));
+        out.backlog
+            .iter_mut()
+            .for_each(|r| renumbered(r.by, &mut r.group));
+        out.series
+            .iter_mut()
+            .for_each(|r| renumbered(r.by, &mut r.group));
+        out.groups
+            .iter_mut()
+            .for_each(|r| renumbered(r.by, &mut r.group));
+        out.envelope.sort_by_key(|r| (r.by.rank(), r.group));
+        out.backlog.sort_by_key(|r| (r.by.rank(), r.group));
+        out.series.sort_by_key(|r| (r.by.rank(), r.group));
+        out.groups.sort_by_key(|r| (r.by.rank(), r.group));
     }
 }
 
