@@ -86,7 +86,10 @@ def read_table(
     threads: int = 1,
     filter: str | None = None,
     time_range: _Span = None,
-) -> tuple[list[list[ArrowColumn]], list[_Warning]]: ...
+    # The accounting (third) as scan's: packets read, the rows ("counted"), those the time range
+    # and the filter left out, and "ts_span", the earliest and latest timestamp read when a time
+    # range is given (else None).
+) -> tuple[list[list[ArrowColumn]], list[_Warning], dict[str, Any]]: ...
 def capture_info(
     source: Any, strict: bool = False, progress: _Progress = None, mmap: bool | None = None
 ) -> dict[str, Any]: ...
