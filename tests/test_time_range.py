@@ -729,3 +729,35 @@ def test_the_command_line_tells_a_bound_in_seconds_in_its_options(tmp_path):
         assert f"--start/--end [2020-01-01T00:00:00.000000000Z, …) holds none of the 21 packets read {span}" in err
         assert "plain number" not in err and "seconds" not in err, err
 
+
+@pytest.mark.parametrize("as_path", [False, True], ids=["bytes", "path"])
+def test_shared_packets_tells_a_range_per_capture_from_its_span(tmp_path, as_path):
+    # The samples count no packets: shared_packets said nothing of a range that held none of
+    # the captures' packets, nor of a start in seconds that held them all.
+    caps: list = [_recorded_capture(5), _recorded_capture(8)]
+    if as_path:
+        for k, data in enumerate(caps):
+            (tmp_path / f"{k}.pcapng").write_bytes(data)
+        caps = [str(tmp_path / f"{k}.pcapng") for k in range(2)]
+    spans = [f"({_iso(RECORDED)} to {_iso(RECORDED + (n - 1) * 1_000_000)})" for n in (5, 8)]
+
+    def told(**kw):
+        return [str(w.message) for w in _capture_warnings(burstcore.shared_packets, caps, **kw)]
+
+    notes = told(start=SECONDS_LO, end=SECONDS_HI)
+    assert len(notes) == 2, notes
+    names = caps if as_path else ["capture 1", "capture 2"]
+    for k, note in enumerate(notes):
+        assert note.startswith(f"{names[k]}: start/end [{_iso(SECONDS_LO)}, {_iso(SECONDS_HI)}) holds none")
+        assert f"holds none of its packets {spans[k]}, all outside it" in note
+        assert f"give start='2013-05-02T20:20:33Z' (ISO 8601) or start={RECORDED} (ns)" in note
+    notes = told(start=SECONDS_LO)
+    assert len(notes) == 2, notes
+    for k, note in enumerate(notes):
+        assert note.startswith(f"{names[k]}: start={SECONDS_LO} is ns since 1970, {_iso(SECONDS_LO)}")
+        assert f"long before its packets {spans[k]}, so it leaves none of them out" in note
+    notes = told(start="2013-05-03")
+    assert len(notes) == 2 and all("plain number" not in n and "holds none of its packets" in n for n in notes)
+    # In ns, among the packets: nothing to tell.
+    assert not told(start=RECORDED + 2_000_000)
+    assert not told()

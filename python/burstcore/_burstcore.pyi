@@ -120,10 +120,13 @@ def shared_packets(
     read_through: bool = False,
     max_packets: int | None = None,
 ) -> (
+    # pairs, hosts, uncaptured, each capture's first and last instant in the time range, then
+    # whatever the range (the last None where unknown)
     tuple[
         list[tuple[int, int, int, int, int, int]],
         list[str | None],
         list[str],
+        list[tuple[int, int | None] | None],
         list[tuple[int, int | None] | None],
     ]
     | None

@@ -766,11 +766,13 @@ fn locate_late(
 }
 
 /// What `shared_packets` hands to Python: pairs, hosts, senders that are no capture's host,
-/// and each capture's first and last instant (the last `None` for a stream).
+/// and each capture's first and last instant in the time range, then whatever the range (the
+/// last `None` for a stream whose end is unknown).
 type SharedFound = (
     Vec<(usize, usize, i64, usize, usize, usize)>,
     Vec<Option<String>>,
     Vec<String>,
+    Vec<Option<(i64, Option<i64>)>>,
     Vec<Option<(i64, Option<i64>)>>,
 );
 
@@ -831,12 +833,14 @@ fn shared_packets<'py>(
             .map(|h| h.map(|h| h.to_string()))
             .collect();
         let uncaptured = found.uncaptured.iter().map(|h| h.to_string()).collect();
-        let spans = found
-            .spans
-            .iter()
-            .map(|s| s.map(|(first, last)| (first, (last != i64::MAX).then_some(last))))
-            .collect();
-        Ok(Some((pairs, hosts, uncaptured, spans)))
+        let known = |spans: &[Option<(i64, i64)>]| {
+            spans
+                .iter()
+                .map(|s| s.map(|(first, last)| (first, (last != i64::MAX).then_some(last))))
+                .collect()
+        };
+        let (spans, whole_spans) = (known(&found.spans), known(&found.whole_spans));
+        Ok(Some((pairs, hosts, uncaptured, spans, whole_spans)))
     })
 }
 
