@@ -235,10 +235,10 @@ def test_columns_outlive_the_reader(mix: Path) -> None:
     last = frames[-1]
     del frames
     assert last.to_dicts() == ref
-    ((src,),), _ = burstcore._burstcore.read_table(str(mix), ["src"])  # one thread: one chunk
+    ((src,),), _, _ = burstcore._burstcore.read_table(str(mix), ["src"])  # one thread: one chunk
     assert pl.Series(src).to_list() == [r["src"] for r in ref]
     # Two threads: a list of columns per byte range, whose rows in order are the file's.
-    chunks, _ = burstcore._burstcore.read_table(str(mix), ["src"], threads=2)
+    chunks, _, _ = burstcore._burstcore.read_table(str(mix), ["src"], threads=2)
     assert len(chunks) == 2
     assert [a for (c,) in chunks for a in pl.Series(c).to_list()] == [r["src"] for r in ref]
     with pytest.raises(ValueError, match="already handed over"):

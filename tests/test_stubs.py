@@ -125,3 +125,22 @@ def test_a_users_typed_script_is_checked(tmp_path):
     flagged = {int(line.split(":")[1]) for line in no.stdout.splitlines() if ": error:" in line}
     for k, call in enumerate(BAD):
         assert k + 5 in flagged, f"not flagged: {call}\n{no.stdout}"
+
+
+def test_read_tables_accounting_is_in_its_stub(tmp_path):
+    # read_table gives its accounting (the packets a time range left out) third: read_packets
+    # tells a range that holds none of the packets from it, as scan does.
+    from burstcore import _burstcore
+    from tests import oracles
+
+    got = _burstcore.read_table(oracles.capture([5, 9], [100, 100]), None, time_range=(6, None))
+    assert len(got) == 3 and got[2]["skipped_outside_range"] == 1 and got[2]["ts_span"] == (5, 9)
+    script = tmp_path / "table.py"
+    script.write_text(
+        "from burstcore import _burstcore\n\n"
+        "chunks, warns, read = _burstcore.read_table(b'', None, time_range=(0, None))\n"
+        "left_out: int = read['skipped_outside_range']\n"
+    )
+    run = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "c")]
+    r = subprocess.run([*run, str(script)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

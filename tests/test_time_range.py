@@ -444,6 +444,13 @@ ENTRY_POINTS = [
 ]
 
 
+def _capture_warnings(call, *args, **kw) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call(*args, **kw)
+    return [w for w in caught if issubclass(w.category, burstcore.CaptureWarning)]
+
+
 def _range_notes(call, *args, **kw) -> list[warnings.WarningMessage]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -471,10 +478,10 @@ def test_a_range_in_seconds_is_told_to_hold_no_packet(name, call):
 def test_a_range_that_keeps_packets_is_not_told(name, call):
     cap = _recorded_capture(37)
     # In ns, holding packets 3 to 9; and open at one end.
-    assert not _range_notes(call, cap, start=RECORDED + 3_000_000, end=RECORDED + 10_000_000)
-    assert not _range_notes(call, cap, start=SECONDS_LO)
+    assert not _capture_warnings(call, cap, start=RECORDED + 3_000_000, end=RECORDED + 10_000_000)
+    assert not _capture_warnings(call, cap, start=RECORDED + 3_000_000)
     # No range: nothing to tell, even of packets outside every range.
-    assert not _range_notes(call, cap)
+    assert not _capture_warnings(call, cap)
 
 
 def test_superpose_tells_a_range_holding_none_of_its_captures():
@@ -533,3 +540,224 @@ def test_the_command_line_tells_it_in_its_options(tmp_path):
         p = run_cli(command, path, "--start", RECORDED + 5_000_000, "--end", RECORDED + 9_000_000, "-q")
         assert p.returncode == 0, p.stderr
         assert "none of the" not in p.stderr.decode()
+
+
+# ------------------------------------ a plain number far from the packets, meant in another unit
+
+
+def _iso(ns: int) -> str:
+    """ns since 1970 as ISO 8601 UTC with every ns, written with datetime (not burstcore)."""
+    seconds, fraction = divmod(ns, 10**9)
+    return f"{dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds):%Y-%m-%dT%H:%M:%S}.{fraction:09d}Z"
+
+
+# The span of _recorded_capture(37): RECORDED to 36 ms later.
+SPAN_37 = f"({_iso(RECORDED)} to {_iso(RECORDED + 36_000_000)})"
+
+READERS = [*ENTRY_POINTS, ("read_packets", lambda cap, **kw: burstcore.read_packets(cap, **kw))]
+
+
+@pytest.mark.parametrize("name, call", READERS, ids=[n for n, _ in READERS])
+def test_a_start_in_seconds_that_keeps_every_packet_is_told(name, call):
+    # start alone in seconds was 1970-01-01T00:00:01.367526033Z: every packet kept, not a word.
+    told = _capture_warnings(call, _recorded_capture(37), start=SECONDS_LO)
+    assert len(told) == 1, [str(w.message) for w in told]
+    text = str(told[0].message)
+    assert text.startswith(f"start={SECONDS_LO} is ns since 1970, {_iso(SECONDS_LO)}, long before the 37 packets read")
+    assert SPAN_37 in text and "so it leaves none of them out" in text
+    assert f"read as seconds it is {_iso(RECORDED)}, among them" in text
+    # What to write instead, in both forms.
+    assert f"give start='2013-05-02T20:20:33Z' (ISO 8601) or start={RECORDED} (ns)" in text
+    assert told[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    "given, unit",
+    [
+        (SECONDS_LO * 10**3, "milliseconds"),
+        (np.int64(SECONDS_LO * 10**6), "microseconds"),
+        (np.uint64(SECONDS_LO), "seconds"),
+        # The seconds of a bound a minute before the capture (a round minute): told all the same.
+        (SECONDS_LO - 33, "seconds"),
+    ],
+)
+def test_a_start_in_other_units_is_told_in_that_unit(given, unit):
+    told = _capture_warnings(burstcore.flows, _recorded_capture(37), start=given)
+    assert len(told) == 1, [str(w.message) for w in told]
+    per = {"seconds": 10**9, "milliseconds": 10**6, "microseconds": 10**3}[unit]
+    meant = int(given) * per
+    where = "among" if meant >= RECORDED else "next to"
+    assert f"read as {unit} it is {_iso(meant)}, {where} them: if {unit} were meant" in str(told[0].message)
+    assert f"start={meant} (ns)" in str(told[0].message)
+
+
+def test_an_end_in_seconds_is_told_in_seconds():
+    # The range holds nothing: one note, which now says what the end is in seconds.
+    notes = _range_notes(burstcore.gaps, _recorded_capture(37), end=SECONDS_HI)
+    assert len(notes) == 1
+    text = str(notes[0].message)
+    assert f"holds none of the 37 packets read {SPAN_37}, all outside it" in text
+    assert f"read as seconds, end={SECONDS_HI} is {_iso(SECONDS_HI * 10**9)}, next to the packets" in text
+    assert f"give end='2013-05-02T20:20:40Z' (ISO 8601) or end={SECONDS_HI * 10**9} (ns)" in text
+
+
+def test_a_bound_given_as_a_date_or_close_to_the_packets_is_not_told():
+    import pandas as pd
+
+    cap = _recorded_capture(37)
+    # The plain number is told ...
+    assert len(_capture_warnings(burstcore.flows, cap, start=SECONDS_LO)) == 1
+    # ... but the very instant it was read as, given as a date, was meant: not told.
+    for date in (
+        _iso(SECONDS_LO),
+        dt.datetime(1970, 1, 1, 0, 0, 1, 367526),
+        np.datetime64(SECONDS_LO, "ns"),
+        pd.Timestamp(SECONDS_LO, unit="ns"),
+    ):
+        assert not _capture_warnings(burstcore.flows, cap, start=date), date
+    # Plain ns close to the packets (before them by half a second; 0, which is 1970 in any unit;
+    # a day before them) were meant as ns.
+    for ns in (RECORDED - 500_000_000, 0, RECORDED - 86_400 * 10**9):
+        assert not _capture_warnings(burstcore.flows, cap, start=ns), ns
+    # A capture of the first seconds of 1970 (as tests write them): plain ns are what they say.
+    early = oracles.capture([10**9 + k * 1000 for k in range(20)], [100] * 20)
+    for ns in (10**9 - 5, 10**9 + 3000, 1, 10**6):
+        assert not _capture_warnings(burstcore.flows, early, start=ns), ns
+
+
+def test_a_range_given_as_dates_that_misses_names_the_packets_span():
+    # The hint about plain numbers was given for dates too; the span the range missed was not.
+    cap = _recorded_capture(37)
+    for start in ("2020-01-01T00:00:00Z", dt.datetime(2020, 1, 1), np.datetime64("2020-01-01")):
+        notes = _range_notes(burstcore.traffic_matrix, cap, start=start)
+        assert len(notes) == 1, start
+        text = str(notes[0].message)
+        assert f"holds none of the 37 packets read {SPAN_37}, all outside it, so nothing was measured" in text
+        assert "plain number" not in text and "seconds" not in text, text
+    # Plain ns just past the packets were meant as ns: the span, without the hint.
+    notes = _range_notes(burstcore.traffic_matrix, cap, start=RECORDED + 10**9)
+    assert len(notes) == 1 and SPAN_37 in str(notes[0].message)
+    assert "plain number" not in str(notes[0].message)
+    # Plain ns far from the packets in no unit that fits: the general hint stays.
+    notes = _range_notes(burstcore.traffic_matrix, cap, end=5)
+    assert "a plain number is ns since 1970: for seconds give" in str(notes[0].message)
+
+
+def test_one_packet_is_at_one_instant():
+    notes = _range_notes(burstcore.sizes, _recorded_capture(1), start="2013-05-03")
+    assert len(notes) == 1
+    assert f"does not hold the one packet read (at {_iso(RECORDED)}), so nothing" in str(notes[0].message)
+
+
+def test_superpose_tells_a_bound_against_the_captures_as_offset():
+    # Offset by an hour, the second capture runs 1 h after the first: a start 30 minutes in,
+    # given in seconds, is among the merged packets (before the offset, it was 30 minutes away
+    # from either capture, further than they are long or a minute: not told).
+    a, b = _recorded_capture(5), _recorded_capture(8)
+    caught = _capture_warnings(burstcore.superpose, [a, b], offsets=[0, "1h"], start=SECONDS_LO + 1800)
+    # (The captures an hour apart are told as such too.)
+    told = [w for w in caught if "is ns since 1970" in str(w.message)]
+    assert len(told) == 1, [str(w.message) for w in caught]
+    text = str(told[0].message)
+    assert f"long before the 13 packets read ({_iso(RECORDED)} to {_iso(RECORDED + 3600 * 10**9 + 7_000_000)})" in text
+    assert f"read as seconds it is {_iso((SECONDS_LO + 1800) * 10**9)}, among them" in text
+    assert told[0].filename == __file__
+
+
+def test_read_packets_tells_a_range_that_holds_none_of_the_packets(tmp_path):
+    # The read counted no packet left out: its empty frame came without a word.
+    path = tmp_path / "x.pcapng"
+    path.write_bytes(_recorded_capture(37, spb=4))
+    for threads in (1, 3):
+        with pytest.warns(burstcore.CaptureWarning) as told:
+            df = burstcore.read_packets(path, start=SECONDS_LO, end=SECONDS_HI, threads=threads)
+        assert df.height == 0
+        notes = [str(w.message) for w in told if "holds none" in str(w.message)]
+        assert len(notes) == 1, [str(w.message) for w in told]
+        assert f"holds none of the 37 packets with a timestamp {SPAN_37}" in notes[0]
+        assert f"give start='2013-05-02T20:20:33Z' (ISO 8601) or start={RECORDED} (ns)" in notes[0]
+        assert told[0].filename == __file__
+        # Read in 3 ranges, start alone: every packet with a timestamp kept, and told.
+        with pytest.warns(burstcore.CaptureWarning, match=f"start={SECONDS_LO} is ns since 1970"):
+            df = burstcore.read_packets(path, ["timestamp"], start=SECONDS_LO, threads=threads)
+        assert df.height == 37 and df.n_chunks() == threads
+    # A range that keeps some rows, and none: nothing to tell.
+    assert not _capture_warnings(burstcore.read_packets, path, start=RECORDED + 5_000_000, threads=3)
+    assert not _capture_warnings(burstcore.read_packets, path)
+
+
+def test_read_tables_count_what_the_range_and_the_filter_leave_out(tmp_path):
+    from burstcore import _burstcore
+
+    ts = [RECORDED + k * 1_000_000 for k in range(37)]
+    path = tmp_path / "x.pcapng"
+    path.write_bytes(_recorded_capture(37, spb=4))
+    lo, hi = ts[5], ts[20]
+    for threads in (1, 3):
+        _, _, acc = _burstcore.read_table(str(path), None, threads=threads, time_range=(lo, hi), filter="tcp")
+        kept = sum(lo <= t < hi for t in ts)
+        assert acc["packets_read"] == 41 and acc["skipped_no_timestamp"] == 4
+        assert acc["skipped_outside_range"] == 37 - kept
+        # UDP all: the filter leaves out every packet in the range.
+        assert acc["skipped_filtered"] == kept and acc["counted"] == 0
+        assert acc["ts_span"] == (min(ts), max(ts))
+        _, _, acc = _burstcore.read_table(str(path), None, threads=threads)
+        assert (acc["packets_read"], acc["counted"], acc["ts_span"]) == (41, 41, None)
+
+
+def test_the_command_line_tells_a_bound_in_seconds_in_its_options(tmp_path):
+    from tests.test_cli import run_cli
+
+    path = tmp_path / "x.pcapng"
+    path.write_bytes(_recorded_capture(21))
+    span = f"({_iso(RECORDED)} to {_iso(RECORDED + 20_000_000)})"
+    for command in ("scan", "flows", "bursts"):
+        p = run_cli(command, path, "--start", SECONDS_LO, "-q")
+        assert p.returncode == 0, p.stderr
+        err = p.stderr.decode()
+        assert err.count("is ns since 1970") == 1, err
+        assert f"--start {SECONDS_LO} is ns since 1970, {_iso(SECONDS_LO)}, long before the 21 packets read" in err
+        assert f"give --start 2013-05-02T20:20:33Z (ISO 8601) or --start {RECORDED} (ns)" in err
+        assert "start=" not in err, err
+        # The same instant as a date was meant: not told.
+        p = run_cli(command, path, "--start", _iso(SECONDS_LO), "-q")
+        assert p.returncode == 0 and "ns since 1970" not in p.stderr.decode(), p.stderr
+        # A date that misses the capture: its span, and nothing of plain numbers.
+        p = run_cli(command, path, "--start", "2020-01-01T00:00:00Z", "-q")
+        err = p.stderr.decode()
+        assert p.returncode == 0, err
+        assert f"--start/--end [2020-01-01T00:00:00.000000000Z, …) holds none of the 21 packets read {span}" in err
+        assert "plain number" not in err and "seconds" not in err, err
+
+
+@pytest.mark.parametrize("as_path", [False, True], ids=["bytes", "path"])
+def test_shared_packets_tells_a_range_per_capture_from_its_span(tmp_path, as_path):
+    # The samples count no packets: shared_packets said nothing of a range that held none of
+    # the captures' packets, nor of a start in seconds that held them all.
+    caps: list = [_recorded_capture(5), _recorded_capture(8)]
+    if as_path:
+        for k, data in enumerate(caps):
+            (tmp_path / f"{k}.pcapng").write_bytes(data)
+        caps = [str(tmp_path / f"{k}.pcapng") for k in range(2)]
+    spans = [f"({_iso(RECORDED)} to {_iso(RECORDED + (n - 1) * 1_000_000)})" for n in (5, 8)]
+
+    def told(**kw):
+        return [str(w.message) for w in _capture_warnings(burstcore.shared_packets, caps, **kw)]
+
+    notes = told(start=SECONDS_LO, end=SECONDS_HI)
+    assert len(notes) == 2, notes
+    names = caps if as_path else ["capture 1", "capture 2"]
+    for k, note in enumerate(notes):
+        assert note.startswith(f"{names[k]}: start/end [{_iso(SECONDS_LO)}, {_iso(SECONDS_HI)}) holds none")
+        assert f"holds none of its packets {spans[k]}, all outside it" in note
+        assert f"give start='2013-05-02T20:20:33Z' (ISO 8601) or start={RECORDED} (ns)" in note
+    notes = told(start=SECONDS_LO)
+    assert len(notes) == 2, notes
+    for k, note in enumerate(notes):
+        assert note.startswith(f"{names[k]}: start={SECONDS_LO} is ns since 1970, {_iso(SECONDS_LO)}")
+        assert f"long before its packets {spans[k]}, so it leaves none of them out" in note
+    notes = told(start="2013-05-03")
+    assert len(notes) == 2 and all("plain number" not in n and "holds none of its packets" in n for n in notes)
+    # In ns, among the packets: nothing to tell.
+    assert not told(start=RECORDED + 2_000_000)
+    assert not told()

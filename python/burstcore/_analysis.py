@@ -78,8 +78,9 @@ def _reading(
 
 
 def _summary(acc: dict[str, Any]) -> pl.DataFrame:
-    """One row: every packet read is counted or skipped for one reason."""
-    return pl.DataFrame({k: [v] for k, v in acc.items()}).rename({"counted": "packets"})
+    """One row: every packet read is counted or skipped for one reason (the span of the
+    timestamps a time range was tested against is for its note, not a count)."""
+    return pl.DataFrame({k: [v] for k, v in acc.items() if k != "ts_span"}).rename({"counted": "packets"})
 
 
 # --------------------------------------------------------------------------------------- flows
@@ -162,7 +163,7 @@ def flows(
         progress,
         **(read := _reading(srcs, mmap, start, end, filter)),
     )
-    _warn(_with_range_note(warns, out["accounting"], read["time_range"]))
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
     env = out.pop("envelope")
     for k in ("no_flow_packets", "no_flow_bytes", "accounting"):
         out.pop(k)
@@ -235,7 +236,7 @@ def _matrix(
         progress,
         **(read := _reading(srcs, mmap, start, end, filter, depth=1)),
     )
-    _warn(_with_range_note(warns, out["accounting"], read["time_range"]), stacklevel=4)
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)), stacklevel=4)
     return out
 
 
@@ -395,7 +396,7 @@ def _distribution(
         progress,
         **(read := _reading(srcs, mmap, start, end, filter, depth=1)),
     )
-    _warn(_with_range_note(warns, out["accounting"], read["time_range"]), stacklevel=4)
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)), stacklevel=4)
     labels = pl.Series(out["labels"], dtype=pl.String)
     hist = _hist_table(out[what], labels)
     q = _hist_table(out["quantiles"], labels)
@@ -537,7 +538,7 @@ def bursts(
         progress,
         **(read := _reading(srcs, mmap, start, end, filter)),
     )
-    _warn(_with_range_note(warns, out["accounting"], read["time_range"]))
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
     n = len(out["start_ns"])
     off = out["off_gaps_ns"]
     df = pl.DataFrame(
@@ -706,7 +707,7 @@ def iterations(
         progress,
         **(read := _reading(srcs, mmap, start, end, filter)),
     )
-    _warn(_with_range_note(warns, out["accounting"], read["time_range"]))
+    _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
     beyond = int(out["beyond_bins"])
     if beyond:
         # Counted (the summary's packets), yet in no bin: say so rather than leave them out quietly.
@@ -931,7 +932,7 @@ def superpose(
         progress,
         **read,
     )
-    texts = _warn(_with_range_note(warns, out["scan"]["accounting"], read["time_range"]))
+    texts = _warn(_with_range_note(warns, out["scan"]["accounting"], read["time_range"], (start, end)))
     for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
         if told:
             texts = [*texts, told]
@@ -997,7 +998,8 @@ _COMMON_DOC = """
     ``start``/``end`` read only the packets in [start, end) (a datetime, numpy.datetime64, ISO
     8601 string or int ns since 1970); the others are counted in ``summary.skipped_outside_range``,
     and a range holding none of the packets read with a timestamp gets a ``CaptureWarning``
-    (a plain int is ns, so seconds given as one land in 1970).
+    naming their span, as does a plain number far from them that read as seconds (ms, µs)
+    would be among them (a plain int is ns, so seconds given as one land in 1970).
     ``filter`` reads only the packets whose headers pass a tcpdump-style expression, e.g.
     ``"host 10.0.0.1 and tcp port 29500"`` (docs/filters.md); the others are counted in
     ``summary.skipped_filtered``. Several captures take one expression for all, or a list of one

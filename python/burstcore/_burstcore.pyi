@@ -86,7 +86,10 @@ def read_table(
     threads: int = 1,
     filter: str | None = None,
     time_range: _Span = None,
-) -> tuple[list[list[ArrowColumn]], list[_Warning]]: ...
+    # The accounting (third) as scan's: packets read, the rows ("counted"), those the time range
+    # and the filter left out, and "ts_span", the earliest and latest timestamp read when a time
+    # range is given (else None).
+) -> tuple[list[list[ArrowColumn]], list[_Warning], dict[str, Any]]: ...
 def capture_info(
     source: Any, strict: bool = False, progress: _Progress = None, mmap: bool | None = None
 ) -> dict[str, Any]: ...
@@ -117,10 +120,13 @@ def shared_packets(
     read_through: bool = False,
     max_packets: int | None = None,
 ) -> (
+    # pairs, hosts, uncaptured, each capture's first and last instant in the time range, then
+    # whatever the range (the last None where unknown)
     tuple[
         list[tuple[int, int, int, int, int, int]],
         list[str | None],
         list[str],
+        list[tuple[int, int | None] | None],
         list[tuple[int, int | None] | None],
     ]
     | None

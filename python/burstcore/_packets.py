@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
@@ -16,6 +17,7 @@ from ._units import (
     _iso_ns,
     format_bytes,
     format_duration,
+    format_instant,
     format_rate,
     format_span,
     no_mean_rate,
@@ -113,27 +115,129 @@ def _warn(messages: Sequence[CoreWarning | str], stacklevel: int = 3) -> list[st
     return [str(w) for w in told]
 
 
+# The units a plain number given for start=/end= is most often meant in, as ns per unit.
+_UNITS = ((10**9, "seconds"), (10**6, "milliseconds"), (10**3, "microseconds"))
+
+
+def _is_plain_number(value: Any) -> bool:
+    """An instant given as a bare integer (ns since 1970), not as a date: where a number of
+    seconds, ms or µs slips through as ns."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _short_iso(ns: int) -> str:
+    """An instant as ISO 8601 UTC without the fraction's trailing zeros, to give as an example."""
+    text = format_instant(ns).rstrip("0").removesuffix(".")
+    return text + "Z"
+
+
+def _likely_unit(ns: int, span: tuple[int, int]) -> tuple[int, str] | None:
+    """``(ns per unit, name)`` of the unit a plain number ``ns`` given as an instant was most
+    likely meant in, or None. Only when, read as ns, it lies far from ``span`` (the earliest and
+    latest timestamp read: further than the span is long, and over a second), while read in that
+    unit it lands in the span or near it (within the span's length, or 60 of the unit: whole
+    seconds or a round minute). Times far apart by a factor of 1000 do not happen by chance: a
+    capture of a real date read with a bound in seconds has that bound, as ns, in January 1970."""
+    if not _far(ns, span):
+        return None
+    for per, unit in _UNITS:
+        if _near(ns * per, span, max(span[1] - span[0], 60 * per)) and -(2**63) <= ns * per < 2**63:
+            return per, unit
+    return None
+
+
+def _near(t: int, span: tuple[int, int], slack: int) -> bool:
+    return span[0] - slack <= t <= span[1] + slack
+
+
+def _far(ns: int, span: tuple[int, int]) -> bool:
+    """An instant further from ``span`` than the span is long, and over a second: not a bound
+    meant in ns that merely missed the packets."""
+    return not _near(ns, span, max(span[1] - span[0], 10**9))
+
+
+def _unit_hints(
+    bounds: tuple[Any, Any], time_range: tuple[int | None, int | None], span: tuple[int, int], packets: str | None
+) -> list[str]:
+    """For each bound given as a plain number that was most likely meant in another unit: what
+    it is in that unit and what to give instead; with ``packets`` (the packets read, named for
+    a note that has not said where they are), first how it was read and what it did."""
+    hints = []
+    for name, given, ns in zip(("start", "end"), bounds, time_range, strict=True):
+        if ns is None or not _is_plain_number(given) or (found := _likely_unit(ns, span)) is None:
+            continue
+        per, unit = found
+        meant = ns * per
+        where = "among" if span[0] <= meant <= span[1] else "next to"
+        advice = f"if {unit} were meant, give {name}='{_short_iso(meant)}' (ISO 8601) or {name}={meant} (ns)"
+        if packets is None:
+            hint = f"read as {unit}, {name}={ns} is {_iso_ns(meant)}, {where} the packets: {advice}"
+        else:
+            side = "before" if ns < span[0] else "after"
+            # A start before the packets, or an end after them, cuts none off; the others cut all.
+            cuts = "none" if (name == "start") == (side == "before") else "all"
+            hint = (
+                f"{name}={ns} is ns since 1970, {_iso_ns(ns)}, long {side} {packets}, so it leaves {cuts} of them "
+                f"out; read as {unit} it is {_iso_ns(meant)}, {where} them: {advice}"
+            )
+        hints.append(hint)
+    return hints
+
+
 def _with_range_note(
-    messages: Sequence[CoreWarning | str], acc: dict[str, Any], time_range: tuple[int | None, int | None] | None
+    messages: Sequence[CoreWarning | str],
+    acc: dict[str, Any],
+    time_range: tuple[int | None, int | None] | None,
+    bounds: tuple[Any, Any] = (None, None),
+    packets: str | None = None,
 ) -> list[CoreWarning | str]:
-    """``messages`` and, when ``start``/``end`` left out every packet read that has a timestamp,
-    a note saying so: a plain int is ns since 1970, so a range meant in seconds lands in 1970 and
-    an analysis of nothing was otherwise returned without a word. The range is tested before
-    anything else (filter, size, order) in the core, so the packets with a timestamp are exactly
-    those it saw."""
+    """``messages`` and a note when ``start``/``end`` (as given: ``bounds``; as read:
+    ``time_range``) left out every packet read that has a timestamp, or when a bound given as a
+    plain number lies far from the packets while read in seconds (ms, µs) it would be among
+    them: a plain int is ns since 1970, so a bound meant in seconds lands in 1970, and an
+    analysis of nothing, or of everything, was otherwise returned without a word. The range is
+    tested before anything else (filter, size, order) in the core, so the packets with a
+    timestamp are exactly those it saw; ``acc["ts_span"]`` is the earliest and latest of them.
+    ``packets`` names them where they were not counted (else "the 37 packets read")."""
     if time_range is None:
         return list(messages)
     outside = int(acc["skipped_outside_range"])
-    timed = int(acc["packets_read"]) - int(acc["skipped_no_timestamp"]) - int(acc["skipped_timestamp_out_of_range"])
-    if outside == 0 or outside != timed:
-        return list(messages)
-    lo, hi = (("…" if t is None else _iso_ns(t)) for t in time_range)
-    noun = plural(timed, "packet") + (" read" if timed == int(acc["packets_read"]) else " with a timestamp")
-    held = f"holds none of the {timed:,} {noun} (all outside it)" if timed > 1 else f"does not hold the one {noun}"
-    note = (
-        f"start/end [{lo}, {hi}) {held}, so nothing was measured; a plain number is ns since 1970: "
-        "for seconds give a datetime, an ISO 8601 string or an int of ns (seconds * 10**9)"
+    timed = (
+        int(acc["packets_read"]) - int(acc["skipped_no_timestamp"]) - int(acc.get("skipped_timestamp_out_of_range", 0))
     )
+    span = None if timed == 0 or acc.get("ts_span") is None else (int(acc["ts_span"][0]), int(acc["ts_span"][1]))
+    noun = plural(timed, "packet") + (" read" if timed == int(acc["packets_read"]) else " with a timestamp")
+    if span is None:
+        seen = ""
+    else:
+        seen = f" (at {_iso_ns(span[0])})" if span[0] == span[1] else f" ({_iso_ns(span[0])} to {_iso_ns(span[1])})"
+    one = packets is None and timed == 1
+    if packets is None:
+        packets = f"the one {noun}" if one else f"the {timed:,} {noun}"
+    if outside == 0 or outside != timed:
+        # The range kept packets, yet a bound far from them was most likely meant in another unit.
+        hints = [] if span is None else _unit_hints(bounds, time_range, span, packets + seen)
+        return [*messages, "; ".join(hints)] if hints else list(messages)
+    lo, hi = (("…" if t is None else _iso_ns(t)) for t in time_range)
+    if one:
+        held = f"does not hold {packets}{seen}"
+    else:
+        held = f"holds none of {packets}{seen}, all outside it"
+    note = f"start/end [{lo}, {hi}) {held}, so nothing was measured"
+    hints = [] if span is None else _unit_hints(bounds, time_range, span, None)
+    # The general hint for a plain number far from the packets (or from packets of no known
+    # span): one close to them was meant in ns, and the range merely missed them.
+    far = any(
+        _is_plain_number(b) and t is not None and (span is None or _far(t, span))
+        for b, t in zip(bounds, time_range, strict=True)
+    )
+    if hints:
+        note += "; a plain number is ns since 1970: " + "; ".join(hints)
+    elif far:
+        note += (
+            "; a plain number is ns since 1970: for seconds give a datetime, an ISO 8601 string or an int of ns "
+            "(seconds * 10**9)"
+        )
     return [*messages, note]
 
 
@@ -195,9 +299,11 @@ def read_packets(
     ``pandas.Timestamp``, ISO 8601 string, or int of ns since 1970; ``start`` not before
     ``end`` raises ``ValueError``. The rows are those of the whole read whose timestamp is in
     the stretch, in file order (out-of-order packets are not sorted), for any ``threads``; the
-    time range is looked at before the headers, so a packet outside it costs no decoding.
-    Unlike ``scan`` and the analyses, an empty frame from a range that holds none of the packets
-    (seconds given as an int are 1970) is not warned about: the read counts no packets left out.
+    time range is looked at before the headers, so a packet outside it costs no decoding. As
+    ``scan`` and the analyses do, a ``CaptureWarning`` tells a range that holds none of the
+    packets with a timestamp (an empty frame), naming their span, and a bound given as a plain
+    number that lies far from them while read in seconds (ms, µs) it would be among them (a
+    number of seconds taken for ns is in 1970).
 
     ``filter``: only the packets whose headers pass this expression in tcpdump's language, as
     ``scan`` takes it (docs/filters.md), e.g. ``"tcp port 29500"``; the rows are the passing
@@ -206,7 +312,8 @@ def read_packets(
     """
     # One name is one column (not its letters); a column asked for twice comes once.
     wanted = list(dict.fromkeys([columns] if isinstance(columns, str) else columns)) if columns is not None else None
-    chunks, warns = _core.read_table(
+    time_range = parse_time_range(start, end)
+    chunks, warns, read = _core.read_table(
         normalize(source),
         wanted,
         strict,
@@ -214,9 +321,9 @@ def read_packets(
         mmap=mmap,
         threads=thread_count(threads),
         filter=parse_filter(filter),
-        time_range=parse_time_range(start, end),
+        time_range=time_range,
     )
-    _warn(warns)
+    _warn(_with_range_note(warns, read, time_range, (start, end)))
     # Each column through the Arrow PyCapsule interface: polars adopts the Rust buffers (values,
     # validity bitmaps, address strings) without a copy, and concatenating without rechunking
     # keeps each range's buffers as a chunk of the column.

@@ -316,10 +316,12 @@ def scan(
         ±hh, ±hhmm or ±hh:mm (none: UTC). An instant outside int64 ns since 1970 (years
         1677-09-21 to 2262-04-11) or with digits below the ns raises ``ValueError``: it is never wrapped nor
         rounded. Not for in-memory columns: filter those first. A scan of
-        a time range reads the capture in one stream (not split into time chunks). A range
-        that holds none of the packets read with a timestamp gets a ``CaptureWarning`` saying
-        so (a plain int is ns: ``start=1367526033`` meant as seconds is 1.37 s into 1970); it
-        is also in ``warnings``.
+        a time range reads the capture in one stream (not split into time chunks). A plain
+        int is ns: ``start=1367526033`` meant as seconds is 1.37 s into 1970. A range that
+        holds none of the packets read with a timestamp gets a ``CaptureWarning`` saying so
+        and naming the earliest and latest of them, and so does a bound given as a plain
+        number far from them that read as seconds (ms, µs) would be among them, with what to
+        give instead; it is also in ``warnings``. A date is never told as a slip of unit.
     filter:
         Read only the packets whose headers pass this expression, in tcpdump's language (a
         subset of pcap-filter): e.g. ``"host 10.0.0.1 and tcp port 29500"``, ``"not arp"``,
@@ -439,7 +441,7 @@ def scan(
             filter=filters,
         )
         # scan → _warn → warnings.warn: told at the caller's line.
-        warns = _warn(_with_range_note(core_warns, out["accounting"], time_range), stacklevel=3)
+        warns = _warn(_with_range_note(core_warns, out["accounting"], time_range, (start, end)), stacklevel=3)
         # Told already (as a SharedPacketsWarning); listed with the capture's own.
         warns = [*warns, *([shared] if shared else [])]
     cfg = {

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning, ProgressCallback
+from ._packets import CaptureWarning, ProgressCallback, _with_range_note
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
 from ._units import parse_filters, parse_time_range, per_capture, printable
@@ -103,7 +103,13 @@ def shared_packets(
     ``progress`` called as ``progress(bytes_done, bytes_total)`` over all of them (the samples
     take milliseconds: without ``senders="all"``, ``progress`` is not called). The samples do
     not read the captures' drop counters (pcapng Interface Statistics Blocks): only with
-    ``senders="all"`` is a capture that counts packets lost warned about, as its scan would."""
+    ``senders="all"`` is a capture that counts packets lost warned about, as its scan would.
+
+    A ``start``/``end`` that holds none of a capture's packets, or a bound given as a plain number
+    far from them that read as seconds (ms, µs) would be among them, gets a ``CaptureWarning``
+    per capture, as ``scan`` tells it: from the capture's first and last instant, since the
+    samples count no packets (with ``senders="all"``, from the read of every packet instead;
+    nothing for a stream whose end is unknown)."""
     if senders not in ("sampled", "all"):
         raise ValueError(f"senders={senders!r}: give 'sampled' (the samples' senders) or 'all' (read every packet)")
     srcs = normalize_each(sources)
@@ -114,16 +120,25 @@ def shared_packets(
                 "several places; give a path to a file or the bytes"
             )
     filters = parse_filters(filter, captures=len(srcs))
+    time_range = parse_time_range(start, end)
     found = _core.shared_packets(
         srcs,
         mmap=mmap,
-        time_range=parse_time_range(start, end),
+        time_range=time_range,
         filter=filters,
         errors=True,
         read_through=True,
         max_packets=STREAM_PACKETS,
     )
-    pairs, hosts, uncaptured, spans = found if found is not None else ([], [None] * len(srcs), [], [None] * len(srcs))
+    no_host: list[str | None] = [None] * len(srcs)
+    no_span: list[tuple[int, int | None] | None] = [None] * len(srcs)
+    pairs, hosts, uncaptured, spans, whole = found if found is not None else ([], no_host, [], no_span, no_span)
+    if time_range is not None and senders == "sampled":
+        # Reading every packet (senders="all") tells it per capture as host_volumes does.
+        for k, note in _range_notes(whole, spans, time_range, (start, end)):
+            # Named as a read of every sender names each capture (`_every_sender`).
+            name = str(srcs[k]) if isinstance(srcs[k], (str, os.PathLike)) else f"capture {k + 1}"
+            warnings.warn(CaptureWarning(f"{name}: {note}", input=name), stacklevel=2)
     cut = [k for k, sp in enumerate(spans) if sp is not None and sp[1] is None]
     if cut:
         names = joined([str(k + 1) for k in cut])
@@ -153,6 +168,34 @@ def shared_packets(
         uncaptured = sorted(set(uncaptured) | (every - {h for h in hosts if h}), key=_address_order)
     filters_given = own_filters(hosts, each, uncaptured)
     return SharedPackets(frame, list(hosts), list(uncaptured), filters_given, list(spans), _stretch(spans))
+
+
+def _range_notes(
+    whole: list[tuple[int, int | None] | None],
+    spans: list[tuple[int, int | None] | None],
+    time_range: tuple[int | None, int | None],
+    bounds: tuple[Any, Any],
+) -> list[tuple[int, str]]:
+    """Per capture (its position), the note a scan of it would give of ``start``/``end``: the
+    samples count no packet, but each capture's first and last instant are known (``whole``,
+    whatever the range), and whether any instant of it is in the range (``spans``)."""
+    notes = []
+    for k, (span, kept) in enumerate(zip(whole, spans, strict=True)):
+        if span is None or span[1] is None:
+            continue  # no packet with a timestamp, or a stream whose end is unknown
+        first, last = span[0], span[1]
+        # As the accounting of a read of it: all outside the range, or none; counted as 2
+        # packets (or 1 at one instant), which the note says of its packets without a number.
+        timed = 1 if first == last else 2
+        acc = {
+            "packets_read": timed,
+            "skipped_no_timestamp": 0,
+            "skipped_outside_range": timed if kept is None else 0,
+            "ts_span": (first, last),
+        }
+        for note in _with_range_note([], acc, time_range, bounds, packets="its packets"):
+            notes.append((k, str(note)))
+    return notes
 
 
 def _stretch(spans: list[tuple[int, int | None] | None]) -> tuple[int, int | None] | None:
@@ -271,7 +314,7 @@ def _shared(
     )
     if found is None:
         return None
-    pairs, hosts, uncaptured, _spans = found
+    pairs, hosts, uncaptured, _spans, _whole = found
     told = [
         (again[a], again[b], shared, min(sampled_a, sampled_b))
         for a, b, _from, shared, sampled_a, sampled_b in pairs

@@ -407,19 +407,30 @@ def _count(text: str) -> int:
 CLI_INSTANT_FORMS = "ISO 8601 (2026-11-30T02:48:30.98Z, UTC unless a zone is given) or integer nanoseconds since 1970"
 
 
-def _instant(text: str) -> int:
-    """An ISO 8601 instant ('2026-11-30T02:48:30.98Z', UTC when no zone is given) or integer ns
-    since 1970 (as the training logs and burstcore's *_ns columns give them). A bad value is an
-    ArgumentTypeError saying what is wrong: no instant, out of int64 ns, or finer than the ns."""
+def _instant(text: str) -> int | str:
+    """An ISO 8601 instant ('2026-11-30T02:48:30.98Z', UTC when no zone is given), checked and
+    kept as written, or integer ns since 1970 (as the training logs and burstcore's *_ns columns
+    give them) as an int: the API tells a plain number far from the packets that was likely
+    meant in seconds, never a date. A bad value is an ArgumentTypeError saying what is wrong: no
+    instant, out of int64 ns, or finer than the ns."""
     from ._units import INSTANT_FORMS, parse_instant
 
     try:
         # isdecimal(), not isdigit(): int() refuses '²', a digit to isdigit().
-        return parse_instant(int(text) if text.strip().removeprefix("-").isdecimal() else text, name="instant")
+        value: int | str = int(text) if text.strip().removeprefix("-").isdecimal() else text
+        parse_instant(value, name="instant")
+        return value
     except ValueError as e:
         # argparse names the option already: "argument --end: '9999-12-31' is outside int64 ..."
         message = str(e).replace("instant=", "", 1).replace(f"; give {INSTANT_FORMS}", f": give {CLI_INSTANT_FORMS}")
         raise argparse.ArgumentTypeError(message) from None
+
+
+def _instant_ns(value: int | str | None) -> int | None:
+    """An instant as --start/--end took it (`_instant`), in ns since 1970 (for the JSON meta)."""
+    from ._units import parse_instant
+
+    return None if value is None else parse_instant(value, name="instant")
 
 
 def _horizon(text: str) -> str:
@@ -1604,8 +1615,8 @@ def _meta(args: argparse.Namespace, config: dict[str, Any], told: list[str], **e
     read = {
         "reorder_horizon_ns": _ns(args.reorder_horizon),
         "on_late": args.on_late,
-        "start_ns": args.start,
-        "end_ns": args.end,
+        "start_ns": _instant_ns(args.start),
+        "end_ns": _instant_ns(args.end),
         "filter": args.filter,
         "strict": args.strict,
     }
@@ -1980,7 +1991,12 @@ def cmd_shared(args: argparse.Namespace) -> int:
         "uncaptured": found.uncaptured,
         "filters": found.filters,
         "stretch_ns": found.stretch,
-        "config": {"filter": args.filter, "start_ns": args.start, "end_ns": args.end, "senders": senders},
+        "config": {
+            "filter": args.filter,
+            "start_ns": _instant_ns(args.start),
+            "end_ns": _instant_ns(args.end),
+            "senders": senders,
+        },
         "warnings": told,
     }
     tables = {"pairs": pairs, "captures": captures}
@@ -2294,10 +2310,15 @@ _OPTION_SPELLING = (
 )
 
 
+# A bound the range note names or suggests, as the API writes it (start=1367526033,
+# end='2013-05-02T20:20:40Z'): on the command line, the option and its value.
+_BOUND_RE = re.compile(r"\b(start|end)=(?:'([^']*)'|(-?\d+\b))")
+
+
 def _as_options(message: str) -> str:
     for api, option in _OPTION_SPELLING:
         message = message.replace(api, option)
-    return message
+    return _BOUND_RE.sub(lambda m: f"--{m[1]} {m[2] if m[2] is not None else m[3]}", message)
 
 
 def _told(message: str) -> str:

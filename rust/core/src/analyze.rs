@@ -19,7 +19,7 @@ use crate::engine::{
 };
 use crate::error::{Error, Limit, Result};
 use crate::pipeline::merge::{self, Renumber, Streams};
-use crate::pipeline::{Accounting, Progress};
+use crate::pipeline::{widened, Accounting, Progress};
 use crate::wire;
 use crate::{Filter, TimeRange};
 
@@ -71,6 +71,8 @@ struct Ordered<'r> {
     time_range: TimeRange,
     /// Packets outside `time_range`.
     outside: u64,
+    /// Earliest and latest timestamp read (offset applied), when there is a `time_range`.
+    ts_span: Option<(i64, i64)>,
     filter: Option<&'r Filter>,
     /// Packets `filter` left out.
     filtered: u64,
@@ -94,6 +96,7 @@ impl<'r> Ordered<'r> {
             shifted_out: 0,
             time_range: order.time_range,
             outside: 0,
+            ts_span: None,
             filter,
             filtered: 0,
         }
@@ -130,12 +133,13 @@ impl<'r> Ordered<'r> {
             // Outside the range (after the offset): left out before it is decoded or ordered,
             // as a scan leaves it out, so that it is never late nor reordered. A time the
             // offset takes out of i64 is counted as such once released.
-            if ts_ns
-                .checked_add(self.offset_ns)
-                .is_some_and(|t| !self.time_range.contains(t))
+            if let (false, Some(t)) = (self.time_range.is_all(), ts_ns.checked_add(self.offset_ns))
             {
-                self.outside += 1;
-                continue;
+                self.ts_span = widened(self.ts_span, Some((t, t)));
+                if !self.time_range.contains(t) {
+                    self.outside += 1;
+                    continue;
+                }
             }
             let arrival = Arrival {
                 ts_ns,
@@ -269,6 +273,7 @@ fn for_each_ordered(
         acc.out_of_range(s.reader);
         acc.skipped_timestamp_out_of_range += s.shifted_out;
         acc.skipped_outside_range += s.outside;
+        acc.ts_span = widened(acc.ts_span, s.ts_span);
         acc.skipped_filtered += s.filtered;
         let st = s.reorder.stats();
         acc.skipped_late += st.dropped_late;

@@ -68,6 +68,11 @@ pub struct Accounting {
     /// Packets that arrived with a timestamp earlier than one already seen (counted, reordered).
     pub reordered: u64,
     pub max_lateness_ns: i64,
+    /// The earliest and the latest timestamp of the packets read that have one (any offset
+    /// applied), when a time range was given (else `None`, not looked for): what a range that
+    /// kept none of the packets, or a bound far from them, is told against (a bound in seconds
+    /// taken for ns lands in 1970).
+    pub ts_span: Option<(i64, i64)>,
 }
 
 impl Accounting {
@@ -95,14 +100,30 @@ impl Accounting {
         self.skipped_no_timestamp -= n.min(self.skipped_no_timestamp);
     }
 
+    /// A packet read at `ts_ns`, in [`Accounting::ts_span`].
+    #[inline]
+    pub(crate) fn saw(&mut self, ts_ns: i64) {
+        self.ts_span = widened(self.ts_span, Some((ts_ns, ts_ns)));
+    }
+
     /// Add what another reader read and skipped.
     pub(crate) fn add(&mut self, other: &Accounting) {
+        self.ts_span = widened(self.ts_span, other.ts_span);
         self.packets_read += other.packets_read;
         self.skipped_no_timestamp += other.skipped_no_timestamp;
         self.skipped_no_size += other.skipped_no_size;
         self.skipped_timestamp_out_of_range += other.skipped_timestamp_out_of_range;
         self.skipped_outside_range += other.skipped_outside_range;
         self.skipped_filtered += other.skipped_filtered;
+    }
+}
+
+/// The span from the earliest to the latest of `a` and `b` (either may be `None`: nothing seen).
+#[inline]
+pub(crate) fn widened(a: Option<(i64, i64)>, b: Option<(i64, i64)>) -> Option<(i64, i64)> {
+    match (a, b) {
+        (Some((lo, hi)), Some((l, h))) => Some((lo.min(l), hi.max(h))),
+        (a, b) => a.or(b),
     }
 }
 
@@ -142,9 +163,11 @@ struct ArrivalSource<'r> {
 impl ArrivalSource<'_> {
     /// The next packet that reaches the engine, as `make` builds it from a packet read; the
     /// packets it skips are counted by reason.
+    /// With `ranged`, every timestamp read widens [`Accounting::ts_span`].
     #[inline]
     fn next_with<T>(
         &mut self,
+        ranged: bool,
         make: impl Fn(&crate::Packet<'_>) -> std::result::Result<T, Skip>,
     ) -> Result<Option<T>> {
         loop {
@@ -152,6 +175,9 @@ impl ArrivalSource<'_> {
                 return Ok(None);
             };
             self.captured.set(self.captured.get() + p.data.len() as u64);
+            if let (true, Some(t)) = (ranged, p.ts_ns) {
+                self.acc.saw(t);
+            }
             if let Some(a) = self.acc.read(make(&p)) {
                 return Ok(Some(a));
             }
@@ -161,9 +187,11 @@ impl ArrivalSource<'_> {
     fn next(&mut self) -> Result<Option<Arrival>> {
         let (decode, size, chosen) = (self.decode, self.size, self.chosen);
         if chosen.is_all() {
-            return self.next_with(|p| arrival(p, decode, size));
+            return self.next_with(false, |p| arrival(p, decode, size));
         }
-        self.next_with(|p| chosen_arrival(p, chosen, decode, size))
+        self.next_with(!chosen.range.is_all(), |p| {
+            chosen_arrival(p, chosen, decode, size)
+        })
     }
 
     /// [`ArrivalSource::next`] without headers: timestamp, size and interface.
@@ -174,9 +202,9 @@ impl ArrivalSource<'_> {
         // range, the loop of the plain scan as it was: no check per packet.
         debug_assert!(self.chosen.filter.is_none());
         if range.is_all() {
-            return self.next_with(|p| lean_arrival(p, size));
+            return self.next_with(false, |p| lean_arrival(p, size));
         }
-        self.next_with(|p| {
+        self.next_with(true, |p| {
             admit(p, range)?;
             lean_arrival(p, size)
         })

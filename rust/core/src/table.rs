@@ -6,7 +6,7 @@
 use crate::capture::CaptureReader;
 use crate::error::{Error, Result};
 use crate::huge_pages;
-use crate::pipeline::Progress;
+use crate::pipeline::{Accounting, Progress};
 use crate::wire::{self, Headers};
 use std::net::IpAddr;
 
@@ -288,6 +288,12 @@ pub struct PacketTable {
     pub payload_len: Nullable<u32>,
     pub tcp_flags: Nullable<u8>,
     pub tcp_seq: Nullable<u32>,
+    /// The packets read, counted (the rows) or left out by the [`Selection`] with their reason,
+    /// as a scan accounts for them: `skipped_outside_range`, `skipped_no_timestamp` (in no time
+    /// range; a timestamp outside int64 ns is counted here too, as the reader hands it out
+    /// without one) and `skipped_filtered`, with [`Accounting::ts_span`] when there is a range,
+    /// so that a range that kept none of the packets can be told.
+    pub read: Accounting,
 }
 
 impl PacketTable {
@@ -564,6 +570,16 @@ pub fn read_table_threads_where(
     )?])
 }
 
+/// What the tables of one read ([`read_table_threads_where`]) read and left out, together.
+pub fn read_of(tables: &[PacketTable]) -> Accounting {
+    let mut read = Accounting::default();
+    for t in tables {
+        read.add(&t.read);
+        read.counted += t.read.counted;
+    }
+    read
+}
+
 /// The columns asked for (all of them for `None`), or which name is not one.
 fn column_names(columns: Option<&[String]>) -> Result<Vec<String>> {
     match columns {
@@ -649,14 +665,24 @@ fn fill<S: Source>(
             };
             // As a scan admits packets: the time range before the headers are decoded, and a
             // packet without a timestamp is in no range.
-            if ranged && !p.ts_ns.is_some_and(|ts| select.range.contains(ts)) {
-                left_out(&mut unreported, source, progress)?;
-                continue;
+            if ranged {
+                let Some(ts) = p.ts_ns else {
+                    t.read.skipped_no_timestamp += 1;
+                    left_out(&mut unreported, source, progress)?;
+                    continue;
+                };
+                t.read.saw(ts);
+                if !select.range.contains(ts) {
+                    t.read.skipped_outside_range += 1;
+                    left_out(&mut unreported, source, progress)?;
+                    continue;
+                }
             }
             if let Some(h) = heads.get_mut(rows.len()) {
                 wire::decode_into(h, p.linktype, p.data, p.wire_len);
                 if let Some(f) = filter {
                     if !f.matches(h, p.wire_len) {
+                        t.read.skipped_filtered += 1;
                         left_out(&mut unreported, source, progress)?;
                         continue;
                     }
@@ -691,6 +717,11 @@ fn fill<S: Source>(
         t.shrink();
     }
     t.finish();
+    t.read.counted = t.rows as u64;
+    t.read.packets_read = t.read.counted
+        + t.read.skipped_no_timestamp
+        + t.read.skipped_outside_range
+        + t.read.skipped_filtered;
     Ok(t)
 }
 

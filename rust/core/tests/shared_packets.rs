@@ -446,6 +446,9 @@ fn the_same_bytes_give_the_same_answer_as_a_file_or_a_stream() {
         },
     ] {
         let files_found = check_with(Mode::Files, &files, &[], &options);
+        // Each capture's span whatever the range: its span when there is none (what a range
+        // that misses a capture, or a bound far from it, is told against).
+        assert_eq!(files_found.whole_spans, from_files.spans);
         assert!(files_found
             .spans
             .iter()

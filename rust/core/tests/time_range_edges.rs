@@ -60,3 +60,101 @@ fn the_range_holds_its_start_and_not_its_end() {
     assert_eq!(scan_range(range(None, Some(1000))), (1, 3, 100, 100));
     assert_eq!(scan_range(range(Some(3000), None)), (1, 3, 800, 800));
 }
+
+/// Frames at 3000, 0, 2000 and 1000 ns, in that file order.
+fn shuffled() -> Vec<u8> {
+    let mut w = PcapWriter::new(
+        Vec::new(),
+        PcapOptions {
+            snaplen: 65535,
+            ..Default::default()
+        },
+    )
+    .expect("writer");
+    for t in [3000, 0, 2000, 1000] {
+        w.write_packet(t, 100, &[0u8; 60]).expect("frame");
+    }
+    w.finish().expect("capture")
+}
+
+fn reader_of(data: Vec<u8>) -> CaptureReader {
+    let len = data.len() as u64;
+    let input = burstcore::input::from_reader(Box::new(std::io::Cursor::new(data)), Some(len))
+        .expect("input");
+    CaptureReader::new(input, ReadOptions::default()).expect("reader")
+}
+
+/// The earliest and latest timestamp read, which a range that kept none of the packets (or one
+/// far from them) is told against: whatever the range kept, in a scan, an analysis (with its
+/// offset) and a table read; not looked for without a range.
+#[test]
+fn every_read_with_a_range_gives_the_span_of_the_timestamps_read() {
+    let kept_one = TimeRange {
+        start_ns: Some(2500),
+        end_ns: None,
+    };
+    let none = TimeRange {
+        start_ns: None,
+        end_ns: Some(-5),
+    };
+    for (range, span) in [
+        (kept_one, Some((0, 3000))),
+        (none, Some((0, 3000))),
+        (TimeRange::ALL, None),
+    ] {
+        let config = ScanConfig {
+            windows_ns: vec![10_000],
+            time_range: range,
+            ..ScanConfig::default()
+        };
+        let mut readers = [reader_of(shuffled())];
+        let (_, acc) =
+            scan(&mut readers, config, SizeKind::Wire, &mut |_done| Ok(())).expect("scan");
+        assert_eq!(acc.ts_span, span, "scan of {range:?}");
+
+        let order = burstcore::analyze::OrderOptions {
+            time_range: range,
+            ..Default::default()
+        };
+        let mut readers = [reader_of(shuffled())];
+        let (acc, _) = burstcore::analyze::for_each(
+            &mut readers,
+            &[7],
+            order,
+            &mut |_| Ok(()),
+            &mut |_, _| Ok(()),
+        )
+        .expect("analysis");
+        // The offset moves every timestamp before the range sees it.
+        assert_eq!(
+            acc.ts_span,
+            span.map(|(a, b)| (a + 7, b + 7)),
+            "analysis of {range:?}"
+        );
+
+        let select = burstcore::table::Selection {
+            range,
+            filter: None,
+        };
+        let mut reader = reader_of(shuffled());
+        let t =
+            burstcore::table::read_table_where(&mut reader, None, None, select, &mut |_| Ok(()))
+                .expect("table");
+        assert_eq!(t.read.ts_span, span, "table of {range:?}");
+        let outside = if range == kept_one {
+            3
+        } else if range == none {
+            4
+        } else {
+            0
+        };
+        assert_eq!(
+            (
+                t.read.packets_read,
+                t.read.counted,
+                t.read.skipped_outside_range
+            ),
+            (4, 4 - outside, outside)
+        );
+    }
+}

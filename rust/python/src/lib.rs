@@ -177,11 +177,20 @@ fn open_all(
     Ok((readers, total))
 }
 
+/// What `read_table` hands to Python: the columns of each range read, the warnings, and the
+/// accounting.
+type Table<'py> = (
+    Vec<Vec<arrow::ArrowColumn>>,
+    Vec<errors::WarningOut>,
+    Bound<'py, PyDict>,
+);
+
 /// Read packets into columns, each handed over as an Arrow array (see `arrow`): each wanted
 /// column once, in the order first asked for. With `threads` > 1 a plain file may be read in
 /// byte ranges side by side: then there is one list of columns per range, whose rows, taken in
 /// order, are those of the sequential read. `time_range` and `filter` choose the packets as a
-/// scan does.
+/// scan does; the accounting (third) says how many packets each left out, and the span of the
+/// timestamps read when there is a time range.
 #[pyfunction]
 #[pyo3(signature = (source, columns=None, strict=false, progress=None, mmap=None, threads=1, filter=None, time_range=None))]
 #[allow(clippy::too_many_arguments)]
@@ -195,7 +204,7 @@ fn read_table<'py>(
     threads: usize,
     filter: Option<String>,
     time_range: Span,
-) -> PyResult<(Vec<Vec<arrow::ArrowColumn>>, Vec<errors::WarningOut>)> {
+) -> PyResult<Table<'py>> {
     guard(py, || {
         let filter = parse_filter(filter.as_deref())?;
         let (mut readers, total) =
@@ -220,11 +229,12 @@ fn read_table<'py>(
         let tables = res.map_err(|e| ctl.take(e))?;
         ctl.finish(py)?;
         let warnings = warnings_of(std::slice::from_ref(&reader));
+        let read = table::read_of(&tables);
         let chunks = tables
             .into_iter()
             .map(|t| table_columns(py, t))
             .collect::<PyResult<Vec<_>>>()?;
-        Ok((chunks, warnings))
+        Ok((chunks, warnings, accounting(py, &read)?))
     })
 }
 
@@ -596,6 +606,7 @@ pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bou
     a.set_item("skipped_late", acc.skipped_late)?;
     a.set_item("reordered", acc.reordered)?;
     a.set_item("max_lateness_ns", acc.max_lateness_ns)?;
+    a.set_item("ts_span", acc.ts_span)?;
     Ok(a)
 }
 
@@ -834,11 +845,13 @@ fn locate_late_among(
 }
 
 /// What `shared_packets` hands to Python: pairs, hosts, senders that are no capture's host,
-/// and each capture's first and last instant (the last `None` for a stream).
+/// and each capture's first and last instant in the time range, then whatever the range (the
+/// last `None` for a stream whose end is unknown).
 type SharedFound = (
     Vec<(usize, usize, i64, usize, usize, usize)>,
     Vec<Option<String>>,
     Vec<String>,
+    Vec<Option<(i64, Option<i64>)>>,
     Vec<Option<(i64, Option<i64>)>>,
 );
 
@@ -899,12 +912,14 @@ fn shared_packets<'py>(
             .map(|h| h.map(|h| h.to_string()))
             .collect();
         let uncaptured = found.uncaptured.iter().map(|h| h.to_string()).collect();
-        let spans = found
-            .spans
-            .iter()
-            .map(|s| s.map(|(first, last)| (first, (last != i64::MAX).then_some(last))))
-            .collect();
-        Ok(Some((pairs, hosts, uncaptured, spans)))
+        let known = |spans: &[Option<(i64, i64)>]| {
+            spans
+                .iter()
+                .map(|s| s.map(|(first, last)| (first, (last != i64::MAX).then_some(last))))
+                .collect()
+        };
+        let (spans, whole_spans) = (known(&found.spans), known(&found.whole_spans));
+        Ok(Some((pairs, hosts, uncaptured, spans, whole_spans)))
     })
 }
 

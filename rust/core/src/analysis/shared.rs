@@ -122,6 +122,10 @@ pub struct SharedPackets {
     /// stream not read to its end: past [`SharedOptions::max_packets`], or compressed without
     /// [`SharedOptions::read_through`]), `None` when nothing is in range.
     pub spans: Vec<Option<(i64, i64)>>,
+    /// Per capture, its first and last instant whatever the time range (found as `spans` are,
+    /// the last `i64::MAX` where unknown), `None` when it has no packet with a timestamp: what a
+    /// range that holds none of its packets, or a bound far from them, is told against.
+    pub whole_spans: Vec<Option<(i64, i64)>>,
 }
 
 /// Sample `readers` (positioned at their first packet) and report the pairs that share packets.
@@ -160,6 +164,7 @@ pub fn shared_packets(
         );
     }
     let spans: Vec<Option<(i64, i64)>> = captures.iter().map(|c| c.span).collect();
+    let whole_spans: Vec<Option<(i64, i64)>> = captures.iter().map(|c| c.whole).collect();
     let anchors = anchors(&spans);
     let mut samples = Vec::with_capacity(captures.len());
     let mut seen = Vec::with_capacity(captures.len());
@@ -201,6 +206,7 @@ pub fn shared_packets(
         uncaptured,
         anchors,
         spans,
+        whole_spans,
     })
 }
 
@@ -428,6 +434,8 @@ struct Capture<'r> {
     /// First and last instant in the time range (the last `i64::MAX` for a stream not read to
     /// its end); `None` when nothing is in range.
     span: Option<(i64, i64)>,
+    /// `span` whatever the time range.
+    whole: Option<(i64, i64)>,
     how: How<'r>,
 }
 
@@ -465,11 +473,13 @@ impl<'r> Capture<'r> {
             .flatten()
         {
             if let Some((first, last)) = plan.time_span()? {
+                let whole = Some((first, last));
                 let first = range.start_ns.map_or(first, |s| first.max(s));
                 let last = range.end_ns.map_or(last, |e| last.min(e.saturating_sub(1)));
                 return Ok(Capture {
                     filter,
                     span: (first <= last).then_some((first, last)),
+                    whole,
                     how: How::Seek(plan),
                 });
             }
@@ -494,6 +504,7 @@ impl<'r> Capture<'r> {
         Ok(Capture {
             filter,
             span: start.map(|s| (s, i64::MAX)),
+            whole: first.as_ref().map(|f| (f.t, i64::MAX)),
             how: How::Stream {
                 reader,
                 first,
@@ -549,6 +560,7 @@ impl<'r> Capture<'r> {
             taking.take(p.offset, p.ts_ns, || sample(&p, filter));
         }
         let len = reader.data_len().unwrap_or_else(|| reader.position());
+        let mut whole_span = self.whole;
         let span = if whole {
             let from = len.saturating_sub(TAIL).max(data_start);
             let last = taking
@@ -556,6 +568,9 @@ impl<'r> Capture<'r> {
                 .iter()
                 .find(|&&(offset, _)| offset >= from)
                 .map(|&(_, t)| t);
+            if let Some(l) = last {
+                whole_span = Some((pending.t, l));
+            }
             let range = options.time_range;
             last.map(|l| range.end_ns.map_or(l, |e| l.min(e.saturating_sub(1))))
                 .map_or(Some((start, i64::MAX)), |last| {
@@ -592,6 +607,7 @@ impl<'r> Capture<'r> {
         Ok(Capture {
             filter: self.filter,
             span,
+            whole: whole_span,
             how: How::Read(StreamRead {
                 at: Some(taking.at),
                 probes,
