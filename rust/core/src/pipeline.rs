@@ -1036,9 +1036,24 @@ mod tests {
     /// those of the captures before it, in a scan on one thread or two and in the analyses.
     /// Before, the second capture's interface took the number the first capture's late one
     /// would get, and moved up in mid-read: one group held two interfaces' packets.
+    /// A reader of each capture in `files`, as a scan of several opens them.
+    fn readers_of(files: &[Vec<u8>]) -> Vec<crate::capture::CaptureReader> {
+        files
+            .iter()
+            .map(|b| {
+                let input = crate::input::from_reader(
+                    Box::new(std::io::Cursor::new(b.clone())),
+                    Some(b.len() as u64),
+                )
+                .unwrap();
+                crate::capture::CaptureReader::new(input, Default::default()).unwrap()
+            })
+            .collect()
+    }
+
     #[test]
     fn an_interface_declared_late_keeps_its_number_among_several_captures() {
-        use crate::capture::{ByteOrder, CaptureReader, ReadOptions, TsResolution};
+        use crate::capture::{ByteOrder, TsResolution};
         use crate::engine::{By, GroupKey, ScanConfig};
         use crate::writer::PcapNgWriter;
         const MS: i64 = 1_000_000;
@@ -1057,19 +1072,7 @@ mod tests {
             file(&[&[1, 30, 60], &[90, 95]]),
             file(&[&[2, 40, 70, 80, 100, 110, 120]]),
         ];
-        let readers = || -> Vec<CaptureReader> {
-            files
-                .iter()
-                .map(|b| {
-                    let input = crate::input::from_reader(
-                        Box::new(std::io::Cursor::new(b.clone())),
-                        Some(b.len() as u64),
-                    )
-                    .unwrap();
-                    CaptureReader::new(input, ReadOptions::default()).unwrap()
-                })
-                .collect()
-        };
+        let readers = || readers_of(&files);
         // From the files as written: the first's two sections, then the second.
         let want = [(0u32, 3u64), (1, 2), (2, 7)];
         for horizon in [0, 10 * MS] {
@@ -1135,14 +1138,11 @@ mod tests {
     /// within the horizon).
     #[test]
     fn the_late_packet_among_several_captures_is_in_the_capture_that_holds_it() {
-        use crate::capture::{ByteOrder, CaptureReader, ReadOptions};
         use crate::writer::{PcapOptions, PcapWriter};
         let file = |times: &[i64]| {
             let options = PcapOptions {
-                byte_order: ByteOrder::Little,
-                nanos: true,
-                linktype: 1,
                 snaplen: 65535,
+                ..Default::default()
             };
             let mut w = PcapWriter::new(Vec::new(), options).unwrap();
             for &t in times {
@@ -1151,19 +1151,7 @@ mod tests {
             w.finish().unwrap()
         };
         let files = [file(&[10, 20, 15, 40, 50]), file(&[5, 30, 60, 25, 70])];
-        let readers = || -> Vec<CaptureReader> {
-            files
-                .iter()
-                .map(|b| {
-                    let input = crate::input::from_reader(
-                        Box::new(std::io::Cursor::new(b.clone())),
-                        Some(b.len() as u64),
-                    )
-                    .unwrap();
-                    CaptureReader::new(input, ReadOptions::default()).unwrap()
-                })
-                .collect()
-        };
+        let readers = || readers_of(&files);
         let all = crate::TimeRange::default();
         let found = |horizon: i64| {
             super::late_packet_among(

@@ -729,7 +729,6 @@ fn locate_late(
     let found = if rewound {
         source::open(py, source).ok().map(|input| {
             let options = read_options(strict, mmap, 1, 1);
-            let mut last = Instant::now();
             py.detach(|| {
                 let mut reader = CaptureReader::new(input, options)?;
                 pipeline::late_packet_offset(
@@ -738,16 +737,7 @@ fn locate_late(
                     horizon_ns,
                     range,
                     filter,
-                    &mut |_| {
-                        if last.elapsed() < TICK {
-                            return Ok(());
-                        }
-                        last = Instant::now();
-                        Python::attach(|py| py.check_signals()).map_err(|err| {
-                            stop = Some(err);
-                            Error::new(ErrorKind::Interrupted, "interrupted")
-                        })
-                    },
+                    &mut signals_only(&mut stop),
                 )
             })
         })
@@ -769,6 +759,24 @@ fn locate_late(
         e.offset = Some(offset);
     }
     Ok(e)
+}
+
+/// The progress of a second look at the input after a failed read: no callback (the caller's
+/// progress ended with the failure), only Ctrl-C, every [`TICK`]; its exception lands in `stop`.
+fn signals_only(
+    stop: &mut Option<PyErr>,
+) -> impl FnMut(u64) -> burstcore::error::Result<()> + Send + '_ {
+    let mut last = Instant::now();
+    move |_| {
+        if last.elapsed() < TICK {
+            return Ok(());
+        }
+        last = Instant::now();
+        Python::attach(|py| py.check_signals()).map_err(|err| {
+            *stop = Some(err);
+            Error::new(ErrorKind::Interrupted, "interrupted")
+        })
+    }
 }
 
 /// A path of a regular file (not '-', not a pipe) or bytes: a source read again from its start.
@@ -809,7 +817,6 @@ fn locate_late_among(
     let n = inputs.len();
     let options = read_options(strict, mmap, n, 1);
     let mut stop: Option<PyErr> = None;
-    let mut last = Instant::now();
     let found = py.detach(|| -> burstcore::error::Result<Option<(String, u64)>> {
         let mut readers = inputs
             .into_iter()
@@ -821,16 +828,7 @@ fn locate_late_among(
             horizon_ns,
             range,
             filters,
-            &mut |_| {
-                if last.elapsed() < TICK {
-                    return Ok(());
-                }
-                last = Instant::now();
-                Python::attach(|py| py.check_signals()).map_err(|err| {
-                    stop = Some(err);
-                    Error::new(ErrorKind::Interrupted, "interrupted")
-                })
-            },
+            &mut signals_only(&mut stop),
         )?;
         Ok(at.map(|(k, offset)| (readers[k].label(k, n), offset)))
     });
