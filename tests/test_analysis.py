@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import burstcore
 from tests import oracles
+from tests.test_cli import run_cli
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BASE = 1_700_000_000_000_000_000
@@ -567,7 +568,7 @@ def test_iterations_of_a_pulse_train_are_its_pulses(period_ms, burst, payload, n
     assert (it.iterations["bytes"] == burst * len(frame)).all()
 
 
-def test_iterations_say_when_they_analysed_coarser_bins_than_asked():
+def test_iterations_say_when_they_analysed_coarser_bins_than_asked(tmp_path):
     """Past 65,536 bins the series is pooled for the autocorrelation. A stray packet 100 s before
     a 20 ms pulse train makes 104,000 bins of 1 ms, so 2 ms ones are analysed: bin_ns said 1 ms
     while every instant was on the 2 ms grid, and nothing told (an hour before, a 45 ms period
@@ -592,6 +593,15 @@ def test_iterations_say_when_they_analysed_coarser_bins_than_asked():
         else:
             assert not said
         assert it.period_ns == 20_000_000
+        if stray:
+            # The command line says it in its options' words.
+            cap = tmp_path / "stray.pcap"
+            cap.write_bytes(w.getvalue())
+            p = run_cli("iterations", cap, "--bin", "1ms")
+            err = p.stderr.decode()
+            assert p.returncode == 0, err
+            assert "give the training's stretch with --start/--end (or a --filter) to analyse it at 1ms" in err, err
+            assert "bin_ns" not in err and "start=" not in err, err
         # Each pulse starts its iteration, in the bin of the width analysed that holds it.
         want = [origin + (t - origin) // width * width for t in pulses]
         assert it.iterations["start_ns"].to_list() == want

@@ -456,7 +456,7 @@ def test_info_json_and_text(cap: Path) -> None:
     p = run_cli("info", cap, "-", stdin=cap.read_bytes())
     assert p.returncode == 0, p.stderr
     text = p.stdout.decode()
-    assert text.count(f"Packets:             {len(frames)}") == 2 and "== -" in text
+    assert text.count(f"Packets:             {len(frames):,}") == 2 and "== -" in text
 
 
 def test_shared_capture_scan_equals_api(tmp_path: Path) -> None:

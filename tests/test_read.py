@@ -157,7 +157,7 @@ def test_info_agrees_with_capinfos(rel):
         assert inf.min_ns == epoch_ns(ci["first"])
         assert inf.max_ns == epoch_ns(ci["last"])
     text = str(inf)
-    assert f"Packets:             {inf.packets}" in text
+    assert f"Packets:             {inf.packets:,}" in text
 
 
 def test_info_reports_drops_out_of_order_and_offload():

@@ -129,7 +129,7 @@ def test_one_of_a_thing_is_no_things(tmp_path: Path) -> None:
     code, out, err = _run("info", cap)
     assert code == 0, err
     assert "\nOut of order:        1 packet (largest step back 1us)\n" in out
-    assert "\nOver link MTU:       1 frame (max 9000 B)  <- TSO/GRO offload?" in out
+    assert "\nOver link MTU:       1 frame (max 9,000 B)  <- TSO/GRO offload?" in out
     code, out, err = _run("scan", "-q", "--windows", "1ms", "--rates", "1Gbps", cap)
     assert code == 0, err
     assert re.search(
@@ -561,3 +561,22 @@ def test_interface_names_in_lost_packet_warnings_read_as_python_escapes_them(tmp
     # Not Rust's escapes ("\u{1b}"): the same as every other name in burstcore's text.
     assert 'interface 0 "eth\\x1b[31m0\\n": isb_ifdrop 2' in text, text
     _clean(text)
+
+
+def test_info_counts_read_with_separators_and_an_empty_capture_has_no_longest_frame(tmp_path: Path) -> None:
+    # 1,200 packets of 142 bytes, every third 1 µs earlier than the one before it.
+    times = [k * 1_000 - (1_500 if k % 3 == 2 else 0) for k in range(1_200)]
+    cap = tmp_path / "many.pcapng"
+    cap.write_bytes(oracles.capture(times, [142] * 1_200, frames=[FRAME] * 1_200))
+    code, out, err = _run("info", cap)
+    assert code == 0, err
+    assert "\nPackets:             1,200\n" in out, out
+    assert "\nData (wire):         170,400 bytes (" in out, out
+    assert "\nOut of order:        400 packets" in out, out
+    assert ", 1,200 packets\n" in out, out
+    empty = tmp_path / "empty.pcapng"
+    empty.write_bytes(oracles.capture([], [], frames=[]))
+    code, out, err = _run("info", empty)
+    assert code == 0, err
+    # No frame, so no longest one: not "(max 0 B)".
+    assert "\nOver link MTU:       0 frames\n" in out, out

@@ -438,37 +438,38 @@ class CaptureInfo:
                 f"resolution {i['resolution']}"
                 # if_tsoffset moves every time of the interface: say that it was added.
                 + (f", if_tsoffset {i['ts_offset_s']:+d} s (added)" if i.get("ts_offset_s") else "")
-                + f", {i['packets']} {plural(i['packets'], 'packet')}"
+                + f", {i['packets']:,} {plural(i['packets'], 'packet')}"
                 # The capture's own text: an ESC in it would drive the terminal it is printed to.
                 + (f", name {printable(i['name'])}" if i.get("name") else "")
-                + (f", dropped {i['if_drop']}" if i.get("if_drop") is not None else "")
-                + (f", dropped by the OS {i['os_drop']}" if i.get("os_drop") is not None else "")
+                + (f", dropped {i['if_drop']:,}" if i.get("if_drop") is not None else "")
+                + (f", dropped by the OS {i['os_drop']:,}" if i.get("os_drop") is not None else "")
             )
         lines += [
-            f"Packets:             {self.packets}",
-            f"Data (wire):         {self.wire_bytes} {plural(self.wire_bytes, 'byte')} "
+            f"Packets:             {self.packets:,}",
+            f"Data (wire):         {self.wire_bytes:,} {plural(self.wire_bytes, 'byte')} "
             f"({format_bytes(self.wire_bytes)})",
-            f"Data (captured):     {self.captured_bytes} {plural(self.captured_bytes, 'byte')}",
+            f"Data (captured):     {self.captured_bytes:,} {plural(self.captured_bytes, 'byte')}",
             f"First packet:        {ts(self.first_ns)}",
             f"Last packet:         {ts(self.last_ns)}",
             f"Duration:            {self.duration_text()}",
             f"Mean rate:           {self.mean_rate_text()}",
-            f"Out of order:        {self.out_of_order} {plural(self.out_of_order, 'packet')} (largest step back "
+            f"Out of order:        {self.out_of_order:,} {plural(self.out_of_order, 'packet')} (largest step back "
             f"{format_duration(self.max_step_back_ns) if self.max_step_back_ns else '0ns'})",
-            f"Over link MTU:       {self.over_mtu_frames} {plural(self.over_mtu_frames, 'frame')} "
-            f"(max {self.max_wire_len} B)"
+            f"Over link MTU:       {self.over_mtu_frames:,} {plural(self.over_mtu_frames, 'frame')}"
+            # The longest frame, where there is one (an empty capture has none, not one of 0 B).
+            + (f" (max {self.max_wire_len:,} B)" if self.packets else "")
             + ("  <- TSO/GRO offload? burst sizes will be distorted" if self.over_mtu_frames else ""),
-            f"Snapped (cap<wire):  {self.snapped} {plural(self.snapped, 'packet')}",
+            f"Snapped (cap<wire):  {self.snapped:,} {plural(self.snapped, 'packet')}",
         ]
         if self.packets_without_timestamp:
             # Out-of-range timestamps are counted among the packets without one.
             spb = self.packets_without_timestamp - self.timestamps_out_of_range
-            kinds = [f"{spb} in Simple Packet Blocks"] if spb else []
+            kinds = [f"{spb:,} in Simple Packet Blocks"] if spb else []
             if self.timestamps_out_of_range:
-                kinds.append(f"{self.timestamps_out_of_range} out of the int64 ns range")
-            lines.append(f"Without timestamp:   {self.packets_without_timestamp} ({', '.join(kinds)})")
+                kinds.append(f"{self.timestamps_out_of_range:,} out of the int64 ns range")
+            lines.append(f"Without timestamp:   {self.packets_without_timestamp:,} ({', '.join(kinds)})")
         if self.drops is not None:
-            lines.append(f"Dropped (ISB):       {self.drops}")
+            lines.append(f"Dropped (ISB):       {self.drops:,}")
         unknown = self.blocks.get("unknown", 0)
         if unknown:
             # Skipped as the pcapng spec asks; a damaged block type reads as one, and its packet

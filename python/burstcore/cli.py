@@ -2300,6 +2300,8 @@ _OPTION_SPELLING = (
     ("strict=True", "--strict"),
     ("a coarser bin= or a stretch with start=/end=", "a coarser --bin or a stretch with --start/--end"),
     ("a coarser bin or a stretch (start=/end=)", "a coarser --bins or a stretch (--start/--end)"),
+    ("with start=/end= (or a filter=)", "with --start/--end (or a --filter)"),
+    (" (bin_ns):", ":"),
     ("or with mmap=False", "or with --no-mmap"),
     ("start/end [", "--start/--end ["),
     (
