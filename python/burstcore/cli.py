@@ -2304,6 +2304,7 @@ _OPTION_SPELLING = (
     (" (bin_ns):", ":"),
     ("or with mmap=False", "or with --no-mmap"),
     ("start/end [", "--start/--end ["),
+    ("outside start/end", "outside --start/--end"),
     (
         "for seconds give a datetime, an ISO 8601 string or an int of ns (seconds * 10**9)",
         "for seconds give ISO 8601 (2026-11-30T02:48:30.98Z) or ns (the seconds followed by nine 0s)",
@@ -2315,11 +2316,15 @@ _OPTION_SPELLING = (
 # A bound the range note names or suggests, as the API writes it (start=1367526033,
 # end='2013-05-02T20:20:40Z'): on the command line, the option and its value.
 _BOUND_RE = re.compile(r"\b(start|end)=(?:'([^']*)'|(-?\d+\b))")
+# A range whose start is not before its end, as the API names its bounds: "start (2026-…Z) is not
+# before end (2026-…Z): the range [start, end) would be empty".
+_EMPTY_RANGE_RE = re.compile(r"^start (\([^)]*\)) is not before end (\([^)]*\)): the range \[start, end\)")
 
 
 def _as_options(message: str) -> str:
     for api, option in _OPTION_SPELLING:
         message = message.replace(api, option)
+    message = _EMPTY_RANGE_RE.sub(r"--start \1 is not before --end \2: the range [--start, --end)", message)
     return _BOUND_RE.sub(lambda m: f"--{m[1]} {m[2] if m[2] is not None else m[3]}", message)
 
 
