@@ -4,6 +4,8 @@ output alike), and the JSON outputs of every command shaped alike."""
 
 from __future__ import annotations
 
+import json
+import struct
 from pathlib import Path
 
 import pytest
@@ -38,3 +40,46 @@ def test_superpose_tells_a_capture_left_empty_by_the_options(cap: Path) -> None:
     assert p.returncode == 0, p.stderr
     err = p.stderr.decode()
     assert "capture 1 gave the merge no packet" in err and "outside --start/--end" in err, err
+
+
+def _stderr_warnings(p: object) -> list[str]:
+    lines = p.stderr.decode().splitlines()  # type: ignore[attr-defined]
+    return [line.split(": warning: ", 1)[1] for line in lines if ": warning: " in line]
+
+
+@pytest.mark.parametrize("command", ["scan", "bursts", "superpose", "shared"])
+def test_json_warnings_are_worded_as_on_stderr(cap: Path, command: str) -> None:
+    # A bound in seconds where ns are read: stderr said "--start 1700000000 is ns since 1970 ...
+    # give --start 2023-11-14T22:13:20Z", the JSON's "warnings" the API's "start=1700000000 ...
+    # give start='2023-11-14T22:13:20Z'".
+    files = [cap, cap] if command in ("superpose", "shared") else [cap]
+    p = run_cli(command, *files, "--start", "1700000000", "-q", "-o", "-")
+    assert p.returncode == 0, p.stderr
+    told = json.loads(p.stdout)["warnings"]
+    assert told and all("start=" not in w for w in told), told
+    assert told == _stderr_warnings(p)
+
+
+def test_scan_each_json_warnings_name_their_file(cap: Path, tmp_path: Path) -> None:
+    # Scanned one by one, a file's warning on stderr starts with its name; the JSON's did not say
+    # which of the files it was about.
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(b"\xd4\xc3\xb2\xa1")  # a pcap cut off inside its file header
+    p = run_cli("scan", cap, cut, "--each", "-q", "-o", "-")
+    assert p.returncode == 0, p.stderr
+    told = json.loads(p.stdout)["warnings"]
+    assert len(told) == 1 and told[0].startswith(f"{cut}: capture ends inside"), told
+    assert told == _stderr_warnings(p)
+
+
+def test_info_json_errors_are_worded_as_on_stderr(cap: Path, tmp_path: Path) -> None:
+    # A record longer than the reader's limit: stderr left out the core's advice to Rust callers
+    # ("a Rust caller can raise ReadOptions::limits.max_block_len"), info --json kept it.
+    huge = tmp_path / "huge.pcap"
+    header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    huge.write_bytes(header + struct.pack("<IIII", 1, 0, 0x7FFFFFFF, 60))
+    p = run_cli("info", huge, cap, "--json", "-q")
+    assert p.returncode == cli.EXIT_CAPTURE, p.stderr
+    error = json.loads(p.stdout)[0]["error"]
+    assert "larger than the limit" in error and "ReadOptions" not in error, error
+    assert p.stderr.decode() == f"burstcore info: error: {error}\n"

@@ -1430,7 +1430,9 @@ def cmd_info(args: argparse.Namespace) -> int:
             print(f"burstcore info: error: {_told(message)}", file=sys.stderr)
             infos.append((f, message))
     if args.json:
-        doc = [{"file": f, "error": i} if isinstance(i, str) else {"file": f, **i.to_dict()} for f, i in infos]
+        doc = [
+            {"file": f, "error": _as_options(i)} if isinstance(i, str) else {"file": f, **i.to_dict()} for f, i in infos
+        ]
         print(json.dumps(doc, default=str, allow_nan=False))
     else:
         for k, (f, i) in enumerate(infos):
@@ -1453,7 +1455,8 @@ def _named_warnings(name: str | None) -> Iterator[None]:
 @contextlib.contextmanager
 def _recorded_warnings(name: str | None = None) -> Iterator[list[str]]:
     """The warnings raised inside, told when it ends (naming `name` if given), and listed in the
-    list it gives (filled then) for a JSON output's meta."""
+    list it gives (filled then) for a JSON output's meta, in the words stderr gives them (the
+    options' spelling: --start 1700000000, not start=1700000000)."""
     caught: list[warnings.WarningMessage] = []
     told: list[str] = []
     try:
@@ -1463,7 +1466,7 @@ def _recorded_warnings(name: str | None = None) -> Iterator[list[str]]:
     finally:
         # Outside the recording: told again, each once.
         for w in caught:
-            told.append(str(w.message))
+            told.append(_as_options(str(w.message)))
             warnings.warn_explicit(f"{name}: {w.message}" if name else w.message, w.category, w.filename, w.lineno)
 
 
@@ -1496,7 +1499,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
         # --each: one config per scan, in the order of "files" (a file given twice, through two
         # filters, is scanned twice).
         "config": results[0][1].config if not args.each else [r.config for _, r in results],
-        "warnings": [w for _, r in results for w in r.warnings],
+        # As stderr words them: in the options' spelling, and each naming its file when the
+        # files were scanned one by one (a merged scan's warnings name theirs already).
+        "warnings": [
+            _as_options(f"{f}: {w}" if args.each and len(args.files) > 1 else w) for f, r in results for w in r.warnings
+        ],
     }
     return _emit(fmt, tables, meta, args, show)
 
