@@ -12,7 +12,7 @@ import pytest
 
 from burstcore import cli
 from tests.test_cli import run_cli, write_capture
-from tests.test_cli_analyses import one_line_error
+from tests.test_cli_analyses import ok, one_line_error
 
 
 @pytest.fixture
@@ -83,3 +83,27 @@ def test_info_json_errors_are_worded_as_on_stderr(cap: Path, tmp_path: Path) -> 
     error = json.loads(p.stdout)[0]["error"]
     assert "larger than the limit" in error and "ReadOptions" not in error, error
     assert p.stderr.decode() == f"burstcore info: error: {error}\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["scan"],
+        ["scan", "--each"],
+        ["flows"],
+        ["matrix"],
+        ["iterations"],
+        ["bursts"],
+        ["sizes"],
+        ["gaps"],
+        ["superpose", "SECOND"],
+        ["shared", "SECOND"],
+    ],
+)
+def test_every_json_output_says_what_made_it(cap: Path, argv: list[str]) -> None:
+    # The analyses' and shared's JSON named their command; scan's alone did not, so a folder of
+    # outputs could not be told apart by it.
+    files = [cap, cap] if "SECOND" in argv else [cap]
+    doc = json.loads(ok(run_cli(argv[0], *files, *[a for a in argv[1:] if a != "SECOND"], "-q", "-o", "-")).stdout)
+    meta = {k: doc[k] for k in ("burstcore", "command", "files", "config", "warnings")}
+    assert meta["command"] == argv[0] and meta["files"] == [str(f) for f in files], meta

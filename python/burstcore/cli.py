@@ -1494,6 +1494,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     tables = _with_file(results) if args.each else _tables(results[0][1])
     meta = {
         "burstcore": burstcore.__version__,
+        "command": args.command,
         "files": list(args.files),
         "merged": not args.each,
         # --each: one config per scan, in the order of "files" (a file given twice, through two
