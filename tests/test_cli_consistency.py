@@ -5,7 +5,10 @@ output alike), and the JSON outputs of every command shaped alike."""
 from __future__ import annotations
 
 import json
+import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,3 +110,69 @@ def test_every_json_output_says_what_made_it(cap: Path, argv: list[str]) -> None
     doc = json.loads(ok(run_cli(argv[0], *files, *[a for a in argv[1:] if a != "SECOND"], "-q", "-o", "-")).stdout)
     meta = {k: doc[k] for k in ("burstcore", "command", "files", "config", "warnings")}
     assert meta["command"] == argv[0] and meta["files"] == [str(f) for f in files], meta
+
+
+def _buffered_env() -> dict[str, str]:
+    """The environment of a shell: stdout block-buffered into a pipe or a file (the test runner
+    may set PYTHONUNBUFFERED, under which every print() writes at once)."""
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    return env
+
+
+TERMINAL_COMMANDS = [
+    ["info"],
+    ["info", "--json"],
+    ["scan"],
+    ["flows"],
+    ["matrix"],
+    ["iterations"],
+    ["bursts"],
+    ["sizes"],
+    ["gaps"],
+    ["superpose", "SECOND"],
+    ["shared", "SECOND"],
+]
+
+
+def _argv(cap: Path, argv: list[str]) -> list[str]:
+    files = [cap, cap] if "SECOND" in argv else [cap]
+    return [sys.executable, "-m", "burstcore", argv[0], *map(str, files), *[a for a in argv[1:] if a != "SECOND"], "-q"]
+
+
+@pytest.mark.parametrize("argv", TERMINAL_COMMANDS, ids=" ".join)
+def test_terminal_tables_into_a_pipe_whose_reader_left_exit_141(cap: Path, argv: list[str]) -> None:
+    # `burstcore matrix t.pcap | head -1`, the tables smaller than stdout's buffer: they were
+    # written at exit, where Python said "Exception ignored ... BrokenPipeError" and exited 120.
+    read, write = os.pipe()
+    os.close(read)  # the reader has left before the command writes
+    try:
+        p = subprocess.run(_argv(cap, argv), stdout=write, stderr=subprocess.PIPE, env=_buffered_env(), timeout=120)
+    finally:
+        os.close(write)
+    assert (p.returncode, p.stderr) == (cli.EXIT_PIPE, b"")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [*TERMINAL_COMMANDS, ["bursts", "-o", "-"]], ids=" ".join)
+def test_a_full_disk_under_stdout_exits_4(cap: Path, argv: list[str]) -> None:
+    # info's tables to a full disk said "cannot read the capture t.pcapng: No space left on
+    # device" (exit 1: the input's fault); every command's small tables failed at exit (120).
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run(_argv(cap, argv), stdout=full, stderr=subprocess.PIPE, env=_buffered_env(), timeout=120)
+    assert p.returncode == cli.EXIT_OUTPUT, p.stderr
+    assert p.stderr.decode() == f"burstcore {argv[0]}: error: cannot write 'stdout': No space left on device\n"
+
+
+def test_info_with_stdout_closed_gives_advice_it_can_take(cap: Path) -> None:
+    # info has no -o; it was told "give -o FILE".
+    p = subprocess.run(
+        _argv(cap, ["info"]),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        close_fds=True,
+        preexec_fn=lambda: os.close(1),
+        timeout=120,
+    )
+    err = one_line_error(p, cli.EXIT_OUTPUT)
+    assert "standard output is closed" in err and "-o" not in err and "> FILE" in err, err

@@ -958,12 +958,12 @@ def _check_inputs(files: Sequence[str]) -> None:
             check_path(f)
 
 
-def _check_output(path: str | None, inputs: Sequence[str] = ()) -> None:
+def _check_output(path: str | None, inputs: Sequence[str] = (), closed: str = "give -o FILE") -> None:
     """Fail before a long scan, not after it, when the output cannot be written, or would
-    overwrite one of the captures read."""
+    overwrite one of the captures read; `closed` says what to do when stdout is closed."""
     if path in (None, "-"):
         if sys.stdout is None:
-            raise _OutputError("standard output is closed: give -o FILE")
+            raise _OutputError(f"standard output is closed: {closed}")
         return
     assert path is not None
     if os.path.exists(path) and any(f != "-" and os.path.samefile(f, path) for f in inputs):
@@ -1014,7 +1014,18 @@ def _writing(path: str) -> Iterator[None]:
     except BrokenPipeError:
         raise
     except OSError as e:
+        if path == "stdout":
+            # What stays in its buffer would fail again at exit ("Exception ignored", exit 120).
+            _silence_stdout()
         raise _OutputError(f"cannot write {path!r}: {e.strerror or e}") from e
+
+
+def _silence_stdout() -> None:
+    """Standard output pointed at /dev/null: after a failed write (a reader gone, a full disk),
+    Python's own flush at exit finds nothing to fail on."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _label(f: str) -> str:
@@ -1270,6 +1281,8 @@ def _to_terminal(output: str | None, show: Callable[[], None]) -> None:
             out = stack.enter_context(_replacing(target))
             stack.enter_context(contextlib.redirect_stdout(out))
         show()
+        if target is None:
+            _flush_stdout()
 
 
 def _write_machine(fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, Any], args: argparse.Namespace) -> None:
@@ -1407,7 +1420,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     import burstcore
 
     several = len(args.files) > 1
-    _check_output(None)
+    _check_output(None, closed="info writes only there, so redirect it (> FILE)")
     # Every file, or (several) only the rules for stdin: a missing file is then one result.
     _check_inputs(args.files if not several else [f for f in args.files if f == "-"])
     # Each file on its own, as capinfos: one that cannot be read (or is missing) is reported (on
@@ -1429,17 +1442,29 @@ def cmd_info(args: argparse.Namespace) -> int:
             worst = max(worst, code)
             print(f"burstcore info: error: {_told(message)}", file=sys.stderr)
             infos.append((f, message))
-    if args.json:
-        doc = [
-            {"file": f, "error": _as_options(i)} if isinstance(i, str) else {"file": f, **i.to_dict()} for f, i in infos
-        ]
-        print(json.dumps(doc, default=str, allow_nan=False))
-    else:
-        for k, (f, i) in enumerate(infos):
-            if several:
-                print(("\n" if k else "") + f"== {printable(_shown(f))}")
-            print(f"error: {_told(i)}" if isinstance(i, str) else i)
+    # A failed write is the output's (exit 4, or 141 for a reader gone), not the capture's.
+    with _writing("stdout"):
+        if args.json:
+            doc = [
+                {"file": f, "error": _as_options(i)} if isinstance(i, str) else {"file": f, **i.to_dict()}
+                for f, i in infos
+            ]
+            print(json.dumps(doc, default=str, allow_nan=False))
+        else:
+            for k, (f, i) in enumerate(infos):
+                if several:
+                    print(("\n" if k else "") + f"== {printable(_shown(f))}")
+                print(f"error: {_told(i)}" if isinstance(i, str) else i)
+        _flush_stdout()
     return worst
+
+
+def _flush_stdout() -> None:
+    """What print() left in stdout's buffer, written now: at exit, Python tells a write that
+    fails (a reader gone, a full disk) as "Exception ignored ... BrokenPipeError" and exits 120,
+    where the command would exit 141 or 4 (`main`). Only a block-buffered stdout (a pipe or a
+    file, without PYTHONUNBUFFERED) holds anything by then."""
+    sys.stdout.flush()
 
 
 @contextlib.contextmanager
@@ -2274,9 +2299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. '| head'); stop quietly, without a second error at exit.
-        with contextlib.suppress(OSError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         return EXIT_PIPE
     except Exception as e:
         code, message = _classify(e)
