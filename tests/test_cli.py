@@ -472,7 +472,7 @@ def test_shared_capture_scan_equals_api(tmp_path: Path) -> None:
     # Ground truth from the capture's README: 36,932 packets.
     assert doc["summary"][0]["packets_read"] == 36_932
     p = run_cli("info", path)
-    assert p.returncode == 0 and b"36932" in p.stdout
+    assert p.returncode == 0 and b"Packets:             36,932\n" in p.stdout
 
 
 # ---------------------------------------------------------------- errors and exit codes
