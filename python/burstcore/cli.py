@@ -958,12 +958,12 @@ def _check_inputs(files: Sequence[str]) -> None:
             check_path(f)
 
 
-def _check_output(path: str | None, inputs: Sequence[str] = ()) -> None:
+def _check_output(path: str | None, inputs: Sequence[str] = (), closed: str = "give -o FILE") -> None:
     """Fail before a long scan, not after it, when the output cannot be written, or would
-    overwrite one of the captures read."""
+    overwrite one of the captures read; `closed` says what to do when stdout is closed."""
     if path in (None, "-"):
         if sys.stdout is None:
-            raise _OutputError("standard output is closed: give -o FILE")
+            raise _OutputError(f"standard output is closed: {closed}")
         return
     assert path is not None
     if os.path.exists(path) and any(f != "-" and os.path.samefile(f, path) for f in inputs):
@@ -1014,7 +1014,18 @@ def _writing(path: str) -> Iterator[None]:
     except BrokenPipeError:
         raise
     except OSError as e:
+        if path == "stdout":
+            # What stays in its buffer would fail again at exit ("Exception ignored", exit 120).
+            _silence_stdout()
         raise _OutputError(f"cannot write {path!r}: {e.strerror or e}") from e
+
+
+def _silence_stdout() -> None:
+    """Standard output pointed at /dev/null: after a failed write (a reader gone, a full disk),
+    Python's own flush at exit finds nothing to fail on."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _label(f: str) -> str:
@@ -1270,6 +1281,8 @@ def _to_terminal(output: str | None, show: Callable[[], None]) -> None:
             out = stack.enter_context(_replacing(target))
             stack.enter_context(contextlib.redirect_stdout(out))
         show()
+        if target is None:
+            _flush_stdout()
 
 
 def _write_machine(fmt: str, tables: dict[str, pl.DataFrame], meta: dict[str, Any], args: argparse.Namespace) -> None:
@@ -1407,7 +1420,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     import burstcore
 
     several = len(args.files) > 1
-    _check_output(None)
+    _check_output(None, closed="info writes only there, so redirect it (> FILE)")
     # Every file, or (several) only the rules for stdin: a missing file is then one result.
     _check_inputs(args.files if not several else [f for f in args.files if f == "-"])
     # Each file on its own, as capinfos: one that cannot be read (or is missing) is reported (on
@@ -1429,15 +1442,29 @@ def cmd_info(args: argparse.Namespace) -> int:
             worst = max(worst, code)
             print(f"burstcore info: error: {_told(message)}", file=sys.stderr)
             infos.append((f, message))
-    if args.json:
-        doc = [{"file": f, "error": i} if isinstance(i, str) else {"file": f, **i.to_dict()} for f, i in infos]
-        print(json.dumps(doc, default=str, allow_nan=False))
-    else:
-        for k, (f, i) in enumerate(infos):
-            if several:
-                print(("\n" if k else "") + f"== {printable(_shown(f))}")
-            print(f"error: {_told(i)}" if isinstance(i, str) else i)
+    # A failed write is the output's (exit 4, or 141 for a reader gone), not the capture's.
+    with _writing("stdout"):
+        if args.json:
+            doc = [
+                {"file": f, "error": _as_options(i)} if isinstance(i, str) else {"file": f, **i.to_dict()}
+                for f, i in infos
+            ]
+            print(json.dumps(doc, default=str, allow_nan=False))
+        else:
+            for k, (f, i) in enumerate(infos):
+                if several:
+                    print(("\n" if k else "") + f"== {printable(_shown(f))}")
+                print(f"error: {_told(i)}" if isinstance(i, str) else i)
+        _flush_stdout()
     return worst
+
+
+def _flush_stdout() -> None:
+    """What print() left in stdout's buffer, written now: at exit, Python tells a write that
+    fails (a reader gone, a full disk) as "Exception ignored ... BrokenPipeError" and exits 120,
+    where the command would exit 141 or 4 (`main`). Only a block-buffered stdout (a pipe or a
+    file, without PYTHONUNBUFFERED) holds anything by then."""
+    sys.stdout.flush()
 
 
 @contextlib.contextmanager
@@ -1453,7 +1480,8 @@ def _named_warnings(name: str | None) -> Iterator[None]:
 @contextlib.contextmanager
 def _recorded_warnings(name: str | None = None) -> Iterator[list[str]]:
     """The warnings raised inside, told when it ends (naming `name` if given), and listed in the
-    list it gives (filled then) for a JSON output's meta."""
+    list it gives (filled then) for a JSON output's meta, in the words stderr gives them (the
+    options' spelling: --start 1700000000, not start=1700000000)."""
     caught: list[warnings.WarningMessage] = []
     told: list[str] = []
     try:
@@ -1463,7 +1491,7 @@ def _recorded_warnings(name: str | None = None) -> Iterator[list[str]]:
     finally:
         # Outside the recording: told again, each once.
         for w in caught:
-            told.append(str(w.message))
+            told.append(_as_options(str(w.message)))
             warnings.warn_explicit(f"{name}: {w.message}" if name else w.message, w.category, w.filename, w.lineno)
 
 
@@ -1491,12 +1519,17 @@ def cmd_scan(args: argparse.Namespace) -> int:
     tables = _with_file(results) if args.each else _tables(results[0][1])
     meta = {
         "burstcore": burstcore.__version__,
+        "command": args.command,
         "files": list(args.files),
         "merged": not args.each,
         # --each: one config per scan, in the order of "files" (a file given twice, through two
         # filters, is scanned twice).
         "config": results[0][1].config if not args.each else [r.config for _, r in results],
-        "warnings": [w for _, r in results for w in r.warnings],
+        # As stderr words them: in the options' spelling, and each naming its file when the
+        # files were scanned one by one (a merged scan's warnings name theirs already).
+        "warnings": [
+            _as_options(f"{f}: {w}" if args.each and len(args.files) > 1 else w) for f, r in results for w in r.warnings
+        ],
     }
     return _emit(fmt, tables, meta, args, show)
 
@@ -2266,9 +2299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. '| head'); stop quietly, without a second error at exit.
-        with contextlib.suppress(OSError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         return EXIT_PIPE
     except Exception as e:
         code, message = _classify(e)
@@ -2304,6 +2335,7 @@ _OPTION_SPELLING = (
     (" (bin_ns):", ":"),
     ("or with mmap=False", "or with --no-mmap"),
     ("start/end [", "--start/--end ["),
+    ("outside start/end", "outside --start/--end"),
     (
         "for seconds give a datetime, an ISO 8601 string or an int of ns (seconds * 10**9)",
         "for seconds give ISO 8601 (2026-11-30T02:48:30.98Z) or ns (the seconds followed by nine 0s)",
@@ -2315,11 +2347,15 @@ _OPTION_SPELLING = (
 # A bound the range note names or suggests, as the API writes it (start=1367526033,
 # end='2013-05-02T20:20:40Z'): on the command line, the option and its value.
 _BOUND_RE = re.compile(r"\b(start|end)=(?:'([^']*)'|(-?\d+\b))")
+# A range whose start is not before its end, as the API names its bounds: "start (2026-…Z) is not
+# before end (2026-…Z): the range [start, end) would be empty".
+_EMPTY_RANGE_RE = re.compile(r"^start (\([^)]*\)) is not before end (\([^)]*\)): the range \[start, end\)")
 
 
 def _as_options(message: str) -> str:
     for api, option in _OPTION_SPELLING:
         message = message.replace(api, option)
+    message = _EMPTY_RANGE_RE.sub(r"--start \1 is not before --end \2: the range [--start, --end)", message)
     return _BOUND_RE.sub(lambda m: f"--{m[1]} {m[2] if m[2] is not None else m[3]}", message)
 
 
