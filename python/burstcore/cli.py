@@ -1501,13 +1501,14 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return _emit(fmt, tables, meta, args, show)
 
 
-def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[Any, Any]:
+def _scan_for_figures(args: argparse.Namespace, src: Any, label: str, path: str) -> tuple[Any, Any]:
     """(info or None, result) with the plot-friendly defaults: a fine rate grid, a bin width
-    matched to the span."""
+    matched to the span. `label` names the capture on the figure, `path` in errors (as every
+    command names the file it was reading)."""
     import burstcore
 
     kwargs = _scan_kwargs(args)
-    _reading_now(label)
+    _reading_now(path)
     cap = None
     if not isinstance(src, str) or src != "-":
         with _progress(f"{label} (info)", args.quiet) as bar, warnings.catch_warnings():
@@ -1555,7 +1556,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     for k, (f, src) in enumerate(zip(args.files, sources, strict=True)):
         # Each file is drawn on its own, through its own filter if each has one.
         own = argparse.Namespace(**{**vars(args), "filter": _filter_for(args, k)})
-        _, r = _scan_for_figures(own, src, _label(f))
+        _, r = _scan_for_figures(own, src, _label(f), f)
         it, note = _iterations(src, _label(f), not args.no_iterations, own)
         if note:
             _warn(note)
@@ -1585,7 +1586,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     _check_output(args.output, [args.file])
     label = _label(args.file)
     (src,) = _rereadable([args.file])
-    cap, result = _scan_for_figures(args, src, label)
+    cap, result = _scan_for_figures(args, src, label, args.file)
     iters, note = _iterations(src, label, not args.no_iterations, args)
     notes = [note] if note else []
     if note:
