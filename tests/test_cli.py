@@ -777,3 +777,23 @@ def test_a_damaged_file_is_named_by_its_path_whatever_the_command(tmp_path: Path
     assert p.returncode == cli.EXIT_CAPTURE
     err = _one_line_error(p)
     assert str(bad) in err and "not a pcap or pcapng" in err, err
+
+
+@pytest.mark.filterwarnings("ignore::burstcore.SharedPacketsWarning")
+def test_scan_of_several_captures_by_interface_says_which_capture_each_group_is_of(tmp_path: Path) -> None:
+    from tests.test_multi_file import captures_with_named_interfaces
+
+    files, _ = captures_with_named_interfaces(tmp_path)
+    paths = files[:3]
+    p = run_cli("scan", *paths, "--by", "interface", "-q")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    heading = "Interface groups of each capture"
+    assert out.count(heading) == 1
+    rows = [line.split() for line in out.split(heading)[1].split("\n\n")[0].splitlines()[2:]]
+    want = [("if0", paths[0], "0", "eth0"), ("if1", paths[0], "1", "eth1")]
+    want += [("if2", paths[1], "0", "-"), ("if3", paths[2], "0", "eth9")]
+    assert [tuple(r) for r in rows] == want
+    # One capture, or another grouping: no such table.
+    assert heading not in run_cli("scan", paths[0], "--by", "interface", "-q").stdout.decode()
+    assert heading not in run_cli("scan", *paths, "--by", "src", "-q").stdout.decode()

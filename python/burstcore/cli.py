@@ -1377,6 +1377,8 @@ def _print_result(title: str, result: Any, top: int) -> None:
         if by != "all":
             print(f"\nGroups by {by}: {n_all} (largest {len(groups)} shown; all of them with -o FILE)")
             print(text_table(groups_table(result, by, top)))
+        if by == "interface":
+            _print_interface_captures(result)
         for g in groups:
             name = "all traffic" if by == "all" else printable(f"{by} {g}")
             print(f"\nEnvelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — {name}")
@@ -1392,6 +1394,22 @@ def _print_result(title: str, result: Any, top: int) -> None:
         print("\nBinned throughput (the bins themselves: -o FILE --table series)")
         print(text_table(st))
     print()
+
+
+def _print_interface_captures(result: Any) -> None:
+    """Which capture each interface group is of, when several captures were scanned as one: their
+    labels (if0, if1, ...) run on from one capture to the next and name no file."""
+    from .report import text_table
+
+    ifs = result.interfaces
+    if ifs["capture"].n_unique() < 2:
+        return
+    print("\nInterface groups of each capture (a capture's interfaces follow those of the captures before it)")
+    rows = [
+        [group, printable(source), str(interface), printable(name) if name is not None else "-"]
+        for group, source, interface, name in ifs.select("group", "source", "interface", "name").iter_rows()
+    ]
+    print(text_table((["group", "capture", "interface", "name"], rows)))
 
 
 def _note(note: str | None, indent: str = "  ") -> None:
