@@ -761,3 +761,39 @@ def test_instants_in_any_zone_on_the_command_line(cap: Path, text: str, utc: tup
     expected = f"holds none of the {read:,} packets read" if left_out else None
     lines = p.stderr.decode().splitlines()
     assert (lines == []) if expected is None else (len(lines) == 1 and expected in lines[0]), p.stderr
+
+
+@pytest.mark.parametrize("cmd", ["scan", "info", "plot", "report"])
+def test_a_damaged_file_is_named_by_its_path_whatever_the_command(tmp_path: Path, cmd: str) -> None:
+    # plot and report named it by its base name alone, which says less than the path typed when
+    # files of one name sit in several directories (one capture per host).
+    if cmd in ("plot", "report"):
+        pytest.importorskip("matplotlib")
+    bad = tmp_path / "host1" / "bad.pcap"
+    bad.parent.mkdir()
+    bad.write_bytes(b"this is not a capture at all" * 10)
+    extra = {"plot": ["-o", tmp_path / "x.png"], "report": ["-o", tmp_path / "x.html"]}.get(cmd, [])
+    p = run_cli(cmd, bad, *extra)
+    assert p.returncode == cli.EXIT_CAPTURE
+    err = _one_line_error(p)
+    assert str(bad) in err and "not a pcap or pcapng" in err, err
+
+
+@pytest.mark.filterwarnings("ignore::burstcore.SharedPacketsWarning")
+def test_scan_of_several_captures_by_interface_says_which_capture_each_group_is_of(tmp_path: Path) -> None:
+    from tests.test_multi_file import captures_with_named_interfaces
+
+    files, _ = captures_with_named_interfaces(tmp_path)
+    paths = files[:3]
+    p = run_cli("scan", *paths, "--by", "interface", "-q")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    heading = "Interface groups of each capture"
+    assert out.count(heading) == 1
+    rows = [line.split() for line in out.split(heading)[1].split("\n\n")[0].splitlines()[2:]]
+    want = [("if0", paths[0], "0", "eth0"), ("if1", paths[0], "1", "eth1")]
+    want += [("if2", paths[1], "0", "-"), ("if3", paths[2], "0", "eth9")]
+    assert [tuple(r) for r in rows] == want
+    # One capture, or another grouping: no such table.
+    assert heading not in run_cli("scan", paths[0], "--by", "interface", "-q").stdout.decode()
+    assert heading not in run_cli("scan", *paths, "--by", "src", "-q").stdout.decode()

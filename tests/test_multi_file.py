@@ -343,3 +343,57 @@ def test_a_late_packet_among_several_captures_is_named_with_its_offset(tmp_path:
     assert cli.returncode == 1
     assert f"cannot read the capture {paths[k]}: " in cli.stderr, cli.stderr
     assert cli.stderr.rstrip().endswith(f"at byte offset {at}"), cli.stderr
+
+
+def captures_with_named_interfaces(d: Path) -> tuple[list[Any], dict[tuple[str, int], int]]:
+    """A pcapng with two named interfaces, a pcap, a pcapng of headers alone with one interface
+    and a pcapng given as bytes with an unnamed one and a named one it sends nothing on; and how
+    many packets each (capture as named, interface index) was written with."""
+    frame = eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, 100)
+    written: dict[tuple[str, int], int] = {}
+
+    def ng(times: list[tuple[int, int]], names: list[str | None]) -> bytes:
+        w = burstcore.CaptureWriter("pcapng")
+        w.section()
+        for name in names:
+            w.interface(resolution="1e-9", name=name)
+        for t, i in times:
+            w.epb(i, frame, ts_ns=BASE + t * MS)
+        return w.getvalue()
+
+    first = d / "host_a.pcapng"
+    first.write_bytes(ng([(1, 0), (2, 1), (3, 1), (50, 0), (51, 1)], ["eth0", "eth1"]))
+    written |= {(str(first), 0): 2, (str(first), 1): 3}
+    second = d / "host_b.pcap"
+    second.write_bytes(pcap([(BASE + t * MS, frame) for t in (4, 5, 6, 7)]))
+    written[(str(second), 0)] = 4
+    third = d / "idle.pcapng"
+    third.write_bytes(ng([], ["eth9"]))
+    fourth = ng([(8, 0), (60, 0)], [None, "lo"])
+    written[("input 4 of 4", 0)] = 2
+    return [str(first), str(second), str(third), fourth], written
+
+
+@pytest.mark.filterwarnings("ignore::burstcore.SharedPacketsWarning")
+def test_interface_groups_of_several_captures_say_which_capture_they_are_of(tmp_path: Path) -> None:
+    # The labels if0, if1, ... run on from one capture to the next: ScanResult.interfaces tells
+    # which capture (and which interface of it) each is, checked against what each file was
+    # written with, however many threads (the time chunks number them apart).
+    files, written = captures_with_named_interfaces(tmp_path)
+    for threads in (1, 2):
+        r = burstcore.scan(files, windows=["1ms"], rates=["1Gbps"], by="interface", threads=threads)
+        assert r.interfaces.rows() == [
+            ("if0", 0, files[0], 0, "eth0"),
+            ("if1", 0, files[0], 1, "eth1"),
+            ("if2", 1, files[1], 0, None),
+            ("if3", 2, files[2], 0, "eth9"),
+            ("if4", 3, "input 4 of 4", 0, None),
+            ("if5", 3, "input 4 of 4", 1, "lo"),
+        ]
+        counted = r.groups.join(r.interfaces, on="group").select("source", "interface", "packets").rows()
+        assert {(s, i): p for s, i, p in counted} == written
+    # One capture: its own interfaces; in-memory columns: none.
+    one = burstcore.scan(files[0], windows=["1ms"], rates=["1Gbps"], by="interface")
+    assert one.interfaces.select("group", "interface", "name").rows() == [("if0", 0, "eth0"), ("if1", 1, "eth1")]
+    cols = burstcore.scan({"timestamp": [BASE], "size": [100]}, windows=["1ms"], rates=["1Gbps"], by="interface")
+    assert cols.interfaces.height == 0 and cols.interfaces.columns == one.interfaces.columns

@@ -54,6 +54,12 @@ class ScanResult:
     - ``config``: the options the scan ran with, as plain values (``windows_ns``, ``rates_bps``,
       ``rates``: how the rates were chosen, ``bins_ns``, ``by``, ``size``, ...);
       ``warnings``: the text of each warning the scan issued.
+    - ``interfaces``: which capture each interface group (``by="interface"``, ``if0``, ``if1``,
+      ...) is of, one row per interface the captures declared: ``group``, ``capture`` (its place
+      among the captures given, from 0), ``source`` (its path, else ``input k of n``),
+      ``interface`` (its index within that capture) and ``name`` (pcapng ``if_name``, if any).
+      Of several captures, the interfaces of each follow all those of the captures before it.
+      Empty for in-memory columns.
     """
 
     envelope: pl.DataFrame
@@ -63,6 +69,7 @@ class ScanResult:
     summary: pl.DataFrame
     warnings: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
+    interfaces: pl.DataFrame = field(default_factory=lambda: _interfaces_frame(None))
 
     def ptm(self, window: Duration = "5ms", by: str = "all") -> pl.DataFrame:
         """PtM(τ) for one window, one row per group of the grouping ``by``. A window or a
@@ -636,7 +643,21 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
         }
     )
     groups = groups.select("by", "group", "packets", "bytes", "first", "last", "span_ns", "mean_rate_bps")
-    return ScanResult(env, bl, se, groups, summary, list(warns), cfg)
+    return ScanResult(env, bl, se, groups, summary, list(warns), cfg, _interfaces_frame(out.get("interfaces")))
+
+
+def _interfaces_frame(ifs: dict[str, Any] | None) -> pl.DataFrame:
+    """``ScanResult.interfaces`` from the core's columns (None: no capture, no interface)."""
+    ifs = ifs or {"number": [], "capture": [], "source": [], "interface": [], "name": []}
+    return pl.DataFrame(
+        {
+            "group": pl.Series([f"if{n}" for n in ifs["number"]], dtype=pl.String),
+            "capture": pl.Series(ifs["capture"], dtype=pl.UInt32),
+            "source": pl.Series(ifs["source"], dtype=pl.String),
+            "interface": pl.Series(ifs["interface"], dtype=pl.UInt32),
+            "name": pl.Series(ifs["name"], dtype=pl.String),
+        }
+    )
 
 
 def _or(instant: int | None, per_group: Any) -> Any:

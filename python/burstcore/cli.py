@@ -1390,6 +1390,8 @@ def _print_result(title: str, result: Any, top: int) -> None:
         if by != "all":
             print(f"\nGroups by {by}: {n_all} (largest {len(groups)} shown; all of them with -o FILE)")
             print(text_table(groups_table(result, by, top)))
+        if by == "interface":
+            _print_interface_captures(result)
         for g in groups:
             name = "all traffic" if by == "all" else printable(f"{by} {g}")
             print(f"\nEnvelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — {name}")
@@ -1405,6 +1407,22 @@ def _print_result(title: str, result: Any, top: int) -> None:
         print("\nBinned throughput (the bins themselves: -o FILE --table series)")
         print(text_table(st))
     print()
+
+
+def _print_interface_captures(result: Any) -> None:
+    """Which capture each interface group is of, when several captures were scanned as one: their
+    labels (if0, if1, ...) run on from one capture to the next and name no file."""
+    from .report import text_table
+
+    ifs = result.interfaces
+    if ifs["capture"].n_unique() < 2:
+        return
+    print("\nInterface groups of each capture (a capture's interfaces follow those of the captures before it)")
+    rows = [
+        [group, printable(source), str(interface), printable(name) if name is not None else "-"]
+        for group, source, interface, name in ifs.select("group", "source", "interface", "name").iter_rows()
+    ]
+    print(text_table((["group", "capture", "interface", "name"], rows)))
 
 
 def _note(note: str | None, indent: str = "  ") -> None:
@@ -1534,13 +1552,14 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return _emit(fmt, tables, meta, args, show)
 
 
-def _scan_for_figures(args: argparse.Namespace, src: Any, label: str) -> tuple[Any, Any]:
+def _scan_for_figures(args: argparse.Namespace, src: Any, label: str, path: str) -> tuple[Any, Any]:
     """(info or None, result) with the plot-friendly defaults: a fine rate grid, a bin width
-    matched to the span."""
+    matched to the span. `label` names the capture on the figure, `path` in errors (as every
+    command names the file it was reading)."""
     import burstcore
 
     kwargs = _scan_kwargs(args)
-    _reading_now(label)
+    _reading_now(path)
     cap = None
     if not isinstance(src, str) or src != "-":
         with _progress(f"{label} (info)", args.quiet) as bar, warnings.catch_warnings():
@@ -1588,7 +1607,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     for k, (f, src) in enumerate(zip(args.files, sources, strict=True)):
         # Each file is drawn on its own, through its own filter if each has one.
         own = argparse.Namespace(**{**vars(args), "filter": _filter_for(args, k)})
-        _, r = _scan_for_figures(own, src, _label(f))
+        _, r = _scan_for_figures(own, src, _label(f), f)
         it, note = _iterations(src, _label(f), not args.no_iterations, own)
         if note:
             _warn(note)
@@ -1618,7 +1637,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     _check_output(args.output, [args.file])
     label = _label(args.file)
     (src,) = _rereadable([args.file])
-    cap, result = _scan_for_figures(args, src, label)
+    cap, result = _scan_for_figures(args, src, label, args.file)
     iters, note = _iterations(src, label, not args.no_iterations, args)
     notes = [note] if note else []
     if note:

@@ -14,7 +14,7 @@
 //! reproduces every error and warning exactly.
 
 use crate::capture::split::{ChunkEnd, ChunkReader, SplitPlan};
-use crate::capture::{CaptureReader, Interface};
+use crate::capture::{CaptureReader, Interface, ReadOptions};
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, NotMergeable, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
@@ -174,6 +174,10 @@ pub fn scan(
 type Interfaces = Vec<Vec<Interface>>;
 
 /// [`scan`], with each file's interfaces as its chunks left them.
+///
+/// A file that holds no packet takes no part in the chunks: it has nothing to cut or merge,
+/// and no time span to order or cut the others by (it made every file be scanned another way).
+/// Only its interfaces count, in the numbers of those of the files after it.
 fn in_chunks(
     readers: &[CaptureReader],
     config: &ScanConfig,
@@ -186,6 +190,10 @@ fn in_chunks(
         return Ok(None);
     }
     let mut plans = Vec::with_capacity(readers.len());
+    // Per file: `None` if it is cut (its plan in `plans`), else its interfaces, read to its end.
+    let mut empty: Vec<Option<Vec<Interface>>> = Vec::with_capacity(readers.len());
+    let mut declared = Vec::with_capacity(readers.len());
+    let mut empty_bytes = 0;
     for r in readers {
         let Some(path) = r.plain_path() else {
             return Ok(None);
@@ -194,27 +202,78 @@ fn in_chunks(
             return Ok(None);
         }
         match SplitPlan::new(path, r.options()) {
-            Ok(Some(plan)) => plans.push(plan),
-            _ => return Ok(None),
+            Ok(Some(plan)) => {
+                // Every interface is declared before the first packet (a chunk that meets a
+                // later declaration refuses), so the file's count is known from its plan.
+                declared.push(plan.interfaces());
+                plans.push(plan);
+                empty.push(None);
+            }
+            _ => match without_packets(path, r.options()) {
+                Some((interfaces, bytes)) => {
+                    declared.push(interfaces.len());
+                    empty.push(Some(interfaces));
+                    empty_bytes += bytes;
+                }
+                None => return Ok(None),
+            },
         }
     }
-    // Interfaces of later files are numbered after those of earlier ones, as in the sequential
-    // merge.
-    // Every interface is declared before the first packet (a chunk that meets a later
-    // declaration refuses), so each file's count is known from its plan.
-    let mut bases = Vec::with_capacity(plans.len());
-    let mut base = 0u32;
-    for plan in &plans {
-        bases.push(base);
-        base = base.saturating_add(plan.interfaces() as u32);
+    if plans.is_empty() {
+        return Ok(None);
     }
+    // Interfaces of later files are numbered after those of earlier ones, as in the sequential
+    // merge, empty files' included.
+    let bases: Vec<u32> = crate::pipeline::interface_bases(declared)
+        .into_iter()
+        .zip(&empty)
+        .filter(|(_, e)| e.is_none())
+        .map(|(b, _)| b)
+        .collect();
+    let Some((done, cut)) = cut_files(&plans, &bases, config, size, decode, threads, progress)?
+    else {
+        return Ok(None);
+    };
+    if empty_bytes > 0 {
+        progress(plans.iter().map(|p| p.file_len()).sum::<u64>() + empty_bytes)?;
+    }
+    // Each file's interfaces, in the files' order.
+    let mut cut = cut.into_iter();
+    let interfaces = empty
+        .into_iter()
+        .map(|e| e.or_else(|| cut.next()).unwrap_or_default())
+        .collect();
+    Ok(Some((done, interfaces)))
+}
+
+/// The interfaces of the capture at `path` and its length, when it holds no packet and reads to
+/// its end without a warning (as a sequential read leaves them: the statistics of its ISBs
+/// included); `None` otherwise.
+fn without_packets(path: &std::path::Path, options: ReadOptions) -> Option<(Vec<Interface>, u64)> {
+    let input = crate::input::open_path(path).ok()?;
+    let mut reader = CaptureReader::new(input, options).ok()?;
+    let none = matches!(reader.next_packet(), Ok(None));
+    (none && reader.warnings().is_empty())
+        .then(|| (reader.interfaces().to_vec(), reader.consumed()))
+}
+
+/// [`in_chunks`] of the files that hold packets, `bases` numbering their interfaces.
+fn cut_files(
+    plans: &[SplitPlan],
+    bases: &[u32],
+    config: &ScanConfig,
+    size: SizeKind,
+    decode: bool,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Option<((ScanOutput, Accounting), Interfaces)>> {
     let total: u64 = plans.iter().map(|p| p.file_len()).sum();
     let cut = plan_for(total, threads, MIN_CHUNK_BYTES);
     // Files that overlap in time are cut at common instants instead of one after another: find
     // out from their ends.
     if plans.len() > 1 {
         let mut spans = Vec::with_capacity(plans.len());
-        for plan in &plans {
+        for plan in plans {
             match plan.time_span() {
                 Ok(Some(span)) => spans.push(span),
                 _ => return Ok(None),
@@ -222,7 +281,7 @@ fn in_chunks(
         }
         spans.sort_unstable();
         if spans.windows(2).any(|w| w[0].1 > w[1].0) {
-            return overlap::scan(&plans, &bases, config, size, decode, cut, progress);
+            return overlap::scan(plans, bases, config, size, decode, cut, progress);
         }
     }
     if cut.workers < 2 || (plans.len() == 1 && cut.chunks < 2) {
@@ -230,7 +289,7 @@ fn in_chunks(
         return Ok(None);
     }
     let threads = cut.workers;
-    let jobs = jobs(&plans, cut.chunks);
+    let jobs = jobs(plans, cut.chunks);
     let results = crate::pool::run(
         jobs.len(),
         threads,

@@ -9,7 +9,7 @@ use crate::wire::{self, Headers};
 use std::cell::Cell;
 
 pub(crate) mod merge;
-pub use merge::Renumber;
+pub use merge::{interface_bases, Renumber};
 
 /// What counts as a packet's size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -792,3 +792,69 @@ fn the_drops_a_capture_records_are_told_alike_however_it_is_read() {
         assert_eq!(stats(&reader), stats(&seq), "rows, {threads} threads");
     }
 }
+
+#[test]
+fn a_capture_without_packets_takes_no_part_in_the_time_chunks() {
+    // A capture of headers alone (an idle host's, or one cut short) among others: the scan is
+    // still cut into time chunks, its interfaces still numbered before those of the captures
+    // after it. It made the chunked scan give up for every file (the same result, on one
+    // stream). Files in time order and overlapping, the empty one first, between and last;
+    // pcapng with two named interfaces, and a pcap.
+    let dir = Scratch::new("chunked");
+    let mut rng = Rng(23);
+    let all = packets(&mut rng, 12_000, false);
+    let (a, b) = all.split_at(5000);
+    let pa = dir.join("full_a.pcapng");
+    let pb = dir.join("full_b.pcapng");
+    let pd = dir.join("full_d.pcap");
+    write(&pa, a, true, 0);
+    write(&pb, b, true, 0);
+    write(&pd, &all[2000..4000], false, 0);
+    let empty_ng = dir.join("empty.pcapng");
+    let w = pcapng(&[Some("eth0"), Some("eth1")], 0);
+    std::fs::write(&empty_ng, w.finish().expect("finish")).expect("write");
+    let empty_pcap = dir.join("empty.pcap");
+    write(&empty_pcap, &[], false, 0);
+    let lean = ScanConfig {
+        by: vec![By::All, By::Interface],
+        ..config(&[1_000, 1_000_000, 100_000_000], 0)
+    };
+    let mut cases = 0;
+    for empty in [&empty_ng, &empty_pcap] {
+        for others in [[&pa, &pb], [&pa, &pd]] {
+            for at in 0..3 {
+                let mut files = vec![others[0].as_path(), others[1].as_path()];
+                files.insert(at, empty.as_path());
+                let want = scan(&files, &lean, 1);
+                let ctx = format!("{files:?}");
+                let got = chunked(&files, &lean, 2).unwrap_or_else(|| panic!("not cut: {ctx}"));
+                assert_same(&got, &want, &ctx);
+                assert_same(&scan(&files, &lean, 2), &want, &ctx);
+                // What the readers report afterwards (interfaces and their statistics) too.
+                let interfaces = |threads| {
+                    let mut readers: Vec<CaptureReader> = files.iter().map(|p| open(p)).collect();
+                    let progress = &mut |_| Ok(());
+                    pipeline::scan_threads(
+                        &mut readers,
+                        lean.clone(),
+                        SizeKind::Wire,
+                        threads,
+                        progress,
+                    )
+                    .expect("scan");
+                    readers
+                        .iter()
+                        .map(|r| r.interfaces().to_vec())
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(interfaces(2), interfaces(1), "{ctx}");
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 12);
+    // Captures of no packet at all: nothing to cut, scanned the other way.
+    let files = [empty_ng.as_path(), empty_pcap.as_path()];
+    assert!(chunked(&files, &lean, 2).is_none());
+    assert_same(&scan(&files, &lean, 2), &scan(&files, &lean, 1), "empty");
+}

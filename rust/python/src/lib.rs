@@ -669,8 +669,36 @@ fn scan<'py>(
             }
         })?;
         ctl.finish(py)?;
-        Ok((output_to_py(py, out, acc)?, warnings_of(&readers)))
+        let d = output_to_py(py, out, acc)?;
+        d.set_item("interfaces", interfaces_of(py, &readers)?)?;
+        Ok((d, warnings_of(&readers)))
     })
+}
+
+/// Every interface the captures declared, as columns: the number its group is reported under
+/// (`if{number}`, [`pipeline::interface_bases`]), its capture (from 0) and how errors name that
+/// capture (its path, else its place among them), its index within the capture and its name.
+/// Read once the scan is done, when each reader holds all the interfaces its capture declared.
+fn interfaces_of<'py>(py: Python<'py>, readers: &[CaptureReader]) -> PyResult<Bound<'py, PyDict>> {
+    let bases = pipeline::interface_bases(readers.iter().map(|r| r.interfaces().len()));
+    let (mut number, mut capture, mut source, mut index, mut name) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (k, (r, &base)) in readers.iter().zip(&bases).enumerate() {
+        for (i, inf) in r.interfaces().iter().enumerate() {
+            number.push(base.saturating_add(i as u32));
+            capture.push(k as u32);
+            source.push(r.label(k, readers.len()));
+            index.push(i as u32);
+            name.push(inf.name.clone());
+        }
+    }
+    let d = PyDict::new(py);
+    d.set_item("number", number)?;
+    d.set_item("capture", capture)?;
+    d.set_item("source", source)?;
+    d.set_item("interface", index)?;
+    d.set_item("name", name)?;
+    Ok(d)
 }
 
 /// A late packet's error, `e`, given the offset of the packet (see

@@ -175,12 +175,7 @@ impl Interfaces {
     /// What each number [`Interfaces::id`] gave is reported as, given how many interfaces each
     /// capture declared in all.
     pub(crate) fn numbers(&self, declared: &[usize]) -> Renumber {
-        let mut bases = Vec::with_capacity(declared.len());
-        let mut base = 0u32;
-        for &n in declared {
-            bases.push(base);
-            base = base.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
-        }
+        let bases = interface_bases(declared.iter().copied());
         Renumber(
             self.met
                 .iter()
@@ -188,6 +183,22 @@ impl Interfaces {
                 .collect(),
         )
     }
+}
+
+/// Where each capture's interfaces start among those of several captures scanned as one, given
+/// how many interfaces each declared: interface `i` of capture `k` is reported as number
+/// `bases[k] + i` (its group `if{bases[k] + i}`). The one rule of the numbers reported, for the
+/// scans that number them and for what tells which capture an interface group is of.
+pub fn interface_bases(declared: impl IntoIterator<Item = usize>) -> Vec<u32> {
+    let mut base = 0u32;
+    declared
+        .into_iter()
+        .map(|n| {
+            let this = base;
+            base = base.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+            this
+        })
+        .collect()
 }
 
 /// From the numbers [`Interfaces::id`] gave to those reported ([`Interfaces::numbers`]).
