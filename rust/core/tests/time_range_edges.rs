@@ -8,21 +8,22 @@ use burstcore::pipeline::{scan, SizeKind};
 use burstcore::writer::{PcapOptions, PcapWriter};
 use burstcore::TimeRange;
 
-/// Frames of 100, 200, 400, 800 bytes at 0, 1000, 2000, 3000 ns.
-fn capture() -> Vec<u8> {
-    let mut w = PcapWriter::new(
-        Vec::new(),
-        PcapOptions {
-            snaplen: 65535,
-            ..Default::default()
-        },
-    )
-    .expect("writer");
-    for k in 0..4u32 {
-        w.write_packet(i64::from(k) * 1000, 100 << k, &[0u8; 60])
-            .expect("frame");
+/// A pcap of 60-byte frames, each `(ns, wire length)`, in the order given.
+fn pcap_of(frames: impl IntoIterator<Item = (i64, u32)>) -> Vec<u8> {
+    let options = PcapOptions {
+        snaplen: 65535,
+        ..Default::default()
+    };
+    let mut w = PcapWriter::new(Vec::new(), options).expect("writer");
+    for (t, wire) in frames {
+        w.write_packet(t, wire, &[0u8; 60]).expect("frame");
     }
     w.finish().expect("capture")
+}
+
+/// Frames of 100, 200, 400, 800 bytes at 0, 1000, 2000, 3000 ns.
+fn capture() -> Vec<u8> {
+    pcap_of((0..4u32).map(|k| (i64::from(k) * 1000, 100 << k)))
 }
 
 /// (packets counted, skipped outside the range, bytes, E(10 µs)).
@@ -63,18 +64,7 @@ fn the_range_holds_its_start_and_not_its_end() {
 
 /// Frames at 3000, 0, 2000 and 1000 ns, in that file order.
 fn shuffled() -> Vec<u8> {
-    let mut w = PcapWriter::new(
-        Vec::new(),
-        PcapOptions {
-            snaplen: 65535,
-            ..Default::default()
-        },
-    )
-    .expect("writer");
-    for t in [3000, 0, 2000, 1000] {
-        w.write_packet(t, 100, &[0u8; 60]).expect("frame");
-    }
-    w.finish().expect("capture")
+    pcap_of([3000, 0, 2000, 1000].map(|t| (t, 100)))
 }
 
 fn reader_of(data: Vec<u8>) -> CaptureReader {
