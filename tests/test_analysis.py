@@ -628,6 +628,39 @@ def test_errors_say_what_to_do(tmp_path):
         burstcore.sizes(data, by="host")
 
 
+def test_a_bin_too_coarse_for_the_periods_searched_is_refused(tmp_path):
+    """A bin that leaves no lag between min_period and max_period searched nothing, and said
+    only that no period was found. The core searches lags of max(min_period/bin, 2) to
+    max_period/bin whole bins, and needs two or more between them: with max_period 500 ms and
+    min_period 5 ms, bins up to 125 ms (4 of them) leave one."""
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=1458)
+    w = burstcore.CaptureWriter("pcap", nanos=True, linktype=1)
+    for k in range(40):
+        w.packet(BASE + k * 100_000_000, frame)
+    data = w.getvalue()
+    it = burstcore.iterations(data, bin="125ms", max_period="500ms")
+    assert it.bin_ns == 125_000_000
+    with pytest.raises(ValueError) as e:
+        burstcore.iterations(data, bin="125000001ns", max_period="500ms")
+    assert str(e.value) == (
+        "bin 125.000001ms leaves no period to search between min_period (5ms) and max_period (500ms): periods are "
+        "searched in whole bins, from min_period (and 2 bins at least) to max_period, with 2 bins or more between "
+        "them; give a bin of 125ms or less, or a wider range"
+    )
+    # min_period 400 ms: 400/b and 500/b whole bins must differ by 2, so b = 500/7 ms at most.
+    with pytest.raises(ValueError, match=r"give a bin of 71\.428571ms or less"):
+        burstcore.iterations(data, bin="80ms", min_period="400ms", max_period="500ms")
+    burstcore.iterations(data, bin="71428571ns", min_period="400ms", max_period="500ms")
+    with pytest.raises(ValueError, match=r"give a wider range$"):
+        burstcore.iterations(data, bin="1ns", min_period="5ns", max_period="6ns")
+    cap = tmp_path / "pulses.pcap"
+    cap.write_bytes(data)
+    p = run_cli("iterations", cap, "--bin", "1s", "--max-period", "500ms")
+    err = p.stderr.decode()
+    assert p.returncode == 2, err
+    assert "between --min-period (5ms) and --max-period (500ms)" in err and "give a bin of 125ms or less" in err, err
+
+
 def test_out_of_order_packets_are_put_in_order_or_reported():
     ts = [BASE + 1000, BASE, BASE + 2000]
     data = oracles.capture(ts, [100, 200, 300])

@@ -625,6 +625,24 @@ class Iterations:
         return f"Iterations(period {p}, confidence {self.confidence:.3f}, {n} {plural(n, 'iteration')})"
 
 
+def _lags_to_search(bin_ns: int, lo: int, hi: int) -> bool:
+    """Whether bins of `bin_ns` leave a lag to search in [lo, hi], as the core counts them: from
+    max(lo / bin, 2) to hi / bin bins (whole ones), with more than one between them."""
+    return hi // bin_ns >= max(lo // bin_ns, 2) + 2
+
+
+def _coarsest_bin(lo: int, hi: int) -> int | None:
+    """The widest bin that leaves a lag to search in [lo, hi], or None if not even 1 ns does."""
+    if not _lags_to_search(1, lo, hi):
+        return None
+    # Whole-bin counts fall as the bin widens, their difference nearly so: bisect, then make sure.
+    ok, bad = 1, hi
+    while bad - ok > 1:
+        mid = (ok + bad) // 2
+        ok, bad = (mid, bad) if _lags_to_search(mid, lo, hi) else (ok, mid)
+    return ok
+
+
 def _unsure_period(out: dict[str, Any]) -> list[str]:
     """A warning when the autocorrelation's best period was set aside: over a few periods it sees
     the iteration repeat once or twice and the bursts inside a phase (a ring's steps) dozens of
@@ -694,6 +712,15 @@ def iterations(
     hi = parse_duration(max_period, name="max_period", scale=True)
     if hi <= lo:
         raise ValueError(f"max_period ({format_duration(hi)}) must exceed min_period ({format_duration(lo)})")
+    if not _lags_to_search(bin_ns, lo, hi):
+        # Else nothing is searched and "no period found" is all the caller would learn.
+        finer = _coarsest_bin(lo, hi)
+        raise ValueError(
+            f"bin {format_duration(bin_ns)} leaves no period to search between min_period "
+            f"({format_duration(lo)}) and max_period ({format_duration(hi)}): periods are searched in whole "
+            "bins, from min_period (and 2 bins at least) to max_period, with 2 bins or more between them; "
+            + (f"give a bin of {format_duration(finer)} or less, or a wider range" if finer else "give a wider range")
+        )
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     srcs = normalize_each(source)
     out, warns = _core.iterations(
