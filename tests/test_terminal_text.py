@@ -495,25 +495,31 @@ burstcore.info(cut)
 """
 
 
+def _lossy(path: Path, name: str, packets: int) -> Path:
+    """A pcapng of `packets` frames 1 µs apart on one interface named `name`, whose statistics
+    count 2 more it dropped: read, with the warning of packets lost that names the interface."""
+    import burstcore
+
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface(linktype=1, resolution="1e-9", name=name)
+    for i in range(packets):
+        w.epb(0, FRAME, ts_ns=10**18 + i * 1_000)
+    w.isb(0, ts_raw=10**18 + 10_000, if_recv=packets, if_drop=2)
+    path.write_bytes(w.getvalue())
+    return path
+
+
 def test_api_warnings_show_names_escaped_and_keep_them_as_given(tmp_path: Path) -> None:
     import subprocess
     import sys
-
-    import burstcore
 
     cut = _truncated(tmp_path / HOSTILE)
     # Other hosts' traffic: no packet shared with the cut capture, so no warning of that.
     far = oracles.eth_ipv4_udp("10.9.0.1", "10.9.0.2", 7, 8, payload=60)
     other = tmp_path / "ok.pcapng"
     other.write_bytes(oracles.capture([10**18, 10**18 + 1_000], [102, 102], frames=[far, far]))
-    lossy = tmp_path / "lossy.pcapng"
-    w = burstcore.CaptureWriter("pcapng")
-    w.section()
-    w.interface(linktype=1, resolution="1e-9", name="eth0")
-    for i in range(5):
-        w.epb(0, FRAME, ts_ns=10**18 + i * 1_000)
-    w.isb(0, ts_raw=10**18 + 10_000, if_recv=5, if_drop=2)
-    lossy.write_bytes(w.getvalue())
+    lossy = _lossy(tmp_path / "lossy.pcapng", "eth0", 5)
     p = subprocess.run(
         [sys.executable, "-c", _SHOW, str(cut), str(other), str(lossy)], capture_output=True, check=False
     )
@@ -547,14 +553,7 @@ def test_api_errors_show_names_escaped_and_keep_them_as_given(tmp_path: Path) ->
 def test_interface_names_in_lost_packet_warnings_read_as_python_escapes_them(tmp_path: Path) -> None:
     import burstcore
 
-    lossy = tmp_path / "lossy.pcapng"
-    w = burstcore.CaptureWriter("pcapng")
-    w.section()
-    w.interface(linktype=1, resolution="1e-9", name="eth\x1b[31m0\n")
-    for i in range(3):
-        w.epb(0, FRAME, ts_ns=10**18 + i * 1_000)
-    w.isb(0, ts_raw=10**18 + 10_000, if_recv=3, if_drop=2)
-    lossy.write_bytes(w.getvalue())
+    lossy = _lossy(tmp_path / "lossy.pcapng", "eth\x1b[31m0\n", 3)
     with pytest.warns(burstcore.CaptureWarning) as told:
         burstcore.scan(lossy, windows=["1ms"])
     text = " ".join(str(x.message) for x in told)
