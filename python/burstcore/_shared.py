@@ -137,7 +137,7 @@ def shared_packets(
         # Reading every packet (senders="all") tells it per capture as host_volumes does.
         for k, note in _range_notes(whole, spans, time_range, (start, end)):
             # Named as a read of every sender names each capture (`_every_sender`).
-            name = str(srcs[k]) if isinstance(srcs[k], (str, os.PathLike)) else f"capture {k + 1}"
+            name = _capture_name(srcs[k], k)
             warnings.warn(CaptureWarning(f"{name}: {note}", input=name), stacklevel=2)
     cut = [k for k, sp in enumerate(spans) if sp is not None and sp[1] is None]
     if cut:
@@ -168,6 +168,11 @@ def shared_packets(
         uncaptured = sorted(set(uncaptured) | (every - {h for h in hosts if h}), key=_address_order)
     filters_given = own_filters(hosts, each, uncaptured)
     return SharedPackets(frame, list(hosts), list(uncaptured), filters_given, list(spans), _stretch(spans))
+
+
+def _capture_name(source: Any, k: int) -> str:
+    """How shared_packets' warnings name the `k`-th capture (from 0): its path, else its place."""
+    return str(source) if isinstance(source, (str, os.PathLike)) else f"capture {k + 1}"
 
 
 def _range_notes(
@@ -228,7 +233,7 @@ def _every_sender(
         tick = None if progress is None else _offset_progress(progress, done, total)
         # Each capture is read on its own: what it warns or raises names it, as a read of all
         # of them at once would.
-        name = str(source) if isinstance(source, (str, os.PathLike)) else f"capture {k + 1}"
+        name = _capture_name(source, k)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
