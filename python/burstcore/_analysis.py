@@ -810,7 +810,10 @@ class SuperposeResult(ScanResult):
       coincide in the worst window; k: fully interleaved). E_k does not depend on the offsets
       (unless ``start``/``end`` cut into a capture: the range applies to the shifted times).
     - ``singles``: each capture's own aggregate E(τ) (source, window_ns, bytes, max_packets);
-    - ``offsets_ns``: the offset added to each capture's timestamps.
+    - ``offsets_ns``: the offset added to each capture's timestamps;
+    - ``interfaces``: which capture each interface group of the merge (``by="interface"``) is
+      of, as ``ScanResult.interfaces`` (the same file given twice has two captures, each with
+      its own groups).
     """
 
     multiplexing_gain: pl.DataFrame = field(default_factory=pl.DataFrame)
@@ -1007,6 +1010,7 @@ def superpose(
         base.summary,
         base.warnings,
         base.config,
+        base.interfaces,
         multiplexing_gain=gain,
         singles=singles,
         offsets_ns=offs,
