@@ -337,15 +337,20 @@ def test_info_reports_every_file_it_can(cap: Path, tmp_path: Path) -> None:
 
 def test_figures_tell_a_warning_once(cap: Path, tmp_path: Path) -> None:
     # plot and report read a capture three times (info, scan, iterations): its warning is told
-    # once, naming it, as every warning of the command is.
-    cut = tmp_path / "cut.pcapng"
+    # once, naming it by its path, as every warning and error of the commands does (the base
+    # name, which the figure shows, is ambiguous: each host's capture may have the same name).
+    (tmp_path / "host1").mkdir()
+    cut = tmp_path / "host1" / "cut.pcapng"
     cut.write_bytes(cap.read_bytes()[:-10])
     for command, out in (("plot", "f.png"), ("report", "r.html")):
         p = run_cli(command, cut, "-o", tmp_path / out)
         err = p.stderr.decode()
         assert p.returncode == 0, err
         assert err.count("capture ends inside") == 1, err
-        assert f"burstcore {command}: warning: cut.pcapng: capture ends inside" in err, err
+        assert f"burstcore {command}: warning: {cut}: capture ends inside" in err, err
+    # As scan names it among several files.
+    p = run_cli("scan", cut, cap, "--each", "-q")
+    assert f"burstcore scan: warning: {cut}: capture ends inside" in p.stderr.decode(), p.stderr
 
 
 def test_errors_give_advice_in_options(tmp_path: Path) -> None:
@@ -677,7 +682,12 @@ def test_plot_and_report_use_iterations_when_available(cap: Path, tmp_path: Path
     monkeypatch.setattr(burstcore, "iterations", broken, raising=False)
     assert cli.main(["plot", str(cap), "-o", str(tmp_path / "g.png"), "-q"]) == 0
     assert (tmp_path / "g.png").stat().st_size > 0
-    assert "training iterations not detected (ValueError: no periodic traffic)" in capsys.readouterr().err
+    # Named by its path on stderr, as every warning is; the page names it as its title does.
+    told = f"{cap}: training iterations not detected (ValueError: no periodic traffic)"
+    assert told in capsys.readouterr().err
+    assert cli.main(["report", str(cap), "-o", str(tmp_path / "n.html"), "-q"]) == 0
+    assert told in capsys.readouterr().err
+    assert "gen.pcapng: training iterations not detected" in (tmp_path / "n.html").read_text()
 
     # A stretch drawn (--start/--end) shades the iterations of that stretch, found over it alone.
     asked: list[dict[str, object]] = []

@@ -1034,6 +1034,12 @@ def _label(f: str) -> str:
     return "stdin" if f == "-" else printable(_shown(os.path.basename(f)))
 
 
+def _named(path: str) -> str:
+    """A file as warnings and errors name it: its path as given ('stdin' for '-'), escaped when
+    it is told (`_told`)."""
+    return "stdin" if path == "-" else path
+
+
 def _shown(path: str) -> str:
     """A file name as text: bytes that are no UTF-8 (kept by Python as lone surrogates, which
     open() takes but polars and an HTML file refuse) become U+FFFD."""
@@ -1173,7 +1179,9 @@ def _plot_rates(mean_bps: float | None) -> list[int] | None:
     return sorted({max(1, round(mean_bps * m)) for m in np.geomspace(1.05, 50.0, 24)})
 
 
-def _iterations(source: Any, label: str, enabled: bool, args: argparse.Namespace) -> tuple[Any, str | None]:
+def _iterations(source: Any, enabled: bool, args: argparse.Namespace) -> tuple[Any, str | None]:
+    """(the iterations found or None, why none were found: a note for the caller to name the
+    capture in)."""
     import burstcore
 
     if not enabled or not hasattr(burstcore, "iterations"):
@@ -1188,7 +1196,7 @@ def _iterations(source: Any, label: str, enabled: bool, args: argparse.Namespace
         # The whole result, not only its frame: the report shows the period too.
         return (found if isinstance(found.iterations, pl.DataFrame) else None), None
     except Exception as e:  # detection is a bonus; the figure is still worth drawing without it
-        return None, f"{label}: training iterations not detected ({type(e).__name__}: {e})"
+        return None, f"training iterations not detected ({type(e).__name__}: {e})"
 
 
 # The inputs being read, so a capture error can name them (the core's message gives only the
@@ -1554,8 +1562,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 def _scan_for_figures(args: argparse.Namespace, src: Any, label: str, path: str) -> tuple[Any, Any]:
     """(info or None, result) with the plot-friendly defaults: a fine rate grid, a bin width
-    matched to the span. `label` names the capture on the figure, `path` in errors (as every
-    command names the file it was reading)."""
+    matched to the span. `label` names the capture on the figure, `path` in errors and warnings
+    (as every command names the file it was reading)."""
     import burstcore
 
     kwargs = _scan_kwargs(args)
@@ -1566,7 +1574,7 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str, path: str)
             warnings.simplefilter("ignore")  # told just below, once, naming the capture
             cap = burstcore.info(src, strict=args.strict, progress=bar, mmap=args.mmap)
         for w in cap.warnings:
-            _warn(f"{label}: {w}")
+            _warn(f"{_named(path)}: {w}")
     # info's mean rate is the whole capture's: a filter or a time range reads less, and the scan's
     # own default (from a pre-pass over what it reads) fits that instead.
     whole = args.filter is None and args.start is None and args.end is None
@@ -1583,7 +1591,7 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str, path: str)
     told = set(cap.warnings) if cap is not None else set()
     for w in result.warnings:
         if w not in told:
-            _warn(f"{label}: {w}")
+            _warn(f"{_named(path)}: {w}")
     if chosen_rates and kwargs["rates"] and cap is not None and cap.mean_rate_bps:
         # The grid's own ends: rates are whole bit/s, so below ~20 bit/s the multiples round
         # together (a 100-year capture of two packets got one rate of 1 bit/s = 189,000ρ).
@@ -1608,9 +1616,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
         # Each file is drawn on its own, through its own filter if each has one.
         own = argparse.Namespace(**{**vars(args), "filter": _filter_for(args, k)})
         _, r = _scan_for_figures(own, src, _label(f), f)
-        it, note = _iterations(src, _label(f), not args.no_iterations, own)
+        it, note = _iterations(src, not args.no_iterations, own)
         if note:
-            _warn(note)
+            _warn(f"{_named(f)}: {note}")
         results.append((_label(f), r))
         iters.append(it)
     title = args.title or ", ".join(label for label, _ in results)
@@ -1638,10 +1646,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     label = _label(args.file)
     (src,) = _rereadable([args.file])
     cap, result = _scan_for_figures(args, src, label, args.file)
-    iters, note = _iterations(src, label, not args.no_iterations, args)
-    notes = [note] if note else []
+    iters, note = _iterations(src, not args.no_iterations, args)
+    # The page names its capture by its label, as its title does; stderr by its path.
+    notes = [f"{label}: {note}"] if note else []
     if note:
-        _warn(note)
+        _warn(f"{_named(args.file)}: {note}")
     figures = []
     for panel in PANELS:
         fig = plot_result(result, iterations=iters, panels=[panel], max_groups=args.top, size=(7.5, 4.2))
