@@ -199,7 +199,7 @@ def test_sizes_and_gaps_equal_brute_force(trace, by):
                 assert lo <= _order_stat(diffs, q) <= hi
         gh = g.histogram.filter(pl.col("group") == label)
         assert int(gh["gaps"].sum() or 0) == len(diffs)
-        for lo, hi, n in gh.select("gap_lo_ns", "gap_hi_ns", "gaps").iter_rows():
+        for lo, hi, n in gh.select("lo_ns", "hi_ns", "gaps").iter_rows():
             assert n == sum(1 for d in diffs if lo <= d <= hi)
 
 
@@ -745,10 +745,13 @@ def test_sizes_and_gaps_return_their_own_rows():
     data = oracles.capture([BASE, BASE + 10, BASE + 1000], [100, 200, 300], frames=frames)
     s, g = burstcore.sizes(data, by="pair"), burstcore.gaps(data, by="pair")
     assert s.histogram.columns == ["group", "size", "packets"]
-    assert g.histogram.columns == ["group", "gap_lo_ns", "gap_hi_ns", "gaps"]
+    # A gap's bounds have one name in every table (the histogram's were gap_lo_ns/gap_hi_ns).
+    assert g.histogram.columns == ["group", "lo_ns", "hi_ns", "gaps"]
+    assert g.quantiles.columns == ["group", "q", "lo_ns", "hi_ns"]
+    assert g.groups.columns == ["group", "packets", "gaps", "min_ns", "max_ns"]
     for group in ("all", s.groups["group"][1]):
         assert s.histogram.filter(group=group).sort("size").rows() == [(group, z, 1) for z in (100, 200, 300)]
-        assert g.histogram.filter(group=group).sort("gap_lo_ns").rows() == [(group, 8, 15, 1), (group, 512, 1023, 1)]
+        assert g.histogram.filter(group=group).sort("lo_ns").rows() == [(group, 8, 15, 1), (group, 512, 1023, 1)]
 
 
 def test_flow4_leaves_out_packets_without_ports():

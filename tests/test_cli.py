@@ -807,3 +807,24 @@ def test_scan_of_several_captures_by_interface_says_which_capture_each_group_is_
     # One capture, or another grouping: no such table.
     assert heading not in run_cli("scan", paths[0], "--by", "interface", "-q").stdout.decode()
     assert heading not in run_cli("scan", *paths, "--by", "src", "-q").stdout.decode()
+
+
+def test_gaps_name_their_bounds_alike_in_every_output(tmp_path: Path) -> None:
+    # One name for a gap's bounds: lo_ns and hi_ns in each written table, lo and hi on the
+    # terminal (the histogram's file had gap_lo_ns and gap_hi_ns, the terminal from and to).
+    data = oracles.capture([BASE, BASE + 10, BASE + 1000], [100] * 3)
+    cap = tmp_path / "three.pcapng"
+    cap.write_bytes(data)
+    for table, head in (
+        ("histogram", ["group", "lo_ns", "hi_ns", "gaps"]),
+        ("quantiles", ["group", "q", "lo_ns", "hi_ns"]),
+    ):
+        out = tmp_path / f"{table}.csv"
+        assert run_cli("gaps", cap, "-o", out, "--table", table).returncode == 0
+        df = pl.read_csv(out)
+        assert df.columns == head
+    # The two gaps (10 ns and 990 ns), each in its log2 bucket [2^(k-1), 2^k - 1].
+    assert pl.read_csv(tmp_path / "histogram.csv").select("lo_ns", "hi_ns").rows() == [(8, 15), (512, 1023)]
+    text = run_cli("gaps", cap, "--quantiles", "0.5").stdout.decode()
+    assert ["group", "gaps", "q", "lo", "hi"] in [line.split() for line in text.splitlines()], text
+    assert "each lies in [lo, hi]" in text

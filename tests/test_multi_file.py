@@ -140,9 +140,7 @@ def reversed_interfaces(df: pl.DataFrame, n: int) -> pl.DataFrame:
 
 def in_order(df: pl.DataFrame) -> pl.DataFrame:
     keys = [
-        c
-        for c in ("by", "group", "window_ns", "rate_bps", "bin_ns", "start", "size", "q", "gap_lo_ns")
-        if c in df.columns
+        c for c in ("by", "group", "window_ns", "rate_bps", "bin_ns", "start", "size", "q", "lo_ns") if c in df.columns
     ]
     return df.sort(keys, maintain_order=True) if "group" in df.columns else df
 

@@ -159,7 +159,8 @@ GAPS_EXAMPLES = f"""examples:
   burstcore gaps trace.pcapng -o histogram.parquet --table histogram   # log2 buckets
 
 A gap's quantile lies in a log2 bucket [2^(k-1), 2^k - 1] ns narrowed by the exact min and max:
-the terminal and the quantiles table give both bounds (lo_ns, hi_ns), both included.
+the terminal (lo, hi) and the quantiles table (lo_ns, hi_ns) give both bounds, both included;
+the histogram's rows are the buckets, with the same columns lo_ns and hi_ns.
 
 {ANALYSIS_FORMATS}"""
 
@@ -1936,7 +1937,7 @@ def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
         _show_table(title, size_quantiles_table(d.quantiles, d.groups, names))
     elif whole["gaps"]:
         # (With none, the line above said why: no table of '-' per quantile.)
-        title = "\nQuantiles of the gap: each lies in [from, to] (a log2 bucket narrowed by the exact min and max)"
+        title = "\nQuantiles of the gap: each lies in [lo, hi] (a log2 bucket narrowed by the exact min and max)"
         _show_table(title, gap_quantiles_table(d.quantiles, d.groups, names))
     print()
 
