@@ -837,3 +837,50 @@ def test_idle_timeout_boundary_and_a_late_packet_by_hand():
     ]
     one_less = burstcore.flows(data, key="biflow", idle_timeout=f"{T - 1}ns")
     assert one_less["packets"].to_list() == [1, 1, 1, 1, 1, 2]
+
+
+def _twins_checked(name: str, df: pl.DataFrame) -> None:
+    """Every Datetime and Duration column of `df` has its integer twin `<column>_ns` beside it,
+    holding the same instants and durations in ns."""
+    for col, dtype in df.schema.items():
+        if isinstance(dtype, (pl.Datetime, pl.Duration)):
+            twin = f"{col}_ns"
+            assert twin in df.columns, f"{name}.{col} has no {twin}: {df.columns}"
+            assert df.schema[twin] in (pl.Int64, pl.UInt64), (name, twin, df.schema[twin])
+            as_ns = df[col].dt.epoch("ns") if isinstance(dtype, pl.Datetime) else df[col].dt.total_nanoseconds()
+            assert as_ns.to_list() == df[twin].to_list(), (name, col)
+
+
+def test_every_instant_and_duration_has_its_integer_ns_column():
+    # Exactness: integer ns beside every Datetime (and Duration) of every table, as the
+    # analyses' tables had and scan's did not (envelope.start, backlog.peak, groups.first, ...).
+    ts, frames = [], []
+    for it in range(6):
+        for k in range(30):
+            ts.append(BASE + it * 10_000_000 + k * 900)
+            frames.append(oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=1000))
+    data = oracles.capture(ts, [len(f) for f in frames], frames=frames)
+    kw = {"windows": ["1ms", "5ms"], "rates": ["1Gbps", "10Gbps"], "bins": ["1ms"], "by": ["all", "pair"]}
+    r = burstcore.scan(data, **kw)
+    sp = burstcore.superpose([data, data], offsets=[0, "3ms"], **kw)
+    tables = {f"scan.{n}": getattr(r, n) for n in ("envelope", "backlog", "series", "groups", "summary")}
+    tables |= {f"superpose.{n}": getattr(sp, n) for n in ("envelope", "backlog", "series", "groups", "summary")}
+    tables["superpose.multiplexing_gain"] = sp.multiplexing_gain
+    tables["flows"] = burstcore.flows(data)
+    b = burstcore.bursts(data, gap="1ms")
+    tables |= {"bursts.bursts": b.bursts, "bursts.summary": b.summary}
+    tables["iterations"] = burstcore.iterations(data).iterations
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the same packets twice: told, as it should be
+        tables["shared_packets.pairs"] = burstcore.shared_packets([data, data]).pairs
+    for name, df in tables.items():
+        _twins_checked(name, df)
+    # The instants themselves, from the packets written: E(5ms) of one 30-packet burst (26.1 µs
+    # long) starts at a burst's first packet, and the groups run from the first to the last.
+    env = r.envelope.filter(by="all", window_ns=5_000_000)
+    assert env["start_ns"][0] in ts[::30]
+    g = r.groups.filter(by="all").row(0, named=True)
+    assert (g["first_ns"], g["last_ns"]) == (ts[0], ts[-1])
+    s = r.summary.row(0, named=True)
+    assert (s["first_ns"], s["last_ns"]) == (ts[0], ts[-1])
+    assert tables["shared_packets.pairs"]["from_ns"].to_list() == [ts[0]]
