@@ -809,6 +809,51 @@ def test_scan_of_several_captures_by_interface_says_which_capture_each_group_is_
     assert heading not in run_cli("scan", *paths, "--by", "src", "-q").stdout.decode()
 
 
+@pytest.mark.filterwarnings("ignore::burstcore.SharedPacketsWarning")
+def test_written_tables_of_a_scan_by_interface_say_which_capture_each_group_is_of(tmp_path: Path) -> None:
+    # A CSV or parquet file holds one table: each interface group's row says which file and
+    # interface it is (the labels if0, if1, ... run on from one file to the next), checked
+    # against what each file was written with.
+    from tests.test_multi_file import captures_with_named_interfaces
+
+    files, written = captures_with_named_interfaces(tmp_path)
+    paths = files[:3]
+    want = {
+        "if0": (0, paths[0], 0, "eth0"),
+        "if1": (0, paths[0], 1, "eth1"),
+        "if2": (1, paths[1], 0, None),
+        "if3": (2, paths[2], 0, "eth9"),
+    }
+    cols = ["capture", "source", "interface", "interface_name"]
+    opts = ["--windows", "1ms", "--rates", "1Gbps", "--bins", "1ms", "--by", "all,interface", "-q"]
+    for command in ("scan", "superpose"):
+        tables: dict[str, pl.DataFrame] = {}
+        for table in ("envelope", "backlog", "series", "groups"):
+            csv, pq = tmp_path / f"{command}-{table}.csv", tmp_path / f"{command}-{table}.parquet"
+            for out in (csv, pq):
+                p = run_cli(command, *paths, *opts, "-o", out, "--table", table)
+                assert p.returncode == 0, p.stderr
+            df = pl.read_parquet(pq)
+            assert df.columns[df.columns.index("group") + 1 :][:4] == cols, df.columns
+            # CSV gives durations as their ns columns alone: the columns up to them are the same.
+            assert pl.read_csv(csv).columns[:6] == df.columns[:6]
+            tables[table] = df
+            rows = df.filter(by="interface").select("group", *cols).unique().rows()
+            assert sorted(rows) == sorted((g, *w) for g, w in want.items() if g != "if3"), rows
+            assert df.filter(by="all").select(cols).null_count().row(0) == (df.filter(by="all").height,) * 4
+        counted = tables["groups"].filter(by="interface").select("source", "interface", "packets").rows()
+        assert {(s, i): n for s, i, n in counted} == {k: v for k, v in written.items() if k[0] in paths}
+        doc = json.loads(run_cli(command, *paths, *opts, "-o", "-").stdout)
+        got = {(r["group"], r["capture"], r["source"], r["interface"], r["interface_name"]) for r in doc["envelope"]}
+        assert got == {(g, *w) for g, w in want.items() if g != "if3"} | {("all", None, None, None, None)}
+    # The terminal of superpose, as of scan, says it beside the tables.
+    text = run_cli("superpose", *paths, *opts).stdout.decode()
+    assert "Interface groups of each capture" in text
+    # Another grouping: no such columns.
+    p = run_cli("scan", *paths, "--by", "src", "-o", tmp_path / "src.csv", "-q")
+    assert p.returncode == 0 and not set(cols) & set(pl.read_csv(tmp_path / "src.csv").columns)
+
+
 def test_gaps_name_their_bounds_alike_in_every_output(tmp_path: Path) -> None:
     # One name for a gap's bounds: lo_ns and hi_ns in each written table, lo and hi on the
     # terminal (the histogram's file had gap_lo_ns and gap_hi_ns, the terminal from and to).

@@ -75,7 +75,11 @@ SCAN_EXAMPLES = """examples:
 
 Machine formats: .json holds every table (rows as objects; times as ISO 8601 strings with ns,
 durations as integer ns); .csv and .parquet hold one table (--table, default envelope). Parquet
-keeps the native types (Datetime ns UTC, Duration ns)."""
+keeps the native types (Datetime ns UTC, Duration ns). Every instant also has its integer ns
+column (start_ns, peak_ns, first_ns, ...). With --by interface, the rows of interface groups say
+which interface each is: capture (its place among the files, from 0), source (its path),
+interface (its index within that file) and interface_name (pcapng if_name), after group (the
+group numbers if0, if1, ... run on from one file's interfaces to the next's)."""
 
 INFO_EXAMPLES = """examples:
   burstcore info trace.pcapng
@@ -176,6 +180,8 @@ that bring them together (a warning names the offset that would align a capture 
 other). An offset list that starts below zero may be written --offsets -2s,0 or --offsets=-2s,0.
 The terminal shows the offsets, the multiplexing gain per window (1: the captures' worst bursts
 coincide; N for N captures: fully interleaved) and the merge measured as scan measures a capture.
+The merge's tables have scan's columns, the interface columns of --by interface too (a file
+given twice is two captures, each with its own interface groups).
 
 {ANALYSIS_FORMATS}"""
 
@@ -1239,15 +1245,42 @@ def machine_frame(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _tables(result: Any) -> dict[str, pl.DataFrame]:
-    return {name: getattr(result, name) for name in SCAN_TABLES}
+    return {name: _with_interfaces(result, getattr(result, name)) for name in SCAN_TABLES}
 
 
 def _with_file(results: Sequence[tuple[str, Any]]) -> dict[str, pl.DataFrame]:
     merged: dict[str, pl.DataFrame] = {}
     for name in SCAN_TABLES:
-        frames = [getattr(r, name).select(pl.lit(_shown(f)).alias("file"), pl.all()) for f, r in results]
+        frames = [
+            _with_interfaces(r, getattr(r, name)).select(pl.lit(_shown(f)).alias("file"), pl.all()) for f, r in results
+        ]
         merged[name] = pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
     return merged
+
+
+# What a written table adds after `group` for the groups by interface, from ScanResult.interfaces.
+INTERFACE_COLUMNS = ("capture", "source", "interface", "interface_name")
+
+
+def _with_interfaces(result: Any, df: pl.DataFrame) -> pl.DataFrame:
+    """`df` (a table of `result` with `by` and `group` columns), for a file: with a scan by
+    interface, each interface group's capture (from 0), its source (the path), the interface's
+    index within it and its pcapng name, after `group` (null for the other groupings' rows).
+    A file holds one table, and `if3` names no capture: what the terminal prints beside the
+    tables (`_print_interface_captures`) goes into each row instead."""
+    if "interface" not in (result.config.get("by") or ()) or not {"by", "group"} <= set(df.columns):
+        return df
+    ifs = result.interfaces.select(
+        pl.lit("interface").alias("by"),
+        "group",
+        "capture",
+        "source",
+        "interface",
+        pl.col("name").alias("interface_name"),
+    )
+    at = df.columns.index("group") + 1
+    order = [*df.columns[:at], *INTERFACE_COLUMNS, *df.columns[at:]]
+    return df.join(ifs, on=["by", "group"], how="left", maintain_order="left").select(order)
 
 
 def _output_format(args: argparse.Namespace) -> str:
