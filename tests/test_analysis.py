@@ -199,7 +199,7 @@ def test_sizes_and_gaps_equal_brute_force(trace, by):
                 assert lo <= _order_stat(diffs, q) <= hi
         gh = g.histogram.filter(pl.col("group") == label)
         assert int(gh["gaps"].sum() or 0) == len(diffs)
-        for lo, hi, n in gh.select("gap_lo_ns", "gap_hi_ns", "gaps").iter_rows():
+        for lo, hi, n in gh.select("lo_ns", "hi_ns", "gaps").iter_rows():
             assert n == sum(1 for d in diffs if lo <= d <= hi)
 
 
@@ -745,10 +745,13 @@ def test_sizes_and_gaps_return_their_own_rows():
     data = oracles.capture([BASE, BASE + 10, BASE + 1000], [100, 200, 300], frames=frames)
     s, g = burstcore.sizes(data, by="pair"), burstcore.gaps(data, by="pair")
     assert s.histogram.columns == ["group", "size", "packets"]
-    assert g.histogram.columns == ["group", "gap_lo_ns", "gap_hi_ns", "gaps"]
+    # A gap's bounds have one name in every table (the histogram's were gap_lo_ns/gap_hi_ns).
+    assert g.histogram.columns == ["group", "lo_ns", "hi_ns", "gaps"]
+    assert g.quantiles.columns == ["group", "q", "lo_ns", "hi_ns"]
+    assert g.groups.columns == ["group", "packets", "gaps", "min_ns", "max_ns"]
     for group in ("all", s.groups["group"][1]):
         assert s.histogram.filter(group=group).sort("size").rows() == [(group, z, 1) for z in (100, 200, 300)]
-        assert g.histogram.filter(group=group).sort("gap_lo_ns").rows() == [(group, 8, 15, 1), (group, 512, 1023, 1)]
+        assert g.histogram.filter(group=group).sort("lo_ns").rows() == [(group, 8, 15, 1), (group, 512, 1023, 1)]
 
 
 def test_flow4_leaves_out_packets_without_ports():
@@ -834,3 +837,50 @@ def test_idle_timeout_boundary_and_a_late_packet_by_hand():
     ]
     one_less = burstcore.flows(data, key="biflow", idle_timeout=f"{T - 1}ns")
     assert one_less["packets"].to_list() == [1, 1, 1, 1, 1, 2]
+
+
+def _twins_checked(name: str, df: pl.DataFrame) -> None:
+    """Every Datetime and Duration column of `df` has its integer twin `<column>_ns` beside it,
+    holding the same instants and durations in ns."""
+    for col, dtype in df.schema.items():
+        if isinstance(dtype, (pl.Datetime, pl.Duration)):
+            twin = f"{col}_ns"
+            assert twin in df.columns, f"{name}.{col} has no {twin}: {df.columns}"
+            assert df.schema[twin] in (pl.Int64, pl.UInt64), (name, twin, df.schema[twin])
+            as_ns = df[col].dt.epoch("ns") if isinstance(dtype, pl.Datetime) else df[col].dt.total_nanoseconds()
+            assert as_ns.to_list() == df[twin].to_list(), (name, col)
+
+
+def test_every_instant_and_duration_has_its_integer_ns_column():
+    # Exactness: integer ns beside every Datetime (and Duration) of every table, as the
+    # analyses' tables had and scan's did not (envelope.start, backlog.peak, groups.first, ...).
+    ts, frames = [], []
+    for it in range(6):
+        for k in range(30):
+            ts.append(BASE + it * 10_000_000 + k * 900)
+            frames.append(oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, payload=1000))
+    data = oracles.capture(ts, [len(f) for f in frames], frames=frames)
+    kw = {"windows": ["1ms", "5ms"], "rates": ["1Gbps", "10Gbps"], "bins": ["1ms"], "by": ["all", "pair"]}
+    r = burstcore.scan(data, **kw)
+    sp = burstcore.superpose([data, data], offsets=[0, "3ms"], **kw)
+    tables = {f"scan.{n}": getattr(r, n) for n in ("envelope", "backlog", "series", "groups", "summary")}
+    tables |= {f"superpose.{n}": getattr(sp, n) for n in ("envelope", "backlog", "series", "groups", "summary")}
+    tables["superpose.multiplexing_gain"] = sp.multiplexing_gain
+    tables["flows"] = burstcore.flows(data)
+    b = burstcore.bursts(data, gap="1ms")
+    tables |= {"bursts.bursts": b.bursts, "bursts.summary": b.summary}
+    tables["iterations"] = burstcore.iterations(data).iterations
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the same packets twice: told, as it should be
+        tables["shared_packets.pairs"] = burstcore.shared_packets([data, data]).pairs
+    for name, df in tables.items():
+        _twins_checked(name, df)
+    # The instants themselves, from the packets written: E(5ms) of one 30-packet burst (26.1 µs
+    # long) starts at a burst's first packet, and the groups run from the first to the last.
+    env = r.envelope.filter(by="all", window_ns=5_000_000)
+    assert env["start_ns"][0] in ts[::30]
+    g = r.groups.filter(by="all").row(0, named=True)
+    assert (g["first_ns"], g["last_ns"]) == (ts[0], ts[-1])
+    s = r.summary.row(0, named=True)
+    assert (s["first_ns"], s["last_ns"]) == (ts[0], ts[-1])
+    assert tables["shared_packets.pairs"]["from_ns"].to_list() == [ts[0]]

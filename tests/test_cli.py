@@ -337,15 +337,20 @@ def test_info_reports_every_file_it_can(cap: Path, tmp_path: Path) -> None:
 
 def test_figures_tell_a_warning_once(cap: Path, tmp_path: Path) -> None:
     # plot and report read a capture three times (info, scan, iterations): its warning is told
-    # once, naming it, as every warning of the command is.
-    cut = tmp_path / "cut.pcapng"
+    # once, naming it by its path, as every warning and error of the commands does (the base
+    # name, which the figure shows, is ambiguous: each host's capture may have the same name).
+    (tmp_path / "host1").mkdir()
+    cut = tmp_path / "host1" / "cut.pcapng"
     cut.write_bytes(cap.read_bytes()[:-10])
     for command, out in (("plot", "f.png"), ("report", "r.html")):
         p = run_cli(command, cut, "-o", tmp_path / out)
         err = p.stderr.decode()
         assert p.returncode == 0, err
         assert err.count("capture ends inside") == 1, err
-        assert f"burstcore {command}: warning: cut.pcapng: capture ends inside" in err, err
+        assert f"burstcore {command}: warning: {cut}: capture ends inside" in err, err
+    # As scan names it among several files.
+    p = run_cli("scan", cut, cap, "--each", "-q")
+    assert f"burstcore scan: warning: {cut}: capture ends inside" in p.stderr.decode(), p.stderr
 
 
 def test_errors_give_advice_in_options(tmp_path: Path) -> None:
@@ -677,7 +682,12 @@ def test_plot_and_report_use_iterations_when_available(cap: Path, tmp_path: Path
     monkeypatch.setattr(burstcore, "iterations", broken, raising=False)
     assert cli.main(["plot", str(cap), "-o", str(tmp_path / "g.png"), "-q"]) == 0
     assert (tmp_path / "g.png").stat().st_size > 0
-    assert "training iterations not detected (ValueError: no periodic traffic)" in capsys.readouterr().err
+    # Named by its path on stderr, as every warning is; the page names it as its title does.
+    told = f"{cap}: training iterations not detected (ValueError: no periodic traffic)"
+    assert told in capsys.readouterr().err
+    assert cli.main(["report", str(cap), "-o", str(tmp_path / "n.html"), "-q"]) == 0
+    assert told in capsys.readouterr().err
+    assert "gen.pcapng: training iterations not detected" in (tmp_path / "n.html").read_text()
 
     # A stretch drawn (--start/--end) shades the iterations of that stretch, found over it alone.
     asked: list[dict[str, object]] = []
@@ -797,3 +807,69 @@ def test_scan_of_several_captures_by_interface_says_which_capture_each_group_is_
     # One capture, or another grouping: no such table.
     assert heading not in run_cli("scan", paths[0], "--by", "interface", "-q").stdout.decode()
     assert heading not in run_cli("scan", *paths, "--by", "src", "-q").stdout.decode()
+
+
+@pytest.mark.filterwarnings("ignore::burstcore.SharedPacketsWarning")
+def test_written_tables_of_a_scan_by_interface_say_which_capture_each_group_is_of(tmp_path: Path) -> None:
+    # A CSV or parquet file holds one table: each interface group's row says which file and
+    # interface it is (the labels if0, if1, ... run on from one file to the next), checked
+    # against what each file was written with.
+    from tests.test_multi_file import captures_with_named_interfaces
+
+    files, written = captures_with_named_interfaces(tmp_path)
+    paths = files[:3]
+    want = {
+        "if0": (0, paths[0], 0, "eth0"),
+        "if1": (0, paths[0], 1, "eth1"),
+        "if2": (1, paths[1], 0, None),
+        "if3": (2, paths[2], 0, "eth9"),
+    }
+    cols = ["capture", "source", "interface", "interface_name"]
+    opts = ["--windows", "1ms", "--rates", "1Gbps", "--bins", "1ms", "--by", "all,interface", "-q"]
+    for command in ("scan", "superpose"):
+        tables: dict[str, pl.DataFrame] = {}
+        for table in ("envelope", "backlog", "series", "groups"):
+            csv, pq = tmp_path / f"{command}-{table}.csv", tmp_path / f"{command}-{table}.parquet"
+            for out in (csv, pq):
+                p = run_cli(command, *paths, *opts, "-o", out, "--table", table)
+                assert p.returncode == 0, p.stderr
+            df = pl.read_parquet(pq)
+            assert df.columns[df.columns.index("group") + 1 :][:4] == cols, df.columns
+            # CSV gives durations as their ns columns alone: the columns up to them are the same.
+            assert pl.read_csv(csv).columns[:6] == df.columns[:6]
+            tables[table] = df
+            rows = df.filter(by="interface").select("group", *cols).unique().rows()
+            assert sorted(rows) == sorted((g, *w) for g, w in want.items() if g != "if3"), rows
+            assert df.filter(by="all").select(cols).null_count().row(0) == (df.filter(by="all").height,) * 4
+        counted = tables["groups"].filter(by="interface").select("source", "interface", "packets").rows()
+        assert {(s, i): n for s, i, n in counted} == {k: v for k, v in written.items() if k[0] in paths}
+        doc = json.loads(run_cli(command, *paths, *opts, "-o", "-").stdout)
+        got = {(r["group"], r["capture"], r["source"], r["interface"], r["interface_name"]) for r in doc["envelope"]}
+        assert got == {(g, *w) for g, w in want.items() if g != "if3"} | {("all", None, None, None, None)}
+    # The terminal of superpose, as of scan, says it beside the tables.
+    text = run_cli("superpose", *paths, *opts).stdout.decode()
+    assert "Interface groups of each capture" in text
+    # Another grouping: no such columns.
+    p = run_cli("scan", *paths, "--by", "src", "-o", tmp_path / "src.csv", "-q")
+    assert p.returncode == 0 and not set(cols) & set(pl.read_csv(tmp_path / "src.csv").columns)
+
+
+def test_gaps_name_their_bounds_alike_in_every_output(tmp_path: Path) -> None:
+    # One name for a gap's bounds: lo_ns and hi_ns in each written table, lo and hi on the
+    # terminal (the histogram's file had gap_lo_ns and gap_hi_ns, the terminal from and to).
+    data = oracles.capture([BASE, BASE + 10, BASE + 1000], [100] * 3)
+    cap = tmp_path / "three.pcapng"
+    cap.write_bytes(data)
+    for table, head in (
+        ("histogram", ["group", "lo_ns", "hi_ns", "gaps"]),
+        ("quantiles", ["group", "q", "lo_ns", "hi_ns"]),
+    ):
+        out = tmp_path / f"{table}.csv"
+        assert run_cli("gaps", cap, "-o", out, "--table", table).returncode == 0
+        df = pl.read_csv(out)
+        assert df.columns == head
+    # The two gaps (10 ns and 990 ns), each in its log2 bucket [2^(k-1), 2^k - 1].
+    assert pl.read_csv(tmp_path / "histogram.csv").select("lo_ns", "hi_ns").rows() == [(8, 15), (512, 1023)]
+    text = run_cli("gaps", cap, "--quantiles", "0.5").stdout.decode()
+    assert ["group", "gaps", "q", "lo", "hi"] in [line.split() for line in text.splitlines()], text
+    assert "each lies in [lo, hi]" in text

@@ -140,9 +140,7 @@ def reversed_interfaces(df: pl.DataFrame, n: int) -> pl.DataFrame:
 
 def in_order(df: pl.DataFrame) -> pl.DataFrame:
     keys = [
-        c
-        for c in ("by", "group", "window_ns", "rate_bps", "bin_ns", "start", "size", "q", "gap_lo_ns")
-        if c in df.columns
+        c for c in ("by", "group", "window_ns", "rate_bps", "bin_ns", "start", "size", "q", "lo_ns") if c in df.columns
     ]
     return df.sort(keys, maintain_order=True) if "group" in df.columns else df
 
@@ -397,3 +395,32 @@ def test_interface_groups_of_several_captures_say_which_capture_they_are_of(tmp_
     assert one.interfaces.select("group", "interface", "name").rows() == [("if0", 0, "eth0"), ("if1", 1, "eth1")]
     cols = burstcore.scan({"timestamp": [BASE], "size": [100]}, windows=["1ms"], rates=["1Gbps"], by="interface")
     assert cols.interfaces.height == 0 and cols.interfaces.columns == one.interfaces.columns
+
+
+def test_superpose_by_interface_says_which_capture_each_group_is_of(tmp_path: Path) -> None:
+    # The merge numbers interface groups as a scan of the same captures does (one after another):
+    # SuperposeResult.interfaces tells which capture each is, checked against what each file was
+    # written with. The same file given twice is two captures, each with its own groups.
+    files, written = captures_with_named_interfaces(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", burstcore.CaptureWarning)  # the captures barely overlap
+        r = burstcore.superpose(files, windows=["1ms"], rates=["1Gbps"], by="interface")
+    assert r.interfaces.rows() == [
+        ("if0", 0, files[0], 0, "eth0"),
+        ("if1", 0, files[0], 1, "eth1"),
+        ("if2", 1, files[1], 0, None),
+        ("if3", 2, files[2], 0, "eth9"),
+        ("if4", 3, "input 4 of 4", 0, None),
+        ("if5", 3, "input 4 of 4", 1, "lo"),
+    ]
+    counted = r.groups.join(r.interfaces, on="group").select("source", "interface", "packets").rows()
+    assert {(s, i): p for s, i, p in counted} == written
+    twice = burstcore.superpose([files[0], files[0]], offsets=[0, "1ms"], windows=["1ms"], by="interface")
+    assert twice.interfaces.select("group", "capture", "interface").rows() == [
+        ("if0", 0, 0),
+        ("if1", 0, 1),
+        ("if2", 1, 0),
+        ("if3", 1, 1),
+    ]
+    counted = twice.groups.join(twice.interfaces, on="group").select("capture", "interface", "packets").rows()
+    assert {(c, i): p for c, i, p in counted} == {(c, i): written[(files[0], i)] for c in (0, 1) for i in (0, 1)}

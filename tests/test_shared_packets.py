@@ -301,7 +301,7 @@ def test_real_captures_of_two_hosts_are_named_by_when_each_saw_the_packets(tmp_p
 
 def test_shared_packets_gives_what_the_warning_is_made_of(files: list[Path], tmp_path: Path) -> None:
     found = burstcore.shared_packets(files)
-    assert found.pairs.columns == ["a", "b", "from", "shared", "sampled_a", "sampled_b", "told"]
+    assert found.pairs.columns == ["a", "b", "from", "from_ns", "shared", "sampled_a", "sampled_b", "told"]
     assert found.pairs.select("a", "b").rows() == [(0, 1), (0, 2), (1, 2)]
     assert found.pairs["told"].all()
     assert (found.pairs["shared"] <= found.pairs["sampled_a"]).all()

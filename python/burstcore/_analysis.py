@@ -312,9 +312,9 @@ class Distribution:
     """A histogram with its quantiles, for the whole trace (group 'all') and per group.
 
     - ``histogram``: sizes: (group, size, packets), exact, one row per size seen (sizes above
-      65535 B share one row at the largest of them); gaps: (group, gap_lo_ns, gap_hi_ns, gaps),
-      one row per non-empty log2 bucket, both bounds inclusive: [2^(k-1), 2^k − 1] ns (gap 0
-      alone in its bucket).
+      65535 B share one row at the largest of them); gaps: (group, lo_ns, hi_ns, gaps), one
+      row per non-empty log2 bucket, both bounds inclusive: [2^(k-1), 2^k − 1] ns (gap 0 alone
+      in its bucket). ``lo_ns``/``hi_ns`` name a gap's bounds in every table of ``gaps``.
     - ``quantiles``: (group, q, value) for sizes (exact: the smallest size with at least
       ceil(q·n) packets ≤ it); for gaps (group, q, lo_ns, hi_ns): the bucket holding the quantile
       (bounds inclusive), narrowed by the exact min and max.
@@ -408,15 +408,15 @@ def _distribution(
         q = q.select(
             "group",
             "q",
-            pl.col("gap_lo_ns").cast(pl.Int64).alias("lo_ns"),
-            pl.col("gap_hi_ns").cast(pl.Int64).alias("hi_ns"),
+            pl.col("lo_ns").cast(pl.Int64),
+            pl.col("hi_ns").cast(pl.Int64),
         )
         groups = groups.select(
             "group",
             "packets",
             "gaps",
-            pl.col("gap_min_ns").cast(pl.Int64).alias("min_ns"),
-            pl.col("gap_max_ns").cast(pl.Int64).alias("max_ns"),
+            pl.col("min_ns").cast(pl.Int64),
+            pl.col("max_ns").cast(pl.Int64),
         )
     return Distribution(hist, q, groups, by, _summary(out["accounting"]))
 
@@ -810,7 +810,10 @@ class SuperposeResult(ScanResult):
       coincide in the worst window; k: fully interleaved). E_k does not depend on the offsets
       (unless ``start``/``end`` cut into a capture: the range applies to the shifted times).
     - ``singles``: each capture's own aggregate E(τ) (source, window_ns, bytes, max_packets);
-    - ``offsets_ns``: the offset added to each capture's timestamps.
+    - ``offsets_ns``: the offset added to each capture's timestamps;
+    - ``interfaces``: which capture each interface group of the merge (``by="interface"``) is
+      of, as ``ScanResult.interfaces`` (the same file given twice has two captures, each with
+      its own groups).
     """
 
     multiplexing_gain: pl.DataFrame = field(default_factory=pl.DataFrame)
@@ -1007,6 +1010,7 @@ def superpose(
         base.summary,
         base.warnings,
         base.config,
+        base.interfaces,
         multiplexing_gain=gain,
         singles=singles,
         offsets_ns=offs,

@@ -60,6 +60,10 @@ class ScanResult:
       ``interface`` (its index within that capture) and ``name`` (pcapng ``if_name``, if any).
       Of several captures, the interfaces of each follow all those of the captures before it.
       Empty for in-memory columns.
+
+    Every instant (a Datetime in UTC) and every duration has its exact integer twin beside it,
+    named ``<column>_ns`` (``start`` and ``start_ns``, ``longest_busy`` and ``longest_busy_ns``),
+    as the analyses' tables have.
     """
 
     envelope: pl.DataFrame
@@ -589,7 +593,17 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
         peak_rate_bps=pl.col("bytes").cast(pl.Float64) * 8e9 / pl.col("window_ns").cast(pl.Float64),
     ).with_columns(ptm=pl.col("peak_rate_bps") / pl.col("mean_rate_bps"))
     env = env.select(
-        "by", "group", "window", "window_ns", "bytes", "packets", "start", "max_packets", "peak_rate_bps", "ptm"
+        "by",
+        "group",
+        "window",
+        "window_ns",
+        "bytes",
+        "packets",
+        "start",
+        "start_ns",
+        "max_packets",
+        "peak_rate_bps",
+        "ptm",
     )
 
     bl = pl.DataFrame(out["backlog"]).join(keys, on="gid", how="left")
@@ -598,7 +612,19 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
         longest_busy=pl.col("longest_busy_ns").cast(pl.Duration("ns")),
         longest_busy_start=pl.col("longest_busy_start_ns").cast(_DT),
         rate_over_mean=pl.col("rate_bps").cast(pl.Float64) / pl.col("mean_rate_bps"),
-    ).select("by", "group", "rate_bps", "rate_over_mean", "bmax_bytes", "peak", "longest_busy", "longest_busy_start")
+    ).select(
+        "by",
+        "group",
+        "rate_bps",
+        "rate_over_mean",
+        "bmax_bytes",
+        "peak",
+        "peak_ns",
+        "longest_busy",
+        "longest_busy_ns",
+        "longest_busy_start",
+        "longest_busy_start_ns",
+    )
 
     se = pl.DataFrame(out["series"])
     if fill and se.height:
@@ -613,7 +639,7 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
         start=pl.col("start_ns").cast(_DT),
         rate_bps=pl.col("bytes").cast(pl.Float64) * 8e9 / pl.col("bin_ns").cast(pl.Float64),
     )
-    se = se.select("by", "group", "bin", "start", "start_ns", "bytes", "packets", "rate_bps")
+    se = se.select("by", "group", "bin", "bin_ns", "start", "start_ns", "bytes", "packets", "rate_bps")
 
     acc = out["accounting"]
     agg = groups.filter(pl.col("by") == cfg["by"][0])
@@ -629,7 +655,9 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
             "packets": [acc["counted"]],
             "bytes": [total_bytes],
             "first": pl.Series([first], dtype=pl.Int64).cast(_DT),
+            "first_ns": pl.Series([first], dtype=pl.Int64),
             "last": pl.Series([last], dtype=pl.Int64).cast(_DT),
+            "last_ns": pl.Series([last], dtype=pl.Int64),
             "span_ns": pl.Series([span], dtype=pl.UInt64),
             "mean_rate_bps": pl.Series([total_bytes * 8e9 / span if span else None], dtype=pl.Float64),
             "reordered": [acc["reordered"]],
@@ -642,7 +670,9 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
             "skipped_late": [acc["skipped_late"]],
         }
     )
-    groups = groups.select("by", "group", "packets", "bytes", "first", "last", "span_ns", "mean_rate_bps")
+    groups = groups.select(
+        "by", "group", "packets", "bytes", "first", "first_ns", "last", "last_ns", "span_ns", "mean_rate_bps"
+    )
     return ScanResult(env, bl, se, groups, summary, list(warns), cfg, _interfaces_frame(out.get("interfaces")))
 
 

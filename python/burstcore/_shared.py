@@ -45,8 +45,9 @@ class SharedPackets:
 
     ``pairs``: one row per pair of captures whose samples share at least one packet, in order:
     ``a``, ``b`` (positions among the captures, from 0), ``from`` (the instant both were sampled
-    from, UTC), ``shared`` (distinct packets in both samples), ``sampled_a``, ``sampled_b``
-    (distinct packets in each), ``told`` (enough to warn: what ``scan`` would tell).
+    from, UTC; ``from_ns`` the same in integer ns), ``shared`` (distinct packets in both
+    samples), ``sampled_a``, ``sampled_b`` (distinct packets in each), ``told`` (enough to warn:
+    what ``scan`` would tell).
     ``hosts``: per capture, the host it was recorded on where one address is in nearly all of
     its packets (of a capture of one pair of hosts' traffic, the one whose packets it saw first,
     against the captures it shares packets with), else None. ``uncaptured``: senders seen that are no capture's host.
@@ -161,7 +162,16 @@ def shared_packets(
         "sampled_b": pl.UInt64,
         "told": pl.Boolean,
     }
-    frame = pl.DataFrame(rows, schema=schema, orient="row").with_columns(pl.col("from").cast(pl.Datetime("ns", "UTC")))
+    frame = pl.DataFrame(rows, schema=schema, orient="row").select(
+        "a",
+        "b",
+        pl.col("from").cast(pl.Datetime("ns", "UTC")),
+        pl.col("from").alias("from_ns"),
+        "shared",
+        "sampled_a",
+        "sampled_b",
+        "told",
+    )
     each = per_capture(filters, len(srcs))
     if senders == "all":
         every = _every_sender(srcs, each, start, end, mmap, progress)

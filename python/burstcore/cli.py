@@ -75,7 +75,11 @@ SCAN_EXAMPLES = """examples:
 
 Machine formats: .json holds every table (rows as objects; times as ISO 8601 strings with ns,
 durations as integer ns); .csv and .parquet hold one table (--table, default envelope). Parquet
-keeps the native types (Datetime ns UTC, Duration ns)."""
+keeps the native types (Datetime ns UTC, Duration ns). Every instant also has its integer ns
+column (start_ns, peak_ns, first_ns, ...). With --by interface, the rows of interface groups say
+which interface each is: capture (its place among the files, from 0), source (its path),
+interface (its index within that file) and interface_name (pcapng if_name), after group (the
+group numbers if0, if1, ... run on from one file's interfaces to the next's)."""
 
 INFO_EXAMPLES = """examples:
   burstcore info trace.pcapng
@@ -159,7 +163,8 @@ GAPS_EXAMPLES = f"""examples:
   burstcore gaps trace.pcapng -o histogram.parquet --table histogram   # log2 buckets
 
 A gap's quantile lies in a log2 bucket [2^(k-1), 2^k - 1] ns narrowed by the exact min and max:
-the terminal and the quantiles table give both bounds (lo_ns, hi_ns), both included.
+the terminal (lo, hi) and the quantiles table (lo_ns, hi_ns) give both bounds, both included;
+the histogram's rows are the buckets, with the same columns lo_ns and hi_ns.
 
 {ANALYSIS_FORMATS}"""
 
@@ -175,6 +180,8 @@ that bring them together (a warning names the offset that would align a capture 
 other). An offset list that starts below zero may be written --offsets -2s,0 or --offsets=-2s,0.
 The terminal shows the offsets, the multiplexing gain per window (1: the captures' worst bursts
 coincide; N for N captures: fully interleaved) and the merge measured as scan measures a capture.
+The merge's tables have scan's columns, the interface columns of --by interface too (a file
+given twice is two captures, each with its own interface groups).
 
 {ANALYSIS_FORMATS}"""
 
@@ -1034,6 +1041,12 @@ def _label(f: str) -> str:
     return "stdin" if f == "-" else printable(_shown(os.path.basename(f)))
 
 
+def _named(path: str) -> str:
+    """A file as warnings and errors name it: its path as given ('stdin' for '-'), escaped when
+    it is told (`_told`)."""
+    return "stdin" if path == "-" else path
+
+
 def _shown(path: str) -> str:
     """A file name as text: bytes that are no UTF-8 (kept by Python as lone surrogates, which
     open() takes but polars and an HTML file refuse) become U+FFFD."""
@@ -1173,7 +1186,9 @@ def _plot_rates(mean_bps: float | None) -> list[int] | None:
     return sorted({max(1, round(mean_bps * m)) for m in np.geomspace(1.05, 50.0, 24)})
 
 
-def _iterations(source: Any, label: str, enabled: bool, args: argparse.Namespace) -> tuple[Any, str | None]:
+def _iterations(source: Any, enabled: bool, args: argparse.Namespace) -> tuple[Any, str | None]:
+    """(the iterations found or None, why none were found: a note for the caller to name the
+    capture in)."""
     import burstcore
 
     if not enabled or not hasattr(burstcore, "iterations"):
@@ -1188,7 +1203,7 @@ def _iterations(source: Any, label: str, enabled: bool, args: argparse.Namespace
         # The whole result, not only its frame: the report shows the period too.
         return (found if isinstance(found.iterations, pl.DataFrame) else None), None
     except Exception as e:  # detection is a bonus; the figure is still worth drawing without it
-        return None, f"{label}: training iterations not detected ({type(e).__name__}: {e})"
+        return None, f"training iterations not detected ({type(e).__name__}: {e})"
 
 
 # The inputs being read, so a capture error can name them (the core's message gives only the
@@ -1230,15 +1245,42 @@ def machine_frame(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _tables(result: Any) -> dict[str, pl.DataFrame]:
-    return {name: getattr(result, name) for name in SCAN_TABLES}
+    return {name: _with_interfaces(result, getattr(result, name)) for name in SCAN_TABLES}
 
 
 def _with_file(results: Sequence[tuple[str, Any]]) -> dict[str, pl.DataFrame]:
     merged: dict[str, pl.DataFrame] = {}
     for name in SCAN_TABLES:
-        frames = [getattr(r, name).select(pl.lit(_shown(f)).alias("file"), pl.all()) for f, r in results]
+        frames = [
+            _with_interfaces(r, getattr(r, name)).select(pl.lit(_shown(f)).alias("file"), pl.all()) for f, r in results
+        ]
         merged[name] = pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
     return merged
+
+
+# What a written table adds after `group` for the groups by interface, from ScanResult.interfaces.
+INTERFACE_COLUMNS = ("capture", "source", "interface", "interface_name")
+
+
+def _with_interfaces(result: Any, df: pl.DataFrame) -> pl.DataFrame:
+    """`df` (a table of `result` with `by` and `group` columns), for a file: with a scan by
+    interface, each interface group's capture (from 0), its source (the path), the interface's
+    index within it and its pcapng name, after `group` (null for the other groupings' rows).
+    A file holds one table, and `if3` names no capture: what the terminal prints beside the
+    tables (`_print_interface_captures`) goes into each row instead."""
+    if "interface" not in (result.config.get("by") or ()) or not {"by", "group"} <= set(df.columns):
+        return df
+    ifs = result.interfaces.select(
+        pl.lit("interface").alias("by"),
+        "group",
+        "capture",
+        "source",
+        "interface",
+        pl.col("name").alias("interface_name"),
+    )
+    at = df.columns.index("group") + 1
+    order = [*df.columns[:at], *INTERFACE_COLUMNS, *df.columns[at:]]
+    return df.join(ifs, on=["by", "group"], how="left", maintain_order="left").select(order)
 
 
 def _output_format(args: argparse.Namespace) -> str:
@@ -1554,8 +1596,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 def _scan_for_figures(args: argparse.Namespace, src: Any, label: str, path: str) -> tuple[Any, Any]:
     """(info or None, result) with the plot-friendly defaults: a fine rate grid, a bin width
-    matched to the span. `label` names the capture on the figure, `path` in errors (as every
-    command names the file it was reading)."""
+    matched to the span. `label` names the capture on the figure, `path` in errors and warnings
+    (as every command names the file it was reading)."""
     import burstcore
 
     kwargs = _scan_kwargs(args)
@@ -1566,7 +1608,7 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str, path: str)
             warnings.simplefilter("ignore")  # told just below, once, naming the capture
             cap = burstcore.info(src, strict=args.strict, progress=bar, mmap=args.mmap)
         for w in cap.warnings:
-            _warn(f"{label}: {w}")
+            _warn(f"{_named(path)}: {w}")
     # info's mean rate is the whole capture's: a filter or a time range reads less, and the scan's
     # own default (from a pre-pass over what it reads) fits that instead.
     whole = args.filter is None and args.start is None and args.end is None
@@ -1583,7 +1625,7 @@ def _scan_for_figures(args: argparse.Namespace, src: Any, label: str, path: str)
     told = set(cap.warnings) if cap is not None else set()
     for w in result.warnings:
         if w not in told:
-            _warn(f"{label}: {w}")
+            _warn(f"{_named(path)}: {w}")
     if chosen_rates and kwargs["rates"] and cap is not None and cap.mean_rate_bps:
         # The grid's own ends: rates are whole bit/s, so below ~20 bit/s the multiples round
         # together (a 100-year capture of two packets got one rate of 1 bit/s = 189,000ρ).
@@ -1608,9 +1650,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
         # Each file is drawn on its own, through its own filter if each has one.
         own = argparse.Namespace(**{**vars(args), "filter": _filter_for(args, k)})
         _, r = _scan_for_figures(own, src, _label(f), f)
-        it, note = _iterations(src, _label(f), not args.no_iterations, own)
+        it, note = _iterations(src, not args.no_iterations, own)
         if note:
-            _warn(note)
+            _warn(f"{_named(f)}: {note}")
         results.append((_label(f), r))
         iters.append(it)
     title = args.title or ", ".join(label for label, _ in results)
@@ -1638,10 +1680,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     label = _label(args.file)
     (src,) = _rereadable([args.file])
     cap, result = _scan_for_figures(args, src, label, args.file)
-    iters, note = _iterations(src, label, not args.no_iterations, args)
-    notes = [note] if note else []
+    iters, note = _iterations(src, not args.no_iterations, args)
+    # The page names its capture by its label, as its title does; stderr by its path.
+    notes = [f"{label}: {note}"] if note else []
     if note:
-        _warn(note)
+        _warn(f"{_named(args.file)}: {note}")
     figures = []
     for panel in PANELS:
         fig = plot_result(result, iterations=iters, panels=[panel], max_groups=args.top, size=(7.5, 4.2))
@@ -1927,7 +1970,7 @@ def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
         _show_table(title, size_quantiles_table(d.quantiles, d.groups, names))
     elif whole["gaps"]:
         # (With none, the line above said why: no table of '-' per quantile.)
-        title = "\nQuantiles of the gap: each lies in [from, to] (a log2 bucket narrowed by the exact min and max)"
+        title = "\nQuantiles of the gap: each lies in [lo, hi] (a log2 bucket narrowed by the exact min and max)"
         _show_table(title, gap_quantiles_table(d.quantiles, d.groups, names))
     print()
 

@@ -537,7 +537,7 @@ def gap_quantiles_table(quantiles: pl.DataFrame, groups: pl.DataFrame, shown: Se
                     _duration(hi),
                 ]
             )
-    return ["group", "gaps", "q", "from", "to"], rows
+    return ["group", "gaps", "q", "lo", "hi"], rows
 
 
 def signed_duration(ns: int) -> str:

@@ -5,11 +5,12 @@
 use crate::columns::{col, opt_col, Addresses};
 use crate::errors::{guard, to_py, WarningOut};
 use crate::{accounting, late_policy, parse_filters, time_range, Filters, Span};
-use crate::{config, open_all, output_to_py, warnings_of, Control};
+use crate::{config, interfaces_of, open_all, output_to_py, warnings_of, Control};
 use burstcore::analysis::{
     FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram, ACF_BINS,
 };
 use burstcore::analyze::{self, OrderOptions};
+use burstcore::capture::CaptureReader;
 use burstcore::engine::{By, GroupKey};
 use burstcore::Error;
 use numpy::IntoPyArray;
@@ -56,18 +57,37 @@ fn run<'py, T: Send>(
     mmap: Option<bool>,
     progress: Option<Py<PyAny>>,
     f: impl FnOnce(
-            &mut [burstcore::capture::CaptureReader],
+            &mut [CaptureReader],
             burstcore::pipeline::Progress<'_>,
         ) -> burstcore::error::Result<T>
         + Send,
 ) -> PyResult<(T, Vec<WarningOut>)> {
+    let (out, warnings, _) = run_keeping(py, sources, strict, mmap, progress, f)?;
+    Ok((out, warnings))
+}
+
+/// [`run`], also giving back the readers: what they learnt of their captures by the end of the
+/// read (the interfaces each declared) is part of some results.
+fn run_keeping<'py, T: Send>(
+    py: Python<'py>,
+    sources: &[Bound<'py, PyAny>],
+    strict: bool,
+    mmap: Option<bool>,
+    progress: Option<Py<PyAny>>,
+    f: impl FnOnce(
+            &mut [CaptureReader],
+            burstcore::pipeline::Progress<'_>,
+        ) -> burstcore::error::Result<T>
+        + Send,
+) -> PyResult<(T, Vec<WarningOut>, Vec<CaptureReader>)> {
     // The analyses read on one thread.
     let (mut readers, total) = open_all(py, sources, strict, mmap, 1)?;
     let mut ctl = Control::new(py, progress, total)?;
     let res = py.detach(|| f(&mut readers, &mut |d| ctl.tick(d)));
     let out = res.map_err(|e| ctl.take(e))?;
     ctl.finish(py)?;
-    Ok((out, warnings_of(&readers)))
+    let warnings = warnings_of(&readers);
+    Ok((out, warnings, readers))
 }
 
 /// Flow records as columns, plus per-flow E(τ) rows when windows are given.
@@ -356,23 +376,23 @@ fn histograms<'py>(
         sz.set_item("packets", cols.size_count.into_pyarray(py))?;
         let gp = PyDict::new(py);
         gp.set_item("group", cols.gap_group.into_pyarray(py))?;
-        gp.set_item("gap_lo_ns", cols.gap_lo.into_pyarray(py))?;
-        gp.set_item("gap_hi_ns", cols.gap_hi.into_pyarray(py))?;
+        gp.set_item("lo_ns", cols.gap_lo.into_pyarray(py))?;
+        gp.set_item("hi_ns", cols.gap_hi.into_pyarray(py))?;
         gp.set_item("gaps", cols.gap_count.into_pyarray(py))?;
         let qd = PyDict::new(py);
         qd.set_item("group", cols.q_group.into_pyarray(py))?;
         qd.set_item("q", cols.q.into_pyarray(py))?;
         opt_col(&qd, "size", cols.q_size)?;
-        opt_col(&qd, "gap_lo_ns", cols.q_gap_lo)?;
-        opt_col(&qd, "gap_hi_ns", cols.q_gap_hi)?;
+        opt_col(&qd, "lo_ns", cols.q_gap_lo)?;
+        opt_col(&qd, "hi_ns", cols.q_gap_hi)?;
         let sd = PyDict::new(py);
         sd.set_item("group", cols.s_group.into_pyarray(py))?;
         sd.set_item("packets", cols.s_packets.into_pyarray(py))?;
         sd.set_item("bytes", cols.s_bytes.into_pyarray(py))?;
         sd.set_item("over_65535", cols.s_oversize.into_pyarray(py))?;
         sd.set_item("gaps", cols.s_gaps.into_pyarray(py))?;
-        opt_col(&sd, "gap_min_ns", cols.s_gap_min)?;
-        opt_col(&sd, "gap_max_ns", cols.s_gap_max)?;
+        opt_col(&sd, "min_ns", cols.s_gap_min)?;
+        opt_col(&sd, "max_ns", cols.s_gap_max)?;
         d.set_item("sizes", sz)?;
         d.set_item("gaps", gp)?;
         d.set_item("quantiles", qd)?;
@@ -502,7 +522,7 @@ fn superpose<'py>(
             windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
         )?;
         let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
-        let (sp, warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
+        let (sp, warnings, readers) = run_keeping(py, &sources, strict, mmap, progress, |r, p| {
             analyze::superpose(r, &offsets_ns, cfg, ord, p)
         })?;
         let (mut src, mut win, mut bytes, mut pk) =
@@ -521,7 +541,10 @@ fn superpose<'py>(
         singles.set_item("bytes", bytes.into_pyarray(py))?;
         singles.set_item("max_packets", pk.into_pyarray(py))?;
         let d = PyDict::new(py);
-        d.set_item("scan", output_to_py(py, sp.merged, sp.accounting)?)?;
+        let merged = output_to_py(py, sp.merged, sp.accounting)?;
+        // The merge numbers interface groups as a scan of the same captures does.
+        merged.set_item("interfaces", interfaces_of(py, &readers)?)?;
+        d.set_item("scan", merged)?;
         d.set_item("singles", singles)?;
         d.set_item("spans", sp.spans)?;
         Ok((d, warnings))

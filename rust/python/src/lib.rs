@@ -679,7 +679,10 @@ fn scan<'py>(
 /// (`if{number}`, [`pipeline::interface_bases`]), its capture (from 0) and how errors name that
 /// capture (its path, else its place among them), its index within the capture and its name.
 /// Read once the scan is done, when each reader holds all the interfaces its capture declared.
-fn interfaces_of<'py>(py: Python<'py>, readers: &[CaptureReader]) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn interfaces_of<'py>(
+    py: Python<'py>,
+    readers: &[CaptureReader],
+) -> PyResult<Bound<'py, PyDict>> {
     let bases = pipeline::interface_bases(readers.iter().map(|r| r.interfaces().len()));
     let (mut number, mut capture, mut source, mut index, mut name) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
