@@ -15,7 +15,7 @@ from . import _burstcore as _core
 from ._packets import ProgressCallback, _warn, _with_range_note, thread_count
 from ._shared import warn_if_shared
 from ._sources import is_rereadable, normalize_each
-from ._types import Columns, Count, Duration, Durations, Filters, Instant, Rates, Source
+from ._types import Columns, Count, Duration, Durations, Filters, Grouping, Instant, Rates, Source
 from ._units import (
     DEFAULT_RATE_MULTIPLES,
     LINK_SPEED_GRID_BPS,
@@ -30,8 +30,6 @@ from ._units import (
 )
 
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
-# The groupings by name, for type checkers: `by="pairs"` is caught before the call is run.
-Grouping = Literal["all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp"]
 SIZES = ("wire", "captured", "ip", "payload", "l1")
 DEFAULT_HORIZON = "10ms"
 DEFAULT_MAX_GROUPS = 1_000_000
