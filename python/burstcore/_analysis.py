@@ -331,6 +331,21 @@ class Distribution:
     by: str | None = None
     summary: pl.DataFrame = field(default_factory=pl.DataFrame)
 
+    def __repr__(self) -> str:
+        # One line: the dataclass's own repr printed every table (thousands of characters).
+        what = "gaps" if "gap_lo_ns" in self.histogram.columns else "sizes"
+        packets = _first(self.summary, "packets")
+        return (
+            f"Distribution({what}" + (f" by {self.by}" if self.by else "") + f", {self.groups.height} "
+            f"{plural(self.groups.height, 'group')}, {self.histogram.height} histogram rows, "
+            f"{self.quantiles.height} quantile rows" + ("" if packets is None else f", {packets} packets") + ")"
+        )
+
+
+def _first(frame: pl.DataFrame, column: str) -> Any:
+    """A one-row frame's value of ``column``, or None if it has no such row or column."""
+    return frame[column][0] if column in frame.columns and frame.height else None
+
 
 def _quantiles(quantiles: Any) -> list[float]:
     """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1]."""
@@ -492,6 +507,15 @@ class Bursts:
     bursts: pl.DataFrame
     distributions: pl.DataFrame
     summary: pl.DataFrame
+
+    def __repr__(self) -> str:
+        n = self.bursts.height
+        packets = _first(self.summary, "packets")
+        return (
+            f"Bursts(gap {format_duration(self.gap_ns)}, {n} {plural(n, 'burst')}"
+            + ("" if packets is None else f", {packets} packets")
+            + ")"
+        )
 
 
 def _order_stats(values: np.ndarray, qs: list[float]) -> list[int | None]:
@@ -816,6 +840,20 @@ class SuperposeResult(ScanResult):
     multiplexing_gain: pl.DataFrame = field(default_factory=pl.DataFrame)
     singles: pl.DataFrame = field(default_factory=pl.DataFrame)
     offsets_ns: list[int] = field(default_factory=list)
+
+    # Written out: @dataclass gives a subclass a repr of its own (every table, every option)
+    # unless the class defines one, whatever the base class has.
+    def __repr__(self) -> str:
+        shown = ", ".join(_signed_duration(o) for o in self.offsets_ns[:3])
+        more = f", … ({len(self.offsets_ns)} in all)" if len(self.offsets_ns) > 3 else ""
+        return (
+            f"SuperposeResult({len(self.offsets_ns)} {plural(len(self.offsets_ns), 'capture')} "
+            f"at offsets {shown}{more}; {self._repr_body()}, {self.multiplexing_gain.height} multiplexing_gain rows)"
+        )
+
+
+def _signed_duration(ns: int) -> str:
+    return "-" + format_duration(-ns) if ns < 0 else format_duration(ns)
 
 
 def _offsets(

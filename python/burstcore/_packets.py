@@ -412,7 +412,23 @@ class CaptureInfo:
         vals = [int(i["if_drop"]) for i in self.interfaces if i.get("if_drop") is not None]
         return sum(vals) if vals else None
 
+    def __repr__(self) -> str:
+        # One line of the headline figures: the dataclass's own repr held every section's and
+        # interface's options (a line of any length); ``print(info)`` gives the whole summary.
+        n = len(self.interfaces)
+        return (
+            f"CaptureInfo({self.format}"
+            + (f" ({self.compression})" if self.compression != "none" else "")
+            + f", {self.packets} {plural(self.packets, 'packet')}, {self.wire_bytes} wire bytes, "
+            f"{n} {plural(n, 'interface')}, duration {self.duration_text()}"
+            + (f", {len(self.warnings)} {plural(len(self.warnings), 'warning')}" if self.warnings else "")
+            + ")"
+        )
+
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a plain dict, for JSON: the fields, the ``details`` (``mapped``,
+        ``timed_wire_bytes``, ...) beside them, and ``duration_ns``, ``mean_rate_bps`` and
+        ``drops``."""
         d = {k: v for k, v in self.__dict__.items() if k != "details"}
         d.update(self.details)
         d["duration_ns"] = self.duration_ns

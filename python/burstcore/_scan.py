@@ -92,11 +92,18 @@ class ScanResult:
         return plot_result(self, **kwargs)
 
     def __repr__(self) -> str:
-        s = self.summary.row(0, named=True)
+        return f"ScanResult({self._repr_body()})"
+
+    def _repr_body(self) -> str:
+        """One line, whatever the size of the result (a notebook shows it for a bare ``r``): the
+        counts, and where the tables are; never the tables themselves."""
+        s = self.summary.row(0, named=True) if self.summary.height else {}
+        span = "no span" if s.get("span_ns") is None else f"span {s['span_ns']} ns"
+        told = len(self.warnings)
         return (
-            f"ScanResult({s['packets']} packets, {s['bytes']} bytes, span {s['span_ns']} ns, "
+            f"{s.get('packets', 0)} packets, {s.get('bytes', 0)} bytes, {span}, "
             f"{self.envelope.height} envelope rows, {self.backlog.height} backlog rows, "
-            f"{self.series.height} series rows)"
+            f"{self.series.height} series rows" + (f", {told} {'warning' if told == 1 else 'warnings'}" if told else "")
         )
 
 

@@ -71,6 +71,21 @@ class SharedPackets:
     spans: list[tuple[int, int | None] | None]
     stretch: tuple[int, int | None] | None
 
+    def __repr__(self) -> str:
+        # One line, however many captures: the dataclass's own repr listed every host, span and
+        # filter and printed the pairs' table.
+        n = len(self.hosts)
+        pairs = "pair shares" if self.pairs.height == 1 else "pairs share"
+        told = int(self.pairs["told"].sum()) if "told" in self.pairs.columns else 0
+        shown = ", ".join("unknown" if h is None else h for h in self.hosts[:4]) + (", …" if n > 4 else "")
+        return (
+            f"SharedPackets({n} {'capture' if n == 1 else 'captures'}, {self.pairs.height} "
+            f"{pairs} packets ({told} told), hosts {shown or 'none'}, "
+            f"{len(self.uncaptured)} uncaptured {'sender' if len(self.uncaptured) == 1 else 'senders'}, "
+            + ("no filters" if self.filters is None else "filters given")
+            + ")"
+        )
+
 
 def shared_packets(
     sources: Source,

@@ -1,0 +1,89 @@
+"""The public API as a notebook user meets it: what a bare result shows, what a wrong argument
+says, and names that are exported as they are documented."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+import burstcore
+from tests import oracles
+
+pytestmark = pytest.mark.filterwarnings("ignore::burstcore.CaptureWarning")
+
+T0 = 1_700_000_000_000_000_000
+HOSTS = 40
+
+
+def many_hosts() -> bytes:
+    """Packets from many hosts, flows and interfaces, so that every table has many rows."""
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    for k in range(HOSTS):
+        w.interface(linktype=1, snaplen=0, resolution="1e-9", name=f"interface-with-a-long-name-{k:04d}")
+    for i in range(2000):
+        h = i % HOSTS
+        frame = oracles.eth_ipv4_udp(f"10.0.{h}.1", "10.9.9.9", 1000 + h, 29500, payload=100 + i % 700)
+        w.epb(h, frame, ts_ns=T0 + i * 10_000 + (i % 13) * 997)
+    return w.getvalue()
+
+
+DATA = many_hosts()
+# Ethernet, IPv4 and UDP headers, and each packet's payload.
+WIRE_BYTES = sum(14 + 20 + 8 + 100 + i % 700 for i in range(2000))
+
+
+def results() -> dict[str, object]:
+    many = [DATA] * 12
+    return {
+        "scan": burstcore.scan(DATA, by=["all", "src", "flow", "interface"], bins="1ms"),
+        "scan of nothing": burstcore.scan(DATA, filter="host 192.0.2.1", rates="1Gbps"),
+        "superpose": burstcore.superpose(many, offsets="random", by="src", bins="1ms"),
+        "sizes": burstcore.sizes(DATA, by="flow"),
+        "gaps": burstcore.gaps(DATA, by="src"),
+        "bursts": burstcore.bursts(DATA, gap="1us"),
+        "iterations": burstcore.iterations(DATA),
+        "shared_packets": burstcore.shared_packets(many),
+        "info": burstcore.info(DATA),
+    }
+
+
+def test_every_result_shows_as_one_short_line():
+    # A notebook shows a bare result by its repr: a line of what it holds, never its tables (the
+    # dataclass repr of a SuperposeResult, a Distribution, a Bursts or a SharedPackets printed
+    # every frame and list, thousands of characters; CaptureInfo's every interface's options).
+    for name, result in results().items():
+        text = repr(result)
+        assert "\n" not in text and len(text) <= 300, f"{name}: {len(text)} characters\n{text}"
+        assert text.startswith(type(result).__name__ + "("), f"{name}: {text}"
+
+
+def test_the_one_line_says_what_the_result_holds():
+    r = results()
+    scan, superposed = r["scan"], r["superpose"]
+    assert isinstance(scan, burstcore.ScanResult) and isinstance(superposed, burstcore.SuperposeResult)
+    assert f"{scan.summary['packets'][0]} packets" in repr(scan)
+    assert f"{scan.envelope.height} envelope rows" in repr(scan)
+    # A scan that counted nothing has no span, rather than "span None ns".
+    assert "no span" in repr(r["scan of nothing"]) and "None" not in repr(r["scan of nothing"])
+    # Twelve captures: the first offsets, and how many there are.
+    assert repr(superposed).startswith("SuperposeResult(12 captures at offsets 0ns, ")
+    assert "(12 in all)" in repr(superposed)
+    assert f"{superposed.multiplexing_gain.height} multiplexing_gain rows" in repr(superposed)
+    assert repr(r["sizes"]).startswith(f"Distribution(sizes by flow, {HOSTS + 1} groups")
+    assert repr(r["gaps"]).startswith(f"Distribution(gaps by src, {HOSTS + 1} groups")
+    bursts = r["bursts"]
+    assert isinstance(bursts, burstcore.Bursts)
+    assert repr(bursts) == f"Bursts(gap 1us, {bursts.bursts.height} bursts, 2000 packets)"
+    assert repr(r["info"]).startswith(f"CaptureInfo(pcapng, 2000 packets, {WIRE_BYTES} wire bytes, {HOSTS} interfaces")
+    assert repr(r["shared_packets"]).startswith("SharedPackets(12 captures, ")
+
+
+def test_all_is_exact():
+    # __all__ lists every public name of the package (modules aside) and nothing it lacks, so
+    # that `from burstcore import *` and the documentation's names agree.
+    modules = {n for n in dir(burstcore) if isinstance(getattr(burstcore, n), types.ModuleType)}
+    public = {n for n in dir(burstcore) if not n.startswith("_")} - modules
+    assert sorted(public | {"__version__"}) == sorted(burstcore.__all__)
+    assert burstcore.Grouping is not None and "pair" in burstcore.Grouping.__args__
