@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import types
 
+import numpy as np
 import pytest
 
 import burstcore
@@ -87,3 +88,62 @@ def test_all_is_exact():
     public = {n for n in dir(burstcore) if not n.startswith("_")} - modules
     assert sorted(public | {"__version__"}) == sorted(burstcore.__all__)
     assert burstcore.Grouping is not None and "pair" in burstcore.Grouping.__args__
+
+
+def test_bytes_that_name_a_file_are_told_to_be_a_path(tmp_path):
+    # Bytes are a capture's contents; a path as bytes (os.fsencode, os.listdir(b".")) was read
+    # as one and called "not a pcap or pcapng file (starts with 2f 74 6d 70, text?)".
+    path = tmp_path / "trace.pcapng"
+    path.write_bytes(DATA)
+    for given in (bytes(path), bytearray(bytes(path)), bytes(tmp_path), b"missing.pcap"):
+        for call in (burstcore.scan, burstcore.read_packets, burstcore.info, burstcore.flows):
+            with pytest.raises(TypeError, match=r"bytes are read as a capture's contents, .* give the path as a str"):
+                call(given)
+    # The same path as a str reads, and bytes that name nothing are still no capture.
+    assert burstcore.info(str(path)).packets == 2000
+    with pytest.raises(burstcore.NotACaptureError):
+        burstcore.info(b"hello, not a capture")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: burstcore.scan(DATA, progress=p),  # a pre-pass finds the default rates
+        lambda p: burstcore.scan(DATA, rates="1Gbps", progress=p),
+        lambda p: burstcore.shared_packets([DATA, DATA], progress=p),
+        lambda p: burstcore.shared_packets([DATA, DATA], senders="all", progress=p),
+    ],
+)
+def test_a_progress_that_cannot_be_called_is_named(call):
+    # Wrapped for a scan's two passes or one capture's part of several, a non-callable
+    # progress raised Python's bare "'int' object is not callable" at its first call, or was
+    # taken without a word where the samples alone call it never.
+    with pytest.raises(TypeError, match=r"^progress=5 is not callable: pass a function called as progress\("):
+        call(5)
+
+
+def test_ptm_takes_one_grouping():
+    r = burstcore.scan(DATA, windows="1ms", rates="1Gbps", by=["all", "src"])
+    with pytest.raises(ValueError, match=r"by=\['all'\]: ptm takes one grouping, e.g. by='src'"):
+        r.ptm("1ms", by=["all"])  # type: ignore[arg-type]
+    assert r.ptm("1ms", by="src").height == HOSTS
+
+
+def test_groupings_given_as_numpy_strings_are_plain_strings():
+    by = np.array(["src", "all"])
+    r = burstcore.scan(DATA, windows="1ms", rates="1Gbps", by=by)
+    assert r.config["by"] == ["src", "all"] and all(type(b) is str for b in r.config["by"])
+    assert type(burstcore.sizes(DATA, by=by[0]).by) is str
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        ((p for p in [DATA]), "several captures go in a list or a tuple"),
+        ({DATA}, "several captures go in a list or a tuple"),
+        (np.frombuffer(DATA, dtype=np.uint8), r"goes as memoryview\(a\) or a.tobytes\(\)"),
+    ],
+)
+def test_a_source_of_the_wrong_kind_says_what_to_give(given, hint):
+    with pytest.raises(TypeError, match=hint):
+        burstcore.scan(given)

@@ -393,6 +393,7 @@ def _distribution(
         raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
     if by is not None and by not in GROUPINGS:
         raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
+    by = None if by is None else str(by)  # a numpy or pandas string as the str it equals
     max_groups = parse_count(max_groups, name="max_groups")
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)

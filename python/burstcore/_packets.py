@@ -37,6 +37,18 @@ for a stream (stdin, a pipe, a file object that cannot seek to its end). An exce
 stops the read and propagates; a callback that is not callable is a ``TypeError`` at once."""
 
 
+def checked_progress(progress: ProgressCallback | None) -> ProgressCallback | None:
+    """``progress`` as given, refused at once if it cannot be called, in the words the core uses:
+    where it is wrapped (a scan's pre-pass and main pass, a capture's part of several) the core
+    sees a callable, and the first call raised Python's bare "'int' object is not callable"."""
+    if progress is not None and not callable(progress):
+        raise TypeError(
+            f"progress={progress!r} is not callable: pass a function called as "
+            "progress(bytes_done, bytes_total_or_None), or None"
+        )
+    return progress
+
+
 class CaptureWarning(UserWarning):
     """The capture was read but something is off (e.g. cut off mid-block while being written).
 

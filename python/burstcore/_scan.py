@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import ProgressCallback, _warn, _with_range_note, thread_count
+from ._packets import ProgressCallback, _warn, _with_range_note, checked_progress, thread_count
 from ._shared import warn_if_shared
 from ._sources import is_rereadable, normalize_each
 from ._types import Columns, Count, Duration, Durations, Filters, Grouping, Instant, Rates, Source
@@ -69,10 +69,16 @@ class ScanResult:
     config: dict[str, Any] = field(default_factory=dict)
     interfaces: pl.DataFrame = field(default_factory=lambda: _interfaces_frame(None))
 
-    def ptm(self, window: Duration = "5ms", by: str = "all") -> pl.DataFrame:
-        """PtM(τ) for one window, one row per group of the grouping ``by``. A window or a
-        grouping the scan did not measure raises ``ValueError`` naming those it did (an empty
-        frame would read as a trace without traffic)."""
+    def ptm(self, window: Duration = "5ms", by: Grouping = "all") -> pl.DataFrame:
+        """PtM(τ) for one window, one row per group of the grouping ``by`` (one of them, default
+        'all'): columns ``group``, ``bytes`` = E(τ), ``peak_rate_bps`` and ``ptm``. ``window`` is
+        a duration as ``scan`` takes it ('5ms', seconds, ``timedelta``; the envelope's
+        ``window_ns`` as f"{ns}ns"). A window or a grouping the scan did not measure raises
+        ``ValueError`` naming those it did (an empty frame would read as a trace without
+        traffic), and so does a list of groupings."""
+        if not isinstance(by, str):
+            # Said as such: "by=['all'] was not scanned" when 'all' was.
+            raise ValueError(f"by={by!r}: ptm takes one grouping, e.g. by='src'; call it once per grouping")
         w = parse_duration(window, name="window", scale=True)
         scanned = self.config.get("windows_ns", [])
         if w not in scanned:
@@ -129,7 +135,8 @@ def _parse_by(by: Any) -> list[str]:
         if n not in GROUPINGS:
             raise ValueError(f"by={n!r} is not a grouping; use one or a list of {', '.join(GROUPINGS)}")
         if n not in out:
-            out.append(n)
+            # A numpy or pandas string as the str it equals: config["by"] is plain values.
+            out.append(str(n))
     return out
 
 
@@ -224,7 +231,8 @@ def scan(
     ----------
     source:
         A capture path ('-' for stdin), a list of paths (merged exactly in timestamp order; their
-        interfaces numbered one after another), bytes, a binary file object, or in-memory columns:
+        interfaces numbered one after another), bytes (the capture's contents: bytes naming a
+        file raise ``TypeError``, give a path as a str), a binary file object, or in-memory columns:
         a polars DataFrame / dict (any mapping) with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
         a ``(timestamps_ns, sizes)`` tuple of numpy/polars/Arrow arrays. Timestamps may also be a
         numpy datetime64 array of any fixed unit (s, ms, ..., ps), read exactly.
@@ -371,6 +379,7 @@ def scan(
         raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
     horizon_ns, _ = _parse_order(reorder_horizon, on_late)
     max_groups = parse_count(max_groups, name="max_groups")
+    progress = checked_progress(progress)
     threads = thread_count(threads)
     time_range = parse_time_range(start, end)
     filters = parse_filters(filter)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning, ProgressCallback, _with_range_note
+from ._packets import CaptureWarning, ProgressCallback, _with_range_note, checked_progress
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
 from ._units import parse_filters, parse_time_range, per_capture, printable
@@ -127,6 +127,7 @@ def shared_packets(
     nothing for a stream whose end is unknown)."""
     if senders not in ("sampled", "all"):
         raise ValueError(f"senders={senders!r}: give 'sampled' (the samples' senders) or 'all' (read every packet)")
+    progress = checked_progress(progress)
     srcs = normalize_each(sources)
     for k, s in enumerate(srcs):
         if not is_rereadable(s):

@@ -20,7 +20,8 @@ of the right type can still be refused, e.g. a negative duration or ``"5 parsecs
 - ``Instant``: ``datetime.datetime`` (naive ones are UTC; ``pandas.Timestamp`` is one),
   ``numpy.datetime64``, an ISO 8601 string, or an int of ns since 1970.
 - ``SingleSource``: one capture: a path (str or ``os.PathLike``, '-' for stdin), its bytes
-  (``bytes``, ``bytearray``, ``memoryview``) or a binary file object (anything with
+  (``bytes``, ``bytearray``, ``memoryview``: always the contents, never a path; bytes that name
+  a file, such as ``os.fsencode(path)``, raise ``TypeError``) or a binary file object (anything with
   ``read(n)`` returning bytes: ``open(path, "rb")``, ``io.BytesIO``, ``gzip.open``, ``sys.stdin.buffer``).
   ``Source``: one, or a sequence of them (a list or tuple), merged in timestamp order.
 - ``Filters``: which packets of the captures are read, by their headers: one tcpdump-style
