@@ -257,7 +257,11 @@ def traffic_matrix(
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
     bytes column sums to the wire bytes of every packet with a timestamp (those without one
     cannot be put in order, and are counted in the capture's ``info`` only). For throughput per
-    pair over time, use ``scan(source, by="pair", bins=...)``."""
+    pair over time, use ``scan(source, by="pair", bins=...)``.
+
+    Columns: ``src``, ``dst`` (addresses as strings), ``bytes``, ``packets`` (UInt64) and
+    ``share`` (of all bytes, Float64). ``max_pairs``: most host pairs (default 1,000,000, about
+    400 B each); one more is a ``LimitExceededError`` (``limit == "result"``) at once."""
     out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter)
     p = out["pairs"]
     labels = pl.Series(p["addresses"], dtype=pl.String)
@@ -289,7 +293,11 @@ def host_volumes(
     filter: Filters | None = None,
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
-    heaviest sender first."""
+    heaviest sender first.
+
+    Columns: ``host`` (an address as a string), ``sent_bytes``, ``sent_packets``,
+    ``received_bytes``, ``received_packets`` (UInt64). ``max_pairs`` as for ``traffic_matrix``:
+    the hosts are counted from the host pairs."""
     out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter)
     h = out["hosts"]
     df = pl.DataFrame(

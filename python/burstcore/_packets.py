@@ -360,7 +360,28 @@ def thread_count(threads: Count | None) -> int:
 
 @dataclass
 class CaptureInfo:
-    """A capinfos-like summary of one capture (see ``burstcore.info``)."""
+    """A capinfos-like summary of one capture (see ``burstcore.info``); ``print(info)`` shows it
+    as capinfos would, ``to_dict()`` gives it for JSON.
+
+    - ``format`` ('pcap' or 'pcapng'), ``compression`` ('none', 'gzip', 'zstd');
+    - ``packets``; ``wire_bytes`` and ``captured_bytes``: the packets' lengths on the wire and as
+      captured (``snapped``: packets captured shorter than on the wire, by the snaplen);
+    - ``first_ns``, ``last_ns``: the first and last packet's timestamp in file order;
+      ``min_ns``, ``max_ns``: the earliest and latest (int ns since 1970, UTC; None without a
+      packet with a timestamp); ``duration_ns`` = ``max_ns − min_ns``;
+    - ``packets_without_timestamp`` (Simple Packet Blocks, and timestamps outside int64 ns,
+      counted in ``timestamps_out_of_range`` too);
+    - ``out_of_order``: packets stamped earlier than the packet before them in the file,
+      ``max_step_back_ns`` the largest such step;
+    - ``over_mtu_frames``: frames longer than their link's MTU (a hint of TSO/GRO offload),
+      ``max_wire_len`` the longest frame;
+    - ``sections`` and ``interfaces``: one dict per pcapng section (byte order, version,
+      hardware, os, user_appl) and per interface (link type, snaplen, resolution, name,
+      packets, bytes, drop counters ``if_drop`` / ``os_drop`` of its last statistics block);
+    - ``blocks``: blocks read per pcapng block type; ``file_bytes``: the input's size as stored
+      (None for a stream); ``warnings``: the texts of the warnings issued;
+      ``details``: the rest (``mapped``: read through a memory mapping; ``timed_wire_bytes``).
+    """
 
     format: str
     compression: str

@@ -183,6 +183,9 @@ def parse_duration(
     ('1000s', '1h'). An offset (``superpose``'s ``offsets``) is not refused: a capture hours off
     (another time zone) may be moved by 3600. With
     ``signed`` (an offset), one sign is read and the duration may be below zero ("-3ms").
+    ``name`` is the argument's name in the messages; ``allow_zero`` takes 0 (else it must be
+    above 0). The functions' own checks are those of ``scale=True``: here it is off by default,
+    so ``parse_duration(5000)`` is 5000 s.
     """
     if isinstance(value, bool):
         raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
@@ -257,7 +260,10 @@ RATE_FORMS = (
 
 
 def parse_rate(value: Any, *, name: str = "rate") -> int:
-    """Return ``value`` as integer bits per second ("10Gbps", "1.25GB/s", or a number in bit/s)."""
+    """Return ``value`` as integer bits per second ("10Gbps", "400Mbit/s", "1gbit" (tc),
+    "1.25GB/s", or a number in bit/s, a float rounded to the nearest); it must be above 0 and
+    below 2^64. Anything else raises ``ValueError`` naming the value (``name`` is the argument's
+    name in the message) and the accepted forms."""
     if isinstance(value, bool):
         raise ValueError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
     if isinstance(value, (int, np.integer)):
