@@ -3,7 +3,11 @@ says, and names that are exported as they are documented."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -147,3 +151,62 @@ def test_groupings_given_as_numpy_strings_are_plain_strings():
 def test_a_source_of_the_wrong_kind_says_what_to_give(given, hint):
     with pytest.raises(TypeError, match=hint):
         burstcore.scan(given)
+
+
+NOWHERE = "host 192.0.2.77"  # TEST-NET-1: in no capture here
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f: burstcore.scan(DATA, filter=f, rates="1Gbps"),
+        lambda f: burstcore.read_packets(DATA, filter=f),
+        lambda f: burstcore.flows(DATA, filter=f),
+        lambda f: burstcore.traffic_matrix(DATA, filter=f),
+        lambda f: burstcore.host_volumes(DATA, filter=f),
+        lambda f: burstcore.sizes(DATA, filter=f),
+        lambda f: burstcore.gaps(DATA, filter=f),
+        lambda f: burstcore.bursts(DATA, filter=f),
+        lambda f: burstcore.iterations(DATA, filter=f),
+        lambda f: burstcore.superpose([DATA, DATA], filter=f),
+    ],
+)
+def test_a_filter_that_passes_nothing_is_told(call):
+    # As a start/end that holds none of the packets is: a mistyped host gave an empty result
+    # ("period none", no rows) without a word.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call(NOWHERE)
+    told = [w.message for w in caught if isinstance(w.message, burstcore.CaptureWarning)]
+    assert len(told) == 1, [str(w) for w in told]
+    assert re.match(
+        r"filter= passed none of the [\d,]+ packets it was given \(skipped_filtered\), so nothing", str(told[0])
+    )
+    # A filter that passes packets is not told about.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call("udp")
+    assert not [w for w in caught if "filter=" in str(w.message)]
+
+
+def test_the_filter_note_counts_what_the_filter_was_given():
+    # The packets the time range left out never reached the filter.
+    ts = burstcore.read_packets(DATA, columns=["timestamp"])["timestamp"].sort()
+    start = ts[1000]
+    kept = int((ts >= start).sum())
+    with pytest.warns(burstcore.CaptureWarning, match=rf"passed none of the {kept:,} packets it was given"):
+        r = burstcore.scan(DATA, filter=NOWHERE, start=start, rates="1Gbps")
+    assert r.summary["skipped_filtered"][0] == kept and r.summary["skipped_outside_range"][0] == 2000 - kept
+
+
+def test_the_command_line_tells_it_in_its_options(tmp_path):
+    path = tmp_path / "t.pcapng"
+    path.write_bytes(DATA)
+    run = subprocess.run(
+        [sys.executable, "-m", "burstcore", "scan", str(path), "--filter", NOWHERE, "--rates", "1Gbps"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "warning: --filter passed none of the 2,000 packets it was given" in run.stderr, run.stderr
+    assert "burstcore matrix --hosts without --filter lists them" in run.stderr and "filter=" not in run.stderr

@@ -1076,7 +1076,8 @@ _COMMON_DOC = """
     would be among them (a plain int is ns, so seconds given as one land in 1970).
     ``filter`` reads only the packets whose headers pass a tcpdump-style expression, e.g.
     ``"host 10.0.0.1 and tcp port 29500"`` (docs/filters.md); the others are counted in
-    ``summary.skipped_filtered``. Several captures take one expression for all, or a list of one
+    ``summary.skipped_filtered``, and a filter that passes none of them gets a ``CaptureWarning``
+    saying so. Several captures take one expression for all, or a list of one
     per capture (``None`` for one read whole): one capture per host counts a packet between two
     captured hosts once with ``["src host 10.0.0.1", "src host 10.0.0.2", ...]``.
 """

@@ -211,6 +211,7 @@ def _with_range_note(
     tested before anything else (filter, size, order) in the core, so the packets with a
     timestamp are exactly those it saw; ``acc["ts_span"]`` is the earliest and latest of them.
     ``packets`` names them where they were not counted (else "the 37 packets read")."""
+    messages = [*messages, *_filter_note(acc)]
     if time_range is None:
         return list(messages)
     outside = int(acc["skipped_outside_range"])
@@ -251,6 +252,23 @@ def _with_range_note(
             "(seconds * 10**9)"
         )
     return [*messages, note]
+
+
+def _filter_note(acc: dict[str, Any]) -> list[str]:
+    """A note when ``filter=`` passed none of the packets it was given: as for a range that holds
+    none, an empty result (an analysis of nothing, "period none") was otherwise returned without
+    a word, though a host or port mistyped is the likely cause. Only the filter skips packets as
+    ``skipped_filtered``, so a count there means one was given; packets that passed it and were
+    left out later (no size, late) mean it passed some."""
+    tested = int(acc.get("skipped_filtered", 0))
+    passed = int(acc.get("counted", 0)) + int(acc.get("skipped_no_size", 0)) + int(acc.get("skipped_late", 0))
+    if tested == 0 or passed:
+        return []
+    return [
+        f"filter= passed none of the {tested:,} {plural(tested, 'packet')} it was given (skipped_filtered), so "
+        "nothing was measured: check its hosts, nets and ports against the capture's (read_packets or "
+        "host_volumes without the filter lists them; docs/filters.md)"
+    ]
 
 
 def read_packets(
@@ -320,7 +338,8 @@ def read_packets(
     ``filter``: only the packets whose headers pass this expression in tcpdump's language, as
     ``scan`` takes it (docs/filters.md), e.g. ``"tcp port 29500"``; the rows are the passing
     packets in file order. Every packet's headers are decoded to test it, whatever ``columns``
-    asks for.
+    asks for. A filter that passes none of them gets a ``CaptureWarning`` saying so (an empty
+    frame).
     """
     # One name is one column (not its letters); a column asked for twice comes once.
     wanted = list(dict.fromkeys([columns] if isinstance(columns, str) else columns)) if columns is not None else None

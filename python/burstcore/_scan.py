@@ -346,7 +346,8 @@ def scan(
         Read only the packets whose headers pass this expression, in tcpdump's language (a
         subset of pcap-filter): e.g. ``"host 10.0.0.1 and tcp port 29500"``, ``"not arp"``,
         ``"src net 10.1.0.0/16 or vlan 100"``. The others are skipped, counted in
-        ``summary.skipped_filtered``, and ρ is the rate of the packets that pass. The words, and
+        ``summary.skipped_filtered``, and ρ is the rate of the packets that pass; a filter that
+        passes none of the packets it is given gets a ``CaptureWarning`` saying so. The words, and
         where they differ from tcpdump's: docs/filters.md. A bad expression raises ``ValueError``
         saying where and what. Not for in-memory columns (filter those first). A filtered scan
         decodes every packet's headers and is not split into time chunks. Several captures:
