@@ -3,6 +3,7 @@ says, and names that are exported as they are documented."""
 
 from __future__ import annotations
 
+import inspect
 import re
 import subprocess
 import sys
@@ -210,3 +211,24 @@ def test_the_command_line_tells_it_in_its_options(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "warning: --filter passed none of the 2,000 packets it was given" in run.stderr, run.stderr
     assert "burstcore matrix --hosts without --filter lists them" in run.stderr and "filter=" not in run.stderr
+
+
+def test_every_public_function_class_and_method_says_what_it_does():
+    # help() in a notebook: CaptureWriter's spb, opb, isb, dsb, custom and raw_block, and
+    # CaptureInfo.to_dict, showed nothing.
+    missing = []
+    for name in burstcore.__all__:
+        obj = getattr(burstcore, name)
+        if not (inspect.isclass(obj) or inspect.isroutine(obj)):
+            continue  # a value or a type alias
+        if not inspect.getdoc(obj):
+            missing.append(name)
+        if inspect.isclass(obj) and not issubclass(obj, BaseException):
+            for attr, member in vars(obj).items():
+                if not attr.startswith("_") and (callable(member) or isinstance(member, property)):
+                    if not inspect.getdoc(member):
+                        missing.append(f"{name}.{attr}")
+    assert not missing, missing
+    # CaptureError names every attribute it carries.
+    for attr in ("offset", "reason", "kind", "input"):
+        assert f"`{attr}`" in (burstcore.CaptureError.__doc__ or ""), attr

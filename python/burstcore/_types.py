@@ -63,7 +63,9 @@ class BinaryReader(Protocol):
     at the end). ``typing.BinaryIO``, ``io.BufferedReader``, ``io.BytesIO`` and ``gzip.GzipFile``
     all are."""
 
-    def read(self, size: int, /) -> bytes | bytearray | memoryview: ...
+    def read(self, size: int, /) -> bytes | bytearray | memoryview:
+        """Up to ``size`` bytes of the capture, ``b""`` at its end."""
+        ...
 
 
 SingleSource: TypeAlias = str | os.PathLike[str] | os.PathLike[bytes] | bytes | bytearray | memoryview | BinaryReader
