@@ -232,3 +232,14 @@ def test_every_public_function_class_and_method_says_what_it_does():
     # CaptureError names every attribute it carries.
     for attr in ("offset", "reason", "kind", "input"):
         assert f"`{attr}`" in (burstcore.CaptureError.__doc__ or ""), attr
+
+
+@pytest.mark.parametrize("given", ["no", 0, None])
+def test_fill_empty_bins_is_a_bool_as_strict_is(given):
+    # Checked as strict= and mmap= are: fill_empty_bins="no" filled the bins.
+    with pytest.raises(TypeError, match=rf"fill_empty_bins={re.escape(repr(given))}: give True \(default\) or False"):
+        burstcore.scan(DATA, bins="1ms", rates="1Gbps", fill_empty_bins=given)
+    with pytest.raises(TypeError, match="argument 'strict'"):
+        burstcore.scan(DATA, rates="1Gbps", strict=given)
+    sparse = burstcore.scan(DATA, bins="1ms", rates="1Gbps", fill_empty_bins=np.bool_(False))
+    assert sparse.series.height == len(burstcore.read_packets(DATA)["timestamp"].dt.truncate("1ms").unique())

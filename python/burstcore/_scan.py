@@ -289,7 +289,8 @@ def scan(
         Fill the series with zero rows for empty bins, from each group's first non-empty bin
         to its last, up to 20 M rows in all: the bin widths needing the fewest rows are filled
         first, each for all its groups, and a width that would pass the limit stays sparse
-        (non-empty bins only) with a ``UserWarning`` naming it.
+        (non-empty bins only) with a ``UserWarning`` naming it. ``False``: non-empty bins
+        only. A bool, as ``strict`` and ``mmap`` are: anything else raises ``TypeError``.
     strict:
         A capture cut off mid-block (still being written) raises ``TruncatedCaptureError``
         instead of giving the packets before the cut and a ``CaptureWarning``.
@@ -381,6 +382,9 @@ def scan(
     horizon_ns, _ = _parse_order(reorder_horizon, on_late)
     max_groups = parse_count(max_groups, name="max_groups")
     progress = checked_progress(progress)
+    if not isinstance(fill_empty_bins, (bool, np.bool_)):
+        # As strict= and mmap= are checked (in Rust): fill_empty_bins="no" was taken as true.
+        raise TypeError(f"fill_empty_bins={fill_empty_bins!r}: give True (default) or False")
     threads = thread_count(threads)
     time_range = parse_time_range(start, end)
     filters = parse_filters(filter)
