@@ -243,3 +243,19 @@ def test_fill_empty_bins_is_a_bool_as_strict_is(given):
         burstcore.scan(DATA, rates="1Gbps", strict=given)
     sparse = burstcore.scan(DATA, bins="1ms", rates="1Gbps", fill_empty_bins=np.bool_(False))
     assert sparse.series.height == len(burstcore.read_packets(DATA)["timestamp"].dt.truncate("1ms").unique())
+
+
+def test_every_parameter_is_named_in_its_functions_docstring():
+    # help(burstcore.bursts) said nothing of quantiles, help(burstcore.info) nothing of strict or
+    # progress, help(burstcore.superpose) nothing of max_groups.
+    unnamed = []
+    for name in burstcore.__all__:
+        fn = getattr(burstcore, name)
+        if not inspect.isfunction(fn):
+            continue
+        doc = inspect.getdoc(fn) or ""
+        forms = ("``{}``", "{}:", "``{}=")
+        unnamed += [
+            f"{name}({p})" for p in inspect.signature(fn).parameters if not any(f.format(p) in doc for f in forms)
+        ]
+    assert not unnamed, unnamed

@@ -120,7 +120,7 @@ def flows(
     followed by packets of the same key within the timeout stays in one row. As for windows,
     a plain number of 1000 or more is refused as most likely nanoseconds: write '1000s' or '20min'.
 
-    ``max_flows``: most flows reported, each a row (a few hundred bytes, about 1.2 kB with
+    ``max_flows``: most flows reported (default 1,000,000), each a row (a few hundred bytes, about 1.2 kB with
     ``windows``); one more is a ``LimitExceededError`` (``limit == "result"``) at once. A short
     idle timeout splits a busy key into many flows: all count.
 
@@ -555,7 +555,10 @@ def bursts(
 ) -> Bursts:
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms). A plain
     number is seconds, as for windows; one of 1,000 or more is refused as most likely ns (give
-    ``f"{gap_ns}ns"``)."""
+    ``f"{gap_ns}ns"``).
+
+    ``quantiles``: the q's of ``distributions`` (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9,
+    0.99, 0.999, 1), each a number from 0 to 1. Returns a ``Bursts``."""
     # A threshold like a window: a plain 1_000_000 (meant as ns, as gap_ns reports it) was read
     # as 11.6 days and silently made the whole trace one burst.
     gap_ns = parse_duration(gap, name="gap", allow_zero=True, scale=True)
@@ -721,6 +724,11 @@ def iterations(
     filled by the smoothing and never cut an iteration in two. A parameter server's push and pull
     halves are told apart by who sends (many hosts, then one): no boundary falls where the
     senders become fewer.
+
+    ``bin`` (default 1 ms): the width of the bins the rate is analysed in (pooled to a multiple
+    of it past 65,536 bins, with a ``CaptureWarning``); ``min_period`` and ``max_period``
+    (default 5 ms and 2 s): the periods searched. A bin that leaves no lag between them to
+    search raises ``ValueError``. Returns an ``Iterations``.
 
     An iteration cut by an edge of the stretch analysed is reported with ``whole`` False and
     left out of the period: the first (last) iteration when no pause is seen between ``start``
@@ -947,7 +955,7 @@ def superpose(
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
 
     ``offsets``: one duration per capture (may be negative: "-3ms" or -0.003), None for all 0,
-    or "random": capture 0 stays put and the others are shifted uniformly in [0, max_offset]
+    or "random": capture 0 stays put and the others are shifted uniformly in [0, ``max_offset``]
     (default 1 s; pass one iteration period for random phases; as a window, a plain number of 1000
     or more is refused as most likely nanoseconds), drawn from numpy's PCG64 seeded
     with ``seed``, so a seed gives the same offsets everywhere. Offsets shift the captures'
@@ -957,8 +965,12 @@ def superpose(
     offset moving its times past the year 2262). ``start``/``end`` and ``filter`` apply to every
     capture, ``start``/``end`` to the shifted times.
 
-    ``windows``, ``rates``, ``bins``, ``by``, ``closed``: as in ``scan`` (rates default to the
-    link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass suffices).
+    ``sources``: the captures, as ``scan`` takes several (paths, bytes, file objects; a path
+    may repeat, a file object may not: it reads once).
+
+    ``windows``, ``rates``, ``bins``, ``by``, ``closed``, ``max_groups``: as in ``scan`` (rates
+    default to the link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass suffices). Returns a
+    ``SuperposeResult``.
     """
     raw = list(sources) if isinstance(sources, (list, tuple)) else [sources]
     if not raw:

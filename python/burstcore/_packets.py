@@ -307,7 +307,8 @@ def read_packets(
 
     ``source``: a path ('-' for stdin), bytes, or a binary file object; gzip and zstd are
     recognised by content. A capture cut off mid-block gives the packets before the cut and a
-    ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead.
+    ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead. ``progress``:
+    called as ``progress(bytes_done, bytes_total_or_None)``, as ``scan`` calls it.
 
     ``mmap`` as for ``scan``: by default (``None``) a plain capture file given by path is read
     through a memory mapping on Linux (a file truncated meanwhile raises ``OSError``) and with
@@ -560,6 +561,12 @@ def info(
     those stamped earlier than the latest seen so far, so it is at least as large: after a packet
     stamped 1 ms ahead of its neighbours, every packet until the clock catches up is reordered
     for the scan, but only the first is a step back here.
+
+    ``source``: one capture, as ``read_packets`` takes it (a path, '-' for stdin, bytes, a binary
+    file object). ``strict``: a capture cut off mid-block raises ``TruncatedCaptureError``
+    instead of being summed up to the cut with a ``CaptureWarning``. ``progress``: called as
+    ``progress(bytes_done, bytes_total_or_None)``, as ``scan`` calls it. Returns a
+    ``CaptureInfo``.
 
     ``mmap`` as for ``scan``: by default (``None``) a plain capture file given by path is read
     through a memory mapping on Linux (a file truncated meanwhile raises ``OSError``) and with

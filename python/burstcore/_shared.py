@@ -99,6 +99,8 @@ def shared_packets(
 ) -> SharedPackets:
     """Which of several captures hold the same packets: the check ``scan`` and the analyses run
     before they merge captures (``SharedPacketsWarning``), on its own, with all it found.
+    ``sources``: two or more captures, as ``scan`` takes several (paths or bytes). Returns a
+    ``SharedPackets``.
 
     Each capture is sampled where the others run (docs/filters.md, "Captures that hold the same
     packets"): milliseconds for plain files, whatever their sizes. ``filter``, ``start``,
