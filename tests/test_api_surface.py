@@ -259,3 +259,18 @@ def test_every_parameter_is_named_in_its_functions_docstring():
             f"{name}({p})" for p in inspect.signature(fn).parameters if not any(f.format(p) in doc for f in forms)
         ]
     assert not unnamed, unnamed
+
+
+def test_results_compare_by_their_tables():
+    # The dataclasses' own == compared their frames with polars' ==, per element, whose truth
+    # Python then asked for: "the truth value of a DataFrame is ambiguous" for two scans.
+    first, again = results(), results()
+    for name, result in first.items():
+        assert result == again[name], name
+        assert not (result != again[name]), name
+    scan = first["scan"]
+    assert isinstance(scan, burstcore.ScanResult)
+    other = burstcore.scan(DATA, by=["all", "src", "flow", "interface"], bins="2ms")
+    assert scan != other and scan != first["superpose"] and scan != "ScanResult"
+    assert burstcore.sizes(DATA) != burstcore.gaps(DATA)
+    assert burstcore.bursts(DATA, gap="1us") != burstcore.bursts(DATA, gap="2us")

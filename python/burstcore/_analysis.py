@@ -37,6 +37,7 @@ from ._sources import is_rereadable, normalize, normalize_each
 from ._types import Count, Duration, Durations, Filters, Instant, Quantiles, Rates, Source
 from ._units import (
     LINK_SPEED_GRID_BPS,
+    FramesEqual,
     default_windows_ns,
     format_duration,
     parse_count,
@@ -315,8 +316,8 @@ def host_volumes(
 # ---------------------------------------------------------------------------- sizes and gaps
 
 
-@dataclass
-class Distribution:
+@dataclass(eq=False)
+class Distribution(FramesEqual):
     """A histogram with its quantiles, for the whole trace (group 'all') and per group.
 
     - ``histogram``: sizes: (group, size, packets), exact, one row per size seen (sizes above
@@ -499,8 +500,8 @@ def gaps(
 # ------------------------------------------------------------------------------------- bursts
 
 
-@dataclass
-class Bursts:
+@dataclass(eq=False)
+class Bursts(FramesEqual):
     """ON/OFF trains: a burst is a maximal run of packets whose consecutive gaps are ≤ ``gap``.
 
     - ``bursts``: one row per burst: burst, start_ns, end_ns (its last packet), duration_ns,
@@ -615,8 +616,8 @@ def bursts(
 # --------------------------------------------------------------------------------- iterations
 
 
-@dataclass
-class Iterations:
+@dataclass(eq=False)
+class Iterations(FramesEqual):
     """Training iterations found in the traffic alone.
 
     - ``period_ns``: the dominant iteration period: the mean spacing of the starts of the
@@ -842,7 +843,7 @@ def iterations(
 # ------------------------------------------------------------------------------ superposition
 
 
-@dataclass
+@dataclass(eq=False)
 class SuperposeResult(ScanResult):
     """``scan``'s result for the exact merge, plus:
 

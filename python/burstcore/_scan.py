@@ -19,6 +19,7 @@ from ._types import Columns, Count, Duration, Durations, Filters, Grouping, Inst
 from ._units import (
     DEFAULT_RATE_MULTIPLES,
     LINK_SPEED_GRID_BPS,
+    FramesEqual,
     default_windows_ns,
     format_duration,
     numpy_times_ns,
@@ -37,8 +38,8 @@ DEFAULT_MAX_GROUPS = 1_000_000
 DENSE_SERIES_LIMIT = 20_000_000
 
 
-@dataclass
-class ScanResult:
+@dataclass(eq=False)
+class ScanResult(FramesEqual):
     """What ``scan`` found. Every attribute that is a table is a polars DataFrame.
 
     - ``envelope``: per group and window τ: ``bytes`` = E(τ), the most bytes in any window of
@@ -58,6 +59,11 @@ class ScanResult:
       ``interface`` (its index within that capture) and ``name`` (pcapng ``if_name``, if any).
       Of several captures, the interfaces of each follow all those of the captures before it.
       Empty for in-memory columns.
+
+    ``repr`` is one line of counts (a notebook shows it for a bare result; the tables are its
+    attributes). Two results are ``==`` when every table (by ``DataFrame.equals``) and every other
+    attribute is; so are those of the analyses (``Distribution``, ``Bursts``, ``Iterations``,
+    ``SharedPackets``).
     """
 
     envelope: pl.DataFrame

@@ -17,7 +17,7 @@ from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback, _with_range_note, checked_progress
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
-from ._units import parse_filters, parse_time_range, per_capture, printable
+from ._units import FramesEqual, parse_filters, parse_time_range, per_capture, printable
 
 # A pair is told when at least this share of the smaller sample is in both, and at least
 # MIN_SHARED packets (half the smaller sample when that is less). Captures of different traffic
@@ -39,8 +39,8 @@ class SharedPacketsWarning(CaptureWarning):
     ``warnings.filterwarnings("ignore", category=burstcore.SharedPacketsWarning)``."""
 
 
-@dataclass(frozen=True)
-class SharedPackets:
+@dataclass(frozen=True, eq=False)
+class SharedPackets(FramesEqual):
     """What ``shared_packets`` found.
 
     ``pairs``: one row per pair of captures whose samples share at least one packet, in order:

@@ -7,6 +7,7 @@ on every digit written (never binary floats, nor Decimal's 28 digits), so "1.5s"
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import operator
 import re
@@ -15,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 _DURATION_UNITS: dict[str, int] = {
     "ns": 1,
@@ -653,3 +655,25 @@ def parse_filters(value: Any, captures: int | None = None) -> str | list[str | N
             "filter (a string) for all of them"
         )
     return list(value)
+
+
+class FramesEqual:
+    """``==`` for the results that hold polars frames (with ``@dataclass(eq=False)``): field by
+    field, each frame by ``DataFrame.equals``. The dataclass's own ``==`` compared the frames with
+    theirs, which is per element, and Python asked that frame for its truth: "the truth value of
+    a DataFrame is ambiguous" for two results of the same capture. Unhashable, as a result with
+    frames is."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, pl.DataFrame) or isinstance(theirs, pl.DataFrame):
+                if not (isinstance(mine, pl.DataFrame) and isinstance(theirs, pl.DataFrame) and mine.equals(theirs)):
+                    return False
+            elif mine != theirs:
+                return False
+        return True
