@@ -79,6 +79,15 @@ each: burstcore.Filters = ["tcp", None]
 burstcore.superpose(["a.pcap", "b.pcap"], offsets=[0, "1ms"], filter=each)
 burstcore.read_packets("t.pcapng", ["timestamp"], start="2026-11-30T02:48:30Z", end=np.datetime64(0, "ns"))
 burstcore.bursts("t.pcapng", quantiles=(0.5, np.float64(0.99)))
+# What one call gives, fed to the next as documented: shared_packets' filters (a list[str]) as
+# filter=, a list of groupings built in code as by=.
+found = burstcore.shared_packets(["a.pcap", "b.pcap"])
+burstcore.scan(["a.pcap", "b.pcap"], filter=found.filters)
+burstcore.flows(["a.pcap", "b.pcap"], filter=found.filters or "tcp")
+groupings: list[burstcore.Grouping] = ["src"]
+groupings.append("pair")
+burstcore.scan("t.pcapng", by=groupings)
+burstcore.gaps("t.pcapng", by=groupings[0])
 
 
 def typed(src: burstcore.Source, w: burstcore.Durations, r: burstcore.Rates, t: burstcore.Instant) -> float:

@@ -8,7 +8,7 @@
     >>> print(burstcore.info("trace.pcapng"))    # capinfos-like summary
 
 Annotations: burstcore.Duration, Durations, Rate, Rates, Instant, Source (SingleSource, Columns),
-Filters name what the functions take (burstcore._types says what each holds).
+Grouping, Filters name what the functions take (burstcore._types says what each holds).
 
 Definitions of every number: docs/metrics.md.
 """
@@ -54,6 +54,7 @@ from ._types import (
     Duration,
     Durations,
     Filters,
+    Grouping,
     Instant,
     Quantiles,
     Rate,
@@ -79,6 +80,7 @@ __all__ = [
     "Duration",
     "Durations",
     "Filters",
+    "Grouping",
     "Instant",
     "InternalError",
     "Iterations",

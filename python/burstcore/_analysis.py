@@ -37,6 +37,7 @@ from ._sources import is_rereadable, normalize, normalize_each
 from ._types import Count, Duration, Durations, Filters, Instant, Quantiles, Rates, Source
 from ._units import (
     LINK_SPEED_GRID_BPS,
+    FramesEqual,
     default_windows_ns,
     format_duration,
     parse_count,
@@ -120,7 +121,7 @@ def flows(
     followed by packets of the same key within the timeout stays in one row. As for windows,
     a plain number of 1000 or more is refused as most likely nanoseconds: write '1000s' or '20min'.
 
-    ``max_flows``: most flows reported, each a row (a few hundred bytes, about 1.2 kB with
+    ``max_flows``: most flows reported (default 1,000,000), each a row (a few hundred bytes, about 1.2 kB with
     ``windows``); one more is a ``LimitExceededError`` (``limit == "result"``) at once. A short
     idle timeout splits a busy key into many flows: all count.
 
@@ -257,7 +258,11 @@ def traffic_matrix(
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
     bytes column sums to the wire bytes of every packet with a timestamp (those without one
     cannot be put in order, and are counted in the capture's ``info`` only). For throughput per
-    pair over time, use ``scan(source, by="pair", bins=...)``."""
+    pair over time, use ``scan(source, by="pair", bins=...)``.
+
+    Columns: ``src``, ``dst`` (addresses as strings), ``bytes``, ``packets`` (UInt64) and
+    ``share`` (of all bytes, Float64). ``max_pairs``: most host pairs (default 1,000,000, about
+    400 B each); one more is a ``LimitExceededError`` (``limit == "result"``) at once."""
     out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter)
     p = out["pairs"]
     labels = pl.Series(p["addresses"], dtype=pl.String)
@@ -289,7 +294,11 @@ def host_volumes(
     filter: Filters | None = None,
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
-    heaviest sender first."""
+    heaviest sender first.
+
+    Columns: ``host`` (an address as a string), ``sent_bytes``, ``sent_packets``,
+    ``received_bytes``, ``received_packets`` (UInt64). ``max_pairs`` as for ``traffic_matrix``:
+    the hosts are counted from the host pairs."""
     out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter)
     h = out["hosts"]
     df = pl.DataFrame(
@@ -307,8 +316,8 @@ def host_volumes(
 # ---------------------------------------------------------------------------- sizes and gaps
 
 
-@dataclass
-class Distribution:
+@dataclass(eq=False)
+class Distribution(FramesEqual):
     """A histogram with its quantiles, for the whole trace (group 'all') and per group.
 
     - ``histogram``: sizes: (group, size, packets), exact, one row per size seen (sizes above
@@ -330,6 +339,21 @@ class Distribution:
     groups: pl.DataFrame
     by: str | None = None
     summary: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+    def __repr__(self) -> str:
+        # One line: the dataclass's own repr printed every table (thousands of characters).
+        what = "gaps" if "gap_lo_ns" in self.histogram.columns else "sizes"
+        packets = _first(self.summary, "packets")
+        return (
+            f"Distribution({what}" + (f" by {self.by}" if self.by else "") + f", {self.groups.height} "
+            f"{plural(self.groups.height, 'group')}, {self.histogram.height} histogram rows, "
+            f"{self.quantiles.height} quantile rows" + ("" if packets is None else f", {packets} packets") + ")"
+        )
+
+
+def _first(frame: pl.DataFrame, column: str) -> Any:
+    """A one-row frame's value of ``column``, or None if it has no such row or column."""
+    return frame[column][0] if column in frame.columns and frame.height else None
 
 
 def _quantiles(quantiles: Any) -> list[float]:
@@ -378,6 +402,7 @@ def _distribution(
         raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
     if by is not None and by not in GROUPINGS:
         raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
+    by = None if by is None else str(by)  # a numpy or pandas string as the str it equals
     max_groups = parse_count(max_groups, name="max_groups")
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
@@ -475,8 +500,8 @@ def gaps(
 # ------------------------------------------------------------------------------------- bursts
 
 
-@dataclass
-class Bursts:
+@dataclass(eq=False)
+class Bursts(FramesEqual):
     """ON/OFF trains: a burst is a maximal run of packets whose consecutive gaps are ≤ ``gap``.
 
     - ``bursts``: one row per burst: burst, start_ns, end_ns (its last packet), duration_ns,
@@ -492,6 +517,15 @@ class Bursts:
     bursts: pl.DataFrame
     distributions: pl.DataFrame
     summary: pl.DataFrame
+
+    def __repr__(self) -> str:
+        n = self.bursts.height
+        packets = _first(self.summary, "packets")
+        return (
+            f"Bursts(gap {format_duration(self.gap_ns)}, {n} {plural(n, 'burst')}"
+            + ("" if packets is None else f", {packets} packets")
+            + ")"
+        )
 
 
 def _order_stats(values: np.ndarray, qs: list[float]) -> list[int | None]:
@@ -522,7 +556,10 @@ def bursts(
 ) -> Bursts:
     """Split the trace into bursts separated by gaps longer than ``gap`` (default 1 ms). A plain
     number is seconds, as for windows; one of 1,000 or more is refused as most likely ns (give
-    ``f"{gap_ns}ns"``)."""
+    ``f"{gap_ns}ns"``).
+
+    ``quantiles``: the q's of ``distributions`` (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9,
+    0.99, 0.999, 1), each a number from 0 to 1. Returns a ``Bursts``."""
     # A threshold like a window: a plain 1_000_000 (meant as ns, as gap_ns reports it) was read
     # as 11.6 days and silently made the whole trace one burst.
     gap_ns = parse_duration(gap, name="gap", allow_zero=True, scale=True)
@@ -579,8 +616,8 @@ def bursts(
 # --------------------------------------------------------------------------------- iterations
 
 
-@dataclass
-class Iterations:
+@dataclass(eq=False)
+class Iterations(FramesEqual):
     """Training iterations found in the traffic alone.
 
     - ``period_ns``: the dominant iteration period: the mean spacing of the starts of the
@@ -688,6 +725,11 @@ def iterations(
     filled by the smoothing and never cut an iteration in two. A parameter server's push and pull
     halves are told apart by who sends (many hosts, then one): no boundary falls where the
     senders become fewer.
+
+    ``bin`` (default 1 ms): the width of the bins the rate is analysed in (pooled to a multiple
+    of it past 65,536 bins, with a ``CaptureWarning``); ``min_period`` and ``max_period``
+    (default 5 ms and 2 s): the periods searched. A bin that leaves no lag between them to
+    search raises ``ValueError``. Returns an ``Iterations``.
 
     An iteration cut by an edge of the stretch analysed is reported with ``whole`` False and
     left out of the period: the first (last) iteration when no pause is seen between ``start``
@@ -801,7 +843,7 @@ def iterations(
 # ------------------------------------------------------------------------------ superposition
 
 
-@dataclass
+@dataclass(eq=False)
 class SuperposeResult(ScanResult):
     """``scan``'s result for the exact merge, plus:
 
@@ -819,6 +861,20 @@ class SuperposeResult(ScanResult):
     multiplexing_gain: pl.DataFrame = field(default_factory=pl.DataFrame)
     singles: pl.DataFrame = field(default_factory=pl.DataFrame)
     offsets_ns: list[int] = field(default_factory=list)
+
+    # Written out: @dataclass gives a subclass a repr of its own (every table, every option)
+    # unless the class defines one, whatever the base class has.
+    def __repr__(self) -> str:
+        shown = ", ".join(_signed_duration(o) for o in self.offsets_ns[:3])
+        more = f", … ({len(self.offsets_ns)} in all)" if len(self.offsets_ns) > 3 else ""
+        return (
+            f"SuperposeResult({len(self.offsets_ns)} {plural(len(self.offsets_ns), 'capture')} "
+            f"at offsets {shown}{more}; {self._repr_body()}, {self.multiplexing_gain.height} multiplexing_gain rows)"
+        )
+
+
+def _signed_duration(ns: int) -> str:
+    return "-" + format_duration(-ns) if ns < 0 else format_duration(ns)
 
 
 def _offsets(
@@ -903,7 +959,7 @@ def superpose(
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
 
     ``offsets``: one duration per capture (may be negative: "-3ms" or -0.003), None for all 0,
-    or "random": capture 0 stays put and the others are shifted uniformly in [0, max_offset]
+    or "random": capture 0 stays put and the others are shifted uniformly in [0, ``max_offset``]
     (default 1 s; pass one iteration period for random phases; as a window, a plain number of 1000
     or more is refused as most likely nanoseconds), drawn from numpy's PCG64 seeded
     with ``seed``, so a seed gives the same offsets everywhere. Offsets shift the captures'
@@ -913,8 +969,12 @@ def superpose(
     offset moving its times past the year 2262). ``start``/``end`` and ``filter`` apply to every
     capture, ``start``/``end`` to the shifted times.
 
-    ``windows``, ``rates``, ``bins``, ``by``, ``closed``: as in ``scan`` (rates default to the
-    link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass suffices).
+    ``sources``: the captures, as ``scan`` takes several (paths, bytes, file objects; a path
+    may repeat, a file object may not: it reads once).
+
+    ``windows``, ``rates``, ``bins``, ``by``, ``closed``, ``max_groups``: as in ``scan`` (rates
+    default to the link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass suffices). Returns a
+    ``SuperposeResult``.
     """
     raw = list(sources) if isinstance(sources, (list, tuple)) else [sources]
     if not raw:
@@ -1033,7 +1093,8 @@ _COMMON_DOC = """
     would be among them (a plain int is ns, so seconds given as one land in 1970).
     ``filter`` reads only the packets whose headers pass a tcpdump-style expression, e.g.
     ``"host 10.0.0.1 and tcp port 29500"`` (docs/filters.md); the others are counted in
-    ``summary.skipped_filtered``. Several captures take one expression for all, or a list of one
+    ``summary.skipped_filtered``, and a filter that passes none of them gets a ``CaptureWarning``
+    saying so. Several captures take one expression for all, or a list of one
     per capture (``None`` for one read whole): one capture per host counts a packet between two
     captured hosts once with ``["src host 10.0.0.1", "src host 10.0.0.2", ...]``.
 """

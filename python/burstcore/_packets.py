@@ -37,6 +37,18 @@ for a stream (stdin, a pipe, a file object that cannot seek to its end). An exce
 stops the read and propagates; a callback that is not callable is a ``TypeError`` at once."""
 
 
+def checked_progress(progress: ProgressCallback | None) -> ProgressCallback | None:
+    """``progress`` as given, refused at once if it cannot be called, in the words the core uses:
+    where it is wrapped (a scan's pre-pass and main pass, a capture's part of several) the core
+    sees a callable, and the first call raised Python's bare "'int' object is not callable"."""
+    if progress is not None and not callable(progress):
+        raise TypeError(
+            f"progress={progress!r} is not callable: pass a function called as "
+            "progress(bytes_done, bytes_total_or_None), or None"
+        )
+    return progress
+
+
 class CaptureWarning(UserWarning):
     """The capture was read but something is off (e.g. cut off mid-block while being written).
 
@@ -199,6 +211,7 @@ def _with_range_note(
     tested before anything else (filter, size, order) in the core, so the packets with a
     timestamp are exactly those it saw; ``acc["ts_span"]`` is the earliest and latest of them.
     ``packets`` names them where they were not counted (else "the 37 packets read")."""
+    messages = [*messages, *_filter_note(acc)]
     if time_range is None:
         return list(messages)
     outside = int(acc["skipped_outside_range"])
@@ -241,6 +254,23 @@ def _with_range_note(
     return [*messages, note]
 
 
+def _filter_note(acc: dict[str, Any]) -> list[str]:
+    """A note when ``filter=`` passed none of the packets it was given: as for a range that holds
+    none, an empty result (an analysis of nothing, "period none") was otherwise returned without
+    a word, though a host or port mistyped is the likely cause. Only the filter skips packets as
+    ``skipped_filtered``, so a count there means one was given; packets that passed it and were
+    left out later (no size, late) mean it passed some."""
+    tested = int(acc.get("skipped_filtered", 0))
+    passed = int(acc.get("counted", 0)) + int(acc.get("skipped_no_size", 0)) + int(acc.get("skipped_late", 0))
+    if tested == 0 or passed:
+        return []
+    return [
+        f"filter= passed none of the {tested:,} {plural(tested, 'packet')} it was given (skipped_filtered), so "
+        "nothing was measured: check its hosts, nets and ports against the capture's (read_packets or "
+        "host_volumes without the filter lists them; docs/filters.md)"
+    ]
+
+
 def read_packets(
     source: SingleSource,
     columns: Sequence[str] | None = None,
@@ -277,7 +307,8 @@ def read_packets(
 
     ``source``: a path ('-' for stdin), bytes, or a binary file object; gzip and zstd are
     recognised by content. A capture cut off mid-block gives the packets before the cut and a
-    ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead.
+    ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead. ``progress``:
+    called as ``progress(bytes_done, bytes_total_or_None)``, as ``scan`` calls it.
 
     ``mmap`` as for ``scan``: by default (``None``) a plain capture file given by path is read
     through a memory mapping on Linux (a file truncated meanwhile raises ``OSError``) and with
@@ -308,7 +339,8 @@ def read_packets(
     ``filter``: only the packets whose headers pass this expression in tcpdump's language, as
     ``scan`` takes it (docs/filters.md), e.g. ``"tcp port 29500"``; the rows are the passing
     packets in file order. Every packet's headers are decoded to test it, whatever ``columns``
-    asks for.
+    asks for. A filter that passes none of them gets a ``CaptureWarning`` saying so (an empty
+    frame).
     """
     # One name is one column (not its letters); a column asked for twice comes once.
     wanted = list(dict.fromkeys([columns] if isinstance(columns, str) else columns)) if columns is not None else None
@@ -348,7 +380,28 @@ def thread_count(threads: Count | None) -> int:
 
 @dataclass
 class CaptureInfo:
-    """A capinfos-like summary of one capture (see ``burstcore.info``)."""
+    """A capinfos-like summary of one capture (see ``burstcore.info``); ``print(info)`` shows it
+    as capinfos would, ``to_dict()`` gives it for JSON.
+
+    - ``format`` ('pcap' or 'pcapng'), ``compression`` ('none', 'gzip', 'zstd');
+    - ``packets``; ``wire_bytes`` and ``captured_bytes``: the packets' lengths on the wire and as
+      captured (``snapped``: packets captured shorter than on the wire, by the snaplen);
+    - ``first_ns``, ``last_ns``: the first and last packet's timestamp in file order;
+      ``min_ns``, ``max_ns``: the earliest and latest (int ns since 1970, UTC; None without a
+      packet with a timestamp); ``duration_ns`` = ``max_ns − min_ns``;
+    - ``packets_without_timestamp`` (Simple Packet Blocks, and timestamps outside int64 ns,
+      counted in ``timestamps_out_of_range`` too);
+    - ``out_of_order``: packets stamped earlier than the packet before them in the file,
+      ``max_step_back_ns`` the largest such step;
+    - ``over_mtu_frames``: frames longer than their link's MTU (a hint of TSO/GRO offload),
+      ``max_wire_len`` the longest frame;
+    - ``sections`` and ``interfaces``: one dict per pcapng section (byte order, version,
+      hardware, os, user_appl) and per interface (link type, snaplen, resolution, name,
+      packets, bytes, drop counters ``if_drop`` / ``os_drop`` of its last statistics block);
+    - ``blocks``: blocks read per pcapng block type; ``file_bytes``: the input's size as stored
+      (None for a stream); ``warnings``: the texts of the warnings issued;
+      ``details``: the rest (``mapped``: read through a memory mapping; ``timed_wire_bytes``).
+    """
 
     format: str
     compression: str
@@ -412,7 +465,23 @@ class CaptureInfo:
         vals = [int(i["if_drop"]) for i in self.interfaces if i.get("if_drop") is not None]
         return sum(vals) if vals else None
 
+    def __repr__(self) -> str:
+        # One line of the headline figures: the dataclass's own repr held every section's and
+        # interface's options (a line of any length); ``print(info)`` gives the whole summary.
+        n = len(self.interfaces)
+        return (
+            f"CaptureInfo({self.format}"
+            + (f" ({self.compression})" if self.compression != "none" else "")
+            + f", {self.packets} {plural(self.packets, 'packet')}, {self.wire_bytes} wire bytes, "
+            f"{n} {plural(n, 'interface')}, duration {self.duration_text()}"
+            + (f", {len(self.warnings)} {plural(len(self.warnings), 'warning')}" if self.warnings else "")
+            + ")"
+        )
+
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a plain dict, for JSON: the fields, the ``details`` (``mapped``,
+        ``timed_wire_bytes``, ...) beside them, and ``duration_ns``, ``mean_rate_bps`` and
+        ``drops``."""
         d = {k: v for k, v in self.__dict__.items() if k != "details"}
         d.update(self.details)
         d["duration_ns"] = self.duration_ns
@@ -492,6 +561,12 @@ def info(
     those stamped earlier than the latest seen so far, so it is at least as large: after a packet
     stamped 1 ms ahead of its neighbours, every packet until the clock catches up is reordered
     for the scan, but only the first is a step back here.
+
+    ``source``: one capture, as ``read_packets`` takes it (a path, '-' for stdin, bytes, a binary
+    file object). ``strict``: a capture cut off mid-block raises ``TruncatedCaptureError``
+    instead of being summed up to the cut with a ``CaptureWarning``. ``progress``: called as
+    ``progress(bytes_done, bytes_total_or_None)``, as ``scan`` calls it. Returns a
+    ``CaptureInfo``.
 
     ``mmap`` as for ``scan``: by default (``None``) a plain capture file given by path is read
     through a memory mapping on Linux (a file truncated meanwhile raises ``OSError``) and with

@@ -12,13 +12,14 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import ProgressCallback, _warn, _with_range_note, thread_count
+from ._packets import ProgressCallback, _warn, _with_range_note, checked_progress, thread_count
 from ._shared import warn_if_shared
 from ._sources import is_rereadable, normalize_each
-from ._types import Columns, Count, Duration, Durations, Filters, Instant, Rates, Source
+from ._types import Columns, Count, Duration, Durations, Filters, Grouping, Instant, Rates, Source
 from ._units import (
     DEFAULT_RATE_MULTIPLES,
     LINK_SPEED_GRID_BPS,
+    FramesEqual,
     default_windows_ns,
     format_duration,
     numpy_times_ns,
@@ -30,8 +31,6 @@ from ._units import (
 )
 
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
-# The groupings by name, for type checkers: `by="pairs"` is caught before the call is run.
-Grouping = Literal["all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp"]
 SIZES = ("wire", "captured", "ip", "payload", "l1")
 DEFAULT_HORIZON = "10ms"
 DEFAULT_MAX_GROUPS = 1_000_000
@@ -39,8 +38,8 @@ DEFAULT_MAX_GROUPS = 1_000_000
 DENSE_SERIES_LIMIT = 20_000_000
 
 
-@dataclass
-class ScanResult:
+@dataclass(eq=False)
+class ScanResult(FramesEqual):
     """What ``scan`` found. Every attribute that is a table is a polars DataFrame.
 
     - ``envelope``: per group and window τ: ``bytes`` = E(τ), the most bytes in any window of
@@ -64,6 +63,11 @@ class ScanResult:
     Every instant (a Datetime in UTC) and every duration has its exact integer twin beside it,
     named ``<column>_ns`` (``start`` and ``start_ns``, ``longest_busy`` and ``longest_busy_ns``),
     as the analyses' tables have.
+
+    ``repr`` is one line of counts (a notebook shows it for a bare result; the tables are its
+    attributes). Two results are ``==`` when every table (by ``DataFrame.equals``) and every other
+    attribute is; so are those of the analyses (``Distribution``, ``Bursts``, ``Iterations``,
+    ``SharedPackets``).
     """
 
     envelope: pl.DataFrame
@@ -75,10 +79,16 @@ class ScanResult:
     config: dict[str, Any] = field(default_factory=dict)
     interfaces: pl.DataFrame = field(default_factory=lambda: _interfaces_frame(None))
 
-    def ptm(self, window: Duration = "5ms", by: str = "all") -> pl.DataFrame:
-        """PtM(τ) for one window, one row per group of the grouping ``by``. A window or a
-        grouping the scan did not measure raises ``ValueError`` naming those it did (an empty
-        frame would read as a trace without traffic)."""
+    def ptm(self, window: Duration = "5ms", by: Grouping = "all") -> pl.DataFrame:
+        """PtM(τ) for one window, one row per group of the grouping ``by`` (one of them, default
+        'all'): columns ``group``, ``bytes`` = E(τ), ``peak_rate_bps`` and ``ptm``. ``window`` is
+        a duration as ``scan`` takes it ('5ms', seconds, ``timedelta``; the envelope's
+        ``window_ns`` as f"{ns}ns"). A window or a grouping the scan did not measure raises
+        ``ValueError`` naming those it did (an empty frame would read as a trace without
+        traffic), and so does a list of groupings."""
+        if not isinstance(by, str):
+            # Said as such: "by=['all'] was not scanned" when 'all' was.
+            raise ValueError(f"by={by!r}: ptm takes one grouping, e.g. by='src'; call it once per grouping")
         w = parse_duration(window, name="window", scale=True)
         scanned = self.config.get("windows_ns", [])
         if w not in scanned:
@@ -98,11 +108,18 @@ class ScanResult:
         return plot_result(self, **kwargs)
 
     def __repr__(self) -> str:
-        s = self.summary.row(0, named=True)
+        return f"ScanResult({self._repr_body()})"
+
+    def _repr_body(self) -> str:
+        """One line, whatever the size of the result (a notebook shows it for a bare ``r``): the
+        counts, and where the tables are; never the tables themselves."""
+        s = self.summary.row(0, named=True) if self.summary.height else {}
+        span = "no span" if s.get("span_ns") is None else f"span {s['span_ns']} ns"
+        told = len(self.warnings)
         return (
-            f"ScanResult({s['packets']} packets, {s['bytes']} bytes, span {s['span_ns']} ns, "
+            f"{s.get('packets', 0)} packets, {s.get('bytes', 0)} bytes, {span}, "
             f"{self.envelope.height} envelope rows, {self.backlog.height} backlog rows, "
-            f"{self.series.height} series rows)"
+            f"{self.series.height} series rows" + (f", {told} {'warning' if told == 1 else 'warnings'}" if told else "")
         )
 
 
@@ -128,7 +145,8 @@ def _parse_by(by: Any) -> list[str]:
         if n not in GROUPINGS:
             raise ValueError(f"by={n!r} is not a grouping; use one or a list of {', '.join(GROUPINGS)}")
         if n not in out:
-            out.append(n)
+            # A numpy or pandas string as the str it equals: config["by"] is plain values.
+            out.append(str(n))
     return out
 
 
@@ -223,7 +241,8 @@ def scan(
     ----------
     source:
         A capture path ('-' for stdin), a list of paths (merged exactly in timestamp order; their
-        interfaces numbered one after another), bytes, a binary file object, or in-memory columns:
+        interfaces numbered one after another), bytes (the capture's contents: bytes naming a
+        file raise ``TypeError``, give a path as a str), a binary file object, or in-memory columns:
         a polars DataFrame / dict (any mapping) with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
         a ``(timestamps_ns, sizes)`` tuple of numpy/polars/Arrow arrays. Timestamps may also be a
         numpy datetime64 array of any fixed unit (s, ms, ..., ps), read exactly.
@@ -280,7 +299,8 @@ def scan(
         Fill the series with zero rows for empty bins, from each group's first non-empty bin
         to its last, up to 20 M rows in all: the bin widths needing the fewest rows are filled
         first, each for all its groups, and a width that would pass the limit stays sparse
-        (non-empty bins only) with a ``UserWarning`` naming it.
+        (non-empty bins only) with a ``UserWarning`` naming it. ``False``: non-empty bins
+        only. A bool, as ``strict`` and ``mmap`` are: anything else raises ``TypeError``.
     strict:
         A capture cut off mid-block (still being written) raises ``TruncatedCaptureError``
         instead of giving the packets before the cut and a ``CaptureWarning``.
@@ -337,7 +357,8 @@ def scan(
         Read only the packets whose headers pass this expression, in tcpdump's language (a
         subset of pcap-filter): e.g. ``"host 10.0.0.1 and tcp port 29500"``, ``"not arp"``,
         ``"src net 10.1.0.0/16 or vlan 100"``. The others are skipped, counted in
-        ``summary.skipped_filtered``, and ρ is the rate of the packets that pass. The words, and
+        ``summary.skipped_filtered``, and ρ is the rate of the packets that pass; a filter that
+        passes none of the packets it is given gets a ``CaptureWarning`` saying so. The words, and
         where they differ from tcpdump's: docs/filters.md. A bad expression raises ``ValueError``
         saying where and what. Not for in-memory columns (filter those first). A filtered scan
         decodes every packet's headers and is not split into time chunks. Several captures:
@@ -370,6 +391,10 @@ def scan(
         raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
     horizon_ns, _ = _parse_order(reorder_horizon, on_late)
     max_groups = parse_count(max_groups, name="max_groups")
+    progress = checked_progress(progress)
+    if not isinstance(fill_empty_bins, (bool, np.bool_)):
+        # As strict= and mmap= are checked (in Rust): fill_empty_bins="no" was taken as true.
+        raise TypeError(f"fill_empty_bins={fill_empty_bins!r}: give True (default) or False")
     threads = thread_count(threads)
     time_range = parse_time_range(start, end)
     filters = parse_filters(filter)

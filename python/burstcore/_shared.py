@@ -14,10 +14,10 @@ from typing import Any, Literal
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning, ProgressCallback, _with_range_note
+from ._packets import CaptureWarning, ProgressCallback, _with_range_note, checked_progress
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
-from ._units import parse_filters, parse_time_range, per_capture, printable
+from ._units import FramesEqual, parse_filters, parse_time_range, per_capture, printable
 
 # A pair is told when at least this share of the smaller sample is in both, and at least
 # MIN_SHARED packets (half the smaller sample when that is less). Captures of different traffic
@@ -39,8 +39,8 @@ class SharedPacketsWarning(CaptureWarning):
     ``warnings.filterwarnings("ignore", category=burstcore.SharedPacketsWarning)``."""
 
 
-@dataclass(frozen=True)
-class SharedPackets:
+@dataclass(frozen=True, eq=False)
+class SharedPackets(FramesEqual):
     """What ``shared_packets`` found.
 
     ``pairs``: one row per pair of captures whose samples share at least one packet, in order:
@@ -72,6 +72,21 @@ class SharedPackets:
     spans: list[tuple[int, int | None] | None]
     stretch: tuple[int, int | None] | None
 
+    def __repr__(self) -> str:
+        # One line, however many captures: the dataclass's own repr listed every host, span and
+        # filter and printed the pairs' table.
+        n = len(self.hosts)
+        pairs = "pair shares" if self.pairs.height == 1 else "pairs share"
+        told = int(self.pairs["told"].sum()) if "told" in self.pairs.columns else 0
+        shown = ", ".join("unknown" if h is None else h for h in self.hosts[:4]) + (", …" if n > 4 else "")
+        return (
+            f"SharedPackets({n} {'capture' if n == 1 else 'captures'}, {self.pairs.height} "
+            f"{pairs} packets ({told} told), hosts {shown or 'none'}, "
+            f"{len(self.uncaptured)} uncaptured {'sender' if len(self.uncaptured) == 1 else 'senders'}, "
+            + ("no filters" if self.filters is None else "filters given")
+            + ")"
+        )
+
 
 def shared_packets(
     sources: Source,
@@ -85,6 +100,8 @@ def shared_packets(
 ) -> SharedPackets:
     """Which of several captures hold the same packets: the check ``scan`` and the analyses run
     before they merge captures (``SharedPacketsWarning``), on its own, with all it found.
+    ``sources``: two or more captures, as ``scan`` takes several (paths or bytes). Returns a
+    ``SharedPackets``.
 
     Each capture is sampled where the others run (docs/filters.md, "Captures that hold the same
     packets"): milliseconds for plain files, whatever their sizes. ``filter``, ``start``,
@@ -113,6 +130,7 @@ def shared_packets(
     nothing for a stream whose end is unknown)."""
     if senders not in ("sampled", "all"):
         raise ValueError(f"senders={senders!r}: give 'sampled' (the samples' senders) or 'all' (read every packet)")
+    progress = checked_progress(progress)
     srcs = normalize_each(sources)
     for k, s in enumerate(srcs):
         if not is_rereadable(s):

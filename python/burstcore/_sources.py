@@ -8,6 +8,8 @@ import stat
 import sys
 from typing import Any
 
+from . import _burstcore as _core
+
 
 def normalize(source: Any) -> Any:
     """A path (str or PathLike; '-' is stdin), bytes, or a binary file object.
@@ -15,6 +17,7 @@ def normalize(source: Any) -> Any:
     A missing path raises FileNotFoundError naming it, before any Rust code runs.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
+        _refuse_a_path(source)
         return source
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
@@ -33,12 +36,43 @@ def normalize(source: Any) -> Any:
         "; for packets already in a pandas DataFrame, scan(pl.from_pandas(df)) measures its "
         "'timestamp' and 'size' columns"
         if type(source).__module__.startswith("pandas")
+        # An array of bytes (numpy's uint8): taken as a buffer, not as an array.
+        else "; an array of the capture's bytes goes as memoryview(a) or a.tobytes()"
+        if getattr(getattr(source, "dtype", None), "itemsize", None) == 1
+        # A generator, a set, a map of paths: read once and in no stated order, so not taken.
+        else "; several captures go in a list or a tuple (list(...) of these)"
+        if hasattr(source, "__iter__")
         else ""
     )
     raise TypeError(
         f"cannot read a capture from {type(source).__name__}: pass a path, '-' for stdin, bytes, "
         f"or a binary file object{columns}"
     )
+
+
+# Names of capture files, as given to tools: bytes ending so are a path, not a capture.
+_CAPTURE_SUFFIXES = (b".pcap", b".pcapng", b".cap", b".gz", b".zst", b".zstd")
+
+
+def _refuse_a_path(data: bytes | bytearray | memoryview) -> None:
+    """Bytes are a capture's contents, yet ``os`` takes bytes as paths too (``os.fsencode``,
+    ``os.listdir(b".")``, ``sys.argv`` through ``os.fsencode``): bytes that are no capture but
+    name a file, or a capture file's name, raise ``TypeError`` saying to give the path as a str,
+    where the read would have called the path's own letters "not a pcap or pcapng file"."""
+    if not 0 < len(data) <= 4096:
+        return
+    raw = bytes(data)
+    if b"\0" in raw or b"\n" in raw or _core.starts_like_capture(raw[:64]):
+        return
+    try:
+        named = os.path.exists(raw) or raw.lower().endswith(_CAPTURE_SUFFIXES)
+    except (OSError, ValueError):
+        return
+    if named:
+        raise TypeError(
+            f"bytes are read as a capture's contents, and {raw!r} is a path: give the path as a str "
+            f"or a pathlib.Path ({os.fsdecode(raw)!r}, os.fsdecode(path)), or the file's contents as bytes"
+        )
 
 
 def check_path(path: str) -> None:

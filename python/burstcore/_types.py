@@ -12,18 +12,23 @@ of the right type can still be refused, e.g. a negative duration or ``"5 parsecs
   a polars Duration Series, a generator).
 - ``Rate``: a string ('10Gbps', '1.25GB/s', '1gbit') or a number of bits per second.
   ``Rates``: one, or any iterable of them.
+- ``Grouping``: one of ``scan``'s groupings by name ('all', 'src', 'dst', 'pair', 'flow', 'flow4',
+  'interface', 'vlan', 'qp'), for ``by=``; a list built in code is ``list[burstcore.Grouping]``
+  (a ``list[str]`` could hold 'pairs', which the runtime refuses).
 - ``Count``: an int or a numpy integer (``threads``, ``max_groups``, ``max_flows``, ``seed``).
 - ``Quantiles``: q's in [0, 1], one or an iterable of them.
 - ``Instant``: ``datetime.datetime`` (naive ones are UTC; ``pandas.Timestamp`` is one),
   ``numpy.datetime64``, an ISO 8601 string, or an int of ns since 1970.
 - ``SingleSource``: one capture: a path (str or ``os.PathLike``, '-' for stdin), its bytes
-  (``bytes``, ``bytearray``, ``memoryview``) or a binary file object (anything with
+  (``bytes``, ``bytearray``, ``memoryview``: always the contents, never a path; bytes that name
+  a file, such as ``os.fsencode(path)``, raise ``TypeError``) or a binary file object (anything with
   ``read(n)`` returning bytes: ``open(path, "rb")``, ``io.BytesIO``, ``gzip.open``, ``sys.stdin.buffer``).
   ``Source``: one, or a sequence of them (a list or tuple), merged in timestamp order.
 - ``Filters``: which packets of the captures are read, by their headers: one tcpdump-style
   expression for all of them ('tcp port 29500'), or a list or tuple of one per capture in the order
   the captures are given (``None`` where a capture has none of its own), e.g.
-  ``["src host 10.0.0.1", "src host 10.0.0.2"]`` for one capture per host.
+  ``["src host 10.0.0.1", "src host 10.0.0.2"]`` for one capture per host, or
+  ``shared_packets(...).filters`` (a ``list[str]``) as it is.
 - ``Columns``: packets already in memory, for ``scan`` only: a polars DataFrame or a mapping with
   'timestamp' and 'size' columns, or a ``(timestamps_ns, sizes)`` pair of arrays.
 """
@@ -33,7 +38,7 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 import numpy as np
 import polars as pl
@@ -44,6 +49,8 @@ Duration: TypeAlias = str | int | float | np.integer[Any] | np.floating[Any] | d
 Durations: TypeAlias = Duration | Iterable[Duration]
 Rate: TypeAlias = str | int | float | np.integer[Any] | np.floating[Any]
 Rates: TypeAlias = Rate | Iterable[Rate]
+# The groupings by name, for type checkers: `by="pairs"` is caught before the call is run.
+Grouping: TypeAlias = Literal["all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp"]
 Instant: TypeAlias = str | int | np.integer[Any] | datetime.datetime | np.datetime64
 # A count (threads, max_groups, seed, ...): any integer, numpy's too (not a bool, by the runtime).
 Count: TypeAlias = int | np.integer[Any]
@@ -56,13 +63,17 @@ class BinaryReader(Protocol):
     at the end). ``typing.BinaryIO``, ``io.BufferedReader``, ``io.BytesIO`` and ``gzip.GzipFile``
     all are."""
 
-    def read(self, size: int, /) -> bytes | bytearray | memoryview: ...
+    def read(self, size: int, /) -> bytes | bytearray | memoryview:
+        """Up to ``size`` bytes of the capture, ``b""`` at its end."""
+        ...
 
 
 SingleSource: TypeAlias = str | os.PathLike[str] | os.PathLike[bytes] | bytes | bytearray | memoryview | BinaryReader
 Source: TypeAlias = SingleSource | Sequence[SingleSource]
 Columns: TypeAlias = pl.DataFrame | Mapping[str, Any] | tuple[Any, Any]
-Filters: TypeAlias = str | list[str | None] | tuple[str | None, ...]
+# list[str] beside list[str | None]: a list is invariant, so shared_packets' `filters` (a
+# list[str]) would not be a list[str | None] to a type checker, though it is what filter= takes.
+Filters: TypeAlias = str | list[str] | list[str | None] | tuple[str | None, ...]
 
 __all__ = [
     "BinaryReader",
@@ -71,6 +82,7 @@ __all__ = [
     "Duration",
     "Durations",
     "Filters",
+    "Grouping",
     "Instant",
     "Quantiles",
     "Rate",

@@ -7,6 +7,7 @@ on every digit written (never binary floats, nor Decimal's 28 digits), so "1.5s"
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import operator
 import re
@@ -15,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 _DURATION_UNITS: dict[str, int] = {
     "ns": 1,
@@ -183,6 +185,9 @@ def parse_duration(
     ('1000s', '1h'). An offset (``superpose``'s ``offsets``) is not refused: a capture hours off
     (another time zone) may be moved by 3600. With
     ``signed`` (an offset), one sign is read and the duration may be below zero ("-3ms").
+    ``name`` is the argument's name in the messages; ``allow_zero`` takes 0 (else it must be
+    above 0). The functions' own checks are those of ``scale=True``: here it is off by default,
+    so ``parse_duration(5000)`` is 5000 s.
     """
     if isinstance(value, bool):
         raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
@@ -257,7 +262,10 @@ RATE_FORMS = (
 
 
 def parse_rate(value: Any, *, name: str = "rate") -> int:
-    """Return ``value`` as integer bits per second ("10Gbps", "1.25GB/s", or a number in bit/s)."""
+    """Return ``value`` as integer bits per second ("10Gbps", "400Mbit/s", "1gbit" (tc),
+    "1.25GB/s", or a number in bit/s, a float rounded to the nearest); it must be above 0 and
+    below 2^64. Anything else raises ``ValueError`` naming the value (``name`` is the argument's
+    name in the message) and the accepted forms."""
     if isinstance(value, bool):
         raise ValueError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
     if isinstance(value, (int, np.integer)):
@@ -647,3 +655,25 @@ def parse_filters(value: Any, captures: int | None = None) -> str | list[str | N
             "filter (a string) for all of them"
         )
     return list(value)
+
+
+class FramesEqual:
+    """``==`` for the results that hold polars frames (with ``@dataclass(eq=False)``): field by
+    field, each frame by ``DataFrame.equals``. The dataclass's own ``==`` compared the frames with
+    theirs, which is per element, and Python asked that frame for its truth: "the truth value of
+    a DataFrame is ambiguous" for two results of the same capture. Unhashable, as a result with
+    frames is."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, pl.DataFrame) or isinstance(theirs, pl.DataFrame):
+                if not (isinstance(mine, pl.DataFrame) and isinstance(theirs, pl.DataFrame) and mine.equals(theirs)):
+                    return False
+            elif mine != theirs:
+                return False
+        return True

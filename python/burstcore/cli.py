@@ -2396,6 +2396,11 @@ _OPTION_SPELLING = (
     ("with start=/end= (or a filter=)", "with --start/--end (or a --filter)"),
     (" (bin_ns):", ":"),
     ("or with mmap=False", "or with --no-mmap"),
+    ("filter= passed none", "--filter passed none"),
+    (
+        "(read_packets or host_volumes without the filter lists them;",
+        "(burstcore matrix --hosts without --filter lists them;",
+    ),
     ("start/end [", "--start/--end ["),
     ("outside start/end", "outside --start/--end"),
     (

@@ -10,7 +10,7 @@ create_exception!(
     burstcore,
     CaptureError,
     PyValueError,
-    "A capture could not be read; `offset` and `reason` say where and why, `input` in which of several inputs."
+    "A capture could not be read; `offset` (a byte offset, or None) and `reason` say where and why, `kind` what went wrong in one word (\"truncated\", \"corrupt\", \"limit_exceeded\", ...: the error's subclass, for a program), and `input` in which of several inputs (None for one)."
 );
 create_exception!(
     burstcore,

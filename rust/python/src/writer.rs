@@ -393,6 +393,9 @@ impl CaptureWriter {
         }
     }
 
+    /// Simple Packet Block: no interface, timestamp or captured length. Readers take interface
+    /// 0 and `min(wire_len, its snaplen)` bytes, so interface 0 must be declared and `data` be
+    /// that long (`wire_len` defaults to `len(data)`).
     #[pyo3(signature = (data, wire_len=None))]
     fn spb(&mut self, data: &[u8], wire_len: Option<Field<u32>>) -> PyResult<()> {
         named!(wire_len);
@@ -400,6 +403,8 @@ impl CaptureWriter {
         self.ng()?.simple_packet(wl, data).map_err(to_py)
     }
 
+    /// Obsolete Packet Block (type 2), its drops count unknown: `ts_raw` in the interface's
+    /// units; `wire_len` defaults to `len(data)`.
     #[pyo3(signature = (interface, ts_raw, data, wire_len=None))]
     fn opb(
         &mut self,
@@ -434,6 +439,9 @@ impl CaptureWriter {
         self.ng()?.name_resolution(&parsed).map_err(to_py)
     }
 
+    /// Interface Statistics Block of `interface` at `ts_raw` (the interface's units): each
+    /// counter given becomes its option (`isb_ifrecv`, `isb_ifdrop`, `isb_osdrop`,
+    /// `isb_filteraccept`, `isb_usrdeliv`); one left as None is not written.
     #[pyo3(signature = (interface, ts_raw, if_recv=None, if_drop=None, os_drop=None, fil_accept=None, usr_deliv=None))]
     #[allow(clippy::too_many_arguments)]
     fn isb(
@@ -460,6 +468,7 @@ impl CaptureWriter {
             .map_err(to_py)
     }
 
+    /// Decryption Secrets Block (type 0x0A) of `secrets_type`, `data` padded to 4 bytes.
     fn dsb(&mut self, secrets_type: Field<u32>, data: &[u8]) -> PyResult<()> {
         named!(secrets_type);
         self.ng()?
@@ -467,6 +476,8 @@ impl CaptureWriter {
             .map_err(to_py)
     }
 
+    /// Custom Block (type 0xBAD if `copyable`, else 0x40000BAD) with the Private Enterprise
+    /// Number `pen` (default 32473, the one for examples) and `data` as its body.
     #[pyo3(
         signature = (data, pen=Field::of(32473), copyable=true),
         text_signature = "($self, data, pen=32473, copyable=True)"
@@ -476,6 +487,8 @@ impl CaptureWriter {
         self.ng()?.custom(copyable, pen, data).map_err(to_py)
     }
 
+    /// A block of any type with `body` (padded to 4 bytes), unchecked: for tests of damaged or
+    /// unknown blocks. A section header or interface written so is not tracked by the writer.
     fn raw_block(&mut self, block_type: Field<u32>, body: &[u8]) -> PyResult<()> {
         named!(block_type);
         self.ng()?.raw_block(block_type, body).map_err(to_py)
