@@ -342,7 +342,7 @@ class Distribution(FramesEqual):
 
     def __repr__(self) -> str:
         # One line: the dataclass's own repr printed every table (thousands of characters).
-        what = "gaps" if "gap_lo_ns" in self.histogram.columns else "sizes"
+        what = "gaps" if "lo_ns" in self.histogram.columns else "sizes"
         packets = _first(self.summary, "packets")
         return (
             f"Distribution({what}" + (f" by {self.by}" if self.by else "") + f", {self.groups.height} "
