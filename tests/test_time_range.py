@@ -705,6 +705,50 @@ def test_read_tables_count_what_the_range_and_the_filter_leave_out(tmp_path):
         assert (acc["packets_read"], acc["counted"], acc["ts_span"]) == (41, 41, None)
 
 
+def test_read_tables_tell_a_timestamp_outside_int64_from_none(tmp_path):
+    # A packet whose timestamp does not fit int64 ns comes out of the reader without one, and a
+    # range left it out as skipped_no_timestamp, where a scan says skipped_timestamp_out_of_range.
+    from burstcore import _burstcore
+
+    w = burstcore.CaptureWriter("pcapng")
+    w.section("little")
+    w.interface(linktype=1, snaplen=0, resolution="1e-9")
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=100)
+    for k in range(10):
+        w.epb(0, frame, ts_ns=RECORDED + k * 1_000_000)
+        if k in (2, 5, 7):
+            w.epb(0, frame, ts_raw=2**63 + k)  # past 2262-04-11
+    w.spb(frame)
+    w.spb(frame)
+    path = tmp_path / "x.pcapng"
+    path.write_bytes(w.getvalue())
+    lo, hi = RECORDED + 3_000_000, RECORDED + 8_000_000
+    with pytest.warns(burstcore.CaptureWarning, match="does not fit in 64-bit nanoseconds"):
+        summary = burstcore.scan(path, windows=["1ms"], start=lo, end=hi).summary
+    assert (summary["skipped_no_timestamp"][0], summary["skipped_timestamp_out_of_range"][0]) == (2, 3)
+    for threads in (1, 3):
+        _, _, acc = _burstcore.read_table(str(path), None, threads=threads, time_range=(lo, hi))
+        assert (acc["skipped_no_timestamp"], acc["skipped_timestamp_out_of_range"]) == (2, 3), acc
+        assert (acc["packets_read"], acc["counted"], acc["skipped_outside_range"]) == (15, 5, 5), acc
+        # Without a range they are rows, with a null timestamp: nothing left out.
+        _, _, acc = _burstcore.read_table(str(path), None, threads=threads)
+        assert (acc["packets_read"], acc["counted"], acc["skipped_timestamp_out_of_range"]) == (15, 15, 0), acc
+    # A file of 9.6 MB, which two threads read in two byte ranges: the range holding them meets
+    # the reader's warning, and the sequential read counts them.
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(linktype=1, snaplen=0, resolution="1e-9")
+    big = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=1400)
+    for k in range(6000):
+        w.epb(0, big, ts_ns=RECORDED + k * 1000)
+        if k in (4000, 5000):
+            w.epb(0, big, ts_raw=2**63 + k)
+    path.write_bytes(w.getvalue())
+    for threads in (1, 2):
+        _, _, acc = _burstcore.read_table(str(path), ["wire_len"], threads=threads, time_range=(RECORDED, None))
+        assert (acc["packets_read"], acc["counted"]) == (6002, 6000), acc
+        assert (acc["skipped_no_timestamp"], acc["skipped_timestamp_out_of_range"]) == (0, 2), acc
+
+
 def test_the_command_line_tells_a_bound_in_seconds_in_its_options(tmp_path):
     from tests.test_cli import run_cli
 
