@@ -44,8 +44,10 @@ class CaptureWarning(UserWarning):
 
     - ``kind``: what is off, as the core names it (``CaptureError.kind`` uses the same words):
       ``"truncated"`` (the capture ends inside a block or record), ``"packets_lost"`` (its pcapng
-      statistics count packets dropped while it was recorded), ``"timestamp_out_of_range"``;
-      ``None`` for a warning of the Python side (pooled bins, captures that share packets, ...).
+      statistics count packets dropped while it was recorded), ``"timestamp_out_of_range"``,
+      ``"oversized_record"`` (a record longer than libpcap takes for its link type, which
+      burstcore reads and tcpdump and tshark refuse); ``None`` for a warning of the Python side
+      (pooled bins, captures that share packets, ...).
     - ``offset``: the byte offset (in the decompressed stream) where it was found, or ``None``.
     - ``input``: which input, when several are read at once (a file's path, or ``"input k of
       n"``), else ``None``.
