@@ -143,6 +143,119 @@ def test_a_pcap_of_snaplen_0_is_read_whole_by_every_reader(tmp_path: Path) -> No
     assert burstcore.info(path).interfaces[0]["snaplen"] == 0
 
 
+# libpcap's largest record per link type, whatever the snaplen (max_snaplen_for_dlt): Ethernet,
+# raw IP and every other 262144; USBPCAP (249) 1 MiB, EBHSCR (279) 8 MiB, D-Bus (231) 128 MiB.
+RECORD_MAX = {1: 262_144, 101: 262_144, 253: 262_144, 249: 1 << 20, 279: 8 << 20, 231: 128 << 20}
+
+
+def _with_record(fmt: str, linktype: int, n: int, allow: bool = False) -> bytes:
+    """Three records 1 µs apart: 60 bytes, `n` bytes, 60 bytes (snaplen 0: no limit)."""
+    w = burstcore.CaptureWriter(fmt, nanos=True, linktype=linktype, snaplen=0, allow_oversized_records=allow)
+    if fmt == "pcapng":
+        w.interface()
+    for k, size in enumerate((60, n, 60)):
+        if fmt == "pcap":
+            w.packet(10**18 + k * 1000, bytes(size))
+        else:
+            w.epb(0, bytes(size), ts_ns=10**18 + k * 1000)
+    return w.getvalue()
+
+
+def _pcapng_blocks(data: bytes) -> list[int]:
+    """The offset of each block of a little-endian pcapng file, from the lengths it writes."""
+    offsets, at = [], 0
+    while at < len(data):
+        offsets.append(at)
+        at += int.from_bytes(data[at + 4 : at + 8], "little")
+    return offsets
+
+
+def _tools_read(path: Path) -> tuple[int, int]:
+    """How many packets tcpdump and tshark print of a capture before they stop at a record they
+    refuse (each says so on stderr: "invalid packet capture length", "bigger than maximum" or
+    "larger than")."""
+    td = subprocess.run(["tcpdump", "-nn", "-r", str(path)], capture_output=True, text=True, check=False)
+    ts = subprocess.run(["tshark", "-n", "-r", str(path)], capture_output=True, text=True, check=False)
+    return len(td.stdout.splitlines()), len(ts.stdout.splitlines())
+
+
+@pytest.mark.skipif(shutil.which("tcpdump") is None or shutil.which("tshark") is None, reason="tcpdump, tshark")
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+@pytest.mark.parametrize("linktype", [1, 101, 253, 249, 279])
+def test_the_writer_refuses_a_record_tcpdump_and_tshark_refuse(tmp_path: Path, fmt: str, linktype: int) -> None:
+    # A record over libpcap's maximum for its link type was written whenever the snaplen let it
+    # (snaplen 0: always): tcpdump stopped there and tshark called the file damaged.
+    top = RECORD_MAX[linktype]
+    path = tmp_path / f"at_max.{fmt}"
+    path.write_bytes(_with_record(fmt, linktype, top))
+    # The longest the writer takes, every tool reads whole (tcpdump prints a hex dump of the
+    # link types it does not decode: more lines than packets).
+    td, ts = _tools_read(path)
+    assert td >= 3 and ts == 3, (td, ts)
+    with pytest.raises(ValueError, match=f"{top + 1} captured bytes are more than the {top} libpcap takes"):
+        _with_record(fmt, linktype, top + 1)
+    path = tmp_path / f"past_max.{fmt}"
+    data = _with_record(fmt, linktype, top + 1, allow=True)
+    path.write_bytes(data)
+    td, ts = _tools_read(path)
+    td_first = subprocess.run(["tcpdump", "-nn", "-c", "1", "-r", str(path)], capture_output=True, text=True)
+    # tcpdump stops after the first packet; tshark too, but for USBPCAP, where it takes more.
+    assert td == len(td_first.stdout.splitlines()), td
+    assert ts == (3 if linktype == 249 else 1), ts
+    # burstcore reads every record and tells the one it read past the maximum.
+    with pytest.warns(burstcore.CaptureWarning) as told:
+        df = burstcore.read_packets(data, ["cap_len"])
+    assert df["cap_len"].to_list() == [60, top + 1, 60]
+    assert len(told) == 1
+    w = told[0].message
+    # The second record: after the pcap file header and the first record, or the pcapng
+    # blocks' lengths walked to the second Enhanced Packet Block.
+    offset = 24 + 16 + 60 if fmt == "pcap" else _pcapng_blocks(data)[3]
+    assert (w.kind, w.offset, w.input) == ("oversized_record", offset, None), str(w)
+    assert f"a record of {top + 1} captured bytes, more than the {top} libpcap takes for link type {linktype}" in str(w)
+    assert "tcpdump stops reading the file there" in str(w) and f"at byte offset {offset}" in str(w)
+
+
+def test_a_record_past_the_maximum_is_told_once_per_capture(tmp_path: Path) -> None:
+    # 40 records of 262144 bytes and two past it: a file large enough to be read in byte ranges.
+    w = burstcore.CaptureWriter("pcap", nanos=True, snaplen=0, allow_oversized_records=True)
+    sizes = [262_144] * 20 + [262_145] + [262_144] * 20 + [300_000, 60]
+    for k, n in enumerate(sizes):
+        w.packet(10**18 + k * 10**6, bytes(n))
+    path = tmp_path / "big.pcap"
+    path.write_bytes(w.getvalue())
+    first = 24 + sum(16 + n for n in sizes[:20])
+    for threads in (1, 2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            df = burstcore.read_packets(path, ["cap_len"], threads=threads)
+            r = burstcore.scan(path, windows=["1ms"], threads=threads)
+        assert df["cap_len"].to_list() == sizes
+        assert r.summary["packets"][0] == len(sizes)
+        told = [c.message for c in caught if isinstance(c.message, burstcore.CaptureWarning)]
+        assert [(m.kind, m.offset) for m in told] == [("oversized_record", first)] * 2, [str(m) for m in told]
+    # A record of exactly the maximum is nothing to tell.
+    w = burstcore.CaptureWriter("pcapng", snaplen=0)
+    w.interface()
+    w.epb(0, bytes(262_144), ts_ns=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert burstcore.read_packets(w.getvalue())["cap_len"].to_list() == [262_144]
+
+
+def test_every_packet_block_refuses_a_record_past_the_maximum() -> None:
+    w = burstcore.CaptureWriter("pcapng", snaplen=0)
+    w.interface()
+    for write in (
+        lambda data: w.epb(0, data, ts_ns=0),
+        lambda data: w.opb(0, 0, data),
+        lambda data: w.spb(data),
+    ):
+        write(bytes(262_144))
+        with pytest.raises(ValueError, match="262145 captured bytes are more than the 262144 libpcap takes"):
+            write(bytes(262_145))
+
+
 def _idb_named(name: bytes) -> bytes:
     """An Interface Description Block's body by hand: Ethernet, snaplen 0, if_name, end."""
     opt = (2).to_bytes(2, "little") + len(name).to_bytes(2, "little") + name + bytes(-len(name) % 4)

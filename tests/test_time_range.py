@@ -651,8 +651,8 @@ def test_one_packet_is_at_one_instant():
 
 def test_superpose_tells_a_bound_against_the_captures_as_offset():
     # Offset by an hour, the second capture runs 1 h after the first: a start 30 minutes in,
-    # given in seconds, is among the merged packets (before the offset, it was 30 minutes away
-    # from either capture, further than they are long or a minute: not told).
+    # given in seconds, is among the merged packets (before the offset, 30 minutes away from
+    # either capture, it is told as "about 30 minutes after them").
     a, b = _recorded_capture(5), _recorded_capture(8)
     caught = _capture_warnings(burstcore.superpose, [a, b], offsets=[0, "1h"], start=SECONDS_LO + 1800)
     # (The captures an hour apart are told as such too.)
@@ -703,6 +703,50 @@ def test_read_tables_count_what_the_range_and_the_filter_leave_out(tmp_path):
         assert acc["ts_span"] == (min(ts), max(ts))
         _, _, acc = _burstcore.read_table(str(path), None, threads=threads)
         assert (acc["packets_read"], acc["counted"], acc["ts_span"]) == (41, 41, None)
+
+
+def test_read_tables_tell_a_timestamp_outside_int64_from_none(tmp_path):
+    # A packet whose timestamp does not fit int64 ns comes out of the reader without one, and a
+    # range left it out as skipped_no_timestamp, where a scan says skipped_timestamp_out_of_range.
+    from burstcore import _burstcore
+
+    w = burstcore.CaptureWriter("pcapng")
+    w.section("little")
+    w.interface(linktype=1, snaplen=0, resolution="1e-9")
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=100)
+    for k in range(10):
+        w.epb(0, frame, ts_ns=RECORDED + k * 1_000_000)
+        if k in (2, 5, 7):
+            w.epb(0, frame, ts_raw=2**63 + k)  # past 2262-04-11
+    w.spb(frame)
+    w.spb(frame)
+    path = tmp_path / "x.pcapng"
+    path.write_bytes(w.getvalue())
+    lo, hi = RECORDED + 3_000_000, RECORDED + 8_000_000
+    with pytest.warns(burstcore.CaptureWarning, match="does not fit in 64-bit nanoseconds"):
+        summary = burstcore.scan(path, windows=["1ms"], start=lo, end=hi).summary
+    assert (summary["skipped_no_timestamp"][0], summary["skipped_timestamp_out_of_range"][0]) == (2, 3)
+    for threads in (1, 3):
+        _, _, acc = _burstcore.read_table(str(path), None, threads=threads, time_range=(lo, hi))
+        assert (acc["skipped_no_timestamp"], acc["skipped_timestamp_out_of_range"]) == (2, 3), acc
+        assert (acc["packets_read"], acc["counted"], acc["skipped_outside_range"]) == (15, 5, 5), acc
+        # Without a range they are rows, with a null timestamp: nothing left out.
+        _, _, acc = _burstcore.read_table(str(path), None, threads=threads)
+        assert (acc["packets_read"], acc["counted"], acc["skipped_timestamp_out_of_range"]) == (15, 15, 0), acc
+    # A file of 9.6 MB, which two threads read in two byte ranges: the range holding them meets
+    # the reader's warning, and the sequential read counts them.
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(linktype=1, snaplen=0, resolution="1e-9")
+    big = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1000, 2000, payload=1400)
+    for k in range(6000):
+        w.epb(0, big, ts_ns=RECORDED + k * 1000)
+        if k in (4000, 5000):
+            w.epb(0, big, ts_raw=2**63 + k)
+    path.write_bytes(w.getvalue())
+    for threads in (1, 2):
+        _, _, acc = _burstcore.read_table(str(path), ["wire_len"], threads=threads, time_range=(RECORDED, None))
+        assert (acc["packets_read"], acc["counted"]) == (6002, 6000), acc
+        assert (acc["skipped_no_timestamp"], acc["skipped_timestamp_out_of_range"]) == (0, 2), acc
 
 
 def test_the_command_line_tells_a_bound_in_seconds_in_its_options(tmp_path):
@@ -761,3 +805,94 @@ def test_shared_packets_tells_a_range_per_capture_from_its_span(tmp_path, as_pat
     # In ns, among the packets: nothing to tell.
     assert not told(start=RECORDED + 2_000_000)
     assert not told()
+
+
+# ------------------------- a plain number no one means as ns: the first 36.6 minutes of 1970
+
+
+# A bound in seconds 6,033 s (100.55 minutes) before the first packet of _recorded_capture.
+HOURS_BEFORE = SECONDS_LO - 6033
+
+
+@pytest.mark.parametrize("name, call", READERS, ids=[n for n, _ in READERS])
+def test_a_start_in_seconds_hours_from_a_short_capture_is_told(name, call):
+    # Further from the capture than a minute or its span, it was 1970-01-01T00:00:01.36752Z as
+    # ns, kept every packet, and nothing was said.
+    told = _capture_warnings(call, _recorded_capture(37), start=HOURS_BEFORE)
+    assert len(told) == 1, [str(w.message) for w in told]
+    text = str(told[0].message)
+    assert text.startswith(
+        f"start={HOURS_BEFORE} is ns since 1970, {_iso(HOURS_BEFORE)}, long before the 37 packets read {SPAN_37}"
+    )
+    assert f"read as seconds it is {_iso(HOURS_BEFORE * 10**9)}, about {round(6033 / 60)} minutes before them" in text
+    assert f"give start='2013-05-02T18:40:00Z' (ISO 8601) or start={HOURS_BEFORE * 10**9} (ns)" in text
+    assert told[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    "given, unit, where",
+    [
+        # Three hours after the capture's start (3 h less its 36 ms after its end): as seconds,
+        # a start that leaves every packet out, and it kept them all.
+        (SECONDS_LO + 3 * 3600, "seconds", "about 3 hours after"),
+        (SECONDS_LO - 3 * 86_400, "seconds", "about 3 days before"),
+        (HOURS_BEFORE * 1000, "milliseconds", "about 101 minutes before"),
+        (np.int64(SECONDS_LO - 10 * 86_400), "seconds", "about 10 days before"),
+    ],
+)
+def test_a_start_in_seconds_or_ms_far_from_the_capture_is_told_in_that_unit(given, unit, where):
+    told = _capture_warnings(burstcore.flows, _recorded_capture(37), start=given)
+    assert len(told) == 1, [str(w.message) for w in told]
+    meant = int(given) * {"seconds": 10**9, "milliseconds": 10**6}[unit]
+    assert f"read as {unit} it is {_iso(meant)}, {where} them: if {unit} were meant" in str(told[0].message)
+
+
+def test_an_end_in_seconds_hours_from_the_capture_is_told_in_seconds():
+    # The range holds nothing, so the note was there, with the general advice only.
+    notes = _range_notes(burstcore.sizes, _recorded_capture(37), end=HOURS_BEFORE)
+    assert len(notes) == 1
+    text = str(notes[0].message)
+    assert (
+        f"read as seconds, end={HOURS_BEFORE} is {_iso(HOURS_BEFORE * 10**9)}, about 101 minutes before the packets"
+        in text
+    )
+    assert "seconds * 10**9" not in text
+
+
+@pytest.mark.parametrize("given", [5, 10**9, SECONDS_LO - 3 * 365 * 86_400, 2**41 - 1])
+def test_a_plain_number_in_the_first_minutes_of_1970_is_told_in_no_unit(given):
+    # An offset into the capture (5 s), or seconds of no date near it (2001, 2010): no unit
+    # brings it a thousand times nearer the packets than ns do (for 2013, within about 15 days
+    # of them), so the general advice.
+    told = _capture_warnings(burstcore.gaps, _recorded_capture(37), start=given)
+    assert len(told) == 1, [str(w.message) for w in told]
+    text = str(told[0].message)
+    assert text.startswith(f"start={given} is ns since 1970, {_iso(given)}, long before the 37 packets read")
+    assert "so it leaves none of them out: a plain number is ns since 1970, not seconds nor an offset" in text
+    assert "read as" not in text
+
+
+def test_plain_numbers_meant_as_ns_are_not_told():
+    cap = _recorded_capture(37)
+    # 2**41 ns and later (36.6 minutes into 1970) is not told, nor 0 (1970 in any unit).
+    for ns in (2**41, 0):
+        assert not _capture_warnings(burstcore.flows, cap, start=ns), ns
+    # A capture of a clock never set (under a day into 1970) takes every number as ns.
+    for first in (10**9, 3600 * 10**9, 86_399 * 10**9):
+        early = oracles.capture([first + k * 1000 for k in range(20)], [100] * 20)
+        for ns in (1, 10**6, 10**9 - 5, 2**41 - 1):
+            if ns < first:
+                assert not _capture_warnings(burstcore.flows, early, start=ns), (first, ns)
+
+
+def test_the_command_line_tells_a_start_in_seconds_hours_away(tmp_path):
+    from tests.test_cli import run_cli
+
+    path = tmp_path / "x.pcapng"
+    path.write_bytes(_recorded_capture(21))
+    p = run_cli("scan", path, "--start", HOURS_BEFORE, "-q")
+    assert p.returncode == 0, p.stderr
+    err = p.stderr.decode()
+    assert err.count("is ns since 1970") == 1, err
+    assert f"--start {HOURS_BEFORE} is ns since 1970" in err and "about 101 minutes before them" in err
+    assert f"give --start 2013-05-02T18:40:00Z (ISO 8601) or --start {HOURS_BEFORE * 10**9} (ns)" in err

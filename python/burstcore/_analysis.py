@@ -1090,7 +1090,8 @@ _COMMON_DOC = """
     8601 string or int ns since 1970); the others are counted in ``summary.skipped_outside_range``,
     and a range holding none of the packets read with a timestamp gets a ``CaptureWarning``
     naming their span, as does a plain number far from them that read as seconds (ms, µs)
-    would be among them (a plain int is ns, so seconds given as one land in 1970).
+    would be among them, or that no one means as ns (docs/metrics.md; a plain int is ns, so
+    seconds given as one land in 1970).
     ``filter`` reads only the packets whose headers pass a tcpdump-style expression, e.g.
     ``"host 10.0.0.1 and tcp port 29500"`` (docs/filters.md); the others are counted in
     ``summary.skipped_filtered``, and a filter that passes none of them gets a ``CaptureWarning``

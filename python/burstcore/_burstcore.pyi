@@ -44,7 +44,8 @@ class CaptureError(ValueError):
     reason: str
     # The core's ErrorKind as one lowercase word: "io", "not_a_capture", "unsupported_version",
     # "truncated", "corrupt", "undeclared_interface", "limit_exceeded", "decompression",
-    # "timestamp_out_of_range", "out_of_order" (CaptureWarning.kind uses the same words).
+    # "timestamp_out_of_range", "out_of_order" (CaptureWarning.kind uses the same words, and
+    # "packets_lost" and "oversized_record", which are only ever warnings).
     kind: str
     input: str | None
 
@@ -241,9 +242,13 @@ class CaptureWriter:
     Ethernet), tshark and capinfos as "not set".
 
     A record's data may not be longer than its wire length, nor than the snaplen of its file or
-    interface when that is not 0 (libpcap would cut or refuse it): ``raw_block`` writes malformed
-    pcapng for tests. Timestamps are floored to the resolution: a µs pcap (the default without
-    ``nanos``) keeps 1500 ns as 1 µs.
+    interface when that is not 0 (libpcap would cut or refuse it), nor than libpcap takes for its
+    link type whatever the snaplen: 262144 bytes, but 128 MiB for D-Bus (231), 8 MiB for EBHSCR
+    (279) and 1 MiB for USBPCAP (249); tcpdump stops reading the file at a longer record and
+    tshark refuses it. ``allow_oversized_records=True`` writes them all the same, for a file only
+    burstcore (which reads them with a ``CaptureWarning`` of kind ``"oversized_record"``) is to
+    read. ``raw_block`` writes malformed pcapng for tests. Timestamps are floored to the
+    resolution: a µs pcap (the default without ``nanos``) keeps 1500 ns as 1 µs.
 
     An integer too wide for its field raises OverflowError naming the argument
     (``snaplen=1099511627776 does not fit a 32-bit unsigned field: give 0 to 4294967295``). A
@@ -258,6 +263,7 @@ class CaptureWriter:
         nanos: bool = False,
         linktype: int = 1,
         snaplen: int | None = None,
+        allow_oversized_records: bool = False,
     ) -> CaptureWriter: ...
     def packet(self, ts_ns: int, data: bytes, wire_len: int | None = None) -> None: ...
     def section(self, byte_order: str | None = None, user_appl: str | None = None) -> None: ...

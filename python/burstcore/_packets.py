@@ -56,8 +56,10 @@ class CaptureWarning(UserWarning):
 
     - ``kind``: what is off, as the core names it (``CaptureError.kind`` uses the same words):
       ``"truncated"`` (the capture ends inside a block or record), ``"packets_lost"`` (its pcapng
-      statistics count packets dropped while it was recorded), ``"timestamp_out_of_range"``;
-      ``None`` for a warning of the Python side (pooled bins, captures that share packets, ...).
+      statistics count packets dropped while it was recorded), ``"timestamp_out_of_range"``,
+      ``"oversized_record"`` (a record longer than libpcap takes for its link type, which
+      burstcore reads and tcpdump and tshark refuse); ``None`` for a warning of the Python side
+      (pooled bins, captures that share packets, ...).
     - ``offset``: the byte offset (in the decompressed stream) where it was found, or ``None``.
     - ``input``: which input, when several are read at once (a file's path, or ``"input k of
       n"``), else ``None``.
@@ -145,17 +147,44 @@ def _short_iso(ns: int) -> str:
 
 def _likely_unit(ns: int, span: tuple[int, int]) -> tuple[int, str] | None:
     """``(ns per unit, name)`` of the unit a plain number ``ns`` given as an instant was most
-    likely meant in, or None. Only when, read as ns, it lies far from ``span`` (the earliest and
+    likely meant in, or None. When, read as ns, it lies far from ``span`` (the earliest and
     latest timestamp read: further than the span is long, and over a second), while read in that
     unit it lands in the span or near it (within the span's length, or 60 of the unit: whole
     seconds or a round minute). Times far apart by a factor of 1000 do not happen by chance: a
-    capture of a real date read with a bound in seconds has that bound, as ns, in January 1970."""
-    if not _far(ns, span):
-        return None
-    for per, unit in _UNITS:
-        if _near(ns * per, span, max(span[1] - span[0], 60 * per)) and -(2**63) <= ns * per < 2**63:
+    capture of a real date read with a bound in seconds has that bound, as ns, in January 1970.
+    And when it cannot have been meant as ns at all (``_implausible_ns``): the unit that brings
+    it nearest the packets, if that is a thousand times nearer than as ns (a bound in seconds
+    hours or days from the capture; another unit lands decades away)."""
+    fitting = [(per, unit) for per, unit in _UNITS if -(2**63) <= ns * per < 2**63]
+    if _far(ns, span):
+        for per, unit in fitting:
+            if _near(ns * per, span, max(span[1] - span[0], 60 * per)):
+                return per, unit
+    if _implausible_ns(ns, span) and fitting:
+        gap, per, unit = min((_gap(ns * per, span), per, unit) for per, unit in fitting)
+        if gap * 1000 <= _gap(ns, span):
             return per, unit
     return None
+
+
+# A plain number under 2**41, read as ns, is an instant in the first 36.6 minutes of 1970, which
+# nobody means for packets recorded a day or more later (their instants in ns are 8.64e13 or
+# more); seconds since 1970 (up to year 71,700) and ms (up to 2039) are under it.
+_IMPLAUSIBLE_NS = 2**41
+_DAY_NS = 86_400 * 10**9
+
+
+def _implausible_ns(ns: int, span: tuple[int, int]) -> bool:
+    """A plain number that cannot have been meant as ns: an instant in the first 2**41 ns of 1970
+    (36.6 minutes) for packets from 1970-01-02 on; not 0, which is 1970 in any unit (and a start
+    "from the beginning"). A capture of the first minutes of 1970 (a clock never set, a test's
+    timestamps from 0) takes such numbers as ns, and is not told."""
+    return 0 < ns < _IMPLAUSIBLE_NS and span[0] >= _DAY_NS
+
+
+def _gap(t: int, span: tuple[int, int]) -> int:
+    """How far the instant ``t`` lies from ``span`` (0 inside it)."""
+    return max(span[0] - t, t - span[1], 0)
 
 
 def _near(t: int, span: tuple[int, int], slack: int) -> bool:
@@ -168,30 +197,65 @@ def _far(ns: int, span: tuple[int, int]) -> bool:
     return not _near(ns, span, max(span[1] - span[0], 10**9))
 
 
+def _where(t: int, span: tuple[int, int], per: int) -> str:
+    """Where the instant ``t`` (a bound read in the unit of ``per`` ns) lies from ``span``, said of
+    "them" (the packets): among them, next to them (within the span's length or 60 of the unit),
+    or about how long before or after."""
+    if span[0] <= t <= span[1]:
+        return "among"
+    if _near(t, span, max(span[1] - span[0], 60 * per)):
+        return "next to"
+    side = "before" if t < span[0] else "after"
+    return f"about {_about(_gap(t, span))} {side}"
+
+
+def _about(ns: int) -> str:
+    """A length of time in the largest unit that keeps it at 2 or more, rounded."""
+    seconds = ns / 10**9
+    for size, unit in ((365.25 * 86_400, "years"), (86_400, "days"), (3600, "hours"), (60, "minutes")):
+        if seconds >= 2 * size:
+            return f"{round(seconds / size):,} {unit}"
+    return f"{round(seconds)} seconds"
+
+
 def _unit_hints(
     bounds: tuple[Any, Any], time_range: tuple[int | None, int | None], span: tuple[int, int], packets: str | None
 ) -> list[str]:
     """For each bound given as a plain number that was most likely meant in another unit: what
     it is in that unit and what to give instead; with ``packets`` (the packets read, named for
-    a note that has not said where they are), first how it was read and what it did."""
+    a note that has not said where they are), first how it was read and what it did, and so
+    too for a bound that cannot have been meant as ns in any unit (``_implausible_ns``: a number
+    of seconds far from the capture, or an offset into it), with the general advice. (Without
+    ``packets``, the note that the range holds none of them gives that advice itself.)"""
     hints = []
     for name, given, ns in zip(("start", "end"), bounds, time_range, strict=True):
-        if ns is None or not _is_plain_number(given) or (found := _likely_unit(ns, span)) is None:
+        if ns is None or not _is_plain_number(given):
             continue
-        per, unit = found
-        meant = ns * per
-        where = "among" if span[0] <= meant <= span[1] else "next to"
-        advice = f"if {unit} were meant, give {name}='{_short_iso(meant)}' (ISO 8601) or {name}={meant} (ns)"
+        found = _likely_unit(ns, span)
+        if found is None and (packets is None or not _implausible_ns(ns, span)):
+            continue
+        if found is None:
+            advice = (
+                "a plain number is ns since 1970, not seconds nor an offset into the capture: give a datetime, "
+                "an ISO 8601 string or an int of ns since 1970 (seconds * 10**9)"
+            )
+        else:
+            per, unit = found
+            meant = ns * per
+            advice = f"if {unit} were meant, give {name}='{_short_iso(meant)}' (ISO 8601) or {name}={meant} (ns)"
         if packets is None:
-            hint = f"read as {unit}, {name}={ns} is {_iso_ns(meant)}, {where} the packets: {advice}"
+            hint = f"read as {unit}, {name}={ns} is {_iso_ns(meant)}, {_where(meant, span, per)} the packets: {advice}"
         else:
             side = "before" if ns < span[0] else "after"
             # A start before the packets, or an end after them, cuts none off; the others cut all.
             cuts = "none" if (name == "start") == (side == "before") else "all"
             hint = (
-                f"{name}={ns} is ns since 1970, {_iso_ns(ns)}, long {side} {packets}, so it leaves {cuts} of them "
-                f"out; read as {unit} it is {_iso_ns(meant)}, {where} them: {advice}"
+                f"{name}={ns} is ns since 1970, {_iso_ns(ns)}, long {side} {packets}, so it leaves {cuts} of them out"
             )
+            if found is None:
+                hint += f": {advice}"
+            else:
+                hint += f"; read as {unit} it is {_iso_ns(meant)}, {_where(meant, span, per)} them: {advice}"
         hints.append(hint)
     return hints
 
@@ -333,8 +397,8 @@ def read_packets(
     time range is looked at before the headers, so a packet outside it costs no decoding. As
     ``scan`` and the analyses do, a ``CaptureWarning`` tells a range that holds none of the
     packets with a timestamp (an empty frame), naming their span, and a bound given as a plain
-    number that lies far from them while read in seconds (ms, µs) it would be among them (a
-    number of seconds taken for ns is in 1970).
+    number that lies far from them while read in seconds (ms, µs) it would be among them, or
+    that no one means as ns (docs/metrics.md; a number of seconds taken for ns is in 1970).
 
     ``filter``: only the packets whose headers pass this expression in tcpdump's language, as
     ``scan`` takes it (docs/filters.md), e.g. ``"tcp port 29500"``; the rows are the passing

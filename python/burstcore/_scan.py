@@ -351,8 +351,10 @@ def scan(
         int is ns: ``start=1367526033`` meant as seconds is 1.37 s into 1970. A range that
         holds none of the packets read with a timestamp gets a ``CaptureWarning`` saying so
         and naming the earliest and latest of them, and so does a bound given as a plain
-        number far from them that read as seconds (ms, µs) would be among them, with what to
-        give instead; it is also in ``warnings``. A date is never told as a slip of unit.
+        number far from them that read as seconds (ms, µs) would be among them, or that no one
+        means as ns (under 2**41, the first 36.6 minutes of 1970, for packets from 1970-01-02
+        on; docs/metrics.md), with what to give instead; it is also in ``warnings``. A date is
+        never told as a slip of unit.
     filter:
         Read only the packets whose headers pass this expression, in tcpdump's language (a
         subset of pcap-filter): e.g. ``"host 10.0.0.1 and tcp port 29500"``, ``"not arp"``,

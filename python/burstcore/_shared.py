@@ -124,7 +124,8 @@ def shared_packets(
     ``senders="all"`` is a capture that counts packets lost warned about, as its scan would.
 
     A ``start``/``end`` that holds none of a capture's packets, or a bound given as a plain number
-    far from them that read as seconds (ms, µs) would be among them, gets a ``CaptureWarning``
+    far from them that read as seconds (ms, µs) would be among them or that no one means as ns
+    (docs/metrics.md), gets a ``CaptureWarning``
     per capture, as ``scan`` tells it: from the capture's first and last instant, since the
     samples count no packets (with ``senders="all"``, from the read of every packet instead;
     nothing for a stream whose end is unknown)."""

@@ -41,6 +41,11 @@ pub enum ErrorKind {
     Interrupted,
     /// The capture itself records packets it did not keep (a warning only, never an error).
     PacketsLost,
+    /// A record holds more captured bytes than libpcap takes for its link type
+    /// ([`crate::wire::linktype::libpcap_max_record`]): burstcore reads it, tcpdump and tshark
+    /// refuse the file there. A warning only: the writers refuse to write such a record with
+    /// [`ErrorKind::InvalidArgument`], unless allowed.
+    OversizedRecord,
 }
 
 impl ErrorKind {
@@ -60,6 +65,7 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => "invalid argument",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::PacketsLost => "packets lost",
+            ErrorKind::OversizedRecord => "oversized record",
         }
     }
 
@@ -82,6 +88,7 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::PacketsLost => "packets_lost",
+            ErrorKind::OversizedRecord => "oversized_record",
         }
     }
 }

@@ -290,9 +290,11 @@ pub struct PacketTable {
     pub tcp_seq: Nullable<u32>,
     /// The packets read, counted (the rows) or left out by the [`Selection`] with their reason,
     /// as a scan accounts for them: `skipped_outside_range`, `skipped_no_timestamp` (in no time
-    /// range; a timestamp outside int64 ns is counted here too, as the reader hands it out
-    /// without one) and `skipped_filtered`, with [`Accounting::ts_span`] when there is a range,
-    /// so that a range that kept none of the packets can be told.
+    /// range: a Simple Packet Block), `skipped_timestamp_out_of_range` (in no time range either:
+    /// the reader hands such a packet out without a timestamp, and its count tells it apart) and
+    /// `skipped_filtered`, with [`Accounting::ts_span`] when there is a range, so that a range
+    /// that kept none of the packets can be told. Without a range, packets without a timestamp
+    /// are rows (a null timestamp), not skipped.
     pub read: Accounting,
 }
 
@@ -605,6 +607,11 @@ trait Source {
     /// Bytes of the file consumed: the offset of the first byte not read yet, counted in the
     /// file's own bytes (compressed ones for a compressed file), as its size is.
     fn consumed(&self) -> u64;
+    /// Packets framed so far whose timestamp does not fit i64 ns ([`ReadStats`]'s count): they
+    /// come out without one, like a Simple Packet Block's.
+    ///
+    /// [`ReadStats`]: crate::capture::ReadStats
+    fn timestamps_out_of_range(&self) -> u64;
 }
 
 impl Source for CaptureReader {
@@ -615,6 +622,9 @@ impl Source for CaptureReader {
     fn consumed(&self) -> u64 {
         CaptureReader::consumed(self)
     }
+    fn timestamps_out_of_range(&self) -> u64 {
+        self.stats().timestamps_out_of_range
+    }
 }
 
 impl Source for crate::capture::split::ChunkReader {
@@ -624,6 +634,12 @@ impl Source for crate::capture::split::ChunkReader {
     }
     fn consumed(&self) -> u64 {
         crate::capture::split::ChunkReader::position(self)
+    }
+    /// Its reader's count, which may include the packet past the range at which it stopped; but
+    /// the first such packet is told by a warning, which makes the split give way to a sequential
+    /// read ([`split::read_table_split`]), so the tables of a split read never count one.
+    fn timestamps_out_of_range(&self) -> u64 {
+        self.reader().stats().timestamps_out_of_range
     }
 }
 
@@ -657,6 +673,7 @@ fn fill<S: Source>(
     // Packets read past the last progress call, when a range or a filter may leave many out.
     let mut unreported = 0u64;
     let mut reserved = false;
+    let out_of_range_before = source.timestamps_out_of_range();
     loop {
         rows.clear();
         while rows.len() < BATCH {
@@ -717,9 +734,20 @@ fn fill<S: Source>(
         t.shrink();
     }
     t.finish();
+    if ranged {
+        // The reader hands out a timestamp outside int64 ns as none, so the range left it out as
+        // "no timestamp": its own count tells the reasons apart, as a scan's accounting does.
+        let n = source
+            .timestamps_out_of_range()
+            .saturating_sub(out_of_range_before)
+            .min(t.read.skipped_no_timestamp);
+        t.read.skipped_no_timestamp -= n;
+        t.read.skipped_timestamp_out_of_range += n;
+    }
     t.read.counted = t.rows as u64;
     t.read.packets_read = t.read.counted
         + t.read.skipped_no_timestamp
+        + t.read.skipped_timestamp_out_of_range
         + t.read.skipped_outside_range
         + t.read.skipped_filtered;
     Ok(t)

@@ -236,7 +236,10 @@ impl CaptureWriter {
     /// declared before any section header gets one in the constructor's byte order.
     ///
     /// A record's data may not be longer than its wire length, nor than the snaplen of its file
-    /// or interface when that is not 0 (libpcap would cut or refuse it): `raw_block` writes
+    /// or interface when that is not 0 (libpcap would cut or refuse it), nor than libpcap takes
+    /// for its link type whatever the snaplen (262144 bytes but for D-Bus, EBHSCR and USBPCAP:
+    /// tcpdump stops reading the file there, tshark refuses it) unless `allow_oversized_records`
+    /// (burstcore reads such a record with a `CaptureWarning`): `raw_block` writes
     /// malformed pcapng for tests. A timestamp is floored to the file's or interface's
     /// resolution (a µs pcap, the default without `nanos`, keeps 1500 ns as 1 µs). A snaplen of
     /// 0 is no limit in pcap too: libpcap reads it as its largest snaplen for the link type
@@ -249,8 +252,8 @@ impl CaptureWriter {
     #[new]
     // The defaults written out for Python: pyo3 shows a default it cannot print as `...`.
     #[pyo3(
-        signature = (format="pcapng", byte_order="little", nanos=false, linktype=Field::of(1), snaplen=None),
-        text_signature = "(format='pcapng', byte_order='little', nanos=False, linktype=1, snaplen=None)"
+        signature = (format="pcapng", byte_order="little", nanos=false, linktype=Field::of(1), snaplen=None, allow_oversized_records=false),
+        text_signature = "(format='pcapng', byte_order='little', nanos=False, linktype=1, snaplen=None, allow_oversized_records=False)"
     )]
     fn new(
         format: &str,
@@ -258,6 +261,7 @@ impl CaptureWriter {
         nanos: bool,
         linktype: Field<u16>,
         snaplen: Option<Field<u32>>,
+        allow_oversized_records: bool,
     ) -> PyResult<Self> {
         named!(linktype, snaplen);
         let bo = self::byte_order(byte_order)?;
@@ -269,8 +273,8 @@ impl CaptureWriter {
         };
         let snaplen = snaplen.unwrap_or(262_144);
         let inner = match format {
-            "pcap" => Inner::Pcap(
-                PcapWriter::new(
+            "pcap" => {
+                let mut w = PcapWriter::new(
                     Vec::new(),
                     PcapOptions {
                         byte_order: bo,
@@ -279,9 +283,15 @@ impl CaptureWriter {
                         snaplen,
                     },
                 )
-                .map_err(to_py)?,
-            ),
-            "pcapng" => Inner::PcapNg(PcapNgWriter::new(Vec::new())),
+                .map_err(to_py)?;
+                w.allow_oversized_records(allow_oversized_records);
+                Inner::Pcap(w)
+            }
+            "pcapng" => {
+                let mut w = PcapNgWriter::new(Vec::new());
+                w.allow_oversized_records(allow_oversized_records);
+                Inner::PcapNg(w)
+            }
             _ => {
                 return Err(to_py(Error::invalid(format!(
                     "format={format:?}: use 'pcap' or 'pcapng'"

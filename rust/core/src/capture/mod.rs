@@ -244,6 +244,9 @@ pub struct ReadStats {
     pub packets: u64,
     /// Packets whose timestamp does not fit i64 nanoseconds: they come out with `ts_ns: None`.
     pub timestamps_out_of_range: u64,
+    /// Records longer than libpcap takes for their link type
+    /// ([`crate::wire::linktype::libpcap_max_record`]): read as any other, the first one told.
+    pub oversized_records: u64,
 }
 
 /// Where a framed packet lies in the buffer, and what it says about itself.
@@ -456,6 +459,11 @@ impl CaptureReader {
         match framed {
             Ok(Some(f)) => {
                 self.stats.packets += 1;
+                // One comparison per packet: only a record past the common maximum has its link
+                // type looked at.
+                if f.data_end - f.data_start > crate::wire::linktype::COMMON_MAX_RECORD as usize {
+                    self.oversized(&f);
+                }
                 let data = self
                     .buf
                     .storage()
@@ -639,6 +647,37 @@ impl CaptureReader {
              it), or a page of it could not be read (an I/O error under the memory mapping); \
              read it again once it is complete, or with mmap=False to see an I/O error as such",
         )
+    }
+
+    /// A record longer than libpcap takes for its link type: read, counted, and told once per
+    /// capture (at the first), as tcpdump and tshark would stop at it.
+    #[cold]
+    #[inline(never)]
+    fn oversized(&mut self, f: &Framed) {
+        let len = f.data_end - f.data_start;
+        let max = crate::wire::linktype::libpcap_max_record(f.linktype);
+        if len <= max as usize {
+            return;
+        }
+        self.stats.oversized_records += 1;
+        if self.stats.oversized_records > 1 {
+            return;
+        }
+        let name = match crate::wire::linktype_name(f.linktype) {
+            "UNKNOWN" => String::new(),
+            name => format!(" ({name})"),
+        };
+        self.warnings.push(Warning::new(
+            ErrorKind::OversizedRecord,
+            Some(f.offset),
+            format!(
+                "a record of {len} captured bytes, more than the {max} libpcap takes for link \
+                 type {}{name}: burstcore reads it (and any more such records, not told again), \
+                 but tcpdump stops reading the file there (\"invalid packet capture length\") \
+                 and tshark, for most link types, refuses the file (\"bigger than maximum\")",
+                f.linktype
+            ),
+        ));
     }
 
     fn timestamp_out_of_range(&mut self, offset: u64) {

@@ -97,13 +97,13 @@ pub fn linktype_name(linktype: u16) -> &'static str {
         IPV4 => "IPV4",
         IPV6 => "IPV6",
         230 => "IEEE802_15_4_NOFCS",
-        231 => "DBUS",
+        DBUS => "DBUS",
         235 => "DVB_CI",
         239 => "NFLOG",
         240 => "NETANALYZER",
         242 => "IPOIB",
         247 => "INFINIBAND",
-        249 => "USBPCAP",
+        USBPCAP => "USBPCAP",
         251 => "BLUETOOTH_LE_LL",
         252 => "WIRESHARK_UPPER_PDU",
         253 => "NETLINK",
@@ -121,6 +121,30 @@ pub fn linktype_name(linktype: u16) -> &'static str {
         _ => "UNKNOWN",
     }
 }
+
+/// The most captured bytes a record of this link type may hold for libpcap (tcpdump) to read the
+/// file: 262,144 (its MAXIMUM_SNAPLEN) for every link type but D-Bus (128 MiB), EBHSCR (8 MiB)
+/// and USBPCAP (1 MiB), whatever snaplen the file declares. libpcap 1.10 stops at a longer record
+/// ("invalid packet capture length ..., bigger than snaplen of 262144") and tshark 4.0 refuses the
+/// file ("File has ...-byte packet, bigger than maximum of 262144"; it takes more than libpcap
+/// only for the USB link types 189, 220 and 249), both checked on files of each length around
+/// these limits (`tests/test_edges.py`). burstcore reads such a record and tells it
+/// ([`crate::ErrorKind::OversizedRecord`]); its writers refuse to write one unless allowed.
+pub fn libpcap_max_record(linktype: u16) -> u32 {
+    match linktype {
+        DBUS => 128 << 20,
+        EBHSCR => 8 << 20,
+        USBPCAP => 1 << 20,
+        _ => COMMON_MAX_RECORD,
+    }
+}
+
+/// [`libpcap_max_record`] of every link type but three: a record no longer than this is read by
+/// every tool whatever its link type, so only a longer one needs its link type looked at.
+pub const COMMON_MAX_RECORD: u32 = 262_144;
+const DBUS: u16 = 231;
+const USBPCAP: u16 = 249;
+const EBHSCR: u16 = 279;
 
 /// Largest frame a link type carries at a 1500-byte IP MTU, without offload.
 /// Ethernet is 14 + 1500 = 1514 without FCS; each 802.1Q tag adds 4 bytes, which the caller must

@@ -37,6 +37,10 @@ pub struct PcapWriter<W: Write> {
     order: ByteOrder,
     nanos: bool,
     snaplen: u32,
+    linktype: u16,
+    /// Records past libpcap's maximum for the link type may be written
+    /// ([`PcapWriter::allow_oversized_records`]).
+    oversized_ok: bool,
 }
 
 impl<W: Write> PcapWriter<W> {
@@ -65,13 +69,26 @@ impl<W: Write> PcapWriter<W> {
             order,
             nanos: options.nanos,
             snaplen: options.snaplen,
+            linktype: options.linktype,
+            oversized_ok: false,
         })
+    }
+
+    /// Write records longer than libpcap takes for the file's link type
+    /// ([`crate::wire::linktype::libpcap_max_record`]: 262,144 bytes for Ethernet and raw IP,
+    /// whatever the snaplen), which `write_packet` otherwise refuses: tcpdump stops reading the
+    /// file at such a record and tshark refuses it, while burstcore reads it with a warning. For
+    /// a file meant for burstcore (or another reader that takes them) alone.
+    pub fn allow_oversized_records(&mut self, allow: bool) {
+        self.oversized_ok = allow;
     }
 
     /// `ts_ns` must be representable at the file's resolution (µs files floor it).
     /// `data.len()` is the captured length; `wire_len` may not be smaller, and the snaplen (unless
     /// 0) may not be either: libpcap cuts such a record to the snaplen, so tcpdump would read
-    /// fewer bytes than tshark and burstcore.
+    /// fewer bytes than tshark and burstcore. Nor may it be longer than libpcap takes for the link
+    /// type (unless [`PcapWriter::allow_oversized_records`]): tcpdump and tshark would refuse
+    /// the file there.
     pub fn write_packet(&mut self, ts_ns: i64, wire_len: u32, data: &[u8]) -> Result<()> {
         let cap_len = u32::try_from(data.len()).map_err(|_| {
             Error::invalid(format!(
@@ -85,6 +102,7 @@ impl<W: Write> PcapWriter<W> {
             )));
         }
         check_snaplen(cap_len, self.snaplen, None)?;
+        check_max_record(cap_len, self.linktype, self.oversized_ok)?;
         if ts_ns < 0 {
             return Err(Error::invalid(format!(
                 "timestamp {ts_ns} ns is before 1970, which pcap cannot hold"
@@ -130,6 +148,22 @@ pub(super) fn check_snaplen(cap_len: u32, snaplen: u32, interface: Option<u32>) 
             "{cap_len} captured bytes are more than {whose} snaplen of {snaplen}: cut the data \
              to the snaplen (the wire length keeps the packet's size) or declare a larger \
              snaplen (0: none)"
+        )));
+    }
+    Ok(())
+}
+
+/// The captured bytes of a record must be no more than libpcap takes for its link type, unless
+/// `allowed`: tcpdump would stop reading the file at it and tshark refuse the file.
+pub(super) fn check_max_record(cap_len: u32, linktype: u16, allowed: bool) -> Result<()> {
+    let max = crate::wire::linktype::libpcap_max_record(linktype);
+    if cap_len > max && !allowed {
+        return Err(Error::invalid(format!(
+            "{cap_len} captured bytes are more than the {max} libpcap takes in a record of link \
+             type {linktype}, whatever the snaplen: tcpdump would stop reading the file there and \
+             tshark refuse it; cut the data to {max} bytes (the wire length keeps the packet's \
+             size), or allow_oversized_records for a file only burstcore (which reads it with a \
+             warning) is to read"
         )));
     }
     Ok(())
@@ -196,5 +230,44 @@ mod tests {
             "{e}"
         );
         assert!(w.write_packet(0, 10, &[0; 4]).is_ok());
+    }
+
+    /// libpcap's maximum is per link type and ignores the snaplen: a record past it is refused
+    /// unless allowed, and read back whole with one warning at the first such record.
+    #[test]
+    fn records_past_libpcaps_maximum_are_refused_unless_allowed() {
+        use crate::capture::{CaptureReader, ReadOptions};
+        use crate::error::ErrorKind::{InvalidArgument, OversizedRecord};
+        let opts = |linktype| PcapOptions {
+            linktype,
+            snaplen: 0,
+            ..PcapOptions::default()
+        };
+        for (linktype, max) in [(1u16, 262_144usize), (101, 262_144), (249, 1 << 20)] {
+            let mut w = PcapWriter::new(Vec::new(), opts(linktype)).unwrap();
+            assert!(w.write_packet(0, max as u32, &vec![0; max]).is_ok());
+            let e = w.write_packet(0, max as u32 + 1, &vec![0; max + 1]);
+            assert_eq!(e.unwrap_err().kind, InvalidArgument);
+        }
+        let mut w = PcapWriter::new(Vec::new(), opts(1)).unwrap();
+        w.allow_oversized_records(true);
+        for (k, n) in [60usize, 262_145, 300_000, 60].into_iter().enumerate() {
+            w.write_packet(k as i64, n as u32, &vec![0; n]).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let input = crate::input::from_reader(Box::new(std::io::Cursor::new(bytes)), None).unwrap();
+        let mut r = CaptureReader::new(input, ReadOptions::default()).unwrap();
+        let mut lens = Vec::new();
+        while let Some(p) = r.next_packet().unwrap() {
+            lens.push(p.data.len());
+        }
+        assert_eq!(lens, [60, 262_145, 300_000, 60]);
+        assert_eq!(r.stats().oversized_records, 2);
+        let w = r.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(
+            (w[0].kind, w[0].offset),
+            (OversizedRecord, Some(24 + 16 + 60))
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! to reject (a packet of an undeclared interface, a block before any section).
 
 use super::endian::{pad4, put_u16, put_u32, put_u64, u16_bytes, u32_bytes};
-use super::pcap::check_snaplen;
+use super::pcap::{check_max_record, check_snaplen};
 use super::timestamp::{ns_to_raw, tsresol_byte};
 use super::Sink;
 use crate::capture::{ByteOrder, InterfaceStats, TsResolution};
@@ -54,6 +54,7 @@ struct InterfaceState {
     resolution: TsResolution,
     ts_offset_s: i64,
     snaplen: u32,
+    linktype: u16,
 }
 
 #[derive(Debug)]
@@ -67,6 +68,9 @@ pub struct PcapNgWriter<W: Write> {
     section: Option<SectionState>,
     /// Body of the block being built, for blocks with options (never packet data).
     scratch: Vec<u8>,
+    /// Packets past libpcap's maximum for their link type may be written
+    /// ([`PcapNgWriter::allow_oversized_records`]).
+    oversized_ok: bool,
 }
 
 impl<W: Write> PcapNgWriter<W> {
@@ -75,7 +79,17 @@ impl<W: Write> PcapNgWriter<W> {
             w: Sink::new(w),
             section: None,
             scratch: Vec::with_capacity(256),
+            oversized_ok: false,
         }
+    }
+
+    /// Write packets longer than libpcap takes for their interface's link type
+    /// ([`crate::wire::linktype::libpcap_max_record`]: 262,144 bytes for Ethernet and raw IP,
+    /// whatever the snaplen), which the packet blocks otherwise refuse: tcpdump stops reading the
+    /// file at such a block and tshark refuses it, while burstcore reads it with a warning. For a
+    /// file meant for burstcore (or another reader that takes them) alone.
+    pub fn allow_oversized_records(&mut self, allow: bool) {
+        self.oversized_ok = allow;
     }
 
     /// Start a section (every file needs one first); interfaces restart at 0.
@@ -141,6 +155,7 @@ impl<W: Write> PcapNgWriter<W> {
             resolution,
             ts_offset_s,
             snaplen,
+            linktype,
         });
         Ok(id)
     }
@@ -158,6 +173,7 @@ impl<W: Write> PcapNgWriter<W> {
         let o = section.order;
         let cap_len = captured_len(wire_len, data)?;
         check_snaplen(cap_len, iface.snaplen, Some(interface))?;
+        check_max_record(cap_len, iface.linktype, self.oversized_ok)?;
         let mut fixed = [0u8; 20];
         fixed[0..4].copy_from_slice(&u32_bytes(o, interface));
         fixed[4..8].copy_from_slice(&u32_bytes(o, (ts_raw >> 32) as u32));
@@ -204,6 +220,7 @@ impl<W: Write> PcapNgWriter<W> {
                 first.snaplen
             )));
         }
+        check_max_record(cap_len, first.linktype, self.oversized_ok)?;
         write_block(
             &mut self.w,
             o,
@@ -225,6 +242,7 @@ impl<W: Write> PcapNgWriter<W> {
         let o = section.order;
         let cap_len = captured_len(wire_len, data)?;
         check_snaplen(cap_len, iface.snaplen, Some(u32::from(interface)))?;
+        check_max_record(cap_len, iface.linktype, self.oversized_ok)?;
         let mut fixed = [0u8; 20];
         fixed[0..2].copy_from_slice(&u16_bytes(o, interface));
         fixed[2..4].copy_from_slice(&u16_bytes(o, 0xFFFF));
