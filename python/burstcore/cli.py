@@ -351,11 +351,14 @@ def _negative_values(argv: Sequence[str], valued: Collection[str]) -> list[str]:
 _PLAIN_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-def _valued_options(parser: argparse.ArgumentParser) -> set[str]:
-    """The long options of every command that take a value."""
+def _valued_options(parser: argparse.ArgumentParser, command: str | None = None) -> dict[str, str]:
+    """The long options of every command (or of `command` alone) that take a value, each with
+    its metavar (LIST for a comma-separated list)."""
+    commands = _subparsers(parser)
+    parsers = (parser, *commands.values()) if command is None else (commands[command],)
     return {
-        name
-        for own in (parser, *_subparsers(parser).values())
+        name: str(action.metavar or action.dest.upper())
+        for own in parsers
         for action in own._actions
         if action.nargs != 0
         for name in action.option_strings
@@ -584,7 +587,9 @@ def build_parser() -> argparse.ArgumentParser:
         "empirical envelopes E(τ), peak-to-mean ratios PtM(τ), backlogs B_max(r), binned throughput; and the "
         "anatomy of training traffic: flows, traffic matrix, training iterations, ON/OFF bursts, packet sizes "
         "and gaps; and captures superposed, as jobs sharing a link. "
-        "A FILE of '-' reads standard input.",
+        "A FILE of '-' reads standard input. A command's FILEs and options come in any order; an option's "
+        "value is the one word after it (a list is comma-separated: --windows 1ms,5ms; a filter of several "
+        "words is quoted); after '--' every word is a FILE.",
         epilog=MAIN_EXAMPLES + "\n\n" + EXIT_CODES,
         formatter_class=fmt,
     )
@@ -954,8 +959,52 @@ def _check_inputs(files: Sequence[str]) -> None:
     from ._sources import check_path
 
     for f in files:
-        if f != "-":
+        if f == "-":
+            continue
+        try:
             check_path(f)
+        except FileNotFoundError as e:
+            stray = _stray_value(f)
+            if stray is None:
+                raise
+            raise FileNotFoundError(e.errno, f"{e.strerror}: {f!r}; {stray}", f) from None
+
+
+# The words typed after the command, and the metavar of each option taking a value: a word that
+# is no file may be the second word of an option's value (`_stray_value`).
+_typed: list[str] = []
+_metavars: dict[str, str] = {}
+
+
+def _stray_value(word: str) -> str | None:
+    """What a missing file typed right after an option's value likely is, and how to write it:
+    files and options mix in any order (`_parse`), so '--windows 1ms 2ms' or '--filter tcp port
+    80' leave '2ms' or 'port' to be read as a file."""
+    import shlex
+
+    for at, typed in enumerate(_typed):
+        if typed != word or at == 0:
+            continue
+        before = _typed[at - 1]
+        option, value = before.split("=", 1) if before.startswith("--") and "=" in before else ("", before)
+        if not option and at >= 2 and _typed[at - 2] in _metavars:
+            option = _typed[at - 2]
+        if option not in _metavars:
+            continue
+        # The words of the value typed apart: this one and those after it that are no files either.
+        rest = [word]
+        for more in _typed[at + 1 :]:
+            if more.startswith("-") or os.path.exists(more):
+                break
+            rest.append(more)
+        if _metavars[option] == "LIST":
+            joined = ",".join([value, *rest])
+            return f"it follows {option} {value}: a list is one word, comma-separated ({option} {joined})"
+        if option == "--filter":
+            quoted = shlex.quote(" ".join([value, *rest]))
+            return f"it follows --filter {value}: quote an expression of several words (--filter {quoted})"
+        return f"it follows {option} {value}, which takes one word"
+    return None
 
 
 def _check_output(path: str | None, inputs: Sequence[str] = (), closed: str = "give -o FILE") -> None:
@@ -2291,12 +2340,46 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The command line's namespace and what it did not recognize. A command's files may stand
+    anywhere among its options, as tcpdump's and most tools' do (`scan a.pcap --windows 1ms
+    b.pcap`): argparse's plain parse takes the files given before the first option and refuses
+    the others as "unrecognized arguments". An option's value is still the one word after it (a
+    list is one comma-separated word), so a path is never read as a value nor a value as a path.
+    Anything else before the command (--version, --help, nothing) goes to the plain parse.
+
+    After '--' every word is a file, even one starting with '-': argparse's intermixed parse
+    drops the '--' in its first pass and then reads such a word as an option, so those words go
+    through it as stand-ins that cannot look like one, and come back as they were typed."""
+    own = _subparsers(parser).get(argv[0]) if argv else None
+    if own is None:
+        return parser.parse_known_args(argv)
+    words = list(argv[1:])
+    literal: dict[str, str] = {}
+    if "--" in words:
+        at = words.index("--")
+        literal = {f"\0file {k}": word for k, word in enumerate(words[at + 1 :])}
+        words = words[:at] + list(literal)
+    # The command's parser alone: argparse cannot intermix the top level's subcommand argument.
+    args, unknown = own.parse_known_intermixed_args(words)
+    args.command = argv[0]
+    for name in ("files", "file"):
+        value = getattr(args, name, None)
+        if isinstance(value, list):
+            setattr(args, name, [literal.get(v, v) for v in value])
+        elif isinstance(value, str):
+            setattr(args, name, literal.get(value, value))
+    return args, [literal.get(v, v) for v in unknown]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     parser = build_parser()
-    args, unknown = parser.parse_known_args(
-        _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser))
-    )
+    typed = _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser))
+    args, unknown = _parse(parser, typed)
+    _typed[:] = typed[1:] if args.command else []
+    _metavars.clear()
+    _metavars.update(_valued_options(parser, args.command) if args.command else {})
     if unknown:
         # Told by the command's own parser, which points to its own --help.
         own: argparse.ArgumentParser = _subparsers(parser).get(args.command, parser)

@@ -1,0 +1,103 @@
+"""The command line's conventions, held across its commands, each case a leftover a review found:
+files and options in any order, one numbering of the captures, --json and --format json alike,
+-q quiet, every option in the JSON's config, one style of duration, every table writable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from burstcore import cli
+from tests.test_cli import run_cli, write_capture
+from tests.test_cli_analyses import ok, one_line_error
+
+
+@pytest.fixture
+def caps(tmp_path: Path) -> tuple[Path, Path]:
+    return write_capture(tmp_path / "a.pcapng"), write_capture(tmp_path / "b.pcapng", n_iter=4)
+
+
+# ---------------------------------------------------------------- files among the options
+
+
+@pytest.mark.parametrize(
+    "command, options",
+    [
+        ("scan", ["--windows", "1ms,5ms", "--rates", "1Gbps", "-o", "-"]),
+        ("flows", ["--key", "biflow", "-o", "-"]),
+        ("superpose", ["--offsets", "0,-3ms", "--windows", "1ms", "-o", "-"]),
+        ("shared", ["--filter", "udp", "-o", "-"]),
+        ("info", ["--no-mmap", "--json"]),
+    ],
+)
+def test_files_may_stand_among_the_options(caps: tuple[Path, Path], command: str, options: list[str]) -> None:
+    # `scan a.pcap --windows 1ms b.pcap` was refused: "unrecognized arguments: b.pcap". The files
+    # given first, which argparse always took, are the oracle.
+    a, b = caps
+    first = ok(run_cli(command, a, b, *options, "-q")).stdout
+    for argv in ([a, options[0], options[1], b, *options[2:]], [*options, a, b], [a, *options, "-q", b]):
+        assert ok(run_cli(command, *argv, "-q")).stdout == first, argv
+    doc = json.loads(first)
+    assert (doc["files"] if command != "info" else [d["file"] for d in doc]) == [str(a), str(b)]
+
+
+def test_report_takes_its_file_after_its_options(caps: tuple[Path, Path], tmp_path: Path) -> None:
+    a, _ = caps
+    out = tmp_path / "r.html"
+    ok(run_cli("report", "--no-iterations", "-o", out, "--windows", "1ms", a, "-q"))
+    assert out.stat().st_size > 0
+
+
+def test_after_a_double_dash_every_word_is_a_file(caps: tuple[Path, Path], tmp_path: Path) -> None:
+    a, _ = caps
+    dashed = tmp_path / "-x.pcapng"
+    dashed.write_bytes(a.read_bytes())
+    argv = ["--windows", "1ms", "--rates", "1Gbps", "-q", "-o", "-"]
+    doc = json.loads(ok(run_cli("scan", a, *argv, "--", dashed.name, cwd=tmp_path)).stdout)
+    assert doc["files"] == [str(a), "-x.pcapng"]
+    # An option after '--' is a file too: missing, and told as such.
+    err = one_line_error(run_cli("scan", a, "-q", "--", "--top", cwd=tmp_path), cli.EXIT_NOT_FOUND)
+    assert err == "burstcore scan: error: no such capture file (check the path): '--top'", err
+
+
+def test_an_unknown_option_among_files_is_still_told(caps: tuple[Path, Path]) -> None:
+    a, b = caps
+    err = one_line_error(run_cli("scan", a, "--bogus", b), cli.EXIT_USAGE)
+    assert "unrecognized arguments: --bogus" in err, err
+    err = one_line_error(run_cli("report", a, "-o", "x.html", b), cli.EXIT_USAGE)
+    assert f"unrecognized arguments: {b}" in err, err
+
+
+@pytest.mark.parametrize(
+    "typed, told",
+    [
+        (
+            ["--windows", "1ms", "2ms", "5ms"],
+            "'2ms'; it follows --windows 1ms: a list is one word, comma-separated (--windows 1ms,2ms,5ms)",
+        ),
+        (
+            ["--windows=1ms", "2ms"],
+            "'2ms'; it follows --windows 1ms: a list is one word, comma-separated (--windows 1ms,2ms)",
+        ),
+        (
+            ["--filter", "tcp", "port", "80"],
+            "'port'; it follows --filter tcp: quote an expression of several words (--filter 'tcp port 80')",
+        ),
+        (["--top", "3", "4"], "'4'; it follows --top 3, which takes one word"),
+    ],
+)
+def test_a_value_typed_as_several_words_is_told_so(caps: tuple[Path, Path], typed: list[str], told: str) -> None:
+    # With files among the options, the second word of a value is taken for a file: the error
+    # says which option it follows and how to write the value (it said only "no such capture file").
+    a, _ = caps
+    err = one_line_error(run_cli("scan", a, *typed), cli.EXIT_NOT_FOUND)
+    assert err == f"burstcore scan: error: no such capture file (check the path): {told}", err
+
+
+def test_a_missing_file_elsewhere_is_told_as_before(caps: tuple[Path, Path], tmp_path: Path) -> None:
+    a, _ = caps
+    missing = tmp_path / "nothere.pcap"
+    err = one_line_error(run_cli("scan", "--windows", "1ms", a, missing), cli.EXIT_NOT_FOUND)
+    assert err == f"burstcore scan: error: no such capture file (check the path): '{missing}'", err
