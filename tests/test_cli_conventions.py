@@ -101,3 +101,21 @@ def test_a_missing_file_elsewhere_is_told_as_before(caps: tuple[Path, Path], tmp
     missing = tmp_path / "nothere.pcap"
     err = one_line_error(run_cli("scan", "--windows", "1ms", a, missing), cli.EXIT_NOT_FOUND)
     assert err == f"burstcore scan: error: no such capture file (check the path): '{missing}'", err
+
+
+# ---------------------------------------------------------------- one numbering of the captures
+
+
+def test_superpose_numbers_its_captures_from_1_as_shared_does(caps: tuple[Path, Path]) -> None:
+    # superpose's offsets table and warnings numbered from 0 ("0: a.pcapng", "capture 1 starts
+    # 10s after capture 0"), shared's table and warnings and every error ("input 2 of 3") from 1.
+    a, b = caps
+    p = ok(run_cli("superpose", a, b, "--offsets", "0,10s", "--windows", "1ms", "--rates", "1Gbps", "-q"))
+    out, err = p.stdout.decode(), p.stderr.decode()
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith(("1: ", "2: "))]
+    assert rows == [["1:", str(a), "0ns"], ["2:", str(b), "10s"]], out
+    assert "(capture 2 starts 10s after capture 1)" in err, err
+    assert "adding '-10s' to capture 2's offset starts it with capture 1" in err, err
+    shared = ok(run_cli("shared", a, b, "-q")).stdout.decode()
+    numbered = [line.split()[:2] for line in shared.splitlines() if line.startswith(("  " + str(a), "  " + str(b)))]
+    assert numbered == [[str(a), "1"], [str(b), "2"]], shared

@@ -175,6 +175,9 @@ that bring them together (a warning names the offset that would align a capture 
 other). An offset list that starts below zero may be written --offsets -2s,0 or --offsets=-2s,0.
 The terminal shows the offsets, the multiplexing gain per window (1: the captures' worst bursts
 coincide; N for N captures: fully interleaved) and the merge measured as scan measures a capture.
+The terminal and the warnings number the captures from 1, in the order of the FILEs, as every
+command's messages do; the JSON, CSV and parquet tables give positions from 0 (singles' source),
+as in Python.
 
 {ANALYSIS_FORMATS}"""
 
@@ -194,7 +197,8 @@ same packets'). It shows each capture's host, the pairs whose samples share pack
 --filter options under which a merge counts every packet once. The exit code is 0 whether or not
 packets are shared: in the JSON, "told" marks the pairs a merge would warn about and "filters"
 (null when they cannot be given whole) the filters to give; captures are numbered from 0 there
-(a, b, capture), as in Python, and from 1 on the terminal, as in the warning.
+(a, b, capture), as in Python, and from 1 on the terminal and in the warnings, as every command
+numbers them.
 
 {ANALYSIS_FORMATS}"""
 
