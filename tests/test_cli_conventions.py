@@ -119,3 +119,34 @@ def test_superpose_numbers_its_captures_from_1_as_shared_does(caps: tuple[Path, 
     shared = ok(run_cli("shared", a, b, "-q")).stdout.decode()
     numbered = [line.split()[:2] for line in shared.splitlines() if line.startswith(("  " + str(a), "  " + str(b)))]
     assert numbered == [[str(a), "1"], [str(b), "2"]], shared
+
+
+# ---------------------------------------------------------------- --json and --format json
+
+JSON_COMMANDS = [
+    ["info"],
+    ["scan", "--windows", "1ms", "--rates", "1Gbps"],
+    ["flows"],
+    ["matrix"],
+    ["iterations"],
+    ["bursts"],
+    ["sizes"],
+    ["gaps"],
+    ["superpose", "SECOND", "--windows", "1ms"],
+    ["shared", "SECOND"],
+]
+
+
+@pytest.mark.parametrize("argv", JSON_COMMANDS, ids=lambda a: a[0])
+def test_json_and_format_json_are_one_option_everywhere(caps: tuple[Path, Path], argv: list[str]) -> None:
+    # info took only --json, the others only --format json: each refused the other spelling as
+    # "unrecognized arguments".
+    a, b = caps
+    files = [a, b] if "SECOND" in argv else [a]
+    options = [x for x in argv[1:] if x != "SECOND"]
+    flags = (["--json"], ["--format", "json"])
+    spelled = [ok(run_cli(argv[0], *files, *options, *flag, "-q")).stdout for flag in flags]
+    assert spelled[0] == spelled[1]
+    json.loads(spelled[0])
+    err = one_line_error(run_cli(argv[0], *files, *options, "--json", "--format", "table"), cli.EXIT_USAGE)
+    assert "argument --format: not allowed with argument --json" in err, err

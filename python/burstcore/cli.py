@@ -79,7 +79,7 @@ keeps the native types (Datetime ns UTC, Duration ns)."""
 
 INFO_EXAMPLES = """examples:
   burstcore info trace.pcapng
-  burstcore info *.pcap --json
+  burstcore info *.pcap --json                 # or --format json, as every command takes
   cat trace.pcap.gz | burstcore info -"""
 
 PLOT_EXAMPLES = """examples:
@@ -518,7 +518,7 @@ def _output_options(p: argparse.ArgumentParser, tables: Sequence[str], top: int,
         help="write to PATH: .json, .csv or .parquet, or .txt for the terminal's tables (another ending needs "
         "--format); '-' for stdout",
     )
-    g.add_argument("--format", choices=("table", "json", "csv", "parquet"), help="output format (default: from -o)")
+    _format_options(g, ("table", "json", "csv", "parquet"), "output format (default: from -o)")
     if len(tables) > 1:
         g.add_argument(
             "--table",
@@ -529,6 +529,14 @@ def _output_options(p: argparse.ArgumentParser, tables: Sequence[str], top: int,
         p.set_defaults(table=None)
     g.add_argument("--top", type=_positive_int, default=top, metavar="N", help=f"{top_help} (default: {top})")
     return g
+
+
+def _format_options(g: Any, formats: Sequence[str], help: str) -> None:
+    """--format, and --json for --format json: every command that writes JSON takes both
+    spellings (info had only --json, the others only --format), and refuses the two together."""
+    one = g.add_mutually_exclusive_group()
+    one.add_argument("--format", choices=formats, help=help)
+    one.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
 
 
 def _measure_options(g: Any, rates_default: str) -> None:
@@ -609,7 +617,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); '-' reads stdin")
-    p.add_argument("--json", action="store_true", help="print a JSON list, one object per file")
+    _format_options(
+        p,
+        ("table", "json"),
+        "table (default) or json: a JSON list, one object per file ({file, error} for one that cannot be read)",
+    )
     p.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
     p.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
     _common(p)
@@ -1515,7 +1527,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             infos.append((f, message))
     # A failed write is the output's (exit 4, or 141 for a reader gone), not the capture's.
     with _writing("stdout"):
-        if args.json:
+        if args.format == "json":
             doc = [
                 {"file": f, "error": _as_options(i)} if isinstance(i, str) else {"file": f, **i.to_dict()}
                 for f, i in infos
