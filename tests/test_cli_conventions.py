@@ -150,3 +150,36 @@ def test_json_and_format_json_are_one_option_everywhere(caps: tuple[Path, Path],
     json.loads(spelled[0])
     err = one_line_error(run_cli(argv[0], *files, *options, "--json", "--format", "table"), cli.EXIT_USAGE)
     assert "argument --format: not allowed with argument --json" in err, err
+
+
+# ---------------------------------------------------------------- -q: nothing but warnings and errors
+
+OUTPUTS = [
+    ["scan", "--windows", "1ms", "--rates", "1Gbps", "-o", "OUT.json"],
+    ["flows", "-o", "OUT.csv"],
+    ["matrix", "-o", "OUT.json"],
+    ["iterations", "-o", "OUT.txt"],
+    ["bursts", "-o", "OUT.parquet"],
+    ["sizes", "-o", "OUT.json"],
+    ["gaps", "-o", "OUT.json"],
+    ["superpose", "SECOND", "--windows", "1ms", "-o", "OUT.json"],
+    ["shared", "SECOND", "-o", "OUT.json"],
+    ["plot", "--no-iterations", "--windows", "1ms", "-o", "OUT.png"],
+    ["report", "--no-iterations", "--windows", "1ms", "-o", "OUT.html"],
+]
+
+
+@pytest.mark.parametrize("argv", OUTPUTS, ids=lambda a: a[0])
+def test_quiet_writes_nothing_on_stderr_but_warnings(caps: tuple[Path, Path], tmp_path: Path, argv: list[str]) -> None:
+    # plot and report said "wrote out.png" under -q.
+    if argv[0] in ("plot", "report"):
+        pytest.importorskip("matplotlib")
+    a, _ = caps
+    files = [a, a] if "SECOND" in argv else [a]
+    out = tmp_path / argv[-1]
+    options = [str(out) if x == argv[-1] else x for x in argv[1:] if x != "SECOND"]
+    p = ok(run_cli(argv[0], *files, *options, "-q"))
+    assert out.stat().st_size > 0 and p.stderr == b"", p.stderr
+    if argv[0] in ("plot", "report"):
+        # Without -q the line is still there.
+        assert ok(run_cli(argv[0], *files, *options)).stderr.decode().startswith(f"wrote {out}")

@@ -98,7 +98,7 @@ def test_file_names_in_tables_and_notices_are_escaped(tmp_path: Path) -> None:
     # report and plot: "wrote NAME" on stderr.
     for command, ext in (("report", ".html"), ("plot", ".png")):
         target = tmp_path / f"out\x1b[2J\u202e{ext}"
-        code, out, err = _run(command, "-q", "--no-iterations", "--windows", "1ms", cap, "-o", target)
+        code, out, err = _run(command, "--no-iterations", "--windows", "1ms", cap, "-o", target)
         assert code == 0, err
         _lines_clean(out + err)
         assert f"wrote {tmp_path}/out\\x1b[2J\\u202e{ext}" in err

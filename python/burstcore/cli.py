@@ -463,7 +463,13 @@ MMAP_HELP = (
 
 def _common(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("general")
-    g.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    # Warnings stay: they say what the figures lack or count twice, as errors say why there are none.
+    g.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bar and no 'wrote FILE' line: nothing on stderr but warnings and errors",
+    )
     g.add_argument("--debug", action="store_true", help="show the full traceback on errors")
 
 
@@ -1688,7 +1694,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     salt: dict[Any, Any] = {"svg.hashsalt": "burstcore"} if fixed else {}
     with _writing(args.output), _replacing(args.output, binary=True) as f, matplotlib.rc_context(salt):
         fig.savefig(f, format=ext[1:], dpi=args.dpi)
-    print(f"wrote {printable(_shown(args.output))}", file=sys.stderr)
+    if not args.quiet:
+        print(f"wrote {printable(_shown(args.output))}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -1718,7 +1725,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         return EXIT_OK
     with _writing(args.output), _replacing(args.output) as f:
         f.write(page)
-    print(f"wrote {printable(_shown(args.output))} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
+    if not args.quiet:
+        print(f"wrote {printable(_shown(args.output))} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
     return EXIT_OK
 
 
