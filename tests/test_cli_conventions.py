@@ -183,3 +183,51 @@ def test_quiet_writes_nothing_on_stderr_but_warnings(caps: tuple[Path, Path], tm
     if argv[0] in ("plot", "report"):
         # Without -q the line is still there.
         assert ok(run_cli(argv[0], *files, *options)).stderr.decode().startswith(f"wrote {out}")
+
+
+# ---------------------------------------------------------------- every option in the JSON's config
+
+
+@pytest.mark.parametrize("argv", [*JSON_COMMANDS[1:], ["scan", "--each"]], ids=" ".join)
+def test_json_config_holds_strict_and_mmap(caps: tuple[Path, Path], argv: list[str]) -> None:
+    # scan's config lacked --strict (the analyses' had it), and no command's said --no-mmap.
+    a, b = caps
+    files = [a, b] if "SECOND" in argv else [a]
+    options = [x for x in argv[1:] if x != "SECOND"]
+    strict = [] if argv[0] == "shared" else ["--strict"]  # shared takes no --strict
+    for given, mmap in (([*strict, "--no-mmap"], False), ([], None)):
+        doc = json.loads(ok(run_cli(argv[0], *files, *options, *given, "--format", "json", "-q")).stdout)
+        configs = doc["config"] if isinstance(doc["config"], list) else [doc["config"]]
+        for config in configs:
+            assert config["mmap"] is mmap, config
+            if strict:
+                assert config["strict"] is bool(given[:-1]), config
+
+
+def test_scan_json_config_holds_every_keyword_scan_was_called_with(caps: tuple[Path, Path]) -> None:
+    a, _ = caps
+    argv = ["scan", str(a), "--windows", "1ms", "--rates", "1Gbps", "--strict", "--threads", "1", "--size", "ip"]
+    doc = json.loads(ok(run_cli(*argv, "--format", "json", "-q")).stdout)
+    parser = cli.build_parser()
+    args = parser.parse_args(argv)
+    called = set(cli._scan_kwargs(args))
+    assert called == {
+        "windows",
+        "rates",
+        "bins",
+        "by",
+        "size",
+        "closed",
+        "threads",
+        "max_groups",
+        "reorder_horizon",
+        "on_late",
+        "strict",
+        "mmap",
+        "start",
+        "end",
+        "filter",
+    }
+    named = {k: next((n for n in (k, f"{k}_ns", f"{k}_bps") if n in doc["config"]), None) for k in called}
+    assert None not in named.values(), named
+    assert doc["config"]["strict"] is True and doc["config"]["threads"] == 1 and doc["config"]["size"] == "ip"

@@ -979,6 +979,7 @@ def superpose(
         "closed": closed,
         "reorder_horizon_ns": horizon_ns,
         "on_late": late,
+        "strict": strict,
         "offsets_ns": offs,
         "max_groups": max_groups,
         "start_ns": None if (tr := read["time_range"]) is None else tr[0],

@@ -1612,8 +1612,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
         "files": list(args.files),
         "merged": not args.each,
         # --each: one config per scan, in the order of "files" (a file given twice, through two
-        # filters, is scanned twice).
-        "config": results[0][1].config if not args.each else [r.config for _, r in results],
+        # filters, is scanned twice). --mmap as given (null: the platform's default): the API's
+        # config leaves it out, as it changes how the files are read, not what is measured.
+        "config": {**results[0][1].config, "mmap": args.mmap}
+        if not args.each
+        else [{**r.config, "mmap": args.mmap} for _, r in results],
         # As stderr words them: in the options' spelling, and each naming its file when the
         # files were scanned one by one (a merged scan's warnings name theirs already).
         "warnings": [
@@ -1744,6 +1747,7 @@ def _meta(args: argparse.Namespace, config: dict[str, Any], told: list[str], **e
         "end_ns": _instant_ns(args.end),
         "filter": args.filter,
         "strict": args.strict,
+        "mmap": args.mmap,
     }
     return {
         "burstcore": burstcore.__version__,
@@ -2121,6 +2125,7 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "start_ns": _instant_ns(args.start),
             "end_ns": _instant_ns(args.end),
             "senders": senders,
+            "mmap": args.mmap,
         },
         "warnings": told,
     }
