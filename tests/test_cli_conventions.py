@@ -231,3 +231,31 @@ def test_scan_json_config_holds_every_keyword_scan_was_called_with(caps: tuple[P
     named = {k: next((n for n in (k, f"{k}_ns", f"{k}_bps") if n in doc["config"]), None) for k in called}
     assert None not in named.values(), named
     assert doc["config"]["strict"] is True and doc["config"]["threads"] == 1 and doc["config"]["size"] == "ip"
+
+
+# ---------------------------------------------------------------- one style of duration
+
+
+def test_iterations_shows_its_period_once_and_exactly(tmp_path: Path) -> None:
+    # The period was shown in two styles side by side, rounded and exact: "12.286 ms (12.285714ms)".
+    from decimal import Decimal
+
+    import burstcore
+    from tests import oracles
+    from tests.test_cli import BASE
+
+    ts, frames = [], []
+    for it in range(8):
+        t = BASE + it * 12_345_678
+        for _ in range(40):
+            frames.append(oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 5000, 6000, payload=1000))
+            ts.append(t)
+            t += 900
+    cap = tmp_path / "p.pcapng"
+    cap.write_bytes(oracles.capture(ts, [len(f) for f in frames], fmt="pcapng", frames=frames))
+    period_ns = burstcore.iterations(str(cap)).period_ns
+    assert period_ns is not None and period_ns % 1_000 != 0  # a period no rounding to µs shows whole
+    text = ok(run_cli("iterations", cap, "-q")).stdout.decode()
+    (shown,) = [w[1:] for w in map(str.split, text.splitlines()) if w[:1] == ["period"] and w[1:2] != ["over"]]
+    assert len(shown) == 1 and shown[0].endswith("ms"), shown  # one value, in one unit
+    assert Decimal(shown[0].removesuffix("ms")) * 1_000_000 == period_ns, shown

@@ -1880,7 +1880,8 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
         lo, hi = (format_duration(_ns(d) or 0) for d in (args.min_period, args.max_period))
         period = f"none found between {lo} and {hi}"
     else:
-        period = f"{it.period_ns / 1e6:.3f} ms ({format_duration(it.period_ns)})"
+        # Exact, as every other duration the command line shows (and as the report shows it).
+        period = format_duration(it.period_ns)
     guess = " (below 0.05: treat the period as a guess)" if it.period_ns is not None and it.confidence < 0.05 else ""
     per = df["bytes"]
     rows = [
