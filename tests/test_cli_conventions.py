@@ -259,3 +259,35 @@ def test_iterations_shows_its_period_once_and_exactly(tmp_path: Path) -> None:
     (shown,) = [w[1:] for w in map(str.split, text.splitlines()) if w[:1] == ["period"] and w[1:2] != ["over"]]
     assert len(shown) == 1 and shown[0].endswith("ms"), shown  # one value, in one unit
     assert Decimal(shown[0].removesuffix("ms")) * 1_000_000 == period_ns, shown
+
+
+# ---------------------------------------------------------------- every table writable
+
+
+@pytest.mark.parametrize("ending", [".csv", ".parquet", ".json"])
+def test_superpose_singles_table_is_writable(caps: tuple[Path, Path], tmp_path: Path, ending: str) -> None:
+    # superpose's singles (each capture's own E(τ), what the gain sums) had no --table choice.
+    import polars as pl
+
+    import burstcore
+
+    a, b = caps
+    out = tmp_path / f"singles{ending}"
+    windows = "100us,1ms,5ms"
+    ok(run_cli("superpose", a, b, "--offsets", "0,2ms", "--windows", windows, "-o", out, "--table", "singles", "-q"))
+    if ending == ".json":
+        doc = json.loads(out.read_text())
+        assert [k for k in doc if isinstance(doc[k], list) and k not in ("files", "warnings")] == ["singles"]
+        got = pl.DataFrame(doc["singles"])
+    else:
+        got = pl.read_csv(out) if ending == ".csv" else pl.read_parquet(out)
+    assert got.columns == ["source", "file", "window_ns", "bytes", "max_packets"]
+    # Oracle: each file scanned alone; positions from 0 as the API's, each with its file.
+    for k, f in enumerate((a, b)):
+        alone = burstcore.scan(str(f), windows=windows.split(","), rates=["1Gbps"]).envelope
+        own = got.filter(pl.col("source") == k).sort("window_ns")
+        assert own["file"].to_list() == [str(f)] * 3
+        assert (
+            own.select("window_ns", "bytes", "max_packets").rows()
+            == alone.sort("window_ns").select("window_ns", "bytes", "max_packets").rows()
+        )

@@ -169,6 +169,7 @@ SUPERPOSE_EXAMPLES = f"""examples:
   burstcore superpose a.pcap b.pcap --offsets=-2s,0  # '=' is optional here; see below
   burstcore superpose t.pcapng t.pcapng t.pcapng --random-offsets --max-offset 100ms --seed 7
   burstcore superpose a.pcap b.pcap -o gain.csv      # the gain table; --table envelope for E(τ)
+  burstcore superpose a.pcap b.pcap -o own.csv --table singles   # each capture's own E(τ)
 
 Offsets shift each capture's own timestamps: captures recorded at different times need offsets
 that bring them together (a warning names the offset that would align a capture that overlaps no
@@ -204,7 +205,7 @@ numbers them.
 
 SCAN_TABLES = ("envelope", "backlog", "series", "groups", "summary")
 DISTRIBUTION_TABLES = ("quantiles", "histogram", "groups", "summary")
-SUPERPOSE_TABLES = ("gain", *SCAN_TABLES)
+SUPERPOSE_TABLES = ("gain", "singles", *SCAN_TABLES)
 ITERATIONS_TABLES = ("iterations", "summary")
 BURSTS_TABLES = ("bursts", "distributions", "summary")
 SHARED_TABLES = ("pairs", "captures")
@@ -2040,7 +2041,14 @@ def cmd_superpose(args: argparse.Namespace) -> int:
         "max_groups": args.max_groups,
     }
     r, told = _read_merged(args, burstcore.superpose, **kw, **_read_kwargs(args))
-    tables = {"gain": r.multiplexing_gain, **_tables(r)}
+    # Each capture's own E(τ), which the gain sums: its position from 0 as in Python (source), and
+    # its file, as shared's tables name theirs.
+    singles = r.singles.select(
+        "source",
+        pl.Series("file", [_shown(args.files[k]) for k in r.singles["source"]], dtype=pl.String),
+        pl.exclude("source"),
+    )
+    tables = {"gain": r.multiplexing_gain, "singles": singles, **_tables(r)}
     random = {"seed": seed, "max_offset_ns": _ns(max_offset)} if args.random_offsets else {}
     config = {**r.config, "random_offsets": args.random_offsets, **random}
     return _emit(fmt, tables, _meta(args, config, told), args, lambda: _show_superpose(args, r, seed, max_offset))
@@ -2059,7 +2067,7 @@ def _show_superpose(args: argparse.Namespace, r: Any, seed: int, max_offset: str
     n = len(args.files)
     _show_table(
         "\nMultiplexing gain per window τ: the sum of each capture's own E(τ) over the merge's E(τ), in bytes "
-        f"(1: their worst bursts coincide; {n}: fully interleaved)",
+        f"(1: their worst bursts coincide; {n}: fully interleaved; each capture's own: -o FILE --table singles)",
         gain_table(r.multiplexing_gain),
     )
     if not r.multiplexing_gain.height:
