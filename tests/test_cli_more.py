@@ -154,8 +154,9 @@ def test_superpose_terminal_shows_offsets_gain_and_the_merge(cap: Path) -> None:
     text = ok(run_cli("superpose", cap, cap, "--offsets", "0,-3ms", "--windows", "10us,1ms,5ms")).stdout.decode()
     lines = _lines(text)
     assert "Offsets added to each capture's timestamps (as given)" in text
-    assert ["0:", str(cap), "0ns"] in lines and ["1:", str(cap), "-3ms"] in lines
-    assert "(1: their worst bursts coincide; 2: fully interleaved)" in text
+    # Numbered from 1, as the warnings and every other command number the captures.
+    assert ["1:", str(cap), "0ns"] in lines and ["2:", str(cap), "-3ms"] in lines
+    assert "(1: their worst bursts coincide; 2: fully interleaved;" in text
     gains = [r for r in lines if r[:1] in (["10us"], ["1ms"], ["5ms"]) and len(r) == 4]
     assert len(gains) == 3
     for row, g in zip(gains, api.multiplexing_gain.iter_rows(named=True), strict=True):
@@ -182,7 +183,7 @@ def test_superpose_random_offsets_are_the_apis(cap: Path) -> None:
     assert_text_rows_equal(json_table(doc, "gain"), api.multiplexing_gain)
     text = ok(run_cli(*argv)).stdout.decode()
     assert "(random from 0 to 5ms, seed 7; the first stays put)" in text
-    for k, off in enumerate(api.offsets_ns):
+    for k, off in enumerate(api.offsets_ns, start=1):
         assert [f"{k}:", str(cap), format_duration(off)] in _lines(text)
     # Another seed, other offsets; none given, all 0.
     other = json.loads(ok(run_cli(*argv[:-4], "--seed", "8", "-o", "-")).stdout)
