@@ -356,13 +356,13 @@ def _negative_values(argv: Sequence[str], valued: Collection[str]) -> list[str]:
 _PLAIN_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-def _valued_options(parser: argparse.ArgumentParser, command: str | None = None) -> dict[str, str]:
+def _valued_options(parser: argparse.ArgumentParser, command: str | None = None) -> dict[str, argparse.Action]:
     """The long options of every command (or of `command` alone) that take a value, each with
-    its metavar (LIST for a comma-separated list)."""
+    its action."""
     commands = _subparsers(parser)
     parsers = (parser, *commands.values()) if command is None else (commands[command],)
     return {
-        name: str(action.metavar or action.dest.upper())
+        name: action
         for own in parsers
         for action in own._actions
         if action.nargs != 0
@@ -993,16 +993,20 @@ def _check_inputs(files: Sequence[str]) -> None:
             raise FileNotFoundError(e.errno, f"{e.strerror}: {f!r}; {stray}", f) from None
 
 
-# The words typed after the command, and the metavar of each option taking a value: a word that
-# is no file may be the second word of an option's value (`_stray_value`).
+# The words typed after the command, and the action of each of its options taking a value: a
+# word that is no file may be the second word of an option's value (`_stray_value`).
 _typed: list[str] = []
-_metavars: dict[str, str] = {}
+_valued: dict[str, argparse.Action] = {}
+
+# Endings of what is meant as a capture file, not as a word of a filter.
+_CAPTURE_ENDINGS = (".pcap", ".pcapng", ".cap", ".gz", ".zst", ".zstd")
 
 
 def _stray_value(word: str) -> str | None:
     """What a missing file typed right after an option's value likely is, and how to write it:
     files and options mix in any order (`_parse`), so '--windows 1ms 2ms' or '--filter tcp port
-    80' leave '2ms' or 'port' to be read as a file."""
+    80' leave '2ms' or 'port' to be read as a file. Only a word that reads as part of the value
+    (an item of the list, a word of a filter rather than a path) is told so."""
     import shlex
 
     for at, typed in enumerate(_typed):
@@ -1010,9 +1014,10 @@ def _stray_value(word: str) -> str | None:
             continue
         before = _typed[at - 1]
         option, value = before.split("=", 1) if before.startswith("--") and "=" in before else ("", before)
-        if not option and at >= 2 and _typed[at - 2] in _metavars:
+        if not option and at >= 2 and _typed[at - 2] in _valued:
             option = _typed[at - 2]
-        if option not in _metavars:
+        action = _valued.get(option)
+        if action is None:
             continue
         # The words of the value typed apart: this one and those after it that are no files either.
         rest = [word]
@@ -1020,14 +1025,21 @@ def _stray_value(word: str) -> str | None:
             if more.startswith("-") or os.path.exists(more):
                 break
             rest.append(more)
-        if _metavars[option] == "LIST":
+        if action.metavar == "LIST" and callable(action.type) and _reads_as(action.type, word):
             joined = ",".join([value, *rest])
             return f"it follows {option} {value}: a list is one word, comma-separated ({option} {joined})"
-        if option == "--filter":
+        if option == "--filter" and "/" not in word and not word.lower().endswith(_CAPTURE_ENDINGS):
             quoted = shlex.quote(" ".join([value, *rest]))
             return f"it follows --filter {value}: quote an expression of several words (--filter {quoted})"
-        return f"it follows {option} {value}, which takes one word"
     return None
+
+
+def _reads_as(parse: Callable[[str], Any], word: str) -> bool:
+    try:
+        parse(word)
+    except (argparse.ArgumentTypeError, ValueError):
+        return False
+    return True
 
 
 def _check_output(path: str | None, inputs: Sequence[str] = (), closed: str = "give -o FILE") -> None:
@@ -2416,8 +2428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     typed = _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser))
     args, unknown = _parse(parser, typed)
     _typed[:] = typed[1:] if args.command else []
-    _metavars.clear()
-    _metavars.update(_valued_options(parser, args.command) if args.command else {})
+    _valued.clear()
+    _valued.update(_valued_options(parser, args.command) if args.command else {})
     if unknown:
         # Told by the command's own parser, which points to its own --help.
         own: argparse.ArgumentParser = _subparsers(parser).get(args.command, parser)
