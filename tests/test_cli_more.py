@@ -277,7 +277,7 @@ def test_several_files_merged_and_stdin(tmp_path: Path) -> None:
     )
     assert_text_rows_equal(json_table(doc, "gain"), api.multiplexing_gain)
     text = ok(run_cli("superpose", a, "-", stdin=b.read_bytes())).stdout.decode()
-    assert "1: stdin" in text and text.startswith(f"== 2 files merged: {a}, -")
+    assert "2: stdin" in text and text.startswith(f"== 2 files merged: {a}, -")
 
 
 def test_a_capture_without_packets(tmp_path: Path) -> None:
@@ -367,7 +367,11 @@ def test_help_of_the_commands() -> None:
         assert "--top N" in out and "--max-groups N" in out, command
     assert "(default: 20)" in ok(run_cli("sizes", "--help")).stdout.decode()
     out = ok(run_cli("superpose", "--help")).stdout.decode()
-    assert "--offsets=-2s,0" in out and "(default: 5)" in out and "{gain,envelope,backlog,series,groups,summary}" in out
+    assert (
+        "--offsets=-2s,0" in out
+        and "(default: 5)" in out
+        and "{gain,singles,envelope,backlog,series,groups,summary}" in out
+    )
 
 
 def test_review_fixes_sizes_above_65535_superpose_past_2262_and_messages(tmp_path: Path) -> None:
