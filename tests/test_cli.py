@@ -50,11 +50,14 @@ def write_capture(path: Path, fmt: str = "pcapng", **kw: int) -> Path:
     return path
 
 
-def run_cli(*args: object, stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+def run_cli(
+    *args: object, stdin: bytes | None = None, timeout: float = 120, cwd: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
     env = dict(os.environ, COLUMNS="200")
     return subprocess.run(
         [sys.executable, "-m", "burstcore", *map(str, args)],
         input=stdin,
+        cwd=cwd,
         capture_output=True,
         timeout=timeout,
         env=env,

@@ -37,12 +37,12 @@ def test_an_empty_range_is_told_with_the_options(cap: Path, command: str) -> Non
 
 
 def test_superpose_tells_a_capture_left_empty_by_the_options(cap: Path) -> None:
-    # Capture 1 through a filter that no packet passes: "... or outside start/end" named the
+    # Capture 2 (the second) through a filter that no packet passes: "... or outside start/end" named the
     # API's keywords.
     p = run_cli("superpose", cap, cap, "--filter", "udp", "--filter", "host 192.0.2.1", "-q")
     assert p.returncode == 0, p.stderr
     err = p.stderr.decode()
-    assert "capture 1 gave the merge no packet" in err and "outside --start/--end" in err, err
+    assert "capture 2 gave the merge no packet" in err and "outside --start/--end" in err, err
 
 
 def _stderr_warnings(p: object) -> list[str]:

@@ -154,8 +154,9 @@ def test_superpose_terminal_shows_offsets_gain_and_the_merge(cap: Path) -> None:
     text = ok(run_cli("superpose", cap, cap, "--offsets", "0,-3ms", "--windows", "10us,1ms,5ms")).stdout.decode()
     lines = _lines(text)
     assert "Offsets added to each capture's timestamps (as given)" in text
-    assert ["0:", str(cap), "0ns"] in lines and ["1:", str(cap), "-3ms"] in lines
-    assert "(1: their worst bursts coincide; 2: fully interleaved)" in text
+    # Numbered from 1, as the warnings and every other command number the captures.
+    assert ["1:", str(cap), "0ns"] in lines and ["2:", str(cap), "-3ms"] in lines
+    assert "(1: their worst bursts coincide; 2: fully interleaved;" in text
     gains = [r for r in lines if r[:1] in (["10us"], ["1ms"], ["5ms"]) and len(r) == 4]
     assert len(gains) == 3
     for row, g in zip(gains, api.multiplexing_gain.iter_rows(named=True), strict=True):
@@ -182,7 +183,7 @@ def test_superpose_random_offsets_are_the_apis(cap: Path) -> None:
     assert_text_rows_equal(json_table(doc, "gain"), api.multiplexing_gain)
     text = ok(run_cli(*argv)).stdout.decode()
     assert "(random from 0 to 5ms, seed 7; the first stays put)" in text
-    for k, off in enumerate(api.offsets_ns):
+    for k, off in enumerate(api.offsets_ns, start=1):
         assert [f"{k}:", str(cap), format_duration(off)] in _lines(text)
     # Another seed, other offsets; none given, all 0.
     other = json.loads(ok(run_cli(*argv[:-4], "--seed", "8", "-o", "-")).stdout)
@@ -276,7 +277,7 @@ def test_several_files_merged_and_stdin(tmp_path: Path) -> None:
     )
     assert_text_rows_equal(json_table(doc, "gain"), api.multiplexing_gain)
     text = ok(run_cli("superpose", a, "-", stdin=b.read_bytes())).stdout.decode()
-    assert "1: stdin" in text and text.startswith(f"== 2 files merged: {a}, -")
+    assert "2: stdin" in text and text.startswith(f"== 2 files merged: {a}, -")
 
 
 def test_a_capture_without_packets(tmp_path: Path) -> None:
@@ -366,7 +367,11 @@ def test_help_of_the_commands() -> None:
         assert "--top N" in out and "--max-groups N" in out, command
     assert "(default: 20)" in ok(run_cli("sizes", "--help")).stdout.decode()
     out = ok(run_cli("superpose", "--help")).stdout.decode()
-    assert "--offsets=-2s,0" in out and "(default: 5)" in out and "{gain,envelope,backlog,series,groups,summary}" in out
+    assert (
+        "--offsets=-2s,0" in out
+        and "(default: 5)" in out
+        and "{gain,singles,envelope,backlog,series,groups,summary}" in out
+    )
 
 
 def test_review_fixes_sizes_above_65535_superpose_past_2262_and_messages(tmp_path: Path) -> None:
@@ -383,7 +388,8 @@ def test_review_fixes_sizes_above_65535_superpose_past_2262_and_messages(tmp_pat
         _w.simplefilter("always")
         r = burstcore.superpose([str(big), str(big)], offsets=[0, "2500000h"], windows=["1ms"], rates=["1Gbps"])
     told = [str(w.message) for w in caught]
-    assert any("capture 1 gave the merge no packet" in t and "1677-09-21 to 2262-04-11" in t for t in told), told
+    # The second capture, numbered from 1 as every message numbers them.
+    assert any("capture 2 gave the merge no packet" in t and "1677-09-21 to 2262-04-11" in t for t in told), told
     assert r.summary["skipped_timestamp_out_of_range"][0] == 3
     # superpose parses max_groups as the others do.
     with pytest.raises(ValueError, match="max_groups"):

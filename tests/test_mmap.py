@@ -216,6 +216,8 @@ def test_cli_mmap_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
         out = tmp_path / f"r{len(outs)}.json"
         assert cli.main([*args, *extra, "-o", str(out)]) == 0
         outs.append(json.loads(out.read_text()))
+    # The config says how the files were read, as asked; everything else is the same.
+    assert [o["config"].pop("mmap") for o in outs] == [False, True, None]
     assert outs[0] == outs[1] == outs[2] and outs[0]["envelope"]
     docs = []
     for extra in (["--no-mmap"], ["--mmap"], []):

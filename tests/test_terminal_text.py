@@ -94,11 +94,11 @@ def test_file_names_in_tables_and_notices_are_escaped(tmp_path: Path) -> None:
     code, out, err = _run("superpose", "-q", "--windows", "1ms", "--rates", "1Gbps", cap, cap)
     assert code == 0, err
     _lines_clean(out + err)
-    assert f"0: {tmp_path}/{ESCAPED}" in out and f"1: {tmp_path}/{ESCAPED}" in out
+    assert f"1: {tmp_path}/{ESCAPED}" in out and f"2: {tmp_path}/{ESCAPED}" in out
     # report and plot: "wrote NAME" on stderr.
     for command, ext in (("report", ".html"), ("plot", ".png")):
         target = tmp_path / f"out\x1b[2J\u202e{ext}"
-        code, out, err = _run(command, "-q", "--no-iterations", "--windows", "1ms", cap, "-o", target)
+        code, out, err = _run(command, "--no-iterations", "--windows", "1ms", cap, "-o", target)
         assert code == 0, err
         _lines_clean(out + err)
         assert f"wrote {tmp_path}/out\\x1b[2J\\u202e{ext}" in err

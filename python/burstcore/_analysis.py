@@ -852,10 +852,14 @@ class SuperposeResult(ScanResult):
       coincide in the worst window; k: fully interleaved). E_k does not depend on the offsets
       (unless ``start``/``end`` cut into a capture: the range applies to the shifted times).
     - ``singles``: each capture's own aggregate E(τ) (source, window_ns, bytes, max_packets);
+      ``source`` is the capture's position in the list given, from 0;
     - ``offsets_ns``: the offset added to each capture's timestamps;
     - ``interfaces``: which capture each interface group of the merge (``by="interface"``) is
       of, as ``ScanResult.interfaces`` (the same file given twice has two captures, each with
       its own groups).
+
+    Its warnings number the captures from 1 (capture 1 is the first given), as every message
+    of burstcore does ("input 2 of 3"); the frames' columns give positions from 0, as Python's.
     """
 
     multiplexing_gain: pl.DataFrame = field(default_factory=pl.DataFrame)
@@ -906,13 +910,14 @@ def _apart(spans: list[tuple[int, int] | None]) -> str | None:
     k0, s0 = live[0]
     k, s = next(((k, s) for k, s in lonely if k != k0), live[1])
     d = s[0] - s0[0]
+    # Numbered from 1, as every message numbers the captures ("input 2 of 3", shared_packets').
     return (
         f"{len(lonely)} of the {len(live)} captures {plural(len(lonely), 'overlaps', 'overlap')} no other in time "
         "after their offsets "
-        f"(capture {k} starts {format_duration(abs(d))} {'after' if d > 0 else 'before'} capture {k0}): "
+        f"(capture {k + 1} starts {format_duration(abs(d))} {'after' if d > 0 else 'before'} capture {k0 + 1}): "
         "the merge plays them one after the other, so its multiplexing gain says nothing about "
         f"sharing a link. Align them with offsets: adding '{'-' if d > 0 else ''}{format_duration(abs(d))}' "
-        f"to capture {k}'s offset starts it with capture {k0}"
+        f"to capture {k + 1}'s offset starts it with capture {k0 + 1}"
     )
 
 
@@ -920,7 +925,7 @@ def _absent(spans: list[tuple[int, int] | None], acc: dict[str, Any]) -> str | N
     """A warning when a capture gives the merge no packet at all (its gain then compares fewer
     captures than were given), saying why where the count tells: its offset moved its packets
     outside 1677-09-21 to 2262-04-11, what int64 ns hold."""
-    missing = [k for k, s in enumerate(spans) if s is None]
+    missing = [k + 1 for k, s in enumerate(spans) if s is None]  # from 1, as in `_apart`
     if not missing or len(missing) == len(spans):
         return None
     shifted = int(acc.get("skipped_timestamp_out_of_range", 0))
@@ -1037,6 +1042,7 @@ def superpose(
         "closed": closed,
         "reorder_horizon_ns": horizon_ns,
         "on_late": late,
+        "strict": strict,
         "offsets_ns": offs,
         "max_groups": max_groups,
         "start_ns": None if (tr := read["time_range"]) is None else tr[0],

@@ -51,7 +51,7 @@ class ScanResult(FramesEqual):
     - ``groups``: per group: packets, bytes, first, last, span, mean rate ρ.
     - ``summary``: one row for the whole scan, with every packet accounted for.
     - ``config``: the options the scan ran with, as plain values (``windows_ns``, ``rates_bps``,
-      ``rates``: how the rates were chosen, ``bins_ns``, ``by``, ``size``, ...);
+      ``rates``: how the rates were chosen, ``bins_ns``, ``by``, ``size``, ``strict``, ``threads``, ...);
       ``warnings``: the text of each warning the scan issued.
     - ``interfaces``: which capture each interface group (``by="interface"``, ``if0``, ``if1``,
       ...) is of, one row per interface the captures declared: ``group``, ``capture`` (its place
@@ -492,6 +492,7 @@ def scan(
         "closed": closed,
         "reorder_horizon_ns": horizon_ns,
         "on_late": on_late,
+        "strict": strict,
         "threads": threads,
         "max_groups": max_groups,
         "start_ns": None if time_range is None else time_range[0],

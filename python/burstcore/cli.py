@@ -83,7 +83,7 @@ group numbers if0, if1, ... run on from one file's interfaces to the next's)."""
 
 INFO_EXAMPLES = """examples:
   burstcore info trace.pcapng
-  burstcore info *.pcap --json
+  burstcore info *.pcap --json                 # or --format json, as every command takes
   cat trace.pcap.gz | burstcore info -"""
 
 PLOT_EXAMPLES = """examples:
@@ -174,6 +174,7 @@ SUPERPOSE_EXAMPLES = f"""examples:
   burstcore superpose a.pcap b.pcap --offsets=-2s,0  # '=' is optional here; see below
   burstcore superpose t.pcapng t.pcapng t.pcapng --random-offsets --max-offset 100ms --seed 7
   burstcore superpose a.pcap b.pcap -o gain.csv      # the gain table; --table envelope for E(τ)
+  burstcore superpose a.pcap b.pcap -o own.csv --table singles   # each capture's own E(τ)
 
 Offsets shift each capture's own timestamps: captures recorded at different times need offsets
 that bring them together (a warning names the offset that would align a capture that overlaps no
@@ -182,6 +183,9 @@ The terminal shows the offsets, the multiplexing gain per window (1: the capture
 coincide; N for N captures: fully interleaved) and the merge measured as scan measures a capture.
 The merge's tables have scan's columns, the interface columns of --by interface too (a file
 given twice is two captures, each with its own interface groups).
+The terminal and the warnings number the captures from 1, in the order of the FILEs, as every
+command's messages do; the JSON, CSV and parquet tables give positions from 0 (singles' source),
+as in Python.
 
 {ANALYSIS_FORMATS}"""
 
@@ -201,13 +205,14 @@ same packets'). It shows each capture's host, the pairs whose samples share pack
 --filter options under which a merge counts every packet once. The exit code is 0 whether or not
 packets are shared: in the JSON, "told" marks the pairs a merge would warn about and "filters"
 (null when they cannot be given whole) the filters to give; captures are numbered from 0 there
-(a, b, capture), as in Python, and from 1 on the terminal, as in the warning.
+(a, b, capture), as in Python, and from 1 on the terminal and in the warnings, as every command
+numbers them.
 
 {ANALYSIS_FORMATS}"""
 
 SCAN_TABLES = ("envelope", "backlog", "series", "groups", "summary")
 DISTRIBUTION_TABLES = ("quantiles", "histogram", "groups", "summary")
-SUPERPOSE_TABLES = ("gain", *SCAN_TABLES)
+SUPERPOSE_TABLES = ("gain", "singles", *SCAN_TABLES)
 ITERATIONS_TABLES = ("iterations", "summary")
 BURSTS_TABLES = ("bursts", "distributions", "summary")
 SHARED_TABLES = ("pairs", "captures")
@@ -358,11 +363,14 @@ def _negative_values(argv: Sequence[str], valued: Collection[str]) -> list[str]:
 _PLAIN_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-def _valued_options(parser: argparse.ArgumentParser) -> set[str]:
-    """The long options of every command that take a value."""
+def _valued_options(parser: argparse.ArgumentParser, command: str | None = None) -> dict[str, argparse.Action]:
+    """The long options of every command (or of `command` alone) that take a value, each with
+    its action."""
+    commands = _subparsers(parser)
+    parsers = (parser, *commands.values()) if command is None else (commands[command],)
     return {
-        name
-        for own in (parser, *_subparsers(parser).values())
+        name: action
+        for own in parsers
         for action in own._actions
         if action.nargs != 0
         for name in action.option_strings
@@ -463,7 +471,13 @@ MMAP_HELP = (
 
 def _common(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("general")
-    g.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    # Warnings stay: they say what the figures lack or count twice, as errors say why there are none.
+    g.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bar and no 'wrote FILE' line: nothing on stderr but warnings and errors",
+    )
     g.add_argument("--debug", action="store_true", help="show the full traceback on errors")
 
 
@@ -518,7 +532,7 @@ def _output_options(p: argparse.ArgumentParser, tables: Sequence[str], top: int,
         help="write to PATH: .json, .csv or .parquet, or .txt for the terminal's tables (another ending needs "
         "--format); '-' for stdout",
     )
-    g.add_argument("--format", choices=("table", "json", "csv", "parquet"), help="output format (default: from -o)")
+    _format_options(g, ("table", "json", "csv", "parquet"), "output format (default: from -o)")
     if len(tables) > 1:
         g.add_argument(
             "--table",
@@ -529,6 +543,14 @@ def _output_options(p: argparse.ArgumentParser, tables: Sequence[str], top: int,
         p.set_defaults(table=None)
     g.add_argument("--top", type=_positive_int, default=top, metavar="N", help=f"{top_help} (default: {top})")
     return g
+
+
+def _format_options(g: Any, formats: Sequence[str], help: str) -> None:
+    """--format, and --json for --format json: every command that writes JSON takes both
+    spellings (info had only --json, the others only --format), and refuses the two together."""
+    one = g.add_mutually_exclusive_group()
+    one.add_argument("--format", choices=formats, help=help)
+    one.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
 
 
 def _measure_options(g: Any, rates_default: str) -> None:
@@ -591,7 +613,9 @@ def build_parser() -> argparse.ArgumentParser:
         "empirical envelopes E(τ), peak-to-mean ratios PtM(τ), backlogs B_max(r), binned throughput; and the "
         "anatomy of training traffic: flows, traffic matrix, training iterations, ON/OFF bursts, packet sizes "
         "and gaps; and captures superposed, as jobs sharing a link. "
-        "A FILE of '-' reads standard input.",
+        "A FILE of '-' reads standard input. A command's FILEs and options come in any order; an option's "
+        "value is the one word after it (a list is comma-separated: --windows 1ms,5ms; a filter of several "
+        "words is quoted); after '--' every word is a FILE.",
         epilog=MAIN_EXAMPLES + "\n\n" + EXIT_CODES,
         formatter_class=fmt,
     )
@@ -607,7 +631,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="capture file(s); '-' reads stdin")
-    p.add_argument("--json", action="store_true", help="print a JSON list, one object per file")
+    _format_options(
+        p,
+        ("table", "json"),
+        "table (default) or json: a JSON list, one object per file ({file, error} for one that cannot be read)",
+    )
     p.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
     p.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
     _common(p)
@@ -961,8 +989,64 @@ def _check_inputs(files: Sequence[str]) -> None:
     from ._sources import check_path
 
     for f in files:
-        if f != "-":
+        if f == "-":
+            continue
+        try:
             check_path(f)
+        except FileNotFoundError as e:
+            stray = _stray_value(f)
+            if stray is None:
+                raise
+            raise FileNotFoundError(e.errno, f"{e.strerror}: {f!r}; {stray}", f) from None
+
+
+# The words typed after the command, and the action of each of its options taking a value: a
+# word that is no file may be the second word of an option's value (`_stray_value`).
+_typed: list[str] = []
+_valued: dict[str, argparse.Action] = {}
+
+# Endings of what is meant as a capture file, not as a word of a filter.
+_CAPTURE_ENDINGS = (".pcap", ".pcapng", ".cap", ".gz", ".zst", ".zstd")
+
+
+def _stray_value(word: str) -> str | None:
+    """What a missing file typed right after an option's value likely is, and how to write it:
+    files and options mix in any order (`_parse`), so '--windows 1ms 2ms' or '--filter tcp port
+    80' leave '2ms' or 'port' to be read as a file. Only a word that reads as part of the value
+    (an item of the list, a word of a filter rather than a path) is told so."""
+    import shlex
+
+    for at, typed in enumerate(_typed):
+        if typed != word or at == 0:
+            continue
+        before = _typed[at - 1]
+        option, value = before.split("=", 1) if before.startswith("--") and "=" in before else ("", before)
+        if not option and at >= 2 and _typed[at - 2] in _valued:
+            option = _typed[at - 2]
+        action = _valued.get(option)
+        if action is None:
+            continue
+        # The words of the value typed apart: this one and those after it that are no files either.
+        rest = [word]
+        for more in _typed[at + 1 :]:
+            if more.startswith("-") or os.path.exists(more):
+                break
+            rest.append(more)
+        if action.metavar == "LIST" and callable(action.type) and _reads_as(action.type, word):
+            joined = ",".join([value, *rest])
+            return f"it follows {option} {value}: a list is one word, comma-separated ({option} {joined})"
+        if option == "--filter" and "/" not in word and not word.lower().endswith(_CAPTURE_ENDINGS):
+            quoted = shlex.quote(" ".join([value, *rest]))
+            return f"it follows --filter {value}: quote an expression of several words (--filter {quoted})"
+    return None
+
+
+def _reads_as(parse: Callable[[str], Any], word: str) -> bool:
+    try:
+        parse(word)
+    except (argparse.ArgumentTypeError, ValueError):
+        return False
+    return True
 
 
 def _check_output(path: str | None, inputs: Sequence[str] = (), closed: str = "give -o FILE") -> None:
@@ -1504,7 +1588,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             infos.append((f, message))
     # A failed write is the output's (exit 4, or 141 for a reader gone), not the capture's.
     with _writing("stdout"):
-        if args.json:
+        if args.format == "json":
             doc = [
                 {"file": f, "error": _as_options(i)} if isinstance(i, str) else {"file": f, **i.to_dict()}
                 for f, i in infos
@@ -1583,8 +1667,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
         "files": list(args.files),
         "merged": not args.each,
         # --each: one config per scan, in the order of "files" (a file given twice, through two
-        # filters, is scanned twice).
-        "config": results[0][1].config if not args.each else [r.config for _, r in results],
+        # filters, is scanned twice). --mmap as given (null: the platform's default): the API's
+        # config leaves it out, as it changes how the files are read, not what is measured.
+        "config": {**results[0][1].config, "mmap": args.mmap}
+        if not args.each
+        else [{**r.config, "mmap": args.mmap} for _, r in results],
         # As stderr words them: in the options' spelling, and each naming its file when the
         # files were scanned one by one (a merged scan's warnings name theirs already).
         "warnings": [
@@ -1665,7 +1752,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     salt: dict[Any, Any] = {"svg.hashsalt": "burstcore"} if fixed else {}
     with _writing(args.output), _replacing(args.output, binary=True) as f, matplotlib.rc_context(salt):
         fig.savefig(f, format=ext[1:], dpi=args.dpi)
-    print(f"wrote {printable(_shown(args.output))}", file=sys.stderr)
+    if not args.quiet:
+        print(f"wrote {printable(_shown(args.output))}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -1696,7 +1784,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         return EXIT_OK
     with _writing(args.output), _replacing(args.output) as f:
         f.write(page)
-    print(f"wrote {printable(_shown(args.output))} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
+    if not args.quiet:
+        print(f"wrote {printable(_shown(args.output))} ({len(page.encode()) / 1e6:.2f} MB)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -1714,6 +1803,7 @@ def _meta(args: argparse.Namespace, config: dict[str, Any], told: list[str], **e
         "end_ns": _instant_ns(args.end),
         "filter": args.filter,
         "strict": args.strict,
+        "mmap": args.mmap,
     }
     return {
         "burstcore": burstcore.__version__,
@@ -1846,7 +1936,8 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
         lo, hi = (format_duration(_ns(d) or 0) for d in (args.min_period, args.max_period))
         period = f"none found between {lo} and {hi}"
     else:
-        period = f"{it.period_ns / 1e6:.3f} ms ({format_duration(it.period_ns)})"
+        # Exact, as every other duration the command line shows (and as the report shows it).
+        period = format_duration(it.period_ns)
     guess = " (below 0.05: treat the period as a guess)" if it.period_ns is not None and it.confidence < 0.05 else ""
     per = df["bytes"]
     rows = [
@@ -2005,7 +2096,14 @@ def cmd_superpose(args: argparse.Namespace) -> int:
         "max_groups": args.max_groups,
     }
     r, told = _read_merged(args, burstcore.superpose, **kw, **_read_kwargs(args))
-    tables = {"gain": r.multiplexing_gain, **_tables(r)}
+    # Each capture's own E(τ), which the gain sums: its position from 0 as in Python (source), and
+    # its file, as shared's tables name theirs.
+    singles = r.singles.select(
+        "source",
+        pl.Series("file", [_shown(args.files[k]) for k in r.singles["source"]], dtype=pl.String),
+        pl.exclude("source"),
+    )
+    tables = {"gain": r.multiplexing_gain, "singles": singles, **_tables(r)}
     random = {"seed": seed, "max_offset_ns": _ns(max_offset)} if args.random_offsets else {}
     config = {**r.config, "random_offsets": args.random_offsets, **random}
     return _emit(fmt, tables, _meta(args, config, told), args, lambda: _show_superpose(args, r, seed, max_offset))
@@ -2024,7 +2122,7 @@ def _show_superpose(args: argparse.Namespace, r: Any, seed: int, max_offset: str
     n = len(args.files)
     _show_table(
         "\nMultiplexing gain per window τ: the sum of each capture's own E(τ) over the merge's E(τ), in bytes "
-        f"(1: their worst bursts coincide; {n}: fully interleaved)",
+        f"(1: their worst bursts coincide; {n}: fully interleaved; each capture's own: -o FILE --table singles)",
         gain_table(r.multiplexing_gain),
     )
     if not r.multiplexing_gain.height:
@@ -2091,6 +2189,7 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "start_ns": _instant_ns(args.start),
             "end_ns": _instant_ns(args.end),
             "senders": senders,
+            "mmap": args.mmap,
         },
         "warnings": told,
     }
@@ -2334,12 +2433,46 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The command line's namespace and what it did not recognize. A command's files may stand
+    anywhere among its options, as tcpdump's and most tools' do (`scan a.pcap --windows 1ms
+    b.pcap`): argparse's plain parse takes the files given before the first option and refuses
+    the others as "unrecognized arguments". An option's value is still the one word after it (a
+    list is one comma-separated word), so a path is never read as a value nor a value as a path.
+    Anything else before the command (--version, --help, nothing) goes to the plain parse.
+
+    After '--' every word is a file, even one starting with '-': argparse's intermixed parse
+    drops the '--' in its first pass and then reads such a word as an option, so those words go
+    through it as stand-ins that cannot look like one, and come back as they were typed."""
+    own = _subparsers(parser).get(argv[0]) if argv else None
+    if own is None:
+        return parser.parse_known_args(argv)
+    words = list(argv[1:])
+    literal: dict[str, str] = {}
+    if "--" in words:
+        at = words.index("--")
+        literal = {f"\0file {k}": word for k, word in enumerate(words[at + 1 :])}
+        words = words[:at] + list(literal)
+    # The command's parser alone: argparse cannot intermix the top level's subcommand argument.
+    args, unknown = own.parse_known_intermixed_args(words)
+    args.command = argv[0]
+    for name in ("files", "file"):
+        value = getattr(args, name, None)
+        if isinstance(value, list):
+            setattr(args, name, [literal.get(v, v) for v in value])
+        elif isinstance(value, str):
+            setattr(args, name, literal.get(value, value))
+    return args, [literal.get(v, v) for v in unknown]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     parser = build_parser()
-    args, unknown = parser.parse_known_args(
-        _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser))
-    )
+    typed = _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser))
+    args, unknown = _parse(parser, typed)
+    _typed[:] = typed[1:] if args.command else []
+    _valued.clear()
+    _valued.update(_valued_options(parser, args.command) if args.command else {})
     if unknown:
         # Told by the command's own parser, which points to its own --help.
         own: argparse.ArgumentParser = _subparsers(parser).get(args.command, parser)

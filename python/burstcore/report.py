@@ -546,10 +546,11 @@ def signed_duration(ns: int) -> str:
 
 
 def offsets_table(files: Sequence[str], offsets_ns: Sequence[int]) -> Table:
-    """``burstcore.superpose``' offsets, one row per capture (numbered as its warnings number them)."""
+    """``burstcore.superpose``' offsets, one row per capture, numbered from 1 as its warnings (and
+    every message and terminal table of burstcore) number them."""
     rows = [
         [f"{k}: {'stdin' if f == '-' else f}", signed_duration(o)]
-        for k, (f, o) in enumerate(zip(files, offsets_ns, strict=True))
+        for k, (f, o) in enumerate(zip(files, offsets_ns, strict=True), start=1)
     ]
     return ["capture", "offset"], rows
 
