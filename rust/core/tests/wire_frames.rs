@@ -384,6 +384,19 @@ fn cooked_linux() {
     let mut f = Frame::default();
     f.sll(0x0806).put(&[0u8; 28]);
     check_all_prefixes("sll/arp", SLL, &mut f);
+    // A PPPoE session as `tcpdump -i any` gives it (tshark reads the IP inside too).
+    let mut f = Frame::default();
+    f.sll(0x8864)
+        .pppoe(0x0021, 0x0800)
+        .ipv4(6, 0, 0)
+        .tcp(0x10, 0, 30);
+    check_all_prefixes("sll/pppoe/ipv4/tcp", SLL, &mut f);
+    let mut f = Frame::default();
+    f.sll2(0x8864)
+        .pppoe(0x0057, 0x86dd)
+        .ipv6(&[], 17, 0)
+        .udp(53, &[0; 12]);
+    check_all_prefixes("sll2/pppoe/ipv6/udp", SLL2, &mut f);
     // Netlink sockets: the protocol field is a netlink family, not an EtherType.
     let mut nl = vec![0, 4, 0x03, 0x38, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x08, 0x00];
     nl.extend_from_slice(&[0x45; 40]);
