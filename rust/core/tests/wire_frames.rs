@@ -374,6 +374,35 @@ fn ethernet_non_ip() {
 }
 
 #[test]
+fn another_ip_version_is_no_cut_packet() {
+    // Under an IP EtherType, a first byte that says another version (or an IPv4 header length
+    // below 20) is not IP, whatever its length: nothing decoded, and nothing cut off.
+    let mut v4_under_v6 = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x86, 0xdd];
+    v4_under_v6.extend_from_slice(&[0x45, 0, 0, 30]);
+    v4_under_v6.resize(14 + 30, 0);
+    let mut v5 = v4_under_v6[..12].to_vec();
+    v5.extend_from_slice(&[0x08, 0x00, 0x55, 0, 0, 10]);
+    v5.resize(14 + 10, 0);
+    let mut ihl4 = v5.clone();
+    ihl4[14] = 0x44;
+    for (name, frame) in [
+        ("ipv4 under 0x86dd", &v4_under_v6),
+        ("version 5", &v5),
+        ("ihl 4", &ihl4),
+    ] {
+        let h = decode(ETH, frame);
+        assert_eq!(
+            (h.src, h.ip_proto, h.truncated),
+            (None, None, false),
+            "{name}"
+        );
+    }
+    // The same frames cut before the version nibble are cut.
+    assert!(decode(ETH, &v4_under_v6[..14]).truncated);
+    assert!(decode(ETH, &v5[..14]).truncated);
+}
+
+#[test]
 fn cooked_linux() {
     let mut f = Frame::default();
     f.sll(0x0800).ipv4(6, 0, 0).tcp(0x11, 0, 10);
