@@ -624,6 +624,23 @@ fn lengths_from_headers_not_capture() {
     let h = decode(ETH, &frame);
     assert_eq!((h.ip_len, h.ip_proto, h.sport), (Some(20), Some(6), None));
     assert!(!h.truncated);
+    // A TCP data offset reaching past the IP payload (60 bytes of header in 32): the ports are
+    // there, a payload length is not (tshark: bogus TCP header length, no tcp.len); nor is
+    // one under a data offset below 5. One that fits has the rest of the IP payload.
+    for (doff, payload) in [(15u8, None), (4, None), (7, Some(4)), (8, Some(0))] {
+        let mut frame = vec![0u8; 12];
+        frame.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 20 + 32, 0, 0, 0, 0, 64, 6, 0, 0]);
+        frame.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+        frame.extend_from_slice(&[0x04, 0x57, 0x08, 0xae, 0, 0, 0, 1, 0, 0, 0, 0]);
+        frame.extend_from_slice(&[doff << 4, 0x18, 0x04, 0, 0, 0, 0, 0]);
+        frame.resize(14 + 20 + 32, 0x01);
+        let h = decode(ETH, &frame);
+        assert_eq!(
+            (h.sport, h.dport, h.payload_len, h.truncated),
+            (Some(1111), Some(2222), payload, false),
+            "data offset {doff}"
+        );
+    }
     // A TSO/GRO or BIG TCP super-frame carries total length 0: the packet is the rest of the
     // frame on the wire, however short the capture (tshark presumes the same).
     let mut f = Frame::default();
