@@ -25,9 +25,9 @@
 //! rejected whatever the rest says, as a BPF load past the captured bytes ends the program.
 //! Where this differs from pcap-filter (docs/filters.md has the whole list): headers are read
 //! through VLAN tags and PPPoE whether or not the filter says so, `host` looks at IP addresses
-//! only (BPF also at ARP's), SCTP ports are not read, a header is read only once captured
-//! whole, service names are not looked up, and link-layer primitives (`ether`, `wlan`, ...) are
-//! not known; an expression using one is refused with the reason.
+//! only (BPF also at ARP's), SCTP ports are not read, an IP header is read only once
+//! captured whole, service names are not looked up, and link-layer primitives (`ether`,
+//! `wlan`, ...) are not known; an expression using one is refused with the reason.
 
 use crate::error::{Error, Result};
 use crate::wire::Headers;

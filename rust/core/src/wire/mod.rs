@@ -44,7 +44,7 @@ pub struct Headers {
     /// IPv4 total length, or IPv6 payload length + 40: from the header, not the captured bytes.
     /// Where the header's length is 0 (a TSO/GRO or BIG TCP super-frame, whose segments the
     /// NIC or the stack fills in), the IPv6 Jumbo Payload option's length + 40, else the rest
-    /// of the frame on the wire from the IP header on, as tshark presumes.
+    /// of the frame on the wire from the IP header on (as tshark presumes for IPv4).
     pub ip_len: Option<u32>,
     pub sport: Option<u16>,
     pub dport: Option<u16>,
