@@ -215,6 +215,7 @@ CASES: list[tuple[str, int, bytes, int | None, dict[str, Any]]] = [
     ("raw neither", 101, b"\x55" * 30, None, {}),
     ("raw padded", 101, ip4(17, udp(payload=3), 3) + b"\x00" * 9, None, {}),
     ("raw 12", 12, ip4(17, udp(payload=3), 3), None, {}),
+    ("raw 14", 14, ip6(17, udp(payload=3), 3), None, {}),
     ("ipv4 link", 228, ip4(17, udp(payload=3), 3), None, {}),
     ("ipv6 link", 229, ip6(6, tcp(), 3), None, {}),
     ("ipv6 on the ipv4 link", 228, ip6(6, tcp(), 3), None, {}),
@@ -321,7 +322,7 @@ def test_sizes_of_a_scan_follow_the_columns(gallery: Path) -> None:
     # size="ip"/"payload" count the columns' lengths, skipping a packet without one and a
     # packet whose IP length claims more than its frame carried on the wire.
     df = burstcore.read_packets(gallery, columns=["ip_len", "payload_len", "wire_len", "linktype"])
-    link = {1: 14, 113: 16, 276: 20, 0: 4, 108: 4, 101: 0, 12: 0, 228: 0, 229: 0}
+    link = {1: 14, 113: 16, 276: 20, 0: 4, 108: 4, 101: 0, 12: 0, 14: 0, 228: 0, 229: 0}
     # The link header up to the IP header, by hand: tags and PPPoE are the frames' own.
     front = []
     for _, lt, data, _, _ in CASES:

@@ -11,6 +11,7 @@ const ETH: u16 = 1;
 const NULL: u16 = 0;
 const RAW: u16 = 101;
 const RAW12: u16 = 12;
+const RAW14: u16 = 14;
 const LOOP: u16 = 108;
 const SLL: u16 = 113;
 const SLL2: u16 = 276;
@@ -434,7 +435,7 @@ fn cooked_linux() {
 
 #[test]
 fn raw_ip_link_types() {
-    for lt in [RAW, RAW12] {
+    for lt in [RAW, RAW12, RAW14] {
         let mut f = Frame::default();
         f.implied(0x0800).ipv4(17, 0, 0).udp(123, &[0; 48]);
         f.need.ethertype = 1; // the version nibble must be there
@@ -872,6 +873,7 @@ fn mtu_frames() {
         (SLL2, 20),
         (RAW, 0),
         (RAW12, 0),
+        (RAW14, 0),
         (LT_IPV4, 0),
         (LT_IPV6, 0),
         (NULL, 4),
@@ -974,7 +976,9 @@ fn fuzz_never_panics() {
                 }
             }
         }
-        for lt in [ETH, NULL, RAW, RAW12, LOOP, SLL, SLL2, LT_IPV4, LT_IPV6] {
+        for lt in [
+            ETH, NULL, RAW, RAW12, RAW14, LOOP, SLL, SLL2, LT_IPV4, LT_IPV6,
+        ] {
             let h = decode(lt, &buf[..n]);
             assert!(!h.unknown_link);
             if let (Some(len), Some(IpAddr::V6(_))) = (h.ip_len, h.src) {
