@@ -360,7 +360,7 @@ def read_packets(
     capture cut them off). ``ip_len``
     is the IP header's length (IPv4 total length, IPv6 payload length + 40); where that is 0, as
     in TSO/GRO and BIG TCP super-frames, it is an IPv6 Jumbo Payload option's length + 40, else
-    the rest of the frame on the wire, as tshark presumes; ``payload_len`` follows from it.
+    the rest of the frame on the wire (as tshark presumes for IPv4); ``payload_len`` follows from it.
     ``columns`` selects a subset (faster: headers are decoded only if asked for).
 
     The lengths (``wire_len``, ``cap_len``, ``ip_len``, ``payload_len``) are ``UInt32``, as in

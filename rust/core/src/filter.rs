@@ -25,9 +25,9 @@
 //! rejected whatever the rest says, as a BPF load past the captured bytes ends the program.
 //! Where this differs from pcap-filter (docs/filters.md has the whole list): headers are read
 //! through VLAN tags and PPPoE whether or not the filter says so, `host` looks at IP addresses
-//! only (BPF also at ARP's), SCTP ports are not read, a header is read only once captured
-//! whole, service names are not looked up, and link-layer primitives (`ether`, `wlan`, ...) are
-//! not known; an expression using one is refused with the reason.
+//! only (BPF also at ARP's), SCTP ports are not read, an IP header is read only once
+//! captured whole, service names are not looked up, and link-layer primitives (`ether`,
+//! `wlan`, ...) are not known; an expression using one is refused with the reason.
 
 use crate::error::{Error, Result};
 use crate::wire::Headers;
@@ -238,9 +238,11 @@ impl Expr {
 
 impl Test {
     fn eval(&self, h: &Headers, wire_len: u32) -> std::result::Result<bool, Cut> {
-        // Every field below comes after the link header's EtherType.
-        if h.ethertype.is_none() && h.truncated && !matches!(self, Test::Less(_) | Test::Greater(_))
-        {
+        // Every field below comes after the link header's EtherType, but for the frame's length
+        // and the VLAN tags, read on the way to it: a tag captured whole is there even if the
+        // capture ended before the next one or the EtherType (a BPF `vlan` reads only the tag).
+        let link_cut = h.ethertype.is_none() && h.truncated;
+        if link_cut && !matches!(self, Test::Less(_) | Test::Greater(_) | Test::Vlan(_)) {
             return Err(Cut);
         }
         Ok(match *self {
@@ -273,11 +275,13 @@ impl Test {
                 if !proto.map_or(matches!(p, TCP | UDP), |want| p == want) || h.fragment {
                     return Ok(false);
                 }
-                if h.sport.is_none() {
-                    return absent(h);
-                }
-                let inside = |p: Option<u16>| p.is_some_and(|p| (lo..=hi).contains(&p));
-                by_dir(dir, inside(h.sport), inside(h.dport))
+                // A capture can end between the two ports (2 bytes each): the one cut off is
+                // unknown, and decides only where the other one does not.
+                let inside = |p: Option<u16>| match p {
+                    Some(p) => Ok((lo..=hi).contains(&p)),
+                    None => absent(h),
+                };
+                return by_dir_known(dir, inside(h.sport), inside(h.dport));
             }
             Test::Proto { family, proto } => {
                 if family.is_some_and(|f| family_of_packet(h).is_some_and(|pf| pf != f)) {
@@ -290,8 +294,13 @@ impl Test {
             }
             Test::Family(f) => family_of_packet(h) == Some(f),
             Test::EtherType(t) => h.ethertype == Some(t),
+            // Without the EtherType the frame was cut inside its tag stack (or before it): a
+            // tag it holds may be the next one's.
+            Test::Vlan(None) if h.vlan.is_none() && link_cut => return Err(Cut),
             Test::Vlan(None) => h.vlan.is_some(),
-            Test::Vlan(Some(id)) => h.vlan == Some(id) || h.vlan_inner == Some(id),
+            Test::Vlan(Some(id)) if h.vlan == Some(id) || h.vlan_inner == Some(id) => true,
+            Test::Vlan(Some(_)) if link_cut && h.vlan_inner.is_none() => return Err(Cut),
+            Test::Vlan(Some(_)) => false,
             Test::Less(n) => wire_len <= n,
             Test::Greater(n) => wire_len >= n,
         })
@@ -304,6 +313,22 @@ fn by_dir(dir: Dir, src: bool, dst: bool) -> bool {
         Dir::Dst => dst,
         Dir::Either => src || dst,
         Dir::Both => src && dst,
+    }
+}
+
+/// [`by_dir`] of tests that may be unknown (a field cut off), in three-valued logic.
+fn by_dir_known(
+    dir: Dir,
+    src: std::result::Result<bool, Cut>,
+    dst: std::result::Result<bool, Cut>,
+) -> std::result::Result<bool, Cut> {
+    match (dir, src, dst) {
+        (Dir::Src, s, _) => s,
+        (Dir::Dst, _, d) => d,
+        (Dir::Either, Ok(true), _) | (Dir::Either, _, Ok(true)) => Ok(true),
+        (Dir::Both, Ok(false), _) | (Dir::Both, _, Ok(false)) => Ok(false),
+        (Dir::Either | Dir::Both, Ok(s), Ok(d)) => Ok(by_dir(dir, s, d)),
+        _ => Err(Cut),
     }
 }
 

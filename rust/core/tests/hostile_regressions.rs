@@ -12,10 +12,11 @@ use burstcore::wire::{self, linktype};
 use std::io::{Cursor, Write};
 use std::path::PathBuf;
 
-const LINKTYPES: [u16; 10] = [
+const LINKTYPES: [u16; 11] = [
     linktype::NULL,
     linktype::ETHERNET,
     linktype::RAW_DLT12,
+    linktype::RAW_DLT14,
     linktype::RAW,
     linktype::LOOP,
     linktype::LINUX_SLL,

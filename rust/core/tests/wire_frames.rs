@@ -11,6 +11,7 @@ const ETH: u16 = 1;
 const NULL: u16 = 0;
 const RAW: u16 = 101;
 const RAW12: u16 = 12;
+const RAW14: u16 = 14;
 const LOOP: u16 = 108;
 const SLL: u16 = 113;
 const SLL2: u16 = 276;
@@ -374,6 +375,35 @@ fn ethernet_non_ip() {
 }
 
 #[test]
+fn another_ip_version_is_no_cut_packet() {
+    // Under an IP EtherType, a first byte that says another version (or an IPv4 header length
+    // below 20) is not IP, whatever its length: nothing decoded, and nothing cut off.
+    let mut v4_under_v6 = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x86, 0xdd];
+    v4_under_v6.extend_from_slice(&[0x45, 0, 0, 30]);
+    v4_under_v6.resize(14 + 30, 0);
+    let mut v5 = v4_under_v6[..12].to_vec();
+    v5.extend_from_slice(&[0x08, 0x00, 0x55, 0, 0, 10]);
+    v5.resize(14 + 10, 0);
+    let mut ihl4 = v5.clone();
+    ihl4[14] = 0x44;
+    for (name, frame) in [
+        ("ipv4 under 0x86dd", &v4_under_v6),
+        ("version 5", &v5),
+        ("ihl 4", &ihl4),
+    ] {
+        let h = decode(ETH, frame);
+        assert_eq!(
+            (h.src, h.ip_proto, h.truncated),
+            (None, None, false),
+            "{name}"
+        );
+    }
+    // The same frames cut before the version nibble are cut.
+    assert!(decode(ETH, &v4_under_v6[..14]).truncated);
+    assert!(decode(ETH, &v5[..14]).truncated);
+}
+
+#[test]
 fn cooked_linux() {
     let mut f = Frame::default();
     f.sll(0x0800).ipv4(6, 0, 0).tcp(0x11, 0, 10);
@@ -384,6 +414,19 @@ fn cooked_linux() {
     let mut f = Frame::default();
     f.sll(0x0806).put(&[0u8; 28]);
     check_all_prefixes("sll/arp", SLL, &mut f);
+    // A PPPoE session as `tcpdump -i any` gives it (tshark reads the IP inside too).
+    let mut f = Frame::default();
+    f.sll(0x8864)
+        .pppoe(0x0021, 0x0800)
+        .ipv4(6, 0, 0)
+        .tcp(0x10, 0, 30);
+    check_all_prefixes("sll/pppoe/ipv4/tcp", SLL, &mut f);
+    let mut f = Frame::default();
+    f.sll2(0x8864)
+        .pppoe(0x0057, 0x86dd)
+        .ipv6(&[], 17, 0)
+        .udp(53, &[0; 12]);
+    check_all_prefixes("sll2/pppoe/ipv6/udp", SLL2, &mut f);
     // Netlink sockets: the protocol field is a netlink family, not an EtherType.
     let mut nl = vec![0, 4, 0x03, 0x38, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x08, 0x00];
     nl.extend_from_slice(&[0x45; 40]);
@@ -392,7 +435,7 @@ fn cooked_linux() {
 
 #[test]
 fn raw_ip_link_types() {
-    for lt in [RAW, RAW12] {
+    for lt in [RAW, RAW12, RAW14] {
         let mut f = Frame::default();
         f.implied(0x0800).ipv4(17, 0, 0).udp(123, &[0; 48]);
         f.need.ethertype = 1; // the version nibble must be there
@@ -582,6 +625,23 @@ fn lengths_from_headers_not_capture() {
     let h = decode(ETH, &frame);
     assert_eq!((h.ip_len, h.ip_proto, h.sport), (Some(20), Some(6), None));
     assert!(!h.truncated);
+    // A TCP data offset reaching past the IP payload (60 bytes of header in 32): the ports are
+    // there, a payload length is not (tshark: bogus TCP header length, no tcp.len); nor is
+    // one under a data offset below 5. One that fits has the rest of the IP payload.
+    for (doff, payload) in [(15u8, None), (4, None), (7, Some(4)), (8, Some(0))] {
+        let mut frame = vec![0u8; 12];
+        frame.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 20 + 32, 0, 0, 0, 0, 64, 6, 0, 0]);
+        frame.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+        frame.extend_from_slice(&[0x04, 0x57, 0x08, 0xae, 0, 0, 0, 1, 0, 0, 0, 0]);
+        frame.extend_from_slice(&[doff << 4, 0x18, 0x04, 0, 0, 0, 0, 0]);
+        frame.resize(14 + 20 + 32, 0x01);
+        let h = decode(ETH, &frame);
+        assert_eq!(
+            (h.sport, h.dport, h.payload_len, h.truncated),
+            (Some(1111), Some(2222), payload, false),
+            "data offset {doff}"
+        );
+    }
     // A TSO/GRO or BIG TCP super-frame carries total length 0: the packet is the rest of the
     // frame on the wire, however short the capture (tshark presumes the same).
     let mut f = Frame::default();
@@ -813,6 +873,7 @@ fn mtu_frames() {
         (SLL2, 20),
         (RAW, 0),
         (RAW12, 0),
+        (RAW14, 0),
         (LT_IPV4, 0),
         (LT_IPV6, 0),
         (NULL, 4),
@@ -915,7 +976,9 @@ fn fuzz_never_panics() {
                 }
             }
         }
-        for lt in [ETH, NULL, RAW, RAW12, LOOP, SLL, SLL2, LT_IPV4, LT_IPV6] {
+        for lt in [
+            ETH, NULL, RAW, RAW12, RAW14, LOOP, SLL, SLL2, LT_IPV4, LT_IPV6,
+        ] {
             let h = decode(lt, &buf[..n]);
             assert!(!h.unknown_link);
             if let (Some(len), Some(IpAddr::V6(_))) = (h.ip_len, h.src) {

@@ -267,6 +267,30 @@ fn a_field_the_capture_cut_off_rejects_the_packet_even_under_not() {
     assert!(passes("tcp and host 10.0.0.1", &ports_cut));
     assert!(!passes("not port 80", &ports_cut) && !passes("port 80", &ports_cut));
     assert!(passes("udp or tcp", &ports_cut) && !passes("udp and port 80", &ports_cut));
+    // Cut between the two ports (3 bytes of TCP captured): the source port is known, the
+    // destination port is not, and decides wherever the source port does not.
+    let dport_cut = Headers {
+        dport: None,
+        truncated: true,
+        ..pkt("10.0.0.1", "10.0.0.2", TCP, 1111, 0)
+    };
+    for f in [
+        "not port 2222",
+        "dst port 2222",
+        "not dst port 1",
+        "src and dst port 1111",
+    ] {
+        assert!(!passes(f, &dport_cut), "{f}");
+    }
+    for f in [
+        "port 1111",
+        "src port 1111",
+        "not src port 2222",
+        "src or dst port 1111",
+        "not (src and dst port 2222)",
+    ] {
+        assert!(passes(f, &dport_cut), "{f}");
+    }
     // A packet that has no ports (not cut) fails `port` and passes `not port`.
     let icmp = Headers {
         ip_proto: Some(1),
@@ -324,4 +348,41 @@ fn a_files_own_filter_goes_with_the_filter_for_all() {
     );
     let e = per_capture(None, &each[..1], 2).unwrap_err().to_string();
     assert!(e.starts_with("1 filter for 2 captures"), "{e}");
+}
+
+#[test]
+fn a_vlan_tag_captured_whole_is_known_when_the_capture_ends_after_it() {
+    // An 802.1Q frame cut inside its tag stack: the outer tag was read, the EtherType not.
+    let outer_only = Headers {
+        vlan: Some(100),
+        truncated: true,
+        ..Headers::default()
+    };
+    for f in ["vlan", "vlan 100", "vlan and less 100"] {
+        assert!(passes(f, &outer_only), "{f}");
+    }
+    // Another id may be the next tag's, which was cut off; so may a port.
+    for f in [
+        "vlan 200",
+        "not vlan 200",
+        "not vlan",
+        "vlan 100 and not port 80",
+    ] {
+        assert!(!passes(f, &outer_only), "{f}");
+    }
+    // Two tags read: `vlan N` looks at no third one, so a third that was cut decides nothing.
+    let two = Headers {
+        vlan_inner: Some(7),
+        ..outer_only
+    };
+    assert!(passes("vlan 7", &two) && passes("not vlan 200", &two));
+    // Cut before the first tag's id: nothing of the link layer but its length is known.
+    let none = Headers {
+        truncated: true,
+        ..Headers::default()
+    };
+    assert!(!passes("vlan", &none) && !passes("not vlan", &none) && passes("less 100", &none));
+    // A frame captured whole without tags.
+    let untagged = pkt("10.0.0.1", "10.0.0.2", TCP, 1, 2);
+    assert!(!passes("vlan", &untagged) && passes("not vlan 5", &untagged));
 }

@@ -36,7 +36,7 @@ const PPP_IPV4: u16 = 0x0021;
 const PPP_IPV6: u16 = 0x0057;
 
 #[inline]
-fn pppoe_session<'a>(h: &mut Headers, rest: &'a [u8]) -> Option<&'a [u8]> {
+pub(super) fn pppoe_session<'a>(h: &mut Headers, rest: &'a [u8]) -> Option<&'a [u8]> {
     let (Some(protocol), Some(packet)) = (be16(rest, 6), rest.get(8..)) else {
         h.truncated = true;
         return None;

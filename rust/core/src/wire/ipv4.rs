@@ -15,15 +15,20 @@ pub(super) fn decode<'a>(
     packet: &'a [u8],
     uncaptured: Uncaptured,
 ) -> Option<Segment<'a>> {
+    // A wrong version or a header shorter than its fixed part is not IPv4 at all (tshark agrees),
+    // however many bytes follow: told by the first byte, before any cut could be.
+    let Some(&first) = packet.first() else {
+        h.truncated = true;
+        return None;
+    };
+    let header_len = usize::from(first & 0x0f) * 4;
+    if first >> 4 != 4 || header_len < MIN_HEADER_LEN {
+        return None;
+    }
     let Some(fixed) = array::<MIN_HEADER_LEN>(packet, 0) else {
         h.truncated = true;
         return None;
     };
-    let header_len = usize::from(fixed[0] & 0x0f) * 4;
-    // A wrong version or a header shorter than its fixed part is not IPv4 at all (tshark agrees).
-    if fixed[0] >> 4 != 4 || header_len < MIN_HEADER_LEN {
-        return None;
-    }
     // A total length of 0 is what a TSO/GRO or BIG TCP super-frame carries (each segment gets
     // its own on the wire): the packet is then the rest of the frame, as tshark presumes.
     let total_len = match u16::from_be_bytes([fixed[2], fixed[3]]) {

@@ -37,13 +37,15 @@ pub(super) fn decode<'a>(
     packet: &'a [u8],
     uncaptured: Uncaptured,
 ) -> Option<Segment<'a>> {
+    // Another version is not IPv6, however many bytes follow (an IPv4 packet of 30 bytes under
+    // the IPv6 EtherType is not one cut short).
+    if packet.first().is_some_and(|b| b >> 4 != 6) {
+        return None;
+    }
     let Some(fixed) = array::<HEADER_LEN>(packet, 0) else {
         h.truncated = true;
         return None;
     };
-    if fixed[0] >> 4 != 6 {
-        return None;
-    }
     // A payload length of 0 is a jumbogram, whose Jumbo Payload option (below) says how long
     // it is, or a TSO/GRO or BIG TCP super-frame (each segment gets its own length on the
     // wire): the packet is then the rest of the frame, as for IPv4's total length 0.

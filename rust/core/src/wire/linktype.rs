@@ -2,8 +2,11 @@
 
 pub const NULL: u16 = 0;
 pub const ETHERNET: u16 = 1;
-/// LINKTYPE_RAW as written by OpenBSD (DLT_RAW is 12 there, 14 elsewhere): raw IPv4/IPv6.
+/// Raw IPv4/IPv6 as the DLT_RAW of the capturing system: 12 on most (OpenBSD's 12 is DLT_LOOP,
+/// whose frames start with an address family instead), 14 on OpenBSD. Older writers put these in
+/// files instead of LINKTYPE_RAW; tshark reads both as raw IP (libpcap on Linux knows no 14).
 pub const RAW_DLT12: u16 = 12;
+pub const RAW_DLT14: u16 = 14;
 pub const RAW: u16 = 101;
 pub const LOOP: u16 = 108;
 pub const LINUX_SLL: u16 = 113;
@@ -23,7 +26,7 @@ pub fn linktype_name(linktype: u16) -> &'static str {
         8 => "SLIP",
         9 => "PPP",
         10 => "FDDI",
-        RAW_DLT12 | RAW => "RAW",
+        RAW_DLT12 | RAW_DLT14 | RAW => "RAW",
         50 => "PPP_HDLC",
         51 => "PPP_ETHER",
         100 => "ATM_RFC1483",
@@ -162,7 +165,7 @@ pub fn link_header_len(linktype: u16) -> Option<u32> {
         ETHERNET => Some(14),
         LINUX_SLL => Some(16),
         LINUX_SLL2 => Some(20),
-        RAW_DLT12 | RAW | IPV4 | IPV6 => Some(0),
+        RAW_DLT12 | RAW_DLT14 | RAW | IPV4 | IPV6 => Some(0),
         NULL | LOOP => Some(4),
         _ => None,
     }

@@ -44,7 +44,7 @@ pub struct Headers {
     /// IPv4 total length, or IPv6 payload length + 40: from the header, not the captured bytes.
     /// Where the header's length is 0 (a TSO/GRO or BIG TCP super-frame, whose segments the
     /// NIC or the stack fills in), the IPv6 Jumbo Payload option's length + 40, else the rest
-    /// of the frame on the wire from the IP header on, as tshark presumes.
+    /// of the frame on the wire from the IP header on (as tshark presumes for IPv4).
     pub ip_len: Option<u32>,
     pub sport: Option<u16>,
     pub dport: Option<u16>,
@@ -157,7 +157,7 @@ fn link<'a>(h: &mut Headers, linktype: u16, data: &'a [u8]) -> Option<&'a [u8]> 
         linktype::ETHERNET => ethernet::decode(h, data),
         linktype::LINUX_SLL => sll::decode_v1(h, data),
         linktype::LINUX_SLL2 => sll::decode_v2(h, data),
-        linktype::RAW | linktype::RAW_DLT12 => raw_ip(h, data),
+        linktype::RAW | linktype::RAW_DLT12 | linktype::RAW_DLT14 => raw_ip(h, data),
         linktype::IPV4 => with_ethertype(h, ETHERTYPE_IPV4, data),
         linktype::IPV6 => with_ethertype(h, ETHERTYPE_IPV6, data),
         linktype::NULL => null::decode_null(h, data),
@@ -234,7 +234,7 @@ fn with_ethertype<'a>(h: &mut Headers, ethertype: u16, data: &'a [u8]) -> Option
     Some(data)
 }
 
-/// Raw IP (LINKTYPE_RAW and OpenBSD's DLT 12): the version nibble tells v4 from v6.
+/// Raw IP (LINKTYPE_RAW, and the DLT_RAW values 12 and 14): the version nibble tells v4 from v6.
 #[inline]
 fn raw_ip<'a>(h: &mut Headers, data: &'a [u8]) -> Option<&'a [u8]> {
     let Some(&first) = data.first() else {

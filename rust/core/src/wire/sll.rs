@@ -45,6 +45,10 @@ fn cooked<'a>(
         return None;
     }
     let (ty, payload) = ethernet::vlan_tags(h, protocol, rest)?;
+    // `tcpdump -i any` on the Ethernet interface under a PPPoE link gives its sessions this way.
+    if ty == ethernet::PPPOE_SESSION {
+        return ethernet::pppoe_session(h, payload);
+    }
     h.ethertype = Some(ty);
     Some(payload)
 }
