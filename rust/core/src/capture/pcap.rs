@@ -26,6 +26,9 @@ pub(super) struct State {
     nanos: bool,
     record_header_len: usize,
     linktype: u16,
+    /// The longest record (header included) `next` frames itself: within the reader's limit
+    /// and libpcap's common maximum, so that the fast path needs no check of the latter.
+    fast_total: u64,
 }
 
 /// Read the file header. `Ok(false)` when a non-strict read found it cut short.
@@ -92,6 +95,8 @@ pub(super) fn start(r: &mut CaptureReader, big: bool, nanos: bool, modified: boo
         nanos,
         record_header_len: header,
         linktype,
+        fast_total: u64::from(r.options.limits.max_block_len)
+            .min(header as u64 + u64::from(crate::wire::linktype::COMMON_MAX_RECORD)),
     });
     let layout = Layout::Pcap { big, header, nanos };
     r.buf.set_layout(layout, r.options.limits.max_block_len);
@@ -111,7 +116,7 @@ pub(super) fn next(r: &mut CaptureReader) -> Result<Option<Framed>> {
     if let Some(head) = h.get(..16).and_then(|s| <&[u8; 16]>::try_from(s).ok()) {
         let caplen = u32_at(head, 8, st.big);
         let total = st.record_header_len as u64 + u64::from(caplen);
-        if total <= u64::from(r.options.limits.max_block_len) && total <= h.len() as u64 {
+        if total <= st.fast_total && total <= h.len() as u64 {
             let framed = Framed {
                 ts_ns: Some(ts_ns(st, u32_at(head, 0, st.big), u32_at(head, 4, st.big))),
                 interface: 0,
@@ -174,7 +179,7 @@ fn next_general(r: &mut CaptureReader, st: State) -> Result<Option<Framed>> {
     let ts_ns = ts_ns(st, secs, sub);
     let data_start = r.buf.start() + hlen;
     r.buf.consume(total);
-    Ok(Some(Framed {
+    let framed = Framed {
         ts_ns: Some(ts_ns),
         interface: 0,
         linktype: st.linktype,
@@ -182,5 +187,7 @@ fn next_general(r: &mut CaptureReader, st: State) -> Result<Option<Framed>> {
         data_start,
         data_end: data_start + caplen as usize,
         offset,
-    }))
+    };
+    r.check_record_len(&framed);
+    Ok(Some(framed))
 }

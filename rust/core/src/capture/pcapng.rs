@@ -157,7 +157,11 @@ fn fast_enhanced_packet(r: &mut CaptureReader) -> Option<Framed> {
         return None;
     }
     let len = u32_at(head, 4, big) as usize;
-    if len < 32 || !len.is_multiple_of(4) || len > r.options.limits.max_block_len as usize {
+    // Within the reader's limit, and short enough that its packet is within libpcap's common
+    // maximum (`CaptureReader::check_record_len`, which the general path makes).
+    let fast_max = (r.options.limits.max_block_len as usize)
+        .min(32 + crate::wire::linktype::COMMON_MAX_RECORD as usize);
+    if len < 32 || !len.is_multiple_of(4) || len > fast_max {
         return None;
     }
     let trailer = h.get(len - 4..len)?;
@@ -290,6 +294,9 @@ fn next_general(r: &mut CaptureReader, first: bool) -> Result<Option<Framed>> {
             }
         };
         r.buf.consume(len);
+        if let Some(f) = &framed {
+            r.check_record_len(f);
+        }
         if framed.is_some() || (first && raw_type == SHB) {
             return Ok(framed);
         }
