@@ -372,6 +372,19 @@ def captures_with_named_interfaces(d: Path) -> tuple[list[Any], dict[tuple[str, 
     return [str(first), str(second), str(third), fourth], written
 
 
+def interface_rows(files: list[str]) -> list[tuple[str, int, str, int, str | None]]:
+    """ScanResult.interfaces of the captures of `captures_with_named_interfaces`, as written:
+    (group, capture, source, interface, name); the fourth capture is given as bytes."""
+    return [
+        ("if0", 0, files[0], 0, "eth0"),
+        ("if1", 0, files[0], 1, "eth1"),
+        ("if2", 1, files[1], 0, None),
+        ("if3", 2, files[2], 0, "eth9"),
+        ("if4", 3, "input 4 of 4", 0, None),
+        ("if5", 3, "input 4 of 4", 1, "lo"),
+    ]
+
+
 @pytest.mark.filterwarnings("ignore::burstcore.SharedPacketsWarning")
 def test_interface_groups_of_several_captures_say_which_capture_they_are_of(tmp_path: Path) -> None:
     # The labels if0, if1, ... run on from one capture to the next: ScanResult.interfaces tells
@@ -380,14 +393,7 @@ def test_interface_groups_of_several_captures_say_which_capture_they_are_of(tmp_
     files, written = captures_with_named_interfaces(tmp_path)
     for threads in (1, 2):
         r = burstcore.scan(files, windows=["1ms"], rates=["1Gbps"], by="interface", threads=threads)
-        assert r.interfaces.rows() == [
-            ("if0", 0, files[0], 0, "eth0"),
-            ("if1", 0, files[0], 1, "eth1"),
-            ("if2", 1, files[1], 0, None),
-            ("if3", 2, files[2], 0, "eth9"),
-            ("if4", 3, "input 4 of 4", 0, None),
-            ("if5", 3, "input 4 of 4", 1, "lo"),
-        ]
+        assert r.interfaces.rows() == interface_rows(files)
         counted = r.groups.join(r.interfaces, on="group").select("source", "interface", "packets").rows()
         assert {(s, i): p for s, i, p in counted} == written
     # One capture: its own interfaces; in-memory columns: none.
@@ -405,14 +411,7 @@ def test_superpose_by_interface_says_which_capture_each_group_is_of(tmp_path: Pa
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", burstcore.CaptureWarning)  # the captures barely overlap
         r = burstcore.superpose(files, windows=["1ms"], rates=["1Gbps"], by="interface")
-    assert r.interfaces.rows() == [
-        ("if0", 0, files[0], 0, "eth0"),
-        ("if1", 0, files[0], 1, "eth1"),
-        ("if2", 1, files[1], 0, None),
-        ("if3", 2, files[2], 0, "eth9"),
-        ("if4", 3, "input 4 of 4", 0, None),
-        ("if5", 3, "input 4 of 4", 1, "lo"),
-    ]
+    assert r.interfaces.rows() == interface_rows(files)
     counted = r.groups.join(r.interfaces, on="group").select("source", "interface", "packets").rows()
     assert {(s, i): p for s, i, p in counted} == written
     twice = burstcore.superpose([files[0], files[0]], offsets=[0, "1ms"], windows=["1ms"], by="interface")
