@@ -115,6 +115,7 @@ pub fn linktype_name(linktype: u16) -> &'static str {
         258 => "PKTAP",
         270 => "NORDIC_BLE",
         271 => "VSOCK",
+        EBHSCR => "EBHSCR",
         LINUX_SLL2 => "LINUX_SLL2",
         281 => "DSA_TAG_BRCM",
         282 => "DSA_TAG_BRCM_PREPEND",
