@@ -71,6 +71,33 @@ def test_an_unknown_option_among_files_is_still_told(caps: tuple[Path, Path]) ->
 
 
 @pytest.mark.parametrize(
+    "before",
+    [["-q"], ["--by=pair", "-q"], ["--quiet", "--no-mmap"]],
+)
+def test_the_commands_own_options_may_stand_before_it(caps: tuple[Path, Path], before: list[str]) -> None:
+    # `burstcore -q scan a.pcap` was refused, "unrecognized arguments: -q (see 'burstcore scan
+    # --help')", though scan takes -q. The same options after the command are the oracle.
+    a, _ = caps
+    after = ["--windows", "1ms", "--rates", "1Gbps", "-o", "-"]
+    first = ok(run_cli("scan", *before, a, *after)).stdout
+    assert ok(run_cli(*before, "scan", a, *after)).stdout == first
+
+
+@pytest.mark.parametrize(
+    "typed, told",
+    [
+        # A value given apart, or an option the command does not take, is not moved: told as before.
+        (["-o", "x.csv", "scan"], "argument COMMAND: invalid choice: 'x.csv'"),
+        (["--bogus", "scan"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_other_words_before_the_command_are_still_told(caps: tuple[Path, Path], typed: list[str], told: str) -> None:
+    a, _ = caps
+    err = one_line_error(run_cli(*typed, a), cli.EXIT_USAGE)
+    assert told in err, err
+
+
+@pytest.mark.parametrize(
     "typed, told",
     [
         (

@@ -613,7 +613,8 @@ def build_parser() -> argparse.ArgumentParser:
         "empirical envelopes E(τ), peak-to-mean ratios PtM(τ), backlogs B_max(r), binned throughput; and the "
         "anatomy of training traffic: flows, traffic matrix, training iterations, ON/OFF bursts, packet sizes "
         "and gaps; and captures superposed, as jobs sharing a link. "
-        "A FILE of '-' reads standard input. A command's FILEs and options come in any order; an option's "
+        "A FILE of '-' reads standard input. A command's FILEs and options come in any order (its options may "
+        "also come before it: burstcore -q scan a.pcap); an option's "
         "value is the one word after it (a list is comma-separated: --windows 1ms,5ms; a filter of several "
         "words is quoted); after '--' every word is a FILE.",
         epilog=MAIN_EXAMPLES + "\n\n" + EXIT_CODES,
@@ -2433,6 +2434,23 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
+def _command_first(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """`argv` with the command first when only options of the command's own stand before it
+    (`burstcore -q scan a.pcap`, `burstcore --by=pair scan a.pcap`): the command's parser takes
+    them wherever they stand, and the top level's plain parse refused them as "unrecognized
+    arguments", which the command does recognise. A word that is no option (an option's value
+    given apart, a file) or one of the top level's own (--help, --version) leaves `argv` as it is."""
+    commands = _subparsers(parser)
+    at = next((k for k, word in enumerate(argv) if word in commands), None)
+    if not at:
+        return argv
+    own = commands[argv[at]]._option_string_actions
+    top = parser._option_string_actions
+    if all(w.startswith("-") and w.split("=", 1)[0] in own and w not in top for w in argv[:at]):
+        return [argv[at], *argv[:at], *argv[at + 1 :]]
+    return argv
+
+
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """The command line's namespace and what it did not recognize. A command's files may stand
     anywhere among its options, as tcpdump's and most tools' do (`scan a.pcap --windows 1ms
@@ -2444,6 +2462,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
     After '--' every word is a file, even one starting with '-': argparse's intermixed parse
     drops the '--' in its first pass and then reads such a word as an option, so those words go
     through it as stand-ins that cannot look like one, and come back as they were typed."""
+    argv = _command_first(parser, argv)
     own = _subparsers(parser).get(argv[0]) if argv else None
     if own is None:
         return parser.parse_known_args(argv)
