@@ -103,6 +103,14 @@ def mpls(label: int, bottom: int) -> bytes:
 
 
 SNAP_IPV4 = b"\xaa\xaa\x03\x00\x00\x00\x08\x00"
+SNAP_IPV6 = b"\xaa\xaa\x03\x00\x00\x00\x86\xdd"
+
+
+def llc(body: bytes) -> bytes:
+    """An IEEE 802.3 frame: a length field (counting ``body``) instead of an EtherType."""
+    return ETH + struct.pack("!H", len(body)) + body
+
+
 WLAN_DATA = b"\x08\x02\x00\x00" + b"\x02" * 6 + b"\x04" * 6 + b"\x06" * 6 + b"\x00\x00"
 JUMBO = 70_000
 
@@ -220,8 +228,32 @@ CASES: list[tuple[str, int, bytes, int | None, dict[str, Any]]] = [
     ("ipv6 link", 229, ip6(6, tcp(), 3), None, {}),
     ("ipv6 on the ipv4 link", 228, ip6(6, tcp(), 3), None, {}),
     # IP that burstcore does not look for (docs/metrics.md, "Keys come from..."): tshark does.
-    ("mpls", 1, eth(0x8847, mpls(100, 0) + mpls(200, 1) + ip4(6, tcp(), 5)), None, NO_IP),
-    ("llc/snap", 1, ETH + b"\x00\x30" + SNAP_IPV4 + ip4(17, udp(payload=2), 2), None, NO_IP),
+    ("mpls", 1, eth(0x8847, mpls(100, 0) + mpls(200, 1) + ip4(6, tcp(), 5)), None, {}),
+    ("mpls one label", 1, eth(0x8847, mpls(100, 1) + ip4(17, udp(payload=3), 3)), None, {}),
+    ("mpls three labels ipv6", 1, eth(0x8847, mpls(1, 0) + mpls(2, 0) + mpls(3, 1) + ip6(6, tcp(), 9)), None, {}),
+    ("mpls multicast", 1, eth(0x8848, mpls(100, 1) + ip6(17, udp())), None, {}),
+    ("mpls explicit null ipv6", 1, eth(0x8847, mpls(0, 1) + ip6(17, udp(payload=1), 1)), None, {}),
+    ("mpls under a tag", 1, ETH + tags((0x8100, 8)) + b"\x88\x47" + mpls(16, 1) + ip4(6, tcp(), 2), None, {}),
+    ("mpls control word", 1, eth(0x8847, mpls(100, 1) + b"\x00" * 4 + eth(0x0800, ip4(6, tcp()))), None, {}),
+    ("mpls ethernet", 1, eth(0x8847, mpls(100, 1) + eth(0x0800, ip4(6, tcp()))), None, {}),
+    ("mpls g-ach", 1, eth(0x8847, mpls(13, 1) + b"\x10\x00\x00\x21" + ip4(6, tcp())), None,
+     NO_IP),  # tshark reads the IPv4 channel of a G-ACh header; only nibbles 4 and 6 are IP here
+    ("mpls stack cut by the snaplen", 1, eth(0x8847, mpls(1, 0) + mpls(2, 1) + ip4(6, tcp()))[:20], 62, {}),
+    ("sll mpls", 113, sll(0x8847) + mpls(100, 1) + ip4(17, udp(payload=2), 2), None, {}),
+    ("llc/snap", 1, llc(SNAP_IPV4 + ip4(17, udp(payload=2), 2)), None, {}),
+    ("llc/snap ipv6", 1, llc(SNAP_IPV6 + ip6(6, tcp(), 4)), None, {}),
+    ("llc/snap oui 00-00-f8", 1, llc(b"\xaa\xaa\x03\x00\x00\xf8\x08\x00" + ip4(6, tcp())), None, {}),
+    ("llc/snap under a tag", 1, ETH + tags((0x8100, 9)) + llc(SNAP_IPV4 + ip4(6, tcp(), 1))[12:], None, {}),
+    ("llc/snap then a tag", 1, llc(b"\xaa\xaa\x03\x00\x00\x00\x81\x00" + tags((9, 0x0800)) + ip4(6, tcp())), None, {}),
+    ("llc/snap mpls", 1, llc(b"\xaa\xaa\x03\x00\x00\x00\x88\x47" + mpls(5, 1) + ip4(6, tcp())), None, {}),
+    ("llc/snap padded", 1, llc(SNAP_IPV4 + ip4(6, tcp(), 1)) + b"\x00" * 20, None, {}),
+    ("llc/snap length short", 1, ETH + b"\x00\x1b" + SNAP_IPV4 + ip4(6, tcp(), 1), None,
+     {"src": None, "ip_len": None}),  # the 802.3 length ends in the IPv4 destination (tshark shows the source)
+    ("llc/snap length 0", 1, ETH + b"\x00\x00" + SNAP_IPV4 + ip4(6, tcp(), 1), None, {}),
+    ("llc/snap length 1501", 1, ETH + b"\x05\xdd" + SNAP_IPV4 + ip4(6, tcp(), 1), None, {}),
+    ("llc/snap cut by the snaplen", 1, llc(SNAP_IPV4 + ip4(6, tcp()))[:19], 62, {}),
+    ("llc/snap cisco oui", 1, llc(b"\xaa\xaa\x03\x00\x00\x0c\x08\x00" + ip4(6, tcp())), None, {}),
+    ("llc spanning tree", 1, llc(b"\x42\x42\x03" + ip4(6, tcp())), None, {}),
     ("radiotap", 127, struct.pack("<BBHI", 0, 0, 8, 0) + WLAN_DATA + SNAP_IPV4 + ip4(17, udp()), None, NO_IP),
     ("802.11", 105, WLAN_DATA + SNAP_IPV4 + ip4(17, udp(payload=2), 2), None, NO_IP),
 ]  # fmt: skip
@@ -334,7 +366,21 @@ def test_sizes_of_a_scan_follow_the_columns(gallery: Path) -> None:
                 extra += 4
                 at += 4
                 ty = struct.unpack_from("!H", data, at)[0]
+            if lt == 1 and ty is not None and ty <= 1500 and data[at + 2 : at + 5] == SNAP_IPV4[:3]:
+                extra += 8
+                at += 8
+                ty = struct.unpack_from("!H", data, at)[0] if len(data) >= at + 2 else None
+                while ty == 0x8100 and len(data) >= at + 6:  # the one frame with a tag after SNAP
+                    extra += 4
+                    at += 4
+                    ty = struct.unpack_from("!H", data, at)[0]
             extra += 8 if ty == 0x8864 else 0
+            if ty in (0x8847, 0x8848):
+                while len(data) >= at + 6:
+                    extra += 4
+                    at += 4
+                    if data[at] & 1:  # the entry just skipped: its third byte holds the bottom bit
+                        break
         front.append(link.get(lt, 0) + extra)
     fits = [
         ip is not None and ip <= wire - f
@@ -358,8 +404,10 @@ TCPDUMP_OTHERWISE = {
     "ipv4 cut in its source", "ipv4 cut in its destination", "ipv6 cut in its destination",
     "hop-by-hop", "routing", "ipv6 first fragment", "destination options", "ah", "long chain",
     "no next header", "chain past the payload length", "chain cut", "jumbogram", "udp jumbogram",
-    "tag cut by the snaplen", "mpls", "llc/snap",
+    "tag cut by the snaplen",
     "no bytes",  # tcpdump's printer shows no line for it
+    # MPLS and LLC/SNAP are looked through (tcpdump reads them only after 'mpls' or at offsets).
+    *(name for name, *_ in CASES if name.startswith(("mpls", "llc"))),
 }  # fmt: skip
 
 EXPRESSIONS = [
@@ -437,3 +485,32 @@ def test_a_tag_cut_by_the_snaplen_is_read_as_tcpdump_reads_it(tmp_path: Path) ->
     # Cut before the second tag's id: burstcore's 'vlan 5' asks of both tags, and cannot tell.
     got = burstcore.read_packets(path, columns=["cap_len"], filter="not vlan 5")["cap_len"].to_list()
     assert got == [], got
+
+
+def test_filters_look_through_mpls_and_snap_as_tshark_reads_them(tmp_path: Path) -> None:
+    # tcpdump reads no IP under MPLS or SNAP without its own words, so tshark's display filters
+    # are the oracle here: the same selection on the frames read alike (docs/filters.md).
+    cases = [
+        c for c in CASES if c[0].startswith(("mpls", "llc")) and not c[4] and "cut" not in c[0] and c[0] != "mpls g-ach"
+    ]
+    path = tmp_path / "shims.pcapng"
+    write(path, cases)
+    wrong = []
+    for expr, display in [
+        ("host 10.0.0.1", "ip.addr == 10.0.0.1"),
+        ("not host 10.0.0.2", "!(ip.addr == 10.0.0.2)"),
+        ("ip6", "ipv6"),
+        ("tcp port 2222", "tcp.port == 2222"),
+        ("udp", "udp"),
+        ("host 2001:db8::2 and tcp", "ipv6.addr == 2001:db8::2 && tcp"),
+    ]:
+        want = {T0 + (int(r[0]) - 1) * 1000 for r in tshark_fields(path, ["frame.number"], ["-Y", display])}
+        got = set(burstcore.read_packets(path, columns=["timestamp"], filter=expr)["timestamp"].dt.epoch("ns"))
+        wrong += [f"{expr!r} {cases[(t - T0) // 1000][0]}: tshark {t in want}" for t in sorted(want ^ got)]
+    assert not wrong, "\n".join(wrong)
+    # A label stack or SNAP header the snaplen cut is a cut frame: no address test can tell.
+    cut = [c for c in CASES if c[0] in ("mpls stack cut by the snaplen", "llc/snap cut by the snaplen")]
+    write(path, cut)
+    for expr in ("host 10.0.0.1", "not host 10.0.0.1", "vlan", "less 100"):
+        got = burstcore.read_packets(path, columns=["cap_len"], filter=expr)["cap_len"].to_list()
+        assert got == ([20, 19] if expr == "less 100" else []), expr

@@ -24,7 +24,7 @@
 //! `0x50` are refused, not read another way). A packet cut off before a field a test needs is
 //! rejected whatever the rest says, as a BPF load past the captured bytes ends the program.
 //! Where this differs from pcap-filter (docs/filters.md has the whole list): headers are read
-//! through VLAN tags and PPPoE whether or not the filter says so, `host` looks at IP addresses
+//! through VLAN tags, PPPoE, MPLS and LLC/SNAP whether or not the filter says so, `host` looks at IP addresses
 //! only (BPF also at ARP's), SCTP ports are not read, an IP header is read only once
 //! captured whole, service names are not looked up, and link-layer primitives (`ether`,
 //! `wlan`, ...) are not known; an expression using one is refused with the reason.

@@ -69,6 +69,8 @@ struct Frame {
     lengths: Vec<(usize, usize, usize)>,
     /// Where the transport payload starts, when `payload_len` counts to the end of the frame.
     payload_from: Option<usize>,
+    /// Offset of an 802.3 length field, counting the rest of the frame.
+    llc_len: Option<usize>,
 }
 
 impl Frame {
@@ -106,6 +108,32 @@ impl Frame {
     fn pppoe(&mut self, ppp_protocol: u16, ethertype: u16) -> &mut Self {
         self.put(&[0x11, 0x00, 0x12, 0x34, 0x00, 0x00])
             .put16(ppp_protocol);
+        (self.want.ethertype, self.need.ethertype) = (Some(ethertype), self.at());
+        self.need.end = self.at();
+        self
+    }
+
+    /// An MPLS label stack after an EtherType of 0x8847/0x8848 (or an SLL protocol): the IP
+    /// under it is told by its first nibble, which decides the EtherType read.
+    fn mpls(&mut self, labels: &[u32], ethertype: u16) -> &mut Self {
+        for (i, &label) in labels.iter().enumerate() {
+            let bottom = u32::from(i + 1 == labels.len());
+            self.put(&(label << 12 | 5 << 9 | bottom << 8 | 64).to_be_bytes());
+        }
+        // The EtherType is known from the payload's first byte.
+        (self.want.ethertype, self.need.ethertype) = (Some(ethertype), self.at() + 1);
+        self.need.end = self.at() + 1;
+        self
+    }
+
+    /// An 802.3 frame: a length field (patched by `finish`), then LLC/SNAP with an EtherType.
+    fn ethernet_snap(&mut self, oui: [u8; 3], ethertype: u16) -> &mut Self {
+        self.put(&[0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2]);
+        self.llc_len = Some(self.at());
+        self.put16(0)
+            .put(&[0xaa, 0xaa, 0x03])
+            .put(&oui)
+            .put16(ethertype);
         (self.want.ethertype, self.need.ethertype) = (Some(ethertype), self.at());
         self.need.end = self.at();
         self
@@ -261,6 +289,10 @@ impl Frame {
 
     fn finish(&mut self) -> (Vec<u8>, Headers, Need) {
         let len = self.b.len();
+        if let Some(at) = self.llc_len {
+            let v = (len - at - 2) as u16;
+            self.b[at..at + 2].copy_from_slice(&v.to_be_bytes());
+        }
         for &(at, from, bias) in &self.lengths {
             let v = (len - from - bias) as u16;
             self.b[at..at + 2].copy_from_slice(&v.to_be_bytes());
@@ -366,12 +398,143 @@ fn ethernet_non_ip() {
     let mut f = Frame::default();
     f.ethernet(&[], 0x0806).put(&[0u8; 28]);
     check_all_prefixes("arp", ETH, &mut f);
-    // 802.3 length field + LLC/SNAP carrying IPv4: no EtherType, no IP.
-    let mut frame = vec![0u8; 12];
-    frame.extend_from_slice(&46u16.to_be_bytes());
-    frame.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00, 0x45]);
-    frame.resize(60, 0);
-    assert_eq!(decode(ETH, &frame), Headers::default());
+    // 802.3 length field + plain LLC (spanning tree) and SNAP of another OUI (Cisco's CDP):
+    // no EtherType, no IP, nothing truncated at any cut (the LLC header says it is no SNAP
+    // carrying an EtherType before the cut or the length runs out).
+    // The byte that tells it: (name, LLC header, its offset in the header).
+    for (name, llc, tells) in [
+        ("stp", &[0x42, 0x42, 0x03, 0, 0, 0, 0x08, 0x00][..], 0),
+        ("cdp", &[0xaa, 0xaa, 0x03, 0, 0, 0x0c, 0x20, 0x00], 5),
+        ("snap not ui", &[0xaa, 0xaa, 0xf3, 0, 0, 0, 0x08, 0x00], 2),
+    ] {
+        let mut frame = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0, 46];
+        frame.extend_from_slice(llc);
+        frame.extend_from_slice(&[0x45; 38]);
+        for n in 0..=frame.len() {
+            let want = Headers {
+                truncated: n <= 14 + tells,
+                ..Headers::default()
+            };
+            assert_eq!(decode(ETH, &frame[..n]), want, "{name}: prefix of {n}");
+        }
+    }
+    // SNAP whose 802.3 length is too short for its header: nothing, and not truncated.
+    let mut f = Frame::default();
+    f.ethernet_snap([0, 0, 0], 0x0800)
+        .ipv4(6, 0, 0)
+        .tcp(0x10, 0, 10);
+    let (mut bytes, _, _) = f.finish();
+    for len in [0u16, 5, 7] {
+        bytes[12..14].copy_from_slice(&len.to_be_bytes());
+        assert_eq!(
+            decode(ETH, &bytes),
+            Headers::default(),
+            "802.3 length {len}"
+        );
+    }
+    // 1501-1535: neither a length nor an EtherType.
+    bytes[12..14].copy_from_slice(&1501u16.to_be_bytes());
+    assert_eq!(decode(ETH, &bytes), Headers::default(), "802.3 length 1501");
+}
+
+#[test]
+fn mpls_label_stacks() {
+    for labels in [&[100][..], &[100, 200, 300], &[0]] {
+        for ty in [0x8847, 0x8848] {
+            let mut f = Frame::default();
+            f.ethernet(&[], ty)
+                .mpls(labels, 0x0800)
+                .ipv4(6, 0, 0)
+                .tcp(0x10, 0, 100);
+            check_all_prefixes(&format!("mpls {labels:?}/ipv4/tcp"), ETH, &mut f);
+            let mut f = Frame::default();
+            f.ethernet(&[(0x8100, 9)], ty)
+                .mpls(labels, 0x86dd)
+                .ipv6(&[], 17, 0)
+                .udp(53, &[0; 20]);
+            check_all_prefixes(&format!("vlan/mpls {labels:?}/ipv6/udp"), ETH, &mut f);
+        }
+    }
+    let mut f = Frame::default();
+    f.sll(0x8847)
+        .mpls(&[16, 17], 0x0800)
+        .ipv4(17, 0, 0)
+        .udp(4000, &[0; 8]);
+    check_all_prefixes("sll/mpls/ipv4/udp", SLL, &mut f);
+    let mut f = Frame::default();
+    f.sll2(0x8847)
+        .mpls(&[16], 0x86dd)
+        .ipv6(&[], 6, 0)
+        .tcp(0x02, 0, 0);
+    check_all_prefixes("sll2/mpls/ipv6/tcp", SLL2, &mut f);
+    // A pseudowire control word (first nibble 0), Ethernet over MPLS without one and a G-ACh
+    // header (nibble 1): no network layer, MPLS's EtherType, not truncated.
+    for (name, payload) in [
+        ("control word", &[0u8, 0, 0, 0, 0x02, 0, 0, 0, 0, 1][..]),
+        (
+            "ethernet",
+            &[0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0],
+        ),
+        ("g-ach", &[0x10, 0, 0, 0x21, 0x45, 0]),
+    ] {
+        let mut f = Frame::default();
+        f.ethernet(&[], 0x8847)
+            .put(&[0, 0x06, 0x41, 64])
+            .put(payload);
+        let (bytes, _, _) = f.finish();
+        let h = decode(ETH, &bytes);
+        assert_eq!(
+            (h.ethertype, h.src, h.truncated),
+            (Some(0x8847), None, false),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn llc_snap() {
+    for oui in [[0, 0, 0], [0, 0, 0xf8]] {
+        let mut f = Frame::default();
+        f.ethernet_snap(oui, 0x0800).ipv4(6, 0, 0).tcp(0x18, 0, 200);
+        check_all_prefixes("snap/ipv4/tcp", ETH, &mut f);
+        let mut f = Frame::default();
+        f.ethernet_snap(oui, 0x86dd)
+            .ipv6(&[], 17, 0)
+            .udp(53, &[0; 30]);
+        check_all_prefixes("snap/ipv6/udp", ETH, &mut f);
+    }
+    // SNAP's EtherType is read on as Ethernet II's: a tag, MPLS, PPPoE.
+    let mut f = Frame::default();
+    f.ethernet_snap([0, 0, 0], 0x8847)
+        .mpls(&[5], 0x0800)
+        .ipv4(17, 0, 0)
+        .udp(9, &[0; 4]);
+    check_all_prefixes("snap/mpls/ipv4/udp", ETH, &mut f);
+    let mut f = Frame::default();
+    f.ethernet_snap([0, 0, 0], 0x8864)
+        .pppoe(0x0021, 0x0800)
+        .ipv4(6, 0, 0)
+        .tcp(0x10, 0, 10);
+    check_all_prefixes("snap/pppoe/ipv4/tcp", ETH, &mut f);
+    // Padding past the 802.3 length is not the packet's: an IP length past it is damage.
+    let mut f = Frame::default();
+    f.ethernet_snap([0, 0, 0], 0x0800)
+        .ipv4(6, 0, 0)
+        .tcp(0x10, 0, 0);
+    let (mut bytes, want, _) = f.finish();
+    let (len, ip_len) = (bytes.len() - 14, want.ip_len.unwrap());
+    bytes.extend_from_slice(&[0; 20]);
+    let h = decode(ETH, &bytes);
+    assert_eq!(
+        (h.src, h.ip_len, h.ip_len_past_frame),
+        (want.src, Some(ip_len), false)
+    );
+    bytes[12..14].copy_from_slice(&((len - 1) as u16).to_be_bytes());
+    let h = decode(ETH, &bytes);
+    assert_eq!(
+        (h.src, h.ip_len, h.ip_len_past_frame),
+        (want.src, Some(ip_len), true)
+    );
 }
 
 #[test]

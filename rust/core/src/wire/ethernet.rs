@@ -1,7 +1,8 @@
-//! Ethernet II with any stack of 802.1Q / 802.1ad / 0x9100 VLAN tags.
+//! Ethernet II with any stack of 802.1Q / 802.1ad / 0x9100 VLAN tags, and what an EtherType can
+//! put between them and IP: a PPPoE session or an MPLS label stack.
 //!
-//! A type field below 0x0600 is an IEEE 802.3 length: the frame carries LLC (or SNAP), which this
-//! decoder does not follow, so it yields no network layer and no EtherType.
+//! A type field of 1500 or less is an IEEE 802.3 length: the frame carries LLC, followed (as
+//! tshark follows it) only when it is SNAP with an EtherType, read from then on as Ethernet II.
 
 use super::{be16, Headers};
 
@@ -19,13 +20,108 @@ pub(super) fn decode<'a>(h: &mut Headers, frame: &'a [u8]) -> Option<&'a [u8]> {
     };
     let (ty, payload) = vlan_tags(h, ty, rest)?;
     if ty < MIN_ETHERTYPE {
-        return None;
+        return llc(h, ty, payload);
     }
-    if ty == PPPOE_SESSION {
-        return pppoe_session(h, payload);
+    network(h, ty, payload)
+}
+
+/// The network layer under EtherType `ty` (VLAN tags already skipped). PPPoE and MPLS share the
+/// 0x88 high byte, so IP and the other common types pay one test for both, as they paid for
+/// PPPoE alone.
+#[inline]
+pub(super) fn network<'a>(h: &mut Headers, ty: u16, payload: &'a [u8]) -> Option<&'a [u8]> {
+    if ty >> 8 == 0x88 {
+        return shim(h, ty, payload);
     }
     h.ethertype = Some(ty);
     Some(payload)
+}
+
+#[inline(never)]
+fn shim<'a>(h: &mut Headers, ty: u16, payload: &'a [u8]) -> Option<&'a [u8]> {
+    match ty {
+        PPPOE_SESSION => pppoe_session(h, payload),
+        MPLS_UNICAST | MPLS_MULTICAST => mpls(h, ty, payload),
+        _ => {
+            h.ethertype = Some(ty);
+            Some(payload)
+        }
+    }
+}
+
+/// MPLS (RFC 3032): 4-byte label stack entries up to the one with the bottom-of-stack bit, then
+/// a payload whose first nibble tells it, as tshark tells it by default: 4 is IPv4, 6 is IPv6
+/// (read as if the frame carried them directly, their EtherType in `ethertype`). Anything else
+/// (0: a pseudowire control word or Ethernet over MPLS; 1: a G-ACh channel header) carries no
+/// network layer here, its EtherType left MPLS's. A stack the capture cut is truncation, as a
+/// cut VLAN tag is.
+pub const MPLS_UNICAST: u16 = 0x8847;
+pub const MPLS_MULTICAST: u16 = 0x8848;
+const MPLS_BOTTOM_OF_STACK: u8 = 0x01;
+
+fn mpls<'a>(h: &mut Headers, ty: u16, mut rest: &'a [u8]) -> Option<&'a [u8]> {
+    loop {
+        // Each entry consumes 4 bytes: the walk ends with the frame at the latest.
+        let (Some(entry), Some(after)) = (super::array::<4>(rest, 0), rest.get(4..)) else {
+            h.truncated = true;
+            return None;
+        };
+        rest = after;
+        if entry[2] & MPLS_BOTTOM_OF_STACK != 0 {
+            break;
+        }
+    }
+    let Some(&first) = rest.first() else {
+        h.truncated = true;
+        return None;
+    };
+    h.ethertype = Some(match first >> 4 {
+        4 => super::ETHERTYPE_IPV4,
+        6 => super::ETHERTYPE_IPV6,
+        _ => {
+            h.ethertype = Some(ty);
+            return None;
+        }
+    });
+    Some(rest)
+}
+
+/// IEEE 802.3 with a length field `len`: SNAP (DSAP and SSAP 0xAA, UI control 0x03) whose OUI is
+/// 00-00-00 (RFC 1042) or 00-00-F8 (Cisco's, which tshark reads the same way) carries an
+/// EtherType, read on as Ethernet II's (tags, PPPoE and MPLS included). Other LLC (spanning
+/// tree, IPX, NetBIOS, SNAP of other OUIs) carries no network layer here. As tshark does, the
+/// bytes are those the length counts (the padding of a short frame is not the packet's); a
+/// length from 1501 to 1535 is neither a length nor an EtherType, and is not read.
+const IEEE_802_3_MAX_LEN: u16 = 1500;
+const SNAP_LEN: usize = 8;
+const SNAP_HEAD: [u8; 5] = [0xaa, 0xaa, 0x03, 0x00, 0x00];
+
+#[inline(never)]
+fn llc<'a>(h: &mut Headers, len: u16, payload: &'a [u8]) -> Option<&'a [u8]> {
+    if len > IEEE_802_3_MAX_LEN {
+        return None;
+    }
+    let len = usize::from(len);
+    let llc = payload.get(..len).unwrap_or(payload);
+    let is_snap = |b: &[u8]| {
+        b.iter().zip(SNAP_HEAD).all(|(&x, y)| x == y)
+            && b.get(5).is_none_or(|&oui| oui == 0x00 || oui == 0xf8)
+    };
+    let Some(ty) = super::be16(llc, SNAP_LEN - 2) else {
+        // The capture ended before a SNAP header the length had room for.
+        if llc.len() < len.min(SNAP_LEN) && is_snap(llc) {
+            h.truncated = true;
+        }
+        return None;
+    };
+    if !is_snap(llc) {
+        return None;
+    }
+    let (ty, rest) = vlan_tags(h, ty, &llc[SNAP_LEN..])?;
+    if ty < MIN_ETHERTYPE {
+        return None;
+    }
+    network(h, ty, rest)
 }
 
 /// PPPoE session stage (RFC 2516), as DSL access links carry IP: a 6-byte PPPoE header, then

@@ -74,8 +74,8 @@ pub struct Headers {
 ///
 /// `truncated` is set when the frame ends before a header the previous layer announced is
 /// complete (including when none of it is present, e.g. an Ethernet frame of exactly 14 bytes
-/// with EtherType IPv4). A frame that announces something this decoder does not parse (ARP, LLC,
-/// an unknown address family) just stops: that is not truncation.
+/// with EtherType IPv4). A frame that announces something this decoder does not parse (ARP,
+/// LLC other than SNAP, an unknown address family) just stops: that is not truncation.
 #[inline]
 pub fn decode(linktype: u16, data: &[u8]) -> Headers {
     decode_frame(linktype, data, len_u32(data))
@@ -170,9 +170,9 @@ fn link<'a>(h: &mut Headers, linktype: u16, data: &'a [u8]) -> Option<&'a [u8]> 
 }
 
 /// The IP packet a frame carries (IPv4 or IPv6, from its first header byte on, as captured),
-/// found as [`decode`] finds it: through VLAN tags, PPPoE and the link types it knows. For
-/// what needs the header bytes themselves rather than decoded fields (a fingerprint of the
-/// packet, see [`crate::analysis::shared`]).
+/// found as [`decode`] finds it: through VLAN tags, PPPoE, MPLS, LLC/SNAP and the link types it
+/// knows. For what needs the header bytes themselves rather than decoded fields (a fingerprint
+/// of the packet, see [`crate::analysis::shared`]).
 pub fn ip_packet(linktype: u16, data: &[u8]) -> Option<&[u8]> {
     let mut h = Headers::default();
     let packet = link(&mut h, linktype, data)?;

@@ -45,10 +45,7 @@ fn cooked<'a>(
         return None;
     }
     let (ty, payload) = ethernet::vlan_tags(h, protocol, rest)?;
-    // `tcpdump -i any` on the Ethernet interface under a PPPoE link gives its sessions this way.
-    if ty == ethernet::PPPOE_SESSION {
-        return ethernet::pppoe_session(h, payload);
-    }
-    h.ethertype = Some(ty);
-    Some(payload)
+    // `tcpdump -i any` on the Ethernet interface under a PPPoE link gives its sessions this way,
+    // and MPLS the same (protocol 0x8847/0x8848, the label stack following).
+    ethernet::network(h, ty, payload)
 }
