@@ -49,16 +49,17 @@ fn shim<'a>(h: &mut Headers, ty: u16, payload: &'a [u8]) -> Option<&'a [u8]> {
     }
 }
 
+/// MPLS's EtherTypes (RFC 5332).
+pub const MPLS_UNICAST: u16 = 0x8847;
+pub const MPLS_MULTICAST: u16 = 0x8848;
+const MPLS_BOTTOM_OF_STACK: u8 = 0x01;
+
 /// MPLS (RFC 3032): 4-byte label stack entries up to the one with the bottom-of-stack bit, then
 /// a payload whose first nibble tells it, as tshark tells it by default: 4 is IPv4, 6 is IPv6
 /// (read as if the frame carried them directly, their EtherType in `ethertype`). Anything else
 /// (0: a pseudowire control word or Ethernet over MPLS; 1: a G-ACh channel header) carries no
 /// network layer here, its EtherType left MPLS's. A stack the capture cut is truncation, as a
 /// cut VLAN tag is.
-pub const MPLS_UNICAST: u16 = 0x8847;
-pub const MPLS_MULTICAST: u16 = 0x8848;
-const MPLS_BOTTOM_OF_STACK: u8 = 0x01;
-
 fn mpls<'a>(h: &mut Headers, ty: u16, mut rest: &'a [u8]) -> Option<&'a [u8]> {
     loop {
         // Each entry consumes 4 bytes: the walk ends with the frame at the latest.
