@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 #[path = "common.rs"]
 mod common;
 
-const LINKTYPES: [u16; 10] = [
+const LINKTYPES: [u16; 13] = [
     linktype::NULL,
     linktype::ETHERNET,
     linktype::RAW_DLT12,
@@ -18,6 +18,9 @@ const LINKTYPES: [u16; 10] = [
     linktype::IPV4,
     linktype::IPV6,
     linktype::LINUX_SLL2,
+    linktype::IEEE802_11,
+    linktype::IEEE802_11_RADIOTAP,
+    linktype::PPI,
     147, // a user link type: unknown to the decoder
 ];
 

@@ -357,7 +357,8 @@ def read_packets(
     its pcapng sections (the second section's first interface follows the first section's
     last), so that it names one interface in the whole file; tshark's ``frame.interface_id``
     restarts at 0 in each section. Header fields are null where a packet lacks them (or its
-    capture cut them off). ``ip_len``
+    capture cut them off); which link types and encapsulations are read, and where a field
+    says damage: docs/metrics.md. ``ip_len``
     is the IP header's length (IPv4 total length, IPv6 payload length + 40); where that is 0, as
     in TSO/GRO and BIG TCP super-frames, it is an IPv6 Jumbo Payload option's length + 40, else
     the rest of the frame on the wire (as tshark presumes for IPv4); ``payload_len`` follows from it.

@@ -12,7 +12,7 @@ use burstcore::wire::{self, linktype};
 use std::io::{Cursor, Write};
 use std::path::PathBuf;
 
-const LINKTYPES: [u16; 11] = [
+const LINKTYPES: [u16; 14] = [
     linktype::NULL,
     linktype::ETHERNET,
     linktype::RAW_DLT12,
@@ -23,6 +23,9 @@ const LINKTYPES: [u16; 11] = [
     linktype::IPV4,
     linktype::IPV6,
     linktype::LINUX_SLL2,
+    linktype::IEEE802_11,
+    linktype::IEEE802_11_RADIOTAP,
+    linktype::PPI,
     147,
 ];
 

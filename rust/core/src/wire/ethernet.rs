@@ -104,13 +104,20 @@ fn llc<'a>(h: &mut Headers, len: u16, payload: &'a [u8]) -> Option<&'a [u8]> {
     }
     let len = usize::from(len);
     let llc = payload.get(..len).unwrap_or(payload);
+    snap(h, llc, llc.len() < len)
+}
+
+/// The network layer under an LLC header `llc` (its bytes to the end of the frame or of the
+/// length that counts them), read when it is SNAP as [`llc`] says; `cut` tells that the capture
+/// ended before those bytes did, so that a short SNAP header is truncation, not damage. 802.11
+/// data frames and Linux cooked captures' LLC protocol carry the same header.
+pub(super) fn snap<'a>(h: &mut Headers, llc: &'a [u8], cut: bool) -> Option<&'a [u8]> {
     let is_snap = |b: &[u8]| {
         b.iter().zip(SNAP_HEAD).all(|(&x, y)| x == y)
             && b.get(5).is_none_or(|&oui| oui == 0x00 || oui == 0xf8)
     };
     let Some(ty) = super::be16(llc, SNAP_LEN - 2) else {
-        // The capture ended before a SNAP header the length had room for.
-        if llc.len() < len.min(SNAP_LEN) && is_snap(llc) {
+        if cut && is_snap(llc) {
             h.truncated = true;
         }
         return None;
@@ -127,26 +134,30 @@ fn llc<'a>(h: &mut Headers, len: u16, payload: &'a [u8]) -> Option<&'a [u8]> {
 
 /// PPPoE session stage (RFC 2516), as DSL access links carry IP: a 6-byte PPPoE header, then
 /// PPP's 2-byte protocol. IP inside is read as if the frame carried it directly (its EtherType
-/// in `ethertype`); other PPP protocols (LCP, IPCP, ...) carry no network layer.
+/// in `ethertype`); other PPP protocols (LCP, IPCP, ...) carry no network layer. As tshark does,
+/// the bytes are those the PPPoE length counts (from the PPP protocol on): a length shorter than
+/// the IP packet cuts it (one that ends inside the IP header leaves it unread), one below 2
+/// leaves no PPP protocol, and a longer one than the frame changes nothing.
 pub const PPPOE_SESSION: u16 = 0x8864;
 const PPP_IPV4: u16 = 0x0021;
 const PPP_IPV6: u16 = 0x0057;
 
 #[inline]
 pub(super) fn pppoe_session<'a>(h: &mut Headers, rest: &'a [u8]) -> Option<&'a [u8]> {
-    let (Some(protocol), Some(packet)) = (be16(rest, 6), rest.get(8..)) else {
+    let (Some(len), Some(protocol), Some(packet)) = (be16(rest, 4), be16(rest, 6), rest.get(8..))
+    else {
         h.truncated = true;
         return None;
     };
-    h.ethertype = Some(match protocol {
-        PPP_IPV4 => super::ETHERTYPE_IPV4,
-        PPP_IPV6 => super::ETHERTYPE_IPV6,
-        _ => {
-            h.ethertype = Some(PPPOE_SESSION);
-            return None;
-        }
-    });
-    Some(packet)
+    let ty = match (len, protocol) {
+        (0 | 1, _) => None,
+        (_, PPP_IPV4) => Some(super::ETHERTYPE_IPV4),
+        (_, PPP_IPV6) => Some(super::ETHERTYPE_IPV6),
+        _ => None,
+    };
+    h.ethertype = Some(ty.unwrap_or(PPPOE_SESSION));
+    ty?;
+    Some(packet.get(..usize::from(len) - 2).unwrap_or(packet))
 }
 
 /// Skip VLAN tags starting at `rest` (the bytes after a type field `ty`), keeping the first

@@ -12,15 +12,18 @@ const ROUTING: u8 = 43;
 const FRAGMENT: u8 = 44;
 const AUTH: u8 = 51;
 const DEST_OPTS: u8 = 60;
-const MOBILITY: u8 = 135;
-const HIP: u8 = 139;
 const SHIM6: u8 = 140;
 
+/// The headers walked through to the transport protocol. The Mobility (135) and HIP (139)
+/// headers, though IANA lists them among the extension headers, are the packet's last: their
+/// next-header field is 59 (RFC 6275, RFC 7401), and a message of their own is what they carry,
+/// as tshark reads them (`ip_proto` names them). A Shim6 header (140) carries a payload on, as
+/// tshark reads it.
 #[inline(always)]
 fn is_extension(next: u8) -> bool {
     matches!(
         next,
-        HOP_BY_HOP | ROUTING | FRAGMENT | AUTH | DEST_OPTS | MOBILITY | HIP | SHIM6
+        HOP_BY_HOP | ROUTING | FRAGMENT | AUTH | DEST_OPTS | SHIM6
     )
 }
 

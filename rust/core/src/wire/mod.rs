@@ -1,14 +1,16 @@
 //! Header decoding, tolerant of truncation: whatever could be decoded is kept, the rest is `None`.
 //!
-//! The data path reads top to bottom: a link decoder ([`ethernet`], [`sll`], [`null`], raw IP)
-//! finds the network-layer EtherType and its bytes, [`ipv4`] / [`ipv6`] find the transport
-//! protocol and its bytes, and [`tcp`] / [`udp`] (with [`roce`] behind UDP 4791) finish the job.
+//! The data path reads top to bottom: a link decoder ([`ethernet`], [`sll`], [`null`],
+//! [`ieee802_11`], raw IP) finds the network-layer EtherType and its bytes, [`ipv4`] / [`ipv6`]
+//! find the transport protocol and its bytes, and [`tcp`] / [`udp`] (with [`roce`] behind UDP
+//! 4791) finish the job.
 //! Every step borrows from the frame: nothing is copied or allocated, and a short frame only
 //! stops the walk early (setting [`Headers::truncated`]) instead of failing.
 
 use std::net::IpAddr;
 
 mod ethernet;
+mod ieee802_11;
 mod ipv4;
 mod ipv6;
 pub mod linktype;
@@ -124,8 +126,13 @@ pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8], wire_len: u32) {
     // Bytes on the wire past those captured (a record claiming fewer than it holds is damage:
     // the bytes are there). Every link decoder hands back the rest of the frame, so the
     // network layer's bytes on the wire are those captured plus these.
-    let uncaptured = Uncaptured(wire_len.saturating_sub(len_u32(data)));
-    if let Some(packet) = link(h, linktype, data) {
+    let mut uncaptured = Uncaptured(wire_len.saturating_sub(len_u32(data)));
+    if let Some(packet) = link(h, linktype, data, &mut uncaptured) {
+        // A length field (PPPoE's, 802.3's, an A-MSDU subframe's) or an FCS that ends the
+        // packet inside the captured bytes ends it on the wire there too.
+        if packet.as_ptr_range().end < data.as_ptr_range().end {
+            uncaptured = Uncaptured(0);
+        }
         // Under the IPv4 EtherType the version nibble decides, as tshark does (an IPv6 packet
         // labelled 0x0800 is still IPv6); the IPv6 EtherType must carry version 6.
         let transport = match (h.ethertype, packet.first().map(|b| b >> 4)) {
@@ -151,17 +158,40 @@ pub fn decode_into(h: &mut Headers, linktype: u16, data: &[u8], wire_len: u32) {
 
 /// The link step: the network layer's bytes (its EtherType in `h.ethertype`), `None` where
 /// the frame carries none this decoder follows or the link type is unknown (`h.unknown_link`).
+/// `uncaptured` loses what a trailer (an FCS) takes of the bytes past those captured.
 #[inline(always)]
-fn link<'a>(h: &mut Headers, linktype: u16, data: &'a [u8]) -> Option<&'a [u8]> {
+fn link<'a>(
+    h: &mut Headers,
+    linktype: u16,
+    data: &'a [u8],
+    uncaptured: &mut Uncaptured,
+) -> Option<&'a [u8]> {
     match linktype {
         linktype::ETHERNET => ethernet::decode(h, data),
-        linktype::LINUX_SLL => sll::decode_v1(h, data),
-        linktype::LINUX_SLL2 => sll::decode_v2(h, data),
+        linktype::LINUX_SLL => sll::decode_v1(h, data, *uncaptured),
+        linktype::LINUX_SLL2 => sll::decode_v2(h, data, *uncaptured),
         linktype::RAW | linktype::RAW_DLT12 | linktype::RAW_DLT14 => raw_ip(h, data),
         linktype::IPV4 => with_ethertype(h, ETHERTYPE_IPV4, data),
         linktype::IPV6 => with_ethertype(h, ETHERTYPE_IPV6, data),
         linktype::NULL => null::decode_null(h, data),
         linktype::LOOP => null::decode_loop(h, data),
+        _ => other_link(h, linktype, data, uncaptured),
+    }
+}
+
+/// The link types whose frames are rarely measured in bulk, apart so that the common ones'
+/// dispatch stays as it was.
+#[inline(never)]
+fn other_link<'a>(
+    h: &mut Headers,
+    linktype: u16,
+    data: &'a [u8],
+    uncaptured: &mut Uncaptured,
+) -> Option<&'a [u8]> {
+    match linktype {
+        linktype::IEEE802_11 => ieee802_11::decode(h, data, *uncaptured),
+        linktype::IEEE802_11_RADIOTAP => ieee802_11::decode_radiotap(h, data, uncaptured),
+        linktype::PPI => ieee802_11::decode_ppi(h, data, uncaptured),
         _ => {
             h.unknown_link = true;
             None
@@ -170,12 +200,12 @@ fn link<'a>(h: &mut Headers, linktype: u16, data: &'a [u8]) -> Option<&'a [u8]> 
 }
 
 /// The IP packet a frame carries (IPv4 or IPv6, from its first header byte on, as captured),
-/// found as [`decode`] finds it: through VLAN tags, PPPoE, MPLS, LLC/SNAP and the link types it
-/// knows. For what needs the header bytes themselves rather than decoded fields (a fingerprint
-/// of the packet, see [`crate::analysis::shared`]).
+/// found as [`decode`] finds it: through VLAN tags, PPPoE, MPLS, LLC/SNAP, 802.11 and the link
+/// types it knows. For what needs the header bytes themselves rather than decoded fields (a
+/// fingerprint of the packet, see [`crate::analysis::shared`]).
 pub fn ip_packet(linktype: u16, data: &[u8]) -> Option<&[u8]> {
     let mut h = Headers::default();
-    let packet = link(&mut h, linktype, data)?;
+    let packet = link(&mut h, linktype, data, &mut Uncaptured(0))?;
     matches!(h.ethertype, Some(ETHERTYPE_IPV4 | ETHERTYPE_IPV6)).then_some(packet)
 }
 
@@ -216,6 +246,17 @@ impl<'a> Segment<'a> {
                 cut: true,
             },
         }
+    }
+
+    /// The source and destination ports, the first 4 bytes of TCP's and UDP's headers: as far as
+    /// captured (a capture that ended between them keeps the source port, as BPF reads it), but
+    /// neither where the IP length ends before both (damage; tshark reads neither).
+    #[inline]
+    fn ports(&self) -> (Option<u16>, Option<u16>) {
+        if self.len < 4 {
+            return (None, None);
+        }
+        (be16(self.bytes, 0), be16(self.bytes, 2))
     }
 
     /// Record truncation when the transport header needs `need` bytes of the segment and the

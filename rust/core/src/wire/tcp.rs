@@ -1,14 +1,13 @@
 //! TCP (RFC 9293): ports, sequence number, flags, and the payload length the IP length implies.
 
-use super::{array, be16, Headers, Segment};
+use super::{array, Headers, Segment};
 
 pub const MIN_HEADER_LEN: usize = 20;
 
 #[inline]
 pub(super) fn decode(h: &mut Headers, seg: Segment<'_>) {
     let b = seg.bytes;
-    h.sport = be16(b, 0);
-    h.dport = be16(b, 2);
+    (h.sport, h.dport) = seg.ports();
     h.tcp_seq = array::<4>(b, 4).map(u32::from_be_bytes);
     h.tcp_flags = b.get(13).copied();
     let header_len = b.get(12).map_or(0, |&x| usize::from(x >> 4) * 4);

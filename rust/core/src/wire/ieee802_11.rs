@@ -1,0 +1,219 @@
+//! IEEE 802.11 (Wi-Fi) data frames: LINKTYPE_IEEE802_11 (105: the frame alone, without an FCS,
+//! as tshark and libpcap presume), LINKTYPE_IEEE802_11_RADIOTAP (127: a radiotap header first,
+//! whose flags tell whether an FCS ends the frame and whether padding follows the 802.11 header)
+//! and LINKTYPE_PPI (192: a PPI header first, whose 802.11-Common field tells of the FCS). A data
+//! frame's body is LLC/SNAP, read as an 802.3 frame's is ([`ethernet::snap`]); of an A-MSDU, the
+//! first subframe's. Management and control frames, data frames without a body (Null, QoS Null,
+//! CF-Ack, CF-Poll) and protected frames (whose body is encrypted) carry no network layer here,
+//! nor in tshark without keys.
+
+use super::{array, be16, ethernet, Headers, Uncaptured};
+
+/// Frame Control, first byte: protocol version (bits 0-1) 0 and type (bits 2-3) 2, data.
+const VERSION_AND_TYPE: u8 = 0x0f;
+const DATA: u8 = 0x08;
+/// Subtype bits (4-7) of data frames: no body (bit 2), QoS (bit 3).
+const SUBTYPE_NO_DATA: u8 = 0x40;
+const SUBTYPE_QOS: u8 = 0x80;
+/// Frame Control, second byte.
+const TO_DS: u8 = 0x01;
+const FROM_DS: u8 = 0x02;
+const PROTECTED: u8 = 0x40;
+/// In a QoS data frame, an HT Control field follows the QoS Control field.
+const ORDER: u8 = 0x80;
+/// QoS Control, first byte: the body is an A-MSDU.
+const AMSDU: u8 = 0x80;
+
+/// Frame Control, Duration, three addresses, Sequence Control; a fourth address between two
+/// distribution systems (To DS and From DS both set).
+const HEADER_LEN: usize = 24;
+const ADDR4_LEN: usize = 6;
+const QOS_LEN: usize = 2;
+const HT_CONTROL_LEN: usize = 4;
+/// An A-MSDU subframe's header: destination, source, length of its MSDU (big-endian).
+const AMSDU_SUBFRAME_LEN: usize = 14;
+
+/// LINKTYPE_IEEE802_11: the network layer of a data frame, as [`super::link`] hands it on.
+#[inline(never)]
+pub(super) fn decode<'a>(
+    h: &mut Headers,
+    frame: &'a [u8],
+    uncaptured: Uncaptured,
+) -> Option<&'a [u8]> {
+    data_frame(h, frame, false, uncaptured)
+}
+
+/// Radiotap's fixed part: version, padding, length (little-endian), first presence word.
+const RADIOTAP_FIXED: usize = 8;
+const PRESENT_TSFT: u32 = 1 << 0;
+const PRESENT_FLAGS: u32 = 1 << 1;
+/// Another presence word follows.
+const PRESENT_EXT: u32 = 1 << 31;
+const FLAG_FCS: u8 = 0x10;
+const FLAG_DATAPAD: u8 = 0x20;
+const FCS_LEN: u32 = 4;
+
+/// LINKTYPE_IEEE802_11_RADIOTAP. The FCS its flags announce is the frame's last 4 bytes on the
+/// wire: `uncaptured` loses those the capture did not hold, and the bytes handed on lose those
+/// it held, so that the IP packet's length on the wire is told without them.
+#[inline(never)]
+pub(super) fn decode_radiotap<'a>(
+    h: &mut Headers,
+    frame: &'a [u8],
+    uncaptured: &mut Uncaptured,
+) -> Option<&'a [u8]> {
+    let Some(fixed) = array::<RADIOTAP_FIXED>(frame, 0) else {
+        h.truncated = true;
+        return None;
+    };
+    let len = usize::from(u16::from_le_bytes([fixed[2], fixed[3]]));
+    if len < RADIOTAP_FIXED {
+        return None;
+    }
+    let (Some(radiotap), Some(rest)) = (frame.get(..len), frame.get(len..)) else {
+        h.truncated = true;
+        return None;
+    };
+    let flags = radiotap_flags(radiotap);
+    let rest = without_fcs(rest, flags & FLAG_FCS != 0, uncaptured);
+    data_frame(h, rest, flags & FLAG_DATAPAD != 0, *uncaptured)
+}
+
+/// PPI's fixed header: version, flags, length (little-endian), DLT of what follows (likewise).
+const PPI_FIXED: usize = 8;
+/// Field header: type, length (both little-endian).
+const PPI_FIELD_HEADER: usize = 4;
+const PPI_80211_COMMON: u16 = 2;
+/// 802.11-Common: TSFT (8 bytes), then its flags (little-endian), bit 0 an FCS.
+const PPI_COMMON_FLAGS_AT: usize = 8;
+const PPI_FLAG_FCS: u16 = 0x0001;
+
+/// LINKTYPE_PPI carrying 802.11 (DLT 105; another DLT carries no network layer here), its FCS
+/// taken off as radiotap's is ([`decode_radiotap`]).
+#[inline(never)]
+pub(super) fn decode_ppi<'a>(
+    h: &mut Headers,
+    frame: &'a [u8],
+    uncaptured: &mut Uncaptured,
+) -> Option<&'a [u8]> {
+    let Some(fixed) = array::<PPI_FIXED>(frame, 0) else {
+        h.truncated = true;
+        return None;
+    };
+    let len = usize::from(u16::from_le_bytes([fixed[2], fixed[3]]));
+    let dlt = u32::from_le_bytes([fixed[4], fixed[5], fixed[6], fixed[7]]);
+    if len < PPI_FIXED || dlt != u32::from(super::linktype::IEEE802_11) {
+        return None;
+    }
+    let (Some(ppi), Some(rest)) = (frame.get(..len), frame.get(len..)) else {
+        h.truncated = true;
+        return None;
+    };
+    // Fields are type-length-value; each takes at least its 4-byte header, so the walk ends
+    // with the PPI header at the latest.
+    let mut fcs = false;
+    let mut at = PPI_FIXED;
+    while let (Some(ty), Some(field_len)) = (le16(ppi, at), le16(ppi, at + 2)) {
+        let data = at + PPI_FIELD_HEADER;
+        if ty == PPI_80211_COMMON {
+            fcs = le16(ppi, data + PPI_COMMON_FLAGS_AT).is_some_and(|f| f & PPI_FLAG_FCS != 0);
+            break;
+        }
+        at = data + usize::from(field_len);
+    }
+    data_frame(h, without_fcs(rest, fcs, uncaptured), false, *uncaptured)
+}
+
+fn le16(data: &[u8], at: usize) -> Option<u16> {
+    array::<2>(data, at).map(u16::from_le_bytes)
+}
+
+/// `frame` without the FCS that ends it on the wire, if `fcs`: `uncaptured` loses those of its
+/// 4 bytes the capture did not hold, the bytes handed back lose those it held.
+fn without_fcs<'a>(frame: &'a [u8], fcs: bool, uncaptured: &mut Uncaptured) -> &'a [u8] {
+    if !fcs {
+        return frame;
+    }
+    let beyond = uncaptured.0.min(FCS_LEN);
+    uncaptured.0 -= beyond;
+    &frame[..frame.len().saturating_sub((FCS_LEN - beyond) as usize)]
+}
+
+/// The radiotap Flags field, 0 where the header has none. Fields follow the last presence word
+/// (each with bit 31 set names one more), each aligned to its size from the header's start: the
+/// TSFT (8 bytes) is the only one before Flags.
+fn radiotap_flags(radiotap: &[u8]) -> u8 {
+    let Some(present) = array::<4>(radiotap, 4).map(u32::from_le_bytes) else {
+        return 0;
+    };
+    let mut at = RADIOTAP_FIXED;
+    let mut word = present;
+    // Each word takes 4 more bytes of the header: the walk ends with the header at the latest.
+    while word & PRESENT_EXT != 0 {
+        let Some(next) = array::<4>(radiotap, at) else {
+            return 0;
+        };
+        word = u32::from_le_bytes(next);
+        at += 4;
+    }
+    if present & PRESENT_FLAGS == 0 {
+        return 0;
+    }
+    if present & PRESENT_TSFT != 0 {
+        at = at.next_multiple_of(8) + 8;
+    }
+    radiotap.get(at).copied().unwrap_or(0)
+}
+
+/// The 802.11 header's length follows from its Frame Control: the Address 4 of a frame between
+/// two distribution systems, a QoS data frame's QoS Control and its HT Control (when the Order
+/// flag is set), and with radiotap's data-pad flag, padding to a multiple of 4 bytes.
+fn data_frame<'a>(
+    h: &mut Headers,
+    frame: &'a [u8],
+    datapad: bool,
+    uncaptured: Uncaptured,
+) -> Option<&'a [u8]> {
+    let Some([fc, flags]) = array::<2>(frame, 0) else {
+        h.truncated = true;
+        return None;
+    };
+    if fc & VERSION_AND_TYPE != DATA || fc & SUBTYPE_NO_DATA != 0 || flags & PROTECTED != 0 {
+        return None;
+    }
+    let mut len = HEADER_LEN;
+    if flags & (TO_DS | FROM_DS) == TO_DS | FROM_DS {
+        len += ADDR4_LEN;
+    }
+    let mut amsdu = false;
+    if fc & SUBTYPE_QOS != 0 {
+        let Some(&qos) = frame.get(len) else {
+            h.truncated = true;
+            return None;
+        };
+        amsdu = qos & AMSDU != 0;
+        len += QOS_LEN;
+        if flags & ORDER != 0 {
+            len += HT_CONTROL_LEN;
+        }
+    }
+    if datapad {
+        len = len.next_multiple_of(4);
+    }
+    let Some(body) = frame.get(len..) else {
+        h.truncated = true;
+        return None;
+    };
+    // The frame went on past the captured bytes: a short header in them is truncation.
+    let cut = uncaptured.0 > 0;
+    if !amsdu {
+        return ethernet::snap(h, body, cut);
+    }
+    let (Some(msdu_len), Some(msdu)) = (be16(body, 12), body.get(AMSDU_SUBFRAME_LEN..)) else {
+        h.truncated = true;
+        return None;
+    };
+    let msdu_len = usize::from(msdu_len);
+    let first = msdu.get(..msdu_len).unwrap_or(msdu);
+    ethernet::snap(h, first, cut && first.len() < msdu_len)
+}
