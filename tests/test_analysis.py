@@ -111,7 +111,7 @@ def test_flows_equal_brute_force(trace, key, timeout):
     df = burstcore.flows(_capture(ts, sizes, pkts), key=key, idle_timeout=None if timeout is None else f"{timeout}ns")
     got = sorted(
         df.select(
-            "src_ip", "dst_ip", "protocol", "src_port", "dst_port", "first_seen_ns", "last_seen_ns", "packets", "bytes"
+            "src", "dst", "protocol", "sport", "dport", "first_seen_ns", "last_seen_ns", "packets", "bytes"
         ).iter_rows()
     )
     assert got == _ref_flows(ts, sizes, pkts, key, timeout)
@@ -131,7 +131,7 @@ def test_per_flow_envelope_equals_brute_force(trace):
             per[p][0].append(t)
             per[p][1].append(L)
     for row in df.iter_rows(named=True):
-        k = (row["src_ip"], row["dst_ip"], row["protocol"], row["src_port"], row["dst_port"])
+        k = (row["src"], row["dst"], row["protocol"], row["sport"], row["dport"])
         for w in windows:
             col = f"envelope_{burstcore._units.format_duration(w)}"
             assert row[col] == oracles.envelope(*per[k], w)[0], (k, w)
@@ -763,7 +763,7 @@ def test_flow4_leaves_out_packets_without_ports():
     ]
     data = oracles.capture([BASE, BASE + 10, BASE + 20], [100, 60, 100], frames=frames)
     f4 = burstcore.flows(data, key="flow4")
-    assert f4.select("src_ip", "src_port", "dst_ip", "dst_port").rows() == [
+    assert f4.select("src", "sport", "dst", "dport").rows() == [
         ("10.0.0.1", 1000, "10.0.0.2", 2000),
         ("10.0.0.2", 2000, "10.0.0.1", 1000),
     ]
@@ -806,7 +806,7 @@ def test_a_packet_whose_protocol_the_snaplen_cut_is_in_no_5_tuple_flow():
     udp_row = ("::1", "::2", 17, 5, 6, 1, len(udp))
     for key in ("flow", "biflow"):
         f = burstcore.flows(data, key=key)
-        assert f.select("src_ip", "dst_ip", "protocol", "src_port", "dst_port", "packets", "bytes").rows() == [udp_row]
+        assert f.select("src", "dst", "protocol", "sport", "dport", "packets", "bytes").rows() == [udp_row]
     f = burstcore.flows(data, windows="1ms")
     assert f["envelope_1ms"].to_list() == [len(udp)]
     g = burstcore.scan(data, windows="1ms", rates="1Gbps", by="flow").groups
@@ -827,7 +827,7 @@ def test_idle_timeout_boundary_and_a_late_packet_by_hand():
     ts = [BASE + t for t, _ in arrivals]
     frames = [f for _, f in arrivals]
     data = oracles.capture(ts, [len(f) for f in frames], frames=frames)
-    cols = ("src_ip", "first_seen_ns", "last_seen_ns", "packets", "src2dst_packets", "dst2src_packets")
+    cols = ("src", "first_seen_ns", "last_seen_ns", "packets", "src2dst_packets", "dst2src_packets")
     rows = burstcore.flows(data, key="biflow", idle_timeout=f"{T}ns").select(cols).rows()
     # In time order 0, T, 2T, 3T, 4T (gaps of T), then 5T+1 twice (a gap of T+1: a new flow,
     # whose first packet in file order, the reply, names its source).

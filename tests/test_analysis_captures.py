@@ -317,7 +317,7 @@ def test_flows_match_tshark_records(shared, stem, ext):
     rows = {
         f"{s}:{sp} -> {d}:{dp}": (n, b)
         for s, d, sp, dp, n, b in df.filter(pl.col("protocol") == 6)
-        .select("src_ip", "dst_ip", "src_port", "dst_port", "packets", "bytes")
+        .select("src", "dst", "sport", "dport", "packets", "bytes")
         .iter_rows()
     }
     recorded = meta["capture"]["files"][0]["tshark"]["tcp_flows"]
@@ -423,7 +423,7 @@ def test_flow_and_conversation_counts_equal_tshark(shared):
             ours = {}
             for s, d, sp, dp, a2b, b2a in (
                 bi.filter(pl.col("protocol") == proto)
-                .select("src_ip", "dst_ip", "src_port", "dst_port", "src2dst_packets", "dst2src_packets")
+                .select("src", "dst", "sport", "dport", "src2dst_packets", "dst2src_packets")
                 .iter_rows()
             ):
                 ours[frozenset([_ep(s, sp), _ep(d, dp)])] = (_ep(s, sp), a2b, b2a)

@@ -192,7 +192,7 @@ def test_flows_terminal_shows_the_largest_and_how_many_there_are(cap: Path) -> N
     assert len(rows) == 3
     heaviest = api.sort("bytes", "first_seen_ns", descending=[True, False]).head(3)
     for row, flow in zip(rows, heaviest.iter_rows(named=True), strict=True):
-        assert row[:3] == [f"{flow['src_ip']}:{flow['src_port']}", ">", f"{flow['dst_ip']}:{flow['dst_port']}"]
+        assert row[:3] == [f"{flow['src']}:{flow['sport']}", ">", f"{flow['dst']}:{flow['dport']}"]
         resent = flow["retransmitted_packets"]
         assert row[-3:] == [f"{flow['packets']:,}", f"{flow['bytes']:,}", "-" if resent is None else f"{resent:,}"]
         assert row[4] == str(np.datetime64(flow["first_seen_ns"], "ns")) + "Z"

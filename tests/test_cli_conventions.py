@@ -313,11 +313,11 @@ def test_superpose_singles_table_is_writable(caps: tuple[Path, Path], tmp_path: 
         got = pl.DataFrame(doc["singles"])
     else:
         got = pl.read_csv(out) if ending == ".csv" else pl.read_parquet(out)
-    assert got.columns == ["source", "file", "window_ns", "bytes", "max_packets"]
+    assert got.columns == ["capture", "file", "window_ns", "bytes", "max_packets"]
     # Oracle: each file scanned alone; positions from 0 as the API's, each with its file.
     for k, f in enumerate((a, b)):
         alone = burstcore.scan(str(f), windows=windows.split(","), rates=["1Gbps"]).envelope
-        own = got.filter(pl.col("source") == k).sort("window_ns")
+        own = got.filter(pl.col("capture") == k).sort("window_ns")
         assert own["file"].to_list() == [str(f)] * 3
         assert (
             own.select("window_ns", "bytes", "max_packets").rows()

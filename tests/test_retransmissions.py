@@ -93,11 +93,11 @@ def ours(source: object, key: str) -> dict[object, tuple[int, int] | None]:
     out: dict[object, tuple[int, int] | None] = {}
     for r in df.iter_rows(named=True):
         p = {
-            "src": r["src_ip"],
-            "dst": r["dst_ip"],
+            "src": r["src"],
+            "dst": r["dst"],
             "protocol": r["protocol"],
-            "sport": r["src_port"],
-            "dport": r["dst_port"],
+            "sport": r["sport"],
+            "dport": r["dport"],
         }
         row = both_ways(p) if key == "biflow" else directional(p)
         packets, size = r["retransmitted_packets"], r["retransmitted_bytes"]

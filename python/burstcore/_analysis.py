@@ -31,31 +31,40 @@ from ._scan import (
     _build_result,
     _parse_by,
     _parse_order,
+    check_closed,
 )
-from ._shared import warn_if_shared
+from ._shared import renamed_source, warn_if_shared
 from ._sources import is_rereadable, normalize, normalize_each
 from ._types import Count, Duration, Durations, Filters, Instant, Quantiles, Rates, Source
 from ._units import (
     LINK_SPEED_GRID_BPS,
     FramesEqual,
+    WrongTypeError,
+    check_choice,
     default_windows_ns,
     format_duration,
+    length_ns,
     parse_count,
     parse_duration,
     parse_filters,
     parse_rate,
     parse_time_range,
     plural,
+    typed_counts,
 )
 
 _DT = pl.Datetime("ns", "UTC")
 _DUR = pl.Duration("ns")
 # Host pairs of traffic_matrix and host_volumes before a LimitExceededError (about 400 B each).
 DEFAULT_MAX_PAIRS = 1_000_000
-# Groups of sizes and gaps before a LimitExceededError (a few hundred bytes each).
+# Groups of sizes and gaps before a LimitExceededError: a hundred times fewer than scan's
+# DEFAULT_MAX_GROUPS, as a group's histogram can cost 512 KiB (one counter per size once it has
+# seen 32,768 of them) where a scan's group costs 1-1.8 kB: 10,000 of the worst hold 5 GB.
 DEFAULT_MAX_DISTRIBUTION_GROUPS = 10_000
 DEFAULT_QUANTILES = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0)
 FLOW_KEYS = ("flow", "flow4", "biflow")
+# The core's names of a flow's addresses and ports, and the API's (as read_packets has them).
+_FLOW_NAMES = {"src_ip": "src", "dst_ip": "dst", "src_port": "sport", "dst_port": "dport"}
 
 
 def _reading(
@@ -81,7 +90,7 @@ def _reading(
 def _summary(acc: dict[str, Any]) -> pl.DataFrame:
     """One row: every packet read is counted or skipped for one reason (the span of the
     timestamps a time range was tested against is for its note, not a count)."""
-    return pl.DataFrame({k: [v] for k, v in acc.items() if k != "ts_span"}).rename({"counted": "packets"})
+    return typed_counts(pl.DataFrame({k: [v] for k, v in acc.items() if k != "ts_span"}).rename({"counted": "packets"}))
 
 
 # --------------------------------------------------------------------------------------- flows
@@ -109,7 +118,7 @@ def flows(
     (src, sport, dst, dport) with the protocol ignored (the CNSM study's flow count; ``protocol``
     is 0; packets without transport ports, such as ICMP, IGMP and later fragments, are in no
     flow4, as the study counted TCP port pairs); 'biflow' = both directions of a 5-tuple are one
-    flow, ``src_*`` naming the sender of its first packet (``src2dst_*``/``dst2src_*`` split it
+    flow, ``src`` and ``sport`` naming the sender of its first packet (``src2dst_*``/``dst2src_*`` split it
     by direction). For 'flow' and 'biflow', ports are 0 for packets without them. Non-IP packets
     belong to no flow (``traffic_matrix`` counts them, in its row without addresses), nor, for
     'flow' and 'biflow', an IPv6 packet whose extension headers the snaplen cut before its
@@ -129,8 +138,10 @@ def flows(
     bytes of that flow in any window of length τ), from the same engine as ``scan(by="flow")``.
     Needs key 'flow' or 'flow4' and no idle timeout.
 
-    Columns: src_ip, dst_ip, protocol, src_port, dst_port, first_seen, last_seen (Datetime ns
-    UTC), duration (Duration ns), first_seen_ns, last_seen_ns, duration_ns, packets, bytes,
+    Columns: src, dst (addresses as strings), protocol, sport, dport (named as ``read_packets``
+    and ``traffic_matrix`` name them; ``src_ip``, ``dst_ip``, ``src_port`` and ``dst_port``
+    before), first_seen, last_seen (Datetime ns UTC), duration (Duration ns), first_seen_ns,
+    last_seen_ns, duration_ns (null past int64, as every ``*_ns`` length), packets, bytes,
     src2dst_packets, src2dst_bytes, dst2src_packets, dst2src_bytes, retransmitted_packets,
     retransmitted_bytes.
 
@@ -143,8 +154,7 @@ def flows(
     packet. A new flow after an idle timeout goes on with its connection's sequence state, so a
     resend after the silence counts.
     """
-    if key not in FLOW_KEYS:
-        raise ValueError(f"key={key!r}: use one of {', '.join(FLOW_KEYS)}")
+    key = check_choice(key, name="key", choices=FLOW_KEYS, message=f"use one of {', '.join(FLOW_KEYS)}")  # type: ignore[assignment]
     timeout_ns = (
         None if idle_timeout is None else parse_duration(idle_timeout, name="idle_timeout", allow_zero=True, scale=True)
     )
@@ -172,17 +182,19 @@ def flows(
     masks = {k.removesuffix("_valid"): out.pop(k) for k in [k for k in out if k.endswith("_valid")]}
     df = pl.DataFrame({k: (labels.gather(v).alias(k) if k in ("src_ip", "dst_ip") else v) for k, v in out.items()})
     df = df.with_columns(pl.when(pl.Series(m)).then(pl.col(k)).otherwise(None).alias(k) for k, m in masks.items())
+    # Named as read_packets, traffic_matrix and the groupings ('src', 'dst') name them.
+    df = df.rename(_FLOW_NAMES)
     df = df.with_columns(
         first_seen=pl.col("first_seen_ns").cast(_DT),
         last_seen=pl.col("last_seen_ns").cast(_DT),
-        duration_ns=pl.col("last_seen_ns") - pl.col("first_seen_ns"),
+        duration_ns=length_ns(df["first_seen_ns"], df["last_seen_ns"], "duration_ns"),
     ).with_columns(duration=pl.col("duration_ns").cast(_DUR))
     df = df.select(
-        "src_ip",
-        "dst_ip",
+        "src",
+        "dst",
         "protocol",
-        "src_port",
-        "dst_port",
+        "sport",
+        "dport",
         "first_seen",
         "last_seen",
         "duration",
@@ -360,7 +372,11 @@ def _quantiles(quantiles: Any) -> list[float]:
     """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1]."""
     qs = []
     for q in _as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES:
-        if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)) or not 0 <= q <= 1:
+        if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)):
+            raise WrongTypeError(
+                f"quantile {q!r} ({type(q).__name__}) must be a number from 0 to 1 (0.5 is the median)"
+            )
+        if not 0 <= q <= 1:
             raise ValueError(f"quantile {q!r} must be a number from 0 to 1 (0.5 is the median)")
         qs.append(float(q))
     return qs
@@ -398,6 +414,10 @@ def _distribution(
         if len(names) != 1:
             raise ValueError(f"by={by!r}: sizes and gaps group by one grouping at a time; call them once per grouping")
         by = names[0]  # scan takes a list of groupings; a list of one is fine here too
+    if by is not None and not isinstance(by, str):
+        raise WrongTypeError(
+            f"by={by!r} ({type(by).__name__}) is not a grouping's name: give one of {', '.join(GROUPINGS)} (or None)"
+        )
     if by == "host":
         raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
     if by is not None and by not in GROUPINGS:
@@ -469,7 +489,10 @@ def sizes(
     ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1).
     ``max_groups``: most groups of ``by`` (default 10,000; a few hundred bytes each, more for
     groups of many sizes, docs/limits.md); one more is a ``LimitExceededError``
-    (``limit == "result"``) at once."""
+    (``limit == "result"``) at once. The default is a hundred times below ``scan``'s 1,000,000
+    on purpose: a group's histogram can grow to 512 KiB (one counter per size, once it has seen
+    32,768 distinct sizes) where a scan's group costs 1-1.8 kB, so 10,000 such groups already
+    hold 5 GB; raise it for many light groups (1,000,000 flows of 2 packets hold 584 MB)."""
     return _distribution(
         "sizes", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end, filter
     )
@@ -602,14 +625,16 @@ def bursts(
             rows["value"].append(v)
     dist = pl.DataFrame(rows, schema={"metric": pl.String, "q": pl.Float64, "value": pl.Int64})
     acc = out["accounting"]
-    summary = pl.DataFrame(
-        {
-            "gap_ns": [out["gap_threshold_ns"]],
-            "bursts": [n],
-            "packets": [int(df["packets"].sum()) if n else 0],
-            "bytes": [int(df["bytes"].sum()) if n else 0],
-        }
-    ).hstack(_summary(acc).drop("packets").rename({"packets_read": "packets_read"}))
+    summary = typed_counts(
+        pl.DataFrame(
+            {
+                "gap_ns": [out["gap_threshold_ns"]],
+                "bursts": [n],
+                "packets": [int(df["packets"].sum()) if n else 0],
+                "bytes": [int(df["bytes"].sum()) if n else 0],
+            }
+        ).hstack(_summary(acc).drop("packets"))
+    )
     return Bursts(out["gap_threshold_ns"], df, dist, summary)
 
 
@@ -819,7 +844,7 @@ def iterations(
         start=pl.col("start_ns").cast(_DT),
         comm_end=pl.col("comm_end_ns").cast(_DT),
         end=pl.col("end_ns").cast(_DT),
-        duration_ns=pl.col("end_ns") - pl.col("start_ns"),
+        duration_ns=length_ns(out["start_ns"], out["end_ns"], "duration_ns"),
     )
     df = df.select(
         "iteration",
@@ -851,8 +876,9 @@ class SuperposeResult(ScanResult):
       ``merged_bytes`` = E(τ) of the merge, ``gain`` = their ratio (1: the bursts of the jobs
       coincide in the worst window; k: fully interleaved). E_k does not depend on the offsets
       (unless ``start``/``end`` cut into a capture: the range applies to the shifted times).
-    - ``singles``: each capture's own aggregate E(τ) (source, window_ns, bytes, max_packets);
-      ``source`` is the capture's position in the list given, from 0;
+    - ``singles``: each capture's own aggregate E(τ) (capture, window_ns, bytes, max_packets);
+      ``capture`` is the capture's position in the list given, from 0, as in ``interfaces``
+      (where ``source`` is its path);
     - ``offsets_ns``: the offset added to each capture's timestamps;
     - ``interfaces``: which capture each interface group of the merge (``by="interface"``) is
       of, as ``ScanResult.interfaces`` (the same file given twice has two captures, each with
@@ -940,25 +966,27 @@ def _absent(spans: list[tuple[int, int] | None], acc: dict[str, Any]) -> str | N
 
 
 def superpose(
-    sources: Source,
-    offsets: Iterable[Duration] | Literal["random"] | None = None,
-    seed: Count = 0,
+    source: Source | None = None,
     windows: Durations | None = None,
     rates: Rates | None = None,
     bins: Durations | None = None,
     by: Grouping | Sequence[Grouping] | None = None,
-    closed: Literal["left", "both"] = "left",
     *,
+    offsets: Iterable[Duration] | Literal["random"] | None = None,
+    seed: Count = 0,
+    closed: Literal["left", "both"] = "left",
     max_offset: Duration = "1s",
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     max_groups: Count = DEFAULT_MAX_GROUPS,
+    fill_empty_bins: bool = True,
     strict: bool = False,
     progress: ProgressCallback | None = None,
     mmap: bool | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
     filter: Filters | None = None,
+    sources: Source | None = None,
 ) -> SuperposeResult:
     """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
@@ -974,14 +1002,24 @@ def superpose(
     offset moving its times past the year 2262). ``start``/``end`` and ``filter`` apply to every
     capture, ``start``/``end`` to the shifted times.
 
-    ``sources``: the captures, as ``scan`` takes several (paths, bytes, file objects; a path
-    may repeat, a file object may not: it reads once).
+    ``source``: the captures, as ``scan`` takes several (paths, bytes, file objects; a path
+    may repeat, a file object may not: it reads once). ``sources``: its old name, deprecated
+    (a ``DeprecationWarning``). The arguments after ``source`` that ``scan`` also takes stand
+    where ``scan`` has them (``windows``, ``rates``, ``bins``, ``by``); ``offsets``, ``seed`` and
+    ``closed`` are keywords (``offsets`` and ``seed`` stood second and third before).
 
-    ``windows``, ``rates``, ``bins``, ``by``, ``closed``, ``max_groups``: as in ``scan`` (rates
-    default to the link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass suffices). Returns a
+    ``windows``, ``rates``, ``bins``, ``by``, ``closed``, ``max_groups``, ``fill_empty_bins``: as
+    in ``scan`` (rates default to the link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass
+    suffices). Packets are counted by their wire length (``scan``'s ``size='wire'``). Returns a
     ``SuperposeResult``.
     """
-    raw = list(sources) if isinstance(sources, (list, tuple)) else [sources]
+    source = renamed_source(source, sources, "superpose")
+    if isinstance(windows, str) and windows == "random":
+        # superpose(captures, "random") gave the offsets before they became a keyword.
+        raise ValueError("windows='random': offsets are a keyword now, superpose(captures, offsets='random')")
+    if not isinstance(fill_empty_bins, (bool, np.bool_)):
+        raise TypeError(f"fill_empty_bins={fill_empty_bins!r}: give True (default) or False")
+    raw = list(source) if isinstance(source, (list, tuple)) else [source]
     if not raw:
         raise ValueError("no capture given: pass a list of paths (a path may repeat), bytes or file objects")
     objs = [id(s) for s in raw if not isinstance(s, (str, bytes, bytearray)) and hasattr(s, "read")]
@@ -1004,8 +1042,7 @@ def superpose(
         rates_bps = list(LINK_SPEED_GRID_BPS)
     bins_ns = sorted({parse_duration(b, name="bin", scale=True) for b in _as_list(bins)})
     by_names = _parse_by(by)
-    if closed not in ("left", "both"):
-        raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
+    closed = check_closed(closed)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     # The multiplexing gain compares the merge's aggregate with each capture's: scanned whatever
     # `by` says, and its rows left out again if `by` did not ask for them.
@@ -1049,8 +1086,9 @@ def superpose(
         "end_ns": None if tr is None else tr[1],
         "filter": read["filter"],
     }
-    base = _build_result(out["scan"], texts, cfg, True)
-    singles = pl.DataFrame(out["singles"])
+    base = _build_result(out["scan"], texts, cfg, bool(fill_empty_bins))
+    # "capture" as ScanResult.interfaces names a capture's position ("source" is its path there).
+    singles = pl.DataFrame(out["singles"]).rename({"source": "capture"})
     merged = base.envelope.filter(pl.col("by") == "all").select("window_ns", pl.col("bytes").alias("merged_bytes"))
     if scanned is not by_names:
         asked = pl.col("by") != "all"

@@ -120,6 +120,7 @@ def shared_packets(
     errors: bool = False,
     read_through: bool = False,
     max_packets: int | None = None,
+    strict: bool = False,
 ) -> (
     # pairs, hosts, uncaptured, each capture's first and last instant in the time range, then
     # whatever the range (the last None where unknown)
@@ -300,3 +301,5 @@ class CaptureWriter:
     def custom(self, data: bytes, pen: int = 32473, copyable: bool = True) -> None: ...
     def raw_block(self, block_type: int, body: bytes) -> None: ...
     def getvalue(self) -> bytes: ...
+    # One line: the format, what has been written (sections, interfaces, packets) and its bytes.
+    def __repr__(self) -> str: ...

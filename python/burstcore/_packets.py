@@ -638,6 +638,11 @@ def info(
     ``read()`` elsewhere; ``False`` always reads with ``read()``. Compressed files, stdin, pipes
     and file objects are read with ``read()`` whatever ``mmap`` says; ``details["mapped"]`` tells
     whether the mapping was used.
+
+    ``info`` describes the file as it is stored, as capinfos does: it takes no ``start``/``end``
+    nor ``filter`` (its sections, interfaces and blocks are the file's whatever the packets
+    chosen); ``scan(source, start=..., end=..., filter=...).summary`` counts the packets of a
+    stretch or a filter, and ``read_packets`` with the same keywords lists them.
     """
     d = dict(_core.capture_info(normalize(source), strict, progress, mmap=mmap))
     d["warnings"] = _warn(d["warnings"])

@@ -20,14 +20,18 @@ from ._units import (
     DEFAULT_RATE_MULTIPLES,
     LINK_SPEED_GRID_BPS,
     FramesEqual,
+    WrongTypeError,
+    check_choice,
     default_windows_ns,
     format_duration,
+    length_ns,
     numpy_times_ns,
     parse_count,
     parse_duration,
     parse_filters,
     parse_rate,
     parse_time_range,
+    typed_counts,
 )
 
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
@@ -62,7 +66,10 @@ class ScanResult(FramesEqual):
 
     Every instant (a Datetime in UTC) and every duration has its exact integer twin beside it,
     named ``<column>_ns`` (``start`` and ``start_ns``, ``longest_busy`` and ``longest_busy_ns``),
-    as the analyses' tables have.
+    as the analyses' tables have. One rule for the integer columns of every result: every
+    ``*_ns`` column is Int64 (as polars' Datetime and Duration are underneath; ``span_ns`` too,
+    null for a span past int64, 292 years, where ``mean_rate_bps`` is still given), every count
+    and byte count UInt64 (the ``summary`` tables' too).
 
     ``repr`` is one line of counts (a notebook shows it for a bare result; the tables are its
     attributes). Two results are ``==`` when every table (by ``DataFrame.equals``) and every other
@@ -85,10 +92,10 @@ class ScanResult(FramesEqual):
         a duration as ``scan`` takes it ('5ms', seconds, ``timedelta``; the envelope's
         ``window_ns`` as f"{ns}ns"). A window or a grouping the scan did not measure raises
         ``ValueError`` naming those it did (an empty frame would read as a trace without
-        traffic), and so does a list of groupings."""
+        traffic); a list of groupings raises ``TypeError`` (a ``ValueError`` too)."""
         if not isinstance(by, str):
             # Said as such: "by=['all'] was not scanned" when 'all' was.
-            raise ValueError(f"by={by!r}: ptm takes one grouping, e.g. by='src'; call it once per grouping")
+            raise WrongTypeError(f"by={by!r}: ptm takes one grouping, e.g. by='src'; call it once per grouping")
         w = parse_duration(window, name="window", scale=True)
         scanned = self.config.get("windows_ns", [])
         if w not in scanned:
@@ -114,7 +121,14 @@ class ScanResult(FramesEqual):
         """One line, whatever the size of the result (a notebook shows it for a bare ``r``): the
         counts, and where the tables are; never the tables themselves."""
         s = self.summary.row(0, named=True) if self.summary.height else {}
-        span = "no span" if s.get("span_ns") is None else f"span {s['span_ns']} ns"
+        span = (
+            f"span {s['span_ns']} ns"
+            if s.get("span_ns") is not None
+            # A span past int64 (null in span_ns) still has its mean rate.
+            else "span over 292 years"
+            if s.get("mean_rate_bps") is not None
+            else "no span"
+        )
         told = len(self.warnings)
         return (
             f"{s.get('packets', 0)} packets, {s.get('bytes', 0)} bytes, {span}, "
@@ -140,6 +154,10 @@ def _parse_by(by: Any) -> list[str]:
     names = _as_list(by) or ["all"]
     out: list[str] = []
     for n in names:
+        if not isinstance(n, str):
+            raise WrongTypeError(
+                f"by={n!r} ({type(n).__name__}) is not a grouping's name: give one or a list of {', '.join(GROUPINGS)}"
+            )
         if n == "host":
             raise ValueError("by='host' is ambiguous: use 'src' or 'dst' (or both: by=['src', 'dst'])")
         if n not in GROUPINGS:
@@ -150,11 +168,27 @@ def _parse_by(by: Any) -> list[str]:
     return out
 
 
-def _parse_order(reorder_horizon: Duration, on_late: str) -> tuple[int, str]:
+def _parse_order(reorder_horizon: Duration, on_late: str) -> tuple[int, Literal["error", "drop"]]:
     """The reorder horizon in ns and the late-packet policy, as scans and analyses take them."""
-    if on_late not in ("error", "drop"):
-        raise ValueError(f"on_late={on_late!r}: use 'error' (default) or 'drop'")
-    return parse_duration(reorder_horizon, name="reorder_horizon", allow_zero=True, scale=True), on_late
+    late: Literal["error", "drop"] = check_choice(  # type: ignore[assignment]
+        on_late, name="on_late", choices=("error", "drop"), message="use 'error' (default) or 'drop'"
+    )
+    return parse_duration(reorder_horizon, name="reorder_horizon", allow_zero=True, scale=True), late
+
+
+def check_size(size: Any) -> Literal["wire", "captured", "ip", "payload", "l1"]:
+    """``size=`` as scan takes it: one of ``SIZES``."""
+    return check_choice(size, name="size", choices=SIZES, message=f"use one of {', '.join(SIZES)}")  # type: ignore[return-value]
+
+
+def check_closed(closed: Any) -> Literal["left", "both"]:
+    """``closed=`` as scan takes it: 'left' or 'both'."""
+    return check_choice(  # type: ignore[return-value]
+        closed,
+        name="closed",
+        choices=("left", "both"),
+        message="use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]",
+    )
 
 
 def _is_columns(source: Any) -> bool:
@@ -387,11 +421,9 @@ def scan(
     )
     bins_ns = sorted({parse_duration(b, name="bin", scale=True) for b in _as_list(bins)})
     by_names = _parse_by(by)
-    if size not in SIZES:
-        raise ValueError(f"size={size!r} is not one of {', '.join(SIZES)}")
-    if closed not in ("left", "both"):
-        raise ValueError(f"closed={closed!r}: use 'left' for [s, s+τ) (default) or 'both' for [s, s+τ]")
-    horizon_ns, _ = _parse_order(reorder_horizon, on_late)
+    size = check_size(size)
+    closed = check_closed(closed)
+    horizon_ns, on_late = _parse_order(reorder_horizon, on_late)
     max_groups = parse_count(max_groups, name="max_groups")
     progress = checked_progress(progress)
     if not isinstance(fill_empty_bins, (bool, np.bool_)):
@@ -586,6 +618,8 @@ _DT = pl.Datetime("ns", "UTC")
 
 def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fill: bool) -> ScanResult:
     g = out["groups"]
+    # A time range given is the span; else each group's first to last packet.
+    span_from, span_to = _or(cfg.get("start_ns"), g["first_ns"]), _or(cfg.get("end_ns"), g["last_ns"])
     groups = pl.DataFrame(
         {
             "gid": pl.Series(np.arange(len(g["by"]), dtype=np.uint32)),
@@ -595,14 +629,15 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
             "bytes": g["bytes"],
             "first_ns": g["first_ns"],
             "last_ns": g["last_ns"],
-            # A span can pass i64::MAX (packets from 1677 to 2262): as u64 it is exact, since
-            # unsigned arithmetic wraps back into [0, 2^64). A time range given is the span.
-            "span_ns": _span_u64(_or(cfg.get("start_ns"), g["first_ns"]), _or(cfg.get("end_ns"), g["last_ns"])),
+            "span_ns": length_ns(span_from, span_to, "span_ns"),
+            # ρ's divisor: a span can pass i64::MAX (packets from 1677 to 2262), where span_ns is
+            # null; as u64 it is exact, since unsigned arithmetic wraps back into [0, 2^64).
+            "span_u64": _span_u64(span_from, span_to),
         }
     )
     groups = groups.with_columns(
-        mean_rate_bps=pl.when(pl.col("span_ns") > 0)
-        .then(pl.col("bytes").cast(pl.Float64) * 8e9 / pl.col("span_ns").cast(pl.Float64))
+        mean_rate_bps=pl.when(pl.col("span_u64") > 0)
+        .then(pl.col("bytes").cast(pl.Float64) * 8e9 / pl.col("span_u64").cast(pl.Float64))
         .otherwise(None),
         first=pl.col("first_ns").cast(_DT),
         last=pl.col("last_ns").cast(_DT),
@@ -677,26 +712,28 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
     lo = cfg.get("start_ns") if cfg.get("start_ns") is not None else first
     hi = cfg.get("end_ns") if cfg.get("end_ns") is not None else last
     span = (hi - lo) if lo is not None and hi is not None and agg.height else None
-    summary = pl.DataFrame(
-        {
-            "packets_read": [acc["packets_read"]],
-            "packets": [acc["counted"]],
-            "bytes": [total_bytes],
-            "first": pl.Series([first], dtype=pl.Int64).cast(_DT),
-            "first_ns": pl.Series([first], dtype=pl.Int64),
-            "last": pl.Series([last], dtype=pl.Int64).cast(_DT),
-            "last_ns": pl.Series([last], dtype=pl.Int64),
-            "span_ns": pl.Series([span], dtype=pl.UInt64),
-            "mean_rate_bps": pl.Series([total_bytes * 8e9 / span if span else None], dtype=pl.Float64),
-            "reordered": [acc["reordered"]],
-            "max_lateness_ns": [acc["max_lateness_ns"]],
-            "skipped_no_timestamp": [acc["skipped_no_timestamp"]],
-            "skipped_timestamp_out_of_range": [acc["skipped_timestamp_out_of_range"]],
-            "skipped_outside_range": [acc["skipped_outside_range"]],
-            "skipped_filtered": [acc["skipped_filtered"]],
-            "skipped_no_size": [acc["skipped_no_size"]],
-            "skipped_late": [acc["skipped_late"]],
-        }
+    summary = typed_counts(
+        pl.DataFrame(
+            {
+                "packets_read": [acc["packets_read"]],
+                "packets": [acc["counted"]],
+                "bytes": [total_bytes],
+                "first": pl.Series([first], dtype=pl.Int64).cast(_DT),
+                "first_ns": pl.Series([first], dtype=pl.Int64),
+                "last": pl.Series([last], dtype=pl.Int64).cast(_DT),
+                "last_ns": pl.Series([last], dtype=pl.Int64),
+                "span_ns": pl.Series([span if span is None or span <= 2**63 - 1 else None], dtype=pl.Int64),
+                "mean_rate_bps": pl.Series([total_bytes * 8e9 / span if span else None], dtype=pl.Float64),
+                "reordered": [acc["reordered"]],
+                "max_lateness_ns": [acc["max_lateness_ns"]],
+                "skipped_no_timestamp": [acc["skipped_no_timestamp"]],
+                "skipped_timestamp_out_of_range": [acc["skipped_timestamp_out_of_range"]],
+                "skipped_outside_range": [acc["skipped_outside_range"]],
+                "skipped_filtered": [acc["skipped_filtered"]],
+                "skipped_no_size": [acc["skipped_no_size"]],
+                "skipped_late": [acc["skipped_late"]],
+            }
+        )
     )
     groups = groups.select(
         "by", "group", "packets", "bytes", "first", "first_ns", "last", "last_ns", "span_ns", "mean_rate_bps"

@@ -11,13 +11,14 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
 from ._packets import CaptureWarning, ProgressCallback, _with_range_note, checked_progress
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
-from ._units import FramesEqual, parse_filters, parse_time_range, per_capture, printable
+from ._units import FramesEqual, check_choice, parse_filters, parse_time_range, per_capture, printable
 
 # A pair is told when at least this share of the smaller sample is in both, and at least
 # MIN_SHARED packets (half the smaller sample when that is less). Captures of different traffic
@@ -88,20 +89,48 @@ class SharedPackets(FramesEqual):
         )
 
 
+def renamed_source(source: Any, sources: Any, function: str) -> Any:
+    """The captures given as ``source``, or as ``sources``, the old name of ``superpose``'s and
+    ``shared_packets``' first argument (every other function's is ``source``), with a
+    ``DeprecationWarning`` at the caller of ``function``."""
+    if sources is None:
+        if source is None:
+            raise TypeError(f"{function}() missing the captures: give them as its first argument, source")
+        return source
+    if source is not None:
+        raise TypeError(f"{function}() got the captures twice, as source and as sources: give source only")
+    warnings.warn(
+        f"{function}(sources=...) is now {function}(source=...), as every burstcore function names it; "
+        "sources= will be removed",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return sources
+
+
 def shared_packets(
-    sources: Source,
+    source: Source | None = None,
     *,
     filter: Filters | None = None,
     start: Instant | None = None,
     end: Instant | None = None,
     mmap: bool | None = None,
+    strict: bool = False,
     senders: Literal["sampled", "all"] = "sampled",
     progress: ProgressCallback | None = None,
+    sources: Source | None = None,
 ) -> SharedPackets:
     """Which of several captures hold the same packets: the check ``scan`` and the analyses run
     before they merge captures (``SharedPacketsWarning``), on its own, with all it found.
-    ``sources``: two or more captures, as ``scan`` takes several (paths or bytes). Returns a
-    ``SharedPackets``.
+    ``source``: two or more captures, as ``scan`` takes several (paths or bytes); ``sources``:
+    its old name, deprecated (a ``DeprecationWarning``). Returns a ``SharedPackets``.
+
+    ``strict``: a capture cut off mid-block raises ``TruncatedCaptureError`` where its sample (or,
+    with ``senders="all"``, the read of every packet) meets the cut, as ``scan(strict=True)``
+    does; by default the cut ends the capture, as it ends a scan's read of it. There is no
+    ``reorder_horizon`` nor ``on_late``: the samples are compared as sets of packets, never put
+    in time order, so no packet is late (with ``senders="all"`` a packet later than the default
+    10 ms horizon is dropped from the read of senders, not an error).
 
     Each capture is sampled where the others run (docs/filters.md, "Captures that hold the same
     packets"): milliseconds for plain files, whatever their sizes. ``filter``, ``start``,
@@ -129,10 +158,18 @@ def shared_packets(
     per capture, as ``scan`` tells it: from the capture's first and last instant, since the
     samples count no packets (with ``senders="all"``, from the read of every packet instead;
     nothing for a stream whose end is unknown)."""
-    if senders not in ("sampled", "all"):
-        raise ValueError(f"senders={senders!r}: give 'sampled' (the samples' senders) or 'all' (read every packet)")
+    source = renamed_source(source, sources, "shared_packets")
+    senders = check_choice(  # type: ignore[assignment]
+        senders,
+        name="senders",
+        choices=("sampled", "all"),
+        message="give 'sampled' (the samples' senders) or 'all' (read every packet)",
+    )
+    if not isinstance(strict, (bool, np.bool_)):
+        # As the core checks scan's strict=: strict="no" would read strictly.
+        raise TypeError(f"argument 'strict': {strict!r} is not a bool: give True or False")
     progress = checked_progress(progress)
-    srcs = normalize_each(sources)
+    srcs = normalize_each(source)
     for k, s in enumerate(srcs):
         if not is_rereadable(s):
             raise ValueError(
@@ -149,6 +186,7 @@ def shared_packets(
         errors=True,
         read_through=True,
         max_packets=STREAM_PACKETS,
+        strict=bool(strict),
     )
     no_host: list[str | None] = [None] * len(srcs)
     no_span: list[tuple[int, int | None] | None] = [None] * len(srcs)
@@ -193,7 +231,7 @@ def shared_packets(
     )
     each = per_capture(filters, len(srcs))
     if senders == "all":
-        every = _every_sender(srcs, each, start, end, mmap, progress)
+        every = _every_sender(srcs, each, start, end, mmap, bool(strict), progress)
         uncaptured = sorted(set(uncaptured) | (every - {h for h in hosts if h}), key=_address_order)
     filters_given = own_filters(hosts, each, uncaptured)
     return SharedPackets(frame, list(hosts), list(uncaptured), filters_given, list(spans), _stretch(spans))
@@ -249,6 +287,7 @@ def _every_sender(
     start: Instant | None,
     end: Instant | None,
     mmap: bool | None,
+    strict: bool,
     progress: ProgressCallback | None,
 ) -> set[str]:
     """The source address of every packet of every capture, each read through its own filter."""
@@ -266,7 +305,9 @@ def _every_sender(
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                volumes = host_volumes(source, filter=f, start=start, end=end, mmap=mmap, on_late="drop", progress=tick)
+                volumes = host_volumes(
+                    source, filter=f, start=start, end=end, mmap=mmap, strict=strict, on_late="drop", progress=tick
+                )
         except _core.CaptureError as e:
             if getattr(e, "input", None) is None:
                 e.input = name

@@ -49,6 +49,26 @@ _DURATION_RE = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a
 
 _NS_PER_S = 1_000_000_000
 
+
+class WrongTypeError(TypeError, ValueError):
+    """An argument of a type burstcore does not take (a duration given as a list, a rate as
+    None, a grouping as an int): a ``TypeError``, as Python's convention has it, and still a
+    ``ValueError``, which these raised before they were made TypeErrors, so that an ``except
+    ValueError`` written for them still catches them. A value of the right type that is wrong
+    ("5 parsecs", -1, by="pairs") raises a plain ``ValueError``."""
+
+
+def check_choice(value: Any, *, name: str, choices: tuple[str, ...], message: str) -> str:
+    """``value``, one of ``choices`` (strings) as the str it equals; a value of another type is a
+    ``WrongTypeError``, a string that is none of them a ``ValueError``, both with ``message``."""
+    if not isinstance(value, str):
+        raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) is not a string: {message}")
+    if value not in choices:
+        raise ValueError(f"{name}={value!r}: {message}")
+    # A numpy or pandas string as the str it equals: configs hold plain values.
+    return str(value)
+
+
 # A decimal numeral's parts: sign, digits before and after the point, exponent.
 _NUMERAL_RE = re.compile(r"\s*([-+]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([-+]?[0-9]+))?\s*")
 # Past every range here (2^64 < 10^20, and what is held at ±10^_FAR stays past it in any unit).
@@ -178,9 +198,11 @@ def parse_duration(
     Accepts "5ms", "250us", "250µs", "1.5s", "10ns", "1min", "1h" (exact: a fraction of a ns is
     refused); ints and floats (seconds; a float is rounded to the nearest ns, as binary floats
     such as ``np.logspace``'s are inexact anyway); ``datetime.timedelta``; ``numpy.timedelta64``;
-    ``pandas.Timedelta`` (to the ns). Anything else raises ``ValueError`` naming the value and the
-    accepted forms. With ``scale`` (every duration of the API but an offset and an instant: a
-    window, a bin, a period, a gap, an idle timeout, a reorder horizon, ``max_offset``), a plain
+    ``pandas.Timedelta`` (to the ns). A value of another type (a bool among them) raises
+    ``TypeError`` (a ``WrongTypeError``, a ``ValueError`` too), a string that is no duration
+    ``ValueError``, naming the value and the accepted forms. With ``scale`` (every duration of
+    the API but an offset and an instant: a window, a bin, a period, a gap, an idle timeout, a
+    reorder horizon, ``max_offset``), a plain
     number of 1000 seconds or more is refused as most likely nanoseconds: write it with a unit
     ('1000s', '1h'). An offset (``superpose``'s ``offsets``) is not refused: a capture hours off
     (another time zone) may be moved by 3600. With
@@ -190,7 +212,7 @@ def parse_duration(
     so ``parse_duration(5000)`` is 5000 s.
     """
     if isinstance(value, bool):
-        raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
+        raise WrongTypeError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
     if isinstance(value, np.timedelta64):
         ns = _timedelta64_ns(value, value, name)
     elif isinstance(value, _dt.timedelta) and isinstance(td := _pandas_scalar(value), np.timedelta64):
@@ -225,7 +247,7 @@ def parse_duration(
             raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
         ns = _exact_ns(_times(m.group(1), _DURATION_UNITS[m.group(2)]), value, name)
     else:
-        raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
+        raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
     if not signed and (ns < 0 or (ns == 0 and not allow_zero)):
         raise ValueError(f"{name}={value!r} must be {'≥' if allow_zero else '>'} 0")
     # Symmetric: -2^63 ns is int64's but has no opposite, and numpy reads it as NaT.
@@ -264,10 +286,11 @@ RATE_FORMS = (
 def parse_rate(value: Any, *, name: str = "rate") -> int:
     """Return ``value`` as integer bits per second ("10Gbps", "400Mbit/s", "1gbit" (tc),
     "1.25GB/s", or a number in bit/s, a float rounded to the nearest); it must be above 0 and
-    below 2^64. Anything else raises ``ValueError`` naming the value (``name`` is the argument's
+    below 2^64. A value of another type raises ``TypeError`` (a ``WrongTypeError``, a
+    ``ValueError`` too), anything else ``ValueError``, naming the value (``name`` is the argument's
     name in the message) and the accepted forms."""
     if isinstance(value, bool):
-        raise ValueError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
+        raise WrongTypeError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
     if isinstance(value, (int, np.integer)):
         bps = Fraction(int(value))
     elif isinstance(value, (float, np.floating)):
@@ -291,7 +314,7 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
             m.group(1), _RATE_PREFIX[m.group(2)] * (8 if m.group(3) in ("Bps", "B/s", "byte/s", "bytes/s") else 1)
         )
     else:
-        raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not a rate; give {RATE_FORMS}")
+        raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) is not a rate; give {RATE_FORMS}")
     if bps.denominator != 1:
         raise ValueError(f"{name}={value!r} is not a whole number of bits per second")
     if bps <= 0:
@@ -432,7 +455,7 @@ def parse_instant(value: Any, *, name: str) -> int:
     unit would it be in?). Out of int64 ns (1677-09-21 to 2262-04-11) or finer than the ns is refused,
     never wrapped or rounded."""
     if isinstance(value, bool) or isinstance(value, (float, np.floating)):
-        raise ValueError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}")
+        raise WrongTypeError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}")
     if isinstance(value, (int, np.integer)):
         return _in_range(int(value), value, name)
     if isinstance(value, _dt.datetime) and isinstance(asm8 := _pandas_scalar(value), np.datetime64):
@@ -445,7 +468,7 @@ def parse_instant(value: Any, *, name: str) -> int:
         return _datetime64_ns(value, value, name)
     if isinstance(value, str):
         return _iso_instant_ns(value, name)
-    raise ValueError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
+    raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
 
 
 def format_instant(ns: int) -> str:
@@ -479,13 +502,14 @@ def parse_count(value: Any, *, name: str, minimum: int = 1) -> int:
     """``value`` as a Python int of at least ``minimum``: any integer type (numpy's too), not a
     bool, a float or a string."""
     kind = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer ≥ {minimum}")
-    if not isinstance(value, bool):
-        try:
-            n = operator.index(value)
-        except TypeError:
-            raise ValueError(f"{name}={value!r} ({type(value).__name__}) must be {kind}") from None
-        if n >= minimum:
-            return n
+    if isinstance(value, bool):
+        raise WrongTypeError(f"{name}={value!r} must be {kind}")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) must be {kind}") from None
+    if n >= minimum:
+        return n
     raise ValueError(f"{name}={value!r} must be {kind}")
 
 
@@ -655,6 +679,53 @@ def parse_filters(value: Any, captures: int | None = None) -> str | list[str | N
             "filter (a string) for all of them"
         )
     return list(value)
+
+
+_I64_MAX = 2**63 - 1
+# The one rule of the results' integer columns: instants and lengths of time (``*_ns``) Int64,
+# as polars' Datetime and Duration are underneath; counts and bytes UInt64. The accountings
+# ("summary" tables) are built from Python ints, which polars makes Int64: these are cast.
+_COUNT_COLUMNS = (
+    "packets_read",
+    "packets",
+    "bytes",
+    "bursts",
+    "reordered",
+    "beyond_bins",
+    "skipped_no_timestamp",
+    "skipped_timestamp_out_of_range",
+    "skipped_outside_range",
+    "skipped_filtered",
+    "skipped_no_size",
+    "skipped_late",
+)
+
+
+def typed_counts(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (a summary) with its count and byte columns UInt64 and its ``*_ns`` columns
+    Int64, by the results' one rule."""
+    return frame.with_columns(
+        pl.col(c).cast(pl.UInt64 if c in _COUNT_COLUMNS else pl.Int64)
+        for c, t in frame.schema.items()
+        if (c in _COUNT_COLUMNS or c.endswith("_ns")) and t.is_integer()
+    )
+
+
+def length_ns(first_ns: Any, last_ns: Any, name: str) -> pl.Series:
+    """``last − first`` per row as an Int64 column called ``name``, as every ``*_ns`` column of the
+    results is (polars' Datetime and Duration are int64 ns underneath). Exact: computed in
+    unsigned 64-bit arithmetic, which wraps back into [0, 2^64) for any two int64 with first ≤
+    last, and null where it passes int64 (more than 292 years between two timestamps, which only
+    damaged ones are), never wrapped into a negative length as an Int64 subtraction does. Null
+    where either end is."""
+    first = pl.Series(first_ns, dtype=pl.Int64)
+    last = pl.Series(last_ns, dtype=pl.Int64)
+    known = (first.is_not_null() & last.is_not_null()).to_numpy()
+    lo = first.fill_null(0).to_numpy().view(np.uint64)
+    hi = last.fill_null(0).to_numpy().view(np.uint64)
+    length = hi - lo
+    fits = known & (length <= np.uint64(_I64_MAX))
+    return pl.Series(name, length.view(np.int64), dtype=pl.Int64).scatter(np.flatnonzero(~fits), None)
 
 
 class FramesEqual:

@@ -184,7 +184,7 @@ coincide; N for N captures: fully interleaved) and the merge measured as scan me
 The merge's tables have scan's columns, the interface columns of --by interface too (a file
 given twice is two captures, each with its own interface groups).
 The terminal and the warnings number the captures from 1, in the order of the FILEs, as every
-command's messages do; the JSON, CSV and parquet tables give positions from 0 (singles' source),
+command's messages do; the JSON, CSV and parquet tables give positions from 0 (singles' capture),
 as in Python.
 
 {ANALYSIS_FORMATS}"""
@@ -961,7 +961,7 @@ def _distribution_parser(sub: Any, name: str, summary: str, description: str, ex
         "only; the whole traffic is always the group 'all')",
     )
     _quantiles_option(g)
-    _max_groups_option(g, DEFAULT_MAX_DISTRIBUTION_GROUPS, "a few hundred bytes")
+    _max_groups_option(g, DEFAULT_MAX_DISTRIBUTION_GROUPS, "a few hundred bytes to 512 KiB")
     _analysis_end(p, g, DISTRIBUTION_TABLES, "groups (those with the most packets)")
 
 
@@ -2097,12 +2097,12 @@ def cmd_superpose(args: argparse.Namespace) -> int:
         "max_groups": args.max_groups,
     }
     r, told = _read_merged(args, burstcore.superpose, **kw, **_read_kwargs(args))
-    # Each capture's own E(τ), which the gain sums: its position from 0 as in Python (source), and
+    # Each capture's own E(τ), which the gain sums: its position from 0 as in Python (capture), and
     # its file, as shared's tables name theirs.
     singles = r.singles.select(
-        "source",
-        pl.Series("file", [_shown(args.files[k]) for k in r.singles["source"]], dtype=pl.String),
-        pl.exclude("source"),
+        "capture",
+        pl.Series("file", [_shown(args.files[k]) for k in r.singles["capture"]], dtype=pl.String),
+        pl.exclude("capture"),
     )
     tables = {"gain": r.multiplexing_gain, "singles": singles, **_tables(r)}
     random = {"seed": seed, "max_offset_ns": _ns(max_offset)} if args.random_offsets else {}

@@ -353,7 +353,7 @@ def flows_table(flows: pl.DataFrame, key: str) -> Table:
     for r in flows.iter_rows(named=True):
         proto = "-" if key == "flow4" else PROTOCOLS.get(r["protocol"], str(r["protocol"]))
         row = [
-            _endpoint(r["src_ip"], r["src_port"]) + arrow + _endpoint(r["dst_ip"], r["dst_port"]),
+            _endpoint(r["src"], r["sport"]) + arrow + _endpoint(r["dst"], r["dport"]),
             proto,
             _ts(r["first_seen_ns"]),
             format_duration(r["duration_ns"]),

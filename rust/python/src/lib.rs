@@ -892,9 +892,11 @@ type SharedFound = (
 /// it then). With `read_through`, a compressed stream is read through, as its plain file would
 /// be sampled (the public call); without, only as far as its samples (the check before a read:
 /// see `SharedOptions::read_through`). `max_packets`: most packets read from a stream.
+/// `strict`: a capture cut off mid-block raises where its sample meets the cut, as a strict read
+/// of it does (else the cut ends its sample).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments, as the analyses' bindings
-#[pyo3(signature = (sources, mmap=None, time_range=None, filter=None, errors=false, read_through=false, max_packets=None))]
+#[pyo3(signature = (sources, mmap=None, time_range=None, filter=None, errors=false, read_through=false, max_packets=None, strict=false))]
 fn shared_packets<'py>(
     py: Python<'py>,
     sources: Vec<Bound<'py, PyAny>>,
@@ -904,6 +906,7 @@ fn shared_packets<'py>(
     errors: bool,
     read_through: bool,
     max_packets: Option<u64>,
+    strict: bool,
 ) -> PyResult<Option<SharedFound>> {
     guard(py, || {
         let (filter, file_filters) = parse_filters(filter, &sources)?;
@@ -913,7 +916,7 @@ fn shared_packets<'py>(
             ..ScanConfig::default()
         };
         let filters = config.filter_per_capture(sources.len()).map_err(to_py)?;
-        let (mut readers, _) = match open_all(py, &sources, false, mmap, 1) {
+        let (mut readers, _) = match open_all(py, &sources, strict, mmap, 1) {
             Ok(opened) => opened,
             Err(e) if errors => return Err(e),
             Err(_) => return Ok(None),

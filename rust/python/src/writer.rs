@@ -159,10 +159,21 @@ pub struct CaptureWriter {
     defaults: Defaults,
     /// pcapng: a section header has been written (`interface()` writes one first if not).
     sectioned: bool,
+    /// What the repr tells: blocks written through the methods that track them (`raw_block`
+    /// writes what it is given, untracked).
+    written: Written,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Written {
+    packets: u64,
+    sections: u64,
+    interfaces: u64,
 }
 
 #[derive(Clone, Copy)]
 struct Defaults {
+    pcapng: bool,
     byte_order: ByteOrder,
     nanos: bool,
     linktype: u16,
@@ -266,6 +277,7 @@ impl CaptureWriter {
         named!(linktype, snaplen);
         let bo = self::byte_order(byte_order)?;
         let defaults = Defaults {
+            pcapng: format == "pcapng",
             byte_order: bo,
             nanos,
             linktype,
@@ -302,6 +314,7 @@ impl CaptureWriter {
             inner: Some(inner),
             defaults,
             sectioned: false,
+            written: Written::default(),
         })
     }
 
@@ -315,9 +328,12 @@ impl CaptureWriter {
     ) -> PyResult<()> {
         named!(ts_ns, wire_len);
         match &mut self.inner {
-            Some(Inner::Pcap(w)) => w
-                .write_packet(ts_ns, wire_len.unwrap_or(data.len() as u32), data)
-                .map_err(to_py),
+            Some(Inner::Pcap(w)) => {
+                w.write_packet(ts_ns, wire_len.unwrap_or(data.len() as u32), data)
+                    .map_err(to_py)?;
+                self.written.packets += 1;
+                Ok(())
+            }
             Some(Inner::PcapNg(_)) => Err(to_py(Error::invalid(
                 "packet() writes pcap records and this writer is pcapng (the default format): \
                  use section(), interface() and epb(0, data, ts_ns=...), or CaptureWriter(\"pcap\")",
@@ -340,6 +356,7 @@ impl CaptureWriter {
             .section(bo, user_appl.as_deref())
             .map_err(to_py)?;
         self.sectioned = true;
+        self.written.sections += 1;
         Ok(())
     }
 
@@ -370,7 +387,8 @@ impl CaptureWriter {
         if !self.sectioned {
             self.section(None, None)?;
         }
-        self.ng()?
+        let number = self
+            .ng()?
             .interface(
                 linktype.unwrap_or(d.linktype),
                 snaplen.or(d.snaplen).unwrap_or(0),
@@ -378,7 +396,9 @@ impl CaptureWriter {
                 ts_offset_s,
                 name.as_deref(),
             )
-            .map_err(to_py)
+            .map_err(to_py)?;
+        self.written.interfaces += 1;
+        Ok(number)
     }
 
     /// Enhanced Packet Block: give `ts_ns` (converted to the interface's units, floored) or `ts_raw`.
@@ -395,12 +415,18 @@ impl CaptureWriter {
         let wl = wire_len.unwrap_or(data.len() as u32);
         let w = self.ng()?;
         match (ts_ns, ts_raw) {
-            (Some(t), None) => w.enhanced_packet(interface, t, wl, data).map_err(to_py),
-            (None, Some(r)) => w.enhanced_packet_raw(interface, r, wl, data).map_err(to_py),
-            _ => Err(to_py(Error::invalid(
-                "epb() takes exactly one of ts_ns and ts_raw",
-            ))),
+            (Some(t), None) => w.enhanced_packet(interface, t, wl, data).map_err(to_py)?,
+            (None, Some(r)) => w
+                .enhanced_packet_raw(interface, r, wl, data)
+                .map_err(to_py)?,
+            _ => {
+                return Err(to_py(Error::invalid(
+                    "epb() takes exactly one of ts_ns and ts_raw",
+                )))
+            }
         }
+        self.written.packets += 1;
+        Ok(())
     }
 
     /// Simple Packet Block: no interface, timestamp or captured length. Readers take interface
@@ -410,7 +436,9 @@ impl CaptureWriter {
     fn spb(&mut self, data: &[u8], wire_len: Option<Field<u32>>) -> PyResult<()> {
         named!(wire_len);
         let wl = wire_len.unwrap_or(data.len() as u32);
-        self.ng()?.simple_packet(wl, data).map_err(to_py)
+        self.ng()?.simple_packet(wl, data).map_err(to_py)?;
+        self.written.packets += 1;
+        Ok(())
     }
 
     /// Obsolete Packet Block (type 2), its drops count unknown: `ts_raw` in the interface's
@@ -427,7 +455,9 @@ impl CaptureWriter {
         let wl = wire_len.unwrap_or(data.len() as u32);
         self.ng()?
             .obsolete_packet_raw(interface, ts_raw, wl, data)
-            .map_err(to_py)
+            .map_err(to_py)?;
+        self.written.packets += 1;
+        Ok(())
     }
 
     /// Name Resolution Block from (address string, name) pairs.
@@ -502,6 +532,36 @@ impl CaptureWriter {
     fn raw_block(&mut self, block_type: Field<u32>, body: &[u8]) -> PyResult<()> {
         named!(block_type);
         self.ng()?.raw_block(block_type, body).map_err(to_py)
+    }
+
+    /// One line of what has been written: the format (a pcap file's resolution and link type),
+    /// the sections, interfaces and packets written, the bytes so far, and whether `getvalue()`
+    /// has finished it. The default repr named only the class and an address.
+    fn __repr__(&self) -> String {
+        let w = self.written;
+        let plural =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let size = match &self.inner {
+            Some(Inner::Pcap(p)) => p.get_ref().len(),
+            Some(Inner::PcapNg(p)) => p.get_ref().len(),
+            Some(Inner::Finished(b)) => b.len(),
+            None => 0,
+        };
+        let d = self.defaults;
+        let mut parts = vec![if d.pcapng { "pcapng" } else { "pcap" }.to_string()];
+        if !d.pcapng {
+            parts.push(if d.nanos { "ns" } else { "µs" }.to_string());
+            parts.push(format!("linktype {}", d.linktype));
+        } else {
+            parts.push(plural(w.sections, "section", "sections"));
+            parts.push(plural(w.interfaces, "interface", "interfaces"));
+        }
+        parts.push(plural(w.packets, "packet", "packets"));
+        parts.push(plural(size as u64, "byte", "bytes"));
+        if matches!(self.inner, Some(Inner::Finished(_))) {
+            parts.push("finished".to_string());
+        }
+        format!("CaptureWriter({})", parts.join(", "))
     }
 
     /// The capture written so far (finishes the writer); a pcapng one gets its section header
