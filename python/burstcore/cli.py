@@ -2202,6 +2202,11 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "last_ns": pl.Int64,
         },
     )
+    # Each instant as every other table has it: a Datetime, its exact integer ns beside it.
+    at = pl.Datetime("ns", "UTC")
+    captures = captures.with_columns(first=pl.col("first_ns").cast(at), last=pl.col("last_ns").cast(at)).select(
+        pl.exclude("first_ns", "last", "last_ns"), "first_ns", "last", "last_ns"
+    )
     meta = {
         "burstcore": burstcore.__version__,
         "command": args.command,
