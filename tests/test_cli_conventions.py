@@ -5,7 +5,9 @@ files and options in any order, one numbering of the captures, --json and --form
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,11 +86,41 @@ def test_the_commands_own_options_may_stand_before_it(caps: tuple[Path, Path], b
 
 
 @pytest.mark.parametrize(
+    "before",
+    [["-o", "-"], ["--windows", "1ms", "-q", "--rates", "1Gbps", "-o", "-"], ["-q", "--output", "-", "--top", "2"]],
+)
+def test_the_commands_options_with_values_may_stand_before_it(caps: tuple[Path, Path], before: list[str]) -> None:
+    # `burstcore -o x.csv scan a.pcap` was told "argument COMMAND: invalid choice: 'x.csv'": the
+    # value given apart was taken for the command. The same words after the command are the oracle.
+    a, _ = caps
+    after = ["--windows", "1ms", "--rates", "1Gbps", "-o", "-"]
+    first = ok(run_cli("scan", a, *after, *before)).stdout
+    assert ok(run_cli(*before, "scan", a, *after)).stdout == first
+
+
+def test_a_value_before_the_command_may_be_named_as_a_command(caps: tuple[Path, Path], tmp_path: Path) -> None:
+    # The command is the first word that is no option nor an option's value: `-o scan` writes to
+    # a file named 'scan'.
+    a, _ = caps
+    ok(run_cli("-o", "scan", "scan", a, "--windows", "1ms", "--rates", "1Gbps", "--json", "-q", cwd=tmp_path))
+    assert json.loads((tmp_path / "scan").read_text())["files"] == [str(a)]
+
+
+@pytest.mark.parametrize(
     "typed, told",
     [
-        # A value given apart, or an option the command does not take, is not moved: told as before.
-        (["-o", "x.csv", "scan"], "argument COMMAND: invalid choice: 'x.csv'"),
+        # An option the command does not take is told as before; one whose value is missing was
+        # given the word after the command ("-o scan a.pcap": "the following arguments are
+        # required: FILE"; "--windows scan a.pcap": "'a.pcap' is not a duration").
         (["--bogus", "scan"], "unrecognized arguments: --bogus"),
+        # A word that is no option was told "invalid choice" (here 'my', -o's value).
+        (
+            ["-o", "my", "results.csv", "scan"],
+            "burstcore: error: 'results.csv' stands before the command 'scan' and is no option of it nor an option's "
+            "value: give the files after the command (burstcore scan FILE ...), and quote a value of several words",
+        ),
+        (["-o", "scan"], "burstcore scan: error: argument -o/--output: expected one argument"),
+        (["--windows", "scan"], "burstcore scan: error: argument --windows: expected one argument"),
     ],
 )
 def test_other_words_before_the_command_are_still_told(caps: tuple[Path, Path], typed: list[str], told: str) -> None:
@@ -123,8 +155,76 @@ def test_a_value_typed_as_several_words_is_told_so(caps: tuple[Path, Path], type
 
 
 @pytest.mark.parametrize(
+    "typed, told",
+    [
+        (
+            ["-o", "my", "results.csv"],
+            "'results.csv'; it follows -o my: -o takes one path; quote a name of several words (-o 'my results.csv')",
+        ),
+        (
+            ["--output", "my", "results.csv"],
+            "'results.csv'; it follows --output my: --output takes one path; quote a name of several words "
+            "(--output 'my results.csv')",
+        ),
+        (
+            ["-o", "CAPTURE", "out.csv"],
+            "'out.csv'; it follows -o CAPTURE, which names the file to write: give the capture without it "
+            "(burstcore scan CAPTURE -o out.csv)",
+        ),
+    ],
+)
+def test_a_word_after_the_output_is_told_so(caps: tuple[Path, Path], typed: list[str], told: str) -> None:
+    # A word after -o's value was told only "no such capture file".
+    a, b = caps
+    typed = [str(b) if x == "CAPTURE" else x for x in typed]
+    err = one_line_error(run_cli("scan", a, *typed, cwd=a.parent), cli.EXIT_NOT_FOUND)
+    told = told.replace("CAPTURE", str(b))
+    assert err == f"burstcore scan: error: no such capture file (check the path): {told}", err
+
+
+def test_two_command_lines_in_one_process_keep_their_own_words(
+    caps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The words typed were kept in module-level lists that each main() reset: a second main() in
+    # the same process (another thread, a program embedding the command line) parsed between the
+    # first's parse and its check of the files replaced the first's words, and the first's hint
+    # was lost ("no such capture file: '2ms'" alone).
+    a, _ = caps
+    paused, other_done = threading.Event(), threading.Event()
+    check = cli._check_inputs
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "first":
+            paused.set()
+            other_done.wait(60)
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "_check_inputs", held)
+    codes: dict[str, int] = {}
+    first = threading.Thread(
+        target=lambda: codes.setdefault("first", cli.main(["scan", str(a), "--windows", "1ms", "2ms", "-q"])),
+        name="first",
+    )
+    first.start()
+    assert paused.wait(60)
+    codes["second"] = cli.main(["info", str(tmp_path / "nothere.pcap"), "-q"])
+    other_done.set()
+    first.join(60)
+    assert codes == {"first": cli.EXIT_NOT_FOUND, "second": cli.EXIT_NOT_FOUND}
+    err = capsys.readouterr().err
+    told = "'2ms'; it follows --windows 1ms: a list is one word, comma-separated (--windows 1ms,2ms)"
+    assert f"burstcore scan: error: no such capture file (check the path): {told}" in err.splitlines(), err
+
+
+@pytest.mark.parametrize(
     "typed",
-    [["--windows", "1ms", "MISSING"], ["--filter", "tcp", "MISSING"], ["--top", "3", "MISSING"], ["MISSING"]],
+    [
+        ["--windows", "1ms", "MISSING"],
+        ["--filter", "tcp", "MISSING"],
+        ["--top", "3", "MISSING"],
+        ["-o", "out.csv", "MISSING"],
+        ["MISSING"],
+    ],
 )
 def test_a_missing_file_is_told_as_before(caps: tuple[Path, Path], tmp_path: Path, typed: list[str]) -> None:
     # A path after an option's value is a file meant as one: no word about the value.

@@ -7,6 +7,7 @@ import io
 import itertools
 from fractions import Fraction
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -197,13 +198,43 @@ def test_late_packet_raises_or_is_dropped_and_counted():
     data = oracles.capture(ts, [100, 100, 100])
     with pytest.raises(burstcore.OutOfOrderError) as e:
         burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], reorder_horizon="10ms")
-    # The late packet's timestamp, and by how much the packet read before it is later.
-    late = 10**9 - 10**6
-    assert f"timestamp {BASE + 10**6} ns comes after a packet {late} ns later (at {BASE + 10**9} ns)" in str(e.value)
-    assert f"raise reorder_horizon to at least {late} ns" in str(e.value)
+    # By how much the packet read before it is later, and the two instants as start=/end= take
+    # them (as ISO 8601 to the ns, the late packet's last, where the offset follows it).
+    assert str(e.value) == (
+        f"a packet 999ms earlier than one read before it (of {_iso(BASE + 10**9)}), beyond the reorder horizon of "
+        "10ms: raise reorder_horizon to at least 999ms, or drop late packets (on_late='drop'). The late packet: "
+        f"{_iso(BASE + 10**6)} at byte offset {e.value.offset}"
+    )
+    # The duration it names is enough.
+    r = burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], reorder_horizon="999ms")
+    assert r.summary["packets"][0] == 3
     r = burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], reorder_horizon="10ms", on_late="drop")
     s = r.summary.row(0, named=True)
     assert s["skipped_late"] == 1 and s["packets"] == 2 and s["packets_read"] == 3
+
+
+def _iso(ns: int) -> str:
+    """An instant as ISO 8601 to the ns, from numpy's calendar (not burstcore's)."""
+    return f"{np.datetime_as_string(np.datetime64(ns, 'ns'), unit='ns')}Z"
+
+
+def test_a_stray_packet_far_ahead_is_told_how_to_leave_out():
+    # tcpdump's kday2.pcap: one packet 24 days ahead of the four around it. on_late='drop', the
+    # old message's first advice, drops the three good packets after it and keeps the stray;
+    # end= at the stray's instant, which the message now names, keeps the four good ones.
+    good = [BASE, BASE + 21_000, BASE + 40_000, BASE + 41_000]
+    stray = BASE + 2_097_152 * 10**9
+    data = oracles.capture([good[0], stray, *good[1:]], [100] * 5, fmt="pcap")
+    with pytest.raises(burstcore.OutOfOrderError) as e:
+        burstcore.scan(data, windows=["1ms"], rates=["1Gbps"])
+    told = str(e.value)
+    assert f"leave it out with end='{_iso(stray)}'" in told, told
+    # The third record: after the 24-byte file header, two of 16 + 14 bytes (14 captured).
+    assert told.endswith(f"The late packet: {_iso(good[1])} at byte offset 84"), told
+    dropped = burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], on_late="drop").summary.row(0, named=True)
+    assert (dropped["packets"], dropped["skipped_late"]) == (2, 3)
+    r = burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], end=_iso(stray)).summary.row(0, named=True)
+    assert (r["packets"], r["skipped_outside_range"], r["first_ns"], r["last_ns"]) == (4, 1, good[0], good[-1])
 
 
 def test_a_late_packet_is_found_at_its_offset(tmp_path):

@@ -636,3 +636,35 @@ def test_a_compressed_capture_gives_what_its_plain_file_gives(tmp_path: Path) ->
     twice = burstcore.shared_packets([plain, copy])
     assert twice.pairs.height == 1
     assert told(burstcore.shared_packets([zst, gz])) == told(twice)
+
+
+def test_the_written_captures_table_gives_each_instant_as_every_table_does(tmp_path: Path) -> None:
+    # shared's captures table gave its first and last packets as first_ns and last_ns alone; every
+    # other table gives an instant as ISO 8601 (a Datetime in Parquet) with its integer ns beside it.
+    import numpy as np
+    import polars as pl
+
+    base = 1_780_000_000_123_456_789
+    spans = [(base, base + 2_000_000_007), (base + 5, base + 3_000_000_001)]
+    files = [
+        write(
+            tmp_path / f"c{k}.pcapng",
+            [(t, tcp_frame(host(k), host(1 - k), t % 1000, 0, j, 10)) for j, t in enumerate(sp)],
+        )
+        for k, sp in enumerate(spans)
+    ]
+
+    def iso(ns: int) -> str:
+        return f"{np.datetime_as_string(np.datetime64(ns, 'ns'), unit='ns')}Z"
+
+    doc = json.loads(run_cli("shared", *files, "--format", "json", "-q").stdout)["captures"]
+    assert [(c["first"], c["first_ns"], c["last"], c["last_ns"]) for c in doc] == [
+        (iso(a), a, iso(b), b) for a, b in spans
+    ]
+    out = tmp_path / "captures.parquet"
+    assert run_cli("shared", *files, "--table", "captures", "-o", out, "-q").returncode == 0
+    df = pl.read_parquet(out)
+    assert df.columns[-4:] == ["first", "first_ns", "last", "last_ns"]
+    assert df.schema["first"] == pl.Datetime("ns", "UTC")
+    assert df["first"].dt.epoch("ns").to_list() == [a for a, _ in spans]
+    assert df["last"].dt.epoch("ns").to_list() == [b for _, b in spans]

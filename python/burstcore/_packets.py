@@ -364,6 +364,11 @@ def read_packets(
     the rest of the frame on the wire (as tshark presumes for IPv4); ``payload_len`` follows from it.
     ``columns`` selects a subset (faster: headers are decoded only if asked for).
 
+    ``timestamp`` has no ``timestamp_ns`` twin, unlike the instants of the analyses' tables: this
+    frame is the large one, and such a column would add 8 bytes a packet to it and to every file
+    and copy made of it. ``df["timestamp"].dt.epoch("ns")`` gives the exact integer ns (``Int64``,
+    nulls kept) as a view of the same buffer, copying nothing.
+
     The lengths (``wire_len``, ``cap_len``, ``ip_len``, ``payload_len``) are ``UInt32``, as in
     the capture formats. polars sums a ``UInt32`` column in 32 bits, so a total past 4 GiB
     wraps without a word (numpy and pandas sum in 64 bits): cast before summing,

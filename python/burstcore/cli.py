@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -15,7 +16,7 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, Literal, NoReturn
 
 import polars as pl
@@ -363,9 +364,11 @@ def _negative_values(argv: Sequence[str], valued: Collection[str]) -> list[str]:
 _PLAIN_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-def _valued_options(parser: argparse.ArgumentParser, command: str | None = None) -> dict[str, argparse.Action]:
-    """The long options of every command (or of `command` alone) that take a value, each with
-    its action."""
+def _valued_options(
+    parser: argparse.ArgumentParser, command: str | None = None, short: bool = False
+) -> dict[str, argparse.Action]:
+    """The long options (and the short ones too if `short`) of every command (or of `command`
+    alone) that take a value, each with its action."""
     commands = _subparsers(parser)
     parsers = (parser, *commands.values()) if command is None else (commands[command],)
     return {
@@ -374,7 +377,7 @@ def _valued_options(parser: argparse.ArgumentParser, command: str | None = None)
         for action in own._actions
         if action.nargs != 0
         for name in action.option_strings
-        if name.startswith("--")
+        if short or name.startswith("--")
     }
 
 
@@ -613,9 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
         "empirical envelopes E(τ), peak-to-mean ratios PtM(τ), backlogs B_max(r), binned throughput; and the "
         "anatomy of training traffic: flows, traffic matrix, training iterations, ON/OFF bursts, packet sizes "
         "and gaps; and captures superposed, as jobs sharing a link. "
-        "A FILE of '-' reads standard input. A command's FILEs and options come in any order (its options may "
-        "also come before it: burstcore -q scan a.pcap); an option's "
-        "value is the one word after it (a list is comma-separated: --windows 1ms,5ms; a filter of several "
+        "A FILE of '-' reads standard input. A command's FILEs and options come in any order (its options, "
+        "with their values, may also come before it: burstcore -q -o x.csv scan a.pcap); an option's value is "
+        "the one word after it (a list is comma-separated: --windows 1ms,5ms; a filter or a file name of several "
         "words is quoted); after '--' every word is a FILE.",
         epilog=MAIN_EXAMPLES + "\n\n" + EXIT_CODES,
         formatter_class=fmt,
@@ -979,7 +982,19 @@ def _progress(label: str, quiet: bool) -> Iterator[Any]:
         bar.close()
 
 
-def _check_inputs(files: Sequence[str]) -> None:
+@dataclasses.dataclass(frozen=True)
+class _Typed:
+    """The command and the words typed after it, and the action of each of its options taking a
+    value: a word that is no file may be the second word of an option's value (`_stray_value`).
+    Kept with the parse's namespace (`main`), not in the module: two command lines run in one
+    process (threads, a program calling main()) each see their own."""
+
+    command: str = ""
+    words: Sequence[str] = ()
+    valued: Mapping[str, argparse.Action] = dataclasses.field(default_factory=dict)
+
+
+def _check_inputs(files: Sequence[str], typed: _Typed) -> None:
     if list(files).count("-") > 1:
         raise UsageError("'-' (stdin) can be given only once")
     if "-" in files and sys.stdin is None:
@@ -995,41 +1010,38 @@ def _check_inputs(files: Sequence[str]) -> None:
         try:
             check_path(f)
         except FileNotFoundError as e:
-            stray = _stray_value(f)
+            stray = _stray_value(f, typed)
             if stray is None:
                 raise
             raise FileNotFoundError(e.errno, f"{e.strerror}: {f!r}; {stray}", f) from None
 
 
-# The words typed after the command, and the action of each of its options taking a value: a
-# word that is no file may be the second word of an option's value (`_stray_value`).
-_typed: list[str] = []
-_valued: dict[str, argparse.Action] = {}
-
 # Endings of what is meant as a capture file, not as a word of a filter.
 _CAPTURE_ENDINGS = (".pcap", ".pcapng", ".cap", ".gz", ".zst", ".zstd")
 
 
-def _stray_value(word: str) -> str | None:
+def _stray_value(word: str, typed: _Typed) -> str | None:
     """What a missing file typed right after an option's value likely is, and how to write it:
-    files and options mix in any order (`_parse`), so '--windows 1ms 2ms' or '--filter tcp port
-    80' leave '2ms' or 'port' to be read as a file. Only a word that reads as part of the value
-    (an item of the list, a word of a filter rather than a path) is told so."""
+    files and options mix in any order (`_parse`), so '--windows 1ms 2ms', '--filter tcp port
+    80' or '-o my results.csv' leave '2ms', 'port' or 'results.csv' to be read as a file. Only a
+    word that reads as part of the value (an item of the list, a word of a filter or of an
+    output's name rather than a capture) is told so."""
     import shlex
 
-    for at, typed in enumerate(_typed):
-        if typed != word or at == 0:
+    words, valued = typed.words, typed.valued
+    for at, here in enumerate(words):
+        if here != word or at == 0:
             continue
-        before = _typed[at - 1]
+        before = words[at - 1]
         option, value = before.split("=", 1) if before.startswith("--") and "=" in before else ("", before)
-        if not option and at >= 2 and _typed[at - 2] in _valued:
-            option = _typed[at - 2]
-        action = _valued.get(option)
+        if not option and at >= 2 and words[at - 2] in valued:
+            option = words[at - 2]
+        action = valued.get(option)
         if action is None:
             continue
         # The words of the value typed apart: this one and those after it that are no files either.
         rest = [word]
-        for more in _typed[at + 1 :]:
+        for more in words[at + 1 :]:
             if more.startswith("-") or os.path.exists(more):
                 break
             rest.append(more)
@@ -1039,6 +1051,19 @@ def _stray_value(word: str) -> str | None:
         if option == "--filter" and "/" not in word and not word.lower().endswith(_CAPTURE_ENDINGS):
             quoted = shlex.quote(" ".join([value, *rest]))
             return f"it follows --filter {value}: quote an expression of several words (--filter {quoted})"
+        if action.dest == "output" and not word.lower().endswith(_CAPTURE_ENDINGS):
+            if value.lower().endswith(_CAPTURE_ENDINGS):
+                # 'scan -o a.pcap out.csv': the capture given as the output, the output as a capture.
+                swapped = shlex.join(["burstcore", typed.command, value, option, word])
+                return (
+                    f"it follows {option} {value}, which names the file to write: give the capture without it "
+                    f"({swapped})"
+                )
+            quoted = shlex.quote(" ".join([value, *rest]))
+            return (
+                f"it follows {option} {value}: {option} takes one path; quote a name of several words "
+                f"({option} {quoted})"
+            )
     return None
 
 
@@ -1216,7 +1241,7 @@ def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 def _prepare_output(args: argparse.Namespace) -> str:
     """The output format, after checking the inputs and that the output can be written: before a
     long read, not after it."""
-    _check_inputs(args.files)
+    _check_inputs(args.files, args.typed)
     _check_output(args.output, args.files)  # a folder is told as one, before its name's ending is looked at
     fmt = _output_format(args)
     if fmt == "parquet" and args.output in (None, "-") and sys.stdout is not None and sys.stdout.isatty():
@@ -1567,7 +1592,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     several = len(args.files) > 1
     _check_output(None, closed="info writes only there, so redirect it (> FILE)")
     # Every file, or (several) only the rules for stdin: a missing file is then one result.
-    _check_inputs(args.files if not several else [f for f in args.files if f == "-"])
+    _check_inputs(args.files if not several else [f for f in args.files if f == "-"], args.typed)
     # Each file on its own, as capinfos: one that cannot be read (or is missing) is reported (on
     # stderr, and in --json as {"file", "error"}) and the others still are; the exit code then
     # says so, the worst of them (a missing file over an unreadable one).
@@ -1577,7 +1602,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         _reading_now(f)
         try:
             if several:
-                _check_inputs([f])
+                _check_inputs([f], args.typed)
             with _progress(_label(f), args.quiet) as bar, _named_warnings(f if several else None):
                 infos.append((f, burstcore.info(f, strict=args.strict, progress=bar, mmap=args.mmap)))
         except (burstcore.CaptureError, OSError) as e:
@@ -1727,7 +1752,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_results, require_matplotlib
 
     require_matplotlib()
-    _check_inputs(args.files)
+    _check_inputs(args.files, args.typed)
     ext = os.path.splitext(args.output)[1].lower()
     if ext not in FIGURE_FORMATS:
         raise UsageError(f"cannot write a figure to {args.output!r}: end it in .png, .svg or .pdf")
@@ -1764,7 +1789,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     require_matplotlib()
     generated_at()  # a malformed SOURCE_DATE_EPOCH is told now, not after the scan
-    _check_inputs([args.file])
+    _check_inputs([args.file], args.typed)
     _check_output(args.output, [args.file])
     label = _label(args.file)
     (src,) = _rereadable([args.file])
@@ -2177,6 +2202,11 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "last_ns": pl.Int64,
         },
     )
+    # Each instant as every other table has it: a Datetime, its exact integer ns beside it.
+    at = pl.Datetime("ns", "UTC")
+    captures = captures.with_columns(first=pl.col("first_ns").cast(at), last=pl.col("last_ns").cast(at)).select(
+        pl.exclude("first_ns", "last", "last_ns"), "first_ns", "last", "last_ns"
+    )
     meta = {
         "burstcore": burstcore.__version__,
         "command": args.command,
@@ -2435,20 +2465,73 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 
 def _command_first(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
-    """`argv` with the command first when only options of the command's own stand before it
-    (`burstcore -q scan a.pcap`, `burstcore --by=pair scan a.pcap`): the command's parser takes
-    them wherever they stand, and the top level's plain parse refused them as "unrecognized
-    arguments", which the command does recognise. A word that is no option (an option's value
-    given apart, a file) or one of the top level's own (--help, --version) leaves `argv` as it is."""
+    """`argv` with the command first when only options of the command's own, with their values,
+    stand before it (`burstcore -q scan a.pcap`, `burstcore -o x.csv scan a.pcap`): the command's
+    parser takes them wherever they stand, and the top level's plain parse refused them as
+    "unrecognized arguments" or took a value for the command ("invalid choice: 'x.csv'"). The
+    command is the first word that is neither such an option nor its value (`-o scan scan a.pcap`
+    writes to 'scan'). A word that is no option of the command's (a file, a typo) or one of the
+    top level's own (--help, --version) leaves `argv` as it is; an option whose value would be
+    the command itself (`burstcore -o scan a.pcap`) is told as the command's parser tells one
+    given without its value."""
     commands = _subparsers(parser)
-    at = next((k for k, word in enumerate(argv) if word in commands), None)
-    if not at:
-        return argv
-    own = commands[argv[at]]._option_string_actions
     top = parser._option_string_actions
-    if all(w.startswith("-") and w.split("=", 1)[0] in own and w not in top for w in argv[:at]):
-        return [argv[at], *argv[:at], *argv[at + 1 :]]
+    valueless: tuple[argparse.ArgumentParser, argparse.Action] | None = None
+    stray: tuple[str, str] | None = None
+    for at, word in enumerate(argv):
+        if word not in commands:
+            continue
+        if at == 0:
+            return argv
+        own = commands[word]
+        told = _options_only(own, top, argv[:at])
+        if told is True:
+            return [word, *argv[:at], *argv[at + 1 :]]
+        if isinstance(told, argparse.Action) and valueless is None:
+            valueless = own, told
+        if isinstance(told, str) and stray is None:
+            stray = word, told
+    if valueless is not None:
+        own, action = valueless
+        own.error(f"argument {'/'.join(action.option_strings)}: expected one argument")
+    if stray is not None:
+        # Else "invalid choice" for the first word, which may be an option's value.
+        command, word = stray
+        parser.error(
+            f"{word!r} stands before the command {command!r} and is no option of it nor an option's value: give "
+            f"the files after the command (burstcore {command} FILE ...), and quote a value of several words"
+        )
     return argv
+
+
+def _options_only(
+    own: argparse.ArgumentParser, top: Collection[str], words: Sequence[str]
+) -> bool | argparse.Action | str:
+    """Whether `words` are all options of `own` (none of them the top level's) with their values
+    (True), such words but for the last option's value (that option), or not: a word that is no
+    option (that word), an option `own` does not take or the top level's (False)."""
+    options = own._option_string_actions
+    at = 0
+    while at < len(words):
+        word = words[at]
+        name = word.split("=", 1)[0] if word.startswith("--") else word
+        attached = False
+        if word[:1] == "-" and word[1:2] != "-" and len(word) > 2:
+            # A short option with its value attached (-ox.csv).
+            name, attached = word[:2], True
+        action = options.get(name)
+        if not word.startswith("-") or word == "-":
+            return word
+        if action is None or name in top:
+            return False
+        at += 1
+        if action.nargs is None and "=" not in word and not attached:
+            if at == len(words):
+                return action
+            at += 1  # its value, whatever it is: the command's parser judges it as it would after the command
+        elif attached and action.nargs is not None:
+            return False  # a cluster of flags (-qv): not worth telling apart from a typo
+    return True
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -2487,11 +2570,10 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     parser = build_parser()
-    typed = _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser))
+    typed = _command_first(parser, _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser)))
     args, unknown = _parse(parser, typed)
-    _typed[:] = typed[1:] if args.command else []
-    _valued.clear()
-    _valued.update(_valued_options(parser, args.command) if args.command else {})
+    if args.command:
+        args.typed = _Typed(args.command, typed[1:], _valued_options(parser, args.command, short=True))
     if unknown:
         # Told by the command's own parser, which points to its own --help.
         own: argparse.ArgumentParser = _subparsers(parser).get(args.command, parser)

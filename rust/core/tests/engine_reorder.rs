@@ -140,12 +140,17 @@ fn late_packet_is_an_error_that_says_how_to_fix_it() {
             .expect("some packet was late");
         assert_eq!(err.kind, ErrorKind::OutOfOrder, "seed {seed}");
         assert!(
-            err.reason
-                .contains(&format!("timestamp {} ns", first_late.ts)),
+            err.reason.ends_with(&format!(
+                "The late packet: {}",
+                burstcore::printable::iso_ns(first_late.ts)
+            )),
             "seed {seed}: {err}"
         );
         assert!(
-            err.reason.contains(&format!("horizon of {horizon} ns")),
+            err.reason.contains(&format!(
+                "horizon of {}:",
+                burstcore::printable::duration_text(horizon.unsigned_abs())
+            )),
             "seed {seed}: {err}"
         );
         assert!(
