@@ -252,6 +252,32 @@ impl<A: Acc, S: Stamp> Ring<A, S> {
     }
 }
 
+impl<A: Acc, S: Stamp> Ring<A, S> {
+    /// Halve the slots (or more) while at most a quarter of them hold packets, moving each held
+    /// packet to its slot under the new mask; never below [`TRIM_MIN`].
+    #[cold]
+    fn shrink(&mut self) {
+        let (len, cap) = (self.len() as usize, self.slots.len());
+        if cap <= TRIM_MIN || len.saturating_mul(4) > cap {
+            return;
+        }
+        let new_cap = len.saturating_mul(2).next_power_of_two().max(TRIM_MIN);
+        let mut slots = vec![Slot::default(); new_cap];
+        let mut seq = self.tail;
+        while seq != self.head {
+            if let Some(to) = slots.get_mut(seq as usize & (new_cap - 1)) {
+                *to = self.at(seq);
+            }
+            seq = seq.wrapping_add(1);
+        }
+        self.slots = slots;
+    }
+}
+
+/// Slots a ring keeps however few packets it holds: 768 bytes of short stamps, less than the
+/// rest of a group, so that a trim costs no more than the memory it gives back.
+const TRIM_MIN: usize = 64;
+
 /// Most bytes one group's ring may take: 2²⁸ packets of short stamps (3 GB), held because they
 /// lie within the largest window of each other (a window longer than the capture holds all of
 /// it). Past it, or when the memory cannot be had, the envelope gives up and the scan fails with
@@ -491,6 +517,22 @@ impl Envelope {
         })
     }
 
+    /// Let go of what no later packet can need, given that every later packet comes at `now`
+    /// or after: a group whose newest packet is more than the largest reach before `now` has
+    /// no held packet in any later window, and a ring that holds few packets for its slots is
+    /// shrunk. Without it a ring keeps the slots of the busiest stretch its group ever had: a
+    /// group that fell silent after a dense burst (a short flow) held that burst to the end of
+    /// the scan, so a grouping's memory followed the capture's packets, not its windows.
+    pub(crate) fn trim(&mut self, now: i64) {
+        each!(&mut self.inner, w => w.trim(now))
+    }
+
+    /// Slots of the ring (each 12 or 16 bytes; 24 once the sums are u128).
+    #[cfg(test)]
+    pub(crate) fn held_slots(&self) -> usize {
+        each!(&self.inner, w => w.ring.slots.len())
+    }
+
     /// One row per τ (none if the group saw no packet, which the scanner never asks for); a
     /// `LimitExceeded` error if the packets within the largest window could not all be held.
     pub(crate) fn rows(
@@ -607,6 +649,30 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
             }
         }
         self.keep_from_oldest_trail(Some(ts));
+    }
+
+    fn trim(&mut self, now: i64) {
+        // The common case, a small ring, costs one comparison: a sweep visits every group.
+        if self.ring.slots.len() <= TRIM_MIN || self.windows.is_empty() {
+            return;
+        }
+        // The packets not seen yet are read against the ring as it is (it may give up here).
+        self.catch_up();
+        let Some(reach) = self.windows.iter().map(|w| w.reach).max() else {
+            return;
+        };
+        let ring = &self.ring;
+        if ring.head != 0 && i128::from(now) - i128::from(ring.newest) > i128::from(reach) {
+            // Every held packet is more than `reach` before any later one: each window's next
+            // packet starts a window of its own, as after the group's first packet.
+            let (head, total) = (ring.head, ring.total);
+            for w in &mut self.windows {
+                w.trail = head;
+                w.before = total;
+            }
+            self.keep_from_oldest_trail(None);
+        }
+        self.ring.shrink();
     }
 
     fn recent(&mut self, from: i64, to: &mut impl Keep) {
@@ -1320,6 +1386,112 @@ mod tests {
         }
         // Only the live packets (100 pushed, 34 released) bound the capacity.
         assert!(ring.slots.len() <= 128);
+    }
+
+    /// Bursts of 3,000 packets at most 1 ns apart (each fills a ring past [`TRIM_MIN`]), with
+    /// quiet spells shorter and longer than the windows (past 2³² ns, long stamps) between them.
+    fn bursts_and_silences(seed: u64) -> Vec<(i64, u64)> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut ts = 0i64;
+        let mut packets = Vec::new();
+        for burst in 0..7 {
+            for _ in 0..3_000 {
+                let r = next();
+                ts += (r % 2) as i64;
+                packets.push((ts, [0, 66, 1514][(r >> 20) as usize % 3]));
+            }
+            ts += [10, 900, 5_000, 2_000_000, 5_000_000_000][(burst + seed as usize) % 5];
+        }
+        packets
+    }
+
+    #[test]
+    fn trimming_between_packets_keeps_the_envelope_exact() {
+        // A trim between two packets, told the next one's time, changes no row: neither when
+        // the group is idle past the largest reach (its held packets are let go) nor when the
+        // ring merely holds few packets for its slots (shrunk). Compared with the envelope
+        // untrimmed, which the tests above hold to the quadratic oracle.
+        let rows_of = |env: &mut Envelope| {
+            let mut rows = Vec::new();
+            env.rows(By::All, GroupKey::All, &mut rows).unwrap();
+            rows
+        };
+        for seed in 1..7u64 {
+            let packets = bursts_and_silences(seed);
+            for windows in [&[1, 50, 1_000][..], &[3, 4_000, (1 << 32) + 2]] {
+                for closure in [Closure::HalfOpen, Closure::Closed] {
+                    let mut plain = Envelope::new(windows, closure);
+                    let mut env = Envelope::new(windows, closure);
+                    let mut trimmed = 0;
+                    for (i, &(t, size)) in packets.iter().enumerate() {
+                        let quiet = i > 0 && t - packets[i - 1].0 > 500;
+                        if i % 97 == 0 || quiet {
+                            let before = env.held_slots();
+                            env.trim(t);
+                            trimmed += usize::from(env.held_slots() < before);
+                        }
+                        env.push(t, size);
+                        plain.push(t, size);
+                    }
+                    let ctx = format!("seed {seed}, {windows:?}, {closure:?}");
+                    assert!(trimmed > 0, "{ctx}: no trim let anything go");
+                    assert_eq!(rows_of(&mut env), rows_of(&mut plain), "{ctx}");
+                }
+            }
+        }
+        // And the oracle itself on one trace, trimmed at every quiet spell.
+        let packets = &bursts_and_silences(99)[..6_000];
+        let mut env = Envelope::new(&[1_000], Closure::HalfOpen);
+        for &(t, size) in packets {
+            env.trim(t);
+            env.push(t, size);
+        }
+        let row = rows_of(&mut env).remove(0);
+        let want = reference::envelope(packets, 1_000, Closure::HalfOpen).unwrap();
+        assert_eq!(
+            (
+                u128::from(row.bytes),
+                row.packets_in_window,
+                row.start_ns,
+                row.max_packets
+            ),
+            (
+                want.bytes,
+                want.packets_in_window,
+                want.start_ns,
+                want.max_packets
+            )
+        );
+    }
+
+    #[test]
+    fn an_idle_group_lets_its_burst_go() {
+        // 100,000 packets 1 ns apart, then silence: without a trim the ring kept 131,072 slots
+        // (1.5 MB) to the end of the scan, for every flow that ever had such a burst.
+        let mut env = Envelope::new(&[1_000, 1_000_000], Closure::HalfOpen);
+        for t in 0..100_000 {
+            env.push(t, 100);
+        }
+        assert!(env.held_slots() >= 100_000);
+        // Not yet: a packet at 1,099,998 still has the last one in its 1 ms window.
+        env.trim(1_099_998);
+        assert!(env.held_slots() >= 100_000);
+        env.trim(1_100_000);
+        assert!(env.held_slots() <= TRIM_MIN, "{}", env.held_slots());
+        env.push(1_100_000, 7);
+        let mut rows = Vec::new();
+        env.rows(By::All, GroupKey::All, &mut rows).unwrap();
+        assert_eq!((rows[0].bytes, rows[0].packets_in_window), (100_000, 1_000));
+        assert_eq!(
+            (rows[1].bytes, rows[1].packets_in_window),
+            (10_000_000, 100_000)
+        );
     }
 
     /// The envelope alone on a capture (ENVELOPE_BENCH=path) at the benchmark's 20 windows, in

@@ -364,6 +364,8 @@ pub(crate) struct Slots<S> {
     /// The group of the previous packet: consecutive packets often share a flow or host.
     last: Option<(GroupKey, usize)>,
     max_groups: usize,
+    /// Packets since the groups' rings were last trimmed (see [`Slots::trim_now_and_then`]).
+    since_trim: usize,
 }
 
 impl<S> Slots<S> {
@@ -375,6 +377,7 @@ impl<S> Slots<S> {
             states: Vec::new(),
             last: None,
             max_groups,
+            since_trim: 0,
         }
     }
 
@@ -416,6 +419,32 @@ impl<S> Slots<S> {
     }
 }
 
+/// Packets between two trims of a grouping's rings, at the least: a trim visits every group.
+const TRIM_EVERY: usize = 1 << 16;
+
+impl Slots<GroupState> {
+    /// After a packet at `now` (packets come in order): now and then, every group lets go of
+    /// the packets no later window can hold ([`Envelope::trim`]), so that the groups hold the
+    /// packets within the largest window of the latest packet, not every group's busiest
+    /// stretch. A trim visits every group, so it comes once per as many packets as there are
+    /// groups (and at least [`TRIM_EVERY`]): a few ns a packet.
+    #[inline]
+    fn trim_now_and_then(&mut self, now: i64) {
+        self.since_trim += 1;
+        if self.since_trim >= self.states.len().max(TRIM_EVERY) {
+            self.trim(now);
+        }
+    }
+
+    #[cold]
+    fn trim(&mut self, now: i64) {
+        self.since_trim = 0;
+        for state in &mut self.states {
+            state.envelope.trim(now);
+        }
+    }
+}
+
 impl std::fmt::Debug for FxHasher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("FxHasher")
@@ -449,9 +478,11 @@ impl Grouping {
     ) -> Result<()> {
         match self {
             Grouping::All(state) => state.push(ts_ns, size),
-            Grouping::Keyed(k) => k
-                .get(key(), || GroupState::new(metrics, true))?
-                .push(ts_ns, size),
+            Grouping::Keyed(k) => {
+                k.get(key(), || GroupState::new(metrics, true))?
+                    .push(ts_ns, size);
+                k.trim_now_and_then(ts_ns);
+            }
         }
         Ok(())
     }
@@ -500,5 +531,46 @@ impl Grouping {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{IpAddr, Ipv4Addr};
+
+    #[test]
+    fn groups_that_fell_silent_hold_no_packets() {
+        // 40 hosts, each a burst of 5,000 packets 1 ns apart and then silence, one after the
+        // other 2 s apart: the groups' rings must hold the last burst (and small rings for the
+        // others), not all 200,000 packets. Before the trims they held 40 rings of 8,192 slots.
+        let metrics = Metrics {
+            windows_ns: vec![1_000, 1_000_000_000],
+            closure: Closure::HalfOpen,
+            rates_bps: vec![],
+            bins_ns: vec![],
+        };
+        let mut g = Grouping::new(By::Src, &metrics, 1_000);
+        for host in 0..40u32 {
+            let key = GroupKey::Host(IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + host)));
+            for i in 0..5_000i64 {
+                g.push_key(|| key, i64::from(host) * 2_000_000_000 + i, 100, &metrics)
+                    .unwrap();
+            }
+        }
+        let Grouping::Keyed(k) = &g else {
+            panic!("a grouping by host has keys")
+        };
+        let slots: Vec<usize> = k.states.iter().map(|s| s.envelope.held_slots()).collect();
+        let held: usize = slots.iter().sum();
+        // The last trim came at packet 196,608: hosts 0-38 idle (64 slots each), 39 busy.
+        assert!(held <= 39 * 64 + 8_192, "{held} slots: {slots:?}");
+        let mut rows = Rows::default();
+        g.rows(&mut rows).unwrap();
+        assert_eq!(rows.envelope.len(), 80);
+        for r in &rows.envelope {
+            let want = if r.window_ns == 1_000 { 1_000 } else { 5_000 };
+            assert_eq!((r.packets_in_window, r.bytes), (want, want * 100), "{r:?}");
+        }
     }
 }
