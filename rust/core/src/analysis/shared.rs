@@ -260,6 +260,10 @@ impl Sampled {
     }
 }
 
+/// Per pair of captures `(a, b)`, `a < b`: the most fingerprints they hold in common at one
+/// anchor, and that anchor.
+type Best = HashMap<(usize, usize), (usize, usize)>;
+
 /// For each pair of captures `(a, b)`, `a < b`, that hold a fingerprint in common at some
 /// anchor, the most they hold in common at one anchor and the first anchor where they hold that
 /// many; and how many times a pair's entry was looked up. Per anchor, every capture's
@@ -274,10 +278,7 @@ impl Sampled {
 /// and the map is looked up once per pair and anchor. Counting in the map itself took 54 s for
 /// 1,000 copies of one capture (500 M look-ups of 500,000 pairs); and a pair kept a count for
 /// every anchor, which for captures that start one after another is the pairs times the anchors.
-fn in_common(
-    samples: &[Vec<Sampled>],
-    anchors: usize,
-) -> (HashMap<(usize, usize), (usize, usize)>, usize) {
+fn in_common(samples: &[Vec<Sampled>], anchors: usize) -> (Best, usize) {
     // Beyond 2,048 captures, where the array would pass 16 MB, a map counts.
     let n = samples.len();
     counted(samples, anchors, n.saturating_mul(n) <= 1 << 22)
@@ -285,13 +286,9 @@ fn in_common(
 
 /// [`in_common`], counting an anchor's pairs in an array (`dense`, pair (a, b) at a * n + b)
 /// or in a map.
-fn counted(
-    samples: &[Vec<Sampled>],
-    anchors: usize,
-    dense: bool,
-) -> (HashMap<(usize, usize), (usize, usize)>, usize) {
+fn counted(samples: &[Vec<Sampled>], anchors: usize, dense: bool) -> (Best, usize) {
     let n = samples.len();
-    let mut best: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
+    let mut best = Best::new();
     let mut lookups = 0;
     let mut all: Vec<(u64, usize)> = Vec::new();
     let mut counts: Vec<u32> = Vec::new();
