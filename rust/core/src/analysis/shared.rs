@@ -176,24 +176,17 @@ pub fn shared_packets(
         seen.push(hosts);
     }
 
-    let common = in_common(&samples, anchors.len());
+    let (common, _) = in_common(&samples, anchors.len());
     let mut pairs = Vec::with_capacity(common.len());
-    for ((a, b), counts) in common {
-        let best = counts
-            .iter()
-            .enumerate()
-            .map(|(at, &shared)| (shared, at))
-            .max_by_key(|&(shared, at)| (shared, std::cmp::Reverse(at)));
-        if let Some((shared, at)) = best.filter(|&(shared, _)| shared > 0) {
-            pairs.push(SharedPair {
-                a,
-                b,
-                from_ns: anchors[at],
-                shared,
-                sampled_a: samples[a][at].len(),
-                sampled_b: samples[b][at].len(),
-            });
-        }
+    for ((a, b), (shared, at)) in common {
+        pairs.push(SharedPair {
+            a,
+            b,
+            from_ns: anchors[at],
+            shared,
+            sampled_a: samples[a][at].len(),
+            sampled_b: samples[b][at].len(),
+        });
     }
     pairs.sort_unstable_by_key(|p| (p.a, p.b));
     let hosts = hosts(&seen, &samples, &pairs, &anchors);
@@ -267,16 +260,40 @@ impl Sampled {
     }
 }
 
+/// Per pair of captures `(a, b)`, `a < b`: the most fingerprints they hold in common at one
+/// anchor, and that anchor.
+type Best = HashMap<(usize, usize), (usize, usize)>;
+
 /// For each pair of captures `(a, b)`, `a < b`, that hold a fingerprint in common at some
-/// anchor, how many they hold in common at each anchor. Per anchor, every capture's
+/// anchor, the most they hold in common at one anchor and the first anchor where they hold that
+/// many; and how many times a pair's entry was looked up. Per anchor, every capture's
 /// fingerprints are sorted together, and each run of one fingerprint (a capture holds it at
 /// most once) counts once for every pair of captures in it: the time follows the fingerprints
 /// shared, not the pairs of captures. Comparing every pair's samples took time in the square of
 /// the captures: 500 per-host captures of 2,000 packets each, 124,750 pairs, spent 6 s there
 /// before a scan of them read its first packet, with neither progress nor a Ctrl-C heard.
-fn in_common(samples: &[Vec<Sampled>], anchors: usize) -> HashMap<(usize, usize), Vec<usize>> {
-    let mut common: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+///
+/// A fingerprint in m captures still makes m(m-1)/2 counts (broadcasts seen by every host, or
+/// one capture given many times): the counts of an anchor go to an array indexed by the pair,
+/// and the map is looked up once per pair and anchor. Counting in the map itself took 54 s for
+/// 1,000 copies of one capture (500 M look-ups of 500,000 pairs); and a pair kept a count for
+/// every anchor, which for captures that start one after another is the pairs times the anchors.
+fn in_common(samples: &[Vec<Sampled>], anchors: usize) -> (Best, usize) {
+    // Beyond 2,048 captures, where the array would pass 16 MB, a map counts.
+    let n = samples.len();
+    counted(samples, anchors, n.saturating_mul(n) <= 1 << 22)
+}
+
+/// [`in_common`], counting an anchor's pairs in an array (`dense`, pair (a, b) at a * n + b)
+/// or in a map.
+fn counted(samples: &[Vec<Sampled>], anchors: usize, dense: bool) -> (Best, usize) {
+    let n = samples.len();
+    let mut best = Best::new();
+    let mut lookups = 0;
     let mut all: Vec<(u64, usize)> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
+    let mut sparse: HashMap<(usize, usize), u32> = HashMap::new();
+    let mut touched: Vec<(usize, usize)> = Vec::new();
     for at in 0..anchors {
         all.clear();
         for (k, sets) in samples.iter().enumerate() {
@@ -286,12 +303,38 @@ fn in_common(samples: &[Vec<Sampled>], anchors: usize) -> HashMap<(usize, usize)
         for run in all.chunk_by(|x, y| x.0 == y.0) {
             for (i, &(_, a)) in run.iter().enumerate() {
                 for &(_, b) in &run[i + 1..] {
-                    common.entry((a, b)).or_insert_with(|| vec![0; anchors])[at] += 1;
+                    if dense {
+                        if counts.is_empty() {
+                            counts = vec![0; n * n];
+                        }
+                        let c = &mut counts[a * n + b];
+                        if *c == 0 {
+                            touched.push((a, b));
+                        }
+                        *c += 1;
+                    } else {
+                        *sparse.entry((a, b)).or_insert(0) += 1;
+                    }
                 }
             }
         }
+        let mut record = |pair: (usize, usize), shared: usize| {
+            lookups += 1;
+            let e = best.entry(pair).or_insert((0, at));
+            // Anchors come in order: a tie keeps the first.
+            if shared > e.0 {
+                *e = (shared, at);
+            }
+        };
+        for pair in touched.drain(..) {
+            let c = std::mem::take(&mut counts[pair.0 * n + pair.1]);
+            record(pair, c as usize);
+        }
+        for (pair, c) in sparse.drain() {
+            record(pair, c as usize);
+        }
     }
-    common
+    (best, lookups)
 }
 
 /// Each capture's host: the one address in nearly all of its packets ([`Hosts::host`]); or, for
@@ -1408,19 +1451,27 @@ mod tests {
                         .collect(),
                 );
             }
-            let got = in_common(&samples, anchors);
+            let dense = case % 2 == 0;
+            let (got, lookups) = counted(&samples, anchors, dense);
+            let mut sharing = 0;
             for a in 0..n {
                 for b in a + 1..n {
-                    let want: Vec<usize> = (0..anchors)
+                    let counts: Vec<usize> = (0..anchors)
                         .map(|at| samples[a][at].common(&samples[b][at]).count())
                         .collect();
-                    match got.get(&(a, b)) {
-                        Some(counts) => assert_eq!(counts, &want, "case {case}, pair {a} {b}"),
-                        None => assert!(want.iter().all(|&c| c == 0), "case {case}, pair {a} {b}"),
-                    }
+                    sharing += counts.iter().filter(|&&c| c > 0).count();
+                    // The most in common, at the first anchor with that many.
+                    let want = (0..anchors)
+                        .map(|at| (counts[at], at))
+                        .max_by_key(|&(c, at)| (c, std::cmp::Reverse(at)))
+                        .filter(|&(c, _)| c > 0);
+                    assert_eq!(got.get(&(a, b)).copied(), want, "case {case}, pair {a} {b}");
                 }
             }
             assert!(got.keys().all(|&(a, b)| a < b && b < n), "case {case}");
+            // One look-up per pair and anchor where it shares anything, not one per fingerprint
+            // it shares.
+            assert_eq!(lookups, sharing, "case {case}");
         }
     }
 

@@ -294,9 +294,15 @@ pub(crate) struct Rows {
     pub(crate) groups: Vec<GroupSummary>,
 }
 
-/// FxHash (as in rustc): group keys are short and hashed once per packet per grouping, where
-/// SipHash would dominate the cost. The number of groups is capped, which bounds the harm of
-/// deliberately colliding keys.
+/// FxHash (as in rustc) with a final mix: group keys are short and hashed once per packet per
+/// grouping, where SipHash would dominate the cost. The number of groups is capped, which bounds
+/// the harm of deliberately colliding keys.
+///
+/// A multiply carries a word's bits only upwards, and the table takes its bucket from a hash's
+/// low bits: the low bits of FxHash's last product see only the low bits of the last word, which
+/// for an IPv4 address (first octet lowest) or an IPv6 one (last octets highest) are the octets
+/// that hosts of one network share. `finish` folds the high half down, multiplies, and folds
+/// again, so that every bit of the key reaches the low bits.
 #[derive(Default)]
 struct FxHasher {
     hash: u64,
@@ -341,7 +347,8 @@ impl Hasher for FxHasher {
         self.add(i as u64);
     }
     fn finish(&self) -> u64 {
-        self.hash
+        let h = (self.hash ^ (self.hash >> 32)).wrapping_mul(Self::K);
+        h ^ (h >> 32)
     }
 }
 
@@ -537,7 +544,9 @@ impl Grouping {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::{IpAddr, Ipv4Addr};
+    use std::collections::HashSet;
+    use std::hash::BuildHasher;
+    use std::net::{Ipv4Addr, Ipv6Addr};
 
     #[test]
     fn groups_that_fell_silent_hold_no_packets() {
@@ -572,5 +581,70 @@ mod tests {
             let want = if r.window_ns == 1_000 { 1_000 } else { 5_000 };
             assert_eq!((r.packets_in_window, r.bytes), (want, want * 100), "{r:?}");
         }
+    }
+
+    /// How many of a table's 2^16 buckets the keys start in: the standard library's table takes
+    /// a hash's low bits as the bucket, so keys that agree there make one long probe run, and
+    /// every look-up compares keys along it.
+    fn buckets_used(keys: impl Iterator<Item = GroupKey>) -> usize {
+        let build = BuildHasherDefault::<FxHasher>::default();
+        keys.map(|k| build.hash_one(k) & 0xffff)
+            .collect::<HashSet<_>>()
+            .len()
+    }
+
+    /// Real groups differ in the low octets of their addresses, or in one port: 10.0.0.0/16 had
+    /// every host in one bucket (a scan by src of 100,000 hosts took 5 µs a packet, 54 % of it
+    /// comparing keys, against 0.7 by pair). A random hash fills about 63 % of the buckets.
+    #[test]
+    fn keys_that_differ_only_in_high_bytes_spread_over_the_buckets() {
+        let n = 1u32 << 16;
+        let v4 = |i: u32| IpAddr::V4(Ipv4Addr::from(0x0a00_0000 | i));
+        let v6 = |i: u32| IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, i as u16));
+        let cases: Vec<(&str, Vec<GroupKey>)> = vec![
+            (
+                "ipv4 hosts",
+                (0..n).map(|i| GroupKey::Host(v4(i))).collect(),
+            ),
+            (
+                "ipv6 hosts",
+                (0..n).map(|i| GroupKey::Host(v6(i))).collect(),
+            ),
+            (
+                "pairs",
+                (0..n).map(|i| GroupKey::Pair(v4(1), v4(i))).collect(),
+            ),
+            (
+                "flows by source port",
+                (0..n)
+                    .map(|i| GroupKey::Flow5 {
+                        proto: 6,
+                        src: v6(1),
+                        dst: v6(2),
+                        sport: i as u16,
+                        dport: 29500,
+                    })
+                    .collect(),
+            ),
+            (
+                "queue pairs",
+                (0..n)
+                    .map(|i| GroupKey::Qp {
+                        dst: v4(1),
+                        qp: i << 8,
+                    })
+                    .collect(),
+            ),
+        ];
+        let crowded: Vec<String> = cases
+            .into_iter()
+            .map(|(what, keys)| (what, buckets_used(keys.into_iter())))
+            .filter(|&(_, used)| used <= (n as usize) / 2)
+            .map(|(what, used)| format!("{what}: {used}"))
+            .collect();
+        assert!(
+            crowded.is_empty(),
+            "{n} keys start in only so many of 65536 buckets: {crowded:?}"
+        );
     }
 }
