@@ -797,6 +797,11 @@ fn pick_period(families: &[Acf], min_lag: usize, max_lag: usize) -> Option<(usiz
     // step down to the shortest lag that divides the current one and repeats nearly as well,
     // until none does. Each step is checked against the current lag (its rounding is what the
     // next divisor must fit), the depth always against the best peak's.
+    // Only on the best peak's own curve: depths on the two families' curves are not on one
+    // scale. A ring's bursts inside a phase are deep on the per-host curve, and its pauses
+    // between iterations on the OFF one: compared across them, capture a's 586 ms peak (OFF)
+    // stepped down to a burst of 20 ms, 191 or 279 ms (hosts) on 3 of its 64 stretches of 2-4
+    // periods, and d's 39 ms to 7 ms.
     let mut lag = best.0;
     loop {
         let divides = |l: usize| {
@@ -806,7 +811,7 @@ fn pick_period(families: &[Acf], min_lag: usize, max_lag: usize) -> Option<(usiz
         };
         match all
             .iter()
-            .filter(|p| p.0 < lag && divides(p.0) && strength(**p) >= need)
+            .filter(|p| p.2 == best.2 && p.0 < lag && divides(p.0) && strength(**p) >= need)
             .map(|p| p.0)
             .min()
         {
