@@ -149,6 +149,12 @@ pub struct IterationReport {
     /// pause, found on weaker evidence.
     pub rejected_period_ns: Option<i64>,
     pub rejected_pause_ns: i64,
+    /// The stretch analysed, in ns: from `start=` (else bin 0's start) to `end=` (else the end of
+    /// the last bin), so that the period can be set against it (how often the iteration can
+    /// have repeated in it), and all the bytes in it (ACKs included), to set the iterations' own
+    /// against.
+    pub span_ns: i64,
+    pub bytes: u64,
 }
 
 pub struct IterationAnalyzer {
@@ -253,6 +259,17 @@ impl IterationAnalyzer {
         // What was analysed, not what was asked: a stray packet an hour before the job pools
         // 1 ms bins into about 55 ms ones, too coarse for a 45 ms period: the caller must see it.
         report.bin_ns = coarse_ns;
+        let from = self.opts.range_start_ns.unwrap_or(report.origin_ns);
+        let to = self.opts.range_end_ns.unwrap_or_else(|| {
+            report
+                .origin_ns
+                .saturating_add(i64::try_from(n).unwrap_or(i64::MAX).saturating_mul(bin_ns))
+        });
+        report.span_ns = to.saturating_sub(from).max(0);
+        report.bytes = self
+            .all_bytes
+            .iter()
+            .fold(0u64, |a, b| a.saturating_add(*b));
         let max_lag = usize::try_from(self.opts.max_lag_ns / coarse_ns).unwrap_or(0);
         let min_lag = usize::try_from(self.opts.min_lag_ns / coarse_ns)
             .unwrap_or(0)
