@@ -92,6 +92,8 @@ def _iteration_summary(it: Any) -> pl.DataFrame:
             "confidence": pl.Series([it.confidence], dtype=pl.Float64),
             "acf_period_ns": pl.Series([it.acf_period_ns], dtype=pl.Int64),
             "bin_ns": pl.Series([it.bin_ns], dtype=pl.Int64),
+            "periods_seen": pl.Series([it.periods_seen], dtype=pl.Float64),
+            "period_unsure": pl.Series([bool(it.period_doubts)], dtype=pl.Boolean),
         }
     )
     return found.hstack(it.summary)

@@ -671,7 +671,18 @@ class Iterations(FramesEqual):
       period and the peak rate are rounded;
     - ``summary``: the packet accounting, and ``beyond_bins``: packets counted but more than
       2^24 bins after the first (4.66 h at the default 1 ms bin), left out of the analysis (a
-      ``CaptureWarning`` says so).
+      ``CaptureWarning`` says so);
+    - ``periods_seen``: the stretch analysed (``start`` to ``end``, else the first packet's bin to
+      the last's) over ``period_ns`` (None without a period): how often the iteration can have
+      repeated in it;
+    - ``period_doubts``: why the period may be wrong, each reason also given as a
+      ``CaptureWarning`` with what to do (empty when the iterations bear the period out): the
+      autocorrelation's best lag set aside; fewer than three periods in the stretch and no two
+      whole iterations one period apart; whole iterations whose bytes differ by more than 12 %
+      (coefficient of variation); fewer than two thirds of the whole iterations one period
+      apart; iterations holding under half the bytes analysed. On stretches of a few periods
+      the autocorrelation may take a burst inside a phase or a lag between two unequal spacings
+      for the period, with nothing in ``confidence`` to tell (docs/limits.md).
     """
 
     period_ns: int | None
@@ -680,11 +691,14 @@ class Iterations(FramesEqual):
     acf_period_ns: int | None = None
     bin_ns: int = 1_000_000
     summary: pl.DataFrame = field(default_factory=pl.DataFrame)
+    periods_seen: float | None = None
+    period_doubts: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
         p = "none" if self.period_ns is None else format_duration(self.period_ns)
         n = self.iterations.height
-        return f"Iterations(period {p}, confidence {self.confidence:.3f}, {n} {plural(n, 'iteration')})"
+        unsure = ", unsure" if self.period_doubts else ""
+        return f"Iterations(period {p}{unsure}, confidence {self.confidence:.3f}, {n} {plural(n, 'iteration')})"
 
 
 def _lags_to_search(bin_ns: int, lo: int, hi: int) -> bool:
@@ -718,6 +732,74 @@ def _unsure_period(out: dict[str, Any]) -> list[str]:
         f"was set aside for the best longer one that matches their spacing ({format_duration(period)}), "
         "on weaker evidence: check it on a longer stretch"
     ]
+
+
+# A training iteration moves the same gradients every time: in the shared captures the whole
+# iterations of a stretch differ by 1.3 % at most (coefficient of variation of their bytes, 193
+# stretches of 1.5-5 periods); a second job carrying 30 % of the bytes at another period spreads
+# them by 10-11 % (the synthetic two-job test). Bursts inside a phase taken for the period
+# differ by 15-71 % in the shared captures (and by 6 % in three stretches of 1.5 periods, not
+# told).
+_UNEQUAL_ITERATIONS = 0.12
+# Under this share of the bytes analysed in the iterations found, the period is a burst inside
+# a phase: segments of other lengths were dropped as lighter or heavier than the median (capture
+# d: 0.4-44 % where 8-23 ms was taken for about 50; 70 % at the least where right).
+_LOW_COVERAGE = 0.5
+# Whole iterations not in the longest run of them one period apart: where a third or more are
+# not, the period is likely a burst inside a phase (the shared captures: 13 stretches of 1.5-3.5
+# periods, all wrong; a whole capture leaves out at most a ring's first iteration, 1 of 8).
+# Periods in the stretch under which a period that no spacing of whole iterations bears out
+# rests on the autocorrelation alone, which has seen the iteration repeat once or twice.
+_FEW_PERIODS = 3.0
+
+
+def _period_doubts(out: dict[str, Any]) -> tuple[float | None, list[str]]:
+    """How many periods the stretch analysed holds, and why the period may be wrong (empty
+    when the iterations bear it out). On a stretch of a few periods the autocorrelation's best
+    lag may be a burst inside a phase, half the period, or a lag between two irregular spacings,
+    with nothing in its score to tell (docs/limits.md); what the iterations found at that lag
+    look like does tell."""
+    period, span = out["period_ns"], int(out["span_ns"])
+    if period is None or period <= 0:
+        return None, []
+    seen = span / period
+    whole = np.asarray(out["whole"], dtype=bool)
+    nbytes = np.asarray(out["bytes"], dtype=np.float64)
+    chained = int(np.count_nonzero(np.asarray(out["in_period"], dtype=bool)))
+    p = format_duration(period)
+    doubts = []
+    if chained < 2 and seen < _FEW_PERIODS:
+        doubts.append(
+            f"the period ({p}) rests on the autocorrelation alone: the stretch analysed "
+            f"({format_duration(span)}) holds {seen:.1f} periods of it, and no two whole iterations one period "
+            "apart bear it out; read a longer stretch (four periods or more), or give min_period=/max_period= "
+            "around the period if you know it roughly"
+        )
+    kept = nbytes[whole]
+    if kept.size >= 2 and kept.mean() > 0:
+        cv = float(kept.std() / kept.mean())
+        if cv > _UNEQUAL_ITERATIONS:
+            doubts.append(
+                f"the {kept.size} whole iterations at the period found ({p}) differ in bytes by {cv:.0%} "
+                "(coefficient of variation), where a training iteration moves the same gradients each time: "
+                "the period is likely a burst inside a communication phase or a fraction of the iteration; "
+                f"read a longer stretch, or give min_period= above {p}"
+            )
+    if kept.size >= 2 and 3 * chained < 2 * kept.size:
+        doubts.append(
+            f"only {chained} of the {kept.size} whole iterations at the period found ({p}) follow one another "
+            "one period apart: the period is likely a burst inside a communication phase (or the job "
+            "stalled); read a longer stretch, or give min_period= above the period if it is longer"
+        )
+    total = int(out["analysed_bytes"])
+    share = float(nbytes.sum()) / total if total else 1.0
+    if share < _LOW_COVERAGE:
+        doubts.append(
+            f"the iterations at the period found ({p}) hold only {share:.0%} of the bytes analysed: the "
+            "period is likely a burst inside a communication phase; read a longer stretch, or give "
+            f"min_period= above {p}"
+        )
+    return seen, doubts
 
 
 def iterations(
@@ -772,7 +854,11 @@ def iterations(
     or half the period: docs/limits.md has the rates measured on real captures); read four
     periods or more to be sure. When quiet runs as long as the autocorrelation's best period
     recur inside its iterations, that period cannot be right, and the best longer one matching
-    their spacing is taken, with a ``CaptureWarning`` saying so.
+    their spacing is taken, with a ``CaptureWarning`` saying so. Where the iterations found do
+    not bear the period out (``Iterations.period_doubts``: too few periods and no two whole
+    iterations one period apart, unequal iterations, few of them one period apart, or little of
+    the traffic in them), a ``CaptureWarning`` says why and what to do: a longer stretch, or
+    ``min_period``/``max_period`` around the period.
     """
     bin_ns = parse_duration(bin, name="bin", scale=True)
     lo = parse_duration(min_period, name="min_period", allow_zero=True, scale=True)
@@ -826,7 +912,9 @@ def iterations(
                 f"it at {format_duration(bin_ns)}"
             ]
         )
-    _warn(_unsure_period(out))
+    seen, doubts = _period_doubts(out)
+    doubts = _unsure_period(out) + doubts
+    _warn(doubts)
     n = len(out["start_ns"])
     df = pl.DataFrame(
         {
@@ -862,7 +950,16 @@ def iterations(
         "duration_ns",
     )
     summary = _summary(out["accounting"]).with_columns(beyond_bins=pl.lit(beyond, dtype=pl.UInt64))
-    return Iterations(out["period_ns"], float(out["confidence"]), df, out["acf_period_ns"], out["bin_ns"], summary)
+    return Iterations(
+        out["period_ns"],
+        float(out["confidence"]),
+        df,
+        out["acf_period_ns"],
+        out["bin_ns"],
+        summary,
+        periods_seen=seen,
+        period_doubts=doubts,
+    )
 
 
 # ------------------------------------------------------------------------------ superposition

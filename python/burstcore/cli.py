@@ -135,7 +135,10 @@ ITERATIONS_EXAMPLES = f"""examples:
   burstcore iterations trace.pcapng -o summary.csv --table summary
 
 The period comes with a confidence from 0 (noise) to 1 (a clean square wave): below about 0.05
-treat it as a guess.
+treat it as a guess. Where the iterations found do not bear the period out (a stretch of under
+three periods with no two whole iterations one period apart, iterations of unequal bytes, few of
+them one period apart, or holding under half the bytes) it is marked unsure and a warning says
+why and what to do; the summary's period_unsure and periods_seen say so too.
 
 {ANALYSIS_FORMATS}"""
 
@@ -1948,9 +1951,14 @@ def cmd_iterations(args: argparse.Namespace) -> int:
     # The period found heads the summary table too: a CSV or parquet of it stands on its own.
     found_row = pl.DataFrame(
         {k: pl.Series([v], dtype=pl.Float64 if k == "confidence" else pl.Int64) for k, v in found.items()}
-    ).with_columns(bin_ns=pl.lit(it.bin_ns, dtype=pl.Int64))
+    ).with_columns(
+        bin_ns=pl.lit(it.bin_ns, dtype=pl.Int64),
+        periods_seen=pl.lit(it.periods_seen, dtype=pl.Float64),
+        period_unsure=pl.lit(bool(it.period_doubts)),
+    )
     tables = {"iterations": it.iterations, "summary": found_row.hstack(it.summary)}
-    return _emit(fmt, tables, _meta(args, config, told, **found), args, lambda: _show_iterations(args, it))
+    meta = _meta(args, config, told, **found, periods_seen=it.periods_seen, period_doubts=it.period_doubts)
+    return _emit(fmt, tables, meta, args, lambda: _show_iterations(args, it))
 
 
 def _show_iterations(args: argparse.Namespace, it: Any) -> None:
@@ -1966,8 +1974,10 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
         period = format_duration(it.period_ns)
     guess = " (below 0.05: treat the period as a guess)" if it.period_ns is not None and it.confidence < 0.05 else ""
     per = df["bytes"]
+    # Unsure: the reasons are the warnings printed above; the table says which way to read it.
+    unsure = " (unsure: see the warnings)" if it.period_doubts else ""
     rows = [
-        ["period", period],
+        ["period", period + unsure],
         ["confidence", f"{it.confidence:.3f}{guess}"],
         ["iterations", f"{df.height:,}"],
         [
@@ -1980,6 +1990,8 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
     chain = df.filter(pl.col("in_period"))["iteration"]
     if chain.len() >= 2:
         rows.insert(1, ["period over", f"iterations {chain[0]}-{chain[-1]} ({chain.len()})"])
+    if it.periods_seen is not None:
+        rows.insert(1, ["periods in stretch", f"{it.periods_seen:.1f}"])
     cut = df.filter(~pl.col("whole"))["iteration"].to_list()
     if cut:
         listed = ", ".join(str(k) for k in cut)

@@ -278,7 +278,9 @@ def iteration_period_table(it: Iterations) -> Table:
     if it.period_ns is None:
         period = "none found"
     else:
-        period = format_duration(it.period_ns)
+        period = format_duration(it.period_ns) + (
+            " (unsure: " + "; ".join(it.period_doubts) + ")" if it.period_doubts else ""
+        )
     rows = [
         ["period", period],
         [

@@ -149,6 +149,12 @@ pub struct IterationReport {
     /// pause, found on weaker evidence.
     pub rejected_period_ns: Option<i64>,
     pub rejected_pause_ns: i64,
+    /// The stretch analysed, in ns: from `start=` (else bin 0's start) to `end=` (else the end of
+    /// the last bin), so that the period can be set against it (how often the iteration can
+    /// have repeated in it), and all the bytes in it (ACKs included), to set the iterations' own
+    /// against.
+    pub span_ns: i64,
+    pub bytes: u64,
 }
 
 pub struct IterationAnalyzer {
@@ -253,6 +259,17 @@ impl IterationAnalyzer {
         // What was analysed, not what was asked: a stray packet an hour before the job pools
         // 1 ms bins into about 55 ms ones, too coarse for a 45 ms period: the caller must see it.
         report.bin_ns = coarse_ns;
+        let from = self.opts.range_start_ns.unwrap_or(report.origin_ns);
+        let to = self.opts.range_end_ns.unwrap_or_else(|| {
+            report
+                .origin_ns
+                .saturating_add(i64::try_from(n).unwrap_or(i64::MAX).saturating_mul(bin_ns))
+        });
+        report.span_ns = to.saturating_sub(from).max(0);
+        report.bytes = self
+            .all_bytes
+            .iter()
+            .fold(0u64, |a, b| a.saturating_add(*b));
         let max_lag = usize::try_from(self.opts.max_lag_ns / coarse_ns).unwrap_or(0);
         let min_lag = usize::try_from(self.opts.min_lag_ns / coarse_ns)
             .unwrap_or(0)
@@ -797,6 +814,11 @@ fn pick_period(families: &[Acf], min_lag: usize, max_lag: usize) -> Option<(usiz
     // step down to the shortest lag that divides the current one and repeats nearly as well,
     // until none does. Each step is checked against the current lag (its rounding is what the
     // next divisor must fit), the depth always against the best peak's.
+    // Only on the best peak's own curve: depths on the two families' curves are not on one
+    // scale. A ring's bursts inside a phase are deep on the per-host curve, and its pauses
+    // between iterations on the OFF one: compared across them, capture a's 586 ms peak (OFF)
+    // stepped down to a burst of 20 ms, 191 or 279 ms (hosts) on 3 of its 64 stretches of 2-4
+    // periods, and d's 39 ms to 7 ms.
     let mut lag = best.0;
     loop {
         let divides = |l: usize| {
@@ -806,7 +828,7 @@ fn pick_period(families: &[Acf], min_lag: usize, max_lag: usize) -> Option<(usiz
         };
         match all
             .iter()
-            .filter(|p| p.0 < lag && divides(p.0) && strength(**p) >= need)
+            .filter(|p| p.2 == best.2 && p.0 < lag && divides(p.0) && strength(**p) >= need)
             .map(|p| p.0)
             .min()
         {
