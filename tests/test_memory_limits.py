@@ -8,14 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import zstandard
+
+from tests.oracles import eth_ipv4_udp
 
 resource = pytest.importorskip("resource")
 
 # Address space the child may have: the interpreter with polars and burstcore takes about
-# 0.5 GB of it, which leaves about 1 GB for the read.
-CAP = 1536 << 20
+# 0.5 GB of it, which leaves about 0.75 GB for the read.
+CAP = 1280 << 20
 ZEROS = 16 << 20
 
 
@@ -74,3 +77,45 @@ def test_read_packets_out_of_memory_raises_and_the_process_lives_on(tmp_path: Pa
         assert remedy in message, message
     # The failed read gave its memory back: one column of the same capture still fits.
     assert after == f"{packets} 0 0", after
+
+
+def distinct_flows(path: Path, packets: int) -> None:
+    """A pcap of `packets` UDP packets between two hosts, each with its own pair of ports (so
+    each its own flow), 1 µs apart (so that the reorder horizon holds few), zstd-compressed."""
+    frame = np.frombuffer(eth_ipv4_udp("10.0.0.1", "10.0.0.2", 0, 0), dtype="u1")
+    i = np.arange(packets, dtype=np.uint32)
+    frames = np.tile(frame, (packets, 1))
+    frames[:, 34:36] = (i >> 16).astype(">u2").view("u1").reshape(packets, 2)
+    frames[:, 36:38] = (i & 0xFFFF).astype(">u2").view("u1").reshape(packets, 2)
+    records = np.zeros((packets, 4), "<u4")
+    records[:, 0], records[:, 1], records[:, 2:] = 1_600_000_000 + i // 10**6, i % 10**6 * 1000, len(frame)
+    header = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1)
+    body = np.concatenate([records.view("u1"), frames], axis=1).tobytes()
+    path.write_bytes(zstandard.ZstdCompressor(level=1).compress(header + body))
+
+
+def test_flows_out_of_memory_raises_and_the_process_lives_on(tmp_path: Path) -> None:
+    # 4 M flows with max_flows above them: their records and key table (a few hundred bytes a
+    # flow) do not fit under the cap. Before, the growth of either aborted the process.
+    packets = 4 << 20
+    capture = tmp_path / "flows.pcap.zst"
+    distinct_flows(capture, packets)
+    code = (
+        "import sys, burstcore\n"
+        "try:\n"
+        "    burstcore.flows(sys.argv[1], max_flows=20_000_000)\n"
+        "except burstcore.LimitExceededError as e:\n"
+        "    print(e.limit)\n"
+        "    print(e)\n"
+        "print(burstcore.flows(sys.argv[1], end=1_600_000_000_001_000_000).height)\n"
+    )
+    py = capped(code, str(capture))
+    assert py.returncode == 0, (py.returncode, py.stderr[-2000:])
+    limit, message, after = py.stdout.splitlines()
+    assert limit == "result", py.stdout
+    assert message.startswith("out of memory for the flow table after "), message
+    held = int(message.split("after ")[1].split(" flow")[0])
+    assert 0 < held < packets, message
+    assert "max_flows" in message and "start=/end=" in message and "filter=" in message, message
+    # The process goes on, and a read that fits gives a flow a packet (the first 1,000 µs).
+    assert after == "1000", after
