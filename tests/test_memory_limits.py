@@ -3,6 +3,8 @@ run in a child process under an address-space cap (RLIMIT_AS), on captures made 
 
 from __future__ import annotations
 
+import os
+import signal
 import struct
 import subprocess
 import sys
@@ -119,3 +121,35 @@ def test_flows_out_of_memory_raises_and_the_process_lives_on(tmp_path: Path) -> 
     assert "max_flows" in message and "start=/end=" in message and "filter=" in message, message
     # The process goes on, and a read that fits gives a flow a packet (the first 1,000 µs).
     assert after == "1000", after
+
+
+def test_scan_of_an_endless_stream_stops_when_a_ring_gives_up(tmp_path: Path) -> None:
+    # A pcap header and then zeros for ever on stdin: empty records at one instant, all within
+    # every window of each other. With reorder_horizon=0 nothing waits to be ordered, so the
+    # envelope's ring holds them all until its memory cannot be had. Before, the ring gave up
+    # quietly and the scan read on, to report it at an end of input that never came.
+    header = tmp_path / "header.pcap"
+    header.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
+
+    command = f"cat {header} /dev/zero | {sys.executable} -m burstcore scan - --reorder-horizon 0"
+    p = subprocess.Popen(
+        ["sh", "-c", command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=limit,
+        start_new_session=True,
+    )
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail("the scan read on after its ring gave up")
+    assert p.returncode == 1, err[-2000:]
+    (line,) = err.splitlines()
+    assert line.startswith("burstcore scan: error: stopped at a limit: more than "), line
+    assert "packets of one group lie within the largest window" in line, line
