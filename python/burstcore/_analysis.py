@@ -131,7 +131,8 @@ def flows(
     a plain number of 1000 or more is refused as most likely nanoseconds: write '1000s' or '20min'.
 
     ``max_flows``: most flows reported (default 1,000,000), each a row (a few hundred bytes, about 1.2 kB with
-    ``windows``); one more is a ``LimitExceededError`` (``limit == "result"``) at once. A short
+    ``windows``); one more is a ``LimitExceededError`` (``limit == "result"``) at once, as is a
+    flow whose memory cannot be had (the process does not abort: lower ``max_flows``). A short
     idle timeout splits a busy key into many flows: all count.
 
     ``windows``: durations τ; each flow then gets its own E(τ) in columns ``envelope_<τ>`` (most

@@ -378,7 +378,10 @@ def read_packets(
     ``source``: a path ('-' for stdin), bytes, or a binary file object; gzip and zstd are
     recognised by content. A capture cut off mid-block gives the packets before the cut and a
     ``CaptureWarning``; ``strict=True`` raises ``TruncatedCaptureError`` instead. ``progress``:
-    called as ``progress(bytes_done, bytes_total_or_None)``, as ``scan`` calls it.
+    called as ``progress(bytes_done, bytes_total_or_None)``, as ``scan`` calls it. Columns that
+    cannot have the memory they grow into raise ``LimitExceededError`` (``limit == "result"``,
+    ``offset`` where the read stopped) instead of the process aborting: ask for fewer
+    ``columns``, a ``start``/``end`` stretch or a ``filter`` (docs/limits.md).
 
     ``mmap`` as for ``scan``: by default (``None``) a plain capture file given by path is read
     through a memory mapping on Linux (a file truncated meanwhile raises ``OSError``) and with

@@ -4,7 +4,7 @@
 //! per-packet object is ever created on the Python side.
 
 use crate::capture::CaptureReader;
-use crate::error::{Error, Result};
+use crate::error::{Error, Limit, Result};
 use crate::huge_pages;
 use crate::pipeline::{Accounting, Progress};
 use crate::wire::{self, Headers};
@@ -29,6 +29,12 @@ pub struct Validity {
 }
 
 impl Validity {
+    /// Room for the bits of `rows` more rows (see [`room`]).
+    #[inline]
+    fn room(&mut self, rows: usize) -> Room {
+        room(&mut self.bits, rows.div_ceil(8) + 1)
+    }
+
     pub fn get(&self, i: usize) -> bool {
         i < self.len && self.bits.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1)
     }
@@ -97,15 +103,17 @@ impl AddressColumn {
         self.valid.bits.shrink_to_fit();
     }
 
-    fn extend(&mut self, rows: &[Headers], field: impl Fn(&Headers) -> Option<IpAddr>) {
-        self.views.reserve(rows.len());
+    fn extend(&mut self, rows: &[Headers], field: impl Fn(&Headers) -> Option<IpAddr>) -> Room {
+        room(&mut self.views, rows.len())?;
+        self.valid.room(rows.len())?;
         for r in rows {
             let view = match field(r) {
                 None => [0; 4],
                 Some(a) => {
-                    let code = self.index.code(a, &mut self.dictionary) as usize;
+                    let code = self.index.code(a, &mut self.dictionary)? as usize;
                     if code == self.dictionary_views.len() {
-                        let view = self.view_of(a);
+                        let view = self.view_of(a)?;
+                        room(&mut self.dictionary_views, 1)?;
                         self.dictionary_views.push(view);
                     }
                     self.dictionary_views.get(code).copied().unwrap_or_default()
@@ -114,11 +122,12 @@ impl AddressColumn {
             self.views.push(view);
         }
         self.valid.extend_rows(rows, |r| field(r).is_some());
+        Ok(())
     }
 
     /// The view of a new address, storing its text if it does not fit inline.
     #[cold]
-    fn view_of(&mut self, a: IpAddr) -> [u32; 4] {
+    fn view_of(&mut self, a: IpAddr) -> std::result::Result<[u32; 4], NoMemory> {
         let s = a.to_string();
         let b = s.as_bytes();
         let word = |i: usize| {
@@ -130,19 +139,21 @@ impl AddressColumn {
         };
         let len = b.len() as u32; // at most 39 (an IPv6 address)
         if b.len() <= 12 {
-            return [len, word(0), word(4), word(8)];
+            return Ok([len, word(0), word(4), word(8)]);
         }
         let fits = |t: &Vec<u8>| u32::try_from(t.len() + b.len()).is_ok();
         if !self.text.last().is_some_and(fits) {
+            room(&mut self.text, 1)?;
             self.text.push(Vec::new());
         }
         let buffer = (self.text.len() - 1) as u32;
         let Some(text) = self.text.last_mut() else {
-            return [0; 4]; // unreachable: a buffer was just ensured
+            return Ok([0; 4]); // unreachable: a buffer was just ensured
         };
         let offset = text.len() as u32;
+        room(text, b.len())?;
         text.extend_from_slice(b);
-        [len, word(0), buffer, offset]
+        Ok([len, word(0), buffer, offset])
     }
 
     /// The address of row `i`, `None` when null (for tests and checks: it reads the views back).
@@ -212,30 +223,47 @@ impl AddressIndex {
 
     /// The code of `a`, appending it to `dictionary` the first time it is seen.
     #[inline]
-    fn code(&mut self, a: IpAddr, dictionary: &mut Vec<IpAddr>) -> u32 {
+    fn code(
+        &mut self,
+        a: IpAddr,
+        dictionary: &mut Vec<IpAddr>,
+    ) -> std::result::Result<u32, NoMemory> {
         if dictionary.len() * 2 >= self.slots.len() {
-            self.grow(dictionary);
+            self.grow(dictionary)?;
         }
         let mask = self.slots.len() - 1;
         let mut i = self.slot(&a);
         loop {
             match self.slots[i] {
-                Some((b, code)) if b == a => return code,
+                Some((b, code)) if b == a => return Ok(code),
                 Some(_) => i = (i + 1) & mask,
                 None => {
                     let code = dictionary.len() as u32;
                     dictionary.push(a);
                     self.slots[i] = Some((a, code));
-                    return code;
+                    return Ok(code);
                 }
             }
         }
     }
 
+    /// Double the slots, and make room in `dictionary` for every address they can take before
+    /// the next growth (half of them), so that [`AddressIndex::code`]'s push never reallocates.
     #[cold]
-    fn grow(&mut self, dictionary: &[IpAddr]) {
+    fn grow(&mut self, dictionary: &mut Vec<IpAddr>) -> Room {
         let len = (self.slots.len() * 2).max(64);
-        self.slots = vec![None; len];
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(len).map_err(|_| {
+            NoMemory(len.saturating_mul(std::mem::size_of::<Option<(IpAddr, u32)>>()))
+        })?;
+        let more = (len / 2).saturating_sub(dictionary.len());
+        if dictionary.capacity() - dictionary.len() < more {
+            dictionary
+                .try_reserve_exact(more)
+                .map_err(|_| NoMemory((len / 2).saturating_mul(std::mem::size_of::<IpAddr>())))?;
+        }
+        slots.resize(len, None);
+        self.slots = slots;
         let mask = len - 1;
         for (code, a) in dictionary.iter().enumerate() {
             let mut i = self.slot(a);
@@ -244,6 +272,7 @@ impl AddressIndex {
             }
             self.slots[i] = Some((*a, code as u32));
         }
+        Ok(())
     }
 }
 
@@ -344,24 +373,32 @@ impl<T: Copy + Default> Nullable<T> {
     /// memory the allocator gets fresh from the kernel, which no one ever writes, and a column of
     /// nulls costs no page faults.
     #[inline]
-    fn extend<R>(&mut self, rows: &[R], field: impl Fn(&R) -> Option<T>) {
+    fn extend<R>(&mut self, rows: &[R], field: impl Fn(&R) -> Option<T>) -> Room {
         let before = self.valid.len;
+        self.valid.room(rows.len())?;
         self.valid.extend_rows(rows, |r| field(r).is_some());
         if self.valid.nulls == self.valid.len {
-            return;
+            return Ok(());
         }
+        let more = (before + rows.len()).saturating_sub(self.values.len());
+        room(&mut self.values, more)?;
         if self.values.len() < before {
             self.values.resize(before, T::default());
         }
         self.values
             .extend(rows.iter().map(|r| field(r).unwrap_or_default()));
+        Ok(())
     }
 
     /// Make `values` as long as the column (see [`Nullable::extend`]).
-    fn finish(&mut self) {
+    fn finish(&mut self) -> Room
+    where
+        T: ZeroBits,
+    {
         if self.values.len() < self.valid.len {
-            self.values = vec![T::default(); self.valid.len];
+            self.values = zeroed(self.valid.len)?;
         }
+        Ok(())
     }
     fn reserve(&mut self, n: usize) {
         huge_pages::reserve(&mut self.values, n);
@@ -374,55 +411,62 @@ impl<T: Copy + Default> Nullable<T> {
 }
 
 impl PacketTable {
-    fn flush(&mut self, w: Wanted, rows: &[Row], heads: &[Headers]) {
+    /// Copy a batch into the wanted columns, or say how many bytes a column's growth could not
+    /// have (the columns are then partly filled: the table is for dropping).
+    fn flush(&mut self, w: Wanted, rows: &[Row], heads: &[Headers]) -> Room {
         if w.0[0] {
-            self.timestamp.extend(rows, |r| r.ts);
+            self.timestamp.extend(rows, |r| r.ts)?;
         }
         if w.0[1] {
+            room(&mut self.interface, rows.len())?;
             self.interface.extend(rows.iter().map(|r| r.interface));
         }
         if w.0[2] {
+            room(&mut self.wire_len, rows.len())?;
             self.wire_len.extend(rows.iter().map(|r| r.wire_len));
         }
         if w.0[3] {
+            room(&mut self.cap_len, rows.len())?;
             self.cap_len.extend(rows.iter().map(|r| r.cap_len));
         }
         if w.0[4] {
+            room(&mut self.linktype, rows.len())?;
             self.linktype.extend(rows.iter().map(|r| r.linktype));
         }
         if w.0[5] {
-            self.src.extend(heads, |h| h.src);
+            self.src.extend(heads, |h| h.src)?;
         }
         if w.0[6] {
-            self.dst.extend(heads, |h| h.dst);
+            self.dst.extend(heads, |h| h.dst)?;
         }
         if w.0[7] {
-            self.protocol.extend(heads, |h| h.ip_proto);
+            self.protocol.extend(heads, |h| h.ip_proto)?;
         }
         if w.0[8] {
-            self.sport.extend(heads, |h| h.sport);
+            self.sport.extend(heads, |h| h.sport)?;
         }
         if w.0[9] {
-            self.dport.extend(heads, |h| h.dport);
+            self.dport.extend(heads, |h| h.dport)?;
         }
         if w.0[10] {
-            self.vlan.extend(heads, |h| h.vlan);
+            self.vlan.extend(heads, |h| h.vlan)?;
         }
         if w.0[11] {
-            self.qp.extend(heads, |h| h.roce_qp);
+            self.qp.extend(heads, |h| h.roce_qp)?;
         }
         if w.0[12] {
-            self.ip_len.extend(heads, |h| h.ip_len);
+            self.ip_len.extend(heads, |h| h.ip_len)?;
         }
         if w.0[13] {
-            self.payload_len.extend(heads, |h| h.payload_len);
+            self.payload_len.extend(heads, |h| h.payload_len)?;
         }
         if w.0[14] {
-            self.tcp_flags.extend(heads, |h| h.tcp_flags);
+            self.tcp_flags.extend(heads, |h| h.tcp_flags)?;
         }
         if w.0[15] {
-            self.tcp_seq.extend(heads, |h| h.tcp_seq);
+            self.tcp_seq.extend(heads, |h| h.tcp_seq)?;
         }
+        Ok(())
     }
 
     /// Make room for `n` more rows in the wanted columns. Only a hint: where the memory is not
@@ -447,17 +491,18 @@ impl PacketTable {
         self.tcp_seq.reserve(if w.0[15] { n } else { 0 });
     }
 
-    fn finish(&mut self) {
-        self.timestamp.finish();
-        self.protocol.finish();
-        self.sport.finish();
-        self.dport.finish();
-        self.vlan.finish();
-        self.qp.finish();
-        self.ip_len.finish();
-        self.payload_len.finish();
-        self.tcp_flags.finish();
-        self.tcp_seq.finish();
+    fn finish(&mut self) -> Room {
+        self.timestamp.finish()?;
+        self.protocol.finish()?;
+        self.sport.finish()?;
+        self.dport.finish()?;
+        self.vlan.finish()?;
+        self.qp.finish()?;
+        self.ip_len.finish()?;
+        self.payload_len.finish()?;
+        self.tcp_flags.finish()?;
+        self.tcp_seq.finish()?;
+        Ok(())
     }
 
     /// Give back capacity a size estimate over-reserved (in place, no copy).
@@ -607,6 +652,8 @@ trait Source {
     /// Bytes of the file consumed: the offset of the first byte not read yet, counted in the
     /// file's own bytes (compressed ones for a compressed file), as its size is.
     fn consumed(&self) -> u64;
+    /// Offset of the first byte not read yet in the (decompressed) capture, for errors.
+    fn position(&self) -> u64;
     /// Packets framed so far whose timestamp does not fit i64 ns ([`ReadStats`]'s count): they
     /// come out without one, like a Simple Packet Block's.
     ///
@@ -622,6 +669,9 @@ impl Source for CaptureReader {
     fn consumed(&self) -> u64 {
         CaptureReader::consumed(self)
     }
+    fn position(&self) -> u64 {
+        CaptureReader::position(self)
+    }
     fn timestamps_out_of_range(&self) -> u64 {
         self.stats().timestamps_out_of_range
     }
@@ -633,6 +683,9 @@ impl Source for crate::capture::split::ChunkReader {
         crate::capture::split::ChunkReader::next_packet(self)
     }
     fn consumed(&self) -> u64 {
+        crate::capture::split::ChunkReader::position(self)
+    }
+    fn position(&self) -> u64 {
         crate::capture::split::ChunkReader::position(self)
     }
     /// Its reader's count, which may include the packet past the range at which it stopped; but
@@ -713,7 +766,10 @@ fn fill<S: Source>(
                 linktype: p.linktype,
             });
         }
-        t.flush(w, &rows, heads.get(..rows.len()).unwrap_or_default());
+        if let Err(NoMemory(bytes)) = t.flush(w, &rows, heads.get(..rows.len()).unwrap_or_default())
+        {
+            return Err(no_memory(t.rows, source.position(), bytes));
+        }
         t.rows += rows.len();
         n += rows.len() as u64;
         if rows.len() < BATCH {
@@ -733,7 +789,9 @@ fn fill<S: Source>(
     if reserved {
         t.shrink();
     }
-    t.finish();
+    if let Err(NoMemory(bytes)) = t.finish() {
+        return Err(no_memory(t.rows, source.position(), bytes));
+    }
     if ranged {
         // The reader hands out a timestamp outside int64 ns as none, so the range left it out as
         // "no timestamp": its own count tells the reasons apart, as a scan's accounting does.
@@ -751,6 +809,25 @@ fn fill<S: Source>(
         + t.read.skipped_outside_range
         + t.read.skipped_filtered;
     Ok(t)
+}
+
+/// The error of a table whose columns could not grow: `rows` packets were in it when an
+/// allocation of `bytes` failed at byte `offset` of the capture. Growth is by fallible reservation
+/// ([`room`]): the allocator's refusal would otherwise abort the process, where a read of a
+/// capture too large for the memory (or a forged one of millions of empty packets) can fail.
+#[cold]
+fn no_memory(rows: usize, offset: u64, bytes: usize) -> Error {
+    Error::limit_exceeded_at(
+        Limit::Result,
+        offset,
+        format!(
+            "out of memory for the packet table: after {rows} packet{} the columns could not \
+             have {bytes} bytes more; read fewer columns (columns=), a time range (start=/end=) \
+             or only the packets wanted (filter=), or use an analysis that does not hold every \
+             packet (scan, flows)",
+            if rows == 1 { "" } else { "s" }
+        ),
+    )
 }
 
 /// A packet read and left out of the table: progress is told every 65,536 of them too, so that a
@@ -777,6 +854,67 @@ fn expected_rows(len: u64, read: u64, rows: u64) -> Option<usize> {
     usize::try_from((estimate + estimate / 16).min(bound)).ok()
 }
 
+/// How many bytes a column's growth asked for and could not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NoMemory(usize);
+
+type Room = std::result::Result<(), NoMemory>;
+
+/// Make room in `v` for `more` elements past its length, growing as `Vec` does (at least
+/// doubling) but by a reservation that fails instead of aborting the process. Called once per
+/// batch and column, so that the pushes and extends that follow never reallocate.
+#[inline]
+fn room<T>(v: &mut Vec<T>, more: usize) -> Room {
+    if v.capacity() - v.len() >= more {
+        return Ok(());
+    }
+    grow(v, more)
+}
+
+#[cold]
+fn grow<T>(v: &mut Vec<T>, more: usize) -> Room {
+    let want = v
+        .len()
+        .saturating_add(more)
+        .max(v.capacity().saturating_mul(2))
+        .max(8);
+    v.try_reserve_exact(want - v.len())
+        .map_err(|_| NoMemory(want.saturating_mul(std::mem::size_of::<T>())))
+}
+
+/// A type whose value with every bit zero is its `Default` (the integers of the columns).
+///
+/// # Safety
+/// An implementor's all-zero bit pattern must be a valid value.
+unsafe trait ZeroBits: Copy + Default {}
+// SAFETY: zero is a valid value of every integer type.
+unsafe impl ZeroBits for u8 {}
+// SAFETY: as above.
+unsafe impl ZeroBits for u16 {}
+// SAFETY: as above.
+unsafe impl ZeroBits for u32 {}
+// SAFETY: as above.
+unsafe impl ZeroBits for i64 {}
+
+/// `len` zeros, in memory the allocator hands over zeroed (fresh from the kernel for a large
+/// column: no page is touched, see [`Nullable::extend`]), or the bytes that could not be had.
+/// What `vec![0; len]` does, but without aborting the process when the memory is not there.
+fn zeroed<T: ZeroBits>(len: usize) -> std::result::Result<Vec<T>, NoMemory> {
+    let bytes = len.saturating_mul(std::mem::size_of::<T>());
+    let layout = std::alloc::Layout::array::<T>(len).map_err(|_| NoMemory(bytes))?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout's size is not zero.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if p.is_null() {
+        return Err(NoMemory(bytes));
+    }
+    // SAFETY: `p` comes from the global allocator with the layout of `len` `T`s (the one `Vec`
+    // uses for that capacity), and all `len` are initialised: zero bits are a `T` (`ZeroBits`).
+    Ok(unsafe { Vec::from_raw_parts(p, len, len) })
+}
+
 /// The shortest record: a classic pcap record header (16 bytes) with no data; pcapng's shortest
 /// packet block (a Simple Packet Block) is 16 bytes too.
 const MIN_RECORD: u64 = 16;
@@ -790,6 +928,27 @@ mod tests {
     use std::net::{Ipv4Addr, Ipv6Addr};
 
     use crate::test_rng::Rng;
+
+    #[test]
+    fn growth_that_cannot_be_had_is_an_error_not_an_abort() {
+        // More than any address space: the reservation fails, and says how much it asked for.
+        let mut v: Vec<u64> = vec![1, 2, 3];
+        let more = usize::MAX / 16;
+        assert_eq!(room(&mut v, more), Err(NoMemory((3 + more) * 8)));
+        assert_eq!(v, [1, 2, 3]);
+        assert!(zeroed::<u32>(usize::MAX / 2).is_err());
+        // What can be had grows at least by doubling, as `Vec` does, so that a push per row
+        // costs amortised constant time.
+        let mut v: Vec<u16> = Vec::with_capacity(100);
+        v.resize(100, 7);
+        room(&mut v, 1).unwrap();
+        assert!(v.capacity() >= 200);
+        room(&mut v, 1_000).unwrap();
+        assert!(v.capacity() >= 1_100);
+        let z = zeroed::<i64>(1 << 20).unwrap();
+        assert!(z.len() == 1 << 20 && z.iter().all(|&x| x == 0));
+        assert!(zeroed::<u8>(0).unwrap().is_empty());
+    }
 
     #[test]
     fn reservation_is_bounded_by_the_smallest_record() {
@@ -817,9 +976,9 @@ mod tests {
                 .collect();
             let mut col = Nullable::<u32>::default();
             for chunk in rows.chunks(BATCH) {
-                col.extend(chunk, |&r| r);
+                col.extend(chunk, |&r| r).unwrap();
             }
-            col.finish();
+            col.finish().unwrap();
             assert_eq!(col.values.len(), rows.len());
             for (i, r) in rows.iter().enumerate() {
                 assert_eq!(col.valid.get(i).then(|| col.values[i]), *r, "row {i}");
@@ -874,7 +1033,7 @@ mod tests {
             let a = random_address(&mut rng);
             let next = oracle.len() as u32;
             let want = *oracle.entry(a).or_insert(next);
-            assert_eq!(index.code(a, &mut dictionary), want, "{a}");
+            assert_eq!(index.code(a, &mut dictionary), Ok(want), "{a}");
         }
         assert_eq!(dictionary.len(), oracle.len());
         assert!(oracle.len() > 300, "the index grew several times");
@@ -894,7 +1053,7 @@ mod tests {
             .collect();
         let mut col = AddressColumn::default();
         for chunk in heads.chunks(BATCH) {
-            col.extend(chunk, |h| h.src);
+            col.extend(chunk, |h| h.src).unwrap();
         }
         assert_eq!(col.views.len(), heads.len());
         for (i, h) in heads.iter().enumerate() {

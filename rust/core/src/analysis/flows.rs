@@ -210,6 +210,21 @@ impl FlowTable {
                         ),
                     ));
                 }
+                // Room first, by reservations that fail: the allocator's refusal inside `push` or
+                // `entry` would abort the process, where the read can stop with an error.
+                let no_room = self.records.try_reserve(1).is_err()
+                    || (existing.is_none() && self.live.try_reserve(1).is_err());
+                if no_room {
+                    return Err(Error::limit_exceeded(
+                        Limit::Result,
+                        format!(
+                            "out of memory for the flow table after {} flow{}: lower max_flows, \
+                             or read fewer packets (start=/end=, filter=)",
+                            self.records.len(),
+                            if self.records.len() == 1 { "" } else { "s" }
+                        ),
+                    ));
+                }
                 if existing.is_some() {
                     self.closed = self.closed.saturating_add(1);
                 }
@@ -299,8 +314,12 @@ impl FlowTable {
     /// All flows plus the non-IP tally.
     pub fn finish_report(self) -> FlowReport {
         let mut flows = self.records;
-        // Stable: flows created at the same ns keep their creation order.
-        flows.sort_by_key(|r| r.first_seen_ns);
+        // Stable: flows created at the same ns keep their creation order. Flows come in time
+        // order when the packets do, and then the sort (and its scratch memory, half the
+        // records) is skipped.
+        if !flows.is_sorted_by_key(|r| r.first_seen_ns) {
+            flows.sort_by_key(|r| r.first_seen_ns);
+        }
         FlowReport {
             flows,
             no_flow_packets: self.no_flow_packets,

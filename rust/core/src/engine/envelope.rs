@@ -543,6 +543,33 @@ impl Envelope {
     ) -> Result<()> {
         each!(&mut self.inner, w => w.rows(by, group, out))
     }
+
+    /// The `LimitExceeded` error [`Envelope::rows`] will give, as soon as the ring has given up
+    /// (within [`BATCH`] packets of the growth that failed): the scanner stops there, rather
+    /// than read an endless stream (stdin) to an end that never comes.
+    #[inline]
+    pub(crate) fn check(&self) -> Result<()> {
+        each!(&self.inner, w => match w.gave_up {
+            None => Ok(()),
+            Some((held, largest)) => Err(gave_up_error(held, largest, w.ring.max_bytes)),
+        })
+    }
+}
+
+/// The error of a ring that could not hold the packets within the largest window of each other.
+#[cold]
+fn gave_up_error(held: u64, largest: i64, max_bytes: usize) -> Error {
+    Error::limit_exceeded(
+        Limit::HeldPackets,
+        format!(
+            "more than {held} packets of one group lie within the largest window \
+             ({largest} ns) of each other, and E(τ) must hold them all: past \
+             {} MB, or past the memory available. Give shorter windows or a \
+             stretch (start=/end=); or the capture's timestamps are damaged \
+             (many packets at one instant)",
+            max_bytes >> 20
+        ),
+    )
 }
 
 impl<A: Acc, S: Stamp> Windows<A, S> {
@@ -582,8 +609,9 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
         }
     }
 
-    /// The ring could not grow: note it, and drop the windows and the ring, so that the scan
-    /// goes on in bounded memory to its end, where [`Windows::rows`] fails.
+    /// The ring could not grow: note it, and drop the windows and the ring, so that what the
+    /// scanner still pushes before it looks ([`Envelope::check`], after the packet or run that
+    /// gave up) costs no memory, and [`Windows::rows`] fails.
     #[cold]
     fn give_up(&mut self) {
         let largest = self.windows.iter().map(|w| w.tau).max().unwrap_or(0);
@@ -719,17 +747,7 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
         // First: it is where a ring that could not grow gives up.
         self.catch_up();
         if let Some((held, largest)) = self.gave_up {
-            return Err(Error::limit_exceeded(
-                Limit::HeldPackets,
-                format!(
-                    "more than {held} packets of one group lie within the largest window \
-                     ({largest} ns) of each other, and E(τ) must hold them all: past \
-                     {} MB, or past the memory available. Give shorter windows or a \
-                     stretch (start=/end=); or the capture's timestamps are damaged \
-                     (many packets at one instant)",
-                    self.ring.max_bytes >> 20
-                ),
-            ));
+            return Err(gave_up_error(held, largest, self.ring.max_bytes));
         }
         out.extend(self.windows.iter().map(|w| EnvelopeRow {
             by,

@@ -484,21 +484,28 @@ impl Grouping {
         metrics: &Metrics,
     ) -> Result<()> {
         match self {
-            Grouping::All(state) => state.push(ts_ns, size),
+            Grouping::All(state) => {
+                state.push(ts_ns, size);
+                state.envelope.check()
+            }
             Grouping::Keyed(k) => {
-                k.get(key(), || GroupState::new(metrics, true))?
-                    .push(ts_ns, size);
+                let state = k.get(key(), || GroupState::new(metrics, true))?;
+                state.push(ts_ns, size);
+                state.envelope.check()?;
                 k.trim_now_and_then(ts_ns);
+                Ok(())
             }
         }
-        Ok(())
     }
 
     /// Consecutive packets of the aggregate (only the aggregate is buffered bare).
     #[inline]
     pub(crate) fn push_run(&mut self, run: &[Bare], metrics: &Metrics) -> Result<()> {
         match self {
-            Grouping::All(state) => state.push_run(run),
+            Grouping::All(state) => {
+                state.push_run(run);
+                state.envelope.check()?;
+            }
             Grouping::Keyed(_) => {
                 for b in run {
                     self.push_key(|| GroupKey::All, b.ts_ns, b.size, metrics)?;

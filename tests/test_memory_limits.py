@@ -1,0 +1,155 @@
+"""Reads that need more memory than the process may have fail with a typed error, not an abort:
+run in a child process under an address-space cap (RLIMIT_AS), on captures made for it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zstandard
+
+from tests.oracles import eth_ipv4_udp
+
+resource = pytest.importorskip("resource")
+
+# Address space the child may have: the interpreter with polars and burstcore takes about
+# 0.5 GB of it, which leaves about 0.75 GB for the read.
+CAP = 1280 << 20
+ZEROS = 16 << 20
+
+
+def zero_bomb(path: Path, packets: int) -> None:
+    """A pcap of `packets` empty records (16 zero bytes each: timestamp 0, no data), as
+    identical zstd frames of 16 MiB each: a few hundred kB on disk."""
+    assert packets * 16 % ZEROS == 0
+    header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    frame = zstandard.ZstdCompressor(level=3).compress(b"\0" * ZEROS)
+    with path.open("wb") as f:
+        f.write(zstandard.ZstdCompressor().compress(header))
+        for _ in range(packets * 16 // ZEROS):
+            f.write(frame)
+
+
+def capped(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
+
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, preexec_fn=limit, timeout=120
+    )
+
+
+def test_read_packets_out_of_memory_raises_and_the_process_lives_on(tmp_path: Path) -> None:
+    # 2^25 packets: all columns would take about 1.8 GB (16 bytes a row for each address
+    # column, even null, 8 for the timestamp, 14 for the rest), more than the cap leaves. Before,
+    # a column's growth failed inside the allocator, which aborted the process (SIGABRT, "memory
+    # allocation of N bytes failed"); the timestamps alone (0.27 GB) fit.
+    packets = 1 << 25
+    bomb = tmp_path / "bomb.pcap.zst"
+    zero_bomb(bomb, packets)
+    code = (
+        "import sys, burstcore\n"
+        "try:\n"
+        "    burstcore.read_packets(sys.argv[1])\n"
+        "except burstcore.LimitExceededError as e:\n"
+        "    print(e.limit, e.offset, sep='\\n')\n"
+        "    print(e)\n"
+        "t = burstcore.read_packets(sys.argv[1], columns=['timestamp'])\n"
+        "print(len(t), t['timestamp'].null_count(), t['timestamp'].dt.epoch('ns').max())\n"
+    )
+    py = capped(code, str(bomb))
+    assert py.returncode == 0, (py.returncode, py.stderr[-2000:])
+    limit, offset, message, after = py.stdout.splitlines()
+    assert limit == "result", py.stdout
+    # The offset is where the reading stopped, in the decompressed capture: past the 24-byte
+    # header, on a record boundary, before the end.
+    assert 24 < int(offset) < 24 + 16 * packets and (int(offset) - 24) % 16 == 0, offset
+    assert "out of memory for the packet table: after " in message, message
+    read = int(message.split("after ")[1].split(" packet")[0])
+    assert 0 < read < packets and read <= (int(offset) - 24) // 16, message
+    asked = int(message.split("could not have ")[1].split(" bytes")[0])
+    assert asked > 0, message
+    for remedy in ("columns=", "start=/end=", "filter="):
+        assert remedy in message, message
+    # The failed read gave its memory back: one column of the same capture still fits.
+    assert after == f"{packets} 0 0", after
+
+
+def distinct_flows(path: Path, packets: int) -> None:
+    """A pcap of `packets` UDP packets between two hosts, each with its own pair of ports (so
+    each its own flow), 1 µs apart (so that the reorder horizon holds few), zstd-compressed."""
+    frame = np.frombuffer(eth_ipv4_udp("10.0.0.1", "10.0.0.2", 0, 0), dtype="u1")
+    i = np.arange(packets, dtype=np.uint32)
+    frames = np.tile(frame, (packets, 1))
+    frames[:, 34:36] = (i >> 16).astype(">u2").view("u1").reshape(packets, 2)
+    frames[:, 36:38] = (i & 0xFFFF).astype(">u2").view("u1").reshape(packets, 2)
+    records = np.zeros((packets, 4), "<u4")
+    records[:, 0], records[:, 1], records[:, 2:] = 1_600_000_000 + i // 10**6, i % 10**6 * 1000, len(frame)
+    header = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1)
+    body = np.concatenate([records.view("u1"), frames], axis=1).tobytes()
+    path.write_bytes(zstandard.ZstdCompressor(level=1).compress(header + body))
+
+
+def test_flows_out_of_memory_raises_and_the_process_lives_on(tmp_path: Path) -> None:
+    # 4 M flows with max_flows above them: their records and key table (a few hundred bytes a
+    # flow) do not fit under the cap. Before, the growth of either aborted the process.
+    packets = 4 << 20
+    capture = tmp_path / "flows.pcap.zst"
+    distinct_flows(capture, packets)
+    code = (
+        "import sys, burstcore\n"
+        "try:\n"
+        "    burstcore.flows(sys.argv[1], max_flows=20_000_000)\n"
+        "except burstcore.LimitExceededError as e:\n"
+        "    print(e.limit)\n"
+        "    print(e)\n"
+        "print(burstcore.flows(sys.argv[1], end=1_600_000_000_001_000_000).height)\n"
+    )
+    py = capped(code, str(capture))
+    assert py.returncode == 0, (py.returncode, py.stderr[-2000:])
+    limit, message, after = py.stdout.splitlines()
+    assert limit == "result", py.stdout
+    assert message.startswith("out of memory for the flow table after "), message
+    held = int(message.split("after ")[1].split(" flow")[0])
+    assert 0 < held < packets, message
+    assert "max_flows" in message and "start=/end=" in message and "filter=" in message, message
+    # The process goes on, and a read that fits gives a flow a packet (the first 1,000 µs).
+    assert after == "1000", after
+
+
+def test_scan_of_an_endless_stream_stops_when_a_ring_gives_up(tmp_path: Path) -> None:
+    # A pcap header and then zeros for ever on stdin: empty records at one instant, all within
+    # every window of each other. With reorder_horizon=0 nothing waits to be ordered, so the
+    # envelope's ring holds them all until its memory cannot be had. Before, the ring gave up
+    # quietly and the scan read on, to report it at an end of input that never came.
+    header = tmp_path / "header.pcap"
+    header.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
+
+    command = f"cat {header} /dev/zero | {sys.executable} -m burstcore scan - --reorder-horizon 0"
+    p = subprocess.Popen(
+        ["sh", "-c", command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=limit,
+        start_new_session=True,
+    )
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail("the scan read on after its ring gave up")
+    assert p.returncode == 1, err[-2000:]
+    (line,) = err.splitlines()
+    assert line.startswith("burstcore scan: error: stopped at a limit: more than "), line
+    assert "packets of one group lie within the largest window" in line, line
