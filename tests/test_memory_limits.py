@@ -203,3 +203,38 @@ def test_traffic_matrix_out_of_memory_raises_and_the_process_lives_on(tmp_path: 
     # The process goes on: the first 1,000 µs, 1,000 pairs of 2,000 hosts, fit.
     assert after == "2000", after
 
+
+def test_reorder_buffer_out_of_memory_raises_and_the_process_lives_on(tmp_path: Path) -> None:
+    # 5 M packets of one flow, 1 ns apart: all within the default 10 ms horizon, so the reorder
+    # buffer holds them all (below its 2^23 packet limit), as whole arrivals of 120 bytes: its
+    # growth past 2^22 of them (1 GB beside the 0.5 GB it had) does not fit under the cap.
+    # Before, the growth aborted the process.
+    packets = 5 << 20
+    frame = np.frombuffer(eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2), dtype="u1")
+    records = np.zeros((packets, 4), "<u4")
+    records[:, 0], records[:, 1], records[:, 2:] = 1_600_000_000, np.arange(packets), len(frame)
+    header = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1)
+    body = np.concatenate([records.view("u1"), np.tile(frame, (packets, 1))], axis=1).tobytes()
+    capture = tmp_path / "dense.pcap.zst"
+    capture.write_bytes(zstandard.ZstdCompressor(level=1).compress(header + body))
+    code = (
+        "import sys, burstcore\n"
+        "try:\n"
+        "    burstcore.flows(sys.argv[1])\n"
+        "except burstcore.LimitExceededError as e:\n"
+        "    print(e.limit)\n"
+        "    print(e)\n"
+        "print(burstcore.flows(sys.argv[1], reorder_horizon=0)['packets'].to_list())\n"
+    )
+    py = capped(code, str(capture))
+    assert py.returncode == 0, (py.returncode, py.stderr[-2000:])
+    limit, message, after = py.stdout.splitlines()
+    assert limit == "held_packets", py.stdout
+    assert message.startswith("out of memory for the reorder buffer holding "), message
+    held = int(message.split("holding ")[1].split(" packets")[0])
+    assert 1 << 20 < held < packets, message
+    assert "reorder horizon (10ms)" in message, message
+    for remedy in ("lower reorder_horizon", "on_late='drop'", "start=/end=", "filter="):
+        assert remedy in message, message
+    # The process goes on, and the read in order holds nothing back.
+    assert after == f"[{packets}]", after
