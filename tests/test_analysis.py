@@ -765,6 +765,14 @@ def test_traffic_matrix_and_host_volumes_stop_at_max_pairs():
     assert burstcore.host_volumes(data, max_pairs=3).height == 4
 
 
+def test_default_max_groups_is_one_number_with_rust():
+    # Python's scan/flows default and Rust's ScanConfig::DEFAULT_MAX_GROUPS were 1,000,000 and
+    # 2^20: the Rust crate's embedders met a different limit than the docs state.
+    from burstcore import _burstcore, _scan
+
+    assert _scan.DEFAULT_MAX_GROUPS == _burstcore.DEFAULT_MAX_GROUPS == 1_000_000
+
+
 def test_max_flows_bounds_the_flows_an_idle_timeout_closed_too():
     # One key, a gap past the idle timeout between every two packets: a flow per packet, each
     # a row of the report (64 keys with idle_timeout=0 made 25 M rows, 7.9 GB, unbounded).
