@@ -707,6 +707,52 @@ def test_histograms_stop_at_the_first_group_too_many():
         assert call(data, by="pair", max_groups=3).groups.height == 4  # "all" and three pairs
 
 
+def _eth_ipv6_udp(src: int, dst: int) -> bytes:
+    ip = struct.pack("!IHBB", 6 << 28, 8, 17, 64) + src.to_bytes(16, "big") + dst.to_bytes(16, "big")
+    return b"\x02" * 6 + b"\x04" * 6 + b"\x86\xdd" + ip + struct.pack("!HHHH", 1, 2, 8, 0)
+
+
+def test_traffic_matrix_and_host_volumes_equal_counts_over_read_packets():
+    # Thousands of pairs over IPv4, IPv6 and frames without addresses, in random order: every
+    # pair's and host's totals as read_packets' rows add them up (the matrix's tables changed
+    # from ordered maps to hash tables sorted at the end; this holds them to the packets).
+    rng = np.random.default_rng(7)
+    n = 6000
+    v4 = [f"10.{a}.0.{b}" for a in range(3) for b in range(1, 30)]
+    frames = []
+    for k in rng.integers(0, 10, n):
+        if k == 0:
+            frames.append(b"\xff" * 6 + b"\x02" * 6 + b"\x08\x06" + b"\0" * 28)  # ARP
+        elif k <= 2:
+            frames.append(_eth_ipv6_udp(int(rng.integers(1, 40)), int(rng.integers(1, 40))))
+        else:
+            s, d = rng.choice(len(v4), 2)
+            frames.append(oracles.eth_ipv4_udp(v4[s], v4[d], 1, 2))
+    ts = sorted(BASE + int(t) for t in rng.integers(0, 10**9, n))
+    sizes = [int(x) for x in rng.integers(60, 1500, n)]
+    data = oracles.capture(ts, sizes, frames=frames)
+    rows = burstcore.read_packets(data, columns=["wire_len", "src", "dst"]).rows()
+    pairs: dict = defaultdict(lambda: [0, 0])
+    hosts: dict = defaultdict(lambda: [0, 0, 0, 0])
+    for size, src, dst in rows:
+        pairs[src, dst][0] += size
+        pairs[src, dst][1] += 1
+        hosts[src][0] += size
+        hosts[src][1] += 1
+        hosts[dst][2] += size
+        hosts[dst][3] += 1
+    m = burstcore.traffic_matrix(data)
+    assert len(pairs) > 1000 and m.height == len(pairs)
+    assert {(s, d): [b, k] for s, d, b, k in m.select("src", "dst", "bytes", "packets").iter_rows()} == pairs
+    # Heaviest first, ties by (src, dst) with the pair without addresses last.
+    key = [(-b, s is None, s or "", d is None, d or "") for s, d, b in m.select("src", "dst", "bytes").iter_rows()]
+    assert key == sorted(key)
+    h = burstcore.host_volumes(data)
+    assert {r[0]: list(r[1:]) for r in h.iter_rows()} == hosts
+    key = [(-b, x is None, x or "") for x, b in h.select("host", "sent_bytes").iter_rows()]
+    assert key == sorted(key)
+
+
 def test_traffic_matrix_and_host_volumes_stop_at_max_pairs():
     # A pair per packet (spoofed or scanning traffic) held 385 B a pair without a bound.
     frames = [oracles.eth_ipv4_udp("10.0.0.1", f"10.0.0.{d}", 1, 2) for d in (2, 3, 4)]
@@ -717,6 +763,14 @@ def test_traffic_matrix_and_host_volumes_stop_at_max_pairs():
         assert e.value.limit == "result"
     assert burstcore.traffic_matrix(data, max_pairs=np.int64(3)).height == 3
     assert burstcore.host_volumes(data, max_pairs=3).height == 4
+
+
+def test_default_max_groups_is_one_number_with_rust():
+    # Python's scan/flows default and Rust's ScanConfig::DEFAULT_MAX_GROUPS were 1,000,000 and
+    # 2^20: the Rust crate's embedders met a different limit than the docs state.
+    from burstcore import _burstcore, _scan
+
+    assert _scan.DEFAULT_MAX_GROUPS == _burstcore.DEFAULT_MAX_GROUPS == 1_000_000
 
 
 def test_max_flows_bounds_the_flows_an_idle_timeout_closed_too():

@@ -153,3 +153,88 @@ def test_scan_of_an_endless_stream_stops_when_a_ring_gives_up(tmp_path: Path) ->
     (line,) = err.splitlines()
     assert line.startswith("burstcore scan: error: stopped at a limit: more than "), line
     assert "packets of one group lie within the largest window" in line, line
+
+
+def distinct_pairs(path: Path, packets: int) -> None:
+    """A pcap of `packets` UDP packets, each from a new host to a new host (a new host pair
+    every packet, as spoofed or scanning traffic has), 1 µs apart, zstd-compressed."""
+    frame = np.frombuffer(eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2), dtype="u1")
+    i = np.arange(packets, dtype=np.uint32)
+    frames = np.tile(frame, (packets, 1))
+    frames[:, 26:30] = (0x0A000000 + i).astype(">u4").view("u1").reshape(packets, 4)
+    frames[:, 30:34] = (0x0B000000 + i).astype(">u4").view("u1").reshape(packets, 4)
+    records = np.zeros((packets, 4), "<u4")
+    records[:, 0], records[:, 1], records[:, 2:] = 1_600_000_000 + i // 10**6, i % 10**6 * 1000, len(frame)
+    header = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1)
+    body = np.concatenate([records.view("u1"), frames], axis=1).tobytes()
+    path.write_bytes(zstandard.ZstdCompressor(level=1).compress(header + body))
+
+
+def test_traffic_matrix_out_of_memory_raises_and_the_process_lives_on(tmp_path: Path) -> None:
+    # 4 M pairs of 8 M hosts with max_pairs above them: the tables (about 230 bytes a pair
+    # while reading) do not fit under the cap. Before, the pairs' and hosts' ordered maps could
+    # not grow fallibly and the process aborted ("memory allocation of N bytes failed").
+    packets = 4 << 20
+    capture = tmp_path / "pairs.pcap.zst"
+    distinct_pairs(capture, packets)
+    code = (
+        "import sys, burstcore\n"
+        "try:\n"
+        "    burstcore.traffic_matrix(sys.argv[1], max_pairs=20_000_000)\n"
+        "except burstcore.LimitExceededError as e:\n"
+        "    print(e.limit, e.offset, sep='\\n')\n"
+        "    print(e)\n"
+        "print(burstcore.host_volumes(sys.argv[1], end=1_600_000_000_001_000_000).height)\n"
+    )
+    py = capped(code, str(capture))
+    assert py.returncode == 0, (py.returncode, py.stderr[-2000:])
+    limit, offset, message, after = py.stdout.splitlines()
+    assert limit == "result", py.stdout
+    assert message.startswith("out of memory for the traffic matrix after "), message
+    held = int(message.split("after ")[1].split(" host pair")[0])
+    hosts = int(message.split("(")[1].split(" host")[0])
+    assert 0 < held < packets and hosts == 2 * held, message
+    # The offset is where the read had got to: past the pairs held (58-byte records), and
+    # not far past them (the reorder horizon holds the next 10 ms, 10,000 packets, and the
+    # reader some more).
+    assert 24 + 58 * held < int(offset) <= 24 + 58 * (held + 20_000), (offset, held)
+    assert f"at byte offset {offset}" in message, message
+    assert "max_pairs" in message and "start=/end=" in message and "filter=" in message, message
+    # The process goes on: the first 1,000 µs, 1,000 pairs of 2,000 hosts, fit.
+    assert after == "2000", after
+
+
+def test_reorder_buffer_out_of_memory_raises_and_the_process_lives_on(tmp_path: Path) -> None:
+    # 5 M packets of one flow, 1 ns apart: all within the default 10 ms horizon, so the reorder
+    # buffer holds them all (below its 2^23 packet limit), as whole arrivals of 120 bytes: its
+    # growth past 2^22 of them (1 GB beside the 0.5 GB it had) does not fit under the cap.
+    # Before, the growth aborted the process.
+    packets = 5 << 20
+    frame = np.frombuffer(eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2), dtype="u1")
+    records = np.zeros((packets, 4), "<u4")
+    records[:, 0], records[:, 1], records[:, 2:] = 1_600_000_000, np.arange(packets), len(frame)
+    header = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1)
+    body = np.concatenate([records.view("u1"), np.tile(frame, (packets, 1))], axis=1).tobytes()
+    capture = tmp_path / "dense.pcap.zst"
+    capture.write_bytes(zstandard.ZstdCompressor(level=1).compress(header + body))
+    code = (
+        "import sys, burstcore\n"
+        "try:\n"
+        "    burstcore.flows(sys.argv[1])\n"
+        "except burstcore.LimitExceededError as e:\n"
+        "    print(e.limit)\n"
+        "    print(e)\n"
+        "print(burstcore.flows(sys.argv[1], reorder_horizon=0)['packets'].to_list())\n"
+    )
+    py = capped(code, str(capture))
+    assert py.returncode == 0, (py.returncode, py.stderr[-2000:])
+    limit, message, after = py.stdout.splitlines()
+    assert limit == "held_packets", py.stdout
+    assert message.startswith("out of memory for the reorder buffer holding "), message
+    held = int(message.split("holding ")[1].split(" packets")[0])
+    assert 1 << 20 < held < packets, message
+    assert "reorder horizon (10ms)" in message, message
+    for remedy in ("lower reorder_horizon", "on_late='drop'", "start=/end=", "filter="):
+        assert remedy in message, message
+    # The process goes on, and the read in order holds nothing back.
+    assert after == f"[{packets}]", after

@@ -274,8 +274,9 @@ def traffic_matrix(
     pair over time, use ``scan(source, by="pair", bins=...)``.
 
     Columns: ``src``, ``dst`` (addresses as strings), ``bytes``, ``packets`` (UInt64) and
-    ``share`` (of all bytes, Float64). ``max_pairs``: most host pairs (default 1,000,000, about
-    400 B each); one more is a ``LimitExceededError`` (``limit == "result"``) at once."""
+    ``share`` (of all bytes, Float64). ``max_pairs``: most host pairs (default 1,000,000, up to
+    about 400 B each); one more is a ``LimitExceededError`` (``limit == "result"``) at once, as
+    is a pair whose memory cannot be had (the process does not abort: lower ``max_pairs``)."""
     out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter)
     p = out["pairs"]
     labels = pl.Series(p["addresses"], dtype=pl.String)

@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "DEFAULT_MAX_GROUPS",
     "MAX_THREADS",
     "ArrowColumn",
     "CaptureError",
@@ -38,6 +39,7 @@ __all__ = [
 
 __version__: str
 MAX_THREADS: int
+DEFAULT_MAX_GROUPS: int
 
 class CaptureError(ValueError):
     offset: int | None

@@ -37,7 +37,8 @@ from ._units import (
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
 SIZES = ("wire", "captured", "ip", "payload", "l1")
 DEFAULT_HORIZON = "10ms"
-DEFAULT_MAX_GROUPS = 1_000_000
+# One number with Rust's ScanConfig::DEFAULT_MAX_GROUPS (1,000,000), for a scan and flows.
+DEFAULT_MAX_GROUPS: int = _core.DEFAULT_MAX_GROUPS
 # Dense series (empty bins filled with zeros) only below this many rows; sparse above.
 DENSE_SERIES_LIMIT = 20_000_000
 

@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::analysis::{
     BurstDetector, BurstReport, FlowKey, FlowOptions, FlowReport, FlowTable, GroupedHistograms,
-    IterationAnalyzer, IterationOptions, IterationReport, TrafficMatrix,
+    IterationAnalyzer, IterationOptions, IterationReport, MatrixReport, TrafficMatrix,
 };
 use crate::capture::CaptureReader;
 use crate::engine::reorder::Reorder;
@@ -378,15 +378,27 @@ pub fn flows(
     Ok((report, env, acc))
 }
 
+/// The traffic matrix of the merged captures. A pair it cannot hold (past `max_pairs`, or out of
+/// memory) stops the read with an error at the byte offset reached in the capture that brought it.
 pub fn traffic_matrix(
     readers: &mut [CaptureReader],
     max_pairs: usize,
     order: OrderOptions,
     progress: Progress<'_>,
-) -> Result<(TrafficMatrix, Accounting)> {
+) -> Result<(MatrixReport, Accounting)> {
     let mut m = TrafficMatrix::with_max_pairs(max_pairs);
-    let (acc, _) = for_each(readers, &[], order, progress, &mut |_, a| m.try_push(a))?;
-    Ok((m, acc))
+    let mut refused = None;
+    let read = for_each(readers, &[], order, progress, &mut |k, a| {
+        m.try_push(a).inspect_err(|_| refused = Some(k))
+    });
+    let (acc, _) = read.map_err(|mut e| match refused {
+        Some(k) => {
+            e.offset = e.offset.or(Some(readers[k].position()));
+            readers[k].named(e, k, readers.len())
+        }
+        None => e,
+    })?;
+    Ok((m.finish()?, acc))
 }
 
 /// Size and gap histograms of the whole trace and, with `by`, per group of that grouping.

@@ -307,7 +307,8 @@ fn traffic_matrix_shape_matches_mode() {
         }
         let total: u64 = arrivals.iter().map(|a| a.size).sum();
         assert_eq!(m.total_bytes, total);
-        assert_eq!(m.pairs.values().map(|c| c.0).sum::<u64>(), total);
+        let r = m.clone().finish().unwrap();
+        assert_eq!(r.pairs.iter().map(|c| c.2).sum::<u64>(), total);
         // tshark's per-pair byte counts recorded in meta.json.
         for (i, a) in t.rank_ips.iter().enumerate() {
             for (j, b) in t.rank_ips.iter().enumerate() {
@@ -353,9 +354,8 @@ fn traffic_matrix_shape_matches_mode() {
             );
         } else {
             let r0 = t.rank_ips[0];
-            let with0: u64 = m
-                .pairs
-                .iter()
+            let with0: u64 = r
+                .pair_totals()
                 .filter(|((s, d), _)| *s == Some(r0) || *d == Some(r0))
                 .map(|(_, c)| c.0)
                 .sum();

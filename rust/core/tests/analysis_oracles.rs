@@ -178,23 +178,24 @@ fn matrix_totals_match_sums() {
             m.push(a);
         }
         let total: u64 = tr.iter().map(|a| a.size).sum();
+        let m = m.finish().unwrap();
         assert_eq!(m.total_bytes, total);
         assert_eq!(m.total_packets, tr.len() as u64);
-        assert_eq!(m.pairs.values().map(|c| c.0).sum::<u64>(), total);
-        assert_eq!(m.hosts.values().map(|h| h.sent_bytes).sum::<u64>(), total);
+        assert_eq!(m.pairs.iter().map(|c| c.2).sum::<u64>(), total);
         assert_eq!(
-            m.hosts.values().map(|h| h.received_bytes).sum::<u64>(),
+            m.host_totals.iter().map(|h| h.sent_bytes).sum::<u64>(),
             total
         );
-        for ((s, d), (b, p)) in &m.pairs {
+        assert_eq!(
+            m.host_totals.iter().map(|h| h.received_bytes).sum::<u64>(),
+            total
+        );
+        for ((s, d), (b, p)) in m.pair_totals() {
             let sel: Vec<_> = tr
                 .iter()
-                .filter(|a| a.headers.src == *s && a.headers.dst == *d)
+                .filter(|a| a.headers.src == s && a.headers.dst == d)
                 .collect();
-            assert_eq!(
-                (*b, *p),
-                (sel.iter().map(|a| a.size).sum(), sel.len() as u64)
-            );
+            assert_eq!((b, p), (sel.iter().map(|a| a.size).sum(), sel.len() as u64));
         }
     }
 }

@@ -44,8 +44,9 @@ fn hosts_send_and_receive_what_the_pairs_carry() {
     assert_eq!(m.bytes(Some(host(2)), Some(host(1))), 40);
     assert_eq!(m.bytes(Some(host(1)), Some(host(3))), 0);
     // (sent bytes, sent packets, received bytes, received packets), worked out from the list.
+    let m = m.finish().unwrap();
     let totals = |h: Option<IpAddr>| {
-        let t = &m.hosts[&h];
+        let t = m.host(h).unwrap();
         (
             t.sent_bytes,
             t.sent_packets,
@@ -59,8 +60,8 @@ fn hosts_send_and_receive_what_the_pairs_carry() {
     assert_eq!(totals(None), (7, 1, 7, 1));
     // Every byte is sent once and received once.
     let (sent, received) = m
-        .hosts
-        .values()
+        .host_totals
+        .iter()
         .fold((0, 0), |(s, r), t| (s + t.sent_bytes, r + t.received_bytes));
     assert_eq!((sent, received), (1347, 1347));
 }

@@ -15,8 +15,7 @@ use burstcore::engine::{By, GroupKey};
 use burstcore::Error;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use std::net::IpAddr;
+use pyo3::types::{PyDict, PyList};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flows, m)?)?;
@@ -43,10 +42,6 @@ fn order(
         filter,
         file_filters,
     })
-}
-
-fn ip(a: Option<IpAddr>) -> Option<String> {
-    a.map(|a| a.to_string())
 }
 
 /// Run `f` over the opened sources without the GIL; progress, interrupts and warnings handled.
@@ -195,30 +190,25 @@ fn traffic_matrix<'py>(
         let ((m, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::traffic_matrix(r, max_pairs, ord, p)
         })?;
+        // The report's hosts are the labels both tables index: one string per host, shared.
+        let labels = PyList::new(py, m.hosts.iter().map(|h| h.map(|h| h.to_string())))?;
         let pairs = PyDict::new(py);
-        let mut addresses = Addresses::default();
-        addresses.col(&pairs, "src", m.pairs.keys().map(|k| k.0))?;
-        addresses.col(&pairs, "dst", m.pairs.keys().map(|k| k.1))?;
-        addresses.labels(&pairs, "addresses")?;
-        col(&pairs, "bytes", m.pairs.values().map(|v| v.0))?;
-        col(&pairs, "packets", m.pairs.values().map(|v| v.1))?;
+        col(&pairs, "src", m.pairs.iter().map(|p| p.0))?;
+        col(&pairs, "dst", m.pairs.iter().map(|p| p.1))?;
+        pairs.set_item("addresses", &labels)?;
+        col(&pairs, "bytes", m.pairs.iter().map(|p| p.2))?;
+        col(&pairs, "packets", m.pairs.iter().map(|p| p.3))?;
+        drop(m.pairs);
+        let t = &m.host_totals;
         let hosts = PyDict::new(py);
-        hosts.set_item("host", m.hosts.keys().map(|k| ip(*k)).collect::<Vec<_>>())?;
-        col(&hosts, "sent_bytes", m.hosts.values().map(|h| h.sent_bytes))?;
-        col(
-            &hosts,
-            "sent_packets",
-            m.hosts.values().map(|h| h.sent_packets),
-        )?;
-        col(
-            &hosts,
-            "received_bytes",
-            m.hosts.values().map(|h| h.received_bytes),
-        )?;
+        hosts.set_item("host", &labels)?;
+        col(&hosts, "sent_bytes", t.iter().map(|h| h.sent_bytes))?;
+        col(&hosts, "sent_packets", t.iter().map(|h| h.sent_packets))?;
+        col(&hosts, "received_bytes", t.iter().map(|h| h.received_bytes))?;
         col(
             &hosts,
             "received_packets",
-            m.hosts.values().map(|h| h.received_packets),
+            t.iter().map(|h| h.received_packets),
         )?;
         let d = PyDict::new(py);
         d.set_item("pairs", pairs)?;

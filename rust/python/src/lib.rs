@@ -1032,5 +1032,9 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow::ArrowColumn>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_THREADS", burstcore::MAX_THREADS)?;
+    m.add(
+        "DEFAULT_MAX_GROUPS",
+        burstcore::engine::ScanConfig::DEFAULT_MAX_GROUPS,
+    )?;
     Ok(())
 }

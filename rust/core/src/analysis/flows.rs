@@ -41,7 +41,7 @@ impl Default for FlowOptions {
         FlowOptions {
             key: FlowKey::Flow5,
             idle_timeout_ns: None,
-            max_flows: 1 << 20,
+            max_flows: crate::engine::ScanConfig::DEFAULT_MAX_GROUPS,
         }
     }
 }
@@ -336,6 +336,7 @@ impl FlowTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::ScanConfig;
     use crate::wire::{Headers, IP_PROTO_UDP};
 
     const ACK: u8 = 0x10;
@@ -431,5 +432,20 @@ mod tests {
         };
         let got: Vec<_> = flows(opts, &packets).iter().map(resent).collect();
         assert_eq!(got, [(Some(0), Some(0)), (Some(2), Some(308))]);
+    }
+
+    /// The default limit is the 1,000,000 the docs and Python state (it was 2^20 here).
+    #[test]
+    fn the_default_flow_limit_is_a_million() {
+        let mut t = FlowTable::new(FlowOptions::default());
+        let mut a = packet(0, IP_PROTO_UDP, 1, 2, 0, 10);
+        for i in 0..1_000_000u32 {
+            (a.headers.sport, a.headers.dport) = (Some((i >> 16) as u16), Some(i as u16));
+            t.push(&a).unwrap();
+        }
+        a.headers.src = Some(IpAddr::from([10, 0, 0, 9]));
+        let e = t.push(&a).unwrap_err();
+        assert!(e.reason.starts_with("more than 1000000 flows"), "{e}");
+        assert_eq!(ScanConfig::DEFAULT_MAX_GROUPS, 1_000_000);
     }
 }

@@ -19,7 +19,7 @@ pub use bursts::{Burst, BurstDetector, BurstReport};
 pub use flows::{FlowKey, FlowOptions, FlowRecord, FlowReport, FlowTable};
 pub use hist::{GapHistogram, GroupedHistograms, SizeHistogram};
 pub use iterations::{Iteration, IterationAnalyzer, IterationOptions, IterationReport, ACF_BINS};
-pub use matrix::{HostTotals, TrafficMatrix};
+pub use matrix::{HostTotals, MatrixReport, TrafficMatrix};
 pub use retransmissions::SeqTracker;
 pub use shared::{shared_packets, SharedOptions, SharedPackets, SharedPair};
 pub use superpose::{random_offsets, Merge, SplitMix64};

@@ -216,9 +216,20 @@ impl<T: Timed> Reorder<T> {
     /// then more than `max_held` left waiting is an error.
     fn release(&mut self, bound: i64, sink: &mut impl Drain<T>) -> Result<()> {
         self.release_upto(bound, sink)?;
-        if self.in_order.len() + self.out_of_order.len() > self.max_held {
+        let held = self.in_order.len() + self.out_of_order.len();
+        if held > self.max_held {
             let latest = self.latest.unwrap_or(bound);
             return Err(too_many_waiting(self.max_held, self.horizon, latest));
+        }
+        // Room for what can come before the next release, by reservations that fail (the
+        // allocator's refusal inside a push would abort the process): at most RELEASE_EVERY
+        // packets in order, and one out of order, which releases at once. Once a batch, and
+        // amortised: the pushes themselves stay as they were.
+        let room = self.in_order.try_reserve(RELEASE_EVERY as usize).is_ok()
+            && self.out_of_order.try_reserve(1).is_ok();
+        if !room {
+            let latest = self.latest.unwrap_or(bound);
+            return Err(no_memory_to_hold(held, self.horizon, latest));
         }
         Ok(())
     }
@@ -295,6 +306,22 @@ pub(crate) fn too_many_waiting(max_held: usize, horizon: i64, latest: i64) -> Er
              at timestamp {latest} ns: ordering them would hold them all in memory. A capture \
              this dense has damaged timestamps (many packets at one instant) or a horizon far \
              longer than its disorder: lower reorder_horizon (0 for a capture written in order)"
+        ),
+    )
+}
+
+/// The error for a buffer whose memory for more packets, beside the `held` ones within
+/// `horizon` of the latest (at `latest`), cannot be had.
+#[cold]
+fn no_memory_to_hold(held: usize, horizon: i64, latest: i64) -> Error {
+    Error::limit_exceeded(
+        Limit::HeldPackets,
+        format!(
+            "out of memory for the reorder buffer holding {held} packets within the reorder \
+             horizon ({}) of the latest, at timestamp {latest} ns: lower reorder_horizon (0 for \
+             a capture written in order; with on_late='drop' the packets later than it are \
+             dropped and counted), or read fewer packets (start=/end=, filter=)",
+            duration_text(horizon.unsigned_abs())
         ),
     )
 }
