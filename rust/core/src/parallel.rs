@@ -18,6 +18,7 @@ use crate::engine::reorder::{Buffered, Release};
 use crate::engine::{Arrival, By, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread;
@@ -441,6 +442,9 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
 struct Started<'scope> {
     local: Option<Scanner>,
     senders: Vec<SyncSender<Arc<Batch>>>,
+    /// Set before the senders are dropped on a failed scan: the workers then stop without
+    /// flushing their reorder buffers (see [`Worker::run`]).
+    aborted: Arc<AtomicBool>,
     workers: Vec<thread::ScopedJoinHandle<'scope, Result<Vec<ScanOutput>>>>,
 }
 
@@ -526,16 +530,19 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             let local = plan.local.map(Scanner::new).transpose()?;
             let mut senders = Vec::new();
             let mut workers = Vec::new();
+            let aborted = Arc::new(AtomicBool::new(false));
             for configs in plan.workers {
                 let worker =
                     Worker::new(configs, self.config.reorder_horizon_ns, self.config.late)?;
                 let (tx, rx) = sync_channel::<Arc<Batch>>(IN_FLIGHT);
                 senders.push(tx);
-                workers.push(self.scope.spawn(move || worker.run(rx)));
+                let aborted = Arc::clone(&aborted);
+                workers.push(self.scope.spawn(move || worker.run(rx, &aborted)));
             }
             self.started = Some(Started {
                 local,
                 senders,
+                aborted,
                 workers,
             });
         }
@@ -569,6 +576,8 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     /// Close the workers' queues and wait for them; the first worker's error, if any.
     fn stop(&mut self) -> Option<Error> {
         let started = self.started.as_mut()?;
+        // Before the senders go: a worker that sees its queue closed must know it is not the end.
+        started.aborted.store(true, Ordering::SeqCst);
         started.senders.clear();
         let mut first = None;
         for w in started.workers.drain(..) {
@@ -609,6 +618,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             local,
             senders,
             workers,
+            ..
         } = match self.started.take() {
             Some(s) => s,
             // Not one packet: the single-threaded scanner gives the empty result.
@@ -692,7 +702,12 @@ impl Worker {
         })
     }
 
-    fn run(mut self, rx: Receiver<Arc<Batch>>) -> Result<Vec<ScanOutput>> {
+    /// Scan the batches until the queue closes, then finish, unless the scan was `aborted`: an
+    /// error of the reading thread (a damaged record, a late packet, ...) ends a single-threaded
+    /// scan with the packets its reorder buffer still holds never scanned, so a worker must not
+    /// flush its buffers either, where it would meet errors (too many groups) on packets that scan
+    /// never reached, and report them instead of the reading thread's.
+    fn run(mut self, rx: Receiver<Arc<Batch>>, aborted: &AtomicBool) -> Result<Vec<ScanOutput>> {
         let Worker {
             keyed,
             plain,
@@ -714,6 +729,9 @@ impl Worker {
             for scanner in plain.iter_mut() {
                 batch.feed(scanner)?;
             }
+        }
+        if aborted.load(Ordering::SeqCst) {
+            return Ok(Vec::new());
         }
         in_place.flush(&mut |a| released(keyed, a))?;
         self.keyed
