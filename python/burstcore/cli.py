@@ -1393,7 +1393,10 @@ def _with_interfaces(result: Any, df: pl.DataFrame) -> pl.DataFrame:
     )
     at = df.columns.index("group") + 1
     order = [*df.columns[:at], *INTERFACE_COLUMNS, *df.columns[at:]]
-    return df.join(ifs, on=["by", "group"], how="left", maintain_order="left").select(order)
+    # Rows in df's order through a row index, not join(maintain_order=): polars < 1.17 has no such
+    # keyword and pyproject's floor is 1.10.
+    row = "_row" + "_" * max((len(c) for c in df.columns), default=0)
+    return df.with_row_index(row).join(ifs, on=["by", "group"], how="left").sort(row).select(order)
 
 
 def _output_format(args: argparse.Namespace) -> str:
