@@ -2,41 +2,14 @@
 
 import subprocess
 import sys
-import typing
-from pathlib import Path
-
-ALLOWLIST = Path(__file__).resolve().parent / "stubtest_allowlist.txt"
 
 
 def test_stubs_match_the_extension():
-    # The whole package, not the extension alone: the .py modules are their own stubs, and every
-    # name the runtime exports (pyo3 puts each function it adds in __all__) is in a stub.
-    r = subprocess.run(
-        [sys.executable, "-m", "mypy.stubtest", "burstcore", "--allowlist", str(ALLOWLIST)],
-        capture_output=True,
-        text=True,
-    )
+    # Without --ignore-missing-stub: every name the runtime exports (pyo3 puts each function it
+    # adds in __all__) is in the stub's __all__. The extension only: stubtest over the .py modules
+    # reports false positives on mypy 1.10 (the test extra's floor) for their imported names.
+    r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "burstcore._burstcore"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
-
-
-def test_the_allowlisted_grouping_is_what_its_annotation_says():
-    # stubtest's one allowlisted report: Grouping is the Literal of scan's groupings at run time.
-    import burstcore
-    from burstcore import _types
-
-    assert typing.get_origin(_types.Grouping) is typing.Literal
-    assert set(typing.get_args(_types.Grouping)) == {
-        "all",
-        "src",
-        "dst",
-        "pair",
-        "flow",
-        "flow4",
-        "interface",
-        "vlan",
-        "qp",
-    }
-    assert burstcore.Grouping is _types.Grouping
 
 
 def test_importing_main_runs_no_command_line():

@@ -2197,13 +2197,15 @@ def cmd_shared(args: argparse.Namespace) -> int:
         pl.Series("file_b", [_shown(files[b]) for b in found.pairs["b"]], dtype=pl.String),
     ).select("a", "b", "file_a", "file_b", pl.exclude("a", "b", "file_a", "file_b"))
     each = per_capture(args.filter, len(files))
+    # Typed apart: mypy 1.10 (the test extra's floor) took the list for a list[str] in the dict.
+    own: list[str | None] = list(found.filters) if found.filters else [None] * len(files)
     captures = pl.DataFrame(
         {
             "capture": list(range(len(files))),
             "file": [_shown(f) for f in files],
             "host": found.hosts,
             "filter": each,
-            "own_filter": found.filters or [None] * len(files),
+            "own_filter": own,
             "first_ns": [None if sp is None else sp[0] for sp in found.spans],
             "last_ns": [None if sp is None else sp[1] for sp in found.spans],
         },
