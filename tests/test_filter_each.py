@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import tempfile
 from pathlib import Path
 
 import polars as pl
@@ -146,8 +147,9 @@ def test_none_reads_a_capture_whole_and_a_filter_for_all_still_applies(captures:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), hosts=st.integers(2, 4), n=st.integers(1, 400))
 def test_any_per_host_traffic_counts_each_packet_once(tmp_path: Path, seed: int, hosts: int, n: int) -> None:
-    tmp = tmp_path / f"{seed}-{hosts}-{n}"
-    tmp.mkdir()
+    # A directory of its own for each run: hypothesis may run one example twice (6.100 replays it
+    # to check it is not flaky), and tmp_path is the same for every example.
+    tmp = Path(tempfile.mkdtemp(prefix=f"{seed}-{hosts}-{n}-", dir=tmp_path))
     wire, files = per_host(tmp, traffic(seed, hosts, n), hosts)
     kw = {"windows": ["1us", "50us", "2ms"], "rates": ["1Gbps", "25Gbps"], "by": ["all", "pair"]}
     same_scan(burstcore.scan(files, filter=own_filters(hosts), **kw), burstcore.scan(wire, **kw))  # type: ignore[arg-type]

@@ -4,4 +4,7 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+# Guarded: importing the module (stubtest, pydoc, pkgutil.walk_packages, an IDE indexing the
+# package) must not run the command line and exit the importing process.
+if __name__ == "__main__":
+    sys.exit(main())

@@ -218,7 +218,7 @@ def flows(
             col = f"envelope_{format_duration(w)}"
             ew = e.filter(pl.col("window_ns") == w).select("flow", pl.col("bytes").alias(col))
             # Sorted by flow: the joined rows go beside the flows by position, and a join's row
-            # order is unspecified (polars ≥ 1.20's maintain_order is newer than our floor).
+            # order is unspecified (join's maintain_order came in polars 1.17, newer than our floor).
             df = df.with_columns(idx.join(ew, on="flow", how="left").sort("flow")[col])
     return df
 

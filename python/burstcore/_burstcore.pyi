@@ -22,6 +22,8 @@ __all__ = [
     "UndeclaredInterfaceError",
     "UnsupportedCaptureError",
     "__version__",
+    # Private, for the tests only; pyo3 puts every function it adds in the module's __all__.
+    "_use_as_many_threads_as_asked",
     "bursts",
     "capture_info",
     "default_threads",

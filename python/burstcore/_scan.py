@@ -805,8 +805,9 @@ def _fill_bins(se: pl.DataFrame) -> tuple[pl.DataFrame, list[int]]:
 
     # One segment per (group, width), rows in bin order within it.
     brk = np.flatnonzero((gid[1:] != gid[:-1]) | (w[1:] != w[:-1])) + 1
-    seg_start = np.concatenate(([0], brk)).astype(np.int64)
-    counts = np.diff(np.concatenate((seg_start, [n])))
+    # Arrays, not [0] and [n], to concatenate: numpy 1.24's stubs (the floor) refuse a list beside one.
+    seg_start = np.concatenate((np.zeros(1, dtype=np.int64), brk)).astype(np.int64)
+    counts = np.diff(seg_start, append=n)
     seg_w = w[seg_start]
     # Bins are counted from the epoch (bin k starts at k·Δ), so a bin's index is exact where its
     # start is not: the one bin before 1677 has its start clamped to i64::MIN, and floor division

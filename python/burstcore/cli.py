@@ -1393,7 +1393,10 @@ def _with_interfaces(result: Any, df: pl.DataFrame) -> pl.DataFrame:
     )
     at = df.columns.index("group") + 1
     order = [*df.columns[:at], *INTERFACE_COLUMNS, *df.columns[at:]]
-    return df.join(ifs, on=["by", "group"], how="left", maintain_order="left").select(order)
+    # Rows in df's order through a row index, not join(maintain_order=): polars < 1.17 has no such
+    # keyword and pyproject's floor is 1.10.
+    row = "_row" + "_" * max((len(c) for c in df.columns), default=0)
+    return df.with_row_index(row).join(ifs, on=["by", "group"], how="left").sort(row).select(order)
 
 
 def _output_format(args: argparse.Namespace) -> str:
@@ -2194,13 +2197,15 @@ def cmd_shared(args: argparse.Namespace) -> int:
         pl.Series("file_b", [_shown(files[b]) for b in found.pairs["b"]], dtype=pl.String),
     ).select("a", "b", "file_a", "file_b", pl.exclude("a", "b", "file_a", "file_b"))
     each = per_capture(args.filter, len(files))
+    # Typed apart: mypy 1.10 (the test extra's floor) took the list for a list[str] in the dict.
+    own: list[str | None] = list(found.filters) if found.filters else [None] * len(files)
     captures = pl.DataFrame(
         {
             "capture": list(range(len(files))),
             "file": [_shown(f) for f in files],
             "host": found.hosts,
             "filter": each,
-            "own_filter": found.filters or [None] * len(files),
+            "own_filter": own,
             "first_ns": [None if sp is None else sp[0] for sp in found.spans],
             "last_ns": [None if sp is None else sp[1] for sp in found.spans],
         },
