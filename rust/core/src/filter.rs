@@ -215,6 +215,8 @@ fn absent(h: &Headers) -> std::result::Result<bool, Cut> {
     }
 }
 
+// The definition a filter's compiled form (`Node`) is tested against.
+#[cfg(test)]
 impl Expr {
     /// `None`: unknown, a field it needs was cut off.
     fn eval(&self, h: &Headers, wire_len: u32) -> Option<bool> {
