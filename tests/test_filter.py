@@ -279,6 +279,42 @@ def test_any_combination_selects_what_tcpdump_selects(whole: Path, expr: str) ->
         frames_equal(got.backlog, want.backlog)
 
 
+@st.composite
+def address_chains(draw: st.DrawFn) -> str:
+    """An OR chain of at least three address tests (each packet's one look-up in burstcore, not a
+    test per term): hosts of both families, each direction, nets of several prefix lengths."""
+    v4 = st.sampled_from([*V4, "10.0.2.9"])
+    v6 = st.sampled_from([*V6, "fd00::9"])
+    term = st.one_of(
+        st.builds("host {}".format, v4 | v6),
+        st.builds("{} host {}".format, st.sampled_from(["src", "dst", "ip src"]), v4),
+        st.builds("{} host {}".format, st.sampled_from(["src", "dst", "ip6 dst"]), v6),
+        st.sampled_from(["net 10.0.1.0/24", "src net 10.0.0.0/30", "dst net 10.0.0.2/31", "net fd00::/112"]),
+        # Not a net holding 192.168.9.9 or .10: pcap-filter looks at ARP's addresses too.
+        st.sampled_from(["net fd00:1::/32", "dst net 10.0.1", "src net 10.0.0.0/8", "net 10.0.0.3/32"]),
+    )
+    return " or ".join(draw(st.lists(term, min_size=3, max_size=12)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chain=address_chains(), other=st.sampled_from(FILTERS[:24]), shape=st.integers(0, 4))
+def test_or_chains_of_addresses_select_what_tcpdump_selects(mixed: Path, chain: str, other: str, shape: int) -> None:
+    # With frames cut in their IP headers (`mixed`): a chain has no `not` to tell apart.
+    expr = [
+        chain,
+        f"({chain}) and ({other})",
+        f"not ({chain}) and tcp",
+        f"({other}) or {chain}",
+        f"({chain}) or (not ({other}) and {chain})",
+    ][shape]
+    capture = mixed if shape in (0, 1, 3) else mixed.with_name("whole.pcap")
+    if not capture.exists():
+        write_mixed(capture, cut=False)
+    stamps = tcpdump_stamps(capture, expr)
+    got = burstcore.read_packets(capture, columns=["timestamp"], filter=expr)
+    assert got["timestamp"].dt.epoch("ns").to_list() == stamps, expr
+
+
 @pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_filtered_scans_by_group_on_both_formats_and_threads(tmp_path: Path, fmt: str, threads: int) -> None:

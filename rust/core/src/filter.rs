@@ -31,6 +31,7 @@
 
 use crate::error::{Error, Result};
 use crate::wire::Headers;
+use compiled::Node;
 use std::fmt;
 use std::net::IpAddr;
 
@@ -39,6 +40,8 @@ use std::net::IpAddr;
 pub struct Filter {
     text: String,
     expr: Expr,
+    /// `expr` as it is evaluated: the same but for its OR chains of addresses, each one look-up.
+    node: Node,
 }
 
 impl fmt::Debug for Filter {
@@ -130,19 +133,21 @@ impl Filter {
         if let Some(t) = p.peek() {
             return Err(p.error_after_primitive(t));
         }
-        Ok(Filter {
-            text: text.to_string(),
-            expr,
-        })
+        Ok(Filter::of(text.to_string(), expr))
+    }
+
+    fn of(text: String, expr: Expr) -> Filter {
+        let node = Node::of(&expr);
+        Filter { text, expr, node }
     }
 
     /// A filter that passes what both `self` and `other` pass, as `(self) and (other)` (the
     /// filter of all files together with one file's own).
     pub fn and(&self, other: &Filter) -> Filter {
-        Filter {
-            text: format!("({}) and ({})", self.text, other.text),
-            expr: Expr::And(Box::new(self.expr.clone()), Box::new(other.expr.clone())),
-        }
+        Filter::of(
+            format!("({}) and ({})", self.text, other.text),
+            Expr::And(Box::new(self.expr.clone()), Box::new(other.expr.clone())),
+        )
     }
 
     /// The expression as given.
@@ -159,7 +164,7 @@ impl Filter {
     /// of what was cut off, as a BPF program ends at a load past the captured bytes.
     #[inline]
     pub fn matches(&self, h: &Headers, wire_len: u32) -> bool {
-        self.expr.eval(h, wire_len) == Some(true)
+        self.node.eval(h, wire_len) == Some(true)
     }
 }
 
@@ -210,6 +215,8 @@ fn absent(h: &Headers) -> std::result::Result<bool, Cut> {
     }
 }
 
+// The definition a filter's compiled form (`Node`) is tested against.
+#[cfg(test)]
 impl Expr {
     /// `None`: unknown, a field it needs was cut off.
     fn eval(&self, h: &Headers, wire_len: u32) -> Option<bool> {
@@ -1057,5 +1064,6 @@ fn full_or_octets(a: &str) -> std::result::Result<(IpAddr, u8), String> {
     }
 }
 
+mod compiled;
 #[cfg(test)]
 mod tests;

@@ -386,3 +386,206 @@ fn a_vlan_tag_captured_whole_is_known_when_the_capture_ends_after_it() {
     let untagged = pkt("10.0.0.1", "10.0.0.2", TCP, 1, 2);
     assert!(!passes("vlan", &untagged) && passes("not vlan 5", &untagged));
 }
+
+/// A random filter of address chains (hosts and nets of a few prefix lengths, both families,
+/// every direction, `ip`/`ip6`), mixed with other primitives, `and`, `not` and parentheses.
+fn random_filter(rng: &mut crate::test_rng::Rng, depth: u32) -> String {
+    let pick = |rng: &mut crate::test_rng::Rng, from: &[&str]| {
+        from[rng.below(from.len() as u64) as usize].to_string()
+    };
+    if depth > 0 && rng.below(3) == 0 {
+        let a = random_filter(rng, depth - 1);
+        let b = random_filter(rng, depth - 1);
+        return match rng.below(4) {
+            0 => format!("({a}) and ({b})"),
+            1 => format!("not ({a})"),
+            2 => format!("({a}) or ({b})"),
+            _ => format!("{a} or {b}"),
+        };
+    }
+    let n = 1 + rng.below(12) as usize;
+    let mut terms = Vec::new();
+    for _ in 0..n {
+        let v4 = format!("10.0.{}.{}", rng.below(3), rng.below(4));
+        let v6 = format!("fd00::{:x}", rng.below(6));
+        let term = match rng.below(16) {
+            0..=2 => format!("host {v4}"),
+            3 => format!("host {v6}"),
+            4 => format!(
+                "{} host {v4}",
+                pick(rng, &["src", "dst", "src or dst", "src and dst"])
+            ),
+            5 => format!("{} host {v6}", pick(rng, &["src", "dst", "src and dst"])),
+            6 => format!("net 10.0.{}.0/24", rng.below(3)),
+            7 => format!(
+                "{} net {}",
+                pick(rng, &["src", "dst", ""]),
+                pick(
+                    rng,
+                    &["10.0.0.0/8", "10.0.0.0/16", "10.0.0.0/30", "0.0.0.0/0"]
+                )
+            ),
+            8 => format!("net fd00::/{}", pick(rng, &["16", "126", "127"])),
+            9 => format!("ip host {v4}"),
+            10 => format!("ip6 src host {v6}"),
+            11 => format!("host 10.0.0.3 or {v4}"),
+            12 => pick(
+                rng,
+                &[
+                    "tcp",
+                    "vlan",
+                    "vlan 5",
+                    "arp",
+                    "ip6",
+                    "port 80",
+                    "less 60",
+                    "udp dst port 53",
+                ],
+            ),
+            13 => format!("not host {v4}"),
+            14 => format!("(host {v4} or udp)"),
+            _ => format!("dst {v4}"),
+        };
+        terms.push(term);
+    }
+    terms.join(" or ")
+}
+
+/// A packet from a small pool of addresses (so that the filters' hosts and nets match), of
+/// either family or none, with its headers cut at each place a capture can end.
+fn random_headers(rng: &mut crate::test_rng::Rng) -> Headers {
+    let v4 =
+        |rng: &mut crate::test_rng::Rng| v4(&format!("10.0.{}.{}", rng.below(3), rng.below(4)));
+    let v6 = |rng: &mut crate::test_rng::Rng| {
+        Some(IpAddr::V6(
+            format!("fd00::{:x}", rng.below(6))
+                .parse::<Ipv6Addr>()
+                .unwrap(),
+        ))
+    };
+    let mut h = Headers {
+        vlan: [None, Some(5)][rng.below(2) as usize],
+        ..Headers::default()
+    };
+    match rng.below(5) {
+        0 | 1 => {
+            (h.ethertype, h.src, h.dst) = (Some(0x0800), v4(rng), v4(rng));
+        }
+        2 => {
+            (h.ethertype, h.src, h.dst) = (Some(0x86dd), v6(rng), v6(rng));
+        }
+        3 => h.ethertype = [Some(0x0806), Some(0x0800), Some(0x86dd), None][rng.below(4) as usize],
+        _ => {
+            // Unlike families on the two sides: no real packet, but the tree says what it gives.
+            (h.ethertype, h.src, h.dst) = (Some(0x0800), v4(rng), v6(rng));
+        }
+    }
+    if h.src.is_some() {
+        h.ip_proto = Some([TCP, UDP, 1][rng.below(3) as usize]);
+        if h.ip_proto != Some(1) {
+            (h.sport, h.dport) = (Some([80, 53, 1000][rng.below(3) as usize]), Some(53));
+        }
+    }
+    h.truncated = rng.below(4) == 0;
+    if h.truncated && rng.below(2) == 0 {
+        h.ethertype = None;
+        (h.src, h.dst, h.ip_proto, h.sport, h.dport) = (None, None, None, None, None);
+    }
+    h
+}
+
+#[test]
+fn or_chains_of_addresses_looked_up_give_what_the_tree_gives() {
+    let mut rng = crate::test_rng::Rng(0x0f11_7e25);
+    let (mut filters, mut looked_up, mut packets, mut passed) = (0, 0, 0, 0);
+    for _ in 0..3_000 {
+        let text = random_filter(&mut rng, 3);
+        let f = Filter::parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        filters += 1;
+        looked_up += usize::from(format!("{:?}", f.node).contains("Nets("));
+        for _ in 0..60 {
+            let h = random_headers(&mut rng);
+            let len = 40 + rng.below(40) as u32;
+            let tree = f.expr.eval(&h, len);
+            assert_eq!(f.node.eval(&h, len), tree, "{text} on {h:?}");
+            packets += 1;
+            passed += usize::from(tree == Some(true));
+        }
+    }
+    // The cases reach the look-ups, and both answers.
+    assert!(
+        looked_up > filters / 3,
+        "{looked_up} of {filters} filters look up"
+    );
+    assert!(
+        passed > packets / 5 && passed < packets * 4 / 5,
+        "{passed} of {packets} passed"
+    );
+}
+
+#[test]
+fn a_chain_of_a_thousand_hosts_is_one_look_up() {
+    let hosts: Vec<String> = (0..1000)
+        .map(|i| format!("host 10.{}.{}.1", i / 256, i % 256))
+        .collect();
+    let f = Filter::parse(&hosts.join(" or ")).unwrap();
+    assert!(matches!(f.node, Node::Nets(_)), "{:?}", f.node);
+    for (src, pass) in [
+        ("10.3.231.1", true),
+        ("10.3.232.1", false),
+        ("10.0.0.1", true),
+        ("10.0.0.2", false),
+    ] {
+        let h = pkt(src, "192.168.0.1", TCP, 1, 2);
+        assert_eq!(f.matches(&h, 60), pass, "{src}");
+        assert_eq!(f.expr.eval(&h, 60), Some(pass), "{src}");
+    }
+    // A single host is tested as it was.
+    assert!(matches!(
+        Filter::parse("host 10.0.0.1").unwrap().node,
+        Node::Is(_)
+    ));
+}
+
+/// ns a packet of the 1,000-host chain and of one host, through the tree and the look-up:
+/// `cargo test --release -p burstcore filter_speed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn filter_speed() {
+    let hosts: Vec<String> = (0..1000)
+        .map(|i| format!("host 10.{}.{}.1", i / 256, i % 256))
+        .collect();
+    let packets: Vec<Headers> = (0..4096u32)
+        .map(|i| {
+            pkt(
+                &format!("192.168.{}.{}", (i >> 8) & 255, i & 255),
+                &format!("10.{}.{}.2", i % 4, i % 251),
+                TCP,
+                1,
+                2,
+            )
+        })
+        .collect();
+    for text in [hosts.join(" or "), "host 10.0.0.1".to_string()] {
+        let f = Filter::parse(&text).unwrap();
+        let rounds = if text.len() > 100 { 50 } else { 5_000 };
+        let time = |eval: &dyn Fn(&Headers) -> bool| {
+            let start = std::time::Instant::now();
+            let mut n = 0usize;
+            for _ in 0..rounds {
+                n += packets
+                    .iter()
+                    .filter(|h| eval(std::hint::black_box(h)))
+                    .count();
+            }
+            std::hint::black_box(n);
+            start.elapsed().as_nanos() as f64 / (rounds * packets.len()) as f64
+        };
+        let tree = time(&|h| f.expr.eval(h, 60) == Some(true));
+        let node = time(&|h| f.matches(h, 60));
+        println!(
+            "{} terms: tree {tree:.1} ns a packet, compiled {node:.1} ns",
+            text.matches("host").count()
+        );
+    }
+}
