@@ -170,5 +170,8 @@ def test_many_calls_and_their_errors_hold_no_descriptor_thread_or_mapping(tmp_pa
         check=False,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    before, after = json.loads(out.stdout)
-    assert after == before, "descriptors, threads, mappings before and after 660 calls"
+    (fds, threads, maps), (fds_after, threads_after, maps_after) = json.loads(out.stdout)
+    assert (fds_after, threads_after) == (fds, threads), "descriptors and threads before and after 660 calls"
+    # The allocator maps and unmaps large blocks of its own: a mapping or two either way is its
+    # doing, one per call would be hundreds.
+    assert maps_after <= maps + 4, f"{maps} mappings before 660 calls, {maps_after} after"
