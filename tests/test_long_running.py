@@ -87,6 +87,38 @@ def test_command_lines_on_two_threads_each_name_their_own_capture(tmp_path: Path
     assert len(errors) == 1 and str(first) in errors[0] and str(second) not in errors[0], told
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="writes to /dev/full")
+@pytest.mark.parametrize("output", ["full disk", "reader gone"])
+def test_main_whose_output_fails_leaves_no_descriptor_open(tmp_path: Path, output: str) -> None:
+    # On a failed write to stdout, main() points stdout at /dev/null (so that the interpreter's
+    # flush at exit has nothing left to fail on) and kept the descriptor of /dev/null it opened
+    # for that: a program that called main() with its output to a fresh file or pipe each time
+    # was left one more open descriptor by each call, until it could open no more.
+    path = _capture(tmp_path)
+    saved = sys.stdout, sys.stderr
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
+    codes = set()
+    for _ in range(20):
+        if output == "full disk":
+            out = open("/dev/full", "w")  # closed in the finally below, after main() wrote to it
+        else:
+            r, w = os.pipe()
+            os.close(r)
+            out = open(w, "w")
+        try:
+            sys.stdout, sys.stderr = out, io.StringIO()
+            codes.add(cli.main(["info", str(path)]))
+        finally:
+            sys.stdout, sys.stderr = saved
+            out.close()
+    assert codes == ({cli.EXIT_OUTPUT} if output == "full disk" else {cli.EXIT_PIPE})
+    assert open_fds() == before
+
+
 # Run in a process of its own, after a warm-up: what each kind of call holds must be back to
 # what it was after many calls, on success and on every error path.
 _CALLS = """

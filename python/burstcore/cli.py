@@ -1144,9 +1144,16 @@ def _writing(path: str) -> Iterator[None]:
 def _silence_stdout() -> None:
     """Standard output pointed at /dev/null: after a failed write (a reader gone, a full disk),
     Python's own flush at exit finds nothing to fail on."""
-    with contextlib.suppress(OSError):
+    # Its descriptor first: a stdout without one (a StringIO, closed) has nothing to flush at exit.
+    with contextlib.suppress(OSError, ValueError):
+        target = sys.stdout.fileno()
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:
+            os.dup2(devnull, target)
+        finally:
+            # The copy is all it takes: a program that calls main() again and again (its output
+            # to a fresh pipe or file each time) must not be left one descriptor more each time.
+            os.close(devnull)
 
 
 def _label(f: str) -> str:
