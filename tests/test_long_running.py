@@ -119,6 +119,35 @@ def test_main_whose_output_fails_leaves_no_descriptor_open(tmp_path: Path, outpu
     assert open_fds() == before
 
 
+def test_an_output_whose_permissions_cannot_be_set_leaves_no_descriptor_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The output is written to a temporary file first, whose permissions are then set as open()
+    # would set them; where that failed (a filesystem that refuses chmod), the temporary file's
+    # descriptor was never closed: one more open descriptor per call.
+    path = _capture(tmp_path)
+
+    def refuses(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    def scan() -> int:
+        return cli.main(["scan", str(path), "-q", "-o", str(tmp_path / "out.csv")])
+
+    saved = sys.stderr
+    try:
+        sys.stderr = io.StringIO()
+        scan()  # What a first scan opens for good (polars' and the core's own), not counted.
+        monkeypatch.setattr(os, "chmod", refuses)
+        before = len(os.listdir("/proc/self/fd"))
+        codes = {scan() for _ in range(10)}
+        after = len(os.listdir("/proc/self/fd"))
+    finally:
+        sys.stderr = saved
+    assert codes == {cli.EXIT_OUTPUT}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pcap", "out.csv"]
+
+
 # Run in a process of its own, after a warm-up: what each kind of call holds must be back to
 # what it was after many calls, on success and on every error path.
 _CALLS = """

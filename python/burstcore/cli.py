@@ -1115,11 +1115,13 @@ def _replacing(path: str, binary: bool = False) -> Iterator[Any]:
     folder, name = os.path.split(target)
     fd, part = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
     try:
-        # mkstemp makes the file private (0600); the output gets what open() would give it.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(part, 0o666 & ~umask)
+        # The descriptor is owned by the file object at once, so that it is closed whatever
+        # fails after (a filesystem that refuses chmod): else each such call kept one open.
         with os.fdopen(fd, mode, encoding=encoding) as f:
+            # mkstemp makes the file private (0600); the output gets what open() would give it.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(part, 0o666 & ~umask)
             yield f
         os.replace(part, target)
     except BaseException:
