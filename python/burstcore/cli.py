@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import contextvars
 import dataclasses
 import io
 import json
@@ -1114,11 +1115,13 @@ def _replacing(path: str, binary: bool = False) -> Iterator[Any]:
     folder, name = os.path.split(target)
     fd, part = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
     try:
-        # mkstemp makes the file private (0600); the output gets what open() would give it.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(part, 0o666 & ~umask)
+        # The descriptor is owned by the file object at once, so that it is closed whatever
+        # fails after (a filesystem that refuses chmod): else each such call kept one open.
         with os.fdopen(fd, mode, encoding=encoding) as f:
+            # mkstemp makes the file private (0600); the output gets what open() would give it.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(part, 0o666 & ~umask)
             yield f
         os.replace(part, target)
     except BaseException:
@@ -1143,9 +1146,16 @@ def _writing(path: str) -> Iterator[None]:
 def _silence_stdout() -> None:
     """Standard output pointed at /dev/null: after a failed write (a reader gone, a full disk),
     Python's own flush at exit finds nothing to fail on."""
-    with contextlib.suppress(OSError):
+    # Its descriptor first: a stdout without one (a StringIO, closed) has nothing to flush at exit.
+    with contextlib.suppress(OSError, ValueError):
+        target = sys.stdout.fileno()
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:
+            os.dup2(devnull, target)
+        finally:
+            # The copy is all it takes: a program that calls main() again and again (its output
+            # to a fresh pipe or file each time) must not be left one descriptor more each time.
+            os.close(devnull)
 
 
 def _label(f: str) -> str:
@@ -1320,12 +1330,14 @@ def _iterations(source: Any, enabled: bool, args: argparse.Namespace) -> tuple[A
 
 
 # The inputs being read, so a capture error can name them (the core's message gives only the
-# offset).
-_reading: list[str] = []
+# offset). A context variable, set afresh by each `main`: a program that calls main() from
+# several threads gets each command's own files named, and one that calls it again never gets
+# the files of an earlier command.
+_READING: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("_READING", default=())
 
 
 def _reading_now(*files: str) -> None:
-    _reading[:] = files
+    _READING.set(files)
 
 
 def _warn(message: str) -> None:
@@ -2441,14 +2453,15 @@ COMMANDS = {
 def _reading_where() -> str:
     """The input being read, as an error's message names it (' trace.pcap', ' from stdin'), or
     '' when none is known."""
-    if not _reading:
+    reading = _READING.get()
+    if not reading:
         return ""
-    if len(_reading) == 1:
-        return " from stdin" if _reading[0] == "-" else f" {_reading[0]}"
+    if len(reading) == 1:
+        return " from stdin" if reading[0] == "-" else f" {reading[0]}"
     # Hundreds of files listed in one line would bury the error itself.
-    if len(_reading) <= 4:
-        return " (one of " + ", ".join(_reading) + ")"
-    return f" (one of the {len(_reading)} files, {_reading[0]} to {_reading[-1]})"
+    if len(reading) <= 4:
+        return " (one of " + ", ".join(reading) + ")"
+    return f" (one of the {len(reading)} files, {reading[0]} to {reading[-1]})"
 
 
 def _os_told(e: OSError) -> str:
@@ -2495,7 +2508,8 @@ def _classify(e: BaseException) -> tuple[int, str]:
         # an OSError left is the input's (no permission to read it, an I/O error, a file
         # truncated while it was read).
         where = _reading_where()
-        if e.filename is not None and len(_reading) > 1 and str(e.filename) in _reading:
+        reading = _READING.get()
+        if e.filename is not None and len(reading) > 1 and str(e.filename) in reading:
             # Which of several: the error knows, as a capture error's `input` does.
             where = f" {e.filename}"
         # "cannot read the capture x.pcap: ..." names the file already.
@@ -2661,7 +2675,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
         print(f"{prog}: warning: {_told(str(message))}", file=sys.stderr)
 
+    # The command's warnings read as its own; a program that calls main() gets its own way of
+    # showing warnings back when it returns, and no file of this command named by the next.
+    shown_before = warnings.showwarning
     warnings.showwarning = show
+    reading = _READING.set(())
     try:
         return COMMANDS[args.command](_one_filter_or_each(args))
     except KeyboardInterrupt:
@@ -2681,6 +2699,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             message = message.replace("max_groups", "--max-groups")
         print(f"{prog}: error: {_told(message)}", file=sys.stderr)
         return code
+    finally:
+        _READING.reset(reading)
+        # Unless something else replaced it meanwhile, which is then left as it is.
+        if warnings.showwarning is show:
+            warnings.showwarning = shown_before
 
 
 # The API's advice names its keyword arguments; on the command line they are options.
