@@ -513,14 +513,18 @@ def child(cap: Capture, tool: str, limit: int, windows: list[int], rates: list[i
 BMAX_REL, BMAX_ABS = 1e-6, 1.0
 
 
-def slice_reference(path: str, packets: int, last_ns: int, windows: list[int], rates: list[int]) -> dict[str, Any]:
+def slice_reference(
+    path: str, packets: int, last_ns: int | None, windows: list[int], rates: list[int]
+) -> dict[str, Any]:
     """burstcore's E(τ) and B_max on the first `packets` packets of a file: what a peer that read
     only those (a slice) must have found. burstcore's reader reads up to the slice's last instant
     (a later packet with the same timestamp is cut off by taking the first `packets` in file
-    order, as the peer read them), and `scan` measures those columns."""
+    order, as the peer read them), and `scan` measures those columns. A peer that does not say
+    where it stopped (`last_ns` None: the C yardstick, polars) read the whole file."""
     import burstcore
 
-    df = burstcore.read_packets(path, columns=["timestamp", "wire_len"], end=last_ns + 1).head(packets)
+    end = None if last_ns is None else last_ns + 1
+    df = burstcore.read_packets(path, columns=["timestamp", "wire_len"], end=end).head(packets)
     ts = df["timestamp"].dt.epoch("ns").to_numpy()
     r = burstcore.scan((ts, df["wire_len"].to_numpy()), windows=[f"{w}ns" for w in windows], rates=rates, threads=1)
     return {
@@ -1049,7 +1053,7 @@ def main() -> None:
                 if one is not None and not r.sliced:
                     r.extra["check"] = check(r, {"packets": one.packets, **one.extra}, "scan")
                 else:
-                    ref = slice_reference(str(c.path), r.packets, r.extra["last_ns"], WINDOWS_NS, rates)
+                    ref = slice_reference(str(c.path), r.packets, r.extra.get("last_ns"), WINDOWS_NS, rates)
                     r.extra["check"] = check(r, ref, "slice" if r.sliced else "whole")
                 if not r.extra["check"]["ok"]:
                     disagree.append(f"{c.name} {tool}: {check_text(r)}")

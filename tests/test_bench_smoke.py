@@ -246,6 +246,21 @@ def test_slice_reference_is_the_first_packets(tmp_path: Path, run: Any, fmt: str
     assert ref["bmax"] == [float(oracles.bmax(ts[:n], sizes[:n], r)) for r in rates]
 
 
+def test_a_peer_that_does_not_say_where_it_stopped_is_checked_on_the_whole_file(tmp_path: Path, run: Any) -> None:
+    # `--only dpkt,polars` (no `scan` to compare with) checked polars against a slice reference
+    # that needed the last instant polars read, which it does not report: KeyError 'last_ns'.
+    from tests import oracles
+
+    ts, sizes = [1_000, 1_100, 1_250, 1_250, 2_000], [100, 1514, 66, 1514, 700]
+    path = tmp_path / "whole.pcap"
+    path.write_bytes(oracles.capture(ts, sizes))
+    windows, rates = [1, 150, 2_000], [8_000_000_000]
+    ref = run.slice_reference(str(path), len(ts), None, windows, rates)
+    assert ref["packets"] == len(ts)
+    assert ref["envelope"] == [oracles.envelope(ts, sizes, w)[0] for w in windows]
+    assert ref["bmax"] == [float(oracles.bmax(ts, sizes, r)) for r in rates]
+
+
 def test_read_packets_total_past_4_gib_is_exact(tmp_path: Path, run: Any) -> None:
     # polars sums a UInt32 column in 32 bits: the harness's total of `read_packets`' wire
     # lengths must not wrap (the 2 GB snaplen-128 benchmark captures carry 16.7 GB of frames).

@@ -180,8 +180,11 @@ def test_progress_counts_a_compressed_file_in_its_own_bytes(capture: Path, tmp_p
             calls: list[tuple[int, int | None]] = []
             read(str(path), lambda done, total, calls=calls: calls.append((done, total)))
             assert calls and calls[-1] == (size, size), (path.name, name, calls)
+            # Never back, but the same count may come again: the decompressor takes in the last
+            # compressed bytes long before the packets in them are read, and each tick calls
+            # the callback (so that raising from it, or Ctrl-C, still stops the read).
             done = [d for d, _ in calls]
-            assert done == sorted(set(done)) and all(t == size for _, t in calls), (path.name, name, calls)
+            assert done == sorted(done) and all(t == size for _, t in calls), (path.name, name, calls)
 
 
 class _Stream:

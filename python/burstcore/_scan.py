@@ -344,7 +344,9 @@ def scan(
         more after a slow call) and once at the end; an exception it raises stops the scan and
         propagates. Bytes as stored (compressed ones for .gz/.zst); no total for a stream. The
         count never goes back: a threaded scan whose time chunks give up and start over (see
-        ``threads``) goes on calling it with the count reached, so Ctrl-C still stops it. A scan
+        ``threads``) goes on calling it with the count reached, so Ctrl-C still stops it; so does
+        the read of a compressed file, whose last compressed bytes are taken in well before the
+        packets in them are read: the same count may come several times. A scan
         that reads its sources twice (no ``rates`` given: a pre-pass finds the mean rate) counts
         the bytes of both passes, out of twice the total.
     threads:
