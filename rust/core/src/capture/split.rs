@@ -51,6 +51,9 @@ pub fn mapped_chunk_readers() -> u64 {
     MAPPED_CHUNKS.load(Ordering::Relaxed)
 }
 
+/// A file's first instant and the latest of its last megabyte ([`SplitPlan::time_span`]).
+pub type TimeSpan = Option<(i64, i64)>;
+
 /// Everything a chunk reader needs from the start of the file.
 #[derive(Debug, Clone)]
 pub struct SplitPlan {
@@ -184,14 +187,14 @@ impl SplitPlan {
     /// Timestamp of the first packet, and the latest timestamp among the packets of the last
     /// megabyte: a cheap estimate of the time the file covers (to tell whether files overlap
     /// before scanning them). `None` when unknown.
-    pub fn time_span(&self) -> Result<Option<(i64, i64)>> {
+    pub fn time_span(&self) -> Result<TimeSpan> {
         Ok(self.time_span_told()?.0)
     }
 
     /// [`SplitPlan::time_span`], and the warnings its read of the last megabyte gave (offsets
     /// in the file): a file cut mid-record (not read strictly) tells it there, and a caller
     /// that reads no more of the file than this is the only one to meet the cut.
-    pub fn time_span_told(&self) -> Result<(Option<(i64, i64)>, Vec<Warning>)> {
+    pub fn time_span_told(&self) -> Result<(TimeSpan, Vec<Warning>)> {
         let Some(first) = self.first_ts else {
             return Ok((None, Vec::new()));
         };
