@@ -8,6 +8,7 @@ import ipaddress
 import math
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -197,10 +198,11 @@ def shared_packets(
     )
     no_host: list[str | None] = [None] * len(srcs)
     no_span: list[tuple[int, int | None] | None] = [None] * len(srcs)
-    no_cut: list[list[CoreWarning]] = [[] for _ in srcs]
-    pairs, hosts, uncaptured, spans, whole, cuts = (
-        found if found is not None else ([], no_host, [], no_span, no_span, no_cut)
-    )
+    cuts: Sequence[Sequence[CoreWarning]] = [[] for _ in srcs]
+    if found is not None:
+        pairs, hosts, uncaptured, spans, whole, cuts = found
+    else:
+        pairs, hosts, uncaptured, spans, whole = [], no_host, [], no_span, no_span
     if time_range is not None and senders == "sampled":
         # Reading every packet (senders="all") tells it per capture as host_volumes does.
         for k, note in _range_notes(whole, spans, time_range, (start, end)):
