@@ -969,6 +969,35 @@ def _stepped_job(period: int, n: int, steps: int, jitter: int, missing: int | No
     return w.getvalue()
 
 
+# Of the 40 pulse trains below, found right: 35 (30 before the pauses between pulses were told
+# from those inside an iteration; of the 5 left, 3 merge the last two pulses into one iteration
+# and are told as unequal iterations, 2 come out as 570 ms, not told).
+RIGHT_PULSES = 35
+
+
+def test_a_jittered_pulse_train_is_not_set_aside_for_its_own_pauses():
+    """Nine pulses 285 ms apart, each start jittered by up to 3 %: the pause between two pulses,
+    the spacing less the pulse, can pass the mean spacing, and was taken for a quiet run inside
+    an iteration: the period found (right) was set aside for 666-857 ms on 5 seeds of 40. A
+    quiet run is inside the iterations only if longer than every spacing of those that give the
+    period. The oracle is the construction: the period must be right (within 5 %), said to be
+    unsure, or, the known limit (docs/limits.md), a whole multiple of it."""
+    period = 285_000_000
+    right = 0
+    for seed in range(40):
+        cap = _stepped_job(period, 9, 1, int(0.03 * period), None, seed)
+        with warnings.catch_warnings(record=True) as told:
+            warnings.simplefilter("always")
+            it = burstcore.iterations(cap, max_period="1s")
+        case = (seed, it.period_ns, it.acf_period_ns, it.period_doubts)
+        assert it.period_ns is not None and not any("was set aside" in d for d in it.period_doubts), case
+        assert all(d in [str(m.message) for m in told] for d in it.period_doubts), case
+        ratio = it.period_ns / period
+        right += abs(ratio - 1) <= 0.05
+        assert abs(ratio - 1) <= 0.05 or it.period_doubts or any(abs(ratio / k - 1) <= 0.05 for k in (2, 3, 4)), case
+    assert right >= RIGHT_PULSES, right
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     period_ms=st.integers(20, 300),

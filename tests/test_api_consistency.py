@@ -190,6 +190,45 @@ def test_a_length_of_time_past_int64_is_null_never_wrapped():
     assert burstcore.scan(near, windows=["1s"], rates=["1Gbps"]).summary["span_ns"][0] == 2**63 - 1
 
 
+def test_every_length_an_analysis_computes_is_null_past_int64_never_stopped_or_wrapped():
+    # Three packets 1684, 1970 and 2255: each gap 9e18 ns fits int64, the whole 1.8e19 does not.
+    # bursts' duration_ns (from the core) stopped at 2^63 - 1, a wrong length; so did a gap of
+    # 1.8e19 in gaps and an OFF gap in bursts. The oracle: the instants themselves, in Python's
+    # integers, as every table gives them exact.
+    first, mid, last = -(9 * 10**18), 0, 9 * 10**18
+    three, two = _at([first, mid, last]), _at([first, last])
+    one = burstcore.bursts(three, gap=f"{9 * 10**18}ns")
+    b = one.bursts.row(0, named=True)
+    assert (b["start_ns"], b["end_ns"], b["packets"]) == (first, last, 3)
+    assert b["duration_ns"] is None
+    durations = one.distributions.filter(metric="duration_ns")["value"]
+    assert durations.len() > 0 and durations.null_count() == durations.len()
+    apart = burstcore.bursts(two, gap="1ms")
+    assert apart.bursts["start_ns"].to_list() == [first, last]
+    assert apart.bursts["duration_ns"].to_list() == [0, 0]
+    assert apart.bursts["off_before_ns"].to_list() == [None, None]  # first: none; then 1.8e19
+    offs = apart.distributions.filter(metric="off_ns")["value"]
+    assert offs.len() > 0 and offs.null_count() == offs.len()
+    # Lengths within int64 are exact to the ns.
+    near = burstcore.bursts(_at([first, mid, first + 2**63 - 1]), gap=f"{9 * 10**18}ns").bursts
+    assert near["duration_ns"].to_list() == [2**63 - 1]
+    assert burstcore.bursts(_at([first, first + 2**63 - 1]), gap="1ms").bursts["off_before_ns"][1] == 2**63 - 1
+    # gaps: the gap of 1.8e19 is in the bucket [2^63, 2^64 - 1], whose bounds int64 cannot hold.
+    g = burstcore.gaps(two)
+    assert g.groups.select("gaps", "min_ns", "max_ns").row(0) == (1, None, None)
+    assert g.histogram.select("lo_ns", "hi_ns", "gaps").row(0) == (None, None, 1)
+    assert g.quantiles["lo_ns"].null_count() == g.quantiles.height == g.quantiles["hi_ns"].null_count()
+    g = burstcore.gaps(three)
+    assert g.groups.select("min_ns", "max_ns").row(0) == (9 * 10**18, 9 * 10**18)
+    assert g.histogram.select("lo_ns", "hi_ns", "gaps").row(0) == (2**62, 2**63 - 1, 2)
+    # The others hold no length past int64, or give it null already (checked here so that none
+    # comes back): flows, iterations, the scan's and superpose's span_ns; instants stay exact.
+    assert burstcore.flows(two)["duration_ns"].to_list() == [None]
+    s = burstcore.superpose([two, two], windows=["1s"], rates=["1Gbps"])
+    assert s.summary["span_ns"][0] is None and s.summary["last_ns"][0] == last
+    assert burstcore.info(two).duration_ns == last - first  # a Python int: exact
+
+
 # ------------------------------------------------------------------ 5. and 6. one set of names
 
 

@@ -668,3 +668,82 @@ def test_the_written_captures_table_gives_each_instant_as_every_table_does(tmp_p
     assert df.schema["first"] == pl.Datetime("ns", "UTC")
     assert df["first"].dt.epoch("ns").to_list() == [a for a, _ in spans]
     assert df["last"].dt.epoch("ns").to_list() == [b for _, b in spans]
+
+
+def _told(call: object, *args: object, **kwargs: object) -> list[burstcore.CaptureWarning]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call(*args, **kwargs)  # type: ignore[operator]
+    return [w.message for w in caught if isinstance(w.message, burstcore.CaptureWarning)]
+
+
+@pytest.mark.parametrize("cut_by", [7, 50_000])
+def test_a_cut_capture_is_told_as_a_scan_of_it_tells_it(files: list[Path], tmp_path: Path, cut_by: int) -> None:
+    """Not strict, the samples ended at the cut without a word (strict, it raised): a capture cut
+    mid-block is told with the warning a scan of the same captures gives (same kind, offset, input
+    and text), from a file (its last megabyte, read for its span, meets the cut) or from bytes
+    (read through). Cut inside its last block, and 50 kB before its end."""
+    data = files[1].read_bytes()
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(data[:-cut_by])
+    for sources in ([files[0], cut], [files[0].read_bytes(), cut.read_bytes()]):
+        # The oracle: what scan, an entry point that always told it, says of the same captures.
+        scanned = [w for w in _told(burstcore.scan, sources, windows=["1ms"]) if w.kind == "truncated"]
+        assert len(scanned) == 1
+        want = scanned[0]
+        told = [w for w in _told(burstcore.shared_packets, sources) if w.kind == "truncated"]
+        assert [(str(w), w.offset, w.input) for w in told] == [(str(want), want.offset, want.input)]
+        with pytest.raises(burstcore.TruncatedCaptureError) as raised:
+            burstcore.shared_packets(sources, strict=True)
+        assert raised.value.offset == want.offset  # type: ignore[attr-defined]
+        # Reading every sender meets the same cut: told once, as that read names it (bytes as
+        # "capture 2", where scan says "input 2 of 2").
+        told = [w for w in _told(burstcore.shared_packets, sources, senders="all") if w.kind == "truncated"]
+        assert [w.offset for w in told] == [want.offset]
+    # A whole capture is told nothing.
+    assert _told(burstcore.shared_packets, files[:2]) == []
+
+
+def test_a_sender_whose_packets_came_late_is_still_read(tmp_path: Path) -> None:
+    """With senders="all" a packet later than the 10 ms reorder horizon was dropped from the read
+    of senders, and a host that sent only such packets went missing from `uncaptured` (and the
+    filters then left its packets out of every capture). Host 10.0.0.9's three packets are
+    written at the end of host 0's capture, stamped 50 ms before its last packet. The oracle:
+    read_packets, which reads every packet in file order, none late."""
+    packets = traffic(7)
+    paths = per_host(tmp_path, packets, 3)
+    frames = frames_of(packets)
+    own = sorted(
+        [(t, frames[i]) for i, (t, s, _, _, _) in enumerate(packets) if s == 0]
+        + [(t + late, frames[i]) for i, (t, _, d, _, late) in enumerate(packets) if d == 0]
+    )
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(linktype=1, resolution="1e-9")
+    for t, frame in own:
+        w.epb(0, frame, ts_ns=t)
+    for j in range(3):
+        w.epb(0, tcp_frame("10.0.0.9", host(0), 5 + j, 0, j, 100), ts_ns=own[-1][0] - 50_000_000 + j * 1_000)
+    late = tmp_path / "late.pcapng"
+    late.write_bytes(w.getvalue())
+    captures = [late, *paths[1:]]
+    # The read that drops late packets does not see the sender: what the check relied on.
+    assert "10.0.0.9" not in set(burstcore.host_volumes(late, on_late="drop")["host"])
+    every: set[str] = set()
+    for f in captures:
+        every |= set(burstcore.read_packets(f, columns=["src"])["src"].drop_nulls())
+    assert "10.0.0.9" in every
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = burstcore.shared_packets(captures, senders="all")
+    assert found.hosts == [host(h) for h in range(3)]
+    assert set(found.uncaptured) == every - set(found.hosts) == {"10.0.0.9"}
+    assert found.filters is None
+    # Too many senders for one filter to leave out: the late packets' senders are not read
+    # again, and a warning says how many packets went unread and what to do.
+    from burstcore import _shared
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_shared, "_FILTER_HOSTS", 1)
+        with pytest.warns(burstcore.CaptureWarning, match=r"late.pcapng: 3 packets came later than the 10 ms"):
+            found = burstcore.shared_packets(captures, senders="all")
+    assert found.uncaptured == []

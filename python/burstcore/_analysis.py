@@ -37,6 +37,7 @@ from ._shared import renamed_source, warn_if_shared
 from ._sources import is_rereadable, normalize, normalize_each
 from ._types import Count, Duration, Durations, Filters, Instant, Quantiles, Rates, Source
 from ._units import (
+    _I64_MAX,
     LINK_SPEED_GRID_BPS,
     FramesEqual,
     WrongTypeError,
@@ -345,7 +346,10 @@ class Distribution(FramesEqual):
       gaps (group, packets, gaps, min_ns, max_ns: the number of gaps and the exact min and max).
     - ``summary``: one row, the packet accounting (``packets_read``, ``packets``, the
       ``skipped_*`` columns, ``reordered``, ``max_lateness_ns``); ``by``: the grouping, or None.
-    Gaps within a group are between consecutive packets of that group.
+    Gaps within a group are between consecutive packets of that group. A gap past int64 (more
+    than 292 years, which only damaged timestamps give) is counted, exact, in the bucket
+    [2^63, 2^64 − 1]; as every ``*_ns``, its bounds, and a min, max or quantile bound past
+    int64, are null.
     """
 
     histogram: pl.DataFrame
@@ -531,9 +535,11 @@ class Bursts(FramesEqual):
 
     - ``bursts``: one row per burst: burst, start_ns, end_ns (its last packet), duration_ns,
       bytes, packets, off_before_ns (the OFF gap since the previous burst; null for the first),
-      and start, end as Datetime (ns, UTC).
+      and start, end as Datetime (ns, UTC). A length past int64 (more than 292 years between
+      two timestamps, which only damaged ones are) is null, as every ``*_ns`` length is.
     - ``distributions``: (metric, q, value) for metric in bytes, packets, duration_ns, off_ns,
-      exact order statistics (the smallest value with at least ceil(q·n) values ≤ it).
+      exact order statistics (the smallest value with at least ceil(q·n) values ≤ it; null
+      where that length passes int64).
     - ``summary``: one row: gap_ns (the threshold), bursts, packets, bytes, and the packet
       accounting. ``gap_ns``: the threshold, also as an attribute.
     """
@@ -551,6 +557,18 @@ class Bursts(FramesEqual):
             + ("" if packets is None else f", {packets} packets")
             + ")"
         )
+
+
+def _unsigned_lengths(first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """``last − first`` of int64 instants with first ≤ last, exact as uint64 (modular
+    subtraction lands back in [0, 2^64))."""
+    return last.view(np.uint64) - first.view(np.uint64)
+
+
+def _as_ns(lengths: np.ndarray) -> pl.Series:
+    """Lengths (uint64) as an Int64 column: null past int64."""
+    fits = lengths <= np.uint64(_I64_MAX)
+    return pl.Series(np.where(fits, lengths, 0).astype(np.int64), dtype=pl.Int64).scatter(np.flatnonzero(~fits), None)
 
 
 def _order_stats(values: np.ndarray, qs: list[float]) -> list[int | None]:
@@ -602,29 +620,35 @@ def bursts(
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
     n = len(out["start_ns"])
-    off = out["off_gaps_ns"]
+    starts = np.asarray(out["start_ns"], dtype=np.int64)
+    ends = np.asarray(out["end_ns"], dtype=np.int64)
+    # Lengths from the instants, in unsigned 64-bit (exact for any two int64 in order), not the
+    # core's int64 ones, which stop at int64's end: past 292 years (only damaged timestamps) a
+    # length is null, as every *_ns length is, never a wrong number.
+    duration = _unsigned_lengths(starts, ends)
+    off = _unsigned_lengths(ends[:-1], starts[1:])
     df = pl.DataFrame(
         {
             "burst": np.arange(n, dtype=np.uint64),
-            "start_ns": out["start_ns"],
-            "end_ns": out["end_ns"],
-            "duration_ns": out["duration_ns"],
+            "start_ns": starts,
+            "end_ns": ends,
+            "duration_ns": _as_ns(duration),
             "bytes": out["bytes"],
             "packets": out["packets"],
-            "off_before_ns": pl.Series([None, *off.tolist()] if n else [], dtype=pl.Int64),
+            "off_before_ns": pl.concat([pl.Series([None], dtype=pl.Int64), _as_ns(off)]) if n else _as_ns(off),
         }
     ).with_columns(start=pl.col("start_ns").cast(_DT), end=pl.col("end_ns").cast(_DT))
     rows: dict[str, list[Any]] = {"metric": [], "q": [], "value": []}
     for metric, vals in (
         ("bytes", out["bytes"]),
         ("packets", out["packets"]),
-        ("duration_ns", out["duration_ns"]),
+        ("duration_ns", duration),
         ("off_ns", off),
     ):
         for q, v in zip(qs, _order_stats(np.asarray(vals), qs), strict=True):
             rows["metric"].append(metric)
             rows["q"].append(q)
-            rows["value"].append(v)
+            rows["value"].append(None if v is not None and v > _I64_MAX else v)
     dist = pl.DataFrame(rows, schema={"metric": pl.String, "q": pl.Float64, "value": pl.Int64})
     acc = out["accounting"]
     summary = typed_counts(

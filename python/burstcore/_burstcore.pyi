@@ -127,13 +127,15 @@ def shared_packets(
     strict: bool = False,
 ) -> (
     # pairs, hosts, uncaptured, each capture's first and last instant in the time range, then
-    # whatever the range (the last None where unknown)
+    # whatever the range (the last None where unknown), then per capture the warnings of its
+    # being found cut short (not read strictly)
     tuple[
         list[tuple[int, int, int, int, int, int]],
         list[str | None],
         list[str],
         list[tuple[int, int | None] | None],
         list[tuple[int, int | None] | None],
+        list[list[_Warning]],
     ]
     | None
 ): ...

@@ -8,6 +8,7 @@ import ipaddress
 import math
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
-from ._packets import CaptureWarning, ProgressCallback, _with_range_note, checked_progress
+from ._packets import CaptureWarning, CoreWarning, ProgressCallback, _warn, _with_range_note, checked_progress
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
 from ._units import FramesEqual, check_choice, parse_filters, parse_time_range, per_capture, printable
@@ -29,6 +30,9 @@ MIN_SHARE = 0.01
 MIN_SHARED = 8
 # Pairs named in the message; the rest are counted.
 NAMED_PAIRS = 3
+# Senders one filter leaves out when the senders of packets that came late are read again (a
+# filter holds up to 1,000 primitives; the rest are left to the capture's own filter).
+_FILTER_HOSTS = 900
 # Most packets read from a capture given as bytes or compressed (SharedOptions::max_packets).
 STREAM_PACKETS = 1 << 22
 
@@ -127,10 +131,11 @@ def shared_packets(
 
     ``strict``: a capture cut off mid-block raises ``TruncatedCaptureError`` where its sample (or,
     with ``senders="all"``, the read of every packet) meets the cut, as ``scan(strict=True)``
-    does; by default the cut ends the capture, as it ends a scan's read of it. There is no
+    does; by default the cut ends the capture, as it ends a scan's read of it, with the
+    ``CaptureWarning`` (kind ``"truncated"``) a scan of the same captures gives (a plain file's
+    last megabyte is read for its span, so a cut there is always met). There is no
     ``reorder_horizon`` nor ``on_late``: the samples are compared as sets of packets, never put
-    in time order, so no packet is late (with ``senders="all"`` a packet later than the default
-    10 ms horizon is dropped from the read of senders, not an error).
+    in time order, so no packet is late (with ``senders="all"``, see below).
 
     Each capture is sampled where the others run (docs/filters.md, "Captures that hold the same
     packets"): milliseconds for plain files, whatever their sizes. ``filter``, ``start``,
@@ -145,7 +150,10 @@ def shared_packets(
     ``senders``: ``"sampled"`` (default) takes the senders the samples saw, so a host that sent
     only elsewhere in the captures is in neither ``uncaptured`` nor any of ``filters``;
     ``"all"`` also reads every packet of every capture (through its filter and the time range,
-    as ``host_volumes`` does; a late packet is dropped, not an error) for its sender, so that
+    as ``host_volumes`` does; the senders of packets later than its 10 ms reorder horizon, which
+    that read drops, are read again in file order, from the packets of senders not found yet:
+    a second pass over a capture that holds any; past 900 senders found, which one filter
+    cannot leave out, a ``CaptureWarning`` says how many packets went unread) for its sender, so that
     ``uncaptured`` and ``filters`` account for every one: a full pass over the captures, with
     ``progress`` called as ``progress(bytes_done, bytes_total)`` over all of them (the samples
     take milliseconds: without ``senders="all"``, ``progress`` is not called). The samples do
@@ -190,7 +198,11 @@ def shared_packets(
     )
     no_host: list[str | None] = [None] * len(srcs)
     no_span: list[tuple[int, int | None] | None] = [None] * len(srcs)
-    pairs, hosts, uncaptured, spans, whole = found if found is not None else ([], no_host, [], no_span, no_span)
+    cuts: Sequence[Sequence[CoreWarning]] = [[] for _ in srcs]
+    if found is not None:
+        pairs, hosts, uncaptured, spans, whole, cuts = found
+    else:
+        pairs, hosts, uncaptured, spans, whole = [], no_host, [], no_span, no_span
     if time_range is not None and senders == "sampled":
         # Reading every packet (senders="all") tells it per capture as host_volumes does.
         for k, note in _range_notes(whole, spans, time_range, (start, end)):
@@ -230,9 +242,13 @@ def shared_packets(
         "told",
     )
     each = per_capture(filters, len(srcs))
+    told: set[tuple[int, str, int | None]] = set()
     if senders == "all":
-        every = _every_sender(srcs, each, start, end, mmap, bool(strict), progress)
+        every, told = _every_sender(srcs, each, start, end, mmap, bool(strict), progress)
         uncaptured = sorted(set(uncaptured) | (every - {h for h in hosts if h}), key=_address_order)
+    # A capture cut short, as a read of it tells it (and with strict=True raises), unless the
+    # read of every sender told the same cut already.
+    _warn([w for k, ws in enumerate(cuts) for w in ws if (k, w[1], w[2]) not in told], stacklevel=3)
     filters_given = own_filters(hosts, each, uncaptured)
     return SharedPackets(frame, list(hosts), list(uncaptured), filters_given, list(spans), _stretch(spans))
 
@@ -289,13 +305,19 @@ def _every_sender(
     mmap: bool | None,
     strict: bool,
     progress: ProgressCallback | None,
-) -> set[str]:
-    """The source address of every packet of every capture, each read through its own filter."""
-    from ._analysis import host_volumes
+) -> tuple[set[str], set[tuple[int, str, int | None]]]:
+    """The source address of every packet of every capture, each read through its own filter;
+    and what was warned of each capture, as (its position, kind, offset).
+
+    A packet later than the reorder horizon is dropped by that read: its sender is then looked
+    for in a read of the packets (in no order) of senders not found yet."""
+    from ._analysis import DEFAULT_MAX_PAIRS, _matrix
+    from ._scan import DEFAULT_HORIZON
 
     sizes = [len(s) if isinstance(s, (bytes, bytearray, memoryview)) else _stored_size(s) for s in sources]
     total = None if None in sizes else sum(s for s in sizes if s is not None)
     out: set[str] = set()
+    told: set[tuple[int, str, int | None]] = set()
     done = 0
     for k, (source, f, size) in enumerate(zip(sources, each, sizes, strict=True)):
         tick = None if progress is None else _offset_progress(progress, done, total)
@@ -305,9 +327,7 @@ def _every_sender(
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                volumes = host_volumes(
-                    source, filter=f, start=start, end=end, mmap=mmap, strict=strict, on_late="drop", progress=tick
-                )
+                found = _matrix(source, DEFAULT_MAX_PAIRS, DEFAULT_HORIZON, "drop", strict, tick, mmap, start, end, f)
         except _core.CaptureError as e:
             if getattr(e, "input", None) is None:
                 e.input = name
@@ -318,6 +338,8 @@ def _every_sender(
             # program, as the input a read of several names.
             text = f"{name}: {w.message}"
             m = w.message
+            if isinstance(m, CaptureWarning) and m.kind is not None:
+                told.add((k, m.kind, m.offset))
             if isinstance(m, CaptureWarning):
                 named = type(m)(
                     text, kind=m.kind, offset=m.offset, input=name if m.input is None else m.input, limit=m.limit
@@ -326,9 +348,61 @@ def _every_sender(
             else:
                 # Not a CaptureWarning, which escapes its text itself: the name is escaped here.
                 warnings.warn(printable(text), w.category, stacklevel=3)
-        out |= set(volumes.filter(pl.col("sent_packets") > 0)["host"].drop_nulls())
+        hosts = found["hosts"]
+        sent = {h for h, n in zip(hosts["host"], hosts["sent_packets"], strict=True) if h is not None and n > 0}
+        late = int(found["accounting"]["skipped_late"])
+        if late:
+            sent |= _late_senders(source, f, start, end, mmap, strict, sent, late, name)
+        out |= sent
         done += size or 0
-    return out
+    return out, told
+
+
+def _late_senders(
+    source: Any,
+    own: str | None,
+    start: Instant | None,
+    end: Instant | None,
+    mmap: bool | None,
+    strict: bool,
+    known: set[str],
+    late: int,
+    name: str,
+) -> set[str]:
+    """The senders of a capture's IP packets that are not among ``known``: a second read, in no
+    order (nothing is late), for the ``late`` packets the read of every sender dropped as later
+    than its reorder horizon, whose senders it did not see. A filter can name only so many
+    hosts: past that, a ``CaptureWarning`` says how many packets' senders went unread."""
+    from ._packets import read_packets
+
+    others = " or ".join(f"src host {h}" for h in sorted(known, key=_address_order))
+    parts = [f"({own})" if own else None, "(ip or ip6)", f"not ({others})" if others else None]
+    unknown = " and ".join(p for p in parts if p)
+    if len(known) <= _FILTER_HOSTS:
+        try:
+            with warnings.catch_warnings():
+                # The first read told what the capture holds; this one reads it again.
+                warnings.simplefilter("ignore")
+                packets = read_packets(
+                    source, columns=["src"], filter=unknown, start=start, end=end, mmap=mmap, strict=strict
+                )
+            return set(packets["src"].drop_nulls())
+        except ValueError as e:
+            # The capture's own filter and the senders together past what a filter holds.
+            if "more than 1000 primitives" not in str(e):
+                raise
+    warnings.warn(
+        CaptureWarning(
+            f"{name}: {late:,} packets came later than the 10 ms reorder horizon of the read of every "
+            f"sender and were dropped, and the {len(known):,} senders found are too many for a filter "
+            "that would read the others again: a host that sent only those packets is missing from "
+            "uncaptured and the filters. Sort the capture by time (reordercap) and check it again",
+            kind="out_of_order",
+            input=name,
+        ),
+        stacklevel=4,
+    )
+    return set()
 
 
 def _stored_size(path: Any) -> int | None:
@@ -389,7 +463,8 @@ def _shared(
     )
     if found is None:
         return None
-    pairs, hosts, uncaptured, _spans, _whole = found
+    # The scan or analysis that checks tells a capture cut short itself.
+    pairs, hosts, uncaptured, _spans, _whole, _cuts = found
     told = [
         (again[a], again[b], shared, min(sampled_a, sampled_b))
         for a, b, _from, shared, sampled_a, sampled_b in pairs

@@ -229,7 +229,10 @@ fn histograms_match_sorted_reference() {
                 assert_eq!(sizes.quantile(q), Some(want), "q {q}");
             }
         }
-        let mut g: Vec<i64> = tr.windows(2).map(|w| w[1].ts_ns - w[0].ts_ns).collect();
+        let mut g: Vec<u64> = tr
+            .windows(2)
+            .map(|w| (w[1].ts_ns - w[0].ts_ns) as u64)
+            .collect();
         g.sort();
         assert_eq!(gaps.count, g.len() as u64);
         for q in [0.0, 0.1, 0.5, 0.9, 1.0] {

@@ -230,8 +230,8 @@ struct HistCols {
     size: Vec<u64>,
     size_count: Vec<u64>,
     gap_group: Vec<u32>,
-    gap_lo: Vec<i64>,
-    gap_hi: Vec<i64>,
+    gap_lo: Vec<Option<i64>>,
+    gap_hi: Vec<Option<i64>>,
     gap_count: Vec<u64>,
     q_group: Vec<u32>,
     q: Vec<f64>,
@@ -263,16 +263,16 @@ impl HistCols {
             self.q.push(q);
             self.q_size.push(s.quantile(q));
             let b = g.quantile_bounds(q);
-            self.q_gap_lo.push(b.map(|x| x.0));
-            self.q_gap_hi.push(b.map(|x| x.1));
+            self.q_gap_lo.push(b.and_then(|x| ns(x.0)));
+            self.q_gap_hi.push(b.and_then(|x| ns(x.1)));
         }
         self.s_group.push(at);
         self.s_packets.push(s.count);
         self.s_bytes.push(s.bytes);
         self.s_oversize.push(s.overflow);
         self.s_gaps.push(g.count);
-        self.s_gap_min.push(g.min_ns);
-        self.s_gap_max.push(g.max_ns);
+        self.s_gap_min.push(g.min_ns.and_then(ns));
+        self.s_gap_max.push(g.max_ns.and_then(ns));
     }
 
     fn add_sizes(&mut self, at: u32, s: &SizeHistogram) {
@@ -293,11 +293,17 @@ impl HistCols {
         for (b, c) in g.nonzero() {
             let (lo, hi) = GapHistogram::bucket_bounds(b);
             self.gap_group.push(at);
-            self.gap_lo.push(lo);
-            self.gap_hi.push(hi);
+            self.gap_lo.push(ns(lo));
+            self.gap_hi.push(ns(hi));
             self.gap_count.push(c);
         }
     }
+}
+
+/// A gap as every `*_ns` is handed over: int64, null past it (more than 292 years, which only
+/// damaged timestamps give).
+fn ns(gap: u64) -> Option<i64> {
+    i64::try_from(gap).ok()
 }
 
 /// Which histogram's rows a call returns.
@@ -366,8 +372,8 @@ fn histograms<'py>(
         sz.set_item("packets", cols.size_count.into_pyarray(py))?;
         let gp = PyDict::new(py);
         gp.set_item("group", cols.gap_group.into_pyarray(py))?;
-        gp.set_item("lo_ns", cols.gap_lo.into_pyarray(py))?;
-        gp.set_item("hi_ns", cols.gap_hi.into_pyarray(py))?;
+        opt_col(&gp, "lo_ns", cols.gap_lo)?;
+        opt_col(&gp, "hi_ns", cols.gap_hi)?;
         gp.set_item("gaps", cols.gap_count.into_pyarray(py))?;
         let qd = PyDict::new(py);
         qd.set_item("group", cols.q_group.into_pyarray(py))?;

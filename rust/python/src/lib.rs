@@ -875,13 +875,15 @@ fn locate_late_among(
 
 /// What `shared_packets` hands to Python: pairs, hosts, senders that are no capture's host,
 /// and each capture's first and last instant in the time range, then whatever the range (the
-/// last `None` for a stream whose end is unknown).
+/// last `None` for a stream whose end is unknown); then, per capture, the warnings of its
+/// being found cut short, each naming it as a read of several does.
 type SharedFound = (
     Vec<(usize, usize, i64, usize, usize, usize)>,
     Vec<Option<String>>,
     Vec<String>,
     Vec<Option<(i64, Option<i64>)>>,
     Vec<Option<(i64, Option<i64>)>>,
+    Vec<Vec<errors::WarningOut>>,
 );
 
 /// Pairs of `sources` that hold the same packets (see [`burstcore::analysis::shared`]), each
@@ -951,7 +953,19 @@ fn shared_packets<'py>(
                 .collect()
         };
         let (spans, whole_spans) = (known(&found.spans), known(&found.whole_spans));
-        Ok(Some((pairs, hosts, uncaptured, spans, whole_spans)))
+        let n = readers.len();
+        let told = found
+            .warnings
+            .iter()
+            .enumerate()
+            .map(|(k, ws)| {
+                let label = (n > 1).then(|| readers[k].label(k, n));
+                ws.iter()
+                    .map(|w| errors::warning(w, label.clone()))
+                    .collect()
+            })
+            .collect();
+        Ok(Some((pairs, hosts, uncaptured, spans, whole_spans, told)))
     })
 }
 

@@ -41,7 +41,8 @@ enum Counts {
 }
 
 pub const SIZE_BUCKETS: usize = 65536;
-/// Bucket 0 for gap 0, then one per bit length of the gap: 64 covers every i64.
+/// Bucket 0 for gap 0, then one per bit length of the gap: 64 covers every u64 (a gap between
+/// two int64 instants, up to 2^64 − 1 ns).
 pub const GAP_BUCKETS: usize = 65;
 
 /// Sizes a sparse histogram holds before it turns dense: its vectors grow by doubling, and the
@@ -330,8 +331,10 @@ pub struct GapHistogram {
     lo: usize,
     counts: Vec<u64>,
     pub count: u64,
-    pub min_ns: Option<i64>,
-    pub max_ns: Option<i64>,
+    /// Exact, in u64: a gap between two int64 instants can pass int64 (more than 292 years,
+    /// which only damaged timestamps give), where an int64 one stopped at int64's end.
+    pub min_ns: Option<u64>,
+    pub max_ns: Option<u64>,
     last_ts: Option<i64>,
 }
 
@@ -353,24 +356,17 @@ impl GapHistogram {
         }
     }
 
-    /// Bucket of a gap: 0 for 0, else its bit length (a negative gap, impossible in order, is 0).
-    pub fn bucket_of(gap_ns: i64) -> usize {
-        if gap_ns <= 0 {
-            0
-        } else {
-            (64 - gap_ns.leading_zeros()) as usize
-        }
+    /// Bucket of a gap: 0 for 0, else its bit length.
+    pub fn bucket_of(gap_ns: u64) -> usize {
+        (64 - gap_ns.leading_zeros()) as usize
     }
 
     /// Inclusive range [lo, hi] of gaps in bucket `b`.
-    pub fn bucket_bounds(b: usize) -> (i64, i64) {
+    pub fn bucket_bounds(b: usize) -> (u64, u64) {
         match b {
             0 => (0, 0),
-            1..=63 => (
-                1i64 << (b - 1),
-                ((1i128 << b) - 1).min(i64::MAX as i128) as i64,
-            ),
-            _ => (i64::MAX, i64::MAX),
+            1..=64 => (1u64 << (b - 1), u64::MAX >> (64 - b)),
+            _ => (u64::MAX, u64::MAX),
         }
     }
 
@@ -399,12 +395,19 @@ impl GapHistogram {
     /// Feed a timestamp; the gap to the previous one is recorded.
     pub fn push_ts(&mut self, ts_ns: i64) {
         if let Some(prev) = self.last_ts {
-            self.add_gap(ts_ns.saturating_sub(prev).max(0));
+            // In order, ts ≥ prev, and the difference of two int64 is exact in u64 (a negative
+            // one, impossible in order, is 0).
+            let gap = if ts_ns >= prev {
+                (ts_ns as u64).wrapping_sub(prev as u64)
+            } else {
+                0
+            };
+            self.add_gap(gap);
         }
         self.last_ts = Some(ts_ns);
     }
 
-    pub fn add_gap(&mut self, gap_ns: i64) {
+    pub fn add_gap(&mut self, gap_ns: u64) {
         let b = Self::bucket_of(gap_ns);
         // Below `lo` wraps to far past the end, so one check finds every bucket not yet held.
         match self.counts.get_mut(b.wrapping_sub(self.lo)) {
@@ -435,7 +438,7 @@ impl GapHistogram {
 
     /// Bounds [lo, hi] within which the q-quantile gap (same rank rule as sizes) lies, narrowed
     /// by the exact min and max.
-    pub fn quantile_bounds(&self, q: f64) -> Option<(i64, i64)> {
+    pub fn quantile_bounds(&self, q: f64) -> Option<(u64, u64)> {
         let rank = rank_for(q, self.count)?;
         let mut seen = 0u64;
         for (b, c) in self.nonzero() {
@@ -592,7 +595,7 @@ mod tests {
             let mut h = GapHistogram::new();
             let mut want = [0u64; GAP_BUCKETS];
             for _ in 0..5000 {
-                let g = (rng.next() >> (63 - spread)) as i64;
+                let g = rng.next() >> (63 - spread);
                 h.add_gap(g);
                 want[GapHistogram::bucket_of(g)] += 1;
             }
@@ -608,12 +611,28 @@ mod tests {
             assert!(h.nonzero().eq(nz), "spread {spread}");
         }
         let mut h = GapHistogram::new();
-        for g in [1_000_000, 1_000, 3_000_000, 0, i64::MAX] {
+        for g in [1_000_000, 1_000, 3_000_000, 0, i64::MAX as u64] {
             h.add_gap(g);
         }
         assert_eq!(h.nonzero().count(), 5);
         assert_eq!(h.quantile_bounds(0.0), Some((0, 0)));
-        assert_eq!(h.quantile_bounds(1.0), Some((1 << 62, i64::MAX)));
+        assert_eq!(h.quantile_bounds(1.0), Some((1 << 62, i64::MAX as u64)));
+    }
+
+    #[test]
+    fn a_gap_past_int64_is_exact() {
+        // 1684 to 2255: 1.8e19 ns, past int64; an int64 gap stopped at i64::MAX.
+        let mut h = GapHistogram::new();
+        let (a, b) = (-9_000_000_000_000_000_000i64, 9_000_000_000_000_000_000i64);
+        h.push_ts(a);
+        h.push_ts(b);
+        let gap = 18_000_000_000_000_000_000u64;
+        assert_eq!((h.min_ns, h.max_ns), (Some(gap), Some(gap)));
+        assert_eq!(h.bucket_count(64), 1);
+        assert_eq!(GapHistogram::bucket_bounds(64), (1 << 63, u64::MAX));
+        assert_eq!(h.quantile_bounds(0.5), Some((gap, gap)));
+        h.push_ts(i64::MAX);
+        assert_eq!(h.min_ns, Some((i64::MAX - b) as u64));
     }
 
     #[test]

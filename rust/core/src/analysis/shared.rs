@@ -48,7 +48,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::capture::split::{ChunkReader, SplitPlan};
 use crate::capture::{named_among, CaptureReader};
-use crate::error::Result;
+use crate::error::{ErrorKind, Result, Warning};
 use crate::filter::Filter;
 use crate::input::{announced_len, Announced};
 use crate::packet::{Packet, TimeRange};
@@ -126,6 +126,11 @@ pub struct SharedPackets {
     /// the last `i64::MAX` where unknown), `None` when it has no packet with a timestamp: what a
     /// range that holds none of its packets, or a bound far from them, is told against.
     pub whole_spans: Vec<Option<(i64, i64)>>,
+    /// Per capture, where the check found it cut short (a `Truncated` warning, not read
+    /// strictly), as a read of it would tell: a plain file's last megabyte is read for its
+    /// span, a stream is read through. Other warnings are not kept: the samples read stretches
+    /// only, and what they meet there is not what a read of the whole capture tells.
+    pub warnings: Vec<Vec<Warning>>,
 }
 
 /// Sample `readers` (positioned at their first packet) and report the pairs that share packets.
@@ -164,6 +169,10 @@ pub fn shared_packets(
         );
     }
     let spans: Vec<Option<(i64, i64)>> = captures.iter().map(|c| c.span).collect();
+    let warnings: Vec<Vec<Warning>> = captures
+        .iter_mut()
+        .map(|c| std::mem::take(&mut c.told))
+        .collect();
     let whole_spans: Vec<Option<(i64, i64)>> = captures.iter().map(|c| c.whole).collect();
     let anchors = anchors(&spans);
     let mut samples = Vec::with_capacity(captures.len());
@@ -200,7 +209,17 @@ pub fn shared_packets(
         anchors,
         spans,
         whole_spans,
+        warnings,
     })
+}
+
+/// Of a read's warnings, those that say the capture is cut short.
+fn cut_short(warnings: &[Warning]) -> Vec<Warning> {
+    warnings
+        .iter()
+        .filter(|w| w.kind == ErrorKind::Truncated)
+        .cloned()
+        .collect()
 }
 
 /// Packets sampled at one anchor: their distinct fingerprints, sorted, and beside each when the
@@ -480,6 +499,10 @@ struct Capture<'r> {
     /// `span` whatever the time range.
     whole: Option<(i64, i64)>,
     how: How<'r>,
+    /// What the reads of it met that a read of all of it tells too: where it is cut short
+    /// (only the last megabyte of a plain file, read for its span, or a stream read through,
+    /// meet that; other warnings depend on which stretches were sampled).
+    told: Vec<Warning>,
 }
 
 enum How<'r> {
@@ -515,7 +538,9 @@ impl<'r> Capture<'r> {
             .transpose()?
             .flatten()
         {
-            if let Some((first, last)) = plan.time_span()? {
+            let (span, told) = plan.time_span_told()?;
+            let told = cut_short(&told);
+            if let Some((first, last)) = span {
                 let whole = Some((first, last));
                 let first = range.start_ns.map_or(first, |s| first.max(s));
                 let last = range.end_ns.map_or(last, |e| last.min(e.saturating_sub(1)));
@@ -524,6 +549,7 @@ impl<'r> Capture<'r> {
                     span: (first <= last).then_some((first, last)),
                     whole,
                     how: How::Seek(plan),
+                    told,
                 });
             }
         }
@@ -553,6 +579,7 @@ impl<'r> Capture<'r> {
                 first,
                 read,
             },
+            told: Vec::new(),
         })
     }
 
@@ -575,6 +602,7 @@ impl<'r> Capture<'r> {
         let (Some((start, _)), Some(pending)) = (self.span, first) else {
             return Ok(Capture {
                 how: How::Read(StreamRead::default()),
+                told: cut_short(reader.warnings()),
                 ..self
             });
         };
@@ -655,6 +683,7 @@ impl<'r> Capture<'r> {
                 at: Some(taking.at),
                 probes,
             }),
+            told: cut_short(reader.warnings()),
         })
     }
 

@@ -25,7 +25,7 @@ use super::buffer::Buffer;
 use super::bytes::u32_at;
 use super::mapping::Mapping;
 use super::{CaptureReader, Format, Interface, InterfaceStats, ReadOptions};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, Warning};
 use crate::input::{Compression, Input};
 use crate::packet::Packet;
 use std::fs::File;
@@ -50,6 +50,9 @@ static MAPPED_CHUNKS: AtomicU64 = AtomicU64::new(0);
 pub fn mapped_chunk_readers() -> u64 {
     MAPPED_CHUNKS.load(Ordering::Relaxed)
 }
+
+/// A file's first instant and the latest of its last megabyte ([`SplitPlan::time_span`]).
+pub type TimeSpan = Option<(i64, i64)>;
 
 /// Everything a chunk reader needs from the start of the file.
 #[derive(Debug, Clone)]
@@ -184,13 +187,20 @@ impl SplitPlan {
     /// Timestamp of the first packet, and the latest timestamp among the packets of the last
     /// megabyte: a cheap estimate of the time the file covers (to tell whether files overlap
     /// before scanning them). `None` when unknown.
-    pub fn time_span(&self) -> Result<Option<(i64, i64)>> {
+    pub fn time_span(&self) -> Result<TimeSpan> {
+        Ok(self.time_span_told()?.0)
+    }
+
+    /// [`SplitPlan::time_span`], and the warnings its read of the last megabyte gave (offsets
+    /// in the file): a file cut mid-record (not read strictly) tells it there, and a caller
+    /// that reads no more of the file than this is the only one to meet the cut.
+    pub fn time_span_told(&self) -> Result<(TimeSpan, Vec<Warning>)> {
         let Some(first) = self.first_ts else {
-            return Ok(None);
+            return Ok((None, Vec::new()));
         };
         let from = self.len.saturating_sub(1 << 20).max(self.data_start());
         let Some(mut tail) = self.open(from, self.len)? else {
-            return Ok(None);
+            return Ok((None, Vec::new()));
         };
         let mut last = None;
         while let Some(p) = tail.next_packet()? {
@@ -199,7 +209,7 @@ impl SplitPlan {
             }
         }
         self.hand_back(from, self.len);
-        Ok(last.map(|l| (first, l)))
+        Ok((last.map(|l| (first, l)), tail.warnings()))
     }
 
     /// Hand back to the kernel the pages of the file's mapping, if it has one, that a short
@@ -640,6 +650,22 @@ impl ChunkReader {
                 Ok(Some(f(&p, off)))
             }
         }
+    }
+
+    /// The reader's warnings, their offsets in the file (as an error's are).
+    pub fn warnings(&self) -> Vec<Warning> {
+        let (hlen, shift) = (self.hlen, self.shift);
+        self.reader
+            .warnings()
+            .iter()
+            .map(|w| {
+                let mut w = w.clone();
+                w.offset = w
+                    .offset
+                    .map(|o| if o >= hlen { o - hlen + shift } else { o });
+                w
+            })
+            .collect()
     }
 
     /// File offset of the first byte not read yet.
