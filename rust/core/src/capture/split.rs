@@ -248,8 +248,7 @@ impl SplitPlan {
     ) -> Option<Vec<Interface>> {
         let ends: Vec<&ChunkEnd> = ends.into_iter().collect();
         let seams: Vec<_> = ends.iter().map(|e| e.seam).collect();
-        chunks_line_up(self, &seams)
-            .then(|| self.interfaces_after(ends.iter().map(|e| &e.interfaces[..])))
+        chunks_line_up(self, &seams).then(|| self.interfaces_after(&ends))
     }
 
     /// The interfaces as a sequential read of the whole file leaves them, from those of the
@@ -260,16 +259,27 @@ impl SplitPlan {
     /// (A chunk that gives the header's value again after an earlier chunk gave another is
     /// taken for silent: counters run from the start of the capture and do not go back.)
     ///
-    /// `isb_count` may count once more a block that lies between a chunk's end and the next
-    /// packet: both chunks read it.
-    fn interfaces_after<'a>(
-        &self,
-        chunks: impl IntoIterator<Item = &'a [Interface]>,
-    ) -> Vec<Interface> {
+    /// The blocks between a chunk's range end and the packet it stopped at are read by that
+    /// chunk and by the next, which starts at the first block at or after that range end and
+    /// meets them before its first packet. When the chunks line up, everything a chunk after
+    /// the first reads before its first packet lies there, so its statistics blocks of that
+    /// stretch are counted once, in the earlier chunk (`isb_count`; the counters a block gives
+    /// are the same whichever chunk reads it).
+    fn interfaces_after(&self, chunks: &[&ChunkEnd]) -> Vec<Interface> {
         let mut out = self.declared.clone();
-        for chunk in chunks {
-            for ((merged, seen), header) in out.iter_mut().zip(chunk).zip(&self.declared) {
-                merge_statistics(&mut merged.stats, &seen.stats, &header.stats);
+        for (k, chunk) in chunks.iter().enumerate() {
+            for (i, ((merged, seen), header)) in out
+                .iter_mut()
+                .zip(&chunk.interfaces)
+                .zip(&self.declared)
+                .enumerate()
+            {
+                let already = if k == 0 {
+                    0
+                } else {
+                    chunk.isb_before_first.get(i).copied().unwrap_or(0)
+                };
+                merge_statistics(&mut merged.stats, &seen.stats, &header.stats, already);
             }
         }
         out
@@ -355,6 +365,7 @@ impl SplitPlan {
             hlen: self.data_start(),
             to,
             first: None,
+            isb_before_first: None,
             stop: None,
             done: false,
             sections: self.sections,
@@ -596,6 +607,10 @@ pub struct ChunkReader {
     hlen: u64,
     to: u64,
     first: Option<u64>,
+    /// Each interface's `isb_count` when the first packet was framed (or the chunk ended
+    /// without one): the blocks before it, which the chunk before this one read too. Taken
+    /// once the packet is handed back (it borrows the reader), before the reader goes on.
+    isb_before_first: Option<Vec<u32>>,
     stop: Option<u64>,
     done: bool,
     sections: usize,
@@ -622,6 +637,9 @@ impl ChunkReader {
     ) -> Result<Option<T>> {
         if self.done {
             return Ok(None);
+        }
+        if self.first.is_some() && self.isb_before_first.is_none() {
+            self.isb_before_first = Some(isb_counts(&self.reader));
         }
         let (hlen, shift) = (self.hlen, self.shift);
         // Offsets past the header count in the stream `header ++ file[shift..]`: an error names
@@ -693,6 +711,12 @@ impl ChunkReader {
         ChunkEnd {
             seam: self.seam(),
             interfaces: self.reader.interfaces().to_vec(),
+            // The reader reads nothing more once the chunk is done: what it holds now is what it
+            // held at the first packet, if none was taken on the way.
+            isb_before_first: self
+                .isb_before_first
+                .clone()
+                .unwrap_or_else(|| isb_counts(&self.reader)),
         }
     }
 
@@ -717,16 +741,33 @@ impl ChunkReader {
 pub struct ChunkEnd {
     seam: Option<(u64, u64)>,
     interfaces: Vec<Interface>,
+    isb_before_first: Vec<u32>,
+}
+
+#[cold]
+fn isb_counts(reader: &CaptureReader) -> Vec<u32> {
+    reader
+        .interfaces()
+        .iter()
+        .map(|i| i.stats.isb_count)
+        .collect()
 }
 
 /// Into `merged`, what a chunk reader's statistics `seen` were given after the `header`'s.
-fn merge_statistics(merged: &mut InterfaceStats, seen: &InterfaceStats, header: &InterfaceStats) {
+/// `already` of the chunk's statistics blocks were counted before (the header's, or those
+/// the chunk before this one read too).
+fn merge_statistics(
+    merged: &mut InterfaceStats,
+    seen: &InterfaceStats,
+    header: &InterfaceStats,
+    already: u32,
+) {
     fn take<T: PartialEq + Copy>(merged: &mut T, seen: T, header: T) {
         if seen != header {
             *merged = seen;
         }
     }
-    let met = seen.isb_count.saturating_sub(header.isb_count);
+    let met = seen.isb_count.saturating_sub(already.max(header.isb_count));
     merged.isb_count = merged.isb_count.saturating_add(met);
     take(&mut merged.if_recv, seen.if_recv, header.if_recv);
     take(&mut merged.if_drop, seen.if_drop, header.if_drop);

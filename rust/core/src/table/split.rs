@@ -403,6 +403,62 @@ mod tests {
     }
 
     #[test]
+    fn a_statistics_block_at_a_seam_is_counted_once() {
+        // A block after a range's end and before the packet its chunk stops at is read by that
+        // chunk and by the next, which starts there: its statistics were counted twice, so the
+        // reader reported more Interface Statistics Blocks than the file has (found by the
+        // `read_threads` fuzz target on a corpus pcapng of two packets and an ISB, 2 threads).
+        crate::chunked::use_as_many_threads_as_asked(true);
+        let dir = Scratch::new("table-split");
+        let mut rng = Rng(16);
+        let fs = frames(&mut rng, 400);
+        let mut files = Vec::new();
+        // Two packets then one ISB; and an ISB after every packet, so that whatever the byte
+        // where a range ends, the block after it is often an ISB.
+        for (name, n, every) in [("two.pcapng", 2, 2), ("many.pcapng", fs.len(), 1)] {
+            let mut w = PcapNgWriter::new(Vec::new());
+            w.section(ByteOrder::Little, None).unwrap();
+            w.interface(1, 65535, TsResolution::Pow10(9), 0, None)
+                .unwrap();
+            for (i, f) in fs[..n].iter().enumerate() {
+                let ts = T0 + i as i64 * 3_000;
+                w.enhanced_packet(0, ts, f.len() as u32, f).unwrap();
+                if (i + 1) % every == 0 {
+                    let stats = crate::capture::InterfaceStats {
+                        if_recv: Some(i as u64 + 1),
+                        if_drop: Some(i as u64 / 7),
+                        ..Default::default()
+                    };
+                    w.interface_statistics(0, ts as u64, &stats).unwrap();
+                }
+            }
+            files.push((name, n / every, temp(&dir, name, &w.finish().unwrap())));
+        }
+        for (name, isbs, path) in files {
+            let mut seq = open(&path);
+            let want_rows = rows(&[read_table(&mut seq, None, None, &mut |_| Ok(())).unwrap()]);
+            // The oracle: the blocks the file has, one per `every` packets.
+            assert_eq!(seq.interfaces()[0].stats.isb_count as usize, isbs);
+            for threads in 2..=5 {
+                let mut reader = open(&path);
+                let got =
+                    read_table_threads(&mut reader, None, None, threads, &mut |_| Ok(())).unwrap();
+                assert_eq!(got.len(), threads, "{name}: split for real");
+                assert_eq!(rows(&got), want_rows, "{name}");
+                assert_eq!(
+                    reader.interfaces(),
+                    seq.interfaces(),
+                    "{name}, {threads} threads"
+                );
+                assert_eq!(
+                    reader.recorded_drops().map(|w| w.to_string()),
+                    seq.recorded_drops().map(|w| w.to_string())
+                );
+            }
+        }
+    }
+
+    #[test]
     fn no_more_than_max_threads_ranges() {
         crate::chunked::use_as_many_threads_as_asked(true);
         // Enough packets that every one of MAX_THREADS + 7 ranges would hold some.
