@@ -87,8 +87,9 @@ pub struct AddressColumn {
     pub valid: Validity,
     /// The text of the addresses longer than 12 bytes, in buffers of at most `u32::MAX` bytes.
     pub text: Vec<Vec<u8>>,
-    /// The distinct addresses, in order of first appearance, and their views.
-    pub dictionary: Vec<IpAddr>,
+    /// The distinct addresses, in order of first appearance, and their views: the lookup that
+    /// encodes the column while it is read, given back by [`AddressColumn::finish`].
+    dictionary: Vec<IpAddr>,
     dictionary_views: Vec<[u32; 4]>,
     index: AddressIndex,
 }
@@ -101,6 +102,23 @@ impl AddressColumn {
     fn shrink(&mut self) {
         self.views.shrink_to_fit();
         self.valid.bits.shrink_to_fit();
+    }
+
+    /// Give back the lookup once the column is read: the views and text alone make the column,
+    /// and the Arrow array that takes the column over keeps all of it as long as the frame lives
+    /// (some 100 bytes per distinct address otherwise held for nothing).
+    fn finish(&mut self) {
+        self.dictionary = Vec::new();
+        self.dictionary_views = Vec::new();
+        self.index.slots = Vec::new();
+    }
+
+    /// The bytes the lookup holds (capacity), for the memory bounds of the tests.
+    #[cfg(test)]
+    fn lookup_bytes(&self) -> usize {
+        self.dictionary.capacity() * std::mem::size_of::<IpAddr>()
+            + self.dictionary_views.capacity() * std::mem::size_of::<[u32; 4]>()
+            + self.index.slots.capacity() * slot_bytes(&self.index.slots)
     }
 
     fn extend(&mut self, rows: &[Headers], field: impl Fn(&Headers) -> Option<IpAddr>) -> Room {
@@ -179,12 +197,15 @@ impl AddressColumn {
 
 /// Address -> code, open addressing with linear probing. A capture has few distinct addresses
 /// and looks one up per packet and column, so the lookup is the cost: a folded multiply of the
-/// address bits replaces SipHash, and a slot holds the address itself for the comparison. The
-/// per-table random seed keeps a crafted capture from piling its addresses onto one probe chain.
+/// address bits replaces SipHash. A slot holds only the code (4 bytes, not the 24 of an address
+/// and its code): a capture where every packet brings new addresses keeps two to four slots per
+/// address, and the comparison reads the address from the dictionary instead, which a capture of
+/// few hosts keeps in cache. The per-table random seed keeps a crafted capture from piling its
+/// addresses onto one probe chain.
 #[derive(Debug, Clone)]
 struct AddressIndex {
-    /// (address, code); `None` is an empty slot. Length a power of two, at most half full.
-    slots: Vec<Option<(IpAddr, u32)>>,
+    /// Code of the address in the slot, or [`EMPTY`]. Length a power of two, at most half full.
+    slots: Vec<u32>,
     seed: u64,
 }
 
@@ -199,6 +220,14 @@ impl Default for AddressIndex {
             seed,
         }
     }
+}
+
+/// An empty slot of [`AddressIndex`]: no code reaches it, as the slots stop growing first.
+const EMPTY: u32 = u32::MAX;
+
+#[cfg(test)]
+fn slot_bytes<T>(_: &Vec<T>) -> usize {
+    std::mem::size_of::<T>()
 }
 
 #[inline(always)]
@@ -235,42 +264,46 @@ impl AddressIndex {
         let mut i = self.slot(&a);
         loop {
             match self.slots[i] {
-                Some((b, code)) if b == a => return Ok(code),
-                Some(_) => i = (i + 1) & mask,
-                None => {
+                EMPTY => {
                     let code = dictionary.len() as u32;
                     dictionary.push(a);
-                    self.slots[i] = Some((a, code));
+                    self.slots[i] = code;
                     return Ok(code);
                 }
+                c if dictionary.get(c as usize) == Some(&a) => return Ok(c),
+                _ => i = (i + 1) & mask,
             }
         }
     }
 
     /// Double the slots, and make room in `dictionary` for every address they can take before
     /// the next growth (half of them), so that [`AddressIndex::code`]'s push never reallocates.
+    /// A code must stay below [`EMPTY`]: past 2³¹ slots (2³⁰ addresses, some 60 GB of columns)
+    /// the growth is refused as memory that cannot be had.
     #[cold]
     fn grow(&mut self, dictionary: &mut Vec<IpAddr>) -> Room {
         let len = (self.slots.len() * 2).max(64);
+        let refused = || NoMemory(len.saturating_mul(std::mem::size_of::<u32>()));
+        if len > 1 << 31 {
+            return Err(refused());
+        }
         let mut slots = Vec::new();
-        slots.try_reserve_exact(len).map_err(|_| {
-            NoMemory(len.saturating_mul(std::mem::size_of::<Option<(IpAddr, u32)>>()))
-        })?;
+        slots.try_reserve_exact(len).map_err(|_| refused())?;
         let more = (len / 2).saturating_sub(dictionary.len());
         if dictionary.capacity() - dictionary.len() < more {
             dictionary
                 .try_reserve_exact(more)
                 .map_err(|_| NoMemory((len / 2).saturating_mul(std::mem::size_of::<IpAddr>())))?;
         }
-        slots.resize(len, None);
+        slots.resize(len, EMPTY);
         self.slots = slots;
         let mask = len - 1;
         for (code, a) in dictionary.iter().enumerate() {
             let mut i = self.slot(a);
-            while self.slots[i].is_some() {
+            while self.slots[i] != EMPTY {
                 i = (i + 1) & mask;
             }
-            self.slots[i] = Some((*a, code as u32));
+            self.slots[i] = code as u32;
         }
         Ok(())
     }
@@ -492,6 +525,8 @@ impl PacketTable {
     }
 
     fn finish(&mut self) -> Room {
+        self.src.finish();
+        self.dst.finish();
         self.timestamp.finish()?;
         self.protocol.finish()?;
         self.sport.finish()?;
@@ -1043,6 +1078,38 @@ mod tests {
     }
 
     #[test]
+    fn address_lookup_costs_at_most_82_bytes_an_address() {
+        // Worst case: every row a new address, counted just after each growth (4 slots an
+        // address) and at the dictionary's fullest. Slots of 4 bytes: 4 * 4 + 17 * 2 (dictionary
+        // reserved for the next growth) + 16 * 2 (views, doubling) = 82; slots holding the
+        // address itself (24 bytes) took 162.
+        let heads: Vec<Headers> = (0..70_000u32)
+            .map(|k| Headers {
+                src: Some(IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + k))),
+                ..Default::default()
+            })
+            .collect();
+        let mut col = AddressColumn::default();
+        let mut worst = 0.0f64;
+        for chunk in heads.chunks(97) {
+            col.extend(chunk, |h| h.src).unwrap();
+            let n = col.views.len();
+            if n >= 1000 {
+                worst = worst.max(col.lookup_bytes() as f64 / n as f64);
+            }
+        }
+        assert!(worst <= 82.0, "{worst:.1} bytes an address");
+        assert_eq!(col.get(69_999).as_deref(), Some("10.1.17.111"));
+        col.finish();
+        assert_eq!(col.lookup_bytes(), 0);
+        assert_eq!(
+            col.get(69_999).as_deref(),
+            Some("10.1.17.111"),
+            "the views stay"
+        );
+    }
+
+    #[test]
     fn address_views_read_back_as_the_addresses() {
         let mut rng = Rng(3);
         let heads: Vec<Headers> = (0..3000)
@@ -1177,6 +1244,9 @@ mod tests {
         assert_eq!(s.dport.valid, t.dport.valid);
         assert_eq!(s.timestamp.values, t.timestamp.values);
         assert!(s.src.views.is_empty() && s.wire_len.is_empty() && s.sport.values.is_empty());
+        // The lookup that encoded the addresses is not kept with the columns.
+        assert!(t.src.views.len() == frames.len() && t.src.valid.nulls < frames.len());
+        assert_eq!((t.src.lookup_bytes(), t.dst.lookup_bytes()), (0, 0));
     }
 
     #[cfg(target_os = "linux")]
