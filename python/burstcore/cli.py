@@ -588,8 +588,15 @@ def _measure_options(g: Any, rates_default: str) -> None:
     )
 
 
+def _size_option(g: Any) -> None:
+    """--size of scan and superpose, which count a packet's bytes alike."""
+    from ._scan import SIZES
+
+    g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
+
+
 def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
-    from ._scan import DEFAULT_MAX_GROUPS, SIZES
+    from ._scan import DEFAULT_MAX_GROUPS
 
     g = p.add_argument_group("measurement")
     _measure_options(
@@ -598,7 +605,7 @@ def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
         ("24 multiples of the mean rate, 1.05 to 50" if figures else "the mean rate times 1.1 to 20")
         + "; for stdin or a named pipe, which cannot be read twice, the link speeds 100Mbps to 400Gbps",
     )
-    g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
+    _size_option(g)
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
     _read_options(g, start_note="; the mean rate is then over the stretch from it")
     g.add_argument(
@@ -920,6 +927,7 @@ def _analysis_parsers(sub: Any) -> None:
     )
     g.add_argument("--seed", type=_count, metavar="N", help="seed of the random offsets (default: 0)")
     _measure_options(g, "the link speeds 100Mbps to 400Gbps, so that one pass suffices")
+    _size_option(g)
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
     _analysis_end(p, g, SUPERPOSE_TABLES, "groups per grouping", top=5)
 
@@ -2216,6 +2224,7 @@ def cmd_superpose(args: argparse.Namespace) -> int:
         "bins": args.bins,
         "by": args.by,
         "closed": args.closed,
+        "size": args.size,
         "max_groups": args.max_groups,
     }
     r, told = _read_merged(args, burstcore.superpose, **kw, **_read_kwargs(args))
