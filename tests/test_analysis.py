@@ -307,6 +307,70 @@ def test_superpose_with_itself(trace):
     assert (apart.multiplexing_gain["gain"] == 2.0).all()
 
 
+SIZE_KINDS = ["wire", "captured", "ip", "payload", "l1"]
+
+
+@pytest.mark.filterwarnings(
+    "ignore:.*overlap no other in time", "ignore:.*gave the merge no packet", "ignore::burstcore.SharedPacketsWarning"
+)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traces(max_n=20), traces(max_n=20))
+def test_superpose_counts_each_size_as_a_scan_of_the_same_captures(t1, t2):
+    # superpose counted wire lengths whatever was wanted: it had no size=. The oracle for every
+    # kind is scan of the same captures (offsets 0 lay them over one another as a scan merges
+    # them): the merge's frames and accounting, and each capture's own E(τ) in `singles` as a
+    # scan of that capture alone. The frames are shorter than their wire length (captured), ARP
+    # has no IP length (skipped for ip and payload), ICMP no transport payload.
+    caps = [_capture(*t1), _capture(*t2)]
+    if not (t1[0] or t2[0]):
+        return
+    kw = dict(windows=[f"{w}ns" for w in WINDOWS], rates=["1Gbps", "10Mbps"], bins=["1ms"], by=["all", "src"])
+    for kind in SIZE_KINDS:
+        r = burstcore.superpose(caps, offsets=[0, 0], size=kind, **kw)
+        want = burstcore.scan(caps, size=kind, **kw)
+        for name in ("envelope", "backlog", "series", "groups"):
+            assert getattr(r, name).equals(getattr(want, name)), (kind, name)
+        assert r.summary.equals(want.summary), kind
+        assert r.config["size"] == kind
+        for k, cap in enumerate(caps):
+            own = burstcore.scan(cap, size=kind, windows=kw["windows"], rates=["1Gbps"]).envelope
+            got = r.singles.filter(pl.col("capture") == k).select("window_ns", "bytes").rows()
+            assert got == own.select("window_ns", "bytes").rows(), (kind, k)
+
+
+def test_superpose_size_on_the_command_line(tmp_path):
+    # superpose had no --size: it counted wire lengths. The oracle: scan --size of the same files.
+    import json
+
+    pkts = [("10.0.0.1", "10.0.0.2", 6, 1000, 2000), None, ("10.0.0.2", "10.0.0.1", 17, 1001, 1000)]
+    paths = []
+    for k in range(2):
+        path = tmp_path / f"{k}.pcapng"
+        path.write_bytes(_capture([BASE + k * 7 + i * 400 for i in range(3)], [900, 64, 1500], pkts))
+        paths.append(path)
+    opts = ["--windows", "1us,1ms", "--rates", "1Gbps", "-q", "-o", "-"]
+    for kind in ("payload", "l1"):
+        scanned = json.loads(run_cli("scan", *paths, "--size", kind, *opts).stdout)
+        superposed = json.loads(run_cli("superpose", *paths, "--size", kind, *opts).stdout)
+        for table in ("envelope", "backlog"):
+            assert superposed[table] == scanned[table], (kind, table)
+    wire = json.loads(run_cli("superpose", *paths, *opts).stdout)["envelope"]
+    assert wire != superposed["envelope"]
+
+
+def test_superpose_refuses_a_wrong_size_as_scan_does():
+    data = _capture([BASE, BASE + 10], [100, 100], [None, None])
+    for wrong in ("frame", "WIRE", 3):
+        with pytest.raises(Exception) as scanned:
+            burstcore.scan([data, data], size=wrong)
+        with pytest.raises(type(scanned.value), match=re.escape(str(scanned.value))):
+            burstcore.superpose([data, data], size=wrong)
+    # The command line: superpose --size as scan --size.
+    for command in ("scan", "superpose"):
+        p = run_cli(command, "/dev/null", "/dev/null", "--size", "frame")
+        assert p.returncode == 2 and b"--size: invalid choice: 'frame'" in p.stderr, p.stderr
+
+
 def test_superpose_by_key_alone_still_measures_the_gain():
     # The gain compares aggregates: by="pair" alone gives the gain of by=["pair", "all"], and
     # the frames hold only the pair rows asked for.

@@ -168,6 +168,43 @@ def test_ctrl_c_stops_a_figure_waiting_on_a_named_pipe(cap: Path, tmp_path: Path
     assert took < 1.0 and b"interrupted" in err and b"Traceback" not in err
 
 
+_SIGACTION_FLAGS = """
+import ctypes, signal, sys
+from burstcore import cli
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def restarts() -> bool:
+    # glibc's struct sigaction: handler (8 bytes), mask (128), then the int sa_flags.
+    buf = ctypes.create_string_buffer(256)
+    assert libc.sigaction(signal.SIGINT, None, buf) == 0
+    return bool(int.from_bytes(buf.raw[136:140], sys.byteorder) & 0x10000000)  # SA_RESTART
+
+
+signal.siginterrupt(signal.SIGINT, False)  # as polars leaves it, or a host program chose
+before = restarts()
+code = cli.main(sys.argv[1:])
+print(before, restarts(), code, file=sys.stderr)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads glibc's struct sigaction")
+@pytest.mark.parametrize("command", ["plot", "report", "shared"])
+def test_reading_stdin_leaves_the_signal_flags_as_they_were(command: str, cap: Path, tmp_path: Path) -> None:
+    # Reading stdin turned SA_RESTART off for SIGINT (signal.siginterrupt) for good: a program
+    # calling main() in-process found its interrupted reads failing with EINTR afterwards.
+    args = {"plot": ["-o", tmp_path / "f.png"], "report": ["-o", tmp_path / "r.html"], "shared": [cap]}[command]
+    with open(cap, "rb") as stdin:
+        p = subprocess.run(
+            [sys.executable, "-c", _SIGACTION_FLAGS, command, "-", *map(str, args), "-q"],
+            stdin=stdin,
+            capture_output=True,
+            timeout=120,
+        )
+    assert p.stderr.split()[-3:] == [b"True", b"True", b"0"], p.stderr
+
+
 def test_closed_streams_are_told(cap: Path) -> None:
     def run(args: list[str], closed: int) -> subprocess.CompletedProcess[bytes]:
         """With stdin (0) or stdout (1) closed in the child, as the shell's `<&-` or `>&-`."""

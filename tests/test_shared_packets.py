@@ -598,7 +598,7 @@ def test_drop_counters_are_told_when_every_packet_is_read(tmp_path: Path) -> Non
             warnings.simplefilter("always")
             burstcore.shared_packets(sources, senders="all")
         told = [str(w.message) for w in caught if LOST in str(w.message)]
-        name = str(lost) if isinstance(sources[1], Path) else "capture 2"
+        name = str(lost) if isinstance(sources[1], Path) else "input 2 of 2"  # as scan names it
         assert len(told) == 1 and told[0].startswith(f"{name}: "), told
         assert '(interface 0 "eth0": isb_ifdrop 7, isb_osdrop 2)' in told[0]
 
@@ -696,10 +696,11 @@ def test_a_cut_capture_is_told_as_a_scan_of_it_tells_it(files: list[Path], tmp_p
         with pytest.raises(burstcore.TruncatedCaptureError) as raised:
             burstcore.shared_packets(sources, strict=True)
         assert raised.value.offset == want.offset  # type: ignore[attr-defined]
-        # Reading every sender meets the same cut: told once, as that read names it (bytes as
-        # "capture 2", where scan says "input 2 of 2").
+        # Reading every sender meets the same cut: told once, naming the capture as scan does
+        # (bytes were "capture 2", where scan says "input 2 of 2").
         told = [w for w in _told(burstcore.shared_packets, sources, senders="all") if w.kind == "truncated"]
-        assert [w.offset for w in told] == [want.offset]
+        assert [(w.offset, w.input) for w in told] == [(want.offset, want.input)]
+        assert str(told[0]).startswith(f"{want.input}: ") and "capture 2" not in str(told[0])
     # A whole capture is told nothing.
     assert _told(burstcore.shared_packets, files[:2]) == []
 

@@ -790,7 +790,7 @@ def test_shared_packets_tells_a_range_per_capture_from_its_span(tmp_path, as_pat
 
     notes = told(start=SECONDS_LO, end=SECONDS_HI)
     assert len(notes) == 2, notes
-    names = caps if as_path else ["capture 1", "capture 2"]
+    names = caps if as_path else ["input 1 of 2", "input 2 of 2"]  # as scan names them
     for k, note in enumerate(notes):
         assert note.startswith(f"{names[k]}: start/end [{_iso(SECONDS_LO)}, {_iso(SECONDS_HI)}) holds none")
         assert f"holds none of its packets {spans[k]}, all outside it" in note

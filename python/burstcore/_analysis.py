@@ -32,6 +32,7 @@ from ._scan import (
     _parse_by,
     _parse_order,
     check_closed,
+    check_size,
 )
 from ._shared import renamed_source, warn_if_shared
 from ._sources import is_rereadable, normalize, normalize_each
@@ -1098,6 +1099,7 @@ def superpose(
     offsets: Iterable[Duration] | Literal["random"] | None = None,
     seed: Count = 0,
     closed: Literal["left", "both"] = "left",
+    size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
     max_offset: Duration = "1s",
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
@@ -1131,10 +1133,12 @@ def superpose(
     where ``scan`` has them (``windows``, ``rates``, ``bins``, ``by``); ``offsets``, ``seed`` and
     ``closed`` are keywords (``offsets`` and ``seed`` stood second and third before).
 
-    ``windows``, ``rates``, ``bins``, ``by``, ``closed``, ``max_groups``, ``fill_empty_bins``: as
-    in ``scan`` (rates default to the link-speed grid 100 Mbit/s … 400 Gbit/s, so one pass
-    suffices). Packets are counted by their wire length (``scan``'s ``size='wire'``). Returns a
-    ``SuperposeResult``.
+    ``windows``, ``rates``, ``bins``, ``by``, ``closed``, ``size``, ``max_groups``,
+    ``fill_empty_bins``: as in ``scan`` (rates default to the link-speed grid 100 Mbit/s …
+    400 Gbit/s, so one pass suffices). ``size`` counts each packet's bytes in the merge and in
+    each capture's own envelope (``singles``, the multiplexing gain) alike: 'wire' (default),
+    'captured', 'ip', 'payload' or 'l1'; a packet without the header it reads is left out and
+    counted in ``summary.skipped_no_size``, as by ``scan``. Returns a ``SuperposeResult``.
     """
     source = renamed_source(source, sources, "superpose")
     if isinstance(windows, str) and windows == "random":
@@ -1166,6 +1170,7 @@ def superpose(
     bins_ns = sorted({parse_duration(b, name="bin", scale=True) for b in _as_list(bins)})
     by_names = _parse_by(by)
     closed = check_closed(closed)
+    size = check_size(size)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     # The multiplexing gain compares the merge's aggregate with each capture's: scanned whatever
     # `by` says, and its rows left out again if `by` did not ask for them.
@@ -1186,6 +1191,7 @@ def superpose(
         strict,
         progress,
         **read,
+        size=size,
     )
     texts = _warn(_with_range_note(warns, out["scan"]["accounting"], read["time_range"], (start, end)))
     for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
@@ -1198,7 +1204,7 @@ def superpose(
         "rates": "given" if rates is not None else "link-speed grid",
         "bins_ns": bins_ns,
         "by": by_names,
-        "size": "wire",
+        "size": size,
         "closed": closed,
         "reorder_horizon_ns": horizon_ns,
         "on_late": late,

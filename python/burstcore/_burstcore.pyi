@@ -231,6 +231,7 @@ def superpose(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
+    size: str = "wire",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 
 @final

@@ -207,7 +207,7 @@ def shared_packets(
         # Reading every packet (senders="all") tells it per capture as host_volumes does.
         for k, note in _range_notes(whole, spans, time_range, (start, end)):
             # Named as a read of every sender names each capture (`_every_sender`).
-            name = _capture_name(srcs[k], k)
+            name = _capture_name(srcs[k], k, len(srcs))
             warnings.warn(CaptureWarning(f"{name}: {note}", input=name), stacklevel=2)
     cut = [k for k, sp in enumerate(spans) if sp is not None and sp[1] is None]
     if cut:
@@ -253,9 +253,10 @@ def shared_packets(
     return SharedPackets(frame, list(hosts), list(uncaptured), filters_given, list(spans), _stretch(spans))
 
 
-def _capture_name(source: Any, k: int) -> str:
-    """How shared_packets' warnings name the `k`-th capture (from 0): its path, else its place."""
-    return str(source) if isinstance(source, (str, os.PathLike)) else f"capture {k + 1}"
+def _capture_name(source: Any, k: int, n: int) -> str:
+    """How shared_packets' warnings name the `k`-th (from 0) of `n` captures: its path, else its
+    place, in the words of a read of several inputs (scan's "input 2 of 2")."""
+    return str(source) if isinstance(source, (str, os.PathLike)) else f"input {k + 1} of {n}"
 
 
 def _range_notes(
@@ -323,7 +324,7 @@ def _every_sender(
         tick = None if progress is None else _offset_progress(progress, done, total)
         # Each capture is read on its own: what it warns or raises names it, as a read of all
         # of them at once would.
-        name = _capture_name(source, k)
+        name = _capture_name(source, k, len(sources))
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")

@@ -11,7 +11,7 @@ import io
 import json
 import os
 import re
-import signal
+import select
 import stat
 import sys
 import tempfile
@@ -588,8 +588,15 @@ def _measure_options(g: Any, rates_default: str) -> None:
     )
 
 
+def _size_option(g: Any) -> None:
+    """--size of scan and superpose, which count a packet's bytes alike."""
+    from ._scan import SIZES
+
+    g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
+
+
 def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
-    from ._scan import DEFAULT_MAX_GROUPS, SIZES
+    from ._scan import DEFAULT_MAX_GROUPS
 
     g = p.add_argument_group("measurement")
     _measure_options(
@@ -598,7 +605,7 @@ def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
         ("24 multiples of the mean rate, 1.05 to 50" if figures else "the mean rate times 1.1 to 20")
         + "; for stdin or a named pipe, which cannot be read twice, the link speeds 100Mbps to 400Gbps",
     )
-    g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
+    _size_option(g)
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
     _read_options(g, start_note="; the mean rate is then over the stretch from it")
     g.add_argument(
@@ -920,6 +927,7 @@ def _analysis_parsers(sub: Any) -> None:
     )
     g.add_argument("--seed", type=_count, metavar="N", help="seed of the random offsets (default: 0)")
     _measure_options(g, "the link speeds 100Mbps to 400Gbps, so that one pass suffices")
+    _size_option(g)
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
     _analysis_end(p, g, SUPERPOSE_TABLES, "groups per grouping", top=5)
 
@@ -1195,24 +1203,37 @@ def _rereadable(files: Sequence[str]) -> list[Any]:
 def _read_whole(stream: Any) -> bytes:
     """All of a stream that cannot be read twice, a chunk at a time, once its first bytes show
     a capture: what starts otherwise (/dev/zero, a text) is handed on as those bytes alone, for
-    the reader to say what it is, instead of being read into memory without end.
-
-    Importing polars installs a SIGINT handler that restarts an interrupted read(), so a Ctrl-C
-    would wait for the writer; without the restart the read returns and Python raises
-    KeyboardInterrupt."""
+    the reader to say what it is, instead of being read into memory without end."""
     from . import _burstcore as _core
 
-    with contextlib.suppress(ValueError, OSError):  # not the main thread, or no such signal
-        signal.siginterrupt(signal.SIGINT, True)
-    head = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
-    while len(head) < 4 and (more := stream.read(4 - len(head))):
+    head = _read_some(stream)
+    while head and len(head) < 4 and (more := _read_some(stream)):
         head += more
     if not _core.starts_like_capture(head):
         return head
     chunks = [head]
-    while chunk := stream.read(1 << 20):
+    while chunk := _read_some(stream):
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _read_some(stream: Any) -> bytes:
+    """The next bytes of a stream (empty at its end), after waiting for them in poll().
+
+    Importing polars installs a SIGINT handler that restarts an interrupted read(), so a Ctrl-C
+    would wait for the writer. poll() is never restarted, whatever the handler's flags, so the
+    wait returns and Python raises KeyboardInterrupt; changing the flag instead
+    (signal.siginterrupt) would outlive the command in a program that calls main(). read1 of
+    more than the buffer reads the descriptor directly, so nothing waits in the buffer while
+    poll() waits on the descriptor."""
+    if not hasattr(stream, "read1"):
+        return bytes(stream.read(1 << 20))
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # no descriptor, or no poll()
+        fd = stream.fileno()
+        waiting = select.poll()
+        waiting.register(fd, select.POLLIN | select.POLLPRI)
+        waiting.poll()
+    return bytes(stream.read1(1 << 20))
 
 
 def _read_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -2203,6 +2224,7 @@ def cmd_superpose(args: argparse.Namespace) -> int:
         "bins": args.bins,
         "by": args.by,
         "closed": args.closed,
+        "size": args.size,
         "max_groups": args.max_groups,
     }
     r, told = _read_merged(args, burstcore.superpose, **kw, **_read_kwargs(args))

@@ -4,7 +4,8 @@
 //! skipped with a reason), so an analysis's totals always add up to the packets in the files.
 //!
 //! Sizes are wire lengths (pcap `orig_len`): the analyses compare against tshark's `frame.len`
-//! and the ground-truth logs, which count frames on the wire.
+//! and the ground-truth logs, which count frames on the wire. [`superpose`] measures its merge
+//! as a scan does and so counts the size a scan is asked for ([`for_each_sized`]).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -19,7 +20,7 @@ use crate::engine::{
 };
 use crate::error::{Error, Limit, Result};
 use crate::pipeline::merge::{self, Renumber, Streams};
-use crate::pipeline::{widened, Accounting, Progress};
+use crate::pipeline::{chosen_size, widened, Accounting, Progress, SizeKind};
 use crate::wire;
 use crate::{Filter, TimeRange};
 
@@ -76,6 +77,10 @@ struct Ordered<'r> {
     filter: Option<&'r Filter>,
     /// Packets `filter` left out.
     filtered: u64,
+    /// What each arrival's size counts.
+    size: SizeKind,
+    /// Packets without the header `size` reads (size "ip" or "payload").
+    no_size: u64,
 }
 
 impl<'r> Ordered<'r> {
@@ -84,6 +89,7 @@ impl<'r> Ordered<'r> {
         offset_ns: i64,
         order: &OrderOptions,
         filter: Option<&'r Filter>,
+        size: SizeKind,
     ) -> Self {
         Ordered {
             reader,
@@ -99,6 +105,8 @@ impl<'r> Ordered<'r> {
             ts_span: None,
             filter,
             filtered: 0,
+            size,
+            no_size: 0,
         }
     }
 
@@ -141,20 +149,25 @@ impl<'r> Ordered<'r> {
                     continue;
                 }
             }
-            let arrival = Arrival {
-                ts_ns,
-                size: u64::from(p.wire_len),
-                interface: p.interface,
-                headers: wire::decode_frame(p.linktype, p.data, p.wire_len),
-            };
-            // Left out before it is ordered, as a scan leaves it out.
+            let headers = wire::decode_frame(p.linktype, p.data, p.wire_len);
+            // Left out before it is ordered, as a scan leaves it out (the filter first).
             if self
                 .filter
-                .is_some_and(|f| !f.matches(&arrival.headers, p.wire_len))
+                .is_some_and(|f| !f.matches(&headers, p.wire_len))
             {
                 self.filtered += 1;
                 continue;
             }
+            let Some(size) = chosen_size(&p, self.size, Some(&headers)) else {
+                self.no_size += 1;
+                continue;
+            };
+            let arrival = Arrival {
+                ts_ns,
+                size,
+                interface: p.interface,
+                headers,
+            };
             let offset = p.offset;
             self.reorder
                 .push(&arrival, |a: &Arrival| {
@@ -215,7 +228,20 @@ pub fn for_each(
     progress: Progress<'_>,
     sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
 ) -> Result<(Accounting, Renumber)> {
-    for_each_ordered(readers, offsets_ns, order, progress, sink)
+    for_each_sized(readers, offsets_ns, order, SizeKind::Wire, progress, sink)
+}
+
+/// [`for_each`] with each arrival's size counted as `size` counts it (as a scan's `size`): a
+/// packet without the header it reads is skipped and counted in `skipped_no_size`.
+pub fn for_each_sized(
+    readers: &mut [CaptureReader],
+    offsets_ns: &[i64],
+    order: OrderOptions,
+    size: SizeKind,
+    progress: Progress<'_>,
+    sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
+) -> Result<(Accounting, Renumber)> {
+    for_each_ordered(readers, offsets_ns, order, size, progress, sink)
         .map_err(|e| crate::capture::explain(readers, e))
 }
 
@@ -223,6 +249,7 @@ fn for_each_ordered(
     readers: &mut [CaptureReader],
     offsets_ns: &[i64],
     order: OrderOptions,
+    size: SizeKind,
     progress: Progress<'_>,
     sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
 ) -> Result<(Accounting, Renumber)> {
@@ -244,7 +271,7 @@ fn for_each_ordered(
         .enumerate()
         .map(|(k, (r, f))| {
             let offset_ns = offsets_ns.get(k).copied().unwrap_or(0);
-            Ordered::new(r, offset_ns, &order, f.as_ref())
+            Ordered::new(r, offset_ns, &order, f.as_ref(), size)
         })
         .collect();
     let mut captures = Captures {
@@ -275,6 +302,7 @@ fn for_each_ordered(
         acc.skipped_outside_range += s.outside;
         acc.ts_span = widened(acc.ts_span, s.ts_span);
         acc.skipped_filtered += s.filtered;
+        acc.skipped_no_size += s.no_size;
         let st = s.reorder.stats();
         acc.skipped_late += st.dropped_late;
         acc.reordered += st.reordered;
@@ -285,6 +313,7 @@ fn for_each_ordered(
         - acc.skipped_timestamp_out_of_range
         - acc.skipped_outside_range
         - acc.skipped_filtered
+        - acc.skipped_no_size
         - acc.skipped_late;
     Ok((acc, renumber))
 }
@@ -486,11 +515,14 @@ pub struct Superposition {
     pub accounting: Accounting,
 }
 
+/// Each packet counts `size` bytes (as a scan with that size counts it), in the merge and in each
+/// capture's own envelope.
 pub fn superpose(
     readers: &mut [CaptureReader],
     offsets_ns: &[i64],
     config: ScanConfig,
     order: OrderOptions,
+    size: SizeKind,
     progress: Progress<'_>,
 ) -> Result<Superposition> {
     if offsets_ns.len() != readers.len() {
@@ -515,13 +547,14 @@ pub fn superpose(
         .iter()
         .map(|_| Scanner::new(single_cfg.clone()))
         .collect::<Result<Vec<_>>>()?;
-    let (acc, renumber) = for_each(readers, offsets_ns, order, progress, &mut |k, a| {
-        merged.push(a)?;
-        if let Some(s) = singles.get_mut(k) {
-            s.push(a)?;
-        }
-        Ok(())
-    })?;
+    let (acc, renumber) =
+        for_each_sized(readers, offsets_ns, order, size, progress, &mut |k, a| {
+            merged.push(a)?;
+            if let Some(s) = singles.get_mut(k) {
+                s.push(a)?;
+            }
+            Ok(())
+        })?;
     let mut out = merged.finish()?;
     renumber.apply(&mut out);
     out.reorder.reordered = acc.reordered;

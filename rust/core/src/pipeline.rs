@@ -307,7 +307,11 @@ pub(crate) fn lean_arrival(
 /// A packet's size as `kind` counts it; `None` when it needs a header the packet lacks (or that
 /// was not decoded).
 #[inline]
-fn chosen_size(p: &crate::Packet<'_>, kind: SizeKind, headers: Option<&Headers>) -> Option<u64> {
+pub(crate) fn chosen_size(
+    p: &crate::Packet<'_>,
+    kind: SizeKind,
+    headers: Option<&Headers>,
+) -> Option<u64> {
     match kind {
         SizeKind::Wire => Some(p.wire_len as u64),
         SizeKind::Captured => Some(p.data.len() as u64),

@@ -12,6 +12,7 @@ use burstcore::analysis::{
 use burstcore::analyze::{self, OrderOptions};
 use burstcore::capture::CaptureReader;
 use burstcore::engine::{By, GroupKey};
+use burstcore::pipeline::SizeKind;
 use burstcore::Error;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -495,7 +496,7 @@ fn iterations<'py>(
 
 /// Scan of the exact merge (in `scan`'s output layout) plus each capture's aggregate E(τ).
 #[pyfunction]
-#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
+#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
 #[allow(clippy::too_many_arguments)]
 fn superpose<'py>(
     py: Python<'py>,
@@ -514,14 +515,16 @@ fn superpose<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
+    size: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         let cfg = config(
             windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
         )?;
+        let size = SizeKind::parse(size).map_err(to_py)?;
         let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let (sp, warnings, readers) = run_keeping(py, &sources, strict, mmap, progress, |r, p| {
-            analyze::superpose(r, &offsets_ns, cfg, ord, p)
+            analyze::superpose(r, &offsets_ns, cfg, ord, size, p)
         })?;
         let (mut src, mut win, mut bytes, mut pk) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
