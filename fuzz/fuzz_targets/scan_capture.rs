@@ -7,27 +7,14 @@
 #![no_main]
 
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig};
-use burstcore::pipeline::{self, SizeKind};
+use burstcore::pipeline;
 use burstcore::ErrorKind;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
 mod common;
+use common::{pick, BINS, GROUPINGS, RATES, SIZES, WINDOWS};
 
-const GROUPINGS: [By; 9] = [
-    By::All,
-    By::Src,
-    By::Dst,
-    By::Pair,
-    By::Flow5,
-    By::Flow4,
-    By::Interface,
-    By::Vlan,
-    By::Qp,
-];
-const WINDOWS: [i64; 6] = [1, 1_000, 999_999, 5_000_000, 1_000_000_000, i64::MAX];
-const RATES: [u64; 5] = [1, 8_000, 1_000_000_000, 400_000_000_000, u64::MAX];
-const BINS: [i64; 5] = [1, 1_000, 1_000_000, 3_600_000_000_000, i64::MAX];
 /// Header filters a scan sometimes reads through (the packets' own addresses are too random for
 /// `host`; protocols, ports, lengths and VLANs split real and fuzzed captures alike).
 const FILTERS: [&str; 6] = [
@@ -38,21 +25,6 @@ const FILTERS: [&str; 6] = [
     "less 100 and not (icmp or proto 0)",
     "net 10.0.0.0/8 or net fe80::/10",
 ];
-const SIZES: [SizeKind; 5] = [
-    SizeKind::Wire,
-    SizeKind::Captured,
-    SizeKind::Ip,
-    SizeKind::Payload,
-    SizeKind::L1,
-];
-
-fn pick<T: Copy>(all: &[T], mask: u64) -> Vec<T> {
-    all.iter()
-        .enumerate()
-        .filter(|(i, _)| mask >> i & 1 != 0)
-        .map(|(_, &v)| v)
-        .collect()
-}
 
 fuzz_target!(|data: &[u8]| {
     if data.len() > 256 << 10 {

@@ -23,37 +23,9 @@ use std::path::{Path, PathBuf};
 
 #[path = "common.rs"]
 mod common;
+use common::{pick, BINS, GROUPINGS, RATES, SIZES, WINDOWS};
 
-const GROUPINGS: [By; 9] = [
-    By::All,
-    By::Src,
-    By::Dst,
-    By::Pair,
-    By::Flow5,
-    By::Flow4,
-    By::Interface,
-    By::Vlan,
-    By::Qp,
-];
-const WINDOWS: [i64; 6] = [1, 1_000, 999_999, 5_000_000, 1_000_000_000, i64::MAX];
-const RATES: [u64; 5] = [1, 8_000, 1_000_000_000, 400_000_000_000, u64::MAX];
-const BINS: [i64; 5] = [1, 1_000, 1_000_000, 3_600_000_000_000, i64::MAX];
 const FILTERS: [&str; 4] = ["tcp", "not udp", "ip6 or arp", "less 100 and not icmp"];
-const SIZES: [SizeKind; 5] = [
-    SizeKind::Wire,
-    SizeKind::Captured,
-    SizeKind::Ip,
-    SizeKind::Payload,
-    SizeKind::L1,
-];
-
-fn pick<T: Copy>(all: &[T], mask: u64) -> Vec<T> {
-    all.iter()
-        .enumerate()
-        .filter(|(i, _)| mask >> i & 1 != 0)
-        .map(|(_, &v)| v)
-        .collect()
-}
 
 /// Everything a caller sees of a scan: its result or error, and each reader's interfaces and
 /// warnings afterwards (the Python bindings report both).
