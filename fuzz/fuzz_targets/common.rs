@@ -5,7 +5,6 @@
 #![allow(dead_code)] // each target uses a different part of this file
 
 use burstcore::capture::{CaptureReader, Limits, ReadOptions, ReadStats};
-use burstcore::engine::By;
 use burstcore::input;
 use burstcore::pipeline::SizeKind;
 use burstcore::ErrorKind;
@@ -173,18 +172,8 @@ fn check_error(e: &burstcore::Error, opts: ReadOptions) {
 }
 
 /// What the scan targets choose their settings from (by bits of a hash of the input), so that
-/// the single-threaded scan and its differential check explore the same settings.
-pub const GROUPINGS: [By; 9] = [
-    By::All,
-    By::Src,
-    By::Dst,
-    By::Pair,
-    By::Flow5,
-    By::Flow4,
-    By::Interface,
-    By::Vlan,
-    By::Qp,
-];
+/// the single-threaded scan and its differential check explore the same settings; groupings
+/// from `By::EVERY`.
 pub const WINDOWS: [i64; 6] = [1, 1_000, 999_999, 5_000_000, 1_000_000_000, i64::MAX];
 pub const RATES: [u64; 5] = [1, 8_000, 1_000_000_000, 400_000_000_000, u64::MAX];
 pub const BINS: [i64; 5] = [1, 1_000, 1_000_000, 3_600_000_000_000, i64::MAX];

@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
 mod common;
-use common::{pick, BINS, GROUPINGS, RATES, SIZES, WINDOWS};
+use common::{pick, BINS, RATES, SIZES, WINDOWS};
 
 /// Header filters a scan sometimes reads through (the packets' own addresses are too random for
 /// `host`; protocols, ports, lengths and VLANs split real and fuzzed captures alike).
@@ -36,8 +36,8 @@ fuzz_target!(|data: &[u8]| {
     opts.strict = false;
     let mut by = match (h >> 4) % 4 {
         0 => vec![By::All],
-        1 => GROUPINGS.to_vec(),
-        _ => pick(&GROUPINGS, h >> 8),
+        1 => By::EVERY.to_vec(),
+        _ => pick(&By::EVERY, h >> 8),
     };
     if by.is_empty() {
         by.push(By::All);

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "common.rs"]
 mod common;
-use common::{pick, BINS, GROUPINGS, RATES, SIZES, WINDOWS};
+use common::{pick, BINS, RATES, SIZES, WINDOWS};
 
 const FILTERS: [&str; 4] = ["tcp", "not udp", "ip6 or arp", "less 100 and not icmp"];
 
@@ -117,8 +117,8 @@ fuzz_target!(|data: &[u8]| {
     } else {
         match (h >> 4) % 4 {
             0 => vec![By::All],
-            1 => GROUPINGS.to_vec(),
-            _ => pick(&GROUPINGS, h >> 8),
+            1 => By::EVERY.to_vec(),
+            _ => pick(&By::EVERY, h >> 8),
         }
     };
     if by.is_empty() {

@@ -165,17 +165,7 @@ fn capture_regressions() {
             windows_ns: vec![1, 1_000, i64::MAX],
             rates_bps: vec![1, u64::MAX],
             bins_ns: vec![1, i64::MAX],
-            by: vec![
-                By::All,
-                By::Src,
-                By::Dst,
-                By::Pair,
-                By::Flow5,
-                By::Flow4,
-                By::Interface,
-                By::Vlan,
-                By::Qp,
-            ],
+            by: By::EVERY.to_vec(),
             reorder_horizon_ns: 0,
             late: LatePolicy::Drop,
             ..Default::default()
