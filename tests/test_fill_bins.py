@@ -14,14 +14,24 @@ I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 SCHEMA = {"gid": pl.UInt32, "bin_ns": pl.Int64, "start_ns": pl.Int64, "bytes": pl.UInt64, "packets": pl.UInt64}
 
 
-def brute_fill(rows: list[tuple[int, int, int, int, int]], limit: int) -> tuple[list[tuple[int, ...]], list[int]]:
-    """Every bin k·Δ (i64::MIN for the one before 1677) from each segment's first to last."""
+def brute_fill(
+    rows: list[tuple[int, int, int, int, int]], limit: int, start: int | None = None, end: int | None = None
+) -> tuple[list[tuple[int, ...]], list[int]]:
+    """Every bin k·Δ (i64::MIN for the one before 1677) from each segment's first to last, or
+    from the bin holding start (to the one holding end - 1) where a time range is given."""
     seg: dict[tuple[int, int], dict[int, tuple[int, int, int]]] = {}
     for g, w, s, b, p in rows:
         seg.setdefault((g, w), {})[s // w] = (s, b, p)
+
+    def lo(w: int, bins: dict[int, tuple[int, int, int]]) -> int:
+        return min(bins) if start is None else start // w
+
+    def hi(w: int, bins: dict[int, tuple[int, int, int]]) -> int:
+        return max(bins) if end is None else (end - 1) // w
+
     need: dict[int, int] = {}
     for (_, w), bins in seg.items():
-        need[w] = need.get(w, 0) + max(bins) - min(bins) + 1
+        need[w] = need.get(w, 0) + hi(w, bins) - lo(w, bins) + 1
     filled, total = set(), 0
     for w, n in sorted(need.items(), key=lambda item: (item[1], item[0])):
         if total + n > limit:
@@ -30,7 +40,7 @@ def brute_fill(rows: list[tuple[int, int, int, int, int]], limit: int) -> tuple[
         total += n
     out = []
     for (g, w), bins in sorted(seg.items()):
-        ks = range(min(bins), max(bins) + 1) if w in filled else sorted(bins)
+        ks = range(lo(w, bins), hi(w, bins) + 1) if w in filled else sorted(bins)
         for k in ks:
             s, b, p = bins.get(k, (max(k * w, I64_MIN), 0, 0))
             out.append((g, w, s, b, p))
@@ -63,8 +73,12 @@ def test_fill_matches_brute_force(seed: int, monkeypatch: pytest.MonkeyPatch) ->
         se = pl.DataFrame(rows, schema=SCHEMA, orient="row")
         if rng.random() < 0.3:
             se = se.sample(fraction=1.0, shuffle=True, seed=seed)
-        got, sparse = _scan._fill_bins(se)
-        want, want_sparse = brute_fill(rows, limit)
+        # A time range around the rows, at times (as scan's start=/end= give): every row is in it.
+        ts = [r[2] for r in rows] or [0]
+        start = max(min(ts) - int(rng.integers(0, 3000)), I64_MIN) if rng.random() < 0.3 else None
+        end = min(max(ts) + int(rng.integers(1, 3000)), I64_MAX) if rng.random() < 0.3 else None
+        got, sparse = _scan._fill_bins(se, start, end)
+        want, want_sparse = brute_fill(rows, limit, start, end)
         assert sparse == want_sparse
         assert got.schema == se.schema
         if not want_sparse or len(want_sparse) < len({r[1] for r in rows}):
@@ -87,7 +101,9 @@ def test_fill_edge_cases() -> None:
         assert (got.rows(), sparse) == brute_fill(rows, _scan.DENSE_SERIES_LIMIT)
 
 
-@pytest.mark.parametrize(("start", "end"), [(None, None), (1_000, 60_000), (25_000, 25_001)])
+@pytest.mark.parametrize(
+    ("start", "end"), [(None, None), (1_000, 60_000), (25_000, 25_001), (-5_000, None), (None, 200_000)]
+)
 def test_scan_series_filled_against_brute_force(start: int | None, end: int | None, tmp_path: Path) -> None:
     rng = np.random.default_rng(7)
     ts = np.sort(rng.integers(0, 100_000, 300))
@@ -107,5 +123,8 @@ def test_scan_series_filled_against_brute_force(start: int | None, end: int | No
             cell = acc.setdefault(t // w, [0, 0])
             cell[0] += s
             cell[1] += 1
-        want = [(k * w, *acc.get(k, [0, 0])) for k in range(min(acc), max(acc) + 1)] if acc else []
+        # From the bin holding start to the one holding end - 1 ns: the span ρ is over.
+        lo = min(acc) if start is None else start // w
+        hi = max(acc) if end is None else (end - 1) // w
+        want = [(k * w, *acc.get(k, [0, 0])) for k in range(lo, hi + 1)] if acc else []
         assert got.select("start_ns", "bytes", "packets").rows() == want

@@ -121,3 +121,48 @@ def test_ptm_table_of_ring_capture_is_what_the_readme_shows():
     for w, ptm in r.envelope.select("window_ns", "ptm").iter_rows():
         needle = f"| {burstcore._units.format_duration(w)} | {ptm:.1f} |"
         assert needle in readme, needle
+
+
+def test_per_pair_series_over_a_stretch_covers_it_as_its_mean_rate_does():
+    """The CNSM study's throughput tables (mean of fixed bins over a stretch, per host pair) on
+    the training of d, with half a second of idle either side: every pair's series holds every
+    bin of [start, end), zeros included, each equal to tshark's sum of frame.len in it, and the
+    mean of its rate_bps is the pair's ρ over the stretch. Before, the series stopped at the
+    pair's first and last busy bins, and its mean (756 Mbit/s for all traffic) tripled ρ (252)."""
+    path = shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng")
+    rows = tshark_fields(path, ["frame.time_epoch", "frame.len", "ip.src", "ip.dst"])
+    width = 100_000_000
+    start, end = 1_796_006_912_500_000_000, 1_796_006_914_000_000_000  # 15 whole bins
+    want: dict[tuple[str, int], int] = {}
+    for t_text, n, src, dst in rows:
+        t = epoch_ns(t_text)
+        if start <= t < end:
+            for group in ("all", f"{src}>{dst}" if src else None):
+                if group is not None:
+                    want[(group, t // width)] = want.get((group, t // width), 0) + int(n)
+    r = burstcore.scan(str(path), windows=["5ms"], rates=[], bins=["100ms"], by=["all", "pair"], start=start, end=end)
+    groups = sorted({g for g, _ in want})
+    assert sorted(r.groups["group"].to_list()) == groups
+    for g in groups:
+        s = r.series.filter(pl.col("group") == g).sort("start_ns")
+        assert s["start_ns"].to_list() == list(range(start, end, width)), g
+        assert s["bytes"].to_list() == [want.get((g, k // width), 0) for k in range(start, end, width)], g
+        rho = r.groups.filter(pl.col("group") == g)["mean_rate_bps"][0]
+        assert s["rate_bps"].mean() == pytest.approx(rho, rel=1e-12), g
+        assert rho == pytest.approx(sum(s["bytes"].to_list()) * 8e9 / (end - start), rel=1e-12), g
+
+
+def test_flow4_counts_as_the_cnsm_study_with_a_tcp_filter():
+    """The CNSM study counted distinct (ip.src, ip.dst, tcp.srcport, tcp.dstport) from tshark's
+    fields: its groupby drops the UDP packets, whose tcp ports are empty. flow4 ignores the
+    protocol, so on a capture with UDP it counts more (271 against 132 here); filter='tcp' gives
+    the study's count, as the docs say. A guard of the docs: it passes on the old code too."""
+    path = shared_file("corpus/pcapplusplus/Tests/Pcap++Test/PcapExamples/example.pcap")
+    fields = ["ip.src", "ip.dst", "tcp.srcport", "tcp.dstport", "udp.srcport", "udp.dstport"]
+    rows = tshark_fields(path, fields, ["-Y", "ip"])
+    tcp = {(s, d, int(a), int(b)) for s, d, a, b, _, _ in rows if a}
+    udp = {(s, d, int(a), int(b)) for s, d, _, _, a, b in rows if a}
+    assert tcp and udp
+    study = burstcore.flows(str(path), key="flow4", filter="tcp")
+    assert set(study.select("src", "dst", "sport", "dport").iter_rows()) == tcp
+    assert burstcore.flows(str(path), key="flow4").height == len(tcp | udp)

@@ -71,8 +71,16 @@ def test_a_range_scans_as_the_capture_cut_to_it(trace, fmt, threads):
         assert r.envelope.height == 0
         return
     cut = burstcore.scan(_capture([ts[i] for i in keep], [sizes[i] for i in keep], [pairs[i] for i in keep], fmt), **KW)
-    for name in ("series",):
-        assert_frame_equal(getattr(r, name), getattr(cut, name))
+    # The series: the cut capture's bins, and zero bins out to the edges of the range, which ρ is
+    # over too (from the bin holding start, to the one holding end - 1 ns).
+    busy = pl.col("bytes") > 0
+    assert_frame_equal(r.series.filter(busy), cut.series.filter(busy))
+    w = 1_000_000
+    for (by, group), rows in r.series.group_by("by", "group"):
+        own = cut.series.filter((pl.col("by") == by) & (pl.col("group") == group))["start_ns"]
+        lo_k = own.min() // w if lo is None else lo // w
+        hi_k = own.max() // w if hi is None else (hi - 1) // w
+        assert sorted(rows["start_ns"].to_list()) == [k * w for k in range(lo_k, hi_k + 1)]
     for name in ("envelope", "backlog"):
         # Same E(τ) and B_max; PtM and rate_over_mean differ only by the span of ρ (below).
         got = getattr(r, name).drop("ptm", "rate_over_mean", strict=False)
@@ -896,3 +904,34 @@ def test_the_command_line_tells_a_start_in_seconds_hours_away(tmp_path):
     assert err.count("is ns since 1970") == 1, err
     assert f"--start {HOURS_BEFORE} is ns since 1970" in err and "about 101 minutes before them" in err
     assert f"give --start 2013-05-02T18:40:00Z (ISO 8601) or --start {HOURS_BEFORE * 10**9} (ns)" in err
+
+
+@pytest.mark.parametrize("seconds", [1796006913.0027, 1700000000.5, 1700000000.000001])
+def test_seconds_as_a_float_are_refused_with_the_instant_they_are(seconds):
+    """A training log's stamps (time.time(): the CNSM study's train_history.log) are float
+    seconds: refused (which unit?), with the instant they are as seconds, ready to give back."""
+    from decimal import Decimal
+
+    want_ns = int(Decimal(repr(seconds)) * 10**9)
+    iso = str(np.datetime64(want_ns, "ns")) + "Z"
+    data = _capture([want_ns - 1, want_ns, want_ns + 1], [100, 200, 300], [("10.0.0.1", "10.0.0.2")] * 3)
+    with pytest.raises(ValueError, match=rf"is {re.escape(iso)}: give '{re.escape(iso)}'\)$"):
+        burstcore.scan(data, start=seconds)
+    assert parse_instant(iso, name="start") == want_ns
+    assert burstcore.scan(data, windows=["1us"], rates=[], start=iso).summary["bytes"][0] == 500
+    # The command line gets the same advice for the same digits.
+    import subprocess
+    import sys
+
+    p = subprocess.run(
+        [sys.executable, "-m", "burstcore", "scan", "-", "--start", repr(seconds)], input=data, capture_output=True
+    )
+    assert p.returncode == 2 and f"is {iso}: give '{iso}')" in p.stderr.decode(), p.stderr
+
+
+def test_numbers_that_are_no_seconds_get_no_instant():
+    for value in (1.7e18, 5.5, 1e300):
+        with pytest.raises(ValueError, match=r"is not an instant; give .* since 1970 \(as the \*_ns columns\)$"):
+            parse_instant(value, name="start")
+    with pytest.raises(ValueError, match=r"as the \*_ns columns\)$"):
+        parse_instant("1700000000.0000000001", name="start")  # below the ns: no instant to name

@@ -332,10 +332,12 @@ def scan(
         millions of short flows.
     fill_empty_bins:
         Fill the series with zero rows for empty bins, from each group's first non-empty bin
-        to its last, up to 20 M rows in all: the bin widths needing the fewest rows are filled
-        first, each for all its groups, and a width that would pass the limit stays sparse
-        (non-empty bins only) with a ``UserWarning`` naming it. ``False``: non-empty bins
-        only. A bool, as ``strict`` and ``mmap`` are: anything else raises ``TypeError``.
+        to its last, or, with ``start``/``end``, from the bin holding ``start`` and to the one
+        holding the last ns before ``end`` (the span ρ is over, so the mean of a filled series'
+        ``rate_bps`` is ρ when the range is whole bins), up to 20 M rows in all: the bin widths
+        needing the fewest rows are filled first, each for all its groups, and a width that
+        would pass the limit stays sparse (non-empty bins only) with a ``UserWarning`` naming
+        it. ``False``: non-empty bins only. A bool, as ``strict`` and ``mmap`` are: anything else raises ``TypeError``.
     strict:
         A capture cut off mid-block (still being written) raises ``TruncatedCaptureError``
         instead of giving the packets before the cut and a ``CaptureWarning``.
@@ -694,7 +696,8 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
 
     se = pl.DataFrame(out["series"])
     if fill and se.height:
-        se, sparse = _fill_bins(se)
+        # Over the stretch asked for, as its span is ρ's: zero bins at its idle edges too.
+        se, sparse = _fill_bins(se, cfg.get("start_ns"), cfg.get("end_ns"))
         if sparse:
             note = _sparse_note(sparse)
             # scan → _build_result → here: told at the caller's line.
@@ -783,9 +786,13 @@ def _sparse_note(widths: list[int]) -> str:
     )
 
 
-def _fill_bins(se: pl.DataFrame) -> tuple[pl.DataFrame, list[int]]:
+def _fill_bins(
+    se: pl.DataFrame, start_ns: int | None = None, end_ns: int | None = None
+) -> tuple[pl.DataFrame, list[int]]:
     """Zero rows for empty bins between each (group, width)'s first and last non-empty bin, and
-    the widths left sparse.
+    the widths left sparse. A time range's ``start_ns`` (``end_ns``, exclusive) moves every
+    segment's first (last) bin out to the one holding it, so that a filled series covers the span
+    its ρ is over: its mean rate is then ρ whenever the range is whole bins.
 
     A width is filled for all its groups or for none, so that each width's series is one thing
     or the other. The widths that need the fewest rows are filled first, as long as the total
@@ -816,6 +823,11 @@ def _fill_bins(se: pl.DataFrame) -> tuple[pl.DataFrame, list[int]]:
     # still finds its k. hi − lo is exact in u64 for any two i64 with lo ≤ hi.
     lo_k = s[seg_start] // seg_w
     hi_k = s[seg_start + counts - 1] // seg_w
+    # Every packet lies in [start, end), so these only widen a segment.
+    if start_ns is not None:
+        lo_k = np.minimum(lo_k, np.int64(start_ns) // seg_w)
+    if end_ns is not None:
+        hi_k = np.maximum(hi_k, (np.int64(end_ns) - 1) // seg_w)
     span = hi_k.view(u64) - lo_k.view(u64)
 
     # Rows per width. A segment of DENSE_SERIES_LIMIT bins or more (span + 1 may even wrap to 0)

@@ -402,7 +402,7 @@ def _iso_instant_ns(text: str, name: str) -> int:
     any conversion could wrap, and every digit down to the ns is kept (and none below it lost)."""
     m = _ISO_RE.fullmatch(text.strip())
     if not m:
-        raise ValueError(f"{name}={text!r} is not an instant; give {INSTANT_FORMS}")
+        raise ValueError(f"{name}={text!r} is not an instant; give {INSTANT_FORMS}{_as_seconds(text)}")
     g = {k: v for k, v in m.groupdict().items() if v is not None}
     year = _iso_year(g["year"])
     if year is None:
@@ -419,6 +419,23 @@ def _iso_instant_ns(text: str, name: str) -> int:
         raise _finer_than_ns(text, name)
     ns = (days * 86_400 + seconds) * _NS_PER_S + int(fraction[:9].ljust(9, "0"))
     return _in_range(ns, text, name)
+
+
+_DECIMAL_SECONDS_RE = re.compile(r"\d+\.\d+")
+
+
+def _as_seconds(text: str) -> str:
+    """What a decimal number of seconds since 1970 (time.time(), a training log's stamps, tshark's
+    frame.time_epoch) is as an instant, to add to the refusal of it: '' for anything else, or a
+    time outside 1970-01-02 to 2262."""
+    text = text.strip()
+    if not _DECIMAL_SECONDS_RE.fullmatch(text):
+        return ""
+    whole, fraction = text.split(".")
+    if fraction[9:].strip("0") or not 86_400 <= int(whole) < (2**63 - 1) // _NS_PER_S:
+        return ""
+    iso = _iso_ns(int(whole) * _NS_PER_S + int(fraction[:9].ljust(9, "0")))
+    return f" (read as seconds since 1970, {text} is {iso}: give '{iso}')"
 
 
 def _in_range(ns: int, value: Any, name: str) -> int:
@@ -454,8 +471,12 @@ def parse_instant(value: Any, *, name: str) -> int:
     """``value`` as integer nanoseconds since 1970-01-01 UTC, exactly (a float is refused: which
     unit would it be in?). Out of int64 ns (1677-09-21 to 2262-04-11) or finer than the ns is refused,
     never wrapped or rounded."""
-    if isinstance(value, bool) or isinstance(value, (float, np.floating)):
+    if isinstance(value, bool):
         raise WrongTypeError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}")
+    if isinstance(value, (float, np.floating)):
+        raise WrongTypeError(
+            f"{name}={value!r} is not an instant; give {INSTANT_FORMS}{_as_seconds(repr(float(value)))}"
+        )
     if isinstance(value, (int, np.integer)):
         return _in_range(int(value), value, name)
     if isinstance(value, _dt.datetime) and isinstance(asm8 := _pandas_scalar(value), np.datetime64):

@@ -784,7 +784,8 @@ def _analysis_parsers(sub: Any) -> None:
         choices=FLOW_KEYS,
         default="flow",
         help="flow: directional 5-tuple (default); flow4: (src, sport, dst, dport), protocol ignored, packets "
-        "without ports in no flow; biflow: both directions of a 5-tuple are one flow",
+        "without ports in no flow (with --filter tcp, the CNSM study's flows); biflow: both directions of a "
+        "5-tuple are one flow",
     )
     g.add_argument(
         "--idle-timeout",
