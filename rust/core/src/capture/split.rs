@@ -620,6 +620,11 @@ pub struct ChunkReader {
 
 impl ChunkReader {
     /// The next packet whose record starts before the end of the range (offsets in the file).
+    /// Inlined like [`CaptureReader::next_packet`]: called out of line (as `read_packets`' ranges
+    /// called it), each packet came back through memory once more, and two ranges ran 6–8 %
+    /// more instructions per packet than one read (callgrind, snaplen-128 pcap and pcapng);
+    /// inlined, 3–4 %.
+    #[inline]
     pub fn next_packet(&mut self) -> Result<Option<Packet<'_>>> {
         self.next_with(|p, offset| Packet { offset, ..*p })
     }
