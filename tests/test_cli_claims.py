@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import burstcore
@@ -184,3 +185,21 @@ def test_the_lateness_the_scan_docstring_quotes_is_the_shipped_captures(
         r = burstcore.scan(shared_file(f"captures/{name}"), windows=["1ms"], rates=["1Gbps"])
         most = max(most, r.summary["max_lateness_ns"][0])
     assert round(most / 1000) == int(stated)
+
+
+def test_the_confidence_of_a_period_in_noise_is_as_the_help_states() -> None:
+    # "a confidence from 0 (noise) ...: below about 0.05 treat it as a guess": Poisson arrivals,
+    # which have no period, score above 0.05; what tells their period apart is the doubts.
+    help_text = " ".join(cli._subparsers(cli.build_parser())["iterations"].format_help().split())
+    assert "0 (noise)" not in help_text
+    lo, hi = map(float, re.findall(r"no period at all \(Poisson arrivals\) scores ([\d.]+)-([\d.]+)", help_text)[0])
+    assert lo < 0.05 < hi
+    above = 0
+    for seed in (1, 2):
+        rng = np.random.default_rng(seed)
+        ts = (BASE + np.cumsum(rng.exponential(200_000, 20_000))).astype(np.int64).tolist()
+        with pytest.warns(burstcore.CaptureWarning):
+            it = burstcore.iterations(oracles.capture(ts, [1000] * len(ts)))
+        assert it.period_ns is not None and lo <= it.confidence <= hi and it.period_doubts
+        above += it.confidence > 0.05
+    assert above == 2

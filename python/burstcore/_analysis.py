@@ -677,10 +677,11 @@ class Iterations(FramesEqual):
       after the previous), ``acf_period_ns`` when fewer than two are, None when no periodicity
       was found;
     - ``confidence`` in [0, 1]: how far the autocorrelation's best peak rises above its
-      surroundings (0: noise; near 1: a clean square wave); below ~0.05 treat the period as a
-      guess. The period is that peak's fundamental: on strictly periodic traffic every multiple
-      of the period is a peak, and the shortest lag dividing the best one that repeats nearly as
-      well is taken;
+      surroundings (near 1: a clean square wave); below ~0.05 treat the period as a guess.
+      Traffic with no period at all (Poisson arrivals) scores 0.04-0.14 too: ``period_doubts``,
+      not the confidence, tells such a period apart. The period is that peak's fundamental: on
+      strictly periodic traffic every multiple of the period is a peak, and the shortest lag
+      dividing the best one that repeats nearly as well is taken;
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
