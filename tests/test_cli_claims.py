@@ -214,3 +214,17 @@ def test_the_bytes_a_packet_limits_md_gives_timestamp_and_wire_len_are_theirs() 
     data = oracles.capture([BASE + k * 1000 for k in range(1000)], [len(frames[0])] * 1000, frames=frames)
     df = burstcore.read_packets(data, columns=["timestamp", "wire_len"])
     assert df.estimated_size() / df.height == int(stated)
+
+
+def test_a_doubted_period_never_advises_a_min_period_already_given() -> None:
+    # On d's 45 ms job, a search from 7.5 ms (bin 3.75 ms) found iterations 3.75 ms apart, and
+    # the warnings advised "give min_period= above 3.75ms": what had been given.
+    path = shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng")
+    for bin_, lo in (("3.75ms", "7.5ms"), ("1ms", "5ms")):
+        with pytest.warns(burstcore.CaptureWarning):
+            it = burstcore.iterations(path, bin=bin_, min_period=lo, max_period="15ms")
+        assert it.period_ns is not None and it.period_ns < burstcore.parse_duration(lo) and it.period_doubts
+        for doubt in it.period_doubts:
+            for advised in re.findall(r"min_period= above (\S+?)[;,)]?(?:\s|$)", doubt):
+                assert burstcore.parse_duration(advised) >= burstcore.parse_duration(lo), doubt
+        assert any(f"closer than the min_period given, {lo}" in d for d in it.period_doubts)

@@ -781,7 +781,7 @@ _LOW_COVERAGE = 0.5
 _FEW_PERIODS = 3.0
 
 
-def _period_doubts(out: dict[str, Any]) -> tuple[float | None, list[str]]:
+def _period_doubts(out: dict[str, Any], min_period_ns: int) -> tuple[float | None, list[str]]:
     """How many periods the stretch analysed holds, and why the period may be wrong (empty
     when the iterations bear it out). On a stretch of a few periods the autocorrelation's best
     lag may be a burst inside a phase, half the period, or a lag between two irregular spacings,
@@ -795,6 +795,14 @@ def _period_doubts(out: dict[str, Any]) -> tuple[float | None, list[str]]:
     nbytes = np.asarray(out["bytes"], dtype=np.float64)
     chained = int(np.count_nonzero(np.asarray(out["in_period"], dtype=bool)))
     p = format_duration(period)
+    # The iterations found may lie closer together than the min_period searched (the lag it found
+    # is at least that): then "above the period" is what was given already.
+    above = (
+        f"give min_period= above {p}"
+        if period >= min_period_ns
+        else f"give min_period=/max_period= around the period if you know it roughly (the iterations found lie "
+        f"{p} apart, closer than the min_period given, {format_duration(min_period_ns)})"
+    )
     doubts = []
     if chained < 2 and seen < _FEW_PERIODS:
         doubts.append(
@@ -811,7 +819,7 @@ def _period_doubts(out: dict[str, Any]) -> tuple[float | None, list[str]]:
                 f"the {kept.size} whole iterations at the period found ({p}) differ in bytes by {cv:.0%} "
                 "(coefficient of variation), where a training iteration moves the same gradients each time: "
                 "the period is likely a burst inside a communication phase or a fraction of the iteration; "
-                f"read a longer stretch, or give min_period= above {p}"
+                f"read a longer stretch, or {above}"
             )
     if kept.size >= 2 and 3 * chained < 2 * kept.size:
         doubts.append(
@@ -824,8 +832,7 @@ def _period_doubts(out: dict[str, Any]) -> tuple[float | None, list[str]]:
     if share < _LOW_COVERAGE:
         doubts.append(
             f"the iterations at the period found ({p}) hold only {share:.0%} of the bytes analysed: the "
-            "period is likely a burst inside a communication phase; read a longer stretch, or give "
-            f"min_period= above {p}"
+            f"period is likely a burst inside a communication phase; read a longer stretch, or {above}"
         )
     return seen, doubts
 
@@ -940,7 +947,7 @@ def iterations(
                 f"it at {format_duration(bin_ns)}"
             ]
         )
-    seen, doubts = _period_doubts(out)
+    seen, doubts = _period_doubts(out, lo)
     doubts = _unsure_period(out) + doubts
     _warn(doubts)
     n = len(out["start_ns"])
