@@ -679,10 +679,11 @@ class Iterations(FramesEqual):
       after the previous), ``acf_period_ns`` when fewer than two are, None when no periodicity
       was found;
     - ``confidence`` in [0, 1]: how far the autocorrelation's best peak rises above its
-      surroundings (0: noise; near 1: a clean square wave); below ~0.05 treat the period as a
-      guess. The period is that peak's fundamental: on strictly periodic traffic every multiple
-      of the period is a peak, and the shortest lag dividing the best one that repeats nearly as
-      well is taken;
+      surroundings (near 1: a clean square wave); below ~0.05 treat the period as a guess.
+      Traffic with no period at all (Poisson arrivals) scores 0.04-0.14 too: ``period_doubts``,
+      not the confidence, tells such a period apart. The period is that peak's fundamental: on
+      strictly periodic traffic every multiple of the period is a peak, and the shortest lag
+      dividing the best one that repeats nearly as well is taken;
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
@@ -782,7 +783,7 @@ _LOW_COVERAGE = 0.5
 _FEW_PERIODS = 3.0
 
 
-def _period_doubts(out: dict[str, Any]) -> tuple[float | None, list[str]]:
+def _period_doubts(out: dict[str, Any], min_period_ns: int) -> tuple[float | None, list[str]]:
     """How many periods the stretch analysed holds, and why the period may be wrong (empty
     when the iterations bear it out). On a stretch of a few periods the autocorrelation's best
     lag may be a burst inside a phase, half the period, or a lag between two irregular spacings,
@@ -796,6 +797,14 @@ def _period_doubts(out: dict[str, Any]) -> tuple[float | None, list[str]]:
     nbytes = np.asarray(out["bytes"], dtype=np.float64)
     chained = int(np.count_nonzero(np.asarray(out["in_period"], dtype=bool)))
     p = format_duration(period)
+    # The iterations found may lie closer together than the min_period searched (the lag it found
+    # is at least that): then "above the period" is what was given already.
+    above = (
+        f"give min_period= above {p}"
+        if period >= min_period_ns
+        else f"give min_period=/max_period= around the period if you know it roughly (the iterations found lie "
+        f"{p} apart, closer than the min_period given, {format_duration(min_period_ns)})"
+    )
     doubts = []
     if chained < 2 and seen < _FEW_PERIODS:
         doubts.append(
@@ -812,7 +821,7 @@ def _period_doubts(out: dict[str, Any]) -> tuple[float | None, list[str]]:
                 f"the {kept.size} whole iterations at the period found ({p}) differ in bytes by {cv:.0%} "
                 "(coefficient of variation), where a training iteration moves the same gradients each time: "
                 "the period is likely a burst inside a communication phase or a fraction of the iteration; "
-                f"read a longer stretch, or give min_period= above {p}"
+                f"read a longer stretch, or {above}"
             )
     if kept.size >= 2 and 3 * chained < 2 * kept.size:
         doubts.append(
@@ -825,8 +834,7 @@ def _period_doubts(out: dict[str, Any]) -> tuple[float | None, list[str]]:
     if share < _LOW_COVERAGE:
         doubts.append(
             f"the iterations at the period found ({p}) hold only {share:.0%} of the bytes analysed: the "
-            "period is likely a burst inside a communication phase; read a longer stretch, or give "
-            f"min_period= above {p}"
+            f"period is likely a burst inside a communication phase; read a longer stretch, or {above}"
         )
     return seen, doubts
 
@@ -941,7 +949,7 @@ def iterations(
                 f"it at {format_duration(bin_ns)}"
             ]
         )
-    seen, doubts = _period_doubts(out)
+    seen, doubts = _period_doubts(out, lo)
     doubts = _unsure_period(out) + doubts
     _warn(doubts)
     n = len(out["start_ns"])

@@ -312,7 +312,7 @@ def scan(
         'left' (default): half-open windows [s, s+τ); 'both': closed windows [s, s+τ].
     reorder_horizon:
         How far back in time a packet may arrive and still be put in order (default 10 ms; the
-        shipped bridge captures step back up to ~74 µs). Packets earlier than the horizon allows
+        shipped bridge captures step back up to ~56 µs). Packets earlier than the horizon allows
         raise ``OutOfOrderError`` unless ``on_late='drop'`` (then counted in ``summary``).
         The packets within it wait in memory: more than 2^23 at once (only damaged timestamps,
         such as millions at one instant, come near) raise ``LimitExceededError`` with

@@ -135,11 +135,13 @@ ITERATIONS_EXAMPLES = f"""examples:
   burstcore iterations trace.pcapng -o iterations.json     # the period and confidence in its meta
   burstcore iterations trace.pcapng -o summary.csv --table summary
 
-The period comes with a confidence from 0 (noise) to 1 (a clean square wave): below about 0.05
-treat it as a guess. Where the iterations found do not bear the period out (a stretch of under
-three periods with no two whole iterations one period apart, iterations of unequal bytes, few of
-them one period apart, or holding under half the bytes) it is marked unsure and a warning says
-why and what to do; the summary's period_unsure and periods_seen say so too.
+The period comes with a confidence from 0 to 1 (a clean square wave): below about 0.05 treat it
+as a guess; traffic with no period at all (Poisson arrivals) scores 0.04-0.14 too, so a
+confidence above 0.05 does not make a period real. Where the iterations found do not bear the
+period out (a stretch of under three periods with no two whole iterations one period apart,
+iterations of unequal bytes, few of them one period apart, or holding under half the bytes) it
+is marked unsure and a warning says why and what to do; the summary's period_unsure and
+periods_seen say so too.
 
 {ANALYSIS_FORMATS}"""
 
@@ -302,13 +304,15 @@ def _rates(text: str) -> list[int]:
     return out
 
 
-def _groupings(text: str) -> list[str]:
+def _groupings(text: str, one: bool = False) -> list[str]:
     from ._scan import GROUPINGS
 
     out = []
     for item in _split(text, "all,pair"):
         if item == "host":
-            raise argparse.ArgumentTypeError("'host' is ambiguous: use src or dst (or both: --by src,dst)")
+            # sizes and gaps take one grouping: "--by src,dst" would be refused there.
+            both = "" if one else " (or both: --by src,dst)"
+            raise argparse.ArgumentTypeError(f"'host' is ambiguous: use src or dst{both}")
         if item not in GROUPINGS:
             raise argparse.ArgumentTypeError(f"{item!r} is not a grouping; use one or more of {', '.join(GROUPINGS)}")
         out.append(item)
@@ -317,7 +321,7 @@ def _groupings(text: str) -> list[str]:
 
 def _grouping(text: str) -> str:
     """One grouping: sizes and gaps group by one at a time."""
-    names = _groupings(text)
+    names = _groupings(text, one=True)
     if len(names) != 1:
         raise argparse.ArgumentTypeError(f"{text!r}: give one grouping (sizes and gaps group by one at a time)")
     return names[0]
@@ -601,9 +605,17 @@ def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
     g = p.add_argument_group("measurement")
     _measure_options(
         g,
-        # plot and report draw B_max(r) as a curve: a finer grid of the mean rate's multiples.
-        ("24 multiples of the mean rate, 1.05 to 50" if figures else "the mean rate times 1.1 to 20")
-        + "; for stdin or a named pipe, which cannot be read twice, the link speeds 100Mbps to 400Gbps",
+        # plot and report draw B_max(r) as a curve: a finer grid of the mean rate's multiples. They
+        # read stdin and pipes into memory first (`_rereadable`), so those get it too; the grid
+        # comes from info's whole-capture mean, which a filter, a stretch or another size does not
+        # fit, so those get scan's own default (`_scan_for_figures`).
+        (
+            "24 multiples of the mean rate, 1.05 to 50; with --filter, --start, --end or a --size other "
+            "than wire, the mean rate of what is measured times 1.1 to 20"
+            if figures
+            else "the mean rate times 1.1 to 20; for stdin or a named pipe, which cannot be read twice, the "
+            "link speeds 100Mbps to 400Gbps"
+        ),
     )
     _size_option(g)
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
@@ -2748,6 +2760,8 @@ _OPTION_SPELLING = (
     ("a coarser bin= or a stretch with start=/end=", "a coarser --bin or a stretch with --start/--end"),
     ("a coarser bin or a stretch (start=/end=)", "a coarser --bins or a stretch (--start/--end)"),
     ("with start=/end= (or a filter=)", "with --start/--end (or a --filter)"),
+    ("read fewer packets (start=/end=, filter=)", "read fewer packets (--start/--end, --filter)"),
+    ("Give shorter windows or a stretch (start=/end=)", "Give shorter --windows or a stretch (--start/--end)"),
     (" (bin_ns):", ":"),
     ("or with mmap=False", "or with --no-mmap"),
     ("filter= passed none", "--filter passed none"),

@@ -385,7 +385,7 @@ fn shared_training_captures_scan_the_same_in_chunks() {
 fn shared_training_captures_by_sender_scan_the_same_in_chunks() {
     // Each training capture dealt into one file per sending host, as if every rank had recorded
     // what it sent: files that overlap all along, with the real captures' timestamps, which step
-    // back by up to ~74 µs. Two to four threads against one; the chunked path must be taken.
+    // back by up to ~56 µs. Two to four threads against one; the chunked path must be taken.
     let Ok(root) = std::env::var("BURSTCORE_SHARED") else {
         eprintln!("BURSTCORE_SHARED not set: skipped");
         return;

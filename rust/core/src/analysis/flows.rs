@@ -200,11 +200,18 @@ impl FlowTable {
                 // Every flow is kept for the report, those an idle timeout closed too: the bound
                 // is on all of them (64 keys with idle_timeout=0 made 25 M records, 7.9 GB).
                 if self.records.len() >= self.opts.max_flows {
+                    // Only an idle timeout splits a key into several flows: without one, a
+                    // timeout of any length would make more flows, not fewer.
+                    let or_longer = if self.opts.idle_timeout_ns.is_some() {
+                        ", or a longer idle_timeout"
+                    } else {
+                        ", or read fewer packets (start=/end=, filter=)"
+                    };
                     return Err(Error::limit_exceeded(
                         Limit::Result,
                         format!(
                             "more than {} flow{}: raise max_flows (each flow holds a few hundred \
-                             bytes, about 1.2 kB with windows), or a longer idle_timeout",
+                             bytes, about 1.2 kB with windows){or_longer}",
                             self.opts.max_flows,
                             if self.opts.max_flows == 1 { "" } else { "s" }
                         ),
@@ -432,6 +439,32 @@ mod tests {
         };
         let got: Vec<_> = flows(opts, &packets).iter().map(resent).collect();
         assert_eq!(got, [(Some(0), Some(0)), (Some(2), Some(308))]);
+    }
+
+    /// The advice at `max_flows` is one that can be followed: a longer idle timeout makes fewer
+    /// flows only where an idle timeout split keys into several (it was given without one too,
+    /// where any timeout makes more).
+    #[test]
+    fn the_flow_limit_advises_a_longer_idle_timeout_only_when_one_was_given() {
+        let advice = |idle_timeout_ns: Option<i64>| {
+            let mut t = FlowTable::new(FlowOptions {
+                idle_timeout_ns,
+                max_flows: 1,
+                ..FlowOptions::default()
+            });
+            t.push(&packet(0, IP_PROTO_UDP, 1, 2, 0, 10)).unwrap();
+            t.push(&packet(100, IP_PROTO_UDP, 1, 3, 0, 10))
+                .unwrap_err()
+                .reason
+        };
+        let without = advice(None);
+        assert!(!without.contains("idle_timeout"), "{without}");
+        assert!(
+            without.contains("raise max_flows") && without.contains("read fewer packets"),
+            "{without}"
+        );
+        let with = advice(Some(10));
+        assert!(with.contains("or a longer idle_timeout"), "{with}");
     }
 
     /// The default limit is the 1,000,000 the docs and Python state (it was 2^20 here).

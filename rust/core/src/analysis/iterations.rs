@@ -479,7 +479,11 @@ impl IterationAnalyzer {
             // phase. Where the segment on the other side was not kept, the phase's busy bins that
             // run on across the boundary are this iteration's: it takes them, up to the first quiet
             // bin (9 % of capture d's first iteration was lost so, in no iteration).
+            // A dropped segment between two kept ones, busy all through, is taken by the earlier
+            // one only: the later one widens back no further than where the earlier one ended
+            // (both took it before, and the iterations overlapped).
             let kept: Vec<usize> = segs.iter().map(|(_, k)| *k).collect();
+            let mut taken = 0;
             for (it, k) in &mut segs {
                 let (lo, hi) = (bounds[*k], bounds[*k + 1]);
                 let phase = total.get(lo..hi).unwrap_or(&[]);
@@ -487,7 +491,7 @@ impl IterationAnalyzer {
                 let busy = |i: usize| total.get(i).is_some_and(|x| *x >= floor && *x > 0.0);
                 let mut new_lo = lo;
                 if *k > 0 && !kept.contains(&(*k - 1)) {
-                    while new_lo > bounds[*k - 1] && busy(new_lo - 1) {
+                    while new_lo > bounds[*k - 1].max(taken) && busy(new_lo - 1) {
                         new_lo -= 1;
                     }
                 }
@@ -497,6 +501,7 @@ impl IterationAnalyzer {
                         new_hi += 1;
                     }
                 }
+                taken = new_hi;
                 if (new_lo, new_hi) != (lo, hi) {
                     if let Some(wider) = measure(new_lo, new_hi) {
                         *it = wider;
