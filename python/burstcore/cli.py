@@ -2629,27 +2629,29 @@ def _options_only(
         if not word.startswith("-") or word == "-":
             return word
         at += 1
+        # The option whose value is the next word, if any.
+        takes_next: argparse.Action | None
         if word.startswith("--"):
             name = word.split("=", 1)[0]
             action = options.get(name)
             if action is None or name in top:
                 return False
-            takes_next = action.nargs is None and "=" not in word
+            takes_next = action if action.nargs is None and "=" not in word else None
         else:
             # Short options read as argparse reads them: flags clustered (-qv), the last of them
             # maybe one taking a value, attached (-qox.csv) or in the next word (-qo x.csv).
-            takes_next = False
+            takes_next = None
             for k in range(1, len(word)):
                 name = "-" + word[k]
                 action = options.get(name)
                 if action is None or name in top:
                     return False
                 if action.nargs != 0:
-                    takes_next = action.nargs is None and k == len(word) - 1
+                    takes_next = action if action.nargs is None and k == len(word) - 1 else None
                     break
-        if takes_next:
+        if takes_next is not None:
             if at == len(words):
-                return action
+                return takes_next
             at += 1  # its value, whatever it is: the command's parser judges it as it would after the command
     return True
 
