@@ -4,6 +4,7 @@ same thing (the review of the public API found each of these differing between f
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import warnings
 from pathlib import Path
@@ -226,7 +227,47 @@ def test_every_length_an_analysis_computes_is_null_past_int64_never_stopped_or_w
     assert burstcore.flows(two)["duration_ns"].to_list() == [None]
     s = burstcore.superpose([two, two], windows=["1s"], rates=["1Gbps"])
     assert s.summary["span_ns"][0] is None and s.summary["last_ns"][0] == last
-    assert burstcore.info(two).duration_ns == last - first  # a Python int: exact
+    assert burstcore.info(two).duration_ns is None and burstcore.info(two).max_ns == last
+
+
+@pytest.mark.parametrize(
+    "instants",
+    [
+        [],
+        [1_700_000_000 * 10**9],
+        [1_700_000_000 * 10**9, 1_700_000_000 * 10**9 + 1000],
+        [-(9 * 10**18), -(9 * 10**18) + 2**63 - 1],  # the longest length int64 holds
+        [-(9 * 10**18), 0, 9 * 10**18],  # past int64
+    ],
+)
+def test_info_duration_is_scans_span_in_every_form(tmp_path: Path, instants: list[int], capsys) -> None:
+    # info gave a span past int64 as a Python int (1.8e19) in duration_ns, to_dict() and
+    # `burstcore info --json`, where scan's span_ns (API and JSON) is null as every *_ns length.
+    # The oracle: the instants themselves, in Python's integers.
+    from burstcore import cli
+
+    path = tmp_path / "c.pcapng"
+    path.write_bytes(_at(instants) if instants else oracles.capture([], []))
+    exact = max(instants) - min(instants) if instants else None
+    want = exact if exact is None or exact < 2**63 else None
+    i = burstcore.info(path)
+    assert cli.main(["info", "--json", str(path)]) == 0
+    shown = json.loads(capsys.readouterr().out)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a scan of nothing says so
+        s = burstcore.scan(path, windows=["1s"], rates=["1Gbps"]).summary.row(0, named=True)
+        assert cli.main(["scan", str(path), "--windows", "1s", "--rates", "1Gbps", "--json", "-q", "-o", "-"]) == 0
+    scanned = json.loads(capsys.readouterr().out)["summary"][0]
+    got = (i.duration_ns, i.to_dict()["duration_ns"], shown["duration_ns"], s["span_ns"], scanned["span_ns"])
+    assert got == (want,) * 5, got
+    # The mean rate is over the exact span wherever there is one, as scan's ρ.
+    rates = (i.mean_rate_bps, shown["mean_rate_bps"], s["mean_rate_bps"], scanned["mean_rate_bps"])
+    if exact:
+        assert rates == pytest.approx((len(instants) * 60 * 8e9 / exact,) * 4), rates
+    else:
+        assert rates == (None,) * 4, rates
+    if exact is not None and want is None:
+        assert "Duration:            18000000000s (over 292 years)" in str(i)
 
 
 # ------------------------------------------------------------------ 5. and 6. one set of names

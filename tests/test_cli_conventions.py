@@ -87,7 +87,15 @@ def test_the_commands_own_options_may_stand_before_it(caps: tuple[Path, Path], b
 
 @pytest.mark.parametrize(
     "before",
-    [["-o", "-"], ["--windows", "1ms", "-q", "--rates", "1Gbps", "-o", "-"], ["-q", "--output", "-", "--top", "2"]],
+    [
+        ["-o", "-"],
+        ["--windows", "1ms", "-q", "--rates", "1Gbps", "-o", "-"],
+        ["-q", "--output", "-", "--top", "2"],
+        # Short options clustered, the last one's value apart or attached: `-qo x.csv` was told
+        # "argument COMMAND: invalid choice: 'x.csv'".
+        ["-qo", "-"],
+        ["-qo-", "--top", "2"],
+    ],
 )
 def test_the_commands_options_with_values_may_stand_before_it(caps: tuple[Path, Path], before: list[str]) -> None:
     # `burstcore -o x.csv scan a.pcap` was told "argument COMMAND: invalid choice: 'x.csv'": the
@@ -120,6 +128,8 @@ def test_a_value_before_the_command_may_be_named_as_a_command(caps: tuple[Path, 
             "value: give the files after the command (burstcore scan FILE ...), and quote a value of several words",
         ),
         (["-o", "scan"], "burstcore scan: error: argument -o/--output: expected one argument"),
+        (["-qo", "scan"], "burstcore scan: error: argument -o/--output: expected one argument"),
+        (["-qz", "scan"], "unrecognized arguments: -qz"),
         (["--windows", "scan"], "burstcore scan: error: argument --windows: expected one argument"),
     ],
 )

@@ -14,6 +14,7 @@ from . import _burstcore as _core
 from ._sources import normalize
 from ._types import Count, Instant, SingleSource
 from ._units import (
+    _I64_MAX,
     _iso_ns,
     format_bytes,
     format_duration,
@@ -461,7 +462,9 @@ class CaptureInfo:
       captured (``snapped``: packets captured shorter than on the wire, by the snaplen);
     - ``first_ns``, ``last_ns``: the first and last packet's timestamp in file order;
       ``min_ns``, ``max_ns``: the earliest and latest (int ns since 1970, UTC; None without a
-      packet with a timestamp); ``duration_ns`` = ``max_ns − min_ns``;
+      packet with a timestamp); ``duration_ns`` = ``max_ns − min_ns`` (0 for one timed
+      packet; None past int64, more than 292 years, as ``scan``'s ``span_ns`` and every ``*_ns``
+      length: ``mean_rate_bps`` and the printed duration still use the exact span);
     - ``packets_without_timestamp`` (Simple Packet Blocks, and timestamps outside int64 ns,
       counted in ``timestamps_out_of_range`` too);
     - ``out_of_order``: packets stamped earlier than the packet before them in the file,
@@ -501,7 +504,14 @@ class CaptureInfo:
 
     @property
     def duration_ns(self) -> int | None:
-        """Span from the earliest to the latest timestamp."""
+        """Span from the earliest to the latest timestamp: None without a timed packet, and where
+        it passes int64 (more than 292 years, which only damaged timestamps give), as ``scan``'s
+        ``span_ns``; 0 for one instant."""
+        span = self._span_ns()
+        return span if span is None or span <= _I64_MAX else None
+
+    def _span_ns(self) -> int | None:
+        """``max_ns − min_ns``, exact whatever its size (a Python int)."""
         if self.min_ns is None or self.max_ns is None:
             return None
         return self.max_ns - self.min_ns
@@ -509,8 +519,9 @@ class CaptureInfo:
     @property
     def mean_rate_bps(self) -> float | None:
         """Wire bits per second of the packets with a timestamp over their span, as ``scan``'s ρ
-        (with ``size='wire'``); None when the span is zero (one instant)."""
-        d = self.duration_ns
+        (with ``size='wire'``; also over a span past int64); None when the span is zero (one
+        instant)."""
+        d = self._span_ns()
         if not d:
             return None
         return int(self.details.get("timed_wire_bytes", self.wire_bytes)) * 8 * 1e9 / d
@@ -521,8 +532,10 @@ class CaptureInfo:
         return self.packets - self.packets_without_timestamp, "packet has a timestamp" if self.packets else "packets"
 
     def duration_text(self) -> str:
-        """The duration for people to read, saying why there is none, or that it is one instant."""
-        return format_span(self.duration_ns, *self._no_span())
+        """The duration for people to read, saying why there is none, or that it is one instant;
+        the exact span also where ``duration_ns`` is None past int64, which it says."""
+        text = format_span(self._span_ns(), *self._no_span())
+        return text if self.duration_ns is not None or self._span_ns() is None else f"{text} (over 292 years)"
 
     def mean_rate_text(self) -> str:
         """The mean rate for people to read, or why there is none."""

@@ -640,7 +640,8 @@ def build_parser() -> argparse.ArgumentParser:
         "anatomy of training traffic: flows, traffic matrix, training iterations, ON/OFF bursts, packet sizes "
         "and gaps; and captures superposed, as jobs sharing a link. "
         "A FILE of '-' reads standard input. A command's FILEs and options come in any order (its options, "
-        "with their values, may also come before it: burstcore -q -o x.csv scan a.pcap); an option's value is "
+        "with their values, may also come before it: burstcore -q -o x.csv scan a.pcap, or -qo x.csv); an option's "
+        "value is "
         "the one word after it (a list is comma-separated: --windows 1ms,5ms; a filter or a file name of several "
         "words is quoted); after '--' every word is a FILE.",
         epilog=MAIN_EXAMPLES + "\n\n" + EXIT_CODES,
@@ -2589,7 +2590,8 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 def _command_first(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     """`argv` with the command first when only options of the command's own, with their values,
-    stand before it (`burstcore -q scan a.pcap`, `burstcore -o x.csv scan a.pcap`): the command's
+    stand before it (`burstcore -q scan a.pcap`, `burstcore -o x.csv scan a.pcap`, `burstcore -qo
+    x.csv scan a.pcap`): the command's
     parser takes them wherever they stand, and the top level's plain parse refused them as
     "unrecognized arguments" or took a value for the command ("invalid choice: 'x.csv'"). The
     command is the first word that is neither such an option nor its value (`-o scan scan a.pcap`
@@ -2637,23 +2639,33 @@ def _options_only(
     at = 0
     while at < len(words):
         word = words[at]
-        name = word.split("=", 1)[0] if word.startswith("--") else word
-        attached = False
-        if word[:1] == "-" and word[1:2] != "-" and len(word) > 2:
-            # A short option with its value attached (-ox.csv).
-            name, attached = word[:2], True
-        action = options.get(name)
         if not word.startswith("-") or word == "-":
             return word
-        if action is None or name in top:
-            return False
         at += 1
-        if action.nargs is None and "=" not in word and not attached:
+        # The option whose value is the next word, if any.
+        takes_next: argparse.Action | None
+        if word.startswith("--"):
+            name = word.split("=", 1)[0]
+            action = options.get(name)
+            if action is None or name in top:
+                return False
+            takes_next = action if action.nargs is None and "=" not in word else None
+        else:
+            # Short options read as argparse reads them: flags clustered (-qv), the last of them
+            # maybe one taking a value, attached (-qox.csv) or in the next word (-qo x.csv).
+            takes_next = None
+            for k in range(1, len(word)):
+                name = "-" + word[k]
+                action = options.get(name)
+                if action is None or name in top:
+                    return False
+                if action.nargs != 0:
+                    takes_next = action if action.nargs is None and k == len(word) - 1 else None
+                    break
+        if takes_next is not None:
             if at == len(words):
-                return action
+                return takes_next
             at += 1  # its value, whatever it is: the command's parser judges it as it would after the command
-        elif attached and action.nargs is not None:
-            return False  # a cluster of flags (-qv): not worth telling apart from a typo
     return True
 
 

@@ -40,7 +40,8 @@ use std::net::IpAddr;
 pub struct Filter {
     text: String,
     expr: Expr,
-    /// `expr` as it is evaluated: the same but for its OR chains of addresses, each one look-up.
+    /// `expr` as it is evaluated: the same but for its OR chains of addresses, and of ports, each
+    /// one look-up.
     node: Node,
 }
 

@@ -1,14 +1,16 @@
 //! A filter as it is evaluated: the parsed tree, but for each OR chain of address tests (`host a
 //! or host b or ...`, `src net 10.1.0.0/16 or src net 10.2.0.0/16 ...`), which becomes one
 //! look-up in sorted tables, a binary search per prefix length, where the tree tested every term
-//! (1,000 hosts took 9.4 µs a packet). The result is the tree's, in its three-valued logic: the
-//! tree stays the definition, and the tests evaluate both.
+//! (1,000 hosts took 9.4 µs a packet), and each OR chain of port tests (`port 80 or tcp dst port
+//! 443 or portrange 5000-5010 ...`), which becomes a bit of a 65,536-bit map per protocol and
+//! side. The result is the tree's, in its three-valued logic: the tree stays the definition, and
+//! the tests evaluate both.
 
-use super::{family_of_packet, masked, Dir, Expr, Family, Test};
+use super::{family_of_packet, masked, Dir, Expr, Family, Test, TCP, UDP};
 use crate::wire::Headers;
 use std::net::IpAddr;
 
-/// An OR chain with fewer address tests than this tests them one by one.
+/// An OR chain with fewer address tests (or fewer port tests) than this tests them one by one.
 const LOOKED_UP_FROM: usize = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +22,7 @@ pub(super) enum Node {
     Not(Box<Node>),
     Is(Test),
     Nets(Box<Nets>),
+    Ports(Box<Ports>),
 }
 
 /// An OR of `Test::Net`s looking at the source, the destination or either.
@@ -49,25 +52,34 @@ impl Node {
             Expr::Is(t) => Node::Is(t.clone()),
             Expr::Or(..) => {
                 let terms = or_terms(e);
-                let looked_up = terms.iter().filter(|t| net_of(t).is_some()).count();
-                if looked_up < LOOKED_UP_FROM {
-                    return Node::Or(terms.into_iter().map(Node::of).collect());
-                }
+                let count = |of: fn(&Expr) -> bool| terms.iter().filter(|t| of(t)).count();
+                let by_nets = count(|t| net_of(t).is_some()) >= LOOKED_UP_FROM;
+                let by_ports = count(|t| port_of(t).is_some()) >= LOOKED_UP_FROM;
                 let mut nets = Nets::default();
+                let mut ports = Ports::default();
                 let mut rest = Vec::new();
                 for t in terms {
-                    match net_of(t) {
-                        Some((dir, net, prefix)) => nets.add(dir, net, prefix),
-                        None => rest.push(Node::of(t)),
+                    match (net_of(t), port_of(t)) {
+                        (Some((dir, net, prefix)), _) if by_nets => nets.add(dir, net, prefix),
+                        (_, Some((dir, proto, lo, hi))) if by_ports => {
+                            ports.add(dir, proto, lo, hi)
+                        }
+                        _ => rest.push(Node::of(t)),
                     }
                 }
-                nets.sort();
-                let nets = Node::Nets(Box::new(nets));
-                if rest.is_empty() {
-                    return nets;
+                let mut looked_up = Vec::new();
+                if by_nets {
+                    nets.sort();
+                    looked_up.push(Node::Nets(Box::new(nets)));
                 }
-                rest.insert(0, nets);
-                Node::Or(rest)
+                if by_ports {
+                    looked_up.push(Node::Ports(Box::new(ports)));
+                }
+                if looked_up.len() == 1 && rest.is_empty() {
+                    return looked_up.pop().expect("one");
+                }
+                looked_up.extend(rest);
+                Node::Or(looked_up)
             }
         }
     }
@@ -100,6 +112,7 @@ impl Node {
             Node::Not(a) => a.eval(h, wire_len).map(|v| !v),
             Node::Is(t) => t.eval(h, wire_len).ok(),
             Node::Nets(n) => n.eval(h),
+            Node::Ports(p) => p.eval(h),
         }
     }
 }
@@ -132,6 +145,20 @@ fn net_of(e: &Expr) -> Option<(Dir, IpAddr, u8)> {
             net,
             prefix,
         }) if family.is_none_or(|f| f == super::family_of(*net)) => Some((*dir, *net, *prefix)),
+        _ => None,
+    }
+}
+
+/// The direction, protocol and ports of a port test a look-up can stand for: not `src and dst`
+/// (both ports in the range).
+fn port_of(e: &Expr) -> Option<(Dir, Option<u8>, u16, u16)> {
+    match e {
+        Expr::Is(Test::Port {
+            dir: dir @ (Dir::Src | Dir::Dst | Dir::Either),
+            proto: proto @ (None | Some(TCP | UDP)),
+            lo,
+            hi,
+        }) => Some((*dir, *proto, *lo, *hi)),
         _ => None,
     }
 }
@@ -217,5 +244,79 @@ impl Nets {
                 || dst(&self.dst)
                 || dst(&self.either),
         )
+    }
+}
+
+/// One bit a port.
+type PortSet = [u64; 1024];
+
+/// An OR of `Test::Port`s (`tcp`, `udp` or either; source, destination or either port).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct Ports {
+    /// The ports a test looks for in TCP's source, TCP's destination, UDP's source, UDP's
+    /// destination port; `None` where no test looks (a port cut off there decides nothing).
+    sides: [Option<Box<PortSet>>; 4],
+}
+
+impl Ports {
+    fn add(&mut self, dir: Dir, proto: Option<u8>, lo: u16, hi: u16) {
+        let protos: &[usize] = match proto {
+            Some(TCP) => &[0],
+            // UDP: `port_of` takes no other.
+            Some(_) => &[2],
+            None => &[0, 2],
+        };
+        let sides: &[usize] = match dir {
+            Dir::Src => &[0],
+            Dir::Dst => &[1],
+            _ => &[0, 1],
+        };
+        for p in protos {
+            for s in sides {
+                let set = self.sides[p + s].get_or_insert_with(|| Box::new([0; 1024]));
+                let (lo, hi) = (usize::from(lo), usize::from(hi));
+                // A word at a time: a chain of wide ranges costs no more than one of ports.
+                for w in lo / 64..=hi / 64 {
+                    let first = if w == lo / 64 { lo % 64 } else { 0 };
+                    let last = if w == hi / 64 { hi % 64 } else { 63 };
+                    set[w] |= (u64::MAX >> (63 - last)) & (u64::MAX << first);
+                }
+            }
+        }
+    }
+
+    /// What the OR of its tests gives, step by step as `Test::eval` of each one.
+    fn eval(&self, h: &Headers) -> Option<bool> {
+        // Cut before the EtherType or before the protocol: every port test is unknown.
+        if h.ethertype.is_none() && h.truncated {
+            return None;
+        }
+        let Some(proto) = h.ip_proto else {
+            return if h.truncated { None } else { Some(false) };
+        };
+        // Ports are read for TCP and UDP; a later fragment has none.
+        let at = match proto {
+            TCP => 0,
+            UDP => 2,
+            _ => return Some(false),
+        };
+        if h.fragment {
+            return Some(false);
+        }
+        // A port cut off is unknown where a test looks at it, and decides only where the other
+        // port does not.
+        let look = |set: &Option<Box<PortSet>>, port: Option<u16>| match (set, port) {
+            (None, _) => Some(false),
+            (Some(set), Some(p)) => Some(set[usize::from(p / 64)] >> (p % 64) & 1 == 1),
+            (Some(_), None) => (!h.truncated).then_some(false),
+        };
+        match (
+            look(&self.sides[at], h.sport),
+            look(&self.sides[at + 1], h.dport),
+        ) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (Some(false), Some(false)) => Some(false),
+            _ => None,
+        }
     }
 }

@@ -387,8 +387,9 @@ fn a_vlan_tag_captured_whole_is_known_when_the_capture_ends_after_it() {
     assert!(!passes("vlan", &untagged) && passes("not vlan 5", &untagged));
 }
 
-/// A random filter of address chains (hosts and nets of a few prefix lengths, both families,
-/// every direction, `ip`/`ip6`), mixed with other primitives, `and`, `not` and parentheses.
+/// A random filter of address and port chains (hosts and nets of a few prefix lengths, both
+/// families, every direction, `ip`/`ip6`; ports and ranges, `tcp`/`udp`, every direction), mixed
+/// with other primitives, `and`, `not` and parentheses.
 fn random_filter(rng: &mut crate::test_rng::Rng, depth: u32) -> String {
     let pick = |rng: &mut crate::test_rng::Rng, from: &[&str]| {
         from[rng.below(from.len() as u64) as usize].to_string()
@@ -408,7 +409,8 @@ fn random_filter(rng: &mut crate::test_rng::Rng, depth: u32) -> String {
     for _ in 0..n {
         let v4 = format!("10.0.{}.{}", rng.below(3), rng.below(4));
         let v6 = format!("fd00::{:x}", rng.below(6));
-        let term = match rng.below(16) {
+        let port = ["80", "53", "1000", "5000"][rng.below(4) as usize];
+        let term = match rng.below(21) {
             0..=2 => format!("host {v4}"),
             3 => format!("host {v6}"),
             4 => format!(
@@ -444,7 +446,22 @@ fn random_filter(rng: &mut crate::test_rng::Rng, depth: u32) -> String {
             ),
             13 => format!("not host {v4}"),
             14 => format!("(host {v4} or udp)"),
-            _ => format!("dst {v4}"),
+            15 => format!("dst {v4}"),
+            16 | 17 => format!(
+                "{} {} port {port}",
+                pick(rng, &["", "tcp", "udp"]),
+                pick(rng, &["", "src", "dst", "src or dst", "src and dst"])
+            ),
+            18 => format!(
+                "{} portrange {}",
+                pick(rng, &["", "tcp src", "udp dst", "dst"]),
+                pick(
+                    rng,
+                    &["50-80", "0-65535", "81-4999", "1000-1000", "5000-65535"]
+                )
+            ),
+            19 => format!("port {port} or 443"),
+            _ => format!("not port {port}"),
         };
         terms.push(term);
     }
@@ -480,29 +497,40 @@ fn random_headers(rng: &mut crate::test_rng::Rng) -> Headers {
             (h.ethertype, h.src, h.dst) = (Some(0x0800), v4(rng), v6(rng));
         }
     }
+    let port =
+        |rng: &mut crate::test_rng::Rng| Some([80, 53, 1000, 5000, 65535][rng.below(5) as usize]);
     if h.src.is_some() {
         h.ip_proto = Some([TCP, UDP, 1][rng.below(3) as usize]);
-        if h.ip_proto != Some(1) {
-            (h.sport, h.dport) = (Some([80, 53, 1000][rng.below(3) as usize]), Some(53));
+        h.fragment = rng.below(10) == 0;
+        if h.ip_proto != Some(1) && !h.fragment {
+            (h.sport, h.dport) = (port(rng), port(rng));
         }
     }
     h.truncated = rng.below(4) == 0;
-    if h.truncated && rng.below(2) == 0 {
-        h.ethertype = None;
-        (h.src, h.dst, h.ip_proto, h.sport, h.dport) = (None, None, None, None, None);
+    if h.truncated {
+        match rng.below(4) {
+            0 | 1 => {
+                h.ethertype = None;
+                (h.src, h.dst, h.ip_proto, h.sport, h.dport) = (None, None, None, None, None);
+            }
+            // Cut inside the transport header: before the ports, or between them.
+            2 => (h.sport, h.dport) = (None, None),
+            _ => h.dport = None,
+        }
     }
     h
 }
 
 #[test]
-fn or_chains_of_addresses_looked_up_give_what_the_tree_gives() {
+fn or_chains_of_addresses_and_ports_looked_up_give_what_the_tree_gives() {
     let mut rng = crate::test_rng::Rng(0x0f11_7e25);
-    let (mut filters, mut looked_up, mut packets, mut passed) = (0, 0, 0, 0);
+    let (mut filters, mut looked_up, mut ports, mut packets, mut passed) = (0, 0, 0, 0, 0);
     for _ in 0..3_000 {
         let text = random_filter(&mut rng, 3);
         let f = Filter::parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
         filters += 1;
         looked_up += usize::from(format!("{:?}", f.node).contains("Nets("));
+        ports += usize::from(format!("{:?}", f.node).contains("Ports("));
         for _ in 0..60 {
             let h = random_headers(&mut rng);
             let len = 40 + rng.below(40) as u32;
@@ -514,8 +542,8 @@ fn or_chains_of_addresses_looked_up_give_what_the_tree_gives() {
     }
     // The cases reach the look-ups, and both answers.
     assert!(
-        looked_up > filters / 3,
-        "{looked_up} of {filters} filters look up"
+        looked_up > filters / 3 && ports > filters / 5,
+        "{looked_up} and {ports} of {filters} filters look up addresses and ports"
     );
     assert!(
         passed > packets / 5 && passed < packets * 4 / 5,
@@ -547,7 +575,43 @@ fn a_chain_of_a_thousand_hosts_is_one_look_up() {
     ));
 }
 
-/// ns a packet of the 1,000-host chain and of one host, through the tree and the look-up:
+#[test]
+fn a_chain_of_a_thousand_ports_is_one_look_up() {
+    let ports: Vec<String> = (0..1000)
+        .map(|i| format!("port {}", 1000 + 7 * i))
+        .collect();
+    let f = Filter::parse(&ports.join(" or ")).unwrap();
+    assert!(matches!(f.node, Node::Ports(_)), "{:?}", f.node);
+    for (sport, dport, pass) in [(1, 1000, true), (7993, 2, true), (1001, 1006, false)] {
+        let h = pkt("10.0.0.1", "10.0.0.2", UDP, sport, dport);
+        assert_eq!(f.matches(&h, 60), pass, "{sport} {dport}");
+        assert_eq!(f.expr.eval(&h, 60), Some(pass), "{sport} {dport}");
+    }
+    // With other terms: one look-up for the ports, one for the hosts, the rest tested in turn.
+    let f = Filter::parse(
+        "tcp dst port 80 or host 10.0.0.1 or udp src port 53 or icmp or portrange 5000-5010 or \
+         host 10.0.0.2 or net 10.1.0.0/16 or src and dst port 7",
+    )
+    .unwrap();
+    let Node::Or(terms) = &f.node else {
+        panic!("{:?}", f.node)
+    };
+    assert!(
+        matches!(
+            terms[..],
+            [Node::Nets(_), Node::Ports(_), Node::Is(_), Node::Is(_)]
+        ),
+        "{terms:?}"
+    );
+    // Two port tests are tested in turn.
+    assert!(matches!(
+        Filter::parse("port 1 or port 2").unwrap().node,
+        Node::Or(_)
+    ));
+}
+
+/// ns a packet of the 1,000-host chain, the 1,000-port chain and of one host, through the tree
+/// and the look-up:
 /// `cargo test --release -p burstcore filter_speed -- --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -566,7 +630,14 @@ fn filter_speed() {
             )
         })
         .collect();
-    for text in [hosts.join(" or "), "host 10.0.0.1".to_string()] {
+    let ports: Vec<String> = (0..1000)
+        .map(|i| format!("port {}", 1000 + 7 * i))
+        .collect();
+    for text in [
+        hosts.join(" or "),
+        ports.join(" or "),
+        "host 10.0.0.1".to_string(),
+    ] {
         let f = Filter::parse(&text).unwrap();
         let rounds = if text.len() > 100 { 50 } else { 5_000 };
         let time = |eval: &dyn Fn(&Headers) -> bool| {
@@ -584,8 +655,9 @@ fn filter_speed() {
         let tree = time(&|h| f.expr.eval(h, 60) == Some(true));
         let node = time(&|h| f.matches(h, 60));
         println!(
-            "{} terms: tree {tree:.1} ns a packet, compiled {node:.1} ns",
-            text.matches("host").count()
+            "{} terms of {}: tree {tree:.1} ns a packet, compiled {node:.1} ns",
+            text.matches(" or ").count() + 1,
+            &text[..4]
         );
     }
 }
