@@ -438,3 +438,29 @@ def test_progress_ends_full_and_never_goes_back(tmp_path: Path) -> None:
     assert n == 5000
     assert calls and calls[-1] == (len(data), len(data))
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(calls))
+
+
+class FailingReader(CountingReader):
+    """A file object whose read() raises once `after` bytes have been read."""
+
+    def __init__(self, data: bytes, after: int) -> None:
+        super().__init__(data)
+        self.after = after
+
+    def read(self, n: int = -1) -> bytes:
+        if self.read_bytes > self.after:
+            raise TimeoutError("upstream timed out")
+        return super().read(n)
+
+
+def test_a_file_objects_own_exception_reaches_the_batch_that_met_it() -> None:
+    # The reader was opened by the call of iter_packets and is read on by each next(): the
+    # exception its read() raised comes out of the next() as itself, not as an OSError about it.
+    data = pcap(100_000)
+    src = FailingReader(data, after=len(data) // 2)
+    given = 0
+    with pytest.raises(TimeoutError, match="upstream timed out") as e:
+        for df in burstcore.iter_packets(src, batch_rows=10_000):
+            given += df.height
+    assert 10_000 <= given < 100_000
+    assert any("burstcore" in n and "byte offset" in n for n in getattr(e.value, "__notes__", []))
