@@ -5,6 +5,7 @@
     >>> r.envelope      # E(τ), peak rate, PtM(τ) per window (polars DataFrame)
     >>> r.backlog       # B_max(r) per server rate
     >>> burstcore.read_packets("trace.pcapng")   # one row per packet
+    >>> for df in burstcore.iter_packets("huge.pcap"): ...   # the same, in batches
     >>> print(burstcore.info("trace.pcapng"))    # capinfos-like summary
 
 Annotations: burstcore.Duration, Durations, Rate, Rates, Instant, Source (SingleSource, Columns),
@@ -27,6 +28,7 @@ from ._analysis import (
     superpose,
     traffic_matrix,
 )
+from ._batches import DEFAULT_BATCH_ROWS, PACKET_SCHEMA, iter_packets, scan_packets
 from ._burstcore import (
     MAX_THREADS,
     CaptureError,
@@ -65,7 +67,9 @@ from ._types import (
 from ._units import default_windows_ns, parse_duration, parse_rate
 
 __all__ = [
+    "DEFAULT_BATCH_ROWS",
     "MAX_THREADS",
+    "PACKET_SCHEMA",
     "BinaryReader",
     "Bursts",
     "CaptureError",
@@ -109,11 +113,13 @@ __all__ = [
     "gaps",
     "host_volumes",
     "info",
+    "iter_packets",
     "iterations",
     "parse_duration",
     "parse_rate",
     "read_packets",
     "scan",
+    "scan_packets",
     "shared_packets",
     "sizes",
     "superpose",

@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "DEFAULT_BATCH_ROWS",
     "DEFAULT_MAX_GROUPS",
     "MAX_THREADS",
     "ArrowColumn",
@@ -17,6 +18,7 @@ __all__ = [
     "LimitExceededError",
     "NotACaptureError",
     "OutOfOrderError",
+    "PacketBatchReader",
     "TimestampRangeError",
     "TruncatedCaptureError",
     "UndeclaredInterfaceError",
@@ -30,6 +32,7 @@ __all__ = [
     "flows",
     "histograms",
     "iterations",
+    "packet_batches",
     "read_table",
     "scan",
     "scan_columns",
@@ -41,6 +44,7 @@ __all__ = [
 
 __version__: str
 MAX_THREADS: int
+DEFAULT_BATCH_ROWS: int
 DEFAULT_MAX_GROUPS: int
 
 class CaptureError(ValueError):
@@ -98,6 +102,29 @@ def read_table(
 def capture_info(
     source: Any, strict: bool = False, progress: _Progress = None, mmap: bool | None = None
 ) -> dict[str, Any]: ...
+def packet_batches(
+    source: Any,
+    columns: list[str] | None = None,
+    strict: bool = False,
+    progress: _Progress = None,
+    mmap: bool | None = None,
+    filter: str | None = None,
+    time_range: _Span = None,
+    batch_rows: int = ...,
+) -> PacketBatchReader: ...
+
+@final
+class PacketBatchReader:
+    """The batches of one capture (``packet_batches``): read one at a time, on the calling thread."""
+
+    # The next batch's columns and the reader's warnings met since the last one; None once ended.
+    def next_batch(self) -> tuple[list[ArrowColumn], list[_Warning]] | None: ...
+    # Once ended: the warnings known only then (packets lost) and the accounting, as read_table's.
+    def finish(self) -> tuple[list[_Warning], dict[str, Any]]: ...
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+
 def scan(
     sources: list[Any],
     windows_ns: list[int],

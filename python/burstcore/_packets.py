@@ -363,7 +363,9 @@ def read_packets(
     is the IP header's length (IPv4 total length, IPv6 payload length + 40); where that is 0, as
     in TSO/GRO and BIG TCP super-frames, it is an IPv6 Jumbo Payload option's length + 40, else
     the rest of the frame on the wire (as tshark presumes for IPv4); ``payload_len`` follows from it.
-    ``columns`` selects a subset (faster: headers are decoded only if asked for).
+    ``columns`` selects a subset (faster: headers are decoded only if asked for). The frame holds
+    every packet chosen (docs/limits.md): for a capture larger than memory, ``iter_packets``
+    gives the same rows in batches, and ``scan_packets`` as a LazyFrame.
 
     ``timestamp`` has no ``timestamp_ns`` twin, unlike the instants of the analyses' tables: this
     frame is the large one, and such a column would add 8 bytes a packet to it and to every file

@@ -10,6 +10,7 @@ use crate::pipeline::{Accounting, Progress};
 use crate::wire::{self, Headers};
 use std::net::IpAddr;
 
+pub mod batches;
 pub mod split;
 
 /// A column that may be null per row; a null row holds `T::default()` in `values`.
@@ -601,7 +602,7 @@ pub fn read_table_where(
 ) -> Result<PacketTable> {
     select.range.check()?;
     let cols = column_names(columns)?;
-    let t = fill(reader, cols, 0, size_hint, select, progress)?;
+    let (t, _) = fill(reader, cols, 0, size_hint, select, usize::MAX, progress)?;
     progress(reader.consumed())?;
     Ok(t)
 }
@@ -731,18 +732,20 @@ impl Source for crate::capture::split::ChunkReader {
     }
 }
 
-/// Read every packet of `source` that `select` chooses into the columns `cols`. `start` is the
-/// source's position before its first packet and `size_hint` the bytes it holds from there,
-/// when known (see [`read_table`]). `progress` gets the position every 65,536 packets read; its
-/// error stops the read.
+/// Read the packets of `source` that `select` chooses into the columns `cols`, until the source
+/// ends or the table holds `limit` rows (`usize::MAX`: the whole source); the flag says whether
+/// the source ended. `start` is the source's position before its first packet and `size_hint`
+/// the bytes it holds from there, when known (see [`read_table`]). `progress` gets the position
+/// every 65,536 packets read; its error stops the read.
 fn fill<S: Source>(
     source: &mut S,
     cols: Vec<String>,
     start: u64,
     size_hint: Option<u64>,
     select: Selection<'_>,
+    limit: usize,
     progress: Progress<'_>,
-) -> Result<PacketTable> {
+) -> Result<(PacketTable, bool)> {
     let w = Wanted::new(&cols);
     let filter = select.filter;
     // Whether there is a range at all, found once: a read of all of time pays one branch per
@@ -762,10 +765,13 @@ fn fill<S: Source>(
     let mut unreported = 0u64;
     let mut reserved = false;
     let out_of_range_before = source.timestamps_out_of_range();
+    let mut ended = false;
     loop {
         rows.clear();
-        while rows.len() < BATCH {
+        let want = BATCH.min(limit - t.rows);
+        while rows.len() < want {
             let Some(p) = source.next_packet()? else {
+                ended = true;
                 break;
             };
             // As a scan admits packets: the time range before the headers are decoded, and a
@@ -807,14 +813,14 @@ fn fill<S: Source>(
         }
         t.rows += rows.len();
         n += rows.len() as u64;
-        if rows.len() < BATCH {
+        if ended || t.rows == limit {
             break;
         }
         if !reserved {
             reserved = true;
             let read = source.consumed().saturating_sub(start);
             if let Some(expected) = size_hint.and_then(|len| expected_rows(len, read, n)) {
-                t.reserve(w, expected.saturating_sub(n as usize));
+                t.reserve(w, expected.min(limit).saturating_sub(n as usize));
             }
         }
         if n.is_multiple_of(1 << 16) {
@@ -843,7 +849,7 @@ fn fill<S: Source>(
         + t.read.skipped_timestamp_out_of_range
         + t.read.skipped_outside_range
         + t.read.skipped_filtered;
-    Ok(t)
+    Ok((t, ended))
 }
 
 /// The error of a table whose columns could not grow: `rows` packets were in it when an

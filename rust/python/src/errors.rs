@@ -220,9 +220,19 @@ pub fn warning(w: &Warning, input: Option<String>) -> WarningOut {
 
 /// Run a binding body; a panic becomes `InternalError` instead of crossing into Python. The
 /// body is one call, whose readers keep a Python exception for it alone
-/// ([`crate::source::in_call`]).
-pub fn guard<T>(_py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    match catch_unwind(AssertUnwindSafe(|| crate::source::in_call(f))) {
+/// ([`crate::source::in_slot`]).
+pub fn guard<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    guard_in(py, crate::source::Slot::default(), f)
+}
+
+/// [`guard`] for a call that goes on reading what an earlier call opened: its readers keep
+/// their exceptions in that call's `slot`.
+pub fn guard_in<T>(
+    _py: Python<'_>,
+    slot: crate::source::Slot,
+    f: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(|| crate::source::in_slot(slot, f))) {
         Ok(r) => r,
         Err(payload) => {
             let what = payload

@@ -5,6 +5,7 @@
 
 mod analysis;
 mod arrow;
+mod batches;
 mod columns;
 mod errors;
 mod source;
@@ -34,7 +35,7 @@ const TICK: Duration = Duration::from_millis(100);
 /// let Python handle signals (Ctrl-C becomes KeyboardInterrupt) and call the user's callback;
 /// and once when everything is read (`done` = `total`), however soon, so that a progress bar
 /// ends full even after a scan shorter than 100 ms.
-struct Control {
+pub(crate) struct Control {
     callback: Option<Py<PyAny>>,
     total: Option<u64>,
     last: Instant,
@@ -50,7 +51,11 @@ struct Control {
 impl Control {
     /// A callback that cannot be called is refused here, before the read, not at its first
     /// call 100 ms into it with Python's bare "'int' object is not callable".
-    fn new(py: Python<'_>, callback: Option<Py<PyAny>>, total: Option<u64>) -> PyResult<Self> {
+    pub(crate) fn new(
+        py: Python<'_>,
+        callback: Option<Py<PyAny>>,
+        total: Option<u64>,
+    ) -> PyResult<Self> {
         if let Some(cb) = &callback {
             let cb = cb.bind(py);
             if !cb.is_callable() {
@@ -71,7 +76,7 @@ impl Control {
             pending: None,
         })
     }
-    fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
+    pub(crate) fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
         self.latest = Some(done);
         let end = self.total == Some(done) && self.shown != Some(done);
         if !end && self.last.elapsed() < self.gap {
@@ -95,7 +100,7 @@ impl Control {
     }
     /// Once the work is done: the callback's last call, with what was read in the end, unless
     /// it had it already: a stream's end is known only now, as it has no total to reach.
-    fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
+    pub(crate) fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
         // A signal that came while the work was too short to tick (waiting on a stream while
         // opening it, say) is raised here, before any Python code runs for the result.
         py.check_signals()?;
@@ -108,7 +113,7 @@ impl Control {
         }
     }
     /// The Python exception that stopped the loop, if it was one.
-    fn take(&mut self, e: Error) -> PyErr {
+    pub(crate) fn take(&mut self, e: Error) -> PyErr {
         match (e.kind, self.pending.take()) {
             (ErrorKind::Interrupted, Some(py_err)) => py_err,
             _ => to_py(e),
@@ -144,7 +149,7 @@ fn warnings_of(readers: &[CaptureReader]) -> Vec<errors::WarningOut> {
         .collect()
 }
 
-fn open_all(
+pub(crate) fn open_all(
     py: Python<'_>,
     sources: &[Bound<'_, PyAny>],
     strict: bool,
@@ -239,7 +244,10 @@ fn read_table<'py>(
 }
 
 /// The wanted columns of `t` as Arrow arrays: each once, in the order first asked for.
-fn table_columns(py: Python<'_>, mut t: PacketTable) -> PyResult<Vec<arrow::ArrowColumn>> {
+pub(crate) fn table_columns(
+    py: Python<'_>,
+    mut t: PacketTable,
+) -> PyResult<Vec<arrow::ArrowColumn>> {
     let mut out: Vec<Column> = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     let names = std::mem::take(&mut t.columns);
@@ -1044,6 +1052,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(starts_like_capture, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;
+    batches::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_THREADS", burstcore::MAX_THREADS)?;
     m.add(

@@ -125,11 +125,11 @@ impl Read for BytesReader {
 /// exception itself, so the caller gets `KeyboardInterrupt` or their own error, not an
 /// `OSError` about it.
 ///
-/// One slot per binding call ([`in_call`]), which its readers hold: one for the whole process
+/// One slot per binding call ([`in_slot`]), which its readers hold: one for the whole process
 /// gave a call another thread's exception when two failed at once (about 1 in 100 calls of 8
 /// threads whose file objects raised), and kept an exception no call took (Ctrl-C while a
 /// late packet was looked for again) for the next call that failed.
-type Slot = Arc<Mutex<Option<PyErr>>>;
+pub type Slot = Arc<Mutex<Option<PyErr>>>;
 
 thread_local! {
     /// The slot of the binding call running on this thread; calls nest when a progress
@@ -137,9 +137,10 @@ thread_local! {
     static CALL: RefCell<Option<Slot>> = const { RefCell::new(None) };
 }
 
-/// Run one binding call with a slot of its own, the caller's put back when it returns (or
-/// panics).
-pub fn in_call<T>(f: impl FnOnce() -> T) -> T {
+/// Run one binding call with `slot` (a new one, or that of the call that opened the readers it
+/// goes on reading: the batches of `iter_packets`, each read by a call of its own), the caller's
+/// put back when it returns (or panics).
+pub fn in_slot<T>(slot: Slot, f: impl FnOnce() -> T) -> T {
     struct Restore(Option<Slot>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -147,13 +148,13 @@ pub fn in_call<T>(f: impl FnOnce() -> T) -> T {
             CALL.with(|c| *c.borrow_mut() = outer);
         }
     }
-    let outer = CALL.with(|c| c.borrow_mut().replace(Slot::default()));
+    let outer = CALL.with(|c| c.borrow_mut().replace(slot));
     let _restore = Restore(outer);
     f()
 }
 
 /// The slot of the call running on this thread, for a reader it opens.
-fn current() -> Slot {
+pub fn current() -> Slot {
     CALL.with(|c| c.borrow().clone()).unwrap_or_default()
 }
 

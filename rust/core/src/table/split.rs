@@ -62,12 +62,13 @@ pub fn read_table_split(
                 return Ok(None);
             };
             let mut count = shared.range(from, to);
-            let table = fill(
+            let (table, _) = fill(
                 &mut chunk,
                 cols.clone(),
                 from,
                 Some(to - from),
                 select,
+                usize::MAX,
                 &mut |pos| {
                     if count.reached(pos) {
                         Ok(())
@@ -106,7 +107,7 @@ pub fn read_table_split(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::tests::{frame, pcap_of, T0};
     use super::super::{
         read_table, read_table_threads, read_table_threads_where, read_table_where, Nullable,
@@ -134,7 +135,7 @@ mod tests {
         c.valid.get(i).then(|| c.values[i])
     }
 
-    type Fields = (
+    pub(in crate::table) type Fields = (
         Option<i64>,
         [Option<u32>; 4],
         [Option<String>; 2],
@@ -143,7 +144,7 @@ mod tests {
 
     /// Every row of `tables`, in order, as the values of its wanted columns (`None` for a
     /// column not wanted).
-    fn rows(tables: &[PacketTable]) -> Vec<Fields> {
+    pub(in crate::table) fn rows(tables: &[PacketTable]) -> Vec<Fields> {
         let mut out = Vec::new();
         for t in tables {
             let w = |name: &str| t.wants(name);
@@ -178,7 +179,7 @@ mod tests {
 
     /// IPv4 frames from the table's own tests, and IPv6 ones: their addresses are longer than
     /// the 12 bytes a string view holds inline, so they live in each chunk's own text buffers.
-    fn frames(rng: &mut Rng, n: usize) -> Vec<Vec<u8>> {
+    pub(in crate::table) fn frames(rng: &mut Rng, n: usize) -> Vec<Vec<u8>> {
         (0..n)
             .map(|_| {
                 if rng.below(3) > 0 {
@@ -196,7 +197,7 @@ mod tests {
             .collect()
     }
 
-    fn pcapng_of(frames: &[Vec<u8>]) -> Vec<u8> {
+    pub(in crate::table) fn pcapng_of(frames: &[Vec<u8>]) -> Vec<u8> {
         let mut w = PcapNgWriter::new(Vec::new());
         w.section(ByteOrder::Big, None).unwrap();
         w.interface(1, 65535, TsResolution::Pow10(9), 0, None)
@@ -255,7 +256,7 @@ mod tests {
 
     /// A pcapng whose every 50th packet is a Simple Packet Block (no timestamp) among
     /// Enhanced Packet Blocks 3 µs apart.
-    fn pcapng_with_untimed(frames: &[Vec<u8>]) -> Vec<u8> {
+    pub(in crate::table) fn pcapng_with_untimed(frames: &[Vec<u8>]) -> Vec<u8> {
         let mut w = PcapNgWriter::new(Vec::new());
         w.section(ByteOrder::Little, None).unwrap();
         w.interface(1, 65535, TsResolution::Pow10(9), 0, None)
