@@ -1,9 +1,9 @@
 //! Header decoding, tolerant of truncation: whatever could be decoded is kept, the rest is `None`.
 //!
 //! The data path reads top to bottom: a link decoder ([`ethernet`] with [`mpls`], [`sll`],
-//! [`null`], [`ieee802_11`], [`ppi`], raw IP) finds the network-layer EtherType and its bytes, [`ipv4`] / [`ipv6`]
-//! find the transport protocol and its bytes, and [`tcp`] / [`udp`] (with [`roce`] behind UDP
-//! 4791) finish the job.
+//! [`null`], [`ieee802_11`], [`ppi`], raw IP) finds the network-layer EtherType and its bytes,
+//! [`ipv4`] / [`ipv6`] find the transport protocol and its bytes, and [`tcp`] / [`udp`] (with
+//! [`roce`] behind UDP 4791) finish the job.
 //! Every step borrows from the frame: nothing is copied or allocated, and a short frame only
 //! stops the walk early (setting [`Headers::truncated`]) instead of failing.
 
@@ -205,9 +205,8 @@ fn other_link<'a>(
 
 /// The IP packet a frame carries (IPv4 or IPv6, from its first header byte on, as captured),
 /// found as [`decode`] finds it: through VLAN tags, PPPoE, MPLS (and Ethernet pseudowires),
-/// LLC/SNAP, 802.11 and the link
-/// types it knows. For what needs the header bytes themselves rather than decoded fields (a
-/// fingerprint of the packet, see [`crate::analysis::shared`]).
+/// LLC/SNAP, 802.11 and the link types it knows. For what needs the header bytes themselves
+/// rather than decoded fields (a fingerprint of the packet, see [`crate::analysis::shared`]).
 pub fn ip_packet(linktype: u16, data: &[u8]) -> Option<&[u8]> {
     let mut h = Headers::default();
     let packet = link(&mut h, linktype, data, &mut Uncaptured(0))?;
