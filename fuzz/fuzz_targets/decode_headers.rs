@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 #[path = "common.rs"]
 mod common;
 
-const LINKTYPES: [u16; 13] = [
+const LINKTYPES: [u16; 15] = [
     linktype::NULL,
     linktype::ETHERNET,
     linktype::RAW_DLT12,
@@ -21,6 +21,8 @@ const LINKTYPES: [u16; 13] = [
     linktype::IEEE802_11,
     linktype::IEEE802_11_RADIOTAP,
     linktype::PPI,
+    linktype::IEEE802_11_PRISM,
+    linktype::IEEE802_11_AVS,
     147, // a user link type: unknown to the decoder
 ];
 

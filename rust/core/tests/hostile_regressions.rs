@@ -12,7 +12,7 @@ use burstcore::wire::{self, linktype};
 use std::io::{Cursor, Write};
 use std::path::PathBuf;
 
-const LINKTYPES: [u16; 14] = [
+const LINKTYPES: [u16; 16] = [
     linktype::NULL,
     linktype::ETHERNET,
     linktype::RAW_DLT12,
@@ -26,6 +26,8 @@ const LINKTYPES: [u16; 14] = [
     linktype::IEEE802_11,
     linktype::IEEE802_11_RADIOTAP,
     linktype::PPI,
+    linktype::IEEE802_11_PRISM,
+    linktype::IEEE802_11_AVS,
     147,
 ];
 

@@ -130,6 +130,25 @@ impl Frame {
         self
     }
 
+    /// An Ethernet pseudowire after an MPLS label stack: a control word (with a sequence
+    /// number) where asked, then an Ethernet header of vendor-assigned addresses. Without a
+    /// control word the frame is told from one by the IP version nibble after its EtherType.
+    fn pseudowire(&mut self, labels: &[u32], control_word: bool, ethertype: u16) -> &mut Self {
+        for (i, &label) in labels.iter().enumerate() {
+            let bottom = u32::from(i + 1 == labels.len());
+            self.put(&(label << 12 | bottom << 8 | 64).to_be_bytes());
+        }
+        if control_word {
+            self.put(&[0, 0, 0x12, 0x34]);
+        }
+        self.put(&[0x00, 0x1b, 0x21, 1, 2, 3, 0x00, 0x00, 0x0c, 4, 5, 6])
+            .put16(ethertype);
+        let need = self.at() + usize::from(!control_word);
+        (self.want.ethertype, self.need.ethertype) = (Some(ethertype), need);
+        self.need.end = need;
+        self
+    }
+
     /// An 802.3 frame: a length field (patched by `finish`), then LLC/SNAP with an EtherType.
     fn ethernet_snap(&mut self, oui: [u8; 3], ethertype: u16) -> &mut Self {
         self.put(&[0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2]);
@@ -471,28 +490,49 @@ fn mpls_label_stacks() {
         .ipv6(&[], 6, 0)
         .tcp(0x02, 0, 0);
     check_all_prefixes("sll2/mpls/ipv6/tcp", SLL2, &mut f);
-    // A pseudowire control word (first nibble 0), Ethernet over MPLS without one and a G-ACh
-    // header (nibble 1): no network layer, MPLS's EtherType, not truncated.
-    for (name, payload) in [
-        ("control word", &[0u8, 0, 0, 0, 0x02, 0, 0, 0, 0, 1][..]),
-        (
-            "ethernet",
-            &[0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0],
-        ),
-        ("g-ach", &[0x10, 0, 0, 0x21, 0x45, 0]),
-    ] {
+    // Ethernet pseudowires (first nibble 0), with a control word and without, IPv4 and IPv6.
+    for control_word in [true, false] {
         let mut f = Frame::default();
         f.ethernet(&[], 0x8847)
-            .put(&[0, 0x06, 0x41, 64])
-            .put(payload);
-        let (bytes, _, _) = f.finish();
-        let h = decode(ETH, &bytes);
-        assert_eq!(
-            (h.ethertype, h.src, h.truncated),
-            (Some(0x8847), None, false),
-            "{name}"
+            .pseudowire(&[16, 100], control_word, 0x0800)
+            .ipv4(6, 0, 0)
+            .tcp(0x10, 0, 20);
+        check_all_prefixes(&format!("pw (cw {control_word})/ipv4/tcp"), ETH, &mut f);
+        let mut f = Frame::default();
+        f.ethernet(&[(0x8100, 5)], 0x8848)
+            .pseudowire(&[100], control_word, 0x86dd)
+            .ipv6(&[], 17, 0)
+            .udp(53, &[0; 12]);
+        check_all_prefixes(
+            &format!("vlan/pw (cw {control_word})/ipv6/udp"),
+            ETH,
+            &mut f,
         );
     }
+    // A G-ACh header (nibble 1): no network layer, MPLS's EtherType, not truncated.
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x8847)
+        .put(&[0, 0x06, 0x41, 64])
+        .put(&[0x10, 0, 0, 0x21, 0x45, 0]);
+    let (bytes, _, _) = f.finish();
+    let h = decode(ETH, &bytes);
+    assert_eq!(
+        (h.ethertype, h.src, h.truncated),
+        (Some(0x8847), None, false)
+    );
+    // A pseudowire whose frame is MPLS again, many times over: read round a loop, not by
+    // recursion, so that the deepest nesting a frame can hold costs no stack.
+    let mut f = Frame::default();
+    f.ethernet(&[], 0x8847);
+    for _ in 0..20_000 {
+        f.pseudowire(&[100], true, 0x8847);
+    }
+    f.pseudowire(&[100], true, 0x0800)
+        .ipv4(17, 0, 0)
+        .udp(9, &[]);
+    let (bytes, want, _) = f.finish();
+    let h = decode(ETH, &bytes);
+    assert_eq!((h.src, h.dport, h.truncated), (want.src, Some(9), false));
 }
 
 #[test]
@@ -1037,8 +1077,9 @@ fn ipv6_chain_past_the_payload_length() {
 
 #[test]
 fn unknown_link_types() {
-    // 105, 127 and 192 (802.11, radiotap, PPI) are decoded; AVS (163) and Prism (119) are not.
-    for lt in [2u16, 9, 119, 147, 163, 239, 65535] {
+    // 105, 119, 127, 163 and 192 (802.11 plain and behind Prism, radiotap, AVS and PPI headers)
+    // are decoded.
+    for lt in [2u16, 9, 147, 239, 65535] {
         let h = decode(lt, &[0x45; 64]);
         assert_eq!(
             h,

@@ -352,8 +352,9 @@ fn tshark_ipv6_chain(t: &Row) -> Chain {
     }
 }
 
-/// TPIDs of the VLAN tags at the front of the frame's network layer, outermost first: they say
-/// which tshark field (802.1Q `vlan.id` or 802.1ad `ieee8021ad.id`) holds each id.
+/// TPIDs of the VLAN tags at the front of the frame's network layer, outermost first, then of
+/// those of an Ethernet frame in an MPLS pseudowire: they say which tshark field (802.1Q
+/// `vlan.id` or 802.1ad `ieee8021ad.id`) holds each id.
 fn tpids(linktype: u16, frame: &[u8]) -> Vec<u16> {
     let mut at = match linktype {
         1 => 12,
@@ -362,18 +363,38 @@ fn tpids(linktype: u16, frame: &[u8]) -> Vec<u16> {
         _ => return Vec::new(),
     };
     let mut out = Vec::new();
-    while let Some(b) = frame.get(at..at + 2) {
-        let tpid = u16::from_be_bytes([b[0], b[1]]);
-        if !matches!(tpid, 0x8100 | 0x88a8 | 0x9100) {
-            break;
+    let ty = |at: usize| {
+        frame
+            .get(at..at + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+    };
+    let tagged = |t: Option<u16>| matches!(t, Some(0x8100 | 0x88a8 | 0x9100));
+    let walk = |mut at: usize, out: &mut Vec<u16>| {
+        while tagged(ty(at)) {
+            out.push(ty(at).unwrap_or(0));
+            // SLL2 has its protocol first and the payload after 20 bytes.
+            at = if linktype == 276 && out.len() == 1 {
+                22
+            } else {
+                at + 4
+            };
         }
-        out.push(tpid);
-        // SLL2 has its protocol first and the payload after 20 bytes.
-        at = if linktype == 276 && out.len() == 1 {
-            22
-        } else {
-            at + 4
-        };
+        at
+    };
+    at = walk(at, &mut out);
+    if matches!(ty(at), Some(0x8847 | 0x8848)) && linktype != 276 {
+        // Past the label stack, a payload of first nibble 0 is an Ethernet frame, after a
+        // control word or not: where its type field holds a tag, its tags follow.
+        at += 2;
+        while frame.get(at + 2).is_some_and(|b| b & 1 == 0) {
+            at += 4;
+        }
+        at += 4;
+        if frame.get(at).is_some_and(|b| b >> 4 == 0) {
+            if let Some(inner) = [at + 12, at + 16].into_iter().find(|&t| tagged(ty(t))) {
+                walk(inner, &mut out);
+            }
+        }
     }
     out
 }

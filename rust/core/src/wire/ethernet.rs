@@ -3,11 +3,12 @@
 //!
 //! A type field of 1500 or less is an IEEE 802.3 length: the frame carries LLC, followed (as
 //! tshark follows it) only when it is SNAP with an EtherType, read from then on as Ethernet II.
+//! MPLS label stacks and the pseudowires under them are [`mpls`]'s.
 
-use super::{be16, Headers};
+use super::{be16, mpls, Headers};
 
 pub const HEADER_LEN: usize = 14;
-const MIN_ETHERTYPE: u16 = 0x0600;
+pub const MIN_ETHERTYPE: u16 = 0x0600;
 pub const TPID_8021Q: u16 = 0x8100;
 pub const TPID_8021AD: u16 = 0x88a8;
 pub const TPID_QINQ: u16 = 0x9100;
@@ -41,50 +42,12 @@ pub(super) fn network<'a>(h: &mut Headers, ty: u16, payload: &'a [u8]) -> Option
 fn shim<'a>(h: &mut Headers, ty: u16, payload: &'a [u8]) -> Option<&'a [u8]> {
     match ty {
         PPPOE_SESSION => pppoe_session(h, payload),
-        MPLS_UNICAST | MPLS_MULTICAST => mpls(h, ty, payload),
+        mpls::UNICAST | mpls::MULTICAST => mpls::decode(h, ty, payload),
         _ => {
             h.ethertype = Some(ty);
             Some(payload)
         }
     }
-}
-
-/// MPLS's EtherTypes (RFC 5332).
-pub const MPLS_UNICAST: u16 = 0x8847;
-pub const MPLS_MULTICAST: u16 = 0x8848;
-const MPLS_BOTTOM_OF_STACK: u8 = 0x01;
-
-/// MPLS (RFC 3032): 4-byte label stack entries up to the one with the bottom-of-stack bit, then
-/// a payload whose first nibble tells it, as tshark tells it by default: 4 is IPv4, 6 is IPv6
-/// (read as if the frame carried them directly, their EtherType in `ethertype`). Anything else
-/// (0: a pseudowire control word or Ethernet over MPLS; 1: a G-ACh channel header) carries no
-/// network layer here, its EtherType left MPLS's. A stack the capture cut is truncation, as a
-/// cut VLAN tag is.
-fn mpls<'a>(h: &mut Headers, ty: u16, mut rest: &'a [u8]) -> Option<&'a [u8]> {
-    loop {
-        // Each entry consumes 4 bytes: the walk ends with the frame at the latest.
-        let (Some(entry), Some(after)) = (super::array::<4>(rest, 0), rest.get(4..)) else {
-            h.truncated = true;
-            return None;
-        };
-        rest = after;
-        if entry[2] & MPLS_BOTTOM_OF_STACK != 0 {
-            break;
-        }
-    }
-    let Some(&first) = rest.first() else {
-        h.truncated = true;
-        return None;
-    };
-    h.ethertype = Some(match first >> 4 {
-        4 => super::ETHERTYPE_IPV4,
-        6 => super::ETHERTYPE_IPV6,
-        _ => {
-            h.ethertype = Some(ty);
-            return None;
-        }
-    });
-    Some(rest)
 }
 
 /// IEEE 802.3 with a length field `len`: SNAP (DSAP and SSAP 0xAA, UI control 0x03) whose OUI is
@@ -93,18 +56,28 @@ fn mpls<'a>(h: &mut Headers, ty: u16, mut rest: &'a [u8]) -> Option<&'a [u8]> {
 /// tree, IPX, NetBIOS, SNAP of other OUIs) carries no network layer here. As tshark does, the
 /// bytes are those the length counts (the padding of a short frame is not the packet's); a
 /// length from 1501 to 1535 is neither a length nor an EtherType, and is not read.
-const IEEE_802_3_MAX_LEN: u16 = 1500;
+pub const IEEE_802_3_MAX_LEN: u16 = 1500;
 const SNAP_LEN: usize = 8;
 const SNAP_HEAD: [u8; 5] = [0xaa, 0xaa, 0x03, 0x00, 0x00];
 
 #[inline(never)]
 fn llc<'a>(h: &mut Headers, len: u16, payload: &'a [u8]) -> Option<&'a [u8]> {
+    let (ty, rest) = llc_type(h, len, payload)?;
+    network(h, ty, rest)
+}
+
+/// The EtherType (tags skipped) and its bytes under an 802.3 frame's LLC, as [`llc`] reads it.
+pub(super) fn llc_type<'a>(
+    h: &mut Headers,
+    len: u16,
+    payload: &'a [u8],
+) -> Option<(u16, &'a [u8])> {
     if len > IEEE_802_3_MAX_LEN {
         return None;
     }
     let len = usize::from(len);
     let llc = payload.get(..len).unwrap_or(payload);
-    snap(h, llc, llc.len() < len)
+    snap_type(h, llc, llc.len() < len)
 }
 
 /// The network layer under an LLC header `llc` (its bytes to the end of the frame or of the
@@ -112,10 +85,12 @@ fn llc<'a>(h: &mut Headers, len: u16, payload: &'a [u8]) -> Option<&'a [u8]> {
 /// ended before those bytes did, so that a short SNAP header is truncation, not damage. 802.11
 /// data frames and Linux cooked captures' LLC protocol carry the same header.
 pub(super) fn snap<'a>(h: &mut Headers, llc: &'a [u8], cut: bool) -> Option<&'a [u8]> {
-    let is_snap = |b: &[u8]| {
-        b.iter().zip(SNAP_HEAD).all(|(&x, y)| x == y)
-            && b.get(5).is_none_or(|&oui| oui == 0x00 || oui == 0xf8)
-    };
+    let (ty, rest) = snap_type(h, llc, cut)?;
+    network(h, ty, rest)
+}
+
+/// The EtherType (tags skipped) and its bytes under a SNAP header, as [`snap`] reads it.
+fn snap_type<'a>(h: &mut Headers, llc: &'a [u8], cut: bool) -> Option<(u16, &'a [u8])> {
     let Some(ty) = super::be16(llc, SNAP_LEN - 2) else {
         if cut && is_snap(llc) {
             h.truncated = true;
@@ -129,7 +104,13 @@ pub(super) fn snap<'a>(h: &mut Headers, llc: &'a [u8], cut: bool) -> Option<&'a 
     if ty < MIN_ETHERTYPE {
         return None;
     }
-    network(h, ty, rest)
+    Some((ty, rest))
+}
+
+/// Whether `b` starts as a SNAP header with an EtherType does (as much of it as is there).
+pub(super) fn is_snap(b: &[u8]) -> bool {
+    b.iter().zip(SNAP_HEAD).all(|(&x, y)| x == y)
+        && b.get(5).is_none_or(|&oui| oui == 0x00 || oui == 0xf8)
 }
 
 /// PPPoE session stage (RFC 2516), as DSL access links carry IP: a 6-byte PPPoE header, then

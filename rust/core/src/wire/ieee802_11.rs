@@ -1,8 +1,10 @@
 //! IEEE 802.11 (Wi-Fi) data frames: LINKTYPE_IEEE802_11 (105: the frame alone, without an FCS,
 //! as tshark and libpcap presume), LINKTYPE_IEEE802_11_RADIOTAP (127: a radiotap header first,
-//! whose flags tell whether an FCS ends the frame and whether padding follows the 802.11 header)
-//! and LINKTYPE_PPI (192: a PPI header first, whose 802.11-Common field tells of the FCS). A data
-//! frame's body is LLC/SNAP, read as an 802.3 frame's is ([`ethernet::snap`]); of an A-MSDU, the
+//! whose flags tell whether an FCS ends the frame and whether padding follows the 802.11 header),
+//! LINKTYPE_IEEE802_11_PRISM (119) and LINKTYPE_IEEE802_11_AVS (163), whose radio headers say
+//! nothing of an FCS (none is presumed, as for 105); PPI (192) over 802.11 is [`super::ppi`]'s.
+//! A data frame's body is LLC/SNAP, read as an 802.3 frame's is ([`ethernet::snap`]), after an
+//! 802.11s Mesh Control field where the QoS Control field announces one; of an A-MSDU, the
 //! first subframe's. Management and control frames, data frames without a body (Null, QoS Null,
 //! CF-Ack, CF-Poll) and protected frames (whose body is encrypted) carry no network layer here,
 //! nor in tshark without keys.
@@ -23,6 +25,14 @@ const PROTECTED: u8 = 0x40;
 const ORDER: u8 = 0x80;
 /// QoS Control, first byte: the body is an A-MSDU.
 const AMSDU: u8 = 0x80;
+
+/// QoS Control, second byte: a Mesh Control field starts the body (802.11s mesh data frames).
+const MESH_CONTROL_PRESENT: u8 = 0x01;
+/// Mesh Control: flags (its Address Extension Mode in bits 0-1, the others reserved), TTL,
+/// sequence number, then 6 bytes per address the mode extends by.
+const MESH_FLAGS_ADDRESS_EXTENSION: u8 = 0x03;
+const MESH_CONTROL_LEN: usize = 6;
+const MESH_ADDRESS_LEN: usize = 6;
 
 /// Frame Control, Duration, three addresses, Sequence Control; a fourth address between two
 /// distribution systems (To DS and From DS both set).
@@ -79,58 +89,9 @@ pub(super) fn decode_radiotap<'a>(
     data_frame(h, rest, flags & FLAG_DATAPAD != 0, *uncaptured)
 }
 
-/// PPI's fixed header: version, flags, length (little-endian), DLT of what follows (likewise).
-const PPI_FIXED: usize = 8;
-/// Field header: type, length (both little-endian).
-const PPI_FIELD_HEADER: usize = 4;
-const PPI_80211_COMMON: u16 = 2;
-/// 802.11-Common: TSFT (8 bytes), then its flags (little-endian), bit 0 an FCS.
-const PPI_COMMON_FLAGS_AT: usize = 8;
-const PPI_FLAG_FCS: u16 = 0x0001;
-
-/// LINKTYPE_PPI carrying 802.11 (DLT 105; another DLT carries no network layer here), its FCS
-/// taken off as radiotap's is ([`decode_radiotap`]).
-#[inline(never)]
-pub(super) fn decode_ppi<'a>(
-    h: &mut Headers,
-    frame: &'a [u8],
-    uncaptured: &mut Uncaptured,
-) -> Option<&'a [u8]> {
-    let Some(fixed) = array::<PPI_FIXED>(frame, 0) else {
-        h.truncated = true;
-        return None;
-    };
-    let len = usize::from(u16::from_le_bytes([fixed[2], fixed[3]]));
-    let dlt = u32::from_le_bytes([fixed[4], fixed[5], fixed[6], fixed[7]]);
-    if len < PPI_FIXED || dlt != u32::from(super::linktype::IEEE802_11) {
-        return None;
-    }
-    let (Some(ppi), Some(rest)) = (frame.get(..len), frame.get(len..)) else {
-        h.truncated = true;
-        return None;
-    };
-    // Fields are type-length-value; each takes at least its 4-byte header, so the walk ends
-    // with the PPI header at the latest.
-    let mut fcs = false;
-    let mut at = PPI_FIXED;
-    while let (Some(ty), Some(field_len)) = (le16(ppi, at), le16(ppi, at + 2)) {
-        let data = at + PPI_FIELD_HEADER;
-        if ty == PPI_80211_COMMON {
-            fcs = le16(ppi, data + PPI_COMMON_FLAGS_AT).is_some_and(|f| f & PPI_FLAG_FCS != 0);
-            break;
-        }
-        at = data + usize::from(field_len);
-    }
-    data_frame(h, without_fcs(rest, fcs, uncaptured), false, *uncaptured)
-}
-
-fn le16(data: &[u8], at: usize) -> Option<u16> {
-    array::<2>(data, at).map(u16::from_le_bytes)
-}
-
 /// `frame` without the FCS that ends it on the wire, if `fcs`: `uncaptured` loses those of its
 /// 4 bytes the capture did not hold, the bytes handed back lose those it held.
-fn without_fcs<'a>(frame: &'a [u8], fcs: bool, uncaptured: &mut Uncaptured) -> &'a [u8] {
+pub(super) fn without_fcs<'a>(frame: &'a [u8], fcs: bool, uncaptured: &mut Uncaptured) -> &'a [u8] {
     if !fcs {
         return frame;
     }
@@ -168,7 +129,7 @@ fn radiotap_flags(radiotap: &[u8]) -> u8 {
 /// The 802.11 header's length follows from its Frame Control: the Address 4 of a frame between
 /// two distribution systems, a QoS data frame's QoS Control and its HT Control (when the Order
 /// flag is set), and with radiotap's data-pad flag, padding to a multiple of 4 bytes.
-fn data_frame<'a>(
+pub(super) fn data_frame<'a>(
     h: &mut Headers,
     frame: &'a [u8],
     datapad: bool,
@@ -186,12 +147,14 @@ fn data_frame<'a>(
         len += ADDR4_LEN;
     }
     let mut amsdu = false;
+    let mut mesh = false;
     if fc & SUBTYPE_QOS != 0 {
-        let Some(&qos) = frame.get(len) else {
+        let Some([qos, qos_high]) = array::<QOS_LEN>(frame, len) else {
             h.truncated = true;
             return None;
         };
         amsdu = qos & AMSDU != 0;
+        mesh = qos_high & MESH_CONTROL_PRESENT != 0 && flags & FROM_DS != 0 && !amsdu;
         len += QOS_LEN;
         if flags & ORDER != 0 {
             len += HT_CONTROL_LEN;
@@ -200,10 +163,13 @@ fn data_frame<'a>(
     if datapad {
         len = len.next_multiple_of(4);
     }
-    let Some(body) = frame.get(len..) else {
+    let Some(mut body) = frame.get(len..) else {
         h.truncated = true;
         return None;
     };
+    if mesh {
+        body = without_mesh_control(h, body)?;
+    }
     // The frame went on past the captured bytes: a short header in them is truncation.
     let cut = uncaptured.0 > 0;
     if !amsdu {
@@ -216,4 +182,83 @@ fn data_frame<'a>(
     let msdu_len = usize::from(msdu_len);
     let first = msdu.get(..msdu_len).unwrap_or(msdu);
     ethernet::snap(h, first, cut && first.len() < msdu_len)
+}
+
+/// The body of a QoS data frame whose QoS Control announces Mesh Control, without that field:
+/// 6 bytes and 6 per address its Address Extension Mode extends by (0, 1 or 2). As tshark does,
+/// the field is taken to be there only in a frame from a mesh station's distribution system
+/// (From DS set) whose mesh flags' reserved bits are 0 and whose mode is not 3 (reserved); else
+/// the bit is a non-mesh station's and the body is read as it stands. Nor is it looked for in
+/// an A-MSDU, whose subframes carry it each (tshark reads no IP in those either).
+fn without_mesh_control<'a>(h: &mut Headers, body: &'a [u8]) -> Option<&'a [u8]> {
+    let Some(&flags) = body.first() else {
+        h.truncated = true;
+        return None;
+    };
+    let mode = flags & MESH_FLAGS_ADDRESS_EXTENSION;
+    if flags & !MESH_FLAGS_ADDRESS_EXTENSION != 0 || mode == MESH_FLAGS_ADDRESS_EXTENSION {
+        return Some(body);
+    }
+    let len = MESH_CONTROL_LEN + MESH_ADDRESS_LEN * usize::from(mode);
+    let Some(rest) = body.get(len..) else {
+        h.truncated = true;
+        return None;
+    };
+    Some(rest)
+}
+
+/// The length of a Prism (wlan-ng) header: a message code, its length (which tshark ignores,
+/// as this does), a device name and ten 12-byte items.
+const PRISM_LEN: usize = 144;
+/// The message codes of a Prism sniff frame, in either byte order.
+const PRISM_MSGCODES: [u32; 2] = [0x44, 0x41];
+/// The big-endian first word of an AVS header: its magic and version (1 or 2) in the low byte.
+const AVS_MAGIC: u32 = 0x8021_1000;
+const AVS_MAGIC_MASK: u32 = 0xffff_ff00;
+/// AVS: version, then the header's length (big-endian).
+const AVS_LEN_AT: usize = 4;
+
+/// LINKTYPE_IEEE802_11_PRISM, read as tshark reads it: a Prism header when the first word is a
+/// Prism message code in either byte order; else an AVS header when it is AVS's magic; else
+/// the 802.11 frame itself (some drivers put a radio header on some frames only).
+#[inline(never)]
+pub(super) fn decode_prism<'a>(
+    h: &mut Headers,
+    frame: &'a [u8],
+    uncaptured: Uncaptured,
+) -> Option<&'a [u8]> {
+    let Some(word) = array::<4>(frame, 0) else {
+        return data_frame(h, frame, false, uncaptured);
+    };
+    if u32::from_be_bytes(word) & AVS_MAGIC_MASK == AVS_MAGIC {
+        return decode_avs(h, frame, uncaptured);
+    }
+    let code = |w: u32| PRISM_MSGCODES.contains(&w);
+    if !code(u32::from_le_bytes(word)) && !code(u32::from_be_bytes(word)) {
+        return data_frame(h, frame, false, uncaptured);
+    }
+    let Some(rest) = frame.get(PRISM_LEN..) else {
+        h.truncated = true;
+        return None;
+    };
+    data_frame(h, rest, false, uncaptured)
+}
+
+/// LINKTYPE_IEEE802_11_AVS: the 802.11 frame follows after the length the AVS header gives
+/// (its magic not checked, as tshark does not).
+#[inline(never)]
+pub(super) fn decode_avs<'a>(
+    h: &mut Headers,
+    frame: &'a [u8],
+    uncaptured: Uncaptured,
+) -> Option<&'a [u8]> {
+    let Some(len) = array::<4>(frame, AVS_LEN_AT).map(u32::from_be_bytes) else {
+        h.truncated = true;
+        return None;
+    };
+    let Some(rest) = usize::try_from(len).ok().and_then(|len| frame.get(len..)) else {
+        h.truncated = true;
+        return None;
+    };
+    data_frame(h, rest, false, uncaptured)
 }

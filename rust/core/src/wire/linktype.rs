@@ -11,7 +11,9 @@ pub const RAW: u16 = 101;
 pub const IEEE802_11: u16 = 105;
 pub const LOOP: u16 = 108;
 pub const LINUX_SLL: u16 = 113;
+pub const IEEE802_11_PRISM: u16 = 119;
 pub const IEEE802_11_RADIOTAP: u16 = 127;
+pub const IEEE802_11_AVS: u16 = 163;
 pub const PPI: u16 = 192;
 pub const IPV4: u16 = 228;
 pub const IPV6: u16 = 229;
@@ -41,7 +43,7 @@ pub fn linktype_name(linktype: u16) -> &'static str {
         LINUX_SLL => "LINUX_SLL",
         114 => "LTALK",
         117 => "PFLOG",
-        119 => "IEEE802_11_PRISM",
+        IEEE802_11_PRISM => "IEEE802_11_PRISM",
         122 => "IP_OVER_FC",
         123 => "SUNATM",
         IEEE802_11_RADIOTAP => "IEEE802_11_RADIOTAP",
@@ -77,7 +79,7 @@ pub fn linktype_name(linktype: u16) -> &'static str {
         160 => "USER13",
         161 => "USER14",
         162 => "USER15",
-        163 => "IEEE802_11_AVS",
+        IEEE802_11_AVS => "IEEE802_11_AVS",
         164 => "JUNIPER_MONITOR",
         165 => "BACNET_MS_TP",
         166 => "PPP_PPPD",

@@ -1,9 +1,9 @@
 //! Header decoding, tolerant of truncation: whatever could be decoded is kept, the rest is `None`.
 //!
-//! The data path reads top to bottom: a link decoder ([`ethernet`], [`sll`], [`null`],
-//! [`ieee802_11`], raw IP) finds the network-layer EtherType and its bytes, [`ipv4`] / [`ipv6`]
-//! find the transport protocol and its bytes, and [`tcp`] / [`udp`] (with [`roce`] behind UDP
-//! 4791) finish the job.
+//! The data path reads top to bottom: a link decoder ([`ethernet`] with [`mpls`], [`sll`],
+//! [`null`], [`ieee802_11`], [`ppi`], raw IP) finds the network-layer EtherType and its bytes,
+//! [`ipv4`] / [`ipv6`] find the transport protocol and its bytes, and [`tcp`] / [`udp`] (with
+//! [`roce`] behind UDP 4791) finish the job.
 //! Every step borrows from the frame: nothing is copied or allocated, and a short frame only
 //! stops the walk early (setting [`Headers::truncated`]) instead of failing.
 
@@ -14,7 +14,9 @@ mod ieee802_11;
 mod ipv4;
 mod ipv6;
 pub mod linktype;
+mod mpls;
 mod null;
+mod ppi;
 mod roce;
 mod sll;
 mod tcp;
@@ -191,7 +193,9 @@ fn other_link<'a>(
     match linktype {
         linktype::IEEE802_11 => ieee802_11::decode(h, data, *uncaptured),
         linktype::IEEE802_11_RADIOTAP => ieee802_11::decode_radiotap(h, data, uncaptured),
-        linktype::PPI => ieee802_11::decode_ppi(h, data, uncaptured),
+        linktype::IEEE802_11_PRISM => ieee802_11::decode_prism(h, data, *uncaptured),
+        linktype::IEEE802_11_AVS => ieee802_11::decode_avs(h, data, *uncaptured),
+        linktype::PPI => ppi::decode(h, data, uncaptured),
         _ => {
             h.unknown_link = true;
             None
@@ -200,9 +204,9 @@ fn other_link<'a>(
 }
 
 /// The IP packet a frame carries (IPv4 or IPv6, from its first header byte on, as captured),
-/// found as [`decode`] finds it: through VLAN tags, PPPoE, MPLS, LLC/SNAP, 802.11 and the link
-/// types it knows. For what needs the header bytes themselves rather than decoded fields (a
-/// fingerprint of the packet, see [`crate::analysis::shared`]).
+/// found as [`decode`] finds it: through VLAN tags, PPPoE, MPLS (and Ethernet pseudowires),
+/// LLC/SNAP, 802.11 and the link types it knows. For what needs the header bytes themselves
+/// rather than decoded fields (a fingerprint of the packet, see [`crate::analysis::shared`]).
 pub fn ip_packet(linktype: u16, data: &[u8]) -> Option<&[u8]> {
     let mut h = Headers::default();
     let packet = link(&mut h, linktype, data, &mut Uncaptured(0))?;
