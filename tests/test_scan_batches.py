@@ -34,8 +34,9 @@ def packets_and_cuts(draw: Any) -> tuple[pl.DataFrame, list[int]]:
     steps = draw(st.lists(st.integers(-30_000, 5_000), min_size=n, max_size=n))
     t, ts = 1_700_000_000_000_000_000, []
     for s in steps:
-        # Mostly forward: a step back only now and then, as a real capture's.
-        t += s if s < -20_000 or s >= 0 else -s // 10
+        # Mostly forward; now and then back by 20-30 µs (past the horizon: dropped) or by up to
+        # 5 µs (within it: put in order), as a real capture's.
+        t += s if s < -20_000 or s >= 0 else s + 15_000 if s < -15_000 else -s // 10
         ts.append(t)
     sizes = draw(st.lists(st.integers(0, 9000), min_size=n, max_size=n))
     ifs = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
