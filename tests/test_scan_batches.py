@@ -242,3 +242,14 @@ def test_a_list_of_paths_is_still_several_captures(tmp_path: Any) -> None:
     a.write_bytes(pcap(5))
     with pytest.warns(burstcore.SharedPacketsWarning):
         assert burstcore.scan([str(a), str(a)], rates=RATES).summary["packets"][0] == 10
+
+
+def test_a_polars_without_collect_batches_still_scans_a_lazyframe(monkeypatch: Any) -> None:
+    """Below polars' collect_batches the frame is collected whole and given in slices: the same
+    result (in the memory of the whole frame, as docs/limits.md says)."""
+    df = pl.DataFrame({"timestamp": [1000 * i for i in range(50)], "size": [60 + i for i in range(50)]})
+    lazy = df.lazy().with_columns(size=pl.col("size") * 2)
+    want = burstcore.scan(lazy.collect(), windows=WINDOWS)
+    monkeypatch.delattr(pl.LazyFrame, "collect_batches", raising=False)
+    assert not hasattr(lazy, "collect_batches")
+    assert_results_equal(burstcore.scan(lazy, windows=WINDOWS), want)

@@ -122,7 +122,8 @@ def _frames(source: Any) -> Generator[Any, None, None]:
         for df in collect_batches(maintain_order=True):
             given = True
             yield df
-    else:  # pragma: no cover - polars before collect_batches (1.3x): no streaming to batches
+    else:
+        # A polars before collect_batches: no streaming to batches, the frame is held whole.
         for df in lf.collect().iter_slices(_core.DEFAULT_BATCH_ROWS):
             given = True
             yield df

@@ -230,7 +230,7 @@ def scan(
         ``LazyFrame`` (of ``scan_packets``, say, with columns derived, rows filtered by an
         expression, a table of job ids joined), of which only ``timestamp``, ``size`` (else
         ``wire_len``) and ``interface`` are collected, by ``LazyFrame.collect_batches`` (polars'
-        streaming engine, in order; a polars without it, before 1.3x, collects the frame whole).
+        streaming engine, in order; a polars without it, as some above the 1.10 floor are, collects the frame whole).
         The batches are one stream, in time order within the reorder horizon across batches as
         within one: the result equals that of ``scan(pl.concat(batches))``, every table and
         ``config``, with one exception: with no ``rates`` given, an iterator (which cannot be
