@@ -8,7 +8,8 @@
     >>> for df in burstcore.iter_packets("huge.pcap"): ...   # the same, in batches
     >>> print(burstcore.info("trace.pcapng"))    # capinfos-like summary
 
-Annotations: burstcore.Duration, Durations, Rate, Rates, Instant, Source (SingleSource, Columns),
+Annotations: burstcore.Duration, Durations, Rate, Rates, Instant, Source (SingleSource, Columns,
+Batches),
 Grouping, Filters name what the functions take (burstcore._types says what each holds).
 
 Definitions of every number: docs/metrics.md.
@@ -50,6 +51,7 @@ from ._packets import CaptureInfo, CaptureWarning, ProgressCallback, info, read_
 from ._scan import ScanResult, scan
 from ._shared import SharedPackets, SharedPacketsWarning, shared_packets
 from ._types import (
+    Batches,
     BinaryReader,
     Columns,
     Count,
@@ -70,6 +72,7 @@ __all__ = [
     "DEFAULT_BATCH_ROWS",
     "MAX_THREADS",
     "PACKET_SCHEMA",
+    "Batches",
     "BinaryReader",
     "Bursts",
     "CaptureError",

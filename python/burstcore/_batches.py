@@ -87,6 +87,9 @@ def iter_packets(
     (packets its statistics record as lost, a ``start``/``end`` or ``filter`` that chose none of
     the packets) after the last batch, when the loop ends.
 
+    ``scan`` takes the batches as they come, in the memory of one:
+    ``scan(iter_packets(path, columns=["timestamp", "wire_len"]), rates=...)``.
+
     Leaving the loop early (``break``), ``close()`` on the generator, or dropping it stops the
     reading and closes the input at once. ``progress`` as for ``read_packets``: called while
     batches are read, and once more at the end.
@@ -151,6 +154,9 @@ def scan_packets(
     ``filter`` (a tcpdump expression, docs/filters.md) choose the packets as ``read_packets``
     does, before the query sees them; ``strict``, ``mmap`` and ``progress`` as there, for each
     read.
+
+    ``scan`` takes such a frame, with whatever the query derives, filters or joins, and
+    collects it in batches (docs/limits.md, Memory).
 
     Each collect reads the capture again from the start: ``source`` must be a path or bytes
     for a frame collected more than once (a file object or stdin is read once). Errors and

@@ -12,6 +12,7 @@ __all__ = [
     "ArrowColumn",
     "CaptureError",
     "CaptureWriter",
+    "ColumnScanner",
     "CorruptCaptureError",
     "DecompressionError",
     "InternalError",
@@ -179,6 +180,33 @@ def scan_columns(
     on_late: str,
     max_groups: int,
 ) -> dict[str, Any]: ...
+
+@final
+class ColumnScanner:
+    """One scan of in-memory columns fed batch by batch (``scan`` of batches)."""
+
+    def __new__(
+        cls,
+        windows_ns: list[int],
+        closed: str,
+        rates_bps: list[int],
+        bins_ns: list[int],
+        by: list[str],
+        horizon_ns: int,
+        on_late: str,
+        max_groups: int,
+    ) -> ColumnScanner: ...
+    # The next batch; an error in it names the batch and row, and ends the scan.
+    def push(
+        self,
+        ts_ns: npt.NDArray[np.int64],
+        sizes: npt.NDArray[np.uint64],
+        interfaces: npt.NDArray[np.uint32] | None,
+    ) -> None: ...
+    @property
+    def batches(self) -> int: ...
+    def finish(self) -> dict[str, Any]: ...
+
 def flows(
     sources: list[Any],
     key: str,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,10 +11,11 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
+from ._columns import batches_rereadable, columns_of, is_batches, is_columns, scan_batches
 from ._packets import ProgressCallback, _warn, _with_range_note, checked_progress, thread_count
 from ._shared import warn_if_shared
 from ._sources import is_rereadable, normalize_each
-from ._types import Columns, Count, Duration, Durations, Filters, Grouping, Instant, Rates, Source
+from ._types import Batches, Columns, Count, Duration, Durations, Filters, Grouping, Instant, Rates, Source
 from ._units import (
     DEFAULT_RATE_MULTIPLES,
     LINK_SPEED_GRID_BPS,
@@ -25,7 +25,6 @@ from ._units import (
     default_windows_ns,
     format_duration,
     length_ns,
-    numpy_times_ns,
     parse_count,
     parse_duration,
     parse_filters,
@@ -192,65 +191,8 @@ def check_closed(closed: Any) -> Literal["left", "both"]:
     )
 
 
-def _is_columns(source: Any) -> bool:
-    # A pair of captures (paths, bytes, file objects) is two sources, not two columns: columns
-    # are sequences of numbers, never one of those.
-    return isinstance(source, (pl.DataFrame, Mapping)) or (
-        isinstance(source, tuple)
-        and len(source) == 2
-        and not any(
-            isinstance(s, (str, bytes, bytearray, memoryview, os.PathLike)) or hasattr(s, "read") for s in source
-        )
-    )
-
-
-def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(timestamps in ns, sizes, interfaces) from a DataFrame/dict with 'timestamp' and 'size'
-    (or 'wire_len') columns, or a (timestamps, sizes) tuple; numpy, polars or Arrow arrays."""
-
-    def exact(ts: Any) -> Any:
-        # numpy datetime64/timedelta64 as int ns before polars sees them: it takes only D, ms, us, ns.
-        return numpy_times_ns(ts, "timestamps") if isinstance(ts, np.ndarray) and ts.dtype.kind in "mM" else ts
-
-    iface = None
-    if isinstance(source, tuple):
-        ts, size = source
-        ts = exact(ts)
-    else:
-        if not isinstance(source, pl.DataFrame):
-            source = {k: exact(v) if k == "timestamp" else v for k, v in dict(source).items()}
-        df = source if isinstance(source, pl.DataFrame) else pl.DataFrame(source)
-        if "timestamp" not in df.columns:
-            raise ValueError("in-memory input needs a 'timestamp' column (int64 ns or Datetime)")
-        size_col = "size" if "size" in df.columns else "wire_len" if "wire_len" in df.columns else None
-        if size_col is None:
-            raise ValueError("in-memory input needs a 'size' (or 'wire_len') column of byte counts")
-        ts, size = df["timestamp"], df[size_col]
-        if "interface" in df.columns:
-            col = df["interface"]
-            whole = col.null_count() == 0 and col.dtype.is_integer()
-            if not whole or (col.len() and not (col.min() >= 0 and col.max() <= 2**32 - 1)):  # type: ignore[operator]
-                raise ValueError("the 'interface' column must hold integers from 0 to 2^32 - 1, without nulls")
-            iface = np.ascontiguousarray(col.cast(pl.UInt32).to_numpy())
-    ts_s = pl.Series(ts) if not isinstance(ts, pl.Series) else ts
-    if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
-        ts_s = ts_s.dt.cast_time_unit("ns").to_physical()
-    if ts_s.null_count() or pl.Series(size).null_count():
-        raise ValueError("in-memory timestamps and sizes must not contain nulls")
-    if not ts_s.dtype.is_integer():
-        raise ValueError(f"timestamps must be integer nanoseconds or Datetime, not {ts_s.dtype}")
-    sz = pl.Series(size)
-    if not sz.dtype.is_integer() or (sz.len() and sz.min() < 0):  # type: ignore[operator]
-        raise ValueError("sizes must be non-negative integers (bytes)")
-    return (
-        np.ascontiguousarray(ts_s.cast(pl.Int64).to_numpy()),
-        np.ascontiguousarray(sz.cast(pl.UInt64).to_numpy()),
-        iface,
-    )
-
-
 def scan(
-    source: Source | Columns,
+    source: Source | Columns | Batches,
     windows: Durations | None = None,
     rates: Rates | None = None,
     bins: Durations | None = None,
@@ -281,6 +223,25 @@ def scan(
         a polars DataFrame / dict (any mapping) with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
         a ``(timestamps_ns, sizes)`` tuple of numpy/polars/Arrow arrays. Timestamps may also be a
         numpy datetime64 array of any fixed unit (s, ms, ..., ps), read exactly.
+
+        Or such columns in batches, scanned one batch at a time (memory: the scan's own plus one
+        batch, docs/limits.md): a list or tuple of DataFrames or mappings, any other iterator of
+        them (a generator, ``iter_packets(path, columns=["timestamp", "wire_len"])``), or a polars
+        ``LazyFrame`` (of ``scan_packets``, say, with columns derived, rows filtered by an
+        expression, a table of job ids joined), of which only ``timestamp``, ``size`` (else
+        ``wire_len``) and ``interface`` are collected, by ``LazyFrame.collect_batches`` (polars'
+        streaming engine, in order; a polars without it, as some above the 1.10 floor are, collects the frame whole).
+        The batches are one stream, in time order within the reorder horizon across batches as
+        within one: the result equals that of ``scan(pl.concat(batches))``, every table and
+        ``config``, with one exception: with no ``rates`` given, an iterator (which cannot be
+        read twice) gets the link-speed grid, where a list, a tuple or a LazyFrame (whose query
+        is then run twice) gets multiples of the mean rate from a pre-pass, as a DataFrame
+        does. Each batch is checked as columns are; an error names the batch (from 0): one
+        missing a column or of a wrong dtype (``ValueError``; ``TypeError`` for a batch that
+        is no DataFrame or mapping), an ``interface`` column in some batches but not all, a
+        packet later than the horizon (``OutOfOrderError``, with its row in the batch), and an
+        iterable that gives no batch at all (``ValueError``; an empty DataFrame scans to an
+        empty result).
     windows:
         Window lengths τ for the envelope E(τ). Default: 1 µs to 1 s in 1-2-5 steps per decade
         (19 windows, 5 ms among them). Strings with units ("5ms", "250us", "1.5s"), numbers in
@@ -438,7 +399,8 @@ def scan(
     time_range = parse_time_range(start, end)
     filters = parse_filters(filter)
 
-    in_memory = _is_columns(source)
+    batched = is_batches(source)
+    in_memory = batched or is_columns(source)
     if in_memory and time_range is not None:
         raise ValueError(
             "start/end select packets of a capture; in-memory columns are yours to filter "
@@ -455,16 +417,11 @@ def scan(
             f"size={size!r} reads captured packets; in-memory columns carry their own sizes (leave size out)"
         )
     shared: str | None = None  # what the captures hold twice, if they do
-    if in_memory:
+    if batched:
         sources: list[Any] = []
-        try:
-            ts, sz, ifc = _columns(source)
-        except pl.exceptions.PolarsError as e:
-            # Columns polars cannot convert (objects, mixed types): the caller's input, not a bug.
-            raise ValueError(
-                f"cannot use these in-memory columns ({e}); give integer ns (or Datetime) timestamps "
-                "and non-negative integer sizes"
-            ) from e
+    elif in_memory:
+        sources = []
+        ts, sz, ifc = columns_of(source)
     else:
         sources = normalize_each(source)
         filters = parse_filters(filters, captures=len(sources))
@@ -475,6 +432,13 @@ def scan(
     rates_note = "given"
     if rates is not None:
         rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
+    elif batched and not batches_rereadable(source):
+        # An iterator's batches are gone once scanned: no pre-pass, as for a streamed capture.
+        rates_bps = list(LINK_SPEED_GRID_BPS)
+        rates_note = "link-speed grid (iterator of batches)"
+    elif batched:
+        counted = scan_batches(source, [], closed, [], [], ["all"], horizon_ns, on_late, 1)
+        rates_bps, rates_note = _rates_from_mean(*_total_and_span(counted), "mean-rate multiples")
     elif in_memory:
         # The packets the scan counts, not every row: on_late="drop" leaves some out.
         counted = _core.scan_columns(ts, sz, ifc, [], closed, [], [], ["all"], horizon_ns, on_late, 1)
@@ -491,11 +455,14 @@ def scan(
     if read_twice:
         # The pre-pass read them once (even if it failed): the main pass counts on from there.
         progress = _second_of_two(progress)
-    if in_memory:
+    if batched:
+        out = scan_batches(source, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups)
+        warns: list[str] = []
+    elif in_memory:
         out = _core.scan_columns(
             ts, sz, ifc, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups
         )
-        warns: list[str] = []
+        warns = []
     else:
         out, core_warns = _core.scan(
             sources,

@@ -31,6 +31,8 @@ of the right type can still be refused, e.g. a negative duration or ``"5 parsecs
   ``shared_packets(...).filters`` (a ``list[str]``) as it is.
 - ``Columns``: packets already in memory, for ``scan`` only: a polars DataFrame or a mapping with
   'timestamp' and 'size' columns, or a ``(timestamps_ns, sizes)`` pair of arrays.
+- ``Batches``: such packets a batch at a time, for ``scan`` only: an iterable of DataFrames or
+  mappings (a list or tuple of them, a generator, ``iter_packets(...)``), or a polars LazyFrame.
 """
 
 from __future__ import annotations
@@ -71,11 +73,13 @@ class BinaryReader(Protocol):
 SingleSource: TypeAlias = str | os.PathLike[str] | os.PathLike[bytes] | bytes | bytearray | memoryview | BinaryReader
 Source: TypeAlias = SingleSource | Sequence[SingleSource]
 Columns: TypeAlias = pl.DataFrame | Mapping[str, Any] | tuple[Any, Any]
+Batches: TypeAlias = pl.LazyFrame | Iterable[pl.DataFrame | Mapping[str, Any]]
 # list[str] beside list[str | None]: a list is invariant, so shared_packets' `filters` (a
 # list[str]) would not be a list[str | None] to a type checker, though it is what filter= takes.
 Filters: TypeAlias = str | list[str] | list[str | None] | tuple[str | None, ...]
 
 __all__ = [
+    "Batches",
     "BinaryReader",
     "Columns",
     "Count",

@@ -8,7 +8,9 @@ use crate::error::{Error, Result, Warning};
 use crate::wire::{self, Headers};
 use std::cell::Cell;
 
+mod columns;
 pub(crate) mod merge;
+pub use columns::{scan_columns, ColumnScan};
 pub use merge::{interface_bases, Renumber};
 
 /// What counts as a packet's size in bytes.
@@ -660,53 +662,6 @@ impl<S: Sink> merge::Streams for Lean<'_, '_, '_, S> {
         self.0.sink.push_lean(ts, size, interface)?;
         self.0.taken()
     }
-}
-
-/// Scan packets given as columns (for tools that already hold timestamps and sizes in memory).
-pub fn scan_columns(
-    ts_ns: &[i64],
-    sizes: &[u64],
-    interfaces: Option<&[u32]>,
-    config: ScanConfig,
-    progress: Progress<'_>,
-) -> Result<(ScanOutput, Accounting)> {
-    if ts_ns.len() != sizes.len() {
-        return Err(Error::invalid(format!(
-            "timestamp and size columns differ in length ({} vs {})",
-            ts_ns.len(),
-            sizes.len()
-        )));
-    }
-    if let Some(i) = interfaces.filter(|i| i.len() != ts_ns.len()) {
-        return Err(Error::invalid(format!(
-            "interface and timestamp columns differ in length ({} vs {})",
-            i.len(),
-            ts_ns.len()
-        )));
-    }
-    if config.reads_headers() {
-        return Err(Error::invalid(
-            "in-memory columns carry no headers: group only by 'all' or 'interface' (or pass a capture)",
-        ));
-    }
-    let mut scanner = Scanner::new(config)?;
-    for (i, (&ts, &size)) in ts_ns.iter().zip(sizes).enumerate() {
-        let interface = interfaces.map_or(0, |v| v[i]);
-        scanner.push(&Arrival {
-            ts_ns: ts,
-            size,
-            interface,
-            headers: Headers::default(),
-        })?;
-        if (i as u64 + 1).is_multiple_of(PROGRESS_EVERY) {
-            progress(i as u64 + 1)?;
-        }
-    }
-    let read = Accounting {
-        packets_read: ts_ns.len() as u64,
-        ..Default::default()
-    };
-    Ok(account(scanner.finish()?, read))
 }
 
 /// A capinfos-like summary of one capture, from one pass.

@@ -6,6 +6,7 @@
 mod analysis;
 mod arrow;
 mod batches;
+mod column_scan;
 mod columns;
 mod errors;
 mod source;
@@ -418,7 +419,7 @@ fn parse_by(names: &[String]) -> PyResult<Vec<By>> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn config(
+pub(crate) fn config(
     windows_ns: Vec<i64>,
     closed: &str,
     rates_bps: Vec<u64>,
@@ -523,7 +524,7 @@ pub(crate) fn late_policy(on_late: &str) -> PyResult<LatePolicy> {
 }
 
 /// Scan output as columns: one dict per frame, with `gid` indexing into the groups table.
-fn output_to_py<'py>(
+pub(crate) fn output_to_py<'py>(
     py: Python<'py>,
     out: ScanOutput,
     acc: Accounting,
@@ -1053,6 +1054,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;
     batches::register(m)?;
+    column_scan::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_THREADS", burstcore::MAX_THREADS)?;
     m.add(

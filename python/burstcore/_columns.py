@@ -1,0 +1,175 @@
+"""Packets already in memory, as ``scan`` takes them: columns whole (a DataFrame, a mapping, a
+pair of arrays), or column batches (an iterable of DataFrames or mappings, or a polars LazyFrame
+collected in batches) fed to one scan a batch at a time, so that only a batch is held at once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import _burstcore as _core
+from ._units import numpy_times_ns
+
+Arrays = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
+
+
+def is_columns(source: Any) -> bool:
+    # A pair of captures (paths, bytes, file objects) is two sources, not two columns: columns
+    # are sequences of numbers, never one of those.
+    return isinstance(source, (pl.DataFrame, Mapping)) or (
+        isinstance(source, tuple)
+        and len(source) == 2
+        and not any(
+            isinstance(s, (str, bytes, bytearray, memoryview, os.PathLike)) or hasattr(s, "read") for s in source
+        )
+    )
+
+
+def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(timestamps in ns, sizes, interfaces) from a DataFrame/dict with 'timestamp' and 'size'
+    (or 'wire_len') columns, or a (timestamps, sizes) tuple; numpy, polars or Arrow arrays."""
+
+    def exact(ts: Any) -> Any:
+        # numpy datetime64/timedelta64 as int ns before polars sees them: it takes only D, ms, us, ns.
+        return numpy_times_ns(ts, "timestamps") if isinstance(ts, np.ndarray) and ts.dtype.kind in "mM" else ts
+
+    iface = None
+    if isinstance(source, tuple):
+        ts, size = source
+        ts = exact(ts)
+    else:
+        if not isinstance(source, pl.DataFrame):
+            source = {k: exact(v) if k == "timestamp" else v for k, v in dict(source).items()}
+        df = source if isinstance(source, pl.DataFrame) else pl.DataFrame(source)
+        if "timestamp" not in df.columns:
+            raise ValueError("in-memory input needs a 'timestamp' column (int64 ns or Datetime)")
+        size_col = "size" if "size" in df.columns else "wire_len" if "wire_len" in df.columns else None
+        if size_col is None:
+            raise ValueError("in-memory input needs a 'size' (or 'wire_len') column of byte counts")
+        ts, size = df["timestamp"], df[size_col]
+        if "interface" in df.columns:
+            col = df["interface"]
+            whole = col.null_count() == 0 and col.dtype.is_integer()
+            if not whole or (col.len() and not (col.min() >= 0 and col.max() <= 2**32 - 1)):  # type: ignore[operator]
+                raise ValueError("the 'interface' column must hold integers from 0 to 2^32 - 1, without nulls")
+            iface = np.ascontiguousarray(col.cast(pl.UInt32).to_numpy())
+    ts_s = pl.Series(ts) if not isinstance(ts, pl.Series) else ts
+    if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
+        ts_s = ts_s.dt.cast_time_unit("ns").to_physical()
+    if ts_s.null_count() or pl.Series(size).null_count():
+        raise ValueError("in-memory timestamps and sizes must not contain nulls")
+    if not ts_s.dtype.is_integer():
+        raise ValueError(f"timestamps must be integer nanoseconds or Datetime, not {ts_s.dtype}")
+    sz = pl.Series(size)
+    if not sz.dtype.is_integer() or (sz.len() and sz.min() < 0):  # type: ignore[operator]
+        raise ValueError("sizes must be non-negative integers (bytes)")
+    return (
+        np.ascontiguousarray(ts_s.cast(pl.Int64).to_numpy()),
+        np.ascontiguousarray(sz.cast(pl.UInt64).to_numpy()),
+        iface,
+    )
+
+
+def columns_of(source: Any) -> Arrays:
+    """``_columns``, with what polars cannot convert (objects, mixed types) said as the caller's
+    input it is, not a bug."""
+    try:
+        return _columns(source)
+    except pl.exceptions.PolarsError as e:
+        raise ValueError(
+            f"cannot use these in-memory columns ({e}); give integer ns (or Datetime) timestamps "
+            "and non-negative integer sizes"
+        ) from e
+
+
+def is_batches(source: Any) -> bool:
+    """A LazyFrame, a list or tuple of DataFrames or mappings, or any other iterator that is no
+    file object (a generator, ``iter_packets``, ``collect_batches()``): column batches. A list of
+    paths stays several captures, and a pair of arrays one batch of columns."""
+    if isinstance(source, pl.LazyFrame):
+        return True
+    if isinstance(source, (list, tuple)):
+        return bool(source) and all(isinstance(b, (pl.DataFrame, Mapping)) for b in source)
+    return isinstance(source, Iterator) and not hasattr(source, "read")
+
+
+def batches_rereadable(source: Any) -> bool:
+    """Whether the batches can be taken twice (a pre-pass for the default rates): a LazyFrame
+    (its query run again) or a list or tuple; not an iterator, which is gone once read."""
+    return isinstance(source, (pl.LazyFrame, list, tuple))
+
+
+def _frames(source: Any) -> Generator[Any, None, None]:
+    """The batches of ``source``, in order. A LazyFrame: only the columns a scan reads (so that
+    a ``scan_packets`` frame decodes no others), through ``LazyFrame.collect_batches`` (polars'
+    streaming engine, in order, a batch at a time) where polars has it; an older polars collects
+    the frame whole and gives it in slices. A frame that gives no batch (no row) gives its empty
+    head, so that its columns are checked as a DataFrame's are."""
+    if not isinstance(source, pl.LazyFrame):
+        yield from source
+        return
+    names = source.collect_schema().names()
+    size = "size" if "size" in names else "wire_len" if "wire_len" in names else None
+    wanted = [c for c in ("timestamp", size, "interface") if c is not None and c in names]
+    lf = source.select(wanted) if wanted else source
+    collect_batches = getattr(lf, "collect_batches", None)
+    given = False
+    if collect_batches is not None:
+        for df in collect_batches(maintain_order=True):
+            given = True
+            yield df
+    else:
+        # A polars before collect_batches: no streaming to batches, the frame is held whole.
+        for df in lf.collect().iter_slices(_core.DEFAULT_BATCH_ROWS):
+            given = True
+            yield df
+    if not given:
+        yield lf.head(0).collect()
+
+
+def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
+    """One scan (``_core.ColumnScanner(*config)``) over the batches of ``source``, each checked
+    as in-memory columns are and pushed before the next is taken: the output of
+    ``_core.scan_columns`` over them concatenated. Errors name the batch, from 0."""
+    scanner = _core.ColumnScanner(*config)
+    with_interfaces: bool | None = None
+    k = -1
+    it = _frames(source)
+    try:
+        for k, batch in enumerate(it):
+            if not isinstance(batch, (pl.DataFrame, Mapping)):
+                capture = isinstance(batch, (str, bytes, bytearray, memoryview, os.PathLike)) or hasattr(batch, "read")
+                raise TypeError(
+                    f"batch {k} is a {type(batch).__name__}, not a DataFrame or a mapping of columns: an iterator "
+                    "gives scan batches of 'timestamp' and 'size' columns"
+                    # A generator of paths: read once and in no stated order, so not taken.
+                    + ("; several captures go in a list or a tuple (list(...) of these)" if capture else "")
+                )
+            try:
+                ts, sz, ifc = columns_of(batch)
+            except ValueError as e:
+                raise ValueError(f"batch {k}: {e}") from e
+            if with_interfaces is None:
+                with_interfaces = ifc is not None
+            elif with_interfaces != (ifc is not None):
+                had = "had" if with_interfaces else "had no"
+                raise ValueError(
+                    f"batch {k} {'has no' if with_interfaces else 'has an'} 'interface' column, where the batches "
+                    f"before it {had}: give it in every batch or in none"
+                )
+            scanner.push(ts, sz, ifc)
+    finally:
+        # An error, or Ctrl-C, leaves the batches untaken: a generator's (iter_packets') input is
+        # closed now, not when it is collected.
+        it.close()
+    if k < 0:
+        raise ValueError(
+            "no batches: the iterable of column batches gave none; give at least one DataFrame "
+            "(an empty one, with its 'timestamp' and 'size' columns, scans to an empty result)"
+        )
+    out: dict[str, Any] = scanner.finish()
+    return out

@@ -1,0 +1,255 @@
+"""scan of column batches: an iterable of DataFrames or mappings, or a polars LazyFrame, is one
+stream of packets scanned a batch at a time, with the result of a scan of the batches
+concatenated (every table, and config), whatever the cuts; and of the capture the columns were
+read from. Errors name the batch."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import burstcore
+from tests import oracles
+from tests.test_iter_packets import pcap, pcapng
+
+RATES = ["100Mbps", "1Gbps", "10Gbps"]
+WINDOWS = ["1us", "7us", "100us"]
+BINS = ["5us", "1ms"]
+
+
+@st.composite
+def packets_and_cuts(draw: Any) -> tuple[pl.DataFrame, list[int]]:
+    """Packets mostly in time order, some a little (within a 10 µs horizon) or a lot (past it)
+    earlier than the one before; on 0-2 interfaces; and cuts into batches anywhere, empty
+    batches among them."""
+    n = draw(st.integers(0, 120))
+    steps = draw(st.lists(st.integers(-30_000, 5_000), min_size=n, max_size=n))
+    t, ts = 1_700_000_000_000_000_000, []
+    for s in steps:
+        # Mostly forward; now and then back by 20-30 µs (past the horizon: dropped) or by up to
+        # 5 µs (within it: put in order), as a real capture's.
+        t += s if s < -20_000 or s >= 0 else s + 15_000 if s < -15_000 else -s // 10
+        ts.append(t)
+    sizes = draw(st.lists(st.integers(0, 9000), min_size=n, max_size=n))
+    ifs = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    df = pl.DataFrame(
+        {
+            "timestamp": pl.Series(ts, dtype=pl.Int64),
+            "size": pl.Series(sizes, dtype=pl.UInt32),
+            "interface": pl.Series(ifs, dtype=pl.UInt32),
+        }
+    )
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=6)))
+    return df, cuts
+
+
+def split(df: pl.DataFrame, cuts: list[int]) -> list[pl.DataFrame]:
+    bounds = [0, *cuts, df.height]
+    return [df.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
+
+
+def assert_results_equal(a: burstcore.ScanResult, b: burstcore.ScanResult) -> None:
+    for name in ("envelope", "backlog", "series", "groups", "summary", "interfaces"):
+        assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
+    assert a.warnings == b.warnings
+    assert a.config == b.config
+    assert a == b
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    packets_and_cuts(),
+    st.sampled_from([["all"], ["interface"], ["all", "interface"]]),
+    st.booleans(),
+    st.sampled_from(["left", "both"]),
+)
+def test_batches_cut_anywhere_scan_as_the_frame_concatenated(
+    data: tuple[pl.DataFrame, list[int]], by: list[str], with_rates: bool, closed: str
+) -> None:
+    df, cuts = data
+    batches = split(df, cuts)
+    opts: dict[str, Any] = dict(
+        windows=WINDOWS, bins=BINS, by=by, closed=closed, reorder_horizon="10us", on_late="drop"
+    )
+    if with_rates:
+        opts["rates"] = RATES
+    whole = burstcore.scan(df, **opts)
+    # A list (read twice when the rates are the default), as mappings too, and a generator.
+    assert_results_equal(burstcore.scan(batches, **opts), whole)
+    assert_results_equal(burstcore.scan(tuple(b.to_dict() for b in batches), **opts), whole)
+    if with_rates:
+        assert_results_equal(burstcore.scan(iter(batches), **opts), whole)
+    # The frame's query collected in batches: the same.
+    assert_results_equal(burstcore.scan(df.lazy(), **opts), whole)
+
+
+@settings(max_examples=30, deadline=None)
+@given(packets_and_cuts())
+def test_batched_envelope_is_the_brute_force_one(data: tuple[pl.DataFrame, list[int]]) -> None:
+    """Not only equal to the concatenated scan: E(τ) of the batches is the brute-force maximum
+    over the packets in time order (none dropped: a horizon longer than any step back)."""
+    df, cuts = data
+    r = burstcore.scan(iter(split(df, cuts)), windows=WINDOWS, rates=RATES, reorder_horizon="1ms", on_late="error")
+    s = df.sort("timestamp", maintain_order=True)
+    ts, sizes = s["timestamp"].to_list(), s["size"].to_list()
+    for w in WINDOWS:
+        tau = burstcore._units.parse_duration(w, name="window")
+        want = oracles.envelope(ts, sizes, tau)[0] if ts else None
+        got = r.envelope.filter(pl.col("window_ns") == tau)["bytes"].to_list()
+        assert got == ([] if want is None else [want])
+
+
+COLUMNS = ["timestamp", "wire_len", "interface"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 700), st.integers(0, 900))
+def test_batches_of_iter_packets_scan_as_the_capture(batch_rows: int, n: int) -> None:
+    """Columns read by iter_packets, batch by batch, scan as the capture itself does (every
+    table but the interfaces, which columns do not have, and the config, which says how the
+    capture was read)."""
+    data = pcap(n)
+    opts: dict[str, Any] = dict(windows=WINDOWS, rates=RATES, bins=BINS, by=["all", "interface"])
+    of_file = burstcore.scan(data, **opts)
+    batches = burstcore.iter_packets(data, columns=COLUMNS, batch_rows=batch_rows)
+    of_batches = burstcore.scan(batches, **opts)
+    for name in ("envelope", "backlog", "series", "groups", "summary"):
+        assert_frame_equal(getattr(of_batches, name), getattr(of_file, name), check_exact=True)
+    assert of_batches == burstcore.scan(burstcore.read_packets(data, columns=COLUMNS), **opts)
+
+
+def test_a_lazyframe_with_a_derived_size_and_an_expression_filter_scans_as_its_eager_twin() -> None:
+    """What tcpdump's language cannot say (an even port, a size from IP length) done in polars
+    on scan_packets: the same result as the eager frame of read_packets with the same query,
+    default rates (from a pre-pass: the query is run twice) included."""
+    data = pcapng(3000)
+
+    def query(frame: Any) -> Any:
+        return (
+            frame.filter(pl.col("timestamp").is_not_null())
+            .filter((pl.col("dport") % 2 == 0) | pl.col("protocol").is_null())
+            .with_columns(size=pl.col("ip_len").fill_null(pl.col("wire_len") - 14).cast(pl.UInt64) + 38)
+        )
+
+    lazy = query(burstcore.scan_packets(data, batch_rows=257))
+    eager = query(burstcore.read_packets(data))
+    assert 0 < eager.height < 3000
+    opts: dict[str, Any] = dict(windows=WINDOWS, bins=BINS, by=["all", "interface"])
+    assert_results_equal(burstcore.scan(lazy, **opts), burstcore.scan(eager, **opts))
+    # Not the wire sizes: the derived ones were counted.
+    assert burstcore.scan(lazy, **opts).summary["bytes"][0] == int(eager["size"].sum())
+
+
+def test_an_empty_lazyframe_scans_to_the_empty_result() -> None:
+    df = pl.DataFrame({"timestamp": pl.Series([], dtype=pl.Int64), "size": pl.Series([], dtype=pl.UInt64)})
+    assert_results_equal(burstcore.scan(df.lazy().filter(pl.col("size") > 0)), burstcore.scan(df))
+
+
+def good(n: int = 3, t0: int = 0) -> pl.DataFrame:
+    return pl.DataFrame({"timestamp": [t0 + 1000 * i for i in range(n)], "size": [100] * n})
+
+
+@pytest.mark.parametrize(
+    ("batches", "error", "match"),
+    [
+        ([good(), good(t0=10_000), good(t0=20_000).drop("timestamp")], ValueError, r"^batch 2: .*'timestamp' column"),
+        ([good(), good(t0=10_000).drop("size")], ValueError, r"^batch 1: .*'size' \(or 'wire_len'\) column"),
+        (
+            [good(), good(t0=10_000).with_columns(pl.col("timestamp") * 1.0)],
+            ValueError,
+            r"^batch 1: timestamps must be integer",
+        ),
+        ([good(), good(t0=10_000).with_columns(size=pl.lit(-1))], ValueError, r"^batch 1: sizes must be non-negative"),
+        ([good(), {"timestamp": [20_000], "size": ["x"]}], ValueError, r"^batch 1: "),
+        ([good(), "trace.pcap"], TypeError, r"^batch 1 is a str, not a DataFrame"),
+        (
+            [good().with_columns(interface=pl.lit(1, pl.UInt32)), good(t0=10_000)],
+            ValueError,
+            r"^batch 1 has no 'interface' column, where the batches before it had",
+        ),
+    ],
+)
+def test_a_bad_batch_is_named(batches: list[Any], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        burstcore.scan(iter(batches), rates=RATES)
+
+
+def test_time_going_back_across_batches_names_the_batch_and_row() -> None:
+    batches = [good(3, t0=50_000_000), good(2, t0=50_010_000), good(4, t0=10_000)]
+    with pytest.raises(burstcore.OutOfOrderError, match=r"^batch 2, row 0: a packet 50.001ms earlier"):
+        burstcore.scan(iter(batches), rates=RATES)
+    # Within the horizon across the cut, or dropped: taken as the concatenated frame takes them.
+    dropped = burstcore.scan(iter(batches), rates=RATES, on_late="drop")
+    assert dropped == burstcore.scan(pl.concat(batches), rates=RATES, on_late="drop")
+    assert dropped.summary["skipped_late"][0] == 4
+
+
+def test_no_batch_at_all_is_an_error() -> None:
+    with pytest.raises(ValueError, match=r"^no batches: the iterable of column batches gave none"):
+        burstcore.scan(iter([]), rates=RATES)
+
+
+def test_an_error_closes_the_batches_at_once() -> None:
+    """The scan stops taking batches at the bad one, and closes the generator there (an
+    iter_packets reader's input with it), not when it is collected."""
+    taken: list[int] = []
+    closed: list[bool] = []
+
+    def gen() -> Iterator[pl.DataFrame]:
+        try:
+            for k in range(5):
+                taken.append(k)
+                yield good(t0=10_000 * k) if k != 1 else good().drop("size")
+        finally:
+            closed.append(True)
+
+    it = gen()
+    with pytest.raises(ValueError, match=r"^batch 1: "):
+        burstcore.scan(it, rates=RATES)
+    assert taken == [0, 1] and closed == [True]
+
+
+def test_an_iterator_without_rates_gets_the_link_speed_grid() -> None:
+    """It cannot be read twice for the mean rate: the grid, as for a streamed capture, and said."""
+    r = burstcore.scan(iter([good(), good(t0=10_000)]))
+    assert r.config["rates"] == "link-speed grid (iterator of batches)"
+    assert r.config["rates_bps"] == list(burstcore._scan.LINK_SPEED_GRID_BPS)
+
+
+def test_the_column_scanner_takes_nothing_after_it_ends() -> None:
+    scanner = burstcore._burstcore.ColumnScanner([1000], "left", [10**9], [], ["all"], 0, "error", 10)
+    ts, sz = np.array([5, 6], dtype=np.int64), np.array([1, 2], dtype=np.uint64)
+    scanner.push(ts, sz, None)
+    assert scanner.batches == 1
+    out = scanner.finish()
+    assert list(out["envelope"]["bytes"]) == [3]
+    with pytest.raises(RuntimeError, match="has ended"):
+        scanner.push(ts, sz, None)
+    with pytest.raises(RuntimeError, match="has ended"):
+        scanner.finish()
+
+
+def test_a_list_of_paths_is_still_several_captures(tmp_path: Any) -> None:
+    a = tmp_path / "a.pcap"
+    a.write_bytes(pcap(5))
+    with pytest.warns(burstcore.SharedPacketsWarning):
+        assert burstcore.scan([str(a), str(a)], rates=RATES).summary["packets"][0] == 10
+
+
+def test_a_polars_without_collect_batches_still_scans_a_lazyframe(monkeypatch: Any) -> None:
+    """Below polars' collect_batches the frame is collected whole and given in slices: the same
+    result (in the memory of the whole frame, as docs/limits.md says)."""
+    df = pl.DataFrame({"timestamp": [1000 * i for i in range(50)], "size": [60 + i for i in range(50)]})
+    lazy = df.lazy().with_columns(size=pl.col("size") * 2)
+    want = burstcore.scan(lazy.collect(), windows=WINDOWS)
+    monkeypatch.delattr(pl.LazyFrame, "collect_batches", raising=False)
+    assert not hasattr(lazy, "collect_batches")
+    assert_results_equal(burstcore.scan(lazy, windows=WINDOWS), want)
