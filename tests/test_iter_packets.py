@@ -407,6 +407,25 @@ def test_lazy_queries_equal_the_eager_frame(tmp_path: Path) -> None:
     assert_frame_equal(burstcore.scan_packets(path, **kw).collect(), burstcore.read_packets(path, **kw))
 
 
+def test_a_query_of_no_column_keeps_the_rows(tmp_path: Path) -> None:
+    # polars asks the scan for no column at all when the query needs only the rows (a row index,
+    # pl.len() in an expression, every column dropped); the frames it gets must still have them.
+    path = tmp_path / "n.pcapng"
+    path.write_bytes(pcapng(1000))
+    eager = burstcore.read_packets(path).lazy()
+    lazy = burstcore.scan_packets(path, batch_rows=64)
+    queries = [
+        lambda f: f.with_row_index().select("index").tail(2),
+        lambda f: f.select(pl.int_range(pl.len())),
+        lambda f: f.drop(pl.all()).with_row_index(),
+        lambda f: f.filter(pl.col("src").is_null()).with_row_index().select("index"),
+        lambda f: f.with_row_index().select("index").head(70),
+    ]
+    for k, q in enumerate(queries):
+        for engine in ("in-memory", "streaming"):
+            assert_frame_equal(q(lazy).collect(engine=engine), q(eager).collect(engine=engine)), (k, engine)
+
+
 def test_a_head_reads_only_what_it_needs() -> None:
     data = pcap(100_000)  # 7 MB, many times the reader's buffer
     src = CountingReader(data)

@@ -221,7 +221,11 @@ def scan_packets(
                     left -= df.height
                 if predicate is not None:
                     df = df.filter(predicate)
-                if wanted is not None and wanted != df.columns:
+                if wanted == []:
+                    # No column, and still the rows: select([]) would give a frame of height 0
+                    # (polars counts them from what the scan gives: with_row_index, pl.len()).
+                    df = df.drop(df.columns)
+                elif wanted is not None and wanted != df.columns:
                     df = df.select(wanted)
                 yield df
                 if left == 0:
