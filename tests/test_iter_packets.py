@@ -441,9 +441,15 @@ def test_a_head_reads_only_what_it_needs() -> None:
 
 def test_a_file_object_scanned_is_collected_once() -> None:
     lazy = burstcore.scan_packets(io.BytesIO(pcap(20)))
+    # A head of no row reads nothing: the file object is still whole for the collect after it.
+    assert lazy.head(0).collect().height == 0
     assert lazy.collect().height == 20
     with pytest.raises(Exception, match="collect the frame once"):
         lazy.collect()
+    # One query that reads the frame twice is told so, not sent to an earlier collect it never had.
+    lazy = burstcore.scan_packets(io.BytesIO(pcap(20)))
+    with pytest.raises(Exception, match="another part of this query, such as a join"):
+        lazy.join(lazy, on="timestamp").collect()
 
 
 def test_progress_ends_full_and_never_goes_back(tmp_path: Path) -> None:

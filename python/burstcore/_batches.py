@@ -192,17 +192,20 @@ def scan_packets(
         # A query of no column (a row count) still needs the rows: the cheapest column.
         if read_cols == []:
             read_cols = ["linktype"]
+        left = n_rows
+        if left == 0:
+            # Nothing is read: a file object is still there for the next collect.
+            yield pl.DataFrame(schema={c: PACKET_SCHEMA[c] for c in (PACKET_SCHEMA if wanted is None else wanted)})
+            return
         nonlocal collected
         if once and collected:
             raise ValueError(
-                "this scan_packets frame reads a file object, stdin or a pipe, which was read by an "
-                "earlier collect: collect the frame once (or .collect().lazy()), or pass a path or bytes"
+                "this scan_packets frame reads a file object, stdin or a pipe, which was read already "
+                "(by an earlier collect, or by another part of this query, such as a join or concat of "
+                "the frame with itself): collect the frame once (or .collect().lazy()) and query that, "
+                "or pass a path or bytes"
             )
         collected = True
-        left = n_rows
-        if left == 0:
-            yield pl.DataFrame(schema={c: PACKET_SCHEMA[c] for c in (PACKET_SCHEMA if wanted is None else wanted)})
-            return
         reader = _core.packet_batches(
             given,
             read_cols,
