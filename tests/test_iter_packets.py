@@ -261,6 +261,14 @@ def test_arguments_and_inputs_are_checked_when_called(tmp_path: Path) -> None:
         burstcore.iter_packets(pcap(3), filter="tcp port")
     with pytest.raises(TypeError, match="progress"):
         burstcore.iter_packets(pcap(3), progress=42)
+    # scan_packets checks what it can before anything is collected, a filter's words included.
+    with pytest.raises(ValueError, match="after 'port' is missing"):
+        burstcore.scan_packets(pcap(3), filter="tcp port")
+    with pytest.raises(ValueError, match="batch_rows"):
+        burstcore.scan_packets(pcap(3), batch_rows=-1)
+    good = burstcore.scan_packets(pcap(3), filter="tcp port 80").collect()
+    assert_frame_equal(good, burstcore.read_packets(pcap(3), filter="tcp port 80"))
+    assert good.height == 1
 
 
 def open_descriptors() -> int:

@@ -41,6 +41,10 @@ PACKET_SCHEMA: dict[str, pl.DataType] = {
 anything is read."""
 
 
+# A pcap header and no record: the smallest capture, to have the core check a filter.
+_EMPTY_PCAP = bytes.fromhex("d4c3b2a1020004000000000000000000ffff000001000000")
+
+
 def _wanted(columns: Sequence[str] | str | None) -> list[str] | None:
     # One name is one column (not its letters); a column asked for twice comes once.
     if columns is None:
@@ -77,7 +81,10 @@ def iter_packets(
     input that is not a capture, an unknown column or a bad filter raise here. The batches are
     then read one at a time as the loop asks for them, on the calling thread (no thread is
     started, nothing is read ahead), with the GIL released while reading. Ctrl-C while a batch is
-    read raises ``KeyboardInterrupt`` within a second, as in ``read_packets``.
+    read raises ``KeyboardInterrupt`` within a second, as in ``read_packets``; like any exception
+    out of a generator, it ends the iteration (the rows of the batch it cut short are not given,
+    and a loop over the same generator afterwards sees no more batches): call ``iter_packets``
+    again to read from the start.
 
     An error in the capture (a ``CaptureError`` such as ``CorruptCaptureError``, or
     ``TruncatedCaptureError`` with ``strict=True``; ``offset`` says where) is raised by the
@@ -169,6 +176,10 @@ def scan_packets(
     bounds = (start, end)
     checked_progress(progress)
     parsed_filter = parse_filter(filter)
+    if parsed_filter is not None:
+        # A bad filter is told here, at the line that wrote it (as iter_packets and read_packets
+        # tell it), not at some collect later: the core parses it for a capture of no packet.
+        _core.packet_batches(_EMPTY_PCAP, ["linktype"], filter=parsed_filter).close()
     given = normalize(source)
     # A file object, stdin or a pipe is gone once read: a second collect is refused, not given
     # an empty input to call "not a capture".
