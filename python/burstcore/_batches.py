@@ -159,8 +159,11 @@ def scan_packets(
     does, before the query sees them; ``strict``, ``mmap`` and ``progress`` as there, for each
     read.
 
-    Each collect reads the capture again from the start: ``source`` must be a path or bytes
-    for a frame collected more than once (a file object or stdin is read once). Errors and
+    The arguments are checked when this is called (a missing file, a bad ``filter``,
+    ``start``/``end`` or ``batch_rows`` raise here); the capture itself is opened when the frame
+    is collected. Each collect reads the capture again from the start: ``source`` must be a path
+    or bytes for a frame collected more than once, or read twice in one query (a file object or
+    stdin is read once). Errors and
     warnings are ``iter_packets``': raised or issued while the frame is collected (polars 1.x
     may wrap the error in ``polars.exceptions.ComputeError``).
     """
