@@ -261,6 +261,14 @@ def test_arguments_and_inputs_are_checked_when_called(tmp_path: Path) -> None:
         burstcore.iter_packets(pcap(3), filter="tcp port")
     with pytest.raises(TypeError, match="progress"):
         burstcore.iter_packets(pcap(3), progress=42)
+    # scan_packets checks what it can before anything is collected, a filter's words included.
+    with pytest.raises(ValueError, match="after 'port' is missing"):
+        burstcore.scan_packets(pcap(3), filter="tcp port")
+    with pytest.raises(ValueError, match="batch_rows"):
+        burstcore.scan_packets(pcap(3), batch_rows=-1)
+    good = burstcore.scan_packets(pcap(3), filter="tcp port 80").collect()
+    assert_frame_equal(good, burstcore.read_packets(pcap(3), filter="tcp port 80"))
+    assert good.height == 1
 
 
 def open_descriptors() -> int:
@@ -407,6 +415,25 @@ def test_lazy_queries_equal_the_eager_frame(tmp_path: Path) -> None:
     assert_frame_equal(burstcore.scan_packets(path, **kw).collect(), burstcore.read_packets(path, **kw))
 
 
+def test_a_query_of_no_column_keeps_the_rows(tmp_path: Path) -> None:
+    # polars asks the scan for no column at all when the query needs only the rows (a row index,
+    # pl.len() in an expression, every column dropped); the frames it gets must still have them.
+    path = tmp_path / "n.pcapng"
+    path.write_bytes(pcapng(1000))
+    eager = burstcore.read_packets(path).lazy()
+    lazy = burstcore.scan_packets(path, batch_rows=64)
+    queries = [
+        lambda f: f.with_row_index().select("index").tail(2),
+        lambda f: f.select(pl.int_range(pl.len())),
+        lambda f: f.drop(pl.all()).with_row_index(),
+        lambda f: f.filter(pl.col("src").is_null()).with_row_index().select("index"),
+        lambda f: f.with_row_index().select("index").head(70),
+    ]
+    for k, q in enumerate(queries):
+        for engine in ("in-memory", "streaming"):
+            assert_frame_equal(q(lazy).collect(engine=engine), q(eager).collect(engine=engine)), (k, engine)
+
+
 def test_a_head_reads_only_what_it_needs() -> None:
     data = pcap(100_000)  # 7 MB, many times the reader's buffer
     src = CountingReader(data)
@@ -422,9 +449,15 @@ def test_a_head_reads_only_what_it_needs() -> None:
 
 def test_a_file_object_scanned_is_collected_once() -> None:
     lazy = burstcore.scan_packets(io.BytesIO(pcap(20)))
+    # A head of no row reads nothing: the file object is still whole for the collect after it.
+    assert lazy.head(0).collect().height == 0
     assert lazy.collect().height == 20
     with pytest.raises(Exception, match="collect the frame once"):
         lazy.collect()
+    # One query that reads the frame twice is told so, not sent to an earlier collect it never had.
+    lazy = burstcore.scan_packets(io.BytesIO(pcap(20)))
+    with pytest.raises(Exception, match="another part of this query, such as a join"):
+        lazy.join(lazy, on="timestamp").collect()
 
 
 def test_progress_ends_full_and_never_goes_back(tmp_path: Path) -> None:

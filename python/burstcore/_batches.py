@@ -41,6 +41,10 @@ PACKET_SCHEMA: dict[str, pl.DataType] = {
 anything is read."""
 
 
+# A pcap header and no record: the smallest capture, to have the core check a filter.
+_EMPTY_PCAP = bytes.fromhex("d4c3b2a1020004000000000000000000ffff000001000000")
+
+
 def _wanted(columns: Sequence[str] | str | None) -> list[str] | None:
     # One name is one column (not its letters); a column asked for twice comes once.
     if columns is None:
@@ -77,7 +81,10 @@ def iter_packets(
     input that is not a capture, an unknown column or a bad filter raise here. The batches are
     then read one at a time as the loop asks for them, on the calling thread (no thread is
     started, nothing is read ahead), with the GIL released while reading. Ctrl-C while a batch is
-    read raises ``KeyboardInterrupt`` within a second, as in ``read_packets``.
+    read raises ``KeyboardInterrupt`` within a second, as in ``read_packets``; like any exception
+    out of a generator, it ends the iteration (the rows of the batch it cut short are not given,
+    and a loop over the same generator afterwards sees no more batches): call ``iter_packets``
+    again to read from the start.
 
     An error in the capture (a ``CaptureError`` such as ``CorruptCaptureError``, or
     ``TruncatedCaptureError`` with ``strict=True``; ``offset`` says where) is raised by the
@@ -158,8 +165,11 @@ def scan_packets(
     ``scan`` takes such a frame, with whatever the query derives, filters or joins, and
     collects it in batches (docs/limits.md, Memory).
 
-    Each collect reads the capture again from the start: ``source`` must be a path or bytes
-    for a frame collected more than once (a file object or stdin is read once). Errors and
+    The arguments are checked when this is called (a missing file, a bad ``filter``,
+    ``start``/``end`` or ``batch_rows`` raise here); the capture itself is opened when the frame
+    is collected. Each collect reads the capture again from the start: ``source`` must be a path
+    or bytes for a frame collected more than once, or read twice in one query (a file object or
+    stdin is read once). Errors and
     warnings are ``iter_packets``': raised or issued while the frame is collected (polars 1.x
     may wrap the error in ``polars.exceptions.ComputeError``).
     """
@@ -175,6 +185,10 @@ def scan_packets(
     bounds = (start, end)
     checked_progress(progress)
     parsed_filter = parse_filter(filter)
+    if parsed_filter is not None:
+        # A bad filter is told here, at the line that wrote it (as iter_packets and read_packets
+        # tell it), not at some collect later: the core parses it for a capture of no packet.
+        _core.packet_batches(_EMPTY_PCAP, ["linktype"], filter=parsed_filter).close()
     given = normalize(source)
     # A file object, stdin or a pipe is gone once read: a second collect is refused, not given
     # an empty input to call "not a capture".
@@ -198,17 +212,20 @@ def scan_packets(
         # A query of no column (a row count) still needs the rows: the cheapest column.
         if read_cols == []:
             read_cols = ["linktype"]
+        left = n_rows
+        if left == 0:
+            # Nothing is read: a file object is still there for the next collect.
+            yield pl.DataFrame(schema={c: PACKET_SCHEMA[c] for c in (PACKET_SCHEMA if wanted is None else wanted)})
+            return
         nonlocal collected
         if once and collected:
             raise ValueError(
-                "this scan_packets frame reads a file object, stdin or a pipe, which was read by an "
-                "earlier collect: collect the frame once (or .collect().lazy()), or pass a path or bytes"
+                "this scan_packets frame reads a file object, stdin or a pipe, which was read already "
+                "(by an earlier collect, or by another part of this query, such as a join or concat of "
+                "the frame with itself): collect the frame once (or .collect().lazy()) and query that, "
+                "or pass a path or bytes"
             )
         collected = True
-        left = n_rows
-        if left == 0:
-            yield pl.DataFrame(schema={c: PACKET_SCHEMA[c] for c in (PACKET_SCHEMA if wanted is None else wanted)})
-            return
         reader = _core.packet_batches(
             given,
             read_cols,
@@ -227,7 +244,11 @@ def scan_packets(
                     left -= df.height
                 if predicate is not None:
                     df = df.filter(predicate)
-                if wanted is not None and wanted != df.columns:
+                if wanted == []:
+                    # No column, and still the rows: select([]) would give a frame of height 0
+                    # (polars counts them from what the scan gives: with_row_index, pl.len()).
+                    df = df.drop(df.columns)
+                elif wanted is not None and wanted != df.columns:
                     df = df.select(wanted)
                 yield df
                 if left == 0:
