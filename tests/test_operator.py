@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import struct
 from fractions import Fraction
 from pathlib import Path
 
@@ -150,3 +151,47 @@ def test_info_tells_jumbo_frames_from_offload(tmp_path: Path) -> None:
         line = next(x for x in p.stdout.decode().splitlines() if x.startswith("Over link MTU:"))
         assert f"1 frame (max {longest:,} B)  <- " in line and says in line and not_says not in line, line
         assert says in burstcore.info(str(cap)).over_mtu_hint()
+
+
+def _fcs_captures(tmp_path: Path, ts: list[int], frame: bytes) -> dict[str, Path]:
+    """The same frames with their 4-byte FCS kept, declared as pcapng's if_fcslen and as a pcap
+    header's FCS bits (tshark shows it as eth.fcs in both), and without it."""
+    fcs = b"\xde\xad\xbe\xef"
+    ng = burstcore.CaptureWriter("pcapng")
+    ng.section("little")
+    # An IDB of Ethernet, snaplen 0, with if_tsresol 9 and if_fcslen 4 (the writer has no option
+    # for the latter), and EPBs on it.
+    opts = struct.pack("<HHB3x", 9, 1, 9) + struct.pack("<HHB3x", 13, 1, 4) + struct.pack("<HH", 0, 0)
+    ng.raw_block(1, struct.pack("<HHI", 1, 0, 0) + opts)
+    for t in ts:
+        data = frame + fcs
+        head = struct.pack("<IIIII", 0, t >> 32, t & 0xFFFFFFFF, len(data), len(data))
+        ng.raw_block(6, head + data + b"\x00" * (-len(data) % 4))
+    pcap = burstcore.CaptureWriter("pcap", nanos=True, linktype=1)
+    for t in ts:
+        pcap.packet(t, frame + fcs)
+    raw = bytearray(pcap.getvalue())
+    struct.pack_into("<I", raw, 20, 1 | 0x0400_0000 | (2 << 28))  # FCS present: two 16-bit words
+    paths = {"pcapng": tmp_path / "fcs.pcapng", "pcap": tmp_path / "fcs.pcap", "none": tmp_path / "none.pcapng"}
+    paths["pcapng"].write_bytes(ng.getvalue())
+    paths["pcap"].write_bytes(bytes(raw))
+    paths["none"].write_bytes(oracles.capture(ts, [len(frame)] * len(ts), frames=[frame] * len(ts)))
+    return paths
+
+
+def test_l1_counts_a_declared_fcs_once(tmp_path: Path) -> None:
+    # A switch's mirror may keep each frame's FCS and say so (pcapng if_fcslen, pcap FCS bits);
+    # "l1" added another 4 B to it: 1,106 B for a 1,078-byte frame that takes 1,102 on the wire,
+    # and 88 B for a minimum frame that takes 84 (4.8 % over line rate).
+    for payload in (1036, 0):
+        frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 4791, payload=payload)
+        ts = [T0 + k * 100 for k in range(8)]
+        want_l1 = _l1(len(frame))
+        for kind, path in _fcs_captures(tmp_path, ts, frame).items():
+            r = burstcore.scan(str(path), windows=["1us"], rates=["100Gbps"], size="l1")
+            e, _ = oracles.envelope(ts, [want_l1] * len(ts), 1_000)
+            assert r.envelope["bytes"].to_list() == [e], (kind, payload)
+            assert r.backlog["bmax_bytes"].to_list() == [float(oracles.bmax(ts, [want_l1] * len(ts), 10**11))]
+            # The wire length is the frame as tshark's frame.len has it, FCS and all.
+            wire = burstcore.scan(str(path), windows=["1us"], rates=["100Gbps"]).summary["bytes"].item()
+            assert wire == len(ts) * (len(frame) + (0 if kind == "none" else 4)), kind
