@@ -275,7 +275,9 @@ def test_scan_terminal_table_shows_api_values(cap: Path) -> None:
         hit = next(ln.split() for ln in lines if ln.split()[:1] == [label])
         assert int(hit[1].replace(",", "")) == expect["bytes"]
         assert int(hit[2].replace(",", "")) == expect["packets"]
-        assert float(hit[-1]) == pytest.approx(expect["ptm"], rel=1e-3)
+        assert float(hit[-2]) == pytest.approx(expect["ptm"], rel=1e-3)
+        # When the window that holds E(τ) began, as the JSON's start has it.
+        assert hit[-1] == expect["start"].strftime("%Y-%m-%dT%H:%M:%S.") + f"{expect['start_ns'] % 10**9:09d}Z"
     bmax = api.backlog.filter((pl.col("by") == "all") & (pl.col("rate_bps") == 10**9))["bmax_bytes"][0]
     assert f"{bmax:,.0f}" in text
     for g in ("10.0.0.1>10.0.0.3", "10.0.0.2>10.0.0.3"):

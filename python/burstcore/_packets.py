@@ -471,7 +471,8 @@ class CaptureInfo:
       counted in ``timestamps_out_of_range`` too);
     - ``out_of_order``: packets stamped earlier than the packet before them in the file,
       ``max_step_back_ns`` the largest such step;
-    - ``over_mtu_frames``: frames longer than their link's MTU (a hint of TSO/GRO offload),
+    - ``over_mtu_frames``: frames longer than their link's 1500-byte MTU (jumbo frames, or TSO/GRO
+      offload when longer than 9,216 B),
       ``max_wire_len`` the longest frame;
     - ``sections`` and ``interfaces``: one dict per pcapng section (byte order, version,
       hardware, os, user_appl) and per interface (link type, snaplen, resolution, name,
@@ -503,6 +504,18 @@ class CaptureInfo:
     file_bytes: int | None
     warnings: list[str]
     details: dict[str, Any] = field(default_factory=dict)
+
+    def over_mtu_hint(self) -> str:
+        """What frames over the 1500-byte MTU suggest. A switch port's mirror of RoCE or storage
+        traffic carries jumbo frames (up to 9,216 B on most switches) that were on the wire as
+        they are; only longer ones are surely a host's TSO/GRO super-frames, which no wire
+        carried, and which make bursts look bigger and fewer than they were."""
+        if self.max_wire_len <= JUMBO_FRAME_MAX:
+            return "jumbo frames, or a host's TSO/GRO offload (whose burst sizes would be distorted)?"
+        return (
+            f"TSO/GRO offload (frames over {JUMBO_FRAME_MAX:,} B, the longest jumbo frame)? "
+            "burst sizes will be distorted"
+        )
 
     @property
     def duration_ns(self) -> int | None:
@@ -615,7 +628,7 @@ class CaptureInfo:
             f"Over link MTU:       {self.over_mtu_frames:,} {plural(self.over_mtu_frames, 'frame')}"
             # The longest frame, where there is one (an empty capture has none, not one of 0 B).
             + (f" (max {self.max_wire_len:,} B)" if self.packets else "")
-            + ("  <- TSO/GRO offload? burst sizes will be distorted" if self.over_mtu_frames else ""),
+            + (f"  <- {self.over_mtu_hint()}" if self.over_mtu_frames else ""),
             f"Snapped (cap<wire):  {self.snapped:,} {plural(self.snapped, 'packet')}",
         ]
         if self.packets_without_timestamp:
@@ -637,12 +650,18 @@ class CaptureInfo:
         return "\n".join(lines)
 
 
+# The longest frame switches take (a 9,000-byte MTU's frame with room for tags): a longer one
+# was never on an Ethernet wire.
+JUMBO_FRAME_MAX = 9216
+
+
 def info(
     source: SingleSource, *, strict: bool = False, progress: ProgressCallback | None = None, mmap: bool | None = None
 ) -> CaptureInfo:
     """A capinfos-like summary: format, sections, interfaces (link type, resolution, snaplen,
     drop counters), packets, bytes, first/last timestamp, duration, mean rate, packets out of
-    timestamp order, and frames longer than the link MTU (a hint of TSO/GRO offload).
+    timestamp order, and frames longer than the link MTU (jumbo frames up to 9,216 B, a hint of
+    TSO/GRO offload beyond).
 
     ``out_of_order`` counts the packets stamped earlier than the packet just before them in the
     file (a step back; ``max_step_back_ns`` the largest). A scan's ``summary.reordered`` counts

@@ -1655,7 +1655,7 @@ def _print_result(title: str, result: Any, top: int) -> None:
         if by == "interface":
             _print_interface_captures(result)
         for g in groups:
-            name = "all traffic" if by == "all" else printable(f"{by} {g}")
+            name = "all traffic" if by == "all" else printable(f"{by} {g}" + _interface_name(result, by, g))
             print(f"\nEnvelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — {name}")
             print(text_table(envelope_table(result, by, g)))
             _note(ratio_note(result, by, g, "PtM(τ)"))
@@ -1669,6 +1669,15 @@ def _print_result(title: str, result: Any, top: int) -> None:
         print("\nBinned throughput (the bins themselves: -o FILE --table series)")
         print(text_table(st))
     print()
+
+
+def _interface_name(result: Any, by: str, group: str) -> str:
+    """' (swp1)' after an interface group's label where the capture named it (pcapng if_name): an
+    operator who captured several switch ports knows them by name, not by if0, if1."""
+    if by != "interface":
+        return ""
+    names = result.interfaces.filter(pl.col("group") == group)["name"].drop_nulls()
+    return f" ({names[0]})" if len(names) else ""
 
 
 def _print_interface_captures(result: Any) -> None:
@@ -2128,7 +2137,7 @@ def cmd_bursts(args: argparse.Namespace) -> int:
 
 
 def _show_bursts(args: argparse.Namespace, b: Any) -> None:
-    from ._units import format_duration
+    from ._units import _iso_ns, format_duration
     from .report import burst_quantiles_table, bursts_table, text_table
 
     s = b.summary.row(0, named=True)
@@ -2138,6 +2147,18 @@ def _show_bursts(args: argparse.Namespace, b: Any) -> None:
         ["packets", f"{s['packets']:,}"],
         ["bytes", f"{s['bytes']:,}"],
     ]
+    if b.bursts.height:
+        # The table below lists the first bursts; the one to match against a switch's drop
+        # counters is the largest, and when it was.
+        big = b.bursts.sort(["bytes", "burst"], descending=[True, False]).row(0, named=True)
+        rows.append(
+            [
+                "largest",
+                f"burst {big['burst']:,}: {big['bytes']:,} bytes, {big['packets']:,} "
+                f"{plural(big['packets'], 'packet')} in {format_duration(big['duration_ns'])}, "
+                f"from {_iso_ns(big['start_ns'])}",
+            ]
+        )
     print(f"== {_title(args.files)}")
     print(text_table((["", ""], rows)))
     _show_skipped(args, b.summary, s["bursts"])

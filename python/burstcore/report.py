@@ -94,25 +94,30 @@ def ratio_note(result: ScanResult, by: str, group: str, ratio: str) -> str | Non
 
 
 def envelope_table(result: ScanResult, by: str, group: str) -> Table:
-    """E(τ), its packets, the peak rate 8·E(τ)/τ and PtM(τ), one row per window."""
+    """E(τ), its packets, the peak rate 8·E(τ)/τ, PtM(τ) and when the window that holds E(τ)
+    began, one row per window: a burst's size is of use against a switch's drop counters only
+    with its instant."""
     d = result.envelope.filter((pl.col("by") == by) & (pl.col("group") == group)).sort("window_ns")
     rows = [
-        [format_duration(w), _int(b), _int(p), format_rate(r), _ratio(m)]
-        for w, b, p, r, m in d.select("window_ns", "bytes", "packets", "peak_rate_bps", "ptm").iter_rows()
+        [format_duration(w), _int(b), _int(p), format_rate(r), _ratio(m), _ts(s)]
+        for w, b, p, r, m, s in d.select(
+            "window_ns", "bytes", "packets", "peak_rate_bps", "ptm", "start_ns"
+        ).iter_rows()
     ]
-    return ["window τ", "E(τ) bytes", "packets", "peak rate", "PtM(τ)"], rows
+    return ["window τ", "E(τ) bytes", "packets", "peak rate", "PtM(τ)", "from (UTC)"], rows
 
 
 def backlog_table(result: ScanResult, by: str, group: str) -> Table:
-    """B_max(r) per server rate r, with r/ρ and the longest busy period."""
+    """B_max(r) per server rate r, with r/ρ, the instant the queue reached it (the packet that
+    brought it there) and the longest busy period."""
     d = result.backlog.filter((pl.col("by") == by) & (pl.col("group") == group)).sort("rate_bps")
     rows = [
-        [format_rate(r), _ratio(m), f"{b:,.0f}", format_bytes(b), format_duration(int(lb)) if lb else "0ns"]
-        for r, m, b, lb in d.select(
-            "rate_bps", "rate_over_mean", "bmax_bytes", pl.col("longest_busy").dt.total_nanoseconds()
+        [format_rate(r), _ratio(m), f"{b:,.0f}", format_bytes(b), _ts(at), format_duration(int(lb)) if lb else "0ns"]
+        for r, m, b, at, lb in d.select(
+            "rate_bps", "rate_over_mean", "bmax_bytes", "peak_ns", pl.col("longest_busy").dt.total_nanoseconds()
         ).iter_rows()
     ]
-    return ["rate r", "r/ρ", "B_max bytes", "B_max", "longest busy"], rows
+    return ["rate r", "r/ρ", "B_max bytes", "B_max", "at (UTC)", "longest busy"], rows
 
 
 def groups_table(result: ScanResult, by: str, limit: int) -> Table:
@@ -249,7 +254,7 @@ def info_table(info: CaptureInfo) -> Table:
         [
             "over link MTU",
             f"{_int(info.over_mtu_frames)} (max {info.max_wire_len} B)"
-            + (" — TSO/GRO offload? burst sizes distorted" if info.over_mtu_frames else ""),
+            + (f" — {info.over_mtu_hint()}" if info.over_mtu_frames else ""),
         ],
         ["snapped (cap < wire)", _int(info.snapped)],
     ]

@@ -14,6 +14,10 @@ pub struct Packet<'a> {
     pub linktype: u16,
     /// Length of the packet on the wire (pcap `orig_len`, pcapng original packet length).
     pub wire_len: u32,
+    /// Bytes of frame check sequence the capture says end each frame (pcapng `if_fcslen`, the
+    /// FCS bits of a pcap header's link type; 0 when it says nothing, which is the norm): the
+    /// `"l1"` size must not count that FCS twice.
+    pub fcs_len: u8,
     /// The captured bytes; the captured length is `data.len()`.
     pub data: &'a [u8],
     /// Byte offset of the record's first byte in the (decompressed) input.

@@ -326,7 +326,11 @@ pub(crate) fn chosen_size(
             .filter(|h| !h.ip_len_past_frame)?
             .payload_len
             .map(u64::from),
-        SizeKind::L1 => Some(l1_size(p.linktype, p.wire_len)),
+        // The FCS the capture says it kept is the one l1_size adds: not twice.
+        SizeKind::L1 => Some(l1_size(
+            p.linktype,
+            p.wire_len.saturating_sub(u32::from(p.fcs_len)),
+        )),
     }
 }
 

@@ -256,6 +256,7 @@ struct Framed {
     interface: u32,
     linktype: u16,
     wire_len: u32,
+    fcs_len: u8,
     /// Range of the captured bytes in the buffer's storage.
     data_start: usize,
     data_end: usize,
@@ -469,6 +470,7 @@ impl CaptureReader {
                     interface: f.interface,
                     linktype: f.linktype,
                     wire_len: f.wire_len,
+                    fcs_len: f.fcs_len,
                     data,
                     offset: f.offset,
                 }))

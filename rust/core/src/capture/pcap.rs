@@ -26,6 +26,7 @@ pub(super) struct State {
     nanos: bool,
     record_header_len: usize,
     linktype: u16,
+    fcs_len: u8,
     /// The longest record (header included) `next` frames itself: within the reader's limit
     /// and libpcap's common maximum, so that the fast path needs no check of the latter.
     fast_total: u64,
@@ -66,6 +67,12 @@ pub(super) fn start(r: &mut CaptureReader, big: bool, nanos: bool, modified: boo
         ));
     }
     let linktype = (network & 0xFFFF) as u16;
+    // libpcap's LT_FCS_LENGTH_PRESENT / LT_FCS_LENGTH: the top four bits count 16-bit words of FCS.
+    let fcs_len = if network & 0x0400_0000 != 0 {
+        ((network >> 28) * 2) as u8
+    } else {
+        0
+    };
     let byte_order = if big {
         ByteOrder::Big
     } else {
@@ -95,6 +102,7 @@ pub(super) fn start(r: &mut CaptureReader, big: bool, nanos: bool, modified: boo
         nanos,
         record_header_len: header,
         linktype,
+        fcs_len,
         fast_total: u64::from(r.options.limits.max_block_len)
             .min(header as u64 + u64::from(crate::wire::linktype::COMMON_MAX_RECORD)),
     });
@@ -122,6 +130,7 @@ pub(super) fn next(r: &mut CaptureReader) -> Result<Option<Framed>> {
                 interface: 0,
                 linktype: st.linktype,
                 wire_len: u32_at(head, 12, st.big),
+                fcs_len: st.fcs_len,
                 data_start: r.buf.start() + st.record_header_len,
                 data_end: r.buf.start() + total as usize,
                 offset: r.buf.position(),
@@ -184,6 +193,7 @@ fn next_general(r: &mut CaptureReader, st: State) -> Result<Option<Framed>> {
         interface: 0,
         linktype: st.linktype,
         wire_len,
+        fcs_len: st.fcs_len,
         data_start,
         data_end: data_start + caplen as usize,
         offset,

@@ -14,8 +14,8 @@
 //!   bytes in the block), and it has no timestamp;
 //! - `Packet::interface` is a global index over all sections (tshark 4.0's frame.interface_id
 //!   is the section-local id, kept here as `Interface::local_id`);
-//! - an IDB's first `if_tsresol` of 1 byte and first `if_tsoffset` of 8 bytes count; options of
-//!   another size and repeats are ignored.
+//! - an IDB's first `if_tsresol` of 1 byte, first `if_fcslen` of 1 byte and first `if_tsoffset`
+//!   of 8 bytes count; options of another size and repeats are ignored.
 
 use super::bytes::{u16_at, u32_at, u64_at};
 use super::chase::Layout;
@@ -41,6 +41,8 @@ const BYTE_ORDER_MAGIC: u32 = 0x1A2B_3C4D;
 #[derive(Debug, Clone, Copy)]
 struct Hot {
     linktype: u16,
+    /// if_fcslen: bytes of FCS at the end of each frame (0 when not given).
+    fcs_len: u8,
     snaplen: u32,
     ts: TsConv,
 }
@@ -182,6 +184,7 @@ fn fast_enhanced_packet(r: &mut CaptureReader) -> Option<Framed> {
         interface: global as u32,
         linktype: hot.linktype,
         wire_len: u32_at(head, 24, big),
+        fcs_len: hot.fcs_len,
         data_start: r.buf.start() + 28,
         data_end: r.buf.start() + 28 + caplen,
         offset: r.buf.position(),
@@ -377,6 +380,7 @@ fn simple_packet(
         interface,
         linktype: hot.linktype,
         wire_len,
+        fcs_len: hot.fcs_len,
         data_start: start + 4,
         data_end: start + 4 + caplen,
         offset,
@@ -434,6 +438,7 @@ fn timed_packet(
         interface,
         linktype: hot.linktype,
         wire_len,
+        fcs_len: hot.fcs_len,
         data_start: start + 20,
         data_end: start + 20 + caplen as usize,
         offset,
@@ -543,6 +548,7 @@ fn interface_description(
     // Taking any size, or the last, put every time of such a file 1000x or 100 s from tshark's.
     let mut resolution = None;
     let mut ts_offset_s = None;
+    let mut fcs_len = None;
     let mut name = None;
     let mut description = None;
     options(
@@ -566,6 +572,7 @@ fn interface_description(
                 14 if v.len() == 8 && ts_offset_s.is_none() => {
                     ts_offset_s = Some(u64_at(v, 0, big) as i64);
                 }
+                13 if v.len() == 1 && fcs_len.is_none() => fcs_len = Some(v[0]),
                 _ => {}
             }
             Ok(())
@@ -584,6 +591,7 @@ fn interface_description(
         Kind::PcapNg(st) => {
             st.hot.push(Hot {
                 linktype,
+                fcs_len: fcs_len.unwrap_or(0),
                 snaplen,
                 ts,
             });

@@ -1,0 +1,197 @@
+"""What an operator who mirrors switch ports reads off the terminal: when each burst was (to match
+the switch's drop counters), which port by its name, and whether long frames are jumbo frames or
+a host's offload. Checked against brute force over the packets the test writes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import struct
+from fractions import Fraction
+from pathlib import Path
+
+import burstcore
+from tests import oracles
+from tests.test_cli import run_cli
+
+T0 = 1_780_000_000_000_000_000
+
+
+def _iso(ns: int) -> str:
+    s, frac = divmod(ns, 10**9)
+    return dt.datetime.fromtimestamp(s, tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:09d}Z"
+
+
+def _l1(wire: int) -> int:
+    # Ethernet without FCS on the capture: padded to 60 B, + FCS 4 B + preamble, SFD and IFG 20 B.
+    return max(wire, 60) + 4 + 20
+
+
+def _two_ports(tmp_path: Path) -> tuple[Path, dict[int, list[tuple[int, int]]]]:
+    """Two named mirror ports: a steady 1000 B frame every 10 µs on each, and on swp1 a burst of
+    40 frames back to back at 100 Gbit/s (1102 B on the wire take 88.16 ns), on swp2 one of 20
+    jumbo frames at 25 Gbit/s."""
+    per_port: dict[int, list[tuple[int, int]]] = {0: [], 1: []}
+    for k in range(100):
+        per_port[0].append((T0 + k * 10_000, 1000))
+        per_port[1].append((T0 + k * 10_000 + 5_000, 1000))
+    per_port[0] += [(T0 + 301_234 + (k * 8816 + 99) // 100, 1078) for k in range(40)]
+    per_port[1] += [(T0 + 700_000 + (k * 132_416 + 99) // 100, 4114) for k in range(20)]
+    w = burstcore.CaptureWriter("pcapng")
+    w.section("little")
+    for name in ("swp1", "swp2"):
+        w.interface(linktype=1, snaplen=0, resolution="1e-9", name=name)
+    frames = {
+        wire: oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 49152, 4791, payload=wire - 42)
+        for wire in (1000, 1078, 4114)
+    }
+    for t, itf, wire in sorted((t, i, wl) for i, pk in per_port.items() for t, wl in pk):
+        w.epb(itf, frames[wire], ts_ns=t)
+    path = tmp_path / "ports.pcapng"
+    path.write_bytes(w.getvalue())
+    return path, per_port
+
+
+def _first_window(ts: list[int], sizes: list[int], tau: int) -> tuple[int, int]:
+    """(E(τ), the start of the first window [s, s+τ) that holds it), s over the packets."""
+    best, at = -1, 0
+    for s in sorted(set(ts)):
+        b = sum(L for t, L in zip(ts, sizes, strict=True) if s <= t < s + tau)
+        if b > best:
+            best, at = b, s
+    return best, at
+
+
+def _peak(ts: list[int], sizes: list[int], rate_bps: int) -> tuple[Fraction, int]:
+    """(B_max(r), the first instant t_j at which max over t_i ≤ t_j of A[t_i, t_j] − r·(t_j − t_i)
+    reaches it)."""
+    want = oracles.bmax(ts, sizes, rate_bps)
+    for b in sorted(set(ts)):
+        for a in sorted(set(ts)):
+            if a <= b:
+                got = sum(L for t, L in zip(ts, sizes, strict=True) if a <= t <= b)
+                if got - Fraction(rate_bps * (b - a), 8 * 10**9) == want:
+                    return want, b
+    raise AssertionError("no instant reaches B_max")
+
+
+def _table(out: str, heading: str) -> list[list[str]]:
+    """The rows of the table under the first line that starts with `heading`, split on 2+ spaces."""
+    lines = out[out.index(heading) :].splitlines()[1:]
+    rows = []
+    for line in lines[1:]:
+        if not line.startswith("  ") or line[2:3] == " ":
+            break
+        rows.append(re.split(r" {2,}", line.strip()))
+    return rows
+
+
+def test_scan_tables_say_when_each_burst_was_and_name_the_port(tmp_path: Path) -> None:
+    # The terminal's E(τ) and B_max(r) gave sizes without instants (only -o FILE had them), and
+    # the port as if0/if1 where the capture named it swp1/swp2.
+    path, per_port = _two_ports(tmp_path)
+    windows, rates = [1_000, 5_000, 100_000], [25 * 10**9, 100 * 10**9]
+    p = run_cli(
+        "scan", path, "-q", "--size", "l1", "--by", "interface", "--windows", "1us,5us,100us",
+        "--rates", "25Gbps,100Gbps",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    for itf, name in ((0, "swp1"), (1, "swp2")):
+        ts = [t for t, _ in per_port[itf]]
+        sizes = [_l1(w) for _, w in per_port[itf]]
+        rows = _table(out, f"Envelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — interface if{itf} ({name})")
+        assert [r[0] for r in rows] == ["1us", "5us", "100us"]
+        for row, tau in zip(rows, windows, strict=True):
+            e, start = _first_window(ts, sizes, tau)
+            assert (row[1], row[-1]) == (f"{e:,}", _iso(start)), (tau, row)
+        rows = _table(out, f"Backlog B_max(r) at a constant-rate server — interface if{itf} ({name})")
+        for row, rate in zip(rows, rates, strict=True):
+            b, at = _peak(ts, sizes, rate)
+            assert (row[2], row[4]) == (f"{float(b):,.0f}", _iso(at)), (rate, row)
+    # The burst at 100 Gbit/s starts where it was put.
+    assert _table(out, "Envelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — interface if0 (swp1)")[0][-1] == _iso(T0 + 301_234)
+
+
+def test_bursts_names_the_largest_and_when_it_began(tmp_path: Path) -> None:
+    # The terminal listed the first 20 bursts (the steady frames); the largest, which an operator
+    # looks for, was only in -o FILE.
+    path, per_port = _two_ports(tmp_path)
+    pk = sorted((t, w) for port in per_port.values() for t, w in port)
+    runs: list[list[tuple[int, int]]] = []
+    for t, w in pk:
+        if runs and t - runs[-1][-1][0] <= 1_000:
+            runs[-1].append((t, w))
+        else:
+            runs.append([(t, w)])
+    k, big = max(enumerate(runs), key=lambda r: (sum(w for _, w in r[1]), -r[0]))
+    p = run_cli("bursts", path, "-q", "--gap", "1us")
+    assert p.returncode == 0, p.stderr
+    want = (
+        f"burst {k}: {sum(w for _, w in big):,} bytes, {len(big)} packets in "
+        f"{(big[-1][0] - big[0][0]) / 1000:g}us, from {_iso(big[0][0])}"
+    )
+    assert re.search(r"^  largest +" + re.escape(want) + "$", p.stdout.decode(), re.M), (want, p.stdout.decode())
+
+
+def test_info_tells_jumbo_frames_from_offload(tmp_path: Path) -> None:
+    # A switch mirror of RoCE traffic holds 4,114-byte frames that were on the wire as they are;
+    # info called them "TSO/GRO offload? burst sizes will be distorted". Past 9,216 B no Ethernet
+    # carries a frame: that is offload.
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 4791, payload=100)
+    for longest, says, not_says in (
+        (4_114, "jumbo frames, or a host's TSO/GRO offload", "will be distorted"),
+        (9_216, "jumbo frames, or a host's TSO/GRO offload", "will be distorted"),
+        (9_217, "TSO/GRO offload (frames over 9,216 B, the longest jumbo frame)?", "jumbo frames,"),
+    ):
+        cap = tmp_path / f"j{longest}.pcapng"
+        cap.write_bytes(oracles.capture([1_000, 2_000], [142, longest], frames=[frame, frame]))
+        p = run_cli("info", cap)
+        assert p.returncode == 0, p.stderr
+        line = next(x for x in p.stdout.decode().splitlines() if x.startswith("Over link MTU:"))
+        assert f"1 frame (max {longest:,} B)  <- " in line and says in line and not_says not in line, line
+        assert says in burstcore.info(str(cap)).over_mtu_hint()
+
+
+def _fcs_captures(tmp_path: Path, ts: list[int], frame: bytes) -> dict[str, Path]:
+    """The same frames with their 4-byte FCS kept, declared as pcapng's if_fcslen and as a pcap
+    header's FCS bits (tshark shows it as eth.fcs in both), and without it."""
+    fcs = b"\xde\xad\xbe\xef"
+    ng = burstcore.CaptureWriter("pcapng")
+    ng.section("little")
+    # An IDB of Ethernet, snaplen 0, with if_tsresol 9 and if_fcslen 4 (the writer has no option
+    # for the latter), and EPBs on it.
+    opts = struct.pack("<HHB3x", 9, 1, 9) + struct.pack("<HHB3x", 13, 1, 4) + struct.pack("<HH", 0, 0)
+    ng.raw_block(1, struct.pack("<HHI", 1, 0, 0) + opts)
+    for t in ts:
+        data = frame + fcs
+        head = struct.pack("<IIIII", 0, t >> 32, t & 0xFFFFFFFF, len(data), len(data))
+        ng.raw_block(6, head + data + b"\x00" * (-len(data) % 4))
+    pcap = burstcore.CaptureWriter("pcap", nanos=True, linktype=1)
+    for t in ts:
+        pcap.packet(t, frame + fcs)
+    raw = bytearray(pcap.getvalue())
+    struct.pack_into("<I", raw, 20, 1 | 0x0400_0000 | (2 << 28))  # FCS present: two 16-bit words
+    paths = {"pcapng": tmp_path / "fcs.pcapng", "pcap": tmp_path / "fcs.pcap", "none": tmp_path / "none.pcapng"}
+    paths["pcapng"].write_bytes(ng.getvalue())
+    paths["pcap"].write_bytes(bytes(raw))
+    paths["none"].write_bytes(oracles.capture(ts, [len(frame)] * len(ts), frames=[frame] * len(ts)))
+    return paths
+
+
+def test_l1_counts_a_declared_fcs_once(tmp_path: Path) -> None:
+    # A switch's mirror may keep each frame's FCS and say so (pcapng if_fcslen, pcap FCS bits);
+    # "l1" added another 4 B to it: 1,106 B for a 1,078-byte frame that takes 1,102 on the wire,
+    # and 88 B for a minimum frame that takes 84 (4.8 % over line rate).
+    for payload in (1036, 0):
+        frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 4791, payload=payload)
+        ts = [T0 + k * 100 for k in range(8)]
+        want_l1 = _l1(len(frame))
+        for kind, path in _fcs_captures(tmp_path, ts, frame).items():
+            r = burstcore.scan(str(path), windows=["1us"], rates=["100Gbps"], size="l1")
+            e, _ = oracles.envelope(ts, [want_l1] * len(ts), 1_000)
+            assert r.envelope["bytes"].to_list() == [e], (kind, payload)
+            assert r.backlog["bmax_bytes"].to_list() == [float(oracles.bmax(ts, [want_l1] * len(ts), 10**11))]
+            # The wire length is the frame as tshark's frame.len has it, FCS and all.
+            wire = burstcore.scan(str(path), windows=["1us"], rates=["100Gbps"]).summary["bytes"].item()
+            assert wire == len(ts) * (len(frame) + (0 if kind == "none" else 4)), kind
