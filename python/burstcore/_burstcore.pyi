@@ -115,6 +115,8 @@ def scan(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
+    # the instant bins are counted from (bin k starts at origin + k·bin), None: the first packet counted
+    bin_origin_ns: int | None = ...,
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def shared_packets(
     sources: list[Any],
@@ -151,6 +153,8 @@ def scan_columns(
     horizon_ns: int,
     on_late: str,
     max_groups: int,
+    # the instant bins are counted from (bin k starts at origin + k·bin), None: the first packet counted
+    bin_origin_ns: int | None = ...,
 ) -> dict[str, Any]: ...
 def flows(
     sources: list[Any],
@@ -232,6 +236,8 @@ def superpose(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
     size: str = "wire",
+    # the instant bins are counted from (bin k starts at origin + k·bin), None: the first packet counted
+    bin_origin_ns: int | None = ...,
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 
 @final
