@@ -683,7 +683,10 @@ class Iterations(FramesEqual):
       surroundings (0: noise; near 1: a clean square wave); below ~0.05 treat the period as a
       guess. The period is that peak's fundamental: on strictly periodic traffic every multiple
       of the period is a peak, and the shortest lag dividing the best one that repeats nearly as
-      well is taken;
+      well is taken. The confidence is the best peak's, not the fundamental's: it does not change
+      when the period steps down to a sub-multiple, nor with a ``min_period`` that keeps the best
+      peak in range (capture a, one ring edge: 57 ms and, with ``min_period="300ms"``, 638 ms,
+      both at the same confidence); ``period_doubts`` is what tells a wrong step down;
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
