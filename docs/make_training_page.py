@@ -94,7 +94,8 @@ STUDY_METRICS = [
     (
         "M3, M4 throughput, all and per pair",
         '`scan(path, by=["all", "pair"], bins=["1ms", "10ms"]).series["rate_bps"]` (bins from'
-        " the epoch, as pandas' `resample`)",
+        ' the epoch, as pandas\' `resample` by default; `bin_origin="start"` for its'
+        ' `origin="start"`)',
     ),
     (
         "M5 flows, directional 4-tuples, no timeout",
@@ -106,8 +107,8 @@ STUDY_METRICS = [
     ),
     (
         "M8 flow activity in 10 s bins",
-        '`scan(path, by="flow4", bins=["10s"]).series`; bins from the epoch, where the '
-        "study's bins start at its first packet",
+        '`scan(path, by="flow4", bins=["10s"], bin_origin="start").series`: bins from the first'
+        ' packet, as the study\'s (`resample(origin="start")`); the default counts them from the epoch',
     ),
     (
         "M9, M10 mean throughput of a stretch",

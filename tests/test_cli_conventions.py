@@ -357,6 +357,7 @@ def test_scan_json_config_holds_every_keyword_scan_was_called_with(caps: tuple[P
         "windows",
         "rates",
         "bins",
+        "bin_origin",
         "by",
         "size",
         "closed",

@@ -15,19 +15,24 @@ SCHEMA = {"gid": pl.UInt32, "bin_ns": pl.Int64, "start_ns": pl.Int64, "bytes": p
 
 
 def brute_fill(
-    rows: list[tuple[int, int, int, int, int]], limit: int, start: int | None = None, end: int | None = None
+    rows: list[tuple[int, int, int, int, int]],
+    limit: int,
+    start: int | None = None,
+    end: int | None = None,
+    origin: int = 0,
 ) -> tuple[list[tuple[int, ...]], list[int]]:
-    """Every bin k·Δ (i64::MIN for the one before 1677) from each segment's first to last, or
-    from the bin holding start (to the one holding end - 1) where a time range is given."""
+    """Every bin o + k·Δ (i64::MIN for the one before 1677) from each segment's first to last, or
+    from the bin holding start (to the one holding end - 1) where a time range is given; k by
+    Python's exact integers."""
     seg: dict[tuple[int, int], dict[int, tuple[int, int, int]]] = {}
     for g, w, s, b, p in rows:
-        seg.setdefault((g, w), {})[s // w] = (s, b, p)
+        seg.setdefault((g, w), {})[(s - origin) // w] = (s, b, p)
 
     def lo(w: int, bins: dict[int, tuple[int, int, int]]) -> int:
-        return min(bins) if start is None else start // w
+        return min(bins) if start is None else (start - origin) // w
 
     def hi(w: int, bins: dict[int, tuple[int, int, int]]) -> int:
-        return max(bins) if end is None else (end - 1) // w
+        return max(bins) if end is None else (end - 1 - origin) // w
 
     need: dict[int, int] = {}
     for (_, w), bins in seg.items():
@@ -42,12 +47,12 @@ def brute_fill(
     for (g, w), bins in sorted(seg.items()):
         ks = range(lo(w, bins), hi(w, bins) + 1) if w in filled else sorted(bins)
         for k in ks:
-            s, b, p = bins.get(k, (max(k * w, I64_MIN), 0, 0))
+            s, b, p = bins.get(k, (max(origin + k * w, I64_MIN), 0, 0))
             out.append((g, w, s, b, p))
     return out, sorted(set(need) - filled)
 
 
-def random_rows(rng: np.random.Generator) -> list[tuple[int, int, int, int, int]]:
+def random_rows(rng: np.random.Generator, origin: int = 0) -> list[tuple[int, int, int, int, int]]:
     widths = sorted({int(x) for x in rng.choice([1, 3, 7, 110, 1000, 10**9], rng.integers(1, 4))})
     base = int(rng.choice([0, -(10**6), 1_700_000_000 * 10**9, I64_MIN, I64_MAX - 2000]))
     rows = {}
@@ -57,28 +62,38 @@ def random_rows(rng: np.random.Generator) -> list[tuple[int, int, int, int, int]
                 continue
             reach = int(rng.choice([1, 3, 60, 400]))
             for k in rng.integers(0, reach, rng.integers(1, 12)):
-                s = max((base // w + int(k)) * w, I64_MIN)
+                s = max(origin + ((base - origin) // w + int(k)) * w, I64_MIN)
                 if s <= I64_MAX:
                     rows[(g, w, s)] = (int(rng.integers(1, 2000)), int(rng.integers(1, 5)))
     return [(*key, *val) for key, val in rows.items()]
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_fill_matches_brute_force(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("origins", ["epoch", "any"])
+def test_fill_matches_brute_force(seed: int, origins: str, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(seed)
     limit = int(rng.choice([20_000_000, 40, 300]))
     monkeypatch.setattr(_scan, "DENSE_SERIES_LIMIT", limit)
     for _ in range(25):
-        rows = random_rows(rng)
+        # Bins counted from an instant (bin_origin=): near the rows, far from them, at int64's ends.
+        origin = (
+            0
+            if origins == "epoch"
+            else int(
+                rng.choice([I64_MIN, I64_MAX, -1, 1_700_000_000 * 10**9 + 123_457, int(rng.integers(-(2**62), 2**62))])
+            )
+        )
+        rows = random_rows(rng, origin)
         se = pl.DataFrame(rows, schema=SCHEMA, orient="row")
         if rng.random() < 0.3:
             se = se.sample(fraction=1.0, shuffle=True, seed=seed)
         # A time range around the rows, at times (as scan's start=/end= give): every row is in it.
         ts = [r[2] for r in rows] or [0]
         start = max(min(ts) - int(rng.integers(0, 3000)), I64_MIN) if rng.random() < 0.3 else None
-        end = min(max(ts) + int(rng.integers(1, 3000)), I64_MAX) if rng.random() < 0.3 else None
-        got, sparse = _scan._fill_bins(se, start, end)
-        want, want_sparse = brute_fill(rows, limit, start, end)
+        # (No end past a packet at the last ns of time: nothing can be read before such an end.)
+        end = min(max(ts) + int(rng.integers(1, 3000)), I64_MAX) if rng.random() < 0.3 and max(ts) < I64_MAX else None
+        got, sparse = _scan._fill_bins(se, start, end, origin)
+        want, want_sparse = brute_fill(rows, limit, start, end, origin)
         assert sparse == want_sparse
         assert got.schema == se.schema
         if not want_sparse or len(want_sparse) < len({r[1] for r in rows}):

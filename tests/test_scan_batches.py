@@ -253,3 +253,19 @@ def test_a_polars_without_collect_batches_still_scans_a_lazyframe(monkeypatch: A
     monkeypatch.delattr(pl.LazyFrame, "collect_batches", raising=False)
     assert not hasattr(lazy, "collect_batches")
     assert_results_equal(burstcore.scan(lazy, windows=WINDOWS), want)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(packets_and_cuts(), st.sampled_from(["epoch", "start", 1_700_000_000_000_003_333, -7]))
+def test_batches_count_bins_from_the_origin_the_frame_does(
+    data: tuple[pl.DataFrame, list[int]], origin: str | int
+) -> None:
+    # bin_origin and batches landed side by side: the batched scan must take the origin too
+    # (left at the epoch, a "start" or an instant would give the frame's bins only by chance).
+    df, cuts = data
+    opts: dict[str, Any] = dict(
+        windows=WINDOWS, bins=["3us", "1ms"], rates=RATES, reorder_horizon="10us", on_late="drop", bin_origin=origin
+    )
+    whole = burstcore.scan(df, **opts)
+    assert_results_equal(burstcore.scan(iter(split(df, cuts)), **opts), whole)
+    assert_results_equal(burstcore.scan(split(df, cuts), **opts), whole)

@@ -46,6 +46,7 @@ from ._units import (
     default_windows_ns,
     format_duration,
     length_ns,
+    parse_bin_origin,
     parse_count,
     parse_duration,
     parse_filters,
@@ -683,7 +684,11 @@ class Iterations(FramesEqual):
       Traffic with no period at all (Poisson arrivals) scores 0.04-0.14 too: ``period_doubts``,
       not the confidence, tells such a period apart. The period is that peak's fundamental: on
       strictly periodic traffic every multiple of the period is a peak, and the shortest lag
-      dividing the best one that repeats nearly as well is taken;
+      dividing the best one that repeats nearly as well is taken. The confidence is the best
+      peak's, not the fundamental's: it does not change when the period steps down to a
+      sub-multiple, nor with a ``min_period`` that keeps the best peak in range (capture a, one
+      ring edge: 57 ms and, with ``min_period="300ms"``, 638 ms, both at the same confidence);
+      ``period_doubts`` is what tells a wrong step down;
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
@@ -1122,6 +1127,7 @@ def superpose(
     end: Instant | None = None,
     filter: Filters | None = None,
     sources: Source | None = None,
+    bin_origin: Instant | Literal["epoch", "start"] = "epoch",
 ) -> SuperposeResult:
     """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
@@ -1143,8 +1149,9 @@ def superpose(
     where ``scan`` has them (``windows``, ``rates``, ``bins``, ``by``); ``offsets``, ``seed`` and
     ``closed`` are keywords (``offsets`` and ``seed`` stood second and third before).
 
-    ``windows``, ``rates``, ``bins``, ``by``, ``closed``, ``size``, ``max_groups``,
-    ``fill_empty_bins``: as in ``scan`` (rates default to the link-speed grid 100 Mbit/s …
+    ``windows``, ``rates``, ``bins``, ``bin_origin``, ``by``, ``closed``, ``size``,
+    ``max_groups``, ``fill_empty_bins``: as in ``scan`` (``bin_origin="start"`` is the merge's
+    first packet, after the offsets) (rates default to the link-speed grid 100 Mbit/s …
     400 Gbit/s, so one pass suffices). ``size`` counts each packet's bytes in the merge and in
     each capture's own envelope (``singles``, the multiplexing gain) alike: 'wire' (default),
     'captured', 'ip', 'payload' or 'l1'; a packet without the header it reads is left out and
@@ -1187,6 +1194,7 @@ def superpose(
     scanned = by_names if "all" in by_names else [*by_names, "all"]
     # Superposed captures are laid over one another on purpose, not merged as one traffic.
     read = _reading(srcs, mmap, start, end, filter, merged=False)
+    origin_ns = parse_bin_origin(bin_origin, None if read["time_range"] is None else read["time_range"][0])
     out, warns = _core.superpose(
         srcs,
         offs,
@@ -1202,6 +1210,7 @@ def superpose(
         progress,
         **read,
         size=size,
+        bin_origin_ns=origin_ns,
     )
     texts = _warn(_with_range_note(warns, out["scan"]["accounting"], read["time_range"], (start, end)))
     for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
@@ -1224,6 +1233,7 @@ def superpose(
         "start_ns": None if (tr := read["time_range"]) is None else tr[0],
         "end_ns": None if tr is None else tr[1],
         "filter": read["filter"],
+        "bin_origin_ns": origin_ns,
     }
     base = _build_result(out["scan"], texts, cfg, bool(fill_empty_bins))
     # "capture" as ScanResult.interfaces names a capture's position ("source" is its path there).

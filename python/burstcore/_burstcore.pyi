@@ -143,6 +143,8 @@ def scan(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
+    # the instant bins are counted from (bin k starts at origin + k·bin), None: the first packet counted
+    bin_origin_ns: int | None = ...,
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def shared_packets(
     sources: list[Any],
@@ -179,6 +181,8 @@ def scan_columns(
     horizon_ns: int,
     on_late: str,
     max_groups: int,
+    # the instant bins are counted from (bin k starts at origin + k·bin), None: the first packet counted
+    bin_origin_ns: int | None = ...,
 ) -> dict[str, Any]: ...
 
 @final
@@ -195,6 +199,8 @@ class ColumnScanner:
         horizon_ns: int,
         on_late: str,
         max_groups: int,
+        # the instant bins are counted from (bin k starts at origin + k·bin), None: the first packet counted
+        bin_origin_ns: int | None = ...,
     ) -> ColumnScanner: ...
     # The next batch; an error in it names the batch and row, and ends the scan.
     def push(
@@ -287,6 +293,8 @@ def superpose(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
     size: str = "wire",
+    # the instant bins are counted from (bin k starts at origin + k·bin), None: the first packet counted
+    bin_origin_ns: int | None = ...,
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 
 @final

@@ -25,6 +25,7 @@ from ._units import (
     default_windows_ns,
     format_duration,
     length_ns,
+    parse_bin_origin,
     parse_count,
     parse_duration,
     parse_filters,
@@ -211,6 +212,7 @@ def scan(
     start: Instant | None = None,
     end: Instant | None = None,
     filter: Filters | None = None,
+    bin_origin: Instant | Literal["epoch", "start"] = "epoch",
 ) -> ScanResult:
     """Measure burstiness at many time scales in one pass over a capture.
 
@@ -255,7 +257,8 @@ def scan(
         stream (stdin, a file object) the default is the link-speed grid 100 Mbit/s … 400 Gbit/s. Pass rates to keep
         strictly to one pass.
     bins:
-        Bin widths Δ for the binned series (same forms as windows). Default: none.
+        Bin widths Δ for the binned series (same forms as windows). Default: none. Bin k of
+        width Δ is [o + kΔ, o + (k+1)Δ) for the origin o (``bin_origin``), k = ⌊(t − o)/Δ⌋.
     by:
         Grouping(s), all computed in the same pass: 'all' (default), 'src', 'dst', 'pair'
         (ordered src>dst), 'flow' (directional 5-tuple), 'flow4' (directional src:sport>dst:dport),
@@ -371,6 +374,14 @@ def scan(
         the same packets through their filters are warned about (``SharedPacketsWarning``, with
         the filters to give), from a sample of each: docs/filters.md.
 
+    bin_origin:
+        Where the bins are counted from. "epoch" (default): 1970-01-01 UTC, so bins are
+        multiples of Δ and line up across captures. "start": ``start`` when a range is given (the
+        bins tile the range from its start), else the first packet counted (after the filter, in
+        timestamp order), one origin for all groups: pandas' ``resample(origin="start")`` on the
+        packets counted. Or an instant (same forms as ``start``); bins before it have k < 0. The
+        origin used is ``config["bin_origin_ns"]`` (None when no packet was counted from "start").
+
     Returns a ``ScanResult``; its ``summary`` accounts for every packet: ``packets_read`` =
     ``packets`` (counted) + the ``skipped_*`` columns.
 
@@ -398,6 +409,7 @@ def scan(
     threads = thread_count(threads)
     time_range = parse_time_range(start, end)
     filters = parse_filters(filter)
+    origin_ns = parse_bin_origin(bin_origin, None if time_range is None else time_range[0])
 
     batched = is_batches(source)
     in_memory = batched or is_columns(source)
@@ -456,11 +468,13 @@ def scan(
         # The pre-pass read them once (even if it failed): the main pass counts on from there.
         progress = _second_of_two(progress)
     if batched:
-        out = scan_batches(source, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups)
+        out = scan_batches(
+            source, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups, origin_ns
+        )
         warns: list[str] = []
     elif in_memory:
         out = _core.scan_columns(
-            ts, sz, ifc, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups
+            ts, sz, ifc, windows_ns, closed, rates_bps, bins_ns, by_names, horizon_ns, on_late, max_groups, origin_ns
         )
         warns = []
     else:
@@ -481,6 +495,7 @@ def scan(
             mmap=mmap,
             time_range=time_range,
             filter=filters,
+            bin_origin_ns=origin_ns,
         )
         # scan → _warn → warnings.warn: told at the caller's line.
         warns = _warn(_with_range_note(core_warns, out["accounting"], time_range, (start, end)), stacklevel=3)
@@ -502,6 +517,7 @@ def scan(
         "start_ns": None if time_range is None else time_range[0],
         "end_ns": None if time_range is None else time_range[1],
         "filter": filters,
+        "bin_origin_ns": origin_ns,
     }
     return _build_result(out, warns, cfg, fill_empty_bins)
 
@@ -661,10 +677,16 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
         "longest_busy_start_ns",
     )
 
+    agg = groups.filter(pl.col("by") == cfg["by"][0])
+    first: int | None = int(agg["first_ns"].min()) if agg.height else None  # type: ignore[arg-type]
+    if "bin_origin_ns" in cfg and cfg["bin_origin_ns"] is None:
+        # Counted from the first packet: every grouping holds every packet counted.
+        cfg["bin_origin_ns"] = first
     se = pl.DataFrame(out["series"])
     if fill and se.height:
         # Over the stretch asked for, as its span is ρ's: zero bins at its idle edges too.
-        se, sparse = _fill_bins(se, cfg.get("start_ns"), cfg.get("end_ns"))
+        origin = cfg.get("bin_origin_ns") or 0
+        se, sparse = _fill_bins(se, cfg.get("start_ns"), cfg.get("end_ns"), origin)
         if sparse:
             note = _sparse_note(sparse)
             # scan → _build_result → here: told at the caller's line.
@@ -678,9 +700,7 @@ def _build_result(out: dict[str, Any], warns: list[str], cfg: dict[str, Any], fi
     se = se.select("by", "group", "bin", "bin_ns", "start", "start_ns", "bytes", "packets", "rate_bps")
 
     acc = out["accounting"]
-    agg = groups.filter(pl.col("by") == cfg["by"][0])
     total_bytes = int(agg["bytes"].sum()) if agg.height else 0
-    first: int | None = int(agg["first_ns"].min()) if agg.height else None  # type: ignore[arg-type]
     last: int | None = int(agg["last_ns"].max()) if agg.height else None  # type: ignore[arg-type]
     lo = cfg.get("start_ns") if cfg.get("start_ns") is not None else first
     hi = cfg.get("end_ns") if cfg.get("end_ns") is not None else last
@@ -754,10 +774,11 @@ def _sparse_note(widths: list[int]) -> str:
 
 
 def _fill_bins(
-    se: pl.DataFrame, start_ns: int | None = None, end_ns: int | None = None
+    se: pl.DataFrame, start_ns: int | None = None, end_ns: int | None = None, origin_ns: int = 0
 ) -> tuple[pl.DataFrame, list[int]]:
     """Zero rows for empty bins between each (group, width)'s first and last non-empty bin, and
-    the widths left sparse. A time range's ``start_ns`` (``end_ns``, exclusive) moves every
+    the widths left sparse. Bins are counted from ``origin_ns`` as the scan counted them (bin k
+    starts at origin + kΔ). A time range's ``start_ns`` (``end_ns``, exclusive) moves every
     segment's first (last) bin out to the one holding it, so that a filled series covers the span
     its ρ is over: its mean rate is then ρ whenever the range is whole bins.
 
@@ -785,16 +806,19 @@ def _fill_bins(
     seg_start = np.concatenate((np.zeros(1, dtype=np.int64), brk)).astype(np.int64)
     counts = np.diff(seg_start, append=n)
     seg_w = w[seg_start]
-    # Bins are counted from the epoch (bin k starts at k·Δ), so a bin's index is exact where its
-    # start is not: the one bin before 1677 has its start clamped to i64::MIN, and floor division
-    # still finds its k. hi − lo is exact in u64 for any two i64 with lo ≤ hi.
-    lo_k = s[seg_start] // seg_w
-    hi_k = s[seg_start + counts - 1] // seg_w
+    # Only the origin mod Δ matters (the phase): bin k starts at kΔ + phase. A bin's index is
+    # found as the scan finds it, without forming t − origin (which could overflow), and is exact
+    # where its start is not: the one bin before 1677 has its start clamped to i64::MIN, and
+    # still lands in its k. hi − lo is exact in u64 for any two i64 with lo ≤ hi.
+    phase_of = np.int64(origin_ns) % w
+    seg_phase = phase_of[seg_start]
+    lo_k = _bin_index(s[seg_start], seg_w, seg_phase)
+    hi_k = _bin_index(s[seg_start + counts - 1], seg_w, seg_phase)
     # Every packet lies in [start, end), so these only widen a segment.
     if start_ns is not None:
-        lo_k = np.minimum(lo_k, np.int64(start_ns) // seg_w)
+        lo_k = np.minimum(lo_k, _bin_index(np.int64(start_ns), seg_w, seg_phase))
     if end_ns is not None:
-        hi_k = np.maximum(hi_k, (np.int64(end_ns) - 1) // seg_w)
+        hi_k = np.maximum(hi_k, _bin_index(np.int64(end_ns) - 1, seg_w, seg_phase))
     span = hi_k.view(u64) - lo_k.view(u64)
 
     # Rows per width. A segment of DENSE_SERIES_LIMIT bins or more (span + 1 may even wrap to 0)
@@ -837,17 +861,21 @@ def _fill_bins(
     k[out_off] = steps
     np.cumsum(k, out=k)
     k *= w_out.view(u64)
+    if seg_phase.any():
+        k += np.repeat(seg_phase, sizes).view(u64)
     start_out = k.view(np.int64)
-    # k·Δ, clamped to i64::MIN as the scan clamps the one bin that starts before it: only a
-    # segment's first bin can be that one.
-    before = dense & (lo_k < -((2**63 - 1) // seg_w))
+    # kΔ + phase, clamped to i64::MIN as the scan clamps the one bin that starts before it: only
+    # a segment's first bin can be that one. kΔ + phase < −2^63 ⇔ k < −⌊(2^63 + phase)/Δ⌋,
+    # in u64 (2^63 + phase < 2^64); the bound for Δ = 1 wraps to −2^63, which no k is below.
+    bound = ((u64(2**63) + seg_phase.view(u64)) // seg_w.view(u64)).view(np.int64)
+    before = dense & (lo_k < -bound)
     start_out[out_off[before]] = np.iinfo(np.int64).min
     del k, last_k, steps
 
     # Where each non-empty row lands: a dense segment's row at its bin's offset from lo, a sparse
     # one's at its own rank. Its start goes too, so a sparse width's rows are exactly its own.
     base = np.where(dense, lo_k.view(u64) - out_off.view(u64), seg_start.view(u64) - out_off.view(u64))
-    pos = np.where(np.repeat(dense, counts), (s // w).view(u64), np.arange(n, dtype=u64))
+    pos = np.where(np.repeat(dense, counts), _bin_index(s, w, phase_of).view(u64), np.arange(n, dtype=u64))
     pos -= np.repeat(base, counts)
     bytes_out = np.zeros(total_rows, dtype=u64)
     packets_out = np.zeros(total_rows, dtype=u64)
@@ -866,6 +894,12 @@ def _fill_bins(
         }
     )
     return out.select(se.columns), sparse
+
+
+def _bin_index(t: Any, width: np.ndarray, phase: np.ndarray) -> np.ndarray:
+    """⌊(t − phase)/Δ⌋ as the scan finds it: the epoch bin's index, one less where t lies before
+    that bin's start plus the phase (numpy's // and % floor, as Rust's div_euclid does for Δ > 0)."""
+    return (t // width - (t % width < phase)).astype(np.int64)
 
 
 def _sorted_by_key(se: pl.DataFrame) -> bool:

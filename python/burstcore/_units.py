@@ -519,6 +519,21 @@ def parse_time_range(start: Any, end: Any) -> tuple[int | None, int | None] | No
     return lo, hi
 
 
+def parse_bin_origin(value: Any, start_ns: int | None) -> int | None:
+    """``bin_origin`` as the instant the core counts bins from, in ns; None for the first packet
+    counted. "epoch" is 0; "start" is ``start=``'s instant when a range is given (the bins then
+    tile the range from its start, wherever its first packet falls), else the first packet; any
+    other value is an instant as ``start=`` takes it."""
+    if isinstance(value, str) and value in ("epoch", "start"):
+        if value == "epoch":
+            return 0
+        return start_ns
+    try:
+        return parse_instant(value, name="bin_origin")
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"{e} (or bin_origin='epoch', the default, or 'start')") from None
+
+
 def parse_count(value: Any, *, name: str, minimum: int = 1) -> int:
     """``value`` as a Python int of at least ``minimum``: any integer type (numpy's too), not a
     bool, a float or a string."""

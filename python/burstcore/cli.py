@@ -452,6 +452,11 @@ def _instant(text: str) -> int | str:
         raise argparse.ArgumentTypeError(message) from None
 
 
+def _bin_origin(text: str) -> int | str:
+    """--bin-origin: 'epoch', 'start', or an instant as --start takes it."""
+    return text if text in ("epoch", "start") else _instant(text)
+
+
 def _instant_ns(value: int | str | None) -> int | None:
     """An instant as --start/--end took it (`_instant`), in ns since 1970 (for the JSON meta)."""
     from ._units import parse_instant
@@ -580,6 +585,14 @@ def _measure_options(g: Any, rates_default: str) -> None:
     )
     g.add_argument(
         "--bins", type=_durations("bin"), metavar="LIST", help="bin widths of the throughput series, e.g. 1ms"
+    )
+    g.add_argument(
+        "--bin-origin",
+        type=_bin_origin,
+        default="epoch",
+        metavar="ORIGIN",
+        help="where the bins are counted from: epoch (default: multiples of the width since 1970), start "
+        "(--start when given, else the first packet counted, as pandas resample(origin='start')), or an instant",
     )
     g.add_argument(
         "--by",
@@ -1277,6 +1290,7 @@ def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "windows": args.windows,
         "rates": args.rates,
         "bins": args.bins,
+        "bin_origin": args.bin_origin,
         "by": args.by,
         "size": args.size,
         "closed": args.closed,
@@ -2257,6 +2271,7 @@ def cmd_superpose(args: argparse.Namespace) -> int:
         "windows": args.windows,
         "rates": args.rates,
         "bins": args.bins,
+        "bin_origin": args.bin_origin,
         "by": args.by,
         "closed": args.closed,
         "size": args.size,

@@ -143,7 +143,10 @@ struct Done {
 pub fn worthwhile(config: &ScanConfig) -> bool {
     // A time range leaves packets out before the engine, which the chunk workers' readers
     // do not do: such a scan reads in one stream (its metrics still shared among threads).
-    !config.reads_headers() && config.time_range.is_all() && !config.has_filter()
+    !config.reads_headers()
+        && config.time_range.is_all()
+        && !config.has_filter()
+        && !config.bins_from_first_packet()
 }
 
 /// Scan `readers` (not read yet beyond their headers) with up to `threads` threads by time
@@ -186,7 +189,7 @@ fn in_chunks(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Option<((ScanOutput, Accounting), Interfaces)>> {
-    if threads < 2 || readers.is_empty() {
+    if threads < 2 || readers.is_empty() || config.bins_from_first_packet() {
         return Ok(None);
     }
     let mut plans = Vec::with_capacity(readers.len());

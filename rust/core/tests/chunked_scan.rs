@@ -3,7 +3,7 @@
 //! captures (the project's writer) and the shared training captures (decompressed to plain files).
 
 use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions, TsResolution};
-use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
+use burstcore::engine::{BinOrigin, By, Closure, LatePolicy, ScanConfig, ScanOutput};
 use burstcore::pipeline::{self, Accounting, SizeKind};
 use burstcore::writer::frames::TcpSegment;
 use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
@@ -184,6 +184,59 @@ fn generated_files_scan_the_same_in_chunks() {
     }
     // Sorted files always split (shuffled ones may refuse at a seam).
     assert!(used >= 24, "chunked path used {used} times");
+}
+
+#[test]
+fn bins_from_an_origin_scan_the_same_in_chunks_and_threads() {
+    let dir = Scratch::new("chunked");
+    let mut rng = Rng(21);
+    for case in 0..4 {
+        let path = dir.join(format!("origin{case}.pcap"));
+        let n = 3000 + rng.below(6000) as usize;
+        let pkts = packets(&mut rng, n, false);
+        write(&path, &pkts, false, 0);
+        let first = pkts.iter().map(|p| p.0).min().expect("packets");
+        // Aggregate only, so that the chunked path is the one `scan_threads` takes.
+        let base = ScanConfig {
+            windows_ns: vec![1_000, 1_000_000],
+            rates_bps: vec![1_000_000_000],
+            bins_ns: vec![7, 1_000_000, 100_000_003],
+            ..ScanConfig::default()
+        };
+        for origin in [
+            BinOrigin::At(first + 123_457),
+            BinOrigin::At(-(rng.below(1 << 62) as i64)),
+            BinOrigin::At(i64::MAX),
+        ] {
+            let c = ScanConfig {
+                bin_origin: origin,
+                ..base.clone()
+            };
+            let want = scan(&[&path], &c, 1);
+            for threads in [2, 3] {
+                let ctx = format!("case {case}, {origin:?}, {threads} threads");
+                let got = chunked(&[&path], &c, threads).expect("a sorted pcap splits");
+                assert_same(&got, &want, &ctx);
+            }
+        }
+        // From the first packet: the same bins as from its instant, on one thread or several
+        // (never in time chunks: a later chunk would not know the first packet).
+        let c = ScanConfig {
+            bin_origin: BinOrigin::FirstPacket,
+            ..base.clone()
+        };
+        let at_first = ScanConfig {
+            bin_origin: BinOrigin::At(first),
+            ..base.clone()
+        };
+        let want = scan(&[&path], &at_first, 1);
+        assert!(want.0.series.iter().any(|r| r.start_ns == first));
+        for threads in [1, 2, 3] {
+            let ctx = format!("case {case}, first packet, {threads} threads");
+            assert_same(&scan(&[&path], &c, threads), &want, &ctx);
+            assert!(chunked(&[&path], &c, threads).is_none(), "{ctx}");
+        }
+    }
 }
 
 #[test]

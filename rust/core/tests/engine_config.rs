@@ -17,6 +17,7 @@ fn base() -> ScanConfig {
         max_groups: 10,
         time_range: burstcore::TimeRange::ALL,
         filter: None,
+        bin_origin: Default::default(),
         file_filters: Vec::new(),
     }
 }

@@ -22,6 +22,7 @@ fn config(windows: Vec<i64>, closure: Closure, rates: Vec<u64>, bins: Vec<i64>) 
         max_groups: 10,
         time_range: burstcore::TimeRange::ALL,
         filter: None,
+        bin_origin: Default::default(),
         file_filters: Vec::new(),
     }
 }

@@ -4,7 +4,7 @@
 
 mod engine_util;
 
-use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput, Scanner};
+use burstcore::engine::{BinOrigin, By, Closure, LatePolicy, ScanConfig, ScanOutput, Scanner};
 use burstcore::parallel::{plan, split_config, ParallelScanner, Reading};
 use engine_util::{shuffle_within, trace, Rng};
 use std::cell::Cell;
@@ -37,6 +37,11 @@ fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
         },
         time_range: burstcore::TimeRange::ALL,
         filter: None,
+        bin_origin: match rng.below(3) {
+            0 => BinOrigin::FirstPacket,
+            1 => BinOrigin::At(rng.below(u64::MAX) as i64),
+            _ => BinOrigin::At(0),
+        },
         file_filters: Vec::new(),
     }
 }

@@ -19,6 +19,7 @@ fn full(by: Vec<By>) -> ScanConfig {
         max_groups: 1 << 20,
         time_range: burstcore::TimeRange::ALL,
         filter: None,
+        bin_origin: Default::default(),
         file_filters: Vec::new(),
     }
 }

@@ -6,7 +6,7 @@ mod engine_util;
 
 use burstcore::engine::reference;
 use burstcore::engine::{
-    ratio_to_f64, By, Closure, GroupKey, LatePolicy, ScanConfig, BACKLOG_SCALE,
+    ratio_to_f64, BinOrigin, By, Closure, GroupKey, LatePolicy, ScanConfig, BACKLOG_SCALE,
 };
 use engine_util::{ip, points, run, shuffle_within, trace, Pkt, Rng};
 use std::collections::BTreeMap;
@@ -95,6 +95,11 @@ fn check(config: &ScanConfig, sorted: &[Pkt], arrivals: &[Pkt], seed: u64) {
     bins.sort_unstable();
     bins.dedup();
 
+    // One origin for every group: the first packet of all, in timestamp order.
+    let origin = match config.bin_origin {
+        BinOrigin::At(o) => o,
+        BinOrigin::FirstPacket => sorted.iter().map(|p| p.ts).min().unwrap_or(0),
+    };
     let (mut env_i, mut bl_i, mut se_i, mut gr_i) = (0, 0, 0, 0);
     for &by in &bys {
         let mut groups: BTreeMap<GroupKey, Vec<Pkt>> = BTreeMap::new();
@@ -159,7 +164,7 @@ fn check(config: &ScanConfig, sorted: &[Pkt], arrivals: &[Pkt], seed: u64) {
             }
             // Series.
             for &bin in &bins {
-                for (start, bytes, packets) in reference::bins(&pts, bin) {
+                for (start, bytes, packets) in reference::bins_from(&pts, bin, origin) {
                     let s = &out.series[se_i];
                     se_i += 1;
                     let ctx = format!("{ctx} bin {bin} start {start}");
@@ -212,6 +217,18 @@ fn random_config(rng: &mut Rng, pts: &[(i64, u64)]) -> ScanConfig {
         max_groups: 1000,
         time_range: burstcore::TimeRange::ALL,
         filter: None,
+        bin_origin: match rng.below(6) {
+            0 => BinOrigin::FirstPacket,
+            1 => BinOrigin::At(i64::MIN),
+            2 => BinOrigin::At(i64::MAX),
+            3 => BinOrigin::At(rng.below(u64::MAX) as i64),
+            4 => BinOrigin::At(
+                pts.first()
+                    .map_or(0, |p| p.0)
+                    .saturating_add(rng.below(7000) as i64 - 3500),
+            ),
+            _ => BinOrigin::At(0),
+        },
         file_filters: Vec::new(),
     }
 }

@@ -20,6 +20,7 @@ fn config(horizon: i64, late: LatePolicy) -> ScanConfig {
         max_groups: 100,
         time_range: burstcore::TimeRange::ALL,
         filter: None,
+        bin_origin: Default::default(),
         file_filters: Vec::new(),
     }
 }

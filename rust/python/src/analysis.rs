@@ -496,7 +496,7 @@ fn iterations<'py>(
 
 /// Scan of the exact merge (in `scan`'s output layout) plus each capture's aggregate E(τ).
 #[pyfunction]
-#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
+#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", bin_origin_ns=Some(0)))]
 #[allow(clippy::too_many_arguments)]
 fn superpose<'py>(
     py: Python<'py>,
@@ -516,11 +516,15 @@ fn superpose<'py>(
     time_range: Span,
     filter: Option<Filters>,
     size: &str,
+    bin_origin_ns: Option<i64>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
-        let cfg = config(
-            windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
-        )?;
+        let cfg = burstcore::engine::ScanConfig {
+            bin_origin: crate::bin_origin(bin_origin_ns),
+            ..config(
+                windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
+            )?
+        };
         let size = SizeKind::parse(size).map_err(to_py)?;
         let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
         let (sp, warnings, readers) = run_keeping(py, &sources, strict, mmap, progress, |r, p| {

@@ -3,7 +3,8 @@
 //! its own with the GIL released, so that only one batch is in memory at a time.
 
 use crate::errors::{guard, to_py};
-use crate::{config, output_to_py, Control};
+use crate::{bin_origin, config, output_to_py, Control};
+use burstcore::engine::ScanConfig;
 use burstcore::pipeline::ColumnScan;
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyRuntimeError;
@@ -30,7 +31,7 @@ pub struct ColumnScanner {
 impl ColumnScanner {
     /// A scan by the options `scan_columns` takes; refused here if they are wrong.
     #[new]
-    #[pyo3(signature = (windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups))]
+    #[pyo3(signature = (windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, bin_origin_ns=Some(0)))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -42,11 +43,15 @@ impl ColumnScanner {
         horizon_ns: i64,
         on_late: &str,
         max_groups: usize,
+        bin_origin_ns: Option<i64>,
     ) -> PyResult<Self> {
         guard(py, || {
-            let cfg = config(
-                windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
-            )?;
+            let cfg = ScanConfig {
+                bin_origin: bin_origin(bin_origin_ns),
+                ..config(
+                    windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
+                )?
+            };
             Ok(ColumnScanner {
                 state: Mutex::new(Some(State {
                     scan: ColumnScan::new(cfg).map_err(to_py)?,

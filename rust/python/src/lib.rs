@@ -15,7 +15,7 @@ mod writer;
 use arrow::Column;
 use burstcore::analysis::{shared_packets as shared_packets_of, SharedOptions};
 use burstcore::capture::{CaptureReader, Format, ReadOptions};
-use burstcore::engine::{By, Closure, LatePolicy, ScanConfig, ScanOutput};
+use burstcore::engine::{BinOrigin, By, Closure, LatePolicy, ScanConfig, ScanOutput};
 use burstcore::pipeline::{self, Accounting, SizeKind};
 use burstcore::table::{self, PacketTable};
 use burstcore::{Error, ErrorKind, TimeRange};
@@ -444,6 +444,7 @@ pub(crate) fn config(
         closure,
         rates_bps,
         bins_ns,
+        bin_origin: BinOrigin::default(),
         by: parse_by(&by)?,
         reorder_horizon_ns: horizon_ns,
         late,
@@ -452,6 +453,11 @@ pub(crate) fn config(
         filter: None,
         file_filters: Vec::new(),
     })
+}
+
+/// The bins' origin as Python gives it: an instant in ns, or `None` for the first packet counted.
+pub(crate) fn bin_origin(origin_ns: Option<i64>) -> BinOrigin {
+    origin_ns.map_or(BinOrigin::FirstPacket, BinOrigin::At)
 }
 
 /// The time range a scan or an analysis reads, as Python gives it: `(start_ns, end_ns)`, either
@@ -621,7 +627,7 @@ pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bou
 
 /// One pass over one or more captures (merged in timestamp order).
 #[pyfunction]
-#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=None, time_range=None, filter=None))]
+#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=None, time_range=None, filter=None, bin_origin_ns=Some(0)))]
 #[allow(clippy::too_many_arguments)]
 fn scan<'py>(
     py: Python<'py>,
@@ -641,11 +647,13 @@ fn scan<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
+    bin_origin_ns: Option<i64>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<errors::WarningOut>)> {
     guard(py, || {
         let range = crate::time_range(time_range);
         let (filter, file_filters) = parse_filters(filter, &sources)?;
         let cfg = ScanConfig {
+            bin_origin: bin_origin(bin_origin_ns),
             time_range: range,
             filter,
             file_filters,
@@ -980,7 +988,7 @@ fn shared_packets<'py>(
 
 /// The same engine over in-memory columns (timestamps in ns, sizes in bytes).
 #[pyfunction]
-#[pyo3(signature = (ts_ns, sizes, interfaces, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups))]
+#[pyo3(signature = (ts_ns, sizes, interfaces, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, bin_origin_ns=Some(0)))]
 #[allow(clippy::too_many_arguments)]
 fn scan_columns<'py>(
     py: Python<'py>,
@@ -995,11 +1003,15 @@ fn scan_columns<'py>(
     horizon_ns: i64,
     on_late: &str,
     max_groups: usize,
+    bin_origin_ns: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
-        let cfg = config(
-            windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
-        )?;
+        let cfg = ScanConfig {
+            bin_origin: bin_origin(bin_origin_ns),
+            ..config(
+                windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
+            )?
+        };
         let ts = ts_ns.as_slice()?;
         let sz = sizes.as_slice()?;
         let ifs = match &interfaces {

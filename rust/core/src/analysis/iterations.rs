@@ -125,7 +125,9 @@ pub struct IterationReport {
     /// was found.
     pub period_ns: Option<i64>,
     /// Score of the autocorrelation's best peak in [0, 1]: 0 is noise, near 1 a clean square
-    /// wave. The period is that peak's fundamental, which may be a lag a few times shorter.
+    /// wave. The period is that peak's fundamental, which may be a lag a few times shorter; the
+    /// score stays the best peak's (`pick_period`), so it is the same whichever fundamental is
+    /// taken, and with any `min_lag_ns` that leaves the best peak in range.
     pub confidence: f64,
     /// The autocorrelation's own estimate before refinement.
     pub acf_period_ns: Option<i64>,

@@ -64,10 +64,10 @@ use super::scanner::ExactBacklog;
 use super::search::first_where;
 use super::series::Series;
 use super::{
-    Arrival, By, Closure, EnvelopeRow, GroupKey, GroupSummary, LatePolicy, ReorderStats,
+    Arrival, BinOrigin, By, Closure, EnvelopeRow, GroupKey, GroupSummary, LatePolicy, ReorderStats,
     ScanConfig, ScanOutput, SeriesRow,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -116,6 +116,8 @@ struct Spec {
     closure: Closure,
     rates: Vec<u64>,
     bins: Vec<i64>,
+    /// The instant the bins are counted from: every chunk must bin alike to merge.
+    bin_origin: i64,
     by: Vec<By>,
     max_groups: usize,
     horizon: i64,
@@ -127,6 +129,16 @@ impl Spec {
     fn new(config: &ScanConfig, cap: usize) -> Result<Self> {
         // The sequential scanner's checks and order, so that both refuse and sort alike.
         let config = config.clone().normalized()?;
+        let bin_origin =
+            match config.bin_origin {
+                BinOrigin::At(o) => o,
+                // Only the first chunk sees the first packet ([`ScanConfig::bins_from_first_packet`]).
+                BinOrigin::FirstPacket if config.bins_ns.is_empty() => 0,
+                BinOrigin::FirstPacket => return Err(Error::invalid(
+                    "bins counted from the first packet need a sequential scan: a chunk scanner \
+                     takes them from an instant (BinOrigin::At)",
+                )),
+            };
         let reaches: Vec<i64> = config
             .windows_ns
             .iter()
@@ -142,6 +154,7 @@ impl Spec {
             closure: config.closure,
             rates: config.rates_bps,
             bins: config.bins_ns,
+            bin_origin,
             by: config.by,
             max_groups: config.max_groups,
             horizon: config.reorder_horizon_ns,
@@ -330,7 +343,7 @@ impl GroupScan {
                 if aggregate { BATCH } else { KEYED_BATCH },
                 edges.first,
             ),
-            series: Series::new(&spec.bins),
+            series: Series::new(&spec.bins, Some(spec.bin_origin)),
             tally: Tally::default(),
             head: (windows && !edges.first).then(Kept::new),
             head_until: i64::MIN,

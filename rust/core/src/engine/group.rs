@@ -227,6 +227,10 @@ pub(crate) struct Metrics {
     pub(crate) closure: Closure,
     pub(crate) rates_bps: Vec<u64>,
     pub(crate) bins_ns: Vec<i64>,
+    /// The instant the bins are counted from; `None` until the first packet when that packet is
+    /// the origin ([`super::BinOrigin::FirstPacket`]): the scanner sets it then, before any
+    /// group is made but the aggregate, whose series places itself at the same packet.
+    pub(crate) bin_origin_ns: Option<i64>,
 }
 
 impl GroupState {
@@ -239,7 +243,7 @@ impl GroupState {
             } else {
                 Backlog::new(&m.rates_bps)
             },
-            series: Series::new(&m.bins_ns),
+            series: Series::new(&m.bins_ns, m.bin_origin_ns),
             tally: Tally::default(),
         }
     }
@@ -565,6 +569,7 @@ mod tests {
             closure: Closure::HalfOpen,
             rates_bps: vec![],
             bins_ns: vec![],
+            bin_origin_ns: Some(0),
         };
         let mut g = Grouping::new(By::Src, &metrics, 1_000);
         for host in 0..40u32 {

@@ -73,6 +73,24 @@ pub struct Arrival {
     pub headers: Headers,
 }
 
+/// The instant the bins of the series are counted from: bin k of width Δ is
+/// `[o + kΔ, o + (k+1)Δ)`, k = ⌊(t − o)/Δ⌋ (k may be negative).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOrigin {
+    /// This instant, in ns since the epoch; `At(0)`, the default, aligns every file's bins.
+    At(i64),
+    /// The first packet the scan counts (after the filter and time range, and put in timestamp
+    /// order): the same origin for every group, as pandas' `resample(origin="start")` takes the
+    /// first row. A scan with it is never cut into time chunks (a chunk would not know it).
+    FirstPacket,
+}
+
+impl Default for BinOrigin {
+    fn default() -> Self {
+        BinOrigin::At(0)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ScanConfig {
     /// Window lengths τ in ns (> 0), any order, duplicates removed.
@@ -80,8 +98,10 @@ pub struct ScanConfig {
     pub closure: Closure,
     /// Server rates r in bit/s (> 0).
     pub rates_bps: Vec<u64>,
-    /// Bin widths Δ in ns (> 0); bins start at multiples of Δ in epoch time.
+    /// Bin widths Δ in ns (> 0); bins start at `bin_origin` + kΔ.
     pub bins_ns: Vec<i64>,
+    /// Where the bins are counted from (the epoch by default).
+    pub bin_origin: BinOrigin,
     pub by: Vec<By>,
     /// Packets may arrive up to this many ns earlier than the latest seen so far (≥ 0; 0 means
     /// sorted input, equal timestamps allowed). A packet more than this much earlier is late.
@@ -106,6 +126,12 @@ impl ScanConfig {
     /// Whether any grouping of this scan reads packet headers ([`By::reads_headers`]).
     pub fn reads_headers(&self) -> bool {
         self.by.iter().any(|b| b.reads_headers())
+    }
+
+    /// Whether bins are counted from the first packet: a scan that time chunks cannot make, as
+    /// only the first chunk would see that packet.
+    pub fn bins_from_first_packet(&self) -> bool {
+        self.bin_origin == BinOrigin::FirstPacket && !self.bins_ns.is_empty()
     }
 
     /// Whether some packets are chosen by their headers (a filter for all captures or for one).
@@ -191,7 +217,8 @@ pub struct SeriesRow {
     pub by: By,
     pub group: GroupKey,
     pub bin_ns: i64,
-    /// kΔ with k = ⌊t/Δ⌋; the one bin that would start before i64::MIN reports i64::MIN.
+    /// o + kΔ with k = ⌊(t − o)/Δ⌋ for the origin o ([`ScanConfig::bin_origin`]); the one bin
+    /// that would start before i64::MIN reports i64::MIN.
     pub start_ns: i64,
     pub bytes: u64,
     pub packets: u64,

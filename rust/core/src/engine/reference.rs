@@ -173,10 +173,17 @@ fn busy_len(start: i64, last: i64, work: u128, rate: u64) -> i64 {
 /// Non-empty bins `[kΔ, (k+1)Δ)` as (start, bytes, packets), by start; a start before i64::MIN is
 /// reported as i64::MIN. Bytes are not saturated (u128).
 pub fn bins(packets: &[(i64, u64)], width: i64) -> Vec<(i64, u128, u64)> {
+    bins_from(packets, width, 0)
+}
+
+/// [`bins`] counted from `origin`: bins `[o + kΔ, o + (k+1)Δ)`, k = ⌊(t − o)/Δ⌋, t − o formed in
+/// i128 (the engine never forms it).
+pub fn bins_from(packets: &[(i64, u64)], width: i64, origin: i64) -> Vec<(i64, u128, u64)> {
     let mut map = std::collections::BTreeMap::<i128, (u128, u64)>::new();
     let w = i128::from(width);
+    let o = i128::from(origin);
     for &(t, size) in packets {
-        let t = i128::from(t);
+        let t = i128::from(t) - o;
         // Floor division written out, not div_euclid, to be independent of the engine.
         let k = if t >= 0 { t / w } else { -((-t + w - 1) / w) };
         let e = map.entry(k).or_insert((0, 0));
@@ -185,7 +192,7 @@ pub fn bins(packets: &[(i64, u64)], width: i64) -> Vec<(i64, u128, u64)> {
     }
     map.into_iter()
         .map(|(k, (bytes, n))| {
-            let start = (k * w).max(i128::from(i64::MIN));
+            let start = (o + k * w).max(i128::from(i64::MIN));
             (start as i64, bytes, n)
         })
         .collect()

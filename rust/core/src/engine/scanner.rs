@@ -3,7 +3,7 @@
 
 use super::group::{Grouping, Metrics, Rows};
 use super::reorder::{Bare, Buffered, Release};
-use super::{Arrival, By, Closure, GroupKey, LatePolicy, ScanConfig, ScanOutput};
+use super::{Arrival, BinOrigin, By, Closure, GroupKey, LatePolicy, ScanConfig, ScanOutput};
 use crate::error::{Error, Result};
 
 impl ScanConfig {
@@ -24,6 +24,7 @@ impl Default for ScanConfig {
             closure: Closure::HalfOpen,
             rates_bps: Vec::new(),
             bins_ns: Vec::new(),
+            bin_origin: BinOrigin::default(),
             by: vec![By::All],
             reorder_horizon_ns: Self::DEFAULT_REORDER_HORIZON_NS,
             late: LatePolicy::Error,
@@ -83,6 +84,7 @@ impl ScanConfig {
             closure,
             mut rates_bps,
             mut bins_ns,
+            bin_origin,
             mut by,
             reorder_horizon_ns,
             late,
@@ -129,6 +131,7 @@ impl ScanConfig {
             closure,
             rates_bps,
             bins_ns,
+            bin_origin,
             by,
             reorder_horizon_ns,
             late,
@@ -147,6 +150,7 @@ impl Scanner {
             closure,
             rates_bps,
             bins_ns,
+            bin_origin,
             by,
             reorder_horizon_ns,
             late,
@@ -161,6 +165,10 @@ impl Scanner {
             closure,
             rates_bps,
             bins_ns,
+            bin_origin_ns: match bin_origin {
+                BinOrigin::At(o) => Some(o),
+                BinOrigin::FirstPacket => None,
+            },
         };
         let groupings = by
             .iter()
@@ -275,12 +283,23 @@ impl Scanner {
 /// The groupings of a scan, as the reorder buffer's destination.
 struct Feed<'a> {
     groupings: &'a mut [Grouping],
-    metrics: &'a Metrics,
+    metrics: &'a mut Metrics,
+}
+
+impl Feed<'_> {
+    /// The first packet released is the bins' origin when no instant was given.
+    #[inline]
+    fn place(&mut self, ts_ns: i64) {
+        if self.metrics.bin_origin_ns.is_none() {
+            self.metrics.bin_origin_ns = Some(ts_ns);
+        }
+    }
 }
 
 impl Release for Feed<'_> {
     #[inline]
     fn release(&mut self, ts_ns: i64, size: u64, key: impl Fn(By) -> GroupKey) -> Result<()> {
+        self.place(ts_ns);
         for g in self.groupings.iter_mut() {
             let by = g.by();
             g.push_key(|| key(by), ts_ns, size, self.metrics)?;
@@ -290,6 +309,9 @@ impl Release for Feed<'_> {
 
     #[inline]
     fn release_run(&mut self, run: &[Bare]) -> Result<()> {
+        if let Some(first) = run.first() {
+            self.place(first.ts_ns);
+        }
         for g in self.groupings.iter_mut() {
             g.push_run(run, self.metrics)?;
         }
