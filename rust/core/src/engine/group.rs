@@ -429,14 +429,26 @@ impl<S> Slots<S> {
 /// Packets between two trims of a grouping's rings, at the least: a trim visits every group.
 const TRIM_EVERY: usize = 1 << 16;
 
-impl Slots<GroupState> {
+/// A group that keeps its packets in an envelope's ring: the sequential scanner's and a time
+/// chunk's ([`Slots::trim_now_and_then`] serves both).
+pub(crate) trait Ringed {
+    fn envelope_mut(&mut self) -> &mut Envelope;
+}
+
+impl Ringed for GroupState {
+    fn envelope_mut(&mut self) -> &mut Envelope {
+        &mut self.envelope
+    }
+}
+
+impl<S: Ringed> Slots<S> {
     /// After a packet at `now` (packets come in order): now and then, every group lets go of
     /// the packets no later window can hold ([`Envelope::trim`]), so that the groups hold the
     /// packets within the largest window of the latest packet, not every group's busiest
     /// stretch. A trim visits every group, so it comes once per as many packets as there are
     /// groups (and at least [`TRIM_EVERY`]): a few ns a packet.
     #[inline]
-    fn trim_now_and_then(&mut self, now: i64) {
+    pub(crate) fn trim_now_and_then(&mut self, now: i64) {
         self.since_trim += 1;
         if self.since_trim >= self.states.len().max(TRIM_EVERY) {
             self.trim(now);
@@ -447,7 +459,7 @@ impl Slots<GroupState> {
     fn trim(&mut self, now: i64) {
         self.since_trim = 0;
         for state in &mut self.states {
-            state.envelope.trim(now);
+            state.envelope_mut().trim(now);
         }
     }
 }
