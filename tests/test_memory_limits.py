@@ -285,3 +285,54 @@ def test_read_packets_of_new_addresses_is_bounded_and_keeps_no_lookup(tmp_path: 
     peak, held = map(int, second.split())
     assert peak <= 170, f"{peak} bytes a packet at the peak"
     assert held <= 80, f"{held} bytes a packet held by the frame"
+
+
+def interfaces_in_turn(path: Path, turns: list[int]) -> None:
+    """A pcapng whose interfaces take turns: interface i sends `turns[i]` packets 1 µs apart
+    (µs stamps, nothing captured, 100 bytes on the wire), then falls silent for good."""
+    shb = struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28)
+    idb = struct.pack("<IIHHII", 1, 20, 1, 0, 0, 20)
+    n = sum(turns)
+    ts = 1_600_000_000_000_000 + np.arange(n, dtype=np.int64)
+    blocks = np.zeros((n, 8), "<u4")
+    blocks[:, 0], blocks[:, 1], blocks[:, 7] = 6, 32, 32
+    blocks[:, 2] = np.repeat(np.arange(len(turns)), turns)
+    blocks[:, 3], blocks[:, 4] = ts >> 32, ts & 0xFFFFFFFF
+    blocks[:, 6] = 100
+    path.write_bytes(shb + idb * len(turns) + blocks.tobytes())
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/self/status")
+def test_time_chunks_let_go_of_interfaces_fallen_silent(tmp_path: Path) -> None:
+    # A scan by interface in two time chunks, with a 20 ms window, of 64 interfaces that take
+    # turns of 2^14 packets (16 ms) and fall silent, then one more whose turn of 2^20 packets
+    # fills the second chunk. The sequential scan lets go of a group's ring once the group is
+    # silent for longer than the window; the first chunk kept all 64 rings to its end (12 to
+    # 16 bytes a packet). The peak is read against the same scan with a 1 µs window, whose
+    # rings stay small, each in a child process of its own. Measured, bytes per packet of the
+    # short turns: 9.8 before, under 1 after (the rings of the turns within a window,
+    # the second chunk's head).
+    capture = tmp_path / "turns.pcapng"
+    short = [1 << 14] * 64
+    interfaces_in_turn(capture, [*short, 1 << 20])
+    code = (
+        "import sys, burstcore\n"
+        "burstcore._burstcore._use_as_many_threads_as_asked(True)\n"
+        "def status(key):\n"
+        "    with open('/proc/self/status') as f:\n"
+        "        return next(int(l.split()[1]) for l in f if l.startswith(key + ':'))\n"
+        "start = status('VmHWM')\n"
+        "r = burstcore.scan(sys.argv[1], windows=[sys.argv[2]], by='interface', threads=2)\n"
+        "print(r.groups.height, (status('VmHWM') - start) * 1024)\n"
+    )
+    peaks = {}
+    for window in ("1us", "20ms"):
+        py = subprocess.run(
+            [sys.executable, "-c", code, str(capture), window], capture_output=True, text=True, timeout=120
+        )
+        assert py.returncode == 0, (py.returncode, py.stderr[-2000:])
+        groups, peak = map(int, py.stdout.split())
+        assert groups == len(short) + 1, py.stdout
+        peaks[window] = peak
+    per_packet = (peaks["20ms"] - peaks["1us"]) / sum(short)
+    assert per_packet <= 4, f"{per_packet:.1f} bytes a packet more with a 20 ms window: {peaks}"

@@ -58,7 +58,7 @@
 
 use super::backlog::{ChunkRates, RateChunk, BATCH, KEYED_BATCH};
 use super::envelope::{Envelope, Keep, Recent};
-use super::group::{Slots, Tally};
+use super::group::{Ringed, Slots, Tally};
 use super::reorder::{Bare, Buffered, Release};
 use super::scanner::ExactBacklog;
 use super::search::first_where;
@@ -314,6 +314,12 @@ impl Keep for Kept {
     }
 }
 
+impl Ringed for GroupScan {
+    fn envelope_mut(&mut self) -> &mut Envelope {
+        &mut self.envelope
+    }
+}
+
 /// One group while its chunk is scanned.
 #[derive(Debug)]
 struct GroupScan {
@@ -322,7 +328,7 @@ struct GroupScan {
     series: Series,
     tally: Tally,
     /// Packets of the first max(reach) ns (unless no chunk comes before); those of the last
-    /// max(reach) ns are taken from the envelope's ring at the end.
+    /// max(reach) ns (that a trim left) are taken from the envelope's ring at the end.
     head: Option<Kept>,
     /// Packets up to this timestamp go to the head: the first packet's plus the largest reach
     /// once it came, and before it (or without a head) below every timestamp.
@@ -495,7 +501,9 @@ struct ChunkGroup {
     backlog: Vec<RateChunk>,
     /// Per bin width: non-empty bins (start, bytes, packets), by start.
     series: Vec<Vec<(i64, u64, u64)>>,
-    /// `None` when not kept (nothing will be merged before, or after) or not known.
+    /// `None` when not kept (nothing will be merged before, or after) or not known. The tail
+    /// lacks the packets a trim let go (see `Groups::push`): none a window reaching the next
+    /// chunk can hold.
     head: Option<Kept>,
     tail: Option<Kept>,
 }
@@ -1074,6 +1082,14 @@ impl Groups {
         let budget = budget_of(by, budget, &mut own);
         self.group(key, spec)?
             .push(ts, size, spec.max_reach, budget);
+        // As the sequential scan does: a group fallen silent (an interface gone quiet) held
+        // its busiest stretch to the chunk's end. What a trim lets go lies more than the
+        // largest reach before `ts`, so before every later packet of this chunk and of the
+        // chunks after it (merged only when they follow in time): no window that crosses a
+        // seam holds it, and the tail need not keep it.
+        if by != By::All {
+            self.slots.trim_now_and_then(ts);
+        }
         Ok(())
     }
 

@@ -433,14 +433,26 @@ impl<S> Slots<S> {
 /// Packets between two trims of a grouping's rings, at the least: a trim visits every group.
 const TRIM_EVERY: usize = 1 << 16;
 
-impl Slots<GroupState> {
+/// A group that keeps its packets in an envelope's ring: the sequential scanner's and a time
+/// chunk's ([`Slots::trim_now_and_then`] serves both).
+pub(crate) trait Ringed {
+    fn envelope_mut(&mut self) -> &mut Envelope;
+}
+
+impl Ringed for GroupState {
+    fn envelope_mut(&mut self) -> &mut Envelope {
+        &mut self.envelope
+    }
+}
+
+impl<S: Ringed> Slots<S> {
     /// After a packet at `now` (packets come in order): now and then, every group lets go of
     /// the packets no later window can hold ([`Envelope::trim`]), so that the groups hold the
     /// packets within the largest window of the latest packet, not every group's busiest
     /// stretch. A trim visits every group, so it comes once per as many packets as there are
     /// groups (and at least [`TRIM_EVERY`]): a few ns a packet.
     #[inline]
-    fn trim_now_and_then(&mut self, now: i64) {
+    pub(crate) fn trim_now_and_then(&mut self, now: i64) {
         self.since_trim += 1;
         if self.since_trim >= self.states.len().max(TRIM_EVERY) {
             self.trim(now);
@@ -451,7 +463,7 @@ impl Slots<GroupState> {
     fn trim(&mut self, now: i64) {
         self.since_trim = 0;
         for state in &mut self.states {
-            state.envelope.trim(now);
+            state.envelope_mut().trim(now);
         }
     }
 }
@@ -519,32 +531,35 @@ impl Grouping {
         Ok(())
     }
 
-    /// Every group with its state, sorted by key.
-    pub(crate) fn groups(&self) -> Vec<(GroupKey, &GroupState)> {
-        let mut groups: Vec<(GroupKey, &GroupState)> = match self {
-            Grouping::All(state) => vec![(GroupKey::All, &**state)],
-            Grouping::Keyed(k) => k.keys.iter().copied().zip(k.states.iter()).collect(),
-        };
-        groups.sort_by_key(|a| a.0);
-        groups
-    }
-
-    /// Append this grouping's rows, groups sorted by key. The aggregate reports one row set even
-    /// for an empty trace only through its summary; the scanner drops it when no packet came.
-    pub(crate) fn rows(self, out: &mut Rows) -> Result<()> {
+    /// Append this grouping's rows, groups sorted by key, each group shown to `visit` first.
+    /// The aggregate reports one row set even for an empty trace only through its summary; the
+    /// scanner drops it when no packet came.
+    pub(crate) fn rows(
+        self,
+        out: &mut Rows,
+        mut visit: impl FnMut(GroupKey, &GroupState),
+    ) -> Result<()> {
         match self {
             Grouping::All(mut state) => {
+                visit(GroupKey::All, &state);
                 if state.tally.packets > 0 {
                     state.rows(By::All, GroupKey::All, out)?;
                 }
             }
             Grouping::Keyed(k) => {
                 let by = k.by;
-                let mut groups: Vec<(GroupKey, GroupState)> =
-                    k.keys.into_iter().zip(k.states).collect();
-                groups.sort_by_key(|a| a.0);
-                for (key, mut state) in groups {
-                    state.rows(by, key, out)?;
+                // (key, index) pairs sorted, not the states: a (key, state) pair is about
+                // 450 bytes, and the sort's moves of them cost 13 % of a scan by pair of
+                // 100,000 groups (callgrind). Each state is still dropped once its rows are out.
+                let mut order: Vec<(GroupKey, usize)> = k.keys.into_iter().zip(0..).collect();
+                // Keys are distinct: an unstable sort gives the one order.
+                order.sort_unstable();
+                let mut states: Vec<Option<GroupState>> = k.states.into_iter().map(Some).collect();
+                for (key, i) in order {
+                    if let Some(mut state) = states.get_mut(i).and_then(Option::take) {
+                        visit(key, &state);
+                        state.rows(by, key, out)?;
+                    }
                 }
             }
         }
@@ -587,7 +602,7 @@ mod tests {
         // The last trim came at packet 196,608: hosts 0-38 idle (64 slots each), 39 busy.
         assert!(held <= 39 * 64 + 8_192, "{held} slots: {slots:?}");
         let mut rows = Rows::default();
-        g.rows(&mut rows).unwrap();
+        g.rows(&mut rows, |_, _| {}).unwrap();
         assert_eq!(rows.envelope.len(), 80);
         for r in &rows.envelope {
             let want = if r.window_ns == 1_000 { 1_000 } else { 5_000 };

@@ -247,27 +247,21 @@ impl Scanner {
             reorder.flush(&mut Feed { groupings, metrics })?;
         }
         let mut exact = Vec::new();
-        for grouping in &self.groupings {
+        let mut rows = Rows::default();
+        for grouping in self.groupings {
             let by = grouping.by();
-            for (group, state) in grouping.groups() {
-                if state.packets() == 0 {
-                    continue;
-                }
-                exact.extend(
-                    state
-                        .exact_backlog()
-                        .map(|(rate_bps, bmax_scaled)| ExactBacklog {
+            grouping.rows(&mut rows, |group, state| {
+                if state.packets() > 0 {
+                    exact.extend(state.exact_backlog().map(|(rate_bps, bmax_scaled)| {
+                        ExactBacklog {
                             by,
                             group,
                             rate_bps,
                             bmax_scaled,
-                        }),
-                );
-            }
-        }
-        let mut rows = Rows::default();
-        for grouping in self.groupings {
-            grouping.rows(&mut rows)?;
+                        }
+                    }));
+                }
+            })?;
         }
         let out = ScanOutput {
             envelope: rows.envelope,

@@ -31,7 +31,8 @@ impl Stamped for (i64, u64, u32) {
 /// The files being merged, and where their packets go.
 pub(crate) trait Streams {
     type Item: Stamped;
-    /// The next packet of file `i`, `None` at its end.
+    /// The next packet of file `i`, `None` at its end. Called again for file `i` only once the
+    /// item it gave was taken: a file may hold its head packet itself, the item but naming it.
     fn next(&mut self, i: usize) -> Result<Option<Self::Item>>;
     /// Hand on a packet of file `i`; `false` stops the merge.
     fn take(&mut self, item: Self::Item, i: usize) -> Result<bool>;

@@ -343,3 +343,73 @@ fn long_seams_replay_on_threads() {
         assert_same(&got, &want, &format!("cuts {cut:?}"));
     }
 }
+
+/// Interfaces taking turns: each sends `per` packets 1 µs apart, then falls silent for good.
+fn interfaces_in_turn(interfaces: u32, per: usize) -> Vec<Arrival> {
+    (0..interfaces as usize * per)
+        .map(|i| Arrival {
+            ts_ns: i as i64 * 1_000,
+            size: 100 + (i % 7) as u64,
+            interface: (i / per) as u32,
+            headers: Headers::default(),
+        })
+        .collect()
+}
+
+#[test]
+fn interfaces_fallen_silent_let_go_of_their_packets_in_a_chunk() {
+    // Eight interfaces of 20,000 packets each, a 10 ms window (10,000 packets, a ring of 16,384
+    // slots). The last trim comes at packet 131,072 (131 ms): interfaces 0-5 have been silent
+    // for more than 10 ms then and keep 64 slots each; 6 and 7 theirs. Before, a chunk kept
+    // every ring to its end: 8 × 16,384 slots.
+    let t = interfaces_in_turn(8, 20_000);
+    let c = ScanConfig {
+        windows_ns: vec![1_000, 10_000_000],
+        by: vec![By::All, By::Interface],
+        ..ScanConfig::default()
+    };
+    let mut s = ChunkScanner::new(c).expect("config");
+    for a in &t {
+        s.push(a).expect("push");
+    }
+    let slots: Vec<usize> = s.sink.groupings[1]
+        .slots
+        .states
+        .iter()
+        .map(|g| g.envelope.held_slots())
+        .collect();
+    let held: usize = slots.iter().sum();
+    assert!(held <= 6 * 64 + 2 * 16_384, "{held} slots: {slots:?}");
+}
+
+#[test]
+fn trimmed_chunks_merge_into_the_sequential_scan() {
+    // The trims of each chunk let go of the silent interfaces' packets, tails included: the
+    // merged result must still be the sequential scan's. Chunks of more than 65,536 packets,
+    // so that each trims at least once.
+    let t = interfaces_in_turn(8, 20_000);
+    let mut rng = Rng(48);
+    for horizon in [0, 1_000_000] {
+        for closure in [Closure::HalfOpen, Closure::Closed] {
+            let c = ScanConfig {
+                windows_ns: vec![1_000, 3_000_000, 10_000_000],
+                closure,
+                rates_bps: vec![1_000_000_000, 900_000_000],
+                bins_ns: vec![5_000_000],
+                by: vec![By::All, By::Interface],
+                reorder_horizon_ns: horizon,
+                ..ScanConfig::default()
+            };
+            let want = sequential(&c, &t);
+            for cut in [vec![70_000], vec![1_000, 75_000], vec![66_000, 140_000]] {
+                let got = chunked(&mut rng, &c, &t, &cut, DEFAULT_INSTANT_CAP)
+                    .unwrap_or_else(|e| panic!("cuts {cut:?}: {e}"));
+                assert_same(
+                    &got,
+                    &want,
+                    &format!("cuts {cut:?}, {closure:?}, {horizon}"),
+                );
+            }
+        }
+    }
+}
