@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each target uses a different part of this file
 
 use burstcore::capture::{CaptureReader, Limits, ReadOptions, ReadStats};
+use burstcore::engine::BinOrigin;
 use burstcore::input;
 use burstcore::pipeline::SizeKind;
 use burstcore::ErrorKind;
@@ -177,6 +178,14 @@ fn check_error(e: &burstcore::Error, opts: ReadOptions) {
 pub const WINDOWS: [i64; 6] = [1, 1_000, 999_999, 5_000_000, 1_000_000_000, i64::MAX];
 pub const RATES: [u64; 5] = [1, 8_000, 1_000_000_000, 400_000_000_000, u64::MAX];
 pub const BINS: [i64; 5] = [1, 1_000, 1_000_000, 3_600_000_000_000, i64::MAX];
+/// The bins' origins: the epoch (the default), the first packet counted, an instant whose phase
+/// is odd against every bin width, and the earliest instant (phases computed without t − origin).
+pub const ORIGINS: [BinOrigin; 4] = [
+    BinOrigin::At(0),
+    BinOrigin::FirstPacket,
+    BinOrigin::At(1_234_567),
+    BinOrigin::At(i64::MIN),
+];
 pub const SIZES: [SizeKind; 5] = [
     SizeKind::Wire,
     SizeKind::Captured,

@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
 mod common;
-use common::{pick, BINS, RATES, SIZES, WINDOWS};
+use common::{pick, BINS, ORIGINS, RATES, SIZES, WINDOWS};
 
 /// Header filters a scan sometimes reads through (the packets' own addresses are too random for
 /// `host`; protocols, ports, lengths and VLANs split real and fuzzed captures alike).
@@ -67,6 +67,7 @@ fuzz_target!(|data: &[u8]| {
         },
         rates_bps: pick(&RATES, h >> 24),
         bins_ns: pick(&BINS, h >> 29),
+        bin_origin: ORIGINS[(h >> 62) as usize],
         by: by.clone(),
         reorder_horizon_ns: [0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4],
         late: if h >> 36 & 1 == 0 {

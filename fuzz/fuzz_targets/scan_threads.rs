@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "common.rs"]
 mod common;
-use common::{pick, BINS, RATES, SIZES, WINDOWS};
+use common::{pick, BINS, ORIGINS, RATES, SIZES, WINDOWS};
 
 const FILTERS: [&str; 4] = ["tcp", "not udp", "ip6 or arp", "less 100 and not icmp"];
 
@@ -145,6 +145,7 @@ fuzz_target!(|data: &[u8]| {
         },
         rates_bps: pick(&RATES, h >> 24),
         bins_ns: pick(&BINS, h >> 29),
+        bin_origin: ORIGINS[(g >> 30) as usize % ORIGINS.len()],
         by,
         reorder_horizon_ns: [0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4],
         late: if h >> 36 & 1 == 0 {
