@@ -584,7 +584,12 @@ def _measure_options(g: Any, rates_default: str) -> None:
         help=f"server rates r for B_max(r), e.g. 1Gbps,10Gbps or 1.25GB/s (default: {rates_default})",
     )
     g.add_argument(
-        "--bins", type=_durations("bin"), metavar="LIST", help="bin widths of the throughput series, e.g. 1ms"
+        # --bin too: it was the unambiguous abbreviation of --bins until --bin-origin came.
+        "--bins",
+        "--bin",
+        type=_durations("bin"),
+        metavar="LIST",
+        help="bin widths of the throughput series, e.g. 1ms",
     )
     g.add_argument(
         "--bin-origin",
