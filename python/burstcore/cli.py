@@ -584,13 +584,10 @@ def _measure_options(g: Any, rates_default: str) -> None:
         help=f"server rates r for B_max(r), e.g. 1Gbps,10Gbps or 1.25GB/s (default: {rates_default})",
     )
     g.add_argument(
-        # --bin too: it was the unambiguous abbreviation of --bins until --bin-origin came.
-        "--bins",
-        "--bin",
-        type=_durations("bin"),
-        metavar="LIST",
-        help="bin widths of the throughput series, e.g. 1ms",
+        "--bins", type=_durations("bin"), metavar="LIST", help="bin widths of the throughput series, e.g. 1ms"
     )
+    # --bin was the unambiguous abbreviation of --bins until --bin-origin came: kept, unlisted.
+    g.add_argument("--bin", dest="bins", type=_durations("bin"), help=argparse.SUPPRESS)
     g.add_argument(
         "--bin-origin",
         type=_bin_origin,
