@@ -505,6 +505,7 @@ pub fn iterations(
 
 /// The exact merge of the captures (capture k shifted by `offsets_ns[k]`) scanned with `config`,
 /// plus each capture's own envelope (aggregate, same windows) for the multiplexing gain.
+#[derive(Debug)]
 pub struct Superposition {
     pub merged: ScanOutput,
     /// Per capture, its aggregate E(τ) rows (window order).

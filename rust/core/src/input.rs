@@ -43,6 +43,18 @@ pub struct Input {
     pub path: Option<std::path::PathBuf>,
 }
 
+/// All but the source, which is any `Read` and need not be `Debug`.
+impl fmt::Debug for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Input")
+            .field("compression", &self.compression)
+            .field("file_len", &self.file_len)
+            .field("raw_bytes", &self.raw_bytes)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
 pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 pub(crate) const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 

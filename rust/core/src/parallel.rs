@@ -448,6 +448,17 @@ struct Started<'scope> {
     workers: Vec<thread::ScopedJoinHandle<'scope, Result<Vec<ScanOutput>>>>,
 }
 
+/// Its threads and queues are no use to print: the configuration and the count of packets.
+impl std::fmt::Debug for ParallelScanner<'_, '_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParallelScanner")
+            .field("config", &self.config)
+            .field("threads", &self.threads)
+            .field("pushed", &self.pushed)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     /// Checks the configuration now, so that its errors surface before any packet is read.
     /// `reading`: what the reading loop does besides framing (its bytes per packet are measured

@@ -25,6 +25,7 @@ pub struct BurstReport {
     pub total_bursts: u64,
 }
 
+#[derive(Debug)]
 pub struct BurstDetector {
     threshold_ns: i64,
     keep: bool,

@@ -101,6 +101,7 @@ struct Live {
     seq: [SeqTracker; 2],
 }
 
+#[derive(Debug)]
 pub struct FlowTable {
     opts: FlowOptions,
     /// The live flow of each key seen.

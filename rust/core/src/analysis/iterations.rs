@@ -159,6 +159,7 @@ pub struct IterationReport {
     pub bytes: u64,
 }
 
+#[derive(Debug)]
 pub struct IterationAnalyzer {
     opts: IterationOptions,
     origin: Option<i64>,

@@ -12,6 +12,7 @@ use std::collections::BinaryHeap;
 use crate::engine::Arrival;
 
 /// Merge of ordered `Arrival` iterators. Yields (source index, arrival with shifted timestamp).
+#[derive(Debug)]
 pub struct Merge<I: Iterator<Item = Arrival>> {
     sources: Vec<(I, i64, u64)>,
     heap: BinaryHeap<Reverse<(i64, usize, u64)>>,

@@ -331,6 +331,23 @@ fn buffer_capacity(compression: Compression, file_len: Option<u64>) -> usize {
     }
 }
 
+/// Where the reader stands, not its buffer: the source below is any `Read`, which need not
+/// be `Debug`, and the buffered bytes say nothing a program could use.
+impl std::fmt::Debug for CaptureReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureReader")
+            .field("format", &self.format)
+            .field("compression", &self.compression)
+            .field("file", &self.name)
+            .field("position", &self.position())
+            .field("interfaces", &self.interfaces.len())
+            .field("packets", &self.stats.packets)
+            .field("warnings", &self.warnings.len())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
 impl CaptureReader {
     /// Sniff the format from the first bytes of `input` and prepare to read.
     pub fn new(input: Input, options: ReadOptions) -> Result<Self> {

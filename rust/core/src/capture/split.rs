@@ -600,6 +600,7 @@ impl Peek<'_> {
 }
 
 /// The packets of one byte range of a file (see the module documentation).
+#[derive(Debug)]
 pub struct ChunkReader {
     reader: CaptureReader,
     /// File offset of the first record read, and the length of the header in front of it.

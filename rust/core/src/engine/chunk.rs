@@ -1178,6 +1178,16 @@ pub struct ChunkScanner {
     latest: Option<i64>,
 }
 
+/// As [`Scanner`](crate::engine::Scanner)'s: where the chunk stands, not its held packets.
+impl std::fmt::Debug for ChunkScanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkScanner")
+            .field("first_arrival", &self.first_arrival)
+            .field("latest", &self.latest)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ChunkScanner {
     /// Same configuration (and same errors) as [`Scanner::new`](crate::engine::Scanner::new).
     pub fn new(config: ScanConfig) -> Result<Self> {

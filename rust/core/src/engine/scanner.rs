@@ -143,6 +143,17 @@ impl ScanConfig {
     }
 }
 
+/// The metrics' state is large (a ring of packets per group and window): Debug names what the
+/// scanner groups by, not every held packet.
+impl std::fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let by: Vec<By> = self.groupings.iter().map(Grouping::by).collect();
+        f.debug_struct("Scanner")
+            .field("by", &by)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Scanner {
     pub fn new(config: ScanConfig) -> Result<Self> {
         let ScanConfig {

@@ -43,6 +43,19 @@ pub struct PcapWriter<W: Write> {
     oversized_ok: bool,
 }
 
+/// The file's settings and the bytes written, for any sink (a sink need not be `Debug`).
+impl<W: Write> std::fmt::Debug for PcapWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PcapWriter")
+            .field("byte_order", &self.order)
+            .field("nanos", &self.nanos)
+            .field("snaplen", &self.snaplen)
+            .field("linktype", &self.linktype)
+            .field("written", &self.w.written)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<W: Write> PcapWriter<W> {
     /// Write the file header (version 2.4, thiszone and sigfigs 0).
     pub fn new(w: W, options: PcapOptions) -> Result<Self> {

@@ -73,6 +73,16 @@ pub struct PcapNgWriter<W: Write> {
     oversized_ok: bool,
 }
 
+/// The open section and the bytes written, for any sink (a sink need not be `Debug`).
+impl<W: Write> std::fmt::Debug for PcapNgWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PcapNgWriter")
+            .field("section", &self.section)
+            .field("written", &self.w.written)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<W: Write> PcapNgWriter<W> {
     pub fn new(w: W) -> Self {
         PcapNgWriter {

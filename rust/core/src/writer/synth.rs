@@ -134,6 +134,7 @@ struct Flow {
 }
 
 /// The infinite, deterministic event stream of a [`Config`].
+#[derive(Debug)]
 pub struct Synth {
     cfg: Config,
     frames_per_flow: u32,
