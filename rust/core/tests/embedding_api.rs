@@ -243,3 +243,27 @@ fn readers_move_between_threads_and_errors_cross_them() {
     });
     assert_eq!(counted, [10, 10]);
 }
+
+/// `TrafficMatrix::default()` is what `new()` is: its derived default held no pair at all
+/// (`max_pairs` 0), so that the first packet was refused with "more than 0 host pairs".
+#[test]
+fn a_default_traffic_matrix_takes_packets() {
+    use burstcore::analysis::TrafficMatrix;
+    use burstcore::engine::Arrival;
+    use burstcore::wire::Headers;
+    let host = |k: u8| Some(std::net::IpAddr::from([10, 0, 0, k]));
+    let arrival = Arrival {
+        ts_ns: 0,
+        size: 100,
+        interface: 0,
+        headers: Headers {
+            src: host(1),
+            dst: host(2),
+            ..Headers::default()
+        },
+    };
+    let mut m = TrafficMatrix::default();
+    assert_eq!(m.max_pairs, TrafficMatrix::new().max_pairs);
+    m.try_push(&arrival).expect("the first pair fits");
+    assert_eq!(m.finish().unwrap().pair(host(1), host(2)), (100, 1));
+}
