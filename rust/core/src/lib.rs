@@ -55,6 +55,8 @@
 // A tool that embeds the crate keeps its readers, writers and scanners in structs of its own,
 // which derive Debug: every public type has it.
 #![warn(missing_debug_implementations)]
+// The crate's documentation is all an embedder reads: every public item has some.
+#![warn(missing_docs)]
 
 pub mod analysis;
 pub mod analyze;

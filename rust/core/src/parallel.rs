@@ -120,6 +120,7 @@ impl Reading {
 pub struct Plan {
     /// `None`: the calling thread only reads (and hands the arrivals on).
     pub local: Option<ScanConfig>,
+    /// Per worker thread, the metrics it computes (a config each).
     pub workers: Vec<Vec<ScanConfig>>,
 }
 
@@ -511,6 +512,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         self.pushed_one()
     }
 
+    /// Hand on one arrival (in input order).
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
         self.queued.push(a)?;
         self.pushed_one()

@@ -31,6 +31,9 @@ pub enum SizeKind {
 }
 
 impl SizeKind {
+    /// A size by its name, as the command line and Python take it: "wire", "captured" (or
+    /// "cap"), "ip", "payload", "l1"; any other is an [`crate::ErrorKind::InvalidArgument`]
+    /// error naming them.
     pub fn parse(s: &str) -> Result<Self> {
         match s {
             "wire" => Ok(SizeKind::Wire),
@@ -69,6 +72,8 @@ pub struct Accounting {
     pub skipped_late: u64,
     /// Packets that arrived with a timestamp earlier than one already seen (counted, reordered).
     pub reordered: u64,
+    /// Largest step backwards in time from the latest packet seen, ns (late packets included;
+    /// 0 for sorted input): the reorder horizon the capture needed.
     pub max_lateness_ns: i64,
     /// The earliest and the latest timestamp of the packets read that have one (any offset
     /// applied), when a time range was given (else `None`, not looked for): what a range that
@@ -806,16 +811,24 @@ impl<S: Sink> merge::Streams for Lean<'_, '_, '_, S> {
 /// A capinfos-like summary of one capture, from one pass.
 #[derive(Debug, Clone, Default)]
 pub struct Info {
+    /// Packets in the capture (with a timestamp or not).
     pub packets: u64,
+    /// Their bytes on the wire (each record's original length).
     pub wire_bytes: u64,
     /// Wire bytes of the packets with a timestamp: what the span's mean rate divides.
     pub timed_wire_bytes: u64,
+    /// Their bytes in the file (each record's captured length).
     pub captured_bytes: u64,
-    /// First and last timestamp in file order, earliest and latest overall.
+    /// First timestamp in file order (`None`: no packet has one).
     pub first_ns: Option<i64>,
+    /// Last timestamp in file order.
     pub last_ns: Option<i64>,
+    /// Earliest timestamp.
     pub min_ns: Option<i64>,
+    /// Latest timestamp.
     pub max_ns: Option<i64>,
+    /// Packets without a timestamp (pcapng Simple Packet Blocks, or one that does not fit i64
+    /// ns).
     pub packets_without_timestamp: u64,
     /// Packets whose timestamp is earlier than the one before them (in file order).
     pub out_of_order: u64,
@@ -823,11 +836,15 @@ pub struct Info {
     pub max_step_back_ns: i64,
     /// Frames longer than their link's MTU frame (plus two VLAN tags): a sign of TSO/GRO offload.
     pub over_mtu_frames: u64,
+    /// The longest packet on the wire, bytes.
     pub max_wire_len: u32,
     /// Packets captured shorter than on the wire (snaplen).
     pub snapped: u64,
+    /// Packets per interface, indexed by the interface's number in the capture.
     pub per_interface_packets: Vec<u64>,
+    /// Wire bytes per interface, as `per_interface_packets`.
     pub per_interface_bytes: Vec<u64>,
+    /// What the reader warned of (a cut capture, packets the capture says it lost, ...).
     pub warnings: Vec<Warning>,
 }
 
@@ -952,6 +969,8 @@ pub fn late_packet_among(
     Ok(again.found)
 }
 
+/// [`Info`] on the capture `reader` reads, from its next packet to its end; `progress` as a
+/// scan's.
 pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> {
     let mut inf = Info::default();
     let mut prev: Option<i64> = None;

@@ -285,6 +285,7 @@ impl SplitPlan {
         out
     }
 
+    /// The file's length in bytes.
     pub fn file_len(&self) -> u64 {
         self.len
     }

@@ -75,6 +75,7 @@ use std::sync::Arc;
 /// Why two chunk states cannot be merged exactly (the caller then scans sequentially).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotMergeable {
+    /// Why, in words.
     pub reason: &'static str,
 }
 
@@ -168,7 +169,9 @@ impl Spec {
 /// merges before it), the last no tail. Keeping neither halves what a two-chunk scan holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Edges {
+    /// The chunk is the first: it keeps no head.
     pub first: bool,
+    /// The chunk is the last: it keeps no tail.
     pub last: bool,
 }
 
@@ -1232,7 +1235,6 @@ impl ChunkScanner {
         self.sink.budget = budget;
     }
 
-    /// Feed one arrival (any order within the reorder horizon).
     /// The scanner with at most `max_held` packets waiting in its reorder buffer instead of
     /// [`crate::MAX_HELD`]: past it, a push fails with a `LimitExceeded` error. The chunks of one
     /// capture merged in time order hold together at most what the sequential scan holds (plus
@@ -1243,6 +1245,7 @@ impl ChunkScanner {
         self
     }
 
+    /// Feed one arrival (any order within the reorder horizon).
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
         self.arrived(a.ts_ns);
         self.buffer.push(a, &mut self.sink)

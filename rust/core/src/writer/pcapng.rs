@@ -63,6 +63,8 @@ struct SectionState {
     interfaces: Vec<InterfaceState>,
 }
 
+/// Writes pcapng to `W`: sections, interfaces and packets in the order asked, each block
+/// checked; [`PcapNgWriter::finish`] flushes and hands `W` back.
 pub struct PcapNgWriter<W: Write> {
     w: Sink<W>,
     section: Option<SectionState>,
@@ -84,6 +86,7 @@ impl<W: Write> std::fmt::Debug for PcapNgWriter<W> {
 }
 
 impl<W: Write> PcapNgWriter<W> {
+    /// A writer with nothing written yet: start with a section.
     pub fn new(w: W) -> Self {
         PcapNgWriter {
             w: Sink::new(w),
@@ -377,6 +380,7 @@ impl<W: Write> PcapNgWriter<W> {
         &self.w.w
     }
 
+    /// Flush the sink and hand it back (an error says so, as dropping the writer would not).
     pub fn finish(self) -> Result<W> {
         self.w.finish()
     }
