@@ -32,6 +32,7 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 pub struct OrderOptions {
     /// Packets may arrive up to this many ns earlier than the latest seen in their capture.
     pub reorder_horizon_ns: i64,
+    /// What a late packet does: stop with an error (the default) or be dropped and counted.
     pub late: LatePolicy,
     /// Packets outside (after any offset) are skipped and counted.
     pub time_range: TimeRange,
@@ -464,6 +465,8 @@ pub fn histograms(
     Ok((h, acc))
 }
 
+/// Bursts of packets closer than `gap_ns` to the one before ([`BurstDetector`]), over the
+/// captures merged in time order; `gap_ns` < 0 is an [`crate::ErrorKind::InvalidArgument`] error.
 pub fn bursts(
     readers: &mut [CaptureReader],
     gap_ns: i64,
@@ -483,6 +486,8 @@ pub fn bursts(
     Ok((d.finish(), acc))
 }
 
+/// The training iterations of the captures merged in time order ([`IterationAnalyzer`]); the
+/// iterations are cut by `order`'s time range unless `opts` names another.
 pub fn iterations(
     readers: &mut [CaptureReader],
     opts: IterationOptions,
@@ -505,13 +510,16 @@ pub fn iterations(
 
 /// The exact merge of the captures (capture k shifted by `offsets_ns[k]`) scanned with `config`,
 /// plus each capture's own envelope (aggregate, same windows) for the multiplexing gain.
+#[derive(Debug)]
 pub struct Superposition {
+    /// The scan of all the captures merged, each shifted by its offset.
     pub merged: ScanOutput,
     /// Per capture, its aggregate E(τ) rows (window order).
     pub singles: Vec<Vec<EnvelopeRow>>,
     /// Per capture, its first and last counted packet's time after its offset (None: no packet),
     /// to tell captures that never overlap, whose merge is no superposition.
     pub spans: Vec<Option<(i64, i64)>>,
+    /// The packets read and left out, over all captures.
     pub accounting: Accounting,
 }
 

@@ -85,7 +85,9 @@ pub fn share_out_threads(threads: usize) -> usize {
 /// several files may give more), scanned by `workers` threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkPlan {
+    /// Time chunks.
     pub chunks: usize,
+    /// Threads that scan them.
     pub workers: usize,
 }
 

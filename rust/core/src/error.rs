@@ -150,6 +150,7 @@ type Cause = Arc<Box<dyn std::error::Error + Send + Sync + 'static>>;
 /// the same to a caller.
 #[derive(Debug, Clone)]
 pub struct Error {
+    /// What went wrong, for a program to match on (with `_`: more kinds may come).
     pub kind: ErrorKind,
     /// Byte offset in the (decompressed) input where the problem was found, if it concerns input;
     /// for a failed write ([`Error::write_failed`]), in the output, where the failed write began.
@@ -167,6 +168,7 @@ pub struct Error {
     cause: Option<Cause>,
 }
 
+/// The core's result: every fallible function returns it.
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl PartialEq for Error {
@@ -190,6 +192,7 @@ impl PartialEq for Error {
 impl Eq for Error {}
 
 impl Error {
+    /// An error of `kind` that concerns no place in the input (an argument, a stop).
     pub fn new(kind: ErrorKind, reason: impl Into<String>) -> Self {
         Error {
             kind,
@@ -200,12 +203,14 @@ impl Error {
             cause: None,
         }
     }
+    /// An error of `kind` found at byte `offset` of the (decompressed) input.
     pub fn at(kind: ErrorKind, offset: u64, reason: impl Into<String>) -> Self {
         Error {
             offset: Some(offset),
             ..Error::new(kind, reason)
         }
     }
+    /// An [`ErrorKind::InvalidArgument`] error: a parameter the caller gave is wrong.
     pub fn invalid(reason: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument, reason)
     }
@@ -294,8 +299,11 @@ impl From<std::io::Error> for Error {
 /// Built by [`Warning::new`] or from an [`Error`] that is let pass (its limit and cause kept).
 #[derive(Debug, Clone)]
 pub struct Warning {
+    /// What the warning is about, as [`Error::kind`].
     pub kind: ErrorKind,
+    /// Byte offset in the (decompressed) input, as [`Error::offset`].
     pub offset: Option<u64>,
+    /// What happened, in words (no offset: Display adds it).
     pub reason: String,
     /// For a [`ErrorKind::LimitExceeded`] warning, which family of limit, as [`Error::limit`];
     /// Display names it, for a reader of the text (Python gets it as `CaptureWarning.limit`).
@@ -315,6 +323,7 @@ impl PartialEq for Warning {
 impl Eq for Warning {}
 
 impl Warning {
+    /// A warning of `kind`, at `offset` of the input when it concerns a place in it.
     pub fn new(kind: ErrorKind, offset: Option<u64>, reason: impl Into<String>) -> Self {
         Warning {
             kind,
@@ -469,8 +478,7 @@ mod tests {
         }
         // A file that cannot be opened: the error of the open.
         let e = crate::input::open_path(std::path::Path::new("/nonexistent/burstcore/x.pcap"))
-            .err()
-            .expect("no such file");
+            .expect_err("no such file");
         assert_eq!(io_source(&e).kind(), io::ErrorKind::NotFound);
         // An error of the input itself has nothing below it.
         assert!(Error::at(ErrorKind::Corrupt, 8, "bad").cause().is_none());
@@ -482,8 +490,7 @@ mod tests {
         let read = Error::from(eio());
         let write = Error::write_failed(eio(), 24);
         let open = crate::input::open_path(std::path::Path::new("/nonexistent/burstcore/x.pcap"))
-            .err()
-            .expect("no such file");
+            .expect_err("no such file");
         let gone = io::Error::from_raw_os_error(2).to_string();
         for (e, text) in [(&read, &os), (&write, &os), (&open, &gone)] {
             let shown = chain(e);

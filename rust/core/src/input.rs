@@ -16,12 +16,16 @@ use std::sync::Arc;
 /// Compression found around the capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
+    /// A plain capture.
     None,
+    /// gzip (one member or several, as `cat a.gz b.gz` makes).
     Gzip,
+    /// zstd (one frame or several).
     Zstd,
 }
 
 impl Compression {
+    /// The compression as one word: "none", "gzip" or "zstd".
     pub fn name(self) -> &'static str {
         match self {
             Compression::None => "none",
@@ -33,7 +37,9 @@ impl Compression {
 
 /// A byte stream ready for framing: decompressed, buffered by the caller.
 pub struct Input {
+    /// The decompressed bytes, from their first.
     pub reader: Box<dyn Read + Send>,
+    /// What was found around the capture and undone.
     pub compression: Compression,
     /// Size of the file on disk when known (for progress), compressed size if compressed.
     pub file_len: Option<u64>,
@@ -41,6 +47,18 @@ pub struct Input {
     pub raw_bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The regular file read, when the input is one (a file can then be read in pieces).
     pub path: Option<std::path::PathBuf>,
+}
+
+/// All but the source, which is any `Read` and need not be `Debug`.
+impl fmt::Debug for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Input")
+            .field("compression", &self.compression)
+            .field("file_len", &self.file_len)
+            .field("raw_bytes", &self.raw_bytes)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
 }
 
 pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -202,12 +220,17 @@ pub fn from_reader(reader: Box<dyn Read + Send>, file_len: Option<u64>) -> Resul
 /// decompressed stream really ends before relying on it (a file cut short, several gzip members,
 /// a header that lies: each announces a length the stream does not have).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Announced {
+pub(crate) enum Announced {
     /// The sum of every zstd frame's Frame_Content_Size.
     Exactly(u64),
     /// gzip's ISIZE: the last member's length modulo 2^32, so the stream's length is one of
     /// `low + k·2^32`, none above `most` (what deflate can expand the file to at most).
-    Mod32 { low: u32, most: u64 },
+    Mod32 {
+        /// ISIZE: the length modulo 2^32.
+        low: u32,
+        /// The largest length the compressed bytes can hold.
+        most: u64,
+    },
 }
 
 impl Announced {
@@ -231,7 +254,7 @@ const DEFLATE_MOST_RATIO: u64 = 1032;
 /// length to be ([`Announced`]); `None` when it does not say (a zstd frame written as a stream,
 /// without its content size), when the headers do not parse, or the file cannot be read (the
 /// decompressor, reading the same bytes, reports what is wrong with them).
-pub fn announced_len(path: &Path, compression: Compression) -> Option<Announced> {
+pub(crate) fn announced_len(path: &Path, compression: Compression) -> Option<Announced> {
     use std::io::{Seek, SeekFrom};
     let mut file = std::fs::File::open(path).ok()?;
     let len = file.metadata().ok().filter(|m| m.is_file())?.len();

@@ -52,6 +52,11 @@
 // The module docs map the data path through private modules too (`cargo doc
 // --document-private-items` resolves those links); the public docs show their names.
 #![allow(rustdoc::private_intra_doc_links)]
+// A tool that embeds the crate keeps its readers, writers and scanners in structs of its own,
+// which derive Debug: every public type has it.
+#![warn(missing_debug_implementations)]
+// The crate's documentation is all an embedder reads: every public item has some.
+#![warn(missing_docs)]
 
 pub mod analysis;
 pub mod analyze;

@@ -25,6 +25,7 @@ pub struct Packet<'a> {
 }
 
 impl Packet<'_> {
+    /// Captured bytes: the length of `data` (at most the record's, never the wire's).
     pub fn cap_len(&self) -> u32 {
         self.data.len() as u32
     }
@@ -35,21 +36,26 @@ impl Packet<'_> {
 /// ([`crate::pipeline::Accounting::skipped_outside_range`]). The default is all of time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimeRange {
+    /// The first instant read, ns since the epoch (`None`: from the first packet).
     pub start_ns: Option<i64>,
+    /// The first instant not read (`None`: to the last packet).
     pub end_ns: Option<i64>,
 }
 
 impl TimeRange {
+    /// All of time, the default: no packet left out.
     pub const ALL: TimeRange = TimeRange {
         start_ns: None,
         end_ns: None,
     };
 
+    /// Whether an instant is in the range.
     #[inline]
     pub fn contains(&self, ts_ns: i64) -> bool {
         self.start_ns.is_none_or(|s| ts_ns >= s) && self.end_ns.is_none_or(|e| ts_ns < e)
     }
 
+    /// Whether the range is all of time ([`TimeRange::ALL`]).
     pub fn is_all(&self) -> bool {
         *self == Self::ALL
     }

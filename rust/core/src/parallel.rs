@@ -120,6 +120,7 @@ impl Reading {
 pub struct Plan {
     /// `None`: the calling thread only reads (and hands the arrivals on).
     pub local: Option<ScanConfig>,
+    /// Per worker thread, the metrics it computes (a config each).
     pub workers: Vec<Vec<ScanConfig>>,
 }
 
@@ -448,6 +449,17 @@ struct Started<'scope> {
     workers: Vec<thread::ScopedJoinHandle<'scope, Result<Vec<ScanOutput>>>>,
 }
 
+/// Its threads and queues are no use to print: the configuration and the count of packets.
+impl std::fmt::Debug for ParallelScanner<'_, '_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParallelScanner")
+            .field("config", &self.config)
+            .field("threads", &self.threads)
+            .field("pushed", &self.pushed)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     /// Checks the configuration now, so that its errors surface before any packet is read.
     /// `reading`: what the reading loop does besides framing (its bytes per packet are measured
@@ -500,6 +512,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         self.pushed_one()
     }
 
+    /// Hand on one arrival (in input order).
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
         self.queued.push(a)?;
         self.pushed_one()

@@ -31,6 +31,9 @@ pub enum SizeKind {
 }
 
 impl SizeKind {
+    /// A size by its name, as the command line and Python take it: "wire", "captured" (or
+    /// "cap"), "ip", "payload", "l1"; any other is an [`crate::ErrorKind::InvalidArgument`]
+    /// error naming them.
     pub fn parse(s: &str) -> Result<Self> {
         match s {
             "wire" => Ok(SizeKind::Wire),
@@ -69,6 +72,8 @@ pub struct Accounting {
     pub skipped_late: u64,
     /// Packets that arrived with a timestamp earlier than one already seen (counted, reordered).
     pub reordered: u64,
+    /// Largest step backwards in time from the latest packet seen, ns (late packets included;
+    /// 0 for sorted input): the reorder horizon the capture needed.
     pub max_lateness_ns: i64,
     /// The earliest and the latest timestamp of the packets read that have one (any offset
     /// applied), when a time range was given (else `None`, not looked for): what a range that
@@ -129,10 +134,97 @@ pub(crate) fn widened(a: Option<(i64, i64)>, b: Option<(i64, i64)>) -> Option<(i
     }
 }
 
-/// Called every few thousand packets with the input's bytes consumed so far (as they are on
+/// Called every 65,536 packets read with the input's bytes consumed so far (as they are on
 /// disk: compressed bytes for gzip or zstd input, so that they compare with the file's size;
 /// packets for [`scan_columns`]), and once at the end; returning an error (e.g. an interrupt)
 /// stops the scan with that error.
+///
+/// It is the only place a scan looks for a stop, so a stop waits for the next 65,536 packets:
+/// a fraction of a second from a file, but as long as a slow stream takes to send them, and
+/// forever from a source whose `read` blocks. To stop a scan waiting on a quiet socket or
+/// pipe, let the source's own `read` fail (a socket with a read timeout that looks at the stop
+/// flag between timeouts): the scan ends with an [`crate::ErrorKind::Io`] error whose
+/// [`Error::io_error`] is the source's error (and no result, as for any error).
+///
+/// ```
+/// use burstcore::capture::{CaptureReader, ReadOptions};
+/// use burstcore::engine::ScanConfig;
+/// use burstcore::pipeline::{scan, SizeKind};
+/// use burstcore::writer::{PcapOptions, PcapWriter};
+/// use burstcore::{Error, ErrorKind};
+/// use std::io::{self, Read};
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// /// What the source's read returns once told to stop.
+/// #[derive(Debug)]
+/// struct Stopped;
+/// impl std::fmt::Display for Stopped {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("stopped by the collector")
+///     }
+/// }
+/// impl std::error::Error for Stopped {}
+///
+/// /// A stream that sends `head`, then nothing (as a socket with a read timeout reports
+/// /// `TimedOut` every millisecond), until `stop` is set from another thread.
+/// struct Quiet {
+///     head: io::Cursor<Vec<u8>>,
+///     stop: Arc<AtomicBool>,
+/// }
+/// impl Read for Quiet {
+///     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+///         loop {
+///             if self.stop.load(Ordering::Relaxed) {
+///                 return Err(io::Error::other(Stopped));
+///             }
+///             match self.head.read(buf)? {
+///                 0 => std::thread::sleep(Duration::from_millis(1)), // the read timeout
+///                 n => return Ok(n),
+///             }
+///         }
+///     }
+/// }
+///
+/// // 100,000 packets, then silence.
+/// let mut w = PcapWriter::new(Vec::new(), PcapOptions::default())?;
+/// for k in 0..100_000 {
+///     w.write_packet(1_000 * k, 1500, &[0u8; 64])?;
+/// }
+/// let head = io::Cursor::new(w.finish()?);
+/// let stop = Arc::new(AtomicBool::new(false));
+/// let source = Quiet { head, stop: Arc::clone(&stop) };
+/// let input = burstcore::input::from_reader(Box::new(source), None)?;
+/// let mut readers = [CaptureReader::new(input, ReadOptions::default())?];
+///
+/// // The collector's control thread asks for the stop while the scan waits on the source.
+/// let control = std::thread::spawn({
+///     let stop = Arc::clone(&stop);
+///     move || {
+///         std::thread::sleep(Duration::from_millis(50));
+///         stop.store(true, Ordering::Relaxed);
+///     }
+/// });
+/// let mut told = Vec::new();
+/// let got = scan(&mut readers, ScanConfig::default(), SizeKind::Wire, &mut |bytes| {
+///     told.push(bytes);
+///     // Stops between packets (every 65,536 of them), for a source that keeps sending.
+///     match stop.load(Ordering::Relaxed) {
+///         true => Err(Error::new(ErrorKind::Interrupted, "stopped by the collector")),
+///         false => Ok(()),
+///     }
+/// });
+/// control.join().unwrap();
+///
+/// let err = got.expect_err("the source's read failed");
+/// assert_eq!(err.kind, ErrorKind::Io);
+/// let cause = err.io_error().and_then(|e| e.get_ref()).expect("the source's error");
+/// assert!(cause.is::<Stopped>(), "{err}");
+/// // Progress was told after the first 65,536 packets (24 + 65,536 × 80 bytes in).
+/// assert_eq!(told, [24 + 65_536 * 80]);
+/// # Ok::<(), burstcore::Error>(())
+/// ```
 pub type Progress<'a> = &'a mut dyn FnMut(u64) -> Result<()>;
 
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -719,16 +811,24 @@ impl<S: Sink> merge::Streams for Lean<'_, '_, '_, S> {
 /// A capinfos-like summary of one capture, from one pass.
 #[derive(Debug, Clone, Default)]
 pub struct Info {
+    /// Packets in the capture (with a timestamp or not).
     pub packets: u64,
+    /// Their bytes on the wire (each record's original length).
     pub wire_bytes: u64,
     /// Wire bytes of the packets with a timestamp: what the span's mean rate divides.
     pub timed_wire_bytes: u64,
+    /// Their bytes in the file (each record's captured length).
     pub captured_bytes: u64,
-    /// First and last timestamp in file order, earliest and latest overall.
+    /// First timestamp in file order (`None`: no packet has one).
     pub first_ns: Option<i64>,
+    /// Last timestamp in file order.
     pub last_ns: Option<i64>,
+    /// Earliest timestamp.
     pub min_ns: Option<i64>,
+    /// Latest timestamp.
     pub max_ns: Option<i64>,
+    /// Packets without a timestamp (pcapng Simple Packet Blocks, or one that does not fit i64
+    /// ns).
     pub packets_without_timestamp: u64,
     /// Packets whose timestamp is earlier than the one before them (in file order).
     pub out_of_order: u64,
@@ -736,11 +836,15 @@ pub struct Info {
     pub max_step_back_ns: i64,
     /// Frames longer than their link's MTU frame (plus two VLAN tags): a sign of TSO/GRO offload.
     pub over_mtu_frames: u64,
+    /// The longest packet on the wire, bytes.
     pub max_wire_len: u32,
     /// Packets captured shorter than on the wire (snaplen).
     pub snapped: u64,
+    /// Packets per interface, indexed by the interface's number in the capture.
     pub per_interface_packets: Vec<u64>,
+    /// Wire bytes per interface, as `per_interface_packets`.
     pub per_interface_bytes: Vec<u64>,
+    /// What the reader warned of (a cut capture, packets the capture says it lost, ...).
     pub warnings: Vec<Warning>,
 }
 
@@ -865,6 +969,8 @@ pub fn late_packet_among(
     Ok(again.found)
 }
 
+/// [`Info`] on the capture `reader` reads, from its next packet to its end; `progress` as a
+/// scan's.
 pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> {
     let mut inf = Info::default();
     let mut prev: Option<i64> = None;

@@ -16,7 +16,9 @@ pub mod split;
 /// A column that may be null per row; a null row holds `T::default()` in `values`.
 #[derive(Debug, Clone, Default)]
 pub struct Nullable<T> {
+    /// A value per row.
     pub values: Vec<T>,
+    /// Which rows are not null.
     pub valid: Validity,
 }
 
@@ -24,8 +26,11 @@ pub struct Nullable<T> {
 /// bit first, the last byte padded with zeros).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Validity {
+    /// The bits, eight rows a byte.
     pub bits: Vec<u8>,
+    /// Rows.
     pub len: usize,
+    /// Null rows (bits not set).
     pub nulls: usize,
 }
 
@@ -36,6 +41,7 @@ impl Validity {
         room(&mut self.bits, rows.div_ceil(8) + 1)
     }
 
+    /// Whether row `i` is not null (`false` past the end).
     pub fn get(&self, i: usize) -> bool {
         i < self.len && self.bits.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1)
     }
@@ -85,6 +91,7 @@ pub struct AddressColumn {
     /// `[length, bytes 0..4, bytes 4..8, bytes 8..12]` inline, or `[length, bytes 0..4, buffer,
     /// offset]`, native-endian words; all zeros for a null row.
     pub views: Vec<[u32; 4]>,
+    /// Which rows are not null (a packet without the address).
     pub valid: Validity,
     /// The text of the addresses longer than 12 bytes, in buffers of at most `u32::MAX` bytes.
     pub text: Vec<Vec<u8>>,
@@ -330,26 +337,46 @@ pub const ALL_COLUMNS: &[&str] = &[
     "tcp_seq",
 ];
 
+/// Packets as columns, a row per packet in file order. Only the columns asked for are filled
+/// (the others stay empty); header fields are null where a packet lacks them or its capture
+/// cut them off (docs/metrics.md says which link types and encapsulations are read).
 #[derive(Debug, Clone, Default)]
 pub struct PacketTable {
+    /// The columns asked for, in [`ALL_COLUMNS`]' names.
     pub columns: Vec<String>,
     /// Packets read (the length of every wanted column).
     pub rows: usize,
+    /// ns since the epoch; null for a packet without a timestamp.
     pub timestamp: Nullable<i64>,
+    /// The interface, numbered across all the file's pcapng sections.
     pub interface: Vec<u32>,
+    /// Length on the wire.
     pub wire_len: Vec<u32>,
+    /// Length captured.
     pub cap_len: Vec<u32>,
+    /// The interface's link type.
     pub linktype: Vec<u16>,
+    /// The outermost IP header's source, as text.
     pub src: AddressColumn,
+    /// Its destination, as text.
     pub dst: AddressColumn,
+    /// IP protocol number.
     pub protocol: Nullable<u8>,
+    /// TCP/UDP source port.
     pub sport: Nullable<u16>,
+    /// TCP/UDP destination port.
     pub dport: Nullable<u16>,
+    /// The outer VLAN id.
     pub vlan: Nullable<u16>,
+    /// RoCEv2 destination QP.
     pub qp: Nullable<u32>,
+    /// The IP header's length (IPv4 total length, IPv6 payload length + 40).
     pub ip_len: Nullable<u32>,
+    /// Transport payload, from `ip_len`.
     pub payload_len: Nullable<u32>,
+    /// TCP flags byte.
     pub tcp_flags: Nullable<u8>,
+    /// The raw TCP sequence number.
     pub tcp_seq: Nullable<u32>,
     /// The packets read, counted (the rows) or left out by the [`Selection`] with their reason,
     /// as a scan accounts for them: `skipped_outside_range`, `skipped_no_timestamp` (in no time
@@ -362,6 +389,7 @@ pub struct PacketTable {
 }
 
 impl PacketTable {
+    /// Whether column `name` was asked for (and so is filled).
     pub fn wants(&self, name: &str) -> bool {
         self.columns.iter().any(|c| c == name)
     }
@@ -578,7 +606,9 @@ pub fn read_table(
 /// (a packet without one is left out unless `range` is all of time) whose headers pass `filter`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Selection<'f> {
+    /// The packets' time range.
     pub range: crate::TimeRange,
+    /// The filter their headers must pass, if any.
     pub filter: Option<&'f crate::Filter>,
 }
 

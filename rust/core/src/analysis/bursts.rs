@@ -6,25 +6,37 @@
 
 use crate::engine::Arrival;
 
+/// One burst: a maximal run of packets each at most the gap threshold after the one before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Burst {
+    /// Timestamp of the burst's first packet.
     pub start_ns: i64,
     /// Timestamp of the burst's last packet.
     pub end_ns: i64,
+    /// `end_ns − start_ns`.
     pub duration_ns: i64,
+    /// Bytes of its packets.
     pub bytes: u64,
+    /// Its packets.
     pub packets: u64,
 }
 
+/// The bursts of a trace ([`BurstDetector::finish`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BurstReport {
+    /// The gap threshold used (a negative one given is 0).
     pub gap_threshold_ns: i64,
+    /// The bursts in time order (empty unless kept: [`BurstDetector::with_options`]).
     pub bursts: Vec<Burst>,
     /// OFF gaps: start of burst k+1 minus end of burst k (each > threshold).
     pub off_gaps_ns: Vec<i64>,
+    /// Bursts found, kept or not.
     pub total_bursts: u64,
 }
 
+/// Cuts a trace into bursts (ON) and the gaps between them (OFF): push every packet in time
+/// order, then [`BurstDetector::finish`].
+#[derive(Debug)]
 pub struct BurstDetector {
     threshold_ns: i64,
     keep: bool,
@@ -38,6 +50,8 @@ impl BurstDetector {
         Self::with_options(gap_threshold_ns, true)
     }
 
+    /// As [`BurstDetector::new`]; `keep_bursts` false keeps only `total_bursts` (no list of
+    /// bursts or gaps), for a trace of very many.
     pub fn with_options(gap_threshold_ns: i64, keep_bursts: bool) -> Self {
         let threshold_ns = gap_threshold_ns.max(0);
         BurstDetector {
@@ -51,6 +65,7 @@ impl BurstDetector {
         }
     }
 
+    /// One packet (in time order).
     pub fn push(&mut self, a: &Arrival) {
         self.push_raw(a.ts_ns, a.size);
     }
@@ -89,6 +104,7 @@ impl BurstDetector {
         }
     }
 
+    /// The bursts, the last one closed.
     pub fn finish(mut self) -> BurstReport {
         if let Some(b) = self.open.take() {
             self.close(b);

@@ -15,6 +15,7 @@ use crate::engine::Arrival;
 use crate::error::{Error, Limit, Result};
 use crate::wire::IP_PROTO_TCP;
 
+/// What makes packets one flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum FlowKey {
     /// Directional (proto, src, dst, sport, dport).
@@ -26,8 +27,10 @@ pub enum FlowKey {
     BiFlow5,
 }
 
+/// How [`FlowTable`] cuts the packets into flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlowOptions {
+    /// The key a flow is told by (`Flow5` by default).
     pub key: FlowKey,
     /// A gap strictly longer than this (ns) ends a flow; `None`: flows never expire.
     pub idle_timeout_ns: Option<i64>,
@@ -51,24 +54,39 @@ impl Default for FlowOptions {
 /// For BiFlow5 the src/dst fields name the sender of the flow's first packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowRecord {
+    /// Source host (the first packet's sender for `BiFlow5`).
     pub src_ip: IpAddr,
+    /// Destination host.
     pub dst_ip: IpAddr,
+    /// IP protocol number (0 for `Flow4`).
     pub protocol: u8,
+    /// Source port (0 where there is none).
     pub src_port: u16,
+    /// Destination port (0 where there is none).
     pub dst_port: u16,
+    /// The flow's first packet, ns.
     pub first_seen_ns: i64,
+    /// Its last packet, ns.
     pub last_seen_ns: i64,
+    /// `last_seen_ns − first_seen_ns`.
     pub duration_ns: i64,
+    /// Packets of the flow.
     pub packets: u64,
+    /// Their bytes.
     pub bytes: u64,
+    /// Packets from `src` to `dst`.
     pub src2dst_packets: u64,
+    /// Their bytes.
     pub src2dst_bytes: u64,
+    /// Packets from `dst` to `src` (only `BiFlow5` has any).
     pub dst2src_packets: u64,
+    /// Their bytes.
     pub dst2src_bytes: u64,
     /// TCP segments of the flow (both directions for BiFlow5) that resent sequence space
     /// already seen ([`SeqTracker::segment`]), and their bytes as `bytes` counts them. `None`
     /// when no packet of the flow is TCP.
     pub retransmitted_packets: Option<u64>,
+    /// Their bytes (see `retransmitted_packets`).
     pub retransmitted_bytes: Option<u64>,
 }
 
@@ -79,6 +97,7 @@ pub struct FlowReport {
     pub flows: Vec<FlowRecord>,
     /// Packets in no flow: not IP, or (Flow4) without transport ports.
     pub no_flow_packets: u64,
+    /// Their bytes.
     pub no_flow_bytes: u64,
 }
 
@@ -101,6 +120,9 @@ struct Live {
     seq: [SeqTracker; 2],
 }
 
+/// The flows of a trace as it is read: push every packet in time order, then
+/// [`FlowTable::finish`].
+#[derive(Debug)]
 pub struct FlowTable {
     opts: FlowOptions,
     /// The live flow of each key seen.
@@ -113,6 +135,7 @@ pub struct FlowTable {
 }
 
 impl FlowTable {
+    /// An empty table.
     pub fn new(opts: FlowOptions) -> Self {
         FlowTable {
             opts,
@@ -124,6 +147,8 @@ impl FlowTable {
         }
     }
 
+    /// One packet (in time order); a new flow past `max_flows` is a
+    /// [`crate::ErrorKind::LimitExceeded`] error.
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
         let h = &a.headers;
         // The CNSM study's 4-tuple comes from the TCP ports: ICMP, IGMP or a later fragment is
@@ -309,6 +334,7 @@ impl FlowTable {
         self.records.len()
     }
 
+    /// Whether no flow was seen.
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }

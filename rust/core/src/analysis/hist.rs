@@ -20,8 +20,11 @@ pub struct SizeHistogram {
     counts: Counts,
     /// Sizes above 65535, and the largest of them.
     pub overflow: u64,
+    /// The largest size above 65535 (0 when none).
     pub overflow_max: u64,
+    /// Sizes counted.
     pub count: u64,
+    /// Their sum, bytes.
     pub bytes: u64,
 }
 
@@ -40,6 +43,7 @@ enum Counts {
     },
 }
 
+/// One counter per size up to 65535 in the dense form.
 pub const SIZE_BUCKETS: usize = 65536;
 /// Bucket 0 for gap 0, then one per bit length of the gap: 64 covers every u64 (a gap between
 /// two int64 instants, up to 2^64 − 1 ns).
@@ -94,6 +98,7 @@ impl SizeHistogram {
         }
     }
 
+    /// Whether it holds a counter per size (see the type's documentation).
     pub fn is_dense(&self) -> bool {
         matches!(self.counts, Counts::Dense(_))
     }
@@ -109,6 +114,7 @@ impl SizeHistogram {
         }
     }
 
+    /// Count one packet of `size` bytes.
     pub fn add(&mut self, size: u64) {
         match u16::try_from(size) {
             Ok(s) => self.add_counted(s),
@@ -235,10 +241,12 @@ impl SizeHistogram {
         Some(self.overflow_max)
     }
 
+    /// The smallest size counted (`None`: none).
     pub fn min(&self) -> Option<u64> {
         self.quantile(0.0)
     }
 
+    /// The largest size counted (`None`: none).
     pub fn max(&self) -> Option<u64> {
         self.quantile(1.0)
     }
@@ -330,10 +338,12 @@ pub struct GapHistogram {
     /// a group.
     lo: usize,
     counts: Vec<u64>,
+    /// Gaps counted.
     pub count: u64,
     /// Exact, in u64: a gap between two int64 instants can pass int64 (more than 292 years,
     /// which only damaged timestamps give), where an int64 one stopped at int64's end.
     pub min_ns: Option<u64>,
+    /// The largest gap, ns.
     pub max_ns: Option<u64>,
     last_ts: Option<i64>,
 }
@@ -345,6 +355,7 @@ impl Default for GapHistogram {
 }
 
 impl GapHistogram {
+    /// An empty histogram.
     pub fn new() -> Self {
         GapHistogram {
             lo: 0,
@@ -407,6 +418,7 @@ impl GapHistogram {
         self.last_ts = Some(ts_ns);
     }
 
+    /// Count one gap of `gap_ns` ns.
     pub fn add_gap(&mut self, gap_ns: u64) {
         let b = Self::bucket_of(gap_ns);
         // Below `lo` wraps to far past the end, so one check finds every bucket not yet held.
@@ -458,15 +470,21 @@ impl GapHistogram {
 /// Gaps within a group are between consecutive packets of that group.
 #[derive(Debug, Clone)]
 pub struct GroupedHistograms<K: Eq + Hash> {
+    /// Sizes of every packet.
     pub all_sizes: SizeHistogram,
+    /// Gaps between consecutive packets of the whole trace.
     pub all_gaps: GapHistogram,
+    /// Per group, its sizes and the gaps between its consecutive packets.
     pub groups: HashMap<K, (SizeHistogram, GapHistogram)>,
+    /// Most groups kept; the packets of further groups count in `ungrouped` (and in the whole
+    /// trace's histograms).
     pub max_groups: usize,
     /// Packets whose group was not created because `max_groups` was reached.
     pub ungrouped: u64,
 }
 
 impl<K: Eq + Hash> GroupedHistograms<K> {
+    /// Histograms of at most `max_groups` groups.
     pub fn new(max_groups: usize) -> Self {
         GroupedHistograms {
             all_sizes: SizeHistogram::dense(),

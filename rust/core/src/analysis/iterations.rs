@@ -60,6 +60,7 @@ use std::net::IpAddr;
 
 use crate::engine::Arrival;
 
+/// How [`IterationAnalyzer`] bins the traffic and which periods it looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IterationOptions {
     /// Bin width in ns (default 1 ms).
@@ -77,6 +78,7 @@ pub struct IterationOptions {
     /// The stretch the packets were read from (`start=`/`end=`), when one was asked for: an
     /// iteration whose phase runs into one of its edges was cut there (`Iteration::whole`).
     pub range_start_ns: Option<i64>,
+    /// See `range_start_ns`.
     pub range_end_ns: Option<i64>,
 }
 
@@ -95,6 +97,7 @@ impl Default for IterationOptions {
     }
 }
 
+/// One training iteration: a communication phase and the quiet tail after it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Iteration {
     /// Start of the communication phase (start of its first busy bin).
@@ -106,6 +109,7 @@ pub struct Iteration {
     /// All bytes and packets (ACKs included) of the iteration: from its segment's start boundary
     /// (at or before `start_ns`) to `end_ns`.
     pub bytes: u64,
+    /// Packets of the iteration, as `bytes`.
     pub packets: u64,
     /// Busiest bin of the phase as a rate, bit/s.
     pub peak_rate_bps: f64,
@@ -117,6 +121,7 @@ pub struct Iteration {
     pub in_period: bool,
 }
 
+/// What [`IterationAnalyzer::finish`] found: the period and each iteration.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IterationReport {
     /// Refined period: the mean spacing of the starts of the iterations marked `in_period`
@@ -131,12 +136,14 @@ pub struct IterationReport {
     pub confidence: f64,
     /// The autocorrelation's own estimate before refinement.
     pub acf_period_ns: Option<i64>,
+    /// The iterations, in time order.
     pub iterations: Vec<Iteration>,
     /// Origin of bin 0 (first packet floored to a multiple of bin_ns) and the width of the
     /// bins analysed: the width asked for, or a multiple of it when the trace spans more than
     /// `ACF_BINS` of those (the period, the iteration instants and the peak rate are then all
     /// at this coarser resolution).
     pub origin_ns: i64,
+    /// See `origin_ns`.
     pub bin_ns: i64,
     /// Packets past `max_bins` (not analysed).
     pub beyond_bins: u64,
@@ -150,15 +157,20 @@ pub struct IterationReport {
     /// long (`rejected_pause_ns`): the period reported is then the best lag longer than that
     /// pause, found on weaker evidence.
     pub rejected_period_ns: Option<i64>,
+    /// The quiet run that set `rejected_period_ns` aside, ns (0 when none was).
     pub rejected_pause_ns: i64,
     /// The stretch analysed, in ns: from `start=` (else bin 0's start) to `end=` (else the end of
     /// the last bin), so that the period can be set against it (how often the iteration can
     /// have repeated in it), and all the bytes in it (ACKs included), to set the iterations' own
     /// against.
     pub span_ns: i64,
+    /// See `span_ns`.
     pub bytes: u64,
 }
 
+/// The period of a training job's iterations from its traffic: push every packet in time
+/// order, then [`IterationAnalyzer::finish`].
+#[derive(Debug)]
 pub struct IterationAnalyzer {
     opts: IterationOptions,
     origin: Option<i64>,
@@ -171,6 +183,8 @@ pub struct IterationAnalyzer {
 }
 
 impl IterationAnalyzer {
+    /// An analyzer by `opts` (a bin width, largest lag or channel count below 1 taken as 1, a
+    /// smallest lag below 0 as 0).
     pub fn new(opts: IterationOptions) -> Self {
         let opts = IterationOptions {
             bin_ns: opts.bin_ns.max(1),
@@ -190,6 +204,7 @@ impl IterationAnalyzer {
         }
     }
 
+    /// One packet (in time order).
     pub fn push(&mut self, a: &Arrival) {
         let bin_ns = self.opts.bin_ns;
         let origin = *self
@@ -246,6 +261,7 @@ impl IterationAnalyzer {
         self.opts.max_channels - 1
     }
 
+    /// The period and the iterations of what was pushed.
     pub fn finish(self) -> IterationReport {
         let bin_ns = self.opts.bin_ns;
         let mut report = IterationReport {

@@ -20,23 +20,30 @@ use crate::error::{Error, Limit, Result};
 /// about 230 bytes while reading and 375 at the peak of Python's `traffic_matrix` with its frame.
 pub const BYTES_PER_PAIR: usize = 400;
 
+/// What one host sent and received.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HostTotals {
+    /// Bytes it sent.
     pub sent_bytes: u64,
+    /// Packets it sent.
     pub sent_packets: u64,
+    /// Bytes it received.
     pub received_bytes: u64,
+    /// Packets it received.
     pub received_packets: u64,
 }
 
 /// The traffic matrix as it is read: see [`TrafficMatrix::finish`] for the result.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct TrafficMatrix {
     /// Each host, by the number it got when first seen.
     hosts: Vec<Option<IpAddr>>,
     numbers: HashMap<Option<IpAddr>, u32>,
     /// (bytes, packets) per ordered (src, dst) pair of host numbers.
     pairs: HashMap<(u32, u32), (u64, u64)>,
+    /// Bytes of every packet pushed.
     pub total_bytes: u64,
+    /// Packets pushed.
     pub total_packets: u64,
     /// Most pairs before [`TrafficMatrix::try_push`] refuses a new one: a capture of spoofed or
     /// scanning traffic has a pair per packet.
@@ -47,12 +54,15 @@ pub struct TrafficMatrix {
 /// pairs in (src, dst) order of those.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MatrixReport {
+    /// The hosts (`None`: packets without IP addresses).
     pub hosts: Vec<Option<IpAddr>>,
     /// What `hosts[i]` sent and received.
     pub host_totals: Vec<HostTotals>,
     /// (src, dst, bytes, packets): src and dst index `hosts`.
     pub pairs: Vec<(u32, u32, u64, u64)>,
+    /// Bytes of every packet.
     pub total_bytes: u64,
+    /// Packets.
     pub total_packets: u64,
 }
 
@@ -87,17 +97,33 @@ impl MatrixReport {
     }
 }
 
+/// As [`TrafficMatrix::new`]: a derived default held no pair at all (`max_pairs` 0), so that
+/// the first packet was refused.
+impl Default for TrafficMatrix {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl TrafficMatrix {
+    /// Pairs a matrix holds unless told otherwise, as [`crate::engine::ScanConfig::max_groups`]
+    /// groups.
     pub const DEFAULT_MAX_PAIRS: usize = 1_000_000;
 
+    /// An empty matrix of at most [`TrafficMatrix::DEFAULT_MAX_PAIRS`] pairs.
     pub fn new() -> Self {
         Self::with_max_pairs(Self::DEFAULT_MAX_PAIRS)
     }
 
+    /// An empty matrix of at most `max_pairs` pairs.
     pub fn with_max_pairs(max_pairs: usize) -> Self {
         TrafficMatrix {
+            hosts: Vec::new(),
+            numbers: HashMap::new(),
+            pairs: HashMap::new(),
+            total_bytes: 0,
+            total_packets: 0,
             max_pairs,
-            ..Self::default()
         }
     }
 
@@ -106,6 +132,7 @@ impl TrafficMatrix {
         self.pairs.len()
     }
 
+    /// Whether no pair was seen.
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()
     }
@@ -206,6 +233,7 @@ impl TrafficMatrix {
         self.pair(src, dst).0
     }
 
+    /// Packets from `src` to `dst` (0 if never seen).
     pub fn packets(&self, src: Option<IpAddr>, dst: Option<IpAddr>) -> u64 {
         self.pair(src, dst).1
     }

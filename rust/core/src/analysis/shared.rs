@@ -88,6 +88,7 @@ impl Default for SharedOptions {
 pub struct SharedPair {
     /// Their indices among the readers, `a` < `b`.
     pub a: usize,
+    /// See `a`.
     pub b: usize,
     /// The anchor both were sampled from (of those both reached, the one where they share most).
     pub from_ns: i64,
@@ -95,6 +96,7 @@ pub struct SharedPair {
     pub shared: usize,
     /// Distinct packets sampled from each.
     pub sampled_a: usize,
+    /// See `sampled_a`.
     pub sampled_b: usize,
 }
 

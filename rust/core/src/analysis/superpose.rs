@@ -12,6 +12,7 @@ use std::collections::BinaryHeap;
 use crate::engine::Arrival;
 
 /// Merge of ordered `Arrival` iterators. Yields (source index, arrival with shifted timestamp).
+#[derive(Debug)]
 pub struct Merge<I: Iterator<Item = Arrival>> {
     sources: Vec<(I, i64, u64)>,
     heap: BinaryHeap<Reverse<(i64, usize, u64)>>,
@@ -85,6 +86,7 @@ impl<I: Iterator<Item = Arrival>> Iterator for Merge<I> {
 pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
+    /// The next number of the sequence.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;

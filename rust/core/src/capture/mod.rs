@@ -58,11 +58,14 @@ impl Default for Limits {
     }
 }
 
+/// How a [`CaptureReader`] reads: [`ReadOptions::default`] for one capture,
+/// [`ReadOptions::for_scan`] for many read together.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadOptions {
     /// Raise on a capture cut off mid-block instead of returning the packets before the cut
     /// and a warning.
     pub strict: bool,
+    /// The limits that bound what one block or the file's structure may make the reader hold.
     pub limits: Limits,
     /// Read a plain (uncompressed) regular file opened by path through a read-only memory
     /// mapping instead of `read()` into a buffer: same packets, offsets, warnings and errors,
@@ -142,35 +145,47 @@ pub(crate) fn named_among(e: Error, n: usize, label: impl FnOnce() -> String) ->
 /// `e`, unless one of `readers` reads a mapped file that shrank meanwhile: then the truncation
 /// error, as `e` may come from what the vanished bytes read as (zeros framed as records: a late
 /// packet, a corrupt block).
-pub fn explain(readers: &[CaptureReader], e: Error) -> Error {
+pub(crate) fn explain(readers: &[CaptureReader], e: Error) -> Error {
     match readers.iter().position(|r| r.buf.shrank()) {
         Some(k) => readers[k].named(readers[k].shrank_error(), k, readers.len()),
         None => e,
     }
 }
 
+/// The byte order of a file's (or a pcapng section's) fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ByteOrder {
+    /// Least significant byte first.
     Little,
+    /// Most significant byte first.
     Big,
 }
 
+/// The capture format, as its first bytes say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Format {
     /// Classic pcap; `nanos` for the 0xa1b23c4d magic; `modified` for the Kuznetzov variant.
     Pcap {
+        /// (major, minor) of the file header.
         version: (u16, u16),
+        /// The byte order of every field.
         byte_order: ByteOrder,
+        /// Nanosecond timestamps (else microseconds).
         nanos: bool,
+        /// The Kuznetzov variant's 24-byte record headers.
         modified: bool,
     },
+    /// pcapng: its sections ([`CaptureReader::sections`]) and interfaces
+    /// ([`CaptureReader::interfaces`]) say the rest.
     PcapNg,
 }
 
 /// Timestamp resolution of an interface: units of 10^-n or 2^-n seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TsResolution {
+    /// Units of 10^-n s (6: µs, the pcapng default; 9: ns).
     Pow10(u8),
+    /// Units of 2^-n s.
     Pow2(u8),
 }
 
@@ -185,62 +200,97 @@ impl std::fmt::Display for TsResolution {
     }
 }
 
+/// A pcapng section, as its Section Header Block describes it (a classic pcap has none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
+    /// Its place among the file's sections, from 0.
     pub index: u32,
+    /// Byte offset of its header in the (decompressed) input.
     pub offset: u64,
+    /// The byte order of its blocks.
     pub byte_order: ByteOrder,
+    /// (major, minor) version of its header.
     pub version: (u16, u16),
+    /// `shb_hardware`: the machine that captured.
     pub hardware: Option<String>,
+    /// `shb_os`: its operating system.
     pub os: Option<String>,
+    /// `shb_userappl`: the program that wrote the section.
     pub user_appl: Option<String>,
 }
 
+/// What the capture says of an interface's own counts (pcapng Interface Statistics Blocks):
+/// the latest value of each option, `None` where no block gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InterfaceStats {
-    /// Value of the last Interface Statistics Block for this interface, if any.
+    /// Interface Statistics Blocks read for this interface.
     pub isb_count: u32,
+    /// `isb_ifrecv`: packets the interface received.
     pub if_recv: Option<u64>,
+    /// `isb_ifdrop`: packets the interface dropped (lack of buffers).
     pub if_drop: Option<u64>,
+    /// `isb_osdrop`: packets the operating system dropped.
     pub os_drop: Option<u64>,
+    /// `isb_filteraccept`: packets the capture filter accepted.
     pub fil_accept: Option<u64>,
+    /// `isb_usrdeliv`: packets delivered to the capturing program.
     pub usr_deliv: Option<u64>,
-    /// isb_starttime / isb_endtime in ns, if present.
+    /// isb_starttime in ns, if present.
     pub start_ns: Option<i64>,
+    /// isb_endtime in ns, if present.
     pub end_ns: Option<i64>,
 }
 
+/// An interface a capture declares (a pcapng Interface Description Block; a classic pcap has
+/// one, from its file header).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interface {
     /// Global index (across sections), the `interface` of the packets.
     pub index: u32,
+    /// The section that declares it ([`Section::index`]).
     pub section: u32,
     /// Index within its section (what the pcapng blocks refer to).
     pub local_id: u32,
+    /// The link type of its packets (1: Ethernet; [`crate::wire::linktype_name`]).
     pub linktype: u16,
     /// 0 means no limit.
     pub snaplen: u32,
+    /// The units of its packets' timestamps (`if_tsresol`; microseconds by default).
     pub resolution: TsResolution,
     /// if_tsoffset in seconds (signed).
     pub ts_offset_s: i64,
+    /// `if_name`.
     pub name: Option<String>,
+    /// `if_description`.
     pub description: Option<String>,
+    /// Its statistics, from the capture's own counts.
     pub stats: InterfaceStats,
 }
 
 /// Counters of everything the reader saw that is not a packet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadStats {
+    /// pcapng sections read (0 for a classic pcap).
     pub sections: u32,
+    /// pcapng blocks read, of every type (0 for a classic pcap).
     pub blocks: u64,
+    /// Enhanced Packet Blocks.
     pub enhanced_packet_blocks: u64,
+    /// Simple Packet Blocks (packets without a timestamp).
     pub simple_packet_blocks: u64,
+    /// Obsolete Packet Blocks.
     pub obsolete_packet_blocks: u64,
+    /// Name Resolution Blocks (skipped).
     pub name_resolution_blocks: u64,
+    /// Interface Statistics Blocks ([`InterfaceStats`]).
     pub interface_statistics_blocks: u64,
+    /// Decryption Secrets Blocks (skipped).
     pub decryption_secrets_blocks: u64,
+    /// Custom blocks (skipped).
     pub custom_blocks: u64,
+    /// Blocks of a type this reader does not know (skipped).
     pub unknown_blocks: u64,
+    /// Packets handed out so far.
     pub packets: u64,
     /// Packets whose timestamp does not fit i64 nanoseconds: they come out with `ts_ns: None`.
     pub timestamps_out_of_range: u64,
@@ -328,6 +378,23 @@ fn buffer_capacity(compression: Compression, file_len: Option<u64>) -> usize {
             .map_or(buffer::DEFAULT_CAPACITY, |n| n.saturating_add(1))
             .min(buffer::DEFAULT_CAPACITY),
         _ => buffer::DEFAULT_CAPACITY,
+    }
+}
+
+/// Where the reader stands, not its buffer: the source below is any `Read`, which need not
+/// be `Debug`, and the buffered bytes say nothing a program could use.
+impl std::fmt::Debug for CaptureReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureReader")
+            .field("format", &self.format)
+            .field("compression", &self.compression)
+            .field("file", &self.name)
+            .field("position", &self.position())
+            .field("interfaces", &self.interfaces.len())
+            .field("packets", &self.stats.packets)
+            .field("warnings", &self.warnings.len())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
     }
 }
 
@@ -486,21 +553,28 @@ impl CaptureReader {
             }
         }
     }
+    /// The capture's format, read from its header.
     pub fn format(&self) -> &Format {
         &self.format
     }
+    /// The compression undone around the capture.
     pub fn compression(&self) -> crate::input::Compression {
         self.compression
     }
+    /// The sections read so far (pcapng may start a new one anywhere).
     pub fn sections(&self) -> &[Section] {
         &self.sections
     }
+    /// The interfaces declared so far, by [`Interface::index`] (a pcapng section may declare
+    /// more after its first packets).
     pub fn interfaces(&self) -> &[Interface] {
         &self.interfaces
     }
+    /// What was read so far besides packets, and how many packets.
     pub fn stats(&self) -> &ReadStats {
         &self.stats
     }
+    /// The warnings so far (a capture cut short, packets the capture says it lost, ...).
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
     }
@@ -509,6 +583,7 @@ impl CaptureReader {
     pub fn plain_path(&self) -> Option<&std::path::Path> {
         self.path.as_deref()
     }
+    /// The options it was opened with.
     pub fn options(&self) -> ReadOptions {
         self.options
     }

@@ -285,6 +285,7 @@ impl SplitPlan {
         out
     }
 
+    /// The file's length in bytes.
     pub fn file_len(&self) -> u64 {
         self.len
     }
@@ -600,6 +601,7 @@ impl Peek<'_> {
 }
 
 /// The packets of one byte range of a file (see the module documentation).
+#[derive(Debug)]
 pub struct ChunkReader {
     reader: CaptureReader,
     /// File offset of the first record read, and the length of the header in front of it.

@@ -75,6 +75,7 @@ use std::sync::Arc;
 /// Why two chunk states cannot be merged exactly (the caller then scans sequentially).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotMergeable {
+    /// Why, in words.
     pub reason: &'static str,
 }
 
@@ -168,7 +169,9 @@ impl Spec {
 /// merges before it), the last no tail. Keeping neither halves what a two-chunk scan holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Edges {
+    /// The chunk is the first: it keeps no head.
     pub first: bool,
+    /// The chunk is the last: it keeps no tail.
     pub last: bool,
 }
 
@@ -1178,6 +1181,16 @@ pub struct ChunkScanner {
     latest: Option<i64>,
 }
 
+/// As [`Scanner`](crate::engine::Scanner)'s: where the chunk stands, not its held packets.
+impl std::fmt::Debug for ChunkScanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkScanner")
+            .field("first_arrival", &self.first_arrival)
+            .field("latest", &self.latest)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ChunkScanner {
     /// Same configuration (and same errors) as [`Scanner::new`](crate::engine::Scanner::new).
     pub fn new(config: ScanConfig) -> Result<Self> {
@@ -1222,7 +1235,6 @@ impl ChunkScanner {
         self.sink.budget = budget;
     }
 
-    /// Feed one arrival (any order within the reorder horizon).
     /// The scanner with at most `max_held` packets waiting in its reorder buffer instead of
     /// [`crate::MAX_HELD`]: past it, a push fails with a `LimitExceeded` error. The chunks of one
     /// capture merged in time order hold together at most what the sequential scan holds (plus
@@ -1233,6 +1245,7 @@ impl ChunkScanner {
         self
     }
 
+    /// Feed one arrival (any order within the reorder horizon).
     pub fn push(&mut self, a: &Arrival) -> Result<()> {
         self.arrived(a.ts_ns);
         self.buffer.push(a, &mut self.sink)

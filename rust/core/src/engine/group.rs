@@ -28,6 +28,8 @@ impl By {
         By::Qp,
     ];
 
+    /// The grouping as one word, as Python and the command line name it ("all", "src", "flow",
+    /// ...).
     pub fn name(self) -> &'static str {
         match self {
             By::All => "all",

@@ -39,6 +39,7 @@ pub enum Closure {
 /// What to do with a packet older than the reorder horizon allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LatePolicy {
+    /// Stop with an [`crate::ErrorKind::OutOfOrder`] error: the default.
     #[default]
     Error,
     /// Drop it and count it in the summary.
@@ -48,8 +49,11 @@ pub enum LatePolicy {
 /// A grouping of packets; every grouping in a scan is computed in the same pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum By {
+    /// Every packet in one group (the aggregate).
     All,
+    /// The outermost IP header's source host.
     Src,
+    /// The outermost IP header's destination host.
     Dst,
     /// Ordered (src, dst) host pair.
     Pair,
@@ -57,7 +61,9 @@ pub enum By {
     Flow5,
     /// Directional 4-tuple (src, sport, dst, dport), as counted by the CNSM study.
     Flow4,
+    /// The capture's interface; captures read together are numbered one after another.
     Interface,
+    /// The outer 802.1Q/802.1ad tag.
     Vlan,
     /// RoCEv2 destination QP (with destination host).
     Qp,
@@ -66,10 +72,13 @@ pub enum By {
 /// One packet as the engine sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrival {
+    /// When it arrived, ns since the epoch.
     pub ts_ns: i64,
     /// Bytes counted for this packet (wire length by default; chosen by the pipeline).
     pub size: u64,
+    /// Its interface (numbered among all captures read together).
     pub interface: u32,
+    /// The header fields groupings and filters read ([`Headers::default`] when none are).
     pub headers: Headers,
 }
 
@@ -91,10 +100,14 @@ impl Default for BinOrigin {
     }
 }
 
+/// What a scan measures and how it reads: every metric for every window, rate and bin width
+/// of every grouping, in one pass. [`ScanConfig::default`] measures nothing but the groups'
+/// totals; name the windows, rates and bins wanted.
 #[derive(Debug, Clone)]
 pub struct ScanConfig {
     /// Window lengths τ in ns (> 0), any order, duplicates removed.
     pub windows_ns: Vec<i64>,
+    /// Whether a window holds its end instant ([`Closure::HalfOpen`] by default).
     pub closure: Closure,
     /// Server rates r in bit/s (> 0).
     pub rates_bps: Vec<u64>,
@@ -102,10 +115,13 @@ pub struct ScanConfig {
     pub bins_ns: Vec<i64>,
     /// Where the bins are counted from (the epoch by default).
     pub bin_origin: BinOrigin,
+    /// The groupings, each computed for every metric (`[By::All]` by default; empty means the
+    /// same).
     pub by: Vec<By>,
     /// Packets may arrive up to this many ns earlier than the latest seen so far (≥ 0; 0 means
     /// sorted input, equal timestamps allowed). A packet more than this much earlier is late.
     pub reorder_horizon_ns: i64,
+    /// What a late packet does: stop the scan (the default) or be dropped and counted.
     pub late: LatePolicy,
     /// Most groups per grouping before a LimitExceeded error.
     pub max_groups: usize,
@@ -154,35 +170,59 @@ impl ScanConfig {
 /// packets when grouping by host), so every packet belongs to exactly one group of each grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum GroupKey {
+    /// The one group of [`By::All`].
     All,
+    /// The packets that lack the grouping's field.
     None,
+    /// A host ([`By::Src`], [`By::Dst`]).
     Host(std::net::IpAddr),
+    /// A (source, destination) pair ([`By::Pair`]).
     Pair(std::net::IpAddr, std::net::IpAddr),
+    /// A directional 5-tuple ([`By::Flow5`]); ports are 0 where there are none.
     Flow5 {
+        /// IP protocol number (6 TCP, 17 UDP, ...).
         proto: u8,
+        /// Source host.
         src: std::net::IpAddr,
+        /// Destination host.
         dst: std::net::IpAddr,
+        /// Source port.
         sport: u16,
+        /// Destination port.
         dport: u16,
     },
+    /// A directional 4-tuple ([`By::Flow4`]): packets with both transport ports only.
     Flow4 {
+        /// Source host.
         src: std::net::IpAddr,
+        /// Source port.
         sport: u16,
+        /// Destination host.
         dst: std::net::IpAddr,
+        /// Destination port.
         dport: u16,
     },
+    /// An interface number ([`By::Interface`]).
     Interface(u32),
+    /// A VLAN id ([`By::Vlan`]).
     Vlan(u16),
+    /// A RoCEv2 queue pair ([`By::Qp`]).
     Qp {
+        /// Destination host.
         dst: std::net::IpAddr,
+        /// Destination QP number.
         qp: u32,
     },
 }
 
+/// E(τ) of one group for one window length.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvelopeRow {
+    /// The grouping.
     pub by: By,
+    /// The group within it.
     pub group: GroupKey,
+    /// The window length τ, ns.
     pub window_ns: i64,
     /// E(τ): most bytes in any window of length τ.
     pub bytes: u64,
@@ -195,10 +235,14 @@ pub struct EnvelopeRow {
     pub max_packets: u64,
 }
 
+/// B_max(r) of one group for one server rate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BacklogRow {
+    /// The grouping.
     pub by: By,
+    /// The group within it.
     pub group: GroupKey,
+    /// The server rate r, bit/s.
     pub rate_bps: u64,
     /// B_max(r) in bytes: exact rational value rounded to the nearest f64.
     pub bmax_bytes: f64,
@@ -209,31 +253,46 @@ pub struct BacklogRow {
     /// rounded up to whole ns (`t_last − t_start + ⌈Q_last/r⌉`). Ties keep the earlier period;
     /// 0 ns at the first packet when every packet has size 0.
     pub longest_busy_ns: i64,
+    /// When that busy period started (its first packet's time).
     pub longest_busy_start_ns: i64,
 }
 
+/// One non-empty bin of one group's series.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeriesRow {
+    /// The grouping.
     pub by: By,
+    /// The group within it.
     pub group: GroupKey,
+    /// The bin width Δ, ns.
     pub bin_ns: i64,
     /// o + kΔ with k = ⌊(t − o)/Δ⌋ for the origin o ([`ScanConfig::bin_origin`]); the one bin
     /// that would start before i64::MIN reports i64::MIN.
     pub start_ns: i64,
+    /// Bytes of the group's packets in the bin.
     pub bytes: u64,
+    /// The group's packets in the bin.
     pub packets: u64,
 }
 
+/// One group's totals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupSummary {
+    /// The grouping.
     pub by: By,
+    /// The group within it.
     pub group: GroupKey,
+    /// Packets counted in the group.
     pub packets: u64,
+    /// Their bytes (as the scan's size counts them).
     pub bytes: u64,
+    /// The group's earliest packet, ns.
     pub first_ns: i64,
+    /// The group's latest packet, ns.
     pub last_ns: i64,
 }
 
+/// What the reorder buffer did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReorderStats {
     /// Packets that arrived with a timestamp earlier than one already seen and were put back in
@@ -245,12 +304,18 @@ pub struct ReorderStats {
     pub max_lateness_ns: i64,
 }
 
+/// What a scan measured: a row per group and window, rate or non-empty bin, the groups'
+/// totals, and what the reorder buffer did.
 #[derive(Debug, Clone, Default)]
 pub struct ScanOutput {
+    /// E(τ): a row per group and window.
     pub envelope: Vec<EnvelopeRow>,
+    /// B_max(r): a row per group and rate.
     pub backlog: Vec<BacklogRow>,
     /// Only non-empty bins.
     pub series: Vec<SeriesRow>,
+    /// A row per group of every grouping.
     pub groups: Vec<GroupSummary>,
+    /// What the reorder buffer did.
     pub reorder: ReorderStats,
 }

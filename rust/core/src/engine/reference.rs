@@ -64,7 +64,9 @@ pub struct BacklogRef {
     pub bmax_scaled: u128,
     /// Earliest end t_j of a maximising interval.
     pub peak_ns: i64,
+    /// Longest busy period, as [`crate::engine::BacklogRow::longest_busy_ns`].
     pub longest_busy_ns: i64,
+    /// When it started.
     pub longest_busy_start_ns: i64,
 }
 

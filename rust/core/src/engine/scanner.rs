@@ -39,9 +39,14 @@ impl Default for ScanConfig {
 /// B_max(r) of one group exactly, in bytes × [`super::BACKLOG_SCALE`] (bit·ns/s).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExactBacklog {
+    /// The grouping the group belongs to.
     pub by: By,
+    /// The group, as in the rows of [`ScanOutput`].
     pub group: GroupKey,
+    /// The server rate r, bit/s.
     pub rate_bps: u64,
+    /// B_max(r) × [`super::BACKLOG_SCALE`]: an integer, so exact (the rows' `bmax_bytes` is
+    /// this divided, rounded to the nearest f64).
     pub bmax_scaled: u128,
 }
 
@@ -143,7 +148,21 @@ impl ScanConfig {
     }
 }
 
+/// The metrics' state is large (a ring of packets per group and window): Debug names what the
+/// scanner groups by, not every held packet.
+impl std::fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let by: Vec<By> = self.groupings.iter().map(Grouping::by).collect();
+        f.debug_struct("Scanner")
+            .field("by", &by)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Scanner {
+    /// A scanner for `config`, checked first: an [`crate::ErrorKind::InvalidArgument`] error
+    /// for a window, rate or bin that is not > 0, a negative horizon, `max_groups` 0, or a time
+    /// range that ends before it starts.
     pub fn new(config: ScanConfig) -> Result<Self> {
         let ScanConfig {
             windows_ns,

@@ -11,6 +11,7 @@ use crate::wire::Headers;
 /// packets (any order within the reorder horizon, across batches as within one), so that
 /// scanning the batches equals scanning them concatenated. Memory is the scan's own, whatever
 /// the number of batches: nothing of a batch is kept once pushed.
+#[derive(Debug)]
 pub struct ColumnScan {
     scanner: Scanner,
     /// Rows pushed into the scanner so far, in all batches.

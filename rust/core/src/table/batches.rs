@@ -19,6 +19,7 @@ pub const DEFAULT_BATCH_ROWS: usize = 1 << 20;
 /// table even when it has no rows (so that a caller always has the columns); after that, only
 /// tables with rows, until the capture ends. An error ends the sequence: the batch in which it
 /// is met is not given, the ones before it were.
+#[derive(Debug)]
 pub struct PacketBatches {
     reader: CaptureReader,
     columns: Vec<String>,

@@ -1,22 +1,36 @@
 //! LINKTYPE_* numbers (tcpdump.org/linktypes.html) and the names tshark/capinfos print for them.
 
+/// BSD loopback: a 4-byte address family in host byte order, then the packet.
 pub const NULL: u16 = 0;
+/// Ethernet (and 802.3).
 pub const ETHERNET: u16 = 1;
 /// Raw IPv4/IPv6 as the DLT_RAW of the capturing system: 12 on most (OpenBSD's 12 is DLT_LOOP,
 /// whose frames start with an address family instead), 14 on OpenBSD. Older writers put these in
 /// files instead of LINKTYPE_RAW; tshark reads both as raw IP (libpcap on Linux knows no 14).
 pub const RAW_DLT12: u16 = 12;
+/// See [`RAW_DLT12`].
 pub const RAW_DLT14: u16 = 14;
+/// Raw IPv4 or IPv6, the version told by the first nibble.
 pub const RAW: u16 = 101;
+/// IEEE 802.11 without radio information.
 pub const IEEE802_11: u16 = 105;
+/// OpenBSD loopback: a 4-byte address family in network byte order.
 pub const LOOP: u16 = 108;
+/// Linux cooked capture (SLL), as `tcpdump -i any` writes.
 pub const LINUX_SLL: u16 = 113;
+/// IEEE 802.11 with a Prism header.
 pub const IEEE802_11_PRISM: u16 = 119;
+/// IEEE 802.11 with a radiotap header.
 pub const IEEE802_11_RADIOTAP: u16 = 127;
+/// IEEE 802.11 with an AVS header.
 pub const IEEE802_11_AVS: u16 = 163;
+/// Per-Packet Information (PPI) header, then the link it names.
 pub const PPI: u16 = 192;
+/// Raw IPv4.
 pub const IPV4: u16 = 228;
+/// Raw IPv6.
 pub const IPV6: u16 = 229;
+/// Linux cooked capture v2 (SLL2).
 pub const LINUX_SLL2: u16 = 276;
 
 /// The LINKTYPE_ name without its prefix, as tcpdump.org spells it; `"UNKNOWN"` otherwise.

@@ -26,10 +26,12 @@ pub use linktype::linktype_name;
 
 /// EtherTypes the network step understands.
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
+/// IPv6.
 pub const ETHERTYPE_IPV6: u16 = 0x86dd;
 
 /// IP protocol numbers the transport step understands.
 pub const IP_PROTO_TCP: u8 = 6;
+/// UDP.
 pub const IP_PROTO_UDP: u8 = 17;
 
 /// Decoded header fields of one packet. All `None` when the link type is unknown or the frame is
@@ -38,10 +40,13 @@ pub const IP_PROTO_UDP: u8 = 17;
 pub struct Headers {
     /// Outer and inner 802.1Q / 802.1ad VLAN ids (QinQ gives both).
     pub vlan: Option<u16>,
+    /// The inner tag of QinQ.
     pub vlan_inner: Option<u16>,
     /// EtherType (or SLL protocol) of the network layer.
     pub ethertype: Option<u16>,
+    /// Source address of the outermost IP header.
     pub src: Option<IpAddr>,
+    /// Its destination address.
     pub dst: Option<IpAddr>,
     /// Transport protocol number (after IPv6 extension headers).
     pub ip_proto: Option<u8>,
@@ -50,16 +55,20 @@ pub struct Headers {
     /// NIC or the stack fills in), the IPv6 Jumbo Payload option's length + 40, else the rest
     /// of the frame on the wire from the IP header on (as tshark presumes for IPv4).
     pub ip_len: Option<u32>,
+    /// TCP/UDP source port.
     pub sport: Option<u16>,
+    /// TCP/UDP destination port.
     pub dport: Option<u16>,
     /// Transport payload length, from the IP length minus the IP and transport headers.
     pub payload_len: Option<u32>,
+    /// The TCP flags byte (FIN 0x01 ... CWR 0x80).
     pub tcp_flags: Option<u8>,
     /// TCP sequence number (raw, not relative to the connection's first), when its 4 bytes
     /// were captured.
     pub tcp_seq: Option<u32>,
     /// RoCEv2 (UDP dport 4791) Base Transport Header: opcode and destination QP (24 bits).
     pub roce_opcode: Option<u8>,
+    /// Its destination QP.
     pub roce_qp: Option<u32>,
     /// A non-first IP fragment (no transport header).
     pub fragment: bool,

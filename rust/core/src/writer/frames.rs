@@ -7,7 +7,9 @@
 use crate::error::{Error, Result};
 use std::net::Ipv4Addr;
 
+/// Ethernet II header.
 pub const ETHERNET_LEN: usize = 14;
+/// IPv4 header without options.
 pub const IPV4_LEN: usize = 20;
 /// 20 bytes of TCP header, then NOP, NOP, timestamps (kind 8, length 10).
 pub const TCP_LEN: usize = 32;
@@ -16,11 +18,17 @@ pub const HEADER_LEN: usize = ETHERNET_LEN + IPV4_LEN + TCP_LEN;
 /// Largest frame whose IPv4 total length fits 16 bits.
 pub const MAX_WIRE_LEN: u32 = (ETHERNET_LEN + 0xFFFF) as u32;
 
+/// TCP flag bits, as the header's flags byte holds them.
 pub mod tcp_flags {
+    /// No more data from the sender.
     pub const FIN: u8 = 0x01;
+    /// Synchronize sequence numbers.
     pub const SYN: u8 = 0x02;
+    /// Reset the connection.
     pub const RST: u8 = 0x04;
+    /// Push.
     pub const PSH: u8 = 0x08;
+    /// The acknowledgment field is significant.
     pub const ACK: u8 = 0x10;
 }
 
@@ -39,17 +47,29 @@ pub fn host_ipv4(host: u16) -> Ipv4Addr {
 /// One TCP segment's addressing and header fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpSegment {
+    /// Ethernet source.
     pub src_mac: [u8; 6],
+    /// Ethernet destination.
     pub dst_mac: [u8; 6],
+    /// IPv4 source.
     pub src_ip: Ipv4Addr,
+    /// IPv4 destination.
     pub dst_ip: Ipv4Addr,
+    /// TCP source port.
     pub src_port: u16,
+    /// TCP destination port.
     pub dst_port: u16,
+    /// Sequence number.
     pub seq: u32,
+    /// Acknowledgment number.
     pub ack: u32,
+    /// Flags ([`tcp_flags`]).
     pub flags: u8,
+    /// Receive window.
     pub window: u16,
+    /// Timestamps option: the sender's clock.
     pub ts_val: u32,
+    /// Timestamps option: the echoed clock.
     pub ts_ecr: u32,
 }
 

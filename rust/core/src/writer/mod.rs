@@ -94,7 +94,7 @@ mod tests {
             snaplen: 65_535,
         };
         // Unbuffered: the file header is the first write.
-        let e = PcapWriter::new(full(), opts).err().expect("ENOSPC");
+        let e = PcapWriter::new(full(), opts).expect_err("ENOSPC");
         assert_full(&e, 0);
         let mut ng = PcapNgWriter::new(full());
         let e = ng.section(ByteOrder::Big, None).expect_err("ENOSPC");

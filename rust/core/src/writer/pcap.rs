@@ -9,10 +9,14 @@ use std::io::Write;
 const MAGIC_MICROS: u32 = 0xA1B2_C3D4;
 const MAGIC_NANOS: u32 = 0xA1B2_3C4D;
 
+/// The file header of a pcap: how every record is written.
 #[derive(Debug, Clone, Copy)]
 pub struct PcapOptions {
+    /// The byte order of every field (a reader takes either).
     pub byte_order: ByteOrder,
+    /// Nanosecond timestamps (the 0xa1b23c4d magic); microseconds otherwise, which floor them.
     pub nanos: bool,
+    /// The link type of every packet (1: Ethernet; see [`crate::wire::linktype`]).
     pub linktype: u16,
     /// 0: no limit. Every reader takes it: libpcap as its largest snaplen for the link type
     /// (262144 for Ethernet), tshark and capinfos as "not set".
@@ -32,6 +36,8 @@ impl Default for PcapOptions {
     }
 }
 
+/// Writes a classic pcap to `W`: the file header at once, then a record per
+/// [`PcapWriter::write_packet`]; [`PcapWriter::finish`] flushes and hands `W` back.
 pub struct PcapWriter<W: Write> {
     w: Sink<W>,
     order: ByteOrder,
@@ -41,6 +47,19 @@ pub struct PcapWriter<W: Write> {
     /// Records past libpcap's maximum for the link type may be written
     /// ([`PcapWriter::allow_oversized_records`]).
     oversized_ok: bool,
+}
+
+/// The file's settings and the bytes written, for any sink (a sink need not be `Debug`).
+impl<W: Write> std::fmt::Debug for PcapWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PcapWriter")
+            .field("byte_order", &self.order)
+            .field("nanos", &self.nanos)
+            .field("snaplen", &self.snaplen)
+            .field("linktype", &self.linktype)
+            .field("written", &self.w.written)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<W: Write> PcapWriter<W> {
@@ -131,6 +150,8 @@ impl<W: Write> PcapWriter<W> {
         &self.w.w
     }
 
+    /// Flush the sink and hand it back (a `BufWriter`'s last bytes reach the file here: an
+    /// error says so, as dropping the writer would not).
     pub fn finish(self) -> Result<W> {
         self.w.finish()
     }

@@ -63,6 +63,8 @@ struct SectionState {
     interfaces: Vec<InterfaceState>,
 }
 
+/// Writes pcapng to `W`: sections, interfaces and packets in the order asked, each block
+/// checked; [`PcapNgWriter::finish`] flushes and hands `W` back.
 pub struct PcapNgWriter<W: Write> {
     w: Sink<W>,
     section: Option<SectionState>,
@@ -73,7 +75,18 @@ pub struct PcapNgWriter<W: Write> {
     oversized_ok: bool,
 }
 
+/// The open section and the bytes written, for any sink (a sink need not be `Debug`).
+impl<W: Write> std::fmt::Debug for PcapNgWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PcapNgWriter")
+            .field("section", &self.section)
+            .field("written", &self.w.written)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<W: Write> PcapNgWriter<W> {
+    /// A writer with nothing written yet: start with a section.
     pub fn new(w: W) -> Self {
         PcapNgWriter {
             w: Sink::new(w),
@@ -367,6 +380,7 @@ impl<W: Write> PcapNgWriter<W> {
         &self.w.w
     }
 
+    /// Flush the sink and hand it back (an error says so, as dropping the writer would not).
     pub fn finish(self) -> Result<W> {
         self.w.finish()
     }
