@@ -2,8 +2,9 @@
 iterations, and superposed jobs. Each is one pass in the Rust core; results are polars frames.
 
 Every function takes the same sources as ``burstcore.scan`` (a path, a list of paths merged in
-timestamp order, bytes, a binary file object), counts wire lengths (pcap ``orig_len``), and puts
-packets in timestamp order with the same bounded reorder buffer (``reorder_horizon``, ``on_late``).
+timestamp order, bytes, a binary file object), counts wire lengths (pcap ``orig_len``) unless its
+``size`` says otherwise (all but ``gaps``, whose gaps have no bytes), and puts packets in
+timestamp order with the same bounded reorder buffer (``reorder_horizon``, ``on_late``).
 
 Every function also takes ``strict`` and ``mmap`` as ``scan`` does: by default plain capture files
 given by path are read through a memory mapping on Linux (same results, faster; a file truncated
@@ -114,6 +115,7 @@ def flows(
     start: Instant | None = None,
     end: Instant | None = None,
     filter: Filters | None = None,
+    size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
 ) -> pl.DataFrame:
     """One row per flow, in order of first packet, with NFStream-style columns.
 
@@ -144,6 +146,11 @@ def flows(
     bytes of that flow in any window of length τ), from the same engine as ``scan(by="flow")``.
     Needs key 'flow' or 'flow4' and no idle timeout.
 
+    ``size``: what each packet's bytes count, in every byte column and envelope, as in ``scan``:
+    'wire' (default), 'captured', 'ip', 'payload' or 'l1' (docs/metrics.md); a packet without
+    the header it reads is left out of every flow (and of its packet counts), as ``scan`` leaves
+    it out.
+
     Columns: src, dst (addresses as strings), protocol, sport, dport (named as ``read_packets``
     and ``traffic_matrix`` name them; ``src_ip``, ``dst_ip``, ``src_port`` and ``dst_port``
     before), first_seen, last_seen (Datetime ns UTC), duration (Duration ns), first_seen_ns,
@@ -167,6 +174,7 @@ def flows(
     windows_ns = sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_flows = parse_count(max_flows, name="max_flows")
+    size = check_size(size)
     srcs = normalize_each(source)
     out, warns = _core.flows(
         srcs,
@@ -179,6 +187,7 @@ def flows(
         strict,
         progress,
         **(read := _reading(srcs, mmap, start, end, filter)),
+        size=size,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
     env = out.pop("envelope")
@@ -242,9 +251,11 @@ def _matrix(
     start: Instant | None,
     end: Instant | None,
     filter: Filters | None,
+    size: Any = "wire",
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_pairs = parse_count(max_pairs, name="max_pairs")
+    size = check_size(size)
     srcs = normalize_each(source)
     out, warns = _core.traffic_matrix(
         srcs,
@@ -254,6 +265,7 @@ def _matrix(
         strict,
         progress,
         **(read := _reading(srcs, mmap, start, end, filter, depth=1)),
+        size=size,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)), stacklevel=4)
     return out
@@ -271,6 +283,7 @@ def traffic_matrix(
     start: Instant | None = None,
     end: Instant | None = None,
     filter: Filters | None = None,
+    size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
 ) -> pl.DataFrame:
     """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
@@ -281,8 +294,13 @@ def traffic_matrix(
     Columns: ``src``, ``dst`` (addresses as strings), ``bytes``, ``packets`` (UInt64) and
     ``share`` (of all bytes, Float64). ``max_pairs``: most host pairs (default 1,000,000, up to
     about 400 B each); one more is a ``LimitExceededError`` (``limit == "result"``) at once, as
-    is a pair whose memory cannot be had (the process does not abort: lower ``max_pairs``)."""
-    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter)
+    is a pair whose memory cannot be had (the process does not abort: lower ``max_pairs``).
+
+    ``size``: what each packet's bytes count, as in ``scan``: 'wire' (default), 'captured',
+    'ip', 'payload' or 'l1' (docs/metrics.md). With 'ip' or 'payload' a packet without the
+    header it reads (ARP, ...) is left out, so the row without addresses is gone and ``bytes``
+    sums to the IP (payload) bytes of the IP packets."""
+    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size)
     p = out["pairs"]
     labels = pl.Series(p["addresses"], dtype=pl.String)
     df = pl.DataFrame(
@@ -311,14 +329,15 @@ def host_volumes(
     start: Instant | None = None,
     end: Instant | None = None,
     filter: Filters | None = None,
+    size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
     heaviest sender first.
 
     Columns: ``host`` (an address as a string), ``sent_bytes``, ``sent_packets``,
-    ``received_bytes``, ``received_packets`` (UInt64). ``max_pairs`` as for ``traffic_matrix``:
-    the hosts are counted from the host pairs."""
-    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter)
+    ``received_bytes``, ``received_packets`` (UInt64). ``max_pairs`` and ``size`` as for
+    ``traffic_matrix``: the hosts are counted from the host pairs."""
+    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size)
     h = out["hosts"]
     df = pl.DataFrame(
         {
@@ -403,6 +422,25 @@ def _hist_table(table: dict[str, Any], labels: pl.Series) -> pl.DataFrame:
     )
 
 
+def _one_grouping(by: Any, what: str) -> str | None:
+    """``by`` of an analysis that groups by one grouping at a time (``what`` names it in the
+    message): a grouping's name, a list of one, or None."""
+    if not isinstance(by, str) and by is not None:
+        names = _as_list(by)
+        if len(names) != 1:
+            raise ValueError(f"by={by!r}: {what} group by one grouping at a time; call them once per grouping")
+        by = names[0]  # scan takes a list of groupings; a list of one is fine here too
+    if by is not None and not isinstance(by, str):
+        raise WrongTypeError(
+            f"by={by!r} ({type(by).__name__}) is not a grouping's name: give one of {', '.join(GROUPINGS)} (or None)"
+        )
+    if by == "host":
+        raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
+    if by is not None and by not in GROUPINGS:
+        raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
+    return None if by is None else str(by)  # a numpy or pandas string as the str it equals
+
+
 def _distribution(
     what: Literal["sizes", "gaps"],
     source: Source,
@@ -417,22 +455,11 @@ def _distribution(
     start: Instant | None,
     end: Instant | None,
     filter: Filters | None,
+    size: Any = "wire",
 ) -> Distribution:
     """``sizes`` or ``gaps``: one pass of the histograms, and the frames of the kind asked for."""
-    if not isinstance(by, str) and by is not None:
-        names = _as_list(by)
-        if len(names) != 1:
-            raise ValueError(f"by={by!r}: sizes and gaps group by one grouping at a time; call them once per grouping")
-        by = names[0]  # scan takes a list of groupings; a list of one is fine here too
-    if by is not None and not isinstance(by, str):
-        raise WrongTypeError(
-            f"by={by!r} ({type(by).__name__}) is not a grouping's name: give one of {', '.join(GROUPINGS)} (or None)"
-        )
-    if by == "host":
-        raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
-    if by is not None and by not in GROUPINGS:
-        raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
-    by = None if by is None else str(by)  # a numpy or pandas string as the str it equals
+    by = _one_grouping(by, "sizes and gaps")
+    size = check_size(size)
     max_groups = parse_count(max_groups, name="max_groups")
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
@@ -450,6 +477,7 @@ def _distribution(
         strict,
         progress,
         **(read := _reading(srcs, mmap, start, end, filter, depth=1)),
+        size=size,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)), stacklevel=4)
     labels = pl.Series(out["labels"], dtype=pl.String)
@@ -490,8 +518,10 @@ def sizes(
     start: Instant | None = None,
     end: Instant | None = None,
     filter: Filters | None = None,
+    size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
 ) -> Distribution:
-    """Packet sizes (wire bytes): exact histogram and quantiles, overall and per group of ``by``
+    """Packet sizes (wire bytes, or as ``size`` counts them): exact histogram and quantiles, overall
+    and per group of ``by``
     (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...). Sizes above 65,535 bytes
     (TSO/GRO and BIG TCP super-frames) share one bucket, counted in ``groups.over_65535``: a
     quantile that falls there is reported as the largest size seen, an upper bound.
@@ -502,9 +532,26 @@ def sizes(
     (``limit == "result"``) at once. The default is a hundred times below ``scan``'s 1,000,000
     on purpose: a group's histogram can grow to 512 KiB (one counter per size, once it has seen
     32,768 distinct sizes) where a scan's group costs 1-1.8 kB, so 10,000 such groups already
-    hold 5 GB; raise it for many light groups (1,000,000 flows of 2 packets hold 584 MB)."""
+    hold 5 GB; raise it for many light groups (1,000,000 flows of 2 packets hold 584 MB).
+
+    ``size``: what a packet's size is, as in ``scan``: 'wire' (default), 'captured', 'ip',
+    'payload' or 'l1' (docs/metrics.md); a packet without the header it reads is left out and
+    counted in ``summary.skipped_no_size``."""
     return _distribution(
-        "sizes", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end, filter
+        "sizes",
+        source,
+        by,
+        quantiles,
+        max_groups,
+        reorder_horizon,
+        on_late,
+        strict,
+        progress,
+        mmap,
+        start,
+        end,
+        filter,
+        size,
     )
 
 
@@ -524,7 +571,8 @@ def gaps(
     filter: Filters | None = None,
 ) -> Distribution:
     """Inter-arrival gaps (ns, in timestamp order): log2 histogram and quantile bounds, overall
-    and per group of ``by``. ``quantiles`` and ``max_groups`` as for ``sizes``."""
+    and per group of ``by``. ``quantiles`` and ``max_groups`` as for ``sizes``. Every packet
+    read counts, with no ``size``: a gap has no bytes (``filter="ip"`` keeps the IP packets alone)."""
     return _distribution(
         "gaps", source, by, quantiles, max_groups, reorder_horizon, on_late, strict, progress, mmap, start, end, filter
     )
@@ -544,20 +592,27 @@ class Bursts(FramesEqual):
     - ``distributions``: (metric, q, value) for metric in bytes, packets, duration_ns, off_ns,
       exact order statistics (the smallest value with at least ceil(q·n) values ≤ it; null
       where that length passes int64).
-    - ``summary``: one row: gap_ns (the threshold), bursts, packets, bytes, and the packet
-      accounting. ``gap_ns``: the threshold, also as an attribute.
+    - ``summary``: one row: gap_ns (the threshold), bursts, packets, bytes (of the whole
+      trace), and the packet accounting. ``gap_ns``: the threshold, also as an attribute.
+    - ``by``: the grouping, or None; with one, ``bursts`` and ``distributions`` begin with a
+      ``group`` column (the whole trace's rows are group 'all', first).
     """
 
     gap_ns: int
     bursts: pl.DataFrame
     distributions: pl.DataFrame
     summary: pl.DataFrame
+    by: str | None = None
 
     def __repr__(self) -> str:
-        n = self.bursts.height
+        # The whole trace's bursts: grouped, the table also holds each group's.
+        n = _first(self.summary, "bursts")
+        n = self.bursts.height if n is None else n
         packets = _first(self.summary, "packets")
         return (
-            f"Bursts(gap {format_duration(self.gap_ns)}, {n} {plural(n, 'burst')}"
+            f"Bursts(gap {format_duration(self.gap_ns)}"
+            + (f" by {self.by}" if self.by else "")
+            + f", {n} {plural(n, 'burst')}"
             + ("" if packets is None else f", {packets} packets")
             + ")"
         )
@@ -591,7 +646,10 @@ def bursts(
     source: Source,
     gap: Duration = "1ms",
     *,
+    by: Grouping | Sequence[Grouping] | None = None,
     quantiles: Quantiles | None = None,
+    size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
+    max_groups: Count = DEFAULT_MAX_GROUPS,
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
     strict: bool = False,
@@ -605,12 +663,27 @@ def bursts(
     number is seconds, as for windows; one of 1,000 or more is refused as most likely ns (give
     ``f"{gap_ns}ns"``).
 
+    ``by``: one of scan's groupings ('interface', 'src', 'pair', 'flow', ...): each group's
+    packets are then split into bursts of their own, whatever the other groups send meanwhile
+    (one link's ON/OFF pattern, with 'interface'). ``bursts`` and ``distributions`` then begin
+    with a ``group`` column: the whole trace's rows (group 'all') first, then each group's in
+    key order, ``burst`` and ``off_before_ns`` counted within the group; ``summary`` stays the
+    whole trace's. ``max_groups``: most groups (default 1,000,000); one more is a
+    ``LimitExceededError`` (``limit == "result"``) at once.
+
+    ``size``: what each packet's bytes count, as in ``scan``: 'wire' (default), 'captured',
+    'ip', 'payload' or 'l1' (docs/metrics.md); a packet without the header it reads is left out
+    (it neither extends nor splits a burst) and counted in ``summary.skipped_no_size``.
+
     ``quantiles``: the q's of ``distributions`` (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9,
     0.99, 0.999, 1), each a number from 0 to 1. Returns a ``Bursts``."""
     # A threshold like a window: a plain 1_000_000 (meant as ns, as gap_ns reports it) was read
     # as 11.6 days and silently made the whole trace one burst.
     gap_ns = parse_duration(gap, name="gap", allow_zero=True, scale=True)
     qs = _quantiles(quantiles)
+    grouping = _one_grouping(by, "bursts")
+    size = check_size(size)
+    max_groups = parse_count(max_groups, name="max_groups")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     srcs = normalize_each(source)
     out, warns = _core.bursts(
@@ -621,11 +694,49 @@ def bursts(
         strict,
         progress,
         **(read := _reading(srcs, mmap, start, end, filter)),
+        size=size,
+        # The group "all" is always there: by='all' adds no grouping.
+        by=None if grouping in (None, "all") else grouping,
+        max_groups=max_groups,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
-    n = len(out["start_ns"])
-    starts = np.asarray(out["start_ns"], dtype=np.int64)
-    ends = np.asarray(out["end_ns"], dtype=np.int64)
+    group = np.asarray(out["group"], dtype=np.uint32)
+    labels = out["labels"]
+    frames, dists = [], []
+    for g, label in enumerate(labels):
+        rows = group == g
+        df, dist = _burst_frames(
+            np.asarray(out["start_ns"], dtype=np.int64)[rows],
+            np.asarray(out["end_ns"], dtype=np.int64)[rows],
+            np.asarray(out["bytes"], dtype=np.uint64)[rows],
+            np.asarray(out["packets"], dtype=np.uint64)[rows],
+            qs,
+        )
+        if g == 0:
+            whole = df
+        if grouping is not None:
+            df, dist = (f.select(pl.lit(label, pl.String).alias("group"), pl.all()) for f in (df, dist))
+        frames.append(df)
+        dists.append(dist)
+    n = whole.height
+    summary = typed_counts(
+        pl.DataFrame(
+            {
+                "gap_ns": [out["gap_threshold_ns"]],
+                "bursts": [n],
+                "packets": [int(whole["packets"].sum()) if n else 0],
+                "bytes": [int(whole["bytes"].sum()) if n else 0],
+            }
+        ).hstack(_summary(out["accounting"]).drop("packets"))
+    )
+    return Bursts(out["gap_threshold_ns"], pl.concat(frames), pl.concat(dists), summary, grouping)
+
+
+def _burst_frames(
+    starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, packets: np.ndarray, qs: list[float]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One run of bursts' table and the distributions of its bytes, packets, lengths and OFF gaps."""
+    n = len(starts)
     # Lengths from the instants, in unsigned 64-bit (exact for any two int64 in order), not the
     # core's int64 ones, which stop at int64's end: past 292 years (only damaged timestamps) a
     # length is null, as every *_ns length is, never a wrong number.
@@ -637,35 +748,18 @@ def bursts(
             "start_ns": starts,
             "end_ns": ends,
             "duration_ns": _as_ns(duration),
-            "bytes": out["bytes"],
-            "packets": out["packets"],
+            "bytes": nbytes,
+            "packets": packets,
             "off_before_ns": pl.concat([pl.Series([None], dtype=pl.Int64), _as_ns(off)]) if n else _as_ns(off),
         }
     ).with_columns(start=pl.col("start_ns").cast(_DT), end=pl.col("end_ns").cast(_DT))
     rows: dict[str, list[Any]] = {"metric": [], "q": [], "value": []}
-    for metric, vals in (
-        ("bytes", out["bytes"]),
-        ("packets", out["packets"]),
-        ("duration_ns", duration),
-        ("off_ns", off),
-    ):
-        for q, v in zip(qs, _order_stats(np.asarray(vals), qs), strict=True):
+    for metric, vals in (("bytes", nbytes), ("packets", packets), ("duration_ns", duration), ("off_ns", off)):
+        for q, v in zip(qs, _order_stats(vals, qs), strict=True):
             rows["metric"].append(metric)
             rows["q"].append(q)
             rows["value"].append(None if v is not None and v > _I64_MAX else v)
-    dist = pl.DataFrame(rows, schema={"metric": pl.String, "q": pl.Float64, "value": pl.Int64})
-    acc = out["accounting"]
-    summary = typed_counts(
-        pl.DataFrame(
-            {
-                "gap_ns": [out["gap_threshold_ns"]],
-                "bursts": [n],
-                "packets": [int(df["packets"].sum()) if n else 0],
-                "bytes": [int(df["bytes"].sum()) if n else 0],
-            }
-        ).hstack(_summary(acc).drop("packets"))
-    )
-    return Bursts(out["gap_threshold_ns"], df, dist, summary)
+    return df, pl.DataFrame(rows, schema={"metric": pl.String, "q": pl.Float64, "value": pl.Int64})
 
 
 # --------------------------------------------------------------------------------- iterations
@@ -858,6 +952,7 @@ def iterations(
     start: Instant | None = None,
     end: Instant | None = None,
     filter: Filters | None = None,
+    size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
 ) -> Iterations:
     """Estimate the iteration period from the traffic and segment the trace into iterations.
 
@@ -901,7 +996,12 @@ def iterations(
     iterations one period apart, unequal iterations, few of them one period apart, or little of
     the traffic in them), a ``CaptureWarning`` says why and what to do: a longer stretch, or
     ``min_period``/``max_period`` around the period.
+
+    ``size``: what each packet's bytes count in the rate and in ``bytes``, as in ``scan``:
+    'wire' (default), 'captured', 'ip', 'payload' or 'l1' (docs/metrics.md); a packet without
+    the header it reads is left out and counted in ``summary.skipped_no_size``.
     """
+    size = check_size(size)
     bin_ns = parse_duration(bin, name="bin", scale=True)
     lo = parse_duration(min_period, name="min_period", allow_zero=True, scale=True)
     hi = parse_duration(max_period, name="max_period", scale=True)
@@ -928,6 +1028,7 @@ def iterations(
         strict,
         progress,
         **(read := _reading(srcs, mmap, start, end, filter)),
+        size=size,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
     beyond = int(out["beyond_bins"])

@@ -226,6 +226,7 @@ def flows(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
+    size: str = "wire",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def traffic_matrix(
     sources: list[Any],
@@ -237,6 +238,7 @@ def traffic_matrix(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
+    size: str = "wire",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def histograms(
     sources: list[Any],
@@ -251,6 +253,7 @@ def histograms(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
+    size: str = "wire",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def bursts(
     sources: list[Any],
@@ -262,6 +265,9 @@ def bursts(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
+    size: str = "wire",
+    by: str | None = None,
+    max_groups: int = ...,
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def iterations(
     sources: list[Any],
@@ -275,6 +281,7 @@ def iterations(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
+    size: str = "wire",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def superpose(
     sources: list[Any],

@@ -151,12 +151,14 @@ BURSTS_EXAMPLES = f"""examples:
   burstcore bursts trace.pcapng -o bursts.parquet
   burstcore bursts trace.pcapng -o quantiles.csv --table distributions
   burstcore bursts trace.pcapng --quantiles 0.5,0.99      # of burst sizes, lengths and gaps
+  burstcore bursts trace.pcapng --by interface --size ip  # each link's bursts, in IP bytes
 
 {ANALYSIS_FORMATS}"""
 
 SIZES_EXAMPLES = f"""examples:
   burstcore sizes trace.pcapng                       # the quantiles of every packet's size
   burstcore sizes trace.pcapng --by src --top 5
+  burstcore sizes trace.pcapng --size payload        # TCP/UDP payload bytes (IP packets only)
   burstcore sizes trace.pcapng --quantiles 0.5,0.9,0.99 -o sizes.json
   burstcore sizes trace.pcapng -o histogram.csv --table histogram   # one row per size seen
 
@@ -310,7 +312,7 @@ def _groupings(text: str, one: bool = False) -> list[str]:
     out = []
     for item in _split(text, "all,pair"):
         if item == "host":
-            # sizes and gaps take one grouping: "--by src,dst" would be refused there.
+            # sizes, gaps and bursts take one grouping: "--by src,dst" would be refused there.
             both = "" if one else " (or both: --by src,dst)"
             raise argparse.ArgumentTypeError(f"'host' is ambiguous: use src or dst{both}")
         if item not in GROUPINGS:
@@ -323,7 +325,7 @@ def _grouping(text: str) -> str:
     """One grouping: sizes and gaps group by one at a time."""
     names = _groupings(text, one=True)
     if len(names) != 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give one grouping (sizes and gaps group by one at a time)")
+        raise argparse.ArgumentTypeError(f"{text!r}: give one grouping (sizes, gaps and bursts group by one at a time)")
     return names[0]
 
 
@@ -608,7 +610,8 @@ def _measure_options(g: Any, rates_default: str) -> None:
 
 
 def _size_option(g: Any) -> None:
-    """--size of scan and superpose, which count a packet's bytes alike."""
+    """--size of scan and of the analyses that count bytes (all but gaps), which count a packet's
+    bytes alike."""
     from ._scan import SIZES
 
     g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
@@ -836,6 +839,7 @@ def _analysis_parsers(sub: Any) -> None:
         metavar="N",
         help=f"most flows, a few hundred bytes of memory each; one more is an error (default: {DEFAULT_MAX_GROUPS:,})",
     )
+    _size_option(g)
     _analysis_end(p, g, ("flows",), "flows (those with the most bytes)")
 
     p, g = _analysis_parser(
@@ -855,6 +859,7 @@ def _analysis_parsers(sub: Any) -> None:
         metavar="N",
         help=f"most host pairs, about 400 bytes of memory each; one more is an error (default: {DEFAULT_MAX_PAIRS:,})",
     )
+    _size_option(g)
     _analysis_end(p, g, ("matrix",), "pairs (or hosts), heaviest first,")
 
     p, g = _analysis_parser(
@@ -885,6 +890,7 @@ def _analysis_parsers(sub: Any) -> None:
         metavar="DURATION",
         help="longest period searched (default: 2s)",
     )
+    _size_option(g)
     _analysis_end(p, g, ITERATIONS_TABLES, "iterations (the first ones)")
 
     p, g = _analysis_parser(
@@ -903,15 +909,24 @@ def _analysis_parsers(sub: Any) -> None:
         metavar="DURATION",
         help="a quiet gap longer than this ends a burst (default: 1ms)",
     )
+    g.add_argument(
+        "--by",
+        type=_grouping,
+        metavar="GROUPING",
+        help="one grouping: all, src, dst, pair, flow, flow4, interface, vlan, qp; each group's packets are "
+        "split into bursts of their own (default: none, the whole traffic only)",
+    )
     _quantiles_option(g)
+    _size_option(g)
+    _max_groups_option(g, DEFAULT_MAX_GROUPS, "one open burst and the bursts found")
     _analysis_end(p, g, BURSTS_TABLES, "bursts (the first ones)")
 
     _distribution_parser(
         sub,
         "sizes",
         "packet sizes: exact quantiles and histogram, overall and per group",
-        "Packet sizes in wire bytes: exact quantiles and the histogram (one row per size), for all the "
-        "traffic and per group of --by (burstcore.sizes()).",
+        "Packet sizes in wire bytes (or as --size counts them): exact quantiles and the histogram (one row per "
+        "size), for all the traffic and per group of --by (burstcore.sizes()).",
         SIZES_EXAMPLES,
     )
     _distribution_parser(
@@ -1005,6 +1020,9 @@ def _distribution_parser(sub: Any, name: str, summary: str, description: str, ex
         "only; the whole traffic is always the group 'all')",
     )
     _quantiles_option(g)
+    if name == "sizes":
+        # A gap has no bytes: gaps takes no --size.
+        _size_option(g)
     _max_groups_option(g, DEFAULT_MAX_DISTRIBUTION_GROUPS, "a few hundred bytes to 512 KiB")
     _analysis_end(p, g, DISTRIBUTION_TABLES, "groups (those with the most packets)")
 
@@ -2020,12 +2038,13 @@ def cmd_flows(args: argparse.Namespace) -> int:
 
     fmt = _prepare_output(args)
     kw = {"key": args.key, "idle_timeout": args.idle_timeout, "windows": args.windows, "max_flows": args.max_flows}
-    df, told = _read_merged(args, burstcore.flows, **kw, **_read_kwargs(args))
+    df, told = _read_merged(args, burstcore.flows, **kw, size=args.size, **_read_kwargs(args))
     config = {
         "key": args.key,
         "idle_timeout_ns": _ns(args.idle_timeout),
         "windows_ns": sorted({int(w.removesuffix("ns")) for w in args.windows or []}),
         "max_flows": args.max_flows,
+        "size": args.size,
     }
     return _emit(fmt, {"flows": df}, _meta(args, config, told), args, lambda: _show_flows(args, df))
 
@@ -2049,9 +2068,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
     fmt = _prepare_output(args)
     analyse = burstcore.host_volumes if args.hosts else burstcore.traffic_matrix
-    df, told = _read_merged(args, analyse, max_pairs=args.max_pairs, **_read_kwargs(args))
+    df, told = _read_merged(args, analyse, max_pairs=args.max_pairs, size=args.size, **_read_kwargs(args))
     name = "hosts" if args.hosts else "matrix"
-    meta = _meta(args, {"hosts": args.hosts, "max_pairs": args.max_pairs}, told)
+    meta = _meta(args, {"hosts": args.hosts, "max_pairs": args.max_pairs, "size": args.size}, told)
     return _emit(fmt, {name: df}, meta, args, lambda: _show_matrix(args, df))
 
 
@@ -2076,9 +2095,14 @@ def cmd_iterations(args: argparse.Namespace) -> int:
     import burstcore
 
     fmt = _prepare_output(args)
-    kw = {"bin": args.bin, "min_period": args.min_period, "max_period": args.max_period}
+    kw = {"bin": args.bin, "min_period": args.min_period, "max_period": args.max_period, "size": args.size}
     it, told = _read_merged(args, burstcore.iterations, **kw, **_read_kwargs(args))
-    config = {"bin_ns": it.bin_ns, "min_period_ns": _ns(args.min_period), "max_period_ns": _ns(args.max_period)}
+    config = {
+        "bin_ns": it.bin_ns,
+        "min_period_ns": _ns(args.min_period),
+        "max_period_ns": _ns(args.max_period),
+        "size": args.size,
+    }
     found = {"period_ns": it.period_ns, "confidence": it.confidence, "acf_period_ns": it.acf_period_ns}
     # The period found heads the summary table too: a CSV or parquet of it stands on its own.
     found_row = pl.DataFrame(
@@ -2145,10 +2169,12 @@ def cmd_bursts(args: argparse.Namespace) -> int:
     import burstcore
 
     fmt = _prepare_output(args)
-    b, told = _read_merged(args, burstcore.bursts, gap=args.gap, quantiles=args.quantiles, **_read_kwargs(args))
+    kw = {"by": args.by, "quantiles": args.quantiles, "size": args.size, "max_groups": args.max_groups}
+    b, told = _read_merged(args, burstcore.bursts, gap=args.gap, **kw, **_read_kwargs(args))
     tables = {"bursts": b.bursts, "distributions": b.distributions, "summary": b.summary}
     qs = _quantiles_asked(args)
-    meta = _meta(args, {"gap_ns": b.gap_ns, "quantiles": qs}, told)
+    config = {"gap_ns": b.gap_ns, "by": args.by, "quantiles": qs, "size": args.size, "max_groups": args.max_groups}
+    meta = _meta(args, config, told)
     return _emit(fmt, tables, meta, args, lambda: _show_bursts(args, b))
 
 
@@ -2157,6 +2183,21 @@ def _show_bursts(args: argparse.Namespace, b: Any) -> None:
     from .report import burst_quantiles_table, bursts_table, text_table
 
     s = b.summary.row(0, named=True)
+    per_group = None
+    if b.by is not None:
+        # The terminal shows the whole traffic's bursts, and one line per group; the files hold
+        # every group's rows.
+        per_group = (
+            b.bursts.filter(pl.col("group") != "all")
+            .group_by("group")
+            .agg(bursts=pl.len(), packets=pl.col("packets").sum(), bytes=pl.col("bytes").sum())
+            .sort("bytes", "group", descending=[True, False])
+        )
+        b = dataclasses.replace(
+            b,
+            bursts=b.bursts.filter(pl.col("group") == "all").drop("group"),
+            distributions=b.distributions.filter(pl.col("group") == "all").drop("group"),
+        )
     rows = [
         ["gap", f"{format_duration(b.gap_ns)} (a quiet gap longer than this ends a burst)"],
         ["bursts", f"{s['bursts']:,}"],
@@ -2184,6 +2225,13 @@ def _show_bursts(args: argparse.Namespace, b: Any) -> None:
             _note("OFF gap: none (a single burst: no gap between two)")
     shown = b.bursts.head(args.top)
     _show_table(_rows_line("\nBursts", b.bursts.height, shown.height, "the first"), bursts_table(shown))
+    if per_group is not None and args.by != "all":
+        top = per_group.head(args.top)
+        rows = [[g, f"{n:,}", f"{p:,}", f"{y:,}"] for g, n, p, y in top.iter_rows()]
+        title = _rows_line(f"\nGroups by {args.by}", per_group.height, top.height, "the largest")
+        _show_table(
+            title + " (each group's packets in bursts of their own)", (["group", "bursts", "packets", "bytes"], rows)
+        )
     print()
 
 
@@ -2201,10 +2249,12 @@ def _cmd_distribution(args: argparse.Namespace, what: str) -> int:
     fmt = _prepare_output(args)
     analyse = burstcore.sizes if what == "sizes" else burstcore.gaps
     kw = {"by": args.by, "quantiles": args.quantiles, "max_groups": args.max_groups}
+    config = {"by": args.by, "quantiles": _quantiles_asked(args), "max_groups": args.max_groups}
+    if what == "sizes":
+        kw["size"] = config["size"] = args.size
     d, told = _read_merged(args, analyse, **kw, **_read_kwargs(args))
     tables = {"quantiles": d.quantiles, "histogram": d.histogram, "groups": d.groups, "summary": d.summary}
-    qs = _quantiles_asked(args)
-    meta = _meta(args, {"by": args.by, "quantiles": qs, "max_groups": args.max_groups}, told)
+    meta = _meta(args, config, told)
     return _emit(fmt, tables, meta, args, lambda: _show_distribution(args, d, what))
 
 
@@ -2217,7 +2267,7 @@ def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
     none = f"none (no {_counted(d.summary.row(0, named=True))})" if d.summary.height else "none (no packets)"
     print(f"== {_title(args.files)}")
     if what == "sizes":
-        print(f"Packet sizes (wire bytes): {_many(whole['packets'], 'packet')}, {_many(whole['bytes'], 'byte')}")
+        print(f"Packet sizes ({args.size} bytes): {_many(whole['packets'], 'packet')}, {_many(whole['bytes'], 'byte')}")
     elif whole["gaps"]:
         lo, hi = (format_duration(v) for v in (whole["min_ns"], whole["max_ns"]))
         print(f"Gaps between consecutive packets: {_many(whole['gaps'], 'gap')} (min {lo}, max {hi})")

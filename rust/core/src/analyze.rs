@@ -3,9 +3,9 @@
 //! time offsets, for superposition), and account for every packet as `pipeline` does (counted, or
 //! skipped with a reason), so an analysis's totals always add up to the packets in the files.
 //!
-//! Sizes are wire lengths (pcap `orig_len`): the analyses compare against tshark's `frame.len`
-//! and the ground-truth logs, which count frames on the wire. [`superpose`] measures its merge
-//! as a scan does and so counts the size a scan is asked for ([`for_each_sized`]).
+//! Sizes are wire lengths (pcap `orig_len`) unless [`OrderOptions::size`] asks for another
+//! count, as a scan's `size` does: the analyses compare against tshark's `frame.len` and the
+//! ground-truth logs, which count frames on the wire.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -41,6 +41,9 @@ pub struct OrderOptions {
     /// One filter per capture, in the order the captures are given, each read through its own
     /// (and through `filter`); empty for none. See [`ScanConfig::file_filters`].
     pub file_filters: Vec<Option<Filter>>,
+    /// What each packet's size counts, as a scan's `size`: a packet without the header it
+    /// reads is skipped and counted in `skipped_no_size`.
+    pub size: SizeKind,
 }
 
 impl Default for OrderOptions {
@@ -51,6 +54,7 @@ impl Default for OrderOptions {
             time_range: TimeRange::ALL,
             filter: None,
             file_filters: Vec::new(),
+            size: SizeKind::Wire,
         }
     }
 }
@@ -90,7 +94,6 @@ impl<'r> Ordered<'r> {
         offset_ns: i64,
         order: &OrderOptions,
         filter: Option<&'r Filter>,
-        size: SizeKind,
     ) -> Self {
         Ordered {
             reader,
@@ -106,7 +109,7 @@ impl<'r> Ordered<'r> {
             ts_span: None,
             filter,
             filtered: 0,
-            size,
+            size: order.size,
             no_size: 0,
         }
     }
@@ -218,10 +221,11 @@ impl Streams for Captures<'_, '_, '_> {
 
 /// Read `readers` in one pass, merged in timestamp order after adding `offsets_ns[k]` (missing
 /// offsets are 0) to every timestamp of capture k, and hand each arrival with its capture index
-/// to `sink`. Ties go to the earlier capture, so the merge is deterministic. The interfaces of
-/// several captures are kept apart, each numbered when its first packet is met; what comes back
-/// with the accounting renumbers them so that a capture's follow all those of the captures
-/// before it (the numbers reported; [`merge::Interfaces`]).
+/// to `sink`, its size counted as `order.size` asks. Ties go to the earlier capture, so the
+/// merge is deterministic. The interfaces of several captures are kept apart, each numbered
+/// when its first packet is met; what comes back with the accounting renumbers them so that a
+/// capture's follow all those of the captures before it (the numbers reported;
+/// [`merge::Interfaces`]).
 pub fn for_each(
     readers: &mut [CaptureReader],
     offsets_ns: &[i64],
@@ -229,20 +233,7 @@ pub fn for_each(
     progress: Progress<'_>,
     sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
 ) -> Result<(Accounting, Renumber)> {
-    for_each_sized(readers, offsets_ns, order, SizeKind::Wire, progress, sink)
-}
-
-/// [`for_each`] with each arrival's size counted as `size` counts it (as a scan's `size`): a
-/// packet without the header it reads is skipped and counted in `skipped_no_size`.
-pub fn for_each_sized(
-    readers: &mut [CaptureReader],
-    offsets_ns: &[i64],
-    order: OrderOptions,
-    size: SizeKind,
-    progress: Progress<'_>,
-    sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
-) -> Result<(Accounting, Renumber)> {
-    for_each_ordered(readers, offsets_ns, order, size, progress, sink)
+    for_each_ordered(readers, offsets_ns, order, progress, sink)
         .map_err(|e| crate::capture::explain(readers, e))
 }
 
@@ -250,7 +241,6 @@ fn for_each_ordered(
     readers: &mut [CaptureReader],
     offsets_ns: &[i64],
     order: OrderOptions,
-    size: SizeKind,
     progress: Progress<'_>,
     sink: &mut dyn FnMut(usize, &Arrival) -> Result<()>,
 ) -> Result<(Accounting, Renumber)> {
@@ -272,7 +262,7 @@ fn for_each_ordered(
         .enumerate()
         .map(|(k, (r, f))| {
             let offset_ns = offsets_ns.get(k).copied().unwrap_or(0);
-            Ordered::new(r, offset_ns, &order, f.as_ref(), size)
+            Ordered::new(r, offset_ns, &order, f.as_ref())
         })
         .collect();
     let mut captures = Captures {
@@ -445,13 +435,7 @@ pub fn histograms(
     let (acc, renumber) = for_each(readers, &[], order, progress, &mut |_, a| {
         h.push(a, by.map(|b| b.key(a)));
         if h.ungrouped > 0 {
-            return Err(Error::limit_exceeded(
-                Limit::Result,
-                format!(
-                    "more than {max_groups} group{}: raise max_groups or choose a coarser grouping",
-                    if max_groups == 1 { "" } else { "s" }
-                ),
-            ));
+            return Err(too_many_groups(max_groups));
         }
         Ok(())
     })?;
@@ -466,24 +450,84 @@ pub fn histograms(
 }
 
 /// Bursts of packets closer than `gap_ns` to the one before ([`BurstDetector`]), over the
-/// captures merged in time order; `gap_ns` < 0 is an [`crate::ErrorKind::InvalidArgument`] error.
+/// captures merged in time order, as a whole; `gap_ns` < 0 is an
+/// [`crate::ErrorKind::InvalidArgument`] error.
 pub fn bursts(
     readers: &mut [CaptureReader],
     gap_ns: i64,
     order: OrderOptions,
     progress: Progress<'_>,
 ) -> Result<(BurstReport, Accounting)> {
+    let (b, acc) = bursts_by(readers, gap_ns, None, usize::MAX, order, progress)?;
+    Ok((b.all, acc))
+}
+
+/// The bursts of the whole trace and of each group of one grouping, in key order.
+#[derive(Debug, Clone, Default)]
+pub struct GroupedBursts {
+    /// The whole trace's bursts.
+    pub all: BurstReport,
+    /// Each group's own bursts, in key order.
+    pub groups: Vec<(GroupKey, BurstReport)>,
+}
+
+/// ON/OFF bursts of the whole trace and, with `by`, of each group apart: a group's bursts are
+/// runs of its own packets, whatever the other groups send meanwhile (one link's bursts, when
+/// grouped by interface). A group past `max_groups` ends the read, as for [`histograms`].
+pub fn bursts_by(
+    readers: &mut [CaptureReader],
+    gap_ns: i64,
+    by: Option<By>,
+    max_groups: usize,
+    order: OrderOptions,
+    progress: Progress<'_>,
+) -> Result<(GroupedBursts, Accounting)> {
     if gap_ns < 0 {
         return Err(Error::invalid(format!(
             "burst gap must be ≥ 0 ns, got {gap_ns} ns"
         )));
     }
-    let mut d = BurstDetector::new(gap_ns);
-    let (acc, _) = for_each(readers, &[], order, progress, &mut |_, a| {
-        d.push(a);
+    let mut all = BurstDetector::new(gap_ns);
+    let mut groups: HashMap<GroupKey, BurstDetector> = HashMap::new();
+    let (acc, renumber) = for_each(readers, &[], order, progress, &mut |_, a| {
+        all.push(a);
+        let Some(b) = by else { return Ok(()) };
+        let key = b.key(a);
+        if let Some(d) = groups.get_mut(&key) {
+            d.push(a);
+        } else if groups.len() >= max_groups {
+            // Read on, the result would be refused anyway: a many-GB capture is not read to
+            // its end to say so.
+            return Err(too_many_groups(max_groups));
+        } else {
+            let mut d = BurstDetector::new(gap_ns);
+            d.push(a);
+            groups.insert(key, d);
+        }
         Ok(())
     })?;
-    Ok((d.finish(), acc))
+    let mut groups: Vec<(GroupKey, BurstReport)> = groups
+        .into_iter()
+        .map(|(k, d)| (renumber.key(k), d.finish()))
+        .collect();
+    groups.sort_unstable_by_key(|g| g.0);
+    Ok((
+        GroupedBursts {
+            all: all.finish(),
+            groups,
+        },
+        acc,
+    ))
+}
+
+fn too_many_groups(max_groups: usize) -> Error {
+    Error::limit_exceeded(
+        Limit::Result,
+        format!(
+            "more than {max_groups} group{}: raise max_groups or choose a coarser grouping",
+            if max_groups == 1 { "" } else { "s" }
+        ),
+    )
 }
 
 /// The training iterations of the captures merged in time order ([`IterationAnalyzer`]); the
@@ -523,14 +567,13 @@ pub struct Superposition {
     pub accounting: Accounting,
 }
 
-/// Each packet counts `size` bytes (as a scan with that size counts it), in the merge and in each
-/// capture's own envelope.
+/// Each packet counts `order.size` bytes (as a scan with that size counts it), in the merge and
+/// in each capture's own envelope.
 pub fn superpose(
     readers: &mut [CaptureReader],
     offsets_ns: &[i64],
     config: ScanConfig,
     order: OrderOptions,
-    size: SizeKind,
     progress: Progress<'_>,
 ) -> Result<Superposition> {
     if offsets_ns.len() != readers.len() {
@@ -555,14 +598,13 @@ pub fn superpose(
         .iter()
         .map(|_| Scanner::new(single_cfg.clone()))
         .collect::<Result<Vec<_>>>()?;
-    let (acc, renumber) =
-        for_each_sized(readers, offsets_ns, order, size, progress, &mut |k, a| {
-            merged.push(a)?;
-            if let Some(s) = singles.get_mut(k) {
-                s.push(a)?;
-            }
-            Ok(())
-        })?;
+    let (acc, renumber) = for_each(readers, offsets_ns, order, progress, &mut |k, a| {
+        merged.push(a)?;
+        if let Some(s) = singles.get_mut(k) {
+            s.push(a)?;
+        }
+        Ok(())
+    })?;
     let mut out = merged.finish()?;
     renumber.apply(&mut out);
     out.reorder.reordered = acc.reordered;

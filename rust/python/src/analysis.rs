@@ -7,7 +7,7 @@ use crate::errors::{guard, to_py, WarningOut};
 use crate::{accounting, late_policy, parse_filters, time_range, Filters, Span};
 use crate::{config, interfaces_of, open_all, output_to_py, warnings_of, Control};
 use burstcore::analysis::{
-    FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram, ACF_BINS,
+    BurstReport, FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram, ACF_BINS,
 };
 use burstcore::analyze::{self, OrderOptions};
 use burstcore::capture::CaptureReader;
@@ -34,6 +34,7 @@ fn order(
     range: Span,
     filter: Option<Filters>,
     sources: &[Bound<'_, PyAny>],
+    size: &str,
 ) -> PyResult<OrderOptions> {
     let (filter, file_filters) = parse_filters(filter, sources)?;
     Ok(OrderOptions {
@@ -42,6 +43,7 @@ fn order(
         time_range: time_range(range),
         filter,
         file_filters,
+        size: SizeKind::parse(size).map_err(to_py)?,
     })
 }
 
@@ -88,7 +90,7 @@ fn run_keeping<'py, T: Send>(
 
 /// Flow records as columns, plus per-flow E(τ) rows when windows are given.
 #[pyfunction]
-#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
+#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
 #[allow(clippy::too_many_arguments)]
 fn flows<'py>(
     py: Python<'py>,
@@ -104,6 +106,7 @@ fn flows<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
+    size: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         let key = match key {
@@ -126,7 +129,7 @@ fn flows<'py>(
             idle_timeout_ns,
             max_flows,
         };
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
         let ((rep, env, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::flows(r, opts, &windows_ns, ord, p)
         })?;
@@ -172,7 +175,7 @@ fn flows<'py>(
 
 /// Bytes and packets per ordered host pair and per host (None where a packet has no address).
 #[pyfunction]
-#[pyo3(signature = (sources, max_pairs, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
+#[pyo3(signature = (sources, max_pairs, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
 #[allow(clippy::too_many_arguments)]
 fn traffic_matrix<'py>(
     py: Python<'py>,
@@ -185,9 +188,10 @@ fn traffic_matrix<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
+    size: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
         let ((m, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::traffic_matrix(r, max_pairs, ord, p)
         })?;
@@ -315,7 +319,7 @@ enum Hist {
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, what, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
+#[pyo3(signature = (sources, what, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
 #[allow(clippy::too_many_arguments)]
 fn histograms<'py>(
     py: Python<'py>,
@@ -331,6 +335,7 @@ fn histograms<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
+    size: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
@@ -348,7 +353,7 @@ fn histograms<'py>(
             }
         };
         let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
         let ((h, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::histograms(r, by, max_groups, ord, p)
         })?;
@@ -400,8 +405,10 @@ fn histograms<'py>(
     })
 }
 
+/// Bursts as columns: those of the whole trace first (group 0, "all"), then each group's, in
+/// key order; a row's group is an index into `labels`.
 #[pyfunction]
-#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
+#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", by=None, max_groups=usize::MAX))]
 #[allow(clippy::too_many_arguments)]
 fn bursts<'py>(
     py: Python<'py>,
@@ -414,28 +421,45 @@ fn bursts<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
+    size: &str,
+    by: Option<String>,
+    max_groups: usize,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
+        let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
-            analyze::bursts(r, gap_ns, ord, p)
+            analyze::bursts_by(r, gap_ns, by, max_groups, ord, p)
         })?;
-        let b = &rep.bursts;
+        let all = std::iter::once(("all".to_string(), &rep.all));
+        let reports: Vec<(String, &BurstReport)> = all
+            .chain(rep.groups.iter().map(|(k, b)| (k.label(), b)))
+            .collect();
+        let b = || {
+            reports
+                .iter()
+                .enumerate()
+                .flat_map(|(g, (_, r))| r.bursts.iter().map(move |x| (g as u32, x)))
+        };
         let d = PyDict::new(py);
-        col(&d, "start_ns", b.iter().map(|x| x.start_ns))?;
-        col(&d, "end_ns", b.iter().map(|x| x.end_ns))?;
-        col(&d, "duration_ns", b.iter().map(|x| x.duration_ns))?;
-        col(&d, "bytes", b.iter().map(|x| x.bytes))?;
-        col(&d, "packets", b.iter().map(|x| x.packets))?;
-        d.set_item("off_gaps_ns", rep.off_gaps_ns.into_pyarray(py))?;
-        d.set_item("gap_threshold_ns", rep.gap_threshold_ns)?;
+        d.set_item(
+            "labels",
+            reports.iter().map(|r| r.0.clone()).collect::<Vec<_>>(),
+        )?;
+        col(&d, "group", b().map(|(g, _)| g))?;
+        col(&d, "start_ns", b().map(|(_, x)| x.start_ns))?;
+        col(&d, "end_ns", b().map(|(_, x)| x.end_ns))?;
+        col(&d, "duration_ns", b().map(|(_, x)| x.duration_ns))?;
+        col(&d, "bytes", b().map(|(_, x)| x.bytes))?;
+        col(&d, "packets", b().map(|(_, x)| x.packets))?;
+        d.set_item("gap_threshold_ns", rep.all.gap_threshold_ns)?;
         d.set_item("accounting", accounting(py, &acc)?)?;
         Ok((d, warnings))
     })
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
+#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
 #[allow(clippy::too_many_arguments)]
 fn iterations<'py>(
     py: Python<'py>,
@@ -450,6 +474,7 @@ fn iterations<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<Filters>,
+    size: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         if bin_ns <= 0 || min_period_ns < 0 || max_period_ns <= min_period_ns {
@@ -464,7 +489,7 @@ fn iterations<'py>(
             ..IterationOptions::default()
         };
         let max_bins = opts.max_bins;
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::iterations(r, opts, ord, p)
         })?;
@@ -525,10 +550,9 @@ fn superpose<'py>(
                 windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
             )?
         };
-        let size = SizeKind::parse(size).map_err(to_py)?;
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
         let (sp, warnings, readers) = run_keeping(py, &sources, strict, mmap, progress, |r, p| {
-            analyze::superpose(r, &offsets_ns, cfg, ord, size, p)
+            analyze::superpose(r, &offsets_ns, cfg, ord, p)
         })?;
         let (mut src, mut win, mut bytes, mut pk) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
