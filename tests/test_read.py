@@ -192,6 +192,18 @@ def test_missing_and_wrong_sources_say_what_to_do(tmp_path):
         burstcore.read_packets(text_file)
 
 
+def test_polars_columns_handed_to_a_tool_that_reads_headers_point_to_scan():
+    import polars as pl
+
+    frame = pl.DataFrame({"timestamp": [1, 2], "size": [100, 100]})
+    for tool in (burstcore.bursts, burstcore.flows, burstcore.info, burstcore.read_packets):
+        for columns in (frame, frame.lazy()):
+            with pytest.raises(TypeError, match=r"only scan\(\) measures packets already in") as e:
+                tool(columns)
+            # Not the hint for an iterable of paths, which a frame also is.
+            assert "list or a tuple" not in str(e.value)
+
+
 def test_an_error_among_several_inputs_names_the_input(tmp_path):
     # Per-host captures scanned together: a byte offset alone would not say which file is
     # damaged, so the error (and any warning) names it; a single input needs no name.

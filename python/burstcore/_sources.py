@@ -36,6 +36,10 @@ def normalize(source: Any) -> Any:
         "; for packets already in a pandas DataFrame, scan(pl.from_pandas(df)) measures its "
         "'timestamp' and 'size' columns"
         if type(source).__module__.startswith("pandas")
+        # Columns: scan measures them, the other tools read the capture's headers.
+        else "; only scan() measures packets already in columns ('timestamp' and 'size'); "
+        "this one reads the capture, so pass the capture's path"
+        if type(source).__module__.startswith("polars")
         # An array of bytes (numpy's uint8): taken as a buffer, not as an array.
         else "; an array of the capture's bytes goes as memoryview(a) or a.tobytes()"
         if getattr(getattr(source, "dtype", None), "itemsize", None) == 1
