@@ -76,13 +76,16 @@ def _peak(ts: list[int], sizes: list[int], rate_bps: int) -> tuple[Fraction, int
 
 
 def _table(out: str, heading: str) -> list[list[str]]:
-    """The rows of the table under the first line that starts with `heading`, split on 2+ spaces."""
+    """The rows of the table under the first line that starts with `heading`, split on 2+ spaces
+    (a note under it, one cell, is not a row)."""
     lines = out[out.index(heading) :].splitlines()[1:]
+    width = len(re.split(r" {2,}", lines[0].strip()))
     rows = []
     for line in lines[1:]:
-        if not line.startswith("  ") or line[2:3] == " ":
+        cells = re.split(r" {2,}", line.strip())
+        if not line.startswith("  ") or line[2:3] == " " or len(cells) != width:
             break
-        rows.append(re.split(r" {2,}", line.strip()))
+        rows.append(cells)
     return rows
 
 
@@ -195,3 +198,60 @@ def test_l1_counts_a_declared_fcs_once(tmp_path: Path) -> None:
             # The wire length is the frame as tshark's frame.len has it, FCS and all.
             wire = burstcore.scan(str(path), windows=["1us"], rates=["100Gbps"]).summary["bytes"].item()
             assert wire == len(ts) * (len(frame) + (0 if kind == "none" else 4)), kind
+
+
+def test_report_headings_name_the_port_as_the_terminal_does(tmp_path: Path) -> None:
+    # The terminal said "interface if0 (swp1)" where the HTML report's captions said "if0".
+    from burstcore.report import render_report
+
+    path, _ = _two_ports(tmp_path)
+    r = burstcore.scan(str(path), by="interface", windows=["1us"], rates=["100Gbps"])
+    page = render_report("ports", r)
+    out = run_cli("scan", path, "-q", "--by", "interface", "--windows", "1us", "--rates", "100Gbps").stdout.decode()
+    for itf, name in ((0, "swp1"), (1, "swp2")):
+        assert f"interface if{itf} ({name})" in out
+        assert f"<caption>E(τ) — interface: if{itf} ({name})</caption>" in page, itf
+        assert f"<caption>B_max(r) — interface: if{itf} ({name})</caption>" in page, itf
+    # Groupings of no interface have no name to add.
+    page = render_report("ports", burstcore.scan(str(path), by=["all", "pair"], windows=["1us"], rates=["100Gbps"]))
+    assert "<caption>E(τ) — all: all</caption>" in page
+    assert "<caption>E(τ) — pair: 10.0.0.1&gt;10.0.0.2</caption>" in page
+
+
+def test_a_peak_rate_over_line_rate_at_a_frames_time_is_explained(tmp_path: Path) -> None:
+    # swp1's burst runs at 100 Gbit/s, swp2's at 25 Gbit/s, yet at τ of a frame's time on the
+    # wire the tables showed 172 Gbit/s and 33 Gbit/s with no word why: each frame's bytes are
+    # stamped at one instant, so a window shorter than the frame holds all of them.
+    path, per_port = _two_ports(tmp_path)
+    windows = [10, 100, 1_000, 100_000]
+    p = run_cli(
+        "scan", path, "-q", "--by", "interface", "--windows", "10ns,100ns,1us,100us", "--rates", "100Gbps"
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    from burstcore import report
+    from burstcore._units import format_duration
+
+    r = burstcore.scan(str(path), by="interface", windows=["10ns", "100ns", "1us", "100us"], rates=["100Gbps"])
+    page = report.render_report("ports", r)
+    for itf, name, line_rate, noted in ((0, "swp1", 100 * 10**9, 100), (1, "swp2", 25 * 10**9, 1_000)):
+        ts = [t for t, _ in per_port[itf]]
+        sizes = [w for _, w in per_port[itf]]
+        # Brute force: the windows whose E(τ) holds one or two packets at 1 Gbit/s or more.
+        few = []
+        for tau in windows:
+            e, start = _first_window(ts, sizes, tau)
+            held = sum(1 for t in ts if start <= t < start + tau)
+            if held <= 2 and 8 * e * 10**9 >= 10**9 * tau:
+                few.append(tau)
+                assert 8 * e * 10**9 / tau > line_rate, (itf, tau)  # over the line rate indeed
+        assert max(few) == noted, (itf, few)
+        heading = f"Envelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — interface if{itf} ({name})"
+        rows = _table(out, heading)
+        after = out[out.index(heading) :].splitlines()[2 + len(rows)]
+        note = f"τ ≤ {format_duration(noted)}: E(τ) is one or two frames, each stamped at one instant"
+        assert after.startswith("  " + note), after
+        assert note in page
+    # Long windows only: no note.
+    out = run_cli("scan", path, "-q", "--windows", "100us,1ms", "--rates", "100Gbps").stdout.decode()
+    assert "stamped at one instant" not in out

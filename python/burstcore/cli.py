@@ -1653,7 +1653,9 @@ def _print_result(title: str, result: Any, top: int) -> None:
     from .report import (
         backlog_table,
         envelope_table,
+        frame_rate_note,
         groups_table,
+        interface_name,
         ratio_note,
         scan_summary_table,
         series_table,
@@ -1671,10 +1673,11 @@ def _print_result(title: str, result: Any, top: int) -> None:
         if by == "interface":
             _print_interface_captures(result)
         for g in groups:
-            name = "all traffic" if by == "all" else printable(f"{by} {g}" + _interface_name(result, by, g))
+            name = "all traffic" if by == "all" else printable(f"{by} {g}" + interface_name(result, by, g))
             print(f"\nEnvelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — {name}")
             print(text_table(envelope_table(result, by, g)))
             _note(ratio_note(result, by, g, "PtM(τ)"))
+            _note(frame_rate_note(result, by, g))
             bt = backlog_table(result, by, g)
             if bt[1]:
                 print(f"\nBacklog B_max(r) at a constant-rate server — {name} (rates: {result.config.get('rates')})")
@@ -1685,15 +1688,6 @@ def _print_result(title: str, result: Any, top: int) -> None:
         print("\nBinned throughput (the bins themselves: -o FILE --table series)")
         print(text_table(st))
     print()
-
-
-def _interface_name(result: Any, by: str, group: str) -> str:
-    """' (swp1)' after an interface group's label where the capture named it (pcapng if_name): an
-    operator who captured several switch ports knows them by name, not by if0, if1."""
-    if by != "interface":
-        return ""
-    names = result.interfaces.filter(pl.col("group") == group)["name"].drop_nulls()
-    return f" ({names[0]})" if len(names) else ""
 
 
 def _print_interface_captures(result: Any) -> None:
