@@ -608,10 +608,17 @@ def _measure_options(g: Any, rates_default: str) -> None:
 
 
 def _size_option(g: Any) -> None:
-    """--size of scan and superpose, which count a packet's bytes alike."""
-    from ._scan import SIZES
+    """--size (and --fcs) of scan and superpose, which count a packet's bytes alike."""
+    from ._scan import FCS_RULES, SIZES
 
     g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
+    g.add_argument(
+        "--fcs",
+        choices=FCS_RULES,
+        default="declared",
+        help="whether frames end with their FCS, for --size l1: as the capture declares (default), present "
+        "(a switch mirror that kept it unsaid; info tells) or absent",
+    )
 
 
 def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
@@ -1295,6 +1302,7 @@ def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "bin_origin": args.bin_origin,
         "by": args.by,
         "size": args.size,
+        "fcs": args.fcs,
         "closed": args.closed,
         "threads": args.threads,
         "max_groups": args.max_groups,
@@ -2271,6 +2279,7 @@ def cmd_superpose(args: argparse.Namespace) -> int:
         "by": args.by,
         "closed": args.closed,
         "size": args.size,
+        "fcs": args.fcs,
         "max_groups": args.max_groups,
     }
     r, told = _read_merged(args, burstcore.superpose, **kw, **_read_kwargs(args))

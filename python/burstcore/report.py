@@ -295,8 +295,10 @@ def info_table(info: CaptureInfo) -> Table:
         ],
         ["snapped (cap < wire)", _int(info.snapped)],
     ]
-    if info.drops is not None:
-        rows.append(["dropped (ISB)", _int(info.drops)])
+    dropped = info.drops_text()
+    if dropped is not None:
+        rows.append(["dropped (ISB)", dropped])
+    rows += [["undeclared FCS", info.undeclared_fcs_text(k)] for k in info.undeclared_fcs()]
     for i in info.interfaces:
         rows.append(
             [
