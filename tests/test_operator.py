@@ -7,11 +7,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 import struct
+import zlib
 from fractions import Fraction
 from pathlib import Path
 
+import polars as pl
+import pytest
+
 import burstcore
 from tests import oracles
+from tests.conftest import tshark_fields
 from tests.test_cli import run_cli
 
 T0 = 1_780_000_000_000_000_000
@@ -76,13 +81,16 @@ def _peak(ts: list[int], sizes: list[int], rate_bps: int) -> tuple[Fraction, int
 
 
 def _table(out: str, heading: str) -> list[list[str]]:
-    """The rows of the table under the first line that starts with `heading`, split on 2+ spaces."""
+    """The rows of the table under the first line that starts with `heading`, split on 2+ spaces
+    (a note under it, one cell, is not a row)."""
     lines = out[out.index(heading) :].splitlines()[1:]
+    width = len(re.split(r" {2,}", lines[0].strip()))
     rows = []
     for line in lines[1:]:
-        if not line.startswith("  ") or line[2:3] == " ":
+        cells = re.split(r" {2,}", line.strip())
+        if not line.startswith("  ") or line[2:3] == " " or len(cells) != width:
             break
-        rows.append(re.split(r" {2,}", line.strip()))
+        rows.append(cells)
     return rows
 
 
@@ -153,14 +161,13 @@ def test_info_tells_jumbo_frames_from_offload(tmp_path: Path) -> None:
         assert says in burstcore.info(str(cap)).over_mtu_hint()
 
 
-def _fcs_captures(tmp_path: Path, ts: list[int], frame: bytes) -> dict[str, Path]:
-    """The same frames with their 4-byte FCS kept, declared as pcapng's if_fcslen and as a pcap
-    header's FCS bits (tshark shows it as eth.fcs in both), and without it."""
-    fcs = b"\xde\xad\xbe\xef"
+def _fcs_captures(tmp_path: Path, ts: list[int], frame: bytes, fcs: bytes = b"\xde\xad\xbe\xef") -> dict[str, Path]:
+    """The same frames with their 4-byte FCS kept, declared as pcapng's if_fcslen (an IDB laid
+    out by hand, not by the writer) and as a pcap header's FCS bits (tshark shows it as eth.fcs
+    in both), and without it."""
     ng = burstcore.CaptureWriter("pcapng")
     ng.section("little")
-    # An IDB of Ethernet, snaplen 0, with if_tsresol 9 and if_fcslen 4 (the writer has no option
-    # for the latter), and EPBs on it.
+    # An IDB of Ethernet, snaplen 0, with if_tsresol 9 and if_fcslen 4, and EPBs on it.
     opts = struct.pack("<HHB3x", 9, 1, 9) + struct.pack("<HHB3x", 13, 1, 4) + struct.pack("<HH", 0, 0)
     ng.raw_block(1, struct.pack("<HHI", 1, 0, 0) + opts)
     for t in ts:
@@ -179,6 +186,12 @@ def _fcs_captures(tmp_path: Path, ts: list[int], frame: bytes) -> dict[str, Path
     return paths
 
 
+def _crc(frame: bytes) -> bytes:
+    """Ethernet's FCS of `frame` as it follows it on the wire: zlib's CRC-32, least significant
+    byte first (IEEE 802.3), an oracle apart from burstcore's own."""
+    return struct.pack("<I", zlib.crc32(frame))
+
+
 def test_l1_counts_a_declared_fcs_once(tmp_path: Path) -> None:
     # A switch's mirror may keep each frame's FCS and say so (pcapng if_fcslen, pcap FCS bits);
     # "l1" added another 4 B to it: 1,106 B for a 1,078-byte frame that takes 1,102 on the wire,
@@ -195,3 +208,150 @@ def test_l1_counts_a_declared_fcs_once(tmp_path: Path) -> None:
             # The wire length is the frame as tshark's frame.len has it, FCS and all.
             wire = burstcore.scan(str(path), windows=["1us"], rates=["100Gbps"]).summary["bytes"].item()
             assert wire == len(ts) * (len(frame) + (0 if kind == "none" else 4)), kind
+
+
+def test_the_writer_declares_an_fcs_as_tshark_reads_it(tmp_path: Path) -> None:
+    # CaptureWriter had no if_fcslen, nor pcap's FCS bits: a test had to lay the blocks out by
+    # hand. Each frame here is exactly its IP datagram, so tshark takes an FCS (eth.fcs, the
+    # frame's last 4 bytes) only where the file declares one, not by its trailer heuristic.
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 4791, payload=100)
+    files = {}
+    for fcs_len in (0, 4):
+        pcap = burstcore.CaptureWriter("pcap", nanos=True, fcs_len=fcs_len)
+        pcap.packet(T0, frame)
+        ng = burstcore.CaptureWriter("pcapng", nanos=True, fcs_len=fcs_len)
+        ng.interface(linktype=1)
+        ng.interface(linktype=1, fcs_len=4 - fcs_len)  # the interface's own overrides the default
+        ng.epb(0, frame, ts_ns=T0)
+        ng.epb(1, frame, ts_ns=T0 + 1)
+        files[f"pcap{fcs_len}"] = (pcap.getvalue(), [fcs_len])
+        files[f"pcapng{fcs_len}"] = (ng.getvalue(), [fcs_len, 4 - fcs_len])
+    for name, (data, want) in files.items():
+        path = tmp_path / f"{name}.cap"
+        path.write_bytes(data)
+        seen = tshark_fields(path, ["eth.fcs"])
+        assert [row[0] == f"0x{frame[-4:][::-1].hex()}" for row in seen] == [n == 4 for n in want], (name, seen)
+        assert [row[0] == "" for row in seen] == [n == 0 for n in want], (name, seen)
+    # What pcap's field cannot say is refused, naming the argument.
+    with pytest.raises(ValueError, match="fcs_len=3"):
+        burstcore.CaptureWriter("pcap", fcs_len=3)
+    with pytest.raises(OverflowError, match="fcs_len=256"):
+        burstcore.CaptureWriter("pcapng").interface(fcs_len=256)
+
+
+def test_info_tells_an_undeclared_fcs_and_l1_counts_it_once_when_told(tmp_path: Path) -> None:
+    # A switch mirror kept each frame's FCS without declaring it: l1 counted 4 B a frame too
+    # many, and nothing said so. info checks the CRC now, and fcs="present" takes it off.
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 4791, payload=1036)
+    ts = [T0 + k * 100 for k in range(100)]
+    kept = frame + _crc(frame)
+    # The same frames, FCS kept and not declared; then declared; then a made-up one; then none.
+    caps = {
+        "kept": oracles.capture(ts, [len(kept)] * len(ts), frames=[kept] * len(ts)),
+        "declared": _fcs_captures(tmp_path, ts, frame, fcs=_crc(frame))["pcap"].read_bytes(),
+        "bad crc": oracles.capture(ts, [len(kept)] * len(ts), frames=[frame + b"\xde\xad\xbe\xef"] * len(ts)),
+        "none": oracles.capture(ts, [len(frame)] * len(ts), frames=[frame] * len(ts)),
+    }
+    paths = {}
+    for name, data in caps.items():
+        paths[name] = tmp_path / f"{name.replace(' ', '_')}.cap"
+        paths[name].write_bytes(data)
+    # tshark checks the FCS itself (as good, 1) where it takes one: the oracle for the CRC.
+    status = {r[0] for r in tshark_fields(paths["kept"], ["eth.fcs.status"], ["-o", "eth.check_fcs:TRUE"])}
+    assert status == {"1"}, status
+    for name, path in paths.items():
+        info = burstcore.info(str(path))
+        assert info.undeclared_fcs() == ([0] if name == "kept" else []), name
+        i = info.interfaces[0]
+        assert (i["fcs_sampled"], i["fcs_valid"]) == {
+            "kept": (64, 64),
+            "declared": (0, 0),
+            "bad crc": (64, 0),
+            "none": (64, 0),
+        }[name], name
+    p = run_cli("info", paths["kept"])
+    assert p.returncode == 0, p.stderr
+    line = next(x for x in p.stdout.decode().splitlines() if x.startswith("Undeclared FCS:"))
+    assert "interface #0: 64 of its first 64 whole frames end with a valid Ethernet FCS" in line, line
+    assert "--fcs present" in line, line
+    # l1 by each rule, against brute force: the frame on the wire is `frame`, FCS once.
+    want = oracles.envelope(ts, [_l1(len(frame))] * len(ts), 1_000)[0]
+    too_long = oracles.envelope(ts, [_l1(len(kept))] * len(ts), 1_000)[0]
+    for name, fcs, e in (
+        ("kept", "declared", too_long),
+        ("kept", "present", want),
+        ("declared", "declared", want),
+        ("declared", "present", want),
+        ("declared", "absent", too_long),
+        ("none", "absent", want),
+    ):
+        r = burstcore.scan(str(paths[name]), windows=["1us"], rates=["100Gbps"], size="l1", fcs=fcs)
+        assert r.envelope["bytes"].to_list() == [e], (name, fcs)
+        assert r.config["fcs"] == fcs
+    p = run_cli("scan", paths["kept"], "-q", "--size", "l1", "--fcs", "present", "--windows", "1us")
+    assert p.returncode == 0, p.stderr
+    assert _table(p.stdout.decode(), "Envelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — all traffic")[0][1] == f"{want:,}"
+    sup = burstcore.superpose([str(paths["kept"])], windows=["1us"], rates=["100Gbps"], size="l1", fcs="present")
+    assert sup.envelope.filter(pl.col("by") == "all")["bytes"].to_list() == [want]
+    # fcs changes only l1: with another size it is refused, not ignored.
+    with pytest.raises(ValueError, match="size='l1'"):
+        burstcore.scan(str(paths["kept"]), windows=["1us"], fcs="present")
+    with pytest.raises(ValueError, match="fcs="):
+        burstcore.scan(str(paths["kept"]), windows=["1us"], size="l1", fcs="yes")
+
+
+def test_report_headings_name_the_port_as_the_terminal_does(tmp_path: Path) -> None:
+    # The terminal said "interface if0 (swp1)" where the HTML report's captions said "if0".
+    from burstcore.report import render_report
+
+    path, _ = _two_ports(tmp_path)
+    r = burstcore.scan(str(path), by="interface", windows=["1us"], rates=["100Gbps"])
+    page = render_report("ports", r)
+    out = run_cli("scan", path, "-q", "--by", "interface", "--windows", "1us", "--rates", "100Gbps").stdout.decode()
+    for itf, name in ((0, "swp1"), (1, "swp2")):
+        assert f"interface if{itf} ({name})" in out
+        assert f"<caption>E(τ) — interface: if{itf} ({name})</caption>" in page, itf
+        assert f"<caption>B_max(r) — interface: if{itf} ({name})</caption>" in page, itf
+    # Groupings of no interface have no name to add.
+    page = render_report("ports", burstcore.scan(str(path), by=["all", "pair"], windows=["1us"], rates=["100Gbps"]))
+    assert "<caption>E(τ) — all: all</caption>" in page
+    assert "<caption>E(τ) — pair: 10.0.0.1&gt;10.0.0.2</caption>" in page
+
+
+def test_a_peak_rate_over_line_rate_at_a_frames_time_is_explained(tmp_path: Path) -> None:
+    # swp1's burst runs at 100 Gbit/s, swp2's at 25 Gbit/s, yet at τ of a frame's time on the
+    # wire the tables showed 172 Gbit/s and 33 Gbit/s with no word why: each frame's bytes are
+    # stamped at one instant, so a window shorter than the frame holds all of them.
+    path, per_port = _two_ports(tmp_path)
+    windows = [10, 100, 1_000, 100_000]
+    p = run_cli(
+        "scan", path, "-q", "--by", "interface", "--windows", "10ns,100ns,1us,100us", "--rates", "100Gbps"
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    from burstcore import report
+    from burstcore._units import format_duration
+
+    r = burstcore.scan(str(path), by="interface", windows=["10ns", "100ns", "1us", "100us"], rates=["100Gbps"])
+    page = report.render_report("ports", r)
+    for itf, name, line_rate, noted in ((0, "swp1", 100 * 10**9, 100), (1, "swp2", 25 * 10**9, 1_000)):
+        ts = [t for t, _ in per_port[itf]]
+        sizes = [w for _, w in per_port[itf]]
+        # Brute force: the windows whose E(τ) holds one or two packets at 1 Gbit/s or more.
+        few = []
+        for tau in windows:
+            e, start = _first_window(ts, sizes, tau)
+            held = sum(1 for t in ts if start <= t < start + tau)
+            if held <= 2 and 8 * e * 10**9 >= 10**9 * tau:
+                few.append(tau)
+                assert 8 * e * 10**9 / tau > line_rate, (itf, tau)  # over the line rate indeed
+        assert max(few) == noted, (itf, few)
+        heading = f"Envelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — interface if{itf} ({name})"
+        rows = _table(out, heading)
+        after = out[out.index(heading) :].splitlines()[2 + len(rows)]
+        note = f"τ ≤ {format_duration(noted)}: E(τ) is one or two frames, each stamped at one instant"
+        assert after.startswith("  " + note), after
+        assert note in page
+    # Long windows only: no note.
+    out = run_cli("scan", path, "-q", "--windows", "100us,1ms", "--rates", "100Gbps").stdout.decode()
+    assert "stamped at one instant" not in out

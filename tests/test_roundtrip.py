@@ -204,6 +204,7 @@ def test_every_resolution_the_docs_allow_is_written():
 # The width of every integer argument of CaptureWriter, from the field it fills in the pcap and
 # pcapng specifications (draft-ietf-opsawg-pcap, -pcapng): link types are 16 bits in pcapng and
 # the OPB's interface 16 bits; timestamps in ns and the offset in s are the writer's signed 64 bits.
+U8 = (0, 2**8 - 1, "an 8-bit unsigned field")
 U16 = (0, 2**16 - 1, "a 16-bit unsigned field")
 U32 = (0, 2**32 - 1, "a 32-bit unsigned field")
 U64 = (0, 2**64 - 1, "a 64-bit unsigned field")
@@ -211,11 +212,14 @@ S64 = (-(2**63), 2**63 - 1, "a 64-bit signed field")
 FIELD_WIDTHS = {
     ("__new__", "linktype"): U16,
     ("__new__", "snaplen"): U32,
+    # One that fits but that pcap's FCS bits cannot say (odd, over 30) is a ValueError.
+    ("__new__", "fcs_len"): U8,
     ("packet", "ts_ns"): S64,
     ("packet", "wire_len"): U32,
     ("interface", "linktype"): U16,
     ("interface", "snaplen"): U32,
     ("interface", "ts_offset_s"): S64,
+    ("interface", "fcs_len"): U8,
     ("epb", "interface"): U32,
     ("epb", "ts_ns"): S64,
     ("epb", "ts_raw"): U64,

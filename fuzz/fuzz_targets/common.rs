@@ -7,7 +7,7 @@
 use burstcore::capture::{CaptureReader, Limits, ReadOptions, ReadStats};
 use burstcore::engine::BinOrigin;
 use burstcore::input;
-use burstcore::pipeline::SizeKind;
+use burstcore::pipeline::{Fcs, SizeKind};
 use burstcore::ErrorKind;
 use std::io::Cursor;
 use std::path::Path;
@@ -186,12 +186,14 @@ pub const ORIGINS: [BinOrigin; 4] = [
     BinOrigin::At(1_234_567),
     BinOrigin::At(i64::MIN),
 ];
-pub const SIZES: [SizeKind; 5] = [
+pub const SIZES: [SizeKind; 7] = [
     SizeKind::Wire,
     SizeKind::Captured,
     SizeKind::Ip,
     SizeKind::Payload,
-    SizeKind::L1,
+    SizeKind::L1(Fcs::Declared),
+    SizeKind::L1(Fcs::Present),
+    SizeKind::L1(Fcs::Absent),
 ];
 
 /// The items of `all` whose bit is set in `mask`.

@@ -17,7 +17,7 @@
 
 use burstcore::capture::CaptureReader;
 use burstcore::engine::{By, Closure, LatePolicy, ScanConfig};
-use burstcore::pipeline::{self, SizeKind};
+use burstcore::pipeline::{self, Fcs, SizeKind};
 use libfuzzer_sys::fuzz_target;
 use std::path::{Path, PathBuf};
 
@@ -159,7 +159,12 @@ fuzz_target!(|data: &[u8]| {
         file_filters: Vec::new(),
     };
     let size = if chunkable {
-        [SizeKind::Wire, SizeKind::Captured, SizeKind::L1][(h >> 40) as usize % 3]
+        [
+            SizeKind::Wire,
+            SizeKind::Captured,
+            SizeKind::L1(Fcs::Declared),
+            SizeKind::L1(Fcs::Present),
+        ][(h >> 40) as usize % 4]
     } else {
         SIZES[(h >> 40) as usize % SIZES.len()]
     };

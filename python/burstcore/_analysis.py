@@ -33,6 +33,7 @@ from ._scan import (
     _parse_by,
     _parse_order,
     check_closed,
+    check_fcs,
     check_size,
 )
 from ._shared import renamed_source, warn_if_shared
@@ -1229,6 +1230,7 @@ def superpose(
     filter: Filters | None = None,
     sources: Source | None = None,
     bin_origin: Instant | Literal["epoch", "start"] = "epoch",
+    fcs: Literal["declared", "present", "absent"] = "declared",
 ) -> SuperposeResult:
     """Merge several captures (or copies of one) exactly in timestamp order, capture k shifted by
     ``offsets[k]``, and measure the merge as ``scan`` does, to extrapolate to jobs sharing a link.
@@ -1256,7 +1258,8 @@ def superpose(
     400 Gbit/s, so one pass suffices). ``size`` counts each packet's bytes in the merge and in
     each capture's own envelope (``singles``, the multiplexing gain) alike: 'wire' (default),
     'captured', 'ip', 'payload' or 'l1'; a packet without the header it reads is left out and
-    counted in ``summary.skipped_no_size``, as by ``scan``. Returns a ``SuperposeResult``.
+    counted in ``summary.skipped_no_size``, as by ``scan``; ``fcs`` (whether frames end with their
+    FCS, for 'l1') as in ``scan``. Returns a ``SuperposeResult``.
     """
     source = renamed_source(source, sources, "superpose")
     if isinstance(windows, str) and windows == "random":
@@ -1289,6 +1292,7 @@ def superpose(
     by_names = _parse_by(by)
     closed = check_closed(closed)
     size = check_size(size)
+    fcs = check_fcs(fcs, size)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     # The multiplexing gain compares the merge's aggregate with each capture's: scanned whatever
     # `by` says, and its rows left out again if `by` did not ask for them.
@@ -1312,6 +1316,7 @@ def superpose(
         **read,
         size=size,
         bin_origin_ns=origin_ns,
+        fcs=fcs,
     )
     texts = _warn(_with_range_note(warns, out["scan"]["accounting"], read["time_range"], (start, end)))
     for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
@@ -1325,6 +1330,7 @@ def superpose(
         "bins_ns": bins_ns,
         "by": by_names,
         "size": size,
+        "fcs": fcs,
         "closed": closed,
         "reorder_horizon_ns": horizon_ns,
         "on_late": late,

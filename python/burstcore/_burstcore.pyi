@@ -145,6 +145,7 @@ def scan(
     filter: str | list[str | None] | None = None,
     # the instant bins are counted from (bin k starts at origin + k·bin), None: the first packet counted
     bin_origin_ns: int | None = ...,
+    fcs: str = "declared",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def shared_packets(
     sources: list[Any],
@@ -302,6 +303,7 @@ def superpose(
     size: str = "wire",
     # the instant bins are counted from (bin k starts at origin + k·bin), None: the first packet counted
     bin_origin_ns: int | None = ...,
+    fcs: str = "declared",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 
 @final
@@ -317,7 +319,10 @@ class CaptureWriter:
     ``interface()`` (link type, snaplen (else 0, no limit), resolution 1e-9 with ``nanos``, else
     1e-6); an interface declared before any section header gets one first. A snaplen of 0 is no
     limit in pcap too: libpcap reads it as its largest snaplen for the link type (262144 for
-    Ethernet), tshark and capinfos as "not set".
+    Ethernet), tshark and capinfos as "not set". ``fcs_len``: bytes of FCS that end each frame (a
+    switch's mirror may keep it), declared in pcap's link-type field (its FCS bits: an even count
+    up to 30) or as each pcapng interface's ``if_fcslen`` (``interface(fcs_len=...)`` overrides
+    it); 0, the norm, declares none. The data given must hold it.
 
     A record's data may not be longer than its wire length, nor than the snaplen of its file or
     interface when that is not 0 (libpcap would cut or refuse it), nor than libpcap takes for its
@@ -342,6 +347,7 @@ class CaptureWriter:
         linktype: int = 1,
         snaplen: int | None = None,
         allow_oversized_records: bool = False,
+        fcs_len: int = 0,
     ) -> CaptureWriter: ...
     def packet(self, ts_ns: int, data: bytes, wire_len: int | None = None) -> None: ...
     def section(self, byte_order: str | None = None, user_appl: str | None = None) -> None: ...
@@ -352,6 +358,7 @@ class CaptureWriter:
         resolution: str | None = None,
         ts_offset_s: int = 0,
         name: str | None = None,
+        fcs_len: int | None = None,
     ) -> int: ...
     def epb(
         self,

@@ -476,7 +476,10 @@ class CaptureInfo:
       ``max_wire_len`` the longest frame;
     - ``sections`` and ``interfaces``: one dict per pcapng section (byte order, version,
       hardware, os, user_appl) and per interface (link type, snaplen, resolution, name,
-      packets, bytes, drop counters ``if_drop`` / ``os_drop`` of its last statistics block);
+      packets, bytes, drop counters ``if_drop`` / ``os_drop`` of its last statistics block,
+      ``fcs_sampled`` / ``fcs_valid``: the first whole Ethernet frames of an interface that
+      declares no FCS, and how many of them end with a valid one all the same, see
+      ``undeclared_fcs()``);
     - ``blocks``: blocks read per pcapng block type; ``file_bytes``: the input's size as stored
       (None for a stream); ``warnings``: the texts of the warnings issued;
       ``details``: the rest (``mapped``: read through a memory mapping; ``timed_wire_bytes``).
@@ -561,10 +564,55 @@ class CaptureInfo:
     def drops(self) -> int | None:
         """Sum of the interfaces' ``isb_ifdrop`` counters from their last Interface Statistics
         Blocks, if any (the pcapng spec's drops by the interface; dumpcap puts the OS capture
-        buffer's drops there). ``isb_osdrop`` is in ``interfaces`` as ``os_drop``, and shown per
-        interface."""
-        vals = [int(i["if_drop"]) for i in self.interfaces if i.get("if_drop") is not None]
-        return sum(vals) if vals else None
+        buffer's drops there); ``os_drops`` sums their ``isb_osdrop``. A counter of all ones
+        ("not known" to Wireshark's tools) is left out."""
+        return self._sum_of("if_drop")
+
+    @property
+    def os_drops(self) -> int | None:
+        """Sum of the interfaces' ``isb_osdrop`` counters (the pcapng spec's drops by the
+        operating system) from their last Interface Statistics Blocks, if any; apart from
+        ``drops``, never added to it: a capturing tool may count one loss in both."""
+        return self._sum_of("os_drop")
+
+    def _sum_of(self, counter: str) -> int | None:
+        vals = [int(i[counter]) for i in self.interfaces if i.get(counter) is not None]
+        known = [v for v in vals if v != _UNKNOWN_COUNTER]
+        return sum(known) if known else None
+
+    def drops_text(self) -> str | None:
+        """The statistics blocks' drops for people to read, each counter apart (None without
+        one): the spec has the interface's drops in ``isb_ifdrop`` and the OS's in
+        ``isb_osdrop``, but dumpcap puts the OS buffer's in ``isb_ifdrop``, and a tool may count
+        one loss in both, so a sum could count it twice."""
+        counted = [
+            f"{n:,} by the {who} ({field})"
+            for n, who, field in ((self.drops, "interface", "isb_ifdrop"), (self.os_drops, "OS", "isb_osdrop"))
+            if n is not None
+        ]
+        return ", ".join(counted) if counted else None
+
+    def undeclared_fcs_text(self, index: int) -> str:
+        """What ``undeclared_fcs()`` found on interface ``index``, and what to do about it."""
+        i = next(x for x in self.interfaces if x["index"] == index)
+        return (
+            f"interface #{index}: {i['fcs_valid']:,} of its first {i['fcs_sampled']:,} whole frames end with a valid "
+            "Ethernet FCS the capture does not declare (a switch mirror may keep it): size 'l1' counts each "
+            "4 B long unless told (--fcs present, fcs='present')"
+        )
+
+    def undeclared_fcs(self) -> list[int]:
+        """The interfaces whose Ethernet frames end with a valid FCS (the CRC-32 of the frame
+        before it) that the capture does not declare, going by the first frames of each captured
+        whole (``fcs_sampled`` of them, ``fcs_valid`` with one): a switch's mirror that kept the
+        FCS without saying so. ``size='l1'`` counts such frames 4 B too long unless given
+        ``fcs='present'``. A frame without an FCS ends with its CRC once in 2^32, so more than
+        half of them is the FCS (a mirror also forwards the odd frame with a bad one)."""
+        return [
+            int(i["index"])
+            for i in self.interfaces
+            if i.get("fcs_valid", 0) and 2 * int(i["fcs_valid"]) > int(i["fcs_sampled"])
+        ]
 
     def __repr__(self) -> str:
         # One line of the headline figures: the dataclass's own repr held every section's and
@@ -588,6 +636,7 @@ class CaptureInfo:
         d["duration_ns"] = self.duration_ns
         d["mean_rate_bps"] = self.mean_rate_bps
         d["drops"] = self.drops
+        d["os_drops"] = self.os_drops
         return d
 
     def _instant_text(self, ns: int | None) -> str:
@@ -638,8 +687,11 @@ class CaptureInfo:
             if self.timestamps_out_of_range:
                 kinds.append(f"{self.timestamps_out_of_range:,} out of the int64 ns range")
             lines.append(f"Without timestamp:   {self.packets_without_timestamp:,} ({', '.join(kinds)})")
-        if self.drops is not None:
-            lines.append(f"Dropped (ISB):       {self.drops:,}")
+        dropped = self.drops_text()
+        if dropped is not None:
+            lines.append(f"Dropped (ISB):       {dropped}")
+        for k in self.undeclared_fcs():
+            lines.append(f"Undeclared FCS:      {self.undeclared_fcs_text(k)}")
         unknown = self.blocks.get("unknown", 0)
         if unknown:
             # Skipped as the pcapng spec asks; a damaged block type reads as one, and its packet
@@ -649,6 +701,9 @@ class CaptureInfo:
             lines.append(f"Warning:             {w}")
         return "\n".join(lines)
 
+
+# A pcapng statistics counter of all ones: "not known" to Wireshark's tools, not a count.
+_UNKNOWN_COUNTER = 2**64 - 1
 
 # The longest frame switches take (a 9,000-byte MTU's frame with room for tags): a longer one
 # was never on an Ethernet wire.

@@ -36,6 +36,8 @@ from ._units import (
 
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
 SIZES = ("wire", "captured", "ip", "payload", "l1")
+# Whether frames end with their FCS, for size="l1" (docs/metrics.md, Size).
+FCS_RULES = ("declared", "present", "absent")
 DEFAULT_HORIZON = "10ms"
 # One number with Rust's ScanConfig::DEFAULT_MAX_GROUPS (1,000,000), for a scan and flows.
 DEFAULT_MAX_GROUPS: int = _core.DEFAULT_MAX_GROUPS
@@ -182,6 +184,24 @@ def check_size(size: Any) -> Literal["wire", "captured", "ip", "payload", "l1"]:
     return check_choice(size, name="size", choices=SIZES, message=f"use one of {', '.join(SIZES)}")  # type: ignore[return-value]
 
 
+def check_fcs(fcs: Any, size: str) -> Literal["declared", "present", "absent"]:
+    """``fcs=`` as scan takes it: one of ``FCS_RULES``, and other than 'declared' only with
+    ``size='l1'``, the one size that adds an FCS (given with another, it would change nothing)."""
+    rule = check_choice(
+        fcs,
+        name="fcs",
+        choices=FCS_RULES,
+        message="use 'declared' (default: as the capture says), 'present' (every frame ends with its FCS) "
+        "or 'absent' (none does)",
+    )
+    if rule != "declared" and size != "l1":
+        raise ValueError(
+            f"fcs={rule!r} tells size='l1' whether frames hold their FCS; size={size!r} counts none of its own: "
+            "give size='l1', or leave fcs out"
+        )
+    return rule  # type: ignore[return-value]
+
+
 def check_closed(closed: Any) -> Literal["left", "both"]:
     """``closed=`` as scan takes it: 'left' or 'both'."""
     return check_choice(  # type: ignore[return-value]
@@ -213,6 +233,7 @@ def scan(
     end: Instant | None = None,
     filter: Filters | None = None,
     bin_origin: Instant | Literal["epoch", "start"] = "epoch",
+    fcs: Literal["declared", "present", "absent"] = "declared",
 ) -> ScanResult:
     """Measure burstiness at many time scales in one pass over a capture.
 
@@ -272,6 +293,11 @@ def scan(
         a host) counts the rest of the frame on the wire, or an IPv6 Jumbo Payload option's
         length, as tshark does; one longer than the frame on the wire is damage, and the packet
         is skipped (docs/metrics.md, Packets).
+    fcs:
+        Whether each frame ends with its 4-byte FCS, for ``size='l1'``, which adds one: 'declared'
+        (default) as the capture says (pcapng ``if_fcslen``, pcap's FCS bits; none unless it
+        says so); 'present': every frame does (a switch mirror that keeps the FCS without saying
+        so, which ``info`` detects and tells); 'absent': none does, whatever the capture says.
     closed:
         'left' (default): half-open windows [s, s+τ); 'both': closed windows [s, s+τ].
     reorder_horizon:
@@ -399,6 +425,7 @@ def scan(
     bins_ns = sorted({parse_duration(b, name="bin", scale=True) for b in _as_list(bins)})
     by_names = _parse_by(by)
     size = check_size(size)
+    fcs = check_fcs(fcs, size)
     closed = check_closed(closed)
     horizon_ns, on_late = _parse_order(reorder_horizon, on_late)
     max_groups = parse_count(max_groups, name="max_groups")
@@ -456,7 +483,7 @@ def scan(
         counted = _core.scan_columns(ts, sz, ifc, [], closed, [], [], ["all"], horizon_ns, on_late, 1)
         rates_bps, rates_note = _rates_from_mean(*_total_and_span(counted), "mean-rate multiples")
     elif read_twice and (
-        (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap, time_range, filters, progress))
+        (pre := _prepass(sources, size, horizon_ns, on_late, strict, threads, mmap, time_range, filters, progress, fcs))
         is not None
     ):
         rates_bps, rates_note = _rates_from_mean(*pre, "mean-rate multiples (pre-pass)")
@@ -496,6 +523,7 @@ def scan(
             time_range=time_range,
             filter=filters,
             bin_origin_ns=origin_ns,
+            fcs=fcs,
         )
         # scan → _warn → warnings.warn: told at the caller's line.
         warns = _warn(_with_range_note(core_warns, out["accounting"], time_range, (start, end)), stacklevel=3)
@@ -508,6 +536,7 @@ def scan(
         "bins_ns": bins_ns,
         "by": by_names,
         "size": size,
+        "fcs": fcs,
         "closed": closed,
         "reorder_horizon_ns": horizon_ns,
         "on_late": on_late,
@@ -545,6 +574,7 @@ def _prepass(
     time_range: tuple[int | None, int | None] | None,
     filter: str | list[str | None] | None,
     progress: ProgressCallback | None = None,
+    fcs: str = "declared",
 ) -> tuple[int, int] | None:
     """ΣL_i and the span T of the packets the main pass will count, by its own size and order
     rules (a scan with no window, rate or bin), so that the default rates are multiples of the ρ
@@ -569,6 +599,7 @@ def _prepass(
             mmap=mmap,
             time_range=time_range,
             filter=filter,
+            fcs=fcs,
         )
     except _core.CaptureError:
         return None

@@ -609,12 +609,21 @@ def _measure_options(g: Any, rates_default: str) -> None:
     )
 
 
-def _size_option(g: Any) -> None:
+def _size_option(g: Any, fcs: bool = False) -> None:
     """--size of scan and of the analyses that count bytes (all but gaps), which count a packet's
-    bytes alike."""
-    from ._scan import SIZES
+    bytes alike; with ``fcs``, also --fcs (scan and superpose, whose l1 sizes take the rule)."""
+    from ._scan import FCS_RULES, SIZES
 
     g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
+    if not fcs:
+        return
+    g.add_argument(
+        "--fcs",
+        choices=FCS_RULES,
+        default="declared",
+        help="whether frames end with their FCS, for --size l1: as the capture declares (default), present "
+        "(a switch mirror that kept it unsaid; info tells) or absent",
+    )
 
 
 def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
@@ -635,7 +644,7 @@ def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
             "link speeds 100Mbps to 400Gbps"
         ),
     )
-    _size_option(g)
+    _size_option(g, fcs=True)
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
     _read_options(g, start_note="; the mean rate is then over the stretch from it")
     g.add_argument(
@@ -971,7 +980,7 @@ def _analysis_parsers(sub: Any) -> None:
     )
     g.add_argument("--seed", type=_count, metavar="N", help="seed of the random offsets (default: 0)")
     _measure_options(g, "the link speeds 100Mbps to 400Gbps, so that one pass suffices")
-    _size_option(g)
+    _size_option(g, fcs=True)
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
     _analysis_end(p, g, SUPERPOSE_TABLES, "groups per grouping", top=5)
 
@@ -1313,6 +1322,7 @@ def _scan_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "bin_origin": args.bin_origin,
         "by": args.by,
         "size": args.size,
+        "fcs": args.fcs,
         "closed": args.closed,
         "threads": args.threads,
         "max_groups": args.max_groups,
@@ -1671,7 +1681,9 @@ def _print_result(title: str, result: Any, top: int) -> None:
     from .report import (
         backlog_table,
         envelope_table,
+        frame_rate_note,
         groups_table,
+        interface_name,
         ratio_note,
         scan_summary_table,
         series_table,
@@ -1689,10 +1701,11 @@ def _print_result(title: str, result: Any, top: int) -> None:
         if by == "interface":
             _print_interface_captures(result)
         for g in groups:
-            name = "all traffic" if by == "all" else printable(f"{by} {g}" + _interface_name(result, by, g))
+            name = "all traffic" if by == "all" else printable(f"{by} {g}" + interface_name(result, by, g))
             print(f"\nEnvelope E(τ), peak rate 8·E(τ)/τ, PtM(τ) — {name}")
             print(text_table(envelope_table(result, by, g)))
             _note(ratio_note(result, by, g, "PtM(τ)"))
+            _note(frame_rate_note(result, by, g))
             bt = backlog_table(result, by, g)
             if bt[1]:
                 print(f"\nBacklog B_max(r) at a constant-rate server — {name} (rates: {result.config.get('rates')})")
@@ -1703,15 +1716,6 @@ def _print_result(title: str, result: Any, top: int) -> None:
         print("\nBinned throughput (the bins themselves: -o FILE --table series)")
         print(text_table(st))
     print()
-
-
-def _interface_name(result: Any, by: str, group: str) -> str:
-    """' (swp1)' after an interface group's label where the capture named it (pcapng if_name): an
-    operator who captured several switch ports knows them by name, not by if0, if1."""
-    if by != "interface":
-        return ""
-    names = result.interfaces.filter(pl.col("group") == group)["name"].drop_nulls()
-    return f" ({names[0]})" if len(names) else ""
 
 
 def _print_interface_captures(result: Any) -> None:
@@ -2327,6 +2331,7 @@ def cmd_superpose(args: argparse.Namespace) -> int:
         "by": args.by,
         "closed": args.closed,
         "size": args.size,
+        "fcs": args.fcs,
         "max_groups": args.max_groups,
     }
     r, told = _read_merged(args, burstcore.superpose, **kw, **_read_kwargs(args))

@@ -93,6 +93,43 @@ def ratio_note(result: ScanResult, by: str, group: str, ratio: str) -> str | Non
     return None
 
 
+def interface_name(result: ScanResult, by: str, group: str) -> str:
+    """' (swp1)' after an interface group's label where the capture named it (pcapng if_name), in
+    the terminal's headings and the report's alike: an operator who captured several switch
+    ports knows them by name, not by if0, if1."""
+    if by != "interface":
+        return ""
+    names = result.interfaces.filter(pl.col("group") == group)["name"].drop_nulls()
+    return f" ({names[0]})" if len(names) else ""
+
+
+# A window's peak rate from at most this many packets is mostly one frame's bytes over τ ...
+_FEW_PACKETS = 2
+# ... and worth a note from this rate on: slower, no link it could be mistaken for is passed.
+_NOTED_PEAK_BPS = 10**9
+
+
+def frame_rate_note(result: ScanResult, by: str, group: str) -> str | None:
+    """Why a short window's peak rate may pass the line rate, said once under `group`'s E(τ)
+    table where some window's E(τ) holds one or two packets at 1 Gbit/s or more; None
+    otherwise. A capture stamps a frame's bytes at one instant, so a window shorter than the
+    frame's time on the wire holds all of them, and 8·E(τ)/τ is that frame over τ, not a rate
+    any link ran at (docs/metrics.md, Envelope)."""
+    d = result.envelope.filter(
+        (pl.col("by") == by)
+        & (pl.col("group") == group)
+        & (pl.col("packets") <= _FEW_PACKETS)
+        & (pl.col("peak_rate_bps") >= _NOTED_PEAK_BPS)
+    )
+    if d.height == 0:
+        return None
+    longest = int(d["window_ns"].max())  # type: ignore[arg-type]
+    return (
+        f"τ ≤ {format_duration(longest)}: E(τ) is one or two frames, each stamped at one instant, so the peak "
+        "rate may pass the line rate (the frame took longer than τ on the wire)"
+    )
+
+
 def envelope_table(result: ScanResult, by: str, group: str) -> Table:
     """E(τ), its packets, the peak rate 8·E(τ)/τ, PtM(τ) and when the window that holds E(τ)
     began, one row per window: a burst's size is of use against a switch's drop counters only
@@ -258,8 +295,10 @@ def info_table(info: CaptureInfo) -> Table:
         ],
         ["snapped (cap < wire)", _int(info.snapped)],
     ]
-    if info.drops is not None:
-        rows.append(["dropped (ISB)", _int(info.drops)])
+    dropped = info.drops_text()
+    if dropped is not None:
+        rows.append(["dropped (ISB)", dropped])
+    rows += [["undeclared FCS", info.undeclared_fcs_text(k)] for k in info.undeclared_fcs()]
     for i in info.interfaces:
         rows.append(
             [
@@ -717,14 +756,17 @@ def render_report(
                 html_table(groups_table(result, by, max_groups), f"Groups by {by} (largest {len(groups)} of {n_all})")
             )
         for g in groups:
-            parts.append(html_table(envelope_table(result, by, g), f"E(τ) — {by}: {g}", "envelope"))
+            label = f"{by}: {g}{interface_name(result, by, g)}"
+            parts.append(html_table(envelope_table(result, by, g), f"E(τ) — {label}", "envelope"))
             parts.append(_html_note(ratio_note(result, by, g, "PtM(τ)")))
+            parts.append(_html_note(frame_rate_note(result, by, g)))
     parts.append('<h2 id="backlog">Backlog B_max(r) per server rate</h2>')
     for by in by_list:
         from .plot import top_groups
 
         for g in top_groups(result, by, max_groups):
-            parts.append(html_table(backlog_table(result, by, g), f"B_max(r) — {by}: {g}", "backlog"))
+            label = f"{by}: {g}{interface_name(result, by, g)}"
+            parts.append(html_table(backlog_table(result, by, g), f"B_max(r) — {label}", "backlog"))
             parts.append(_html_note(ratio_note(result, by, g, "r/ρ")))
     st = series_table(result, max_groups)
     if st[1]:

@@ -116,6 +116,7 @@ fn open_sink(out: &str, args: &Args) -> Result<FileSink, Box<dyn std::error::Err
                 nanos: true,
                 linktype: LINKTYPE_ETHERNET,
                 snaplen: args.snaplen,
+                fcs_len: 0,
             };
             Sink::Pcap(PcapWriter::new(w, options)?)
         }

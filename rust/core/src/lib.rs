@@ -26,6 +26,7 @@
 //!     nanos: true,
 //!     linktype: 1, // Ethernet
 //!     snaplen: 65535,
+//!     fcs_len: 0, // frames without their FCS, as nearly every capture
 //! };
 //! let mut w = PcapWriter::new(Vec::new(), options)?;
 //! for k in 0..3 {

@@ -26,8 +26,48 @@ pub enum SizeKind {
     /// Transport payload (TCP/UDP payload from the IP length).
     Payload,
     /// Layer-1 bytes: Ethernet frame padded to 60 B, plus 4 B FCS, plus 20 B preamble, SFD and
-    /// inter-frame gap. Assumes the capture lacks the FCS, which is the norm.
-    L1,
+    /// inter-frame gap; an FCS the frame holds, by [`Fcs`], is taken off first.
+    L1(Fcs),
+}
+
+/// Whether the captured frames end with their FCS, for [`SizeKind::L1`], which adds one of its
+/// own: what the capture declares (pcapng `if_fcslen`, pcap's FCS bits; the default), or what
+/// the user knows of a capture that kept the FCS without saying so, or said so wrongly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fcs {
+    /// As the capture declares: none unless it says so.
+    #[default]
+    Declared,
+    /// Every frame ends with an FCS: of the length declared, else 4 bytes.
+    Present,
+    /// No frame ends with an FCS, whatever the capture declares.
+    Absent,
+}
+
+impl Fcs {
+    /// A rule by its name, as the command line and Python take it: "declared", "present" or
+    /// "absent"; any other is an [`crate::ErrorKind::InvalidArgument`] error listing them.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "declared" => Ok(Fcs::Declared),
+            "present" => Ok(Fcs::Present),
+            "absent" => Ok(Fcs::Absent),
+            _ => Err(Error::invalid(format!(
+                "fcs {s:?} is not one of 'declared' (default: as the capture says), 'present' \
+                 (every frame ends with its FCS), 'absent' (none does)"
+            ))),
+        }
+    }
+
+    /// Bytes of FCS that end each frame of an interface that declares `declared`.
+    pub fn kept(self, declared: u8) -> u8 {
+        match self {
+            Fcs::Declared => declared,
+            Fcs::Present if declared == 0 => wire::fcs::FCS_LEN as u8,
+            Fcs::Present => declared,
+            Fcs::Absent => 0,
+        }
+    }
 }
 
 impl SizeKind {
@@ -40,10 +80,18 @@ impl SizeKind {
             "captured" | "cap" => Ok(SizeKind::Captured),
             "ip" => Ok(SizeKind::Ip),
             "payload" => Ok(SizeKind::Payload),
-            "l1" | "L1" => Ok(SizeKind::L1),
+            "l1" | "L1" => Ok(SizeKind::L1(Fcs::Declared)),
             _ => Err(Error::invalid(format!(
                 "size {s:?} is not one of 'wire' (default), 'captured', 'ip', 'payload', 'l1'"
             ))),
+        }
+    }
+    /// `self` with `fcs` as the rule for the FCS of `l1`; the other sizes count no FCS of their
+    /// own and are unchanged.
+    pub fn with_fcs(self, fcs: Fcs) -> Self {
+        match self {
+            SizeKind::L1(_) => SizeKind::L1(fcs),
+            other => other,
         }
     }
     fn needs_headers(self) -> bool {
@@ -445,10 +493,10 @@ pub(crate) fn chosen_size(
             .filter(|h| !h.ip_len_past_frame)?
             .payload_len
             .map(u64::from),
-        // The FCS the capture says it kept is the one l1_size adds: not twice.
-        SizeKind::L1 => Some(l1_size(
+        // The FCS the frame holds is the one l1_size adds: not twice.
+        SizeKind::L1(fcs) => Some(l1_size(
             p.linktype,
-            p.wire_len.saturating_sub(u32::from(p.fcs_len)),
+            p.wire_len.saturating_sub(u32::from(fcs.kept(p.fcs_len))),
         )),
     }
 }
@@ -844,9 +892,20 @@ pub struct Info {
     pub per_interface_packets: Vec<u64>,
     /// Wire bytes per interface, as `per_interface_packets`.
     pub per_interface_bytes: Vec<u64>,
+    /// Per interface, the Ethernet frames captured whole on an interface that declares no FCS
+    /// that were checked for one (the first [`FCS_SAMPLE`]), and how many of them end with a
+    /// valid FCS all the same: a capture that kept the FCS without saying so, whose `l1` sizes
+    /// are then 4 B a frame too long unless told ([`Fcs::Present`]).
+    pub fcs_sampled: Vec<u32>,
+    /// Per interface, how many of the frames in `fcs_sampled` end with a valid FCS.
+    pub fcs_valid: Vec<u32>,
     /// What the reader warned of (a cut capture, packets the capture says it lost, ...).
     pub warnings: Vec<Warning>,
 }
+
+/// Frames per interface that `info` checks for an undeclared FCS: a frame without one ends with
+/// its CRC by chance once in 2^32, so a few dozen tell, and the checks cost nothing after them.
+pub const FCS_SAMPLE: u32 = 64;
 
 /// Where the packet is that a scan of `reader` by `size` with this reorder `horizon` meets too
 /// late: the file offset of the first packet it counts that is more than `horizon` ns earlier
@@ -987,10 +1046,20 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
         if inf.per_interface_packets.len() <= i {
             inf.per_interface_packets.resize(i + 1, 0);
             inf.per_interface_bytes.resize(i + 1, 0);
+            inf.fcs_sampled.resize(i + 1, 0);
+            inf.fcs_valid.resize(i + 1, 0);
             mtu_cache.resize(i + 1, None);
         }
         inf.per_interface_packets[i] += 1;
         inf.per_interface_bytes[i] += p.wire_len as u64;
+        if inf.fcs_sampled[i] < FCS_SAMPLE
+            && p.linktype == wire::linktype::ETHERNET
+            && p.fcs_len == 0
+            && p.data.len() as u64 == u64::from(p.wire_len)
+        {
+            inf.fcs_sampled[i] += 1;
+            inf.fcs_valid[i] += u32::from(wire::fcs::ends_with_fcs(p.data));
+        }
         let mtu = *mtu_cache[i]
             .get_or_insert_with(|| wire::link_mtu_frame(p.linktype).map_or(u32::MAX, |m| m + 8));
         if p.wire_len > mtu {
@@ -1030,6 +1099,8 @@ pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> 
     );
     inf.per_interface_bytes
         .resize(inf.per_interface_packets.len(), 0);
+    inf.fcs_sampled.resize(inf.per_interface_packets.len(), 0);
+    inf.fcs_valid.resize(inf.per_interface_packets.len(), 0);
     inf.warnings = reader.warnings().to_vec();
     progress(reader.consumed())?;
     Ok(inf)

@@ -91,6 +91,7 @@ fn gen_pcap_as(rng: &mut Rng, n: usize, byte_order: ByteOrder, nanos: bool) -> V
         nanos,
         linktype: 1,
         snaplen,
+        fcs_len: 0,
     };
     let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
     let mut ts = 1_700_000_000_000_000_000i64;

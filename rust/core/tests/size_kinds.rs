@@ -27,6 +27,7 @@ fn capture(big: bool) -> Vec<u8> {
             nanos: true,
             linktype: 1,
             snaplen: 64,
+            fcs_len: 0,
         },
     )
     .expect("writer");
@@ -73,7 +74,7 @@ fn wire_captured_and_l1_sizes_of_snapped_frames() {
         // L1: the wire frame (at least 60 bytes) plus FCS, preamble, SFD and inter-frame gap.
         let l1 = |wire: u64| wire.max(60) + 24;
         assert_eq!(
-            envelope(capture(big), SizeKind::L1),
+            envelope(capture(big), SizeKind::L1(Default::default())),
             (
                 vec![
                     l1(9000),

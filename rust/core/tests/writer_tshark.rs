@@ -183,6 +183,7 @@ fn pcap_case(dir: &Path, seed: u64, order: ByteOrder, nanos: bool) -> Case {
             nanos,
             linktype,
             snaplen,
+            fcs_len: 0,
         },
     )
     .unwrap();

@@ -12,7 +12,7 @@ use burstcore::analysis::{
 use burstcore::analyze::{self, OrderOptions};
 use burstcore::capture::CaptureReader;
 use burstcore::engine::{By, GroupKey};
-use burstcore::pipeline::SizeKind;
+use burstcore::pipeline::{Fcs, SizeKind};
 use burstcore::Error;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -521,7 +521,7 @@ fn iterations<'py>(
 
 /// Scan of the exact merge (in `scan`'s output layout) plus each capture's aggregate E(τ).
 #[pyfunction]
-#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", bin_origin_ns=Some(0)))]
+#[pyo3(signature = (sources, offsets_ns, windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", bin_origin_ns=Some(0), fcs="declared"))]
 #[allow(clippy::too_many_arguments)]
 fn superpose<'py>(
     py: Python<'py>,
@@ -542,6 +542,7 @@ fn superpose<'py>(
     filter: Option<Filters>,
     size: &str,
     bin_origin_ns: Option<i64>,
+    fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         let cfg = burstcore::engine::ScanConfig {
@@ -550,7 +551,9 @@ fn superpose<'py>(
                 windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
             )?
         };
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
+        let mut ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
+        // Only scan and superpose take the FCS rule (l1's, refused with any other size).
+        ord.size = ord.size.with_fcs(Fcs::parse(fcs).map_err(to_py)?);
         let (sp, warnings, readers) = run_keeping(py, &sources, strict, mmap, progress, |r, p| {
             analyze::superpose(r, &offsets_ns, cfg, ord, p)
         })?;

@@ -16,7 +16,7 @@ use arrow::Column;
 use burstcore::analysis::{shared_packets as shared_packets_of, SharedOptions};
 use burstcore::capture::{CaptureReader, Format, ReadOptions};
 use burstcore::engine::{BinOrigin, By, Closure, LatePolicy, ScanConfig, ScanOutput};
-use burstcore::pipeline::{self, Accounting, SizeKind};
+use burstcore::pipeline::{self, Accounting, Fcs, SizeKind};
 use burstcore::table::{self, PacketTable};
 use burstcore::{Error, ErrorKind, TimeRange};
 use columns::col;
@@ -371,6 +371,9 @@ fn capture_info<'py>(
             id.set_item("if_drop", i.stats.if_drop)?;
             id.set_item("os_drop", i.stats.os_drop)?;
             id.set_item("isb_count", i.stats.isb_count)?;
+            let at = |v: &[u32]| v.get(i.index as usize).copied().unwrap_or(0);
+            id.set_item("fcs_sampled", at(&inf.fcs_sampled))?;
+            id.set_item("fcs_valid", at(&inf.fcs_valid))?;
             ifaces.append(id)?;
         }
         d.set_item("interfaces", ifaces)?;
@@ -627,7 +630,7 @@ pub(crate) fn accounting<'py>(py: Python<'py>, acc: &Accounting) -> PyResult<Bou
 
 /// One pass over one or more captures (merged in timestamp order).
 #[pyfunction]
-#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=None, time_range=None, filter=None, bin_origin_ns=Some(0)))]
+#[pyo3(signature = (sources, windows_ns, closed, rates_bps, bins_ns, by, size, horizon_ns, on_late, max_groups, strict=false, progress=None, threads=1, mmap=None, time_range=None, filter=None, bin_origin_ns=Some(0), fcs="declared"))]
 #[allow(clippy::too_many_arguments)]
 fn scan<'py>(
     py: Python<'py>,
@@ -648,6 +651,7 @@ fn scan<'py>(
     time_range: Span,
     filter: Option<Filters>,
     bin_origin_ns: Option<i64>,
+    fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<errors::WarningOut>)> {
     guard(py, || {
         let range = crate::time_range(time_range);
@@ -661,7 +665,9 @@ fn scan<'py>(
                 windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
             )?
         };
-        let size = SizeKind::parse(size).map_err(to_py)?;
+        let size = SizeKind::parse(size)
+            .and_then(|s| Ok(s.with_fcs(Fcs::parse(fcs)?)))
+            .map_err(to_py)?;
         let cfg_filter = cfg.filter_per_capture(sources.len());
         // Where a seekable file object starts, to look for a late packet there again.
         let start = match &sources[..] {

@@ -45,7 +45,7 @@ macro_rules! width {
         }
     )*};
 }
-width!(u16: "a 16-bit unsigned field", u32: "a 32-bit unsigned field",
+width!(u8: "an 8-bit unsigned field", u16: "a 16-bit unsigned field", u32: "a 32-bit unsigned field",
        u64: "a 64-bit unsigned field", i64: "a 64-bit signed field");
 
 impl<'a, 'py, T> FromPyObject<'a, 'py> for Field<T> {
@@ -179,6 +179,8 @@ struct Defaults {
     linktype: u16,
     /// Given to the constructor; else 0 in an interface ("no limit").
     snaplen: Option<u32>,
+    /// Bytes of FCS that end each frame (0: none, the norm).
+    fcs_len: u8,
 }
 
 fn byte_order(s: &str) -> PyResult<ByteOrder> {
@@ -245,6 +247,9 @@ impl CaptureWriter {
     /// snaplen of the file. For pcapng: the defaults of `section()` (byte order) and
     /// `interface()` (link type, snaplen, resolution 1e-9 with `nanos`, else 1e-6); an interface
     /// declared before any section header gets one in the constructor's byte order.
+    /// `fcs_len`: bytes of FCS that end each frame (a switch's mirror may keep it), declared in
+    /// pcap's link-type field (its FCS bits: an even count up to 30) or as each pcapng
+    /// interface's `if_fcslen` by default; 0, the norm, declares none. The data must hold it.
     ///
     /// A record's data may not be longer than its wire length, nor than the snaplen of its file
     /// or interface when that is not 0 (libpcap would cut or refuse it), nor than libpcap takes
@@ -263,8 +268,8 @@ impl CaptureWriter {
     #[new]
     // The defaults written out for Python: pyo3 shows a default it cannot print as `...`.
     #[pyo3(
-        signature = (format="pcapng", byte_order="little", nanos=false, linktype=Field::of(1), snaplen=None, allow_oversized_records=false),
-        text_signature = "(format='pcapng', byte_order='little', nanos=False, linktype=1, snaplen=None, allow_oversized_records=False)"
+        signature = (format="pcapng", byte_order="little", nanos=false, linktype=Field::of(1), snaplen=None, allow_oversized_records=false, fcs_len=Field::of(0)),
+        text_signature = "(format='pcapng', byte_order='little', nanos=False, linktype=1, snaplen=None, allow_oversized_records=False, fcs_len=0)"
     )]
     fn new(
         format: &str,
@@ -273,8 +278,9 @@ impl CaptureWriter {
         linktype: Field<u16>,
         snaplen: Option<Field<u32>>,
         allow_oversized_records: bool,
+        fcs_len: Field<u8>,
     ) -> PyResult<Self> {
-        named!(linktype, snaplen);
+        named!(linktype, snaplen, fcs_len);
         let bo = self::byte_order(byte_order)?;
         let defaults = Defaults {
             pcapng: format == "pcapng",
@@ -282,6 +288,7 @@ impl CaptureWriter {
             nanos,
             linktype,
             snaplen,
+            fcs_len,
         };
         let snaplen = snaplen.unwrap_or(262_144);
         let inner = match format {
@@ -293,6 +300,7 @@ impl CaptureWriter {
                         nanos,
                         linktype,
                         snaplen,
+                        fcs_len,
                     },
                 )
                 .map_err(to_py)?;
@@ -361,10 +369,11 @@ impl CaptureWriter {
     }
 
     /// An interface description; its number. Unset arguments take the constructor's values
-    /// (snaplen 0, no limit, unless the constructor was given one).
+    /// (snaplen 0, no limit, unless the constructor was given one). `fcs_len`: bytes of FCS
+    /// that end each of its frames, written as its `if_fcslen` option when not 0.
     #[pyo3(
-        signature = (linktype=None, snaplen=None, resolution=None, ts_offset_s=Field::of(0), name=None),
-        text_signature = "($self, linktype=None, snaplen=None, resolution=None, ts_offset_s=0, name=None)"
+        signature = (linktype=None, snaplen=None, resolution=None, ts_offset_s=Field::of(0), name=None, fcs_len=None),
+        text_signature = "($self, linktype=None, snaplen=None, resolution=None, ts_offset_s=0, name=None, fcs_len=None)"
     )]
     fn interface(
         &mut self,
@@ -373,8 +382,9 @@ impl CaptureWriter {
         resolution: Option<&str>,
         ts_offset_s: Field<i64>,
         name: Option<Text>,
+        fcs_len: Option<Field<u8>>,
     ) -> PyResult<u32> {
-        named!(linktype, snaplen, ts_offset_s, name);
+        named!(linktype, snaplen, ts_offset_s, name, fcs_len);
         let d = self.defaults;
         let r = match resolution {
             Some(r) => self::resolution(r)?,
@@ -389,12 +399,13 @@ impl CaptureWriter {
         }
         let number = self
             .ng()?
-            .interface(
+            .interface_with_fcs(
                 linktype.unwrap_or(d.linktype),
                 snaplen.or(d.snaplen).unwrap_or(0),
                 r,
                 ts_offset_s,
                 name.as_deref(),
+                fcs_len.unwrap_or(d.fcs_len),
             )
             .map_err(to_py)?;
         self.written.interfaces += 1;

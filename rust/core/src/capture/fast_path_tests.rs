@@ -164,6 +164,7 @@ fn pcap(rng: &mut Rng) -> Vec<u8> {
         nanos: rng.below(2) == 0,
         linktype: 1,
         snaplen: 65535,
+        fcs_len: 0,
     };
     let mut w = PcapWriter::new(Vec::new(), options).unwrap();
     for _ in 0..rng.below(40) {

@@ -8,7 +8,8 @@
 //!   the seconds. We reproduce that so both tools agree on these garbage fields;
 //! - caplen > snaplen and caplen > orig_len are accepted as they are;
 //! - major version < 2 is unsupported; any 2.x is read; the link-type field's reserved bits
-//!   (0x03FF0000) must be zero; the FCS bits are ignored; thiszone is ignored.
+//!   (0x03FF0000) must be zero; the FCS bits give each packet's `fcs_len` (tshark then shows
+//!   the frame's last bytes as `eth.fcs`), and take no part in framing; thiszone is ignored.
 
 use super::bytes::{u16_at, u32_at};
 use super::chase::Layout;

@@ -92,6 +92,7 @@ mod tests {
             nanos: true,
             linktype: 1,
             snaplen: 65_535,
+            fcs_len: 0,
         };
         // Unbuffered: the file header is the first write.
         let e = PcapWriter::new(full(), opts).expect_err("ENOSPC");

@@ -21,6 +21,11 @@ pub struct PcapOptions {
     /// 0: no limit. Every reader takes it: libpcap as its largest snaplen for the link type
     /// (262144 for Ethernet), tshark and capinfos as "not set".
     pub snaplen: u32,
+    /// Bytes of FCS that end each frame, declared in the link-type field's FCS bits (libpcap's
+    /// `LT_FCS_DATALINK_EXT`: a flag, and the length in 16-bit words in the top four bits), as
+    /// a switch or tap capture that keeps the FCS writes them: 0 (none, the norm) or an even
+    /// count up to 30. The writer declares it; the packets given must hold it.
+    pub fcs_len: u8,
 }
 
 /// Little-endian, ns timestamps (the exact ones), Ethernet, and tcpdump's default snaplen of
@@ -32,7 +37,21 @@ impl Default for PcapOptions {
             nanos: true,
             linktype: 1,
             snaplen: 262_144,
+            fcs_len: 0,
         }
+    }
+}
+
+/// The link-type field's bits that declare `fcs_len` bytes of FCS: none for 0, else the flag
+/// (0x04000000) and the length in 16-bit words in bits 28 to 31, all that field can say.
+fn fcs_bits(fcs_len: u8) -> Result<u32> {
+    match fcs_len {
+        0 => Ok(0),
+        n if n % 2 == 0 && n <= 30 => Ok(0x0400_0000 | (u32::from(n / 2) << 28)),
+        n => Err(Error::invalid(format!(
+            "fcs_len={n}: a pcap header declares an FCS in 16-bit words, up to 15 of them: \
+             give 0 (none) or an even length up to 30 bytes (Ethernet's FCS is 4)"
+        ))),
     }
 }
 
@@ -80,7 +99,8 @@ impl<W: Write> PcapWriter<W> {
         header[4..8].copy_from_slice(&version);
         // bytes 8..16: thiszone and sigfigs, always 0 in practice
         header[16..20].copy_from_slice(&u32_bytes(order, options.snaplen));
-        header[20..24].copy_from_slice(&u32_bytes(order, u32::from(options.linktype)));
+        let network = u32::from(options.linktype) | fcs_bits(options.fcs_len)?;
+        header[20..24].copy_from_slice(&u32_bytes(order, network));
         let mut w = Sink::new(w);
         w.put(&header)?;
         Ok(PcapWriter {
@@ -203,6 +223,7 @@ mod tests {
             nanos: false,
             linktype: 1,
             snaplen: 65535,
+            fcs_len: 0,
         };
         let mut w = PcapWriter::new(Vec::new(), opts).unwrap();
         w.write_packet(1_000_000_001_999, 60, &[0xAA, 0xBB])
@@ -228,6 +249,7 @@ mod tests {
             nanos: true,
             linktype: 1,
             snaplen: 0,
+            fcs_len: 0,
         };
         let mut w = PcapWriter::new(Vec::new(), opts).unwrap();
         let kind = |r: Result<()>| r.unwrap_err().kind;
@@ -251,6 +273,42 @@ mod tests {
             "{e}"
         );
         assert!(w.write_packet(0, 10, &[0; 4]).is_ok());
+    }
+
+    /// The FCS bits of the link-type field: libpcap's layout (flag 0x04000000, length in 16-bit
+    /// words in bits 28 to 31), and the reader's `fcs_len` agrees; what the field cannot say is
+    /// refused before anything is written.
+    #[test]
+    fn fcs_len_is_declared_in_the_link_type_fields_fcs_bits() {
+        use crate::capture::{CaptureReader, ReadOptions};
+        for (fcs_len, field) in [
+            (0u8, 1u32),
+            (4, 0x2400_0001),
+            (2, 0x1400_0001),
+            (30, 0xF400_0001),
+        ] {
+            let opts = PcapOptions {
+                fcs_len,
+                ..PcapOptions::default()
+            };
+            let mut w = PcapWriter::new(Vec::new(), opts).unwrap();
+            w.write_packet(0, 64, &[0; 64]).unwrap();
+            let bytes = w.finish().unwrap();
+            assert_eq!(bytes[20..24], field.to_le_bytes(), "fcs_len {fcs_len}");
+            let input =
+                crate::input::from_reader(Box::new(std::io::Cursor::new(bytes)), None).unwrap();
+            let mut r = CaptureReader::new(input, ReadOptions::default()).unwrap();
+            let p = r.next_packet().unwrap().expect("a packet");
+            assert_eq!((p.linktype, p.fcs_len), (1, fcs_len));
+        }
+        for odd in [1u8, 3, 32, 255] {
+            let opts = PcapOptions {
+                fcs_len: odd,
+                ..PcapOptions::default()
+            };
+            let e = PcapWriter::new(Vec::new(), opts).expect_err("refused");
+            assert!(e.to_string().contains(&format!("fcs_len={odd}")), "{e}");
+        }
     }
 
     /// libpcap's maximum is per link type and ignores the snaplen: a record past it is refused

@@ -32,6 +32,7 @@ mod opt {
     pub const SHB_USERAPPL: u16 = 4;
     pub const IF_NAME: u16 = 2;
     pub const IF_TSRESOL: u16 = 9;
+    pub const IF_FCSLEN: u16 = 13;
     pub const IF_TSOFFSET: u16 = 14;
     pub const ISB_STARTTIME: u16 = 2;
     pub const ISB_ENDTIME: u16 = 3;
@@ -139,6 +140,21 @@ impl<W: Write> PcapNgWriter<W> {
         ts_offset_s: i64,
         name: Option<&str>,
     ) -> Result<u32> {
+        self.interface_with_fcs(linktype, snaplen, resolution, ts_offset_s, name, 0)
+    }
+
+    /// [`PcapNgWriter::interface`] whose frames each end with `fcs_len` bytes of FCS, declared
+    /// as its `if_fcslen` option (in bytes, as tshark and libpcap read it; 0 writes none, the
+    /// norm). The packets given must hold it.
+    pub fn interface_with_fcs(
+        &mut self,
+        linktype: u16,
+        snaplen: u32,
+        resolution: TsResolution,
+        ts_offset_s: i64,
+        name: Option<&str>,
+        fcs_len: u8,
+    ) -> Result<u32> {
         let section = current(&mut self.section)?;
         let o = section.order;
         let id = u32::try_from(section.interfaces.len())
@@ -155,6 +171,9 @@ impl<W: Write> PcapNgWriter<W> {
         }
         if resolution != TsResolution::Pow10(6) {
             options.bytes(opt::IF_TSRESOL, &[tsresol])?;
+        }
+        if fcs_len != 0 {
+            options.bytes(opt::IF_FCSLEN, &[fcs_len])?;
         }
         if ts_offset_s != 0 {
             // if_tsoffset is a signed 64-bit count of seconds: the bit pattern is the i64's.
@@ -578,6 +597,35 @@ impl<'a> Options<'a> {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+
+    /// if_fcslen (code 13, one byte) is written only when there is an FCS, and read back as
+    /// the packets' `fcs_len`.
+    #[test]
+    fn if_fcslen_declares_the_fcs_of_an_interface() {
+        use crate::capture::{CaptureReader, ReadOptions};
+        let mut w = PcapNgWriter::new(Vec::new());
+        w.section(ByteOrder::Big, None).unwrap();
+        w.interface_with_fcs(1, 0, TsResolution::Pow10(6), 0, None, 4)
+            .unwrap();
+        w.interface(1, 0, TsResolution::Pow10(6), 0, None).unwrap();
+        w.enhanced_packet(0, 0, 64, &[0; 64]).unwrap();
+        w.enhanced_packet(1, 0, 64, &[0; 64]).unwrap();
+        let bytes = w.finish().unwrap();
+        // The first IDB (after the 28-byte SHB): linktype, snaplen, if_fcslen 4, end of options.
+        #[rustfmt::skip]
+        let idb: &[u8] = &[
+            0, 0, 0, 1, 0, 0, 0, 32, 0, 1, 0, 0, 0, 0, 0, 0,
+            0, 13, 0, 1, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32,
+        ];
+        assert_eq!(&bytes[28..60], idb);
+        let input = crate::input::from_reader(Box::new(std::io::Cursor::new(bytes)), None).unwrap();
+        let mut r = CaptureReader::new(input, ReadOptions::default()).unwrap();
+        let mut kept = Vec::new();
+        while let Some(p) = r.next_packet().unwrap() {
+            kept.push((p.interface, p.fcs_len));
+        }
+        assert_eq!(kept, [(0, 4), (1, 0)]);
+    }
 
     /// Blocks laid out by hand from draft-ietf-opsawg-pcapng (big-endian, so the bytes read as
     /// the field values), not from this writer.
