@@ -360,6 +360,7 @@ def test_scan_json_config_holds_every_keyword_scan_was_called_with(caps: tuple[P
         "bin_origin",
         "by",
         "size",
+        "fcs",
         "closed",
         "threads",
         "max_groups",
