@@ -473,6 +473,24 @@ def test_progress_ends_full_and_never_goes_back(tmp_path: Path) -> None:
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(calls))
 
 
+def test_scan_packets_calls_progress_once_per_read_from_the_start(tmp_path: Path) -> None:
+    # Each collect reads the capture from the start (as documented): the calls of each collect
+    # never go back, and each ends with the whole file read.
+    path = tmp_path / "p.pcap"
+    data = pcap(5000)
+    path.write_bytes(data)
+    calls: list[tuple[int, int | None]] = []
+    lazy = burstcore.scan_packets(path, batch_rows=600, progress=lambda d, t: calls.append((d, t)))
+    runs = []
+    for engine in ("in-memory", "streaming"):
+        calls.clear()
+        assert lazy.collect(engine=engine).height == 5000
+        runs.append(list(calls))
+    for run in runs:
+        assert run and run[-1] == (len(data), len(data))
+        assert all(a[0] <= b[0] for a, b in itertools.pairwise(run))
+
+
 class FailingReader(CountingReader):
     """A file object whose read() raises once `after` bytes have been read."""
 
