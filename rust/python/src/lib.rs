@@ -291,22 +291,30 @@ pub(crate) fn table_columns(
         .collect()
 }
 
-/// A capinfos-like summary as a plain dict.
+/// A capinfos-like summary as a plain dict, of the packets in `time_range` that pass `filter`
+/// (the file's sections, interfaces and blocks whatever they are).
 #[pyfunction]
-#[pyo3(signature = (source, strict=false, progress=None, mmap=None))]
+#[pyo3(signature = (source, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
 fn capture_info<'py>(
     py: Python<'py>,
     source: Bound<'py, PyAny>,
     strict: bool,
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
+    time_range: Span,
+    filter: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
+        let filter = parse_filter(filter.as_deref())?;
+        let select = burstcore::table::Selection {
+            range: crate::time_range(time_range),
+            filter: filter.as_ref(),
+        };
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap, 1)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(py, progress, total)?;
         let inf = py
-            .detach(|| pipeline::info(&mut reader, &mut |d| ctl.tick(d)))
+            .detach(|| pipeline::info_where(&mut reader, select, &mut |d| ctl.tick(d)))
             .map_err(|e| ctl.take(e))?;
         ctl.finish(py)?;
         let d = PyDict::new(py);
@@ -392,6 +400,7 @@ fn capture_info<'py>(
         d.set_item("over_mtu_frames", inf.over_mtu_frames)?;
         d.set_item("max_wire_len", inf.max_wire_len)?;
         d.set_item("snapped", inf.snapped)?;
+        d.set_item("read", accounting(py, &inf.read)?)?;
         let st = reader.stats();
         let blocks = PyDict::new(py);
         blocks.set_item("enhanced_packet", st.enhanced_packet_blocks)?;
