@@ -180,6 +180,15 @@ def scan_packets(
     streamed capture does, instead of a mean-rate pre-pass). Errors and
     warnings are ``iter_packets``': raised or issued while the frame is collected (polars 1.x
     may wrap the error in ``polars.exceptions.ComputeError``).
+
+    Ctrl-C while the frame is collected raises ``KeyboardInterrupt`` within a second, also
+    while the read waits on stdin or a pipe with no data coming and polars' streaming engine
+    reads on a thread of its own (where Python runs no signal handler: burstcore counts SIGINT
+    itself there, when Python's handler is the default one). A plain
+    ``collect(engine="streaming")`` of polars 2.1 then raises a second ``KeyboardInterrupt`` at
+    the next line run, as it does for any query, without burstcore too (polars raises its own
+    and leaves Python's pending); ``scan(frame)`` and a loop over ``frame.collect_batches()``
+    take the batches on the calling thread and raise one.
     """
     try:
         from polars.io.plugins import register_io_source

@@ -9,6 +9,7 @@ mod batches;
 mod column_scan;
 mod columns;
 mod errors;
+mod sigint;
 mod source;
 mod writer;
 
@@ -47,6 +48,8 @@ pub(crate) struct Control {
     shown: Option<u64>,
     latest: Option<u64>,
     pending: Option<PyErr>,
+    /// SIGINTs counted when the work began ([`sigint`]).
+    signals: u64,
 }
 
 impl Control {
@@ -75,6 +78,7 @@ impl Control {
             shown: None,
             latest: None,
             pending: None,
+            signals: sigint::mark(py),
         })
     }
     pub(crate) fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
@@ -86,6 +90,7 @@ impl Control {
         self.shown = Some(done);
         let r = Python::attach(|py| -> PyResult<()> {
             py.check_signals()?;
+            sigint::check_off_main(py, self.signals)?;
             let called = Instant::now();
             if let Some(cb) = &self.callback {
                 cb.call1(py, (done, self.total))?;
