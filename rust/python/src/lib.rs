@@ -90,7 +90,7 @@ impl Control {
         self.shown = Some(done);
         let r = Python::attach(|py| -> PyResult<()> {
             py.check_signals()?;
-            sigint::check_off_main(py, self.signals)?;
+            sigint::check_foreign_thread(py, self.signals)?;
             let called = Instant::now();
             if let Some(cb) = &self.callback {
                 cb.call1(py, (done, self.total))?;

@@ -1,10 +1,12 @@
-//! Ctrl-C seen by a read that runs on a thread other than Python's main thread (polars'
-//! streaming engine reads a `scan_packets` frame on one of its own). Python runs signal
-//! handlers on the main thread only, so `check_signals` there never raises: a read of a pipe
-//! or stdin with no data coming waited for ever, and polars, waiting for the read, with it.
-//! A SIGINT handler chained before Python's (and polars') counts the signals; such a read
-//! stops with `KeyboardInterrupt` once the count moved since it began, when Python's own
-//! SIGINT handler is the default one (which would have raised it on the main thread).
+//! Ctrl-C seen by a read that runs on a thread Python did not start (polars' streaming engine
+//! reads a `scan_packets` frame on one of its own). Python runs signal handlers on the main
+//! thread only, so `check_signals` there never raises: a read of a pipe or stdin with no data
+//! coming waited for ever, and polars, waiting for the read, with it. A SIGINT handler chained
+//! before Python's (and polars') counts the signals; such a read stops with
+//! `KeyboardInterrupt` once the count moved since it began, when Python's own SIGINT handler
+//! is the default one (which would have raised it on the main thread). A thread of Python's
+//! own (`threading.Thread`) is left as it was: Ctrl-C goes to the main thread, which can stop
+//! it as it sees fit.
 
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -12,11 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 static SIGNALS: AtomicU64 = AtomicU64::new(0);
 
-/// The signals counted so far: what a read started at. Off the main thread, counting starts
-/// here (the handler is put in then).
+/// The signals counted so far: what a read started at. On a thread Python did not start,
+/// counting starts here (the handler is put in then).
 pub fn mark(py: Python<'_>) -> u64 {
     #[cfg(unix)]
-    if !is_main_thread(py).unwrap_or(true) {
+    if is_foreign_thread(py).unwrap_or(false) {
         chained::install();
     }
     #[cfg(not(unix))]
@@ -24,26 +26,31 @@ pub fn mark(py: Python<'_>) -> u64 {
     SIGNALS.load(Ordering::SeqCst)
 }
 
-/// On a thread other than the main one, with Python's default SIGINT handler: the
+/// On a thread Python did not start, with Python's default SIGINT handler: the
 /// `KeyboardInterrupt` of a SIGINT that came after `mark`.
-pub fn check_off_main(py: Python<'_>, mark: u64) -> PyResult<()> {
-    if SIGNALS.load(Ordering::SeqCst) == mark || is_main_thread(py)? {
+pub fn check_foreign_thread(py: Python<'_>, mark: u64) -> PyResult<()> {
+    if SIGNALS.load(Ordering::SeqCst) == mark || !is_foreign_thread(py)? {
         return Ok(());
     }
     let signal = py.import("signal")?;
     let handler = signal.call_method1("getsignal", (signal.getattr("SIGINT")?,))?;
     if handler.is(&signal.getattr("default_int_handler")?) {
         return Err(PyKeyboardInterrupt::new_err(
-            "Ctrl-C (SIGINT) while reading on a thread other than the main one",
+            "Ctrl-C (SIGINT) while reading on a thread Python did not start (polars', say)",
         ));
     }
     Ok(())
 }
 
-fn is_main_thread(py: Python<'_>) -> PyResult<bool> {
+/// Whether this thread was started outside Python (threading gives it a `_DummyThread`): a
+/// Rust or C thread pool's, where no signal handler of Python's ever runs.
+fn is_foreign_thread(py: Python<'_>) -> PyResult<bool> {
     let threading = py.import("threading")?;
     let current = threading.call_method0("current_thread")?;
-    Ok(current.is(&threading.call_method0("main_thread")?))
+    match threading.getattr("_DummyThread") {
+        Ok(dummy) => current.is_instance(&dummy),
+        Err(_) => Ok(!current.is(&threading.call_method0("main_thread")?)),
+    }
 }
 
 #[cfg(unix)]

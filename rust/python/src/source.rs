@@ -291,8 +291,8 @@ impl Read for Polled {
 }
 
 /// Read `fd`, waiting for data a tenth of a second at a time and asking Python's signal
-/// handlers in between (see [`Stdin`]); off the main thread, where they never run, whether a
-/// SIGINT came since `signals` ([`crate::sigint`]).
+/// handlers in between (see [`Stdin`]); on a thread Python did not start, where they never
+/// run, whether a SIGINT came since `signals` ([`crate::sigint`]).
 #[cfg(unix)]
 fn poll_read(
     fd: i32,
@@ -331,7 +331,7 @@ fn poll_read(
         }
         let asked = Python::attach(|py| {
             py.check_signals()?;
-            crate::sigint::check_off_main(py, signals)
+            crate::sigint::check_foreign_thread(py, signals)
         });
         if let Err(e) = asked {
             raised(slot, e);
