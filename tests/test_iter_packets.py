@@ -368,6 +368,53 @@ def test_ctrl_c_while_waiting_for_a_batch_raises_keyboard_interrupt() -> None:
             p.wait()
 
 
+POLARS_CHILD = """
+import sys, time, burstcore
+lf = burstcore.scan_packets(sys.argv[1], batch_rows=10)
+outcome = "finished"
+try:
+    try:
+        print("collecting", flush=True)
+        lf.collect(engine="streaming")
+    except KeyboardInterrupt:
+        outcome = "interrupted"
+        # polars 2.1 raises its own KeyboardInterrupt and leaves Python's pending, which comes
+        # as a second one at the next line run (pola-rs/polars, without burstcore as well).
+        time.sleep(0.5)
+except KeyboardInterrupt:
+    outcome = "interrupted"
+print(outcome, flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_streaming_collect_waiting_on_a_pipe(tmp_path: Path) -> None:
+    """polars' streaming engine reads the frame on a thread of its own, where Python never runs
+    signal handlers: the read of a pipe with no data coming waited for ever, and the collect
+    with it, whatever the Ctrl-Cs. It raises KeyboardInterrupt now (the bound is generous: the
+    read looks ten times a second)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    p = subprocess.Popen(
+        [sys.executable, "-c", POLARS_CHILD, str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert p.stdout is not None
+    try:
+        assert p.stdout.readline().strip() == b"collecting"
+        with open(fifo, "wb") as f:
+            f.write(pcap(15))  # the second batch of 10 waits for more, the pipe open
+            f.flush()
+            time.sleep(0.5)
+            assert p.poll() is None
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=10)
+        assert out.strip() == b"interrupted", err.decode()
+        assert p.returncode == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 # scan_packets
 
 
@@ -471,6 +518,24 @@ def test_progress_ends_full_and_never_goes_back(tmp_path: Path) -> None:
     assert n == 5000
     assert calls and calls[-1] == (len(data), len(data))
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(calls))
+
+
+def test_scan_packets_calls_progress_once_per_read_from_the_start(tmp_path: Path) -> None:
+    # Each collect reads the capture from the start (as documented): the calls of each collect
+    # never go back, and each ends with the whole file read.
+    path = tmp_path / "p.pcap"
+    data = pcap(5000)
+    path.write_bytes(data)
+    calls: list[tuple[int, int | None]] = []
+    lazy = burstcore.scan_packets(path, batch_rows=600, progress=lambda d, t: calls.append((d, t)))
+    runs = []
+    for engine in ("in-memory", "streaming"):
+        calls.clear()
+        assert lazy.collect(engine=engine).height == 5000
+        runs.append(list(calls))
+    for run in runs:
+        assert run and run[-1] == (len(data), len(data))
+        assert all(a[0] <= b[0] for a, b in itertools.pairwise(run))
 
 
 class FailingReader(CountingReader):

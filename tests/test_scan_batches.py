@@ -224,6 +224,24 @@ def test_an_iterator_without_rates_gets_the_link_speed_grid() -> None:
     assert r.config["rates_bps"] == list(burstcore._scan.LINK_SPEED_GRID_BPS)
 
 
+def test_a_lazyframe_over_a_file_object_without_rates_gets_the_link_speed_grid() -> None:
+    """A scan_packets frame over a file object is read once: no mean-rate pre-pass (whose read
+    would leave the main pass nothing), the grid instead; the result is the capture's scan."""
+    import io
+
+    data = pcap(2000)
+    lazy = burstcore.scan_packets(io.BytesIO(data)).filter(pl.col("protocol") == 17)
+    r = burstcore.scan(lazy)
+    assert r.config["rates"] == "link-speed grid (LazyFrame reading a stream once)"
+    assert r.config["rates_bps"] == list(burstcore._scan.LINK_SPEED_GRID_BPS)
+    want = burstcore.scan(data, filter="udp", rates=r.config["rates_bps"])
+    assert_frame_equal(r.envelope, want.envelope)
+    assert_frame_equal(r.backlog, want.backlog)
+    # A path is read again: the pre-pass and its multiples of the mean rate, as for the capture.
+    path_lazy = burstcore.scan_packets(data)
+    assert burstcore.scan(path_lazy).config["rates_bps"] == burstcore.scan(data).config["rates_bps"]
+
+
 def test_the_column_scanner_takes_nothing_after_it_ends() -> None:
     scanner = burstcore._burstcore.ColumnScanner([1000], "left", [10**9], [], ["all"], 0, "error", 10)
     ts, sz = np.array([5, 6], dtype=np.int64), np.array([1, 2], dtype=np.uint64)

@@ -41,6 +41,10 @@ PACKET_SCHEMA: dict[str, pl.DataType] = {
 anything is read."""
 
 
+READ_ONCE_MARK = "a file object, stdin or a pipe: read once (burstcore)"
+"""The detail a ``scan_packets`` frame over a source read only once shows in
+``LazyFrame.explain()``: ``scan`` finds it there."""
+
 # A pcap header and no record: the smallest capture, to have the core check a filter.
 _EMPTY_PCAP = bytes.fromhex("d4c3b2a1020004000000000000000000ffff000001000000")
 
@@ -159,8 +163,11 @@ def scan_packets(
     translated into ``filter=``, so every packet is still decoded); polars' batch size, when it
     gives one (100,000 rows in polars 2.1), replaces ``batch_rows``. ``start``, ``end`` and
     ``filter`` (a tcpdump expression, docs/filters.md) choose the packets as ``read_packets``
-    does, before the query sees them; ``strict``, ``mmap`` and ``progress`` as there, for each
-    read.
+    does, before the query sees them; ``strict`` and ``mmap`` as there, for each read.
+    ``progress`` as there, once per read: each collect reads the capture from the start, so the
+    callback starts again from its first bytes at every collect (and at each read of a query
+    that reads the frame twice) and ends each with the bytes read; polars' streaming engine
+    calls it from one of its threads.
 
     ``scan`` takes such a frame, with whatever the query derives, filters or joins, and
     collects it in batches (docs/limits.md, Memory).
@@ -169,9 +176,19 @@ def scan_packets(
     ``start``/``end`` or ``batch_rows`` raise here); the capture itself is opened when the frame
     is collected. Each collect reads the capture again from the start: ``source`` must be a path
     or bytes for a frame collected more than once, or read twice in one query (a file object or
-    stdin is read once). Errors and
+    stdin is read once; ``scan`` of such a frame without ``rates`` gets the link-speed grid, as a
+    streamed capture does, instead of a mean-rate pre-pass). Errors and
     warnings are ``iter_packets``': raised or issued while the frame is collected (polars 1.x
     may wrap the error in ``polars.exceptions.ComputeError``).
+
+    Ctrl-C while the frame is collected raises ``KeyboardInterrupt`` within a second, also
+    while the read waits on stdin or a pipe with no data coming and polars' streaming engine
+    reads on a thread of its own (where Python runs no signal handler: burstcore counts SIGINT
+    itself there, when Python's handler is the default one). A plain
+    ``collect(engine="streaming")`` of polars 2.1 then raises a second ``KeyboardInterrupt`` at
+    the next line run, as it does for any query, without burstcore too (polars raises its own
+    and leaves Python's pending); ``scan(frame)`` and a loop over ``frame.collect_batches()``
+    take the batches on the calling thread and raise one.
     """
     try:
         from polars.io.plugins import register_io_source
@@ -222,8 +239,9 @@ def scan_packets(
             raise ValueError(
                 "this scan_packets frame reads a file object, stdin or a pipe, which was read already "
                 "(by an earlier collect, or by another part of this query, such as a join or concat of "
-                "the frame with itself): collect the frame once (or .collect().lazy()) and query that, "
-                "or pass a path or bytes"
+                "the frame with itself, or by the mean-rate pre-pass of a scan without rates=): collect "
+                "the frame once (or .collect().lazy()) and query that, pass rates= to scan, or pass a "
+                "path or bytes"
             )
         collected = True
         reader = _core.packet_batches(
@@ -256,4 +274,15 @@ def scan_packets(
         finally:
             batches.close()
 
-    return register_io_source(read, schema=PACKET_SCHEMA)
+    # What scan() looks for in the plan to tell a frame that can be read twice (a mean-rate
+    # pre-pass) from one that cannot: a polars before explain_name has no such mark, and then the
+    # second read raises the error above.
+    try:
+        return register_io_source(
+            read,
+            schema=PACKET_SCHEMA,
+            explain_name="burstcore.scan_packets",
+            explain_detail=READ_ONCE_MARK if once else "read from the start at each collect",
+        )
+    except TypeError:  # pragma: no cover - polars before explain_name
+        return register_io_source(read, schema=PACKET_SCHEMA)

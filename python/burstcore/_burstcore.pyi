@@ -101,7 +101,12 @@ def read_table(
     # range is given (else None).
 ) -> tuple[list[list[ArrowColumn]], list[_Warning], dict[str, Any]]: ...
 def capture_info(
-    source: Any, strict: bool = False, progress: _Progress = None, mmap: bool | None = None
+    source: Any,
+    strict: bool = False,
+    progress: _Progress = None,
+    mmap: bool | None = None,
+    time_range: _Span = None,
+    filter: str | None = None,
 ) -> dict[str, Any]: ...
 def packet_batches(
     source: Any,

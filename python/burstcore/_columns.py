@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
+from ._batches import READ_ONCE_MARK
 from ._units import numpy_times_ns
 
 Arrays = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
@@ -98,9 +99,16 @@ def is_batches(source: Any) -> bool:
 
 
 def batches_rereadable(source: Any) -> bool:
-    """Whether the batches can be taken twice (a pre-pass for the default rates): a LazyFrame
-    (its query run again) or a list or tuple; not an iterator, which is gone once read."""
-    return isinstance(source, (pl.LazyFrame, list, tuple))
+    """Whether the batches can be taken twice (a pre-pass for the default rates): a list or a
+    tuple, or a LazyFrame (its query run again) unless its plan reads a ``scan_packets`` source
+    that is read once (a file object, stdin, a pipe); not an iterator, which is gone once read."""
+    if isinstance(source, pl.LazyFrame):
+        try:
+            plan = source.explain(optimized=False)
+        except Exception:  # a plan polars cannot show: taken as re-readable, as before
+            return True
+        return READ_ONCE_MARK not in plan
+    return isinstance(source, (list, tuple))
 
 
 def _frames(source: Any) -> Generator[Any, None, None]:

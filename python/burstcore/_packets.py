@@ -482,7 +482,9 @@ class CaptureInfo:
       ``undeclared_fcs()``);
     - ``blocks``: blocks read per pcapng block type; ``file_bytes``: the input's size as stored
       (None for a stream); ``warnings``: the texts of the warnings issued;
-      ``details``: the rest (``mapped``: read through a memory mapping; ``timed_wire_bytes``).
+      ``details``: the rest (``mapped``: read through a memory mapping; ``timed_wire_bytes``;
+      ``read``: the packets read and those a time range or filter left out, by reason;
+      ``chosen``: the ``start``, ``end`` and ``filter`` given, when one was).
     """
 
     format: str
@@ -663,6 +665,21 @@ class CaptureInfo:
                 + (f", dropped {i['if_drop']:,}" if i.get("if_drop") is not None else "")
                 + (f", dropped by the OS {i['os_drop']:,}" if i.get("os_drop") is not None else "")
             )
+        chosen = self.details.get("chosen")
+        if chosen is not None:
+            # The figures below are of the packets chosen, not the file's: said before them.
+            read = int(self.details["read"]["packets_read"])
+            how = [
+                f"[{'…' if chosen['start'] is None else _iso_ns(chosen['start'])}, "
+                f"{'…' if chosen['end'] is None else _iso_ns(chosen['end'])})"
+                if chosen["start"] is not None or chosen["end"] is not None
+                else "",
+                f"filter {printable(chosen['filter'])}" if chosen.get("filter") is not None else "",
+            ]
+            lines.append(
+                f"Chosen:              {self.packets:,} of the {read:,} {plural(read, 'packet')} read, by "
+                + ", ".join(h for h in how if h)
+            )
         lines += [
             f"Packets:             {self.packets:,}",
             f"Data (wire):         {self.wire_bytes:,} {plural(self.wire_bytes, 'byte')} "
@@ -682,10 +699,12 @@ class CaptureInfo:
         ]
         if self.packets_without_timestamp:
             # Out-of-range timestamps are counted among the packets without one.
-            spb = self.packets_without_timestamp - self.timestamps_out_of_range
+            # timestamps_out_of_range is the file's: a filter may have left some of them out.
+            spb = max(0, self.packets_without_timestamp - self.timestamps_out_of_range)
             kinds = [f"{spb:,} in Simple Packet Blocks"] if spb else []
-            if self.timestamps_out_of_range:
-                kinds.append(f"{self.timestamps_out_of_range:,} out of the int64 ns range")
+            outside = min(self.timestamps_out_of_range, self.packets_without_timestamp)
+            if outside:
+                kinds.append(f"{outside:,} out of the int64 ns range")
             lines.append(f"Without timestamp:   {self.packets_without_timestamp:,} ({', '.join(kinds)})")
         dropped = self.drops_text()
         if dropped is not None:
@@ -711,7 +730,14 @@ JUMBO_FRAME_MAX = 9216
 
 
 def info(
-    source: SingleSource, *, strict: bool = False, progress: ProgressCallback | None = None, mmap: bool | None = None
+    source: SingleSource,
+    *,
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+    mmap: bool | None = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
+    filter: str | None = None,
 ) -> CaptureInfo:
     """A capinfos-like summary: format, sections, interfaces (link type, resolution, snaplen,
     drop counters), packets, bytes, first/last timestamp, duration, mean rate, packets out of
@@ -736,13 +762,26 @@ def info(
     and file objects are read with ``read()`` whatever ``mmap`` says; ``details["mapped"]`` tells
     whether the mapping was used.
 
-    ``info`` describes the file as it is stored, as capinfos does: it takes no ``start``/``end``
-    nor ``filter`` (its sections, interfaces and blocks are the file's whatever the packets
-    chosen); ``scan(source, start=..., end=..., filter=...).summary`` counts the packets of a
-    stretch or a filter, and ``read_packets`` with the same keywords lists them.
+    ``start``/``end`` (a half-open range [start, end), as ``scan`` takes it) and ``filter`` (a
+    tcpdump expression, docs/filters.md) choose the packets summed up, exactly those
+    ``read_packets`` with the same keywords lists (a packet without a timestamp is in no range):
+    the packets, bytes, timestamps, duration, mean rate, steps back, over-MTU and snapped counts,
+    and each interface's ``packets`` and ``bytes``, are those of the packets chosen, and
+    ``out_of_order`` compares each with the chosen packet before it. The format, sections,
+    interfaces, ``blocks``, drop counters, ``file_bytes`` and ``timestamps_out_of_range`` stay the
+    file's. ``details["read"]`` says how many packets were read and why each left out was
+    (``skipped_outside_range``, ``skipped_filtered``, ...), as ``scan``'s ``summary``; a range
+    or filter that chose none of the packets is warned of, as there.
     """
-    d = dict(_core.capture_info(normalize(source), strict, progress, mmap=mmap))
-    d["warnings"] = _warn(d["warnings"])
+    time_range = parse_time_range(start, end)
+    parsed_filter = parse_filter(filter)
+    d = dict(
+        _core.capture_info(normalize(source), strict, progress, mmap=mmap, time_range=time_range, filter=parsed_filter)
+    )
+    d["warnings"] = _warn(_with_range_note(d["warnings"], d["read"], time_range, (start, end)))
+    if time_range is not None or parsed_filter is not None:
+        d["chosen"] = {"start": time_range[0] if time_range else None, "end": time_range[1] if time_range else None}
+        d["chosen"]["filter"] = parsed_filter
     names = set(CaptureInfo.__dataclass_fields__) - {"details"}
     base = {k: d.pop(k) for k in list(d) if k in names}
     return CaptureInfo(**base, details=d)

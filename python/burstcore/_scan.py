@@ -257,9 +257,10 @@ def scan(
         The batches are one stream, in time order within the reorder horizon across batches as
         within one: the result equals that of ``scan(pl.concat(batches))``, every table and
         ``config``, with one exception: with no ``rates`` given, an iterator (which cannot be
-        read twice) gets the link-speed grid, where a list, a tuple or a LazyFrame (whose query
-        is then run twice) gets multiples of the mean rate from a pre-pass, as a DataFrame
-        does. Each batch is checked as columns are; an error names the batch (from 0): one
+        read twice) gets the link-speed grid, as does a LazyFrame over a ``scan_packets`` of a
+        file object, stdin or a pipe (read once), where a list, a tuple or another LazyFrame
+        (whose query is then run twice) gets multiples of the mean rate from a pre-pass, as a
+        DataFrame does. Each batch is checked as columns are; an error names the batch (from 0): one
         missing a column or of a wrong dtype (``ValueError``; ``TypeError`` for a batch that
         is no DataFrame or mapping), an ``interface`` column in some batches but not all, a
         packet later than the horizon (``OutOfOrderError``, with its row in the batch), and an
@@ -472,9 +473,14 @@ def scan(
     if rates is not None:
         rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
     elif batched and not batches_rereadable(source):
-        # An iterator's batches are gone once scanned: no pre-pass, as for a streamed capture.
+        # An iterator's batches are gone once scanned, as is a scan_packets frame's file object:
+        # no pre-pass, as for a streamed capture.
         rates_bps = list(LINK_SPEED_GRID_BPS)
-        rates_note = "link-speed grid (iterator of batches)"
+        rates_note = (
+            "link-speed grid (LazyFrame reading a stream once)"
+            if isinstance(source, pl.LazyFrame)
+            else "link-speed grid (iterator of batches)"
+        )
     elif batched:
         counted = scan_batches(source, [], closed, [], [], ["all"], horizon_ns, on_late, 1)
         rates_bps, rates_note = _rates_from_mean(*_total_and_span(counted), "mean-rate multiples")

@@ -86,7 +86,8 @@ group numbers if0, if1, ... run on from one file's interfaces to the next's)."""
 INFO_EXAMPLES = """examples:
   burstcore info trace.pcapng
   burstcore info *.pcap --json                 # or --format json, as every command takes
-  cat trace.pcap.gz | burstcore info -"""
+  cat trace.pcap.gz | burstcore info -
+  burstcore info trace.pcapng --start 2026-11-30T02:48:30Z --end 2026-11-30T02:48:31Z --filter udp"""
 
 PLOT_EXAMPLES = """examples:
   burstcore plot trace.pcapng -o trace.png
@@ -681,7 +682,9 @@ def build_parser() -> argparse.ArgumentParser:
         "info",
         help="capture summary (like capinfos, with out-of-order and offload hints)",
         description="A capinfos-like summary of each capture: format, interfaces, packets, bytes, first/last "
-        "timestamp, duration, mean rate, packets out of timestamp order, frames over the link MTU.",
+        "timestamp, duration, mean rate, packets out of timestamp order, frames over the link MTU. With "
+        "--start/--end or --filter, the packets, bytes, times and counts are those of the packets chosen (as "
+        "read-packets lists them); the format, sections, interfaces, blocks and drop counters stay the file's.",
         epilog=INFO_EXAMPLES + "\n\n" + EXIT_CODES,
         formatter_class=fmt,
     )
@@ -690,6 +693,25 @@ def build_parser() -> argparse.ArgumentParser:
         p,
         ("table", "json"),
         "table (default) or json: a JSON list, one object per file ({file, error} for one that cannot be read)",
+    )
+    p.add_argument(
+        "--start",
+        type=_instant,
+        metavar="INSTANT",
+        help="sum up the packets from this instant on: ISO 8601 (2026-11-30T02:48:30.98Z) or ns since 1970",
+    )
+    p.add_argument(
+        "--end",
+        type=_instant,
+        metavar="INSTANT",
+        help="sum up the packets before (not at) this instant, in the same forms as --start",
+    )
+    p.add_argument(
+        "--filter",
+        metavar="EXPR",
+        action="append",
+        help="sum up only the packets whose headers pass this tcpdump-style expression (docs/filters.md). "
+        "Given once, for every file; given once per file, each file its own, in order",
     )
     p.add_argument("--strict", action="store_true", help="fail on a capture cut off mid-block instead of warning")
     p.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
@@ -1755,13 +1777,26 @@ def cmd_info(args: argparse.Namespace) -> int:
     # says so, the worst of them (a missing file over an unreadable one).
     infos: list[tuple[str, Any]] = []
     worst = EXIT_OK
-    for f in args.files:
+    for k, f in enumerate(args.files):
         _reading_now(f)
         try:
             if several:
                 _check_inputs([f], args.typed)
             with _progress(_label(f), args.quiet) as bar, _named_warnings(f if several else None):
-                infos.append((f, burstcore.info(f, strict=args.strict, progress=bar, mmap=args.mmap)))
+                infos.append(
+                    (
+                        f,
+                        burstcore.info(
+                            f,
+                            strict=args.strict,
+                            progress=bar,
+                            mmap=args.mmap,
+                            start=args.start,
+                            end=args.end,
+                            filter=_filter_for(args, k),
+                        ),
+                    )
+                )
         except (burstcore.CaptureError, OSError) as e:
             if not several:
                 raise

@@ -901,6 +901,9 @@ pub struct Info {
     pub fcs_valid: Vec<u32>,
     /// What the reader warned of (a cut capture, packets the capture says it lost, ...).
     pub warnings: Vec<Warning>,
+    /// Every packet read, and those a time range or filter left out, by reason (`counted`:
+    /// the packets summed up above).
+    pub read: Accounting,
 }
 
 /// Frames per interface that `info` checks for an undeclared FCS: a frame without one ends with
@@ -1028,68 +1031,119 @@ pub fn late_packet_among(
     Ok(again.found)
 }
 
-/// [`Info`] on the capture `reader` reads, from its next packet to its end; `progress` as a
-/// scan's.
+/// [`info_where`] of every packet: [`Info`] on the capture `reader` reads, from its next packet to
+/// its end; `progress` as a scan's.
 pub fn info(reader: &mut CaptureReader, progress: Progress<'_>) -> Result<Info> {
+    info_where(reader, crate::table::Selection::ALL, progress)
+}
+
+/// A capinfos-like summary of the packets `select` chooses, as `read_table_where` chooses
+/// them (a packet without a timestamp is in no time range; the range is looked at before the
+/// headers are decoded for the filter): the counts, lengths, timestamps and steps back are
+/// theirs, while the sections, interfaces, blocks and drop counters stay the file's. `read`
+/// tells the packets left out, by reason.
+pub fn info_where(
+    reader: &mut CaptureReader,
+    select: crate::table::Selection<'_>,
+    progress: Progress<'_>,
+) -> Result<Info> {
+    select.range.check()?;
     let mut inf = Info::default();
     let mut prev: Option<i64> = None;
     let mut mtu_cache: Vec<Option<u32>> = Vec::new();
+    let ranged = !select.range.is_all();
+    let mut heads = Headers::default();
     while let Some(p) = reader.next_packet()? {
-        inf.packets += 1;
-        inf.wire_bytes += p.wire_len as u64;
-        inf.captured_bytes += p.data.len() as u64;
-        inf.max_wire_len = inf.max_wire_len.max(p.wire_len);
-        if (p.data.len() as u32) < p.wire_len {
-            inf.snapped += 1;
-        }
-        let i = p.interface as usize;
-        if inf.per_interface_packets.len() <= i {
-            inf.per_interface_packets.resize(i + 1, 0);
-            inf.per_interface_bytes.resize(i + 1, 0);
-            inf.fcs_sampled.resize(i + 1, 0);
-            inf.fcs_valid.resize(i + 1, 0);
-            mtu_cache.resize(i + 1, None);
-        }
-        inf.per_interface_packets[i] += 1;
-        inf.per_interface_bytes[i] += p.wire_len as u64;
-        if inf.fcs_sampled[i] < FCS_SAMPLE
-            && p.linktype == wire::linktype::ETHERNET
-            && p.fcs_len == 0
-            && p.data.len() as u64 == u64::from(p.wire_len)
-        {
-            inf.fcs_sampled[i] += 1;
-            inf.fcs_valid[i] += u32::from(wire::fcs::ends_with_fcs(p.data));
-        }
-        let mtu = *mtu_cache[i]
-            .get_or_insert_with(|| wire::link_mtu_frame(p.linktype).map_or(u32::MAX, |m| m + 8));
-        if p.wire_len > mtu {
-            inf.over_mtu_frames += 1;
-        }
-        if p.ts_ns.is_some() {
-            inf.timed_wire_bytes += p.wire_len as u64;
-        }
-        match p.ts_ns {
-            None => inf.packets_without_timestamp += 1,
-            Some(t) => {
-                if inf.first_ns.is_none() {
-                    inf.first_ns = Some(t);
+        inf.read.packets_read += 1;
+        // A labelled block rather than `continue`: the progress call below, which needs the
+        // reader again, is made for packets left out too (a range may leave out millions).
+        'packet: {
+            if ranged {
+                let Some(ts) = p.ts_ns else {
+                    inf.read.skipped_no_timestamp += 1;
+                    break 'packet;
+                };
+                inf.read.saw(ts);
+                if !select.range.contains(ts) {
+                    inf.read.skipped_outside_range += 1;
+                    break 'packet;
                 }
-                inf.last_ns = Some(t);
-                inf.min_ns = Some(inf.min_ns.map_or(t, |m| m.min(t)));
-                inf.max_ns = Some(inf.max_ns.map_or(t, |m| m.max(t)));
-                if let Some(q) = prev {
-                    if t < q {
-                        inf.out_of_order += 1;
-                        inf.max_step_back_ns = inf.max_step_back_ns.max(q.saturating_sub(t));
+            }
+            if let Some(f) = select.filter {
+                wire::decode_into(&mut heads, p.linktype, p.data, p.wire_len);
+                if !f.matches(&heads, p.wire_len) {
+                    inf.read.skipped_filtered += 1;
+                    break 'packet;
+                }
+            }
+            inf.packets += 1;
+            inf.wire_bytes += p.wire_len as u64;
+            inf.captured_bytes += p.data.len() as u64;
+            inf.max_wire_len = inf.max_wire_len.max(p.wire_len);
+            if (p.data.len() as u32) < p.wire_len {
+                inf.snapped += 1;
+            }
+            let i = p.interface as usize;
+            if inf.per_interface_packets.len() <= i {
+                inf.per_interface_packets.resize(i + 1, 0);
+                inf.per_interface_bytes.resize(i + 1, 0);
+                inf.fcs_sampled.resize(i + 1, 0);
+                inf.fcs_valid.resize(i + 1, 0);
+                mtu_cache.resize(i + 1, None);
+            }
+            inf.per_interface_packets[i] += 1;
+            inf.per_interface_bytes[i] += p.wire_len as u64;
+            if inf.fcs_sampled[i] < FCS_SAMPLE
+                && p.linktype == wire::linktype::ETHERNET
+                && p.fcs_len == 0
+                && p.data.len() as u64 == u64::from(p.wire_len)
+            {
+                inf.fcs_sampled[i] += 1;
+                inf.fcs_valid[i] += u32::from(wire::fcs::ends_with_fcs(p.data));
+            }
+            let mtu = *mtu_cache[i].get_or_insert_with(|| {
+                wire::link_mtu_frame(p.linktype).map_or(u32::MAX, |m| m + 8)
+            });
+            if p.wire_len > mtu {
+                inf.over_mtu_frames += 1;
+            }
+            if p.ts_ns.is_some() {
+                inf.timed_wire_bytes += p.wire_len as u64;
+            }
+            match p.ts_ns {
+                None => inf.packets_without_timestamp += 1,
+                Some(t) => {
+                    if inf.first_ns.is_none() {
+                        inf.first_ns = Some(t);
                     }
+                    inf.last_ns = Some(t);
+                    inf.min_ns = Some(inf.min_ns.map_or(t, |m| m.min(t)));
+                    inf.max_ns = Some(inf.max_ns.map_or(t, |m| m.max(t)));
+                    if let Some(q) = prev {
+                        if t < q {
+                            inf.out_of_order += 1;
+                            inf.max_step_back_ns = inf.max_step_back_ns.max(q.saturating_sub(t));
+                        }
+                    }
+                    prev = Some(t);
                 }
-                prev = Some(t);
             }
         }
-        if inf.packets % PROGRESS_EVERY == 0 {
+        if inf.read.packets_read.is_multiple_of(PROGRESS_EVERY) {
             progress(reader.consumed())?;
         }
     }
+    if ranged {
+        // The reader hands out a timestamp outside int64 ns as none: its own count tells the
+        // two reasons apart, as a table's accounting does.
+        let n = reader
+            .stats()
+            .timestamps_out_of_range
+            .min(inf.read.skipped_no_timestamp);
+        inf.read.skipped_no_timestamp -= n;
+        inf.read.skipped_timestamp_out_of_range += n;
+    }
+    inf.read.counted = inf.packets;
     inf.per_interface_packets.resize(
         reader
             .interfaces()

@@ -9,6 +9,7 @@ mod batches;
 mod column_scan;
 mod columns;
 mod errors;
+mod sigint;
 mod source;
 mod writer;
 
@@ -47,6 +48,8 @@ pub(crate) struct Control {
     shown: Option<u64>,
     latest: Option<u64>,
     pending: Option<PyErr>,
+    /// SIGINTs counted when the work began ([`sigint`]).
+    signals: u64,
 }
 
 impl Control {
@@ -75,6 +78,7 @@ impl Control {
             shown: None,
             latest: None,
             pending: None,
+            signals: sigint::mark(py),
         })
     }
     pub(crate) fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
@@ -86,6 +90,7 @@ impl Control {
         self.shown = Some(done);
         let r = Python::attach(|py| -> PyResult<()> {
             py.check_signals()?;
+            sigint::check_foreign_thread(py, self.signals)?;
             let called = Instant::now();
             if let Some(cb) = &self.callback {
                 cb.call1(py, (done, self.total))?;
@@ -291,22 +296,30 @@ pub(crate) fn table_columns(
         .collect()
 }
 
-/// A capinfos-like summary as a plain dict.
+/// A capinfos-like summary as a plain dict, of the packets in `time_range` that pass `filter`
+/// (the file's sections, interfaces and blocks whatever they are).
 #[pyfunction]
-#[pyo3(signature = (source, strict=false, progress=None, mmap=None))]
+#[pyo3(signature = (source, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
 fn capture_info<'py>(
     py: Python<'py>,
     source: Bound<'py, PyAny>,
     strict: bool,
     progress: Option<Py<PyAny>>,
     mmap: Option<bool>,
+    time_range: Span,
+    filter: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
+        let filter = parse_filter(filter.as_deref())?;
+        let select = burstcore::table::Selection {
+            range: crate::time_range(time_range),
+            filter: filter.as_ref(),
+        };
         let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap, 1)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(py, progress, total)?;
         let inf = py
-            .detach(|| pipeline::info(&mut reader, &mut |d| ctl.tick(d)))
+            .detach(|| pipeline::info_where(&mut reader, select, &mut |d| ctl.tick(d)))
             .map_err(|e| ctl.take(e))?;
         ctl.finish(py)?;
         let d = PyDict::new(py);
@@ -395,6 +408,7 @@ fn capture_info<'py>(
         d.set_item("over_mtu_frames", inf.over_mtu_frames)?;
         d.set_item("max_wire_len", inf.max_wire_len)?;
         d.set_item("snapped", inf.snapped)?;
+        d.set_item("read", accounting(py, &inf.read)?)?;
         let st = reader.stats();
         let blocks = PyDict::new(py);
         blocks.set_item("enhanced_packet", st.enhanced_packet_blocks)?;

@@ -260,12 +260,15 @@ mod interruptible {
 /// delivered to any thread (polars starts several), so the read waits for data a tenth of a
 /// second at a time and asks Python's handlers in between. A scan otherwise looks at signals
 /// between packets only.
-struct Stdin(#[cfg_attr(not(unix), allow(dead_code))] Slot);
+struct Stdin(
+    #[cfg_attr(not(unix), allow(dead_code))] Slot,
+    #[cfg_attr(not(unix), allow(dead_code))] u64,
+);
 
 impl Read for Stdin {
     #[cfg(unix)]
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        poll_read(0, buf, "stdin", &self.0)
+        poll_read(0, buf, "stdin", &self.0, self.1)
     }
 
     #[cfg(not(unix))]
@@ -277,20 +280,27 @@ impl Read for Stdin {
 /// A named pipe, `<(...)` or device given by path, read as [`Stdin`] is: opened without
 /// waiting for a writer, and read only once `poll` says there is data or the writer left.
 #[cfg(unix)]
-struct Polled(std::fs::File, Slot);
+struct Polled(std::fs::File, Slot, u64);
 
 #[cfg(unix)]
 impl Read for Polled {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         use std::os::fd::AsRawFd;
-        poll_read(self.0.as_raw_fd(), buf, "a named pipe", &self.1)
+        poll_read(self.0.as_raw_fd(), buf, "a named pipe", &self.1, self.2)
     }
 }
 
 /// Read `fd`, waiting for data a tenth of a second at a time and asking Python's signal
-/// handlers in between (see [`Stdin`]).
+/// handlers in between (see [`Stdin`]); on a thread Python did not start, where they never
+/// run, whether a SIGINT came since `signals` ([`crate::sigint`]).
 #[cfg(unix)]
-fn poll_read(fd: i32, buf: &mut [u8], what: &str, slot: &Slot) -> std::io::Result<usize> {
+fn poll_read(
+    fd: i32,
+    buf: &mut [u8],
+    what: &str,
+    slot: &Slot,
+    signals: u64,
+) -> std::io::Result<usize> {
     loop {
         let mut p = libc::pollfd {
             fd,
@@ -319,7 +329,11 @@ fn poll_read(fd: i32, buf: &mut [u8], what: &str, slot: &Slot) -> std::io::Resul
                 return Err(e);
             }
         }
-        if let Err(e) = Python::attach(|py| py.check_signals()) {
+        let asked = Python::attach(|py| {
+            py.check_signals()?;
+            crate::sigint::check_foreign_thread(py, signals)
+        });
+        if let Err(e) = asked {
             raised(slot, e);
             return Err(std::io::Error::other(Raised(format!(
                 "waiting on {what}, a signal handler {RAISED}"
@@ -396,15 +410,16 @@ pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
         // As os.fsencode: a name that is not UTF-8 comes as surrogate escapes, which `to_str`
         // refuses.
         let path: PathBuf = obj.extract()?;
+        let signals = crate::sigint::mark(py);
         if path.as_os_str() == "-" {
             return py
-                .detach(|| input::from_reader(Box::new(Stdin(current())), None))
+                .detach(|| input::from_reader(Box::new(Stdin(current(), signals)), None))
                 .map_err(to_py);
         }
         #[cfg(unix)]
         if let Some(Ok(file)) = open_polled(&path) {
             return py
-                .detach(|| input::from_reader(Box::new(Polled(file, current())), None))
+                .detach(|| input::from_reader(Box::new(Polled(file, current(), signals)), None))
                 .map_err(to_py);
         }
         return py
