@@ -77,6 +77,40 @@ EXPECTED_LINE_WARNINGS = {
 }
 
 
+def _frame_of(path: Path) -> pl.DataFrame:
+    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
+
+
+# What the examples' comments say they write, checked on what they wrote (command without comment).
+STATED_OUTPUTS = {
+    "burstcore scan trace.pcapng -o result.json": lambda p: (
+        {"envelope", "backlog", "series", "groups", "summary"} <= set(json.loads(p.read_text()))
+    ),
+    "burstcore scan a.pcapng b.pcapng -o each.parquet --each": lambda p: _frame_of(p).columns[0] == "file",
+    "burstcore flows trace.pcapng --windows 10us,1ms -o flows.parquet": lambda p: (
+        {"envelope_10us", "envelope_1ms"} <= set(_frame_of(p).columns)
+    ),
+    "burstcore iterations trace.pcapng -o iterations.json": lambda p: (
+        {"period_ns", "confidence"} <= set(json.loads(p.read_text()))
+    ),
+    "burstcore sizes trace.pcapng -o histogram.csv --table histogram": lambda p: (
+        not _frame_of(p).select("group", "size").is_duplicated().any()
+    ),
+    "burstcore gaps trace.pcapng -o histogram.parquet --table histogram": lambda p: (
+        _frame_of(p)
+        .select(ok=(pl.col("hi_ns") + 1 == 2 * pl.col("lo_ns")) | (pl.col("lo_ns") == pl.col("hi_ns")))["ok"]
+        .all()
+    ),
+    "burstcore superpose a.pcap b.pcap -o gain.csv": lambda p: "gain" in _frame_of(p).columns,
+    "burstcore superpose a.pcap b.pcap -o own.csv --table singles": lambda p: (
+        {"capture", "bytes"} <= set(_frame_of(p).columns)
+    ),
+    "burstcore shared captures/*.pcap -o shared.json": lambda p: (
+        {"pairs", "captures", "hosts", "filters"} <= set(json.loads(p.read_text()))
+    ),
+}
+
+
 # --- the captures -------------------------------------------------------------------------------
 
 RANKS = ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.1.0.5"]  # the docs' filters name these hosts
@@ -335,6 +369,8 @@ def _check_shell(line: str, workdir: Path, capfd: pytest.CaptureFixture[str]) ->
         assert out_file.exists() and out_file.stat().st_size > 0, f"{line!r} wrote no {out_file.name}"
         if out_file.suffix == ".json":
             json.loads(out_file.read_text())
+        stated = STATED_OUTPUTS.get(re.sub(r"\s+#.*", "", line).strip())
+        assert stated is None or stated(out_file), f"{line!r} wrote {out_file.name} other than its comment says"
         out_file.unlink()
     else:
         assert out.strip(), f"{line!r} printed nothing"
@@ -425,8 +461,10 @@ def test_cli_example(line: str, workdir: Path, capfd: pytest.CaptureFixture[str]
 
 
 def test_cli_examples_found() -> None:
-    """Every command's --help has examples, and this test reads them all."""
+    """Every command's --help has examples, this test reads them all, and every stated output is one of them."""
     assert len(CLI_EXAMPLES) >= 50, len(CLI_EXAMPLES)
+    commands = {_rewritten(re.sub(r"\s+#.*", "", line).strip()) for _, line in CLI_EXAMPLES}
+    assert set(STATED_OUTPUTS) <= commands, set(STATED_OUTPUTS) - commands
 
 
 FILTER_ERRORS = next(t for d, _, lang, t in _blocks({""}) if d == "docs/filters.md" and t.startswith("filter "))
