@@ -27,6 +27,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import zstandard
 
 import burstcore
 
@@ -53,10 +54,10 @@ REWRITES = [
     ("/captures/", "captures/"),
 ]
 
-# Names a Python block uses for a capture of the user's, bound before it runs.
+# Names a Python block uses for a capture of the user's, bound before it runs to a shared file.
 PLACEHOLDERS = {
     # The page reproduces the studies' findings on the shared captures: the ring capture stands in.
-    "docs/training-traffic.md": {"path": "d_ring2_resnetsmall_noshape_bridge.pcapng"},
+    "docs/training-traffic.md": {"path": "captures/d_ring2_resnetsmall_noshape_bridge.pcapng"},
 }
 
 # Warnings an example gives by design, with why; any other CaptureWarning fails its example.
@@ -182,7 +183,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _write(d / "trace.pcapng", packets)
     _write(d / "trace.pcap", packets, "pcap")
     (d / "trace.pcap.gz").write_bytes(gzip.compress((d / "trace.pcap").read_bytes()))
-    subprocess.run(["zstd", "-q", "-f", str(d / "trace.pcapng"), "-o", str(d / "trace.pcapng.zst")], check=True)
+    (d / "trace.pcapng.zst").write_bytes(zstandard.ZstdCompressor().compress((d / "trace.pcapng").read_bytes()))
     for name in ["run1", "run2", "ring", "ps", "job", "job1", "job2", "t", "a"]:
         shutil.copy(d / "trace.pcapng", d / f"{name}.pcapng")
     shutil.copy(d / "trace.pcap", d / "huge.pcap")
@@ -200,8 +201,6 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for i in range(2):
         shutil.copy(d / f"host{i}.pcap", d / "captures" / f"host{i}.pcap")
         shutil.copy(d / f"h{i + 1}.pcapng", d / "captures" / f"h{i + 1}.pcapng")
-    ring = shared_file("captures/d_ring2_resnetsmall_noshape_bridge.pcapng")
-    (d / ring.name).symlink_to(ring)
     # The command line as installed: `burstcore` runs this interpreter's package.
     (d / "bin").mkdir()
     shim = d / "bin" / "burstcore"
@@ -384,7 +383,8 @@ def _check_shell(line: str, workdir: Path, capfd: pytest.CaptureFixture[str]) ->
     ids=[f"{d}:{n}" for d, n, _, _ in PYTHON_BLOCKS],
 )
 def test_python_block(doc: str, line: int, code: str, in_workdir: Path) -> None:
-    ns: dict[str, object] = {"__name__": "__doc_example__", **PLACEHOLDERS.get(doc, {})}
+    bound = {name: str(shared_file(rel)) for name, rel in PLACEHOLDERS.get(doc, {}).items()}
+    ns: dict[str, object] = {"__name__": "__doc_example__", **bound}
     caught = _run_python(code, ns)
     assert not _unexpected(caught), _unexpected(caught)
     if doc == "README.md" and "r.envelope" in code:
