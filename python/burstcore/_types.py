@@ -1,5 +1,7 @@
 """What burstcore's functions take, as type aliases for annotated code and notebooks.
 
+    >>> import burstcore
+    >>> import polars as pl
     >>> def envelope_at(path: burstcore.Source, windows: burstcore.Durations) -> pl.DataFrame:
     ...     return burstcore.scan(path, windows=windows).envelope
 

@@ -133,7 +133,7 @@ packet's.
 ITERATIONS_EXAMPLES = f"""examples:
   burstcore iterations trace.pcapng
   burstcore iterations trace.pcapng --min-period 10ms --max-period 1s --bin 500us
-  burstcore iterations trace.pcapng -o iterations.json     # the period and confidence in its meta
+  burstcore iterations trace.pcapng -o iterations.json  # period_ns, confidence beside the tables
   burstcore iterations trace.pcapng -o summary.csv --table summary
 
 The period comes with a confidence from 0 to 1 (a clean square wave): below about 0.05 treat it
