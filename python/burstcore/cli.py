@@ -87,7 +87,7 @@ INFO_EXAMPLES = """examples:
   burstcore info trace.pcapng
   burstcore info *.pcap --json                 # or --format json, as every command takes
   cat trace.pcap.gz | burstcore info -
-  burstcore info trace.pcapng --start 2026-11-30T02:48:30Z --end 2026-11-30T02:48:31Z --filter udp"""
+  burstcore info trace.pcapng --start 2026-11-30T02:48:30Z --end 2026-11-30T02:48:31Z --filter tcp"""
 
 PLOT_EXAMPLES = """examples:
   burstcore plot trace.pcapng -o trace.png
