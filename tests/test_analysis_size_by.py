@@ -284,3 +284,42 @@ def test_cli_takes_size_and_bursts_by(three_links: Path) -> None:
         [sys.executable, "-m", "burstcore", "gaps", path, "--size", "ip"], capture_output=True, text=True
     )
     assert out.returncode == 2 and "--size" in out.stderr
+
+
+@pytest.mark.parametrize("size", ["ip", "payload"])
+def test_a_size_whose_header_no_packet_has_is_told_not_returned_empty(size: str) -> None:
+    # Non-IP frames only: every analysis by size='ip'/'payload' counted nothing and said nothing
+    # (no flows, an empty matrix, "period none"); scan's summary alone held skipped_no_size.
+    data = oracles.capture([1_000 * k for k in range(30)], [len(NON_IP)] * 30, frames=[NON_IP] * 30)
+    calls = {
+        "scan": lambda: burstcore.scan(data, windows=["1ms"], rates=["1Gbps"], size=size),
+        "flows": lambda: burstcore.flows(data, size=size),
+        "traffic_matrix": lambda: burstcore.traffic_matrix(data, size=size),
+        "host_volumes": lambda: burstcore.host_volumes(data, size=size),
+        "sizes": lambda: burstcore.sizes(data, size=size),
+        "bursts": lambda: burstcore.bursts(data, size=size),
+        "iterations": lambda: burstcore.iterations(data, size=size),
+        "superpose": lambda: burstcore.superpose([data, data], windows=["1ms"], size=size),
+    }
+    for name, call in calls.items():
+        with warnings.catch_warnings(record=True) as told:
+            warnings.simplefilter("always")
+            call()
+        texts = [str(w.message) for w in told if "size= found the header" in str(w.message)]
+        assert texts, (name, [str(w.message) for w in told])
+        assert "none of the 30 packets" in texts[0] or name == "superpose", (name, texts)
+        assert "'wire' or 'l1' counts every frame" in texts[0], texts
+    # One packet that has it: no note (the others are counted in summary.skipped_no_size).
+    ip = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, 100)
+    mixed = oracles.capture([0, 1_000], [len(NON_IP), len(ip)], frames=[NON_IP, ip])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert burstcore.scan(mixed, windows=["1ms"], rates=["1Gbps"], size=size).summary["skipped_no_size"][0] == 1
+        assert burstcore.flows(mixed, size=size)["packets"].sum() == 1
+    # The command line names the option.
+    cli = subprocess.run(
+        [sys.executable, "-m", "burstcore", "flows", "-", "--size", size, "-q"],
+        input=data,
+        capture_output=True,
+    )
+    assert cli.returncode == 0 and b"--size found the header it counts in none" in cli.stderr

@@ -154,6 +154,18 @@ def test_a_source_of_the_wrong_kind_says_what_to_give(given, hint):
         burstcore.scan(given)
 
 
+def test_a_list_where_one_capture_goes_is_not_told_to_be_a_list():
+    # info, read_packets, scan_packets read one capture: a list of two was told "several
+    # captures go in a list or a tuple", the very thing given; a list inside scan's list too.
+    for call in (burstcore.info, burstcore.read_packets, burstcore.scan_packets):
+        with pytest.raises(TypeError, match="this reads one capture: give one, or call it once for each") as e:
+            call([DATA, DATA])
+        assert "go in a list" not in str(e.value)
+    for call in (burstcore.scan, burstcore.flows, burstcore.superpose):
+        with pytest.raises(TypeError, match=r"each item of the list is one capture \(a list in it is not taken\)"):
+            call([[DATA], DATA])
+
+
 NOWHERE = "host 192.0.2.77"  # TEST-NET-1: in no capture here
 
 

@@ -435,3 +435,21 @@ def test_superpose_singles_table_is_writable(caps: tuple[Path, Path], tmp_path: 
             own.select("window_ns", "bytes", "max_packets").rows()
             == alone.sort("window_ns").select("window_ns", "bytes", "max_packets").rows()
         )
+
+
+# ---------------------------------------------------------------- --fcs without --size l1
+
+
+@pytest.mark.parametrize("command", ["scan", "superpose", "plot", "report"])
+def test_fcs_without_size_l1_is_refused_in_the_options_words(caps: tuple[Path, Path], command: str) -> None:
+    # The API's words reached the terminal: "fcs='present' tells size='l1' ...; size='ip'
+    # counts none of its own: give size='l1', or leave fcs out", keywords the command line has not.
+    a, b = caps
+    files = [a, b] if command == "superpose" else [a]
+    out = a.parent / ("x.png" if command == "plot" else "x.html" if command == "report" else "x.json")
+    err = one_line_error(run_cli(command, *files, "--size", "ip", "--fcs", "present", "-o", out), 2)
+    assert (
+        f"burstcore {command}: error: --fcs present tells --size l1 whether frames hold their FCS; "
+        "--size ip counts none of its own: give --size l1, or leave --fcs out"
+    ) == err, err
+    assert "fcs=" not in err and "size=" not in err

@@ -1273,7 +1273,7 @@ def superpose(
     objs = [id(s) for s in raw if not isinstance(s, (str, bytes, bytearray)) and hasattr(s, "read")]
     if len(objs) != len(set(objs)):
         raise ValueError("the same file object appears twice: a stream reads once; pass its path or its bytes instead")
-    srcs = [normalize(s) for s in raw]
+    srcs = [normalize(s, listed=isinstance(source, (list, tuple))) for s in raw]
     if any(not is_rereadable(s) and not hasattr(s, "read") for s in srcs if s == "-") and srcs.count("-") > 1:
         raise ValueError("stdin ('-') can be read only once")
     seed = parse_count(seed, name="seed", minimum=0)

@@ -276,7 +276,7 @@ def _with_range_note(
     tested before anything else (filter, size, order) in the core, so the packets with a
     timestamp are exactly those it saw; ``acc["ts_span"]`` is the earliest and latest of them.
     ``packets`` names them where they were not counted (else "the 37 packets read")."""
-    messages = [*messages, *_filter_note(acc)]
+    messages = [*messages, *_filter_note(acc), *_size_note(acc)]
     if time_range is None:
         return list(messages)
     outside = int(acc["skipped_outside_range"])
@@ -333,6 +333,21 @@ def _filter_note(acc: dict[str, Any]) -> list[str]:
         f"filter= passed none of the {tested:,} {plural(tested, 'packet')} it was given (skipped_filtered), so "
         "nothing was measured: check its hosts, nets and ports against the capture's (read_packets or "
         "host_volumes without the filter lists them; docs/filters.md)"
+    ]
+
+
+def _size_note(acc: dict[str, Any]) -> list[str]:
+    """A note when ``size=`` ('ip', 'payload': the sizes read from a header) found its header in
+    none of the packets that reached it: an empty result (no flows, "period none") was otherwise
+    returned without a word, as for a filter that passes none. The packets left out before
+    (range, filter: told by their own notes) or after (late) do not count."""
+    lacking = int(acc.get("skipped_no_size", 0))
+    if lacking == 0 or int(acc.get("counted", 0)) or int(acc.get("skipped_late", 0)):
+        return []
+    return [
+        f"size= found the header it counts in none of the {lacking:,} {plural(lacking, 'packet')} it was given "
+        "(skipped_no_size), so nothing was measured: 'ip' counts IP packets and 'payload' TCP/UDP ones; "
+        "'wire' or 'l1' counts every frame"
     ]
 
 

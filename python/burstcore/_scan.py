@@ -290,10 +290,10 @@ def scan(
         Bytes counted per packet: 'wire' (default; original length, immune to snaplen),
         'captured', 'ip' (IP total length), 'payload' (TCP/UDP payload), 'l1' (Ethernet frame padded
         to 60 B + FCS 4 B + preamble/SFD/IFG 20 B). Packets lacking the needed header are skipped
-        and counted in ``summary``. An IP length of 0 (TSO/GRO or BIG TCP super-frames captured on
-        a host) counts the rest of the frame on the wire, or an IPv6 Jumbo Payload option's
-        length, as tshark does; one longer than the frame on the wire is damage, and the packet
-        is skipped (docs/metrics.md, Packets).
+        and counted in ``summary`` (a ``CaptureWarning`` when none of them has it). An IP length
+        of 0 (TSO/GRO or BIG TCP super-frames captured on a host) counts the rest of the frame on
+        the wire, or an IPv6 Jumbo Payload option's length, as tshark does; one longer than the
+        frame on the wire is damage, and the packet is skipped (docs/metrics.md, Packets).
     fcs:
         Whether each frame ends with its 4-byte FCS, for ``size='l1'``, which adds one: 'declared'
         (default) as the capture says (pcapng ``if_fcslen``, pcap's FCS bits; none unless it

@@ -11,8 +11,9 @@ from typing import Any
 from . import _burstcore as _core
 
 
-def normalize(source: Any) -> Any:
-    """A path (str or PathLike; '-' is stdin), bytes, or a binary file object.
+def normalize(source: Any, listed: bool = False) -> Any:
+    """A path (str or PathLike; '-' is stdin), bytes, or a binary file object (`listed`: one item
+    of a list of captures, which the error for a list in it says).
 
     A missing path raises FileNotFoundError naming it, before any Rust code runs.
     """
@@ -43,6 +44,14 @@ def normalize(source: Any) -> Any:
         # An array of bytes (numpy's uint8): taken as a buffer, not as an array.
         else "; an array of the capture's bytes goes as memoryview(a) or a.tobytes()"
         if getattr(getattr(source, "dtype", None), "itemsize", None) == 1
+        # A list where one capture goes (read_packets, info, scan_packets; or one inside the
+        # list of several): "several captures go in a list" would send the user back to it.
+        else (
+            "; each item of the list is one capture (a list in it is not taken)"
+            if listed
+            else "; this reads one capture: give one, or call it once for each"
+        )
+        if isinstance(source, (list, tuple))
         # A generator, a set, a map of paths: read once and in no stated order, so not taken.
         else "; several captures go in a list or a tuple (list(...) of these)"
         if hasattr(source, "__iter__")
@@ -100,7 +109,7 @@ def normalize_each(source: Any) -> list[Any]:
     raw = list(source) if isinstance(source, (list, tuple)) else [source]
     if not raw:
         raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
-    return [normalize(s) for s in raw]
+    return [normalize(s, listed=isinstance(source, (list, tuple))) for s in raw]
 
 
 def _is_real_stdin(buf: Any) -> bool:

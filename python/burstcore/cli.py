@@ -2910,6 +2910,7 @@ _OPTION_SPELLING = (
         "(burstcore matrix --hosts without --filter lists them;",
     ),
     ("start/end [", "--start/--end ["),
+    ("size= found the header", "--size found the header"),
     ("outside start/end", "outside --start/--end"),
     (
         "for seconds give a datetime, an ISO 8601 string or an int of ns (seconds * 10**9)",
@@ -2925,12 +2926,21 @@ _BOUND_RE = re.compile(r"\b(start|end)=(?:'([^']*)'|(-?\d+\b))")
 # A range whose start is not before its end, as the API names its bounds: "start (2026-…Z) is not
 # before end (2026-…Z): the range [start, end) would be empty".
 _EMPTY_RANGE_RE = re.compile(r"^start (\([^)]*\)) is not before end (\([^)]*\)): the range \[start, end\)")
+# fcs= with a size other than l1, as check_fcs refuses it: "fcs='present' tells size='l1' whether
+# frames hold their FCS; size='wire' counts none of its own: give size='l1', or leave fcs out".
+_FCS_SIZE_RE = re.compile(
+    r"^fcs='(\w+)' tells size='l1' (whether frames hold their FCS); size='(\w+)' (counts none of its own): "
+    r"give size='l1', or leave fcs out"
+)
 
 
 def _as_options(message: str) -> str:
     for api, option in _OPTION_SPELLING:
         message = message.replace(api, option)
     message = _EMPTY_RANGE_RE.sub(r"--start \1 is not before --end \2: the range [--start, --end)", message)
+    message = _FCS_SIZE_RE.sub(
+        r"--fcs \1 tells --size l1 \2; --size \3 \4: give --size l1, or leave --fcs out", message
+    )
     return _BOUND_RE.sub(lambda m: f"--{m[1]} {m[2] if m[2] is not None else m[3]}", message)
 
 
