@@ -355,3 +355,23 @@ def test_a_peak_rate_over_line_rate_at_a_frames_time_is_explained(tmp_path: Path
     # Long windows only: no note.
     out = run_cli("scan", path, "-q", "--windows", "100us,1ms", "--rates", "100Gbps").stdout.decode()
     assert "stamped at one instant" not in out
+
+
+@pytest.mark.parametrize(("linktype", "own_header"), [(101, 0), (228, 0), (0, 4), (113, 16), (1, 14)])
+def test_fcs_present_takes_nothing_off_a_link_whose_records_hold_no_frame(linktype: int, own_header: int) -> None:
+    # Raw IP and BSD loopback records hold a packet with no link frame around it, so no FCS can
+    # end them: fcs="present" took 4 B off each all the same (1,660 B became 1,620 B on raw IP).
+    # A frame's link (Ethernet, Linux cooked: a capture with rx-fcs) still has it taken off.
+    packet = 1000
+    ts = [T0 + k * 100 for k in range(10)]
+    w = burstcore.CaptureWriter("pcap", nanos=True, linktype=linktype)
+    for t in ts:
+        w.packet(t, b"\x00" * min(own_header + packet, 64), wire_len=own_header + packet)
+    data = w.getvalue()
+    frame = 14 + packet  # the packet in an Ethernet frame, the FCS not counted yet
+    kept = 4 if linktype in (1, 113) else 0
+    want = oracles.envelope(ts, [_l1(frame - kept)] * len(ts), 1_000)[0]
+    got = burstcore.scan(data, windows=["1us"], rates=["100Gbps"], size="l1", fcs="present")
+    assert got.envelope["bytes"].to_list() == [want]
+    declared = burstcore.scan(data, windows=["1us"], rates=["100Gbps"], size="l1")
+    assert declared.envelope["bytes"].to_list() == [oracles.envelope(ts, [_l1(frame)] * len(ts), 1_000)[0]]

@@ -298,7 +298,8 @@ def scan(
         Whether each frame ends with its 4-byte FCS, for ``size='l1'``, which adds one: 'declared'
         (default) as the capture says (pcapng ``if_fcslen``, pcap's FCS bits; none unless it
         says so); 'present': every frame does (a switch mirror that keeps the FCS without saying
-        so, which ``info`` detects and tells); 'absent': none does, whatever the capture says.
+        so, which ``info`` detects and tells; not on raw IP or loopback links, which hold no
+        frame); 'absent': none does, whatever the capture says.
     closed:
         'left' (default): half-open windows [s, s+τ); 'both': closed windows [s, s+τ].
     reorder_horizon:

@@ -59,11 +59,16 @@ impl Fcs {
         }
     }
 
-    /// Bytes of FCS that end each frame of an interface that declares `declared`.
-    pub fn kept(self, declared: u8) -> u8 {
+    /// Bytes of FCS that end each frame of an interface of link type `linktype` that declares
+    /// `declared`. `Present` adds none to a link whose records carry no link frame (raw IP,
+    /// BSD loopback: nothing there could hold an FCS), where a mirror's FCS cannot be; it
+    /// believes the declaration there as `Declared` does.
+    pub fn kept(self, declared: u8, linktype: u16) -> u8 {
         match self {
             Fcs::Declared => declared,
-            Fcs::Present if declared == 0 => wire::fcs::FCS_LEN as u8,
+            Fcs::Present if declared == 0 && !wire::linktype::has_no_link_frame(linktype) => {
+                wire::fcs::FCS_LEN as u8
+            }
             Fcs::Present => declared,
             Fcs::Absent => 0,
         }
@@ -496,7 +501,8 @@ pub(crate) fn chosen_size(
         // The FCS the frame holds is the one l1_size adds: not twice.
         SizeKind::L1(fcs) => Some(l1_size(
             p.linktype,
-            p.wire_len.saturating_sub(u32::from(fcs.kept(p.fcs_len))),
+            p.wire_len
+                .saturating_sub(u32::from(fcs.kept(p.fcs_len, p.linktype))),
         )),
     }
 }

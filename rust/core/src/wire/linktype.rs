@@ -177,6 +177,15 @@ pub fn link_mtu_frame(linktype: u16) -> Option<u32> {
     link_header_len(linktype).map(|h| h + IP_MTU)
 }
 
+/// Link types whose records hold a network packet with no link frame around it (raw IP, BSD
+/// loopback's 4-byte family): no FCS can end them, whatever a user says of a mirror port.
+pub fn has_no_link_frame(linktype: u16) -> bool {
+    matches!(
+        linktype,
+        RAW_DLT12 | RAW_DLT14 | RAW | IPV4 | IPV6 | NULL | LOOP
+    )
+}
+
 /// Bytes of the link header in front of the network packet, for the link types whose header
 /// has one length (Ethernet's without 802.1Q tags): what an Ethernet frame of the same packet
 /// replaces with its 14 bytes.
