@@ -237,13 +237,18 @@ impl Nets {
                     .iter()
                     .any(|p| p.v6 == v6 && p.nets.binary_search(&masked(whole, p.len, n)).is_ok())
         };
-        let dst = |side: &[Prefix]| h.dst.is_some_and(|d| inside(side, d));
-        Some(
-            inside(&self.src, src)
-                || inside(&self.either, src)
-                || dst(&self.dst)
-                || dst(&self.either),
-        )
+        if inside(&self.src, src) || inside(&self.either, src) {
+            return Some(true);
+        }
+        match h.dst {
+            Some(d) => Some(inside(&self.dst, d) || inside(&self.either, d)),
+            // Cut off before the destination: unknown where a test of this family looks at it.
+            None => {
+                let looks = |side: &[Prefix]| side.iter().any(|p| p.v6 == v6);
+                let unknown = h.truncated && (looks(&self.dst) || looks(&self.either));
+                (!unknown).then_some(false)
+            }
+        }
     }
 }
 

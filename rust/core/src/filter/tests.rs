@@ -291,6 +291,35 @@ fn a_field_the_capture_cut_off_rejects_the_packet_even_under_not() {
     ] {
         assert!(passes(f, &dport_cut), "{f}");
     }
+    // Cut inside the IPv4 destination (16 bytes of the header captured): the source and the
+    // protocol are known, the destination is not, and decides wherever the source does not.
+    let dst_cut = Headers {
+        dst: None,
+        sport: None,
+        dport: None,
+        truncated: true,
+        ..pkt("10.0.0.1", "10.0.0.2", TCP, 0, 0)
+    };
+    for f in [
+        "host 10.0.0.1",
+        "src host 10.0.0.1",
+        "tcp and not src host 10.0.0.9",
+        "host 10.0.0.5 or host 10.0.0.6 or host 10.0.0.1",
+        "not ip6 host fd00::1",
+    ] {
+        assert!(passes(f, &dst_cut), "{f}");
+    }
+    for f in [
+        "dst host 10.0.0.2",
+        "not dst host 10.0.0.9",
+        "not host 10.0.0.9",
+        "host 10.0.0.9",
+        "host 10.0.0.5 or host 10.0.0.6 or host 10.0.0.2",
+        "not (host 10.0.0.5 or host 10.0.0.6 or host 10.0.0.7)",
+        "src and dst host 10.0.0.1",
+    ] {
+        assert!(!passes(f, &dst_cut), "{f}");
+    }
     // A packet that has no ports (not cut) fails `port` and passes `not port`.
     let icmp = Headers {
         ip_proto: Some(1),
@@ -454,7 +483,17 @@ fn random_filter(rng: &mut crate::test_rng::Rng, depth: u32) -> String {
             ),
             18 => format!(
                 "{} portrange {}",
-                pick(rng, &["", "tcp src", "udp dst", "dst"]),
+                pick(
+                    rng,
+                    &[
+                        "",
+                        "tcp src",
+                        "udp dst",
+                        "dst",
+                        "src and dst",
+                        "tcp src and dst"
+                    ]
+                ),
                 pick(
                     rng,
                     &["50-80", "0-65535", "81-4999", "1000-1000", "5000-65535"]
@@ -508,14 +547,18 @@ fn random_headers(rng: &mut crate::test_rng::Rng) -> Headers {
     }
     h.truncated = rng.below(4) == 0;
     if h.truncated {
-        match rng.below(4) {
+        match rng.below(7) {
             0 | 1 => {
                 h.ethertype = None;
                 (h.src, h.dst, h.ip_proto, h.sport, h.dport) = (None, None, None, None, None);
             }
             // Cut inside the transport header: before the ports, or between them.
             2 => (h.sport, h.dport) = (None, None),
-            _ => h.dport = None,
+            3 => h.dport = None,
+            // Cut inside the IP header: before the destination, the source, or the protocol.
+            4 => (h.dst, h.sport, h.dport) = (None, None, None),
+            5 => (h.src, h.dst, h.sport, h.dport) = (None, None, None, None),
+            _ => (h.src, h.dst, h.ip_proto, h.sport, h.dport) = (None, None, None, None, None),
         }
     }
     h
