@@ -333,7 +333,7 @@ def test_or_chains_of_addresses_select_what_tcpdump_selects(mixed: Path, chain: 
 def port_chains(draw: st.DrawFn) -> str:
     """An OR chain of at least three port tests (each packet's one look-up in burstcore, not a
     test per term): ports and ranges, `tcp`/`udp` or neither, each direction, ports the capture
-    holds and ones it does not, and a term looked at in turn (`src and dst`) now and then."""
+    holds and ones it does not, `src and dst` ports and ranges (a pair of ports in one range)."""
     port = st.sampled_from(["22", "5000", "5001", "6000", "29500", "40000", "7"])
     proto = st.sampled_from(["", "tcp ", "udp "])
     side = st.sampled_from(["", "src ", "dst ", "src or dst "])
@@ -344,6 +344,11 @@ def port_chains(draw: st.DrawFn) -> str:
         ),
         st.builds("port {} or {}".format, port, port),
         st.builds("{}src and dst port {}".format, proto, port),
+        st.builds(
+            "{}src and dst portrange {}".format,
+            proto,
+            st.sampled_from(["5000-5002", "5001-6000", "22-5000", "6000-40000", "29500-29501"]),
+        ),
     )
     return " or ".join(draw(st.lists(term, min_size=3, max_size=12)))
 
