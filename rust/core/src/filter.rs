@@ -25,9 +25,9 @@
 //! rejected whatever the rest says, as a BPF load past the captured bytes ends the program.
 //! Where this differs from pcap-filter (docs/filters.md has the whole list): headers are read
 //! through VLAN tags, PPPoE, MPLS and LLC/SNAP whether or not the filter says so, `host` looks at IP addresses
-//! only (BPF also at ARP's), SCTP ports are not read, an IP header is read only once
-//! captured whole, service names are not looked up, and link-layer primitives (`ether`,
-//! `wlan`, ...) are not known; an expression using one is refused with the reason.
+//! only (BPF also at ARP's), SCTP ports are not read, an IPv6 address is read whole or not at
+//! all, service names are not looked up, and link-layer primitives (`ether`, `wlan`, ...) are
+//! not known; an expression using one is refused with the reason.
 
 use crate::error::{Error, Result};
 use crate::wire::Headers;
@@ -268,12 +268,15 @@ impl Test {
                 if h.src.is_none() {
                     return absent(h);
                 }
-                let inside = |a: Option<IpAddr>| {
-                    a.is_some_and(|a| {
-                        family.is_none_or(|f| family_of(a) == f) && in_net(a, net, prefix)
-                    })
+                // A capture can end between the two addresses (IPv4: 4 bytes each): the one cut
+                // off is unknown, and decides only where the other one does not.
+                let inside = |a: Option<IpAddr>| match a {
+                    Some(a) => {
+                        Ok(family.is_none_or(|f| family_of(a) == f) && in_net(a, net, prefix))
+                    }
+                    None => absent(h),
                 };
-                by_dir(dir, inside(h.src), inside(h.dst))
+                return by_dir_known(dir, inside(h.src), inside(h.dst));
             }
             Test::Port { dir, proto, lo, hi } => {
                 let Some(p) = h.ip_proto else {

@@ -24,7 +24,9 @@ struct Need {
     vlan: usize,
     vlan_inner: usize,
     ethertype: usize,
-    ip: usize,
+    ip_len: usize,
+    src: usize,
+    dst: usize,
     ip_proto: usize,
     sport: usize,
     dport: usize,
@@ -45,7 +47,9 @@ impl Default for Need {
             vlan: m,
             vlan_inner: m,
             ethertype: m,
-            ip: m,
+            ip_len: m,
+            src: m,
+            dst: m,
             ip_proto: m,
             sport: m,
             dport: m,
@@ -209,9 +213,11 @@ impl Frame {
         self.want.src = Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)));
         self.want.dst = Some(IpAddr::V4(Ipv4Addr::new(198, 51, 100, 7)));
         self.want.ip_proto = Some(proto);
-        (self.need.ip, self.need.ip_proto) = (fixed, fixed);
+        // Each field as soon as its bytes are there, as tshark shows them and BPF loads them.
+        (self.need.ip_len, self.need.ip_proto) = (start + 4, start + 10);
+        (self.need.src, self.need.dst) = (start + 16, fixed);
         if frag_word & 0x1fff != 0 {
-            (self.want.fragment, self.need.fragment) = (true, fixed);
+            (self.want.fragment, self.need.fragment) = (true, start + 8);
             self.need.end = fixed;
         } else {
             self.need.end = self.at();
@@ -231,8 +237,15 @@ impl Frame {
         self.put(&src.octets()).put(&dst.octets());
         self.want.src = Some(IpAddr::V6(src));
         self.want.dst = Some(IpAddr::V6(dst));
-        self.need.ip = self.at();
-        self.need.ip_proto = self.at();
+        // The payload length and the Next Header from 7 bytes on (tshark shows both then), the
+        // Next Header as the protocol only where no extension header follows.
+        self.need.ip_len = start + 7;
+        (self.need.src, self.need.dst) = (start + 24, self.at());
+        self.need.ip_proto = if exts.is_empty() {
+            start + 7
+        } else {
+            self.at()
+        };
         self.want.ip_proto = Some(proto);
         for (i, &(ty, len)) in exts.iter().enumerate() {
             let next = exts.get(i + 1).map_or(proto, |e| e.0);
@@ -345,9 +358,9 @@ fn expected(want: &Headers, need: &Need, n: usize, full: usize) -> Headers {
         vlan: f(want.vlan, need.vlan, n),
         vlan_inner: f(want.vlan_inner, need.vlan_inner, n),
         ethertype: f(want.ethertype, need.ethertype, n),
-        src: f(want.src, need.ip, n),
-        dst: f(want.dst, need.ip, n),
-        ip_len: f(want.ip_len, need.ip, n),
+        src: f(want.src, need.src, n),
+        dst: f(want.dst, need.dst, n),
+        ip_len: f(want.ip_len, need.ip_len, n),
         ip_proto: f(want.ip_proto, need.ip_proto, n),
         sport: f(want.sport, need.sport, n),
         dport: f(want.dport, need.dport, n),
@@ -359,7 +372,7 @@ fn expected(want: &Headers, need: &Need, n: usize, full: usize) -> Headers {
         fragment: want.fragment && n >= need.fragment,
         truncated: n < need.end,
         unknown_link: false,
-        ip_len_past_frame: want.ip_len.is_some() && n >= need.ip && n < full,
+        ip_len_past_frame: want.ip_len.is_some() && n >= need.ip_len && n < full,
     }
 }
 

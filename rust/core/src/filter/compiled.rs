@@ -2,8 +2,8 @@
 //! or host b or ...`, `src net 10.1.0.0/16 or src net 10.2.0.0/16 ...`), which becomes one
 //! look-up in sorted tables, a binary search per prefix length, where the tree tested every term
 //! (1,000 hosts took 9.4 µs a packet), and each OR chain of port tests (`port 80 or tcp dst port
-//! 443 or portrange 5000-5010 ...`), which becomes a bit of a 65,536-bit map per protocol and
-//! side. The result is the tree's, in its three-valued logic: the tree stays the definition, and
+//! 443 or portrange 5000-5010 or src and dst port 7 ...`), which becomes a bit of a 65,536-bit map
+//! per protocol and side (and for `src and dst`, a binary search among its ranges). The result is the tree's, in its three-valued logic: the tree stays the definition, and
 //! the tests evaluate both.
 
 use super::{family_of_packet, masked, Dir, Expr, Family, Test, TCP, UDP};
@@ -73,6 +73,7 @@ impl Node {
                     looked_up.push(Node::Nets(Box::new(nets)));
                 }
                 if by_ports {
+                    ports.seal();
                     looked_up.push(Node::Ports(Box::new(ports)));
                 }
                 if looked_up.len() == 1 && rest.is_empty() {
@@ -149,12 +150,11 @@ fn net_of(e: &Expr) -> Option<(Dir, IpAddr, u8)> {
     }
 }
 
-/// The direction, protocol and ports of a port test a look-up can stand for: not `src and dst`
-/// (both ports in the range).
+/// The direction, protocol and ports of a port test a look-up can stand for (SCTP's are not read).
 fn port_of(e: &Expr) -> Option<(Dir, Option<u8>, u16, u16)> {
     match e {
         Expr::Is(Test::Port {
-            dir: dir @ (Dir::Src | Dir::Dst | Dir::Either),
+            dir,
             proto: proto @ (None | Some(TCP | UDP)),
             lo,
             hi,
@@ -237,13 +237,18 @@ impl Nets {
                     .iter()
                     .any(|p| p.v6 == v6 && p.nets.binary_search(&masked(whole, p.len, n)).is_ok())
         };
-        let dst = |side: &[Prefix]| h.dst.is_some_and(|d| inside(side, d));
-        Some(
-            inside(&self.src, src)
-                || inside(&self.either, src)
-                || dst(&self.dst)
-                || dst(&self.either),
-        )
+        if inside(&self.src, src) || inside(&self.either, src) {
+            return Some(true);
+        }
+        match h.dst {
+            Some(d) => Some(inside(&self.dst, d) || inside(&self.either, d)),
+            // Cut off before the destination: unknown where a test of this family looks at it.
+            None => {
+                let looks = |side: &[Prefix]| side.iter().any(|p| p.v6 == v6);
+                let unknown = h.truncated && (looks(&self.dst) || looks(&self.either));
+                (!unknown).then_some(false)
+            }
+        }
     }
 }
 
@@ -256,6 +261,56 @@ pub(super) struct Ports {
     /// The ports a test looks for in TCP's source, TCP's destination, UDP's source, UDP's
     /// destination port; `None` where no test looks (a port cut off there decides nothing).
     sides: [Option<Box<PortSet>>; 4],
+    /// The `src and dst` tests of TCP and of UDP, both ports in one test's range.
+    both: [Option<Box<Both>>; 2],
+}
+
+/// An OR of `src and dst` port tests of one protocol: a pair of ports passes when one range
+/// holds both, that is the lower port and the higher one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Both {
+    /// The ports in some range: a pair with a port outside passes none.
+    any: Box<PortSet>,
+    /// The ranges' first ports, sorted, and beside each the highest last port of the ranges
+    /// that start there or before: the lower port's range reaching furthest is the one to ask.
+    firsts: Vec<u16>,
+    reach: Vec<u16>,
+    /// The ranges as added, until `seal` sorts them into `firsts` and `reach`.
+    ranges: Vec<(u16, u16)>,
+}
+
+impl Both {
+    fn seal(&mut self) {
+        self.ranges.sort_unstable();
+        let mut far = 0;
+        (self.firsts, self.reach) = std::mem::take(&mut self.ranges)
+            .into_iter()
+            .map(|(lo, hi)| {
+                far = far.max(hi);
+                (lo, far)
+            })
+            .unzip();
+    }
+
+    fn holds(&self, a: u16, b: u16) -> bool {
+        let (lo, hi) = (a.min(b), a.max(b));
+        let at = self.firsts.partition_point(|&first| first <= lo);
+        at > 0 && self.reach[at - 1] >= hi
+    }
+}
+
+fn set_bits(set: &mut PortSet, lo: u16, hi: u16) {
+    let (lo, hi) = (usize::from(lo), usize::from(hi));
+    // A word at a time: a chain of wide ranges costs no more than one of ports.
+    for (w, word) in set.iter_mut().enumerate().take(hi / 64 + 1).skip(lo / 64) {
+        let first = if w == lo / 64 { lo % 64 } else { 0 };
+        let last = if w == hi / 64 { hi % 64 } else { 63 };
+        *word |= (u64::MAX >> (63 - last)) & (u64::MAX << first);
+    }
+}
+
+fn has_bit(set: &PortSet, p: u16) -> bool {
+    set[usize::from(p / 64)] >> (p % 64) & 1 == 1
 }
 
 impl Ports {
@@ -269,19 +324,34 @@ impl Ports {
         let sides: &[usize] = match dir {
             Dir::Src => &[0],
             Dir::Dst => &[1],
-            _ => &[0, 1],
+            Dir::Either => &[0, 1],
+            Dir::Both => {
+                for p in protos {
+                    let both = self.both[p / 2].get_or_insert_with(|| {
+                        Box::new(Both {
+                            any: Box::new([0; 1024]),
+                            firsts: Vec::new(),
+                            reach: Vec::new(),
+                            ranges: Vec::new(),
+                        })
+                    });
+                    set_bits(&mut both.any, lo, hi);
+                    both.ranges.push((lo, hi));
+                }
+                return;
+            }
         };
         for p in protos {
             for s in sides {
                 let set = self.sides[p + s].get_or_insert_with(|| Box::new([0; 1024]));
-                let (lo, hi) = (usize::from(lo), usize::from(hi));
-                // A word at a time: a chain of wide ranges costs no more than one of ports.
-                for w in lo / 64..=hi / 64 {
-                    let first = if w == lo / 64 { lo % 64 } else { 0 };
-                    let last = if w == hi / 64 { hi % 64 } else { 63 };
-                    set[w] |= (u64::MAX >> (63 - last)) & (u64::MAX << first);
-                }
+                set_bits(set, lo, hi);
             }
+        }
+    }
+
+    fn seal(&mut self) {
+        for both in self.both.iter_mut().flatten() {
+            both.seal();
         }
     }
 
@@ -307,14 +377,31 @@ impl Ports {
         // port does not.
         let look = |set: &Option<Box<PortSet>>, port: Option<u16>| match (set, port) {
             (None, _) => Some(false),
-            (Some(set), Some(p)) => Some(set[usize::from(p / 64)] >> (p % 64) & 1 == 1),
+            (Some(set), Some(p)) => Some(has_bit(set, p)),
             (Some(_), None) => (!h.truncated).then_some(false),
         };
-        match (
+        let either = match (
             look(&self.sides[at], h.sport),
             look(&self.sides[at + 1], h.dport),
         ) {
-            (Some(true), _) | (_, Some(true)) => Some(true),
+            (Some(true), _) | (_, Some(true)) => return Some(true),
+            (Some(false), Some(false)) => Some(false),
+            _ => None,
+        };
+        let Some(b) = &self.both[at / 2] else {
+            return either;
+        };
+        let both = match (h.sport, h.dport) {
+            (Some(s), Some(d)) => Some(b.holds(s, d)),
+            // One port cut off: no test holds a pair whose other port is in none of the ranges,
+            // and any test whose range holds it is unknown.
+            (Some(p), None) | (None, Some(p)) => {
+                (!(h.truncated && has_bit(&b.any, p))).then_some(false)
+            }
+            (None, None) => (!h.truncated).then_some(false),
+        };
+        match (either, both) {
+            (_, Some(true)) => Some(true),
             (Some(false), Some(false)) => Some(false),
             _ => None,
         }

@@ -117,7 +117,7 @@ pub(super) fn is_snap(b: &[u8]) -> bool {
 /// PPP's 2-byte protocol. IP inside is read as if the frame carried it directly (its EtherType
 /// in `ethertype`); other PPP protocols (LCP, IPCP, ...) carry no network layer. As tshark does,
 /// the bytes are those the PPPoE length counts (from the PPP protocol on): a length shorter than
-/// the IP packet cuts it (one that ends inside the IP header leaves it unread), one below 2
+/// the IP packet cuts it (one that ends inside the IP header leaves the fields before it), one below 2
 /// leaves no PPP protocol, and a longer one than the frame changes nothing.
 pub const PPPOE_SESSION: u16 = 0x8864;
 const PPP_IPV4: u16 = 0x0021;

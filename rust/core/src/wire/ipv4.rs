@@ -26,17 +26,10 @@ pub(super) fn decode<'a>(
         return None;
     }
     let Some(fixed) = array::<MIN_HEADER_LEN>(packet, 0) else {
-        h.truncated = true;
+        cut(h, packet, uncaptured);
         return None;
     };
-    // A total length of 0 is what a TSO/GRO or BIG TCP super-frame carries (each segment gets
-    // its own on the wire): the packet is then the rest of the frame, as tshark presumes.
-    let total_len = match u16::from_be_bytes([fixed[2], fixed[3]]) {
-        0 => uncaptured.on_wire(packet),
-        n => u32::from(n),
-    };
-    h.ip_len = Some(total_len);
-    h.ip_len_past_frame = uncaptured.exceeded_by(packet, total_len);
+    h.ip_len = ip_len_of(h, [fixed[2], fixed[3]], packet, uncaptured);
     h.ip_proto = Some(fixed[9]);
     h.src = Some(IpAddr::V4(Ipv4Addr::new(
         fixed[12], fixed[13], fixed[14], fixed[15],
@@ -54,6 +47,42 @@ pub(super) fn decode<'a>(
     };
     // A total length below the header's own is damage: what follows the header is no transport
     // header (tshark: "Bogus IP length"), as with an IPv6 extension chain longer than its packet.
-    let payload_len = total_len.checked_sub(header_len as u32)?;
+    let payload_len = h.ip_len?.checked_sub(header_len as u32)?;
     Some(Segment::new(rest, payload_len))
+}
+
+/// The IP length of a total length field `field`, `ip_len_past_frame` set by it.
+#[inline(always)]
+fn ip_len_of(
+    h: &mut Headers,
+    field: [u8; 2],
+    packet: &[u8],
+    uncaptured: Uncaptured,
+) -> Option<u32> {
+    // A total length of 0 is what a TSO/GRO or BIG TCP super-frame carries (each segment gets
+    // its own on the wire): the packet is then the rest of the frame, as tshark presumes, if
+    // that holds the fixed header (a frame that ends inside it has no length to give).
+    let len = match u16::from_be_bytes(field) {
+        0 => Some(uncaptured.on_wire(packet)).filter(|&n| n >= MIN_HEADER_LEN as u32)?,
+        n => u32::from(n),
+    };
+    h.ip_len_past_frame = uncaptured.exceeded_by(packet, len);
+    Some(len)
+}
+
+/// A header cut before its 20th byte keeps each field whose bytes were captured, as tshark
+/// shows them and BPF loads them: the total length from 4 bytes on, the fragment offset from 8,
+/// the protocol from 10, the source from 16. Off the common path: only a snaplen under 34 bytes
+/// (Ethernet) comes here.
+#[cold]
+fn cut(h: &mut Headers, packet: &[u8], uncaptured: Uncaptured) {
+    h.truncated = true;
+    if let Some(field) = array::<2>(packet, 2) {
+        h.ip_len = ip_len_of(h, field, packet, uncaptured);
+    }
+    if let Some(frag) = array::<2>(packet, 6) {
+        h.fragment = u16::from_be_bytes(frag) & 0x1fff != 0;
+    }
+    h.ip_proto = packet.get(9).copied();
+    h.src = array::<4>(packet, 12).map(|a| IpAddr::V4(Ipv4Addr::from(a)));
 }

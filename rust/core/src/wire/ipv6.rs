@@ -46,19 +46,13 @@ pub(super) fn decode<'a>(
         return None;
     }
     let Some(fixed) = array::<HEADER_LEN>(packet, 0) else {
-        h.truncated = true;
+        cut(h, packet, uncaptured);
         return None;
     };
-    // A payload length of 0 is a jumbogram, whose Jumbo Payload option (below) says how long
-    // it is, or a TSO/GRO or BIG TCP super-frame (each segment gets its own length on the
-    // wire): the packet is then the rest of the frame, as for IPv4's total length 0.
     let payload_len = u16::from_be_bytes([fixed[4], fixed[5]]);
-    let mut ip_len = match payload_len {
-        0 => uncaptured.on_wire(packet),
-        n => u32::from(n) + HEADER_LEN as u32,
-    };
+    // 40 bytes captured: the rest of the frame, if that is the length, is no shorter.
+    let mut ip_len = ip_len_of(h, payload_len, packet, uncaptured)?;
     h.ip_len = Some(ip_len);
-    h.ip_len_past_frame = uncaptured.exceeded_by(packet, ip_len);
     h.src = array::<16>(&fixed, 8).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
     h.dst = array::<16>(&fixed, 24).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
 
@@ -107,6 +101,41 @@ pub(super) fn decode<'a>(
         return None;
     };
     Some(Segment::new(rest, payload))
+}
+
+/// The IP length of a payload length field `payload_len`, `ip_len_past_frame` set by it.
+#[inline(always)]
+fn ip_len_of(
+    h: &mut Headers,
+    payload_len: u16,
+    packet: &[u8],
+    uncaptured: Uncaptured,
+) -> Option<u32> {
+    // A payload length of 0 is a jumbogram, whose Jumbo Payload option (see `decode`) says how
+    // long it is, or a TSO/GRO or BIG TCP super-frame (each segment gets its own length on the
+    // wire): the packet is then the rest of the frame, as for IPv4's total length 0, if that
+    // holds the fixed header (a frame that ends inside it has no length to give).
+    let len = match payload_len {
+        0 => Some(uncaptured.on_wire(packet)).filter(|&n| n >= HEADER_LEN as u32)?,
+        n => u32::from(n) + HEADER_LEN as u32,
+    };
+    h.ip_len_past_frame = uncaptured.exceeded_by(packet, len);
+    Some(len)
+}
+
+/// A header cut before its 40th byte keeps each field whose bytes were captured, as tshark
+/// shows them: the payload length and the protocol once the Next Header byte is there (the
+/// protocol only where it is no extension header, whose chain cannot be followed), the source
+/// from 24 bytes on. Off the common path: only a snaplen under 54 bytes (Ethernet) comes here.
+#[cold]
+fn cut(h: &mut Headers, packet: &[u8], uncaptured: Uncaptured) {
+    h.truncated = true;
+    let (Some(len), Some(&next)) = (be16(packet, 4), packet.get(6)) else {
+        return;
+    };
+    h.ip_len = ip_len_of(h, len, packet, uncaptured);
+    h.ip_proto = (!is_extension(next)).then_some(next);
+    h.src = array::<16>(packet, 8).map(|a| IpAddr::V6(Ipv6Addr::from(a)));
 }
 
 /// The length a Jumbo Payload option among the Hop-by-Hop `options` gives (RFC 2675: the
