@@ -1057,6 +1057,19 @@ impl ChunkState {
     }
 }
 
+impl ChunkState {
+    /// Empty instants of the groups' queues held for merging, over all groupings and rates
+    /// (80 bytes each).
+    pub(crate) fn retained_instants(&self) -> usize {
+        self.groupings
+            .iter()
+            .flat_map(|(_, g)| g.values())
+            .flat_map(|g| &g.backlog)
+            .map(RateChunk::kept_instants)
+            .sum()
+    }
+}
+
 fn add_stats(to: &mut ReorderStats, from: &ReorderStats) {
     to.reordered += from.reordered;
     to.dropped_late += from.dropped_late;
