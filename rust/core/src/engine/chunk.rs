@@ -1066,6 +1066,7 @@ impl ChunkState {
     }
 }
 
+#[cfg(test)]
 impl ChunkState {
     /// Empty instants of the groups' queues held for merging, over all groupings and rates
     /// (80 bytes each).

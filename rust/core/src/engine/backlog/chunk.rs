@@ -825,6 +825,7 @@ impl RateChunk {
     }
 
     /// Empty instants held (for a merge with what comes before, or their longest periods).
+    #[cfg(test)]
     pub(crate) fn kept_instants(&self) -> usize {
         self.instants.len()
     }
