@@ -336,3 +336,56 @@ def test_time_chunks_let_go_of_interfaces_fallen_silent(tmp_path: Path) -> None:
         peaks[window] = peak
     per_packet = (peaks["20ms"] - peaks["1us"]) / sum(short)
     assert per_packet <= 4, f"{per_packet:.1f} bytes a packet more with a 20 ms window: {peaks}"
+
+
+def interfaces_in_rotation(path: Path, interfaces: int, packets: int) -> None:
+    """A pcapng of `packets` packets 1 µs apart (µs stamps, nothing captured, 100 bytes on the
+    wire), sent by `interfaces` interfaces in rotation."""
+    shb = struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28)
+    idb = struct.pack("<IIHHII", 1, 20, 1, 0, 0, 20)
+    ts = 1_600_000_000_000_000 + np.arange(packets, dtype=np.int64)
+    blocks = np.zeros((packets, 8), "<u4")
+    blocks[:, 0], blocks[:, 1], blocks[:, 7] = 6, 32, 32
+    blocks[:, 2] = np.arange(packets) % interfaces
+    blocks[:, 3], blocks[:, 4] = ts >> 32, ts & 0xFFFFFFFF
+    blocks[:, 6] = 100
+    path.write_bytes(shb + idb * interfaces + blocks.tobytes())
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/self/status")
+def test_time_chunks_share_one_budget_of_empty_instants(tmp_path: Path) -> None:
+    # A scan by interface in eight time chunks of 2^20 packets from 16 interfaces, at eight
+    # rates far above each interface's 50 Mbit/s: every packet finds its queue empty at a new
+    # minimum, which every chunk but the first keeps for the merge (80 bytes a packet and
+    # rate). Each chunk kept up to 2^20 of them, and all are held until the merge: 7 x 80 MB.
+    # The chunks now share that budget. The peak is read against the same scan without rates,
+    # each in a child process of its own. Measured: 602 MiB more before, 113 MiB after.
+    capture = tmp_path / "rotation.pcapng"
+    interfaces_in_rotation(capture, 16, 1 << 20)
+    code = (
+        "import sys, burstcore\n"
+        "burstcore._burstcore._use_as_many_threads_as_asked(True)\n"
+        "def status(key):\n"
+        "    with open('/proc/self/status') as f:\n"
+        "        return next(int(l.split()[1]) for l in f if l.startswith(key + ':'))\n"
+        "rates = [f'{g}Gbps' for g in range(1, 9)] if sys.argv[2] == 'rates' else []\n"
+        "threads = int(sys.argv[3])\n"
+        "start = status('VmHWM')\n"
+        "r = burstcore.scan(sys.argv[1], windows=['1ms'], rates=rates, by='interface', threads=threads)\n"
+        "print((status('VmHWM') - start) * 1024)\n"
+        "print(r.backlog.sort('group', 'rate_bps').rows())\n"
+    )
+    runs = {}
+    for rates, threads in (("none", 8), ("rates", 8), ("rates", 1)):
+        py = subprocess.run(
+            [sys.executable, "-c", code, str(capture), rates, str(threads)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert py.returncode == 0, (py.returncode, py.stderr[-2000:])
+        peak, backlog = py.stdout.splitlines()
+        runs[rates, threads] = int(peak), backlog
+    assert runs["rates", 8][1] == runs["rates", 1][1], "eight chunks and one thread differ"
+    more = runs["rates", 8][0] - runs["none", 8][0]
+    assert more <= 160 << 20, f"{more >> 20} MB more with eight rates in eight chunks"

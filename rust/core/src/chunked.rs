@@ -128,6 +128,8 @@ struct Job {
     last: bool,
     /// Most packets its reorder buffer may hold ([`crate::engine::reorder::chunk_share`]).
     share: usize,
+    /// Most empty instants its keyed groups may keep ([`crate::engine::chunk::instant_share`]).
+    instants: usize,
 }
 
 /// What scanning one range gave.
@@ -395,12 +397,15 @@ fn jobs(plans: &[SplitPlan], chunks: usize) -> Vec<Job> {
                 first: single && i == 0,
                 last: single && i + 1 == k,
                 share: 0,
+                instants: 0,
             });
         }
     }
     let share = crate::engine::reorder::chunk_share(jobs.len());
+    let instants = crate::engine::chunk::instant_share(jobs.iter().filter(|j| !j.first).count());
     for job in &mut jobs {
         job.share = share;
+        job.instants = instants;
     }
     jobs
 }
@@ -456,7 +461,8 @@ fn run(
         last: job.last,
     };
     let mut scanner = ChunkScanner::with_options(config.clone(), DEFAULT_INSTANT_CAP, edges)?
-        .holding_at_most(job.share);
+        .holding_at_most(job.share)
+        .keeping_instants(job.instants);
     let mut acc = Accounting::default();
     let mut count = shared.range(job.from, job.to);
     let mut n = 0u64;
@@ -595,5 +601,8 @@ mod tests {
         let share = MAX_HELD / 6 - RELEASE_EVERY as usize;
         assert!(jobs.iter().all(|j| j.share == share));
         assert!(6 * (share + RELEASE_EVERY as usize) <= MAX_HELD);
+        // The five chunks after the first share the empty instants of one scan.
+        let kept = crate::engine::chunk::INSTANT_BUDGET / 5;
+        assert!(jobs[0].instants == kept && jobs.iter().all(|j| j.instants == kept));
     }
 }

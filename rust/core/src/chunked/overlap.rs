@@ -68,6 +68,8 @@ pub(super) fn scan(
         size,
         decode,
         share: crate::engine::reorder::chunk_share(jobs),
+        // All but the first chunk keep instants.
+        instants: crate::engine::chunk::instant_share(jobs - 1),
     };
     let results = crate::pool::run(
         jobs,
@@ -350,6 +352,8 @@ struct Scan<'a> {
     decode: bool,
     /// Most packets each chunk's reorder buffer may hold ([`crate::engine::reorder::chunk_share`]).
     share: usize,
+    /// Most empty instants each chunk may keep ([`crate::engine::chunk::instant_share`]).
+    instants: usize,
 }
 
 impl Scan<'_> {
@@ -365,7 +369,8 @@ impl Scan<'_> {
         } = *self;
         let mut scanner =
             ChunkScanner::with_options(self.config.clone(), DEFAULT_INSTANT_CAP, edges)?
-                .holding_at_most(self.share);
+                .holding_at_most(self.share)
+                .keeping_instants(self.instants);
         let merged = if decode {
             read_merged(
                 plans,

@@ -413,3 +413,59 @@ fn trimmed_chunks_merge_into_the_sequential_scan() {
         }
     }
 }
+
+#[test]
+fn a_merge_after_the_leading_chunk_keeps_one_instant_per_queue() {
+    // Sixteen interfaces in round robin, 1 µs apart, served at 8 and 20 Gbit/s: every packet
+    // finds its queue empty at a new minimum of D, so each chunk but the first keeps one
+    // instant per packet and rate (to its cap). Merged after the leading chunk, they only
+    // count for their longest busy period: before, the merge copied them all, and a
+    // two-thread scan held them twice at its peak.
+    let t: Vec<Arrival> = (0..48_000)
+        .map(|i| Arrival {
+            ts_ns: i * 1_000,
+            size: 100 + (i % 7) as u64 * 200,
+            interface: (i % 16) as u32,
+            headers: Headers::default(),
+        })
+        .collect();
+    let c = ScanConfig {
+        windows_ns: vec![10_000],
+        rates_bps: vec![8_000_000_000, 20_000_000_000],
+        by: vec![By::Interface],
+        ..ScanConfig::default()
+    };
+    let want = sequential(&c, &t);
+    let cuts = [0, 16_000, 32_000, 48_000];
+    let mut states: Vec<ChunkState> = cuts
+        .windows(2)
+        .enumerate()
+        .map(|(k, w)| {
+            let edges = Edges {
+                first: k == 0,
+                last: k == 2,
+            };
+            let mut s =
+                ChunkScanner::with_options(c.clone(), DEFAULT_INSTANT_CAP, edges).expect("config");
+            for a in &t[w[0]..w[1]] {
+                s.push(a).expect("push");
+            }
+            s.finish().expect("finish")
+        })
+        .collect();
+    let queues = 16 * c.rates_bps.len();
+    assert_eq!(states[0].retained_instants(), queues, "the leading chunk");
+    // 1,000 packets per interface and chunk, each an instant of both rates.
+    assert!(states[1].retained_instants() >= 1_000 * queues);
+    let third = states.pop().expect("three");
+    let second = states.pop().expect("two");
+    let merged = states.pop().expect("one").merge(second).expect("in order");
+    assert_eq!(merged.retained_instants(), queues, "after the second chunk");
+    let merged = merged.merge(third).expect("in order");
+    assert_eq!(merged.retained_instants(), queues, "after the third chunk");
+    assert_same(
+        &merged.finish_exact().expect("exact"),
+        &want,
+        "three chunks",
+    );
+}
