@@ -680,15 +680,17 @@ class Iterations(FramesEqual):
       after the previous), ``acf_period_ns`` when fewer than two are, None when no periodicity
       was found;
     - ``confidence`` in [0, 1]: how far the autocorrelation's best peak rises above its
-      surroundings (near 1: a clean square wave); below ~0.05 treat the period as a guess.
+      surroundings (near 1: a clean square wave) times the share of the bytes analysed that the
+      iterations marked ``in_period`` carry, when they are three or more (else 0: two iterations
+      are one spacing, which any two bursts show); below ~0.05 treat the period as a guess.
       Traffic with no period at all (Poisson arrivals) scores 0.04-0.14 too: ``period_doubts``,
       not the confidence, tells such a period apart. The period is that peak's fundamental: on
       strictly periodic traffic every multiple of the period is a peak, and the shortest lag
-      dividing the best one that repeats nearly as well is taken. The confidence is the best
-      peak's, not the fundamental's: it does not change when the period steps down to a
-      sub-multiple, nor with a ``min_period`` that keeps the best peak in range (capture a, one
-      ring edge: 57 ms and, with ``min_period="300ms"``, 638 ms, both at the same confidence);
-      ``period_doubts`` is what tells a wrong step down;
+      dividing the best one that repeats nearly as well (4/5 of its depth), with a peak at least
+      half as deep near each of its multiples in between, is taken. A period that few iterations
+      follow, or whose iterations hold little of the traffic, scores near 0 however high its
+      peak: on the shared captures' ring edges and hosts, a ring's steps (about 57 ms for 630)
+      score 0.00-0.04, where their peaks scored 0.08-0.14;
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
@@ -713,7 +715,9 @@ class Iterations(FramesEqual):
     - ``period_doubts``: why the period may be wrong, each reason also given as a
       ``CaptureWarning`` with what to do (empty when the iterations bear the period out): the
       autocorrelation's best lag set aside; fewer than three periods in the stretch and no two
-      whole iterations one period apart; whole iterations whose bytes differ by more than 12 %
+      whole iterations one period apart; a shorter lag dividing the period that repeats at least
+      half as deep (the period may be a whole multiple of the iteration's: jitter smears each
+      multiple's peak); whole iterations whose bytes differ by more than 12 %
       (coefficient of variation); fewer than two thirds of the whole iterations one period
       apart; iterations holding under half the bytes analysed. On stretches of a few periods
       the autocorrelation may take a burst inside a phase or a lag between two unequal spacings
@@ -834,6 +838,15 @@ def _period_doubts(out: dict[str, Any], min_period_ns: int) -> tuple[float | Non
             "one period apart: the period is likely a burst inside a communication phase (or the job "
             "stalled); read a longer stretch, or give min_period= above the period if it is longer"
         )
+    shorter = out.get("shorter_period_ns")
+    if shorter:
+        k = round(period / shorter)
+        doubts.append(
+            f"the autocorrelation repeats at {format_duration(shorter)} too, about 1/{k} of the period found "
+            f"({p}), nearly as strongly: the period may be {k} iterations, whose peaks jitter smeared; "
+            f"give max_period= between {format_duration(shorter)} and {p} to see whether the iterations bear "
+            "the shorter one out"
+        )
     total = int(out["analysed_bytes"])
     share = float(nbytes.sum()) / total if total else 1.0
     if share < _LOW_COVERAGE:
@@ -898,9 +911,9 @@ def iterations(
     recur inside its iterations, that period cannot be right, and the best longer one matching
     their spacing is taken, with a ``CaptureWarning`` saying so. Where the iterations found do
     not bear the period out (``Iterations.period_doubts``: too few periods and no two whole
-    iterations one period apart, unequal iterations, few of them one period apart, or little of
-    the traffic in them), a ``CaptureWarning`` says why and what to do: a longer stretch, or
-    ``min_period``/``max_period`` around the period.
+    iterations one period apart, a shorter lag repeating nearly as well, unequal iterations, few
+    of them one period apart, or little of the traffic in them), a ``CaptureWarning`` says why
+    and what to do: a longer stretch, or ``min_period``/``max_period`` around the period.
     """
     bin_ns = parse_duration(bin, name="bin", scale=True)
     lo = parse_duration(min_period, name="min_period", allow_zero=True, scale=True)
