@@ -895,21 +895,44 @@ fn pick_period(families: &[Acf], min_lag: usize, max_lag: usize) -> Option<Pick>
     // iterations, so the lags between do not all show. Capture a read on one ring edge
     // (10.99.0.11 to .14) stepped from 615 ms down to a step of 54 ms (depth 0.88 of the best's),
     // though not every multiple of 54 ms up to 615 is a peak half as deep.
-    let divisor = |lag: usize, l: usize| {
-        let d = (lag as f64 / l as f64).round();
-        let target = lag as f64 / d;
-        (d >= 2.0 && (l as f64 - target).abs() <= (0.08 * target).max(1.0)).then_some(d as usize)
+    // The best peak's curve's lags that hold a peak at least `MULTIPLE_DEPTH` as deep, counted
+    // up to each lag, to ask whether a span of lags holds one at once.
+    let mut deep_upto = vec![0usize; max_lag.saturating_add(2)];
+    for p in all.iter().filter(|p| p.2 == best.2) {
+        if strength(*p) >= need_multiple {
+            if let Some(c) = deep_upto.get_mut(p.0 + 1) {
+                *c += 1;
+            }
+        }
+    }
+    for i in 1..deep_upto.len() {
+        deep_upto[i] += deep_upto[i - 1];
+    }
+    let below = |lag: f64| {
+        let i = (lag.max(0.0) as usize).min(deep_upto.len().saturating_sub(1));
+        deep_upto.get(i).copied().unwrap_or(0)
     };
+    let deep_within = |lo: f64, hi: f64| below(hi.floor() + 1.0) > below(lo.ceil());
+    let fits = |lag: usize, l: usize, d: usize| {
+        let target = lag as f64 / d as f64;
+        d >= 2 && (l as f64 - target).abs() <= (0.08 * target).max(1.0)
+    };
+    // A lag of a few bins is its fundamental rounded to a bin, and so is the count of them in
+    // the current lag: 11 bins over 2 is 5.5, and a pulse every 2.2 bins (5.5 ms at 2.5 ms bins)
+    // has its multiples at 4.4, 6.6 and 8.8 bins, not at 11/6 apart. Every count that fits the
+    // lags is tried, and the one whose multiples show is the count (a wrong one drifts off
+    // them within a few multiples).
     let repeats = |lag: usize, l: usize| {
-        divisor(lag, l).is_some_and(|d| {
-            let f = lag as f64 / d as f64;
-            (2..d).all(|k| {
-                all.iter().any(|p| {
-                    p.2 == best.2
-                        && (p.0 as f64 - k as f64 * f).abs() <= (0.08 * f).max(1.0)
-                        && strength(*p) >= need_multiple
-                })
-            })
+        let (lag_f, l_f) = (lag as f64, l as f64);
+        let lo = (lag_f / (l_f + 1.0).max(l_f / 0.92)).floor().max(2.0) as usize;
+        let hi = match (l_f - 1.0).min(l_f / 1.08) {
+            m if m > 0.0 => ((lag_f / m).ceil() as usize).min(lag),
+            _ => lag,
+        };
+        (lo..=hi).filter(|d| fits(lag, l, *d)).any(|d| {
+            let f = lag_f / d as f64;
+            let tol = (0.08 * f).max(1.0);
+            (2..d).all(|k| deep_within(k as f64 * f - tol, k as f64 * f + tol))
         })
     };
     let shortest = |lag: usize, floor: f64| {
@@ -1321,10 +1344,10 @@ mod tests {
     }
 
     /// A ring all-reduce's phase of 12 steps 6 ms apart, then an 88 ms pause: the steps repeat
-    /// more regularly than the iterations and the autocorrelation's best lag is a step (the
-    /// period came out as 6 ms). A period shorter than pauses recurring inside its iterations
-    /// cannot be one, so the best lag longer than the pauses is the period, and the step is
-    /// reported as set aside. Confined to lags under the pause, nothing fits and the step stands.
+    /// more regularly than the iterations and the autocorrelation's best lag stepped down to a
+    /// step (the period came out as 6 ms). A step's multiples do not all repeat across the pause,
+    /// so the period is the best lag. Confined to lags under the pause, nothing fits and the step
+    /// stands.
     #[test]
     fn the_steps_inside_a_phase_are_not_the_period() {
         let period_ns = 160_000_000;
@@ -1349,7 +1372,12 @@ mod tests {
             arrivals(n).for_each(|a| an.push(&a));
             let rep = an.finish();
             assert_eq!(rep.period_ns, Some(period_ns), "{n}: {rep:?}");
-            assert_eq!(rep.rejected_period_ns, Some(6_000_000), "{n}");
+            // The best peak is the period's own here; it stepped down to a step (6 ms divides
+            // 160) and was set aside for the quiet runs' spacing. Now not every multiple of 6 ms
+            // up to 160 is a peak half as deep (`pick_period`): the period is right at once and
+            // nothing is set aside, as in tests/test_analysis.py's (3, 2) case. Its other cases,
+            // whose best peak is a step, keep the step set aside.
+            assert_eq!(rep.rejected_period_ns, None, "{n}");
             assert!(rep.longest_pause_ns < period_ns, "{n}");
             assert_eq!(rep.iterations.len(), n as usize);
 
