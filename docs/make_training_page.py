@@ -345,7 +345,7 @@ def main() -> None:
     w("A period not borne out is marked unsure (`period_doubts`, and a `CaptureWarning` giving the")
     w("reason and what to do): on the 186 stretches of 2, 2.5, 3 and 4 periods of")
     w("`tests/test_analysis_captures.py` every period not within 10 % of the logged spacings is (8),")
-    w("and so are 78 of the 178 right ones, all on stretches under four periods, where no two whole")
+    w("and so are 113 of the 178 right ones, all on stretches under four periods, where under three whole")
     w("iterations one period apart bear the autocorrelation out (docs/limits.md).\n")
 
     w("## Bursts per iteration (ON/OFF trains, gap 1 ms)\n")

@@ -14,7 +14,7 @@ from collections import defaultdict
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import burstcore
@@ -587,7 +587,13 @@ def test_iterations_do_not_take_the_steps_inside_a_phase_for_the_period(periods,
     said = [str(m.message) for m in told if issubclass(m.category, burstcore.CaptureWarning)]
     assert it.period_ns is not None and abs(it.period_ns / truth - 1) < 0.01, (it, it.acf_period_ns)
     assert it.iterations.height == periods + 1, it.iterations
-    assert len(said) == 1 and "best period (6ms) was shorter than quiet runs" in said[0], said
+    if (periods, seed) == (3, 2):
+        # Here the step down from the best peak no longer reaches a step, as it did before: not
+        # every multiple of 6 ms up to that peak is a peak as deep (`pick_period`). The period
+        # is right at once: nothing was set aside, nothing is said.
+        assert said == [], said
+    else:
+        assert len(said) == 1 and "best period (6ms) was shorter than quiet runs" in said[0], said
 
 
 def test_iterations_find_the_period_of_two_pulses_apart():
@@ -1035,7 +1041,8 @@ def _stepped_job(period: int, n: int, steps: int, jitter: int, missing: int | No
 
 # Of the 40 pulse trains below, found right: 35 (30 before the pauses between pulses were told
 # from those inside an iteration; of the 5 left, 3 merge the last two pulses into one iteration
-# and are told as unequal iterations, 2 come out as 570 ms, not told).
+# and are told as unequal iterations, 2 come out as 570 ms, told since a shorter lag that
+# repeats at least half as deep is: before, not told).
 RIGHT_PULSES = 35
 
 
@@ -1045,7 +1052,7 @@ def test_a_jittered_pulse_train_is_not_set_aside_for_its_own_pauses():
     an iteration: the period found (right) was set aside for 666-857 ms on 5 seeds of 40. A
     quiet run is inside the iterations only if longer than every spacing of those that give the
     period. The oracle is the construction: the period must be right (within 5 %), said to be
-    unsure, or, the known limit (docs/limits.md), a whole multiple of it."""
+    unsure: a whole multiple of it (570 ms on 2 of the 40) was given as sure before."""
     period = 285_000_000
     right = 0
     for seed in range(40):
@@ -1058,8 +1065,65 @@ def test_a_jittered_pulse_train_is_not_set_aside_for_its_own_pauses():
         assert all(d in [str(m.message) for m in told] for d in it.period_doubts), case
         ratio = it.period_ns / period
         right += abs(ratio - 1) <= 0.05
-        assert abs(ratio - 1) <= 0.05 or it.period_doubts or any(abs(ratio / k - 1) <= 0.05 for k in (2, 3, 4)), case
+        assert abs(ratio - 1) <= 0.05 or it.period_doubts, case
     assert right >= RIGHT_PULSES, right
+
+
+def _pulse_family(seed: int) -> tuple[bytes, int]:
+    """A seeded job of the family below, written with burstcore's writer: 6-15 iterations
+    20-400 ms apart, each start jittered by up to 4 %, 1-6 bursts a phase (as `_stepped_job`),
+    at times one or two iterations missing, an idle gap of 3-4 periods half-way, and Poisson
+    background packets from another pair of hosts (50 or 400 a second). Its capture and period."""
+    rng = random.Random(seed)
+    period = rng.randrange(20, 400) * 1_000_000
+    n = rng.randrange(6, 16)
+    steps = rng.choice([1, 1, 2, 3, 6])
+    jitter = int(rng.uniform(0, 0.04) * period)
+    missing = set(rng.sample(range(1, n - 1), rng.choice([0, 0, 1, 2])))
+    idle = rng.choice([0, 0, 3 * period + rng.randrange(period)])
+    noise = rng.choice([0, 0, 50, 400])
+    hosts = [f"10.5.0.{i + 1}" for i in range(3)]
+    frames = [
+        oracles.eth_ipv4_udp(h, hosts[(i + 1) % 3], 5000 + i, 6000, payload=1448, proto=6) for i, h in enumerate(hosts)
+    ]
+    background = oracles.eth_ipv4_udp("10.9.0.1", "10.9.0.2", 1, 2, payload=200, proto=17)
+    per_step, phase = 120 // steps, period * 3 // 5
+    pk = []
+    for it in range(n):
+        if it in missing:
+            continue
+        comm = BASE + it * period + period * 2 // 5 + rng.randrange(0, jitter + 1) + (idle if it > n // 2 else 0)
+        for s in range(steps):
+            at = comm + s * phase // steps
+            for k in range(per_step):
+                pk += [(at + k * 36_000 + r * 12_000, frames[r]) for r in range(3)]
+    t, end = BASE, BASE + n * period + idle
+    while noise and t < end:
+        t += int(rng.expovariate(noise) * 1e9)
+        pk.append((t, background))
+    pk.sort(key=lambda p: p[0])
+    w = burstcore.CaptureWriter("pcap", nanos=True, linktype=1)
+    for at, f in pk:
+        w.packet(at, f)
+    return w.getvalue(), period
+
+
+def test_a_family_of_jittered_jobs_finds_the_period_or_says_it_is_unsure():
+    """60 seeded jobs (`_pulse_family`): jitter, idle gaps, missing iterations, background noise.
+    The period is right (within 5 % of the construction's) or a warning says it may not be:
+    every doubt is a `CaptureWarning`. Before, seed 35 (300 ms, 11 single bursts jittered by
+    3 %) came out as 600 ms, sure: the 300 ms peak was smeared by the jitter to 0.5-0.8 of the
+    600 ms one's depth, too shallow to step down to, and nothing said so."""
+    for seed in range(60):
+        cap, period = _pulse_family(seed)
+        with warnings.catch_warnings(record=True) as told:
+            warnings.simplefilter("always")
+            it = burstcore.iterations(cap, max_period="2s")
+        said = [str(m.message) for m in told if issubclass(m.category, burstcore.CaptureWarning)]
+        case = (seed, period, it.period_ns, it.confidence, it.period_doubts)
+        assert all(d in said for d in it.period_doubts), case
+        right = it.period_ns is not None and abs(it.period_ns / period - 1) <= 0.05
+        assert right or it.period_doubts, case
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -1071,6 +1135,9 @@ def test_a_jittered_pulse_train_is_not_set_aside_for_its_own_pauses():
     missing=st.booleans(),
     seed=st.integers(0, 2**32),
 )
+# 5 iterations 20 ms apart, the third missing: the period came out as 60 ms, borne out by the 2
+# iterations 60 ms apart only (confidence 0), and was not doubted.
+@example(period_ms=20, n=5, steps=12, jitter=0.0, missing=True, seed=0)
 def test_iterations_say_when_the_period_is_unsure(period_ms, n, steps, jitter, missing, seed):
     """Synthetic ring jobs of 2-10 iterations with bursts inside each phase (harmonics of the
     period), jitter and at times an iteration missing (a stall). The period reported is right
@@ -1088,10 +1155,7 @@ def test_iterations_say_when_the_period_is_unsure(period_ms, n, steps, jitter, m
     said = [str(m.message) for m in told if issubclass(m.category, burstcore.CaptureWarning)]
     right = it.period_ns is not None and abs(it.period_ns / period - 1) <= 0.05
     case = (it, it.acf_period_ns, it.periods_seen, it.period_doubts, said)
-    # A whole multiple of the period is not told (not fixed: a pulse train of 9 iterations 285 ms
-    # apart, jittered by up to 3 %, one burst each, comes out as 855 ms, as it did before).
-    multiple = it.period_ns is not None and any(abs(it.period_ns / (k * period) - 1) <= 0.05 for k in (2, 3, 4))
-    assert right or it.period_doubts or it.period_ns is None or multiple, case
+    assert right or it.period_doubts or it.period_ns is None, case
     assert all(d in said for d in it.period_doubts), case
     # The best lag set aside for one matching the quiet runs' spacing is said whether or not the
     # one taken is right (the test of the ring's steps above): that is not what is tested here.

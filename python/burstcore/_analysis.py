@@ -775,15 +775,17 @@ class Iterations(FramesEqual):
       after the previous), ``acf_period_ns`` when fewer than two are, None when no periodicity
       was found;
     - ``confidence`` in [0, 1]: how far the autocorrelation's best peak rises above its
-      surroundings (near 1: a clean square wave); below ~0.05 treat the period as a guess.
+      surroundings (near 1: a clean square wave) times the share of the bytes analysed that the
+      iterations marked ``in_period`` carry, when they are three or more (else 0: two iterations
+      are one spacing, which any two bursts show); below ~0.05 treat the period as a guess.
       Traffic with no period at all (Poisson arrivals) scores 0.04-0.14 too: ``period_doubts``,
       not the confidence, tells such a period apart. The period is that peak's fundamental: on
       strictly periodic traffic every multiple of the period is a peak, and the shortest lag
-      dividing the best one that repeats nearly as well is taken. The confidence is the best
-      peak's, not the fundamental's: it does not change when the period steps down to a
-      sub-multiple, nor with a ``min_period`` that keeps the best peak in range (capture a, one
-      ring edge: 57 ms and, with ``min_period="300ms"``, 638 ms, both at the same confidence);
-      ``period_doubts`` is what tells a wrong step down;
+      dividing the best one that repeats nearly as well (4/5 of its depth), with a peak at least
+      half as deep near each of its multiples in between, is taken. A period that few iterations
+      follow, or whose iterations hold little of the traffic, scores near 0 however high its
+      peak: on the shared captures' ring edges and hosts, a ring's steps (about 57 ms for 630)
+      score 0.00-0.04, where their peaks scored 0.08-0.14;
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
@@ -807,12 +809,15 @@ class Iterations(FramesEqual):
       repeated in it;
     - ``period_doubts``: why the period may be wrong, each reason also given as a
       ``CaptureWarning`` with what to do (empty when the iterations bear the period out): the
-      autocorrelation's best lag set aside; fewer than three periods in the stretch and no two
-      whole iterations one period apart; whole iterations whose bytes differ by more than 12 %
-      (coefficient of variation); fewer than two thirds of the whole iterations one period
-      apart; iterations holding under half the bytes analysed. On stretches of a few periods
-      the autocorrelation may take a burst inside a phase or a lag between two unequal spacings
-      for the period, with nothing in ``confidence`` to tell (docs/limits.md).
+      autocorrelation's best lag set aside; fewer than three periods in the stretch and fewer
+      than three whole iterations one period apart (``in_period``: the confidence is 0); a
+      shorter lag dividing the period that repeats at least half as deep (the period may be a
+      whole multiple of the iteration's: jitter smears each multiple's peak); whole iterations
+      whose bytes differ by more than 12 % (coefficient of variation); fewer than two thirds of
+      the whole iterations one period apart; iterations holding under half the bytes analysed.
+      On stretches of a few periods the autocorrelation may take a burst inside a phase or a lag
+      between two unequal spacings for the period, with nothing in ``confidence`` to tell
+      (docs/limits.md).
     """
 
     period_ns: int | None
@@ -878,9 +883,15 @@ _LOW_COVERAGE = 0.5
 # Whole iterations not in the longest run of them one period apart: where a third or more are
 # not, the period is likely a burst inside a phase (the shared captures: 13 stretches of 1.5-3.5
 # periods, all wrong; a whole capture leaves out at most a ring's first iteration, 1 of 8).
-# Periods in the stretch under which a period that no spacing of whole iterations bears out
-# rests on the autocorrelation alone, which has seen the iteration repeat once or twice.
+# Periods in the stretch under which a period that under `_BORNE_OUT` whole iterations one
+# period apart bear out rests on the autocorrelation alone, which has seen the iteration repeat
+# once or twice. On longer ones the iterations cut by its edges often leave under three whole
+# ones where the period is right (12 of the 37 right stretches of 4 periods of the shared
+# captures), and their confidence of 0 says enough.
 _FEW_PERIODS = 3.0
+# Iterations one period apart (`in_period`) from which they bear the period out; under it the
+# confidence is 0 (rust/core/src/analysis/iterations.rs).
+_BORNE_OUT = 3
 
 
 def _period_doubts(out: dict[str, Any], min_period_ns: int) -> tuple[float | None, list[str]]:
@@ -906,14 +917,23 @@ def _period_doubts(out: dict[str, Any], min_period_ns: int) -> tuple[float | Non
         f"{p} apart, closer than the min_period given, {format_duration(min_period_ns)})"
     )
     doubts = []
-    if chained < 2 and seen < _FEW_PERIODS:
+    kept = nbytes[whole]
+    # Under three iterations one period apart the confidence is 0: two are one spacing, which any
+    # two bursts show (a job of 5 iterations 20 ms apart, the third missing, read as 60 ms on the
+    # 2 iterations 60 ms apart in its 92 ms, was not doubted).
+    alone = chained < _BORNE_OUT and seen < _FEW_PERIODS
+    if alone:
+        follow = (
+            f"only {chained} whole iterations lie one period apart"
+            if chained >= 2
+            else "no two whole iterations lie one period apart"
+        )
         doubts.append(
-            f"the period ({p}) rests on the autocorrelation alone: the stretch analysed "
-            f"({format_duration(span)}) holds {seen:.1f} periods of it, and no two whole iterations one period "
-            "apart bear it out; read a longer stretch (four periods or more), or give min_period=/max_period= "
+            f"the period ({p}) rests on the autocorrelation alone (confidence 0): the stretch analysed "
+            f"({format_duration(span)}) holds {seen:.1f} periods of it, and {follow}, where it takes three to "
+            "bear a period out; read a longer stretch (four periods or more), or give min_period=/max_period= "
             "around the period if you know it roughly"
         )
-    kept = nbytes[whole]
     if kept.size >= 2 and kept.mean() > 0:
         cv = float(kept.std() / kept.mean())
         if cv > _UNEQUAL_ITERATIONS:
@@ -923,11 +943,20 @@ def _period_doubts(out: dict[str, Any], min_period_ns: int) -> tuple[float | Non
                 "the period is likely a burst inside a communication phase or a fraction of the iteration; "
                 f"read a longer stretch, or {above}"
             )
-    if kept.size >= 2 and 3 * chained < 2 * kept.size:
+    if not alone and kept.size >= 2 and 3 * chained < 2 * kept.size:
         doubts.append(
             f"only {chained} of the {kept.size} whole iterations at the period found ({p}) follow one another "
             "one period apart: the period is likely a burst inside a communication phase (or the job "
             "stalled); read a longer stretch, or give min_period= above the period if it is longer"
+        )
+    shorter = out.get("shorter_period_ns")
+    if shorter:
+        k = round(period / shorter)
+        doubts.append(
+            f"the autocorrelation repeats at {format_duration(shorter)} too, about 1/{k} of the period found "
+            f"({p}), nearly as strongly: the period may be {k} iterations, whose peaks jitter smeared; "
+            f"give max_period= between {format_duration(shorter)} and {p} to see whether the iterations bear "
+            "the shorter one out"
         )
     total = int(out["analysed_bytes"])
     share = float(nbytes.sum()) / total if total else 1.0
@@ -993,10 +1022,10 @@ def iterations(
     periods or more to be sure. When quiet runs as long as the autocorrelation's best period
     recur inside its iterations, that period cannot be right, and the best longer one matching
     their spacing is taken, with a ``CaptureWarning`` saying so. Where the iterations found do
-    not bear the period out (``Iterations.period_doubts``: too few periods and no two whole
-    iterations one period apart, unequal iterations, few of them one period apart, or little of
-    the traffic in them), a ``CaptureWarning`` says why and what to do: a longer stretch, or
-    ``min_period``/``max_period`` around the period.
+    not bear the period out (``Iterations.period_doubts``: too few periods and fewer than three
+    whole iterations one period apart, a shorter lag repeating nearly as well, unequal iterations, few
+    of them one period apart, or little of the traffic in them), a ``CaptureWarning`` says why
+    and what to do: a longer stretch, or ``min_period``/``max_period`` around the period.
 
     ``size``: what each packet's bytes count in the rate and in ``bytes``, as in ``scan``:
     'wire' (default), 'captured', 'ip', 'payload' or 'l1' (docs/metrics.md); a packet without

@@ -136,13 +136,14 @@ ITERATIONS_EXAMPLES = f"""examples:
   burstcore iterations trace.pcapng -o iterations.json  # period_ns, confidence beside the tables
   burstcore iterations trace.pcapng -o summary.csv --table summary
 
-The period comes with a confidence from 0 to 1 (a clean square wave): below about 0.05 treat it
-as a guess; traffic with no period at all (Poisson arrivals) scores 0.04-0.14 too, so a
-confidence above 0.05 does not make a period real. Where the iterations found do not bear the
-period out (a stretch of under three periods with no two whole iterations one period apart,
-iterations of unequal bytes, few of them one period apart, or holding under half the bytes) it
-is marked unsure and a warning says why and what to do; the summary's period_unsure and
-periods_seen say so too.
+The period comes with a confidence from 0 to 1 (a clean square wave), the autocorrelation's
+score times the share of the bytes in the iterations the period is measured over (0 when they
+are under three): below about 0.05 treat it as a guess; traffic with no period at all (Poisson
+arrivals) scores 0.04-0.14 too, so a confidence above 0.05 does not make a period real. Where
+the iterations found do not bear the period out (a stretch of under three periods with fewer
+than three whole iterations one period apart, a shorter lag repeating nearly as well, iterations of unequal
+bytes, few of them one period apart, or holding under half the bytes) it is marked unsure and a
+warning says why and what to do; the summary's period_unsure and periods_seen say so too.
 
 {ANALYSIS_FORMATS}"""
 

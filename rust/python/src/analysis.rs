@@ -502,6 +502,7 @@ fn iterations<'py>(
         d.set_item("beyond_bins", rep.beyond_bins)?;
         d.set_item("rejected_period_ns", rep.rejected_period_ns)?;
         d.set_item("rejected_pause_ns", rep.rejected_pause_ns)?;
+        d.set_item("shorter_period_ns", rep.shorter_period_ns)?;
         d.set_item("span_ns", rep.span_ns)?;
         d.set_item("analysed_bytes", rep.bytes)?;
         d.set_item("max_bins", max_bins)?;
