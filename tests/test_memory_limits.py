@@ -287,6 +287,18 @@ def test_read_packets_of_new_addresses_is_bounded_and_keeps_no_lookup(tmp_path: 
     assert held <= 80, f"{held} bytes a packet held by the frame"
 
 
+# The start of a child process that reads its own peak RSS: burstcore cutting a scan into as many
+# time chunks as asked, whatever the file's size and the cores, and `status` of /proc/self/status
+# in kB.
+CHILD_PEAK = (
+    "import sys, burstcore\n"
+    "burstcore._burstcore._use_as_many_threads_as_asked(True)\n"
+    "def status(key):\n"
+    "    with open('/proc/self/status') as f:\n"
+    "        return next(int(l.split()[1]) for l in f if l.startswith(key + ':'))\n"
+)
+
+
 def interfaces_in_turn(path: Path, turns: list[int]) -> None:
     """A pcapng whose interfaces take turns: interface i sends `turns[i]` packets 1 µs apart
     (µs stamps, nothing captured, 100 bytes on the wire), then falls silent for good."""
@@ -315,12 +327,7 @@ def test_time_chunks_let_go_of_interfaces_fallen_silent(tmp_path: Path) -> None:
     capture = tmp_path / "turns.pcapng"
     short = [1 << 14] * 64
     interfaces_in_turn(capture, [*short, 1 << 20])
-    code = (
-        "import sys, burstcore\n"
-        "burstcore._burstcore._use_as_many_threads_as_asked(True)\n"
-        "def status(key):\n"
-        "    with open('/proc/self/status') as f:\n"
-        "        return next(int(l.split()[1]) for l in f if l.startswith(key + ':'))\n"
+    code = CHILD_PEAK + (
         "start = status('VmHWM')\n"
         "r = burstcore.scan(sys.argv[1], windows=[sys.argv[2]], by='interface', threads=2)\n"
         "print(r.groups.height, (status('VmHWM') - start) * 1024)\n"
@@ -362,12 +369,7 @@ def test_time_chunks_share_one_budget_of_empty_instants(tmp_path: Path) -> None:
     # each in a child process of its own. Measured: 602 MiB more before, 113 MiB after.
     capture = tmp_path / "rotation.pcapng"
     interfaces_in_rotation(capture, 16, 1 << 20)
-    code = (
-        "import sys, burstcore\n"
-        "burstcore._burstcore._use_as_many_threads_as_asked(True)\n"
-        "def status(key):\n"
-        "    with open('/proc/self/status') as f:\n"
-        "        return next(int(l.split()[1]) for l in f if l.startswith(key + ':'))\n"
+    code = CHILD_PEAK + (
         "rates = [f'{g}Gbps' for g in range(1, 9)] if sys.argv[2] == 'rates' else []\n"
         "threads = int(sys.argv[3])\n"
         "start = status('VmHWM')\n"
