@@ -480,7 +480,9 @@ pub(crate) fn lean_arrival(
 
 /// A packet's size as `kind` counts it; `None` when it needs a header the packet lacks (or that
 /// was not decoded).
-#[inline]
+// Always inlined: out of line (as `l1`'s FCS rule made it), the call cost every packet of a
+// scan 27 instructions (cachegrind, 60 MB snaplen-128 pcap, run bf's round).
+#[inline(always)]
 pub(crate) fn chosen_size(
     p: &crate::Packet<'_>,
     kind: SizeKind,
@@ -498,13 +500,20 @@ pub(crate) fn chosen_size(
             .filter(|h| !h.ip_len_past_frame)?
             .payload_len
             .map(u64::from),
-        // The FCS the frame holds is the one l1_size adds: not twice.
-        SizeKind::L1(fcs) => Some(l1_size(
-            p.linktype,
-            p.wire_len
-                .saturating_sub(u32::from(fcs.kept(p.fcs_len, p.linktype))),
-        )),
+        SizeKind::L1(fcs) => Some(l1_of(p, fcs)),
     }
+}
+
+/// A packet's `l1` size under the FCS rule `fcs`, out of line so that `chosen_size`, inlined
+/// into every scan's per-packet loop, stays small.
+#[inline(never)]
+fn l1_of(p: &crate::Packet<'_>, fcs: Fcs) -> u64 {
+    // The FCS the frame holds is the one l1_size adds: not twice.
+    l1_size(
+        p.linktype,
+        p.wire_len
+            .saturating_sub(u32::from(fcs.kept(p.fcs_len, p.linktype))),
+    )
 }
 
 /// What the packet takes on an Ethernet wire: its frame with Ethernet's 14-byte header in place
