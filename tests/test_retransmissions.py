@@ -70,7 +70,9 @@ def reference(packets: pl.DataFrame, row_of: Callable[[dict], object]) -> dict[o
     """{row: (retransmitted packets, bytes), or None for a row without TCP} from ``resent_frames``."""
     rows: dict[object, tuple[int, int] | None] = {}
     for p in packets.iter_rows(named=True):
-        if p["src"] is not None:
+        # A flow needs both addresses: a header cut inside its destination has its source only
+        # (read as tshark reads it) and belongs to no flow.
+        if p["src"] is not None and p["dst"] is not None:
             row = row_of(p)
             rows[row] = rows.get(row) or ((0, 0) if p["protocol"] == 6 else None)
     for i in resent_frames(packets):
