@@ -163,7 +163,7 @@ def test_packet_on_an_undeclared_interface() -> None:
 
 
 def test_packet_before_any_interface() -> None:
-    raises_at(UndeclaredInterfaceError, shb() + epb(0, 1, udp_frame(0)), len(shb()), "declares only 0")
+    raises_at(UndeclaredInterfaceError, shb() + epb(0, 1, udp_frame(0)), len(shb()), "declares no interface before it")
 
 
 @pytest.mark.parametrize("tsresol", [20, 100, 0x7F, 0x80 | 64, 0xFF])

@@ -463,6 +463,12 @@ fn undeclared_interface_names_the_block() {
         (ErrorKind::UndeclaredInterface, Some(bad_at as u64)),
         "{e}"
     );
+    assert!(
+        e.reason.starts_with(
+            "enhanced packet block names interface 1, but its section declares only interface 0: "
+        ),
+        "{e}"
+    );
     // Interfaces restart at each section: interface 0 of a new empty section is undeclared.
     let mut f = shb(false, (1, 0));
     f.extend(idb(false, 1, 0, &[]));
@@ -473,6 +479,14 @@ fn undeclared_interface_names_the_block() {
     assert_eq!(
         (e.kind, e.offset),
         (ErrorKind::UndeclaredInterface, Some(bad_at as u64)),
+        "{e}"
+    );
+    // An SPB names no interface: the message must not say it does.
+    assert!(
+        e.reason.starts_with(
+            "simple packet block belongs to interface 0 (a simple packet block always does), \
+             but its section declares no interface before it: "
+        ),
         "{e}"
     );
 }

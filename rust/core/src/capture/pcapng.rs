@@ -317,9 +317,10 @@ fn too_short(offset: u64, what: &str, len: usize) -> Error {
     )
 }
 
-/// Global index and hot values of the interface a packet names.
+/// Global index and hot values of the interface a `kind` block names (an SPB names none: it
+/// belongs to interface 0).
 #[inline]
-fn interface_of(r: &CaptureReader, offset: u64, local: u32) -> Result<(u32, Hot)> {
+fn interface_of(r: &CaptureReader, offset: u64, local: u32, kind: &str) -> Result<(u32, Hot)> {
     let st = match &r.kind {
         Kind::PcapNg(st) => st,
         Kind::Pcap(_) => return Err(corrupt(offset, "internal: not pcapng")),
@@ -329,15 +330,39 @@ fn interface_of(r: &CaptureReader, offset: u64, local: u32) -> Result<(u32, Hot)
         Some(hot) if (local as usize) < st.hot.len() - st.section_first => {
             Ok((global as u32, *hot))
         }
-        _ => Err(Error::at(
-            ErrorKind::UndeclaredInterface,
+        _ => Err(undeclared(
             offset,
-            format!(
-                "packet names interface {local}, but its section declares only {}",
-                st.hot.len().saturating_sub(st.section_first)
-            ),
+            local,
+            st.hot.len().saturating_sub(st.section_first),
+            kind,
         )),
     }
+}
+
+/// Interfaces are numbered afresh in each section (libpcap and tshark agree), so an id past the
+/// section's IDBs is damage, or blocks lost before it, whatever earlier sections declared.
+#[cold]
+fn undeclared(offset: u64, local: u32, declared: usize, kind: &str) -> Error {
+    let names = if kind == "simple packet" {
+        // An SPB carries no interface id: the spec gives it to interface 0.
+        "belongs to interface 0 (a simple packet block always does)".to_string()
+    } else {
+        format!("names interface {local}")
+    };
+    let declares = match declared {
+        0 => "declares no interface before it".to_string(),
+        1 => "declares only interface 0".to_string(),
+        n => format!("declares only interfaces 0 to {}", n - 1),
+    };
+    Error::at(
+        ErrorKind::UndeclaredInterface,
+        offset,
+        format!(
+            "{kind} block {names}, but its section {declares}: the file is damaged, or \
+             lost the block that declared it (an interface's description block must come \
+             before its packets, in the same section)"
+        ),
+    )
 }
 
 /// Enhanced Packet Block: a 32-bit interface id.
@@ -370,7 +395,7 @@ fn simple_packet(
     }
     let wire_len = u32_at(b, 0, big);
     r.stats.simple_packet_blocks += 1;
-    let (interface, hot) = interface_of(r, offset, 0)?;
+    let (interface, hot) = interface_of(r, offset, 0, "simple packet")?;
     let mut caplen = (wire_len as usize).min(len - 4);
     if hot.snaplen != 0 {
         caplen = caplen.min(hot.snaplen as usize);
@@ -428,7 +453,7 @@ fn timed_packet(
             ),
         ));
     }
-    let (interface, hot) = interface_of(r, offset, local)?;
+    let (interface, hot) = interface_of(r, offset, local, kind)?;
     let ts_ns = hot.ts.to_ns(raw_ts);
     if ts_ns.is_none() {
         r.timestamp_out_of_range(offset);
@@ -628,7 +653,7 @@ fn interface_statistics(
     let b = body(r, start, len);
     let local = u32_at(b, 0, big);
     // Statistics for an undeclared interface are not packets: skip them rather than fail.
-    let Ok((global, hot)) = interface_of(r, offset, local) else {
+    let Ok((global, hot)) = interface_of(r, offset, local, "interface statistics") else {
         return Ok(());
     };
     let mut stats = r
