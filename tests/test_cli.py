@@ -454,6 +454,42 @@ def test_a_named_pipe_is_read_once(cap: Path, tmp_path: Path) -> None:
             }
 
 
+def test_a_named_pipe_given_twice_is_refused(tmp_path: Path) -> None:
+    # A FIFO (or a shell's <(...)) given twice was opened twice: the two readers shared one
+    # stream (the second "not a pcap or pcapng file (starts with a0 00 00 00)", the first cut
+    # mid-block), or, with no writer yet or the stream read whole by the first, the second
+    # opening waited for a writer forever (info, plot, shared). Now told at once, as '-' twice.
+    fifo = tmp_path / "live.pcapng"
+    os.mkfifo(fifo)
+    told = b"('" + str(fifo).encode() + b"' and '"
+    for argv in (
+        ["scan", fifo, "--windows", "1ms", fifo],
+        ["info", fifo, "--json", tmp_path / "missing.pcap", fifo],
+        ["superpose", fifo, "--offsets", "0,0,3ms", "--", tmp_path / "missing.pcap", f"{tmp_path}/./live.pcapng"],
+        ["shared", fifo, tmp_path / "missing.pcap", fifo],
+    ):
+        p = run_cli(*argv, timeout=30)
+        assert p.returncode == cli.EXIT_USAGE and told in p.stderr and b"are the same pipe" in p.stderr, (argv, p.stderr)
+        assert (b"captures 1 and 2 " if argv[0] == "scan" else b"captures 1 and 3 ") in p.stderr, p.stderr
+        assert p.stdout == b""
+    # '-' and /dev/stdin name one pipe too.
+    p = run_cli("flows", "-", "/dev/stdin", stdin=b"")
+    assert p.returncode == cli.EXIT_USAGE and b"captures 1 and 2 (stdin and '/dev/stdin')" in p.stderr, p.stderr
+    # The API refuses it as well, rather than waiting (in a child: the old code never returned).
+    code = (
+        "import burstcore, sys\n"
+        "for f in (burstcore.scan, burstcore.flows, burstcore.superpose):\n"
+        "    try:\n"
+        "        f([sys.argv[1], sys.argv[1]])\n"
+        "    except ValueError as e:\n"
+        "        assert 'the same pipe, which reads once' in str(e), e\n"
+        "    else:\n"
+        "        raise AssertionError(f)\n"
+    )
+    q = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, timeout=30, check=False)
+    assert q.returncode == 0, q.stderr
+
+
 def test_info_json_and_text(cap: Path) -> None:
     p = run_cli("info", cap, "--json")
     assert p.returncode == 0, p.stderr

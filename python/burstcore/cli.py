@@ -1085,9 +1085,20 @@ class _Typed:
     valued: Mapping[str, argparse.Action] = dataclasses.field(default_factory=dict)
 
 
+def _check_streams(files: Sequence[str]) -> None:
+    """A named pipe given twice is a usage error, as '-' twice is (`refuse_a_stream_twice`)."""
+    from ._sources import refuse_a_stream_twice
+
+    try:
+        refuse_a_stream_twice(list(files))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def _check_inputs(files: Sequence[str], typed: _Typed) -> None:
     if list(files).count("-") > 1:
         raise UsageError("'-' (stdin) can be given only once")
+    _check_streams(files)
     if "-" in files and sys.stdin is None:
         raise UsageError("'-' reads a capture from stdin, which is closed: pipe one in (e.g. dumpcap -w - | ...)")
     if "-" in files and sys.stdin.isatty():
@@ -1773,6 +1784,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     _check_output(None, closed="info writes only there, so redirect it (> FILE)")
     # Every file, or (several) only the rules for stdin: a missing file is then one result.
     _check_inputs(args.files if not several else [f for f in args.files if f == "-"], args.typed)
+    _check_streams(args.files)
     # Each file on its own, as capinfos: one that cannot be read (or is missing) is reported (on
     # stderr, and in --json as {"file", "error"}) and the others still are; the exit code then
     # says so, the worst of them (a missing file over an unreadable one).
