@@ -469,7 +469,8 @@ def test_a_named_pipe_given_twice_is_refused(tmp_path: Path) -> None:
         ["shared", fifo, tmp_path / "missing.pcap", fifo],
     ):
         p = run_cli(*argv, timeout=30)
-        assert p.returncode == cli.EXIT_USAGE and told in p.stderr and b"are the same pipe" in p.stderr, (argv, p.stderr)
+        assert p.returncode == cli.EXIT_USAGE, (argv, p.stderr)
+        assert told in p.stderr and b"are the same pipe" in p.stderr, (argv, p.stderr)
         assert (b"captures 1 and 2 " if argv[0] == "scan" else b"captures 1 and 3 ") in p.stderr, p.stderr
         assert p.stdout == b""
     # '-' and /dev/stdin name one pipe too.
