@@ -491,6 +491,34 @@ def test_a_named_pipe_given_twice_is_refused(tmp_path: Path) -> None:
     assert q.returncode == 0, q.stderr
 
 
+def test_a_file_name_that_is_not_utf8_is_valid_json(cap: Path, tmp_path: Path) -> None:
+    # A name whose bytes are no UTF-8 (a Latin-1 'é') was written to the JSON's "files" (and
+    # info's "file") as a lone surrogate escape, "caf\udce9.pcapng": Rust's serde_json refuses
+    # the whole document, and the same document's tables (`source`) and warnings had U+FFFD.
+    name = os.path.join(os.fsencode(tmp_path), b"caf\xe9.pcapng")
+    with open(name, "wb") as f:
+        f.write(cap.read_bytes())
+    path = os.fsdecode(name)
+    shown = "caf\ufffd.pcapng"
+    for argv in (
+        ["scan", path, "--by", "interface", "--windows", "1ms", "--json", "-o", "-"],
+        ["flows", path, "--json", "-o", "-"],
+        ["superpose", path, path, "--windows", "1ms", "--json", "-o", "-"],
+        ["info", path, "--json"],
+    ):
+        p = subprocess.run([sys.executable, "-m", "burstcore", *argv], capture_output=True, timeout=120, check=False)
+        assert p.returncode == 0, (argv[0], p.stderr)
+        doc = json.loads(p.stdout)
+        # What a strict parser takes: every string is valid UTF-8 (no lone surrogate).
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        if argv[0] == "info":
+            assert [os.path.basename(d["file"]) for d in doc] == [shown]
+            continue
+        assert [os.path.basename(f) for f in doc["files"]] == [shown] * (2 if argv[0] == "superpose" else 1)
+        if argv[0] == "scan":
+            assert {os.path.basename(r["source"]) for r in doc["envelope"]} == {shown}
+
+
 def test_info_json_and_text(cap: Path) -> None:
     p = run_cli("info", cap, "--json")
     assert p.returncode == 0, p.stderr

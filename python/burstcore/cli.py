@@ -1274,6 +1274,20 @@ def _shown(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def _valid_text(value: Any) -> Any:
+    """`value` (a JSON document's dicts, lists and strings) with every string as `_shown` gives
+    it: a file name's bytes that are no UTF-8 came out as lone surrogate escapes ("\\udce9"),
+    which strict parsers refuse (Rust's serde_json rejects the whole document) and others turn
+    into U+FFFD, while the tables' `source` and `file` columns and the warnings had U+FFFD."""
+    if isinstance(value, str):
+        return _shown(value)
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_valid_text(v) for v in value]
+    return value
+
+
 def _rereadable(files: Sequence[str]) -> list[Any]:
     """Sources that can be read several times (info, scan, iterations): stdin, a named pipe or a
     shell's ``<(...)`` is read into memory once; a regular file is left to be opened each time."""
@@ -1616,7 +1630,7 @@ def _json_chunks(meta: dict[str, Any], tables: dict[str, pl.DataFrame], args: ar
     the text json.dumps gives for the whole document (", " and ": " between items, non-ASCII as
     \\u escapes, integers exact)."""
     chosen = [args.table] if args.table else list(tables)
-    head = json.dumps(dict(meta), allow_nan=False, default=str)
+    head = json.dumps(_valid_text(dict(meta)), allow_nan=False, default=str)
     yield head[:-1]  # the meta object, open for the tables
     sep = ", " if meta else ""
     for name in chosen:
@@ -1824,7 +1838,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 {"file": f, "error": _as_options(i)} if isinstance(i, str) else {"file": f, **i.to_dict()}
                 for f, i in infos
             ]
-            print(json.dumps(doc, default=str, allow_nan=False))
+            print(json.dumps(_valid_text(doc), default=str, allow_nan=False))
         else:
             for k, (f, i) in enumerate(infos):
                 if several:
