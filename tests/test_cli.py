@@ -519,6 +519,60 @@ def test_a_file_name_that_is_not_utf8_is_valid_json(cap: Path, tmp_path: Path) -
             assert {os.path.basename(r["source"]) for r in doc["envelope"]} == {shown}
 
 
+def test_a_stderr_that_takes_nothing_costs_no_result(cap: Path, tmp_path: Path) -> None:
+    # A cut capture warns. With stderr closed (2>&-), sys.stderr is None and print(file=None)
+    # wrote the warning to stdout, ahead of the JSON (exit 0, output no parser takes); with
+    # stderr a full disk the warning's write failed and the command exited 1, taken for the
+    # capture's error; with stderr a pipe whose reader had gone, 141, taken for stdout's. In
+    # each the result was lost. Now the diagnostics are dropped and the result is written.
+    data = cap.read_bytes()
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(data[: len(data) - 10])
+    with pytest.warns(burstcore.CaptureWarning, match="capture ends inside"):
+        want = burstcore.scan(str(cut), windows=["1ms"], rates=["1Gbps"])
+    argv = [
+        sys.executable,
+        "-m",
+        "burstcore",
+        "scan",
+        str(cut),
+        "--windows",
+        "1ms",
+        "--rates",
+        "1Gbps",
+        "--json",
+        "-o",
+        "-",
+    ]
+    gone_r, gone_w = os.pipe()
+    os.close(gone_r)
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        for how, extra in (
+            ("closed", {"preexec_fn": lambda: os.close(2)}),
+            ("full", {"stderr": full}),
+            ("reader gone", {"stderr": gone_w}),
+        ):
+            p = subprocess.run(argv, stdout=subprocess.PIPE, timeout=120, check=False, **extra)
+            assert p.returncode == cli.EXIT_OK, (how, p.returncode, p.stdout[:200])
+            doc = json.loads(p.stdout)
+            assert [r["bytes"] for r in doc["envelope"]] == want.envelope["bytes"].to_list(), how
+            assert doc["summary"][0]["packets"] == want.summary["packets"][0], how
+            assert doc["warnings"] and "capture ends inside" in doc["warnings"][0], how
+    finally:
+        os.close(gone_w)
+        os.close(full)
+    # An error with stderr closed: its exit code alone, and nothing on stdout.
+    p = subprocess.run(
+        [sys.executable, "-m", "burstcore", "scan", str(tmp_path / "missing.pcap")],
+        stdout=subprocess.PIPE,
+        preexec_fn=lambda: os.close(2),
+        timeout=120,
+        check=False,
+    )
+    assert p.returncode == cli.EXIT_NOT_FOUND and p.stdout == b"", (p.returncode, p.stdout)
+
+
 def test_info_json_and_text(cap: Path) -> None:
     p = run_cli("info", cap, "--json")
     assert p.returncode == 0, p.stderr

@@ -2857,8 +2857,56 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
     return args, [literal.get(v, v) for v in unknown]
 
 
+class _Diagnostics:
+    """sys.stderr while a command runs: warnings, errors and the progress bar are told there,
+    and a stderr that cannot take them must not cost the result. A write that fails (a full
+    disk, a reader of the pipe gone) is dropped: it raised, and the command exited 1 (a full
+    disk, taken for an I/O error of the capture) or 141 (taken for stdout's reader gone), with
+    its result unwritten. Every other attribute (isatty, fileno) is the stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _diagnostics() -> Iterator[None]:
+    """`_Diagnostics` as sys.stderr for the command. A process started with its stderr closed
+    has sys.stderr None, and print(file=None) writes to stdout: the warnings came out in the
+    middle of the JSON or CSV a program was to parse. Then /dev/null takes its place, and its
+    descriptor (2, the lowest free one) is no longer left for the capture or the output file."""
+    before = sys.stderr
+    devnull = open(os.devnull, "w", encoding="utf-8") if before is None else None
+    sys.stderr = _Diagnostics(devnull if devnull is not None else before)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if isinstance(sys.stderr, _Diagnostics):
+            sys.stderr.flush()
+            sys.stderr = before
+        if devnull is not None:
+            devnull.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
+    with _diagnostics():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     typed = _command_first(parser, _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser)))
     args, unknown = _parse(parser, typed)
