@@ -454,6 +454,125 @@ def test_a_named_pipe_is_read_once(cap: Path, tmp_path: Path) -> None:
             }
 
 
+def test_a_named_pipe_given_twice_is_refused(tmp_path: Path) -> None:
+    # A FIFO (or a shell's <(...)) given twice was opened twice: the two readers shared one
+    # stream (the second "not a pcap or pcapng file (starts with a0 00 00 00)", the first cut
+    # mid-block), or, with no writer yet or the stream read whole by the first, the second
+    # opening waited for a writer forever (info, plot, shared). Now told at once, as '-' twice.
+    fifo = tmp_path / "live.pcapng"
+    os.mkfifo(fifo)
+    told = b"('" + str(fifo).encode() + b"' and '"
+    for argv in (
+        ["scan", fifo, "--windows", "1ms", fifo],
+        ["info", fifo, "--json", tmp_path / "missing.pcap", fifo],
+        ["superpose", fifo, "--offsets", "0,0,3ms", "--", tmp_path / "missing.pcap", f"{tmp_path}/./live.pcapng"],
+        ["shared", fifo, tmp_path / "missing.pcap", fifo],
+    ):
+        p = run_cli(*argv, timeout=30)
+        assert p.returncode == cli.EXIT_USAGE, (argv, p.stderr)
+        assert told in p.stderr and b"are the same pipe" in p.stderr, (argv, p.stderr)
+        assert (b"captures 1 and 2 " if argv[0] == "scan" else b"captures 1 and 3 ") in p.stderr, p.stderr
+        assert p.stdout == b""
+    # '-' and /dev/stdin name one pipe too.
+    p = run_cli("flows", "-", "/dev/stdin", stdin=b"")
+    assert p.returncode == cli.EXIT_USAGE and b"captures 1 and 2 (stdin and '/dev/stdin')" in p.stderr, p.stderr
+    # The API refuses it as well, rather than waiting (in a child: the old code never returned).
+    code = (
+        "import burstcore, sys\n"
+        "for f in (burstcore.scan, burstcore.flows, burstcore.superpose):\n"
+        "    try:\n"
+        "        f([sys.argv[1], sys.argv[1]])\n"
+        "    except ValueError as e:\n"
+        "        assert 'the same pipe, which reads once' in str(e), e\n"
+        "    else:\n"
+        "        raise AssertionError(f)\n"
+    )
+    q = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, timeout=30, check=False)
+    assert q.returncode == 0, q.stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_valid_json(cap: Path, tmp_path: Path) -> None:
+    # A name whose bytes are no UTF-8 (a Latin-1 'é') was written to the JSON's "files" (and
+    # info's "file") as a lone surrogate escape, "caf\udce9.pcapng": Rust's serde_json refuses
+    # the whole document, and the same document's tables (`source`) and warnings had U+FFFD.
+    name = os.path.join(os.fsencode(tmp_path), b"caf\xe9.pcapng")
+    with open(name, "wb") as f:
+        f.write(cap.read_bytes())
+    path = os.fsdecode(name)
+    shown = "caf\ufffd.pcapng"
+    for argv in (
+        ["scan", path, "--by", "interface", "--windows", "1ms", "--json", "-o", "-"],
+        ["flows", path, "--json", "-o", "-"],
+        ["superpose", path, path, "--windows", "1ms", "--json", "-o", "-"],
+        ["info", path, "--json"],
+    ):
+        p = subprocess.run([sys.executable, "-m", "burstcore", *argv], capture_output=True, timeout=120, check=False)
+        assert p.returncode == 0, (argv[0], p.stderr)
+        doc = json.loads(p.stdout)
+        # What a strict parser takes: every string is valid UTF-8 (no lone surrogate).
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        if argv[0] == "info":
+            assert [os.path.basename(d["file"]) for d in doc] == [shown]
+            continue
+        assert [os.path.basename(f) for f in doc["files"]] == [shown] * (2 if argv[0] == "superpose" else 1)
+        if argv[0] == "scan":
+            assert {os.path.basename(r["source"]) for r in doc["envelope"]} == {shown}
+
+
+def test_a_stderr_that_takes_nothing_costs_no_result(cap: Path, tmp_path: Path) -> None:
+    # A cut capture warns. With stderr closed (2>&-), sys.stderr is None and print(file=None)
+    # wrote the warning to stdout, ahead of the JSON (exit 0, output no parser takes); with
+    # stderr a full disk the warning's write failed and the command exited 1, taken for the
+    # capture's error; with stderr a pipe whose reader had gone, 141, taken for stdout's. In
+    # each the result was lost. Now the diagnostics are dropped and the result is written.
+    data = cap.read_bytes()
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(data[: len(data) - 10])
+    with pytest.warns(burstcore.CaptureWarning, match="capture ends inside"):
+        want = burstcore.scan(str(cut), windows=["1ms"], rates=["1Gbps"])
+    argv = [
+        sys.executable,
+        "-m",
+        "burstcore",
+        "scan",
+        str(cut),
+        "--windows",
+        "1ms",
+        "--rates",
+        "1Gbps",
+        "--json",
+        "-o",
+        "-",
+    ]
+    gone_r, gone_w = os.pipe()
+    os.close(gone_r)
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        for how, extra in (
+            ("closed", {"preexec_fn": lambda: os.close(2)}),
+            ("full", {"stderr": full}),
+            ("reader gone", {"stderr": gone_w}),
+        ):
+            p = subprocess.run(argv, stdout=subprocess.PIPE, timeout=120, check=False, **extra)
+            assert p.returncode == cli.EXIT_OK, (how, p.returncode, p.stdout[:200])
+            doc = json.loads(p.stdout)
+            assert [r["bytes"] for r in doc["envelope"]] == want.envelope["bytes"].to_list(), how
+            assert doc["summary"][0]["packets"] == want.summary["packets"][0], how
+            assert doc["warnings"] and "capture ends inside" in doc["warnings"][0], how
+    finally:
+        os.close(gone_w)
+        os.close(full)
+    # An error with stderr closed: its exit code alone, and nothing on stdout.
+    p = subprocess.run(
+        [sys.executable, "-m", "burstcore", "scan", str(tmp_path / "missing.pcap")],
+        stdout=subprocess.PIPE,
+        preexec_fn=lambda: os.close(2),
+        timeout=120,
+        check=False,
+    )
+    assert p.returncode == cli.EXIT_NOT_FOUND and p.stdout == b"", (p.returncode, p.stdout)
+
+
 def test_info_json_and_text(cap: Path) -> None:
     p = run_cli("info", cap, "--json")
     assert p.returncode == 0, p.stderr

@@ -37,7 +37,7 @@ from ._scan import (
     check_size,
 )
 from ._shared import renamed_source, warn_if_shared
-from ._sources import is_rereadable, normalize, normalize_each
+from ._sources import is_rereadable, normalize, normalize_each, refuse_a_stream_twice
 from ._types import Count, Duration, Durations, Filters, Instant, Quantiles, Rates, Source
 from ._units import (
     _I64_MAX,
@@ -1302,6 +1302,7 @@ def superpose(
     objs = [id(s) for s in raw if not isinstance(s, (str, bytes, bytearray)) and hasattr(s, "read")]
     if len(objs) != len(set(objs)):
         raise ValueError("the same file object appears twice: a stream reads once; pass its path or its bytes instead")
+    refuse_a_stream_twice(raw)
     srcs = [normalize(s, listed=isinstance(source, (list, tuple))) for s in raw]
     if any(not is_rereadable(s) and not hasattr(s, "read") for s in srcs if s == "-") and srcs.count("-") > 1:
         raise ValueError("stdin ('-') can be read only once")

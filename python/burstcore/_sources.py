@@ -109,7 +109,40 @@ def normalize_each(source: Any) -> list[Any]:
     raw = list(source) if isinstance(source, (list, tuple)) else [source]
     if not raw:
         raise ValueError("no capture given: pass a path, a list of paths, bytes or a file object")
+    refuse_a_stream_twice(raw)
     return [normalize(s, listed=isinstance(source, (list, tuple))) for s in raw]
+
+
+def refuse_a_stream_twice(sources: list[Any]) -> None:
+    """A named pipe (or a shell's ``<(...)``, or ``/dev/stdin`` beside '-') given twice: each
+    opening of it reads part of one stream, so the first got some of its blocks and the second
+    started mid-block ("not a pcap or pcapng file"), or a second opening after the first had read
+    it all waited for a writer forever. Told before anything is opened, as '-' twice is."""
+    seen: dict[tuple[int, int], int] = {}
+    for k, s in enumerate(sources):
+        if not isinstance(s, (str, os.PathLike)):
+            continue
+        path = os.fspath(s)
+        try:
+            st = os.fstat(sys.stdin.fileno()) if path in ("-", b"-") else os.stat(path)
+        except (AttributeError, OSError, ValueError):
+            continue
+        # A regular file (or a block device) can be opened again from its start.
+        if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+            continue
+        first = seen.setdefault((st.st_dev, st.st_ino), k)
+        if first != k:
+            if path in ("-", b"-") and os.fspath(sources[first]) in ("-", b"-"):
+                raise ValueError("stdin ('-') can be read only once")
+            raise ValueError(
+                f"captures {first + 1} and {k + 1} ({_name(sources[first])} and {_name(s)}) are the "
+                "same pipe, which reads once: give it once, or save the capture to a file to read it twice"
+            )
+
+
+def _name(source: Any) -> str:
+    path = os.fspath(source)
+    return "stdin" if path in ("-", b"-") else repr(path if isinstance(path, str) else os.fsdecode(path))
 
 
 def _is_real_stdin(buf: Any) -> bool:

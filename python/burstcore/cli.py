@@ -1085,9 +1085,20 @@ class _Typed:
     valued: Mapping[str, argparse.Action] = dataclasses.field(default_factory=dict)
 
 
+def _check_streams(files: Sequence[str]) -> None:
+    """A named pipe given twice is a usage error, as '-' twice is (`refuse_a_stream_twice`)."""
+    from ._sources import refuse_a_stream_twice
+
+    try:
+        refuse_a_stream_twice(list(files))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def _check_inputs(files: Sequence[str], typed: _Typed) -> None:
     if list(files).count("-") > 1:
         raise UsageError("'-' (stdin) can be given only once")
+    _check_streams(files)
     if "-" in files and sys.stdin is None:
         raise UsageError("'-' reads a capture from stdin, which is closed: pipe one in (e.g. dumpcap -w - | ...)")
     if "-" in files and sys.stdin.isatty():
@@ -1261,6 +1272,20 @@ def _shown(path: str) -> str:
     """A file name as text: bytes that are no UTF-8 (kept by Python as lone surrogates, which
     open() takes but polars and an HTML file refuse) become U+FFFD."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _valid_text(value: Any) -> Any:
+    """`value` (a JSON document's dicts, lists and strings) with every string as `_shown` gives
+    it: a file name's bytes that are no UTF-8 came out as lone surrogate escapes ("\\udce9"),
+    which strict parsers refuse (Rust's serde_json rejects the whole document) and others turn
+    into U+FFFD, while the tables' `source` and `file` columns and the warnings had U+FFFD."""
+    if isinstance(value, str):
+        return _shown(value)
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_valid_text(v) for v in value]
+    return value
 
 
 def _rereadable(files: Sequence[str]) -> list[Any]:
@@ -1605,7 +1630,7 @@ def _json_chunks(meta: dict[str, Any], tables: dict[str, pl.DataFrame], args: ar
     the text json.dumps gives for the whole document (", " and ": " between items, non-ASCII as
     \\u escapes, integers exact)."""
     chosen = [args.table] if args.table else list(tables)
-    head = json.dumps(dict(meta), allow_nan=False, default=str)
+    head = json.dumps(_valid_text(dict(meta)), allow_nan=False, default=str)
     yield head[:-1]  # the meta object, open for the tables
     sep = ", " if meta else ""
     for name in chosen:
@@ -1773,6 +1798,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     _check_output(None, closed="info writes only there, so redirect it (> FILE)")
     # Every file, or (several) only the rules for stdin: a missing file is then one result.
     _check_inputs(args.files if not several else [f for f in args.files if f == "-"], args.typed)
+    _check_streams(args.files)
     # Each file on its own, as capinfos: one that cannot be read (or is missing) is reported (on
     # stderr, and in --json as {"file", "error"}) and the others still are; the exit code then
     # says so, the worst of them (a missing file over an unreadable one).
@@ -1812,7 +1838,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 {"file": f, "error": _as_options(i)} if isinstance(i, str) else {"file": f, **i.to_dict()}
                 for f, i in infos
             ]
-            print(json.dumps(doc, default=str, allow_nan=False))
+            print(json.dumps(_valid_text(doc), default=str, allow_nan=False))
         else:
             for k, (f, i) in enumerate(infos):
                 if several:
@@ -2831,8 +2857,56 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
     return args, [literal.get(v, v) for v in unknown]
 
 
+class _Diagnostics:
+    """sys.stderr while a command runs: warnings, errors and the progress bar are told there,
+    and a stderr that cannot take them must not cost the result. A write that fails (a full
+    disk, a reader of the pipe gone) is dropped: it raised, and the command exited 1 (a full
+    disk, taken for an I/O error of the capture) or 141 (taken for stdout's reader gone), with
+    its result unwritten. Every other attribute (isatty, fileno) is the stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _diagnostics() -> Iterator[None]:
+    """`_Diagnostics` as sys.stderr for the command. A process started with its stderr closed
+    has sys.stderr None, and print(file=None) writes to stdout: the warnings came out in the
+    middle of the JSON or CSV a program was to parse. Then /dev/null takes its place, and its
+    descriptor (2, the lowest free one) is no longer left for the capture or the output file."""
+    before = sys.stderr
+    devnull = open(os.devnull, "w", encoding="utf-8") if before is None else None
+    sys.stderr = _Diagnostics(devnull if devnull is not None else before)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if isinstance(sys.stderr, _Diagnostics):
+            sys.stderr.flush()
+            sys.stderr = before
+        if devnull is not None:
+            devnull.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
+    with _diagnostics():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     typed = _command_first(parser, _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser)))
     args, unknown = _parse(parser, typed)
