@@ -784,8 +784,13 @@ class Iterations(FramesEqual):
       dividing the best one that repeats nearly as well (4/5 of its depth), with a peak at least
       half as deep near each of its multiples in between, is taken. A period that few iterations
       follow, or whose iterations hold little of the traffic, scores near 0 however high its
-      peak: on the shared captures' ring edges and hosts, a ring's steps (about 57 ms for 630)
-      score 0.00-0.04, where their peaks scored 0.08-0.14;
+      peak. Where the iterations one period apart hold under half the bytes (a ring edge's best
+      peak is often a ring step: about 58 ms for 630), longer lags are tried, and the first whose
+      iterations bear it out (three or more one period apart, two thirds of the whole ones,
+      bytes within 12 %, half the traffic), whose period is within 15 % of its lag and which
+      scores higher is taken, the period and the score then that lag's; not one twice to four
+      times a lag tried before (a multiple of the period). On the shared capture a every ring
+      edge and rank so finds its iteration period (0.08-0.12);
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
       from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
@@ -811,8 +816,9 @@ class Iterations(FramesEqual):
       ``CaptureWarning`` with what to do (empty when the iterations bear the period out): the
       autocorrelation's best lag set aside; fewer than three periods in the stretch and fewer
       than three whole iterations one period apart (``in_period``: the confidence is 0); a
-      shorter lag dividing the period that repeats at least half as deep (the period may be a
-      whole multiple of the iteration's: jitter smears each multiple's peak); whole iterations
+      shorter lag dividing the period that repeats at least half as deep and at which the
+      iterations would bear a period out too (the period may be a whole multiple of the
+      iteration's: jitter smears each multiple's peak); whole iterations
       whose bytes differ by more than 12 % (coefficient of variation); fewer than two thirds of
       the whole iterations one period apart; iterations holding under half the bytes analysed.
       On stretches of a few periods the autocorrelation may take a burst inside a phase or a lag
@@ -954,9 +960,9 @@ def _period_doubts(out: dict[str, Any], min_period_ns: int) -> tuple[float | Non
         k = round(period / shorter)
         doubts.append(
             f"the autocorrelation repeats at {format_duration(shorter)} too, about 1/{k} of the period found "
-            f"({p}), nearly as strongly: the period may be {k} iterations, whose peaks jitter smeared; "
-            f"give max_period= between {format_duration(shorter)} and {p} to see whether the iterations bear "
-            "the shorter one out"
+            f"({p}), nearly as strongly, and the iterations at it would follow one another as well: the period "
+            f"may be {k} iterations, whose peaks jitter smeared; give max_period= between "
+            f"{format_duration(shorter)} and {p} to see the iterations at the shorter one"
         )
     total = int(out["analysed_bytes"])
     share = float(nbytes.sum()) / total if total else 1.0
@@ -1021,7 +1027,9 @@ def iterations(
     or half the period: docs/limits.md has the rates measured on real captures); read four
     periods or more to be sure. When quiet runs as long as the autocorrelation's best period
     recur inside its iterations, that period cannot be right, and the best longer one matching
-    their spacing is taken, with a ``CaptureWarning`` saying so. Where the iterations found do
+    their spacing is taken, with a ``CaptureWarning`` saying so. When the iterations one period
+    apart hold under half the bytes (a ring edge's best peak is often a ring step), a longer lag
+    whose iterations bear it out is taken (``Iterations.confidence`` says how). Where the iterations found do
     not bear the period out (``Iterations.period_doubts``: too few periods and fewer than three
     whole iterations one period apart, a shorter lag repeating nearly as well, unequal iterations, few
     of them one period apart, or little of the traffic in them), a ``CaptureWarning`` says why

@@ -19,14 +19,18 @@
 //!    is reduced to its fundamental: repeatedly, to the smallest peak near lag/d (any d ≥ 2)
 //!    whose depth is at least 4/5 of the best's (see `depth`) and with a peak at least half as
 //!    deep near each multiple k·lag/d in between (a ring's steps repeat a few steps on, not
-//!    across the pause between iterations). A shorter lag that passes at half the depth only
-//!    is reported (`IterationReport::shorter_period_ns`): the period may be a multiple.
+//!    across the pause between iterations). A shorter lag that passes at half the depth only,
+//!    and at which the iterations would bear a period out, is reported
+//!    (`IterationReport::shorter_period_ns`): the period may be a multiple.
 //!    Lags go up to 3/5 of the series, so that a stretch of two periods shows its period, and
 //!    the best peak is chosen on the correlation lifted for the shorter overlap of long lags
 //!    (see `Acf`), the fundamental on the plain one.
 //!    Should quiet runs as long as the period found recur inside its iterations, the lag was a
 //!    burst inside a phase: the best longer lag matching their spacing is taken instead, and
 //!    the first is reported as set aside (`IterationReport::rejected_period_ns`).
+//!    Should the iterations following one another at the period carry under half the bytes
+//!    (a ring edge's steps taken for it), longer lags are tried and the first whose iterations
+//!    bear it out is taken (see `settle`).
 //! 3. Segmentation: iteration boundaries by dynamic programming, at the quietest points of the
 //!    smoothed data rate, spaced 0.7–1.3 periods apart (periods drift a lot in real training).
 //!    An iteration is a compute pause followed by a communication phase, and the phase itself
@@ -138,7 +142,8 @@ pub struct IterationReport {
     /// which any two bursts show). The period is the best peak's fundamental, which may be a lag
     /// a few times shorter; the score is the best peak's (`pick_period`), so a wrong fundamental
     /// shows in the share: few iterations follow one another at it, or they hold little of the
-    /// traffic.
+    /// traffic. Where they hold under half and a longer lag's iterations bear it out (`settle`),
+    /// the period, and the peak scored, are that lag's.
     pub confidence: f64,
     /// The autocorrelation's own estimate before refinement.
     pub acf_period_ns: Option<i64>,
@@ -167,8 +172,9 @@ pub struct IterationReport {
     pub rejected_pause_ns: i64,
     /// A lag dividing the autocorrelation's period whose peak, and every multiple of it up to
     /// that period, is at least half as deep as the best peak's, yet not deep enough to be taken
-    /// for the fundamental (`pick_period`): the period may be a whole multiple of the
-    /// iteration's (a jittered pulse train smears each multiple's peak over a few bins).
+    /// for the fundamental (`pick_period`), and at which the iterations would bear a period out
+    /// (`settle`): the period may be a whole multiple of the iteration's (a jittered pulse train
+    /// smears each multiple's peak over a few bins).
     pub shorter_period_ns: Option<i64>,
     /// The stretch analysed, in ns: from `start=` (else bin 0's start) to `end=` (else the end of
     /// the last bin), so that the period can be set against it (how often the iteration can
@@ -587,61 +593,193 @@ impl IterationAnalyzer {
             return report;
         };
         let first = at_lag(&pick);
-        // An iteration is its compute pause plus its phase, so quiet runs inside the iterations
-        // as long as the period, recurring, say the lag was a burst inside a phase (a ring's
-        // steps, repeating a dozen times a phase, far more regularly than the iterations over a
-        // few periods): look again among the lags longer than those pauses, and take one that
-        // matches their spacing (`rejected_period_ns` then says so). A pause seen once may as
-        // well be a stall (a checkpoint, seconds long, between iterations at the period found),
-        // and so may two whose spacing no lag matches: then the first stands.
-        // Inside: longer than every spacing of the iterations that give the period too. A pulse
-        // train's pause between two pulses is its spacing less the pulse, and with the starts
-        // jittered it can pass the mean spacing (9 pulses 285 ms apart, jittered by 3 %: quiet
-        // runs of 286-288 ms against a period of 285, which was set aside for 666-857 ms, on 5
-        // seeds of 40).
-        let Some(p) = first.period_ns.filter(|p| {
-            *p > 0 && first.longest_pause_ns >= (*p).max(longest_spacing(&first.iterations))
-        }) else {
-            return first;
+        let chosen = 'set_aside: {
+            // An iteration is its compute pause plus its phase, so quiet runs inside the iterations
+            // as long as the period, recurring, say the lag was a burst inside a phase (a ring's
+            // steps, repeating a dozen times a phase, far more regularly than the iterations over a
+            // few periods): look again among the lags longer than those pauses, and take one that
+            // matches their spacing (`rejected_period_ns` then says so). A pause seen once may as
+            // well be a stall (a checkpoint, seconds long, between iterations at the period found),
+            // and so may two whose spacing no lag matches: then the first stands.
+            // Inside: longer than every spacing of the iterations that give the period too. A pulse
+            // train's pause between two pulses is its spacing less the pulse, and with the starts
+            // jittered it can pass the mean spacing (9 pulses 285 ms apart, jittered by 3 %: quiet
+            // runs of 286-288 ms against a period of 285, which was set aside for 666-857 ms, on 5
+            // seeds of 40).
+            let Some(p) = first.period_ns.filter(|p| {
+                *p > 0 && first.longest_pause_ns >= (*p).max(longest_spacing(&first.iterations))
+            }) else {
+                break 'set_aside first;
+            };
+            let (Some(f), Some(l)) = (first.iterations.first(), first.iterations.last()) else {
+                break 'set_aside first;
+            };
+            let bin = |ns: i64| {
+                usize::try_from(ns.saturating_sub(report.origin_ns) / coarse_ns).unwrap_or(0)
+            };
+            let quiet = quiet_max(&total).unwrap_or(0.0);
+            let long = usize::try_from(p / coarse_ns).unwrap_or(usize::MAX).max(1);
+            let starts = quiet_run_starts(
+                total.get(bin(f.start_ns)..bin(l.end_ns)).unwrap_or(&[]),
+                quiet,
+                long,
+            );
+            let mut spacings: Vec<usize> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+            spacings.sort_unstable();
+            let Some(spacing) = spacings.get(spacings.len() / 2).copied() else {
+                break 'set_aside first;
+            };
+            let spacing_ns = i64::try_from(spacing)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(coarse_ns);
+            let above = usize::try_from(first.longest_pause_ns / coarse_ns)
+                .unwrap_or(usize::MAX)
+                .saturating_add(1)
+                .max(min_lag);
+            let Some(pick) = pick_period(&families, above, max_lag) else {
+                break 'set_aside first;
+            };
+            let mut rep = at_lag(&pick);
+            let matches = rep.period_ns.is_some_and(|q| {
+                rep.longest_pause_ns < q && 10 * (q - spacing_ns).abs() <= 3 * spacing_ns
+            });
+            if !matches {
+                break 'set_aside first;
+            }
+            rep.rejected_period_ns = first.period_ns;
+            rep.rejected_pause_ns = first.longest_pause_ns;
+            rep
         };
-        let (Some(f), Some(l)) = (first.iterations.first(), first.iterations.last()) else {
-            return first;
-        };
-        let bin =
-            |ns: i64| usize::try_from(ns.saturating_sub(report.origin_ns) / coarse_ns).unwrap_or(0);
-        let quiet = quiet_max(&total).unwrap_or(0.0);
-        let long = usize::try_from(p / coarse_ns).unwrap_or(usize::MAX).max(1);
-        let starts = quiet_run_starts(
-            total.get(bin(f.start_ns)..bin(l.end_ns)).unwrap_or(&[]),
-            quiet,
-            long,
-        );
-        let mut spacings: Vec<usize> = starts.windows(2).map(|w| w[1] - w[0]).collect();
-        spacings.sort_unstable();
-        let Some(spacing) = spacings.get(spacings.len() / 2).copied() else {
-            return first;
-        };
-        let spacing_ns = i64::try_from(spacing)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(coarse_ns);
-        let above = usize::try_from(first.longest_pause_ns / coarse_ns)
-            .unwrap_or(usize::MAX)
-            .saturating_add(1)
-            .max(min_lag);
-        let Some(pick) = pick_period(&families, above, max_lag) else {
-            return first;
-        };
-        let mut rep = at_lag(&pick);
-        let matches = rep.period_ns.is_some_and(|q| {
-            rep.longest_pause_ns < q && 10 * (q - spacing_ns).abs() <= 3 * spacing_ns
-        });
-        if !matches {
-            return first;
-        }
-        rep.rejected_period_ns = first.period_ns;
-        rep.rejected_pause_ns = first.longest_pause_ns;
-        rep
+        settle(chosen, at_lag, &families, max_lag)
     }
+}
+
+/// The iterations found bear a period out when at least `BORNE_OUT` whole ones follow one
+/// another one period apart (`in_period`), at least 2/3 of the whole ones, their bytes differ by
+/// at most `UNEQUAL_ITERATIONS` (coefficient of variation) and the `in_period` ones carry at
+/// least half the bytes analysed. The Python layer's doubts (`_period_doubts`) hold a period
+/// to the same marks.
+fn borne_out(r: &IterationReport) -> bool {
+    let whole: Vec<f64> = r
+        .iterations
+        .iter()
+        .filter(|i| i.whole)
+        .map(|i| i.bytes as f64)
+        .collect();
+    let chained = r.iterations.iter().filter(|i| i.in_period).count();
+    if chained < BORNE_OUT || 3 * chained < 2 * whole.len() {
+        return false;
+    }
+    let n = whole.len() as f64;
+    let mean = whole.iter().sum::<f64>() / n;
+    let var = whole.iter().map(|b| (b - mean) * (b - mean)).sum::<f64>() / n;
+    mean > 0.0 && var.sqrt() <= UNEQUAL_ITERATIONS * mean && 2.0 * in_period_share(r) >= 1.0
+}
+
+/// The share of the bytes analysed that the iterations marked `in_period` carry.
+fn in_period_share(r: &IterationReport) -> f64 {
+    let chained = r
+        .iterations
+        .iter()
+        .filter(|i| i.in_period)
+        .fold(0u64, |a, i| a.saturating_add(i.bytes));
+    if r.bytes == 0 {
+        return 0.0;
+    }
+    (chained as f64 / r.bytes as f64).min(1.0)
+}
+
+/// Whole iterations one period apart from which they bear a period out (two are one spacing,
+/// which any two bursts show).
+const BORNE_OUT: usize = 3;
+
+/// Most coefficient of variation of the whole iterations' bytes for them to bear a period
+/// out: a training iteration moves the same gradients every time (1.3 % at most in the
+/// shared captures).
+const UNEQUAL_ITERATIONS: f64 = 0.12;
+
+/// Longer lags looked at, one after another, for a period the iterations bear out (`settle`).
+const LONGER_LOOKS: usize = 3;
+
+/// The period found (`chosen`), checked against the iterations at other lags.
+///
+/// A ring edge (one src>dst pair of a ring all-reduce) carries one burst per ring step, a dozen
+/// steps a phase tens of ms apart, and between phases a compute pause little longer than the
+/// gaps between steps: its autocorrelation's best peak can be a step (capture a, 10.99.0.12 to
+/// .11: 58 ms, score 0.100, against the iteration's 621 ms, 0.080). The iterations found at a
+/// step are then steps, mostly dropped as lighter or heavier than the median, and those that
+/// follow one another one period apart carry little of the traffic (15 % there). So when the
+/// `in_period` iterations carry under half the bytes analysed, the best peaks of longer lags
+/// are tried (each past 3/2 of the lag before, `LONGER_LOOKS` of them), and the first is taken
+/// whose iterations bear it out (`borne_out`), whose refined period is within 15 % of its lag
+/// and whose confidence is higher. A lag between the step and the period (the halves of a
+/// ring's phase: reduce-scatter, all-gather) fails on the bytes of its iterations, which
+/// alternate. Two marks keep a multiple of the period out (synthetic jittered jobs, the family
+/// in tests/test_analysis.py): a lag twice to four times one looked at before ends the search
+/// (a 384 ms job whose own period was the best peak, its iterations split by the segmentation,
+/// came out as 768 ms, borne out: each iteration two), and a refined period off its lag is not
+/// taken (a 942 ms lag, three periods of 313, found iterations two periods apart: 627 ms, sure).
+///
+/// A shorter lag that repeats at least half as deep (`shorter_period_ns`) is a doubt only when
+/// the iterations at it would bear it out: a jittered pulse train's own period does, while on a
+/// ring edge some step lies within 8 % of half the period (capture a, 10.99.0.11 to .14: 321 ms
+/// for 615, 0.76 of its depth) and the iterations at it are halves that do not.
+fn settle(
+    chosen: IterationReport,
+    at_lag: impl Fn(&Pick) -> IterationReport,
+    families: &[Acf],
+    max_lag: usize,
+) -> IterationReport {
+    let bin = chosen.bin_ns.max(1);
+    let bins = |ns: i64| usize::try_from(ns / bin).unwrap_or(0);
+    let mut out = chosen;
+    if 2.0 * in_period_share(&out) < 1.0 {
+        let mut from = out.acf_period_ns.map_or(0, bins);
+        let mut seen = vec![from];
+        for _ in 0..LONGER_LOOKS {
+            let above = from.saturating_add(from / 2).saturating_add(1);
+            let Some(pick) = pick_period(families, above, max_lag) else {
+                break;
+            };
+            if seen.iter().any(|v| whole_multiple(pick.lag, *v)) {
+                break;
+            }
+            let rep = at_lag(&pick);
+            let agrees = match (rep.period_ns, rep.acf_period_ns) {
+                (Some(p), Some(a)) => 20 * (p - a).abs() <= 3 * a,
+                _ => false,
+            };
+            if agrees && borne_out(&rep) && rep.confidence > out.confidence {
+                out = rep;
+                break;
+            }
+            from = pick.lag;
+            seen.push(from);
+        }
+    }
+    if let Some(shorter) = out.shorter_period_ns {
+        // Only the iterations at it are looked at, not its score.
+        let pick = Pick {
+            lag: bins(shorter),
+            score: 0.0,
+            shorter: None,
+        };
+        if !borne_out(&at_lag(&pick)) {
+            out.shorter_period_ns = None;
+        }
+    }
+    out
+}
+
+/// Whether `lag` is within 3 % of twice to four times `of`. Not further: at eleven times a
+/// 58 ms ring step, 638 ms, the 621 ms period of capture a's edge 10.99.0.12 to .11 is within
+/// 3 %, and from about 17 times on every lag is within 3 % of some multiple.
+fn whole_multiple(lag: usize, of: usize) -> bool {
+    if of == 0 {
+        return false;
+    }
+    let k = (lag as f64 / of as f64).round();
+    (2.0..=4.0).contains(&k) && (lag as f64 - k * of as f64).abs() <= 0.03 * lag as f64
 }
 
 /// A lag of `lag` bins of `bin_ns`, in ns.
