@@ -141,9 +141,10 @@ score times the share of the bytes in the iterations the period is measured over
 are under three): below about 0.05 treat it as a guess; traffic with no period at all (Poisson
 arrivals) scores 0.04-0.14 too, so a confidence above 0.05 does not make a period real. Where
 the iterations found do not bear the period out (a stretch of under three periods with fewer
-than three whole iterations one period apart, a shorter lag repeating nearly as well, iterations of unequal
-bytes, few of them one period apart, or holding under half the bytes) it is marked unsure and a
-warning says why and what to do; the summary's period_unsure and periods_seen say so too.
+than three whole iterations one period apart, a shorter lag repeating nearly as well whose own
+iterations would bear it out, iterations of unequal bytes, few of them one period apart, or
+holding under half the bytes) it is marked unsure and a warning says why and what to do; the
+summary's period_unsure and periods_seen say so too.
 
 {ANALYSIS_FORMATS}"""
 
