@@ -151,7 +151,8 @@ def flows(
     ``size``: what each packet's bytes count, in every byte column and envelope, as in ``scan``:
     'wire' (default), 'captured', 'ip', 'payload' or 'l1' (docs/metrics.md); a packet without
     the header it reads is left out of every flow (and of its packet counts), as ``scan`` leaves
-    it out.
+    it out; ``fcs`` (whether frames end with their FCS, for 'l1') as in ``scan``, so that the
+    bytes add up to ``scan``'s under the same rule.
 
     Columns: src, dst (addresses as strings), protocol, sport, dport (named as ``read_packets``
     and ``traffic_matrix`` name them; ``src_ip``, ``dst_ip``, ``src_port`` and ``dst_port``
@@ -307,7 +308,8 @@ def traffic_matrix(
     ``size``: what each packet's bytes count, as in ``scan``: 'wire' (default), 'captured',
     'ip', 'payload' or 'l1' (docs/metrics.md). With 'ip' or 'payload' a packet without the
     header it reads (ARP, ...) is left out, so the row without addresses is gone and ``bytes``
-    sums to the IP (payload) bytes of the IP packets."""
+    sums to the IP (payload) bytes of the IP packets; ``fcs`` (whether frames end with their
+    FCS, for 'l1') as in ``scan``."""
     out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size, fcs)
     p = out["pairs"]
     labels = pl.Series(p["addresses"], dtype=pl.String)
@@ -344,7 +346,7 @@ def host_volumes(
     heaviest sender first.
 
     Columns: ``host`` (an address as a string), ``sent_bytes``, ``sent_packets``,
-    ``received_bytes``, ``received_packets`` (UInt64). ``max_pairs`` and ``size`` as for
+    ``received_bytes``, ``received_packets`` (UInt64). ``max_pairs``, ``size`` and ``fcs`` as for
     ``traffic_matrix``: the hosts are counted from the host pairs."""
     out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size, fcs)
     h = out["hosts"]
@@ -549,7 +551,7 @@ def sizes(
 
     ``size``: what a packet's size is, as in ``scan``: 'wire' (default), 'captured', 'ip',
     'payload' or 'l1' (docs/metrics.md); a packet without the header it reads is left out and
-    counted in ``summary.skipped_no_size``."""
+    counted in ``summary.skipped_no_size``; ``fcs`` (whether frames end with their FCS, for 'l1') as in ``scan``."""
     return _distribution(
         "sizes",
         source,
@@ -688,7 +690,8 @@ def bursts(
 
     ``size``: what each packet's bytes count, as in ``scan``: 'wire' (default), 'captured',
     'ip', 'payload' or 'l1' (docs/metrics.md); a packet without the header it reads is left out
-    (it neither extends nor splits a burst) and counted in ``summary.skipped_no_size``.
+    (it neither extends nor splits a burst) and counted in ``summary.skipped_no_size``; ``fcs``
+    (whether frames end with their FCS, for 'l1') as in ``scan``.
 
     ``quantiles``: the q's of ``distributions`` (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9,
     0.99, 0.999, 1), each a number from 0 to 1. Returns a ``Bursts``."""
@@ -1046,7 +1049,8 @@ def iterations(
 
     ``size``: what each packet's bytes count in the rate and in ``bytes``, as in ``scan``:
     'wire' (default), 'captured', 'ip', 'payload' or 'l1' (docs/metrics.md); a packet without
-    the header it reads is left out and counted in ``summary.skipped_no_size``.
+    the header it reads is left out and counted in ``summary.skipped_no_size``; ``fcs`` (whether
+    frames end with their FCS, for 'l1') as in ``scan``.
     """
     size = check_size(size)
     fcs = check_fcs(fcs, size)

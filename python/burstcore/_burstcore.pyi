@@ -54,7 +54,7 @@ class CaptureError(ValueError):
     # The core's ErrorKind as one lowercase word: "io", "not_a_capture", "unsupported_version",
     # "truncated", "corrupt", "undeclared_interface", "limit_exceeded", "decompression",
     # "timestamp_out_of_range", "out_of_order" (CaptureWarning.kind uses the same words, and
-    # "packets_lost" and "oversized_record", which are only ever warnings).
+    # "packets_lost", "oversized_record" and "undeclared_fcs", which are only ever warnings).
     kind: str
     input: str | None
 

@@ -59,7 +59,9 @@ class CaptureWarning(UserWarning):
       ``"truncated"`` (the capture ends inside a block or record), ``"packets_lost"`` (its pcapng
       statistics count packets dropped while it was recorded), ``"timestamp_out_of_range"``,
       ``"oversized_record"`` (a record longer than libpcap takes for its link type, which
-      burstcore reads and tcpdump and tshark refuse); ``None`` for a warning of the Python side
+      burstcore reads and tcpdump and tshark refuse), ``"undeclared_fcs"`` (frames that end with
+      an FCS the capture does not declare, found by ``size='l1'`` with ``fcs='declared'``, which
+      counts each 4 B too long: give ``fcs='present'``); ``None`` for a warning of the Python side
       (pooled bins, captures that share packets, ...).
     - ``offset``: the byte offset (in the decompressed stream) where it was found, or ``None``.
     - ``input``: which input, when several are read at once (a file's path, or ``"input k of
@@ -495,8 +497,9 @@ class CaptureInfo:
       block (None where no block gives one, or where it is all ones, Wireshark's tools' "not
       known": never a count of 2^64 − 1), ``fcs_len``: the bytes of FCS it declares end each
       frame (pcapng ``if_fcslen``, a pcap header's FCS bits; 0, the norm, when it declares
-      none), ``fcs_sampled`` / ``fcs_valid``: the first whole Ethernet frames of an interface that
-      declares no FCS, and how many of them end with a valid one all the same, see
+      none), ``fcs_sampled`` / ``fcs_valid``: the first 64 whole Ethernet frames (among its first
+      4,096) of an interface that declares no FCS, and how many of them end with a valid one all
+      the same, as ``scan(size='l1')`` checks them, see
       ``undeclared_fcs()``);
     - ``blocks``: blocks read per pcapng block type; ``file_bytes``: the input's size as stored
       (None for a stream); ``warnings``: the texts of the warnings issued;

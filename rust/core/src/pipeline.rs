@@ -933,8 +933,9 @@ pub struct Info {
     pub read: Accounting,
 }
 
-/// Frames per interface that `info` checks for an undeclared FCS: a frame without one ends with
-/// its CRC by chance once in 2^32, so a few dozen tell, and the checks cost nothing after them.
+/// Frames per interface that `info` and an `l1` scan that believes the capture check for an
+/// undeclared FCS ([`crate::capture::FcsSample`]): a frame without one ends with its CRC by
+/// chance once in 2^32, so a few dozen tell, and the checks cost nothing after them.
 pub const FCS_SAMPLE: u32 = 64;
 
 /// Where the packet is that a scan of `reader` by `size` with this reorder `horizon` meets too

@@ -12,31 +12,40 @@ use crate::wire;
 /// snaplen (none whole, none checked) is not read whole again.
 pub const START_READ: u32 = 1 << 16;
 
+/// Frames of an interface looked at, at most, for its [`crate::pipeline::FCS_SAMPLE`] whole
+/// ones: a capture cut by its snaplen may hold few, and every frame looked at is a call.
+pub const FCS_LOOK: u32 = 4096;
+
 /// Frames checked per interface, and how many end with a valid FCS.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FcsSample {
     /// Per interface, the whole Ethernet frames of an interface that declares no FCS checked
-    /// (the first [`crate::pipeline::FCS_SAMPLE`]).
+    /// (the first [`crate::pipeline::FCS_SAMPLE`] among its first [`FCS_LOOK`] frames).
     pub sampled: Vec<u32>,
     /// Per interface, how many of those end with a valid FCS.
     pub valid: Vec<u32>,
+    /// Per interface, frames looked at; [`FCS_LOOK`] once it is done with (its sample taken,
+    /// or it cannot hide an FCS: not Ethernet, or one declared).
+    looked: Vec<u32>,
 }
 
 impl FcsSample {
+    /// Whether a frame of `interface` is still to be looked at: past its sample, one
+    /// comparison a packet, so that the check costs the first frames only.
+    #[inline]
+    pub fn wants(&self, interface: u32) -> bool {
+        self.looked
+            .get(interface as usize)
+            .is_none_or(|&n| n < FCS_LOOK)
+    }
+
     /// Check `p` if it is one of the first frames of its interface that could hide an FCS:
     /// Ethernet, captured whole, on an interface that declares none.
     #[inline]
     pub fn see(&mut self, p: &crate::Packet<'_>) {
-        let i = p.interface as usize;
-        // Past the sample, one comparison a packet: the check costs the first frames only.
-        if self
-            .sampled
-            .get(i)
-            .is_some_and(|&n| n >= crate::pipeline::FCS_SAMPLE)
-        {
-            return;
+        if self.wants(p.interface) {
+            self.check(p);
         }
-        self.check(p);
     }
 
     #[cold]
@@ -45,13 +54,20 @@ impl FcsSample {
         if self.sampled.len() <= i {
             self.sampled.resize(i + 1, 0);
             self.valid.resize(i + 1, 0);
+            self.looked.resize(i + 1, 0);
         }
-        if p.linktype == wire::linktype::ETHERNET
-            && p.fcs_len == 0
-            && p.data.len() as u64 == u64::from(p.wire_len)
-        {
+        self.looked[i] += 1;
+        // An interface's link type and declared FCS are its own: one frame tells for all.
+        if p.linktype != wire::linktype::ETHERNET || p.fcs_len != 0 {
+            self.looked[i] = FCS_LOOK;
+            return;
+        }
+        if p.data.len() as u64 == u64::from(p.wire_len) {
             self.sampled[i] += 1;
             self.valid[i] += u32::from(wire::fcs::ends_with_fcs(p.data));
+        }
+        if self.sampled[i] >= crate::pipeline::FCS_SAMPLE {
+            self.looked[i] = FCS_LOOK;
         }
     }
 
@@ -180,10 +196,25 @@ mod tests {
         assert_eq!(s.sampled, [64, 64, 0, 0]);
         assert_eq!(s.valid, [0, 64, 0, 0]);
         assert_eq!(s.undeclared(), [(1, 64, 64)]);
+        // Frames cut by the snaplen are not checked, and past the first FCS_LOOK an interface
+        // is done with.
+        let mut cut = FcsSample::default();
+        let snapped = crate::Packet {
+            wire_len: 1000,
+            ..packet(0, &kept, 0, wire::linktype::ETHERNET)
+        };
+        for _ in 0..FCS_LOOK {
+            assert!(cut.wants(0));
+            cut.see(&snapped);
+        }
+        assert!(!cut.wants(0));
+        cut.see(&packet(0, &kept, 0, wire::linktype::ETHERNET));
+        assert_eq!((cut.sampled[0], cut.valid[0]), (0, 0));
         // Half is not more than half.
         let half = FcsSample {
             sampled: vec![4],
             valid: vec![2],
+            looked: vec![4],
         };
         assert!(half.undeclared().is_empty());
     }
