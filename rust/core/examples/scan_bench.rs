@@ -134,10 +134,7 @@ fn main() {
         .sum();
     let t0 = Instant::now();
     let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
-    let (out, acc) =
-        pipeline::scan_threads(&mut readers, config, size(), threads, &mut |_| {
-            Ok(())
-        })
+    let (out, acc) = pipeline::scan_threads(&mut readers, config, size(), threads, &mut |_| Ok(()))
         .expect("scan");
     let secs = t0.elapsed().as_secs_f64();
     println!(
