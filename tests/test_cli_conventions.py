@@ -440,7 +440,10 @@ def test_superpose_singles_table_is_writable(caps: tuple[Path, Path], tmp_path: 
 # ---------------------------------------------------------------- --fcs without --size l1
 
 
-@pytest.mark.parametrize("command", ["scan", "superpose", "plot", "report"])
+# The analyses that take --size took no --fcs before (argparse's "unrecognized arguments").
+@pytest.mark.parametrize(
+    "command", ["scan", "superpose", "plot", "report", "flows", "matrix", "sizes", "bursts", "iterations"]
+)
 def test_fcs_without_size_l1_is_refused_in_the_options_words(caps: tuple[Path, Path], command: str) -> None:
     # The API's words reached the terminal: "fcs='present' tells size='l1' ...; size='ip'
     # counts none of its own: give size='l1', or leave fcs out", keywords the command line has not.

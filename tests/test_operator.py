@@ -5,11 +5,14 @@ a host's offload. Checked against brute force over the packets the test writes."
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import struct
+import warnings
 import zlib
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -239,6 +242,42 @@ def test_the_writer_declares_an_fcs_as_tshark_reads_it(tmp_path: Path) -> None:
         burstcore.CaptureWriter("pcapng").interface(fcs_len=256)
 
 
+def test_info_shows_the_fcs_each_interface_declares(tmp_path: Path) -> None:
+    # info showed no declared FCS (pcapng if_fcslen, a pcap header's FCS bits): a capture whose
+    # l1 sizes lost 4 B a frame to it gave no sign why. tshark takes the frame's last 4 B as its
+    # eth.fcs exactly where the file declares one (each frame is its IP datagram, no trailer):
+    # the oracle for which interfaces declare it.
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 4791, payload=100)
+    ng = burstcore.CaptureWriter("pcapng", nanos=True, fcs_len=4)
+    ng.interface(linktype=1)
+    ng.interface(linktype=1, fcs_len=0)
+    ng.epb(0, frame + _crc(frame), ts_ns=T0)
+    ng.epb(1, frame, ts_ns=T0 + 1)
+    pcap = burstcore.CaptureWriter("pcap", nanos=True, fcs_len=4)
+    pcap.packet(T0, frame + _crc(frame))
+    plain = burstcore.CaptureWriter("pcap", nanos=True)
+    plain.packet(T0, frame)
+    for name, data, want in (
+        ("ng.pcapng", ng.getvalue(), [4, 0]),
+        ("fcs.pcap", pcap.getvalue(), [4]),
+        ("plain.pcap", plain.getvalue(), [0]),
+    ):
+        path = tmp_path / name
+        path.write_bytes(data)
+        seen = [row[0] != "" for row in tshark_fields(path, ["eth.fcs"])]
+        assert seen == [n > 0 for n in want], (name, seen)
+        info = burstcore.info(str(path))
+        assert [i["fcs_len"] for i in info.interfaces] == want, name
+        assert [i["fcs_len"] for i in info.to_dict()["interfaces"]] == want, name
+        lines = [x for x in str(info).splitlines() if x.startswith("  #")]
+        assert [", FCS 4 B declared" in x for x in lines] == [n == 4 for n in want], lines
+        assert [", FCS" in x for x in lines] == [n > 0 for n in want], lines
+        p = run_cli("info", path)
+        assert p.returncode == 0, p.stderr
+        cli = [x for x in p.stdout.decode().splitlines() if x.startswith("  #")]
+        assert cli == lines, (cli, lines)
+
+
 def test_info_tells_an_undeclared_fcs_and_l1_counts_it_once_when_told(tmp_path: Path) -> None:
     # A switch mirror kept each frame's FCS without declaring it: l1 counted 4 B a frame too
     # many, and nothing said so. info checks the CRC now, and fcs="present" takes it off.
@@ -355,6 +394,123 @@ def test_a_peak_rate_over_line_rate_at_a_frames_time_is_explained(tmp_path: Path
     # Long windows only: no note.
     out = run_cli("scan", path, "-q", "--windows", "100us,1ms", "--rates", "100Gbps").stdout.decode()
     assert "stamped at one instant" not in out
+
+
+def _periodic_fcs_capture(fcs_len: int) -> tuple[bytes, list[int], list[bytes]]:
+    """Twelve 10 ms iterations of 16 frames 1 µs apart, from two hosts to a third, each frame of
+    60 B or more followed by its valid FCS: declared (pcapng if_fcslen) when `fcs_len` is 4, kept
+    without a word (a switch's mirror) when 0. The timestamps and the frames without their FCS."""
+    w = burstcore.CaptureWriter("pcapng", fcs_len=fcs_len)
+    w.interface(linktype=1)
+    ts, frames = [], []
+    for it in range(12):
+        for k in range(16):
+            src = "10.0.0.1" if k % 2 else "10.0.0.3"
+            frame = oracles.eth_ipv4_udp(src, "10.0.0.2", 1000 + k % 3, 4791, payload=(18, 100, 500, 1036)[k % 4])
+            t = T0 + it * 10_000_000 + k * 1_000
+            w.epb(0, frame + _crc(frame), ts_ns=t)
+            ts.append(t)
+            frames.append(frame)
+    return w.getvalue(), ts, frames
+
+
+@pytest.mark.parametrize("fcs_len", [0, 4])
+def test_every_analysis_counts_l1_under_the_fcs_rule_as_scan(tmp_path: Path, fcs_len: int) -> None:
+    # The analyses took size="l1" but no fcs=: on a mirror that kept its FCS unsaid, flows,
+    # matrix, sizes, bursts and iterations counted 4 B a frame more than scan(fcs="present"),
+    # with nothing to set it right. The oracle: each frame's l1 by hand, its FCS taken off or not.
+    data, ts, frames = _periodic_fcs_capture(fcs_len)
+    path = tmp_path / "mirror.pcapng"
+    path.write_bytes(data)
+    kept = {"declared": fcs_len > 0, "present": True, "absent": False}
+    for rule, off in kept.items():
+        l1 = [_l1(len(f) + 4 - (4 if off else 0)) for f in frames]
+        total = sum(l1)
+        r = burstcore.scan(str(path), windows=["1us"], size="l1", fcs=rule)
+        assert r.summary["bytes"].item() == total, rule
+        kw = {"size": "l1", "fcs": rule}
+        assert burstcore.flows(str(path), **kw)["bytes"].sum() == total, rule
+        assert burstcore.traffic_matrix(str(path), **kw)["bytes"].sum() == total, rule
+        assert burstcore.host_volumes(str(path), **kw)["received_bytes"].sum() == total, rule
+        d = burstcore.sizes(str(path), **kw)
+        assert d.groups["bytes"].to_list() == [total], rule
+        # Every size, counted: the histogram is the oracle's multiset.
+        want = sorted({n: l1.count(n) for n in l1}.items())
+        assert [(r["size"], r["packets"]) for r in d.histogram.sort("size").iter_rows(named=True)] == want, rule
+        b = burstcore.bursts(str(path), gap="1ms", **kw)
+        assert b.summary["bytes"].item() == total and b.bursts["bytes"].to_list() == [total // 12] * 12, rule
+        it = burstcore.iterations(str(path), **kw)
+        assert it.period_ns == 10_000_000, rule
+        # Each iteration's bytes are its packets' l1 bytes, by the packets between its bounds.
+        for row in it.iterations.iter_rows(named=True):
+            got = sum(n for t, n in zip(ts, l1, strict=True) if row["start_ns"] <= t < row["end_ns"])
+            assert row["bytes"] == got, (rule, row)
+    # As scan, fcs changes only l1: with another size it is refused, not ignored.
+    for analysis in (burstcore.flows, burstcore.traffic_matrix, burstcore.host_volumes, burstcore.sizes):
+        with pytest.raises(ValueError, match="fcs='present' tells size='l1'"):
+            analysis(str(path), size="ip", fcs="present")
+    with pytest.raises(ValueError, match="fcs='absent' tells size='l1'"):
+        burstcore.bursts(str(path), fcs="absent")
+    with pytest.raises(ValueError, match="fcs='present' tells size='l1'"):
+        burstcore.iterations(str(path), fcs="present")
+    # The command line takes --fcs for each analysis, as scan does.
+    for command, table in (("flows", "flows"), ("matrix", "matrix"), ("sizes", "groups"), ("bursts", "bursts")):
+        out = tmp_path / f"{command}.json"
+        p = run_cli(command, path, "--size", "l1", "--fcs", "present", "--format", "json", "-o", out)
+        assert p.returncode == 0, (command, p.stderr)
+        doc = json.loads(out.read_text())
+        assert doc["config"]["fcs"] == "present", command
+        assert sum(r["bytes"] for r in doc[table]) == sum(_l1(len(f)) for f in frames), command
+
+
+FCS_UNSAID = "frames end with a valid Ethernet FCS the capture does not declare"
+
+
+def _fcs_told(call: Any) -> list[Any]:
+    """The undeclared-FCS warnings `call()` gives (the warning objects, with their kind)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [w.message for w in caught if FCS_UNSAID in str(w.message)]
+
+
+def test_l1_that_believes_the_capture_is_told_of_an_fcs_it_does_not_declare(tmp_path: Path) -> None:
+    # scan(size="l1") with the default fcs="declared" counted 4 B a frame too many on a mirror
+    # that kept the FCS unsaid, and said nothing (info told, the scan did not). Interface 1's
+    # frames carry their FCS (zlib's CRC-32, the oracle), interface 0's none.
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 4791, payload=500)
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(linktype=1)
+    w.interface(linktype=1)
+    for k in range(200):
+        w.epb(k % 2, frame + (_crc(frame) if k % 2 else b""), ts_ns=T0 + k * 1_000)
+    path = tmp_path / "mixed.pcapng"
+    path.write_bytes(w.getvalue())
+    want = "interface 1: 64 of its first 64 whole frames"
+    for threads in (1, 2):  # 2: time chunks, each read by a reader of its own
+        told = _fcs_told(lambda t=threads: burstcore.scan(path, windows=["1us"], size="l1", threads=t))
+        assert len(told) == 1 and want in str(told[0]) and "interface 0" not in str(told[0]), (threads, told)
+        assert told[0].kind == "undeclared_fcs" and "give fcs='present'" in str(told[0]), str(told[0])
+    # The analyses count l1 as scan does, and are told alike.
+    for analysis in (burstcore.flows, burstcore.sizes, burstcore.iterations):
+        assert len(_fcs_told(lambda a=analysis: a(path, size="l1"))) == 1, analysis
+    # Told what to do, or not counting l1: nothing to tell.
+    for kw in ({"size": "l1", "fcs": "present"}, {"size": "l1", "fcs": "absent"}, {"size": "wire"}, {}):
+        assert _fcs_told(lambda k=kw: burstcore.scan(path, windows=["1us"], **k)) == [], kw
+        assert _fcs_told(lambda k=kw: burstcore.flows(path, **k)) == [], kw
+    # Frames whose last bytes are no FCS, or an FCS the capture declares: nothing to tell.
+    for name, fcs in (("none", b""), ("bad crc", b"\xde\xad\xbe\xef")):
+        data = oracles.capture([T0 + k for k in range(100)], [len(frame) + len(fcs)] * 100, frames=[frame + fcs] * 100)
+        (tmp_path / "other.pcapng").write_bytes(data)
+        assert _fcs_told(lambda: burstcore.scan(tmp_path / "other.pcapng", windows=["1us"], size="l1")) == [], name
+    declared = _fcs_captures(tmp_path, [T0 + k for k in range(100)], frame, fcs=_crc(frame))
+    for kind, p in declared.items():
+        assert _fcs_told(lambda q=p: burstcore.scan(q, windows=["1us"], size="l1")) == [], kind
+    # The command line says it in its options' words.
+    p = run_cli("scan", path, "-q", "--size", "l1", "--windows", "1us", "-o", tmp_path / "r.json")
+    err = p.stderr.decode()
+    assert p.returncode == 0 and err.count(FCS_UNSAID) == 1, err
+    assert "--size l1 counted each such frame 4 B too long; give --fcs present" in err and "fcs=" not in err, err
 
 
 @pytest.mark.parametrize(("linktype", "own_header"), [(101, 0), (228, 0), (0, 4), (113, 16), (1, 14)])

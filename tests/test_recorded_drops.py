@@ -140,3 +140,24 @@ def test_info_shows_the_os_drops_apart_from_the_interface_drops(order: str, tmp_
     info = burstcore.info(path)
     assert (info.drops, info.os_drops) == (3, 0)
     assert "Dropped (ISB):       3 by the interface (isb_ifdrop), 0 by the OS (isb_osdrop)" in str(info).splitlines()
+
+
+def test_a_counter_of_all_ones_is_not_known_wherever_a_drop_is_shown(tmp_path: Path) -> None:
+    # info's interface line printed isb_ifdrop of all ones, Wireshark's tools' "not known", as
+    # "dropped 18,446,744,073,709,551,615", where the sums and the ISB line already left it out.
+    path = tmp_path / "unknown.pcapng"
+    path.write_bytes(_dropping_capture(packets=30, if_drop=2**64 - 1, os_drop=5))
+    info = burstcore.info(path)
+    first = info.interfaces[0]
+    assert (first["if_drop"], first["os_drop"], first["if_recv"]) == (None, 5, 30), first
+    # Interface 1's counters, known and 0, stay counts.
+    assert (info.interfaces[1]["if_drop"], info.interfaces[1]["os_drop"]) == (0, 0)
+    line = next(x for x in str(info).splitlines() if x.startswith("  #0:"))
+    assert ", dropped by the OS 5" in line and ", dropped 1" not in line and "18,446" not in line, line
+    assert info.to_dict()["interfaces"][0]["if_drop"] is None
+    p = subprocess.run([sys.executable, "-m", "burstcore", "info", str(path)], capture_output=True, check=False)
+    assert p.returncode == 0 and b"18,446" not in p.stdout and b"dropped by the OS 5" in p.stdout, p.stdout
+    p = subprocess.run(
+        [sys.executable, "-m", "burstcore", "info", str(path), "--json"], capture_output=True, check=False
+    )
+    assert p.returncode == 0 and b"18446744073709551615" not in p.stdout, p.stdout

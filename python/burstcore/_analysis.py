@@ -117,6 +117,7 @@ def flows(
     end: Instant | None = None,
     filter: Filters | None = None,
     size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
+    fcs: Literal["declared", "present", "absent"] = "declared",
 ) -> pl.DataFrame:
     """One row per flow, in order of first packet, with NFStream-style columns.
 
@@ -150,7 +151,8 @@ def flows(
     ``size``: what each packet's bytes count, in every byte column and envelope, as in ``scan``:
     'wire' (default), 'captured', 'ip', 'payload' or 'l1' (docs/metrics.md); a packet without
     the header it reads is left out of every flow (and of its packet counts), as ``scan`` leaves
-    it out.
+    it out; ``fcs`` (whether frames end with their FCS, for 'l1') as in ``scan``, so that the
+    bytes add up to ``scan``'s under the same rule.
 
     Columns: src, dst (addresses as strings), protocol, sport, dport (named as ``read_packets``
     and ``traffic_matrix`` name them; ``src_ip``, ``dst_ip``, ``src_port`` and ``dst_port``
@@ -176,6 +178,7 @@ def flows(
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_flows = parse_count(max_flows, name="max_flows")
     size = check_size(size)
+    fcs = check_fcs(fcs, size)
     srcs = normalize_each(source)
     out, warns = _core.flows(
         srcs,
@@ -189,6 +192,7 @@ def flows(
         progress,
         **(read := _reading(srcs, mmap, start, end, filter)),
         size=size,
+        fcs=fcs,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
     env = out.pop("envelope")
@@ -253,10 +257,12 @@ def _matrix(
     end: Instant | None,
     filter: Filters | None,
     size: Any = "wire",
+    fcs: Any = "declared",
 ) -> dict[str, Any]:
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_pairs = parse_count(max_pairs, name="max_pairs")
     size = check_size(size)
+    fcs = check_fcs(fcs, size)
     srcs = normalize_each(source)
     out, warns = _core.traffic_matrix(
         srcs,
@@ -267,6 +273,7 @@ def _matrix(
         progress,
         **(read := _reading(srcs, mmap, start, end, filter, depth=1)),
         size=size,
+        fcs=fcs,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)), stacklevel=4)
     return out
@@ -285,6 +292,7 @@ def traffic_matrix(
     end: Instant | None = None,
     filter: Filters | None = None,
     size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
+    fcs: Literal["declared", "present", "absent"] = "declared",
 ) -> pl.DataFrame:
     """Bytes and packets per ordered host pair (src, dst), heaviest first, with each pair's share of
     all bytes. Packets without IP addresses (ARP, ...) are the row with null src and dst, so the
@@ -300,8 +308,9 @@ def traffic_matrix(
     ``size``: what each packet's bytes count, as in ``scan``: 'wire' (default), 'captured',
     'ip', 'payload' or 'l1' (docs/metrics.md). With 'ip' or 'payload' a packet without the
     header it reads (ARP, ...) is left out, so the row without addresses is gone and ``bytes``
-    sums to the IP (payload) bytes of the IP packets."""
-    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size)
+    sums to the IP (payload) bytes of the IP packets; ``fcs`` (whether frames end with their
+    FCS, for 'l1') as in ``scan``."""
+    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size, fcs)
     p = out["pairs"]
     labels = pl.Series(p["addresses"], dtype=pl.String)
     df = pl.DataFrame(
@@ -331,14 +340,15 @@ def host_volumes(
     end: Instant | None = None,
     filter: Filters | None = None,
     size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
+    fcs: Literal["declared", "present", "absent"] = "declared",
 ) -> pl.DataFrame:
     """Per host: bytes and packets sent and received (null host: packets without an address),
     heaviest sender first.
 
     Columns: ``host`` (an address as a string), ``sent_bytes``, ``sent_packets``,
-    ``received_bytes``, ``received_packets`` (UInt64). ``max_pairs`` and ``size`` as for
+    ``received_bytes``, ``received_packets`` (UInt64). ``max_pairs``, ``size`` and ``fcs`` as for
     ``traffic_matrix``: the hosts are counted from the host pairs."""
-    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size)
+    out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size, fcs)
     h = out["hosts"]
     df = pl.DataFrame(
         {
@@ -457,10 +467,12 @@ def _distribution(
     end: Instant | None,
     filter: Filters | None,
     size: Any = "wire",
+    fcs: Any = "declared",
 ) -> Distribution:
     """``sizes`` or ``gaps``: one pass of the histograms, and the frames of the kind asked for."""
     by = _one_grouping(by, "sizes and gaps")
     size = check_size(size)
+    fcs = check_fcs(fcs, size)
     max_groups = parse_count(max_groups, name="max_groups")
     qs = _quantiles(quantiles)
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
@@ -479,6 +491,7 @@ def _distribution(
         progress,
         **(read := _reading(srcs, mmap, start, end, filter, depth=1)),
         size=size,
+        fcs=fcs,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)), stacklevel=4)
     labels = pl.Series(out["labels"], dtype=pl.String)
@@ -520,6 +533,7 @@ def sizes(
     end: Instant | None = None,
     filter: Filters | None = None,
     size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
+    fcs: Literal["declared", "present", "absent"] = "declared",
 ) -> Distribution:
     """Packet sizes (wire bytes, or as ``size`` counts them): exact histogram and quantiles, overall
     and per group of ``by``
@@ -537,7 +551,7 @@ def sizes(
 
     ``size``: what a packet's size is, as in ``scan``: 'wire' (default), 'captured', 'ip',
     'payload' or 'l1' (docs/metrics.md); a packet without the header it reads is left out and
-    counted in ``summary.skipped_no_size``."""
+    counted in ``summary.skipped_no_size``; ``fcs`` (whether frames end with their FCS, for 'l1') as in ``scan``."""
     return _distribution(
         "sizes",
         source,
@@ -553,6 +567,7 @@ def sizes(
         end,
         filter,
         size,
+        fcs,
     )
 
 
@@ -650,6 +665,7 @@ def bursts(
     by: Grouping | Sequence[Grouping] | None = None,
     quantiles: Quantiles | None = None,
     size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
+    fcs: Literal["declared", "present", "absent"] = "declared",
     max_groups: Count = DEFAULT_MAX_GROUPS,
     reorder_horizon: Duration = DEFAULT_HORIZON,
     on_late: Literal["error", "drop"] = "error",
@@ -674,7 +690,8 @@ def bursts(
 
     ``size``: what each packet's bytes count, as in ``scan``: 'wire' (default), 'captured',
     'ip', 'payload' or 'l1' (docs/metrics.md); a packet without the header it reads is left out
-    (it neither extends nor splits a burst) and counted in ``summary.skipped_no_size``.
+    (it neither extends nor splits a burst) and counted in ``summary.skipped_no_size``; ``fcs``
+    (whether frames end with their FCS, for 'l1') as in ``scan``.
 
     ``quantiles``: the q's of ``distributions`` (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9,
     0.99, 0.999, 1), each a number from 0 to 1. Returns a ``Bursts``."""
@@ -684,6 +701,7 @@ def bursts(
     qs = _quantiles(quantiles)
     grouping = _one_grouping(by, "bursts")
     size = check_size(size)
+    fcs = check_fcs(fcs, size)
     max_groups = parse_count(max_groups, name="max_groups")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     srcs = normalize_each(source)
@@ -699,6 +717,7 @@ def bursts(
         # The group "all" is always there: by='all' adds no grouping.
         by=None if grouping in (None, "all") else grouping,
         max_groups=max_groups,
+        fcs=fcs,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
     group = np.asarray(out["group"], dtype=np.uint32)
@@ -989,6 +1008,7 @@ def iterations(
     end: Instant | None = None,
     filter: Filters | None = None,
     size: Literal["wire", "captured", "ip", "payload", "l1"] = "wire",
+    fcs: Literal["declared", "present", "absent"] = "declared",
 ) -> Iterations:
     """Estimate the iteration period from the traffic and segment the trace into iterations.
 
@@ -1037,9 +1057,11 @@ def iterations(
 
     ``size``: what each packet's bytes count in the rate and in ``bytes``, as in ``scan``:
     'wire' (default), 'captured', 'ip', 'payload' or 'l1' (docs/metrics.md); a packet without
-    the header it reads is left out and counted in ``summary.skipped_no_size``.
+    the header it reads is left out and counted in ``summary.skipped_no_size``; ``fcs`` (whether
+    frames end with their FCS, for 'l1') as in ``scan``.
     """
     size = check_size(size)
+    fcs = check_fcs(fcs, size)
     bin_ns = parse_duration(bin, name="bin", scale=True)
     lo = parse_duration(min_period, name="min_period", allow_zero=True, scale=True)
     hi = parse_duration(max_period, name="max_period", scale=True)
@@ -1067,6 +1089,7 @@ def iterations(
         progress,
         **(read := _reading(srcs, mmap, start, end, filter)),
         size=size,
+        fcs=fcs,
     )
     _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
     beyond = int(out["beyond_bins"])

@@ -54,7 +54,7 @@ class CaptureError(ValueError):
     # The core's ErrorKind as one lowercase word: "io", "not_a_capture", "unsupported_version",
     # "truncated", "corrupt", "undeclared_interface", "limit_exceeded", "decompression",
     # "timestamp_out_of_range", "out_of_order" (CaptureWarning.kind uses the same words, and
-    # "packets_lost" and "oversized_record", which are only ever warnings).
+    # "packets_lost", "oversized_record" and "undeclared_fcs", which are only ever warnings).
     kind: str
     input: str | None
 
@@ -233,6 +233,7 @@ def flows(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
     size: str = "wire",
+    fcs: str = "declared",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def traffic_matrix(
     sources: list[Any],
@@ -245,6 +246,7 @@ def traffic_matrix(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
     size: str = "wire",
+    fcs: str = "declared",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def histograms(
     sources: list[Any],
@@ -260,6 +262,7 @@ def histograms(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
     size: str = "wire",
+    fcs: str = "declared",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def bursts(
     sources: list[Any],
@@ -274,6 +277,7 @@ def bursts(
     size: str = "wire",
     by: str | None = None,
     max_groups: int = ...,
+    fcs: str = "declared",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def iterations(
     sources: list[Any],
@@ -288,6 +292,7 @@ def iterations(
     time_range: _Span = None,
     filter: str | list[str | None] | None = None,
     size: str = "wire",
+    fcs: str = "declared",
 ) -> tuple[dict[str, Any], list[_Warning]]: ...
 def superpose(
     sources: list[Any],

@@ -59,7 +59,9 @@ class CaptureWarning(UserWarning):
       ``"truncated"`` (the capture ends inside a block or record), ``"packets_lost"`` (its pcapng
       statistics count packets dropped while it was recorded), ``"timestamp_out_of_range"``,
       ``"oversized_record"`` (a record longer than libpcap takes for its link type, which
-      burstcore reads and tcpdump and tshark refuse); ``None`` for a warning of the Python side
+      burstcore reads and tcpdump and tshark refuse), ``"undeclared_fcs"`` (frames that end with
+      an FCS the capture does not declare, found by ``size='l1'`` with ``fcs='declared'``, which
+      counts each 4 B too long: give ``fcs='present'``); ``None`` for a warning of the Python side
       (pooled bins, captures that share packets, ...).
     - ``offset``: the byte offset (in the decompressed stream) where it was found, or ``None``.
     - ``input``: which input, when several are read at once (a file's path, or ``"input k of
@@ -491,9 +493,13 @@ class CaptureInfo:
       ``max_wire_len`` the longest frame;
     - ``sections`` and ``interfaces``: one dict per pcapng section (byte order, version,
       hardware, os, user_appl) and per interface (link type, snaplen, resolution, name,
-      packets, bytes, drop counters ``if_drop`` / ``os_drop`` of its last statistics block,
-      ``fcs_sampled`` / ``fcs_valid``: the first whole Ethernet frames of an interface that
-      declares no FCS, and how many of them end with a valid one all the same, see
+      packets, bytes, counters ``if_recv``, ``if_drop`` / ``os_drop`` of its last statistics
+      block (None where no block gives one, or where it is all ones, Wireshark's tools' "not
+      known": never a count of 2^64 − 1), ``fcs_len``: the bytes of FCS it declares end each
+      frame (pcapng ``if_fcslen``, a pcap header's FCS bits; 0, the norm, when it declares
+      none), ``fcs_sampled`` / ``fcs_valid``: the first 64 whole Ethernet frames (among its first
+      4,096) of an interface that declares no FCS, and how many of them end with a valid one all
+      the same, as ``scan(size='l1')`` checks them, see
       ``undeclared_fcs()``);
     - ``blocks``: blocks read per pcapng block type; ``file_bytes``: the input's size as stored
       (None for a stream); ``warnings``: the texts of the warnings issued;
@@ -582,7 +588,7 @@ class CaptureInfo:
         """Sum of the interfaces' ``isb_ifdrop`` counters from their last Interface Statistics
         Blocks, if any (the pcapng spec's drops by the interface; dumpcap puts the OS capture
         buffer's drops there); ``os_drops`` sums their ``isb_osdrop``. A counter of all ones
-        ("not known" to Wireshark's tools) is left out."""
+        ("not known" to Wireshark's tools) is None in ``interfaces`` and left out."""
         return self._sum_of("if_drop")
 
     @property
@@ -593,8 +599,8 @@ class CaptureInfo:
         return self._sum_of("os_drop")
 
     def _sum_of(self, counter: str) -> int | None:
-        vals = [int(i[counter]) for i in self.interfaces if i.get(counter) is not None]
-        known = [v for v in vals if v != _UNKNOWN_COUNTER]
+        # A counter that is not known (absent, or all ones) is None here already.
+        known = [int(i[counter]) for i in self.interfaces if i.get(counter) is not None]
         return sum(known) if known else None
 
     def drops_text(self) -> str | None:
@@ -677,6 +683,7 @@ class CaptureInfo:
                 + f", {i['packets']:,} {plural(i['packets'], 'packet')}"
                 # The capture's own text: an ESC in it would drive the terminal it is printed to.
                 + (f", name {printable(i['name'])}" if i.get("name") else "")
+                + _declared_fcs_text(i)
                 + (f", dropped {i['if_drop']:,}" if i.get("if_drop") is not None else "")
                 + (f", dropped by the OS {i['os_drop']:,}" if i.get("os_drop") is not None else "")
             )
@@ -735,9 +742,6 @@ class CaptureInfo:
             lines.append(f"Warning:             {w}")
         return "\n".join(lines)
 
-
-# A pcapng statistics counter of all ones: "not known" to Wireshark's tools, not a count.
-_UNKNOWN_COUNTER = 2**64 - 1
 
 # The longest frame switches take (a 9,000-byte MTU's frame with room for tags): a longer one
 # was never on an Ethernet wire.
@@ -800,3 +804,10 @@ def info(
     names = set(CaptureInfo.__dataclass_fields__) - {"details"}
     base = {k: d.pop(k) for k in list(d) if k in names}
     return CaptureInfo(**base, details=d)
+
+
+def _declared_fcs_text(interface: dict[str, Any]) -> str:
+    """What an interface line says of the FCS it declares its frames end with (``, FCS 4 B
+    declared``; size 'l1' then counts it once), else nothing: declaring none is the norm."""
+    n = int(interface.get("fcs_len") or 0)
+    return f", FCS {n} B declared" if n else ""

@@ -612,14 +612,12 @@ def _measure_options(g: Any, rates_default: str) -> None:
     )
 
 
-def _size_option(g: Any, fcs: bool = False) -> None:
-    """--size of scan and of the analyses that count bytes (all but gaps), which count a packet's
-    bytes alike; with ``fcs``, also --fcs (scan and superpose, whose l1 sizes take the rule)."""
+def _size_option(g: Any) -> None:
+    """--size and --fcs of scan and of the analyses that count bytes (all but gaps), which count a
+    packet's bytes alike: an analysis's l1 totals are scan's under the same --fcs."""
     from ._scan import FCS_RULES, SIZES
 
     g.add_argument("--size", choices=SIZES, default="wire", help="bytes counted per packet (default: wire)")
-    if not fcs:
-        return
     g.add_argument(
         "--fcs",
         choices=FCS_RULES,
@@ -647,7 +645,7 @@ def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
             "link speeds 100Mbps to 400Gbps"
         ),
     )
-    _size_option(g, fcs=True)
+    _size_option(g)
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
     _read_options(g, start_note="; the mean rate is then over the stretch from it")
     g.add_argument(
@@ -1004,7 +1002,7 @@ def _analysis_parsers(sub: Any) -> None:
     )
     g.add_argument("--seed", type=_count, metavar="N", help="seed of the random offsets (default: 0)")
     _measure_options(g, "the link speeds 100Mbps to 400Gbps, so that one pass suffices")
-    _size_option(g, fcs=True)
+    _size_option(g)
     _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
     _analysis_end(p, g, SUPERPOSE_TABLES, "groups per grouping", top=5)
 
@@ -2105,13 +2103,14 @@ def cmd_flows(args: argparse.Namespace) -> int:
 
     fmt = _prepare_output(args)
     kw = {"key": args.key, "idle_timeout": args.idle_timeout, "windows": args.windows, "max_flows": args.max_flows}
-    df, told = _read_merged(args, burstcore.flows, **kw, size=args.size, **_read_kwargs(args))
+    df, told = _read_merged(args, burstcore.flows, **kw, size=args.size, fcs=args.fcs, **_read_kwargs(args))
     config = {
         "key": args.key,
         "idle_timeout_ns": _ns(args.idle_timeout),
         "windows_ns": sorted({int(w.removesuffix("ns")) for w in args.windows or []}),
         "max_flows": args.max_flows,
         "size": args.size,
+        "fcs": args.fcs,
     }
     return _emit(fmt, {"flows": df}, _meta(args, config, told), args, lambda: _show_flows(args, df))
 
@@ -2135,9 +2134,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
     fmt = _prepare_output(args)
     analyse = burstcore.host_volumes if args.hosts else burstcore.traffic_matrix
-    df, told = _read_merged(args, analyse, max_pairs=args.max_pairs, size=args.size, **_read_kwargs(args))
+    kw = {"max_pairs": args.max_pairs, "size": args.size, "fcs": args.fcs}
+    df, told = _read_merged(args, analyse, **kw, **_read_kwargs(args))
     name = "hosts" if args.hosts else "matrix"
-    meta = _meta(args, {"hosts": args.hosts, "max_pairs": args.max_pairs, "size": args.size}, told)
+    meta = _meta(args, {"hosts": args.hosts, **kw}, told)
     return _emit(fmt, {name: df}, meta, args, lambda: _show_matrix(args, df))
 
 
@@ -2162,13 +2162,14 @@ def cmd_iterations(args: argparse.Namespace) -> int:
     import burstcore
 
     fmt = _prepare_output(args)
-    kw = {"bin": args.bin, "min_period": args.min_period, "max_period": args.max_period, "size": args.size}
-    it, told = _read_merged(args, burstcore.iterations, **kw, **_read_kwargs(args))
+    kw = {"bin": args.bin, "min_period": args.min_period, "max_period": args.max_period}
+    it, told = _read_merged(args, burstcore.iterations, **kw, size=args.size, fcs=args.fcs, **_read_kwargs(args))
     config = {
         "bin_ns": it.bin_ns,
         "min_period_ns": _ns(args.min_period),
         "max_period_ns": _ns(args.max_period),
         "size": args.size,
+        "fcs": args.fcs,
     }
     found = {"period_ns": it.period_ns, "confidence": it.confidence, "acf_period_ns": it.acf_period_ns}
     # The period found heads the summary table too: a CSV or parquet of it stands on its own.
@@ -2236,11 +2237,11 @@ def cmd_bursts(args: argparse.Namespace) -> int:
     import burstcore
 
     fmt = _prepare_output(args)
-    kw = {"by": args.by, "quantiles": args.quantiles, "size": args.size, "max_groups": args.max_groups}
+    kw = {"by": args.by, "quantiles": args.quantiles, "size": args.size, "fcs": args.fcs, "max_groups": args.max_groups}
     b, told = _read_merged(args, burstcore.bursts, gap=args.gap, **kw, **_read_kwargs(args))
     tables = {"bursts": b.bursts, "distributions": b.distributions, "summary": b.summary}
     qs = _quantiles_asked(args)
-    config = {"gap_ns": b.gap_ns, "by": args.by, "quantiles": qs, "size": args.size, "max_groups": args.max_groups}
+    config = {"gap_ns": b.gap_ns, "by": args.by, "quantiles": qs, **{k: kw[k] for k in ("size", "fcs", "max_groups")}}
     meta = _meta(args, config, told)
     return _emit(fmt, tables, meta, args, lambda: _show_bursts(args, b))
 
@@ -2319,6 +2320,7 @@ def _cmd_distribution(args: argparse.Namespace, what: str) -> int:
     config = {"by": args.by, "quantiles": _quantiles_asked(args), "max_groups": args.max_groups}
     if what == "sizes":
         kw["size"] = config["size"] = args.size
+        kw["fcs"] = config["fcs"] = args.fcs
     d, told = _read_merged(args, analyse, **kw, **_read_kwargs(args))
     tables = {"quantiles": d.quantiles, "histogram": d.histogram, "groups": d.groups, "summary": d.summary}
     meta = _meta(args, config, told)
@@ -2987,6 +2989,9 @@ _OPTION_SPELLING = (
     ),
     ("start/end [", "--start/--end ["),
     ("size= found the header", "--size found the header"),
+    # The undeclared FCS warning of an l1 size (Rust's words).
+    ("size='l1' counted each", "--size l1 counted each"),
+    ("give fcs='present' if every frame", "give --fcs present if every frame"),
     ("outside start/end", "outside --start/--end"),
     (
         "for seconds give a datetime, an ISO 8601 string or an int of ns (seconds * 10**9)",

@@ -305,7 +305,8 @@ def info_table(info: CaptureInfo) -> Table:
                 f"interface #{i['index']}",
                 f"{i['linktype_name']} ({i['linktype']}), snaplen {i['snaplen']}, resolution {i['resolution']}, "
                 f"{_int(i['packets'])} {plural(i['packets'], 'packet')}"
-                + (f", name {printable(i['name'])}" if i.get("name") else ""),
+                + (f", name {printable(i['name'])}" if i.get("name") else "")
+                + (f", FCS {i['fcs_len']} B declared" if i.get("fcs_len") else ""),
             ]
         )
     return ["", ""], rows

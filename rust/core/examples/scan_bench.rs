@@ -5,6 +5,7 @@
 //! MMAP=1 reads the file through a memory mapping (`ReadOptions::mmap`) instead of `read()`
 //! (the library's default on Linux); unset or anything else reads with `read()`.
 //! BY=all,pair groups as named (default: the aggregate).
+//! SIZE=l1 counts sizes as named (as `scan`'s `size`; default: wire).
 //! ENGINE_ONLY=1 times the engine alone on columns read beforehand (cases none, windows, rates,
 //! both; PER_WINDOW=1 adds each window alone, ONLY_CASE=NAME runs one case): this thread's CPU
 //! time a packet, the best of 3 runs and the first (which alone pays for fresh memory).
@@ -133,10 +134,7 @@ fn main() {
         .sum();
     let t0 = Instant::now();
     let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
-    let (out, acc) =
-        pipeline::scan_threads(&mut readers, config, SizeKind::Wire, threads, &mut |_| {
-            Ok(())
-        })
+    let (out, acc) = pipeline::scan_threads(&mut readers, config, size(), threads, &mut |_| Ok(()))
         .expect("scan");
     let secs = t0.elapsed().as_secs_f64();
     println!(
@@ -147,4 +145,9 @@ fn main() {
         out.envelope.iter().find(|r| r.window_ns == 1_000_000).map_or(0, |r| r.bytes),
         out.backlog.first().map_or(0.0, |r| r.bmax_bytes),
     );
+}
+
+/// The size counted: `SIZE` as `scan` names it, else the wire length.
+fn size() -> SizeKind {
+    std::env::var("SIZE").map_or(SizeKind::Wire, |s| SizeKind::parse(&s).expect("SIZE"))
 }

@@ -95,6 +95,10 @@ impl<'r> Ordered<'r> {
         order: &OrderOptions,
         filter: Option<&'r Filter>,
     ) -> Self {
+        // As a scan: l1 believing the capture is told of frames that kept their FCS unsaid.
+        if order.size == SizeKind::L1(crate::pipeline::Fcs::Declared) {
+            reader.check_fcs();
+        }
         Ordered {
             reader,
             offset_ns,

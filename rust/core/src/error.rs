@@ -46,6 +46,9 @@ pub enum ErrorKind {
     /// refuse the file there. A warning only: the writers refuse to write such a record with
     /// [`ErrorKind::InvalidArgument`], unless allowed.
     OversizedRecord,
+    /// Ethernet frames end with a valid FCS the capture does not declare, which an `l1` size
+    /// that believes the capture counts 4 B too long (a warning only).
+    UndeclaredFcs,
 }
 
 impl ErrorKind {
@@ -66,6 +69,7 @@ impl ErrorKind {
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::PacketsLost => "packets lost",
             ErrorKind::OversizedRecord => "oversized record",
+            ErrorKind::UndeclaredFcs => "undeclared fcs",
         }
     }
 
@@ -89,6 +93,7 @@ impl ErrorKind {
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::PacketsLost => "packets_lost",
             ErrorKind::OversizedRecord => "oversized_record",
+            ErrorKind::UndeclaredFcs => "undeclared_fcs",
         }
     }
 }

@@ -581,12 +581,24 @@ fn scan_any_way(
     let decode = needs_headers(&config, size);
     // Checked before any reading, whichever way the scan goes.
     let filters = config.filter_per_capture(readers.len())?;
+    // l1 believing the capture: a frame that kept its FCS unsaid counts 4 B too long. The
+    // readers check the first frames of each interface as they read them (`undeclared_fcs`).
+    let check_fcs = size == SizeKind::L1(Fcs::Declared);
+    if check_fcs {
+        readers.iter_mut().for_each(CaptureReader::check_fcs);
+    }
     if threads >= 2 && crate::chunked::worthwhile(&config) {
         // The chunked attempt may give up and the scan start over another way.
         let mut forward = forward_only(progress);
         if let Some(done) =
             crate::chunked::scan(readers, &config, size, decode, threads, &mut forward)?
         {
+            // The chunks' own readers read the packets: the start is read again for the check.
+            if check_fcs {
+                readers
+                    .iter_mut()
+                    .for_each(CaptureReader::check_fcs_from_start);
+            }
             return Ok(done);
         }
         let progress: Progress<'_> = &mut forward;
@@ -921,8 +933,9 @@ pub struct Info {
     pub read: Accounting,
 }
 
-/// Frames per interface that `info` checks for an undeclared FCS: a frame without one ends with
-/// its CRC by chance once in 2^32, so a few dozen tell, and the checks cost nothing after them.
+/// Frames per interface that `info` and an `l1` scan that believes the capture check for an
+/// undeclared FCS ([`crate::capture::FcsSample`]): a frame without one ends with its CRC by
+/// chance once in 2^32, so a few dozen tell, and the checks cost nothing after them.
 pub const FCS_SAMPLE: u32 = 64;
 
 /// Where the packet is that a scan of `reader` by `size` with this reorder `horizon` meets too
@@ -1066,6 +1079,7 @@ pub fn info_where(
     let mut inf = Info::default();
     let mut prev: Option<i64> = None;
     let mut mtu_cache: Vec<Option<u32>> = Vec::new();
+    let mut fcs = crate::capture::FcsSample::default();
     let ranged = !select.range.is_all();
     let mut heads = Headers::default();
     while let Some(p) = reader.next_packet()? {
@@ -1102,20 +1116,12 @@ pub fn info_where(
             if inf.per_interface_packets.len() <= i {
                 inf.per_interface_packets.resize(i + 1, 0);
                 inf.per_interface_bytes.resize(i + 1, 0);
-                inf.fcs_sampled.resize(i + 1, 0);
-                inf.fcs_valid.resize(i + 1, 0);
                 mtu_cache.resize(i + 1, None);
             }
             inf.per_interface_packets[i] += 1;
             inf.per_interface_bytes[i] += p.wire_len as u64;
-            if inf.fcs_sampled[i] < FCS_SAMPLE
-                && p.linktype == wire::linktype::ETHERNET
-                && p.fcs_len == 0
-                && p.data.len() as u64 == u64::from(p.wire_len)
-            {
-                inf.fcs_sampled[i] += 1;
-                inf.fcs_valid[i] += u32::from(wire::fcs::ends_with_fcs(p.data));
-            }
+            // The check a scan of l1 makes ([`CaptureReader::check_fcs`]), on the same frames.
+            fcs.see(&p);
             let mtu = *mtu_cache[i].get_or_insert_with(|| {
                 wire::link_mtu_frame(p.linktype).map_or(u32::MAX, |m| m + 8)
             });
@@ -1168,6 +1174,7 @@ pub fn info_where(
     );
     inf.per_interface_bytes
         .resize(inf.per_interface_packets.len(), 0);
+    (inf.fcs_sampled, inf.fcs_valid) = (fcs.sampled, fcs.valid);
     inf.fcs_sampled.resize(inf.per_interface_packets.len(), 0);
     inf.fcs_valid.resize(inf.per_interface_packets.len(), 0);
     inf.warnings = reader.warnings().to_vec();

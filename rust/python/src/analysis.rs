@@ -35,6 +35,7 @@ fn order(
     filter: Option<Filters>,
     sources: &[Bound<'_, PyAny>],
     size: &str,
+    fcs: &str,
 ) -> PyResult<OrderOptions> {
     let (filter, file_filters) = parse_filters(filter, sources)?;
     Ok(OrderOptions {
@@ -43,7 +44,10 @@ fn order(
         time_range: time_range(range),
         filter,
         file_filters,
-        size: SizeKind::parse(size).map_err(to_py)?,
+        // The FCS rule is l1's; the Python layer refuses it with another size.
+        size: SizeKind::parse(size)
+            .and_then(|s| Ok(s.with_fcs(Fcs::parse(fcs)?)))
+            .map_err(to_py)?,
     })
 }
 
@@ -90,7 +94,7 @@ fn run_keeping<'py, T: Send>(
 
 /// Flow records as columns, plus per-flow E(τ) rows when windows are given.
 #[pyfunction]
-#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
+#[pyo3(signature = (sources, key, idle_timeout_ns, windows_ns, max_flows, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", fcs="declared"))]
 #[allow(clippy::too_many_arguments)]
 fn flows<'py>(
     py: Python<'py>,
@@ -107,6 +111,7 @@ fn flows<'py>(
     time_range: Span,
     filter: Option<Filters>,
     size: &str,
+    fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         let key = match key {
@@ -129,7 +134,7 @@ fn flows<'py>(
             idle_timeout_ns,
             max_flows,
         };
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size, fcs)?;
         let ((rep, env, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::flows(r, opts, &windows_ns, ord, p)
         })?;
@@ -175,7 +180,7 @@ fn flows<'py>(
 
 /// Bytes and packets per ordered host pair and per host (None where a packet has no address).
 #[pyfunction]
-#[pyo3(signature = (sources, max_pairs, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
+#[pyo3(signature = (sources, max_pairs, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", fcs="declared"))]
 #[allow(clippy::too_many_arguments)]
 fn traffic_matrix<'py>(
     py: Python<'py>,
@@ -189,9 +194,10 @@ fn traffic_matrix<'py>(
     time_range: Span,
     filter: Option<Filters>,
     size: &str,
+    fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size, fcs)?;
         let ((m, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::traffic_matrix(r, max_pairs, ord, p)
         })?;
@@ -319,7 +325,7 @@ enum Hist {
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, what, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
+#[pyo3(signature = (sources, what, by, quantiles, max_groups, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", fcs="declared"))]
 #[allow(clippy::too_many_arguments)]
 fn histograms<'py>(
     py: Python<'py>,
@@ -336,6 +342,7 @@ fn histograms<'py>(
     time_range: Span,
     filter: Option<Filters>,
     size: &str,
+    fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
@@ -353,7 +360,7 @@ fn histograms<'py>(
             }
         };
         let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size, fcs)?;
         let ((h, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::histograms(r, by, max_groups, ord, p)
         })?;
@@ -408,7 +415,7 @@ fn histograms<'py>(
 /// Bursts as columns: those of the whole trace first (group 0, "all"), then each group's, in
 /// key order; a row's group is an index into `labels`.
 #[pyfunction]
-#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", by=None, max_groups=usize::MAX))]
+#[pyo3(signature = (sources, gap_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", by=None, max_groups=usize::MAX, fcs="declared"))]
 #[allow(clippy::too_many_arguments)]
 fn bursts<'py>(
     py: Python<'py>,
@@ -424,10 +431,11 @@ fn bursts<'py>(
     size: &str,
     by: Option<String>,
     max_groups: usize,
+    fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         let by = by.map(|b| By::parse(&b)).transpose().map_err(to_py)?;
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size, fcs)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::bursts_by(r, gap_ns, by, max_groups, ord, p)
         })?;
@@ -459,7 +467,7 @@ fn bursts<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire"))]
+#[pyo3(signature = (sources, bin_ns, min_period_ns, max_period_ns, horizon_ns, on_late, strict=false, progress=None, mmap=None, time_range=None, filter=None, size="wire", fcs="declared"))]
 #[allow(clippy::too_many_arguments)]
 fn iterations<'py>(
     py: Python<'py>,
@@ -475,6 +483,7 @@ fn iterations<'py>(
     time_range: Span,
     filter: Option<Filters>,
     size: &str,
+    fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
         if bin_ns <= 0 || min_period_ns < 0 || max_period_ns <= min_period_ns {
@@ -489,7 +498,7 @@ fn iterations<'py>(
             ..IterationOptions::default()
         };
         let max_bins = opts.max_bins;
-        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size, fcs)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::iterations(r, opts, ord, p)
         })?;
@@ -552,9 +561,7 @@ fn superpose<'py>(
                 windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
             )?
         };
-        let mut ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
-        // Only scan and superpose take the FCS rule (l1's, refused with any other size).
-        ord.size = ord.size.with_fcs(Fcs::parse(fcs).map_err(to_py)?);
+        let ord = order(horizon_ns, on_late, time_range, filter, &sources, size, fcs)?;
         let (sp, warnings, readers) = run_keeping(py, &sources, strict, mmap, progress, |r, p| {
             analyze::superpose(r, &offsets_ns, cfg, ord, p)
         })?;

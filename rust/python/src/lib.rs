@@ -139,7 +139,8 @@ fn read_options(strict: bool, mmap: Option<bool>, files: usize, threads: usize) 
 }
 
 /// The readers' warnings, each naming its input when there are several; then the packets a
-/// capture records it lost, once it has been read. Each as `errors::warning` gives it.
+/// capture records it lost, and frames that end with an FCS it does not declare (checked for
+/// an l1 size that believes it), once it has been read. Each as `errors::warning` gives it.
 fn warnings_of(readers: &[CaptureReader]) -> Vec<errors::WarningOut> {
     let n = readers.len();
     readers
@@ -148,8 +149,10 @@ fn warnings_of(readers: &[CaptureReader]) -> Vec<errors::WarningOut> {
         .flat_map(|(k, r)| {
             r.warnings()
                 .iter()
-                .chain(r.recorded_drops().as_ref())
-                .map(move |w| errors::warning(w, (n > 1).then(|| r.label(k, n))))
+                .cloned()
+                .chain(r.recorded_drops())
+                .chain(r.undeclared_fcs())
+                .map(move |w| errors::warning(&w, (n > 1).then(|| r.label(k, n))))
                 .collect::<Vec<_>>()
         })
         .collect()
@@ -380,9 +383,13 @@ fn capture_info<'py>(
                     .copied()
                     .unwrap_or(0),
             )?;
-            id.set_item("if_recv", i.stats.if_recv)?;
-            id.set_item("if_drop", i.stats.if_drop)?;
-            id.set_item("os_drop", i.stats.os_drop)?;
+            id.set_item("fcs_len", i.fcs_len)?;
+            // A counter of all ones is Wireshark's tools' "not known" (the drops warning leaves
+            // it out too): None, as a counter the capture does not give, never a count of 2^64 - 1.
+            let known = |c: Option<u64>| c.filter(|&n| n != u64::MAX);
+            id.set_item("if_recv", known(i.stats.if_recv))?;
+            id.set_item("if_drop", known(i.stats.if_drop))?;
+            id.set_item("os_drop", known(i.stats.os_drop))?;
             id.set_item("isb_count", i.stats.isb_count)?;
             let at = |v: &[u32]| v.get(i.index as usize).copied().unwrap_or(0);
             id.set_item("fcs_sampled", at(&inf.fcs_sampled))?;

@@ -80,6 +80,7 @@ mod tests {
             section: 0,
             local_id: index,
             linktype: 1,
+            fcs_len: 0,
             snaplen: 0,
             resolution: TsResolution::Pow10(6),
             ts_offset_s: 0,

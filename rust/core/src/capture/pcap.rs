@@ -90,6 +90,7 @@ pub(super) fn start(r: &mut CaptureReader, big: bool, nanos: bool, modified: boo
         section: 0,
         local_id: 0,
         linktype,
+        fcs_len,
         snaplen,
         resolution: TsResolution::Pow10(if nanos { 9 } else { 6 }),
         ts_offset_s: 0,

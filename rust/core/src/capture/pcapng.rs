@@ -612,11 +612,12 @@ fn interface_description(
         )
     })?;
     let section = r.sections.len().saturating_sub(1) as u32;
+    let fcs_len = fcs_len.unwrap_or(0);
     let (index, local_id) = match &mut r.kind {
         Kind::PcapNg(st) => {
             st.hot.push(Hot {
                 linktype,
-                fcs_len: fcs_len.unwrap_or(0),
+                fcs_len,
                 snaplen,
                 ts,
             });
@@ -629,6 +630,7 @@ fn interface_description(
         section,
         local_id: local_id as u32,
         linktype,
+        fcs_len,
         snaplen,
         resolution,
         ts_offset_s,
