@@ -22,6 +22,13 @@ use super::mapping::{Mapping, NEVER};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Least time between two reads that raise [`Buffer::due`]: a scan of a slow stream then looks
+/// for a stop (and tells progress) this often, not only every so many packets (65,536 packets
+/// of a link sending 1,000 a second take 65 s). Half the bindings' 100 ms between two looks at
+/// Python's signals, so that their own timer, not this one, sets the pace.
+pub(crate) const PULSE: Duration = Duration::from_millis(50);
 
 /// Default size of the buffer: reads big enough to amortise system calls and decompressor
 /// overhead, small enough that the bytes the kernel copies in are still in the L2 cache when
@@ -93,6 +100,12 @@ pub(crate) struct Buffer {
     reader: Box<dyn Read + Send>,
     /// A mapped chunk reader still framing the header: where the window moves once it is read.
     resume: Option<usize>,
+    /// A read returned [`PULSE`] or more after `pulsed`: time for the scan to look for a stop.
+    /// Set by reads only (never by a mapping, all there at once), so that a slow stream is
+    /// looked at as its bytes come, while a scan's per-packet path only tests a flag.
+    due: bool,
+    /// When `due` was last raised (or the buffer made).
+    pulsed: Instant,
 }
 
 impl Buffer {
@@ -110,6 +123,8 @@ impl Buffer {
             eof: false,
             reader,
             resume: None,
+            due: false,
+            pulsed: Instant::now(),
         }
     }
 
@@ -130,6 +145,8 @@ impl Buffer {
             eof: true,
             reader: Box::new(io::empty()),
             resume: None,
+            due: false,
+            pulsed: Instant::now(),
         }
     }
 
@@ -154,7 +171,20 @@ impl Buffer {
             eof: false,
             reader: Box::new(io::empty()),
             resume: Some(from),
+            due: false,
+            pulsed: Instant::now(),
         }
+    }
+
+    /// Whether a read returned [`PULSE`] or more after the last pulse (see [`Buffer::looked`]).
+    #[inline]
+    pub(crate) fn due(&self) -> bool {
+        self.due
+    }
+
+    /// The scan looked for a stop: `due` waits for the next read [`PULSE`] after this one.
+    pub(crate) fn looked(&mut self) {
+        self.due = false;
     }
 
     pub(crate) fn is_mapped(&self) -> bool {
@@ -304,7 +334,15 @@ impl Buffer {
                 Some(free) if !free.is_empty() => free,
                 _ => return Ok(false),
             };
-            match self.reader.read(free) {
+            let read = self.reader.read(free);
+            // Every read, whatever it returned: a stream that sends a packet now and then
+            // comes back here once per packet, never 65,536 of them at a time.
+            let now = Instant::now();
+            if now.duration_since(self.pulsed) >= PULSE {
+                self.pulsed = now;
+                self.due = true;
+            }
+            match read {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);
