@@ -743,16 +743,13 @@ fn feed(
         })
         .collect();
 
-    let mut since_progress = 0u64;
     let mut renumber = merge::Renumber::default();
     if sources.len() == 1 && !decode {
         let src = &mut sources[0];
         loop {
             while let Some((ts, size, interface)) = src.next_lean()? {
                 sink.push_lean(ts, size, interface)?;
-                since_progress += 1;
-                if since_progress == PROGRESS_EVERY || src.reader.due() {
-                    since_progress = 0;
+                if src.reader.tick() {
                     progress(src.reader.looked())?;
                 }
             }
@@ -766,9 +763,7 @@ fn feed(
         loop {
             while let Some(a) = src.next()? {
                 sink.push(a)?;
-                since_progress += 1;
-                if since_progress == PROGRESS_EVERY || src.reader.due() {
-                    since_progress = 0;
+                if src.reader.tick() {
                     progress(src.reader.looked())?;
                 }
             }
@@ -1205,7 +1200,7 @@ pub fn info_where(
                 }
             }
         }
-        if inf.read.packets_read.is_multiple_of(PROGRESS_EVERY) || reader.due() {
+        if reader.tick() {
             progress(reader.looked())?;
         }
     }

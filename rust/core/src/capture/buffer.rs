@@ -29,6 +29,8 @@ use std::time::{Duration, Instant};
 /// of a link sending 1,000 a second take 65 s). Half the bindings' 100 ms between two looks at
 /// Python's signals, so that their own timer, not this one, sets the pace.
 pub(crate) const PULSE: Duration = Duration::from_millis(50);
+/// Packets between two looks for a stop (and two progress calls) when reads are quick.
+pub(crate) const LOOK_EVERY: u64 = 1 << 16;
 
 /// Default size of the buffer: reads big enough to amortise system calls and decompressor
 /// overhead, small enough that the bytes the kernel copies in are still in the L2 cache when
@@ -100,11 +102,12 @@ pub(crate) struct Buffer {
     reader: Box<dyn Read + Send>,
     /// A mapped chunk reader still framing the header: where the window moves once it is read.
     resume: Option<usize>,
-    /// A read returned [`PULSE`] or more after `pulsed`: time for the scan to look for a stop.
-    /// Set by reads only (never by a mapping, all there at once), so that a slow stream is
-    /// looked at as its bytes come, while a scan's per-packet path only tests a flag.
-    due: bool,
-    /// When `due` was last raised (or the buffer made).
+    /// Packets until a scan looks for a stop ([`Buffer::tick`]): [`LOOK_EVERY`] after each
+    /// look, 1 once a read returned [`PULSE`] or more after `pulsed`. Set so by reads only
+    /// (never by a mapping, all there at once), so that a slow stream is looked at as its bytes
+    /// come, while a scan's per-packet path only counts down, as it counted packets before.
+    countdown: u64,
+    /// When `countdown` was last set to 1 (or the buffer made).
     pulsed: Instant,
 }
 
@@ -123,7 +126,7 @@ impl Buffer {
             eof: false,
             reader,
             resume: None,
-            due: false,
+            countdown: LOOK_EVERY,
             pulsed: Instant::now(),
         }
     }
@@ -145,7 +148,7 @@ impl Buffer {
             eof: true,
             reader: Box::new(io::empty()),
             resume: None,
-            due: false,
+            countdown: LOOK_EVERY,
             pulsed: Instant::now(),
         }
     }
@@ -171,20 +174,29 @@ impl Buffer {
             eof: false,
             reader: Box::new(io::empty()),
             resume: Some(from),
-            due: false,
+            countdown: LOOK_EVERY,
             pulsed: Instant::now(),
         }
     }
 
-    /// Whether a read returned [`PULSE`] or more after the last pulse (see [`Buffer::looked`]).
+    /// One packet more: whether it is time to look for a stop ([`LOOK_EVERY`] packets since the
+    /// last look, or a read [`PULSE`] after the last pulse). Then [`Buffer::looked`].
     #[inline]
-    pub(crate) fn due(&self) -> bool {
-        self.due
+    pub(crate) fn tick(&mut self) -> bool {
+        self.countdown -= 1;
+        self.countdown == 0
     }
 
-    /// The scan looked for a stop: `due` waits for the next read [`PULSE`] after this one.
+    /// Whether a read returned [`PULSE`] or more after the last pulse, for a loop that counts
+    /// its packets itself (and never calls [`Buffer::tick`]).
+    #[inline]
+    pub(crate) fn due(&self) -> bool {
+        self.countdown <= 1
+    }
+
+    /// The scan looked for a stop: the next look is [`LOOK_EVERY`] packets or a pulse away.
     pub(crate) fn looked(&mut self) {
-        self.due = false;
+        self.countdown = LOOK_EVERY;
     }
 
     pub(crate) fn is_mapped(&self) -> bool {
@@ -340,7 +352,7 @@ impl Buffer {
             let now = Instant::now();
             if now.duration_since(self.pulsed) >= PULSE {
                 self.pulsed = now;
-                self.due = true;
+                self.countdown = 1;
             }
             match read {
                 Ok(0) => {

@@ -622,6 +622,14 @@ impl CaptureReader {
     pub(crate) fn due(&self) -> bool {
         self.buf.due()
     }
+    /// One packet more read, for a loop that lets the reader count: whether to look for a stop
+    /// now (65,536 packets since the last look, or [`CaptureReader::due`]). Counted down in the
+    /// reader, where a slow read can bring the count to its end: one decrement a packet, as
+    /// the loop's own count was.
+    #[inline]
+    pub(crate) fn tick(&mut self) -> bool {
+        self.buf.tick()
+    }
     /// [`CaptureReader::consumed`], told to progress: the next [`CaptureReader::due`] waits for
     /// a later read.
     pub(crate) fn looked(&mut self) -> u64 {
