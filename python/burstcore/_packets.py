@@ -30,12 +30,13 @@ from ._units import (
 )
 
 ProgressCallback = Callable[[int, "int | None"], object]
-"""``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms, and once
-more when everything is read (then ``bytes_done == bytes_total``); what it returns is ignored (a
-tqdm ``update`` will do). ``bytes_total`` is the input's size in bytes as stored (compressed, for
-a .gz or .zst): a file's size, or what a seekable file object holds from its position on; ``None``
-for a stream (stdin, a pipe, a file object that cannot seek to its end). An exception it raises
-stops the read and propagates; a callback that is not callable is a ``TypeError`` at once."""
+"""``progress(bytes_done, bytes_total)``: called from the reading loop at most every 100 ms (also while
+a slow stream trickles in, a packet at a time), and once more when everything is read (then
+``bytes_done == bytes_total``); what it returns is ignored (a tqdm ``update`` will do).
+``bytes_total`` is the input's size in bytes as stored (compressed, for a .gz or .zst): a file's
+size, or what a seekable file object holds from its position on; ``None`` for a stream (stdin, a
+pipe, a file object that cannot seek to its end). An exception it raises stops the read and
+propagates; a callback that is not callable is a ``TypeError`` at once."""
 
 
 def checked_progress(progress: ProgressCallback | None) -> ProgressCallback | None:

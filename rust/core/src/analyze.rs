@@ -86,6 +86,10 @@ struct Ordered<'r> {
     size: SizeKind,
     /// Packets without the header `size` reads (size "ip" or "payload").
     no_size: u64,
+    /// The last `None` of [`Ordered::next`] was a pause, not the end: it read 65,536 packets
+    /// without one to give (all left out, or held for reordering), or read a while
+    /// ([`CaptureReader::due`]); the caller looks for a stop, then asks again.
+    paused: bool,
 }
 
 impl<'r> Ordered<'r> {
@@ -115,11 +119,18 @@ impl<'r> Ordered<'r> {
             filtered: 0,
             size: order.size,
             no_size: 0,
+            paused: false,
         }
+    }
+
+    /// Whether the last `None` was a pause ([`Ordered::paused`]), which it then ends.
+    fn resume(&mut self) -> bool {
+        std::mem::take(&mut self.paused)
     }
 
     /// The next arrival in (timestamp, file order), offset applied; interface numbers local.
     fn next(&mut self) -> Result<Option<Arrival>> {
+        let mut read = 0u64;
         loop {
             if let Some(mut a) = self.ready.pop_front() {
                 let Some(ts_ns) = a.ts_ns.checked_add(self.offset_ns) else {
@@ -132,6 +143,11 @@ impl<'r> Ordered<'r> {
             if self.done {
                 return Ok(None);
             }
+            if read == PROGRESS_EVERY || (read > 0 && self.reader.due()) {
+                self.paused = true;
+                return Ok(None);
+            }
+            read += 1;
             let ready = &mut self.ready;
             let Some(p) = self.reader.next_packet()? else {
                 self.done = true;
@@ -206,8 +222,14 @@ impl Streams for Captures<'_, '_, '_> {
 
     fn next(&mut self, k: usize) -> Result<Option<Arrival>> {
         let n = self.sources.len();
-        let s = &mut self.sources[k];
-        s.next().map_err(|e| s.reader.named(e, k, n))
+        loop {
+            let s = &mut self.sources[k];
+            match s.next() {
+                Ok(None) if s.resume() => self.look()?,
+                Ok(got) => return Ok(got),
+                Err(e) => return Err(s.reader.named(e, k, n)),
+            }
+        }
     }
 
     fn take(&mut self, mut a: Arrival, k: usize) -> Result<bool> {
@@ -216,10 +238,18 @@ impl Streams for Captures<'_, '_, '_> {
         }
         (self.sink)(k, &a)?;
         self.taken += 1;
-        if self.taken.is_multiple_of(PROGRESS_EVERY) {
-            (self.progress)(self.sources.iter().map(|s| s.reader.consumed()).sum())?;
+        if self.taken.is_multiple_of(PROGRESS_EVERY) || self.sources[k].reader.due() {
+            self.look()?;
         }
         Ok(true)
+    }
+}
+
+impl Captures<'_, '_, '_> {
+    /// Progress, with the bytes all captures have read; and a look for a stop.
+    fn look(&mut self) -> Result<()> {
+        let read = self.sources.iter_mut().map(|s| s.reader.looked()).sum();
+        (self.progress)(read)
     }
 }
 

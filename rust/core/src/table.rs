@@ -725,6 +725,16 @@ trait Source {
     ///
     /// [`ReadStats`]: crate::capture::ReadStats
     fn timestamps_out_of_range(&self) -> u64;
+    /// A read of the input returned a while after the last look ([`CaptureReader::due`]):
+    /// time to tell progress, however few rows came since. Never for a chunk of a file.
+    #[inline]
+    fn due(&self) -> bool {
+        false
+    }
+    /// [`Source::consumed`], told to progress (the next [`Source::due`] waits for a later read).
+    fn looked(&mut self) -> u64 {
+        self.consumed()
+    }
 }
 
 impl Source for CaptureReader {
@@ -740,6 +750,13 @@ impl Source for CaptureReader {
     }
     fn timestamps_out_of_range(&self) -> u64 {
         self.stats().timestamps_out_of_range
+    }
+    #[inline]
+    fn due(&self) -> bool {
+        CaptureReader::due(self)
+    }
+    fn looked(&mut self) -> u64 {
+        CaptureReader::looked(self)
     }
 }
 
@@ -791,6 +808,8 @@ fn fill<S: Source>(
     // Reused slots that the decoder fills in place; only the first rows.len() are current.
     let mut heads: Vec<Headers> = vec![Headers::default(); if headers { BATCH } else { 0 }];
     let mut n = 0u64;
+    // `n` when progress was last told.
+    let mut told = 0u64;
     // Packets read past the last progress call, when a range or a filter may leave many out.
     let mut unreported = 0u64;
     let mut reserved = false;
@@ -799,7 +818,9 @@ fn fill<S: Source>(
     loop {
         rows.clear();
         let want = BATCH.min(limit - t.rows);
-        while rows.len() < want {
+        // A slow stream ends the batch early: its 512 rows take 51 s at 10 packets a second,
+        // while a stop is looked for between batches.
+        while rows.len() < want && !source.due() {
             let Some(p) = source.next_packet()? else {
                 ended = true;
                 break;
@@ -853,8 +874,11 @@ fn fill<S: Source>(
                 t.reserve(w, expected.min(limit).saturating_sub(n as usize));
             }
         }
-        if n.is_multiple_of(1 << 16) {
-            progress(source.consumed())?;
+        // Batches cut short by `due` are shorter: counted by rows since the last look, not
+        // by multiples of 65,536, which `n` could then step over for ever.
+        if n - told >= 1 << 16 || source.due() {
+            told = n;
+            progress(source.looked())?;
         }
     }
     if reserved {

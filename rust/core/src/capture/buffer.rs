@@ -22,6 +22,15 @@ use super::mapping::{Mapping, NEVER};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Least time between two reads that raise [`Buffer::due`]: a scan of a slow stream then looks
+/// for a stop (and tells progress) this often, not only every so many packets (65,536 packets
+/// of a link sending 1,000 a second take 65 s). Half the bindings' 100 ms between two looks at
+/// Python's signals, so that their own timer, not this one, sets the pace.
+pub(crate) const PULSE: Duration = Duration::from_millis(50);
+/// Packets between two looks for a stop (and two progress calls) when reads are quick.
+pub(crate) const LOOK_EVERY: u64 = 1 << 16;
 
 /// Default size of the buffer: reads big enough to amortise system calls and decompressor
 /// overhead, small enough that the bytes the kernel copies in are still in the L2 cache when
@@ -93,6 +102,13 @@ pub(crate) struct Buffer {
     reader: Box<dyn Read + Send>,
     /// A mapped chunk reader still framing the header: where the window moves once it is read.
     resume: Option<usize>,
+    /// Packets until a scan looks for a stop ([`Buffer::tick`]): [`LOOK_EVERY`] after each
+    /// look, 1 once a read returned [`PULSE`] or more after `pulsed`. Set so by reads only
+    /// (never by a mapping, all there at once), so that a slow stream is looked at as its bytes
+    /// come, while a scan's per-packet path only counts down, as it counted packets before.
+    countdown: u64,
+    /// When `countdown` was last set to 1 (or the buffer made).
+    pulsed: Instant,
 }
 
 impl Buffer {
@@ -110,6 +126,8 @@ impl Buffer {
             eof: false,
             reader,
             resume: None,
+            countdown: LOOK_EVERY,
+            pulsed: Instant::now(),
         }
     }
 
@@ -130,6 +148,8 @@ impl Buffer {
             eof: true,
             reader: Box::new(io::empty()),
             resume: None,
+            countdown: LOOK_EVERY,
+            pulsed: Instant::now(),
         }
     }
 
@@ -154,7 +174,29 @@ impl Buffer {
             eof: false,
             reader: Box::new(io::empty()),
             resume: Some(from),
+            countdown: LOOK_EVERY,
+            pulsed: Instant::now(),
         }
+    }
+
+    /// One packet more: whether it is time to look for a stop ([`LOOK_EVERY`] packets since the
+    /// last look, or a read [`PULSE`] after the last pulse). Then [`Buffer::looked`].
+    #[inline]
+    pub(crate) fn tick(&mut self) -> bool {
+        self.countdown -= 1;
+        self.countdown == 0
+    }
+
+    /// Whether a read returned [`PULSE`] or more after the last pulse, for a loop that counts
+    /// its packets itself (and never calls [`Buffer::tick`]).
+    #[inline]
+    pub(crate) fn due(&self) -> bool {
+        self.countdown <= 1
+    }
+
+    /// The scan looked for a stop: the next look is [`LOOK_EVERY`] packets or a pulse away.
+    pub(crate) fn looked(&mut self) {
+        self.countdown = LOOK_EVERY;
     }
 
     pub(crate) fn is_mapped(&self) -> bool {
@@ -304,7 +346,15 @@ impl Buffer {
                 Some(free) if !free.is_empty() => free,
                 _ => return Ok(false),
             };
-            match self.reader.read(free) {
+            let read = self.reader.read(free);
+            // Every read, whatever it returned: a stream that sends a packet now and then
+            // comes back here once per packet, never 65,536 of them at a time.
+            let now = Instant::now();
+            if now.duration_since(self.pulsed) >= PULSE {
+                self.pulsed = now;
+                self.countdown = 1;
+            }
+            match read {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);

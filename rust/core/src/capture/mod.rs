@@ -655,6 +655,27 @@ impl CaptureReader {
             |raw| raw.load(std::sync::atomic::Ordering::Relaxed),
         )
     }
+    /// A read of the input returned [`buffer::PULSE`] (50 ms) or more after the last pulse:
+    /// time for a scan to look for a stop and tell progress, however few packets came since (a
+    /// slow stream's). Never for a mapped file, whose packets come as fast as they are framed.
+    #[inline]
+    pub(crate) fn due(&self) -> bool {
+        self.buf.due()
+    }
+    /// One packet more read, for a loop that lets the reader count: whether to look for a stop
+    /// now (65,536 packets since the last look, or [`CaptureReader::due`]). Counted down in the
+    /// reader, where a slow read can bring the count to its end: one decrement a packet, as
+    /// the loop's own count was.
+    #[inline]
+    pub(crate) fn tick(&mut self) -> bool {
+        self.buf.tick()
+    }
+    /// [`CaptureReader::consumed`], told to progress: the next [`CaptureReader::due`] waits for
+    /// a later read.
+    pub(crate) fn looked(&mut self) -> u64 {
+        self.buf.looked();
+        self.consumed()
+    }
     /// How an error names this input, the `k`-th (from 0) of `n` read at once ([`label`]).
     pub fn label(&self, k: usize, n: usize) -> String {
         label(self.name.as_deref(), k, n)
