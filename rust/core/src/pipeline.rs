@@ -329,7 +329,7 @@ impl ArrivalSource<'_> {
     /// packets it skips are counted by reason.
     /// With `ranged`, every timestamp read widens [`Accounting::ts_span`].
     /// `make` may write into the source's slot.
-    #[inline]
+    #[inline(always)]
     fn next_with<T>(
         &mut self,
         ranged: bool,
@@ -388,6 +388,54 @@ impl ArrivalSource<'_> {
             admit(p, range)?;
             lean_arrival(p, size)
         })
+    }
+
+    /// Every packet [`ArrivalSource::next_lean`] gives, into `sink`, telling `progress` every
+    /// [`PROGRESS_EVERY`] packets: the one-capture scan that reads no header.
+    fn drain_lean(&mut self, sink: &mut impl Sink, progress: Progress<'_>) -> Result<()> {
+        // One loop per size rule and per range or none, chosen here once: asked per packet, the
+        // rule's match and the range's test cost the loop 20 instructions a packet, and called
+        // per packet `next_lean` spilled and reloaded its state around each (cachegrind).
+        let ranged = !self.chosen.range.is_all();
+        match (self.size, ranged) {
+            (SizeKind::Wire, false) => self.drain_lean_as(SizeKind::Wire, false, sink, progress),
+            (SizeKind::Wire, true) => self.drain_lean_as(SizeKind::Wire, true, sink, progress),
+            (size, ranged) => self.drain_lean_as(size, ranged, sink, progress),
+        }
+    }
+
+    /// [`ArrivalSource::drain_lean`] with `size` and `ranged` as its caller fixes them, constants
+    /// in the loop once inlined.
+    #[inline(always)]
+    fn drain_lean_as(
+        &mut self,
+        size: SizeKind,
+        ranged: bool,
+        sink: &mut impl Sink,
+        progress: Progress<'_>,
+    ) -> Result<()> {
+        debug_assert!(self.chosen.filter.is_none());
+        let range = self.chosen.range;
+        loop {
+            let next = self.next_with(ranged, |p, _| {
+                if ranged {
+                    admit(p, range)?;
+                }
+                lean_arrival(p, size)
+            })?;
+            let Some((ts, size, interface)) = next else {
+                // The end, or a pause in a run of packets left out, for a look at the stop.
+                if !self.resume() {
+                    return Ok(());
+                }
+                progress(self.reader.looked())?;
+                continue;
+            };
+            sink.push_lean(ts, size, interface)?;
+            if self.reader.tick() {
+                progress(self.reader.looked())?;
+            }
+        }
     }
 }
 
@@ -757,19 +805,7 @@ fn feed(
 
     let mut renumber = merge::Renumber::default();
     if sources.len() == 1 && !decode {
-        let src = &mut sources[0];
-        loop {
-            while let Some((ts, size, interface)) = src.next_lean()? {
-                sink.push_lean(ts, size, interface)?;
-                if src.reader.tick() {
-                    progress(src.reader.looked())?;
-                }
-            }
-            if !src.resume() {
-                break;
-            }
-            progress(src.reader.looked())?;
-        }
+        sources[0].drain_lean(sink, progress)?;
     } else if sources.len() == 1 {
         let src = &mut sources[0];
         loop {
