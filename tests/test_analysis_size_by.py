@@ -6,6 +6,7 @@ a group's bursts are runs of its own packets."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import subprocess
 import sys
@@ -111,6 +112,22 @@ def test_bursts_by_a_grouping_are_each_groups_own_runs(data: bytes, size: str, b
     for _, g in b.bursts.group_by("group"):
         assert g["burst"].to_list() == list(range(g.height))
         assert g["off_before_ns"][1:].to_list() == (g["start_ns"][1:] - g["end_ns"][:-1]).to_list()
+    # Each group's distributions are the order statistics (rank ceil(q·n)) of its own bursts.
+    qs = [0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1]
+    for key in b.bursts["group"].unique(maintain_order=True):
+        g = b.bursts.filter(pl.col("group") == key)
+        lengths = (g["end_ns"] - g["start_ns"]).to_list()
+        offs = (g["start_ns"][1:] - g["end_ns"][:-1]).to_list()
+        for metric, values in (
+            ("bytes", g["bytes"].to_list()),
+            ("packets", g["packets"].to_list()),
+            ("duration_ns", lengths),
+            ("off_ns", offs),
+        ):
+            ranked = sorted(values)
+            want = [ranked[min(max(math.ceil(q * len(ranked)), 1), len(ranked)) - 1] if ranked else None for q in qs]
+            got = b.distributions.filter((pl.col("group") == key) & (pl.col("metric") == metric))
+            assert got["q"].to_list() == qs and got["value"].to_list() == want, (key, metric)
     whole = burstcore.bursts(data, f"{gap_ns}ns", size=size)
     assert b.bursts.filter(pl.col("group") == "all").drop("group").equals(whole.bursts)
     assert b.summary.equals(whole.summary)

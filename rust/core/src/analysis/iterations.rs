@@ -1,6 +1,7 @@
 //! Training-iteration period and segmentation, from the traffic alone.
 //!
-//! Memory is the binned series only (bytes per bin per channel), never the packets.
+//! Memory is the binned series only (bytes per bin per channel), never the packets, and of those
+//! only the stretches of bins near packets ([`BinRuns`]): a quiet hour costs nothing.
 //! 1. While streaming: per source host (up to `max_channels`, the rest pooled) the *data* bytes
 //!    per bin (pure ACKs excluded: they mirror data in the other direction and blur the phases),
 //!    and all bytes and packets per bin for the accounting of each iteration.
@@ -65,6 +66,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+use super::bin_runs::BinRuns;
 use crate::engine::Arrival;
 
 /// How [`IterationAnalyzer`] bins the traffic and which periods it looks for.
@@ -193,9 +195,11 @@ pub struct IterationAnalyzer {
     origin: Option<i64>,
     hosts: HashMap<Option<IpAddr>, usize>,
     /// Data bytes per bin per channel (the last channel pools hosts past max_channels).
-    data: Vec<Vec<u64>>,
-    all_bytes: Vec<u64>,
-    all_packets: Vec<u64>,
+    data: Vec<BinRuns>,
+    all_bytes: BinRuns,
+    all_packets: BinRuns,
+    /// Bins from the origin to the last packet's, inclusive: the length of every series.
+    bins: usize,
     beyond: u64,
 }
 
@@ -215,8 +219,9 @@ impl IterationAnalyzer {
             origin: None,
             hosts: HashMap::new(),
             data: Vec::new(),
-            all_bytes: Vec::new(),
-            all_packets: Vec::new(),
+            all_bytes: BinRuns::default(),
+            all_packets: BinRuns::default(),
+            bins: 0,
             beyond: 0,
         }
     }
@@ -235,19 +240,9 @@ impl IterationAnalyzer {
             self.beyond = self.beyond.saturating_add(1);
             return;
         };
-        if idx >= self.all_bytes.len() {
-            self.all_bytes.resize(idx + 1, 0);
-            self.all_packets.resize(idx + 1, 0);
-            for ch in &mut self.data {
-                ch.resize(idx + 1, 0);
-            }
-        }
-        if let Some(b) = self.all_bytes.get_mut(idx) {
-            *b = b.saturating_add(a.size);
-        }
-        if let Some(p) = self.all_packets.get_mut(idx) {
-            *p = p.saturating_add(1);
-        }
+        self.bins = self.bins.max(idx + 1);
+        self.all_bytes.add(idx, a.size);
+        self.all_packets.add(idx, 1);
         let is_data = match a.headers.payload_len {
             Some(p) => p > 0,
             None => a.size > self.opts.ack_max_size,
@@ -256,8 +251,8 @@ impl IterationAnalyzer {
             return;
         }
         let ch = self.channel(a.headers.src);
-        if let Some(b) = self.data.get_mut(ch).and_then(|c| c.get_mut(idx)) {
-            *b = b.saturating_add(a.size);
+        if let Some(c) = self.data.get_mut(ch) {
+            c.add(idx, a.size);
         }
     }
 
@@ -265,9 +260,8 @@ impl IterationAnalyzer {
         if let Some(c) = self.hosts.get(&src) {
             return *c;
         }
-        let n = self.all_bytes.len();
         if self.data.len() < self.opts.max_channels {
-            self.data.push(vec![0; n]);
+            self.data.push(BinRuns::default());
             let c = self.data.len() - 1;
             // The last slot is the pool once the table is full, so only map while room remains.
             if self.data.len() < self.opts.max_channels {
@@ -287,7 +281,7 @@ impl IterationAnalyzer {
             beyond_bins: self.beyond,
             ..Default::default()
         };
-        let n = self.all_bytes.len();
+        let n = self.bins;
         // Long traces: pool bins so the direct autocorrelation stays O(ACF_BINS · lags).
         let factor = n.div_ceil(ACF_BINS).max(1);
         let coarse_ns = bin_ns.saturating_mul(i64::try_from(factor).unwrap_or(i64::MAX));
@@ -301,15 +295,12 @@ impl IterationAnalyzer {
                 .saturating_add(i64::try_from(n).unwrap_or(i64::MAX).saturating_mul(bin_ns))
         });
         report.span_ns = to.saturating_sub(from).max(0);
-        report.bytes = self
-            .all_bytes
-            .iter()
-            .fold(0u64, |a, b| a.saturating_add(*b));
+        report.bytes = self.all_bytes.sum();
         let max_lag = usize::try_from(self.opts.max_lag_ns / coarse_ns).unwrap_or(0);
         let min_lag = usize::try_from(self.opts.min_lag_ns / coarse_ns)
             .unwrap_or(0)
             .max(2);
-        let channels: Vec<Vec<f64>> = self.data.iter().map(|c| pool(c, factor)).collect();
+        let channels: Vec<Vec<f64>> = self.data.iter().map(|c| c.pool(n, factor)).collect();
         let m = channels.first().map_or(0, Vec::len);
         // Lags up to 3/5 of the series, not 1/2: a stretch of two periods has its period at
         // half its length, where a cap at m/2 left only sub-multiples to choose from (capture a,
@@ -343,8 +334,8 @@ impl IterationAnalyzer {
 
             let half = smoothing_half_width(&total, lag);
             let bounds = boundaries(&total, &channels, lag, half);
-            let all_bytes = pool(&self.all_bytes, factor);
-            let all_packets = pool(&self.all_packets, factor);
+            let all_bytes = self.all_bytes.pool(n, factor);
+            let all_packets = self.all_packets.pool(n, factor);
             let origin = report.origin_ns;
             let t = |i: usize| {
                 origin.saturating_add(
@@ -856,12 +847,6 @@ fn longest_chain<'a>(
 /// Bins in the autocorrelation before pooling kicks in: a trace spanning more bins than this is
 /// analysed in bins of a multiple of the width asked for (`IterationReport::bin_ns`).
 pub const ACF_BINS: usize = 65_536;
-
-fn pool(x: &[u64], factor: usize) -> Vec<f64> {
-    x.chunks(factor.max(1))
-        .map(|c| c.iter().map(|v| *v as f64).sum())
-        .collect()
-}
 
 /// x minus its centred moving average over 2·half+1 bins (shorter at the edges).
 fn highpass(x: &[f64], half: usize) -> Vec<f64> {

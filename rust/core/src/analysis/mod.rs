@@ -6,6 +6,7 @@
 //! timestamp order (the engine's reorder buffer runs first); none keeps the packets. Timestamps
 //! stay i64 nanoseconds and byte counts u64 throughout; sums saturate instead of overflowing.
 
+mod bin_runs;
 pub mod bursts;
 pub mod flows;
 pub mod hist;
