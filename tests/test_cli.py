@@ -489,6 +489,9 @@ def test_a_named_pipe_given_twice_is_refused(tmp_path: Path) -> None:
     )
     q = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, timeout=30, check=False)
     assert q.returncode == 0, q.stderr
+    # A character device streams too, but is no pipe: /dev/null twice was called "the same pipe".
+    p = run_cli("scan", "/dev/null", "/dev/null", "--windows", "1ms")
+    assert p.returncode == cli.EXIT_USAGE and b"are the same device, which reads once" in p.stderr, p.stderr
 
 
 def test_a_file_name_that_is_not_utf8_is_valid_json(cap: Path, tmp_path: Path) -> None:

@@ -513,6 +513,40 @@ def test_l1_that_believes_the_capture_is_told_of_an_fcs_it_does_not_declare(tmp_
     assert "--size l1 counted each such frame 4 B too long; give --fcs present" in err and "fcs=" not in err, err
 
 
+def test_an_interface_whose_first_frames_come_late_is_told_alike_on_any_number_of_threads(tmp_path: Path) -> None:
+    # A time-chunked scan (threads=2) read the file's first 65,536 packets again for the check:
+    # an interface whose frames all come after them (a mirror port quiet at first) was told on
+    # one thread and not on two. The chunks' readers check their own frames now, followed in
+    # file order: the same frames, the same counts, on every path.
+    frame = oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 4791, payload=100)
+    w = burstcore.CaptureWriter("pcapng")
+    w.interface(linktype=1)
+    w.interface(linktype=1)
+    quiet = 70_000
+    for k in range(quiet):
+        w.epb(0, frame, ts_ns=T0 + k * 1_000)
+    # Interface 1 first speaks after the others' 70,000: half its first 64 frames cut by a
+    # snaplen, the rest whole and ending with their FCS (zlib's CRC-32 the oracle).
+    for k in range(200):
+        data = frame + _crc(frame)
+        w.epb(1, data[:60] if k % 2 else data, ts_ns=T0 + (quiet + k) * 1_000, wire_len=len(data))
+    path = tmp_path / "quiet_port.pcapng"
+    path.write_bytes(w.getvalue())
+    # Two captures of the same span (one per host): files that overlap in time are cut at
+    # common instants, each chunk reading a piece of each.
+    other = tmp_path / "other_host.pcapng"
+    other.write_bytes(
+        oracles.capture([T0 + k * 2_000 for k in range(40_000)], [len(frame)] * 40_000, frames=[frame] * 40_000)
+    )
+    want = "interface 1: 64 of its first 64 whole frames"
+    for threads in (1, 2, 3):
+        told = _fcs_told(lambda t=threads: burstcore.scan(path, windows=["1us"], size="l1", threads=t))
+        assert [want in str(m) for m in told] == [True], (threads, told)
+        both = _fcs_told(lambda t=threads: burstcore.scan([other, path], windows=["1us"], size="l1", threads=t))
+        assert [want in str(m) and "quiet_port.pcapng" in str(m) for m in both] == [True], (threads, both)
+    assert burstcore.info(path).undeclared_fcs() == [1]
+
+
 @pytest.mark.parametrize(("linktype", "own_header"), [(101, 0), (228, 0), (0, 4), (113, 16), (1, 14)])
 def test_fcs_present_takes_nothing_off_a_link_whose_records_hold_no_frame(linktype: int, own_header: int) -> None:
     # Raw IP and BSD loopback records hold a packet with no link frame around it, so no FCS can

@@ -80,7 +80,10 @@ fn scan(
                         .iter()
                         .map(|w| (w.kind, w.offset, w.reason.clone()))
                         .collect();
-                    format!("{:?} {:?}", r.interfaces(), w)
+                    // The undeclared-FCS check too: time chunks take their frames in file
+                    // order as one reader would, so the same frames are told on any path.
+                    let fcs = r.undeclared_fcs().map(|w| w.reason);
+                    format!("{:?} {:?} {:?}", r.interfaces(), w, fcs)
                 })
                 .collect(),
         },

@@ -114,10 +114,11 @@ def normalize_each(source: Any) -> list[Any]:
 
 
 def refuse_a_stream_twice(sources: list[Any]) -> None:
-    """A named pipe (or a shell's ``<(...)``, or ``/dev/stdin`` beside '-') given twice: each
-    opening of it reads part of one stream, so the first got some of its blocks and the second
-    started mid-block ("not a pcap or pcapng file"), or a second opening after the first had read
-    it all waited for a writer forever. Told before anything is opened, as '-' twice is."""
+    """A named pipe (or a shell's ``<(...)``, or ``/dev/stdin`` beside '-'; a socket or a
+    character device such as a terminal streams alike) given twice: each opening of it reads part
+    of one stream, so the first got some of its blocks and the second started mid-block ("not a
+    pcap or pcapng file"), or a second opening after the first had read it all waited for a writer
+    forever. Told before anything is opened, as '-' twice is."""
     seen: dict[tuple[int, int], int] = {}
     for k, s in enumerate(sources):
         if not isinstance(s, (str, os.PathLike)):
@@ -134,9 +135,11 @@ def refuse_a_stream_twice(sources: list[Any]) -> None:
         if first != k:
             if path in ("-", b"-") and os.fspath(sources[first]) in ("-", b"-"):
                 raise ValueError("stdin ('-') can be read only once")
+            # A terminal or a socket streams as a pipe does; called a pipe, /dev/null twice misled.
+            kind = "pipe" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode) else "device"
             raise ValueError(
                 f"captures {first + 1} and {k + 1} ({_name(sources[first])} and {_name(s)}) are the "
-                "same pipe, which reads once: give it once, or save the capture to a file to read it twice"
+                f"same {kind}, which reads once: give it once, or save the capture to a file to read it twice"
             )
 
 

@@ -14,7 +14,7 @@
 //! reproduces every error and warning exactly.
 
 use crate::capture::split::{ChunkEnd, ChunkReader, SplitPlan};
-use crate::capture::{CaptureReader, Interface, ReadOptions};
+use crate::capture::{CaptureReader, FcsSample, Interface, ReadOptions};
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, NotMergeable, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
@@ -171,14 +171,18 @@ pub fn scan(
     else {
         return Ok(None);
     };
-    for (reader, interfaces) in readers.iter_mut().zip(interfaces) {
+    for (reader, (interfaces, fcs)) in readers.iter_mut().zip(interfaces) {
         reader.adopt_interfaces(interfaces);
+        if let Some(fcs) = fcs {
+            reader.adopt_fcs_sample(fcs);
+        }
     }
     Ok(Some(done))
 }
 
-/// Each file's interfaces after a read of all its chunks ([`SplitPlan::read_whole`]).
-type Interfaces = Vec<Vec<Interface>>;
+/// Each file's interfaces after a read of all its chunks ([`SplitPlan::read_whole`]), and the
+/// frames checked for an FCS it does not declare, if they were ([`SplitPlan::fcs_after`]).
+type Interfaces = Vec<(Vec<Interface>, Option<FcsSample>)>;
 
 /// [`scan`], with each file's interfaces as its chunks left them.
 ///
@@ -209,7 +213,11 @@ fn in_chunks(
             return Ok(None);
         }
         match SplitPlan::new(path, r.options()) {
-            Ok(Some(plan)) => {
+            Ok(Some(mut plan)) => {
+                // The chunks' readers check the frames the reader of the whole file would have.
+                if r.fcs_sample().is_some() {
+                    plan.check_fcs();
+                }
                 // Every interface is declared before the first packet (a chunk that meets a
                 // later declaration refuses), so the file's count is known from its plan.
                 declared.push(plan.interfaces());
@@ -248,7 +256,10 @@ fn in_chunks(
     let mut cut = cut.into_iter();
     let interfaces = empty
         .into_iter()
-        .map(|e| e.or_else(|| cut.next()).unwrap_or_default())
+        .map(|e| match e {
+            Some(interfaces) => (interfaces, None),
+            None => cut.next().unwrap_or_default(),
+        })
         .collect();
     Ok(Some((done, interfaces)))
 }
@@ -331,7 +342,7 @@ fn cut_files(
         let Some(read) = plans[file].read_whole(chunks.iter().map(|d| &d.end)) else {
             return Ok(None);
         };
-        interfaces.push(read);
+        interfaces.push((read, plans[file].fcs_after(chunks.iter().map(|d| &d.end))));
         for d in &chunks {
             acc.add(&d.acc);
         }

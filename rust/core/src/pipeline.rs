@@ -664,12 +664,6 @@ fn scan_any_way(
         if let Some(done) =
             crate::chunked::scan(readers, &config, size, decode, threads, &mut forward)?
         {
-            // The chunks' own readers read the packets: the start is read again for the check.
-            if check_fcs {
-                readers
-                    .iter_mut()
-                    .for_each(CaptureReader::check_fcs_from_start);
-            }
             return Ok(done);
         }
         let progress: Progress<'_> = &mut forward;

@@ -2,15 +2,12 @@
 //! Ethernet frame's FCS without a word, and every `l1` size is then 4 B a frame too long. The
 //! first whole Ethernet frames of each interface that declares no FCS are checked for a CRC-32
 //! that matches the bytes before it, as `info` checks them ([`crate::pipeline::FCS_SAMPLE`]).
+//! A scan in time chunks has each chunk's reader note its frames, followed in file order
+//! ([`FcsSample::follow`]): the frames a read of the whole file checks, on any number of threads.
 
 use super::CaptureReader;
 use crate::error::{ErrorKind, Warning};
 use crate::wire;
-
-/// Packets a read of a capture's start ([`CaptureReader::check_fcs_from_start`]) reads at
-/// most: about a millisecond of reading, so that a capture whose frames are all cut by the
-/// snaplen (none whole, none checked) is not read whole again.
-pub const START_READ: u32 = 1 << 16;
 
 /// Frames of an interface looked at, at most, for its [`crate::pipeline::FCS_SAMPLE`] whole
 /// ones: a capture cut by its snaplen may hold few, and every frame looked at is a call.
@@ -27,6 +24,23 @@ pub struct FcsSample {
     /// Per interface, frames looked at; [`FCS_LOOK`] once it is done with (its sample taken,
     /// or it cannot hide an FCS: not Ethernet, or one declared).
     looked: Vec<u32>,
+    /// Per interface, what each frame looked at was, in order; kept by a time chunk's reader
+    /// ([`FcsSample::logged`]), whose frames may continue the sample of the chunks before it
+    /// ([`FcsSample::follow`]). `None` for a reader that reads the file from its start.
+    log: Option<Vec<Vec<Look>>>,
+}
+
+/// What a frame looked at was, for the sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// Its interface cannot hide an FCS (not Ethernet, or one declared): done with.
+    Unfit,
+    /// Cut by the snaplen: not checked.
+    Cut,
+    /// Whole, ending with no valid FCS.
+    Whole,
+    /// Whole, ending with a valid FCS.
+    WithFcs,
 }
 
 impl FcsSample {
@@ -50,24 +64,75 @@ impl FcsSample {
 
     #[cold]
     fn check(&mut self, p: &crate::Packet<'_>) {
-        let i = p.interface as usize;
+        // An interface's link type and declared FCS are its own: one frame tells for all.
+        let look = if p.linktype != wire::linktype::ETHERNET || p.fcs_len != 0 {
+            Look::Unfit
+        } else if p.data.len() as u64 != u64::from(p.wire_len) {
+            Look::Cut
+        } else if wire::fcs::ends_with_fcs(p.data) {
+            Look::WithFcs
+        } else {
+            Look::Whole
+        };
+        self.record(p.interface as usize, look);
+    }
+
+    /// One frame more of interface `i`, if it is still looked at.
+    fn record(&mut self, i: usize, look: Look) {
         if self.sampled.len() <= i {
             self.sampled.resize(i + 1, 0);
             self.valid.resize(i + 1, 0);
             self.looked.resize(i + 1, 0);
         }
-        self.looked[i] += 1;
-        // An interface's link type and declared FCS are its own: one frame tells for all.
-        if p.linktype != wire::linktype::ETHERNET || p.fcs_len != 0 {
-            self.looked[i] = FCS_LOOK;
+        if self.looked[i] >= FCS_LOOK {
             return;
         }
-        if p.data.len() as u64 == u64::from(p.wire_len) {
-            self.sampled[i] += 1;
-            self.valid[i] += u32::from(wire::fcs::ends_with_fcs(p.data));
+        if let Some(log) = &mut self.log {
+            if log.len() <= i {
+                log.resize_with(i + 1, Vec::new);
+            }
+            log[i].push(look);
         }
-        if self.sampled[i] >= crate::pipeline::FCS_SAMPLE {
-            self.looked[i] = FCS_LOOK;
+        self.looked[i] += 1;
+        match look {
+            Look::Unfit => self.looked[i] = FCS_LOOK,
+            Look::Cut => {}
+            Look::Whole | Look::WithFcs => {
+                self.sampled[i] += 1;
+                self.valid[i] += u32::from(look == Look::WithFcs);
+                if self.sampled[i] >= crate::pipeline::FCS_SAMPLE {
+                    self.looked[i] = FCS_LOOK;
+                }
+            }
+        }
+    }
+
+    /// An empty sample that keeps what each frame it looks at was, for a time chunk's reader:
+    /// the chunks' samples, each [`FcsSample::follow`]ed in file order, are the sample a read
+    /// of the whole file takes.
+    pub fn logged() -> Self {
+        FcsSample {
+            log: Some(Vec::new()),
+            ..FcsSample::default()
+        }
+    }
+
+    /// Go on with the frames of `later` (a [`FcsSample::logged`] sample of the frames that
+    /// follow this one's, each chunk's taken from scratch), as if one reader had read both: of
+    /// each interface not done with yet, as many of its frames as a reader would still look
+    /// at. A chunk's own sample may have taken more (its budget starts afresh), so its counts
+    /// cannot be added; its frames, in order, can.
+    pub fn follow(&mut self, later: &FcsSample) {
+        let Some(log) = &later.log else {
+            return;
+        };
+        for (i, looks) in log.iter().enumerate() {
+            for &look in looks {
+                if !self.wants(i as u32) {
+                    break;
+                }
+                self.record(i, look);
+            }
         }
     }
 
@@ -99,44 +164,9 @@ impl CaptureReader {
     }
 
     /// For a reader whose packets were read elsewhere (a scan's time chunks, each with a reader
-    /// of its own): check the first frames of its file by a read of its start, up to
-    /// [`START_READ`] packets, or until every interface that could hide an FCS has had its
-    /// [`crate::pipeline::FCS_SAMPLE`] frames checked. Nothing when the reader reads no plain
-    /// file (only those are read in chunks), or the start cannot be read (the scan met no
-    /// damage there, so this one would not either).
-    pub(crate) fn check_fcs_from_start(&mut self) {
-        let Some(path) = self.plain_path() else {
-            return;
-        };
-        let Ok(input) = crate::input::open_path(path) else {
-            return;
-        };
-        let Ok(mut again) = CaptureReader::new(input, self.options) else {
-            return;
-        };
-        again.check_fcs();
-        let mut read = 0u32;
-        while let Ok(Some(_)) = again.next_packet() {
-            read += 1;
-            if read >= START_READ || (read.is_multiple_of(64) && again.fcs_sampled_all()) {
-                break;
-            }
-        }
-        self.fcs_sample = again.fcs_sample;
-    }
-
-    /// Every interface declared so far that could hide an FCS (Ethernet, declaring none) has
-    /// had its sample checked.
-    fn fcs_sampled_all(&self) -> bool {
-        let Some(s) = self.fcs_sample.as_deref() else {
-            return true;
-        };
-        self.interfaces.iter().all(|i| {
-            i.linktype != wire::linktype::ETHERNET
-                || i.fcs_len != 0
-                || s.sampled.get(i.index as usize).copied().unwrap_or(0)
-                    >= crate::pipeline::FCS_SAMPLE
-        })
+    /// of its own): the sample their frames make, in file order ([`FcsSample::follow`]).
+    pub(crate) fn adopt_fcs_sample(&mut self, sample: FcsSample) {
+        self.fcs_sample = Some(Box::new(sample));
     }
 
     /// A warning when frames checked since [`CaptureReader::check_fcs`] end with an FCS the
@@ -215,7 +245,76 @@ mod tests {
             sampled: vec![4],
             valid: vec![2],
             looked: vec![4],
+            log: None,
         };
         assert!(half.undeclared().is_empty());
+    }
+
+    #[test]
+    fn chunks_followed_in_order_sample_what_one_read_of_them_all_does() {
+        // Time chunks each sample their frames from scratch; followed in file order they must
+        // give the sample of one reader of the whole file, counts and all: an interface seldom
+        // seen, one whose frames begin late, one cut by the snaplen at first, and a cut
+        // anywhere (a chunk's own sample of a quiet interface can be ahead of or behind it).
+        let frame: Vec<u8> = (0u8..60).collect();
+        let mut kept = frame.clone();
+        kept.extend_from_slice(&wire::fcs::crc32(&frame).to_le_bytes());
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..200 {
+            // (interface, whole, with an FCS)
+            let n = 2000 + (next() % 12_000) as usize;
+            let late = (next() % n as u64) as usize;
+            let frames: Vec<(u32, bool, bool)> = (0..n)
+                .map(|k| {
+                    let r = next();
+                    let interface = match r % 10 {
+                        0 if k >= late => 2,
+                        1..=3 => 1,
+                        _ => 0,
+                    };
+                    (interface, r % 7 != 0 || k > n / 2, (r >> 8) % 3 != 0)
+                })
+                .collect();
+            let see = |s: &mut FcsSample, &(interface, whole, fcs): &(u32, bool, bool)| {
+                let data = if fcs { &kept[..] } else { &frame[..] };
+                let wire_len = data.len() as u32 + if whole { 0 } else { 100 };
+                s.see(&crate::Packet {
+                    wire_len,
+                    ..packet(interface, data, 0, wire::linktype::ETHERNET)
+                });
+            };
+            let mut whole = FcsSample::default();
+            frames.iter().for_each(|f| see(&mut whole, f));
+            let mut cuts: Vec<usize> = (0..1 + next() % 5)
+                .map(|_| (next() % n as u64) as usize)
+                .collect();
+            cuts.extend([0, n]);
+            cuts.sort_unstable();
+            let mut followed = FcsSample::default();
+            for w in cuts.windows(2) {
+                let mut chunk = FcsSample::logged();
+                frames[w[0]..w[1]].iter().for_each(|f| see(&mut chunk, f));
+                followed.follow(&chunk);
+            }
+            let counts = |s: &FcsSample| {
+                let k = s.sampled.len().max(3);
+                let at = |v: &Vec<u32>, i: usize| v.get(i).copied().unwrap_or(0);
+                (0..k)
+                    .map(|i| (at(&s.sampled, i), at(&s.valid, i), at(&s.looked, i)))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                counts(&followed),
+                counts(&whole),
+                "round {round}, cuts {cuts:?}"
+            );
+            assert_eq!(followed.undeclared(), whole.undeclared(), "round {round}");
+        }
     }
 }

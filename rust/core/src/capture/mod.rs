@@ -18,7 +18,7 @@ mod bytes;
 mod chase;
 mod drops;
 mod fcs_check;
-pub use fcs_check::{FcsSample, FCS_LOOK, START_READ};
+pub use fcs_check::{FcsSample, FCS_LOOK};
 #[cfg(test)]
 mod fast_path_tests;
 pub mod mapping;

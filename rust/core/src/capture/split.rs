@@ -24,7 +24,7 @@
 use super::buffer::Buffer;
 use super::bytes::u32_at;
 use super::mapping::Mapping;
-use super::{CaptureReader, Format, Interface, InterfaceStats, ReadOptions};
+use super::{CaptureReader, FcsSample, Format, Interface, InterfaceStats, ReadOptions};
 use crate::error::{Error, ErrorKind, Result, Warning};
 use crate::input::{Compression, Input};
 use crate::packet::Packet;
@@ -80,6 +80,9 @@ pub struct SplitPlan {
     first_ts: Option<i64>,
     /// The file mapped once for all chunk readers, with `options.mmap`.
     map: Option<Arc<Mapping>>,
+    /// Chunk readers check the first frames of each interface for an FCS the capture does not
+    /// declare ([`SplitPlan::check_fcs`]).
+    check_fcs: bool,
 }
 
 impl SplitPlan {
@@ -176,6 +179,7 @@ impl SplitPlan {
             options,
             first_ts,
             map,
+            check_fcs: false,
         }))
     }
 
@@ -372,7 +376,31 @@ impl SplitPlan {
             sections: self.sections,
             interfaces: self.interfaces,
             len: self.len,
+            fcs: self.check_fcs.then(|| Box::new(FcsSample::logged())),
         }))
+    }
+
+    /// Have every chunk reader opened from now on check the first frames of each interface for
+    /// an FCS the capture does not declare, as [`CaptureReader::check_fcs`] has a reader of the
+    /// whole file check them ([`SplitPlan::fcs_after`]).
+    pub fn check_fcs(&mut self) {
+        self.check_fcs = true;
+    }
+
+    /// The frames a sequential read of the whole file checks for an FCS it does not declare,
+    /// from those of its chunks (in file order, each read to its end, lined up): each chunk's
+    /// frames continue the sample of those before it ([`FcsSample::follow`]). `None` unless the
+    /// plan [`SplitPlan::check_fcs`].
+    pub fn fcs_after<'a>(&self, ends: impl IntoIterator<Item = &'a ChunkEnd>) -> Option<FcsSample> {
+        self.check_fcs.then(|| {
+            let mut sample = FcsSample::default();
+            for end in ends {
+                if let Some(chunk) = &end.fcs {
+                    sample.follow(chunk);
+                }
+            }
+            sample
+        })
     }
 
     /// How many bytes of the mapping are the file as the plan saw it.
@@ -618,6 +646,10 @@ pub struct ChunkReader {
     sections: usize,
     interfaces: usize,
     len: u64,
+    /// The frames of the chunk checked for an FCS the capture does not declare, when its plan
+    /// [`SplitPlan::check_fcs`]: only the packets of its range (not the one it stops at, the next
+    /// chunk's first).
+    fcs: Option<Box<FcsSample>>,
 }
 
 impl ChunkReader {
@@ -672,6 +704,9 @@ impl ChunkReader {
                     self.stop = Some(off);
                     return Ok(None);
                 }
+                if let Some(s) = self.fcs.as_deref_mut() {
+                    s.see(&p);
+                }
                 Ok(Some(f(&p, off)))
             }
         }
@@ -724,6 +759,7 @@ impl ChunkReader {
                 .isb_before_first
                 .clone()
                 .unwrap_or_else(|| isb_counts(&self.reader)),
+            fcs: self.fcs.clone(),
         }
     }
 
@@ -749,6 +785,8 @@ pub struct ChunkEnd {
     seam: Option<(u64, u64)>,
     interfaces: Vec<Interface>,
     isb_before_first: Vec<u32>,
+    /// The frames of the chunk checked for an undeclared FCS, when they were.
+    fcs: Option<Box<FcsSample>>,
 }
 
 #[cold]

@@ -105,7 +105,10 @@ pub(super) fn scan(
         let Some(read) = plan.read_whole(pieces.iter().map(|files| &files[f].end)) else {
             return Ok(None);
         };
-        interfaces.push(read);
+        interfaces.push((
+            read,
+            plan.fcs_after(pieces.iter().map(|files| &files[f].end)),
+        ));
     }
     if !in_merge_order(&pieces) {
         return Ok(None);
