@@ -1220,3 +1220,51 @@ def test_iterations_say_when_the_period_is_unsure(period_ms, n, steps, jitter, m
     ).all()
     if right and each_one and n >= 6 and gone is None and not set_aside:
         assert not it.period_doubts, case
+
+
+def _instants_beside_their_ns(df: pl.DataFrame) -> list[tuple[str, str | None]]:
+    """Each Datetime column with the column after it: its own `_ns` in a table as README has it."""
+    cols = df.columns
+    return [
+        (c, cols[k + 1] if k + 1 < len(cols) else None)
+        for k, c in enumerate(cols)
+        if isinstance(df.schema[c], pl.Datetime)
+    ]
+
+
+def test_the_bursts_table_has_each_instant_beside_its_ns(tmp_path) -> None:
+    # start and end came last, after off_before_ns, far from start_ns and end_ns.
+    ts = [BASE + t for t in (0, 10, 20, 5_000_000, 5_000_030, 9_000_000)]
+    frames = [oracles.eth_ipv4_udp(HOSTS[k % 2], HOSTS[2], 1000, 80, 58) for k in range(len(ts))]
+    data = oracles.capture(ts, [len(f) for f in frames], frames=frames)
+    for by in (None, "src"):
+        b = burstcore.bursts(data, gap="1ms", by=by)
+        pairs = _instants_beside_their_ns(b.bursts)
+        assert pairs == [("start", "start_ns"), ("end", "end_ns")], b.bursts.columns
+        assert b.bursts["start"].dt.epoch("ns").to_list() == b.bursts["start_ns"].to_list()
+        assert b.bursts["end"].dt.epoch("ns").to_list() == b.bursts["end_ns"].to_list()
+    path = tmp_path / "b.pcap"
+    path.write_bytes(data)
+    p = run_cli("bursts", path, "--gap", "1ms", "--json", "-o", "-")
+    assert p.returncode == 0, p.stderr
+    import json
+
+    row = json.loads(p.stdout)["bursts"][0]
+    keys = list(row)
+    assert keys[keys.index("start") + 1] == "start_ns" and keys[keys.index("end") + 1] == "end_ns", keys
+
+
+@pytest.mark.parametrize("call", ["sizes", "gaps", "bursts"])
+def test_a_quantile_given_twice_is_refused(tmp_path, call: str) -> None:
+    # sizes --quantiles 0.5,0.5 gave the median's row twice.
+    data = oracles.capture([BASE, BASE + 10, BASE + 30], [100] * 3)
+    kw = {"gap": "1ms"} if call == "bursts" else {}
+    for qs in ([0.5, 0.5], [0.1, 1, 1.0], [0, 0.0]):
+        with pytest.raises(ValueError, match=r"is given twice: give each quantile once"):
+            getattr(burstcore, call)(data, quantiles=qs, **kw)
+    path = tmp_path / "q.pcap"
+    path.write_bytes(data)
+    p = run_cli(call, path, "--quantiles", "0.5,0.9,0.5")
+    assert p.returncode == 2 and b"quantile 0.5 is given twice: give each quantile once" in p.stderr, p.stderr
+    # Each once: one row per q (a guard).
+    assert getattr(burstcore, call)(data, quantiles=[0.5, 0.9], **kw) is not None

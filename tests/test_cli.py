@@ -333,7 +333,7 @@ def test_info_reports_every_file_it_can(cap: Path, tmp_path: Path) -> None:
     doc = json.loads(p.stdout)
     assert [d["file"] for d in doc] == [str(cut), str(text), str(cap)]
     assert "not a pcap or pcapng file" in doc[1]["error"] and "error" not in doc[0] and "error" not in doc[2]
-    assert doc[2] == {"file": str(cap), **burstcore.info(str(cap)).to_dict()}
+    assert doc[2] == {"file": str(cap), **burstcore.info(str(cap)).to_dict(), "warning_details": []}
     err = p.stderr.decode()
     assert f"warning: {cut}: capture ends inside" in err and f"cannot read the capture {text}" in err, err
     p = run_cli("info", cut, cap)

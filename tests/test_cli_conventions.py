@@ -421,7 +421,9 @@ def test_superpose_singles_table_is_writable(caps: tuple[Path, Path], tmp_path: 
     ok(run_cli("superpose", a, b, "--offsets", "0,2ms", "--windows", windows, "-o", out, "--table", "singles", "-q"))
     if ending == ".json":
         doc = json.loads(out.read_text())
-        assert [k for k in doc if isinstance(doc[k], list) and k not in ("files", "warnings")] == ["singles"]
+        assert [k for k in doc if isinstance(doc[k], list) and k not in ("files", "warnings", "warning_details")] == [
+            "singles"
+        ]
         got = pl.DataFrame(doc["singles"])
     else:
         got = pl.read_csv(out) if ending == ".csv" else pl.read_parquet(out)

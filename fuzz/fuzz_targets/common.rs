@@ -63,6 +63,8 @@ pub fn options(h: u64) -> ReadOptions {
     ReadOptions {
         strict,
         limits,
+        // Sometimes one of several files, where a file cut before its magic is a cut file.
+        one_of_several: h & (1 << 33) != 0,
         ..ReadOptions::default()
     }
 }

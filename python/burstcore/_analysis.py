@@ -409,8 +409,10 @@ def _first(frame: pl.DataFrame, column: str) -> Any:
 
 
 def _quantiles(quantiles: Any) -> list[float]:
-    """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1]."""
-    qs = []
+    """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1], each once:
+    a q given twice would be a duplicate row (and is more likely a typo, 0.5,0.5 for 0.5,0.95),
+    so it is refused rather than dropped."""
+    qs: list[float] = []
     for q in _as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES:
         if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)):
             raise WrongTypeError(
@@ -418,6 +420,8 @@ def _quantiles(quantiles: Any) -> list[float]:
             )
         if not 0 <= q <= 1:
             raise ValueError(f"quantile {q!r} must be a number from 0 to 1 (0.5 is the median)")
+        if float(q) in qs:
+            raise ValueError(f"quantile {q!r} is given twice: give each quantile once")
         qs.append(float(q))
     return qs
 
@@ -541,7 +545,8 @@ def sizes(
     (TSO/GRO and BIG TCP super-frames) share one bucket, counted in ``groups.over_65535``: a
     quantile that falls there is reported as the largest size seen, an upper bound.
 
-    ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1).
+    ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1),
+    each once (a q given twice is a ``ValueError``).
     ``max_groups``: most groups of ``by`` (default 10,000; a few hundred bytes each, more for
     groups of many sizes, docs/limits.md); one more is a ``LimitExceededError``
     (``limit == "result"``) at once. The default is a hundred times below ``scan``'s 1,000,000
@@ -601,9 +606,9 @@ def gaps(
 class Bursts(FramesEqual):
     """ON/OFF trains: a burst is a maximal run of packets whose consecutive gaps are ≤ ``gap``.
 
-    - ``bursts``: one row per burst: burst, start_ns, end_ns (its last packet), duration_ns,
-      bytes, packets, off_before_ns (the OFF gap since the previous burst; null for the first),
-      and start, end as Datetime (ns, UTC). A length past int64 (more than 292 years between
+    - ``bursts``: one row per burst: burst, start (Datetime, ns, UTC) and start_ns, end and
+      end_ns (its last packet), duration_ns, bytes, packets, off_before_ns (the OFF gap since
+      the previous burst; null for the first). A length past int64 (more than 292 years between
       two timestamps, which only damaged ones are) is null, as every ``*_ns`` length is.
     - ``distributions``: (metric, q, value) for metric in bytes, packets, duration_ns, off_ns,
       exact order statistics (the smallest value with at least ceil(q·n) values ≤ it; null
@@ -704,6 +709,8 @@ def _burst_tables(
             "off_before_ns": off_before,
         }
     ).with_columns(start=pl.col("start_ns").cast(_DT), end=pl.col("end_ns").cast(_DT))
+    # Each instant beside its exact ns, as in every other table (README).
+    df = df.select("burst", "start", "start_ns", "end", "end_ns", "duration_ns", "bytes", "packets", "off_before_ns")
     stats, empty = [], []
     for vals, c in ((nbytes, counts), (packets, counts), (duration, counts), (off, off_counts)):
         stats.append(_order_stats(vals, np.cumsum(c) - c, c, qs))
@@ -766,7 +773,7 @@ def bursts(
     (whether frames end with their FCS, for 'l1') as in ``scan``.
 
     ``quantiles``: the q's of ``distributions`` (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9,
-    0.99, 0.999, 1), each a number from 0 to 1. Returns a ``Bursts``."""
+    0.99, 0.999, 1), each a number from 0 to 1, each once. Returns a ``Bursts``."""
     # A threshold like a window: a plain 1_000_000 (meant as ns, as gap_ns reports it) was read
     # as 11.6 days and silently made the whole trace one burst.
     gap_ns = parse_duration(gap, name="gap", allow_zero=True, scale=True)

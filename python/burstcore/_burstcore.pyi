@@ -107,6 +107,7 @@ def capture_info(
     mmap: bool | None = None,
     time_range: _Span = None,
     filter: str | None = None,
+    one_of_several: bool = False,
 ) -> dict[str, Any]: ...
 def packet_batches(
     source: Any,

@@ -793,10 +793,36 @@ def info(
     (``skipped_outside_range``, ``skipped_filtered``, ...), as ``scan``'s ``summary``; a range
     or filter that chose none of the packets is warned of, as there.
     """
+    return info_of(source, strict=strict, progress=progress, mmap=mmap, start=start, end=end, filter=filter)
+
+
+def info_of(
+    source: SingleSource,
+    *,
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+    mmap: bool | None = None,
+    start: Instant | None = None,
+    end: Instant | None = None,
+    filter: str | None = None,
+    one_of_several: bool = False,
+) -> CaptureInfo:
+    """``info``; with ``one_of_several``, of one file of a set summed up one by one (the
+    command line's ``info`` of several files): a file cut off before its 4-byte magic number
+    (empty, as a ring-buffer set's last file when dumpcap was killed) is summed up as no packets
+    and a ``CaptureWarning``, as a file cut inside its header is, instead of being refused."""
     time_range = parse_time_range(start, end)
     parsed_filter = parse_filter(filter)
     d = dict(
-        _core.capture_info(normalize(source), strict, progress, mmap=mmap, time_range=time_range, filter=parsed_filter)
+        _core.capture_info(
+            normalize(source),
+            strict,
+            progress,
+            mmap=mmap,
+            time_range=time_range,
+            filter=parsed_filter,
+            one_of_several=one_of_several,
+        )
     )
     d["warnings"] = _warn(_with_range_note(d["warnings"], d["read"], time_range, (start, end)))
     if time_range is not None or parsed_filter is not None:

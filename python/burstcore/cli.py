@@ -76,9 +76,11 @@ SCAN_EXAMPLES = """examples:
   tcpdump -w - | burstcore scan - --format json -o -
 
 Machine formats: .json holds every table (rows as objects; times as ISO 8601 strings with ns,
-durations as integer ns); .csv and .parquet hold one table (--table, default envelope). Parquet
-keeps the native types (Datetime ns UTC, Duration ns). Every instant also has its integer ns
-column (start_ns, peak_ns, first_ns, ...). With --by interface, the rows of interface groups say
+durations as integer ns), the options, the warnings as text and warning_details (one object per
+warning: message, category, kind, input, offset, limit; null where unknown); .csv and .parquet
+hold one table (--table, default envelope). Parquet keeps the native types (Datetime ns UTC,
+Duration ns). Every instant also has its integer ns column (start_ns, peak_ns, first_ns, ...).
+With --by interface, the rows of interface groups say
 which interface each is: capture (its place among the files, from 0), source (its path),
 interface (its index within that file) and interface_name (pcapng if_name), after group (the
 group numbers if0, if1, ... run on from one file's interfaces to the next's)."""
@@ -104,7 +106,8 @@ REPORT_EXAMPLES = """examples:
 The page is self-contained (figures embedded as data URIs): attach it to a mail or a ticket."""
 
 # The analyses' machine outputs, as scan's: JSON holds every table, CSV and parquet one.
-ANALYSIS_FORMATS = """Machine formats, as for scan: .json holds every table with the options and warnings (times as
+ANALYSIS_FORMATS = """Machine formats, as for scan: .json holds every table with the options, the warnings and
+their warning_details (times as
 ISO 8601 strings with ns, durations as integer ns); .csv and .parquet hold one table. Parquet keeps
 the native types (Datetime ns UTC, Duration ns)."""
 
@@ -692,7 +695,8 @@ def build_parser() -> argparse.ArgumentParser:
     _format_options(
         p,
         ("table", "json"),
-        "table (default) or json: a JSON list, one object per file ({file, error} for one that cannot be read)",
+        "table (default) or json: a JSON list, one object per file, its warnings with warning_details "
+        "({file, error, error_detail} for one that cannot be read)",
     )
     p.add_argument(
         "--start",
@@ -1025,7 +1029,7 @@ def _quantiles_option(g: Any) -> None:
         "--quantiles",
         type=_quantile_list,
         metavar="LIST",
-        help="the quantiles q, numbers from 0 to 1, e.g. 0.5,0.9,0.99 (default: "
+        help="the quantiles q, numbers from 0 to 1, each once, e.g. 0.5,0.9,0.99 (default: "
         + ",".join(map(format_quantile, DEFAULT_QUANTILES))
         + ")",
     )
@@ -1394,7 +1398,7 @@ def _prepare_output(args: argparse.Namespace) -> str:
     return fmt
 
 
-def _read_merged(args: argparse.Namespace, analyse: Callable[..., Any], **kwargs: Any) -> tuple[Any, list[str]]:
+def _read_merged(args: argparse.Namespace, analyse: Callable[..., Any], **kwargs: Any) -> tuple[Any, Told]:
     """`analyse` (scan or an analysis) of args.files, several merged in timestamp order as the API
     merges a list of paths, with a progress bar; its result and the capture warnings it gave."""
     files = args.files
@@ -1792,6 +1796,7 @@ def _note(note: str | None, indent: str = "  ") -> None:
 
 def cmd_info(args: argparse.Namespace) -> int:
     import burstcore
+    from burstcore._packets import info_of
 
     several = len(args.files) > 1
     _check_output(None, closed="info writes only there, so redirect it (> FILE)")
@@ -1802,17 +1807,18 @@ def cmd_info(args: argparse.Namespace) -> int:
     # stderr, and in --json as {"file", "error"}) and the others still are; the exit code then
     # says so, the worst of them (a missing file over an unreadable one).
     infos: list[tuple[str, Any]] = []
+    details: list[dict[str, Any]] = []  # each file's warning_details, or its error_detail
     worst = EXIT_OK
     for k, f in enumerate(args.files):
         _reading_now(f)
         try:
             if several:
                 _check_inputs([f], args.typed)
-            with _progress(_label(f), args.quiet) as bar, _named_warnings(f if several else None):
+            with _progress(_label(f), args.quiet) as bar, _named_warnings(f if several else None) as told:
                 infos.append(
                     (
                         f,
-                        burstcore.info(
+                        info_of(
                             f,
                             strict=args.strict,
                             progress=bar,
@@ -1820,9 +1826,15 @@ def cmd_info(args: argparse.Namespace) -> int:
                             start=args.start,
                             end=args.end,
                             filter=_filter_for(args, k),
+                            # A ring-buffer set's empty last file is a cut file, as scan has it.
+                            one_of_several=several,
                         ),
                     )
                 )
+            # Its warnings as to_dict() has them (not in the options' spelling), each with its detail.
+            ws = infos[-1][1].warnings
+            found = told.details([_as_options(w) for w in ws])
+            details.append({"warning_details": [{**d, "message": w} for w, d in zip(ws, found, strict=True)]})
         except (burstcore.CaptureError, OSError) as e:
             if not several:
                 raise
@@ -1830,12 +1842,13 @@ def cmd_info(args: argparse.Namespace) -> int:
             worst = max(worst, code)
             print(f"burstcore info: error: {_told(message)}", file=sys.stderr)
             infos.append((f, message))
+            details.append({"error_detail": _error_detail(e)})
     # A failed write is the output's (exit 4, or 141 for a reader gone), not the capture's.
     with _writing("stdout"):
         if args.format == "json":
             doc = [
-                {"file": f, "error": _as_options(i)} if isinstance(i, str) else {"file": f, **i.to_dict()}
-                for f, i in infos
+                {"file": f, "error": _as_options(i), **d} if isinstance(i, str) else {"file": f, **i.to_dict(), **d}
+                for (f, i), d in zip(infos, details, strict=True)
             ]
             print(json.dumps(_valid_text(doc), default=str, allow_nan=False))
         else:
@@ -1856,22 +1869,60 @@ def _flush_stdout() -> None:
 
 
 @contextlib.contextmanager
-def _named_warnings(name: str | None) -> Iterator[None]:
-    """The capture warnings raised inside, each naming `name` (one of several files read)."""
-    if name is None:
-        yield
-        return
-    with _recorded_warnings(name):
-        yield
+def _named_warnings(name: str | None) -> Iterator[Told]:
+    """The capture warnings raised inside, each naming `name` (one of several files read), and
+    the record of them `_recorded_warnings` gives."""
+    with _recorded_warnings(name) as told:
+        yield told
+
+
+class Told(list[str]):
+    """The warnings of a read, in the words stderr gives them, and each one's detail as a JSON
+    output's ``warning_details`` lists it (`_warning_detail`), by its text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_text: dict[str, dict[str, Any]] = {}
+
+    def details(self, texts: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """One detail per text of `texts` (default: these warnings), in their order."""
+        return [self.by_text.get(t) or _warning_detail(t, None) for t in (self if texts is None else texts)]
+
+
+def _warning_detail(text: str, w: Warning | str | None, name: str | None = None) -> dict[str, Any]:
+    """What a program goes by in a warning, beside its text (`text`, as in "warnings"): the
+    attributes a CaptureWarning carries (null where unknown, or for a warning of the Python side),
+    its class, and `input`, the file it names (`name` when the command read the files one by one)."""
+    given = getattr(w, "input", None)
+    return {
+        "message": text,
+        "category": type(w).__name__ if isinstance(w, Warning) else "UserWarning",
+        "kind": getattr(w, "kind", None),
+        "input": given if given is not None else name,
+        "offset": getattr(w, "offset", None),
+        "limit": getattr(w, "limit", None),
+    }
+
+
+def _error_detail(e: BaseException) -> dict[str, Any]:
+    """An error as info's JSON gives it beside its text ("error"): its class, and the attributes
+    a CaptureError (kind, offset, reason, input) or an OSError (errno, filename) carries."""
+    detail: dict[str, Any] = {"category": type(e).__name__}
+    if isinstance(e, OSError):
+        detail.update(errno=e.errno, filename=None if e.filename is None else str(e.filename))
+    else:
+        for k in ("kind", "offset", "reason", "input", "limit"):
+            detail[k] = getattr(e, k, None)
+    return detail
 
 
 @contextlib.contextmanager
-def _recorded_warnings(name: str | None = None) -> Iterator[list[str]]:
+def _recorded_warnings(name: str | None = None) -> Iterator[Told]:
     """The warnings raised inside, told when it ends (naming `name` if given), and listed in the
     list it gives (filled then) for a JSON output's meta, in the words stderr gives them (the
-    options' spelling: --start 1700000000, not start=1700000000)."""
+    options' spelling: --start 1700000000, not start=1700000000), each with its detail."""
     caught: list[warnings.WarningMessage] = []
-    told: list[str] = []
+    told = Told()
     try:
         with warnings.catch_warnings(record=True) as caught:  # type: ignore[assignment]
             warnings.simplefilter("always")
@@ -1879,24 +1930,51 @@ def _recorded_warnings(name: str | None = None) -> Iterator[list[str]]:
     finally:
         # Outside the recording: told again, each once.
         for w in caught:
-            told.append(_as_options(str(w.message)))
+            text = _as_options(str(w.message))
+            told.append(text)
+            told.by_text.setdefault(text, _warning_detail(text, w.message, name))
+            if name is not None:
+                named = f"{name}: {text}"
+                told.by_text.setdefault(named, _warning_detail(named, w.message, name))
             warnings.warn_explicit(f"{name}: {w.message}" if name else w.message, w.category, w.filename, w.lineno)
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
     import burstcore
+    from burstcore._packets import info_of
 
     fmt = _prepare_output(args)
     kwargs = _scan_kwargs(args)
     results: list[tuple[str, Any]] = []
+    told = Told()  # every warning's detail, by its text
+    # --each, as stderr words them: in the options' spelling, each naming its file when several.
+    each_told: list[str] = []
     if args.each:
         for k, f in enumerate(args.files):
             _reading_now(f)
-            with _progress(_label(f), args.quiet) as bar, _named_warnings(f if len(args.files) > 1 else None):
+            name = f if len(args.files) > 1 else None
+            with _progress(_label(f), args.quiet) as bar, _named_warnings(name) as own_told:
                 own = {**kwargs, "filter": _filter_for(args, k)}
-                results.append((f, burstcore.scan(f, progress=bar, **own)))
+                try:
+                    results.append((f, burstcore.scan(f, progress=bar, **own)))
+                except burstcore.NotACaptureError as e:
+                    if name is None or e.offset != 0:
+                        raise
+                    # Of several files, one cut before its magic (a ring-buffer set's empty last
+                    # file) is a cut file, as the merged scan has it: warned of (strict: refused,
+                    # and junk still is), with no rows. info reads it as one of several.
+                    info_of(f, strict=args.strict, mmap=args.mmap, one_of_several=True)
+                    results_of_f = None
+                else:
+                    results_of_f = results[-1][1]
+            told.by_text.update(own_told.by_text)
+            if results_of_f is None:
+                each_told += [f"{f}: {t}" for t in own_told]
+            else:
+                each_told += [_as_options(f"{f}: {w}" if name else w) for w in results_of_f.warnings]
     else:
-        results.append((_title(args.files), _read_merged(args, burstcore.scan, **kwargs)[0]))
+        r, told = _read_merged(args, burstcore.scan, **kwargs)
+        results.append((_title(args.files), r))
 
     def show() -> None:
         for label, r in results:
@@ -1911,17 +1989,17 @@ def cmd_scan(args: argparse.Namespace) -> int:
         "files": list(args.files),
         "merged": not args.each,
         # --each: one config per scan, in the order of "files" (a file given twice, through two
-        # filters, is scanned twice). --mmap as given (null: the platform's default): the API's
+        # filters, is scanned twice; one cut before its magic has none, only its warning).
+        # --mmap as given (null: the platform's default): the API's
         # config leaves it out, as it changes how the files are read, not what is measured.
         "config": {**results[0][1].config, "mmap": args.mmap}
         if not args.each
         else [{**r.config, "mmap": args.mmap} for _, r in results],
         # As stderr words them: in the options' spelling, and each naming its file when the
         # files were scanned one by one (a merged scan's warnings name theirs already).
-        "warnings": [
-            _as_options(f"{f}: {w}" if args.each and len(args.files) > 1 else w) for f, r in results for w in r.warnings
-        ],
+        "warnings": each_told if args.each else [_as_options(w) for w in results[0][1].warnings],
     }
+    meta["warning_details"] = told.details(meta["warnings"])
     return _emit(fmt, tables, meta, args, show)
 
 
@@ -2036,7 +2114,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- the analyses
 
 
-def _meta(args: argparse.Namespace, config: dict[str, Any], told: list[str], **extra: Any) -> dict[str, Any]:
+def _meta(args: argparse.Namespace, config: dict[str, Any], told: Told, **extra: Any) -> dict[str, Any]:
     """The JSON meta of an analysis: what was read, with which options, and what it warned."""
     import burstcore
 
@@ -2057,6 +2135,7 @@ def _meta(args: argparse.Namespace, config: dict[str, Any], told: list[str], **e
         **extra,
         "config": {**config, **read},
         "warnings": told,
+        "warning_details": told.details(),
     }
 
 
@@ -2503,6 +2582,7 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "mmap": args.mmap,
         },
         "warnings": told,
+        "warning_details": told.details(),
     }
     tables = {"pairs": pairs, "captures": captures}
     return _emit(fmt, tables, meta, args, lambda: _show_shared(args, found, pairs, each))

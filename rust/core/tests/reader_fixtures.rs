@@ -643,3 +643,60 @@ fn gzip_and_zstd_wrapped_captures() {
     let r = read_bytes(&bad, ReadOptions::default());
     assert_eq!(r.error.map(|e| e.kind), Some(ErrorKind::Decompression));
 }
+
+/// A file its writer left before its magic number was whole (dumpcap killed at a ring buffer's
+/// file switch): among several files a cut file, no packets and a truncation warning at 0
+/// (strict: the error); alone, and for bytes no capture starts with, not a capture.
+#[test]
+fn a_file_cut_before_its_magic_is_a_cut_file_only_among_several() {
+    let several = ReadOptions {
+        one_of_several: true,
+        ..ReadOptions::default()
+    };
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&shb(false, (1, 0))).unwrap();
+        // Its 10-byte gzip header only: the writer stopped before any of the capture.
+        e.finish().unwrap()[..10].to_vec()
+    };
+    let cut: [&[u8]; 6] = [
+        &[],
+        &[0x0a],
+        &[0x0a, 0x0d, 0x0d],
+        &[0xd4, 0xc3],
+        &[0x1f],
+        &gz,
+    ];
+    for bytes in cut {
+        let r = read_bytes(bytes, several);
+        assert!(r.opened && r.error.is_none(), "{bytes:02x?}: {:?}", r.error);
+        assert!(r.packets.is_empty());
+        let [w] = r.warnings.as_slice() else {
+            panic!("{bytes:02x?}: {:?}", r.warnings)
+        };
+        assert_eq!((w.kind, w.offset), (ErrorKind::Truncated, Some(0)), "{w}");
+        let strict = read_bytes(
+            bytes,
+            ReadOptions {
+                strict: true,
+                ..several
+            },
+        );
+        let e = strict.error.expect("strict: an error");
+        assert_eq!((e.kind, e.offset), (ErrorKind::Truncated, Some(0)), "{e}");
+        // Alone: nothing to read it as.
+        let alone = read_bytes(bytes, ReadOptions::default());
+        assert_eq!(
+            alone.error.map(|e| e.kind),
+            Some(ErrorKind::NotACapture),
+            "{bytes:02x?}"
+        );
+    }
+    assert!(read_bytes(&[], several).warnings[0]
+        .to_string()
+        .contains("an empty file"));
+    for junk in [&b"ab"[..], &[0], b"PK\x03"] {
+        let r = read_bytes(junk, several);
+        assert_eq!(r.error.map(|e| e.kind), Some(ErrorKind::NotACapture));
+    }
+}

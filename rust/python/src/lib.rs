@@ -128,12 +128,14 @@ impl Control {
 }
 
 /// `mmap`: `None` is the core's default for a scan of `files` files on `threads` threads (mapped
-/// where the mapping is guarded against truncation, unless the files are many).
+/// where the mapping is guarded against truncation, unless the files are many). Among several
+/// files, one cut off before its magic (a ring-buffer set's empty last file) is a cut file.
 fn read_options(strict: bool, mmap: Option<bool>, files: usize, threads: usize) -> ReadOptions {
     let default = ReadOptions::for_scan(files, threads);
     ReadOptions {
         strict,
         mmap: mmap.unwrap_or(default.mmap),
+        one_of_several: files > 1,
         ..default
     }
 }
@@ -165,7 +167,19 @@ pub(crate) fn open_all(
     mmap: Option<bool>,
     threads: usize,
 ) -> PyResult<(Vec<CaptureReader>, Option<u64>)> {
-    let options = read_options(strict, mmap, sources.len(), threads);
+    open_with(
+        py,
+        sources,
+        read_options(strict, mmap, sources.len(), threads),
+    )
+}
+
+/// [`open_all`] with the options given.
+fn open_with(
+    py: Python<'_>,
+    sources: &[Bound<'_, PyAny>],
+    options: ReadOptions,
+) -> PyResult<(Vec<CaptureReader>, Option<u64>)> {
     let mut readers = Vec::with_capacity(sources.len());
     let mut total = Some(0u64);
     let n = sources.len();
@@ -300,9 +314,11 @@ pub(crate) fn table_columns(
 }
 
 /// A capinfos-like summary as a plain dict, of the packets in `time_range` that pass `filter`
-/// (the file's sections, interfaces and blocks whatever they are).
+/// (the file's sections, interfaces and blocks whatever they are). `one_of_several`: the source
+/// is one file of a set summed up one by one, read as [`ReadOptions::one_of_several`] says.
 #[pyfunction]
-#[pyo3(signature = (source, strict=false, progress=None, mmap=None, time_range=None, filter=None))]
+#[pyo3(signature = (source, strict=false, progress=None, mmap=None, time_range=None, filter=None, one_of_several=false))]
+#[allow(clippy::too_many_arguments)]
 fn capture_info<'py>(
     py: Python<'py>,
     source: Bound<'py, PyAny>,
@@ -311,6 +327,7 @@ fn capture_info<'py>(
     mmap: Option<bool>,
     time_range: Span,
     filter: Option<String>,
+    one_of_several: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
         let filter = parse_filter(filter.as_deref())?;
@@ -318,7 +335,11 @@ fn capture_info<'py>(
             range: crate::time_range(time_range),
             filter: filter.as_ref(),
         };
-        let (mut readers, total) = open_all(py, std::slice::from_ref(&source), strict, mmap, 1)?;
+        let options = ReadOptions {
+            one_of_several,
+            ..read_options(strict, mmap, 1, 1)
+        };
+        let (mut readers, total) = open_with(py, std::slice::from_ref(&source), options)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(py, progress, total)?;
         let inf = py

@@ -81,6 +81,13 @@ pub struct ReadOptions {
     /// process with SIGBUS, so only for files that nothing truncates while they are read.
     /// [`ReadOptions::for_scan`] gives the default for many files read at once.
     pub mmap: bool,
+    /// The input is one of several read together, as the files of a ring-buffer set
+    /// (`dumpcap -b`): one that ends before its 4-byte magic number (empty, or only the start
+    /// of a capture's magic) is a file cut off before its header, as its writer leaves it when
+    /// killed. It reads as no packets and a [`ErrorKind::Truncated`] warning (an error when
+    /// strict), as a file cut inside its header does. Alone (false, the default) such an input
+    /// is [`ErrorKind::NotACapture`]: with no magic there is no format to read it as.
+    pub one_of_several: bool,
 }
 
 impl Default for ReadOptions {
@@ -89,6 +96,7 @@ impl Default for ReadOptions {
             strict: false,
             limits: Limits::default(),
             mmap: mapping::GUARDED,
+            one_of_several: false,
         }
     }
 }
@@ -463,6 +471,20 @@ impl CaptureReader {
             // early (a small one fits one compressed block, all lost), which the message says.
             // Still "not a capture", as any input under 4 bytes (docs/limits.md): with no magic
             // there is no format to read an empty capture of, strict or not.
+            // One of several files whose writer stopped before the magic was written: told as
+            // a cut file, so that a ring-buffer set whose last file is empty is still read.
+            _ if options.one_of_several && sniff::begins_magic(reader.buf.bytes()) => {
+                let inside = match (compression, reader.buf.bytes().is_empty()) {
+                    (Compression::None, true) => {
+                        "before its first byte, an empty file with no pcap or pcapng header"
+                    }
+                    (Compression::None, false) => "inside its 4-byte magic number",
+                    _ => "before the capture's first 4 bytes",
+                };
+                reader.done = true;
+                reader.cut(0, inside)?;
+                return Ok(reader);
+            }
             _ if reader.compressed_cut => {
                 return Err(Error::at(
                     ErrorKind::NotACapture,

@@ -14,6 +14,24 @@ pub fn starts_like_capture(first: &[u8]) -> bool {
         || magic.is_some_and(|m| format_of(m).is_some())
 }
 
+/// Whether `first`, fewer than 4 bytes, could be the start of a capture's magic number (empty
+/// included): what a file cut off before its header holds.
+pub(crate) fn begins_magic(first: &[u8]) -> bool {
+    const MAGICS: [[u8; 4]; 7] = [
+        [0xd4, 0xc3, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0xc3, 0xd4],
+        [0x4d, 0x3c, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0x3c, 0x4d],
+        [0x34, 0xcd, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0xcd, 0x34],
+        [0x0a, 0x0d, 0x0d, 0x0a],
+    ];
+    first.len() < 4
+        && (MAGICS.iter().any(|m| m.starts_with(first))
+            || GZIP_MAGIC.starts_with(first)
+            || ZSTD_MAGIC.starts_with(first))
+}
+
 pub(crate) enum Magic {
     Pcap {
         big: bool,
