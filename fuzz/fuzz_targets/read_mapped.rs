@@ -824,12 +824,11 @@ fn read_chunk(plan: &SplitPlan, from: u64, to: u64) -> Result<Option<(Chunk, boo
 fn compare_chunks(path: &Path, opts: ReadOptions, from: u64) {
     let buffered = SplitPlan::new(
         path,
-        ReadOptions {
-            mmap: false,
-            ..opts
-        },
+        opts
+.with_mmap(false),
     );
-    let mapped = SplitPlan::new(path, ReadOptions { mmap: true, ..opts });
+    let mapped = SplitPlan::new(path, opts
+.with_mmap(true));
     let (buffered, mapped) = match (buffered, mapped) {
         (Ok(Some(b)), Ok(Some(m))) => (b, m),
         (b, m) => {
@@ -883,13 +882,12 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(path, &file).expect("write the scratch file");
     let _remove = Remove(path);
 
-    let mapped = common::read_path(path, ReadOptions { mmap: true, ..opts });
+    let mapped = common::read_path(path, opts
+.with_mmap(true));
     let buffered = common::read_path(
         path,
-        ReadOptions {
-            mmap: false,
-            ..opts
-        },
+        opts
+.with_mmap(false),
     );
     assert!(!buffered.mapped);
     // Every file starts with a capture's magic (damage spares the first bytes), never gzip's or

@@ -58,29 +58,28 @@ fuzz_target!(|data: &[u8]| {
     let filter = (h >> 56 & 1 == 1).then(|| {
         burstcore::Filter::parse(FILTERS[(h >> 57) as usize % FILTERS.len()]).expect("a valid filter")
     });
-    let config = ScanConfig {
-        windows_ns: pick(&WINDOWS, h >> 17),
-        closure: if h >> 23 & 1 == 0 {
+    let config = // The one capture's own filter and the filter for all must read the same.
+ScanConfig::default()
+.with_windows_ns(pick(&WINDOWS, h >> 17))
+.with_closure(if h >> 23 & 1 == 0 {
             Closure::HalfOpen
         } else {
             Closure::Closed
-        },
-        rates_bps: pick(&RATES, h >> 24),
-        bins_ns: pick(&BINS, h >> 29),
-        bin_origin: ORIGINS[(h >> 62) as usize],
-        by: by.clone(),
-        reorder_horizon_ns: [0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4],
-        late: if h >> 36 & 1 == 0 {
+        })
+.with_rates_bps(pick(&RATES, h >> 24))
+.with_bins_ns(pick(&BINS, h >> 29))
+.with_bin_origin(ORIGINS[(h >> 62) as usize])
+.with_by(by.clone())
+.with_reorder_horizon_ns([0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4])
+.with_late(if h >> 36 & 1 == 0 {
             LatePolicy::Drop
         } else {
             LatePolicy::Error
-        },
-        max_groups: if h >> 37 & 3 == 0 { 2 } else { 1 << 20 },
-        time_range,
-        // The one capture's own filter and the filter for all must read the same.
-        filter: filter.clone().filter(|_| h >> 61 & 1 == 0),
-        file_filters: if h >> 61 & 1 == 0 { Vec::new() } else { vec![filter.clone()] },
-    };
+        })
+.with_max_groups(if h >> 37 & 3 == 0 { 2 } else { 1 << 20 })
+.with_time_range(time_range)
+.with_filter(filter.clone().filter(|_| h >> 61 & 1 == 0))
+.with_file_filters(if h >> 61 & 1 == 0 { Vec::new() } else { vec![filter.clone()] });
     let size = SIZES[(h >> 40) as usize % SIZES.len()];
     let late = config.late;
 
@@ -176,11 +175,9 @@ fuzz_target!(|data: &[u8]| {
     let (Ok(a), Ok(b)) = (common::open(data.to_vec(), opts), common::open(data.to_vec(), opts)) else {
         return;
     };
-    let options = burstcore::analysis::SharedOptions {
-        time_range,
-        sample: 1 + (h >> 13) as usize % 64,
-        ..Default::default()
-    };
+    let options = burstcore::analysis::SharedOptions::default()
+.with_time_range(time_range)
+.with_sample(1 + (h >> 13) as usize % 64);
     let filters = [filter.clone(), filter];
     let found = burstcore::analysis::shared_packets(&mut [a, b], &filters, &options)
         .expect("a capture the scan read is read by the check");

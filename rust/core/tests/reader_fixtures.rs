@@ -129,10 +129,7 @@ fn pcap(big: bool, nanos: bool, modified: bool, records: &[(u32, u32, Vec<u8>, u
 }
 
 fn strict() -> ReadOptions {
-    ReadOptions {
-        strict: true,
-        ..ReadOptions::default()
-    }
+    ReadOptions::default().with_strict(true)
 }
 
 fn clean(r: &Read) {

@@ -37,14 +37,13 @@ fn order(
     size: &str,
 ) -> PyResult<OrderOptions> {
     let (filter, file_filters) = parse_filters(filter, sources)?;
-    Ok(OrderOptions {
-        reorder_horizon_ns: horizon_ns,
-        late: late_policy(on_late)?,
-        time_range: time_range(range),
-        filter,
-        file_filters,
-        size: SizeKind::parse(size).map_err(to_py)?,
-    })
+    Ok(OrderOptions::default()
+        .with_reorder_horizon_ns(horizon_ns)
+        .with_late(late_policy(on_late)?)
+        .with_time_range(time_range(range))
+        .with_filter(filter)
+        .with_file_filters(file_filters)
+        .with_size(SizeKind::parse(size).map_err(to_py)?))
 }
 
 /// Run `f` over the opened sources without the GIL; progress, interrupts and warnings handled.
@@ -124,11 +123,10 @@ fn flows<'py>(
                 "idle_timeout must be ≥ 0, got {t} ns"
             ))));
         }
-        let opts = FlowOptions {
-            key,
-            idle_timeout_ns,
-            max_flows,
-        };
+        let opts = FlowOptions::default()
+            .with_key(key)
+            .with_idle_timeout_ns(idle_timeout_ns)
+            .with_max_flows(max_flows);
         let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
         let ((rep, env, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::flows(r, opts, &windows_ns, ord, p)
@@ -482,12 +480,10 @@ fn iterations<'py>(
                 "need bin > 0 and 0 ≤ min_period < max_period; got bin {bin_ns} ns, periods {min_period_ns}..{max_period_ns} ns"
             ))));
         }
-        let opts = IterationOptions {
-            bin_ns,
-            min_lag_ns: min_period_ns,
-            max_lag_ns: max_period_ns,
-            ..IterationOptions::default()
-        };
+        let opts = IterationOptions::default()
+            .with_bin_ns(bin_ns)
+            .with_min_lag_ns(min_period_ns)
+            .with_max_lag_ns(max_period_ns);
         let max_bins = opts.max_bins;
         let ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
@@ -546,12 +542,10 @@ fn superpose<'py>(
     fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
-        let cfg = burstcore::engine::ScanConfig {
-            bin_origin: crate::bin_origin(bin_origin_ns),
-            ..config(
-                windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
-            )?
-        };
+        let cfg = config(
+            windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
+        )?
+        .with_bin_origin(crate::bin_origin(bin_origin_ns));
         let mut ord = order(horizon_ns, on_late, time_range, filter, &sources, size)?;
         // Only scan and superpose take the FCS rule (l1's, refused with any other size).
         ord.size = ord.size.with_fcs(Fcs::parse(fcs).map_err(to_py)?);
