@@ -51,17 +51,17 @@ pub fn options(h: u64) -> ReadOptions {
     // Sometimes small limits, to walk the limit paths with small inputs.
     let limits = if h & 6 == 6 {
         Limits::default()
-.with_max_block_len(4096)
-.with_max_interfaces(3)
-.with_max_options(4)
-.with_max_sections(3)
+            .with_max_block_len(4096)
+            .with_max_interfaces(3)
+            .with_max_options(4)
+            .with_max_sections(3)
     } else {
         Limits::default()
     };
     // In-memory bytes are never mapped: the mapping needs a path (and is tested elsewhere).
     ReadOptions::default()
-.with_strict(strict)
-.with_limits(limits)
+        .with_strict(strict)
+        .with_limits(limits)
 }
 
 pub fn open(bytes: Vec<u8>, opts: ReadOptions) -> Result<CaptureReader, burstcore::Error> {

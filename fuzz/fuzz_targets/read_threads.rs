@@ -116,8 +116,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let select = Selection::default()
-.with_range(range)
-.with_filter(filter.as_ref());
+        .with_range(range)
+        .with_filter(filter.as_ref());
     let one = read(&path, opts, columns.as_deref(), select, 1);
     let many = read(&path, opts, columns.as_deref(), select, threads);
     let _ = std::fs::remove_file(&path);

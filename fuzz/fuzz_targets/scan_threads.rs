@@ -137,26 +137,26 @@ fuzz_target!(|data: &[u8]| {
         burstcore::TimeRange::ALL
     };
     let mut config = ScanConfig::default()
-.with_windows_ns(pick(&WINDOWS, h >> 17))
-.with_closure(if h >> 23 & 1 == 0 {
+        .with_windows_ns(pick(&WINDOWS, h >> 17))
+        .with_closure(if h >> 23 & 1 == 0 {
             Closure::HalfOpen
         } else {
             Closure::Closed
         })
-.with_rates_bps(pick(&RATES, h >> 24))
-.with_bins_ns(pick(&BINS, h >> 29))
-.with_bin_origin(ORIGINS[(g >> 30) as usize % ORIGINS.len()])
-.with_by(by)
-.with_reorder_horizon_ns([0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4])
-.with_late(if h >> 36 & 1 == 0 {
+        .with_rates_bps(pick(&RATES, h >> 24))
+        .with_bins_ns(pick(&BINS, h >> 29))
+        .with_bin_origin(ORIGINS[(g >> 30) as usize % ORIGINS.len()])
+        .with_by(by)
+        .with_reorder_horizon_ns([0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4])
+        .with_late(if h >> 36 & 1 == 0 {
             LatePolicy::Drop
         } else {
             LatePolicy::Error
         })
-.with_max_groups(if h >> 37 & 3 == 0 { 2 } else { 1 << 20 })
-.with_time_range(time_range)
-.with_filter(None)
-.with_file_filters(Vec::new());
+        .with_max_groups(if h >> 37 & 3 == 0 { 2 } else { 1 << 20 })
+        .with_time_range(time_range)
+        .with_filter(None)
+        .with_file_filters(Vec::new());
     let size = if chunkable {
         [
             SizeKind::Wire,

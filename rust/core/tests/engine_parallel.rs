@@ -13,7 +13,6 @@ fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
     let windows = [1, 3, 100, 1_000, 50_000, 100_000_000, 1 << 40];
     let rates = [1, 1_000, 1_000_000_000, 100_000_000_000];
     let bins = [1, 1_000, 1_000_000];
-    // Now and then few enough groups allowed that a grouping by key fails partway.
     ScanConfig::default()
         .with_windows_ns(windows.iter().copied().filter(|_| rng.chance(60)).collect())
         .with_rates_bps(rates.iter().copied().filter(|_| rng.chance(60)).collect())
@@ -30,6 +29,7 @@ fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
         } else {
             LatePolicy::Error
         })
+        // Now and then few enough groups allowed that a grouping by key fails partway.
         .with_max_groups(if rng.chance(20) {
             1 + rng.below(6) as usize
         } else {
