@@ -50,23 +50,20 @@ pub fn options(h: u64) -> ReadOptions {
     let strict = h & 1 != 0;
     // Sometimes small limits, to walk the limit paths with small inputs.
     let limits = if h & 6 == 6 {
-        Limits {
-            max_block_len: 4096,
-            max_interfaces: 3,
-            max_options: 4,
-            max_sections: 3,
-        }
+        Limits::default()
+            .with_max_block_len(4096)
+            .with_max_interfaces(3)
+            .with_max_options(4)
+            .with_max_sections(3)
     } else {
         Limits::default()
     };
     // In-memory bytes are never mapped: the mapping needs a path (and is tested elsewhere).
-    ReadOptions {
-        strict,
-        limits,
+    ReadOptions::default()
+        .with_strict(strict)
+        .with_limits(limits)
         // Sometimes one of several files, where a file cut before its magic is a cut file.
-        one_of_several: h & (1 << 33) != 0,
-        ..ReadOptions::default()
-    }
+        .with_one_of_several(h & (1 << 33) != 0)
 }
 
 pub fn open(bytes: Vec<u8>, opts: ReadOptions) -> Result<CaptureReader, burstcore::Error> {

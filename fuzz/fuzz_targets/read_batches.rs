@@ -225,10 +225,9 @@ fuzz_target!(|data: &[u8]| {
             Via::File(&path)
         }
     };
-    let select = Selection {
-        range,
-        filter: filter.as_ref(),
-    };
+    let select = Selection::default()
+        .with_range(range)
+        .with_filter(filter.as_ref());
     let cols = columns.as_deref();
     let want = whole(via, opts, cols, select);
     let got = in_batches(via, opts, cols, range, filter.as_ref(), size);

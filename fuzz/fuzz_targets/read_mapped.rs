@@ -822,14 +822,8 @@ fn read_chunk(plan: &SplitPlan, from: u64, to: u64) -> Result<Option<(Chunk, boo
 /// then jumps to the chunk. Only 512 KiB of records (two chase windows at least): the rest would
 /// be the whole read again.
 fn compare_chunks(path: &Path, opts: ReadOptions, from: u64) {
-    let buffered = SplitPlan::new(
-        path,
-        ReadOptions {
-            mmap: false,
-            ..opts
-        },
-    );
-    let mapped = SplitPlan::new(path, ReadOptions { mmap: true, ..opts });
+    let buffered = SplitPlan::new(path, opts.with_mmap(false));
+    let mapped = SplitPlan::new(path, opts.with_mmap(true));
     let (buffered, mapped) = match (buffered, mapped) {
         (Ok(Some(b)), Ok(Some(m))) => (b, m),
         (b, m) => {
@@ -883,14 +877,8 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(path, &file).expect("write the scratch file");
     let _remove = Remove(path);
 
-    let mapped = common::read_path(path, ReadOptions { mmap: true, ..opts });
-    let buffered = common::read_path(
-        path,
-        ReadOptions {
-            mmap: false,
-            ..opts
-        },
-    );
+    let mapped = common::read_path(path, opts.with_mmap(true));
+    let buffered = common::read_path(path, opts.with_mmap(false));
     assert!(!buffered.mapped);
     // Every file starts with a capture's magic (damage spares the first bytes), never gzip's or
     // zstd's: one that opens is plain, and maps where mappings are guarded.

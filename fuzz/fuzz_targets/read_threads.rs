@@ -115,10 +115,9 @@ fuzz_target!(|data: &[u8]| {
     if std::fs::write(&path, data).is_err() {
         return;
     }
-    let select = Selection {
-        range,
-        filter: filter.as_ref(),
-    };
+    let select = Selection::default()
+        .with_range(range)
+        .with_filter(filter.as_ref());
     let one = read(&path, opts, columns.as_deref(), select, 1);
     let many = read(&path, opts, columns.as_deref(), select, threads);
     let _ = std::fs::remove_file(&path);

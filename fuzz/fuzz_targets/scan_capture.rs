@@ -47,7 +47,10 @@ fuzz_target!(|data: &[u8]| {
     let stamps: Vec<i64> = reference.packets.iter().filter_map(|p| p.ts_ns).collect();
     let time_range = match (h >> 42 & 1, stamps.len()) {
         (1, n) if n > 0 => {
-            let (a, b) = (stamps[(h >> 43) as usize % n], stamps[(h >> 50) as usize % n]);
+            let (a, b) = (
+                stamps[(h >> 43) as usize % n],
+                stamps[(h >> 50) as usize % n],
+            );
             burstcore::TimeRange {
                 start_ns: Some(a.min(b)),
                 end_ns: Some(a.max(b).saturating_add(1)),
@@ -56,31 +59,35 @@ fuzz_target!(|data: &[u8]| {
         _ => burstcore::TimeRange::ALL,
     };
     let filter = (h >> 56 & 1 == 1).then(|| {
-        burstcore::Filter::parse(FILTERS[(h >> 57) as usize % FILTERS.len()]).expect("a valid filter")
+        burstcore::Filter::parse(FILTERS[(h >> 57) as usize % FILTERS.len()])
+            .expect("a valid filter")
     });
-    let config = ScanConfig {
-        windows_ns: pick(&WINDOWS, h >> 17),
-        closure: if h >> 23 & 1 == 0 {
+    let config = ScanConfig::default()
+        .with_windows_ns(pick(&WINDOWS, h >> 17))
+        .with_closure(if h >> 23 & 1 == 0 {
             Closure::HalfOpen
         } else {
             Closure::Closed
-        },
-        rates_bps: pick(&RATES, h >> 24),
-        bins_ns: pick(&BINS, h >> 29),
-        bin_origin: ORIGINS[(h >> 62) as usize],
-        by: by.clone(),
-        reorder_horizon_ns: [0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4],
-        late: if h >> 36 & 1 == 0 {
+        })
+        .with_rates_bps(pick(&RATES, h >> 24))
+        .with_bins_ns(pick(&BINS, h >> 29))
+        .with_bin_origin(ORIGINS[(h >> 62) as usize])
+        .with_by(by.clone())
+        .with_reorder_horizon_ns([0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4])
+        .with_late(if h >> 36 & 1 == 0 {
             LatePolicy::Drop
         } else {
             LatePolicy::Error
-        },
-        max_groups: if h >> 37 & 3 == 0 { 2 } else { 1 << 20 },
-        time_range,
+        })
+        .with_max_groups(if h >> 37 & 3 == 0 { 2 } else { 1 << 20 })
+        .with_time_range(time_range)
         // The one capture's own filter and the filter for all must read the same.
-        filter: filter.clone().filter(|_| h >> 61 & 1 == 0),
-        file_filters: if h >> 61 & 1 == 0 { Vec::new() } else { vec![filter.clone()] },
-    };
+        .with_filter(filter.clone().filter(|_| h >> 61 & 1 == 0))
+        .with_file_filters(if h >> 61 & 1 == 0 {
+            Vec::new()
+        } else {
+            vec![filter.clone()]
+        });
     let size = SIZES[(h >> 40) as usize % SIZES.len()];
     let late = config.late;
 
@@ -137,7 +144,12 @@ fuzz_target!(|data: &[u8]| {
             .packets
             .iter()
             .filter(|p| p.ts_ns.is_some_and(|t| time_range.contains(t)))
-            .filter(|p| !f.matches(&burstcore::wire::decode_frame(p.linktype, &p.data, p.wire_len), p.wire_len))
+            .filter(|p| {
+                !f.matches(
+                    &burstcore::wire::decode_frame(p.linktype, &p.data, p.wire_len),
+                    p.wire_len,
+                )
+            })
             .count() as u64
     });
     assert_eq!(acc.skipped_filtered, failing);
@@ -173,28 +185,31 @@ fuzz_target!(|data: &[u8]| {
 
     // The same capture twice holds the same packets: whatever it holds, the check reads it
     // without failing, and a pair it finds shares its whole sample.
-    let (Ok(a), Ok(b)) = (common::open(data.to_vec(), opts), common::open(data.to_vec(), opts)) else {
+    let (Ok(a), Ok(b)) = (
+        common::open(data.to_vec(), opts),
+        common::open(data.to_vec(), opts),
+    ) else {
         return;
     };
-    let options = burstcore::analysis::SharedOptions {
-        time_range,
-        sample: 1 + (h >> 13) as usize % 64,
-        ..Default::default()
-    };
+    let options = burstcore::analysis::SharedOptions::default()
+        .with_time_range(time_range)
+        .with_sample(1 + (h >> 13) as usize % 64);
     let filters = [filter.clone(), filter];
     let found = burstcore::analysis::shared_packets(&mut [a, b], &filters, &options)
         .expect("a capture the scan read is read by the check");
     same_twice(&found);
     // As a plain file, read from where bisecting it lands: never a panic, the same invariant
     // (damage met there only ends a sample).
-    let path = std::env::temp_dir().join(format!("burstcore-fuzz-shared-{}.cap", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("burstcore-fuzz-shared-{}.cap", std::process::id()));
     if std::fs::write(&path, data).is_ok() {
         let open = || {
             burstcore::input::open_path(&path)
                 .and_then(|i| burstcore::capture::CaptureReader::new(i, opts))
         };
         if let (Ok(a), Ok(b)) = (open(), open()) {
-            if let Ok(found) = burstcore::analysis::shared_packets(&mut [a, b], &filters, &options) {
+            if let Ok(found) = burstcore::analysis::shared_packets(&mut [a, b], &filters, &options)
+            {
                 same_twice(&found);
             }
         }

@@ -139,28 +139,27 @@ fuzz_target!(|data: &[u8]| {
     } else {
         burstcore::TimeRange::ALL
     };
-    let mut config = ScanConfig {
-        windows_ns: pick(&WINDOWS, h >> 17),
-        closure: if h >> 23 & 1 == 0 {
+    let mut config = ScanConfig::default()
+        .with_windows_ns(pick(&WINDOWS, h >> 17))
+        .with_closure(if h >> 23 & 1 == 0 {
             Closure::HalfOpen
         } else {
             Closure::Closed
-        },
-        rates_bps: pick(&RATES, h >> 24),
-        bins_ns: pick(&BINS, h >> 29),
-        bin_origin: ORIGINS[(g >> 30) as usize % ORIGINS.len()],
-        by,
-        reorder_horizon_ns: [0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4],
-        late: if h >> 36 & 1 == 0 {
+        })
+        .with_rates_bps(pick(&RATES, h >> 24))
+        .with_bins_ns(pick(&BINS, h >> 29))
+        .with_bin_origin(ORIGINS[(g >> 30) as usize % ORIGINS.len()])
+        .with_by(by)
+        .with_reorder_horizon_ns([0, 1_000, 10_000_000, i64::MAX][(h >> 34) as usize % 4])
+        .with_late(if h >> 36 & 1 == 0 {
             LatePolicy::Drop
         } else {
             LatePolicy::Error
-        },
-        max_groups: if h >> 37 & 3 == 0 { 2 } else { 1 << 20 },
-        time_range,
-        filter: None,
-        file_filters: Vec::new(),
-    };
+        })
+        .with_max_groups(if h >> 37 & 3 == 0 { 2 } else { 1 << 20 })
+        .with_time_range(time_range)
+        .with_filter(None)
+        .with_file_filters(Vec::new());
     let size = if chunkable {
         [
             SizeKind::Wire,

@@ -8,10 +8,7 @@ use std::time::Instant;
 
 fn main() {
     let mut failed = false;
-    let options = ReadOptions {
-        mmap: std::env::var("MMAP").is_ok_and(|v| v == "1"),
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_mmap(std::env::var("MMAP").is_ok_and(|v| v == "1"));
     for path in std::env::args().skip(1) {
         let t0 = Instant::now();
         let result = burstcore::input::open_path(path.as_ref())

@@ -111,13 +111,12 @@ fn open_sink(out: &str, args: &Args) -> Result<FileSink, Box<dyn std::error::Err
     };
     Ok(match args.format {
         Format::Pcap => {
-            let options = PcapOptions {
-                byte_order: ByteOrder::Little,
-                nanos: true,
-                linktype: LINKTYPE_ETHERNET,
-                snaplen: args.snaplen,
-                fcs_len: 0,
-            };
+            let options = PcapOptions::default()
+                .with_byte_order(ByteOrder::Little)
+                .with_nanos(true)
+                .with_linktype(LINKTYPE_ETHERNET)
+                .with_snaplen(args.snaplen)
+                .with_fcs_len(0);
             Sink::Pcap(PcapWriter::new(w, options)?)
         }
         Format::PcapNg => {

@@ -17,10 +17,7 @@ use std::time::Instant;
 
 fn open(path: &str) -> CaptureReader {
     let input = burstcore::input::open_path(path.as_ref()).expect("open");
-    let options = ReadOptions {
-        mmap: std::env::var("MMAP").is_ok_and(|v| v == "1"),
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_mmap(std::env::var("MMAP").is_ok_and(|v| v == "1"));
     CaptureReader::new(input, options).expect("reader")
 }
 
@@ -68,12 +65,10 @@ fn main() {
             .map(|n| By::parse(n).expect("BY"))
             .collect()
     });
-    let config = ScanConfig {
-        windows_ns: windows,
-        rates_bps: rates,
-        by,
-        ..ScanConfig::default()
-    };
+    let config = ScanConfig::default()
+        .with_windows_ns(windows)
+        .with_rates_bps(rates)
+        .with_by(by);
     if std::env::var("ENGINE_ONLY").is_ok() {
         // The engine alone, on columns read beforehand: windows only, rates only, both.
         let (mut ts, mut sizes) = (Vec::new(), Vec::new());
@@ -99,11 +94,7 @@ fn main() {
                 config.rates_bps.clone(),
             ),
         ]) {
-            let c = ScanConfig {
-                windows_ns: w,
-                rates_bps: r,
-                ..ScanConfig::default()
-            };
+            let c = ScanConfig::default().with_windows_ns(w).with_rates_bps(r);
             if only.as_ref().is_some_and(|o| *o != name) {
                 continue;
             }

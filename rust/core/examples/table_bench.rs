@@ -27,10 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t0 = Instant::now();
         let mut reader = CaptureReader::new(
             burstcore::input::open_path(path.as_ref())?,
-            ReadOptions {
-                mmap: std::env::var("MMAP").is_ok_and(|v| v == "1"),
-                ..ReadOptions::default()
-            },
+            ReadOptions::default().with_mmap(std::env::var("MMAP").is_ok_and(|v| v == "1")),
         )?;
         let len = std::fs::metadata(&path)?.len();
         let tables = read_table_threads(

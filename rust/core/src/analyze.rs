@@ -29,6 +29,7 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 /// Which packets an analysis reads and how out-of-order ones are handled (the same knobs as a
 /// scan).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OrderOptions {
     /// Packets may arrive up to this many ns earlier than the latest seen in their capture.
     pub reorder_horizon_ns: i64,
@@ -45,6 +46,15 @@ pub struct OrderOptions {
     /// reads is skipped and counted in `skipped_no_size`.
     pub size: SizeKind,
 }
+
+crate::builders!([] OrderOptions {
+    reorder_horizon_ns: i64 => with_reorder_horizon_ns,
+    late: LatePolicy => with_late,
+    time_range: TimeRange => with_time_range,
+    filter: Option<Filter> => with_filter,
+    file_filters: Vec<Option<Filter>> => with_file_filters,
+    size: SizeKind => with_size,
+});
 
 impl Default for OrderOptions {
     fn default() -> Self {
@@ -345,6 +355,7 @@ fn for_each_ordered(
 
 /// Per-flow E(τ), one row per (flow key, window), from the engine grouped by flow.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct FlowEnvelopes {
     /// Index into `FlowReport::flows`, window, E(τ) bytes, most packets in a window.
     pub rows: Vec<(usize, i64, u64, u64)>,
@@ -498,6 +509,7 @@ pub fn bursts(
 
 /// The bursts of the whole trace and of each group of one grouping, in key order.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct GroupedBursts {
     /// The whole trace's bursts.
     pub all: BurstReport,
@@ -589,6 +601,7 @@ pub fn iterations(
 /// The exact merge of the captures (capture k shifted by `offsets_ns[k]`) scanned with `config`,
 /// plus each capture's own envelope (aggregate, same windows) for the multiplexing gain.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Superposition {
     /// The scan of all the captures merged, each shifted by its offset.
     pub merged: ScanOutput,

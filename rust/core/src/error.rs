@@ -303,6 +303,7 @@ impl From<std::io::Error> for Error {
 /// because it is still being written). Collected by the reader and reported in summaries.
 /// Built by [`Warning::new`] or from an [`Error`] that is let pass (its limit and cause kept).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Warning {
     /// What the warning is about, as [`Error::kind`].
     pub kind: ErrorKind,

@@ -3,6 +3,7 @@
 /// One packet as framed by a capture reader. Borrowed from the reader's buffer: valid until the
 /// next call to `next_packet`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Packet<'a> {
     /// Nanoseconds since the Unix epoch (UTC), with the interface's resolution and offset applied;
     /// `None` for blocks that carry no timestamp (pcapng Simple Packet Block).

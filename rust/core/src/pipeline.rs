@@ -106,6 +106,7 @@ impl SizeKind {
 
 /// Every packet read is either counted or skipped for exactly one of these reasons.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Accounting {
     /// Packets framed by the readers (all files).
     pub packets_read: u64,
@@ -964,6 +965,7 @@ impl<S: Sink> merge::Streams for Lean<'_, '_, '_, S> {
 
 /// A capinfos-like summary of one capture, from one pass.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Info {
     /// Packets in the capture (with a timestamp or not).
     pub packets: u64,

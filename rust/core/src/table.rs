@@ -11,6 +11,8 @@ use crate::wire::{self, Headers};
 use std::net::IpAddr;
 
 pub mod batches;
+// Not API (outside semver, see the crate docs): public for the bindings, tests and fuzz targets.
+#[doc(hidden)]
 pub mod split;
 
 /// A column that may be null per row; a null row holds `T::default()` in `values`.
@@ -341,6 +343,7 @@ pub const ALL_COLUMNS: &[&str] = &[
 /// (the others stay empty); header fields are null where a packet lacks them or its capture
 /// cut them off (docs/metrics.md says which link types and encapsulations are read).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct PacketTable {
     /// The columns asked for, in [`ALL_COLUMNS`]' names.
     pub columns: Vec<String>,
@@ -605,12 +608,18 @@ pub fn read_table(
 /// The packets a table holds, chosen as a scan chooses them: those with a timestamp in `range`
 /// (a packet without one is left out unless `range` is all of time) whose headers pass `filter`.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct Selection<'f> {
     /// The packets' time range.
     pub range: crate::TimeRange,
     /// The filter their headers must pass, if any.
     pub filter: Option<&'f crate::Filter>,
 }
+
+crate::builders!(['f] Selection<'f> {
+    range: crate::TimeRange => with_range,
+    filter: Option<&'f crate::Filter> => with_filter,
+});
 
 impl Selection<'_> {
     /// Every packet.
@@ -638,7 +647,7 @@ pub fn read_table_where(
 }
 
 /// [`read_table`] with up to `threads` threads (at most [`crate::MAX_THREADS`]): a plain capture
-/// file is read in byte ranges side by side ([`split`]), one table per range, which taken in
+/// file is read in byte ranges side by side, one table per range, which taken in
 /// order hold exactly the rows of the sequential read; anything else is read sequentially into
 /// one table.
 pub fn read_table_threads(

@@ -370,11 +370,12 @@ fn traffic_matrix_shape_matches_mode() {
 #[test]
 fn flows_match_tshark_conversations() {
     each_capture(|stem, t, arrivals| {
-        let mut ft = FlowTable::new(FlowOptions {
-            key: FlowKey::Flow5,
-            idle_timeout_ns: None,
-            max_flows: 100_000,
-        });
+        let mut ft = FlowTable::new(
+            FlowOptions::default()
+                .with_key(FlowKey::Flow5)
+                .with_idle_timeout_ns(None)
+                .with_max_flows(100_000),
+        );
         for a in arrivals {
             ft.push(a).expect("flows");
         }

@@ -30,26 +30,21 @@ fn trace(seed: u64, n: usize) -> Vec<Arrival> {
             let headers = if r.below(20) == 0 {
                 Headers::default()
             } else {
-                Headers {
-                    src: Some(ip(&mut r)),
-                    dst: Some(ip(&mut r)),
-                    ip_proto: Some([6u8, 17][r.below(2) as usize]),
-                    sport: Some(1000 + r.below(3) as u16),
-                    dport: Some(1000 + r.below(3) as u16),
-                    ..Headers::default()
-                }
+                Headers::default()
+                    .with_src(Some(ip(&mut r)))
+                    .with_dst(Some(ip(&mut r)))
+                    .with_ip_proto(Some([6u8, 17][r.below(2) as usize]))
+                    .with_sport(Some(1000 + r.below(3) as u16))
+                    .with_dport(Some(1000 + r.below(3) as u16))
             };
             let size = match r.below(10) {
                 0 => 65_536 + r.below(10_000),
                 1..=3 => 60 + r.below(20),
                 _ => r.below(1600),
             };
-            Arrival {
-                ts_ns: ts,
-                size,
-                interface: 0,
-                headers,
-            }
+            Arrival::new(ts, size)
+                .with_interface(0)
+                .with_headers(headers)
         })
         .collect()
 }
@@ -107,11 +102,12 @@ fn flows_match_hashmap_of_vec_reference() {
                     }
                     expect.push(summarise(&cur));
                 }
-                let mut ft = FlowTable::new(FlowOptions {
-                    key,
-                    idle_timeout_ns: timeout,
-                    max_flows: 1 << 20,
-                });
+                let mut ft = FlowTable::new(
+                    FlowOptions::default()
+                        .with_key(key)
+                        .with_idle_timeout_ns(timeout)
+                        .with_max_flows(1 << 20),
+                );
                 for a in &tr {
                     ft.push(a).unwrap();
                 }
@@ -339,12 +335,11 @@ fn iterations_recover_synthetic_period() {
     let mut an = IterationAnalyzer::new(IterationOptions::default());
     let mut t = 1_000_000_000_000i64;
     let pkt = |t: i64, size: u64, an: &mut IterationAnalyzer| {
-        an.push(&Arrival {
-            ts_ns: t,
-            size,
-            interface: 0,
-            headers: Headers::default(),
-        });
+        an.push(
+            &Arrival::new(t, size)
+                .with_interface(0)
+                .with_headers(Headers::default()),
+        );
     };
     for _ in 0..2000 {
         t += r.below(200_000) as i64;

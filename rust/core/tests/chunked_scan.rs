@@ -74,11 +74,9 @@ fn write(path: &Path, pkts: &[(i64, u16, u16, u32)], as_pcapng: bool, snaplen: u
         }
         std::fs::write(path, w.finish().expect("finish")).expect("write");
     } else {
-        let opts = PcapOptions {
-            byte_order: ByteOrder::Big,
-            snaplen,
-            ..Default::default()
-        };
+        let opts = PcapOptions::default()
+            .with_byte_order(ByteOrder::Big)
+            .with_snaplen(snaplen);
         let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
         for &(ts, s, d, len) in pkts {
             tcp_frame((s, d, len), snaplen, &mut frame);
@@ -89,16 +87,19 @@ fn write(path: &Path, pkts: &[(i64, u16, u16, u32)], as_pcapng: bool, snaplen: u
 }
 
 fn config(windows: &[i64], horizon: i64) -> ScanConfig {
-    ScanConfig {
-        windows_ns: windows.to_vec(),
-        closure: Closure::HalfOpen,
-        rates_bps: vec![100_000_000, 1_000_000_000, 10_000_000_000, 40_000_000_000],
-        bins_ns: vec![1_000_000, 100_000_000],
-        by: vec![By::All, By::Src, By::Pair, By::Flow5, By::Interface],
-        reorder_horizon_ns: horizon,
-        late: LatePolicy::Drop,
-        ..ScanConfig::default()
-    }
+    ScanConfig::default()
+        .with_windows_ns(windows.to_vec())
+        .with_closure(Closure::HalfOpen)
+        .with_rates_bps(vec![
+            100_000_000,
+            1_000_000_000,
+            10_000_000_000,
+            40_000_000_000,
+        ])
+        .with_bins_ns(vec![1_000_000, 100_000_000])
+        .with_by(vec![By::All, By::Src, By::Pair, By::Flow5, By::Interface])
+        .with_reorder_horizon_ns(horizon)
+        .with_late(LatePolicy::Drop)
 }
 
 fn open(path: &Path) -> CaptureReader {
@@ -197,21 +198,16 @@ fn bins_from_an_origin_scan_the_same_in_chunks_and_threads() {
         write(&path, &pkts, false, 0);
         let first = pkts.iter().map(|p| p.0).min().expect("packets");
         // Aggregate only, so that the chunked path is the one `scan_threads` takes.
-        let base = ScanConfig {
-            windows_ns: vec![1_000, 1_000_000],
-            rates_bps: vec![1_000_000_000],
-            bins_ns: vec![7, 1_000_000, 100_000_003],
-            ..ScanConfig::default()
-        };
+        let base = ScanConfig::default()
+            .with_windows_ns(vec![1_000, 1_000_000])
+            .with_rates_bps(vec![1_000_000_000])
+            .with_bins_ns(vec![7, 1_000_000, 100_000_003]);
         for origin in [
             BinOrigin::At(first + 123_457),
             BinOrigin::At(-(rng.below(1 << 62) as i64)),
             BinOrigin::At(i64::MAX),
         ] {
-            let c = ScanConfig {
-                bin_origin: origin,
-                ..base.clone()
-            };
+            let c = base.clone().with_bin_origin(origin);
             let want = scan(&[&path], &c, 1);
             for threads in [2, 3] {
                 let ctx = format!("case {case}, {origin:?}, {threads} threads");
@@ -221,14 +217,8 @@ fn bins_from_an_origin_scan_the_same_in_chunks_and_threads() {
         }
         // From the first packet: the same bins as from its instant, on one thread or several
         // (never in time chunks: a later chunk would not know the first packet).
-        let c = ScanConfig {
-            bin_origin: BinOrigin::FirstPacket,
-            ..base.clone()
-        };
-        let at_first = ScanConfig {
-            bin_origin: BinOrigin::At(first),
-            ..base.clone()
-        };
+        let c = base.clone().with_bin_origin(BinOrigin::FirstPacket);
+        let at_first = base.clone().with_bin_origin(BinOrigin::At(first));
         let want = scan(&[&path], &at_first, 1);
         assert!(want.0.series.iter().any(|r| r.start_ns == first));
         for threads in [1, 2, 3] {
@@ -310,10 +300,7 @@ fn files_that_overlap_in_time_scan_the_same_in_chunks() {
         let windows = [1_000, 50_000, 1_000_000, 30_000_000, 500_000_000];
         let by_key = config(&windows, horizon);
         // The aggregate and interfaces alone: packets merged without their headers.
-        let lean = ScanConfig {
-            by: vec![By::All, By::Interface],
-            ..by_key.clone()
-        };
+        let lean = by_key.clone().with_by(vec![By::All, By::Interface]);
         for c in [by_key, lean] {
             let want = scan(&paths, &c, 1);
             assert!(want.1.counted > 20_000, "case {case}");
@@ -580,10 +567,7 @@ fn a_filtered_scan_equals_the_scan_of_the_packets_that_pass() {
     write(&whole, &all, false, 0);
     write(&cut, &kept, false, 0);
     let plain = config(&[1_000, 50_000, 1_000_000, 30_000_000], 5_000);
-    let filtered = ScanConfig {
-        filter: Some(filter.clone()),
-        ..plain.clone()
-    };
+    let filtered = plain.clone().with_filter(Some(filter.clone()));
     let want = scan(&[&cut], &plain, 1);
     for threads in [1, 2] {
         let got = scan(&[&whole], &filtered, threads);
@@ -601,11 +585,9 @@ fn a_filtered_scan_equals_the_scan_of_the_packets_that_pass() {
         assert_eq!(got.1.packets_read, all.len() as u64, "{ctx}");
     }
     // The analyses read through the same filter.
-    let order = burstcore::analyze::OrderOptions {
-        reorder_horizon_ns: 5_000,
-        filter: Some(filter),
-        ..Default::default()
-    };
+    let order = burstcore::analyze::OrderOptions::default()
+        .with_reorder_horizon_ns(5_000)
+        .with_filter(Some(filter));
     let flows = |path: &Path, order: burstcore::analyze::OrderOptions| {
         let opts = burstcore::analysis::FlowOptions::default();
         burstcore::analyze::flows(&mut [open(path)], opts, &[], order, &mut |_| Ok(()))
@@ -614,10 +596,7 @@ fn a_filtered_scan_equals_the_scan_of_the_packets_that_pass() {
     let (got, _, acc) = flows(&whole, order);
     let (want, _, _) = flows(
         &cut,
-        burstcore::analyze::OrderOptions {
-            reorder_horizon_ns: 5_000,
-            ..Default::default()
-        },
+        burstcore::analyze::OrderOptions::default().with_reorder_horizon_ns(5_000),
     );
     assert_eq!(got.flows, want.flows);
     assert_eq!(acc.skipped_filtered, (all.len() - kept.len()) as u64);
@@ -650,14 +629,13 @@ fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_pack
         .map(|h| Some(burstcore::Filter::parse(&format!("src host 10.0.0.{}", h + 1)).unwrap()))
         .collect();
     // Interfaces are numbered per file, so the interface grouping differs by design.
-    let plain = ScanConfig {
-        by: vec![By::All, By::Src, By::Pair, By::Flow5],
-        ..config(&[1_000, 50_000, 1_000_000, 30_000_000], 5_000)
-    };
-    let per_host = ScanConfig {
-        file_filters: own_filters.clone(),
-        ..plain.clone()
-    };
+    let plain = config(&[1_000, 50_000, 1_000_000, 30_000_000], 5_000).with_by(vec![
+        By::All,
+        By::Src,
+        By::Pair,
+        By::Flow5,
+    ]);
+    let per_host = plain.clone().with_file_filters(own_filters.clone());
     let want = scan(&[&wire], &plain, 1);
     let twice = scan(&paths, &plain, 1);
     assert_eq!(
@@ -678,24 +656,18 @@ fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_pack
 
     // A filter for all files goes with each file's own: both must pass.
     let tcp_to_2 = burstcore::Filter::parse("dst host 10.0.0.3").unwrap();
-    let both = ScanConfig {
-        filter: Some(tcp_to_2.clone()),
-        ..per_host.clone()
-    };
-    let only = ScanConfig {
-        filter: Some(tcp_to_2),
-        ..plain.clone()
-    };
+    let both = per_host.clone().with_filter(Some(tcp_to_2.clone()));
+    let only = plain.clone().with_filter(Some(tcp_to_2));
     let got = scan(&paths, &both, 1);
     let want_to_2 = scan(&[&wire], &only, 1);
     assert_eq!(got.0.envelope, want_to_2.0.envelope);
     assert_eq!(got.1.counted, want_to_2.1.counted);
 
     // The analyses read each file through its own filter too.
-    let order = |file_filters| burstcore::analyze::OrderOptions {
-        reorder_horizon_ns: 5_000,
-        file_filters,
-        ..Default::default()
+    let order = |file_filters| {
+        burstcore::analyze::OrderOptions::default()
+            .with_reorder_horizon_ns(5_000)
+            .with_file_filters(file_filters)
     };
     let flows = |paths: &[&Path], order: burstcore::analyze::OrderOptions| {
         let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
@@ -717,10 +689,7 @@ fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_pack
         (&own_filters[..], &paths[..2]),
     ] {
         let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
-        let config = ScanConfig {
-            file_filters: filters.to_vec(),
-            ..plain.clone()
-        };
+        let config = plain.clone().with_file_filters(filters.to_vec());
         let err = pipeline::scan(&mut readers, config, SizeKind::Wire, &mut |_| Ok(()))
             .expect_err("a filter count that is not the file count");
         let text = err.to_string();
@@ -744,11 +713,11 @@ fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_pack
 fn write_with_statistics(path: &Path, pkts: &[(i64, u16, u16, u32)]) {
     use burstcore::capture::InterfaceStats;
     let mut w = pcapng(&[Some("eth0"), None], 0);
-    let stats = |if_drop, os_drop| InterfaceStats {
-        if_recv: Some(pkts.len() as u64),
-        if_drop,
-        os_drop,
-        ..InterfaceStats::default()
+    let stats = |if_drop, os_drop| {
+        InterfaceStats::default()
+            .with_if_recv(Some(pkts.len() as u64))
+            .with_if_drop(if_drop)
+            .with_os_drop(os_drop)
     };
     let mut frame = Vec::new();
     for (i, &(ts, s, d, len)) in pkts.iter().enumerate() {
@@ -796,10 +765,7 @@ fn the_drops_a_capture_records_are_told_alike_however_it_is_read() {
         |r: &CaptureReader| -> Vec<_> { r.interfaces().iter().map(|i| i.stats.clone()).collect() };
     assert_eq!(stats(&seq)[0].isb_count, 2);
     let c = config(&[1_000, 1_000_000], 0);
-    let lean = ScanConfig {
-        by: vec![By::All],
-        ..c.clone()
-    };
+    let lean = c.clone().with_by(vec![By::All]);
     for threads in [2, 3, 4] {
         for paths in [vec![path.as_path()], vec![path.as_path(), other.as_path()]] {
             let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
@@ -868,10 +834,7 @@ fn a_capture_without_packets_takes_no_part_in_the_time_chunks() {
     std::fs::write(&empty_ng, w.finish().expect("finish")).expect("write");
     let empty_pcap = dir.join("empty.pcap");
     write(&empty_pcap, &[], false, 0);
-    let lean = ScanConfig {
-        by: vec![By::All, By::Interface],
-        ..config(&[1_000, 1_000_000, 100_000_000], 0)
-    };
+    let lean = config(&[1_000, 1_000_000, 100_000_000], 0).with_by(vec![By::All, By::Interface]);
     let mut cases = 0;
     for empty in [&empty_ng, &empty_pcap] {
         for others in [[&pa, &pb], [&pa, &pd]] {

@@ -11,10 +11,7 @@ use std::io::Cursor;
 
 /// Ten TCP packets between two hosts, 1 µs apart.
 fn reader() -> CaptureReader {
-    let options = PcapOptions {
-        snaplen: 65535,
-        ..Default::default()
-    };
+    let options = PcapOptions::default().with_snaplen(65535);
     let mut w = PcapWriter::new(Vec::new(), options).unwrap();
     let mut frame = Vec::new();
     for k in 0..10 {
@@ -47,13 +44,10 @@ fn pcap_options_default_to_a_little_endian_ns_ethernet_capture() {
 #[test]
 fn analyses_refuse_a_time_range_that_ends_before_it_starts() {
     for (start, end) in [(10, 5), (5, 5), (i64::MAX, 0)] {
-        let order = OrderOptions {
-            time_range: TimeRange {
-                start_ns: Some(start),
-                end_ns: Some(end),
-            },
-            ..OrderOptions::default()
-        };
+        let order = OrderOptions::default().with_time_range(TimeRange {
+            start_ns: Some(start),
+            end_ns: Some(end),
+        });
         let got = analyze::traffic_matrix(&mut [reader()], 10, order.clone(), &mut |_| Ok(()));
         let err = got.expect_err("an empty stretch is refused, as by a scan");
         assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
@@ -68,23 +62,17 @@ fn analyses_refuse_a_time_range_that_ends_before_it_starts() {
         assert_eq!(got.unwrap_err().kind, ErrorKind::InvalidArgument);
     }
     // A range that holds packets is still read.
-    let order = OrderOptions {
-        time_range: TimeRange {
-            start_ns: Some(0),
-            end_ns: Some(5_000),
-        },
-        ..OrderOptions::default()
-    };
+    let order = OrderOptions::default().with_time_range(TimeRange {
+        start_ns: Some(0),
+        end_ns: Some(5_000),
+    });
     let (m, acc) = analyze::traffic_matrix(&mut [reader()], 10, order, &mut |_| Ok(())).unwrap();
     assert_eq!((m.total_packets, acc.skipped_outside_range), (5, 5));
 }
 
 #[test]
 fn flows_refuse_a_negative_idle_timeout() {
-    let opts = FlowOptions {
-        idle_timeout_ns: Some(-5),
-        ..FlowOptions::default()
-    };
+    let opts = FlowOptions::default().with_idle_timeout_ns(Some(-5));
     let got = analyze::flows(
         &mut [reader()],
         opts,
@@ -95,10 +83,7 @@ fn flows_refuse_a_negative_idle_timeout() {
     let err = got.expect_err("a negative idle timeout made every packet its own flow");
     assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
     // Zero is a timeout (every gap ends a flow), as in Python.
-    let opts = FlowOptions {
-        idle_timeout_ns: Some(0),
-        ..FlowOptions::default()
-    };
+    let opts = FlowOptions::default().with_idle_timeout_ns(Some(0));
     let (report, _, _) = analyze::flows(
         &mut [reader()],
         opts,
@@ -118,13 +103,12 @@ fn error_kinds_display_their_names() {
 
 #[test]
 fn tables_refuse_a_time_range_that_ends_before_it_starts() {
-    let select = burstcore::table::Selection {
-        range: TimeRange {
+    let select = burstcore::table::Selection::default()
+        .with_range(TimeRange {
             start_ns: Some(5),
             end_ns: Some(5),
-        },
-        filter: None,
-    };
+        })
+        .with_filter(None);
     for threads in [None, Some(2)] {
         let mut r = reader();
         let got = match threads {
@@ -216,10 +200,7 @@ fn readers_move_between_threads_and_errors_cross_them() {
     shared::<burstcore::Warning>();
     boxed::<burstcore::Error>();
 
-    let config = burstcore::engine::ScanConfig {
-        windows_ns: vec![1_000, 2_000],
-        ..Default::default()
-    };
+    let config = burstcore::engine::ScanConfig::default().with_windows_ns(vec![1_000, 2_000]);
     let counted: Vec<u64> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..2)
             .map(|_| {
@@ -252,18 +233,150 @@ fn a_default_traffic_matrix_takes_packets() {
     use burstcore::engine::Arrival;
     use burstcore::wire::Headers;
     let host = |k: u8| Some(std::net::IpAddr::from([10, 0, 0, k]));
-    let arrival = Arrival {
-        ts_ns: 0,
-        size: 100,
-        interface: 0,
-        headers: Headers {
-            src: host(1),
-            dst: host(2),
-            ..Headers::default()
-        },
-    };
+    let arrival = Arrival::new(0, 100)
+        .with_interface(0)
+        .with_headers(Headers::default().with_src(host(1)).with_dst(host(2)));
     let mut m = TrafficMatrix::default();
     assert_eq!(m.max_pairs, TrafficMatrix::new().max_pairs);
     m.try_push(&arrival).expect("the first pair fits");
     assert_eq!(m.finish().unwrap().pair(host(1), host(2)), (100, 1));
+}
+
+/// Each `with_<field>` builder of a struct an embedder builds does what setting that field on
+/// the default does, and nothing else (compared through Debug, which shows every field); each
+/// value differs from the default, so a builder that set nothing, or another field, fails.
+macro_rules! same_as_setting {
+    ($start:expr; $($with:ident($field:ident = $v:expr)),+ $(,)?) => {{
+        $(
+            let mut want = $start;
+            want.$field = $v;
+            let got = $start.$with($v);
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), stringify!($with));
+            assert_ne!(format!("{got:?}"), format!("{:?}", $start), stringify!($with));
+        )+
+    }};
+}
+
+#[test]
+fn every_config_is_built_from_its_default_with_its_builders() {
+    use burstcore::analysis::{FlowKey, IterationOptions, SharedOptions};
+    use burstcore::capture::{ByteOrder, InterfaceStats, Limits};
+    use burstcore::engine::{Arrival, BinOrigin, By, Closure, LatePolicy, ScanConfig};
+    use burstcore::pipeline::SizeKind;
+    use burstcore::table::Selection;
+    use burstcore::wire::Headers;
+    use burstcore::Filter;
+
+    let tcp = Filter::parse("tcp").unwrap();
+    let range = TimeRange {
+        start_ns: Some(5),
+        end_ns: Some(9),
+    };
+    same_as_setting!(ScanConfig::default();
+        with_windows_ns(windows_ns = vec![1_000, 2_000]),
+        with_closure(closure = Closure::Closed),
+        with_rates_bps(rates_bps = vec![10_000_000_000]),
+        with_bins_ns(bins_ns = vec![1_000_000]),
+        with_bin_origin(bin_origin = BinOrigin::FirstPacket),
+        with_by(by = vec![By::All, By::Flow5]),
+        with_reorder_horizon_ns(reorder_horizon_ns = 7),
+        with_late(late = LatePolicy::Drop),
+        with_max_groups(max_groups = 3),
+        with_time_range(time_range = range),
+        with_filter(filter = Some(tcp.clone())),
+        with_file_filters(file_filters = vec![None, Some(tcp.clone())]),
+    );
+    same_as_setting!(OrderOptions::default();
+        with_reorder_horizon_ns(reorder_horizon_ns = 7),
+        with_late(late = LatePolicy::Drop),
+        with_time_range(time_range = range),
+        with_filter(filter = Some(tcp.clone())),
+        with_file_filters(file_filters = vec![Some(tcp.clone())]),
+        with_size(size = SizeKind::Captured),
+    );
+    same_as_setting!(Limits::default();
+        with_max_block_len(max_block_len = 1 << 10),
+        with_max_interfaces(max_interfaces = 2),
+        with_max_sections(max_sections = 3),
+        with_max_options(max_options = 4),
+    );
+    let small = Limits::default().with_max_options(4);
+    same_as_setting!(ReadOptions::default();
+        with_strict(strict = true),
+        with_limits(limits = small),
+        with_mmap(mmap = !ReadOptions::default().mmap),
+    );
+    same_as_setting!(PcapOptions::default();
+        with_byte_order(byte_order = ByteOrder::Big),
+        with_nanos(nanos = false),
+        with_linktype(linktype = 113),
+        with_snaplen(snaplen = 65535),
+        with_fcs_len(fcs_len = 4),
+    );
+    same_as_setting!(InterfaceStats::default();
+        with_isb_count(isb_count = 1),
+        with_if_recv(if_recv = Some(1)),
+        with_if_drop(if_drop = Some(2)),
+        with_os_drop(os_drop = Some(3)),
+        with_fil_accept(fil_accept = Some(4)),
+        with_usr_deliv(usr_deliv = Some(5)),
+        with_start_ns(start_ns = Some(6)),
+        with_end_ns(end_ns = Some(7)),
+    );
+    same_as_setting!(FlowOptions::default();
+        with_key(key = FlowKey::BiFlow5),
+        with_idle_timeout_ns(idle_timeout_ns = Some(1_000)),
+        with_max_flows(max_flows = 5),
+    );
+    same_as_setting!(IterationOptions::default();
+        with_bin_ns(bin_ns = 10),
+        with_max_lag_ns(max_lag_ns = 11),
+        with_min_lag_ns(min_lag_ns = 12),
+        with_ack_max_size(ack_max_size = 13),
+        with_max_channels(max_channels = 14),
+        with_max_bins(max_bins = 15),
+        with_range_start_ns(range_start_ns = Some(16)),
+        with_range_end_ns(range_end_ns = Some(17)),
+    );
+    same_as_setting!(SharedOptions::default();
+        with_sample(sample = 3),
+        with_max_packets(max_packets = 4),
+        with_time_range(time_range = range),
+        with_read_through(read_through = false),
+    );
+    same_as_setting!(Selection::default();
+        with_range(range = range),
+        with_filter(filter = Some(&tcp)),
+    );
+    let a = "10.0.0.1".parse().unwrap();
+    same_as_setting!(Headers::default();
+        with_vlan(vlan = Some(1)),
+        with_vlan_inner(vlan_inner = Some(2)),
+        with_ethertype(ethertype = Some(0x0800)),
+        with_src(src = Some(a)),
+        with_dst(dst = Some(a)),
+        with_ip_proto(ip_proto = Some(6)),
+        with_ip_len(ip_len = Some(40)),
+        with_sport(sport = Some(80)),
+        with_dport(dport = Some(443)),
+        with_payload_len(payload_len = Some(0)),
+        with_tcp_flags(tcp_flags = Some(0x10)),
+        with_tcp_seq(tcp_seq = Some(1)),
+        with_roce_opcode(roce_opcode = Some(4)),
+        with_roce_qp(roce_qp = Some(5)),
+        with_fragment(fragment = true),
+        with_ip_len_past_frame(ip_len_past_frame = true),
+        with_truncated(truncated = true),
+        with_unknown_link(unknown_link = true),
+    );
+    let arrival = Arrival::new(1_000, 1500);
+    assert_eq!(
+        (arrival.ts_ns, arrival.size, arrival.interface),
+        (1_000, 1500, 0)
+    );
+    assert_eq!(arrival.headers, Headers::default());
+    same_as_setting!(Arrival::new(1_000, 1500);
+        with_interface(interface = 2),
+        with_headers(headers = Headers::default().with_sport(Some(80))),
+    );
 }

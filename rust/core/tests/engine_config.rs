@@ -6,20 +6,19 @@ use burstcore::{ErrorKind, Limit};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 fn base() -> ScanConfig {
-    ScanConfig {
-        windows_ns: vec![1000],
-        closure: Closure::HalfOpen,
-        rates_bps: vec![1_000_000_000],
-        bins_ns: vec![1000],
-        by: vec![By::All],
-        reorder_horizon_ns: 0,
-        late: LatePolicy::Error,
-        max_groups: 10,
-        time_range: burstcore::TimeRange::ALL,
-        filter: None,
-        bin_origin: Default::default(),
-        file_filters: Vec::new(),
-    }
+    ScanConfig::default()
+        .with_windows_ns(vec![1000])
+        .with_closure(Closure::HalfOpen)
+        .with_rates_bps(vec![1_000_000_000])
+        .with_bins_ns(vec![1000])
+        .with_by(vec![By::All])
+        .with_reorder_horizon_ns(0)
+        .with_late(LatePolicy::Error)
+        .with_max_groups(10)
+        .with_time_range(burstcore::TimeRange::ALL)
+        .with_filter(None)
+        .with_bin_origin(Default::default())
+        .with_file_filters(Vec::new())
 }
 
 fn v4(a: u8, b: u8, c: u8, d: u8) -> IpAddr {
@@ -39,82 +38,34 @@ fn invalid(config: ScanConfig, says: &str) {
 #[test]
 fn invalid_parameters_are_rejected_with_what_was_wrong() {
     invalid(
-        ScanConfig {
-            time_range: burstcore::TimeRange {
-                start_ns: Some(10),
-                end_ns: Some(10),
-            },
-            ..base()
-        },
+        base().with_time_range(burstcore::TimeRange {
+            start_ns: Some(10),
+            end_ns: Some(10),
+        }),
         "the time range's start (10 ns) must be before its end (10 ns)",
     );
     invalid(
-        ScanConfig {
-            windows_ns: vec![5, 0],
-            ..base()
-        },
+        base().with_windows_ns(vec![5, 0]),
         "window length must be > 0 ns, got 0",
     );
-    invalid(
-        ScanConfig {
-            windows_ns: vec![-3],
-            ..base()
-        },
-        "got -3 ns",
-    );
-    invalid(
-        ScanConfig {
-            rates_bps: vec![0],
-            ..base()
-        },
-        "server rate must be > 0",
-    );
-    invalid(
-        ScanConfig {
-            bins_ns: vec![0],
-            ..base()
-        },
-        "bin width must be > 0 ns",
-    );
-    invalid(
-        ScanConfig {
-            bins_ns: vec![i64::MIN],
-            ..base()
-        },
-        "bin width",
-    );
-    invalid(
-        ScanConfig {
-            reorder_horizon_ns: -1,
-            ..base()
-        },
-        "reorder horizon",
-    );
-    invalid(
-        ScanConfig {
-            max_groups: 0,
-            ..base()
-        },
-        "max_groups",
-    );
+    invalid(base().with_windows_ns(vec![-3]), "got -3 ns");
+    invalid(base().with_rates_bps(vec![0]), "server rate must be > 0");
+    invalid(base().with_bins_ns(vec![0]), "bin width must be > 0 ns");
+    invalid(base().with_bins_ns(vec![i64::MIN]), "bin width");
+    invalid(base().with_reorder_horizon_ns(-1), "reorder horizon");
+    invalid(base().with_max_groups(0), "max_groups");
     assert!(Scanner::new(ScanConfig::default()).is_ok());
 }
 
 fn arrival(ts: i64, size: u64, headers: Headers) -> Arrival {
-    Arrival {
-        ts_ns: ts,
-        size,
-        interface: 0,
-        headers,
-    }
+    Arrival::new(ts, size)
+        .with_interface(0)
+        .with_headers(headers)
 }
 
 #[test]
 fn empty_trace_gives_empty_rows() {
-    let config = ScanConfig {
-        by: By::EVERY.to_vec(),
-        ..base()
-    };
+    let config = base().with_by(By::EVERY.to_vec());
     let out = Scanner::new(config)
         .expect("valid")
         .finish()
@@ -126,13 +77,11 @@ fn empty_trace_gives_empty_rows() {
 
 #[test]
 fn no_grouping_means_aggregate_and_duplicates_collapse() {
-    let config = ScanConfig {
-        by: vec![],
-        windows_ns: vec![1000, 10, 1000],
-        rates_bps: vec![5, 5],
-        bins_ns: vec![7, 7],
-        ..base()
-    };
+    let config = base()
+        .with_by(vec![])
+        .with_windows_ns(vec![1000, 10, 1000])
+        .with_rates_bps(vec![5, 5])
+        .with_bins_ns(vec![7, 7]);
     let mut s = Scanner::new(config).expect("valid");
     s.push(&arrival(3, 10, Headers::default())).expect("push");
     let out = s.finish().expect("finish");
@@ -149,10 +98,7 @@ fn no_grouping_means_aggregate_and_duplicates_collapse() {
 
 #[test]
 fn single_packet() {
-    let config = ScanConfig {
-        by: vec![By::All, By::Src],
-        ..base()
-    };
+    let config = base().with_by(vec![By::All, By::Src]);
     let mut s = Scanner::new(config).expect("valid");
     s.push(&arrival(-1, 1500, Headers::default()))
         .expect("push");
@@ -182,18 +128,11 @@ fn single_packet() {
 
 #[test]
 fn too_many_groups_is_a_limit_error() {
-    let config = ScanConfig {
-        by: vec![By::Src],
-        max_groups: 3,
-        ..base()
-    };
+    let config = base().with_by(vec![By::Src]).with_max_groups(3);
     let mut s = Scanner::new(config).expect("valid");
     let mut result = Ok(());
     for i in 0..4u8 {
-        let h = Headers {
-            src: Some(v4(10, 0, 0, i)),
-            ..Default::default()
-        };
+        let h = Headers::default().with_src(Some(v4(10, 0, 0, i)));
         result = s.push(&arrival(i64::from(i), 1, h));
         if result.is_err() {
             break;
@@ -215,22 +154,15 @@ fn too_many_groups_is_a_limit_error() {
 #[test]
 fn group_keys_follow_the_headers() {
     let (s, d) = (v4(10, 0, 0, 1), v4(10, 0, 0, 2));
-    let full = Headers {
-        src: Some(s),
-        dst: Some(d),
-        ip_proto: Some(6),
-        sport: Some(5000),
-        dport: Some(6000),
-        vlan: Some(100),
-        roce_qp: Some(17),
-        ..Default::default()
-    };
-    let a = Arrival {
-        ts_ns: 0,
-        size: 1,
-        interface: 3,
-        headers: full,
-    };
+    let full = Headers::default()
+        .with_src(Some(s))
+        .with_dst(Some(d))
+        .with_ip_proto(Some(6))
+        .with_sport(Some(5000))
+        .with_dport(Some(6000))
+        .with_vlan(Some(100))
+        .with_roce_qp(Some(17));
+    let a = Arrival::new(0, 1).with_interface(3).with_headers(full);
     assert_eq!(By::All.key(&a), GroupKey::All);
     assert_eq!(By::Src.key(&a), GroupKey::Host(s));
     assert_eq!(By::Dst.key(&a), GroupKey::Host(d));
@@ -254,10 +186,7 @@ fn group_keys_follow_the_headers() {
     assert_eq!(By::Vlan.key(&a), GroupKey::Vlan(100));
     assert_eq!(By::Qp.key(&a), GroupKey::Qp { dst: d, qp: 17 });
 
-    let bare = Arrival {
-        headers: Headers::default(),
-        ..a
-    };
+    let bare = a.with_headers(Headers::default());
     for by in By::EVERY {
         let want = match by {
             By::All => GroupKey::All,
@@ -267,15 +196,12 @@ fn group_keys_follow_the_headers() {
         assert_eq!(by.key(&bare), want, "{by:?}");
     }
     // ICMP: no ports, still a flow (ports 0).
-    let icmp = Arrival {
-        headers: Headers {
-            src: Some(s),
-            dst: Some(d),
-            ip_proto: Some(1),
-            ..Default::default()
-        },
-        ..a
-    };
+    let icmp = a.with_headers(
+        Headers::default()
+            .with_src(Some(s))
+            .with_dst(Some(d))
+            .with_ip_proto(Some(1)),
+    );
     assert_eq!(
         By::Flow5.key(&icmp),
         GroupKey::Flow5 {
@@ -363,10 +289,7 @@ fn labels_and_names() {
 
 #[test]
 fn rows_are_sorted_by_grouping_then_group() {
-    let config = ScanConfig {
-        by: vec![By::Vlan, By::Src, By::All],
-        ..base()
-    };
+    let config = base().with_by(vec![By::Vlan, By::Src, By::All]);
     let mut s = Scanner::new(config).expect("valid");
     for (i, (src, vlan)) in [
         (3u8, Some(200u16)),
@@ -377,11 +300,9 @@ fn rows_are_sorted_by_grouping_then_group() {
     .iter()
     .enumerate()
     {
-        let h = Headers {
-            src: Some(v4(10, 0, 0, *src)),
-            vlan: *vlan,
-            ..Default::default()
-        };
+        let h = Headers::default()
+            .with_src(Some(v4(10, 0, 0, *src)))
+            .with_vlan(*vlan);
         s.push(&arrival(i as i64, 1, h)).expect("push");
     }
     let out = s.finish().expect("finish");
@@ -409,12 +330,10 @@ fn rows_are_sorted_by_grouping_then_group() {
 
 #[test]
 fn bins_near_the_ends_of_time_do_not_overflow() {
-    let config = ScanConfig {
-        windows_ns: vec![i64::MAX],
-        bins_ns: vec![3, i64::MAX],
-        rates_bps: vec![1, u64::MAX],
-        ..base()
-    };
+    let config = base()
+        .with_windows_ns(vec![i64::MAX])
+        .with_bins_ns(vec![3, i64::MAX])
+        .with_rates_bps(vec![1, u64::MAX]);
     let mut s = Scanner::new(config).expect("valid");
     for ts in [i64::MIN, i64::MIN + 1, -1, 0, i64::MAX - 1, i64::MAX] {
         s.push(&arrival(ts, u64::MAX, Headers::default()))

@@ -11,20 +11,19 @@ use engine_util::{points, run, trace, Pkt, Rng};
 use std::collections::BTreeMap;
 
 fn config(windows: Vec<i64>, closure: Closure, rates: Vec<u64>, bins: Vec<i64>) -> ScanConfig {
-    ScanConfig {
-        windows_ns: windows,
-        closure,
-        rates_bps: rates,
-        bins_ns: bins,
-        by: vec![By::All],
-        reorder_horizon_ns: 0,
-        late: LatePolicy::Error,
-        max_groups: 10,
-        time_range: burstcore::TimeRange::ALL,
-        filter: None,
-        bin_origin: Default::default(),
-        file_filters: Vec::new(),
-    }
+    ScanConfig::default()
+        .with_windows_ns(windows)
+        .with_closure(closure)
+        .with_rates_bps(rates)
+        .with_bins_ns(bins)
+        .with_by(vec![By::All])
+        .with_reorder_horizon_ns(0)
+        .with_late(LatePolicy::Error)
+        .with_max_groups(10)
+        .with_time_range(burstcore::TimeRange::ALL)
+        .with_filter(None)
+        .with_bin_origin(Default::default())
+        .with_file_filters(Vec::new())
 }
 
 fn scan(c: ScanConfig, trace: &[Pkt]) -> (ScanOutput, Vec<ExactBacklog>) {

@@ -13,37 +13,36 @@ fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
     let windows = [1, 3, 100, 1_000, 50_000, 100_000_000, 1 << 40];
     let rates = [1, 1_000, 1_000_000_000, 100_000_000_000];
     let bins = [1, 1_000, 1_000_000];
-    ScanConfig {
-        windows_ns: windows.iter().copied().filter(|_| rng.chance(60)).collect(),
-        rates_bps: rates.iter().copied().filter(|_| rng.chance(60)).collect(),
-        bins_ns: bins.iter().copied().filter(|_| rng.chance(50)).collect(),
-        closure: if rng.chance(50) {
+    ScanConfig::default()
+        .with_windows_ns(windows.iter().copied().filter(|_| rng.chance(60)).collect())
+        .with_rates_bps(rates.iter().copied().filter(|_| rng.chance(60)).collect())
+        .with_bins_ns(bins.iter().copied().filter(|_| rng.chance(50)).collect())
+        .with_closure(if rng.chance(50) {
             Closure::HalfOpen
         } else {
             Closure::Closed
-        },
-        by,
-        reorder_horizon_ns: [0, 5, 1_000][rng.below(3) as usize],
-        late: if rng.chance(50) {
+        })
+        .with_by(by)
+        .with_reorder_horizon_ns([0, 5, 1_000][rng.below(3) as usize])
+        .with_late(if rng.chance(50) {
             LatePolicy::Drop
         } else {
             LatePolicy::Error
-        },
+        })
         // Now and then few enough groups allowed that a grouping by key fails partway.
-        max_groups: if rng.chance(20) {
+        .with_max_groups(if rng.chance(20) {
             1 + rng.below(6) as usize
         } else {
             ScanConfig::DEFAULT_MAX_GROUPS
-        },
-        time_range: burstcore::TimeRange::ALL,
-        filter: None,
-        bin_origin: match rng.below(3) {
+        })
+        .with_time_range(burstcore::TimeRange::ALL)
+        .with_filter(None)
+        .with_bin_origin(match rng.below(3) {
             0 => BinOrigin::FirstPacket,
             1 => BinOrigin::At(rng.below(u64::MAX) as i64),
             _ => BinOrigin::At(0),
-        },
-        file_filters: Vec::new(),
-    }
+        })
+        .with_file_filters(Vec::new())
 }
 
 fn single(
@@ -161,12 +160,10 @@ fn benchmark_config(by: Vec<By>) -> ScanConfig {
             windows.push(m * 10i64.pow(e));
         }
     }
-    ScanConfig {
-        windows_ns: windows,
-        rates_bps: (1..=8).map(|k| k * 1_000_000_000).collect(),
-        by,
-        ..ScanConfig::default()
-    }
+    ScanConfig::default()
+        .with_windows_ns(windows)
+        .with_rates_bps((1..=8).map(|k| k * 1_000_000_000).collect())
+        .with_by(by)
 }
 
 #[test]

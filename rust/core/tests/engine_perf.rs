@@ -8,20 +8,19 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::Instant;
 
 fn full(by: Vec<By>) -> ScanConfig {
-    ScanConfig {
-        windows_ns: vec![1_000, 10_000, 100_000, 1_000_000, 10_000_000],
-        closure: Closure::HalfOpen,
-        rates_bps: vec![10_000_000_000, 25_000_000_000, 100_000_000_000],
-        bins_ns: vec![1_000_000, 100_000_000],
-        by,
-        reorder_horizon_ns: 1_000_000,
-        late: LatePolicy::Error,
-        max_groups: 1 << 20,
-        time_range: burstcore::TimeRange::ALL,
-        filter: None,
-        bin_origin: Default::default(),
-        file_filters: Vec::new(),
-    }
+    ScanConfig::default()
+        .with_windows_ns(vec![1_000, 10_000, 100_000, 1_000_000, 10_000_000])
+        .with_closure(Closure::HalfOpen)
+        .with_rates_bps(vec![10_000_000_000, 25_000_000_000, 100_000_000_000])
+        .with_bins_ns(vec![1_000_000, 100_000_000])
+        .with_by(by)
+        .with_reorder_horizon_ns(1_000_000)
+        .with_late(LatePolicy::Error)
+        .with_max_groups(1 << 20)
+        .with_time_range(burstcore::TimeRange::ALL)
+        .with_filter(None)
+        .with_bin_origin(Default::default())
+        .with_file_filters(Vec::new())
 }
 
 fn scan(config: ScanConfig, n: u64) -> f64 {
@@ -34,17 +33,22 @@ fn scan(config: ScanConfig, n: u64) -> f64 {
         x ^= x >> 7;
         x ^= x << 17;
         ts += (x % 200) as i64;
-        let headers = Headers {
-            src: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, (x >> 20) as u8 % 16))),
-            dst: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 1, (x >> 28) as u8 % 16))),
-            ..Default::default()
-        };
-        let a = Arrival {
-            ts_ns: ts,
-            size: 64 + (x >> 40) % 1450,
-            interface: 0,
-            headers,
-        };
+        let headers = Headers::default()
+            .with_src(Some(IpAddr::V4(Ipv4Addr::new(
+                10,
+                0,
+                0,
+                (x >> 20) as u8 % 16,
+            ))))
+            .with_dst(Some(IpAddr::V4(Ipv4Addr::new(
+                10,
+                0,
+                1,
+                (x >> 28) as u8 % 16,
+            ))));
+        let a = Arrival::new(ts, 64 + (x >> 40) % 1450)
+            .with_interface(0)
+            .with_headers(headers);
         s.push(&a).expect("in order");
     }
     let out = s.finish().expect("finish");
@@ -64,12 +68,12 @@ fn scan(config: ScanConfig, n: u64) -> f64 {
 #[ignore]
 fn throughput() {
     let n = 10_000_000;
-    let only = |w: bool, r: bool, b: bool, h: i64| ScanConfig {
-        windows_ns: if w { full(vec![]).windows_ns } else { vec![] },
-        rates_bps: if r { full(vec![]).rates_bps } else { vec![] },
-        bins_ns: if b { full(vec![]).bins_ns } else { vec![] },
-        reorder_horizon_ns: h,
-        ..full(vec![By::All])
+    let only = |w: bool, r: bool, b: bool, h: i64| {
+        full(vec![By::All])
+            .with_windows_ns(if w { full(vec![]).windows_ns } else { vec![] })
+            .with_rates_bps(if r { full(vec![]).rates_bps } else { vec![] })
+            .with_bins_ns(if b { full(vec![]).bins_ns } else { vec![] })
+            .with_reorder_horizon_ns(h)
     };
     println!(
         "nothing, no horizon: {:.1} Mpkt/s",

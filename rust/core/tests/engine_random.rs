@@ -198,26 +198,26 @@ fn random_config(rng: &mut Rng, pts: &[(i64, u64)]) -> ScanConfig {
     if rng.chance(20) {
         by.clear(); // the default: aggregate only
     }
-    ScanConfig {
-        windows_ns: pick_windows(rng, pts),
-        closure: if rng.chance(50) {
+    ScanConfig::default()
+        .with_windows_ns(pick_windows(rng, pts))
+        .with_closure(if rng.chance(50) {
             Closure::HalfOpen
         } else {
             Closure::Closed
-        },
-        rates_bps: pick_rates(rng),
-        bins_ns: pick_bins(rng),
-        by,
-        reorder_horizon_ns: match rng.below(3) {
+        })
+        .with_rates_bps(pick_rates(rng))
+        .with_bins_ns(pick_bins(rng))
+        .with_by(by)
+        .with_reorder_horizon_ns(match rng.below(3) {
             0 => 0,
             1 => rng.below(10) as i64,
             _ => rng.below(1_000_000) as i64,
-        },
-        late: LatePolicy::Error,
-        max_groups: 1000,
-        time_range: burstcore::TimeRange::ALL,
-        filter: None,
-        bin_origin: match rng.below(6) {
+        })
+        .with_late(LatePolicy::Error)
+        .with_max_groups(1000)
+        .with_time_range(burstcore::TimeRange::ALL)
+        .with_filter(None)
+        .with_bin_origin(match rng.below(6) {
             0 => BinOrigin::FirstPacket,
             1 => BinOrigin::At(i64::MIN),
             2 => BinOrigin::At(i64::MAX),
@@ -228,9 +228,8 @@ fn random_config(rng: &mut Rng, pts: &[(i64, u64)]) -> ScanConfig {
                     .saturating_add(rng.below(7000) as i64 - 3500),
             ),
             _ => BinOrigin::At(0),
-        },
-        file_filters: Vec::new(),
-    }
+        })
+        .with_file_filters(Vec::new())
 }
 
 #[test]

@@ -9,20 +9,19 @@ use burstcore::ErrorKind;
 use engine_util::{run, shuffle_within, trace, Pkt, Rng};
 
 fn config(horizon: i64, late: LatePolicy) -> ScanConfig {
-    ScanConfig {
-        windows_ns: vec![1, 10, 1000, 1_000_000],
-        closure: Closure::HalfOpen,
-        rates_bps: vec![1_000_000_000, 8_000_000_000],
-        bins_ns: vec![100, 1_000_000],
-        by: vec![By::All, By::Src, By::Vlan],
-        reorder_horizon_ns: horizon,
-        late,
-        max_groups: 100,
-        time_range: burstcore::TimeRange::ALL,
-        filter: None,
-        bin_origin: Default::default(),
-        file_filters: Vec::new(),
-    }
+    ScanConfig::default()
+        .with_windows_ns(vec![1, 10, 1000, 1_000_000])
+        .with_closure(Closure::HalfOpen)
+        .with_rates_bps(vec![1_000_000_000, 8_000_000_000])
+        .with_bins_ns(vec![100, 1_000_000])
+        .with_by(vec![By::All, By::Src, By::Vlan])
+        .with_reorder_horizon_ns(horizon)
+        .with_late(late)
+        .with_max_groups(100)
+        .with_time_range(burstcore::TimeRange::ALL)
+        .with_filter(None)
+        .with_bin_origin(Default::default())
+        .with_file_filters(Vec::new())
 }
 
 /// (packets accepted, reordered, dropped, max lateness) by the rule, for an arrival order.

@@ -159,10 +159,7 @@ fn read(bytes: Vec<u8>, opts: ReadOptions) -> Read {
 }
 
 fn strict() -> ReadOptions {
-    ReadOptions {
-        strict: true,
-        ..Default::default()
-    }
+    ReadOptions::default().with_strict(true)
 }
 
 #[test]
@@ -201,10 +198,7 @@ fn block_length_within_the_limit_but_not_backed_by_bytes_allocates_little() {
         f.extend(6u32.to_le_bytes());
         f.extend((60 * MIB as u32).to_le_bytes());
         f.extend([0u8; 32]);
-        let opts = ReadOptions {
-            strict: strictness,
-            ..Default::default()
-        };
+        let opts = ReadOptions::default().with_strict(strictness);
         let (r, peak) = peak_during(|| read(f, opts));
         if strictness {
             let e = r.error.expect("strict read fails");
@@ -261,15 +255,10 @@ fn a_real_block_larger_than_the_read_buffer_is_still_read() {
 
 #[test]
 fn configured_block_limit_applies_to_both_formats() {
-    let limits = Limits {
-        max_block_len: 1024,
-        ..Default::default()
-    };
-    let opts = ReadOptions {
-        strict: false,
-        limits,
-        ..Default::default()
-    };
+    let limits = Limits::default().with_max_block_len(1024);
+    let opts = ReadOptions::default()
+        .with_strict(false)
+        .with_limits(limits);
     let mut f = shb();
     f.extend(idb_with(&[]));
     f.extend(epb(0, 1, &[1u8; 2000]));
@@ -428,20 +417,15 @@ fn absurd_if_tsresol_is_corrupt_not_a_wrong_clock() {
 
 #[test]
 fn too_many_groups_is_a_limit_error() {
-    let config = ScanConfig {
-        by: vec![By::Interface],
-        max_groups: 1000,
-        ..Default::default()
-    };
+    let config = ScanConfig::default()
+        .with_by(vec![By::Interface])
+        .with_max_groups(1000);
     let mut s = Scanner::new(config).unwrap();
     let mut err = None;
     for i in 0..2000u32 {
-        let a = Arrival {
-            ts_ns: i64::from(i),
-            size: 100,
-            interface: i,
-            headers: Headers::default(),
-        };
+        let a = Arrival::new(i64::from(i), 100)
+            .with_interface(i)
+            .with_headers(Headers::default());
         if let Err(e) = s.push(&a) {
             err = Some((i, e));
             break;

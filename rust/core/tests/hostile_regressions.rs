@@ -163,15 +163,13 @@ fn capture_regressions() {
             continue;
         };
         captures += 1;
-        let config = ScanConfig {
-            windows_ns: vec![1, 1_000, i64::MAX],
-            rates_bps: vec![1, u64::MAX],
-            bins_ns: vec![1, i64::MAX],
-            by: By::EVERY.to_vec(),
-            reorder_horizon_ns: 0,
-            late: LatePolicy::Drop,
-            ..Default::default()
-        };
+        let config = ScanConfig::default()
+            .with_windows_ns(vec![1, 1_000, i64::MAX])
+            .with_rates_bps(vec![1, u64::MAX])
+            .with_bins_ns(vec![1, i64::MAX])
+            .with_by(By::EVERY.to_vec())
+            .with_reorder_horizon_ns(0)
+            .with_late(LatePolicy::Drop);
         for size in [SizeKind::Wire, SizeKind::Payload] {
             let Some(reader) = open(data.clone()) else {
                 continue;

@@ -102,22 +102,17 @@ fn capture(n: usize, pcapng: bool, back: bool) -> Vec<u8> {
 }
 
 fn reader(path: &Path, strict: bool) -> Result<CaptureReader, Error> {
-    let options = ReadOptions {
-        strict,
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_strict(strict);
     CaptureReader::new(input::open_path(path)?, options)
 }
 
 fn config(by: Vec<By>, max_groups: usize) -> ScanConfig {
-    ScanConfig {
-        windows_ns: vec![100_000, 1_000_000],
-        rates_bps: vec![1_000_000_000],
-        bins_ns: vec![1_000_000],
-        by,
-        max_groups,
-        ..ScanConfig::default()
-    }
+    ScanConfig::default()
+        .with_windows_ns(vec![100_000, 1_000_000])
+        .with_rates_bps(vec![1_000_000_000])
+        .with_bins_ns(vec![1_000_000])
+        .with_by(by)
+        .with_max_groups(max_groups)
 }
 
 fn scan(path: &Path, threads: usize, by: Vec<By>, max_groups: usize) -> Result<u64, Error> {

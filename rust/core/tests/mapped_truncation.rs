@@ -44,10 +44,7 @@ fn generate(n: usize, pcapng: bool) -> Vec<u8> {
 }
 
 fn reader(path: &Path, mmap: bool) -> CaptureReader {
-    let options = ReadOptions {
-        mmap,
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default().with_mmap(mmap);
     CaptureReader::new(input::open_path(path).expect("open"), options).expect("reader")
 }
 
@@ -130,15 +127,13 @@ fn a_mapped_file_truncated_while_read_is_an_error_with_the_packets_before_it_int
 }
 
 fn config() -> ScanConfig {
-    ScanConfig {
-        windows_ns: vec![1_000, 100_000, 10_000_000],
-        closure: Closure::HalfOpen,
-        rates_bps: vec![1_000_000_000, 10_000_000_000],
-        by: vec![By::All],
-        reorder_horizon_ns: 0,
-        late: LatePolicy::Error,
-        ..ScanConfig::default()
-    }
+    ScanConfig::default()
+        .with_windows_ns(vec![1_000, 100_000, 10_000_000])
+        .with_closure(Closure::HalfOpen)
+        .with_rates_bps(vec![1_000_000_000, 10_000_000_000])
+        .with_by(vec![By::All])
+        .with_reorder_horizon_ns(0)
+        .with_late(LatePolicy::Error)
 }
 
 /// A scan whose progress callback truncates the file: sequentially the rest of the file is

@@ -129,10 +129,7 @@ fn pcap(big: bool, nanos: bool, modified: bool, records: &[(u32, u32, Vec<u8>, u
 }
 
 fn strict() -> ReadOptions {
-    ReadOptions {
-        strict: true,
-        ..ReadOptions::default()
-    }
+    ReadOptions::default().with_strict(true)
 }
 
 fn clean(r: &Read) {
@@ -649,10 +646,7 @@ fn gzip_and_zstd_wrapped_captures() {
 /// (strict: the error); alone, and for bytes no capture starts with, not a capture.
 #[test]
 fn a_file_cut_before_its_magic_is_a_cut_file_only_among_several() {
-    let several = ReadOptions {
-        one_of_several: true,
-        ..ReadOptions::default()
-    };
+    let several = ReadOptions::default().with_one_of_several(true);
     let gz = {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         e.write_all(&shb(false, (1, 0))).unwrap();
@@ -675,13 +669,7 @@ fn a_file_cut_before_its_magic_is_a_cut_file_only_among_several() {
             panic!("{bytes:02x?}: {:?}", r.warnings)
         };
         assert_eq!((w.kind, w.offset), (ErrorKind::Truncated, Some(0)), "{w}");
-        let strict = read_bytes(
-            bytes,
-            ReadOptions {
-                strict: true,
-                ..several
-            },
-        );
+        let strict = read_bytes(bytes, several.with_strict(true));
         let e = strict.error.expect("strict: an error");
         assert_eq!((e.kind, e.offset), (ErrorKind::Truncated, Some(0)), "{e}");
         // Alone: nothing to read it as.

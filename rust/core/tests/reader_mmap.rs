@@ -42,11 +42,7 @@ fn read_input(input: burstcore::error::Result<input::Input>, options: ReadOption
 }
 
 fn options(strict: bool, mmap: bool) -> ReadOptions {
-    ReadOptions {
-        strict,
-        mmap,
-        ..ReadOptions::default()
-    }
+    ReadOptions::default().with_strict(strict).with_mmap(mmap)
 }
 
 /// Read `path` buffered and mapped (strict and not); both must agree. Returns the buffered
@@ -86,13 +82,12 @@ fn gen_pcap(rng: &mut Rng, n: usize) -> Vec<u8> {
 
 fn gen_pcap_as(rng: &mut Rng, n: usize, byte_order: ByteOrder, nanos: bool) -> Vec<u8> {
     let snaplen = [65535, 96][rng.below(2) as usize];
-    let opts = PcapOptions {
-        byte_order,
-        nanos,
-        linktype: 1,
-        snaplen,
-        fcs_len: 0,
-    };
+    let opts = PcapOptions::default()
+        .with_byte_order(byte_order)
+        .with_nanos(nanos)
+        .with_linktype(1)
+        .with_snaplen(snaplen)
+        .with_fcs_len(0);
     let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
     let mut ts = 1_700_000_000_000_000_000i64;
     for _ in 0..n {
@@ -441,16 +436,14 @@ fn scans_of_a_mapped_file_equal_buffered_scans() {
 }
 
 fn scan_config(by: Vec<By>) -> ScanConfig {
-    ScanConfig {
-        windows_ns: vec![1_000, 100_000, 10_000_000, 1_000_000_000],
-        closure: Closure::HalfOpen,
-        rates_bps: vec![1_000_000_000, 10_000_000_000],
-        bins_ns: vec![1_000_000],
-        by,
-        reorder_horizon_ns: 0,
-        late: LatePolicy::Error,
-        ..ScanConfig::default()
-    }
+    ScanConfig::default()
+        .with_windows_ns(vec![1_000, 100_000, 10_000_000, 1_000_000_000])
+        .with_closure(Closure::HalfOpen)
+        .with_rates_bps(vec![1_000_000_000, 10_000_000_000])
+        .with_bins_ns(vec![1_000_000])
+        .with_by(by)
+        .with_reorder_horizon_ns(0)
+        .with_late(LatePolicy::Error)
 }
 
 fn scan_file(
@@ -567,10 +560,7 @@ fn few_chunks_probe() {
         return;
     }
     let dir = Scratch::new("mmap");
-    let opts = PcapOptions {
-        snaplen: 128,
-        ..Default::default()
-    };
+    let opts = PcapOptions::default().with_snaplen(128);
     let f = frame(&mut Rng(43), 1514, 128);
     let least = burstcore::chunked::MIN_CHUNK_BYTES;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
@@ -629,10 +619,7 @@ fn few_chunks_probe() {
     // A stream cannot be cut: its 40 windows are shared out among threads, no more than cores.
     // The reading thread reports progress once it has read everything, before the workers
     // finish: the threads the process has then are all it started.
-    let config = ScanConfig {
-        windows_ns: (1..=40).map(|k| 1_000 * k).collect(),
-        ..scan_config(vec![By::All])
-    };
+    let config = scan_config(vec![By::All]).with_windows_ns((1..=40).map(|k| 1_000 * k).collect());
     let bytes = gen_pcap(&mut Rng(44), 20_000);
     let threads_now = || {
         std::fs::read_dir("/proc/self/task")
@@ -925,10 +912,7 @@ fn mapped_chunk_readers_equal_buffered_ones_on_the_corpus() {
 fn a_mapped_read_keeps_only_a_few_mib_of_the_file_resident() {
     let dir = Scratch::new("mmap");
     let path = dir.join("resident.pcap");
-    let opts = PcapOptions {
-        snaplen: 65535,
-        ..Default::default()
-    };
+    let opts = PcapOptions::default().with_snaplen(65535);
     let mut w = PcapWriter::new(
         std::io::BufWriter::new(std::fs::File::create(&path).unwrap()),
         opts,
@@ -970,10 +954,7 @@ fn a_mapped_read_keeps_only_a_few_mib_of_the_file_resident() {
 #[test]
 fn files_scanned_together_each_keep_less_resident() {
     let dir = Scratch::new("mmap");
-    let opts = PcapOptions {
-        snaplen: 128,
-        ..Default::default()
-    };
+    let opts = PcapOptions::default().with_snaplen(128);
     let f = frame(&mut Rng(11), 1514, 128);
     let files = 4usize;
     let per_file = (32 << 20) / (16 + f.len());

@@ -45,10 +45,7 @@ fn scan_error(
         Some(bytes.len() as u64),
     )
     .expect("input");
-    let opts = ReadOptions {
-        strict,
-        ..ReadOptions::default()
-    };
+    let opts = ReadOptions::default().with_strict(strict);
     let mut readers = vec![CaptureReader::new(input, opts).expect("reader")];
     pipeline::scan_threads(
         &mut readers,
@@ -76,14 +73,12 @@ fn a_read_error_with_packets_held_for_reordering_is_the_error_on_every_thread_co
         vec![By::Src],
         vec![By::All, By::Src, By::Pair],
     ] {
-        let config = ScanConfig {
-            windows_ns: vec![1_000, 1_000_000],
-            rates_bps: vec![1_000_000_000],
-            by: by.clone(),
-            reorder_horizon_ns: 1_000_000_000,
-            max_groups: 2,
-            ..ScanConfig::default()
-        };
+        let config = ScanConfig::default()
+            .with_windows_ns(vec![1_000, 1_000_000])
+            .with_rates_bps(vec![1_000_000_000])
+            .with_by(by.clone())
+            .with_reorder_horizon_ns(1_000_000_000)
+            .with_max_groups(2);
         // Strict: the cut is an error (not a warning) at the fourth record's header.
         let want = (ErrorKind::Truncated, Some(24 + 3 * RECORD));
         let one = scan_error(&bytes, &config, true, 1).expect("the cut fails the scan");
@@ -120,14 +115,12 @@ fn the_earliest_packet_over_max_groups_names_the_grouping_on_every_thread_count(
         let bytes = pcap_between(&packets);
         for by in [vec![By::Src, By::Dst], vec![By::All, By::Src, By::Dst]] {
             for horizon in [0, 1_000_000_000] {
-                let config = ScanConfig {
-                    windows_ns: vec![1_000, 1_000_000],
-                    rates_bps: vec![1_000_000_000],
-                    by: by.clone(),
-                    reorder_horizon_ns: horizon,
-                    max_groups: 2,
-                    ..ScanConfig::default()
-                };
+                let config = ScanConfig::default()
+                    .with_windows_ns(vec![1_000, 1_000_000])
+                    .with_rates_bps(vec![1_000_000_000])
+                    .with_by(by.clone())
+                    .with_reorder_horizon_ns(horizon)
+                    .with_max_groups(2);
                 let one = scan_error(&bytes, &config, false, 1).expect("too many groups");
                 assert_eq!(one.0, ErrorKind::LimitExceeded);
                 assert!(one.2.contains(want), "one thread, by {by:?}: {}", one.2);

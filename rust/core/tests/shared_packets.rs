@@ -82,10 +82,7 @@ fn frame(p: &Pkt) -> Vec<u8> {
 /// A pcap (Ethernet, snaplen 128) of `pkts`, each frame passed through `edit` and stamped
 /// `delay` ns after its time.
 fn capture(pkts: &[Pkt], delay: i64, edit: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
-    let options = PcapOptions {
-        snaplen: 256,
-        ..Default::default()
-    };
+    let options = PcapOptions::default().with_snaplen(256);
     let mut w = PcapWriter::new(Vec::new(), options).expect("header");
     for p in pkts {
         let mut f = frame(p);
@@ -311,21 +308,15 @@ fn a_capture_that_starts_late_in_a_long_one_is_found_by_bisecting_the_file() {
         assert_eq!(found.pairs.len(), 1, "{mode:?}");
         assert_eq!(found.pairs[0].shared, 1024, "{mode:?}");
     }
-    let short = SharedOptions {
-        max_packets: 100_000,
-        ..SharedOptions::default()
-    };
+    let short = SharedOptions::default().with_max_packets(100_000);
     assert_eq!(check_with(Mode::Files, &files, &[], &short).pairs.len(), 1);
     assert_eq!(check_with(Mode::Streams, &files, &[], &short).pairs, []);
     // A time range that starts past most of the file: the same file twice, sampled there.
     let file = capture(&all, 0, |_| {});
-    let from = SharedOptions {
-        time_range: burstcore::TimeRange {
-            start_ns: Some(all[280_000].ts),
-            end_ns: None,
-        },
-        ..SharedOptions::default()
-    };
+    let from = SharedOptions::default().with_time_range(burstcore::TimeRange {
+        start_ns: Some(all[280_000].ts),
+        end_ns: None,
+    });
     for mode in MODES {
         let found = check_with(mode, &[file.clone(), file.clone()], &[], &from);
         assert_eq!(found.anchors, [all[280_000].ts], "{mode:?}");
@@ -437,13 +428,10 @@ fn the_same_bytes_give_the_same_answer_as_a_file_or_a_stream() {
     assert_eq!(from_files.uncaptured, Vec::from_iter(ip(0)));
     for options in [
         SharedOptions::default(),
-        SharedOptions {
-            time_range: burstcore::TimeRange {
-                start_ns: Some(later[5_000].ts),
-                end_ns: Some(later[15_000].ts),
-            },
-            ..SharedOptions::default()
-        },
+        SharedOptions::default().with_time_range(burstcore::TimeRange {
+            start_ns: Some(later[5_000].ts),
+            end_ns: Some(later[15_000].ts),
+        }),
     ] {
         let files_found = check_with(Mode::Files, &files, &[], &options);
         // Each capture's span whatever the range: its span when there is none (what a range

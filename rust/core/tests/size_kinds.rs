@@ -18,17 +18,16 @@ const FRAMES: [(i64, u32, usize); 4] = [
 fn capture(big: bool) -> Vec<u8> {
     let mut w = PcapWriter::new(
         Vec::new(),
-        PcapOptions {
-            byte_order: if big {
+        PcapOptions::default()
+            .with_byte_order(if big {
                 ByteOrder::Big
             } else {
                 ByteOrder::Little
-            },
-            nanos: true,
-            linktype: 1,
-            snaplen: 64,
-            fcs_len: 0,
-        },
+            })
+            .with_nanos(true)
+            .with_linktype(1)
+            .with_snaplen(64)
+            .with_fcs_len(0),
     )
     .expect("writer");
     for (ts, wire, cap) in FRAMES {
@@ -43,10 +42,7 @@ fn envelope(data: Vec<u8>, size: SizeKind) -> (Vec<u64>, u64) {
     let input = burstcore::input::from_reader(Box::new(std::io::Cursor::new(data)), Some(len))
         .expect("input");
     let mut readers = [CaptureReader::new(input, ReadOptions::default()).expect("reader")];
-    let config = ScanConfig {
-        windows_ns: vec![1, 1_000, 3_000],
-        ..ScanConfig::default()
-    };
+    let config = ScanConfig::default().with_windows_ns(vec![1, 1_000, 3_000]);
     let (out, accounting) = scan(&mut readers, config, size, &mut |_done| Ok(())).expect("scan");
     assert_eq!(accounting.counted, FRAMES.len() as u64);
     (

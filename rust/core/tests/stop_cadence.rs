@@ -231,10 +231,7 @@ fn packets_left_out_still_tell_progress() {
     assert!(calls >= 7, "two files: {calls} progress calls");
     let mut one = [none_counted()];
     let calls = told(&mut |p| {
-        let order = OrderOptions {
-            size: SizeKind::Ip,
-            ..OrderOptions::default()
-        };
+        let order = OrderOptions::default().with_size(SizeKind::Ip);
         analyze::for_each(&mut one, &[], order, p, &mut |_, _| Ok(())).unwrap();
     });
     assert!(calls >= 4, "an analysis: {calls} progress calls");

@@ -10,10 +10,7 @@ use burstcore::TimeRange;
 
 /// A pcap of 60-byte frames, each `(ns, wire length)`, in the order given.
 fn pcap_of(frames: impl IntoIterator<Item = (i64, u32)>) -> Vec<u8> {
-    let options = PcapOptions {
-        snaplen: 65535,
-        ..Default::default()
-    };
+    let options = PcapOptions::default().with_snaplen(65535);
     let mut w = PcapWriter::new(Vec::new(), options).expect("writer");
     for (t, wire) in frames {
         w.write_packet(t, wire, &[0u8; 60]).expect("frame");
@@ -33,11 +30,9 @@ fn scan_range(range: TimeRange) -> (u64, u64, u64, u64) {
     let input = burstcore::input::from_reader(Box::new(std::io::Cursor::new(data)), Some(len))
         .expect("input");
     let mut readers = [CaptureReader::new(input, ReadOptions::default()).expect("reader")];
-    let config = ScanConfig {
-        windows_ns: vec![10_000],
-        time_range: range,
-        ..ScanConfig::default()
-    };
+    let config = ScanConfig::default()
+        .with_windows_ns(vec![10_000])
+        .with_time_range(range);
     let (out, acc) = scan(&mut readers, config, SizeKind::Wire, &mut |_done| Ok(())).expect("scan");
     let bytes = out.groups.first().map_or(0, |g| g.bytes);
     let e = out.envelope.first().map_or(0, |r| r.bytes);
@@ -92,20 +87,15 @@ fn every_read_with_a_range_gives_the_span_of_the_timestamps_read() {
         (none, Some((0, 3000))),
         (TimeRange::ALL, None),
     ] {
-        let config = ScanConfig {
-            windows_ns: vec![10_000],
-            time_range: range,
-            ..ScanConfig::default()
-        };
+        let config = ScanConfig::default()
+            .with_windows_ns(vec![10_000])
+            .with_time_range(range);
         let mut readers = [reader_of(shuffled())];
         let (_, acc) =
             scan(&mut readers, config, SizeKind::Wire, &mut |_done| Ok(())).expect("scan");
         assert_eq!(acc.ts_span, span, "scan of {range:?}");
 
-        let order = burstcore::analyze::OrderOptions {
-            time_range: range,
-            ..Default::default()
-        };
+        let order = burstcore::analyze::OrderOptions::default().with_time_range(range);
         let mut readers = [reader_of(shuffled())];
         let (acc, _) = burstcore::analyze::for_each(
             &mut readers,
@@ -122,10 +112,9 @@ fn every_read_with_a_range_gives_the_span_of_the_timestamps_read() {
             "analysis of {range:?}"
         );
 
-        let select = burstcore::table::Selection {
-            range,
-            filter: None,
-        };
+        let select = burstcore::table::Selection::default()
+            .with_range(range)
+            .with_filter(None);
         let mut reader = reader_of(shuffled());
         let t =
             burstcore::table::read_table_where(&mut reader, None, None, select, &mut |_| Ok(()))

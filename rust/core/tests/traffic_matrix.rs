@@ -12,16 +12,11 @@ fn host(last: u8) -> IpAddr {
 }
 
 fn arrival(ts_ns: i64, size: u64, src: Option<u8>, dst: Option<u8>) -> Arrival {
-    Arrival {
-        ts_ns,
-        size,
-        interface: 0,
-        headers: Headers {
-            src: src.map(host),
-            dst: dst.map(host),
-            ..Default::default()
-        },
-    }
+    Arrival::new(ts_ns, size).with_interface(0).with_headers(
+        Headers::default()
+            .with_src(src.map(host))
+            .with_dst(dst.map(host)),
+    )
 }
 
 #[test]

@@ -354,26 +354,25 @@ fn expected(want: &Headers, need: &Need, n: usize, full: usize) -> Headers {
             None
         }
     }
-    Headers {
-        vlan: f(want.vlan, need.vlan, n),
-        vlan_inner: f(want.vlan_inner, need.vlan_inner, n),
-        ethertype: f(want.ethertype, need.ethertype, n),
-        src: f(want.src, need.src, n),
-        dst: f(want.dst, need.dst, n),
-        ip_len: f(want.ip_len, need.ip_len, n),
-        ip_proto: f(want.ip_proto, need.ip_proto, n),
-        sport: f(want.sport, need.sport, n),
-        dport: f(want.dport, need.dport, n),
-        payload_len: f(want.payload_len, need.payload_len, n),
-        tcp_flags: f(want.tcp_flags, need.tcp_flags, n),
-        tcp_seq: f(want.tcp_seq, need.tcp_seq, n),
-        roce_opcode: f(want.roce_opcode, need.roce_opcode, n),
-        roce_qp: f(want.roce_qp, need.roce_qp, n),
-        fragment: want.fragment && n >= need.fragment,
-        truncated: n < need.end,
-        unknown_link: false,
-        ip_len_past_frame: want.ip_len.is_some() && n >= need.ip_len && n < full,
-    }
+    Headers::default()
+        .with_vlan(f(want.vlan, need.vlan, n))
+        .with_vlan_inner(f(want.vlan_inner, need.vlan_inner, n))
+        .with_ethertype(f(want.ethertype, need.ethertype, n))
+        .with_src(f(want.src, need.src, n))
+        .with_dst(f(want.dst, need.dst, n))
+        .with_ip_len(f(want.ip_len, need.ip_len, n))
+        .with_ip_proto(f(want.ip_proto, need.ip_proto, n))
+        .with_sport(f(want.sport, need.sport, n))
+        .with_dport(f(want.dport, need.dport, n))
+        .with_payload_len(f(want.payload_len, need.payload_len, n))
+        .with_tcp_flags(f(want.tcp_flags, need.tcp_flags, n))
+        .with_tcp_seq(f(want.tcp_seq, need.tcp_seq, n))
+        .with_roce_opcode(f(want.roce_opcode, need.roce_opcode, n))
+        .with_roce_qp(f(want.roce_qp, need.roce_qp, n))
+        .with_fragment(want.fragment && n >= need.fragment)
+        .with_truncated(n < need.end)
+        .with_unknown_link(false)
+        .with_ip_len_past_frame(want.ip_len.is_some() && n >= need.ip_len && n < full)
 }
 
 /// Decode every prefix of the frame and compare with what the builder says is decodable.
@@ -447,10 +446,7 @@ fn ethernet_non_ip() {
         frame.extend_from_slice(llc);
         frame.extend_from_slice(&[0x45; 38]);
         for n in 0..=frame.len() {
-            let want = Headers {
-                truncated: n <= 14 + tells,
-                ..Headers::default()
-            };
+            let want = Headers::default().with_truncated(n <= 14 + tells);
             assert_eq!(decode(ETH, &frame[..n]), want, "{name}: prefix of {n}");
         }
     }
@@ -1096,10 +1092,7 @@ fn unknown_link_types() {
         let h = decode(lt, &[0x45; 64]);
         assert_eq!(
             h,
-            Headers {
-                unknown_link: true,
-                ..Headers::default()
-            },
+            Headers::default().with_unknown_link(true),
             "linktype {lt}"
         );
         assert_eq!(link_mtu_frame(lt), None);

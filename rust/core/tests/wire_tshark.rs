@@ -804,10 +804,7 @@ fn matches_tshark_on_offload_frames() {
     ];
     let dir = Scratch::new("wire-tshark-offload");
     let path = dir.path().join("offload.pcap");
-    let opts = PcapOptions {
-        nanos: false,
-        ..Default::default()
-    };
+    let opts = PcapOptions::default().with_nanos(false);
     let mut w = PcapWriter::new(Vec::new(), opts).unwrap();
     for (i, (f, wire)) in frames.iter().enumerate() {
         w.write_packet(1_700_000_000_000_000_000 + i as i64 * 1000, *wire, f)

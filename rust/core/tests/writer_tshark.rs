@@ -178,13 +178,12 @@ fn pcap_case(dir: &Path, seed: u64, order: ByteOrder, nanos: bool) -> Case {
     let file = BufWriter::new(std::fs::File::create(&path).unwrap());
     let mut w = PcapWriter::new(
         file,
-        PcapOptions {
-            byte_order: order,
-            nanos,
-            linktype,
-            snaplen,
-            fcs_len: 0,
-        },
+        PcapOptions::default()
+            .with_byte_order(order)
+            .with_nanos(nanos)
+            .with_linktype(linktype)
+            .with_snaplen(snaplen)
+            .with_fcs_len(0),
     )
     .unwrap();
     let mut frames = Vec::new();
@@ -351,16 +350,14 @@ fn pcapng_case(dir: &Path, seed: u64, sections: usize) -> Case {
                         .unwrap();
                 }
                 16 => {
-                    let stats = InterfaceStats {
-                        if_recv: Some(rng.below(1000)),
-                        if_drop: rng.pick(&[None, Some(3)]),
-                        os_drop: Some(1),
-                        fil_accept: None,
-                        usr_deliv: Some(rng.below(1000)),
-                        start_ns: Some(iface.offset_s.max(0) * 1_000_000_000),
-                        end_ns: Some(iface.offset_s.max(0) * 1_000_000_000 + 5_000_000_000),
-                        ..Default::default()
-                    };
+                    let stats = InterfaceStats::default()
+                        .with_if_recv(Some(rng.below(1000)))
+                        .with_if_drop(rng.pick(&[None, Some(3)]))
+                        .with_os_drop(Some(1))
+                        .with_fil_accept(None)
+                        .with_usr_deliv(Some(rng.below(1000)))
+                        .with_start_ns(Some(iface.offset_s.max(0) * 1_000_000_000))
+                        .with_end_ns(Some(iface.offset_s.max(0) * 1_000_000_000 + 5_000_000_000));
                     w.interface_statistics(local, 12345, &stats).unwrap();
                 }
                 17 => {
@@ -529,11 +526,9 @@ fn capinfos_counts_name_records_and_secrets() {
         .unwrap();
     w.decryption_secrets(0x544c_534b, b"CLIENT_RANDOM 00 00\n")
         .unwrap();
-    let stats = InterfaceStats {
-        if_recv: Some(10),
-        if_drop: Some(4),
-        ..Default::default()
-    };
+    let stats = InterfaceStats::default()
+        .with_if_recv(Some(10))
+        .with_if_drop(Some(4));
     w.interface_statistics(0, 2048, &stats).unwrap();
     w.finish().unwrap();
     let out = Command::new(CAPINFOS)

@@ -38,17 +38,18 @@ fn order(
     fcs: &str,
 ) -> PyResult<OrderOptions> {
     let (filter, file_filters) = parse_filters(filter, sources)?;
-    Ok(OrderOptions {
-        reorder_horizon_ns: horizon_ns,
-        late: late_policy(on_late)?,
-        time_range: time_range(range),
-        filter,
-        file_filters,
+    Ok(OrderOptions::default()
+        .with_reorder_horizon_ns(horizon_ns)
+        .with_late(late_policy(on_late)?)
+        .with_time_range(time_range(range))
+        .with_filter(filter)
+        .with_file_filters(file_filters)
         // The FCS rule is l1's; the Python layer refuses it with another size.
-        size: SizeKind::parse(size)
-            .and_then(|s| Ok(s.with_fcs(Fcs::parse(fcs)?)))
-            .map_err(to_py)?,
-    })
+        .with_size(
+            SizeKind::parse(size)
+                .and_then(|s| Ok(s.with_fcs(Fcs::parse(fcs)?)))
+                .map_err(to_py)?,
+        ))
 }
 
 /// Run `f` over the opened sources without the GIL; progress, interrupts and warnings handled.
@@ -129,11 +130,10 @@ fn flows<'py>(
                 "idle_timeout must be ≥ 0, got {t} ns"
             ))));
         }
-        let opts = FlowOptions {
-            key,
-            idle_timeout_ns,
-            max_flows,
-        };
+        let opts = FlowOptions::default()
+            .with_key(key)
+            .with_idle_timeout_ns(idle_timeout_ns)
+            .with_max_flows(max_flows);
         let ord = order(horizon_ns, on_late, time_range, filter, &sources, size, fcs)?;
         let ((rep, env, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
             analyze::flows(r, opts, &windows_ns, ord, p)
@@ -491,12 +491,10 @@ fn iterations<'py>(
                 "need bin > 0 and 0 ≤ min_period < max_period; got bin {bin_ns} ns, periods {min_period_ns}..{max_period_ns} ns"
             ))));
         }
-        let opts = IterationOptions {
-            bin_ns,
-            min_lag_ns: min_period_ns,
-            max_lag_ns: max_period_ns,
-            ..IterationOptions::default()
-        };
+        let opts = IterationOptions::default()
+            .with_bin_ns(bin_ns)
+            .with_min_lag_ns(min_period_ns)
+            .with_max_lag_ns(max_period_ns);
         let max_bins = opts.max_bins;
         let ord = order(horizon_ns, on_late, time_range, filter, &sources, size, fcs)?;
         let ((rep, acc), warnings) = run(py, &sources, strict, mmap, progress, |r, p| {
@@ -555,12 +553,10 @@ fn superpose<'py>(
     fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
-        let cfg = burstcore::engine::ScanConfig {
-            bin_origin: crate::bin_origin(bin_origin_ns),
-            ..config(
-                windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
-            )?
-        };
+        let cfg = config(
+            windows_ns, closed, rates_bps, bins_ns, by, 0, on_late, max_groups,
+        )?
+        .with_bin_origin(crate::bin_origin(bin_origin_ns));
         let ord = order(horizon_ns, on_late, time_range, filter, &sources, size, fcs)?;
         let (sp, warnings, readers) = run_keeping(py, &sources, strict, mmap, progress, |r, p| {
             analyze::superpose(r, &offsets_ns, cfg, ord, p)

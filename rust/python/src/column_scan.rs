@@ -4,7 +4,6 @@
 
 use crate::errors::{guard, to_py};
 use crate::{bin_origin, config, output_to_py, Control};
-use burstcore::engine::ScanConfig;
 use burstcore::pipeline::ColumnScan;
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyRuntimeError;
@@ -46,12 +45,10 @@ impl ColumnScanner {
         bin_origin_ns: Option<i64>,
     ) -> PyResult<Self> {
         guard(py, || {
-            let cfg = ScanConfig {
-                bin_origin: bin_origin(bin_origin_ns),
-                ..config(
-                    windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
-                )?
-            };
+            let cfg = config(
+                windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
+            )?
+            .with_bin_origin(bin_origin(bin_origin_ns));
             Ok(ColumnScanner {
                 state: Mutex::new(Some(State {
                     scan: ColumnScan::new(cfg).map_err(to_py)?,

@@ -132,12 +132,10 @@ impl Control {
 /// files, one cut off before its magic (a ring-buffer set's empty last file) is a cut file.
 fn read_options(strict: bool, mmap: Option<bool>, files: usize, threads: usize) -> ReadOptions {
     let default = ReadOptions::for_scan(files, threads);
-    ReadOptions {
-        strict,
-        mmap: mmap.unwrap_or(default.mmap),
-        one_of_several: files > 1,
-        ..default
-    }
+    default
+        .with_strict(strict)
+        .with_mmap(mmap.unwrap_or(default.mmap))
+        .with_one_of_several(files > 1)
 }
 
 /// The readers' warnings, each naming its input when there are several; then the packets a
@@ -240,10 +238,9 @@ fn read_table<'py>(
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(py, progress, total)?;
         let res = py.detach(|| {
-            let select = table::Selection {
-                range: crate::time_range(time_range),
-                filter: filter.as_ref(),
-            };
+            let select = table::Selection::default()
+                .with_range(crate::time_range(time_range))
+                .with_filter(filter.as_ref());
             let columns = columns.as_deref();
             table::read_table_threads_where(
                 &mut reader,
@@ -331,14 +328,10 @@ fn capture_info<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
         let filter = parse_filter(filter.as_deref())?;
-        let select = burstcore::table::Selection {
-            range: crate::time_range(time_range),
-            filter: filter.as_ref(),
-        };
-        let options = ReadOptions {
-            one_of_several,
-            ..read_options(strict, mmap, 1, 1)
-        };
+        let select = burstcore::table::Selection::default()
+            .with_range(crate::time_range(time_range))
+            .with_filter(filter.as_ref());
+        let options = read_options(strict, mmap, 1, 1).with_one_of_several(one_of_several);
         let (mut readers, total) = open_with(py, std::slice::from_ref(&source), options)?;
         let mut reader = readers.pop().expect("one source");
         let mut ctl = Control::new(py, progress, total)?;
@@ -484,20 +477,15 @@ pub(crate) fn config(
         }
     };
     let late = late_policy(on_late)?;
-    Ok(ScanConfig {
-        windows_ns,
-        closure,
-        rates_bps,
-        bins_ns,
-        bin_origin: BinOrigin::default(),
-        by: parse_by(&by)?,
-        reorder_horizon_ns: horizon_ns,
-        late,
-        max_groups,
-        time_range: TimeRange::ALL,
-        filter: None,
-        file_filters: Vec::new(),
-    })
+    Ok(ScanConfig::default()
+        .with_windows_ns(windows_ns)
+        .with_closure(closure)
+        .with_rates_bps(rates_bps)
+        .with_bins_ns(bins_ns)
+        .with_by(parse_by(&by)?)
+        .with_reorder_horizon_ns(horizon_ns)
+        .with_late(late)
+        .with_max_groups(max_groups))
 }
 
 /// The bins' origin as Python gives it: an instant in ns, or `None` for the first packet counted.
@@ -698,15 +686,13 @@ fn scan<'py>(
     guard(py, || {
         let range = crate::time_range(time_range);
         let (filter, file_filters) = parse_filters(filter, &sources)?;
-        let cfg = ScanConfig {
-            bin_origin: bin_origin(bin_origin_ns),
-            time_range: range,
-            filter,
-            file_filters,
-            ..config(
-                windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
-            )?
-        };
+        let cfg = config(
+            windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
+        )?
+        .with_bin_origin(bin_origin(bin_origin_ns))
+        .with_time_range(range)
+        .with_filter(filter)
+        .with_file_filters(file_filters);
         let size = SizeKind::parse(size)
             .and_then(|s| Ok(s.with_fcs(Fcs::parse(fcs)?)))
             .map_err(to_py)?;
@@ -977,11 +963,9 @@ fn shared_packets<'py>(
 ) -> PyResult<Option<SharedFound>> {
     guard(py, || {
         let (filter, file_filters) = parse_filters(filter, &sources)?;
-        let config = ScanConfig {
-            filter,
-            file_filters,
-            ..ScanConfig::default()
-        };
+        let config = ScanConfig::default()
+            .with_filter(filter)
+            .with_file_filters(file_filters);
         let filters = config.filter_per_capture(sources.len()).map_err(to_py)?;
         let (mut readers, _) = match open_all(py, &sources, strict, mmap, 1) {
             Ok(opened) => opened,
@@ -989,12 +973,10 @@ fn shared_packets<'py>(
             Err(_) => return Ok(None),
         };
         let defaults = SharedOptions::default();
-        let options = SharedOptions {
-            time_range: crate::time_range(time_range),
-            read_through,
-            max_packets: max_packets.unwrap_or(defaults.max_packets),
-            ..defaults
-        };
+        let options = defaults
+            .with_time_range(crate::time_range(time_range))
+            .with_read_through(read_through)
+            .with_max_packets(max_packets.unwrap_or(defaults.max_packets));
         let found = match py.detach(|| shared_packets_of(&mut readers, &filters, &options)) {
             Ok(found) => found,
             Err(e) if errors => return Err(to_py(e)),
@@ -1054,12 +1036,10 @@ fn scan_columns<'py>(
     bin_origin_ns: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(py, || {
-        let cfg = ScanConfig {
-            bin_origin: bin_origin(bin_origin_ns),
-            ..config(
-                windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
-            )?
-        };
+        let cfg = config(
+            windows_ns, closed, rates_bps, bins_ns, by, horizon_ns, on_late, max_groups,
+        )?
+        .with_bin_origin(bin_origin(bin_origin_ns));
         let ts = ts_ns.as_slice()?;
         let sz = sizes.as_slice()?;
         let ifs = match &interfaces {

@@ -295,13 +295,12 @@ impl CaptureWriter {
             "pcap" => {
                 let mut w = PcapWriter::new(
                     Vec::new(),
-                    PcapOptions {
-                        byte_order: bo,
-                        nanos,
-                        linktype,
-                        snaplen,
-                        fcs_len,
-                    },
+                    PcapOptions::default()
+                        .with_byte_order(bo)
+                        .with_nanos(nanos)
+                        .with_linktype(linktype)
+                        .with_snaplen(snaplen)
+                        .with_fcs_len(fcs_len),
                 )
                 .map_err(to_py)?;
                 w.allow_oversized_records(allow_oversized_records);
@@ -506,14 +505,12 @@ impl CaptureWriter {
         usr_deliv: Option<Field<u64>>,
     ) -> PyResult<()> {
         named!(interface, ts_raw, if_recv, if_drop, os_drop, fil_accept, usr_deliv);
-        let stats = InterfaceStats {
-            if_recv,
-            if_drop,
-            os_drop,
-            fil_accept,
-            usr_deliv,
-            ..Default::default()
-        };
+        let stats = InterfaceStats::default()
+            .with_if_recv(if_recv)
+            .with_if_drop(if_drop)
+            .with_os_drop(os_drop)
+            .with_fil_accept(fil_accept)
+            .with_usr_deliv(usr_deliv);
         self.ng()?
             .interface_statistics(interface, ts_raw, &stats)
             .map_err(to_py)

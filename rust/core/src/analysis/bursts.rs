@@ -8,6 +8,7 @@ use crate::engine::Arrival;
 
 /// One burst: a maximal run of packets each at most the gap threshold after the one before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Burst {
     /// Timestamp of the burst's first packet.
     pub start_ns: i64,
@@ -23,6 +24,7 @@ pub struct Burst {
 
 /// The bursts of a trace ([`BurstDetector::finish`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BurstReport {
     /// The gap threshold used (a negative one given is 0).
     pub gap_threshold_ns: i64,

@@ -29,6 +29,7 @@ pub enum FlowKey {
 
 /// How [`FlowTable`] cuts the packets into flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FlowOptions {
     /// The key a flow is told by (`Flow5` by default).
     pub key: FlowKey,
@@ -38,6 +39,12 @@ pub struct FlowOptions {
     /// before `push` fails with LimitExceeded.
     pub max_flows: usize,
 }
+
+crate::builders!([] FlowOptions {
+    key: FlowKey => with_key,
+    idle_timeout_ns: Option<i64> => with_idle_timeout_ns,
+    max_flows: usize => with_max_flows,
+});
 
 impl Default for FlowOptions {
     fn default() -> Self {
@@ -53,6 +60,7 @@ impl Default for FlowOptions {
 /// such packets out); `protocol` is 0 for Flow4.
 /// For BiFlow5 the src/dst fields name the sender of the flow's first packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FlowRecord {
     /// Source host (the first packet's sender for `BiFlow5`).
     pub src_ip: IpAddr,
@@ -92,6 +100,7 @@ pub struct FlowRecord {
 
 /// Flows plus the packets that could not belong to any flow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FlowReport {
     /// Sorted by (first_seen_ns, then key order of appearance).
     pub flows: Vec<FlowRecord>,

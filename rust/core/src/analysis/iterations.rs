@@ -71,6 +71,7 @@ use crate::engine::Arrival;
 
 /// How [`IterationAnalyzer`] bins the traffic and which periods it looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct IterationOptions {
     /// Bin width in ns (default 1 ms).
     pub bin_ns: i64,
@@ -91,6 +92,17 @@ pub struct IterationOptions {
     pub range_end_ns: Option<i64>,
 }
 
+crate::builders!([] IterationOptions {
+    bin_ns: i64 => with_bin_ns,
+    max_lag_ns: i64 => with_max_lag_ns,
+    min_lag_ns: i64 => with_min_lag_ns,
+    ack_max_size: u64 => with_ack_max_size,
+    max_channels: usize => with_max_channels,
+    max_bins: usize => with_max_bins,
+    range_start_ns: Option<i64> => with_range_start_ns,
+    range_end_ns: Option<i64> => with_range_end_ns,
+});
+
 impl Default for IterationOptions {
     fn default() -> Self {
         IterationOptions {
@@ -108,6 +120,7 @@ impl Default for IterationOptions {
 
 /// One training iteration: a communication phase and the quiet tail after it.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct Iteration {
     /// Start of the communication phase (start of its first busy bin).
     pub start_ns: i64,
@@ -132,6 +145,7 @@ pub struct Iteration {
 
 /// What [`IterationAnalyzer::finish`] found: the period and each iteration.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct IterationReport {
     /// Refined period: the mean spacing of the starts of the iterations marked `in_period`
     /// (the longest run of whole iterations each about one autocorrelation period after the

@@ -22,6 +22,7 @@ pub const BYTES_PER_PAIR: usize = 400;
 
 /// What one host sent and received.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HostTotals {
     /// Bytes it sent.
     pub sent_bytes: u64,
@@ -53,6 +54,7 @@ pub struct TrafficMatrix {
 /// The result: hosts in address order (`None` first, then IPv4 before IPv6, each by its bytes),
 /// pairs in (src, dst) order of those.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MatrixReport {
     /// The hosts (`None`: packets without IP addresses).
     pub hosts: Vec<Option<IpAddr>>,

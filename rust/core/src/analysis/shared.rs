@@ -56,6 +56,7 @@ use crate::wire;
 
 /// How much of each capture the check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SharedOptions {
     /// Packets read from each capture at each anchor (default 1,024).
     pub sample: usize,
@@ -72,6 +73,13 @@ pub struct SharedOptions {
     pub read_through: bool,
 }
 
+crate::builders!([] SharedOptions {
+    sample: usize => with_sample,
+    max_packets: u64 => with_max_packets,
+    time_range: TimeRange => with_time_range,
+    read_through: bool => with_read_through,
+});
+
 impl Default for SharedOptions {
     fn default() -> Self {
         SharedOptions {
@@ -85,6 +93,7 @@ impl Default for SharedOptions {
 
 /// Two captures that hold the same packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SharedPair {
     /// Their indices among the readers, `a` < `b`.
     pub a: usize,
@@ -102,6 +111,7 @@ pub struct SharedPair {
 
 /// What [`shared_packets`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SharedPackets {
     /// Every pair of captures with at least one packet in common, in order of (a, b).
     pub pairs: Vec<SharedPair>,

@@ -21,12 +21,16 @@ mod fcs_check;
 pub use fcs_check::{FcsSample, FCS_LOOK};
 #[cfg(test)]
 mod fast_path_tests;
+// Not API (outside semver, see the crate docs): public for the bindings, tests and fuzz targets.
+#[doc(hidden)]
 pub mod mapping;
 mod pcap;
 mod pcapng;
 mod sniff;
 
 pub use sniff::starts_like_capture;
+// Not API (outside semver, see the crate docs): public for the bindings, tests and fuzz targets.
+#[doc(hidden)]
 pub mod split;
 mod timestamp;
 
@@ -37,6 +41,7 @@ use buffer::Buffer;
 
 /// Hard limits that turn hostile lengths into errors rather than allocations.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest pcapng block / pcap record accepted (bytes).
     pub max_block_len: u32,
@@ -48,6 +53,13 @@ pub struct Limits {
     /// Most options in one block.
     pub max_options: u32,
 }
+
+crate::builders!([] Limits {
+    max_block_len: u32 => with_max_block_len,
+    max_interfaces: u32 => with_max_interfaces,
+    max_sections: u32 => with_max_sections,
+    max_options: u32 => with_max_options,
+});
 
 impl Default for Limits {
     fn default() -> Self {
@@ -63,6 +75,7 @@ impl Default for Limits {
 /// How a [`CaptureReader`] reads: [`ReadOptions::default`] for one capture,
 /// [`ReadOptions::for_scan`] for many read together.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct ReadOptions {
     /// Raise on a capture cut off mid-block instead of returning the packets before the cut
     /// and a warning.
@@ -73,9 +86,9 @@ pub struct ReadOptions {
     /// mapping instead of `read()` into a buffer: same packets, offsets, warnings and errors,
     /// without the kernel's copy. Anything else (compressed, stdin, pipes, readers, special
     /// files, an empty file, a filesystem that refuses to map) is read through the buffer
-    /// silently. The chunk readers of a parallel scan ([`split`]) share one mapping of the file.
+    /// silently. The chunk readers of a parallel scan share one mapping of the file.
     ///
-    /// Default: [`mapping::GUARDED`], true on Linux, where [`mapping`] guards the mapping: a file
+    /// Default: true on Linux, where the reader guards the mapping: a file
     /// truncated by another process while it is read is an `Io` error at the offset reached.
     /// Elsewhere mapping is opt-in and unguarded: truncation under the mapping would kill the
     /// process with SIGBUS, so only for files that nothing truncates while they are read.
@@ -89,6 +102,13 @@ pub struct ReadOptions {
     /// is [`ErrorKind::NotACapture`]: with no magic there is no format to read it as.
     pub one_of_several: bool,
 }
+
+crate::builders!([] ReadOptions {
+    strict: bool => with_strict,
+    limits: Limits => with_limits,
+    mmap: bool => with_mmap,
+    one_of_several: bool => with_one_of_several,
+});
 
 impl Default for ReadOptions {
     fn default() -> Self {
@@ -212,6 +232,7 @@ impl std::fmt::Display for TsResolution {
 
 /// A pcapng section, as its Section Header Block describes it (a classic pcap has none).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Section {
     /// Its place among the file's sections, from 0.
     pub index: u32,
@@ -232,6 +253,7 @@ pub struct Section {
 /// What the capture says of an interface's own counts (pcapng Interface Statistics Blocks):
 /// the latest value of each option, `None` where no block gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct InterfaceStats {
     /// Interface Statistics Blocks read for this interface.
     pub isb_count: u32,
@@ -251,9 +273,21 @@ pub struct InterfaceStats {
     pub end_ns: Option<i64>,
 }
 
+crate::builders!([] InterfaceStats {
+    isb_count: u32 => with_isb_count,
+    if_recv: Option<u64> => with_if_recv,
+    if_drop: Option<u64> => with_if_drop,
+    os_drop: Option<u64> => with_os_drop,
+    fil_accept: Option<u64> => with_fil_accept,
+    usr_deliv: Option<u64> => with_usr_deliv,
+    start_ns: Option<i64> => with_start_ns,
+    end_ns: Option<i64> => with_end_ns,
+});
+
 /// An interface a capture declares (a pcapng Interface Description Block; a classic pcap has
 /// one, from its file header).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Interface {
     /// Global index (across sections), the `interface` of the packets.
     pub index: u32,
@@ -283,6 +317,7 @@ pub struct Interface {
 
 /// Counters of everything the reader saw that is not a packet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReadStats {
     /// pcapng sections read (0 for a classic pcap).
     pub sections: u32,
@@ -641,7 +676,7 @@ impl CaptureReader {
         &self.warnings
     }
     /// The plain (uncompressed) regular file being read, if that is what it is: such a file can
-    /// also be read in pieces ([`split`]).
+    /// also be read in pieces.
     pub fn plain_path(&self) -> Option<&std::path::Path> {
         self.path.as_deref()
     }

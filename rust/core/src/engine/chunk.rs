@@ -26,11 +26,9 @@
 //! use burstcore::engine::chunk::{ChunkScanner, ChunkState};
 //! use burstcore::engine::{ScanConfig, Scanner};
 //!
-//! let config = ScanConfig {
-//!     windows_ns: vec![1_000],
-//!     rates_bps: vec![8_000_000_000],
-//!     ..ScanConfig::default()
-//! };
+//! let config = ScanConfig::default()
+//!     .with_windows_ns(vec![1_000])
+//!     .with_rates_bps(vec![8_000_000_000]);
 //! let packets = [(0, 1000), (500, 1000), (900, 1000), (1_400, 1000)];
 //! // Two chunks, scanned apart (on two threads or two machines), then merged in time order.
 //! let mut states = Vec::new();

@@ -17,6 +17,8 @@ mod backlog;
 pub mod chunk;
 mod envelope;
 mod group;
+// Not API: the brute-force oracles the tests and fuzz targets check the engine against.
+#[doc(hidden)]
 pub mod reference;
 pub(crate) mod reorder;
 mod scanner;
@@ -71,6 +73,7 @@ pub enum By {
 
 /// One packet as the engine sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Arrival {
     /// When it arrived, ns since the epoch.
     pub ts_ns: i64,
@@ -81,6 +84,24 @@ pub struct Arrival {
     /// The header fields groupings and filters read ([`Headers::default`] when none are).
     pub headers: Headers,
 }
+
+impl Arrival {
+    /// An arrival of `size` bytes at `ts_ns`, on interface 0 and without headers; the
+    /// `with_…` builders set the rest.
+    pub fn new(ts_ns: i64, size: u64) -> Self {
+        Arrival {
+            ts_ns,
+            size,
+            interface: 0,
+            headers: Headers::default(),
+        }
+    }
+}
+
+crate::builders!([] Arrival {
+    interface: u32 => with_interface,
+    headers: Headers => with_headers,
+});
 
 /// The instant the bins of the series are counted from: bin k of width Δ is
 /// `[o + kΔ, o + (k+1)Δ)`, k = ⌊(t − o)/Δ⌋ (k may be negative).
@@ -104,6 +125,7 @@ impl Default for BinOrigin {
 /// of every grouping, in one pass. [`ScanConfig::default`] measures nothing but the groups'
 /// totals; name the windows, rates and bins wanted.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ScanConfig {
     /// Window lengths τ in ns (> 0), any order, duplicates removed.
     pub windows_ns: Vec<i64>,
@@ -137,6 +159,21 @@ pub struct ScanConfig {
     /// two captured hosts is in both files: `src host H` for H's file counts each packet once.
     pub file_filters: Vec<Option<crate::Filter>>,
 }
+
+crate::builders!([] ScanConfig {
+    windows_ns: Vec<i64> => with_windows_ns,
+    closure: Closure => with_closure,
+    rates_bps: Vec<u64> => with_rates_bps,
+    bins_ns: Vec<i64> => with_bins_ns,
+    bin_origin: BinOrigin => with_bin_origin,
+    by: Vec<By> => with_by,
+    reorder_horizon_ns: i64 => with_reorder_horizon_ns,
+    late: LatePolicy => with_late,
+    max_groups: usize => with_max_groups,
+    time_range: crate::TimeRange => with_time_range,
+    filter: Option<crate::Filter> => with_filter,
+    file_filters: Vec<Option<crate::Filter>> => with_file_filters,
+});
 
 impl ScanConfig {
     /// Whether any grouping of this scan reads packet headers ([`By::reads_headers`]).
@@ -217,6 +254,7 @@ pub enum GroupKey {
 
 /// E(τ) of one group for one window length.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EnvelopeRow {
     /// The grouping.
     pub by: By,
@@ -237,6 +275,7 @@ pub struct EnvelopeRow {
 
 /// B_max(r) of one group for one server rate.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct BacklogRow {
     /// The grouping.
     pub by: By,
@@ -259,6 +298,7 @@ pub struct BacklogRow {
 
 /// One non-empty bin of one group's series.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SeriesRow {
     /// The grouping.
     pub by: By,
@@ -277,6 +317,7 @@ pub struct SeriesRow {
 
 /// One group's totals.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GroupSummary {
     /// The grouping.
     pub by: By,
@@ -294,6 +335,7 @@ pub struct GroupSummary {
 
 /// What the reorder buffer did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReorderStats {
     /// Packets that arrived with a timestamp earlier than one already seen and were put back in
     /// order (late packets are not counted here, only in `dropped_late`).
@@ -307,6 +349,7 @@ pub struct ReorderStats {
 /// What a scan measured: a row per group and window, rate or non-empty bin, the groups'
 /// totals, and what the reorder buffer did.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ScanOutput {
     /// E(τ): a row per group and window.
     pub envelope: Vec<EnvelopeRow>,

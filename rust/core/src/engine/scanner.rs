@@ -38,6 +38,7 @@ impl Default for ScanConfig {
 
 /// B_max(r) of one group exactly, in bytes × [`super::BACKLOG_SCALE`] (bit·ns/s).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ExactBacklog {
     /// The grouping the group belongs to.
     pub by: By,
@@ -56,11 +57,11 @@ pub struct ExactBacklog {
 /// ```
 /// use burstcore::engine::{ScanConfig, Scanner};
 ///
-/// let mut s = Scanner::new(ScanConfig {
-///     windows_ns: vec![1_000],           // τ = 1 µs
-///     rates_bps: vec![8_000_000_000],   // r = 8 Gbit/s = 1 byte/ns
-///     ..ScanConfig::default()
-/// })?;
+/// let mut s = Scanner::new(
+///     ScanConfig::default()
+///         .with_windows_ns(vec![1_000])           // τ = 1 µs
+///         .with_rates_bps(vec![8_000_000_000]),   // r = 8 Gbit/s = 1 byte/ns
+/// )?;
 /// for (ts_ns, size) in [(0, 1000), (500, 1000), (1_000, 1000)] {
 ///     s.push_lean(ts_ns, size, 0)?; // interface 0
 /// }

@@ -12,6 +12,7 @@ use crate::wire::Headers;
 /// scanning the batches equals scanning them concatenated. Memory is the scan's own, whatever
 /// the number of batches: nothing of a batch is kept once pushed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ColumnScan {
     scanner: Scanner,
     /// Rows pushed into the scanner so far, in all batches.

@@ -38,6 +38,7 @@ pub const IP_PROTO_UDP: u8 = 17;
 /// Decoded header fields of one packet. All `None` when the link type is unknown or the frame is
 /// too short; a truncated header never makes an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Headers {
     /// Outer and inner 802.1Q / 802.1ad VLAN ids (QinQ gives both).
     pub vlan: Option<u16>,
@@ -82,6 +83,27 @@ pub struct Headers {
     /// The link type is not one this decoder knows.
     pub unknown_link: bool,
 }
+
+crate::builders!([] Headers {
+    vlan: Option<u16> => with_vlan,
+    vlan_inner: Option<u16> => with_vlan_inner,
+    ethertype: Option<u16> => with_ethertype,
+    src: Option<IpAddr> => with_src,
+    dst: Option<IpAddr> => with_dst,
+    ip_proto: Option<u8> => with_ip_proto,
+    ip_len: Option<u32> => with_ip_len,
+    sport: Option<u16> => with_sport,
+    dport: Option<u16> => with_dport,
+    payload_len: Option<u32> => with_payload_len,
+    tcp_flags: Option<u8> => with_tcp_flags,
+    tcp_seq: Option<u32> => with_tcp_seq,
+    roce_opcode: Option<u8> => with_roce_opcode,
+    roce_qp: Option<u32> => with_roce_qp,
+    fragment: bool => with_fragment,
+    ip_len_past_frame: bool => with_ip_len_past_frame,
+    truncated: bool => with_truncated,
+    unknown_link: bool => with_unknown_link,
+});
 
 /// Decode the headers of a frame of the given LINKTYPE_*, captured whole (see
 /// [`decode_frame`] for a frame cut by a snaplen).

@@ -5,8 +5,8 @@
 //!   byte order, interfaces of any resolution and signed offset;
 //! - [`timestamp`]: the exact conversion between i64 nanoseconds and an interface's raw units;
 //! - [`frames`]: Ethernet/IPv4/TCP frames with valid headers, to fill packets with;
-//! - [`synth`]: a deterministic model of distributed-training traffic, shared by tests, benches and
-//!   the `gen_training` example.
+//! - `synth` (hidden, not API): a deterministic model of distributed-training traffic, shared by
+//!   tests, benches and the `gen_training` example.
 //!
 //! The writers check what they are asked to write (a file they produce is always well formed), and
 //! write each record with a few `write_all` calls and no allocation per packet: wrap the sink in a
@@ -16,6 +16,8 @@ mod endian;
 pub mod frames;
 mod pcap;
 mod pcapng;
+// Not API: the synthetic traffic of the tests and benchmarks.
+#[doc(hidden)]
 pub mod synth;
 pub mod timestamp;
 

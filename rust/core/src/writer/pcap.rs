@@ -11,6 +11,7 @@ const MAGIC_NANOS: u32 = 0xA1B2_3C4D;
 
 /// The file header of a pcap: how every record is written.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct PcapOptions {
     /// The byte order of every field (a reader takes either).
     pub byte_order: ByteOrder,
@@ -27,6 +28,14 @@ pub struct PcapOptions {
     /// count up to 30. The writer declares it; the packets given must hold it.
     pub fcs_len: u8,
 }
+
+crate::builders!([] PcapOptions {
+    byte_order: ByteOrder => with_byte_order,
+    nanos: bool => with_nanos,
+    linktype: u16 => with_linktype,
+    snaplen: u32 => with_snaplen,
+    fcs_len: u8 => with_fcs_len,
+});
 
 /// Little-endian, ns timestamps (the exact ones), Ethernet, and tcpdump's default snaplen of
 /// 262,144: what a capture of today's tools looks like, so callers name only what differs.

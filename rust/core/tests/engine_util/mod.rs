@@ -58,17 +58,14 @@ pub fn ip(last: u8) -> IpAddr {
 
 impl Pkt {
     pub fn arrival(&self) -> Arrival {
-        Arrival {
-            ts_ns: self.ts,
-            size: self.size,
-            interface: self.iface,
-            headers: Headers {
-                src: self.src.map(ip),
-                dst: self.dst.map(ip),
-                vlan: self.vlan,
-                ..Default::default()
-            },
-        }
+        Arrival::new(self.ts, self.size)
+            .with_interface(self.iface)
+            .with_headers(
+                Headers::default()
+                    .with_src(self.src.map(ip))
+                    .with_dst(self.dst.map(ip))
+                    .with_vlan(self.vlan),
+            )
     }
 }
 

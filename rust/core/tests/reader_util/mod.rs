@@ -26,12 +26,10 @@ pub fn write_capture(
         }
         w.finish().expect("finish")
     } else {
-        let opts = PcapOptions {
-            byte_order: order,
-            nanos,
-            snaplen: 65535,
-            ..Default::default()
-        };
+        let opts = PcapOptions::default()
+            .with_byte_order(order)
+            .with_nanos(nanos)
+            .with_snaplen(65535);
         let mut w = PcapWriter::new(Vec::new(), opts).expect("header");
         for (ts, wire, f) in frames {
             w.write_packet(*ts, *wire, f).expect("packet");
