@@ -436,11 +436,8 @@ def test_iterations_of_a_few_packets_hours_apart_hold_no_empty_bins(tmp_path: Pa
     capture.write_bytes(
         capture_of([t for t, _ in packets], [len(f) for _, f in packets], frames=[f for _, f in packets])
     )
-    code = (
-        "import sys, warnings, burstcore\n"
-        "def status(key):\n"
-        "    with open('/proc/self/status') as f:\n"
-        "        return next(int(l.split()[1]) for l in f if l.startswith(key + ':'))\n"
+    code = CHILD_PEAK + (
+        "import warnings\n"
         "start = status('VmHWM')\n"
         "with warnings.catch_warnings():\n"
         "    warnings.simplefilter('ignore')\n"
