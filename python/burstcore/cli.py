@@ -649,7 +649,7 @@ def _scan_options(p: argparse.ArgumentParser, figures: bool = False) -> None:
         ),
     )
     _size_option(g)
-    _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
+    _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB of memory each")
     _read_options(g, start_note="; the mean rate is then over the stretch from it")
     g.add_argument(
         "--threads",
@@ -687,7 +687,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A capinfos-like summary of each capture: format, interfaces, packets, bytes, first/last "
         "timestamp, duration, mean rate, packets out of timestamp order, frames over the link MTU. With "
         "--start/--end or --filter, the packets, bytes, times and counts are those of the packets chosen (as "
-        "read-packets lists them); the format, sections, interfaces, blocks and drop counters stay the file's.",
+        "read_packets lists them); the format, sections, interfaces, blocks and drop counters stay the file's.",
         epilog=INFO_EXAMPLES + "\n\n" + EXIT_CODES,
         formatter_class=fmt,
     )
@@ -953,7 +953,7 @@ def _analysis_parsers(sub: Any) -> None:
     )
     _quantiles_option(g)
     _size_option(g)
-    _max_groups_option(g, DEFAULT_MAX_GROUPS, "one open burst and the bursts found")
+    _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 250 bytes of memory each, and its bursts' rows")
     _analysis_end(p, g, BURSTS_TABLES, "bursts (the first ones)")
 
     _distribution_parser(
@@ -1007,7 +1007,7 @@ def _analysis_parsers(sub: Any) -> None:
     g.add_argument("--seed", type=_count, metavar="N", help="seed of the random offsets (default: 0)")
     _measure_options(g, "the link speeds 100Mbps to 400Gbps, so that one pass suffices")
     _size_option(g)
-    _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB")
+    _max_groups_option(g, DEFAULT_MAX_GROUPS, "about 1 to 1.8 kB of memory each")
     _analysis_end(p, g, SUPERPOSE_TABLES, "groups per grouping", top=5)
 
 
@@ -1017,7 +1017,7 @@ def _max_groups_option(g: Any, default: int, each: str) -> None:
         type=_positive_int,
         default=default,
         metavar="N",
-        help=f"most groups of a grouping ({each} of memory each); one more is an error (default: {default:,})",
+        help=f"most groups of a grouping ({each}); one more is an error (default: {default:,})",
     )
 
 
@@ -1058,7 +1058,7 @@ def _distribution_parser(sub: Any, name: str, summary: str, description: str, ex
     if name == "sizes":
         # A gap has no bytes: gaps takes no --size.
         _size_option(g)
-    _max_groups_option(g, DEFAULT_MAX_DISTRIBUTION_GROUPS, "a few hundred bytes to 512 KiB")
+    _max_groups_option(g, DEFAULT_MAX_DISTRIBUTION_GROUPS, "a few hundred bytes to 512 KiB of memory each")
     _analysis_end(p, g, DISTRIBUTION_TABLES, "groups (those with the most packets)")
 
 
