@@ -87,7 +87,7 @@ group numbers if0, if1, ... run on from one file's interfaces to the next's)."""
 
 INFO_EXAMPLES = """examples:
   burstcore info trace.pcapng
-  burstcore info *.pcap --json                 # or --format json, as every command takes
+  burstcore info *.pcap --json                 # or --format json, as every command writing JSON takes
   cat trace.pcap.gz | burstcore info -
   burstcore info trace.pcapng --start 2026-11-30T02:48:30Z --end 2026-11-30T02:48:31Z --filter tcp"""
 
