@@ -372,7 +372,8 @@ class Distribution(FramesEqual):
     - ``histogram``: sizes: (group, size, packets), exact, one row per size seen (sizes above
       65535 B share one row at the largest of them); gaps: (group, lo_ns, hi_ns, gaps), one
       row per non-empty log2 bucket, both bounds inclusive: [2^(k-1), 2^k − 1] ns (gap 0 alone
-      in its bucket). ``lo_ns``/``hi_ns`` name a gap's bounds in every table of ``gaps``.
+      in its bucket). ``lo_ns``/``hi_ns`` name a gap's bounds here and in the quantiles of
+      ``gaps`` (its ``groups`` give the exact ``min_ns`` and ``max_ns``).
     - ``quantiles``: (group, q, value) for sizes (exact: the smallest size with at least
       ceil(q·n) packets ≤ it); for gaps (group, q, lo_ns, hi_ns): the bucket holding the quantile
       (bounds inclusive), narrowed by the exact min and max.

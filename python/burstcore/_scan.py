@@ -323,7 +323,8 @@ def scan(
         or bytes, ``input`` names the one that holds it. From a stream (stdin, a pipe, a file
         object that cannot seek), or several captures one of which is such, ``offset`` is None.
     max_groups:
-        Most groups per grouping (default 1,000,000, about 1–1.8 kB each); one more is a
+        Most groups per grouping (default 1,000,000, about 1–1.8 kB each with a few windows
+        and rates, 5.5 kB with the default ones, result included); one more is a
         ``LimitExceededError`` (``limit == "result"``) at once. Lower it to bound a scan by flow of a capture of
         millions of short flows.
     fill_empty_bins:
