@@ -573,6 +573,9 @@ impl CaptureReader {
                 return Err(sniff::not_a_capture(&seen, compression, false));
             }
         }
+        // A reader may wait a while between its opening and its first packet: that time is not
+        // the scan's reading, for the stop and progress cadence ([`CaptureReader::due`]).
+        reader.buf.stop_clock();
         Ok(reader)
     }
 
