@@ -494,6 +494,50 @@ def test_a_named_pipe_given_twice_is_refused(tmp_path: Path) -> None:
     assert p.returncode == cli.EXIT_USAGE and b"are the same device, which reads once" in p.stderr, p.stderr
 
 
+def test_stdin_named_twice_is_refused_when_it_is_a_regular_file(tmp_path: Path) -> None:
+    # '-' beside /dev/stdin, stdin redirected from a file: both were read (the file's packets
+    # counted twice, with no word), where the same pair on a pipe is refused and '-' twice is.
+    data = oracles.capture([k * 1_000_000 for k in range(10)], [60] * 10, fmt="pcap")
+    path = tmp_path / "c.pcap"
+    path.write_bytes(data)
+
+    def with_stdin(*argv: object) -> subprocess.CompletedProcess[bytes]:
+        with open(path, "rb") as f:
+            return subprocess.run(
+                [sys.executable, "-m", "burstcore", *map(str, argv)],
+                stdin=f,
+                capture_output=True,
+                timeout=120,
+                check=False,
+            )
+
+    for argv in (["flows", "-", "/dev/stdin"], ["scan", "--windows", "1ms", "/dev/stdin", "-"]):
+        p = with_stdin(*argv)
+        assert p.returncode == cli.EXIT_USAGE and b"both name stdin, which is read once" in p.stderr, (argv, p.stderr)
+        assert p.stdout == b""
+    # Either name alone reads the file; its own path twice is read twice, with the warning that
+    # its packets count once per copy (guards: so they were).
+    for argv in (["scan", "--windows", "1ms", "--json", "-"], ["scan", "--windows", "1ms", "--json", "/dev/stdin"]):
+        p = with_stdin(*argv)
+        assert p.returncode == 0 and json.loads(p.stdout)["summary"][0]["packets_read"] == 10, (argv, p.stderr)
+    p = with_stdin("scan", "--windows", "1ms", "--json", path, path)
+    assert p.returncode == 0 and json.loads(p.stdout)["summary"][0]["packets_read"] == 20, p.stderr
+    assert b"the same file" in p.stderr
+    # The API refuses it as well.
+    code = (
+        "import burstcore\n"
+        "try:\n"
+        "    burstcore.scan(['-', '/dev/stdin'], windows=['1ms'])\n"
+        "except ValueError as e:\n"
+        "    assert 'both name stdin' in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('read twice')\n"
+    )
+    with open(path, "rb") as f:
+        q = subprocess.run([sys.executable, "-c", code], stdin=f, capture_output=True, timeout=60, check=False)
+    assert q.returncode == 0, q.stderr
+
+
 def test_a_file_name_that_is_not_utf8_is_valid_json(cap: Path, tmp_path: Path) -> None:
     # A name whose bytes are no UTF-8 (a Latin-1 'é') was written to the JSON's "files" (and
     # info's "file") as a lone surrogate escape, "caf\udce9.pcapng": Rust's serde_json refuses

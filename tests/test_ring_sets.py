@@ -212,8 +212,7 @@ def test_the_json_of_every_command_gives_each_warning_s_detail(tmp_path: Path, c
             check=True,
         )
         assert q.stdout.decode().split() == [names[-1]] * len(cut)
-    if command == "shared":
-        return  # it has no --strict: it reads what it can of every capture
+    # shared had no --strict (a usage error, exit 2): it read what it could of every capture.
     strict = _cli(*JSON_COMMANDS[command], *names, "--json", "-o", "-", "--strict", cwd=tmp_path)
     assert strict.returncode == 1 and not strict.stdout, strict.stderr
     assert names[-1].encode() in strict.stderr
@@ -257,3 +256,23 @@ def test_info_s_error_detail_of_a_file_not_there_and_of_one_not_a_capture(tmp_pa
     assert junk["error_detail"]["category"] == "NotACaptureError"
     assert (junk["error_detail"]["kind"], junk["error_detail"]["offset"]) == ("not_a_capture", 0)
     assert missing["error_detail"] == {"category": "FileNotFoundError", "errno": 2, "filename": "missing.pcap"}
+
+
+@pytest.mark.parametrize("name", sorted(CUT_BEFORE_MAGIC))
+def test_info_of_a_member_cut_before_its_magic_names_no_format(tmp_path: Path, name: str) -> None:
+    # It said "pcapng", the reader's placeholder, of an empty file or of two bytes of a pcap magic.
+    files = _ring(tmp_path, CUT_BEFORE_MAGIC[name], files=1)
+    names = [Path(f).name for f in files]
+    p = _cli("info", "--json", *names, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    first, last = _strict_json(p.stdout)
+    assert (first["format"], last["format"], last["packets"]) == ("pcapng", None, 0)
+    text = _cli("info", *names, cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.decode().splitlines()
+    formats = [line.split(":", 1)[1].strip() for line in lines if line.startswith("Format:")]
+    assert formats == ["pcapng", "unknown (no magic number)"], text.stdout
+    # A file cut inside its header, past the magic, has the format its magic names (a guard).
+    Path(files[-1]).write_bytes(Path(files[0]).read_bytes()[:10])
+    first, last = _strict_json(_cli("info", "--json", *names, cwd=tmp_path).stdout)
+    assert (last["format"], last["packets"]) == ("pcapng", 0)

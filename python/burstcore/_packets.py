@@ -477,7 +477,9 @@ class CaptureInfo:
     """A capinfos-like summary of one capture (see ``burstcore.info``); ``print(info)`` shows it
     as capinfos would, ``to_dict()`` gives it for JSON.
 
-    - ``format`` ('pcap' or 'pcapng'), ``compression`` ('none', 'gzip', 'zstd');
+    - ``format`` ('pcap', 'pcap (modified)' or 'pcapng'; None for one file of several cut
+      before its magic number, an empty last file of a ring-buffer set, which has none),
+      ``compression`` ('none', 'gzip', 'zstd');
     - ``packets``; ``wire_bytes`` and ``captured_bytes``: the packets' lengths on the wire and as
       captured (``snapped``: packets captured shorter than on the wire, by the snaplen);
     - ``first_ns``, ``last_ns``: the first and last packet's timestamp in file order;
@@ -509,7 +511,7 @@ class CaptureInfo:
       ``chosen``: the ``start``, ``end`` and ``filter`` given, when one was).
     """
 
-    format: str
+    format: str | None
     compression: str
     packets: int
     wire_bytes: int
@@ -643,8 +645,7 @@ class CaptureInfo:
         # interface's options (a line of any length); ``print(info)`` gives the whole summary.
         n = len(self.interfaces)
         return (
-            f"CaptureInfo({self.format}"
-            + (f" ({self.compression})" if self.compression != "none" else "")
+            f"CaptureInfo({self.format_text()}"
             + f", {self.packets} {plural(self.packets, 'packet')}, {self.wire_bytes} wire bytes, "
             f"{n} {plural(n, 'interface')}, duration {self.duration_text()}"
             + (f", {len(self.warnings)} {plural(len(self.warnings), 'warning')}" if self.warnings else "")
@@ -663,6 +664,12 @@ class CaptureInfo:
         d["os_drops"] = self.os_drops
         return d
 
+    def format_text(self) -> str:
+        """The format and its compression for people to read; 'unknown' for a file cut before its
+        magic number (``format`` None)."""
+        name = self.format if self.format is not None else "unknown (no magic number)"
+        return name + (f" ({self.compression})" if self.compression != "none" else "")
+
     def _instant_text(self, ns: int | None) -> str:
         """The first or the last packet's instant for people to read, or why there is none (in
         the words of the duration and the mean rate)."""
@@ -671,7 +678,7 @@ class CaptureInfo:
     def __str__(self) -> str:
         ts = self._instant_text
         lines = [
-            f"Format:              {self.format}" + (f" ({self.compression})" if self.compression != "none" else ""),
+            f"Format:              {self.format_text()}",
             f"Sections:            {len(self.sections) or 1}",
             f"Interfaces:          {len(self.interfaces)}",
         ]

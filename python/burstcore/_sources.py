@@ -118,8 +118,15 @@ def refuse_a_stream_twice(sources: list[Any]) -> None:
     character device such as a terminal streams alike) given twice: each opening of it reads part
     of one stream, so the first got some of its blocks and the second started mid-block ("not a
     pcap or pcapng file"), or a second opening after the first had read it all waited for a writer
-    forever. Told before anything is opened, as '-' twice is."""
+    forever. Told before anything is opened, as '-' twice is.
+
+    Stdin named twice ('-' beside ``/dev/stdin``) is refused whatever it is, a redirected regular
+    file too: '-' reads on from where fd 0 stands, ``/dev/stdin`` opens the file anew from its
+    start, so the two could even differ, and one input given twice is a slip, as '-' twice is.
+    A regular file's own path given twice is read twice (with a warning that its packets count
+    once per copy): a name for it, not stdin."""
     seen: dict[tuple[int, int], int] = {}
+    stdin_first: int | None = None
     for k, s in enumerate(sources):
         if not isinstance(s, (str, os.PathLike)):
             continue
@@ -130,6 +137,14 @@ def refuse_a_stream_twice(sources: list[Any]) -> None:
             continue
         # A regular file (or a block device) can be opened again from its start.
         if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+            if _names_stdin(path):
+                if stdin_first is not None:
+                    raise ValueError(
+                        f"captures {stdin_first + 1} and {k + 1} ({_name(sources[stdin_first])} and {_name(s)}) "
+                        "both name stdin, which is read once: give it once (to read a file twice, give its "
+                        "path twice)"
+                    )
+                stdin_first = k
             continue
         first = seen.setdefault((st.st_dev, st.st_ino), k)
         if first != k:
@@ -141,6 +156,22 @@ def refuse_a_stream_twice(sources: list[Any]) -> None:
                 f"captures {first + 1} and {k + 1} ({_name(sources[first])} and {_name(s)}) are the "
                 f"same {kind}, which reads once: give it once, or save the capture to a file to read it twice"
             )
+
+
+# Names of fd 0 on Linux and macOS, beside '-': each opens whatever stdin is.
+_STDIN_NAMES = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def _names_stdin(path: str | bytes) -> bool:
+    """Whether ``path`` is '-' or one of stdin's names that stands for stdin now."""
+    if path in ("-", b"-"):
+        return True
+    if os.fsdecode(path) not in _STDIN_NAMES:
+        return False
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdin.fileno()))
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _name(source: Any) -> str:

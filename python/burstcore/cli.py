@@ -800,6 +800,12 @@ def _shared_parser(sub: Any) -> None:
     )
     g.add_argument("--start", type=_instant, metavar="INSTANT", help="compare from this instant on, as scan --start")
     g.add_argument("--end", type=_instant, metavar="INSTANT", help="compare up to this instant, as scan --end")
+    g.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on a capture cut off mid-block where the samples (or, with --all-senders, the full read) meet "
+        "the cut, instead of warning",
+    )
     g.add_argument("--mmap", action=argparse.BooleanOptionalAction, default=None, help=MMAP_HELP)
     g.add_argument(
         "--all-senders",
@@ -2535,7 +2541,7 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "--filter each, compares two parts of one capture)"
         )
     _reading_now(*files)
-    kw = {"filter": args.filter, "start": args.start, "end": args.end, "mmap": args.mmap}
+    kw = {"filter": args.filter, "start": args.start, "end": args.end, "mmap": args.mmap, "strict": args.strict}
     senders: Literal["sampled", "all"] = "all" if args.all_senders else "sampled"
     label = f"{len(files)} files, every sender"
     with _progress(label, args.quiet or not args.all_senders) as bar, _recorded_warnings() as told:
@@ -2586,6 +2592,7 @@ def cmd_shared(args: argparse.Namespace) -> int:
             "end_ns": _instant_ns(args.end),
             "senders": senders,
             "mmap": args.mmap,
+            "strict": args.strict,
         },
         "warnings": told,
         "warning_details": told.details(),

@@ -273,7 +273,7 @@ _SKIP_REASONS = (
 
 def info_table(info: CaptureInfo) -> Table:
     rows = [
-        ["format", info.format + (f" ({info.compression})" if info.compression != "none" else "")],
+        ["format", info.format_text()],
         ["interfaces", str(len(info.interfaces))],
         ["packets", _int(info.packets)],
         ["wire bytes", f"{_int(info.wire_bytes)} ({format_bytes(info.wire_bytes)})"],

@@ -56,9 +56,12 @@
 //! builders, as above; every field stays public to read. Enums are exhaustive, except
 //! [`ErrorKind`] and [`Limit`], which grow as new checks do: a new variant of the others (a new
 //! grouping, size or flow key) is a breaking change, released as one. Modules and items hidden
-//! from these docs (`chunked`, `parallel`, `engine::reference`, `capture::split`,
+//! from these docs (`chunked`, `parallel`, `printable`, `engine::reference`, `capture::split`,
 //! `capture::mapping`, `table::split`, `writer::synth`) are public only for the Python bindings,
-//! the tests, benchmarks and fuzz targets: they may change in any release.
+//! the tests, benchmarks and fuzz targets: they may change in any release. The Ethernet FCS's
+//! CRC and the writers' conversion of nanoseconds to an interface's ticks are the crate's own
+//! (not public): [`writer::PcapNgWriter::enhanced_packet`] converts, and the reader checks an
+//! undeclared FCS itself.
 
 // The module docs map the data path through private modules too (`cargo doc
 // --document-private-items` resolves those links); the public docs show their names.
@@ -109,6 +112,8 @@ pub mod packet;
 pub mod parallel;
 pub mod pipeline;
 mod pool;
+// Not API (outside semver, see the crate docs): public for the bindings and tests.
+#[doc(hidden)]
 pub mod printable;
 #[cfg(all(test, target_os = "linux"))]
 #[path = "../tests/resident/mod.rs"]

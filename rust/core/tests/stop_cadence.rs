@@ -236,3 +236,78 @@ fn packets_left_out_still_tell_progress() {
     });
     assert!(calls >= 4, "an analysis: {calls} progress calls");
 }
+
+/// Bytes a read of [`Chunked`] hands out at most.
+const CHUNK: usize = 64 << 10;
+
+/// A pcap in memory handed out `CHUNK` bytes a read, as fast as asked: a quick file read in
+/// several reads, none of them slow.
+struct Chunked(std::io::Cursor<Vec<u8>>);
+
+impl Read for Chunked {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(CHUNK);
+        self.0.read(&mut buf[..n])
+    }
+}
+
+/// 20,000 packets (1.5 MB, fewer than 65,536 packets) opened, then left waiting 200 ms, as a
+/// reader opened before a pre-pass (or before other inputs) waits.
+fn opened_then_left_waiting() -> CaptureReader {
+    let mut w = PcapWriter::new(Vec::new(), PcapOptions::default()).unwrap();
+    for k in 0..20_000 {
+        w.write_packet(1_000 * k, 100, &[0u8; 60]).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    assert!(bytes.len() > 4 * CHUNK);
+    let input = burstcore::input::from_reader(Box::new(Chunked(std::io::Cursor::new(bytes))), None)
+        .unwrap();
+    let reader = CaptureReader::new(input, ReadOptions::default()).unwrap();
+    std::thread::sleep(4 * Duration::from_millis(50));
+    reader
+}
+
+/// The time a reader waited after its opening is no reading: its scan's first read starts the
+/// 50 ms clock, so no stop is looked for (and no progress told) before the scan's second read.
+/// The clock used to start when the buffer was made, so the scan's first read "pulsed" and
+/// progress was told with only the opening's bytes read, before any of the scan's own.
+#[test]
+fn a_reader_left_waiting_after_its_opening_tells_progress_after_reading() {
+    let calls = |what: &str, scan: &mut dyn FnMut(pipeline::Progress<'_>)| {
+        let mut done = Vec::new();
+        scan(&mut |d| {
+            done.push(d);
+            Ok(())
+        });
+        // The opening read the first CHUNK; the scan's first read the second, and a pulse
+        // comes at the end of a later read, once the scan has read for 50 ms.
+        assert!(
+            done.iter().all(|&d| d > 2 * CHUNK as u64),
+            "{what}: progress told at {done:?}, before the scan's second read"
+        );
+        assert!(!done.is_empty(), "{what}: never told progress");
+    };
+    let mut one = [opened_then_left_waiting()];
+    calls("scan", &mut |p| {
+        pipeline::scan(&mut one, ScanConfig::default(), SizeKind::Wire, p).unwrap();
+    });
+    let mut r = opened_then_left_waiting();
+    calls("info", &mut |p| {
+        pipeline::info(&mut r, p).unwrap();
+    });
+    let mut r = opened_then_left_waiting();
+    calls("read_table", &mut |p| {
+        table::read_table(&mut r, None, None, p).unwrap();
+    });
+    let mut one = [opened_then_left_waiting()];
+    calls("for_each", &mut |p| {
+        analyze::for_each(
+            &mut one,
+            &[],
+            OrderOptions::default(),
+            p,
+            &mut |_, _| Ok(()),
+        )
+        .unwrap();
+    });
+}

@@ -341,6 +341,10 @@ fn capture_info<'py>(
         ctl.finish(py)?;
         let d = PyDict::new(py);
         match reader.format() {
+            // One of several files cut before its magic number: no format to name.
+            _ if !reader.format_known() => {
+                d.set_item("format", py.None())?;
+            }
             Format::Pcap {
                 version,
                 byte_order,

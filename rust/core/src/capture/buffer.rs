@@ -107,8 +107,11 @@ pub(crate) struct Buffer {
     /// (never by a mapping, all there at once), so that a slow stream is looked at as its bytes
     /// come, while a scan's per-packet path only counts down, as it counted packets before.
     countdown: u64,
-    /// When `countdown` was last set to 1 (or the buffer made).
-    pulsed: Instant,
+    /// When `countdown` was last set to 1, or when the first read since the clock was stopped
+    /// ([`Buffer::stop_clock`]) began; `None` until then. Not when the buffer was made: a reader
+    /// opened and left waiting (while other inputs open, or a pre-pass reads) would otherwise
+    /// pulse at its next read, and a scan tell progress before it had read anything.
+    pulsed: Option<Instant>,
 }
 
 impl Buffer {
@@ -127,7 +130,7 @@ impl Buffer {
             reader,
             resume: None,
             countdown: LOOK_EVERY,
-            pulsed: Instant::now(),
+            pulsed: None,
         }
     }
 
@@ -149,7 +152,7 @@ impl Buffer {
             reader: Box::new(io::empty()),
             resume: None,
             countdown: LOOK_EVERY,
-            pulsed: Instant::now(),
+            pulsed: None,
         }
     }
 
@@ -175,7 +178,7 @@ impl Buffer {
             reader: Box::new(io::empty()),
             resume: Some(from),
             countdown: LOOK_EVERY,
-            pulsed: Instant::now(),
+            pulsed: None,
         }
     }
 
@@ -196,6 +199,16 @@ impl Buffer {
 
     /// The scan looked for a stop: the next look is [`LOOK_EVERY`] packets or a pulse away.
     pub(crate) fn looked(&mut self) {
+        self.countdown = LOOK_EVERY;
+    }
+
+    /// The reads so far were the opening's (the file's header): the time until the next read,
+    /// which the caller may spend elsewhere (opening other inputs, a pre-pass), is no reading,
+    /// so the [`PULSE`] clock starts anew when that read begins; and a pulse of the opening's
+    /// own reads (a stream whose writer was slow to start) is left to the opening, so that a
+    /// scan's first look comes after reading of its own.
+    pub(crate) fn stop_clock(&mut self) {
+        self.pulsed = None;
         self.countdown = LOOK_EVERY;
     }
 
@@ -346,12 +359,15 @@ impl Buffer {
                 Some(free) if !free.is_empty() => free,
                 _ => return Ok(false),
             };
+            // The clock runs from the first read on, so that what counts is time spent reading
+            // (a slow stream's wait in `read`), never time before it.
+            let since = *self.pulsed.get_or_insert_with(Instant::now);
             let read = self.reader.read(free);
             // Every read, whatever it returned: a stream that sends a packet now and then
             // comes back here once per packet, never 65,536 of them at a time.
             let now = Instant::now();
-            if now.duration_since(self.pulsed) >= PULSE {
-                self.pulsed = now;
+            if now.duration_since(since) >= PULSE {
+                self.pulsed = Some(now);
                 self.countdown = 1;
             }
             match read {

@@ -400,6 +400,8 @@ pub struct CaptureReader {
     options: ReadOptions,
     kind: Kind,
     format: Format,
+    /// The input began with a magic number, which `format` is read from.
+    format_known: bool,
     compression: Compression,
     sections: Vec<Section>,
     interfaces: Vec<Interface>,
@@ -487,6 +489,7 @@ impl CaptureReader {
             options,
             kind: Kind::Pcap(pcap::State::default()),
             format: Format::PcapNg,
+            format_known: false,
             compression,
             sections: Vec::new(),
             interfaces: Vec::new(),
@@ -542,6 +545,7 @@ impl CaptureReader {
             .get(..4)
             .and_then(|m| m.try_into().ok())
             .unwrap_or([0; 4]);
+        reader.format_known = sniff::format_of(magic).is_some();
         match sniff::format_of(magic) {
             Some(sniff::Magic::PcapNg) => {
                 reader.kind = Kind::PcapNg(pcapng::State::default());
@@ -573,6 +577,9 @@ impl CaptureReader {
                 return Err(sniff::not_a_capture(&seen, compression, false));
             }
         }
+        // A reader may wait a while between its opening and its first packet: that time is not
+        // the scan's reading, for the stop and progress cadence ([`CaptureReader::due`]).
+        reader.buf.stop_clock();
         Ok(reader)
     }
 
@@ -650,9 +657,16 @@ impl CaptureReader {
             offset: f.offset,
         });
     }
-    /// The capture's format, read from its header.
+    /// The capture's format, read from its header (see [`CaptureReader::format_known`]).
     pub fn format(&self) -> &Format {
         &self.format
+    }
+    /// Whether the input began with a capture's magic number, so that [`CaptureReader::format`]
+    /// says what it is. False only for one of several files cut before its magic (an empty
+    /// file of a ring-buffer set, [`ReadOptions::one_of_several`]), read as no packets: its
+    /// `format()` is then the placeholder `PcapNg` and means nothing.
+    pub fn format_known(&self) -> bool {
+        self.format_known
     }
     /// The compression undone around the capture.
     pub fn compression(&self) -> crate::input::Compression {

@@ -202,7 +202,13 @@ pub fn interface_bases(declared: impl IntoIterator<Item = usize>) -> Vec<u32> {
         .collect()
 }
 
-/// From the numbers [`Interfaces::id`] gave to those reported ([`Interfaces::numbers`]).
+/// What [`crate::analyze::for_each`] returns beside its accounting: [`Renumber::key`] turns the
+/// interface group key of an [`Arrival`] it handed out, numbered in the order the merge met the
+/// interface, into the one a scan reports ([`interface_bases`]). Public as that function's result (nothing
+/// else builds one); internally, from the numbers [`Interfaces::id`] gave to those reported
+/// ([`Interfaces::numbers`]).
+///
+/// [`Arrival`]: crate::engine::Arrival
 #[derive(Debug, Clone, Default)]
 pub struct Renumber(Vec<u32>);
 

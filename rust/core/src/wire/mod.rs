@@ -10,7 +10,7 @@
 use std::net::IpAddr;
 
 mod ethernet;
-pub mod fcs;
+pub(crate) mod fcs;
 mod ieee802_11;
 mod ipv4;
 mod ipv6;

@@ -3,7 +3,6 @@
 //! - [`PcapWriter`]: classic pcap (µs or ns magic, either byte order);
 //! - [`PcapNgWriter`]: pcapng with every block type the reader knows, several sections of either
 //!   byte order, interfaces of any resolution and signed offset;
-//! - [`timestamp`]: the exact conversion between i64 nanoseconds and an interface's raw units;
 //! - [`frames`]: Ethernet/IPv4/TCP frames with valid headers, to fill packets with;
 //! - `synth` (hidden, not API): a deterministic model of distributed-training traffic, shared by
 //!   tests, benches and the `gen_training` example.
@@ -19,7 +18,7 @@ mod pcapng;
 // Not API: the synthetic traffic of the tests and benchmarks.
 #[doc(hidden)]
 pub mod synth;
-pub mod timestamp;
+pub(crate) mod timestamp;
 
 pub use pcap::{PcapOptions, PcapWriter};
 pub use pcapng::{check_string_option, PcapNgWriter};

@@ -221,8 +221,9 @@ impl<W: Write> PcapNgWriter<W> {
     }
 
     /// Enhanced Packet Block from nanoseconds, converted to the interface's units: floored, except
-    /// that the first tick that reads back as exactly `ts_ns` is preferred when there is one (see
-    /// [`crate::writer::timestamp::ns_to_raw`]); an error if before the offset or beyond u64 ticks.
+    /// that the first tick that reads back as exactly `ts_ns` is preferred when there is one (so
+    /// that the reader gives `ts_ns` back whenever a tick can hold it, with units finer than 1 ns
+    /// too); an error if before the offset or beyond u64 ticks.
     pub fn enhanced_packet(
         &mut self,
         interface: u32,

@@ -83,7 +83,9 @@ pub fn ns_to_raw(ts_ns: i64, resolution: TsResolution, offset_s: i64) -> Result<
     u64::try_from(raw).map_err(|_| too_late())
 }
 
-/// Nanoseconds for raw units, floored (the reader's direction), or `None` if outside i64.
+/// Nanoseconds for raw units, floored (the reader's direction), or `None` if outside i64: the
+/// tests' check that a written tick reads back as it should.
+#[cfg(test)]
 pub fn raw_to_ns(raw: u64, resolution: TsResolution, offset_s: i64) -> Option<i64> {
     let units = i128::try_from(units_per_second(resolution)?).ok()?;
     let ns = i128::from(raw).checked_mul(NS_PER_S)?.div_euclid(units);
