@@ -301,9 +301,10 @@ def scan(
         so, which ``info`` detects and tells; not on raw IP or loopback links, which hold no
         frame); 'absent': none does, whatever the capture says. With 'l1' and 'declared', the
         first 64 whole Ethernet frames (among its first 4,096) of each interface that declares
-        no FCS are checked as they are read: when more than half end with a valid one, a
-        ``CaptureWarning`` (kind ``"undeclared_fcs"``) says so and names ``fcs='present'``. The
-        analyses that take ``size`` take ``fcs`` and check alike.
+        no FCS are checked as they are counted: those ``start``/``end`` and ``filter`` keep, not
+        those they leave out. When more than half end with a valid one, a ``CaptureWarning``
+        (kind ``"undeclared_fcs"``) says so and names ``fcs='present'``. The analyses that take
+        ``size`` take ``fcs`` and check alike.
     closed:
         'left' (default): half-open windows [s, s+τ); 'both': closed windows [s, s+τ].
     reorder_horizon:

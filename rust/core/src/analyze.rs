@@ -100,6 +100,17 @@ struct Ordered<'r> {
     /// without one to give (all left out, or held for reordering), or read a while
     /// ([`CaptureReader::due`]); the caller looks for a stop, then asks again.
     paused: bool,
+    /// The reader's FCS sample ([`CaptureReader::check_fcs`]), borrowed while reading: the
+    /// frames kept are checked, as a scan checks them, not those the range or filter leaves out.
+    fcs: Option<Box<crate::capture::FcsSample>>,
+}
+
+impl Drop for Ordered<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = self.fcs.take() {
+            self.reader.keep_fcs_sample(s);
+        }
+    }
 }
 
 impl<'r> Ordered<'r> {
@@ -114,6 +125,7 @@ impl<'r> Ordered<'r> {
             reader.check_fcs();
         }
         Ordered {
+            fcs: reader.lend_fcs_sample(),
             reader,
             offset_ns,
             reorder: Reorder::new(order.reorder_horizon_ns, order.late),
@@ -196,6 +208,9 @@ impl<'r> Ordered<'r> {
                 self.no_size += 1;
                 continue;
             };
+            if let Some(s) = self.fcs.as_deref_mut() {
+                s.see(&p);
+            }
             let arrival = Arrival {
                 ts_ns,
                 size,

@@ -445,7 +445,8 @@ fn next_arrival<T>(
     make: impl Fn(&crate::Packet<'_>) -> std::result::Result<T, Skip>,
 ) -> Result<Option<T>> {
     loop {
-        let Some(made) = reader.next_with(|p, _| make(p))? else {
+        // The packets kept are checked for an undeclared FCS, if the plan asked.
+        let Some(made) = reader.next_kept(&make)? else {
             return Ok(None);
         };
         if let Some(t) = acc.read(made) {

@@ -323,17 +323,31 @@ struct ArrivalSource<'r> {
     /// for a stop before going on. A filter or range that leaves out all of a capture, or of a
     /// slow stream, otherwise kept the scan from looking until its end.
     paused: bool,
+    /// The reader's FCS sample ([`CaptureReader::check_fcs`]), borrowed while the source reads:
+    /// the frames it keeps are checked, those its range or filter leaves out are not.
+    fcs: Option<Box<crate::capture::FcsSample>>,
+}
+
+impl Drop for ArrivalSource<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = self.fcs.take() {
+            self.reader.keep_fcs_sample(s);
+        }
+    }
 }
 
 impl ArrivalSource<'_> {
     /// The next packet that reaches the engine, as `make` builds it from a packet read; the
     /// packets it skips are counted by reason.
-    /// With `ranged`, every timestamp read widens [`Accounting::ts_span`].
-    /// `make` may write into the source's slot.
+    /// With `ranged`, every timestamp read widens [`Accounting::ts_span`]. With `sample`, a
+    /// packet kept is checked for an undeclared FCS, if the reader asked for it
+    /// ([`ArrivalSource::fcs`]); a caller that knows it did not passes `false`, and its loop
+    /// tests nothing. `make` may write into the source's slot.
     #[inline(always)]
     fn next_with<T>(
         &mut self,
         ranged: bool,
+        sample: bool,
         make: impl Fn(&crate::Packet<'_>, &mut Arrival) -> std::result::Result<T, Skip>,
     ) -> Result<Option<T>> {
         loop {
@@ -345,6 +359,11 @@ impl ArrivalSource<'_> {
                 self.acc.saw(t);
             }
             if let Some(a) = self.acc.read(make(&p, &mut self.slot)) {
+                if sample {
+                    if let Some(s) = self.fcs.as_deref_mut() {
+                        s.see(&p);
+                    }
+                }
                 return Ok(Some(a));
             }
             self.left_out += 1;
@@ -365,9 +384,11 @@ impl ArrivalSource<'_> {
     fn next(&mut self) -> Result<Option<&Arrival>> {
         let (decode, size, chosen) = (self.decode, self.size, self.chosen);
         let found = if chosen.is_all() {
-            self.next_with(false, |p, slot| fill_arrival(slot, p, decode, size, None))?
+            self.next_with(false, true, |p, slot| {
+                fill_arrival(slot, p, decode, size, None)
+            })?
         } else {
-            self.next_with(!chosen.range.is_all(), |p, slot| {
+            self.next_with(!chosen.range.is_all(), true, |p, slot| {
                 admit(p, chosen.range)?;
                 fill_arrival(slot, p, decode, size, chosen.filter)
             })?
@@ -383,9 +404,9 @@ impl ArrivalSource<'_> {
         // range, the loop of the plain scan as it was: no check per packet.
         debug_assert!(self.chosen.filter.is_none());
         if range.is_all() {
-            return self.next_with(false, |p, _| lean_arrival(p, size));
+            return self.next_with(false, true, |p, _| lean_arrival(p, size));
         }
-        self.next_with(true, |p, _| {
+        self.next_with(true, true, |p, _| {
             admit(p, range)?;
             lean_arrival(p, size)
         })
@@ -397,28 +418,40 @@ impl ArrivalSource<'_> {
         // One loop per size rule and per range or none, chosen here once: asked per packet, the
         // rule's match and the range's test cost the loop 20 instructions a packet, and called
         // per packet `next_lean` spilled and reloaded its state around each (cachegrind).
+        // `l1` believing the capture has loops of its own, the only ones that check the frames
+        // kept for an undeclared FCS ([`ArrivalSource::fcs`]): asked in every loop, the test
+        // cost every packet of a wire scan 5 instructions (cachegrind).
         let ranged = !self.chosen.range.is_all();
+        const L1: SizeKind = SizeKind::L1(Fcs::Declared);
         match (self.size, ranged) {
-            (SizeKind::Wire, false) => self.drain_lean_as(SizeKind::Wire, false, sink, progress),
-            (SizeKind::Wire, true) => self.drain_lean_as(SizeKind::Wire, true, sink, progress),
-            (size, ranged) => self.drain_lean_as(size, ranged, sink, progress),
+            (SizeKind::Wire, false) => {
+                self.drain_lean_as(SizeKind::Wire, false, false, sink, progress)
+            }
+            (SizeKind::Wire, true) => {
+                self.drain_lean_as(SizeKind::Wire, true, false, sink, progress)
+            }
+            (L1, false) => self.drain_lean_as(L1, false, true, sink, progress),
+            (L1, true) => self.drain_lean_as(L1, true, true, sink, progress),
+            (size, ranged) => self.drain_lean_as(size, ranged, false, sink, progress),
         }
     }
 
-    /// [`ArrivalSource::drain_lean`] with `size` and `ranged` as its caller fixes them, constants
+    /// [`ArrivalSource::drain_lean`] with `size`, `ranged` and `sample` (whether it checks the
+    /// frames kept for an FCS: [`ArrivalSource::next_with`]) as its caller fixes them, constants
     /// in the loop once inlined.
     #[inline(always)]
     fn drain_lean_as(
         &mut self,
         size: SizeKind,
         ranged: bool,
+        sample: bool,
         sink: &mut impl Sink,
         progress: Progress<'_>,
     ) -> Result<()> {
         debug_assert!(self.chosen.filter.is_none());
         let range = self.chosen.range;
         loop {
-            let next = self.next_with(ranged, |p, _| {
+            let next = self.next_with(ranged, sample, |p, _| {
                 if ranged {
                     admit(p, range)?;
                 }
@@ -653,8 +686,8 @@ fn scan_any_way(
     let decode = needs_headers(&config, size);
     // Checked before any reading, whichever way the scan goes.
     let filters = config.filter_per_capture(readers.len())?;
-    // l1 believing the capture: a frame that kept its FCS unsaid counts 4 B too long. The
-    // readers check the first frames of each interface as they read them (`undeclared_fcs`).
+    // l1 believing the capture: a frame that kept its FCS unsaid counts 4 B too long. The scan
+    // checks the first frames it keeps of each interface (`undeclared_fcs`).
     let check_fcs = size == SizeKind::L1(Fcs::Declared);
     if check_fcs {
         readers.iter_mut().for_each(CaptureReader::check_fcs);
@@ -778,6 +811,7 @@ fn feed(
         .iter_mut()
         .zip(filters)
         .map(|(reader, filter)| ArrivalSource {
+            fcs: reader.lend_fcs_sample(),
             reader,
             captured,
             decode,

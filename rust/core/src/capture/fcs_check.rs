@@ -2,8 +2,11 @@
 //! Ethernet frame's FCS without a word, and every `l1` size is then 4 B a frame too long. The
 //! first whole Ethernet frames of each interface that declares no FCS are checked for a CRC-32
 //! that matches the bytes before it, as `info` checks them ([`crate::pipeline::FCS_SAMPLE`]).
-//! A scan in time chunks has each chunk's reader note its frames, followed in file order
-//! ([`FcsSample::follow`]): the frames a read of the whole file checks, on any number of threads.
+//! Only the frames the numbers are made of count: those a scan or analysis keeps (in its time
+//! range, through its filter, with a timestamp), checked where it keeps them, not as the reader
+//! reads (every packet of every read paid a test there). A scan in time chunks has each chunk
+//! note the frames it keeps, followed in file order ([`FcsSample::follow`]): the frames a scan
+//! of the whole file on one thread checks, on any number of threads.
 
 use super::CaptureReader;
 use crate::error::{ErrorKind, Warning};
@@ -151,11 +154,26 @@ impl FcsSample {
 }
 
 impl CaptureReader {
-    /// Check the first whole Ethernet frames of each interface that declares no FCS for one, as
-    /// they are read ([`CaptureReader::undeclared_fcs`]); for an `l1` size that believes the
-    /// capture. Only those frames cost a CRC; every packet read after costs one comparison.
+    /// Have the scan or analysis that reads this reader check the first whole Ethernet frames
+    /// it keeps of each interface that declares no FCS for one ([`CaptureReader::undeclared_fcs`]):
+    /// for an `l1` size that believes the capture. [`crate::pipeline::scan`] and the analyses
+    /// ask for it themselves when they count `l1` under [`crate::pipeline::Fcs::Declared`].
+    /// [`CaptureReader::next_packet`] checks nothing itself: only the frames kept cost a test,
+    /// and only the first of them a CRC.
     pub fn check_fcs(&mut self) {
         self.fcs_sample.get_or_insert_with(Box::default);
+    }
+
+    /// The sample [`CaptureReader::check_fcs`] asked for, for whoever reads the packets and
+    /// keeps some (a packet borrows the reader, so it cannot note them itself), until it gives
+    /// it back ([`CaptureReader::keep_fcs_sample`]). `None` if not asked for.
+    pub(crate) fn lend_fcs_sample(&mut self) -> Option<Box<FcsSample>> {
+        self.fcs_sample.take()
+    }
+
+    /// A sample lent ([`CaptureReader::lend_fcs_sample`]) given back, with the frames noted.
+    pub(crate) fn keep_fcs_sample(&mut self, sample: Box<FcsSample>) {
+        self.fcs_sample = Some(sample);
     }
 
     /// The frames checked since [`CaptureReader::check_fcs`], if it was called.
@@ -164,14 +182,14 @@ impl CaptureReader {
     }
 
     /// For a reader whose packets were read elsewhere (a scan's time chunks, each with a reader
-    /// of its own): the sample their frames make, in file order ([`FcsSample::follow`]).
+    /// of its own): the sample the frames they kept make, in file order ([`FcsSample::follow`]).
     pub(crate) fn adopt_fcs_sample(&mut self, sample: FcsSample) {
         self.fcs_sample = Some(Box::new(sample));
     }
 
-    /// A warning when frames checked since [`CaptureReader::check_fcs`] end with an FCS the
-    /// capture does not declare: an `l1` size that believes the capture counted each 4 B too
-    /// long. `None` when none did, or nothing was checked.
+    /// A warning when frames kept and checked since [`CaptureReader::check_fcs`] end with an FCS
+    /// the capture does not declare: an `l1` size that believes the capture counted each 4 B
+    /// too long. `None` when none did, or nothing was checked.
     pub fn undeclared_fcs(&self) -> Option<Warning> {
         let found = self.fcs_sample.as_deref()?.undeclared();
         if found.is_empty() {

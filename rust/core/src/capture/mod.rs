@@ -420,7 +420,9 @@ pub struct CaptureReader {
     /// The bytes' length, when known before reading them ([`CaptureReader::data_len`]).
     data_len: Option<u64>,
     /// Frames checked for an FCS the capture does not declare, once asked
-    /// ([`CaptureReader::check_fcs`]); boxed, so that a reader that is not asked stays small.
+    /// ([`CaptureReader::check_fcs`]): by the scan or analysis that reads this reader, which
+    /// borrows it while it reads ([`CaptureReader::lend_fcs_sample`]); boxed, so that a reader
+    /// that is not asked stays small.
     fcs_sample: Option<Box<FcsSample>>,
 }
 
@@ -601,15 +603,6 @@ impl CaptureReader {
         match framed {
             Ok(Some(f)) => {
                 self.stats.packets += 1;
-                // Out of line, and only for the first frames: a packet built here and handed on
-                // cost every read 10 instructions more, a call for each 53 (cachegrind).
-                if self
-                    .fcs_sample
-                    .as_deref()
-                    .is_some_and(|s| s.wants(f.interface))
-                {
-                    self.sample_fcs(&f);
-                }
                 let data = self
                     .buf
                     .storage()
@@ -635,27 +628,6 @@ impl CaptureReader {
                 Err(e)
             }
         }
-    }
-    /// [`FcsSample::see`] the packet `f` frames.
-    #[cold]
-    fn sample_fcs(&mut self, f: &Framed) {
-        let Some(s) = self.fcs_sample.as_deref_mut() else {
-            return;
-        };
-        let data = self
-            .buf
-            .storage()
-            .get(f.data_start..f.data_end)
-            .unwrap_or(&[]);
-        s.see(&Packet {
-            ts_ns: f.ts_ns,
-            interface: f.interface,
-            linktype: f.linktype,
-            wire_len: f.wire_len,
-            fcs_len: f.fcs_len,
-            data,
-            offset: f.offset,
-        });
     }
     /// The capture's format, read from its header (see [`CaptureReader::format_known`]).
     pub fn format(&self) -> &Format {

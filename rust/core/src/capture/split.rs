@@ -648,7 +648,7 @@ pub struct ChunkReader {
     len: u64,
     /// The frames of the chunk checked for an FCS the capture does not declare, when its plan
     /// [`SplitPlan::check_fcs`]: only the packets of its range (not the one it stops at, the next
-    /// chunk's first).
+    /// chunk's first) that its scan keeps ([`ChunkReader::next_kept`]).
     fcs: Option<Box<FcsSample>>,
 }
 
@@ -673,6 +673,35 @@ impl ChunkReader {
     pub fn next_with<'s, T>(
         &'s mut self,
         f: impl FnOnce(&Packet<'s>, u64) -> T,
+    ) -> Result<Option<T>> {
+        self.next_framed(|p, off, _| f(p, off))
+    }
+
+    /// The next packet of the range as `make` makes it, as [`ChunkReader::next_with`]; a
+    /// packet that `make` keeps (`Ok`) is checked for an undeclared FCS when the plan asked
+    /// ([`SplitPlan::check_fcs`]), as a scan of the whole file checks the packets it keeps.
+    #[inline]
+    pub(crate) fn next_kept<'s, T, E>(
+        &'s mut self,
+        make: impl FnOnce(&Packet<'s>) -> std::result::Result<T, E>,
+    ) -> Result<Option<std::result::Result<T, E>>> {
+        self.next_framed(|p, _, fcs| {
+            let made = make(p);
+            if made.is_ok() {
+                if let Some(s) = fcs.as_deref_mut() {
+                    s.see(p);
+                }
+            }
+            made
+        })
+    }
+
+    /// [`ChunkReader::next_with`], `f` also given the chunk's FCS sample (the packet borrows the
+    /// reader, the sample is apart).
+    #[inline(always)]
+    fn next_framed<'s, T>(
+        &'s mut self,
+        f: impl FnOnce(&Packet<'s>, u64, &mut Option<Box<FcsSample>>) -> T,
     ) -> Result<Option<T>> {
         if self.done {
             return Ok(None);
@@ -704,10 +733,7 @@ impl ChunkReader {
                     self.stop = Some(off);
                     return Ok(None);
                 }
-                if let Some(s) = self.fcs.as_deref_mut() {
-                    s.see(&p);
-                }
-                Ok(Some(f(&p, off)))
+                Ok(Some(f(&p, off, &mut self.fcs)))
             }
         }
     }
