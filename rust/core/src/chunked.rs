@@ -438,7 +438,9 @@ fn merge_in_order(
 
 /// The next packet of the chunk that reaches the engine, as `make` builds it from the packet
 /// where the reader left it; the packets it skips are counted by reason.
-#[inline]
+// Always inlined: with a loop per size rule it was called out of line, 95 instructions a packet
+// in a two-thread scan (cachegrind).
+#[inline(always)]
 fn next_arrival<T>(
     reader: &mut ChunkReader,
     acc: &mut Accounting,
@@ -453,6 +455,27 @@ fn next_arrival<T>(
             return Ok(Some(t));
         }
     }
+}
+
+/// Every packet left in the chunk that reaches the engine, without headers, its size as `size`
+/// counts it, into `scanner` (interfaces numbered from `base`); `Ok(false)` when `look` says
+/// to stop. Always inlined, so that a caller that names the rule has it as a constant.
+#[inline(always)]
+fn feed_lean(
+    reader: &mut ChunkReader,
+    acc: &mut Accounting,
+    scanner: &mut ChunkScanner,
+    base: u32,
+    size: SizeKind,
+    look: &mut impl FnMut(&ChunkReader) -> bool,
+) -> Result<bool> {
+    while let Some((ts, b, interface)) = next_arrival(reader, acc, |p| lean_arrival(p, size))? {
+        scanner.push_lean(ts, b, interface.saturating_add(base))?;
+        if !look(reader) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Scan one range. `Ok(None)` when the range cannot be read on its own.
@@ -495,14 +518,16 @@ fn run(
             }
         }
     } else {
-        // A scan that reads no header takes the packet without building an arrival around it.
-        while let Some((ts, b, interface)) =
-            next_arrival(&mut reader, &mut acc, |p| lean_arrival(p, size))?
-        {
-            scanner.push_lean(ts, b, interface.saturating_add(base))?;
-            if !look(&reader) {
-                return Ok(None);
-            }
+        // A scan that reads no header takes the packet without building an arrival around it,
+        // in one loop per size rule as the sequential scan's (`ArrivalSource::drain_lean`):
+        // `wire`, the default, apart, so that the rule's match leaves the per-packet path.
+        let (r, a, s) = (&mut reader, &mut acc, &mut scanner);
+        let went_on = match size {
+            SizeKind::Wire => feed_lean(r, a, s, base, SizeKind::Wire, &mut look)?,
+            size => feed_lean(r, a, s, base, size, &mut look)?,
+        };
+        if !went_on {
+            return Ok(None);
         }
     }
     count.finish();

@@ -668,8 +668,9 @@ impl ChunkReader {
     /// start). For a scan's per-packet loop: moving each whole `Packet` out of `next_packet`
     /// made the CPU load in 16-byte pieces what the reader had just stored in smaller ones,
     /// which it cannot forward from its store buffer; `f` reads the fields it needs one by one
-    /// instead (`chunked::run`).
-    #[inline]
+    /// instead (`chunked::run`). Always inlined: that loop has a copy per size rule, and the
+    /// compiler then called this out of line, 80 instructions a packet (cachegrind).
+    #[inline(always)]
     pub fn next_with<'s, T>(
         &'s mut self,
         f: impl FnOnce(&Packet<'s>, u64) -> T,

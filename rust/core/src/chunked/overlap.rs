@@ -387,15 +387,20 @@ impl Scan<'_> {
                 },
             )?
         } else {
-            read_merged(
-                plans,
-                ranges,
-                shared,
-                |p| lean_arrival(p, size),
-                |&(ts, b, interface), f| {
-                    scanner.push_lean(ts, b, interface.saturating_add(bases[f]))
-                },
-            )?
+            let push = |&(ts, b, interface): &(i64, u64, u32), f: usize| {
+                scanner.push_lean(ts, b, interface.saturating_add(bases[f]))
+            };
+            // One merge per size rule, `wire` (the default) apart, as in `super::run`.
+            match size {
+                SizeKind::Wire => read_merged(
+                    plans,
+                    ranges,
+                    shared,
+                    |p| lean_arrival(p, SizeKind::Wire),
+                    push,
+                )?,
+                size => read_merged(plans, ranges, shared, |p| lean_arrival(p, size), push)?,
+            }
         };
         let Some((acc, files)) = merged else {
             return Ok(None);
