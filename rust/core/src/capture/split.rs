@@ -681,7 +681,9 @@ impl ChunkReader {
     /// The next packet of the range as `make` makes it, as [`ChunkReader::next_with`]; a
     /// packet that `make` keeps (`Ok`) is checked for an undeclared FCS when the plan asked
     /// ([`SplitPlan::check_fcs`]), as a scan of the whole file checks the packets it keeps.
-    #[inline]
+    /// Always inlined, as [`ChunkReader::next_with`]: out of line it cost a two-thread scan
+    /// 21 M instructions more (652.5 against 631.1 M, cachegrind, 60 MB snaplen-128 pcap).
+    #[inline(always)]
     pub(crate) fn next_kept<'s, T, E>(
         &'s mut self,
         make: impl FnOnce(&Packet<'s>) -> std::result::Result<T, E>,
