@@ -47,12 +47,35 @@ enum Backing {
     Mapped(Arc<Mapping>),
 }
 
+/// Where a [`Backing`]'s bytes are, kept beside it: the per-record slicing then reads two
+/// fields instead of choosing between the backings each time (three slicings a record cost the
+/// snaplen-128 pcapng scan 21 instructions a packet that way; benches/RESULTS.md,
+/// "Fifty-first landing").
+#[derive(Clone, Copy)]
+struct View {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: a `View` points into the `Backing` of the `Buffer` that holds both, and is only read
+// through that buffer: it is sent with the bytes it points to (a `Vec<u8>` or an
+// `Arc<Mapping>`, both `Send`), never shared apart from them.
+unsafe impl Send for View {}
+
 impl Backing {
-    #[inline]
-    fn as_slice(&self) -> &[u8] {
+    /// Where the bytes are now: valid until the backing is next changed (only
+    /// `Buffer::fill_slow` changes it, and takes the view again after).
+    fn view(&self) -> View {
         match self {
-            Backing::Heap(v) => v,
-            Backing::Mapped(m) => m,
+            // `as_ptr`, not a slice: the pointer must outlive the shared borrow it came from.
+            Backing::Heap(v) => View {
+                ptr: v.as_ptr(),
+                len: v.len(),
+            },
+            Backing::Mapped(m) => View {
+                ptr: m.as_ptr(),
+                len: m.len(),
+            },
         }
     }
 }
@@ -61,6 +84,12 @@ impl Backing {
 /// while a line comes from memory (of 4, 16 and 64 KiB, 16 was fastest on the full-frame benchmark
 /// capture).
 const PREFETCH: usize = 16 << 10;
+/// The prefetch is topped up once less than `PREFETCH - TOP_UP` bytes ahead are warmed, not
+/// after every record: a snaplen-128 record then pays for one test, and the lines, the chase
+/// and [`Buffer::mapped_step`] come in batches of about this many bytes (43 instructions a
+/// packet fewer on the snaplen-128 pcapng, and fewer mispredicted exits of the prefetch loop;
+/// benches/RESULTS.md, "Fifty-first landing").
+const TOP_UP: usize = 4 << 10;
 pub(super) const LINE: usize = 64;
 /// A mapping's pages are handed back this many bytes at a time, behind the reader: the
 /// resident memory of a mapped scan holds about this much of the file, whatever the file's size.
@@ -82,6 +111,8 @@ pub(crate) const RELEASE_SHARED: usize = crate::huge_pages::HUGE;
 
 pub(crate) struct Buffer {
     data: Backing,
+    /// `data.view()`, taken again whenever `data` changes.
+    view: View,
     /// A mapping's bytes before this offset were prefetched, or their records chased.
     prefetched: usize,
     chase: Chase,
@@ -116,8 +147,10 @@ pub(crate) struct Buffer {
 
 impl Buffer {
     pub(crate) fn new(reader: Box<dyn Read + Send>, capacity: usize) -> Self {
+        let data = Backing::Heap(vec![0; capacity.max(64)]);
         Buffer {
-            data: Backing::Heap(vec![0; capacity.max(64)]),
+            view: data.view(),
+            data,
             prefetched: 0,
             chase: Chase::new(),
             released: 0,
@@ -138,8 +171,10 @@ impl Buffer {
     pub(crate) fn mapped(map: Arc<Mapping>) -> Self {
         let end = map.len();
         let shrank = map.flag();
+        let data = Backing::Mapped(map);
         Buffer {
-            data: Backing::Mapped(map),
+            view: data.view(),
+            data,
             prefetched: 0,
             chase: Chase::new(),
             released: 0,
@@ -162,8 +197,10 @@ impl Buffer {
         let header = header.min(map.len());
         let from = from.clamp(header, map.len());
         let shrank = map.flag();
+        let data = Backing::Mapped(map);
         Buffer {
-            data: Backing::Mapped(map),
+            view: data.view(),
+            data,
             // Nothing is warmed while the header is framed: the records after it are another
             // chunk's. The jump to the chunk's start sets this to there.
             prefetched: usize::MAX,
@@ -239,10 +276,7 @@ impl Buffer {
     /// Unconsumed bytes in the buffer.
     #[inline]
     pub(crate) fn bytes(&self) -> &[u8] {
-        self.data
-            .as_slice()
-            .get(self.start..self.end)
-            .unwrap_or(&[])
+        self.storage().get(self.start..self.end).unwrap_or(&[])
     }
 
     #[inline]
@@ -264,7 +298,12 @@ impl Buffer {
 
     #[inline]
     pub(crate) fn storage(&self) -> &[u8] {
-        self.data.as_slice()
+        // SAFETY: `view` was taken from `data` after its last change (`fill_slow`, the only
+        // place that changes it, takes it again), and `data`, owned by `self`, lives and stays
+        // unchanged for the borrow: `len` bytes from `ptr` are initialised (a `Vec<u8>`'s length,
+        // or the whole mapping, as `Deref` of the mapping gave them before) and not written
+        // meanwhile.
+        unsafe { std::slice::from_raw_parts(self.view.ptr, self.view.len) }
     }
 
     #[inline(always)]
@@ -273,8 +312,8 @@ impl Buffer {
         let record = self.start;
         self.start = self.start.saturating_add(n).min(self.end);
         if let Backing::Mapped(map) = &self.data {
-            if self.start + PREFETCH > self.prefetched {
-                // Small records take the every-line prefetch on every record: it stays inline.
+            if self.start + (PREFETCH - TOP_UP) > self.prefetched {
+                // Small records take the every-line prefetch: it stays inline.
                 let chased = if self.chase.by_line(self.start) {
                     None
                 } else {
@@ -333,6 +372,14 @@ impl Buffer {
 
     #[cold]
     fn fill_slow(&mut self, need: usize) -> io::Result<bool> {
+        let filled = self.fill_heap(need);
+        // The buffer may have moved, grown or been written: `storage` must see it as it is now.
+        self.view = self.data.view();
+        filled
+    }
+
+    /// [`Buffer::fill_slow`], which then takes the view of the bytes again.
+    fn fill_heap(&mut self, need: usize) -> io::Result<bool> {
         if self.eof {
             return Ok(false);
         }

@@ -133,7 +133,14 @@ fn options<'a>(
 #[inline]
 pub(super) fn next(r: &mut CaptureReader, first: bool) -> Result<Option<Framed>> {
     if !first {
-        if let Some(framed) = fast_enhanced_packet(r) {
+        // One copy of the fast path per byte order, chosen once a block: with the order a
+        // constant, its eight fields are plain loads rather than a swap and a select each.
+        let fast = match &r.kind {
+            Kind::PcapNg(st) if st.big => fast_enhanced_packet::<true>(r),
+            Kind::PcapNg(_) => fast_enhanced_packet::<false>(r),
+            Kind::Pcap(_) => None,
+        };
+        if let Some(framed) = fast {
             return Ok(Some(framed));
         }
     }
@@ -146,11 +153,11 @@ pub(super) fn next(r: &mut CaptureReader, first: bool) -> Result<Option<Framed>>
 /// error) gives `None` with nothing changed, and `next_general` then frames the same block and
 /// reports exactly what it always did.
 #[inline(always)]
-fn fast_enhanced_packet(r: &mut CaptureReader) -> Option<Framed> {
+fn fast_enhanced_packet<const BIG: bool>(r: &mut CaptureReader) -> Option<Framed> {
     let Kind::PcapNg(st) = &r.kind else {
         return None;
     };
-    let big = st.big;
+    let big = BIG;
     let h = r.buf.bytes();
     // Type, length, interface, timestamp, captured and original lengths: 28 bytes, plus the
     // trailing length.
