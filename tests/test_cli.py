@@ -538,6 +538,53 @@ def test_stdin_named_twice_is_refused_when_it_is_a_regular_file(tmp_path: Path) 
     assert q.returncode == 0, q.stderr
 
 
+def test_stdin_named_twice_is_refused_whatever_sys_stdin_holds(tmp_path: Path) -> None:
+    # The readers read fd 0, but the check asked sys.stdin.fileno(): with sys.stdin replaced by
+    # an object that has no file number (a notebook's, IDLE's) or None (pythonw, fd 0 closed at
+    # start), '-' twice and '-' beside /dev/stdin were read twice without a word (scan), where
+    # superpose alone had its own '-' twice check.
+    data = oracles.capture([k * 1_000_000 for k in range(10)], [60] * 10, fmt="pcap")
+    path = tmp_path / "c.pcap"
+    path.write_bytes(data)
+    code = (
+        "import io, sys, burstcore\n"
+        "sys.stdin = io.StringIO('') if sys.argv[1] == 'text' else None\n"
+        "for fn in (burstcore.scan, burstcore.superpose, burstcore.flows):\n"
+        "    for pair in (['-', '-'], ['-', '/dev/stdin'], ['/dev/fd/0', '-']):\n"
+        "        try:\n"
+        "            fn(pair, windows=['1ms']) if fn is not burstcore.flows else fn(pair)\n"
+        "        except ValueError as e:\n"
+        "            assert 'read only once' in str(e) or 'both name stdin' in str(e), e\n"
+        "        else:\n"
+        "            raise AssertionError(f'{fn.__name__} read {pair} twice')\n"
+    )
+    for how in ("text", "none"):
+        with open(path, "rb") as f:
+            q = subprocess.run(
+                [sys.executable, "-c", code, how], stdin=f, capture_output=True, timeout=120, check=False
+            )
+        assert q.returncode == 0, (how, q.stderr)
+    # A Python object with bytes in sys.stdin is what '-' reads: /dev/stdin beside it (fd 0) is
+    # another input, read as well (guard); '-' twice is still refused.
+    code = (
+        "import io, sys, burstcore\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(open(sys.argv[1], 'rb').read()))\n"
+        "s = burstcore.scan(['-', '/dev/stdin'], windows=['1ms']).summary\n"
+        "assert s['packets_read'].to_list() == [20], s\n"
+        "try:\n"
+        "    burstcore.scan(['-', '-'], windows=['1ms'])\n"
+        "except ValueError as e:\n"
+        "    assert 'read only once' in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('- read twice')\n"
+    )
+    with open(path, "rb") as f:
+        q = subprocess.run(
+            [sys.executable, "-c", code, str(path)], stdin=f, capture_output=True, timeout=120, check=False
+        )
+    assert q.returncode == 0, q.stderr
+
+
 def test_a_file_name_that_is_not_utf8_is_valid_json(cap: Path, tmp_path: Path) -> None:
     # A name whose bytes are no UTF-8 (a Latin-1 'é') was written to the JSON's "files" (and
     # info's "file") as a lone surrogate escape, "caf\udce9.pcapng": Rust's serde_json refuses

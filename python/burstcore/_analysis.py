@@ -37,7 +37,7 @@ from ._scan import (
     check_size,
 )
 from ._shared import renamed_source, warn_if_shared
-from ._sources import is_rereadable, normalize, normalize_each, refuse_a_stream_twice
+from ._sources import normalize, normalize_each, refuse_a_stream_twice
 from ._types import Count, Duration, Durations, Filters, Instant, Quantiles, Rates, Source
 from ._units import (
     _I64_MAX,
@@ -1379,8 +1379,6 @@ def superpose(
         raise ValueError("the same file object appears twice: a stream reads once; pass its path or its bytes instead")
     refuse_a_stream_twice(raw)
     srcs = [normalize(s, listed=isinstance(source, (list, tuple))) for s in raw]
-    if any(not is_rereadable(s) and not hasattr(s, "read") for s in srcs if s == "-") and srcs.count("-") > 1:
-        raise ValueError("stdin ('-') can be read only once")
     seed = parse_count(seed, name="seed", minimum=0)
     max_groups = parse_count(max_groups, name="max_groups")
     offs = _offsets(offsets, len(srcs), seed, max_offset)

@@ -127,13 +127,25 @@ def refuse_a_stream_twice(sources: list[Any]) -> None:
     once per copy): a name for it, not stdin."""
     seen: dict[tuple[int, int], int] = {}
     stdin_first: int | None = None
+    dash_first: int | None = None
     for k, s in enumerate(sources):
         if not isinstance(s, (str, os.PathLike)):
             continue
         path = os.fspath(s)
+        if path in ("-", b"-"):
+            # Refused before any look at fd 0: it may be closed, or unknown to this process's
+            # ``sys.stdin`` (a notebook's, a test runner's), and '-' twice reads it twice anyway.
+            if dash_first is not None:
+                raise ValueError("stdin ('-') can be read only once")
+            dash_first = k
+            if not _dash_reads_fd0():
+                continue  # a Python object in sys.stdin: not what /dev/stdin opens
         try:
-            st = os.fstat(sys.stdin.fileno()) if path in ("-", b"-") else os.stat(path)
-        except (AttributeError, OSError, ValueError):
+            # fd 0 itself, which the readers read, not ``sys.stdin.fileno()``: a notebook, IDLE or
+            # a test runner puts an object there with no file number, and stdin named twice went
+            # unseen.
+            st = os.fstat(0) if path in ("-", b"-") else os.stat(path)
+        except (OSError, ValueError):
             continue
         # A regular file (or a block device) can be opened again from its start.
         if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode) or stat.S_ISBLK(st.st_mode):
@@ -148,8 +160,6 @@ def refuse_a_stream_twice(sources: list[Any]) -> None:
             continue
         first = seen.setdefault((st.st_dev, st.st_ino), k)
         if first != k:
-            if path in ("-", b"-") and os.fspath(sources[first]) in ("-", b"-"):
-                raise ValueError("stdin ('-') can be read only once")
             # A terminal or a socket streams as a pipe does; called a pipe, /dev/null twice misled.
             kind = "pipe" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode) else "device"
             raise ValueError(
@@ -169,14 +179,20 @@ def _names_stdin(path: str | bytes) -> bool:
     if os.fsdecode(path) not in _STDIN_NAMES:
         return False
     try:
-        return os.path.samestat(os.stat(path), os.fstat(sys.stdin.fileno()))
-    except (AttributeError, OSError, ValueError):
+        return os.path.samestat(os.stat(path), os.fstat(0))
+    except (OSError, ValueError):
         return False
 
 
 def _name(source: Any) -> str:
     path = os.fspath(source)
     return "stdin" if path in ("-", b"-") else repr(path if isinstance(path, str) else os.fsdecode(path))
+
+
+def _dash_reads_fd0() -> bool:
+    """Whether '-' reads fd 0 (as `normalize` sends it), not a Python object put in sys.stdin."""
+    buf = getattr(sys.stdin, "buffer", None)
+    return buf is None or _is_real_stdin(buf)
 
 
 def _is_real_stdin(buf: Any) -> bool:

@@ -64,7 +64,7 @@ unsafe impl Send for View {}
 
 impl Backing {
     /// Where the bytes are now: valid until the backing is next changed (only
-    /// `Buffer::fill_slow` changes it, and takes the view again after).
+    /// `Buffer::fill_slow` changes it, and takes the view again after; a growth, at once).
     fn view(&self) -> View {
         match self {
             // `as_ptr`, not a slice: the pointer must outlive the shared borrow it came from.
@@ -299,7 +299,8 @@ impl Buffer {
     #[inline]
     pub(crate) fn storage(&self) -> &[u8] {
         // SAFETY: `view` was taken from `data` after its last change (`fill_slow`, the only
-        // place that changes it, takes it again), and `data`, owned by `self`, lives and stays
+        // place that changes it, takes it again, and at once after a growth, in case a read
+        // then panics and the buffer is read again), and `data`, owned by `self`, lives and stays
         // unchanged for the borrow: `len` bytes from `ptr` are initialised (a `Vec<u8>`'s length,
         // or the whole mapping, as `Deref` of the mapping gave them before) and not written
         // meanwhile.
@@ -401,6 +402,13 @@ impl Buffer {
                 // even one within the limits, never allocates the size it claims.
                 let target = (self.start + need).min(data.len().saturating_mul(2));
                 data.resize(target, 0);
+                // At once, not only in `fill_slow`: a reader that panics below (a decoder's
+                // bug) would leave a view of the freed allocation behind, and the bindings
+                // catch a panic and let the same reader be read again.
+                self.view = View {
+                    ptr: data.as_ptr(),
+                    len: data.len(),
+                };
             }
             let free = match data.get_mut(self.end..) {
                 Some(free) if !free.is_empty() => free,
@@ -522,6 +530,35 @@ mod tests {
             step = step * 7 % 200 + 1;
         }
         assert!(!b.fill(1).unwrap());
+    }
+
+    /// Hands out `good` bytes, then panics, as a decoder's bug would.
+    struct PanicsAfter(usize);
+    impl Read for PanicsAfter {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            assert!(self.0 > 0, "a reader's bug");
+            let n = buf.len().min(self.0);
+            buf[..n].fill(7);
+            self.0 -= n;
+            Ok(n)
+        }
+    }
+
+    /// A read that panics after the buffer grew (the bindings catch it, and a packet iterator
+    /// may be read again): the view still shows the grown allocation, not the freed one.
+    #[test]
+    fn a_panicking_read_leaves_the_view_of_the_grown_buffer() {
+        let mut b = Buffer::new(Box::new(PanicsAfter(64)), 64);
+        assert!(b.fill(64).unwrap());
+        let grew = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.fill(4096)));
+        assert!(grew.is_err());
+        // Before the fix, a read of the freed allocation (Miri: use after free).
+        assert_eq!(b.bytes(), &[7; 64][..]);
+        let Backing::Heap(data) = &b.data else {
+            unreachable!()
+        };
+        assert_eq!(data.len(), 128, "the buffer grew before the read");
+        assert_eq!((b.view.ptr, b.view.len), (data.as_ptr(), data.len()));
     }
 
     #[test]
