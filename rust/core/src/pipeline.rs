@@ -342,16 +342,24 @@ impl ArrivalSource<'_> {
     /// With `ranged`, every timestamp read widens [`Accounting::ts_span`]. With `sample`, a
     /// packet kept is checked for an undeclared FCS, if the reader asked for it
     /// ([`ArrivalSource::fcs`]); a caller that knows it did not passes `false`, and its loop
-    /// tests nothing. `make` may write into the source's slot.
+    /// tests nothing. With `inline_read`, the reader's common case is framed in this loop
+    /// ([`CaptureReader::next_packet_inline`]): for the one loop that runs a whole scan, not
+    /// for every caller, whose code it would grow. `make` may write into the source's slot.
     #[inline(always)]
     fn next_with<T>(
         &mut self,
         ranged: bool,
         sample: bool,
+        inline_read: bool,
         make: impl Fn(&crate::Packet<'_>, &mut Arrival) -> std::result::Result<T, Skip>,
     ) -> Result<Option<T>> {
         loop {
-            let Some(p) = self.reader.next_packet()? else {
+            let next = if inline_read {
+                self.reader.next_packet_inline()?
+            } else {
+                self.reader.next_packet()?
+            };
+            let Some(p) = next else {
                 return Ok(None);
             };
             self.captured.set(self.captured.get() + p.data.len() as u64);
@@ -384,11 +392,11 @@ impl ArrivalSource<'_> {
     fn next(&mut self) -> Result<Option<&Arrival>> {
         let (decode, size, chosen) = (self.decode, self.size, self.chosen);
         let found = if chosen.is_all() {
-            self.next_with(false, true, |p, slot| {
+            self.next_with(false, true, false, |p, slot| {
                 fill_arrival(slot, p, decode, size, None)
             })?
         } else {
-            self.next_with(!chosen.range.is_all(), true, |p, slot| {
+            self.next_with(!chosen.range.is_all(), true, false, |p, slot| {
                 admit(p, chosen.range)?;
                 fill_arrival(slot, p, decode, size, chosen.filter)
             })?
@@ -404,9 +412,9 @@ impl ArrivalSource<'_> {
         // range, the loop of the plain scan as it was: no check per packet.
         debug_assert!(self.chosen.filter.is_none());
         if range.is_all() {
-            return self.next_with(false, true, |p, _| lean_arrival(p, size));
+            return self.next_with(false, true, false, |p, _| lean_arrival(p, size));
         }
-        self.next_with(true, true, |p, _| {
+        self.next_with(true, true, false, |p, _| {
             admit(p, range)?;
             lean_arrival(p, size)
         })
@@ -451,7 +459,7 @@ impl ArrivalSource<'_> {
         debug_assert!(self.chosen.filter.is_none());
         let range = self.chosen.range;
         loop {
-            let next = self.next_with(ranged, sample, |p, _| {
+            let next = self.next_with(ranged, sample, true, |p, _| {
                 if ranged {
                     admit(p, range)?;
                 }

@@ -5,6 +5,8 @@
 //! holds a whole record at the start of `next`, so only the general framing runs). Both must
 //! give the same packets, the same error with the same offset and message, the same warnings,
 //! statistics, interfaces and sections, on generated captures and on damaged copies of them.
+//! `next_packet_inline`, the copy of the fast paths that the one-file scan's loop inlines, is
+//! held to the same: read from the `Cursor` through it, the outcome must be the general one.
 
 use super::{CaptureReader, Interface, ReadOptions, ReadStats, Section, TsResolution};
 use crate::error::{Error, Warning};
@@ -26,7 +28,7 @@ impl Read for Trickle {
     }
 }
 
-type PacketRow = (Option<i64>, u32, u16, u32, Vec<u8>, u64);
+type PacketRow = (Option<i64>, u32, u16, u32, u8, Vec<u8>, u64);
 
 #[derive(Debug, PartialEq)]
 struct Outcome {
@@ -39,7 +41,19 @@ struct Outcome {
     sections: Vec<Section>,
 }
 
-fn read(bytes: &[u8], trickle: bool, strict: bool, max_block_len: u32) -> Outcome {
+/// How `read` takes the packets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Way {
+    /// Whole from a `Cursor`, through `next_packet`: the fast paths.
+    Fast,
+    /// Whole from a `Cursor`, through `next_packet_inline`.
+    Inline,
+    /// A few bytes a read, through `next_packet`: the general framing only.
+    Trickle,
+}
+
+fn read(bytes: &[u8], way: Way, strict: bool, max_block_len: u32) -> Outcome {
+    let trickle = way == Way::Trickle;
     let source: Box<dyn Read + Send> = if trickle {
         Box::new(Trickle(bytes.to_vec(), 0))
     } else {
@@ -69,12 +83,18 @@ fn read(bytes: &[u8], trickle: bool, strict: bool, max_block_len: u32) -> Outcom
         }
     };
     loop {
-        match reader.next_packet() {
+        let next = if way == Way::Inline {
+            reader.next_packet_inline()
+        } else {
+            reader.next_packet()
+        };
+        match next {
             Ok(Some(p)) => out.packets.push((
                 p.ts_ns,
                 p.interface,
                 p.linktype,
                 p.wire_len,
+                p.fcs_len,
                 p.data.to_vec(),
                 p.offset,
             )),
@@ -234,11 +254,16 @@ fn fast_paths_agree_with_general_framing() {
             };
             // A small block limit, so that the limit check matters on these small files.
             for (strict, max_block_len) in [(false, 64 << 20), (true, 64 << 20), (false, 64)] {
-                let fast = read(&bytes, false, strict, max_block_len);
-                let general = read(&bytes, true, strict, max_block_len);
+                let fast = read(&bytes, Way::Fast, strict, max_block_len);
+                let general = read(&bytes, Way::Trickle, strict, max_block_len);
                 assert_eq!(
                     fast, general,
                     "round {round} variant {variant} strict {strict} limit {max_block_len}"
+                );
+                let inline = read(&bytes, Way::Inline, strict, max_block_len);
+                assert_eq!(
+                    inline, general,
+                    "inline: round {round} variant {variant} strict {strict} limit {max_block_len}"
                 );
                 packets += fast.packets.len();
                 errors += usize::from(fast.end.is_err() || fast.opened.is_err());

@@ -120,28 +120,36 @@ pub(super) fn next(r: &mut CaptureReader) -> Result<Option<Framed>> {
         Kind::Pcap(st) => st,
         Kind::PcapNg(_) => return Ok(None),
     };
-    // The common case: the whole record is already in the buffer and within the limit. Anything
-    // else goes to `next_general`, which reads more, warns or fails with the right offset.
-    let h = r.buf.bytes();
-    if let Some(head) = h.get(..16).and_then(|s| <&[u8; 16]>::try_from(s).ok()) {
-        let caplen = u32_at(head, 8, st.big);
-        let total = st.record_header_len as u64 + u64::from(caplen);
-        if total <= st.fast_total && total <= h.len() as u64 {
-            let framed = Framed {
-                ts_ns: Some(ts_ns(st, u32_at(head, 0, st.big), u32_at(head, 4, st.big))),
-                interface: 0,
-                linktype: st.linktype,
-                wire_len: u32_at(head, 12, st.big),
-                fcs_len: st.fcs_len,
-                data_start: r.buf.start() + st.record_header_len,
-                data_end: r.buf.start() + total as usize,
-                offset: r.buf.position(),
-            };
-            r.buf.consume(total as usize);
-            return Ok(Some(framed));
-        }
+    if let Some(framed) = fast_record(r, st) {
+        return Ok(Some(framed));
     }
     next_general(r, st)
+}
+
+/// The common case: the whole record is already in the buffer and within the limit. Anything
+/// else gives `None` with nothing changed, and `next_general` then reads more, warns or fails
+/// with the right offset.
+#[inline(always)]
+pub(super) fn fast_record(r: &mut CaptureReader, st: State) -> Option<Framed> {
+    let h = r.buf.bytes();
+    let head: &[u8; 16] = h.get(..16)?.try_into().ok()?;
+    let caplen = u32_at(head, 8, st.big);
+    let total = st.record_header_len as u64 + u64::from(caplen);
+    if total > st.fast_total || total > h.len() as u64 {
+        return None;
+    }
+    let framed = Framed {
+        ts_ns: Some(ts_ns(st, u32_at(head, 0, st.big), u32_at(head, 4, st.big))),
+        interface: 0,
+        linktype: st.linktype,
+        wire_len: u32_at(head, 12, st.big),
+        fcs_len: st.fcs_len,
+        data_start: r.buf.start() + st.record_header_len,
+        data_end: r.buf.start() + total as usize,
+        offset: r.buf.position(),
+    };
+    r.buf.consume(total as usize);
+    Some(framed)
 }
 
 /// Wiretap's 32-bit arithmetic, see the module comment.

@@ -55,6 +55,13 @@ pub(super) struct State {
     hot: Vec<Hot>,
 }
 
+impl State {
+    /// The current section's byte order is big-endian.
+    pub(super) fn big(&self) -> bool {
+        self.big
+    }
+}
+
 /// Two 32-bit halves, high first, as pcapng stores timestamps.
 fn ts_at(b: &[u8], i: usize, big: bool) -> u64 {
     (u64::from(u32_at(b, i, big)) << 32) | u64::from(u32_at(b, i + 4, big))
@@ -153,7 +160,7 @@ pub(super) fn next(r: &mut CaptureReader, first: bool) -> Result<Option<Framed>>
 /// error) gives `None` with nothing changed, and `next_general` then frames the same block and
 /// reports exactly what it always did.
 #[inline(always)]
-fn fast_enhanced_packet<const BIG: bool>(r: &mut CaptureReader) -> Option<Framed> {
+pub(super) fn fast_enhanced_packet<const BIG: bool>(r: &mut CaptureReader) -> Option<Framed> {
     let Kind::PcapNg(st) = &r.kind else {
         return None;
     };
