@@ -336,6 +336,12 @@ fn chunked_scan_called_directly_refuses_or_applies_a_range_and_a_filter() {
         if let Some((out, acc)) = got {
             assert_eq!(acc.counted, want.1.counted, "{name}");
             assert_eq!(out.groups, want.0.groups, "{name}");
+            // The FCS check of the frames counted: as one thread tells it.
+            assert_eq!(
+                readers[0].undeclared_fcs(),
+                one[0].undeclared_fcs(),
+                "{name}"
+            );
         }
     }
 }
