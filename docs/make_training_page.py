@@ -4,6 +4,8 @@
 
 Every number on the page comes from this script: burstcore's analyses on the captures, set
 against the ground truth shipped with them (meta.json and the rank logs).
+`tests/test_training_page.py` regenerates the page of capture d alone (a few seconds; the whole
+page takes about a minute) and checks that each of its lines is the committed page's.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import polars as pl
 import burstcore
 
 HERE = Path(__file__).resolve().parent
-FIG = HERE / "figures"
 CAPS = [
     ("a_ring4_mlp5m_1g_bridge", "pcapng.zst", "a: ring, 4 ranks, 1 Gbit/s"),
     ("b_ps4_mlp5m_1g_bridge", "pcapng.zst", "b: parameter server, 4 ranks, 1 Gbit/s"),
@@ -150,9 +151,13 @@ STUDY_METRICS = [
 ]
 
 
-def main() -> None:
-    shared = Path(os.environ.get("BURSTCORE_SHARED", HERE.parent.parent / "shared"))
-    FIG.mkdir(exist_ok=True)
+def main(out_dir: Path = HERE, shared: Path | None = None, caps: list[tuple[str, str, str]] = CAPS) -> None:
+    """The page (and its figure) into ``out_dir``, of ``caps`` (a test gives fewer captures: then
+    only their rows and their notes are the committed page's)."""
+    if shared is None:
+        shared = Path(os.environ.get("BURSTCORE_SHARED", HERE.parent.parent / "shared"))
+    fig_dir = out_dir / "figures"
+    fig_dir.mkdir(exist_ok=True)
     out: list[str] = []
     w = out.append
     w("# The anatomy of training traffic\n")
@@ -162,7 +167,7 @@ def main() -> None:
     ptm_rows, it_rows, burst_rows, stretch_rows = [], [], [], []
     stretch_notes: list[str] = []
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    for stem, ext, label in CAPS:
+    for stem, ext, label in caps:
         path = str(shared / "captures" / f"{stem}.{ext}")
         meta = json.loads((shared / "captures" / f"{stem}.meta.json").read_text())
         starts = [x["t_iter_start_ns_min"] for x in meta["iterations"]]
@@ -270,7 +275,7 @@ def main() -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(FIG / "training-ptm.png", dpi=80)
+    fig.savefig(fig_dir / "training-ptm.png", dpi=80)
     plt.close(fig)
 
     w("## Peak-to-mean ratio PtM(τ), ring vs parameter server\n")
@@ -411,7 +416,7 @@ def main() -> None:
         'burstcore.superpose([path, path], offsets="random", seed=0, '
         "max_offset=it.period_ns / 1e9).multiplexing_gain\n```\n"
     )
-    (HERE / "training-traffic.md").write_text("\n".join(out))
+    (out_dir / "training-traffic.md").write_text("\n".join(out))
 
 
 if __name__ == "__main__":

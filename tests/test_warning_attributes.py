@@ -176,6 +176,26 @@ def test_warnings_of_the_python_side_have_no_core_attributes(tmp_path: Path) -> 
     assert (str(w), w.kind, w.offset, w.input, w.limit) == ("something", None, None, None, None)
 
 
+def test_the_limits_that_let_a_read_go_on_warn_with_no_limit_attribute() -> None:
+    """A guard (it passes before and after docs/limits.md called ``limit`` reserved): no core path
+    issues a ``"limit_exceeded"`` warning (every ``LimitExceededError`` is raised), and the two
+    limits that let a read go on, ``iterations``' last bin (2^24 bins) and its pooling past 65,536
+    bins, warn from the Python side: ``kind`` and ``limit`` ``None``, as the docs say. A limit that
+    later warns instead of failing must set both, and change this test and the docs."""
+    t0, hour = 1_700_000_000_000_000_000, 3_600_000_000_000
+    # 50 packets 1 ms apart, one 100 s later (100,000 bins of 1 ms: pooled to 2 ms) and one 5 h
+    # later (past 16,777,216 bins: left out).
+    ts = [t0 + i * 1_000_000 for i in range(50)] + [t0 + 100_000_000_000, t0 + 5 * hour]
+    data = oracles.capture(ts, [len(FRAME)] * len(ts), frames=[FRAME] * len(ts))
+    told = _caught(lambda: burstcore.iterations(data))
+    assert len(told) == 2, [str(w) for w in told]
+    beyond, pooled = told
+    assert "1 packet comes more than 16777.216s (16,777,216 bins of 1ms) after the first" in str(beyond)
+    assert "so they were analysed in bins of 2ms" in str(pooled)
+    for w in told:
+        assert (w.kind, w.offset, w.input, w.limit) == (None, None, None, None), str(w)
+
+
 def test_the_result_lists_keep_the_texts(tmp_path: Path) -> None:
     data, at = _cut_pcap()
     with warnings.catch_warnings():

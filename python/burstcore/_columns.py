@@ -30,9 +30,22 @@ def is_columns(source: Any) -> bool:
     )
 
 
+def _arrow_series(name: str, column: Any) -> Any:
+    """``column`` as a polars Series if it is an Arrow array by the PyCapsule interface (pyarrow,
+    nanoarrow, arro3, ...: ``__arrow_c_array__``, or ``__arrow_c_stream__`` for a chunked array);
+    else as given. A DataFrame built from a mapping of those holds each whole as one Object,
+    whereas ``pl.Series`` imports it."""
+    if isinstance(column, (pl.Series, np.ndarray)):
+        return column
+    if hasattr(column, "__arrow_c_array__") or hasattr(column, "__arrow_c_stream__"):
+        return pl.Series(name, column)
+    return column
+
+
 def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(timestamps in ns, sizes, interfaces) from a DataFrame/dict with 'timestamp' and 'size'
-    (or 'wire_len') columns, or a (timestamps, sizes) tuple; numpy, polars or Arrow arrays."""
+    (or 'wire_len') columns, or a (timestamps, sizes) tuple; numpy, polars or Arrow arrays (any
+    object with ``__arrow_c_array__`` or ``__arrow_c_stream__``, in a tuple or a mapping)."""
 
     def exact(ts: Any) -> Any:
         # numpy datetime64/timedelta64 as int ns before polars sees them: it takes only D, ms, us, ns.
@@ -44,7 +57,7 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         ts = exact(ts)
     else:
         if not isinstance(source, pl.DataFrame):
-            source = {k: exact(v) if k == "timestamp" else v for k, v in dict(source).items()}
+            source = {k: _arrow_series(k, exact(v) if k == "timestamp" else v) for k, v in dict(source).items()}
         df = source if isinstance(source, pl.DataFrame) else pl.DataFrame(source)
         if "timestamp" not in df.columns:
             raise ValueError("in-memory input needs a 'timestamp' column (int64 ns or Datetime)")

@@ -67,8 +67,9 @@ class CaptureWarning(UserWarning):
     - ``offset``: the byte offset (in the decompressed stream) where it was found, or ``None``.
     - ``input``: which input, when several are read at once (a file's path, or ``"input k of
       n"``), else ``None``.
-    - ``limit``: for a ``"limit_exceeded"`` warning, which family of limit, as
-      ``LimitExceededError.limit``; else ``None``.
+    - ``limit``: reserved, as ``LimitExceededError.limit``, and ``None`` on every warning today:
+      a limit raises ``LimitExceededError``, and those that let the read go on (``iterations``'
+      last bin and pooled bins) warn from the Python side, ``kind`` ``None``.
 
     ``python -W error`` (or a ``"error"`` filter) raises the warning itself, attributes and all.
 

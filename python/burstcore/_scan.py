@@ -244,8 +244,10 @@ def scan(
         interfaces numbered one after another), bytes (the capture's contents: bytes naming a
         file raise ``TypeError``, give a path as a str), a binary file object, or in-memory columns:
         a polars DataFrame / dict (any mapping) with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
-        a ``(timestamps_ns, sizes)`` tuple of numpy/polars/Arrow arrays. Timestamps may also be a
-        numpy datetime64 array of any fixed unit (s, ms, ..., ps), read exactly.
+        a ``(timestamps_ns, sizes)`` tuple; the columns numpy, polars or Arrow arrays (any object
+        with ``__arrow_c_array__``, or ``__arrow_c_stream__`` for a chunked array: pyarrow,
+        nanoarrow, arro3). Timestamps may also be a numpy datetime64 array of any fixed unit (s,
+        ms, ..., ps), read exactly.
 
         Or such columns in batches, scanned one batch at a time (memory: the scan's own plus one
         batch, docs/limits.md): a list or tuple of DataFrames or mappings, any other iterator of

@@ -1,0 +1,200 @@
+"""In-memory columns given as Arrow arrays, without pyarrow: through the Arrow PyCapsule interface
+that pyarrow, nanoarrow, arro3 and polars export. ``__arrow_c_array__`` is made here by hand
+(ctypes structs over numpy buffers, per the Arrow C data interface), so the import is checked
+against a producer that is not polars; ``__arrow_c_stream__`` (a chunked array) is polars' own
+export of a Series, one stream batch per chunk. Every form scans as the same numbers in numpy
+arrays do, in a tuple, a mapping (with an interface column) and batches of mappings; nulls and
+wrong types are refused, saying what to give."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import burstcore
+from tests import oracles
+
+_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+_PyCapsule_New.restype = ctypes.py_object
+_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class _Schema(ctypes.Structure):
+    _fields_ = [
+        ("format", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("metadata", ctypes.c_char_p),
+        ("flags", ctypes.c_int64),
+        ("n_children", ctypes.c_int64),
+        ("children", ctypes.c_void_p),
+        ("dictionary", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    ]
+
+
+class _Array(ctypes.Structure):
+    _fields_ = [
+        ("length", ctypes.c_int64),
+        ("null_count", ctypes.c_int64),
+        ("offset", ctypes.c_int64),
+        ("n_buffers", ctypes.c_int64),
+        ("n_children", ctypes.c_int64),
+        ("buffers", ctypes.c_void_p),
+        ("children", ctypes.c_void_p),
+        ("dictionary", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    ]
+
+
+# The consumer calls `release` on the struct it moved out; the buffers stay owned by the
+# producer object below (kept alive by the test), so releasing only marks the struct released.
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _release_schema(p: int) -> None:
+    ctypes.cast(p, ctypes.POINTER(_Schema)).contents.release = None
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _release_array(p: int) -> None:
+    ctypes.cast(p, ctypes.POINTER(_Array)).contents.release = None
+
+
+_FORMATS = {np.dtype(np.int64): b"l", np.dtype(np.uint64): b"L", np.dtype(np.uint32): b"I", np.dtype(np.float64): b"g"}
+
+
+class CArray:
+    """A primitive Arrow array exported by hand through ``__arrow_c_array__``; ``valid`` (one bool
+    a value) gives it a validity bitmap, ``fmt`` overrides its format (``b"tsu:"``: µs stamps)."""
+
+    def __init__(self, values: np.ndarray, valid: list[bool] | None = None, fmt: bytes | None = None) -> None:
+        self.values = np.ascontiguousarray(values)
+        self.fmt = fmt or _FORMATS[self.values.dtype]
+        self.bitmap = None if valid is None else np.packbits(np.array(valid, dtype=bool), bitorder="little")
+        self.nulls = 0 if valid is None else valid.count(False)
+        self.held: list[Any] = []
+
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        schema = _Schema(self.fmt, b"", None, 2, 0, None, None, ctypes.cast(_release_schema, ctypes.c_void_p).value)
+        buffers = (ctypes.c_void_p * 2)(
+            None if self.bitmap is None else self.bitmap.ctypes.data, self.values.ctypes.data
+        )
+        array = _Array(
+            len(self.values),
+            self.nulls,
+            0,
+            2,
+            0,
+            ctypes.cast(buffers, ctypes.c_void_p).value,
+            None,
+            None,
+            ctypes.cast(_release_array, ctypes.c_void_p).value,
+            None,
+        )
+        self.held.append((schema, buffers, array))
+        return (
+            _PyCapsule_New(ctypes.addressof(schema), b"arrow_schema", None),
+            _PyCapsule_New(ctypes.addressof(array), b"arrow_array", None),
+        )
+
+
+class CStream:
+    """Only ``__arrow_c_stream__``, as a chunked array gives it: polars' export of ``series``."""
+
+    def __init__(self, series: pl.Series) -> None:
+        self.series = series
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.series.__arrow_c_stream__(requested_schema)
+
+
+def _chunked(values: np.ndarray) -> CStream:
+    s = pl.Series(values)
+    cut = len(s) // 3
+    s = pl.concat([s[:cut], s[cut : 2 * cut], s[2 * cut :]], rechunk=False)
+    assert s.n_chunks() == 3
+    return CStream(s)
+
+
+def _packets() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    ts = 1_700_000_000_000_000_000 + np.cumsum(rng.integers(0, 3_000, 300)).astype(np.int64)
+    return ts, rng.integers(60, 1_515, 300).astype(np.uint64), rng.integers(0, 3, 300).astype(np.uint32)
+
+
+OPTS: dict[str, Any] = dict(windows=["1us", "10us", "100us"], rates=["1Gbps", "10Gbps"], bins=["50us"])
+FORMS = {
+    "c_array": lambda a: CArray(a),
+    "c_stream": lambda a: CStream(pl.Series(a)),
+    "c_stream_chunked": _chunked,
+}
+
+
+def _same(a: burstcore.ScanResult, b: burstcore.ScanResult) -> None:
+    for name in ("envelope", "backlog", "series", "groups", "summary", "interfaces"):
+        assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_arrow_columns_scan_as_their_numpy_twins(form: str) -> None:
+    ts, sz, ifc = _packets()
+    arrow = FORMS[form]
+    want = burstcore.scan((ts, sz), **OPTS)
+    # E(τ) of the packets by brute force, so that the twin itself is checked.
+    for tau, row in zip([1_000, 10_000, 100_000], want.envelope.iter_rows(named=True), strict=True):
+        assert row["bytes"] == oracles.envelope(ts.tolist(), sz.tolist(), tau)[0]
+    _same(burstcore.scan((arrow(ts), arrow(sz)), **OPTS), want)
+    _same(burstcore.scan({"timestamp": arrow(ts), "size": arrow(sz)}, **OPTS), want)
+    _same(burstcore.scan({"timestamp": arrow(ts), "wire_len": arrow(sz)}, **OPTS), want)
+    by_if = dict(OPTS, by=["all", "interface"])
+    want_if = burstcore.scan({"timestamp": ts, "size": sz, "interface": ifc}, **by_if)
+    assert want_if.groups.height > 1
+    _same(burstcore.scan({"timestamp": arrow(ts), "size": arrow(sz), "interface": arrow(ifc)}, **by_if), want_if)
+    # Batches of mappings of Arrow arrays: one stream, as the numpy columns whole.
+    batches = [{"timestamp": arrow(ts[a:b]), "size": arrow(sz[a:b])} for a, b in ((0, 100), (100, 300))]
+    _same(burstcore.scan(batches, **OPTS), want)
+
+
+def test_arrow_timestamps_in_microseconds_are_read_exactly() -> None:
+    us = np.array([1_700_000_000_000_000, 1_700_000_000_000_003, 1_700_000_000_000_010], dtype=np.int64)
+    sz = np.array([100, 200, 300], dtype=np.uint64)
+    want = burstcore.scan((us * 1_000, sz), **OPTS)
+    _same(burstcore.scan((CArray(us, fmt=b"tsu:"), CArray(sz)), **OPTS), want)
+    _same(burstcore.scan({"timestamp": CArray(us, fmt=b"tsu:"), "size": CArray(sz)}, **OPTS), want)
+
+
+@pytest.mark.parametrize("container", ["tuple", "mapping"])
+def test_nulls_and_wrong_types_in_arrow_columns_are_refused(container: str) -> None:
+    ts, sz, _ = _packets()
+
+    def scan(t: Any, s: Any) -> None:
+        burstcore.scan((t, s) if container == "tuple" else {"timestamp": t, "size": s}, **OPTS)
+
+    valid = [i != 5 for i in range(len(ts))]
+    with pytest.raises(ValueError, match="must not contain nulls"):
+        scan(CArray(ts, valid), CArray(sz))
+    with pytest.raises(ValueError, match="must not contain nulls"):
+        scan(CArray(ts), CArray(sz, valid))
+    # A null in a later chunk of a chunked array.
+    late = pl.concat([pl.Series(ts[:10]), pl.Series([None, *ts[11:]], dtype=pl.Int64)], rechunk=False)
+    with pytest.raises(ValueError, match="must not contain nulls"):
+        scan(CStream(late), CArray(sz))
+    with pytest.raises(ValueError, match="timestamps must be integer nanoseconds or Datetime, not Float64"):
+        scan(CArray(ts.astype(np.float64)), CArray(sz))
+    with pytest.raises(ValueError, match="timestamps must be integer nanoseconds or Datetime, not String"):
+        scan(CStream(pl.Series([str(t) for t in ts])), CArray(sz))
+    with pytest.raises(ValueError, match="sizes must be non-negative integers"):
+        scan(CArray(ts), CArray(sz.astype(np.float64)))
+    # Columns of two lengths: polars' words for a mapping (a DataFrame is built of it), as for numpy.
+    short = (
+        r"timestamp and size columns differ in length \(300 vs 299\)"
+        if container == "tuple"
+        else r"height of column 'size' \(299\) does not match height of column 'timestamp' \(300\)"
+    )
+    with pytest.raises(ValueError, match=short):
+        scan(CArray(ts), CArray(sz[:-1]))
