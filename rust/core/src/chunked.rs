@@ -155,8 +155,8 @@ pub fn worthwhile(config: &ScanConfig) -> bool {
 
 /// Scan `readers` (not read yet beyond their headers) with up to `threads` threads by time
 /// chunks, as many as [`chunk_plan`] makes of their sizes and this process's cores, with the
-/// accounting of [`crate::pipeline::scan`]. `Ok(None)`: not possible (or a file too small to
-/// cut), scan another way.
+/// accounting of [`crate::pipeline::scan`]. `Ok(None)`: not possible (a time range or a filter,
+/// which the chunks do not apply, or a file too small to cut), scan another way.
 /// Once done, each reader's interfaces are as a sequential read leaves them (their statistics
 /// read by the chunks), so what is reported of them afterwards is the same either way.
 pub fn scan(
@@ -197,7 +197,14 @@ fn in_chunks(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Option<((ScanOutput, Accounting), Interfaces)>> {
-    if threads < 2 || readers.is_empty() || config.bins_from_first_packet() {
+    // The chunks' readers apply neither a time range nor a filter: such a scan, even asked for
+    // here directly by an embedder, is read another way rather than counted whole.
+    if threads < 2
+        || readers.is_empty()
+        || config.bins_from_first_packet()
+        || !config.time_range.is_all()
+        || config.has_filter()
+    {
         return Ok(None);
     }
     let mut plans = Vec::with_capacity(readers.len());

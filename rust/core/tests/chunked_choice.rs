@@ -308,15 +308,13 @@ fn ranged_and_filtered_l1_scans_of_fcs_frames_on_threads_match_one_thread_and_th
     assert!(told_somewhere, "no case has an undeclared FCS to tell of");
 }
 
-/// `chunked::scan` is public: an embedder may call it with any config. Today it reads every
+/// `chunked::scan` is public: an embedder may call it with any config. It used to read every
 /// packet of the file whatever the config's time range and filter (9,000 counted where one
-/// thread counts 8,550 from HALF, and 3,000 through the filter), as it leaves the choice to
-/// `worthwhile`, which only `pipeline::scan_threads` asks. Ignored until `chunked::scan` refuses
-/// such a config (`Ok(None)`, "scan another way") or applies it (rust/core/src/chunked.rs,
-/// in the hands of the perf work).
+/// thread counts 8,550 from HALF, and 3,000 through the filter), as it left the choice to
+/// `worthwhile`, which only `pipeline::scan_threads` asks. It now refuses such a config
+/// (`Ok(None)`, "scan another way"), and the caller's scan on one thread gives the numbers.
 #[test]
-#[ignore = "chunked::scan ignores a config's time range and filter (fix-cd report)"]
-fn chunked_scan_called_directly_refuses_or_applies_a_range_and_a_filter() {
+fn chunked_scan_called_directly_refuses_a_range_and_a_filter() {
     let dir = Scratch::new("chunked_choice");
     let path = dir.join("fcs.pcapng");
     write(&path, &frames());
@@ -333,15 +331,25 @@ fn chunked_scan_called_directly_refuses_or_applies_a_range_and_a_filter() {
         let mut readers = vec![open(&path)];
         let got = burstcore::chunked::scan(&mut readers, &c, size, false, 2, &mut |_| Ok(()))
             .expect("chunked scan");
-        if let Some((out, acc)) = got {
-            assert_eq!(acc.counted, want.1.counted, "{name}");
-            assert_eq!(out.groups, want.0.groups, "{name}");
-            // The FCS check of the frames counted: as one thread tells it.
-            assert_eq!(
-                readers[0].undeclared_fcs(),
-                one[0].undeclared_fcs(),
-                "{name}"
-            );
-        }
+        assert!(
+            got.is_none(),
+            "{name}: time chunks took a config they do not apply"
+        );
+        // The same config without the range or filter is cut: the refusal is the config's.
+        let mut plain = vec![open(&path)];
+        let whole =
+            burstcore::chunked::scan(&mut plain, &config(), size, false, 2, &mut |_| Ok(()))
+                .expect("chunked scan");
+        assert!(whole.is_some(), "{name}: the plain scan was not cut either");
+        // Refused before any read: the caller's scan of the same readers gives the numbers.
+        let again = pipeline::scan_threads(&mut readers, c.clone(), size, 1, &mut |_| Ok(()))
+            .expect("scan");
+        assert_eq!(again.1.counted, want.1.counted, "{name}");
+        assert_eq!(again.0.groups, want.0.groups, "{name}");
+        assert_eq!(
+            readers[0].undeclared_fcs(),
+            one[0].undeclared_fcs(),
+            "{name}"
+        );
     }
 }
