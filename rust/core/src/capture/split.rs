@@ -721,8 +721,31 @@ impl ChunkReader {
         if self.unsettled && self.settle() {
             return Ok(None);
         }
-        let p = match self.reader.next_packet_inline() {
-            Ok(Some(p)) => p,
+        match self.reader.next_packet_inline() {
+            Ok(Some(p)) => {
+                let (hlen, shift) = (self.hlen, self.shift);
+                if p.offset >= self.gate {
+                    let off = p.offset - hlen + shift;
+                    if self.first.is_none() {
+                        self.first = Some(off);
+                        // Past the first packet, a packet's stream offset at or after this is
+                        // one at or after the range's end in the file (`to` may lie before
+                        // `shift`: 0 then).
+                        self.gate = self.to.saturating_add(hlen).saturating_sub(shift);
+                    }
+                    if off >= self.to {
+                        self.done = true;
+                        self.unsettled = true;
+                        self.stop = Some(off);
+                        return Ok(None);
+                    }
+                }
+                // Offsets past the header count in the stream `header ++ file[shift..]`: a
+                // packet's offset in the file is its offset there, less the header, from
+                // `shift`.
+                let off = p.offset - hlen + shift;
+                Ok(Some(f(&p, off, &mut self.fcs)))
+            }
             // The reader ended before a packet at or past the range's end: the chunk stops at
             // the file's end. (Fields, not methods: the read borrows the reader for `'s`.)
             Ok(None) => {
@@ -730,30 +753,10 @@ impl ChunkReader {
                 self.unsettled = true;
                 self.first.get_or_insert(self.len);
                 self.stop = Some(self.len);
-                return Ok(None);
+                Ok(None)
             }
-            Err(e) => return Err(in_file(e, self.hlen, self.shift)),
-        };
-        let (hlen, shift) = (self.hlen, self.shift);
-        if p.offset >= self.gate {
-            let off = p.offset - hlen + shift;
-            if self.first.is_none() {
-                self.first = Some(off);
-                // Past the first packet, a packet's stream offset at or after this is one at
-                // or after the range's end in the file (`to` may lie before `shift`: 0 then).
-                self.gate = self.to.saturating_add(hlen).saturating_sub(shift);
-            }
-            if off >= self.to {
-                self.done = true;
-                self.unsettled = true;
-                self.stop = Some(off);
-                return Ok(None);
-            }
+            Err(e) => Err(in_file(e, self.hlen, self.shift)),
         }
-        // Offsets past the header count in the stream `header ++ file[shift..]`: a packet's
-        // offset in the file is its offset there, less the header, from `shift`.
-        let off = p.offset - hlen + shift;
-        Ok(Some(f(&p, off, &mut self.fcs)))
     }
 
     /// Before a read while `unsettled`: whether the chunk is done; else the
