@@ -369,6 +369,8 @@ impl SplitPlan {
             shift: start,
             hlen: self.data_start(),
             to,
+            unsettled: true,
+            gate: 0,
             first: None,
             isb_before_first: None,
             stop: None,
@@ -636,6 +638,12 @@ pub struct ChunkReader {
     shift: u64,
     hlen: u64,
     to: u64,
+    /// The one test a packet needs on each side of the read ([`ChunkReader::next_framed`]):
+    /// set until the first packet's ISB counts are taken, and once the chunk is done.
+    unsettled: bool,
+    /// The stream offset (`header ++ file[shift..]`) from which a packet needs a look: 0 until
+    /// the first packet is framed (so that it takes one), then the range's end.
+    gate: u64,
     first: Option<u64>,
     /// Each interface's `isb_count` when the first packet was framed (or the chunk ended
     /// without one): the blocks before it, which the chunk before this one read too. Taken
@@ -700,45 +708,72 @@ impl ChunkReader {
     }
 
     /// [`ChunkReader::next_with`], `f` also given the chunk's FCS sample (the packet borrows the
-    /// reader, the sample is apart).
+    /// reader, the sample is apart). The packet is framed by [`CaptureReader::next_packet_inline`]
+    /// (a whole record here, anything else out of line, as the one-file scan's loop frames it);
+    /// the chunk's bookkeeping is one flag tested before the read (the chunk done, or its first
+    /// packet's ISB counts still to take) and one compare after it (the first packet, or the
+    /// range's end reached), everything else out of line.
     #[inline(always)]
     fn next_framed<'s, T>(
         &'s mut self,
         f: impl FnOnce(&Packet<'s>, u64, &mut Option<Box<FcsSample>>) -> T,
     ) -> Result<Option<T>> {
-        if self.done {
+        if self.unsettled && self.settle() {
             return Ok(None);
         }
-        if self.first.is_some() && self.isb_before_first.is_none() {
-            self.isb_before_first = Some(isb_counts(&self.reader));
-        }
-        let (hlen, shift) = (self.hlen, self.shift);
-        // Offsets past the header count in the stream `header ++ file[shift..]`: an error names
-        // the damaged record's offset in the file, as a sequential read's does.
-        let read = self.reader.next_packet().map_err(|mut e| {
-            e.offset = e
-                .offset
-                .map(|o| if o >= hlen { o - hlen + shift } else { o });
-            e
-        });
-        match read? {
-            None => {
+        match self.reader.next_packet_inline() {
+            Ok(Some(p)) => {
+                let (hlen, shift) = (self.hlen, self.shift);
+                if p.offset >= self.gate {
+                    let off = p.offset - hlen + shift;
+                    if self.first.is_none() {
+                        self.first = Some(off);
+                        // Past the first packet, a packet's stream offset at or after this is
+                        // one at or after the range's end in the file (`to` may lie before
+                        // `shift`: 0 then).
+                        self.gate = self.to.saturating_add(hlen).saturating_sub(shift);
+                    }
+                    if off >= self.to {
+                        self.done = true;
+                        self.unsettled = true;
+                        self.stop = Some(off);
+                        return Ok(None);
+                    }
+                }
+                // Offsets past the header count in the stream `header ++ file[shift..]`: a
+                // packet's offset in the file is its offset there, less the header, from
+                // `shift`.
+                let off = p.offset - hlen + shift;
+                Ok(Some(f(&p, off, &mut self.fcs)))
+            }
+            // The reader ended before a packet at or past the range's end: the chunk stops at
+            // the file's end. (Fields, not methods: the read borrows the reader for `'s`.)
+            Ok(None) => {
                 self.done = true;
+                self.unsettled = true;
                 self.first.get_or_insert(self.len);
                 self.stop = Some(self.len);
                 Ok(None)
             }
-            Some(p) => {
-                let off = p.offset - hlen + shift;
-                self.first.get_or_insert(off);
-                if off >= self.to {
-                    self.done = true;
-                    self.stop = Some(off);
-                    return Ok(None);
-                }
-                Ok(Some(f(&p, off, &mut self.fcs)))
-            }
+            Err(e) => Err(in_file(e, self.hlen, self.shift)),
         }
+    }
+
+    /// Before a read while `unsettled`: whether the chunk is done; else the
+    /// first packet's ISB counts are taken once it was handed back.
+    #[cold]
+    #[inline(never)]
+    fn settle(&mut self) -> bool {
+        if self.done {
+            return true;
+        }
+        if self.first.is_some() {
+            if self.isb_before_first.is_none() {
+                self.isb_before_first = Some(isb_counts(&self.reader));
+            }
+            self.unsettled = false;
+        }
+        false
     }
 
     /// The reader's warnings, their offsets in the file (as an error's are).
@@ -816,6 +851,18 @@ pub struct ChunkEnd {
     isb_before_first: Vec<u32>,
     /// The frames of the chunk checked for an undeclared FCS, when they were.
     fcs: Option<Box<FcsSample>>,
+}
+
+/// An error of a chunk's reader with its offset in the file (the reader counts in the stream
+/// `header ++ file[shift..]`): it names the damaged record's offset in the file, as a
+/// sequential read's does.
+#[cold]
+#[inline(never)]
+fn in_file(mut e: Error, hlen: u64, shift: u64) -> Error {
+    e.offset = e
+        .offset
+        .map(|o| if o >= hlen { o - hlen + shift } else { o });
+    e
 }
 
 #[cold]
