@@ -152,7 +152,7 @@ pub(super) mod avx512 {
     /// compares it).
     pub(in crate::engine::backlog) struct Queues {
         pub(in crate::engine::backlog) q: __m512i,
-        start: __m512i,
+        pub(in crate::engine::backlog) start: __m512i,
         best: __m512i,
         peak: __m512i,
         longest: __m512i,
@@ -198,6 +198,20 @@ pub(super) mod avx512 {
                 store(self.peak),
             );
             std::array::from_fn(|k| [q[k], start[k], best[k], peak[k]])
+        }
+
+        /// Each lane's longest busy period, from `longest` (lanes past the last keep theirs):
+        /// where a lane closed one or kept an empty instant outside the vector.
+        #[target_feature(enable = "avx512f,avx512dq")]
+        pub(in crate::engine::backlog) fn set_longest(
+            &mut self,
+            longest: impl Iterator<Item = u64>,
+        ) {
+            let mut a = store(self.longest);
+            for (k, l) in longest.take(WIDTH).enumerate() {
+                a[k] = l;
+            }
+            self.longest = load(&a);
         }
 
         /// The packet `h` after one at `last` (sorted: the wrapped difference is the exact

@@ -1,9 +1,10 @@
 //! The chunk's u64 lanes eight at a time in AVX-512 registers (or four in AVX2 ones, `avx2`),
-//! as `backlog::simd` runs the sequential ones. [`ChunkLane::run`] stays the reference: it
-//! takes every packet at which some lane does something rare (a busy period longer than the
-//! longest ends or, while the lane keeps empty instants, its queue empties), so every state is
-//! the scalar one bit for bit. A new maximum of S, kept in i128 outside the vectors, is added
-//! lane by lane.
+//! as `backlog::simd` runs the sequential ones. [`ChunkLane::run_from`] stays the reference:
+//! at a packet where some lane does something rare (a busy period longer than the longest
+//! ends or, while the lane keeps empty instants, its queue empties), the lanes concerned run
+//! its rare step ([`ChunkLane::empty_instant`]) one by one, and the vector then takes the
+//! packet as any other, so every state is the scalar one bit for bit. A new maximum of S, kept
+//! in i128 outside the vectors, is added lane by lane.
 
 use super::super::simd::available;
 pub(super) use super::super::simd::{width, WIDTH};
@@ -130,37 +131,46 @@ mod avx512 {
             }
             // While a lane keeps instants, a queue that empties before the packet is one.
             let empties = _mm512_mask_cmplt_epu64_mask(s.keep, s.queues.q, step.served);
-            if step.closes | empties != 0 {
-                // Rare: the scalar lanes take this packet.
-                s.save(block);
-                let one_packet = Batch {
-                    held: std::slice::from_ref(h),
-                    before,
-                };
-                for lane in lanes_mut(block) {
-                    // Cannot fail: the check above saw every queue this packet leaves.
-                    let _ = lane.run(last, one_packet, budget);
-                }
-                s = State::load(block);
-            } else {
-                s.queues.take(&rates, &step);
-                // need.saturating_add(service left over), then S's new maxima where Q passes.
-                let left = _mm512_sub_epi64(step.served, step.least);
-                let sum = _mm512_add_epi64(s.need, left);
-                let need = _mm512_mask_mov_epi64(sum, _mm512_cmplt_epu64_mask(sum, s.need), max);
-                let q = s.queues.q;
-                let passed = _mm512_mask_cmpgt_epu64_mask(rates.active, q, need);
-                if passed != 0 {
-                    let (q, n) = (store(q), store(need));
-                    for (k, lane) in lanes_mut(block).enumerate() {
-                        if passed & (1 << k) != 0 {
-                            lane.smax += i128::from(q[k] - n[k]);
-                            lane.smax_ns = h.ts;
-                        }
+            let rare = step.closes | empties;
+            if rare != 0 {
+                // Rare: the lanes concerned close their period or keep the instant one by one,
+                // as `ChunkLane::run_from` does (the others would find nothing to do there),
+                // and the vector then takes the packet as any other. Going through the scalar
+                // lanes whole, every lane and a reload each time, cost 3× the vector loop.
+                let (q, start, served) =
+                    (store(s.queues.q), store(s.queues.start), store(step.served));
+                for (k, lane) in lanes_mut(block).enumerate() {
+                    if rare & (1 << k) != 0 {
+                        lane.longest = lane.empty_instant(
+                            (q[k], start[k] as i64),
+                            (last, h.ts),
+                            served[k],
+                            before,
+                            lane.longest,
+                            budget,
+                        );
+                        s.keep &= !(u8::from(lane.truncated) << k);
                     }
                 }
-                s.need = _mm512_mask_mov_epi64(need, passed, q);
+                s.queues.set_longest(lanes(block).map(|l| l.longest));
             }
+            s.queues.take(&rates, &step);
+            // need.saturating_add(service left over), then S's new maxima where Q passes.
+            let left = _mm512_sub_epi64(step.served, step.least);
+            let sum = _mm512_add_epi64(s.need, left);
+            let need = _mm512_mask_mov_epi64(sum, _mm512_cmplt_epu64_mask(sum, s.need), max);
+            let q = s.queues.q;
+            let passed = _mm512_mask_cmpgt_epu64_mask(rates.active, q, need);
+            if passed != 0 {
+                let (q, n) = (store(q), store(need));
+                for (k, lane) in lanes_mut(block).enumerate() {
+                    if passed & (1 << k) != 0 {
+                        lane.smax += i128::from(q[k] - n[k]);
+                        lane.smax_ns = h.ts;
+                    }
+                }
+            }
+            s.need = _mm512_mask_mov_epi64(need, passed, q);
             last = h.ts;
             before += u128::from(h.val);
         }

@@ -94,7 +94,7 @@ impl Rates {
 #[derive(Clone, Copy)]
 pub(in crate::engine::backlog) struct Queues {
     pub(in crate::engine::backlog) q: __m256i,
-    start: __m256i,
+    pub(in crate::engine::backlog) start: __m256i,
     best: __m256i,
     peak: __m256i,
 }
@@ -105,8 +105,8 @@ pub(in crate::engine::backlog) struct Step {
     pub(in crate::engine::backlog) d: __m256i,
     /// All ones where the queue is still busy when the packet comes (d > 0).
     pub(in crate::engine::backlog) more: __m256i,
-    /// The queue once the packet is on it.
-    next: __m256i,
+    /// The queue once the packet is on it (sign bit set where it would not fit a u64).
+    pub(in crate::engine::backlog) next: __m256i,
     /// Sign bit set where a lane closes a period that may be the longest or its queue would not
     /// fit a u64: the scalar lanes take the packet.
     pub(in crate::engine::backlog) rare: __m256i,

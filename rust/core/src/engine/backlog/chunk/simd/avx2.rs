@@ -2,13 +2,15 @@
 //! sequential ones, with the same per-packet step and the same limits (only packets closer than
 //! `dt_limit` to the one before; comparisons as that module explains). What the chunk's lanes
 //! add: `need` per lane, which may be any u64 and so is compared with its sign bit flipped; S's
-//! new maxima, added lane by lane; and the packets at which a lane that keeps instants empties,
-//! which go through the scalar [`ChunkLane::run`] with every other rare packet.
+//! new maxima, added lane by lane; and the packets at which a lane that keeps instants empties.
+//! At those and every other rare packet the lanes concerned run their rare step one by one
+//! ([`Block::rare`]); a packet after a long gap, or one that some queue would not fit, goes
+//! through the scalar [`ChunkLane::run`] whole.
 
 use super::super::super::simd::avx2::{
     any, load, overflows, store, take, Queues, Rates, Step, SIGN, WIDTH,
 };
-use super::super::super::Held;
+use super::super::super::{Held, Scaled};
 use super::{lanes, lanes_mut, Batch, Rate};
 use std::arch::x86_64::*;
 
@@ -57,32 +59,13 @@ impl Block {
     /// to the first that the vector cannot take (see the module doc). Returns how many it took.
     #[target_feature(enable = "avx2")]
     fn take(&mut self, block: &mut [Rate], last: i64, held: &[Held]) -> usize {
-        let (zero, sign) = (_mm256_setzero_si256(), _mm256_set1_epi64x(SIGN as i64));
+        let zero = _mm256_setzero_si256();
         let keep = self.keep;
         // While a lane keeps instants, a queue that empties before the packet is one.
         let empties = |step: &Step| _mm256_and_si256(keep, _mm256_cmpgt_epi64(zero, step.d));
         // A copy in a local, not behind `self`: kept in a register across the loop.
         let mut need = self.need;
-        let mut then = |step: &Step, s: &Queues, h: &Held| {
-            // need.saturating_add(service left over), then S's new maxima where Q passes.
-            let left = _mm256_andnot_si256(step.more, _mm256_sub_epi64(zero, step.d));
-            let sum = _mm256_add_epi64(need, left);
-            let need_x = _mm256_xor_si256(need, sign);
-            let wrapped = _mm256_cmpgt_epi64(need_x, _mm256_xor_si256(sum, sign));
-            let sum = _mm256_or_si256(sum, wrapped);
-            let passed =
-                _mm256_cmpgt_epi64(_mm256_xor_si256(s.q, sign), _mm256_xor_si256(sum, sign));
-            if any(passed) {
-                let (q, n, p) = (store(s.q), store(sum), store(passed));
-                for (k, lane) in lanes_mut(block).enumerate() {
-                    if p[k] != 0 {
-                        lane.smax += i128::from(q[k] - n[k]);
-                        lane.smax_ns = h.ts;
-                    }
-                }
-            }
-            need = _mm256_blendv_epi8(sum, s.q, passed);
-        };
+        let mut then = |step: &Step, s: &Queues, h: &Held| need = pass(need, step, s, h, block);
         let took = take(
             &self.rates,
             &mut self.queues,
@@ -94,6 +77,81 @@ impl Block {
         self.need = need;
         took
     }
+
+    /// The packet `h`, `dt` (< `dt_limit`) after the one at `last`, at which some lane closes a
+    /// period that may be the longest or keeps an empty instant (`before`: the group's work
+    /// before it). The lanes concerned do that one by one, as `ChunkLane::run_from` does (the
+    /// others would find nothing to do there), and the vector then takes the packet as any
+    /// other. False, with nothing changed, where some queue would not fit a u64.
+    #[target_feature(enable = "avx2")]
+    fn rare(
+        &mut self,
+        block: &mut [Rate],
+        (last, dt): (i64, u64),
+        h: &Held,
+        before: u128,
+        budget: &mut usize,
+    ) -> bool {
+        let step = self
+            .queues
+            .step(&self.rates, _mm256_set1_epi64x(last), dt, h.val);
+        if any(step.next) {
+            return false;
+        }
+        let (q, start) = (store(self.queues.q), store(self.queues.start));
+        let mut changed = false;
+        for (k, lane) in lanes_mut(block).enumerate() {
+            let served = <u64 as Scaled>::served(lane.rate, dt, lane.dcap);
+            // A period ends, or the queue empties strictly before the packet: `empty_instant`
+            // tells whether that closes the longest period or keeps the instant.
+            if q[k] <= served && (q[k] > 0 || q[k] < served && !lane.truncated) {
+                let (longest, truncated) = (lane.longest, lane.truncated);
+                lane.longest = lane.empty_instant(
+                    (q[k], start[k] as i64),
+                    (last, h.ts),
+                    served,
+                    before,
+                    longest,
+                    budget,
+                );
+                changed |= lane.longest != longest || lane.truncated != truncated;
+            }
+        }
+        if changed {
+            // The vectors that hold `longest` and `keep`; the queues and `need` are current
+            // only here, not in the lanes.
+            let fresh = Block::load(block);
+            (self.rates, self.keep) = (fresh.rates, fresh.keep);
+        }
+        self.queues
+            .take(&self.rates, &step, _mm256_set1_epi64x(h.ts));
+        self.need = pass(self.need, &step, &self.queues, h, block);
+        true
+    }
+}
+
+/// `need` after the packet `h` of `step`, which left the queues `s`: need.saturating_add(the
+/// service left over), then S's new maxima, lane by lane, where Q passes it.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn pass(need: __m256i, step: &Step, s: &Queues, h: &Held, block: &mut [Rate]) -> __m256i {
+    let (zero, sign) = (_mm256_setzero_si256(), _mm256_set1_epi64x(SIGN as i64));
+    let left = _mm256_andnot_si256(step.more, _mm256_sub_epi64(zero, step.d));
+    let sum = _mm256_add_epi64(need, left);
+    let need_x = _mm256_xor_si256(need, sign);
+    let wrapped = _mm256_cmpgt_epi64(need_x, _mm256_xor_si256(sum, sign));
+    let sum = _mm256_or_si256(sum, wrapped);
+    let passed = _mm256_cmpgt_epi64(_mm256_xor_si256(s.q, sign), _mm256_xor_si256(sum, sign));
+    if any(passed) {
+        let (q, n, p) = (store(s.q), store(sum), store(passed));
+        for (k, lane) in lanes_mut(block).enumerate() {
+            if p[k] != 0 {
+                lane.smax += i128::from(q[k] - n[k]);
+                lane.smax_ns = h.ts;
+            }
+        }
+    }
+    _mm256_blendv_epi8(sum, s.q, passed)
 }
 
 /// See [`super::run`]. The per-packet steps are those of `ChunkLane::run`, lane for lane.
@@ -107,35 +165,40 @@ pub(super) fn run(
     debug_assert!(block.len() <= WIDTH);
     // The group's work before packet `at`, summed up to there (only rare packets need it).
     let (mut at, mut before) = (0, batch.before);
+    let mut s = Block::load(block);
     let mut i = 0;
     while i < batch.held.len() {
-        let mut s = Block::load(block);
         let prev = if i == 0 { last } else { batch.held[i - 1].ts };
         i += s.take(block, prev, &batch.held[i..]);
-        s.save(block);
         let Some(h) = batch.held.get(i) else {
             break;
         };
-        // Rare: the scalar lanes take this packet, unless some queue would not fit a u64.
         let prev = if i == 0 { last } else { batch.held[i - 1].ts };
-        let dt = h.ts.wrapping_sub(prev) as u64;
-        if lanes(block).any(|l| overflows(l.rate, l.dcap, l.q, dt, h.val)) {
-            return Err(i);
-        }
         before += batch.held[at..i]
             .iter()
             .map(|h| u128::from(h.val))
             .sum::<u128>();
         at = i;
-        let one_packet = Batch {
-            held: std::slice::from_ref(h),
-            before,
-        };
-        for lane in lanes_mut(block) {
-            // Cannot fail: the check above saw every queue this packet leaves.
-            let _ = lane.run(prev, one_packet, budget);
+        let dt = h.ts.wrapping_sub(prev) as u64;
+        if dt >= s.rates.dt_limit || !s.rare(block, (prev, dt), h, before, budget) {
+            // Rarer still (a long gap, or a queue that would not fit): the scalar lanes take
+            // this packet, unless some queue would not fit a u64.
+            s.save(block);
+            if lanes(block).any(|l| overflows(l.rate, l.dcap, l.q, dt, h.val)) {
+                return Err(i);
+            }
+            let one_packet = Batch {
+                held: std::slice::from_ref(h),
+                before,
+            };
+            for lane in lanes_mut(block) {
+                // Cannot fail: the check above saw every queue this packet leaves.
+                let _ = lane.run(prev, one_packet, budget);
+            }
+            s = Block::load(block);
         }
         i += 1;
     }
+    s.save(block);
     Ok(())
 }
