@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
+from ._arrow import arrow_series
 from ._batches import READ_ONCE_MARK
 from ._units import numpy_times_ns
 
@@ -30,18 +31,6 @@ def is_columns(source: Any) -> bool:
     )
 
 
-def _arrow_series(name: str, column: Any) -> Any:
-    """``column`` as a polars Series if it is an Arrow array by the PyCapsule interface (pyarrow,
-    nanoarrow, arro3, ...: ``__arrow_c_array__``, or ``__arrow_c_stream__`` for a chunked array);
-    else as given. A DataFrame built from a mapping of those holds each whole as one Object,
-    whereas ``pl.Series`` imports it."""
-    if isinstance(column, (pl.Series, np.ndarray)):
-        return column
-    if hasattr(column, "__arrow_c_array__") or hasattr(column, "__arrow_c_stream__"):
-        return pl.Series(name, column)
-    return column
-
-
 def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(timestamps in ns, sizes, interfaces) from a DataFrame/dict with 'timestamp' and 'size'
     (or 'wire_len') columns, or a (timestamps, sizes) tuple; numpy, polars or Arrow arrays (any
@@ -54,10 +43,17 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     iface = None
     if isinstance(source, tuple):
         ts, size = source
-        ts = exact(ts)
+        ts, size = arrow_series("timestamp", exact(ts), times=True), arrow_series("size", size)
     else:
         if not isinstance(source, pl.DataFrame):
-            source = {k: _arrow_series(k, exact(v) if k == "timestamp" else v) for k, v in dict(source).items()}
+            # Only the columns a scan reads: the others are neither imported, copied nor checked.
+            given = dict(source)
+            size_key = "size" if "size" in given else "wire_len"
+            source = {
+                k: arrow_series(k, exact(v) if k == "timestamp" else v, times=k == "timestamp")
+                for k, v in given.items()
+                if k in ("timestamp", size_key, "interface")
+            }
         df = source if isinstance(source, pl.DataFrame) else pl.DataFrame(source)
         if "timestamp" not in df.columns:
             raise ValueError("in-memory input needs a 'timestamp' column (int64 ns or Datetime)")
@@ -72,10 +68,10 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
                 raise ValueError("the 'interface' column must hold integers from 0 to 2^32 - 1, without nulls")
             iface = np.ascontiguousarray(col.cast(pl.UInt32).to_numpy())
     ts_s = pl.Series(ts) if not isinstance(ts, pl.Series) else ts
-    if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
-        ts_s = ts_s.dt.cast_time_unit("ns").to_physical()
     if ts_s.null_count() or pl.Series(size).null_count():
         raise ValueError("in-memory timestamps and sizes must not contain nulls")
+    if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
+        ts_s = _series_ns(ts_s)
     if not ts_s.dtype.is_integer():
         raise ValueError(f"timestamps must be integer nanoseconds or Datetime, not {ts_s.dtype}")
     sz = pl.Series(size)
@@ -86,6 +82,25 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         np.ascontiguousarray(sz.cast(pl.UInt64).to_numpy()),
         iface,
     )
+
+
+_UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000}
+
+
+def _series_ns(times: pl.Series) -> pl.Series:
+    """A Datetime or Duration Series (no nulls) as int64 ns, exactly: polars' own cast
+    (``dt.cast_time_unit``) of a ms value past int64 ns panics rather than raise."""
+    raw = times.to_physical()
+    scale = _UNIT_NS[times.dtype.time_unit]  # type: ignore[attr-defined]
+    if scale == 1 or not raw.len():
+        return raw
+    lo, hi = raw.min(), raw.max()
+    if lo < -(2**63 // scale) or hi > (2**63 - 1) // scale:  # type: ignore[operator]
+        raise ValueError(
+            f"timestamps of {times.dtype} are outside int64 nanoseconds since 1970 (1677-09-21 to 2262-04-11)"
+        )
+    # Exact within int64: every product is in range (checked above on its ends).
+    return raw * scale
 
 
 def columns_of(source: Any) -> Arrays:
