@@ -287,7 +287,10 @@ def test_times_past_int64_ns_are_a_value_error_with_the_range_not_a_panic() -> N
         bottom = -(2**63 // scale)
         for dtype in (pl.Datetime(unit), pl.Datetime(unit, "UTC"), pl.Duration(unit)):  # type: ignore[arg-type]
             fits = burstcore.scan(
-                {"timestamp": pl.Series([bottom, top]).cast(dtype), "size": sz}, **dict(OPTS, bins=["1s"])
+                # 584 years apart: the bins left sparse.
+                {"timestamp": pl.Series([bottom, top]).cast(dtype), "size": sz},
+                **OPTS,
+                fill_empty_bins=False,
             )
             assert fits.summary["first"].dt.epoch("ns").to_list() == [bottom * scale]
             assert fits.summary["last"].dt.epoch("ns").to_list() == [top * scale]
@@ -326,3 +329,22 @@ def test_only_the_columns_a_scan_reads_are_taken_from_a_mapping() -> None:
     by_if = dict(OPTS, by=["all", "interface"])
     mixed = {"timestamp": pd.Series(ts), "size": CArray(sz), "interface": pl.Series(ifc), **others}
     _same(burstcore.scan(mixed, **by_if), burstcore.scan({"timestamp": ts, "size": sz, "interface": ifc}, **by_if))
+
+
+def test_pandas_datetimes_are_read_exactly_without_pyarrow() -> None:
+    """polars converts a pandas datetime Series only through pyarrow: without it (as here) every
+    pandas datetime, naive or aware, raised ImportError. They are read as numpy's, exactly: an
+    aware one as its UTC instants, a unit of seconds checked against int64 ns, NaT refused."""
+    pd = pytest.importorskip("pandas")
+    secs = np.array([1_700_000_000, 1_700_000_001, 1_700_000_003], dtype=np.int64)
+    sz = np.array([100, 200, 300], dtype=np.uint64)
+    want = burstcore.scan((secs * 10**9, sz), **OPTS)
+    naive = pd.Series(secs.astype("datetime64[s]"))
+    aware = pd.Series(pd.to_datetime(secs, unit="s", utc=True)).dt.tz_convert("Asia/Kolkata")
+    for ts in (naive, aware, pd.DatetimeIndex(aware), pd.Series(secs.astype("timedelta64[s]"))):
+        _same(burstcore.scan((ts, sz), **OPTS), want)
+        _same(burstcore.scan({"timestamp": ts, "size": pd.Series(sz)}, **OPTS), want)
+    with pytest.raises(ValueError, match=r"timestamps of numpy datetime64\[s\] are outside int64 nanoseconds"):
+        burstcore.scan((pd.Series(np.array([0, 2**40], dtype="datetime64[s]")), sz[:2]), **OPTS)
+    with pytest.raises(ValueError, match="must not contain NaT"):
+        burstcore.scan({"timestamp": pd.Series(pd.to_datetime([1, None], unit="s")), "size": sz[:2]}, **OPTS)

@@ -31,6 +31,18 @@ def is_columns(source: Any) -> bool:
     )
 
 
+def _pandas_times(column: Any) -> Any:
+    """A pandas Series or Index of datetimes (naive, or aware: their instants in UTC) or of
+    timedeltas as the numpy array of its own unit; else ``column``. polars takes those only
+    through pyarrow (an ImportError without it), and a unit of seconds unchecked."""
+    dtype = getattr(column, "dtype", None)
+    kind = getattr(dtype, "kind", "")
+    if not type(column).__module__.startswith("pandas") or kind not in ("M", "m") or not hasattr(column, "to_numpy"):
+        return column
+    unit = getattr(dtype, "unit", None) or np.datetime_data(dtype)[0]  # type: ignore[arg-type]
+    return column.to_numpy(dtype=f"{'datetime64' if kind == 'M' else 'timedelta64'}[{unit}]")
+
+
 def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(timestamps in ns, sizes, interfaces) from a DataFrame/dict with 'timestamp' and 'size'
     (or 'wire_len') columns, or a (timestamps, sizes) tuple; numpy, polars or Arrow arrays (any
@@ -38,6 +50,7 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
 
     def exact(ts: Any) -> Any:
         # numpy datetime64/timedelta64 as int ns before polars sees them: it takes only D, ms, us, ns.
+        ts = _pandas_times(ts)
         return numpy_times_ns(ts, "timestamps") if isinstance(ts, np.ndarray) and ts.dtype.kind in "mM" else ts
 
     iface = None
