@@ -65,15 +65,29 @@ def _release_array(p: int) -> None:
     ctypes.cast(p, ctypes.POINTER(_Array)).contents.release = None
 
 
-_FORMATS = {np.dtype(np.int64): b"l", np.dtype(np.uint64): b"L", np.dtype(np.uint32): b"I", np.dtype(np.float64): b"g"}
+_FORMATS = {
+    np.dtype(np.int8): b"c",
+    np.dtype(np.uint8): b"C",
+    np.dtype(np.int16): b"s",
+    np.dtype(np.uint16): b"S",
+    np.dtype(np.int32): b"i",
+    np.dtype(np.uint32): b"I",
+    np.dtype(np.int64): b"l",
+    np.dtype(np.uint64): b"L",
+    np.dtype(np.float64): b"g",
+}
 
 
 class CArray:
     """A primitive Arrow array exported by hand through ``__arrow_c_array__``; ``valid`` (one bool
-    a value) gives it a validity bitmap, ``fmt`` overrides its format (``b"tsu:"``: µs stamps)."""
+    a value) gives it a validity bitmap, ``fmt`` overrides its format (``b"tsu:"``: µs stamps),
+    ``offset`` makes it the slice of ``values`` from there (a slice of a parent array)."""
 
-    def __init__(self, values: np.ndarray, valid: list[bool] | None = None, fmt: bytes | None = None) -> None:
+    def __init__(
+        self, values: np.ndarray, valid: list[bool] | None = None, fmt: bytes | None = None, offset: int = 0
+    ) -> None:
         self.values = np.ascontiguousarray(values)
+        self.offset = offset
         self.fmt = fmt or _FORMATS[self.values.dtype]
         self.bitmap = None if valid is None else np.packbits(np.array(valid, dtype=bool), bitorder="little")
         self.nulls = 0 if valid is None else valid.count(False)
@@ -85,9 +99,10 @@ class CArray:
             None if self.bitmap is None else self.bitmap.ctypes.data, self.values.ctypes.data
         )
         array = _Array(
-            len(self.values),
-            self.nulls,
-            0,
+            len(self.values) - self.offset,
+            # Unknown (-1) in a slice with a bitmap, as a producer may leave it; none without.
+            -1 if self.offset and self.bitmap is not None else self.nulls if not self.offset else 0,
+            self.offset,
             2,
             0,
             ctypes.cast(buffers, ctypes.c_void_p).value,
@@ -198,3 +213,138 @@ def test_nulls_and_wrong_types_in_arrow_columns_are_refused(container: str) -> N
     )
     with pytest.raises(ValueError, match=short):
         scan(CArray(ts), CArray(sz[:-1]))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_arrow_integers_of_every_width_scan_as_int64(dtype: str) -> None:
+    # Guard: every Arrow integer type is read as its values, timestamps and sizes alike.
+    ts = np.array([1, 5, 9, 100, 120], dtype=dtype)
+    sz = np.array([1, 2, 4, 8, 16], dtype=dtype)
+    want = burstcore.scan((ts.astype(np.int64), sz.astype(np.uint64)), **OPTS)
+    _same(burstcore.scan({"timestamp": CArray(ts), "size": CArray(sz)}, **OPTS), want)
+    _same(burstcore.scan((CArray(ts), CArray(sz)), **OPTS), want)
+
+
+def test_a_sliced_arrow_array_is_its_slice() -> None:
+    # Guard: an array at an offset into its parent's buffers (pyarrow's arr[k:]), a null before it.
+    ts, sz, _ = _packets()
+    valid = [i != 2 for i in range(len(ts))]
+    want = burstcore.scan((ts[7:], sz[7:]), **OPTS)
+    got = burstcore.scan({"timestamp": CArray(ts, valid, offset=7), "size": CArray(sz, offset=7)}, **OPTS)
+    _same(got, want)
+
+
+def test_arrow_timestamps_in_seconds_are_refused_not_wrapped() -> None:
+    """polars imports an Arrow timestamp (or duration) in seconds as milliseconds, multiplying
+    without a check: 2^62 s came out as 0 ns, the scan's first packet at 1970 with no word said.
+    Such a column is refused, saying to give it in a finer unit (which pyarrow's cast checks)."""
+    sz = np.array([100, 200, 300], dtype=np.uint64)
+    for values in ([2**62, 2**62 + 1, 2**62 + 2], [1_700_000_000, 1_700_000_001, 1_700_000_002]):
+        raw = np.array(values, dtype=np.int64)
+        for fmt, kind in ((b"tss:", "timestamp"), (b"tss:UTC", "timestamp"), (b"tDs", "duration")):
+            for src in ((CArray(raw, fmt=fmt), CArray(sz)), {"timestamp": CArray(raw, fmt=fmt), "size": CArray(sz)}):
+                with pytest.raises(ValueError, match=rf"Arrow {kind} in seconds .*cast\(pa\.{kind}\('ns'\)\)"):
+                    burstcore.scan(src, **OPTS)
+    # Sizes in seconds are no sizes: refused as such, whatever the unit.
+    with pytest.raises(ValueError, match="sizes must be non-negative integers"):
+        burstcore.scan((CArray(sz.astype(np.int64)), CArray(sz.astype(np.int64), fmt=b"tss:")), **OPTS)
+
+
+def test_a_stream_is_asked_for_its_arrow_type_once_and_still_scanned() -> None:
+    # The format of a stream (read by get_schema, no batch taken) as polars exports it.
+    from burstcore._arrow import _taken
+
+    s = pl.Series([1, 2, 3], dtype=pl.Datetime("us", "UTC"))
+    exported, formats = _taken(CStream(s))
+    assert formats == ["tsu:UTC"]
+    assert pl.Series("t", exported).to_list() == s.to_list()
+
+    class Once(CStream):
+        calls = 0
+
+        def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+            Once.calls += 1
+            if Once.calls > 1:
+                raise RuntimeError("a stream read twice")
+            return super().__arrow_c_stream__(requested_schema)
+
+    ts, sz, _ = _packets()
+    _same(
+        burstcore.scan({"timestamp": Once(pl.Series(ts)), "size": CArray(sz)}, **OPTS), burstcore.scan((ts, sz), **OPTS)
+    )
+
+
+def test_times_past_int64_ns_are_a_value_error_with_the_range_not_a_panic() -> None:
+    """polars' own ms -> ns cast of a time past 2262 panicked (pyo3's PanicException, no
+    Exception); µs said polars' words. Now each says the range, and the last µs that fits is
+    read exactly."""
+    sz = np.array([100, 200], dtype=np.uint64)
+    outside = (
+        r"timestamps of (Datetime|Duration).* are outside int64 nanoseconds since 1970 \(1677-09-21 to 2262-04-11\)"
+    )
+    for unit, scale in (("ms", 10**6), ("us", 10**3)):
+        top = (2**63 - 1) // scale
+        bottom = -(2**63 // scale)
+        for dtype in (pl.Datetime(unit), pl.Datetime(unit, "UTC"), pl.Duration(unit)):  # type: ignore[arg-type]
+            fits = burstcore.scan(
+                # 584 years apart: the bins left sparse.
+                {"timestamp": pl.Series([bottom, top]).cast(dtype), "size": sz},
+                **OPTS,
+                fill_empty_bins=False,
+            )
+            assert fits.summary["first"].dt.epoch("ns").to_list() == [bottom * scale]
+            assert fits.summary["last"].dt.epoch("ns").to_list() == [top * scale]
+            for past in ([bottom, top + 1], [bottom - 1, top], [2**62, 2**62 + 1]):
+                with pytest.raises(ValueError, match=outside):
+                    burstcore.scan({"timestamp": pl.Series(past).cast(dtype), "size": sz}, **OPTS)
+        arrow = b"tsm:" if unit == "ms" else b"tsu:"
+        with pytest.raises(ValueError, match=outside):
+            burstcore.scan((CArray(np.array([0, top + 1], dtype=np.int64), fmt=arrow), CArray(sz)), **OPTS)
+
+
+def test_an_arrow_time_zone_polars_cannot_read_says_to_give_utc() -> None:
+    # A fixed offset is an Arrow time zone polars refuses: its words alone said to give integers.
+    us = np.array([1_700_000_000_000_000, 1_700_000_000_000_003], dtype=np.int64)
+    with pytest.raises(
+        ValueError, match=r"'timestamp' column's Arrow time zone '\+05:30'.*pa\.timestamp\('us', 'UTC'\)"
+    ):
+        burstcore.scan({"timestamp": CArray(us, fmt=b"tsu:+05:30"), "size": CArray(us)}, **OPTS)
+
+
+def test_only_the_columns_a_scan_reads_are_taken_from_a_mapping() -> None:
+    """A mapping's other columns (a source address, a payload) were all imported and built into
+    one DataFrame: one of another length, or that polars cannot import, failed the scan, and
+    each was converted (numpy strings copied) for nothing. Now they are not touched."""
+
+    class Untouchable:
+        def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+            raise AssertionError("a column the scan does not read was exported")
+
+    ts, sz, ifc = _packets()
+    want = burstcore.scan((ts, sz), **OPTS)
+    others = {"src": np.array(["10.0.0.1"] * 7), "payload": Untouchable(), "wire_len": CArray(sz[:5])}
+    _same(burstcore.scan({"timestamp": CArray(ts), "size": CArray(sz), **others}, **OPTS), want)
+    # With an interface column, and pandas, numpy and polars beside Arrow in one mapping.
+    pd = pytest.importorskip("pandas")
+    by_if = dict(OPTS, by=["all", "interface"])
+    mixed = {"timestamp": pd.Series(ts), "size": CArray(sz), "interface": pl.Series(ifc), **others}
+    _same(burstcore.scan(mixed, **by_if), burstcore.scan({"timestamp": ts, "size": sz, "interface": ifc}, **by_if))
+
+
+def test_pandas_datetimes_are_read_exactly_without_pyarrow() -> None:
+    """polars converts a pandas datetime Series only through pyarrow: without it (as here) every
+    pandas datetime, naive or aware, raised ImportError. They are read as numpy's, exactly: an
+    aware one as its UTC instants, a unit of seconds checked against int64 ns, NaT refused."""
+    pd = pytest.importorskip("pandas")
+    secs = np.array([1_700_000_000, 1_700_000_001, 1_700_000_003], dtype=np.int64)
+    sz = np.array([100, 200, 300], dtype=np.uint64)
+    want = burstcore.scan((secs * 10**9, sz), **OPTS)
+    naive = pd.Series(secs.astype("datetime64[s]"))
+    aware = pd.Series(pd.to_datetime(secs, unit="s", utc=True)).dt.tz_convert("Asia/Kolkata")
+    for ts in (naive, aware, pd.DatetimeIndex(aware), pd.Series(secs.astype("timedelta64[s]"))):
+        _same(burstcore.scan((ts, sz), **OPTS), want)
+        _same(burstcore.scan({"timestamp": ts, "size": pd.Series(sz)}, **OPTS), want)
+    with pytest.raises(ValueError, match=r"timestamps of numpy datetime64\[s\] are outside int64 nanoseconds"):
+        burstcore.scan((pd.Series(np.array([0, 2**40], dtype="datetime64[s]")), sz[:2]), **OPTS)
+    with pytest.raises(ValueError, match="must not contain NaT"):
+        burstcore.scan({"timestamp": pd.Series(pd.to_datetime([1, None], unit="s")), "size": sz[:2]}, **OPTS)

@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from . import _burstcore as _core
+from ._arrow import arrow_series
 from ._batches import READ_ONCE_MARK
 from ._units import numpy_times_ns
 
@@ -30,16 +31,16 @@ def is_columns(source: Any) -> bool:
     )
 
 
-def _arrow_series(name: str, column: Any) -> Any:
-    """``column`` as a polars Series if it is an Arrow array by the PyCapsule interface (pyarrow,
-    nanoarrow, arro3, ...: ``__arrow_c_array__``, or ``__arrow_c_stream__`` for a chunked array);
-    else as given. A DataFrame built from a mapping of those holds each whole as one Object,
-    whereas ``pl.Series`` imports it."""
-    if isinstance(column, (pl.Series, np.ndarray)):
+def _pandas_times(column: Any) -> Any:
+    """A pandas Series or Index of datetimes (naive, or aware: their instants in UTC) or of
+    timedeltas as the numpy array of its own unit; else ``column``. polars takes those only
+    through pyarrow (an ImportError without it), and a unit of seconds unchecked."""
+    dtype = getattr(column, "dtype", None)
+    kind = getattr(dtype, "kind", "")
+    if not type(column).__module__.startswith("pandas") or kind not in ("M", "m") or not hasattr(column, "to_numpy"):
         return column
-    if hasattr(column, "__arrow_c_array__") or hasattr(column, "__arrow_c_stream__"):
-        return pl.Series(name, column)
-    return column
+    unit = getattr(dtype, "unit", None) or np.datetime_data(dtype)[0]  # type: ignore[arg-type]
+    return column.to_numpy(dtype=f"{'datetime64' if kind == 'M' else 'timedelta64'}[{unit}]")
 
 
 def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -49,15 +50,23 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
 
     def exact(ts: Any) -> Any:
         # numpy datetime64/timedelta64 as int ns before polars sees them: it takes only D, ms, us, ns.
+        ts = _pandas_times(ts)
         return numpy_times_ns(ts, "timestamps") if isinstance(ts, np.ndarray) and ts.dtype.kind in "mM" else ts
 
     iface = None
     if isinstance(source, tuple):
         ts, size = source
-        ts = exact(ts)
+        ts, size = arrow_series("timestamp", exact(ts), times=True), arrow_series("size", size)
     else:
         if not isinstance(source, pl.DataFrame):
-            source = {k: _arrow_series(k, exact(v) if k == "timestamp" else v) for k, v in dict(source).items()}
+            # Only the columns a scan reads: the others are neither imported, copied nor checked.
+            given = dict(source)
+            size_key = "size" if "size" in given else "wire_len"
+            source = {
+                k: arrow_series(k, exact(v) if k == "timestamp" else v, times=k == "timestamp")
+                for k, v in given.items()
+                if k in ("timestamp", size_key, "interface")
+            }
         df = source if isinstance(source, pl.DataFrame) else pl.DataFrame(source)
         if "timestamp" not in df.columns:
             raise ValueError("in-memory input needs a 'timestamp' column (int64 ns or Datetime)")
@@ -72,10 +81,10 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
                 raise ValueError("the 'interface' column must hold integers from 0 to 2^32 - 1, without nulls")
             iface = np.ascontiguousarray(col.cast(pl.UInt32).to_numpy())
     ts_s = pl.Series(ts) if not isinstance(ts, pl.Series) else ts
-    if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
-        ts_s = ts_s.dt.cast_time_unit("ns").to_physical()
     if ts_s.null_count() or pl.Series(size).null_count():
         raise ValueError("in-memory timestamps and sizes must not contain nulls")
+    if ts_s.dtype == pl.Datetime or ts_s.dtype == pl.Duration:
+        ts_s = _series_ns(ts_s)
     if not ts_s.dtype.is_integer():
         raise ValueError(f"timestamps must be integer nanoseconds or Datetime, not {ts_s.dtype}")
     sz = pl.Series(size)
@@ -86,6 +95,25 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         np.ascontiguousarray(sz.cast(pl.UInt64).to_numpy()),
         iface,
     )
+
+
+_UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000}
+
+
+def _series_ns(times: pl.Series) -> pl.Series:
+    """A Datetime or Duration Series (no nulls) as int64 ns, exactly: polars' own cast
+    (``dt.cast_time_unit``) of a ms value past int64 ns panics rather than raise."""
+    raw = times.to_physical()
+    scale = _UNIT_NS[times.dtype.time_unit]  # type: ignore[attr-defined]
+    if scale == 1 or not raw.len():
+        return raw
+    lo, hi = raw.min(), raw.max()
+    if lo < -(2**63 // scale) or hi > (2**63 - 1) // scale:  # type: ignore[operator]
+        raise ValueError(
+            f"timestamps of {times.dtype} are outside int64 nanoseconds since 1970 (1677-09-21 to 2262-04-11)"
+        )
+    # Exact within int64: every product is in range (checked above on its ends).
+    return raw * scale
 
 
 def columns_of(source: Any) -> Arrays:

@@ -246,8 +246,12 @@ def scan(
         a polars DataFrame / dict (any mapping) with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
         a ``(timestamps_ns, sizes)`` tuple; the columns numpy, polars or Arrow arrays (any object
         with ``__arrow_c_array__``, or ``__arrow_c_stream__`` for a chunked array: pyarrow,
-        nanoarrow, arro3). Timestamps may also be a numpy datetime64 array of any fixed unit (s,
-        ms, ..., ps), read exactly.
+        nanoarrow, arro3). Of a mapping only ``timestamp``, ``size`` (else ``wire_len``) and
+        ``interface`` are taken; its other columns are not read. Timestamps may also be a numpy
+        datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an aware one
+        as its UTC instants) or timedelta Series, read exactly, or a Datetime/Duration
+        in ms, us or ns (an Arrow timestamp in seconds is refused: polars reads it unchecked);
+        a time outside int64 ns (1677 to 2262) raises ``ValueError``.
 
         Or such columns in batches, scanned one batch at a time (memory: the scan's own plus one
         batch, docs/limits.md): a list or tuple of DataFrames or mappings, any other iterator of

@@ -18,7 +18,7 @@ use crate::capture::{CaptureReader, FcsSample, Interface, ReadOptions};
 use crate::engine::chunk::{ChunkScanner, ChunkState, Edges, NotMergeable, DEFAULT_INSTANT_CAP};
 use crate::engine::{ScanConfig, ScanOutput};
 use crate::error::Result;
-use crate::pipeline::{arrival, lean_arrival, Accounting, Progress, SizeKind, Skip};
+use crate::pipeline::{arrival, lean_arrival, Accounting, Fcs, Progress, SizeKind, Skip};
 use crate::pool::Shared;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -159,6 +159,9 @@ pub fn worthwhile(config: &ScanConfig) -> bool {
 /// which the chunks do not apply, or a file too small to cut), scan another way.
 /// Once done, each reader's interfaces are as a sequential read leaves them (their statistics
 /// read by the chunks), so what is reported of them afterwards is the same either way.
+/// `decode`: decode every packet's headers; those that `size` or a grouping of `config` reads
+/// are decoded whatever it says. Under [`Fcs::Declared`] `l1` the readers check their frames for
+/// an undeclared FCS ([`CaptureReader::check_fcs`]), as [`crate::pipeline::scan`] has them.
 pub fn scan(
     readers: &mut [CaptureReader],
     config: &ScanConfig,
@@ -167,6 +170,14 @@ pub fn scan(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Option<(ScanOutput, Accounting)>> {
+    // An embedder's `false` for an IP size or a grouping by address left every frame unsized
+    // or in no host's group, where the sequential scan works out what it decodes.
+    let decode = decode || crate::pipeline::needs_headers(config, size);
+    // As `pipeline::scan` does: `l1` believing the capture checks its frames for an FCS it does
+    // not declare (the chunks do if the readers were asked to).
+    if size == SizeKind::L1(Fcs::Declared) {
+        readers.iter_mut().for_each(CaptureReader::check_fcs);
+    }
     let Some((done, interfaces)) = in_chunks(readers, config, size, decode, threads, progress)?
     else {
         return Ok(None);

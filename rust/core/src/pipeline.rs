@@ -644,7 +644,8 @@ fn l1_size(linktype: u16, wire_len: u32) -> u64 {
     frame + 4 + 20
 }
 
-fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
+/// Whether a scan of `config` counting `size` must decode packet headers.
+pub(crate) fn needs_headers(config: &ScanConfig, size: SizeKind) -> bool {
     size.needs_headers() || config.reads_headers() || config.has_filter()
 }
 

@@ -353,3 +353,68 @@ fn chunked_scan_called_directly_refuses_a_range_and_a_filter() {
         );
     }
 }
+
+/// `chunked::scan`'s `decode` is the caller's word for whether to decode headers; an embedder's
+/// `false` with a size read from the IP header or a grouping by address left every frame
+/// unsized (counted 0 of 9,000, all `no_size`) or in no host's group, where one thread decodes
+/// what the config needs (`pipeline::scan_threads` works it out). The chunks now decode what the
+/// config and size need whatever `decode` says: the numbers are one thread's.
+#[test]
+fn chunked_scan_called_directly_decodes_what_the_config_needs() {
+    let dir = Scratch::new("chunked_choice");
+    let path = dir.join("fcs.pcapng");
+    write(&path, &frames());
+    let cases = [
+        ("ip size", config(), SizeKind::Ip),
+        ("payload size", config(), SizeKind::Payload),
+        (
+            "by src and dst port",
+            config().with_by(vec![By::All, By::Src, By::Dst, By::Pair]),
+            SizeKind::Wire,
+        ),
+    ];
+    for (name, c, size) in cases {
+        let mut one = vec![open(&path)];
+        let want =
+            pipeline::scan_threads(&mut one, c.clone(), size, 1, &mut |_| Ok(())).expect("scan");
+        assert_eq!(want.1.counted, (3 * PER_IFACE) as u64, "{name}");
+        for decode in [false, true] {
+            let mut readers = vec![open(&path)];
+            let got = burstcore::chunked::scan(&mut readers, &c, size, decode, 2, &mut |_| Ok(()))
+                .expect("chunked scan")
+                .unwrap_or_else(|| panic!("{name}: not cut"));
+            assert_eq!(got.1, want.1, "{name}, decode {decode}");
+            assert!(
+                got.0.groups == want.0.groups,
+                "{name}, decode {decode}: groups not one thread's"
+            );
+            assert!(got.0.envelope == want.0.envelope, "{name}, decode {decode}");
+            assert!(got.0.series == want.0.series, "{name}, decode {decode}");
+        }
+    }
+}
+
+/// `pipeline::scan_threads` has its readers check for an undeclared FCS under `l1` believing
+/// the capture; `chunked::scan` called directly did not (no `undeclared_fcs` warning where one
+/// thread gives one, the numbers the same). It now asks for the check itself, as the pipeline.
+#[test]
+fn chunked_scan_called_directly_checks_for_an_undeclared_fcs_as_the_pipeline() {
+    let dir = Scratch::new("chunked_choice");
+    let path = dir.join("fcs.pcapng");
+    let all = frames();
+    write(&path, &all);
+    let size = SizeKind::L1(Fcs::Declared);
+    let mut one = vec![open(&path)];
+    let want = pipeline::scan_threads(&mut one, config(), size, 1, &mut |_| Ok(())).expect("scan");
+    let told = one[0].undeclared_fcs();
+    // Not vacuous: interface 1's first frames end with an FCS it does not declare.
+    let said = told.as_ref().map(ToString::to_string).unwrap_or_default();
+    assert!(said.contains("interface 1: 64 of its first 64"), "{said}");
+    let mut readers = vec![open(&path)];
+    let got = burstcore::chunked::scan(&mut readers, &config(), size, false, 2, &mut |_| Ok(()))
+        .expect("chunked scan")
+        .expect("cut");
+    assert_eq!(got.1, want.1);
+    assert!(got.0.groups == want.0.groups);
+    assert_eq!(readers[0].undeclared_fcs(), told);
+}
