@@ -1,9 +1,16 @@
-//! E(τ) through the scanner where the envelope's first window (the one still reaching back to a
-//! group's first packet, which `advance` takes in one step) is made of empty packets, or goes
-//! on past a catch-up of the windows (every 1024 packets): hand-worked rows, and the brute force
-//! of `engine::reference`. Both were found by mutation testing of `engine/envelope.rs`: the
-//! envelope's own unit tests passed with that step's tie rules broken (only the random scans
-//! of `engine_random` caught it).
+//! E(τ) through the scanner at edges of the envelope's `advance` found by mutation testing of
+//! `engine/envelope.rs` (the envelope's own unit tests passed with each broken), each checked
+//! against hand-worked rows and the brute force of `engine::reference`:
+//! - the first window (the one still reaching back to a group's first packet, which `advance`
+//!   takes in one step) made of empty packets, or going on past a catch-up of the windows
+//!   (every 1024 packets): its tie rules (only the random scans of `engine_random` caught them);
+//! - a window's trail at the oldest packet the ring holds while the ring is exactly full, where
+//!   the slot of the packet before the trail holds the newest packet. A trail gets there when a
+//!   packet comes more than 2³² ns (the span of the ring's 32-bit stamps) after the packets
+//!   before it: the trails move on to it, and the ring keeps nothing older. `steady` may look
+//!   `max_packets` packets back only from a packet at least that far past the trail; a mutant
+//!   that let it look from the trail itself (`trail * max_packets` for `trail + max_packets`)
+//!   read the overwritten slot and skipped the new maximum.
 
 use burstcore::engine::reference;
 use burstcore::engine::{Arrival, By, Closure, EnvelopeRow, ScanConfig, Scanner};
@@ -83,5 +90,36 @@ fn empty_packets_after_a_batch_still_count_in_the_first_window() {
         check(&packets, &[1 << 20], closure, "empty tail");
         let row = scan(&packets, &[1 << 20], closure).pop().unwrap();
         assert_eq!(fields(&row), (1000, 1100, 0, 1100));
+    }
+}
+
+/// A packet of 100 bytes at 0, then one of `big` bytes 5 s later (past the stamps' span), then
+/// `empty` zero-size packets 1 µs apart.
+fn trace(big: u64, empty: usize) -> Vec<(i64, u64)> {
+    const LATER: i64 = 5_000_000_000;
+    let mut packets = vec![(0, 100), (LATER, big)];
+    packets.extend((1..=empty as i64).map(|k| (LATER + 1_000 * k, 0)));
+    packets
+}
+
+#[test]
+fn a_new_maximum_right_after_the_stamps_span_with_the_ring_exactly_full() {
+    // Hand-worked: with τ = 10 ns every window holds one packet, so E(10) is the larger packet,
+    // 200 bytes alone from 5 s, and at most one packet in a window. The ring starts with 16
+    // slots; the trail moves to the 200-byte packet (sequence 1) before it is pushed, and with
+    // 15 empty packets after it the ring holds sequences 1..=16, full, slot 0 holding the last.
+    let packets = trace(200, 15);
+    let row = scan(&packets, &[10], Closure::HalfOpen).pop().unwrap();
+    assert_eq!(fields(&row), (200, 1, 5_000_000_000, 1));
+    // Around it (a ring one short of full, full at 16, 32 and 64 slots, and between), both
+    // closures, windows that hold one packet or several, and a first packet as large.
+    for empty in [1, 13, 14, 15, 16, 17, 30, 31, 32, 63, 64, 100] {
+        for big in [50, 100, 200] {
+            for closure in [Closure::HalfOpen, Closure::Closed] {
+                let packets = trace(big, empty);
+                let ctx = format!("{empty} empty packets, {big} bytes");
+                check(&packets, &[10, 1_000, 5_000, 1 << 20], closure, &ctx);
+            }
+        }
     }
 }
