@@ -246,10 +246,12 @@ def test_a_file_truncated_while_read_in_ranges_raises(tmp_path: Path) -> None:
     # As tests/test_mmap.py checks for scans: the progress callback cuts the file while both
     # ranges are read through the shared mapping. In a child process, so that a SIGBUS would
     # show as its death rather than this run's.
-    # 12 M packets: the first progress call comes 100 ms in, and two threads read 4 M packets
-    # in less than that at times (then the cut came after the read, and nothing was raised).
+    # 36 M packets (1.08 GB): the first progress call comes about 100 ms in, and since the
+    # chunk readers frame records inline two threads read all of 12 M packets in 0.10-0.14 s
+    # (then the cut came after the read and nothing was raised: 2 runs in 5 failed so); 36 M
+    # take about three times that.
     p = tmp_path / "big.pcap"
-    p.write_bytes(small_packets(12_000_000))
+    p.write_bytes(small_packets(36_000_000))
     code = f"""
         import os, burstcore
         path = {str(p)!r}
