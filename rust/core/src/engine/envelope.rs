@@ -1001,6 +1001,11 @@ fn steady<A: Acc, S: Stamp>(
     best_start: i64,
 ) -> u64 {
     let mut p = seq;
+    // The earliest start a packet's window can have, packet p − max_packets + 1, only moves on
+    // with p: once it is after `best_start`, no later packet of the stretch can tie from it, and
+    // the bound must exceed the best. Told once here, so that the loop tests ties only while
+    // they can matter (a tie's test was a second unpredictable branch per packet).
+    let ties = p < to && ring.time(ring.at(p - max_packets + 1)) <= best_start;
     while p < to {
         let (newest, back) = (ring.at(p), ring.at(p - max_packets));
         if S::age(newest.stamp, back.stamp) <= reach {
@@ -1008,7 +1013,9 @@ fn steady<A: Acc, S: Stamp>(
         }
         let bound = newest.upto - back.upto;
         if bound > best_bytes
-            || (bound == best_bytes && ring.time(ring.at(p - max_packets + 1)) <= best_start)
+            || (ties
+                && bound == best_bytes
+                && ring.time(ring.at(p - max_packets + 1)) <= best_start)
         {
             break;
         }
