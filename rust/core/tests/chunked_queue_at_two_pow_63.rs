@@ -17,6 +17,9 @@ use burstcore::engine::{Arrival, By, ScanConfig, Scanner, BACKLOG_SCALE};
 
 const TWO_63: u128 = 1 << 63;
 
+/// Packets as (timestamp ns, bytes).
+type Packets = Vec<(i64, u64)>;
+
 /// The packets for rate 2^k, with the numbers worked out. For k = 12 (r = 4096 bit/s, so the
 /// scale 8·10⁹ = 2¹²·1953125 and 2⁶³ = 2¹²·2⁵¹ share the factor 2¹²):
 /// - B's first two packets carry n = 1,152,921,505 bytes (the least n with n·1953125 > 2⁵¹),
@@ -35,7 +38,7 @@ const TWO_63: u128 = 1 << 63;
 ///
 /// For other k the same: n the least multiple of 2^(k−12) past 2⁶³/8·10⁹, Δ = (n·8·10⁹ −
 /// 2⁶³)/r. Returns (chunk A's packets, chunk B's packets).
-fn packets(k: u32) -> (Vec<(i64, u64)>, Vec<(i64, u64)>) {
+fn packets(k: u32) -> (Packets, Packets) {
     let rate = 1u64 << k;
     let m = 1u64 << (k - 12);
     let least = (TWO_63 / u128::from(BACKLOG_SCALE)) as u64 + 1;
@@ -82,7 +85,7 @@ fn a_queue_of_two_pow_63_meeting_a_capped_service_keeps_its_empty_instant() {
     for k in [12, 13, 20, 32] {
         let rate = 1u64 << k;
         let (a, b) = packets(k);
-        let all: Vec<(i64, u64)> = a.iter().chain(&b).copied().collect();
+        let all: Packets = a.iter().chain(&b).copied().collect();
         // One instant to keep (the third packet's) and three packets held for one lane: below
         // one instant per lane and packet, so the scalar lanes run the interface's queue.
         let first = Edges {
