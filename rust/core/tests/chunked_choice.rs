@@ -8,7 +8,7 @@
 //! filtered `l1` scan on several threads are those of one thread and of an oracle that sizes
 //! each frame and checks its FCS with a CRC-32 written here.
 
-use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions, TsResolution};
+use burstcore::capture::{ByteOrder, TsResolution};
 use burstcore::engine::{By, Closure, GroupKey, ScanConfig};
 use burstcore::pipeline::{self, Fcs, SizeKind};
 use burstcore::writer::PcapNgWriter;
@@ -16,7 +16,9 @@ use burstcore::{ErrorKind, Filter, TimeRange};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+mod reader_util;
 mod scratch;
+use reader_util::open_for_chunks;
 use scratch::Scratch;
 
 const T0: i64 = 1_780_000_000_000_000_000;
@@ -149,16 +151,6 @@ fn fcs_oracle(frames: &[Frame], kept: &dyn Fn(&Frame) -> bool) -> Vec<(u32, usiz
         .collect()
 }
 
-fn open(path: &Path) -> CaptureReader {
-    // The file is far smaller than a chunk is worth: cut it anyway, were the chunks chosen.
-    burstcore::chunked::use_as_many_threads_as_asked(true);
-    CaptureReader::new(
-        burstcore::input::open_path(path).expect("open"),
-        ReadOptions::default(),
-    )
-    .expect("reader")
-}
-
 #[test]
 fn a_time_range_or_a_filter_keeps_a_scan_out_of_time_chunks() {
     let plain = config();
@@ -254,7 +246,7 @@ fn ranged_and_filtered_l1_scans_of_fcs_frames_on_threads_match_one_thread_and_th
             let mut one = None;
             for threads in [1, 2, 3] {
                 let ctx = format!("{name}, {fcs:?}, {threads} threads");
-                let mut readers = vec![open(&path)];
+                let mut readers = vec![open_for_chunks(&path)];
                 let (out, acc) = pipeline::scan_threads(
                     &mut readers,
                     c.clone(),
@@ -325,10 +317,10 @@ fn chunked_scan_called_directly_refuses_a_range_and_a_filter() {
     let filtered = config().with_filter(Some(Filter::parse("udp port 5001").expect("filter")));
     for (name, c) in [("from HALF", ranged), ("udp port 5001", filtered)] {
         let size = SizeKind::L1(Fcs::Declared);
-        let mut one = vec![open(&path)];
+        let mut one = vec![open_for_chunks(&path)];
         let want =
             pipeline::scan_threads(&mut one, c.clone(), size, 1, &mut |_| Ok(())).expect("scan");
-        let mut readers = vec![open(&path)];
+        let mut readers = vec![open_for_chunks(&path)];
         let got = burstcore::chunked::scan(&mut readers, &c, size, false, 2, &mut |_| Ok(()))
             .expect("chunked scan");
         assert!(
@@ -336,7 +328,7 @@ fn chunked_scan_called_directly_refuses_a_range_and_a_filter() {
             "{name}: time chunks took a config they do not apply"
         );
         // The same config without the range or filter is cut: the refusal is the config's.
-        let mut plain = vec![open(&path)];
+        let mut plain = vec![open_for_chunks(&path)];
         let whole =
             burstcore::chunked::scan(&mut plain, &config(), size, false, 2, &mut |_| Ok(()))
                 .expect("chunked scan");
@@ -374,12 +366,12 @@ fn chunked_scan_called_directly_decodes_what_the_config_needs() {
         ),
     ];
     for (name, c, size) in cases {
-        let mut one = vec![open(&path)];
+        let mut one = vec![open_for_chunks(&path)];
         let want =
             pipeline::scan_threads(&mut one, c.clone(), size, 1, &mut |_| Ok(())).expect("scan");
         assert_eq!(want.1.counted, (3 * PER_IFACE) as u64, "{name}");
         for decode in [false, true] {
-            let mut readers = vec![open(&path)];
+            let mut readers = vec![open_for_chunks(&path)];
             let got = burstcore::chunked::scan(&mut readers, &c, size, decode, 2, &mut |_| Ok(()))
                 .expect("chunked scan")
                 .unwrap_or_else(|| panic!("{name}: not cut"));
@@ -404,13 +396,13 @@ fn chunked_scan_called_directly_checks_for_an_undeclared_fcs_as_the_pipeline() {
     let all = frames();
     write(&path, &all);
     let size = SizeKind::L1(Fcs::Declared);
-    let mut one = vec![open(&path)];
+    let mut one = vec![open_for_chunks(&path)];
     let want = pipeline::scan_threads(&mut one, config(), size, 1, &mut |_| Ok(())).expect("scan");
     let told = one[0].undeclared_fcs();
     // Not vacuous: interface 1's first frames end with an FCS it does not declare.
     let said = told.as_ref().map(ToString::to_string).unwrap_or_default();
     assert!(said.contains("interface 1: 64 of its first 64"), "{said}");
-    let mut readers = vec![open(&path)];
+    let mut readers = vec![open_for_chunks(&path)];
     let got = burstcore::chunked::scan(&mut readers, &config(), size, false, 2, &mut |_| Ok(()))
         .expect("chunked scan")
         .expect("cut");

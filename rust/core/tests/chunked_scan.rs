@@ -2,7 +2,7 @@
 //! single-threaded scan of the same files: every row and the accounting identical. Generated
 //! captures (the project's writer) and the shared training captures (decompressed to plain files).
 
-use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions, TsResolution};
+use burstcore::capture::{ByteOrder, CaptureReader, TsResolution};
 use burstcore::engine::{BinOrigin, By, Closure, LatePolicy, ScanConfig, ScanOutput};
 use burstcore::pipeline::{self, Accounting, SizeKind};
 use burstcore::writer::frames::TcpSegment;
@@ -10,8 +10,10 @@ use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use std::path::{Path, PathBuf};
 
 mod engine_util;
+mod reader_util;
 mod scratch;
 use engine_util::Rng;
+use reader_util::open_for_chunks;
 use scratch::Scratch;
 
 /// Bursty TCP traffic between a few hosts: trains of back-to-back frames, idle gaps, ties;
@@ -102,17 +104,6 @@ fn config(windows: &[i64], horizon: i64) -> ScanConfig {
         .with_late(LatePolicy::Drop)
 }
 
-fn open(path: &Path) -> CaptureReader {
-    // These captures are far smaller than a chunk is worth (`chunked::MIN_CHUNK_BYTES`): cut
-    // them into as many chunks as threads anyway, so that the cuts and merges are what is tested.
-    burstcore::chunked::use_as_many_threads_as_asked(true);
-    CaptureReader::new(
-        burstcore::input::open_path(path).expect("open"),
-        ReadOptions::default(),
-    )
-    .expect("reader")
-}
-
 fn scan(paths: &[&Path], config: &ScanConfig, threads: usize) -> (ScanOutput, Accounting) {
     scan_sized(paths, config, threads, SizeKind::Wire)
 }
@@ -123,7 +114,7 @@ fn scan_sized(
     threads: usize,
     size: SizeKind,
 ) -> (ScanOutput, Accounting) {
-    let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+    let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open_for_chunks(p)).collect();
     pipeline::scan_threads(&mut readers, config.clone(), size, threads, &mut |_| Ok(()))
         .expect("scan")
 }
@@ -143,7 +134,7 @@ fn chunked_sized(
     threads: usize,
     size: SizeKind,
 ) -> Option<(ScanOutput, Accounting)> {
-    let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+    let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open_for_chunks(p)).collect();
     // As `scan_threads` decides.
     let decode = config.reads_headers() || matches!(size, SizeKind::Ip | SizeKind::Payload);
     burstcore::chunked::scan(&mut readers, config, size, decode, threads, &mut |_| Ok(()))
@@ -405,7 +396,8 @@ fn damage_in_one_of_overlapping_files_is_reported_as_sequentially() {
         std::fs::write(&pb, &bytes).expect("write");
         let paths = [pa.as_path(), pb.as_path()];
         let one = |threads| {
-            let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+            let mut readers: Vec<CaptureReader> =
+                paths.iter().map(|p| open_for_chunks(p)).collect();
             pipeline::scan_threads(
                 &mut readers,
                 c.clone(),
@@ -495,7 +487,7 @@ fn shared_training_captures_by_sender_scan_the_same_in_chunks() {
         "d_ring2_resnetsmall_noshape_bridge.pcapng",
     ] {
         let path = Path::new(&root).join("captures").join(name);
-        let mut reader = open(&path);
+        let mut reader = open_for_chunks(&path);
         let mut hosts: Vec<std::net::IpAddr> = Vec::new();
         let mut writers: Vec<PcapNgWriter<Vec<u8>>> = Vec::new();
         while let Some(p) = reader.next_packet().expect("read") {
@@ -645,8 +637,10 @@ fn a_filtered_scan_equals_the_scan_of_the_packets_that_pass() {
         .with_filter(Some(filter));
     let flows = |path: &Path, order: burstcore::analyze::OrderOptions| {
         let opts = burstcore::analysis::FlowOptions::default();
-        burstcore::analyze::flows(&mut [open(path)], opts, &[], order, &mut |_| Ok(()))
-            .expect("flows")
+        burstcore::analyze::flows(&mut [open_for_chunks(path)], opts, &[], order, &mut |_| {
+            Ok(())
+        })
+        .expect("flows")
     };
     let (got, _, acc) = flows(&whole, order);
     let (want, _, _) = flows(
@@ -725,7 +719,7 @@ fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_pack
             .with_file_filters(file_filters)
     };
     let flows = |paths: &[&Path], order: burstcore::analyze::OrderOptions| {
-        let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+        let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open_for_chunks(p)).collect();
         let opts = burstcore::analysis::FlowOptions::default();
         burstcore::analyze::flows(&mut readers, opts, &[], order, &mut |_| Ok(())).expect("flows")
     };
@@ -743,7 +737,7 @@ fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_pack
         (&own_filters[..3], &paths[..]),
         (&own_filters[..], &paths[..2]),
     ] {
-        let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+        let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open_for_chunks(p)).collect();
         let config = plain.clone().with_file_filters(filters.to_vec());
         let err = pipeline::scan(&mut readers, config, SizeKind::Wire, &mut |_| Ok(()))
             .expect_err("a filter count that is not the file count");
@@ -751,7 +745,7 @@ fn per_host_captures_through_their_own_filters_scan_as_one_capture_of_every_pack
         let counts = format!("{} filters for {} captures", filters.len(), paths.len());
         assert!(text.contains(&counts), "{text}");
         assert!(text.contains("one filter for every capture"), "{text}");
-        let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+        let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open_for_chunks(p)).collect();
         let opts = burstcore::analysis::FlowOptions::default();
         let order = order(filters.to_vec());
         let err = burstcore::analyze::flows(&mut readers, opts, &[], order, &mut |_| Ok(()))
@@ -807,7 +801,7 @@ fn the_drops_a_capture_records_are_told_alike_however_it_is_read() {
     write_with_statistics(&path, &all);
     let other = dir.join("beside.pcapng");
     write(&other, &all[5000..15_000], true, 0);
-    let mut seq = open(&path);
+    let mut seq = open_for_chunks(&path);
     while seq.next_packet().expect("read").is_some() {}
     let told = seq.recorded_drops().expect("drops told").to_string();
     assert!(
@@ -823,7 +817,8 @@ fn the_drops_a_capture_records_are_told_alike_however_it_is_read() {
     let lean = c.clone().with_by(vec![By::All]);
     for threads in [2, 3, 4] {
         for paths in [vec![path.as_path()], vec![path.as_path(), other.as_path()]] {
-            let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+            let mut readers: Vec<CaptureReader> =
+                paths.iter().map(|p| open_for_chunks(p)).collect();
             let done = burstcore::chunked::scan(
                 &mut readers,
                 &lean,
@@ -847,7 +842,8 @@ fn the_drops_a_capture_records_are_told_alike_however_it_is_read() {
                 "{ctx}"
             );
             // Every way a scan can go (here, by keys: the metrics shared among threads).
-            let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();
+            let mut readers: Vec<CaptureReader> =
+                paths.iter().map(|p| open_for_chunks(p)).collect();
             pipeline::scan_threads(
                 &mut readers,
                 c.clone(),
@@ -858,7 +854,7 @@ fn the_drops_a_capture_records_are_told_alike_however_it_is_read() {
             .expect("scan");
             assert_eq!(stats(&readers[0]), stats(&seq), "scan_threads, {ctx}");
         }
-        let mut reader = open(&path);
+        let mut reader = open_for_chunks(&path);
         let tables =
             burstcore::table::read_table_threads(&mut reader, None, None, threads, &mut |_| Ok(()))
                 .expect("read");
@@ -903,7 +899,8 @@ fn a_capture_without_packets_takes_no_part_in_the_time_chunks() {
                 assert_same(&scan(&files, &lean, 2), &want, &ctx);
                 // What the readers report afterwards (interfaces and their statistics) too.
                 let interfaces = |threads| {
-                    let mut readers: Vec<CaptureReader> = files.iter().map(|p| open(p)).collect();
+                    let mut readers: Vec<CaptureReader> =
+                        files.iter().map(|p| open_for_chunks(p)).collect();
                     let progress = &mut |_| Ok(());
                     pipeline::scan_threads(
                         &mut readers,

@@ -6,7 +6,7 @@ use burstcore::capture::{
 };
 use burstcore::writer::{PcapNgWriter, PcapOptions, PcapWriter};
 use burstcore::{Error, Warning};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `frames` (timestamp, wire length, captured bytes) as an Ethernet pcap (nanosecond or
 /// microsecond) or a pcapng of one section and one nanosecond interface, in `order`.
@@ -36,6 +36,18 @@ pub fn write_capture(
         }
         w.finish().expect("finish")
     }
+}
+
+/// A reader of the capture at `path` for the time-chunk tests. Their captures are far smaller
+/// than a chunk is worth (`chunked::MIN_CHUNK_BYTES`): they are cut into as many chunks as
+/// threads anyway, so that the cuts and merges are what is tested.
+pub fn open_for_chunks(path: &Path) -> CaptureReader {
+    burstcore::chunked::use_as_many_threads_as_asked(true);
+    CaptureReader::new(
+        burstcore::input::open_path(path).expect("open"),
+        ReadOptions::default(),
+    )
+    .expect("reader")
 }
 
 /// The shared folder: `BURSTCORE_SHARED`, else the `shared` folder beside the checkout, else

@@ -469,3 +469,55 @@ fn a_merge_after_the_leading_chunk_keeps_one_instant_per_queue() {
         "three chunks",
     );
 }
+
+#[test]
+fn a_merge_of_chunks_each_at_their_cap_keeps_no_more_than_the_cap() {
+    // 100 B every 1000 ns at 1 and 2.5 B/ns: each packet finds the queue empty, D falling by
+    // 900 B (750 B) of service left over, a new minimum. A chunk of `cap` packets keeps its
+    // first packet and `cap` − 1 of them: exactly its cap, not truncated. Merged, the next
+    // chunk's first packet is a new minimum again (D of A's last + 100 B − 1000 B of service
+    // across the seam), the one the cap turns away: a merge that kept it (`<=` for `<` in
+    // `RateChunk::merge`) would hold cap + 1 per queue, results unchanged.
+    let c = ScanConfig {
+        windows_ns: vec![],
+        rates_bps: vec![8_000_000_000, 20_000_000_000],
+        by: vec![By::All],
+        ..ScanConfig::default()
+    };
+    let queues = c.rates_bps.len();
+    for cap in [1, 2, 5] {
+        let t: Vec<Arrival> = (0..3 * cap as i64)
+            .map(|i| Arrival::new(i * 1_000, 100))
+            .collect();
+        let want = sequential(&c, &t);
+        let mut states: Vec<ChunkState> = t
+            .chunks(cap)
+            .map(|piece| {
+                let mut s =
+                    ChunkScanner::with_options(c.clone(), cap, Edges::default()).expect("config");
+                for a in piece {
+                    s.push(a).expect("push");
+                }
+                s.finish().expect("finish")
+            })
+            .collect();
+        for s in &states {
+            assert_eq!(s.retained_instants(), cap * queues, "cap {cap}: each chunk");
+        }
+        let third = states.pop().expect("three");
+        let second = states.pop().expect("two");
+        let merged = states.pop().expect("one").merge(second).expect("in order");
+        assert!(
+            merged.retained_instants() <= cap * queues,
+            "cap {cap}: {} kept after the second chunk",
+            merged.retained_instants()
+        );
+        let merged = merged.merge(third).expect("in order");
+        assert!(merged.retained_instants() <= cap * queues, "cap {cap}");
+        assert_same(
+            &merged.finish_exact().expect("exact"),
+            &want,
+            &format!("cap {cap}"),
+        );
+    }
+}
