@@ -387,6 +387,15 @@ def test_what_is_no_table_is_refused_saying_what_to_give() -> None:
         burstcore.scan(Exported(df.with_columns(pl.col("size").cast(pl.Float64))), **OPTS)
 
 
+def test_a_pandas_frame_is_still_told_to_go_through_polars() -> None:
+    # Guard (passes on the old code too): a pandas DataFrame exports Arrow only through pyarrow,
+    # so it is not taken for an Arrow table; scan says what to do with it, as before.
+    pd = pytest.importorskip("pandas")
+    ts, sz, _ = _packets()
+    with pytest.raises(TypeError, match=r"scan\(pl\.from_pandas\(df\)\)"):
+        burstcore.scan(pd.DataFrame({"timestamp": ts, "size": sz}), **OPTS)
+
+
 def test_a_stream_read_once_says_so_when_given_again() -> None:
     ts, sz, _ = _packets()
     stream = CStructStream([CStruct({"timestamp": ts, "size": sz})])
