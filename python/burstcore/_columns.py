@@ -13,6 +13,7 @@ import polars as pl
 
 from . import _burstcore as _core
 from ._arrow import arrow_series
+from ._arrow_table import arrow_table, is_arrow_table
 from ._batches import READ_ONCE_MARK
 from ._units import numpy_times_ns
 
@@ -21,12 +22,17 @@ Arrays = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
 
 def is_columns(source: Any) -> bool:
     # A pair of captures (paths, bytes, file objects) is two sources, not two columns: columns
-    # are sequences of numbers, never one of those.
-    return isinstance(source, (pl.DataFrame, Mapping)) or (
-        isinstance(source, tuple)
-        and len(source) == 2
-        and not any(
-            isinstance(s, (str, bytes, bytearray, memoryview, os.PathLike)) or hasattr(s, "read") for s in source
+    # are sequences of numbers, never one of those. Anything exporting Arrow (but pandas) is
+    # taken for a table, so that one of another type is told so rather than taken for a capture.
+    return (
+        isinstance(source, (pl.DataFrame, Mapping))
+        or is_arrow_table(source)
+        or (
+            isinstance(source, tuple)
+            and len(source) == 2
+            and not any(
+                isinstance(s, (str, bytes, bytearray, memoryview, os.PathLike)) or hasattr(s, "read") for s in source
+            )
         )
     )
 
@@ -46,7 +52,8 @@ def _pandas_times(column: Any) -> Any:
 def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(timestamps in ns, sizes, interfaces) from a DataFrame/dict with 'timestamp' and 'size'
     (or 'wire_len') columns, or a (timestamps, sizes) tuple; numpy, polars or Arrow arrays (any
-    object with ``__arrow_c_array__`` or ``__arrow_c_stream__``, in a tuple or a mapping)."""
+    object with ``__arrow_c_array__`` or ``__arrow_c_stream__``, in a tuple or a mapping); or an
+    Arrow table (a struct by either), whose columns are then taken as a mapping's."""
 
     def exact(ts: Any) -> Any:
         # numpy datetime64/timedelta64 as int ns before polars sees them: it takes only D, ms, us, ns.
@@ -60,7 +67,7 @@ def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     else:
         if not isinstance(source, pl.DataFrame):
             # Only the columns a scan reads: the others are neither imported, copied nor checked.
-            given = dict(source)
+            given = dict(source) if isinstance(source, Mapping) else arrow_table(source)
             size_key = "size" if "size" in given else "wire_len"
             source = {
                 k: arrow_series(k, exact(v) if k == "timestamp" else v, times=k == "timestamp")
@@ -190,11 +197,12 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
     it = _frames(source)
     try:
         for k, batch in enumerate(it):
-            if not isinstance(batch, (pl.DataFrame, Mapping)):
+            # An Arrow table too: ``iter(reader)`` scans a RecordBatchReader a batch at a time.
+            if not (isinstance(batch, (pl.DataFrame, Mapping)) or is_arrow_table(batch)):
                 capture = isinstance(batch, (str, bytes, bytearray, memoryview, os.PathLike)) or hasattr(batch, "read")
                 raise TypeError(
-                    f"batch {k} is a {type(batch).__name__}, not a DataFrame or a mapping of columns: an iterator "
-                    "gives scan batches of 'timestamp' and 'size' columns"
+                    f"batch {k} is a {type(batch).__name__}, not a DataFrame, a mapping of columns or an Arrow "
+                    "table: an iterator gives scan batches of 'timestamp' and 'size' columns"
                     # A generator of paths: read once and in no stated order, so not taken.
                     + ("; several captures go in a list or a tuple (list(...) of these)" if capture else "")
                 )
@@ -202,6 +210,8 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
                 ts, sz, ifc = columns_of(batch)
             except ValueError as e:
                 raise ValueError(f"batch {k}: {e}") from e
+            except TypeError as e:  # an Arrow array or stream of another type than a struct
+                raise TypeError(f"batch {k}: {e}") from e
             if with_interfaces is None:
                 with_interfaces = ifc is not None
             elif with_interfaces != (ifc is not None):

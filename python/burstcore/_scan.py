@@ -246,7 +246,13 @@ def scan(
         a polars DataFrame / dict (any mapping) with ``timestamp`` (int64 ns or Datetime) and ``size`` columns, or
         a ``(timestamps_ns, sizes)`` tuple; the columns numpy, polars or Arrow arrays (any object
         with ``__arrow_c_array__``, or ``__arrow_c_stream__`` for a chunked array: pyarrow,
-        nanoarrow, arro3). Of a mapping only ``timestamp``, ``size`` (else ``wire_len``) and
+        nanoarrow, arro3). Or an Arrow table: any object whose ``__arrow_c_stream__`` gives a
+        stream of structs (a pyarrow Table or RecordBatchReader, a duckdb or nanoarrow result)
+        or whose ``__arrow_c_array__`` gives a struct (a RecordBatch), its columns checked as a
+        mapping's are; a stream (a RecordBatchReader, a query's result) is read whole, once:
+        given again it raises ``ValueError`` if its producer marks it used, else it may come out
+        empty. An Arrow stream or array of another type (a chunked array, a polars Series) raises
+        ``TypeError``. Of a mapping or a table only ``timestamp``, ``size`` (else ``wire_len``) and
         ``interface`` are taken; its other columns are not read. Timestamps may also be a numpy
         datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an aware one
         as its UTC instants) or timedelta Series, read exactly, or a Datetime/Duration
@@ -255,7 +261,8 @@ def scan(
 
         Or such columns in batches, scanned one batch at a time (memory: the scan's own plus one
         batch, docs/limits.md): a list or tuple of DataFrames or mappings, any other iterator of
-        them (a generator, ``iter_packets(path, columns=["timestamp", "wire_len"])``), or a polars
+        them or of Arrow tables (a generator, ``iter_packets(path, columns=["timestamp", "wire_len"])``,
+        ``iter(reader)`` of a pyarrow RecordBatchReader), or a polars
         ``LazyFrame`` (of ``scan_packets``, say, with columns derived, rows filtered by an
         expression, a table of job ids joined), of which only ``timestamp``, ``size`` (else
         ``wire_len``) and ``interface`` are collected, by ``LazyFrame.collect_batches`` (polars'
@@ -268,7 +275,7 @@ def scan(
         (whose query is then run twice) gets multiples of the mean rate from a pre-pass, as a
         DataFrame does. Each batch is checked as columns are; an error names the batch (from 0): one
         missing a column or of a wrong dtype (``ValueError``; ``TypeError`` for a batch that
-        is no DataFrame or mapping), an ``interface`` column in some batches but not all, a
+        is no DataFrame, mapping or Arrow table), an ``interface`` column in some batches but not all, a
         packet later than the horizon (``OutOfOrderError``, with its row in the batch), and an
         iterable that gives no batch at all (``ValueError``; an empty DataFrame scans to an
         empty result).

@@ -32,16 +32,20 @@ of the right type can still be refused, e.g. a negative duration or ``"5 parsecs
   ``["src host 10.0.0.1", "src host 10.0.0.2"]`` for one capture per host, or
   ``shared_packets(...).filters`` (a ``list[str]``) as it is.
 - ``Columns``: packets already in memory, for ``scan`` only: a polars DataFrame or a mapping with
-  'timestamp' and 'size' columns, or a ``(timestamps_ns, sizes)`` pair of arrays.
+  'timestamp' and 'size' columns, a ``(timestamps_ns, sizes)`` pair of arrays, or an Arrow table
+  by the PyCapsule interface (``__arrow_c_stream__`` giving a stream of structs, as a pyarrow
+  Table or RecordBatchReader does, or ``__arrow_c_array__`` giving a struct, as a RecordBatch
+  does; the type checker cannot tell a struct from an array of another type, the runtime does).
 - ``Batches``: such packets a batch at a time, for ``scan`` only: an iterable of DataFrames or
-  mappings (a list or tuple of them, a generator, ``iter_packets(...)``), or a polars LazyFrame.
+  mappings (a list or tuple of them, a generator, ``iter_packets(...)``), an iterator of Arrow
+  tables (``iter(reader)`` of a RecordBatchReader), or a polars LazyFrame.
 """
 
 from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
 import numpy as np
@@ -72,10 +76,28 @@ class BinaryReader(Protocol):
         ...
 
 
+class _ArrowStreamTable(Protocol):
+    """A table exported as an Arrow stream of structs (pyarrow Table, RecordBatchReader, ...)."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """An ``arrow_array_stream`` PyCapsule."""
+        ...
+
+
+class _ArrowArrayTable(Protocol):
+    """A table exported as one Arrow struct array (pyarrow RecordBatch, ...)."""
+
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        """An ``arrow_schema`` and an ``arrow_array`` PyCapsule."""
+        ...
+
+
 SingleSource: TypeAlias = str | os.PathLike[str] | os.PathLike[bytes] | bytes | bytearray | memoryview | BinaryReader
 Source: TypeAlias = SingleSource | Sequence[SingleSource]
-Columns: TypeAlias = pl.DataFrame | Mapping[str, Any] | tuple[Any, Any]
-Batches: TypeAlias = pl.LazyFrame | Iterable[pl.DataFrame | Mapping[str, Any]]
+Columns: TypeAlias = pl.DataFrame | Mapping[str, Any] | tuple[Any, Any] | _ArrowStreamTable | _ArrowArrayTable
+Batches: TypeAlias = (
+    pl.LazyFrame | Iterable[pl.DataFrame | Mapping[str, Any]] | Iterator[_ArrowStreamTable | _ArrowArrayTable]
+)
 # list[str] beside list[str | None]: a list is invariant, so shared_packets' `filters` (a
 # list[str]) would not be a list[str | None] to a type checker, though it is what filter= takes.
 Filters: TypeAlias = str | list[str] | list[str | None] | tuple[str | None, ...]
