@@ -130,6 +130,9 @@ def test_per_flow_envelope_equals_brute_force(trace):
         if p is not None:
             per[p][0].append(t)
             per[p][1].append(L)
+    # Every flow is there once (the loop below checks only the rows it is given).
+    keys = df.select("src", "dst", "protocol", "sport", "dport").rows()
+    assert sorted(keys) == sorted(per)
     for row in df.iter_rows(named=True):
         k = (row["src"], row["dst"], row["protocol"], row["sport"], row["dport"])
         for w in windows:
@@ -151,9 +154,15 @@ def test_traffic_matrix_and_volumes_equal_brute_force(trace):
     assert {(s, d): [b, n] for s, d, b, n in m.select("src", "dst", "bytes", "packets").iter_rows()} == dict(ref)
     assert int(m["bytes"].sum() or 0) == sum(sizes)
     h = burstcore.host_volumes(data)
-    for host, sent, recv in h.select("host", "sent_bytes", "received_bytes").iter_rows():
-        assert sent == sum(L for L, p in zip(sizes, pkts, strict=True) if (p[0] if p else None) == host)
-        assert recv == sum(L for L, p in zip(sizes, pkts, strict=True) if (p[1] if p else None) == host)
+    # One row for every host that sent or received (None: the non-IP frames), no other.
+    hosts = [p[k] if p else None for p in pkts for k in (0, 1)]
+    assert sorted(h["host"].to_list(), key=str) == sorted(set(hosts), key=str)
+    for host, sent, n_sent, recv, n_recv in h.select(
+        "host", "sent_bytes", "sent_packets", "received_bytes", "received_packets"
+    ).iter_rows():
+        tx = [L for L, p in zip(sizes, pkts, strict=True) if (p[0] if p else None) == host]
+        rx = [L for L, p in zip(sizes, pkts, strict=True) if (p[1] if p else None) == host]
+        assert (sent, n_sent, recv, n_recv) == (sum(tx), len(tx), sum(rx), len(rx)), host
 
 
 QS = [0.0, 0.1, 0.5, 0.9, 0.99, 1.0]
@@ -428,7 +437,6 @@ def test_iterations_find_the_period_of_a_synthetic_job(period_ms, seed, ranks):
     assert abs(it.period_ns / period - 1) < 0.03
     assert it.confidence > 0.05
     # Every iteration's bytes: 60 data frames and 60 ACKs per rank.
-    per_iter = ranks * 60 * (len(pk[0][2]) if False else 0)
     per_iter = sum(p[1] for p in pk) // 25
     inner = it.iterations["bytes"].to_list()[1:-1]
     assert inner and all(abs(b / per_iter - 1) < 0.05 for b in inner)

@@ -172,7 +172,7 @@ def test_every_analysis_counts_the_size_asked_for(data: bytes, size: str) -> Non
 
 
 def test_iteration_bytes_are_the_sizes_of_their_packets() -> None:
-    # Three bursts of 10 packets, 1 ms apart inside, 20 ms between bursts: iterations of 20 ms,
+    # Eight bursts of 10 packets, 100 µs apart inside, 20 ms between bursts: iterations of 20 ms,
     # whose bytes are the IP bytes of the packets they hold when size="ip".
     ts, frames = [], []
     t0 = 1_700_000_000_000_000_000
@@ -181,11 +181,14 @@ def test_iteration_bytes_are_the_sizes_of_their_packets() -> None:
             ts.append(t0 + k * 20_000_000 + i * 100_000)
             frames.append(oracles.eth_ipv4_udp("10.0.0.1", "10.0.0.2", 1, 2, 100 + 10 * i))
     data = oracles.capture(ts, [len(f) for f in frames], frames=frames)
-    packets = sized(data, "ip")
     for size in ("wire", "ip"):
         packets = sized(data, size)
         it = burstcore.iterations(data, bin="100us", min_period="5ms", max_period="50ms", size=size)
-        assert it.iterations.height >= 6
+        # The construction: every burst an iteration of its own, whole, 20 ms after the one before.
+        burst = sum(len(f) - (14 if size == "ip" else 0) for f in frames[:10])
+        assert it.period_ns == 20_000_000, size
+        assert it.iterations.select("packets", "bytes").rows() == [(10, burst)] * 8, size
+        assert [t - t0 for t in it.iterations["start_ns"]] == [k * 20_000_000 for k in range(8)], size
         for r in it.iterations.iter_rows(named=True):
             inside = packets.filter(pl.col("timestamp").is_between(r["start_ns"], r["end_ns"], closed="left"))
             assert (r["bytes"], r["packets"]) == (inside["size"].sum(), inside.height), (size, r)

@@ -153,7 +153,6 @@ def _rates_scanned(monkeypatch: pytest.MonkeyPatch, argv: list[str], stdin: byte
 def test_the_figures_default_rates_are_those_their_help_states(
     cap: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
-    pytest.importorskip("matplotlib")
     out = str(tmp_path / ("f.png" if command == "plot" else "f.html"))
     help_text = " ".join(cli._subparsers(cli.build_parser())[command].format_help().split())
     assert "24 multiples of the mean rate, 1.05 to 50" in help_text

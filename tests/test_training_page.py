@@ -29,7 +29,6 @@ def _script() -> Any:
 
 
 def test_the_committed_training_page_is_what_the_script_makes_of_capture_d(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
     capture = shared_file(f"captures/{D}.pcapng")
     # The script reads the ground truth beside it: missing, the suite's failure (or skip), not
     # a FileNotFoundError from inside the script.

@@ -309,17 +309,25 @@ fn traffic_matrix_shape_matches_mode() {
         assert_eq!(m.total_bytes, total);
         let r = m.clone().finish().unwrap();
         assert_eq!(r.pairs.iter().map(|c| c.2).sum::<u64>(), total);
-        // tshark's per-pair byte counts recorded in meta.json.
+        // tshark's per-pair byte counts recorded in meta.json: one for every ordered pair of
+        // ranks (a key the JSON lost or renamed would otherwise leave nothing checked).
+        let mut compared = 0;
         for (i, a) in t.rank_ips.iter().enumerate() {
             for (j, b) in t.rank_ips.iter().enumerate() {
                 let key = format!("\"{a} -> {b}\": ");
                 if let Some(v) = ints(&t.json, key.trim_end_matches(": ").trim_matches('"')).first()
                 {
                     assert_eq!(m.bytes(Some(*a), Some(*b)) as i64, *v, "{stem}: {i}->{j}");
+                    compared += 1;
                 }
             }
         }
         let n = t.rank_ips.len();
+        assert_eq!(
+            compared,
+            n * (n - 1),
+            "{stem}: pairs in meta.json's bytes_by_ip_pair"
+        );
         let between: u64 = t
             .rank_ips
             .iter()
