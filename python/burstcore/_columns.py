@@ -5,6 +5,7 @@ collected in batches) fed to one scan a batch at a time, so that only a batch is
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
@@ -136,19 +137,24 @@ def columns_of(source: Any) -> Arrays:
 
 
 def is_batches(source: Any) -> bool:
-    """A LazyFrame, a list or tuple of DataFrames or mappings, or any other iterator that is no
-    file object (a generator, ``iter_packets``, ``collect_batches()``): column batches. A list of
-    paths stays several captures, and a pair of arrays one batch of columns."""
+    """A LazyFrame, a list or tuple of DataFrames, mappings or Arrow tables (``table.to_batches()``),
+    or any other iterator that is no file object (a generator, ``iter_packets``,
+    ``collect_batches()``): column batches. A list of paths stays several captures, and a pair
+    of arrays (Arrow ones too: a tuple of two, not a list) one batch of columns."""
     if isinstance(source, pl.LazyFrame):
         return True
     if isinstance(source, (list, tuple)):
-        return bool(source) and all(isinstance(b, (pl.DataFrame, Mapping)) for b in source)
+        arrow = isinstance(source, list) or len(source) != 2
+        return bool(source) and all(
+            isinstance(b, (pl.DataFrame, Mapping)) or (arrow and is_arrow_table(b)) for b in source
+        )
     return isinstance(source, Iterator) and not hasattr(source, "read")
 
 
 def batches_rereadable(source: Any) -> bool:
     """Whether the batches can be taken twice (a pre-pass for the default rates): a list or a
-    tuple, or a LazyFrame (its query run again) unless its plan reads a ``scan_packets`` source
+    tuple (unless one of them is an iterator, a RecordBatchReader, which a pre-pass would use
+    up), or a LazyFrame (its query run again) unless its plan reads a ``scan_packets`` source
     that is read once (a file object, stdin, a pipe); not an iterator, which is gone once read."""
     if isinstance(source, pl.LazyFrame):
         try:
@@ -156,7 +162,7 @@ def batches_rereadable(source: Any) -> bool:
         except Exception:  # a plan polars cannot show: taken as re-readable, as before
             return True
         return READ_ONCE_MARK not in plan
-    return isinstance(source, (list, tuple))
+    return isinstance(source, (list, tuple)) and not any(isinstance(b, Iterator) for b in source)
 
 
 def _frames(source: Any) -> Generator[Any, None, None]:
@@ -225,10 +231,40 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
         # An error, or Ctrl-C, leaves the batches untaken: a generator's (iter_packets') input is
         # closed now, not when it is collected.
         it.close()
-    if k < 0:
+    if k < 0 and is_arrow_table(source):
+        # An Arrow stream that is its own iterator (pyarrow's RecordBatchReader): no batch is a
+        # table of no rows, scanned as that table is, unless a scan has used it up already.
+        if _was_used_up(source):
+            raise ValueError(
+                f"this {type(source).__name__} was read to its end by an earlier scan: an Arrow stream "
+                "is read once; give a new one (e.g. table.to_reader()), or the table itself"
+            )
+        scanner.push(*columns_of(source))
+    elif k < 0:
         raise ValueError(
             "no batches: the iterable of column batches gave none; give at least one DataFrame "
             "(an empty one, with its 'timestamp' and 'size' columns, scans to an empty result)"
         )
+    elif is_arrow_table(source):
+        _mark_used_up(source)
     out: dict[str, Any] = scanner.finish()
     return out
+
+
+# The Arrow streams iterated (a batch at a time) to their end by a scan. Given again such a
+# stream gives no batch, as one of an empty table does: this tells the two apart.
+_USED_UP: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _was_used_up(source: Any) -> bool:
+    try:
+        return source in _USED_UP
+    except TypeError:  # not weakly referable (nor then in the set) or unhashable
+        return False
+
+
+def _mark_used_up(source: Any) -> None:
+    try:
+        _USED_UP.add(source)
+    except TypeError:
+        pass
