@@ -349,3 +349,35 @@ def test_a_list_of_record_batches_or_tables_is_scanned_as_batches() -> None:
     _same(burstcore.scan((pa.array(ts), pa.array(sz)), **OPTS), _want(ts, sz))
     with pytest.raises(TypeError, match=r"^batch 0: an Arrow array of 'l' is no table"):
         burstcore.scan([pa.array(ts), pa.array(sz)], **OPTS)
+
+
+@pytest.mark.parametrize("column", ["timestamp", "size"])
+def test_arrow_types_polars_cannot_import_are_a_value_error_not_a_panic(column: str) -> None:
+    """Fails on the old code: polars' import panicked, a pyo3 PanicException (no Exception) out of
+    scan, for a run-end encoded array given by ``__arrow_c_array__`` and for a decimal256 in
+    every form; a run-end encoded stream raised polars' bare "The datatype "+r" is still not
+    supported". Both now say what to give, and leave nothing held."""
+    ts, sz = _packets()
+    what = "integer ns or a timestamp in ms, us or ns" if column == "timestamp" else "integers"
+
+    def sources(bad: pa.Array) -> list[Any]:
+        cols = {"timestamp": pa.array(ts), "size": pa.array(sz), column: bad}
+        return [pa.table(cols), cols, (cols["timestamp"], cols["size"]), [pa.table(cols)]]
+
+    def refused() -> None:
+        values = ts if column == "timestamp" else sz.astype(np.int64)
+        for source in sources(pc.run_end_encode(pc.add(pa.array(values), 0))):
+            with pytest.raises(
+                ValueError, match=rf"the '{column}' column is a run-end encoded .*run_end_decode.*{what}"
+            ):
+                burstcore.scan(source, **OPTS)
+        for source in sources(pc.add(pa.array(values), 0).cast(pa.decimal256(40, 0))):
+            with pytest.raises(
+                ValueError, match=rf"'{column}' column is of an Arrow type \('d:40,0,256'\) that polars"
+            ):
+                burstcore.scan(source, **OPTS)
+
+    assert _pool_after(refused, times=2) == 0
+    # As it says: decoded, the same column scans.
+    decoded = pc.run_end_decode(pc.run_end_encode(pa.array(ts if column == "timestamp" else sz)))
+    _same(burstcore.scan(pa.table({"timestamp": ts, "size": sz, column: decoded}), **OPTS), _want(ts, sz))

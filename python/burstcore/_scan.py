@@ -259,7 +259,9 @@ def scan(
         columns are not read. Timestamps may also be a numpy
         datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an aware one
         as its UTC instants) or timedelta Series, read exactly, or a Datetime/Duration
-        in ms, us or ns (an Arrow timestamp in seconds is refused: polars reads it unchecked);
+        in ms, us or ns (an Arrow timestamp in seconds is refused: polars reads it unchecked;
+        so is an Arrow type polars cannot import, run-end encoded or decimal256, with
+        ``ValueError``);
         a time outside int64 ns (1677 to 2262) raises ``ValueError``.
 
         Or such columns in batches, scanned one batch at a time (memory: the scan's own plus one
