@@ -205,11 +205,32 @@ def test_a_reader_scanned_twice_says_it_was_read() -> None:
     t = _table(ts, sz)
     reader = t.to_reader(max_chunksize=100)
     _same(burstcore.scan(reader, **OPTS), _want(ts, sz))
-    with pytest.raises(ValueError, match=r"RecordBatchReader was read to its end by an earlier scan: .*to_reader"):
+    with pytest.raises(ValueError, match=r"RecordBatchReader was read by an earlier scan \(to its end.*to_reader"):
         burstcore.scan(reader, **OPTS)
     # A fresh one scans; a table can be scanned any number of times.
     _same(burstcore.scan(t.to_reader(), **OPTS), _want(ts, sz))
     _same(burstcore.scan(t, **OPTS), burstcore.scan(t, **OPTS))
+
+
+def test_a_reader_a_scan_stopped_in_is_not_scanned_from_where_it_stopped() -> None:
+    """Fails on the old code: after a scan stopped at batch 1 (a packet too late for the reorder
+    horizon), the same reader given again (the horizon widened) gave its batches from 2 on,
+    and the scan counted those alone, as if they were every packet."""
+    ts, sz = _packets()
+    late = ts.copy()
+    late[100:200] -= 50_000_000  # batch 1 is 50 ms before batch 0
+    t = pa.table({"timestamp": late, "size": sz})
+    reader = t.to_reader(max_chunksize=100)
+    with pytest.raises(burstcore.OutOfOrderError):
+        burstcore.scan(reader, **OPTS, reorder_horizon="1ms")
+    with pytest.raises(
+        ValueError, match=r"was read by an earlier scan \(to its end, or to the error that stopped it\)"
+    ):
+        burstcore.scan(reader, **OPTS, reorder_horizon="100ms")
+    want = burstcore.scan((late, sz), **OPTS, reorder_horizon="100ms")
+    for tau, row in zip(TAUS, want.envelope.iter_rows(named=True), strict=True):
+        assert row["bytes"] == oracles.envelope(late.tolist(), sz.tolist(), tau)[0]
+    _same(burstcore.scan(t.to_reader(max_chunksize=100), **OPTS, reorder_horizon="100ms"), want)
 
 
 def _failing_reader(schema: pa.Schema, good: pa.RecordBatch) -> pa.RecordBatchReader:

@@ -198,6 +198,16 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
     as in-memory columns are and pushed before the next is taken: the output of
     ``_core.scan_columns`` over them concatenated. Errors name the batch, from 0."""
     scanner = _core.ColumnScanner(*config)
+    # An Arrow stream that is its own iterator (pyarrow's RecordBatchReader) is read once: given
+    # again after a scan took from it, it would give the rest (none, or those after an error).
+    read_once = is_arrow_table(source)
+    if read_once and _was_read(source):
+        raise ValueError(
+            f"this {type(source).__name__} was read by an earlier scan (to its end, or to the error that "
+            "stopped it): an Arrow stream is read once; give a new one (e.g. table.to_reader()), or the table"
+        )
+    if read_once:
+        _mark_read(source)
     with_interfaces: bool | None = None
     k = -1
     it = _frames(source)
@@ -231,40 +241,32 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
         # An error, or Ctrl-C, leaves the batches untaken: a generator's (iter_packets') input is
         # closed now, not when it is collected.
         it.close()
-    if k < 0 and is_arrow_table(source):
-        # An Arrow stream that is its own iterator (pyarrow's RecordBatchReader): no batch is a
-        # table of no rows, scanned as that table is, unless a scan has used it up already.
-        if _was_used_up(source):
-            raise ValueError(
-                f"this {type(source).__name__} was read to its end by an earlier scan: an Arrow stream "
-                "is read once; give a new one (e.g. table.to_reader()), or the table itself"
-            )
+    if k < 0 and read_once:
+        # No batch: a table of no rows, scanned as that table is (its columns checked).
         scanner.push(*columns_of(source))
     elif k < 0:
         raise ValueError(
             "no batches: the iterable of column batches gave none; give at least one DataFrame "
             "(an empty one, with its 'timestamp' and 'size' columns, scans to an empty result)"
         )
-    elif is_arrow_table(source):
-        _mark_used_up(source)
     out: dict[str, Any] = scanner.finish()
     return out
 
 
-# The Arrow streams iterated (a batch at a time) to their end by a scan. Given again such a
-# stream gives no batch, as one of an empty table does: this tells the two apart.
-_USED_UP: weakref.WeakSet[Any] = weakref.WeakSet()
+# The Arrow streams a scan took batches from. Given again such a stream gives the batches left,
+# none if it was read to its end (as one of an empty table does): this tells them apart.
+_READ: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def _was_used_up(source: Any) -> bool:
+def _was_read(source: Any) -> bool:
     try:
-        return source in _USED_UP
+        return source in _READ
     except TypeError:  # not weakly referable (nor then in the set) or unhashable
         return False
 
 
-def _mark_used_up(source: Any) -> None:
+def _mark_read(source: Any) -> None:
     try:
-        _USED_UP.add(source)
+        _READ.add(source)
     except TypeError:
         pass

@@ -252,9 +252,10 @@ def scan(
         mapping's are; a stream (a query's result) is read whole, once: given again it raises
         ``ValueError`` if its producer marks it used, else it may come out empty. A pyarrow
         RecordBatchReader, its own iterator of record batches, is scanned as batches (below):
-        one of no batch scans as its empty table, one a scan read to its end raises
-        ``ValueError`` when given again. An Arrow stream or array of another type (a chunked
-        array, a polars Series) raises ``TypeError``. Of a mapping or a table only
+        one of no batch scans as its empty table, one a scan has read from (to its end, or
+        to an error) raises ``ValueError`` when given again, not scanning the batches left.
+        An Arrow stream or array of another type (a chunked array, a polars Series) raises
+        ``TypeError``. Of a mapping or a table only
         ``timestamp``, ``size`` (else ``wire_len``) and ``interface`` are taken; its other
         columns are not read. Timestamps may also be a numpy
         datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an aware one
