@@ -255,15 +255,13 @@ def scan(
         one of no batch scans as its empty table, one a scan has read from (to its end, or
         to an error) raises ``ValueError`` when given again, not scanning the batches left.
         An Arrow stream or array of another type (a chunked array, a polars Series) raises
-        ``TypeError``. Of a mapping or a table only
-        ``timestamp``, ``size`` (else ``wire_len``) and ``interface`` are taken; its other
-        columns are not read. Timestamps may also be a numpy
-        datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an aware one
-        as its UTC instants) or timedelta Series, read exactly, or a Datetime/Duration
+        ``TypeError``. Of a mapping or a table only ``timestamp``, ``size`` (else ``wire_len``)
+        and ``interface`` are taken; its other columns are not read. Timestamps may also be a
+        numpy datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an
+        aware one as its UTC instants) or timedelta Series, read exactly, or a Datetime/Duration
         in ms, us or ns (an Arrow timestamp in seconds is refused: polars reads it unchecked;
         so is an Arrow type polars cannot import, run-end encoded or decimal256, with
-        ``ValueError``);
-        a time outside int64 ns (1677 to 2262) raises ``ValueError``.
+        ``ValueError``); a time outside int64 ns (1677 to 2262) raises ``ValueError``.
 
         Or such columns in batches, scanned one batch at a time (memory: the scan's own plus one
         batch, docs/limits.md): a list or tuple of DataFrames or mappings, a list of Arrow
