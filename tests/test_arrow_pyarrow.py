@@ -410,3 +410,32 @@ def test_arrow_types_polars_cannot_import_are_a_value_error_not_a_panic(column: 
     # As it says: decoded, the same column scans.
     decoded = pc.run_end_decode(pc.run_end_encode(pa.array(ts if column == "timestamp" else sz)))
     _same(burstcore.scan(pa.table({"timestamp": ts, "size": sz, column: decoded}), **OPTS), _want(ts, sz))
+
+
+@pytest.mark.parametrize("unit", ["ms", "us", "ns"])
+@pytest.mark.parametrize("tz", [None, "UTC", "Asia/Kolkata"])
+def test_pyarrow_backed_pandas_timestamps_are_read_as_their_arrow_column(unit: str, tz: str | None) -> None:
+    """A pandas Series of an ArrowDtype (``read_parquet(..., dtype_backend="pyarrow")``) holds an
+    Arrow column: read as one, exactly, seconds refused as an Arrow column's are. Fails on the
+    old code: numpy was asked for its unit, "TypeError: Cannot interpret 'timestamp[ms][pyarrow]'
+    as a data type"."""
+    pd = pytest.importorskip("pandas")
+    ts, sz = _packets()
+    whole = ts // UNIT_NS[unit] * UNIT_NS[unit]
+
+    def series(unit: str, kind: str = "timestamp") -> Any:
+        arrow_type = pa.timestamp(unit, tz) if kind == "timestamp" else pa.duration(unit)
+        return pd.Series(pa.array(ts // UNIT_NS[unit]).cast(arrow_type), dtype=pd.ArrowDtype(arrow_type))
+
+    for column in (series(unit), series(unit, "duration")):
+        _same(burstcore.scan((column, sz), **OPTS), _want(whole, sz))
+        _same(
+            burstcore.scan({"timestamp": column, "size": pd.Series(sz, dtype="uint64[pyarrow]")}, **OPTS),
+            _want(whole, sz),
+        )
+    with pytest.raises(ValueError, match=r"is an Arrow timestamp in seconds"):
+        burstcore.scan((series("s"), sz), **OPTS)
+    with pytest.raises(ValueError, match=r"is an Arrow duration in seconds"):
+        burstcore.scan({"timestamp": series("s", "duration"), "size": sz}, **OPTS)
+    with pytest.raises(ValueError, match=r"\(pyarrow-backed\) in a pandas Index: give them as a Series"):
+        burstcore.scan((pd.Index(series(unit)), sz), **OPTS)

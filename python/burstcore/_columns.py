@@ -40,14 +40,34 @@ def is_columns(source: Any) -> bool:
 
 def _pandas_times(column: Any) -> Any:
     """A pandas Series or Index of datetimes (naive, or aware: their instants in UTC) or of
-    timedeltas as the numpy array of its own unit; else ``column``. polars takes those only
-    through pyarrow (an ImportError without it), and a unit of seconds unchecked."""
+    timedeltas as the numpy array of its own unit (a pyarrow-backed one as its Arrow column);
+    else ``column``. polars takes those only through pyarrow (an ImportError without it), and
+    a unit of seconds unchecked."""
     dtype = getattr(column, "dtype", None)
     kind = getattr(dtype, "kind", "")
     if not type(column).__module__.startswith("pandas") or kind not in ("M", "m") or not hasattr(column, "to_numpy"):
         return column
+    if hasattr(dtype, "pyarrow_dtype"):
+        # pyarrow-backed (an ArrowDtype: read_parquet(dtype_backend="pyarrow")), which numpy
+        # cannot interpret: its own Arrow column, read as one (a unit of seconds refused).
+        if hasattr(column, "__arrow_c_stream__"):
+            return _ArrowColumnOf(column)
+        raise ValueError(
+            f"timestamps of pandas {dtype} (pyarrow-backed) in a pandas {type(column).__name__}: give them as a "
+            "Series (pd.Series(index)), or as pyarrow's pa.array(index)"
+        )
     unit = getattr(dtype, "unit", None) or np.datetime_data(dtype)[0]  # type: ignore[arg-type]
     return column.to_numpy(dtype=f"{'datetime64' if kind == 'M' else 'timedelta64'}[{unit}]")
+
+
+class _ArrowColumnOf:
+    """A pandas Series' Arrow export alone, so that it is read as an Arrow column is."""
+
+    def __init__(self, series: Any) -> None:
+        self.series = series
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.series.__arrow_c_stream__(requested_schema)
 
 
 def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

@@ -258,7 +258,8 @@ def scan(
         ``TypeError``. Of a mapping or a table only ``timestamp``, ``size`` (else ``wire_len``)
         and ``interface`` are taken; its other columns are not read. Timestamps may also be a
         numpy datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an
-        aware one as its UTC instants) or timedelta Series, read exactly, or a Datetime/Duration
+        aware one as its UTC instants) or timedelta Series, read exactly (a pyarrow-backed
+        one, of an ArrowDtype, as the Arrow column it holds), or a Datetime/Duration
         in ms, us or ns (an Arrow timestamp in seconds is refused: polars reads it unchecked;
         so is an Arrow type polars cannot import, run-end encoded or decimal256, with
         ``ValueError``); a time outside int64 ns (1677 to 2262) raises ``ValueError``.
