@@ -439,3 +439,13 @@ def test_pyarrow_backed_pandas_timestamps_are_read_as_their_arrow_column(unit: s
         burstcore.scan({"timestamp": series("s", "duration"), "size": sz}, **OPTS)
     with pytest.raises(ValueError, match=r"\(pyarrow-backed\) in a pandas Index: give them as a Series"):
         burstcore.scan((pd.Index(series(unit)), sz), **OPTS)
+
+
+def test_the_tools_that_read_a_capture_say_only_scan_takes_an_arrow_table() -> None:
+    """Fails on the old code: "cannot read a capture from Table: pass a path, ..." alone, where a
+    polars DataFrame is told that only scan() measures columns."""
+    t = pa.table({"timestamp": [1], "size": [60]})
+    for source in (t, t.to_batches()[0], t.to_reader()):
+        for tool in (burstcore.read_packets, burstcore.flows, burstcore.info):
+            with pytest.raises(TypeError, match=r"only scan\(\) measures packets already in columns"):
+                tool(source)
