@@ -332,9 +332,10 @@ def test_only_the_columns_a_scan_reads_are_taken_from_a_mapping() -> None:
 
 
 def test_pandas_datetimes_are_read_exactly_without_pyarrow() -> None:
-    """polars converts a pandas datetime Series only through pyarrow: without it (as here) every
-    pandas datetime, naive or aware, raised ImportError. They are read as numpy's, exactly: an
-    aware one as its UTC instants, a unit of seconds checked against int64 ns, NaT refused."""
+    """polars converts a pandas datetime Series only through pyarrow: without it every pandas
+    datetime, naive or aware, raised ImportError. They are read as numpy's, exactly, never
+    handed to polars (so that pyarrow, installed for tests/test_arrow_pyarrow.py, plays no part):
+    an aware one as its UTC instants, a unit of seconds checked against int64 ns, NaT refused."""
     pd = pytest.importorskip("pandas")
     secs = np.array([1_700_000_000, 1_700_000_001, 1_700_000_003], dtype=np.int64)
     sz = np.array([100, 200, 300], dtype=np.uint64)

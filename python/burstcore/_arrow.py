@@ -125,6 +125,14 @@ def arrow_series(name: str, column: Any, times: bool = False) -> Any:
             "milliseconds without a range check (a time past 2262 would come out as another): give it in "
             f"ms, us or ns, e.g. pyarrow's column.cast(pa.{kind}('ns')), which checks the range, or as int64 ns"
         )
+    what = "integer ns or a timestamp in ms, us or ns" if times else "integers"
+    if any(f == "+r" for f in formats):
+        # polars' import of a run-end encoded array panics (through __arrow_c_array__) or fails
+        # without saying what to do.
+        raise ValueError(
+            f"the {name!r} column is a run-end encoded Arrow array ('+r'), which polars cannot import: "
+            f"give it decoded (pyarrow.compute.run_end_decode(column)), as {what}"
+        )
     try:
         return pl.Series(name, exported)
     except pl.exceptions.PolarsError as e:
@@ -136,6 +144,16 @@ def arrow_series(name: str, column: Any, times: bool = False) -> Any:
             f"the {name!r} column's Arrow time zone {zoned[0][4:]!r} is one polars cannot read "
             f"({str(e).splitlines()[0]}): its instants are the same in UTC, give it so, e.g. pyarrow's "
             f"column.cast(pa.timestamp('{_UNITS[zoned[0][2]]}', 'UTC'))"
+        ) from e
+    except BaseException as e:
+        # polars' import panics (a pyo3 PanicException, no Exception) on some Arrow types it has no
+        # dtype for (decimal256): said as the column's type, not as a crash.
+        if type(e).__name__ != "PanicException":
+            raise
+        given = f" ({formats[0]!r})" if formats else ""
+        raise ValueError(
+            f"the {name!r} column is of an Arrow type{given} that polars cannot import "
+            f"({str(e).splitlines()[0] if str(e) else 'it panicked'}): give it as {what}"
         ) from e
 
 

@@ -5,6 +5,7 @@ collected in batches) fed to one scan a batch at a time, so that only a batch is
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
@@ -39,14 +40,34 @@ def is_columns(source: Any) -> bool:
 
 def _pandas_times(column: Any) -> Any:
     """A pandas Series or Index of datetimes (naive, or aware: their instants in UTC) or of
-    timedeltas as the numpy array of its own unit; else ``column``. polars takes those only
-    through pyarrow (an ImportError without it), and a unit of seconds unchecked."""
+    timedeltas as the numpy array of its own unit (a pyarrow-backed one as its Arrow column);
+    else ``column``. polars takes those only through pyarrow (an ImportError without it), and
+    a unit of seconds unchecked."""
     dtype = getattr(column, "dtype", None)
     kind = getattr(dtype, "kind", "")
     if not type(column).__module__.startswith("pandas") or kind not in ("M", "m") or not hasattr(column, "to_numpy"):
         return column
+    if hasattr(dtype, "pyarrow_dtype"):
+        # pyarrow-backed (an ArrowDtype: read_parquet(dtype_backend="pyarrow")), which numpy
+        # cannot interpret: its own Arrow column, read as one (a unit of seconds refused).
+        if hasattr(column, "__arrow_c_stream__"):
+            return _ArrowColumnOf(column)
+        raise ValueError(
+            f"timestamps of pandas {dtype} (pyarrow-backed) in a pandas {type(column).__name__}: give them as a "
+            "Series (pd.Series(index)), or as pyarrow's pa.array(index)"
+        )
     unit = getattr(dtype, "unit", None) or np.datetime_data(dtype)[0]  # type: ignore[arg-type]
     return column.to_numpy(dtype=f"{'datetime64' if kind == 'M' else 'timedelta64'}[{unit}]")
+
+
+class _ArrowColumnOf:
+    """A pandas Series' Arrow export alone, so that it is read as an Arrow column is."""
+
+    def __init__(self, series: Any) -> None:
+        self.series = series
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.series.__arrow_c_stream__(requested_schema)
 
 
 def _columns(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -136,19 +157,24 @@ def columns_of(source: Any) -> Arrays:
 
 
 def is_batches(source: Any) -> bool:
-    """A LazyFrame, a list or tuple of DataFrames or mappings, or any other iterator that is no
-    file object (a generator, ``iter_packets``, ``collect_batches()``): column batches. A list of
-    paths stays several captures, and a pair of arrays one batch of columns."""
+    """A LazyFrame, a list or tuple of DataFrames, mappings or Arrow tables (``table.to_batches()``),
+    or any other iterator that is no file object (a generator, ``iter_packets``,
+    ``collect_batches()``): column batches. A list of paths stays several captures, and a pair
+    of arrays (Arrow ones too: a tuple of two, not a list) one batch of columns."""
     if isinstance(source, pl.LazyFrame):
         return True
     if isinstance(source, (list, tuple)):
-        return bool(source) and all(isinstance(b, (pl.DataFrame, Mapping)) for b in source)
+        arrow = isinstance(source, list) or len(source) != 2
+        return bool(source) and all(
+            isinstance(b, (pl.DataFrame, Mapping)) or (arrow and is_arrow_table(b)) for b in source
+        )
     return isinstance(source, Iterator) and not hasattr(source, "read")
 
 
 def batches_rereadable(source: Any) -> bool:
     """Whether the batches can be taken twice (a pre-pass for the default rates): a list or a
-    tuple, or a LazyFrame (its query run again) unless its plan reads a ``scan_packets`` source
+    tuple (unless one of them is an iterator, a RecordBatchReader, which a pre-pass would use
+    up), or a LazyFrame (its query run again) unless its plan reads a ``scan_packets`` source
     that is read once (a file object, stdin, a pipe); not an iterator, which is gone once read."""
     if isinstance(source, pl.LazyFrame):
         try:
@@ -156,7 +182,7 @@ def batches_rereadable(source: Any) -> bool:
         except Exception:  # a plan polars cannot show: taken as re-readable, as before
             return True
         return READ_ONCE_MARK not in plan
-    return isinstance(source, (list, tuple))
+    return isinstance(source, (list, tuple)) and not any(isinstance(b, Iterator) for b in source)
 
 
 def _frames(source: Any) -> Generator[Any, None, None]:
@@ -192,6 +218,16 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
     as in-memory columns are and pushed before the next is taken: the output of
     ``_core.scan_columns`` over them concatenated. Errors name the batch, from 0."""
     scanner = _core.ColumnScanner(*config)
+    # An Arrow stream that is its own iterator (pyarrow's RecordBatchReader) is read once: given
+    # again after a scan took from it, it would give the rest (none, or those after an error).
+    read_once = is_arrow_table(source)
+    if read_once and _was_read(source):
+        raise ValueError(
+            f"this {type(source).__name__} was read by an earlier scan (to its end, or to the error that "
+            "stopped it): an Arrow stream is read once; give a new one (e.g. table.to_reader()), or the table"
+        )
+    if read_once:
+        _mark_read(source)
     with_interfaces: bool | None = None
     k = -1
     it = _frames(source)
@@ -225,10 +261,32 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
         # An error, or Ctrl-C, leaves the batches untaken: a generator's (iter_packets') input is
         # closed now, not when it is collected.
         it.close()
-    if k < 0:
+    if k < 0 and read_once:
+        # No batch: a table of no rows, scanned as that table is (its columns checked).
+        scanner.push(*columns_of(source))
+    elif k < 0:
         raise ValueError(
             "no batches: the iterable of column batches gave none; give at least one DataFrame "
             "(an empty one, with its 'timestamp' and 'size' columns, scans to an empty result)"
         )
     out: dict[str, Any] = scanner.finish()
     return out
+
+
+# The Arrow streams a scan took batches from. Given again such a stream gives the batches left,
+# none if it was read to its end (as one of an empty table does): this tells them apart.
+_READ: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _was_read(source: Any) -> bool:
+    try:
+        return source in _READ
+    except TypeError:  # not weakly referable (nor then in the set) or unhashable
+        return False
+
+
+def _mark_read(source: Any) -> None:
+    try:
+        _READ.add(source)
+    except TypeError:
+        pass

@@ -249,20 +249,26 @@ def scan(
         nanoarrow, arro3). Or an Arrow table: any object whose ``__arrow_c_stream__`` gives a
         stream of structs (a pyarrow Table or RecordBatchReader, a duckdb or nanoarrow result)
         or whose ``__arrow_c_array__`` gives a struct (a RecordBatch), its columns checked as a
-        mapping's are; a stream (a RecordBatchReader, a query's result) is read whole, once:
-        given again it raises ``ValueError`` if its producer marks it used, else it may come out
-        empty. An Arrow stream or array of another type (a chunked array, a polars Series) raises
-        ``TypeError``. Of a mapping or a table only ``timestamp``, ``size`` (else ``wire_len``) and
-        ``interface`` are taken; its other columns are not read. Timestamps may also be a numpy
-        datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an aware one
-        as its UTC instants) or timedelta Series, read exactly, or a Datetime/Duration
-        in ms, us or ns (an Arrow timestamp in seconds is refused: polars reads it unchecked);
-        a time outside int64 ns (1677 to 2262) raises ``ValueError``.
+        mapping's are; a stream (a query's result) is read whole, once: given again it raises
+        ``ValueError`` if its producer marks it used, else it may come out empty. A pyarrow
+        RecordBatchReader, its own iterator of record batches, is scanned as batches (below):
+        one of no batch scans as its empty table, one a scan has read from (to its end, or
+        to an error) raises ``ValueError`` when given again, not scanning the batches left.
+        An Arrow stream or array of another type (a chunked array, a polars Series) raises
+        ``TypeError``. Of a mapping or a table only ``timestamp``, ``size`` (else ``wire_len``)
+        and ``interface`` are taken; its other columns are not read. Timestamps may also be a
+        numpy datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an
+        aware one as its UTC instants) or timedelta Series, read exactly (a pyarrow-backed
+        one, of an ArrowDtype, as the Arrow column it holds), or a Datetime/Duration
+        in ms, us or ns (an Arrow timestamp in seconds is refused: polars reads it unchecked;
+        so is an Arrow type polars cannot import, run-end encoded or decimal256, with
+        ``ValueError``); a time outside int64 ns (1677 to 2262) raises ``ValueError``.
 
         Or such columns in batches, scanned one batch at a time (memory: the scan's own plus one
-        batch, docs/limits.md): a list or tuple of DataFrames or mappings, any other iterator of
-        them or of Arrow tables (a generator, ``iter_packets(path, columns=["timestamp", "wire_len"])``,
-        ``iter(reader)`` of a pyarrow RecordBatchReader), or a polars
+        batch, docs/limits.md): a list or tuple of DataFrames or mappings, a list of Arrow
+        tables (``table.to_batches()``; a tuple of two Arrow arrays is a pair of columns), any
+        other iterator of them or of Arrow tables (a generator, ``iter_packets(path,
+        columns=["timestamp", "wire_len"])``, a pyarrow RecordBatchReader), or a polars
         ``LazyFrame`` (of ``scan_packets``, say, with columns derived, rows filtered by an
         expression, a table of job ids joined), of which only ``timestamp``, ``size`` (else
         ``wire_len``) and ``interface`` are collected, by ``LazyFrame.collect_batches`` (polars'
@@ -271,7 +277,8 @@ def scan(
         within one: the result equals that of ``scan(pl.concat(batches))``, every table and
         ``config``, with one exception: with no ``rates`` given, an iterator (which cannot be
         read twice) gets the link-speed grid, as does a LazyFrame over a ``scan_packets`` of a
-        file object, stdin or a pipe (read once), where a list, a tuple or another LazyFrame
+        file object, stdin or a pipe (read once) or a list holding a RecordBatchReader (which a
+        pre-pass would use up), where a list, a tuple or another LazyFrame
         (whose query is then run twice) gets multiples of the mean rate from a pre-pass, as a
         DataFrame does. Each batch is checked as columns are; an error names the batch (from 0): one
         missing a column or of a wrong dtype (``ValueError``; ``TypeError`` for a batch that

@@ -41,6 +41,8 @@ def normalize(source: Any, listed: bool = False) -> Any:
         else "; only scan() measures packets already in columns ('timestamp' and 'size'); "
         "this one reads the capture, so pass the capture's path"
         if type(source).__module__.startswith("polars")
+        or hasattr(source, "__arrow_c_stream__")
+        or hasattr(source, "__arrow_c_array__")
         # An array of bytes (numpy's uint8): taken as a buffer, not as an array.
         else "; an array of the capture's bytes goes as memoryview(a) or a.tobytes()"
         if getattr(getattr(source, "dtype", None), "itemsize", None) == 1

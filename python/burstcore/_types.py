@@ -37,15 +37,15 @@ of the right type can still be refused, e.g. a negative duration or ``"5 parsecs
   Table or RecordBatchReader does, or ``__arrow_c_array__`` giving a struct, as a RecordBatch
   does; the type checker cannot tell a struct from an array of another type, the runtime does).
 - ``Batches``: such packets a batch at a time, for ``scan`` only: an iterable of DataFrames or
-  mappings (a list or tuple of them, a generator, ``iter_packets(...)``), an iterator of Arrow
-  tables (``iter(reader)`` of a RecordBatchReader), or a polars LazyFrame.
+  mappings (a list or tuple of them, a generator, ``iter_packets(...)``), a list or an iterator
+  of Arrow tables (``table.to_batches()``, a RecordBatchReader), or a polars LazyFrame.
 """
 
 from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
 import numpy as np
@@ -95,9 +95,7 @@ class _ArrowArrayTable(Protocol):
 SingleSource: TypeAlias = str | os.PathLike[str] | os.PathLike[bytes] | bytes | bytearray | memoryview | BinaryReader
 Source: TypeAlias = SingleSource | Sequence[SingleSource]
 Columns: TypeAlias = pl.DataFrame | Mapping[str, Any] | tuple[Any, Any] | _ArrowStreamTable | _ArrowArrayTable
-Batches: TypeAlias = (
-    pl.LazyFrame | Iterable[pl.DataFrame | Mapping[str, Any]] | Iterator[_ArrowStreamTable | _ArrowArrayTable]
-)
+Batches: TypeAlias = pl.LazyFrame | Iterable[pl.DataFrame | Mapping[str, Any] | _ArrowStreamTable | _ArrowArrayTable]
 # list[str] beside list[str | None]: a list is invariant, so shared_packets' `filters` (a
 # list[str]) would not be a list[str | None] to a type checker, though it is what filter= takes.
 Filters: TypeAlias = str | list[str] | list[str | None] | tuple[str | None, ...]
