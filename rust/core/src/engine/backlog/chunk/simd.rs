@@ -3,8 +3,9 @@
 //! at a packet where some lane does something rare (a busy period longer than the longest
 //! ends or, while the lane keeps empty instants, its queue empties), the lanes concerned run
 //! its rare step ([`ChunkLane::empty_instant`]) one by one, and the vector then takes the
-//! packet as any other, so every state is the scalar one bit for bit. A new maximum of S, kept
-//! in i128 outside the vectors, is added lane by lane.
+//! packet as any other, so every state is the scalar one bit for bit. S's maximum is kept in
+//! i128 outside the vectors: the AVX-512 lanes sum its rises in a u64 vector and add them at the
+//! end of the batch, the AVX2 ones add each rise lane by lane.
 
 use super::super::simd::available;
 pub(super) use super::super::simd::{width, WIDTH};
