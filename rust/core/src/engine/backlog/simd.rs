@@ -150,6 +150,7 @@ pub(super) mod avx512 {
     /// Per lane: the queue after the latest packet, the start of its busy period, the largest
     /// queue and its time, and the longest busy period so far (as the scalar lane's test
     /// compares it).
+    #[derive(Clone, Copy)]
     pub(in crate::engine::backlog) struct Queues {
         pub(in crate::engine::backlog) q: __m512i,
         pub(in crate::engine::backlog) start: __m512i,

@@ -3,8 +3,9 @@
 //! at a packet where some lane does something rare (a busy period longer than the longest
 //! ends or, while the lane keeps empty instants, its queue empties), the lanes concerned run
 //! its rare step ([`ChunkLane::empty_instant`]) one by one, and the vector then takes the
-//! packet as any other, so every state is the scalar one bit for bit. A new maximum of S, kept
-//! in i128 outside the vectors, is added lane by lane.
+//! packet as any other, so every state is the scalar one bit for bit. S's maximum is kept in
+//! i128 outside the vectors: the AVX-512 lanes sum its rises in a u64 vector and add them at the
+//! end of the batch, the AVX2 ones add each rise lane by lane.
 
 use super::super::simd::available;
 pub(super) use super::super::simd::{width, WIDTH};
@@ -68,11 +69,19 @@ mod avx512 {
     use std::arch::x86_64::*;
 
     /// The queues of [`Queues`], plus what the chunk's lanes add: `need` (smax − D) per lane,
-    /// and which lanes keep empty instants.
+    /// which lanes keep empty instants, and S's new maxima since the lanes last saw them: how
+    /// far smax rose (`gain`) and when it last did (`smax_ns`). Handed by value to what runs
+    /// out of line: a reference to the loop's state that escaped into a call kept it on the
+    /// stack, loaded and stored at every packet.
+    #[derive(Clone, Copy)]
     struct State {
         queues: Queues,
         need: __m512i,
         keep: __mmask8,
+        /// Below 2⁶³, so it never wraps: S = D + Q with D never rising, so from where the lanes
+        /// last saw it S rises by less than the largest queue (< 2⁶³), and smax with it.
+        gain: __m512i,
+        smax_ns: __m512i,
     }
 
     impl State {
@@ -84,29 +93,71 @@ mod avx512 {
             }));
             // Lanes past the last never pass it.
             let mut need = [u64::MAX; super::WIDTH];
+            let mut smax_ns = [0; super::WIDTH];
             let mut keep = 0;
             for (k, lane) in lanes(block).enumerate() {
                 need[k] = lane.need;
+                smax_ns[k] = lane.smax_ns as u64;
                 keep |= u8::from(!lane.truncated) << k;
             }
             State {
                 queues,
                 need: load(&need),
                 keep,
+                gain: _mm512_setzero_si512(),
+                smax_ns: load(&smax_ns),
             }
         }
 
         /// Back into the lanes (`longest` and `keep` change only in the scalar lanes).
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn save(&self, block: &mut [Rate]) {
-            let need = store(self.need);
+        #[inline(never)]
+        fn save(self, block: &mut [Rate]) {
+            let (need, gain, smax_ns) = (store(self.need), store(self.gain), store(self.smax_ns));
             for (k, (lane, [q, start, best, peak])) in
                 lanes_mut(block).zip(self.queues.save()).enumerate()
             {
                 (lane.q, lane.start_ns, lane.best_q, lane.peak_ns) =
                     (q, start as i64, best, peak as i64);
                 lane.need = need[k];
+                lane.smax += i128::from(gain[k]);
+                lane.smax_ns = smax_ns[k] as i64;
             }
+        }
+
+        /// The packet at `ts`, after one at `last`, served `served`, at which the lanes of
+        /// `rare` close a period that may be the longest or keep an empty instant (`before`:
+        /// the group's work before it): they do that one by one, as `ChunkLane::run_from` does
+        /// (the others would find nothing to do there). Going through the scalar lanes whole,
+        /// every lane and a reload each time, cost 3× the vector loop.
+        #[target_feature(enable = "avx512f,avx512dq")]
+        #[inline(never)]
+        #[cold]
+        fn rare(
+            mut self,
+            block: &mut [Rate],
+            rare: __mmask8,
+            served: [u64; super::WIDTH],
+            (last, ts): (i64, i64),
+            before: u128,
+            budget: &mut usize,
+        ) -> Self {
+            let (q, start) = (store(self.queues.q), store(self.queues.start));
+            for (k, lane) in lanes_mut(block).enumerate() {
+                if rare & (1 << k) != 0 {
+                    lane.longest = lane.empty_instant(
+                        (q[k], start[k] as i64),
+                        (last, ts),
+                        served[k],
+                        before,
+                        lane.longest,
+                        budget,
+                    );
+                    self.keep &= !(u8::from(lane.truncated) << k);
+                }
+            }
+            self.queues.set_longest(lanes(block).map(|l| l.longest));
+            self
         }
     }
 
@@ -133,26 +184,16 @@ mod avx512 {
             let empties = _mm512_mask_cmplt_epu64_mask(s.keep, s.queues.q, step.served);
             let rare = step.closes | empties;
             if rare != 0 {
-                // Rare: the lanes concerned close their period or keep the instant one by one,
-                // as `ChunkLane::run_from` does (the others would find nothing to do there),
-                // and the vector then takes the packet as any other. Going through the scalar
-                // lanes whole, every lane and a reload each time, cost 3× the vector loop.
-                let (q, start, served) =
-                    (store(s.queues.q), store(s.queues.start), store(step.served));
-                for (k, lane) in lanes_mut(block).enumerate() {
-                    if rare & (1 << k) != 0 {
-                        lane.longest = lane.empty_instant(
-                            (q[k], start[k] as i64),
-                            (last, h.ts),
-                            served[k],
-                            before,
-                            lane.longest,
-                            budget,
-                        );
-                        s.keep &= !(u8::from(lane.truncated) << k);
-                    }
-                }
-                s.queues.set_longest(lanes(block).map(|l| l.longest));
+                // Rare: the lanes concerned close their period or keep the instant, and the
+                // vector then takes the packet as any other.
+                s = s.rare(
+                    block,
+                    rare,
+                    store(step.served),
+                    (last, h.ts),
+                    before,
+                    budget,
+                );
             }
             s.queues.take(&rates, &step);
             // need.saturating_add(service left over), then S's new maxima where Q passes.
@@ -161,15 +202,11 @@ mod avx512 {
             let need = _mm512_mask_mov_epi64(sum, _mm512_cmplt_epu64_mask(sum, s.need), max);
             let q = s.queues.q;
             let passed = _mm512_mask_cmpgt_epu64_mask(rates.active, q, need);
-            if passed != 0 {
-                let (q, n) = (store(q), store(need));
-                for (k, lane) in lanes_mut(block).enumerate() {
-                    if passed & (1 << k) != 0 {
-                        lane.smax += i128::from(q[k] - n[k]);
-                        lane.smax_ns = h.ts;
-                    }
-                }
-            }
+            // In the vectors, not lane by lane: Q passes in about one packet in eight, at no
+            // pattern a branch predicts.
+            s.gain = _mm512_mask_add_epi64(s.gain, passed, s.gain, _mm512_sub_epi64(q, need));
+            s.smax_ns = _mm512_mask_mov_epi64(s.smax_ns, passed, _mm512_set1_epi64(h.ts));
+            debug_assert_eq!(_mm512_movepi64_mask(s.gain), 0, "gain below 2⁶³");
             s.need = _mm512_mask_mov_epi64(need, passed, q);
             last = h.ts;
             before += u128::from(h.val);
