@@ -31,15 +31,37 @@ _Schema._fields_ = [
 ]
 
 
+class _Array(ctypes.Structure):
+    # struct ArrowArray of the Arrow C data interface.
+    pass
+
+
+_Array._fields_ = [
+    ("length", ctypes.c_int64),
+    ("null_count", ctypes.c_int64),
+    ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+    ("children", ctypes.POINTER(ctypes.POINTER(_Array))),
+    ("dictionary", ctypes.c_void_p),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(_Array))),
+    ("private_data", ctypes.c_void_p),
+]
+
+
 class _Stream(ctypes.Structure):
-    # struct ArrowArrayStream: only get_schema is called here, which reads no batch.
-    _fields_ = [
-        ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_Schema))),
-        ("get_next", ctypes.c_void_p),
-        ("get_last_error", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
+    # struct ArrowArrayStream, with its callbacks typed so that a producer's can be called.
+    pass
+
+
+_Stream._fields_ = [
+    ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_Stream), ctypes.POINTER(_Schema))),
+    ("get_next", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_Stream), ctypes.POINTER(_Array))),
+    ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(_Stream))),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(_Stream))),
+    ("private_data", ctypes.c_void_p),
+]
 
 
 _GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -99,7 +121,7 @@ def _taken(column: Any) -> tuple[_ExportedArray | _ExportedStream, list[str]]:
     # A released stream (release NULL) has no schema to give: polars refuses it.
     if stream is not None and stream.release and stream.get_schema:
         schema = _Schema()
-        if stream.get_schema(address, ctypes.byref(schema)) == 0:
+        if stream.get_schema(ctypes.byref(stream), ctypes.byref(schema)) == 0:
             formats = _formats(schema)
             if schema.release:
                 schema.release(ctypes.byref(schema))

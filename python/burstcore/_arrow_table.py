@@ -13,43 +13,11 @@ import ctypes
 import itertools
 from typing import Any
 
-from ._arrow import _pointer, _Schema
+from ._arrow import _Array, _pointer, _Schema, _Stream
 
 # What a scan reads of a table: the others are released unread.
 _WANTED = ("timestamp", "size", "wire_len", "interface")
 
-
-class _Array(ctypes.Structure):
-    # struct ArrowArray of the Arrow C data interface.
-    pass
-
-
-_Array._fields_ = [
-    ("length", ctypes.c_int64),
-    ("null_count", ctypes.c_int64),
-    ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
-    ("children", ctypes.POINTER(ctypes.POINTER(_Array))),
-    ("dictionary", ctypes.c_void_p),
-    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(_Array))),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-class _Stream(ctypes.Structure):
-    # struct ArrowArrayStream, with its callbacks typed so that a producer's can be called.
-    pass
-
-
-_Stream._fields_ = [
-    ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_Stream), ctypes.POINTER(_Schema))),
-    ("get_next", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_Stream), ctypes.POINTER(_Array))),
-    ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(_Stream))),
-    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(_Stream))),
-    ("private_data", ctypes.c_void_p),
-]
 
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 _PyCapsule_New.restype = ctypes.py_object
@@ -70,6 +38,13 @@ def _mark_released(struct: ctypes.Structure) -> None:
     # A NULL release callback is the interface's mark of a released (or moved-out) struct.
     field = type(struct).release  # type: ignore[attr-defined]
     ctypes.c_void_p.from_address(ctypes.addressof(struct) + field.offset).value = None
+
+
+def _release_arrays(arrays: list[_Array]) -> None:
+    """Releases those of ``arrays`` not released (nor moved out) already."""
+    for array in arrays:
+        if not _is_released(array):
+            array.release(ctypes.byref(array))
 
 
 def _text(raw: bytes | None) -> str:
@@ -129,9 +104,7 @@ class _ColumnStream:
 
     def release(self) -> None:
         """Releases the arrays not exported (a column the scan did not get to)."""
-        for array in self.arrays:
-            if not _is_released(array):
-                array.release(ctypes.byref(array))
+        _release_arrays(self.arrays)
         self.arrays = []
 
     def __del__(self) -> None:
@@ -186,9 +159,7 @@ def _release_stream(address: int) -> None:
     entry = _LIVE.pop(stream.private_data, None)
     _mark_released(stream)
     if entry is not None:
-        for array in entry[2]:
-            if not _is_released(array):
-                array.release(ctypes.byref(array))
+        _release_arrays(entry[2])
 
 
 @ctypes.CFUNCTYPE(None, ctypes.POINTER(_Stream))
@@ -238,7 +209,7 @@ def _moved_children(batch: _Array, indexes: list[int], n_children: int, k: int) 
         batch.release(ctypes.byref(batch))
 
 
-def _stream_error(stream: _Stream, address: int, code: int, doing: str) -> ValueError:
+def _stream_error(stream: _Stream, code: int, doing: str) -> ValueError:
     raw = stream.get_last_error(ctypes.byref(stream)) if stream.get_last_error else None
     said = _text(ctypes.string_at(raw)) if raw else f"error code {code}"
     return ValueError(f"the Arrow table's stream failed {doing}: {said}")
@@ -274,7 +245,7 @@ def _table_of(source: Any) -> tuple[_TableSchema, list[_Array]]:
     schema = _Schema()
     code = stream.get_schema(ctypes.byref(stream), ctypes.byref(schema))
     if code != 0:
-        raise _stream_error(stream, address, code, "giving its schema")
+        raise _stream_error(stream, code, "giving its schema")
     table = _TableSchema(schema, owner=None)
     batches: list[_Array] = []
     try:
@@ -284,13 +255,12 @@ def _table_of(source: Any) -> tuple[_TableSchema, list[_Array]]:
             batch = _Array()
             code = stream.get_next(ctypes.byref(stream), ctypes.byref(batch))
             if code != 0:
-                raise _stream_error(stream, address, code, f"giving batch {len(batches)}")
+                raise _stream_error(stream, code, f"giving batch {len(batches)}")
             if _is_released(batch):
                 return table, batches
             batches.append(batch)
     except BaseException:
-        for batch in batches:
-            batch.release(ctypes.byref(batch))
+        _release_arrays(batches)
         raise
     finally:
         stream.release(ctypes.byref(stream))
@@ -303,19 +273,16 @@ def arrow_table(source: Any) -> dict[str, _ColumnStream]:
     table, batches = _table_of(source)
     fmt = _text(table.schema.format)
     if fmt != "+s":
-        for batch in batches:
-            batch.release(ctypes.byref(batch))
+        _release_arrays(batches)
         raise _not_a_table(f"{'stream' if hasattr(source, '__arrow_c_stream__') else 'array'} of {fmt!r}")
     names = table.names()
     for name in _WANTED:
         if names.count(name) > 1:
-            for batch in batches:
-                batch.release(ctypes.byref(batch))
+            _release_arrays(batches)
             raise ValueError(f"the Arrow table has {names.count(name)} columns named {name!r}: give it one")
     indexes = [names.index(n) for n in _WANTED if n in names]
     if "timestamp" not in names:
-        for batch in batches:
-            batch.release(ctypes.byref(batch))
+        _release_arrays(batches)
         shown = ", ".join(repr(n) for n in names[:10]) + (", ..." if len(names) > 10 else "")
         raise ValueError(
             f"the Arrow table has no 'timestamp' column (int64 ns or a timestamp), its columns: {shown or 'none'}"
@@ -325,10 +292,9 @@ def arrow_table(source: Any) -> dict[str, _ColumnStream]:
         try:
             moved = _moved_children(batch, indexes, len(names), k)
         except BaseException:
-            for rest in batches[k + 1 :]:
-                rest.release(ctypes.byref(rest))
+            _release_arrays(batches[k + 1 :])
             for column in columns:
-                _ColumnStream(table, 0, column).release()
+                _release_arrays(column)
             raise
         for column, array in zip(columns, moved, strict=True):
             column.append(array)
