@@ -217,6 +217,54 @@ def test_an_error_closes_the_batches_at_once() -> None:
     assert taken == [0, 1] and closed == [True]
 
 
+class _Batches:
+    """An iterator of batches that is not a generator (nothing closes it) and can be remembered."""
+
+    def __init__(self, batches: list[pl.DataFrame]) -> None:
+        self._left = iter(batches)
+
+    def __iter__(self) -> _Batches:
+        return self
+
+    def __next__(self) -> pl.DataFrame:
+        return next(self._left)
+
+
+def test_an_iterator_a_scan_stopped_in_is_not_scanned_again() -> None:
+    """Given again, it would give only the batches after the bad one: scanned as if they were the
+    whole capture (a class iterator), or none (a generator, closed by the error). Refused, both."""
+    batches = [good(3), good(3, t0=10_000).drop("size"), good(4, t0=20_000), good(2, t0=30_000)]
+    with_rest = _Batches(batches)
+    with pytest.raises(ValueError, match=r"^batch 1: "):
+        burstcore.scan(with_rest, rates=RATES)
+    assert burstcore.scan(pl.concat(batches[2:]), rates=RATES).summary["packets"][0] == 6  # what it would scan
+    with pytest.raises(ValueError, match=r"^this _Batches was read by an earlier scan .*give a new one, or a list$"):
+        burstcore.scan(with_rest, rates=RATES)
+
+    def gen() -> Iterator[pl.DataFrame]:
+        yield from batches
+
+    closed = gen()
+    with pytest.raises(ValueError, match=r"^batch 1: "):
+        burstcore.scan(closed, rates=RATES)
+    with pytest.raises(ValueError, match=r"^this generator was read by an earlier scan \(to its end, or to the error"):
+        burstcore.scan(closed, rates=RATES)
+
+
+def test_an_iterator_read_to_its_end_is_not_scanned_again() -> None:
+    """The second scan of a used-up iterator says so, where the iterator can be remembered; where it
+    cannot (``iter(list)``), the message for no batches names the likely cause."""
+    done = (b for b in [good(3)])
+    first = burstcore.scan(done, rates=RATES)
+    assert first == burstcore.scan(good(3), rates=RATES)
+    with pytest.raises(ValueError, match=r"^this generator was read by an earlier scan"):
+        burstcore.scan(done, rates=RATES)
+    plain = iter([good(3)])
+    burstcore.scan(plain, rates=RATES)
+    with pytest.raises(ValueError, match=r"^no batches: .*gave none; an iterator is used up once read \(by list"):
+        burstcore.scan(plain, rates=RATES)
+
+
 def test_an_iterator_without_rates_gets_the_link_speed_grid() -> None:
     """It cannot be read twice for the mean rate: the grid, as for a streamed capture, and said."""
     r = burstcore.scan(iter([good(), good(t0=10_000)]))

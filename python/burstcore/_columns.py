@@ -218,13 +218,16 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
     as in-memory columns are and pushed before the next is taken: the output of
     ``_core.scan_columns`` over them concatenated. Errors name the batch, from 0."""
     scanner = _core.ColumnScanner(*config)
-    # An Arrow stream that is its own iterator (pyarrow's RecordBatchReader) is read once: given
-    # again after a scan took from it, it would give the rest (none, or those after an error).
-    read_once = is_arrow_table(source)
+    # An iterator (a generator, iter_packets, a RecordBatchReader) is read once: given again after
+    # a scan took from it, it would give the rest (none, or those after an error, scanned as if
+    # they were the whole).
+    arrow = is_arrow_table(source)
+    read_once = arrow or isinstance(source, Iterator)
     if read_once and _was_read(source):
+        again = "give a new one (e.g. table.to_reader()), or the table" if arrow else "give a new one, or a list"
         raise ValueError(
             f"this {type(source).__name__} was read by an earlier scan (to its end, or to the error that "
-            "stopped it): an Arrow stream is read once; give a new one (e.g. table.to_reader()), or the table"
+            f"stopped it): an iterator is read once; {again}"
         )
     if read_once:
         _mark_read(source)
@@ -261,20 +264,24 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
         # An error, or Ctrl-C, leaves the batches untaken: a generator's (iter_packets') input is
         # closed now, not when it is collected.
         it.close()
-    if k < 0 and read_once:
+    if k < 0 and arrow:
         # No batch: a table of no rows, scanned as that table is (its columns checked).
         scanner.push(*columns_of(source))
     elif k < 0:
+        # An iterator that cannot be remembered (``iter(list)``) may have been used up elsewhere.
+        used = "; an iterator is used up once read (by list(...), or an earlier scan)" if read_once else ""
         raise ValueError(
-            "no batches: the iterable of column batches gave none; give at least one DataFrame "
+            f"no batches: the iterable of column batches gave none{used}; give at least one DataFrame "
             "(an empty one, with its 'timestamp' and 'size' columns, scans to an empty result)"
         )
     out: dict[str, Any] = scanner.finish()
     return out
 
 
-# The Arrow streams a scan took batches from. Given again such a stream gives the batches left,
-# none if it was read to its end (as one of an empty table does): this tells them apart.
+# The iterators (Arrow streams among them) a scan took batches from. Given again such an
+# iterator gives the batches left, none if it was read to its end (as an Arrow stream of an empty
+# table does): this tells them apart. Those that cannot be weakly referred to (``iter(list)``)
+# are not remembered.
 _READ: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
