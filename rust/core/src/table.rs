@@ -813,9 +813,12 @@ fn fill<S: Source>(
         columns: cols,
         ..Default::default()
     };
-    let mut rows: Vec<Row> = Vec::with_capacity(BATCH);
+    // No batch holds more than `limit` rows: a table of a few rows (iter_packets with small
+    // batches) sets up no more slots than it can fill.
+    let slots = BATCH.min(limit);
+    let mut rows: Vec<Row> = Vec::with_capacity(slots);
     // Reused slots that the decoder fills in place; only the first rows.len() are current.
-    let mut heads: Vec<Headers> = vec![Headers::default(); if headers { BATCH } else { 0 }];
+    let mut heads: Vec<Headers> = vec![Headers::default(); if headers { slots } else { 0 }];
     let mut n = 0u64;
     // `n` when progress was last told.
     let mut told = 0u64;
