@@ -322,7 +322,10 @@ def traffic_matrix(
         }
     )
     total = out["total_bytes"]
-    return df.with_columns(share=pl.col("bytes").cast(pl.Float64) / total if total else pl.lit(None, pl.Float64)).sort(
+    # numpy's division, each share the quotient rounded once: polars divides a column by a
+    # number as a product with its reciprocal, an ulp off (78/158 gave 0.49367088607594933).
+    share = np.asarray(df["bytes"].to_numpy(), dtype=np.float64) / total if total else None
+    return df.with_columns(share=pl.Series(share, dtype=pl.Float64) if total else pl.lit(None, pl.Float64)).sort(
         "bytes", "src", "dst", descending=[True, False, False], nulls_last=True
     )
 
