@@ -6,6 +6,7 @@ docs/metrics.md; this file only feeds it the packets as tshark reads them."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import defaultdict
 from functools import cache
@@ -81,7 +82,12 @@ def test_matrix_and_host_volumes_equal_brute_force_over_tsharks_reading(capture)
             hosts[host][at] += L
             hosts[host][at + 1] += 1
     m = burstcore.traffic_matrix(capture)
-    assert {(s, d): [b, n] for s, d, b, n in m.select("src", "dst", "bytes", "packets").iter_rows()} == dict(pairs)
+    total = sum(b for b, _ in pairs.values())
+    got = {
+        (s, d): [b, n, share] for s, d, b, n, share in m.select("src", "dst", "bytes", "packets", "share").iter_rows()
+    }
+    assert got == {k: [b, n, b / total] for k, (b, n) in pairs.items()}
+    assert m["bytes"].is_sorted(descending=True)
     h = burstcore.host_volumes(capture)
     cols = ["host", "sent_bytes", "sent_packets", "received_bytes", "received_packets"]
     assert {r[0]: list(r[1:]) for r in h.select(cols).iter_rows()} == dict(hosts)
@@ -158,3 +164,25 @@ def test_bursts_equal_brute_force_over_tsharks_reading(capture, gap, by):
         len(pk),
         sum(L for _, L, _ in pk),
     )
+
+
+def test_iterations_bytes_packets_and_peak_rate_equal_brute_force_over_tsharks_reading(capture):
+    """iterations()' docstring: an iteration's bytes and packets are everything from its
+    segment's boundary (the previous iteration's ``end``) to its ``end``; ``peak_rate_bps`` is
+    the busiest bin of its phase [start, comm_end). The first iteration's boundary is not
+    reported, so it is left out. (Its period and phases: test_analysis_captures.py, against the
+    training logs.)"""
+    pk = in_time_order(tshark_packets())
+    ts = [t for t, _, _ in pk]
+    it = burstcore.iterations(capture)
+    rows = it.iterations.select("start_ns", "comm_end_ns", "end_ns", "bytes", "packets", "peak_rate_bps").rows()
+    assert len(rows) == 8  # the training log's 8 iterations (test_analysis_captures.py)
+    for (_, _, boundary, *_), (start, comm_end, end, nbytes, packets, peak) in itertools.pairwise(rows):
+        inside = pk[bisect.bisect_left(ts, boundary) : bisect.bisect_left(ts, end)]
+        assert (nbytes, packets) == (sum(L for _, L, _ in inside), len(inside)), start
+        assert boundary <= start < comm_end <= end
+        assert start % it.bin_ns == 0 and comm_end % it.bin_ns == 0  # the phase is whole bins
+        bins: dict[int, int] = defaultdict(int)
+        for t, L, _ in pk[bisect.bisect_left(ts, start) : bisect.bisect_left(ts, comm_end)]:
+            bins[t // it.bin_ns] += L
+        assert peak == pytest.approx(8 * max(bins.values()) * 1e9 / it.bin_ns, rel=1e-12), start

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import defaultdict
+import random
+from collections import Counter, defaultdict
 from fractions import Fraction
 from typing import Any
 
@@ -370,3 +371,30 @@ def test_traffic_matrix_shares_and_row_order_equal_brute_force(pk):
         hosts[dst][3] += 1
     rows = sorted(((h, *v) for h, v in hosts.items()), key=lambda r: (-r[1], r[0] is None, r[0] or ""))
     assert burstcore.host_volumes(data).rows() == rows
+
+
+def test_sizes_of_a_group_past_32768_distinct_sizes_equal_brute_force():
+    """A group's histogram turns dense (one counter per size) past 32,768 distinct sizes: the
+    tests above, of a few dozen packets, stay sparse. 80,000 packets of random sizes, a tenth
+    past 65,535 B, in two groups (each sparse still), checked whole."""
+    rng = random.Random(54)
+    pk: list[Packet] = []
+    for i in range(80_000):
+        size = rng.randrange(65_536, 300_000) if rng.random() < 0.1 else rng.randrange(60, 65_536)
+        key = (HOSTS[i % 2], HOSTS[2], 17, 1000, 2000)
+        pk.append((BASE + i * 1_000 + rng.randrange(0, 3), size, key))
+    s = burstcore.sizes(write(pk), by="src", quantiles=QS)
+    for name, gp in by_group(pk, "src").items():
+        sizes = [L for _, L, _ in gp]
+        small = [L for L in sizes if L <= 65_535]
+        over = [L for L in sizes if L > 65_535]
+        counts = Counter(small)
+        counts[max(over)] += len(over)
+        hist = s.histogram.filter(pl.col("group") == name).select("size", "packets").rows()
+        assert hist == sorted(counts.items()), name
+        got = s.quantiles.filter(pl.col("group") == name).select("q", "value").rows()
+        want = [(q, x if (x := order_stat(sizes, q)) <= 65_535 else max(over)) for q in QS]
+        assert got == want, name
+        row = s.groups.filter(pl.col("group") == name).select("packets", "bytes", "over_65535").row(0)
+        assert row == (len(sizes), sum(sizes), len(over)), name
+    assert len({L for _, L, _ in pk if L <= 65_535}) > 32_768  # the whole trace's group is dense
