@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import warnings
 from collections import Counter, defaultdict
 from fractions import Fraction
 from typing import Any
@@ -25,7 +26,8 @@ from tests import oracles
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BASE = 1_700_000_000_000_000_000
 HOSTS = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
-QS = [0.0, 0.01, 0.1, 0.25, 0.3, 0.5, 0.7, 0.75, 0.9, 0.99, 0.999, 1.0]
+# 0.28 and 0.56: of 25 values, f64 products just past 7 and 14 (test_a_quantile_is_the_rank_...).
+QS = [0.0, 0.01, 0.1, 0.25, 0.28, 0.3, 0.5, 0.56, 0.7, 0.75, 0.9, 0.99, 0.999, 1.0]
 # A packet: (t, L, key) with key (src, dst, proto, sport, dport), or None for an ARP frame.
 Packet = tuple[int, int, Any]
 
@@ -398,3 +400,80 @@ def test_sizes_of_a_group_past_32768_distinct_sizes_equal_brute_force():
         row = s.groups.filter(pl.col("group") == name).select("packets", "bytes", "over_65535").row(0)
         assert row == (len(sizes), sum(sizes), len(over)), name
     assert len({L for _, L, _ in pk if L <= 65_535}) > 32_768  # the whole trace's group is dense
+
+
+FILTERS = {
+    None: lambda p: True,
+    "udp": lambda p: p is not None and p[2] == 17,
+    "src host 10.0.0.1": lambda p: p is not None and p[0] == "10.0.0.1",
+    "not icmp": lambda p: p is None or p[2] != 1,
+}
+
+
+@SETTINGS
+@given(
+    packets(max_n=20),
+    packets(max_n=20),
+    st.sampled_from(list(FILTERS)),
+    st.one_of(st.none(), st.integers(0, 4 * 10**6)),
+    st.one_of(st.none(), st.integers(1, 8 * 10**6)),
+)
+def test_analyses_of_two_captures_through_a_filter_and_a_range_equal_brute_force(p1, p2, flt, lo, hi):
+    """Two captures merged (ties to the earlier file), read through a filter and a time range
+    [start, end): every analysis counts the packets left, as if the captures held only them."""
+    start = None if lo is None else BASE + lo
+    end = None if hi is None else BASE + (lo or 0) + hi
+    data = [write(p1), write(p2)]
+    kept = [
+        p
+        for p in in_time_order(in_time_order(p1) + in_time_order(p2))
+        if FILTERS[flt](p[2]) and (start is None or p[0] >= start) and (end is None or p[0] < end)
+    ]
+    read = {"filter": flt, "start": start, "end": end}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", burstcore.CaptureWarning)  # an empty range is told
+        df = burstcore.flows(data, key="biflow", idle_timeout="1000ns", **read)
+        assert df.select(FLOW_COLUMNS).rows() == ref_flows(kept, "biflow", 1000)
+        b = burstcore.bursts(data, gap="1000ns", by="pair", quantiles=QS, **read)
+        for name, gp in by_group(kept, "pair").items():
+            got = b.bursts.filter(pl.col("group") == name).select("start_ns", "end_ns", "bytes", "packets").rows()
+            assert got == [tuple(r) for r in ref_bursts(gp, 1000)], name
+        g = burstcore.gaps(data, by="src", quantiles=QS, **read)
+        s = burstcore.sizes(data, by="src", quantiles=QS, **read)
+        for name, gp in by_group(kept, "src").items():
+            diffs = [y[0] - x[0] for x, y in itertools.pairwise(gp)]
+            row = g.groups.filter(pl.col("group") == name).select("packets", "gaps", "min_ns", "max_ns").row(0)
+            assert row == (len(gp), len(diffs), min(diffs, default=None), max(diffs, default=None)), name
+            sizes = [L for _, L, _ in gp]
+            got = s.quantiles.filter(pl.col("group") == name).select("q", "value").rows()
+            assert got == [(q, order_stat(sizes, q) if sizes else None) for q in QS], name
+        for acc in (b.summary, g.summary, s.summary):
+            assert acc["packets"][0] == len(kept)
+            assert acc["packets_read"][0] == len(p1) + len(p2)
+
+
+# q·n whose f64 product rounds up past a whole number: 0.07 · 100 = 7.000000000000001 (rank 8
+# by its ceiling), 0.035 · 200, 0.28 · 25 = 7.000000000000001, 0.017 · 3000 = 51.00000000000001;
+# and 0.57 · 100 = 56.99999999999999, whose ceiling was right.
+FLOAT_TRAPS = [(0.07, 100), (0.035, 200), (0.017, 3000), (0.28, 25), (0.57, 100)]
+
+
+def test_a_quantile_is_the_rank_of_q_as_written_not_of_its_float_product():
+    """docs/metrics.md: the value of rank ⌈q·n⌉: for q = 0.07 among 100 values, the 7th. The
+    ranks were the float product's ceiling, the 8th, in sizes, gaps and bursts alike."""
+    for q, n in FLOAT_TRAPS:
+        assert math.ceil(q * n) in (n * Fraction(repr(q)), math.ceil(n * Fraction(repr(q))) + 1)
+        # n packets of sizes 100, 101, ... one µs apart but for gaps of 1, 2, 3, ... ns after
+        # the first, so that sizes, gaps and bursts (a gap of 0: each packet a burst) each have
+        # n (or n − 1) distinct values, the rank visible in the value.
+        ts = list(itertools.accumulate(range(n), initial=BASE))[1:]
+        pk: list[Packet] = [(t, 100 + i, None) for i, t in enumerate(ts)]
+        data = write(pk)
+        rank = math.ceil(n * Fraction(repr(q)))
+        assert burstcore.sizes(data, quantiles=[q]).quantiles["value"].to_list() == [100 + rank - 1], (q, n)
+        b = burstcore.bursts(data, gap="0ns", quantiles=[q]).distributions
+        assert b.filter(pl.col("metric") == "bytes")["value"].to_list() == [100 + rank - 1], (q, n)
+        gaps = sorted(y - x for x, y in itertools.pairwise(ts))
+        g = burstcore.gaps(data, quantiles=[q]).quantiles.select("lo_ns", "hi_ns").row(0)
+        want = order_stat(gaps, q)
+        assert g[0] <= want <= g[1] and (g[0], g[1]) == (max(bucket(want)[0], gaps[0]), min(bucket(want)[1], gaps[-1]))
