@@ -477,3 +477,23 @@ def test_a_quantile_is_the_rank_of_q_as_written_not_of_its_float_product():
         g = burstcore.gaps(data, quantiles=[q]).quantiles.select("lo_ns", "hi_ns").row(0)
         want = order_stat(gaps, q)
         assert g[0] <= want <= g[1] and (g[0], g[1]) == (max(bucket(want)[0], gaps[0]), min(bucket(want)[1], gaps[-1]))
+
+
+@SETTINGS
+@given(packets())
+def test_per_flow4_envelopes_equal_brute_force(pk):
+    """flows(windows=) under key 'flow4' (test_analysis.py checks 'flow'): each row's E(τ) over
+    its own packets in time order, the protocol ignored."""
+    windows = [1, 1000, 10**6]
+    df = burstcore.flows(write(pk), key="flow4", windows=[f"{w}ns" for w in windows])
+    per: dict[Any, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+    for t, L, p in in_time_order(pk):
+        if p is not None and p[2] in (6, 17):
+            per[(p[0], p[1], p[3], p[4])][0].append(t)
+            per[(p[0], p[1], p[3], p[4])][1].append(L)
+    assert sorted(df.select("src", "dst", "sport", "dport").rows()) == sorted(per)
+    for row in df.iter_rows(named=True):
+        k = (row["src"], row["dst"], row["sport"], row["dport"])
+        for w in windows:
+            col = f"envelope_{burstcore._units.format_duration(w)}"
+            assert row[col] == oracles.envelope(*per[k], w)[0], (k, w)
