@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -314,6 +315,7 @@ def test_bursts_table_distributions_and_summary_equal_brute_force(pk, gap, by):
 
 
 @SETTINGS
+@pytest.mark.filterwarnings("ignore:.*overlap no other in time")  # random offsets: often apart
 @given(packets(max_n=15), packets(max_n=15), st.integers(-(10**6), 10**6))
 def test_superpose_gain_and_singles_equal_brute_force(p1, p2, offset):
     windows = [1, 1000, 10**6]
