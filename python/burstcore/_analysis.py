@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
@@ -322,7 +323,10 @@ def traffic_matrix(
         }
     )
     total = out["total_bytes"]
-    return df.with_columns(share=pl.col("bytes").cast(pl.Float64) / total if total else pl.lit(None, pl.Float64)).sort(
+    # numpy's division, each share the quotient rounded once: polars divides a column by a
+    # number as a product with its reciprocal, an ulp off (78/158 gave 0.49367088607594933).
+    share = np.asarray(df["bytes"].to_numpy(), dtype=np.float64) / total if total else None
+    return df.with_columns(share=pl.Series(share, dtype=pl.Float64) if total else pl.lit(None, pl.Float64)).sort(
         "bytes", "src", "dst", descending=[True, False, False], nulls_last=True
     )
 
@@ -375,8 +379,9 @@ class Distribution(FramesEqual):
       in its bucket). ``lo_ns``/``hi_ns`` name a gap's bounds here and in the quantiles of
       ``gaps`` (its ``groups`` give the exact ``min_ns`` and ``max_ns``).
     - ``quantiles``: (group, q, value) for sizes (exact: the smallest size with at least
-      ceil(q·n) packets ≤ it); for gaps (group, q, lo_ns, hi_ns): the bucket holding the quantile
-      (bounds inclusive), narrowed by the exact min and max.
+      ceil(q·n) packets ≤ it, q as written: 0.07 of 100 is the 7th); for gaps (group, q,
+      lo_ns, hi_ns): the bucket holding the quantile (bounds inclusive), narrowed by the exact
+      min and max.
     - ``groups``: for sizes (group, packets, bytes, over_65535: the packets above 65,535 B); for
       gaps (group, packets, gaps, min_ns, max_ns: the number of gaps and the exact min and max).
     - ``summary``: one row, the packet accounting (``packets_read``, ``packets``, the
@@ -612,8 +617,8 @@ class Bursts(FramesEqual):
       the previous burst; null for the first). A length past int64 (more than 292 years between
       two timestamps, which only damaged ones are) is null, as every ``*_ns`` length is.
     - ``distributions``: (metric, q, value) for metric in bytes, packets, duration_ns, off_ns,
-      exact order statistics (the smallest value with at least ceil(q·n) values ≤ it; null
-      where that length passes int64).
+      exact order statistics (the smallest value with at least ceil(q·n) values ≤ it, q as
+      written: 0.07 of 100 is the 7th; null where that length passes int64).
     - ``summary``: one row: gap_ns (the threshold), bursts, packets, bytes (of the whole
       trace), and the packet accounting. ``gap_ns``: the threshold, also as an attribute.
     - ``by``: the grouping, or None; with one, ``bursts`` and ``distributions`` begin with a
@@ -659,10 +664,22 @@ def _order_stats(values: np.ndarray, first: np.ndarray, counts: np.ndarray, qs: 
     group = np.repeat(np.arange(len(counts)), counts)
     # Sorted within each group at once: one sort for all groups, not one per group.
     v = values[np.lexsort((values, group))]
-    n = counts[:, None].astype(np.float64)
-    rank = np.clip(np.ceil(np.asarray(qs, dtype=np.float64)[None, :] * n), 1, np.maximum(n, 1)).astype(np.int64)
-    at = np.minimum(first[:, None] + rank - 1, max(len(v) - 1, 0))
+    at = np.minimum(first[:, None] + _ranks(counts, qs) - 1, max(len(v) - 1, 0))
     return v[at] if len(v) else np.zeros(at.shape, dtype=np.uint64)
+
+
+def _ranks(counts: np.ndarray, qs: list[float]) -> np.ndarray:
+    """(groups, len(qs)) 1-based ranks ⌈q·n⌉ (at least 1, at most n) of n = ``counts``, q read
+    as the decimal it is written as (its shortest ``repr``), as the Rust histograms read it:
+    the float product 0.07 · 100 is 7.000000000000001, whose ceiling is the 8th value, not the
+    7th. Exact in Python integers, once per distinct count (a million groups have few)."""
+    distinct, inverse = np.unique(counts, return_inverse=True)
+    table = np.ones((len(distinct), len(qs)), dtype=np.int64)
+    for j, q in enumerate(qs):
+        f = Fraction(repr(float(q)))
+        for i, n in enumerate(distinct.tolist()):
+            table[i, j] = min(max(-(-f.numerator * n // f.denominator), 1), max(n, 1))
+    return table[inverse.reshape(-1)]
 
 
 def _burst_tables(

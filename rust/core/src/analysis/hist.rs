@@ -318,16 +318,33 @@ impl Iterator for MergeRuns<'_> {
     }
 }
 
-/// 1-based rank of the q-quantile among `n` values: max(1, ceil(q·n)), computed without floats
-/// drifting past n.
+/// 1-based rank of the q-quantile among `n` values: max(1, ⌈q·n⌉), q read as the decimal it is
+/// written as (its shortest form, as Python's `repr` and Rust's `{:e}` give it): the f64 product
+/// 0.07 · 100 is 7.000000000000001, whose ceiling, 8, is not the 7th value asked for.
 fn rank_for(q: f64, n: u64) -> Option<u64> {
     if n == 0 || q.is_nan() {
         return None;
     }
     let q = q.clamp(0.0, 1.0);
-    let r = (q * n as f64).ceil();
-    // The float product may round up past an exact integer; clamp into [1, n].
-    Some((r as u64).clamp(1, n))
+    let r = decimal_ceil(q, n).unwrap_or_else(|| (q * n as f64).ceil() as u64);
+    Some(r.clamp(1, n))
+}
+
+/// ⌈q·n⌉ exactly, for q in \[0, 1\] as its shortest decimal m·10^−k: ⌈m·n / 10^k⌉ in u128
+/// (m < 10^17 and n < 2^64, so m·n < 2^121; k ≤ 37 below). A q under 10^−20 has q·n < 1.
+fn decimal_ceil(q: f64, n: u64) -> Option<u64> {
+    if q < 1e-20 {
+        return Some(u64::from(q > 0.0));
+    }
+    let text = format!("{q:e}");
+    let (mantissa, exp) = text.split_once('e')?;
+    let exp: i64 = exp.parse().ok()?;
+    let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len());
+    let m: u128 = mantissa.replace('.', "").parse().ok()?;
+    let k = u32::try_from(i64::try_from(fraction).ok()? - exp).ok()?;
+    let den = 10u128.checked_pow(k)?;
+    let r = (m.checked_mul(u128::from(n))?).div_ceil(den);
+    u64::try_from(r).ok()
 }
 
 /// Exact counts of inter-arrival gaps per log2 bucket.
@@ -529,6 +546,49 @@ mod tests {
     const QS: [f64; 12] = [
         0.0, 1e-9, 0.01, 0.1, 0.25, 0.333, 0.5, 0.75, 0.9, 0.99, 0.999_999, 1.0,
     ];
+
+    #[test]
+    fn a_rank_is_the_ceiling_of_q_as_written_times_n() {
+        // Where the f64 product passes the whole number: 0.07 · 100 = 7.000000000000001.
+        for (q, n, rank) in [
+            (0.07, 100, 7),
+            (0.035, 200, 7),
+            (0.017, 3000, 51),
+            (0.57, 100, 57),
+        ] {
+            assert_eq!(rank_for(q, n), Some(rank), "q {q}, n {n}");
+        }
+        // Against the exact ceiling of i/1000 · n, for every three-digit q.
+        for i in 0..=1000u64 {
+            let q = format!("{}", i as f64 / 1000.0).parse::<f64>().unwrap();
+            for n in [
+                1u64,
+                2,
+                3,
+                7,
+                100,
+                200,
+                750,
+                1500,
+                3000,
+                15_000,
+                1 << 40,
+                u64::MAX,
+            ] {
+                let exact = (u128::from(i) * u128::from(n)).div_ceil(1000) as u64;
+                assert_eq!(rank_for(q, n), Some(exact.clamp(1, n)), "q {q}, n {n}");
+            }
+        }
+        assert_eq!(rank_for(1e-300, 1 << 60), Some(1));
+        assert_eq!(rank_for(1.0, u64::MAX), Some(u64::MAX));
+        // 16 digits: 1 − 2^−52 is 0.9999999999999998 as written.
+        assert_eq!(
+            rank_for(1.0 - f64::EPSILON, 10u64.pow(16)),
+            Some(9_999_999_999_999_998)
+        );
+        assert_eq!(rank_for(0.5, 0), None);
+        assert_eq!(rank_for(f64::NAN, 5), None);
+    }
 
     fn assert_same(sparse: &SizeHistogram, dense: &SizeHistogram, what: &str) {
         assert!(dense.is_dense());
