@@ -4,8 +4,8 @@
 //! ends or, while the lane keeps empty instants, its queue empties), the lanes concerned run
 //! its rare step ([`ChunkLane::empty_instant`]) one by one, and the vector then takes the
 //! packet as any other, so every state is the scalar one bit for bit. S's maximum is kept in
-//! i128 outside the vectors: the AVX-512 lanes sum its rises in a u64 vector and add them at the
-//! end of the batch, the AVX2 ones add each rise lane by lane.
+//! i128 outside the vectors: the lanes (AVX-512 and AVX2 alike) sum its rises in a u64 vector and
+//! add them where they hand their state back to the scalar lanes.
 
 use super::super::simd::available;
 pub(super) use super::super::simd::{width, WIDTH};
