@@ -1024,7 +1024,8 @@ impl ChunkState {
     }
 
     /// Packets of the groups' heads and tails held for merging, over all groupings (what the
-    /// envelope merge costs in memory: 8 to 16 bytes each).
+    /// envelope merge costs in memory: 8 to 16 bytes each, or 12 to 16 in the slots of a ring
+    /// handed over, which the chunk's envelope held anyway).
     pub fn retained_packets(&self) -> usize {
         self.groupings
             .iter()

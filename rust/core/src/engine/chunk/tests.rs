@@ -573,7 +573,9 @@ fn a_head_stays_in_the_rings_slots_unless_the_ring_could_come_round_onto_it() {
             })
             .collect()
     };
-    let cases: [(&str, Vec<Arrival>, i64, Vec<usize>, [bool; 2]); 7] = [
+    // Name, packets, the longest window, cuts, and whether each later chunk's head is the ring.
+    type Case = (&'static str, Vec<Arrival>, i64, Vec<usize>, [bool; 2]);
+    let cases: [Case; 7] = [
         (
             "closed, in the ring",
             steady(15_000, None),
