@@ -656,3 +656,48 @@ fn a_head_stays_in_the_rings_slots_unless_the_ring_could_come_round_onto_it() {
         }
     }
 }
+
+#[test]
+fn heads_of_groups_fallen_silent_are_copied_before_a_trim_shrinks_their_rings() {
+    // Forty interfaces of 3,000 packets (3 ms) each, a 10 ms window: an interface falls silent
+    // with its head still open, every packet of it within the window of its first. The trim at
+    // the second chunk's packet 65,536 finds the early ones silent for more than the window:
+    // their heads are complete, and copied before their rings shrink; the last ones' heads are
+    // still their rings at the end. Both merge into the sequential scan.
+    let t = interfaces_in_turn(40, 3_000);
+    for closure in [Closure::HalfOpen, Closure::Closed] {
+        let c = ScanConfig {
+            windows_ns: vec![1_000, 10_000_000],
+            closure,
+            rates_bps: vec![1_000_000_000],
+            by: vec![By::All, By::Interface],
+            reorder_horizon_ns: 0,
+            ..ScanConfig::default()
+        };
+        let want = sequential(&c, &t);
+        for cuts in [vec![20_000], vec![20_000, 108_000]] {
+            let states = states_at(&c, &t, &cuts);
+            let kinds: Vec<Vec<Option<bool>>> = states.iter().map(heads_in_ring).collect();
+            if let [_, second] = &kinds[..] {
+                assert!(
+                    second.contains(&Some(true)) && second.contains(&Some(false)),
+                    "{second:?}"
+                );
+            } else {
+                // The middle chunk's rings are its tails: its heads are copies; the last's are
+                // rings (none trimmed in its 12,000 packets, the aggregate's not come round).
+                assert!(kinds[1].iter().all(|&k| k == Some(false)), "{kinds:?}");
+                assert!(kinds[2].iter().all(|&k| k == Some(true)), "{kinds:?}");
+            }
+            let merged = states
+                .into_iter()
+                .reduce(|a, b| a.merge(b).expect("in order"))
+                .expect("chunks");
+            assert_same(
+                &merged.finish_exact().expect("exact"),
+                &want,
+                &format!("{cuts:?}, {closure:?}"),
+            );
+        }
+    }
+}
