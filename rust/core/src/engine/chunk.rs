@@ -184,17 +184,18 @@ pub struct Edges {
 
 /// A group's packets kept for a seam, in time order: 8 bytes each while their offsets from the
 /// first one and their sizes fit 32 bits (always, for windows up to 4 s and real packets), else
-/// 16 bytes. A chunk's tail is the envelope's own ring instead (`Ring`), handed over when the
-/// chunk ends; it becomes one of the others if packets are added (merging more than two chunks).
+/// 16 bytes. A chunk's tail, and its head unless the ring came round onto it, are the
+/// envelope's own ring instead (`Ring`, see `Envelope::keep_head`), handed over when the chunk
+/// ends; it becomes one of the others if packets are added (merging more than two chunks).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Kept {
+pub(super) enum Kept {
     Narrow { base: i64, v: Vec<(u32, u32)> },
     Wide(Vec<(i64, u64)>),
     Ring(Recent),
 }
 
 impl Kept {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Kept::Narrow {
             base: 0,
             v: Vec::new(),
@@ -240,33 +241,6 @@ impl Kept {
         }
         if let Kept::Wide(v) = self {
             v.push((ts, size));
-        }
-    }
-
-    /// [`Kept::push`] for a run of packets in time order: while the list is narrow and the
-    /// whole run fits it, one pass that the compiler vectorises. A chunk's head holds every
-    /// packet of its first max(τ) ns, with a 1 s window millions of them; pushed one by one,
-    /// with the checks and the widening each push may need, they cost 2.5 % of a two-thread
-    /// scan's instructions.
-    fn push_sorted(&mut self, run: &[Bare]) {
-        if let (Kept::Narrow { base, v }, Some(first), Some(last)) =
-            (&mut *self, run.first(), run.last())
-        {
-            if v.is_empty() {
-                *base = first.ts_ns;
-            }
-            let base = *base;
-            // In time order, so every offset lies between the first's and the last's.
-            let offsets_fit = first.ts_ns >= base
-                && i128::from(last.ts_ns) - i128::from(base) <= i128::from(u32::MAX);
-            let sizes_fit = run.iter().fold(0, |m, b| m | b.size) <= u64::from(u32::MAX);
-            if offsets_fit && sizes_fit {
-                v.extend(run.iter().map(|b| ((b.ts_ns - base) as u32, b.size as u32)));
-                return;
-            }
-        }
-        for b in run {
-            self.push(b.ts_ns, b.size);
         }
     }
 
@@ -337,12 +311,10 @@ struct GroupScan {
     backlog: ChunkRates,
     series: Series,
     tally: Tally,
-    /// Packets of the first max(reach) ns (unless no chunk comes before); those of the last
-    /// max(reach) ns (that a trim left) are taken from the envelope's ring at the end.
-    head: Option<Kept>,
-    /// Packets up to this timestamp go to the head: the first packet's plus the largest reach
-    /// once it came, and before it (or without a head) below every timestamp.
-    head_until: i64,
+    /// Keep the packets of the first max(reach) ns (unless no chunk comes before): the envelope
+    /// keeps them ([`Envelope::keep_head`]); those of the last max(reach) ns (that a trim left)
+    /// are taken from the envelope's ring at the end too.
+    keep_head: bool,
     keep_tail: bool,
 }
 
@@ -361,8 +333,7 @@ impl GroupScan {
             ),
             series: Series::new(&spec.bins, Some(spec.bin_origin)),
             tally: Tally::default(),
-            head: (windows && !edges.first).then(Kept::new),
-            head_until: i64::MIN,
+            keep_head: windows && !edges.first,
             keep_tail: windows && !edges.last,
         }
     }
@@ -376,18 +347,13 @@ impl GroupScan {
         self.envelope.push(ts, size);
         self.backlog.push(ts, size, budget);
         self.series.push(ts, size);
-        // One comparison per packet once the head is complete (or there is none).
-        if ts <= self.head_until {
-            if let Some(head) = &mut self.head {
-                head.push(ts, size);
-            }
-        }
     }
 
-    /// At the group's first packet (at `ts`): where its head ends, if it keeps one.
+    /// At the group's first packet (at `ts`), before the envelope has it: where its head ends,
+    /// if it keeps one.
     fn bound_head(&mut self, ts: i64, max_reach: Option<i64>) {
-        if let (Some(_), Some(reach)) = (&self.head, max_reach) {
-            self.head_until = ts.saturating_add(reach);
+        if let (true, Some(reach)) = (self.keep_head, max_reach) {
+            self.envelope.keep_head(ts.saturating_add(reach));
         }
     }
 
@@ -407,14 +373,6 @@ impl GroupScan {
             self.backlog.push(b.ts_ns, b.size, budget);
         }
         self.series.push_run(packets);
-        let until = self.head_until;
-        if first.ts_ns <= until {
-            if let Some(head) = &mut self.head {
-                // The run is in time order: its head packets come first.
-                let n = run.partition_point(|b| b.ts_ns <= until);
-                head.push_sorted(&run[..n]);
-            }
-        }
     }
 
     fn finish(
@@ -434,7 +392,16 @@ impl GroupScan {
                 "the packets within the largest window could not all be held",
             ));
         }
-        // After the rows: taking the ring spends the envelope.
+        // After the rows: taking the ring spends the envelope. The head goes first, a copy if
+        // the ring goes on to be the tail.
+        let head = match (self.keep_head, spec.max_reach) {
+            (true, Some(_)) => Some(
+                self.envelope
+                    .take_head(self.keep_tail)
+                    .ok_or(not("the packets at the seam were not kept"))?,
+            ),
+            _ => None,
+        };
         let tail = match spec.max_reach {
             Some(reach) if self.keep_tail => {
                 let from = self.tally.last_ns.saturating_sub(reach);
@@ -485,7 +452,7 @@ impl GroupScan {
             env,
             backlog,
             series,
-            head: self.head,
+            head,
             tail,
         })
     }
@@ -752,8 +719,11 @@ fn cross(
             replay(ea, eb, &t, &(*hb, &h[..]), reach, a_last, b_first)
         }
         (Kept::Ring(t), Kept::Wide(h)) => replay(ea, eb, &t, &&h[..], reach, a_last, b_first),
-        // A head is never a ring.
-        (t, h @ Kept::Ring(_)) => replay(ea, eb, &t, &h, reach, a_last, b_first),
+        (Kept::Narrow { base: tb, v: t }, Kept::Ring(h)) => {
+            replay(ea, eb, &(*tb, &t[..]), &h, reach, a_last, b_first)
+        }
+        (Kept::Wide(t), Kept::Ring(h)) => replay(ea, eb, &&t[..], &h, reach, a_last, b_first),
+        (Kept::Ring(t), Kept::Ring(h)) => replay(ea, eb, &t, &h, reach, a_last, b_first),
     }
 }
 
@@ -1054,7 +1024,8 @@ impl ChunkState {
     }
 
     /// Packets of the groups' heads and tails held for merging, over all groupings (what the
-    /// envelope merge costs in memory: 8 to 16 bytes each).
+    /// envelope merge costs in memory: 8 to 16 bytes each, or 12 to 16 in the slots of a ring
+    /// handed over, which the chunk's envelope held anyway).
     pub fn retained_packets(&self) -> usize {
         self.groupings
             .iter()

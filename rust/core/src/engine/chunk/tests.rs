@@ -521,3 +521,183 @@ fn a_merge_of_chunks_each_at_their_cap_keeps_no_more_than_the_cap() {
         );
     }
 }
+
+/// Scan `arrivals` cut at `cuts` as the driver does (the first chunk keeps no head, the last no
+/// tail); the states, in order.
+fn states_at(config: &ScanConfig, arrivals: &[Arrival], cuts: &[usize]) -> Vec<ChunkState> {
+    let ends: Vec<usize> = cuts.iter().copied().chain([arrivals.len()]).collect();
+    let mut from = 0;
+    ends.iter()
+        .enumerate()
+        .map(|(k, &to)| {
+            let edges = Edges {
+                first: k == 0,
+                last: k + 1 == ends.len(),
+            };
+            let mut s = ChunkScanner::with_options(config.clone(), DEFAULT_INSTANT_CAP, edges)
+                .expect("config");
+            for a in &arrivals[from..to] {
+                s.push(a).expect("push");
+            }
+            from = to;
+            s.finish().expect("finish")
+        })
+        .collect()
+}
+
+/// Per group of `state`: whether its head is the envelope's ring itself (`None`: no head).
+fn heads_in_ring(state: &ChunkState) -> Vec<Option<bool>> {
+    state
+        .groupings
+        .iter()
+        .flat_map(|(_, g)| g.values())
+        .map(|g| g.head.as_ref().map(|h| matches!(h, Kept::Ring(_))))
+        .collect()
+}
+
+#[test]
+fn a_head_stays_in_the_rings_slots_unless_the_ring_could_come_round_onto_it() {
+    // A packet every µs after the cut at 10,000. With 4.5 ms windows the ring holds all of the
+    // second chunk's first 4,501 packets (8,192 slots), then its trails leave the first packet:
+    // a chunk of 5,000 packets ends before the ring could come round, one of 40,000 does not,
+    // and its head must be copied out in time. A window longer than the chunk never lets its
+    // first packet go. A chunk with a tail as well (the middle of three) copies its head at the
+    // end, as the ring becomes the tail. Each merged result is the sequential scan's; whole
+    // timestamps (a 5 s window) and short ones alike, and a gap of 9 s after the head (further
+    // than short stamps tell apart from the head's last packet), the head copied or not.
+    let steady = |n: usize, gap_after: Option<usize>| -> Vec<Arrival> {
+        (0..n)
+            .map(|i| {
+                let gap = gap_after.filter(|&g| i >= g).map_or(0, |_| 9_000_000_000);
+                Arrival::new(i as i64 * 1_000 + gap, 60 + (i as u64 * 7) % 1400)
+            })
+            .collect()
+    };
+    // Name, packets, the longest window, cuts, and whether each later chunk's head is the ring.
+    type Case = (&'static str, Vec<Arrival>, i64, Vec<usize>, [bool; 2]);
+    let cases: [Case; 7] = [
+        (
+            "closed, in the ring",
+            steady(15_000, None),
+            4_500_000,
+            vec![10_000],
+            [true; 2],
+        ),
+        (
+            "come round",
+            steady(50_000, None),
+            4_500_000,
+            vec![10_000],
+            [false; 2],
+        ),
+        (
+            "open to the end",
+            steady(13_000, None),
+            1_000_000_000,
+            vec![10_000],
+            [true; 2],
+        ),
+        (
+            "whole stamps",
+            steady(50_000, None),
+            5_000_000_000,
+            vec![10_000],
+            [true; 2],
+        ),
+        (
+            "a 9 s gap after the head",
+            steady(60_000, Some(14_000)),
+            1_000_000_000,
+            vec![10_000],
+            [false; 2],
+        ),
+        (
+            "middle of three",
+            steady(20_000, None),
+            4_500_000,
+            vec![10_000, 15_000],
+            [false, true],
+        ),
+        (
+            "a 9 s gap after a head left in the ring",
+            steady(15_100, Some(15_000)),
+            1_000_000_000,
+            vec![10_000],
+            [true; 2],
+        ),
+    ];
+    for (name, t, window, cuts, in_ring) in cases {
+        for closure in [Closure::HalfOpen, Closure::Closed] {
+            let c = ScanConfig {
+                windows_ns: vec![1_000, 50_000, window],
+                closure,
+                rates_bps: vec![8_000_000_000],
+                by: vec![By::All],
+                reorder_horizon_ns: 0,
+                ..ScanConfig::default()
+            };
+            let want = sequential(&c, &t);
+            let states = states_at(&c, &t, &cuts);
+            // The first chunk keeps no head; each later one's head is where the case says.
+            let kinds: Vec<Vec<Option<bool>>> = states.iter().map(heads_in_ring).collect();
+            assert_eq!(kinds[0], vec![None], "{name}: first chunk");
+            for (k, &ring) in in_ring.iter().enumerate().take(states.len() - 1) {
+                assert_eq!(kinds[k + 1], vec![Some(ring)], "{name}: chunk {}", k + 1);
+            }
+            let merged = states
+                .into_iter()
+                .reduce(|a, b| a.merge(b).expect("in order"))
+                .expect("chunks");
+            assert_same(
+                &merged.finish_exact().expect("exact"),
+                &want,
+                &format!("{name}, {closure:?}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn heads_of_groups_fallen_silent_are_copied_before_a_trim_shrinks_their_rings() {
+    // Forty interfaces of 3,000 packets (3 ms) each, a 10 ms window: an interface falls silent
+    // with its head still open, every packet of it within the window of its first. The trim at
+    // the second chunk's packet 65,536 finds the early ones silent for more than the window:
+    // their heads are complete, and copied before their rings shrink; the last ones' heads are
+    // still their rings at the end. Both merge into the sequential scan.
+    let t = interfaces_in_turn(40, 3_000);
+    for closure in [Closure::HalfOpen, Closure::Closed] {
+        let c = ScanConfig {
+            windows_ns: vec![1_000, 10_000_000],
+            closure,
+            rates_bps: vec![1_000_000_000],
+            by: vec![By::All, By::Interface],
+            reorder_horizon_ns: 0,
+            ..ScanConfig::default()
+        };
+        let want = sequential(&c, &t);
+        for cuts in [vec![20_000], vec![20_000, 108_000]] {
+            let states = states_at(&c, &t, &cuts);
+            let kinds: Vec<Vec<Option<bool>>> = states.iter().map(heads_in_ring).collect();
+            if let [_, second] = &kinds[..] {
+                assert!(
+                    second.contains(&Some(true)) && second.contains(&Some(false)),
+                    "{second:?}"
+                );
+            } else {
+                // The middle chunk's rings are its tails: its heads are copies; the last's are
+                // rings (none trimmed in its 12,000 packets, the aggregate's not come round).
+                assert!(kinds[1].iter().all(|&k| k == Some(false)), "{kinds:?}");
+                assert!(kinds[2].iter().all(|&k| k == Some(true)), "{kinds:?}");
+            }
+            let merged = states
+                .into_iter()
+                .reduce(|a, b| a.merge(b).expect("in order"))
+                .expect("chunks");
+            assert_same(
+                &merged.finish_exact().expect("exact"),
+                &want,
+                &format!("{cuts:?}, {closure:?}"),
+            );
+        }
+    }
+}
