@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from numbers import Number
 from typing import Any, Literal
 
 import numpy as np
@@ -417,15 +418,21 @@ def _first(frame: pl.DataFrame, column: str) -> Any:
 def _quantiles(quantiles: Any) -> list[float]:
     """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1], each once:
     a q given twice would be a duplicate row (and is more likely a typo, 0.5,0.5 for 0.5,0.95),
-    so it is refused rather than dropped."""
+    so it is refused rather than dropped. A numpy float narrower than float64 is the decimal it
+    is written as (numpy's shortest form: ``np.float32(0.07)`` is 0.07), not its float64 value
+    (0.07000000029802322, whose ceiling of 0.07 · 100 is the 8th value)."""
     qs: list[float] = []
     for q in _as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES:
         if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)):
+            # A Fraction or a Decimal: a float is what the ranks read (as the decimal it is written as).
+            exact = "; give float(q), a float or an int" if isinstance(q, Number) else ""
             raise WrongTypeError(
-                f"quantile {q!r} ({type(q).__name__}) must be a number from 0 to 1 (0.5 is the median)"
+                f"quantile {q!r} ({type(q).__name__}) must be a number from 0 to 1 (0.5 is the median){exact}"
             )
         if not 0 <= q <= 1:
             raise ValueError(f"quantile {q!r} must be a number from 0 to 1 (0.5 is the median)")
+        if isinstance(q, np.floating) and q.dtype.itemsize < 8:
+            q = float(str(q))
         if float(q) in qs:
             raise ValueError(f"quantile {q!r} is given twice: give each quantile once")
         qs.append(float(q))
