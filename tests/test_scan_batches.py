@@ -321,6 +321,16 @@ def test_an_iterable_whose_iter_is_fresh_is_scanned_again() -> None:
     assert burstcore.scan(again, rates=RATES) == whole
 
 
+def test_collect_batches_read_once_is_refused_naming_the_lazyframe() -> None:
+    """polars' collect_batches() is an Arrow stream: refused when given again, and told to give the
+    LazyFrame (not "table.to_reader()", which a LazyFrame has not)."""
+    lf = pl.LazyFrame(good(3))
+    batches = lf.collect_batches()
+    assert burstcore.scan(batches, rates=RATES) == burstcore.scan(lf, rates=RATES)
+    with pytest.raises(ValueError, match=r"read by an earlier scan .*\(lf\.collect_batches\(\)\), or the LazyFrame$"):
+        burstcore.scan(batches, rates=RATES)
+
+
 def test_an_iterator_without_rates_gets_the_link_speed_grid() -> None:
     """It cannot be read twice for the mean rate: the grid, as for a streamed capture, and said."""
     r = burstcore.scan(iter([good(), good(t0=10_000)]))

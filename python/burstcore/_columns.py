@@ -227,7 +227,15 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
     batches = source if isinstance(source, pl.LazyFrame) else iter(source)
     read_once = arrow or (batches is source and isinstance(source, Iterator))
     if read_once and _was_read(source):
-        again = "give a new one (e.g. table.to_reader()), or the table" if arrow else "give a new one, or a list"
+        # polars' collect_batches() is an Arrow stream too, but of a LazyFrame, not of a table.
+        polars = type(source).__module__.split(".")[0] == "polars"
+        again = (
+            "give a new one (lf.collect_batches()), or the LazyFrame"
+            if polars
+            else "give a new one (e.g. table.to_reader()), or the table"
+            if arrow
+            else "give a new one, or a list"
+        )
         raise ValueError(
             f"this {type(source).__name__} was read by an earlier scan (to its end, or to the error that "
             f"stopped it): an iterator is read once; {again}"
