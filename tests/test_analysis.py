@@ -1276,3 +1276,25 @@ def test_a_quantile_given_twice_is_refused(tmp_path, call: str) -> None:
     assert p.returncode == 2 and b"quantile 0.5 is given twice: give each quantile once" in p.stderr, p.stderr
     # Each once: one row per q (a guard).
     assert getattr(burstcore, call)(data, quantiles=[0.5, 0.9], **kw) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.one_of(st.integers(0, 3), st.integers(0, 2**64 - 1), st.just(2**64 - 1)), max_size=8),
+        min_size=1,
+        max_size=40,
+    )
+)
+@example([[2**64 - 1, 0], [5]])  # 64 bits of value and one of group: lexsort's turn
+@example([[2**64 - 1, 3, 0]])  # one group: all 64 bits the value's
+def test_values_sorted_within_groups_as_by_sorting_each_group(runs):
+    """Bursts' order statistics sort every group's values at once (one key, group above value,
+    where both fit in 64 bits; else lexsort): as sorting each group's own."""
+    from burstcore._analysis import _sorted_within_groups
+
+    values = np.array([v for run in runs for v in run], dtype=np.uint64)
+    group = np.repeat(np.arange(len(runs)), [len(r) for r in runs])
+    got = _sorted_within_groups(values, group, len(runs))
+    assert got.dtype == np.uint64
+    assert got.tolist() == [v for run in runs for v in sorted(run)]

@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -480,6 +481,50 @@ def test_a_quantile_is_the_rank_of_q_as_written_not_of_its_float_product():
         g = burstcore.gaps(data, quantiles=[q]).quantiles.select("lo_ns", "hi_ns").row(0)
         want = order_stat(gaps, q)
         assert g[0] <= want <= g[1] and (g[0], g[1]) == (max(bucket(want)[0], gaps[0]), min(bucket(want)[1], gaps[-1]))
+
+
+def _ranked(n: int) -> bytes:
+    """n packets of sizes 100, 101, ... 1 µs apart: each a burst at gap 0, the rank visible in the
+    value of sizes (the Rust histograms' ranks) and of bursts' bytes (Python's)."""
+    return write([(BASE + 1000 * i, 100 + i, None) for i in range(n)])
+
+
+def _rank_as_written(q: float, n: int) -> int:
+    """⌈q·n⌉ (in [1, n]) of q's shortest decimal as numpy's Dragon4 writes it (not Python's repr)."""
+    return min(max(math.ceil(Fraction(np.format_float_scientific(q, unique=True)) * n), 1), n)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.one_of(
+        st.floats(0, 1),
+        st.sampled_from([5e-324, 1e-15, 0.1 + 0.2, 1 / 3, 1 - 2**-53, 1 - 2**-52, 0.07, 0.28]),
+        st.integers(1, 999).map(lambda i: i / 1000),
+    ),
+    st.integers(1, 400),
+)
+def test_sizes_and_bursts_rank_any_q_alike_and_as_written(q, n):
+    """The Rust ranks (sizes) and the Python ones (bursts' distributions) agree for any float q,
+    subnormal or a hair under 1, and are ⌈q·n⌉ of its shortest decimal."""
+    data = _ranked(n)
+    rank = _rank_as_written(q, n)
+    assert burstcore.sizes(data, quantiles=[q]).quantiles["value"].to_list() == [100 + rank - 1]
+    b = burstcore.bursts(data, gap="0ns", quantiles=[q]).distributions
+    assert b.filter(pl.col("metric") == "bytes")["value"].to_list() == [100 + rank - 1]
+
+
+def test_a_numpy_float32_quantile_is_the_decimal_it_is_written_as():
+    """np.float32(0.07) is 0.07000000029802322 as a float64, whose product with 100 has the 8th
+    value for its ceiling: read as numpy writes it, 0.07, it is the 7th, in sizes and bursts, and
+    the q column says 0.07."""
+    data = _ranked(100)
+    for q in (np.float32(0.07), np.float16(0.07)):
+        s = burstcore.sizes(data, quantiles=[q]).quantiles
+        assert s["value"].to_list() == [106] and s["q"].to_list() == [0.07]
+        b = burstcore.bursts(data, gap="0ns", quantiles=[q]).distributions.filter(pl.col("metric") == "bytes")
+        assert b["value"].to_list() == [106] and b["q"].to_list() == [0.07]
+    with pytest.raises(ValueError, match=r"quantile 0\.5 is given twice"):
+        burstcore.sizes(data, quantiles=[0.5, np.float32(0.5)])
 
 
 @SETTINGS

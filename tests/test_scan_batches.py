@@ -265,6 +265,72 @@ def test_an_iterator_read_to_its_end_is_not_scanned_again() -> None:
         burstcore.scan(plain, rates=RATES)
 
 
+class _EqualBatches(_Batches):
+    """Every one equal to every other, as a class with a value-like ``__eq__`` may be."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _EqualBatches)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+class _UnhashableBatches(_Batches):
+    """``__eq__`` defined and ``__hash__`` None: no set can hold it."""
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Reiterable(_Batches):
+    """An iterable that is also an iterator, whose ``iter()`` gives a fresh one each time."""
+
+    def __init__(self, batches: list[pl.DataFrame]) -> None:
+        super().__init__([])
+        self._batches = batches
+
+    def __iter__(self) -> Iterator[pl.DataFrame]:  # type: ignore[override]
+        return iter(self._batches)
+
+
+def test_an_iterator_is_remembered_by_identity_not_by_equality() -> None:
+    """A fresh iterator equal to a read one is scanned (it was refused); one that cannot be hashed
+    is remembered (it was not: given again after an error, its batches after the bad one were
+    scanned as the whole)."""
+    batches = [good(3), good(4, t0=10_000)]
+    whole = burstcore.scan(pl.concat(batches), rates=RATES)
+    assert burstcore.scan(_EqualBatches(batches), rates=RATES) == whole
+    assert burstcore.scan(_EqualBatches(batches), rates=RATES) == whole
+    bad = [good(3), good(3, t0=10_000).drop("size"), good(4, t0=20_000)]
+    unhashable = _UnhashableBatches(bad)
+    with pytest.raises(ValueError, match=r"^batch 1: "):
+        burstcore.scan(unhashable, rates=RATES)
+    with pytest.raises(ValueError, match=r"^this _UnhashableBatches was read by an earlier scan"):
+        burstcore.scan(unhashable, rates=RATES)
+
+
+def test_an_iterable_whose_iter_is_fresh_is_scanned_again() -> None:
+    """It has ``__next__``, but a scan takes ``iter()`` of it, a new iterator each time: its batches
+    are all there again, as a list's are, and it is not refused."""
+    batches = [good(3), good(4, t0=10_000)]
+    whole = burstcore.scan(pl.concat(batches), rates=RATES)
+    again = _Reiterable(batches)
+    assert burstcore.scan(again, rates=RATES) == whole
+    assert burstcore.scan(again, rates=RATES) == whole
+
+
+def test_collect_batches_read_once_is_refused_naming_the_lazyframe() -> None:
+    """polars' collect_batches() is an Arrow stream: refused when given again, and told to give the
+    LazyFrame (not "table.to_reader()", which a LazyFrame has not)."""
+    lf = pl.LazyFrame(good(3))
+    batches = lf.collect_batches()
+    assert burstcore.scan(batches, rates=RATES) == burstcore.scan(lf, rates=RATES)
+    with pytest.raises(ValueError, match=r"read by an earlier scan .*\(lf\.collect_batches\(\)\), or the LazyFrame$"):
+        burstcore.scan(batches, rates=RATES)
+
+
 def test_an_iterator_without_rates_gets_the_link_speed_grid() -> None:
     """It cannot be read twice for the mean rate: the grid, as for a streamed capture, and said."""
     r = burstcore.scan(iter([good(), good(t0=10_000)]))

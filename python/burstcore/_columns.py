@@ -221,10 +221,21 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
     # An iterator (a generator, iter_packets, a RecordBatchReader) is read once: given again after
     # a scan took from it, it would give the rest (none, or those after an error, scanned as if
     # they were the whole).
+    # An iterator whose ``iter()`` gives a fresh one (an iterable that also has ``__next__``)
+    # gives its batches afresh each time, as a list does: not read once.
     arrow = is_arrow_table(source)
-    read_once = arrow or isinstance(source, Iterator)
+    batches = source if isinstance(source, pl.LazyFrame) else iter(source)
+    read_once = arrow or (batches is source and isinstance(source, Iterator))
     if read_once and _was_read(source):
-        again = "give a new one (e.g. table.to_reader()), or the table" if arrow else "give a new one, or a list"
+        # polars' collect_batches() is an Arrow stream too, but of a LazyFrame, not of a table.
+        polars = type(source).__module__.split(".")[0] == "polars"
+        again = (
+            "give a new one (lf.collect_batches()), or the LazyFrame"
+            if polars
+            else "give a new one (e.g. table.to_reader()), or the table"
+            if arrow
+            else "give a new one, or a list"
+        )
         raise ValueError(
             f"this {type(source).__name__} was read by an earlier scan (to its end, or to the error that "
             f"stopped it): an iterator is read once; {again}"
@@ -233,7 +244,7 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
         _mark_read(source)
     with_interfaces: bool | None = None
     k = -1
-    it = _frames(source)
+    it = _frames(batches)
     try:
         for k, batch in enumerate(it):
             # An Arrow table too: ``iter(reader)`` scans a RecordBatchReader a batch at a time.
@@ -278,22 +289,29 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
     return out
 
 
-# The iterators (Arrow streams among them) a scan took batches from. Given again such an
-# iterator gives the batches left, none if it was read to its end (as an Arrow stream of an empty
-# table does): this tells them apart. Those that cannot be weakly referred to (``iter(list)``)
-# are not remembered.
-_READ: weakref.WeakSet[Any] = weakref.WeakSet()
+# The iterators (Arrow streams among them) a scan took batches from, by identity: id -> a weak
+# reference to it, dropped when it dies. Given again such an iterator gives the batches left,
+# none if it was read to its end (as an Arrow stream of an empty table does): this tells them
+# apart. By identity, not in a WeakSet, whose membership is by ``==`` and hash: a fresh iterator
+# equal to a read one was refused, and one with ``__hash__ = None`` never remembered. Those that
+# cannot be weakly referred to (``iter(list)``, ``itertools.chain``) are not remembered.
+_READ: dict[int, weakref.ref[Any]] = {}
 
 
 def _was_read(source: Any) -> bool:
-    try:
-        return source in _READ
-    except TypeError:  # not weakly referable (nor then in the set) or unhashable
-        return False
+    ref = _READ.get(id(source))
+    return ref is not None and ref() is source
 
 
 def _mark_read(source: Any) -> None:
+    key = id(source)
+
+    def forget(dead: weakref.ref[Any]) -> None:
+        # Only this entry: another iterator may since hold the same id.
+        if _READ.get(key) is dead:
+            _READ.pop(key, None)
+
     try:
-        _READ.add(source)
-    except TypeError:
+        _READ[key] = weakref.ref(source, forget)
+    except TypeError:  # not weakly referable
         pass

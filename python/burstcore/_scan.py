@@ -287,8 +287,10 @@ def scan(
         iterable that gives no batch at all (``ValueError``; an empty DataFrame scans to an
         empty result). An iterator is read once: given again after a scan took from it (to its
         end, or to the error that stopped it), it is refused (``ValueError``), as the batches it
-        has left are not the capture; one that cannot be remembered (weakly referred to, as
-        ``iter(list)``) gives the rest, or none.
+        has left are not the capture (known by identity, not by ``==``); one that cannot be
+        remembered (weakly referred to, as ``iter(list)``, ``itertools.chain`` or ``map``) gives
+        the rest, or none. An iterable whose ``iter()`` gives a fresh iterator each time is
+        read as a list is, not refused.
     windows:
         Window lengths τ for the envelope E(τ). Default: 1 µs to 1 s in 1-2-5 steps per decade
         (19 windows, 5 ms among them). Strings with units ("5ms", "250us", "1.5s"), numbers in

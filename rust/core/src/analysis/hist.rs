@@ -590,6 +590,40 @@ mod tests {
         assert_eq!(rank_for(f64::NAN, 5), None);
     }
 
+    #[test]
+    fn ranks_of_long_and_tiny_q_at_large_n_are_exact() {
+        // Each q with its shortest decimal m·10^−k written out by hand (as Python's repr gives
+        // it), the rank ⌈m·n / 10^k⌉ in u128 at n past f64's integers and near u64's end.
+        let cases: [(f64, u128, u32); 9] = [
+            (1.0 / 3.0, 3_333_333_333_333_333, 16),
+            (0.1 + 0.2, 30_000_000_000_000_004, 17),
+            (1.0 - 2f64.powi(-53), 9_999_999_999_999_999, 16),
+            (1e-15, 1, 15),
+            (1e-20, 1, 20),
+            (1.234_567_890_123_456_7e-20, 12_345_678_901_234_567, 36),
+            (0.07, 7, 2),
+            (2.5e-10, 25, 11),
+            (0.999, 999, 3),
+        ];
+        for (q, m, k) in cases {
+            for n in [(1u64 << 53) + 1, u64::MAX - 1, u64::MAX, 10u64.pow(19)] {
+                let exact = (m * u128::from(n)).div_ceil(10u128.pow(k));
+                let want = u64::try_from(exact).unwrap().clamp(1, n);
+                assert_eq!(rank_for(q, n), Some(want), "q {q:e}, n {n}");
+            }
+        }
+        // Under 10^−20, q·n < 1 for every u64 n: the first value, as for any positive q.
+        for q in [
+            5e-324,
+            f64::MIN_POSITIVE,
+            f64::from_bits(1e-20f64.to_bits() - 1),
+        ] {
+            assert_eq!(rank_for(q, u64::MAX), Some(1), "q {q:e}");
+        }
+        assert_eq!(rank_for(-0.0, 10), Some(1));
+        assert_eq!(rank_for(f64::INFINITY, 10), Some(10));
+    }
+
     fn assert_same(sparse: &SizeHistogram, dense: &SizeHistogram, what: &str) {
         assert!(dense.is_dense());
         assert_eq!(sparse, dense, "{what}");
