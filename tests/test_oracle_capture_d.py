@@ -20,7 +20,7 @@ from tests.test_oracle_generated import (
     FLOW_COLUMNS,
     QS,
     Packet,
-    bucket,
+    assert_gaps_equal_brute_force,
     by_group,
     in_time_order,
     order_stat,
@@ -112,27 +112,7 @@ def test_sizes_equal_brute_force_over_tsharks_reading(capture, by):
 @pytest.mark.parametrize("by", [None, "src", "pair", "flow"])
 def test_gaps_equal_brute_force_over_tsharks_reading(capture, by):
     g = burstcore.gaps(capture, by=by, quantiles=QS)
-    groups = by_group(tshark_packets(), by)
-    assert set(g.groups["group"]) == set(groups)
-    for name, gp in groups.items():
-        diffs = [b[0] - a[0] for a, b in itertools.pairwise(gp)]
-        want: dict = defaultdict(int)
-        for d in diffs:
-            want[bucket(d)] += 1
-        hist = g.histogram.filter(pl.col("group") == name).select("lo_ns", "hi_ns", "gaps").rows()
-        assert hist == sorted((lo, hi, n) for (lo, hi), n in want.items()), name
-        row = g.groups.filter(pl.col("group") == name).select("packets", "gaps", "min_ns", "max_ns").row(0)
-        assert row == (len(gp), len(diffs), min(diffs, default=None), max(diffs, default=None)), name
-        got = g.quantiles.filter(pl.col("group") == name).select("q", "lo_ns", "hi_ns").rows()
-        if not diffs:
-            assert got == [(q, None, None) for q in QS]
-            continue
-        lo_all, hi_all = min(diffs), max(diffs)
-        expect = []
-        for q in QS:
-            lo, hi = bucket(order_stat(diffs, q))
-            expect.append((q, max(lo, lo_all), min(hi, hi_all)))
-        assert got == expect, name
+    assert_gaps_equal_brute_force(g, by_group(tshark_packets(), by))
 
 
 @pytest.mark.parametrize("gap", [0, 10_000, 1_000_000, 50_000_000])

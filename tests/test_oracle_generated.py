@@ -243,8 +243,11 @@ def bucket(gap: int) -> tuple[int, int]:
 @SETTINGS
 @given(packets(), st.sampled_from([None, "src", "dst", "pair", "flow"]))
 def test_gaps_buckets_quantile_bounds_and_extremes_equal_brute_force(pk, by):
-    g = burstcore.gaps(write(pk), by=by, quantiles=QS)
-    groups = by_group(pk, by)
+    assert_gaps_equal_brute_force(burstcore.gaps(write(pk), by=by, quantiles=QS), by_group(pk, by))
+
+
+def assert_gaps_equal_brute_force(g: Any, groups: dict[Any, list[Packet]]) -> None:
+    """``g`` (gaps with quantiles QS) against the packets of each group, in time order."""
     assert set(g.groups["group"]) == set(groups)
     for name, gp in groups.items():
         diffs = [b[0] - a[0] for a, b in itertools.pairwise(gp)]
@@ -257,12 +260,15 @@ def test_gaps_buckets_quantile_bounds_and_extremes_equal_brute_force(pk, by):
         assert row == (len(gp), len(diffs), min(diffs, default=None), max(diffs, default=None)), name
         # The bucket holding the order statistic, narrowed by the exact min and max: exactly
         # those bounds, not merely bounds around it.
-        for q, lo, hi in g.quantiles.filter(pl.col("group") == name).select("q", "lo_ns", "hi_ns").iter_rows():
-            if not diffs:
-                assert (lo, hi) == (None, None)
-                continue
-            b_lo, b_hi = bucket(order_stat(diffs, q))
-            assert (lo, hi) == (max(b_lo, min(diffs)), min(b_hi, max(diffs))), (name, q)
+        got = g.quantiles.filter(pl.col("group") == name).select("q", "lo_ns", "hi_ns").rows()
+        if not diffs:
+            assert got == [(q, None, None) for q in QS], name
+            continue
+        expect = []
+        for q in QS:
+            lo, hi = bucket(order_stat(diffs, q))
+            expect.append((q, max(lo, min(diffs)), min(hi, max(diffs))))
+        assert got == expect, name
 
 
 # ------------------------------------------------------------------------------------ bursts

@@ -164,14 +164,7 @@ fn late_packet_is_an_error_that_says_how_to_fix_it() {
 
 #[test]
 fn exactly_at_the_horizon_is_accepted_one_more_is_late() {
-    let p = |ts| Pkt {
-        ts,
-        size: 100,
-        src: None,
-        dst: None,
-        iface: 0,
-        vlan: None,
-    };
+    let p = |ts| Pkt::bare(ts, 100);
     let ok = run(
         config(50, LatePolicy::Error),
         &[p(1000), p(950), p(1000), p(950)],

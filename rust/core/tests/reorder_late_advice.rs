@@ -14,14 +14,7 @@ use engine_util::{run, Pkt};
 const SECOND: i64 = 1_000_000_000;
 
 fn pkt(ts: i64) -> Pkt {
-    Pkt {
-        ts,
-        size: 100,
-        src: None,
-        dst: None,
-        iface: 0,
-        vlan: None,
-    }
+    Pkt::bare(ts, 100)
 }
 
 /// The reason given for a packet `back` ns earlier than the one before it, with no horizon.

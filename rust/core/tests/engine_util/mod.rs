@@ -57,6 +57,18 @@ pub fn ip(last: u8) -> IpAddr {
 }
 
 impl Pkt {
+    /// A packet of `size` bytes on interface 0, without addresses or VLAN.
+    pub fn bare(ts: i64, size: u64) -> Pkt {
+        Pkt {
+            ts,
+            size,
+            src: None,
+            dst: None,
+            iface: 0,
+            vlan: None,
+        }
+    }
+
     pub fn arrival(&self) -> Arrival {
         Arrival::new(self.ts, self.size)
             .with_interface(self.iface)

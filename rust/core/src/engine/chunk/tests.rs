@@ -524,6 +524,19 @@ fn a_merge_of_chunks_each_at_their_cap_keeps_no_more_than_the_cap() {
 
 /// Scan `arrivals` cut at `cuts` as the driver does (the first chunk keeps no head, the last no
 /// tail); the states, in order.
+/// Merge `states` in order and compare the exact result with the sequential scan's.
+fn assert_merges_into(
+    states: Vec<ChunkState>,
+    want: &(ScanOutput, Vec<ExactBacklog>),
+    what: &str,
+) {
+    let merged = states
+        .into_iter()
+        .reduce(|a, b| a.merge(b).expect("in order"))
+        .expect("chunks");
+    assert_same(&merged.finish_exact().expect("exact"), want, what);
+}
+
 fn states_at(config: &ScanConfig, arrivals: &[Arrival], cuts: &[usize]) -> Vec<ChunkState> {
     let ends: Vec<usize> = cuts.iter().copied().chain([arrivals.len()]).collect();
     let mut from = 0;
@@ -644,15 +657,7 @@ fn a_head_stays_in_the_rings_slots_unless_the_ring_could_come_round_onto_it() {
             for (k, &ring) in in_ring.iter().enumerate().take(states.len() - 1) {
                 assert_eq!(kinds[k + 1], vec![Some(ring)], "{name}: chunk {}", k + 1);
             }
-            let merged = states
-                .into_iter()
-                .reduce(|a, b| a.merge(b).expect("in order"))
-                .expect("chunks");
-            assert_same(
-                &merged.finish_exact().expect("exact"),
-                &want,
-                &format!("{name}, {closure:?}"),
-            );
+            assert_merges_into(states, &want, &format!("{name}, {closure:?}"));
         }
     }
 }
@@ -689,15 +694,7 @@ fn heads_of_groups_fallen_silent_are_copied_before_a_trim_shrinks_their_rings() 
                 assert!(kinds[1].iter().all(|&k| k == Some(false)), "{kinds:?}");
                 assert!(kinds[2].iter().all(|&k| k == Some(true)), "{kinds:?}");
             }
-            let merged = states
-                .into_iter()
-                .reduce(|a, b| a.merge(b).expect("in order"))
-                .expect("chunks");
-            assert_same(
-                &merged.finish_exact().expect("exact"),
-                &want,
-                &format!("{cuts:?}, {closure:?}"),
-            );
+            assert_merges_into(states, &want, &format!("{cuts:?}, {closure:?}"));
         }
     }
 }
