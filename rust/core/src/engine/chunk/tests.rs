@@ -522,14 +522,8 @@ fn a_merge_of_chunks_each_at_their_cap_keeps_no_more_than_the_cap() {
     }
 }
 
-/// Scan `arrivals` cut at `cuts` as the driver does (the first chunk keeps no head, the last no
-/// tail); the states, in order.
 /// Merge `states` in order and compare the exact result with the sequential scan's.
-fn assert_merges_into(
-    states: Vec<ChunkState>,
-    want: &(ScanOutput, Vec<ExactBacklog>),
-    what: &str,
-) {
+fn assert_merges_into(states: Vec<ChunkState>, want: &(ScanOutput, Vec<ExactBacklog>), what: &str) {
     let merged = states
         .into_iter()
         .reduce(|a, b| a.merge(b).expect("in order"))
@@ -537,6 +531,8 @@ fn assert_merges_into(
     assert_same(&merged.finish_exact().expect("exact"), want, what);
 }
 
+/// Scan `arrivals` cut at `cuts` as the driver does (the first chunk keeps no head, the last no
+/// tail); the states, in order.
 fn states_at(config: &ScanConfig, arrivals: &[Arrival], cuts: &[usize]) -> Vec<ChunkState> {
     let ends: Vec<usize> = cuts.iter().copied().chain([arrivals.len()]).collect();
     let mut from = 0;
