@@ -10,11 +10,12 @@
 //! Oracle: the sequential reader of the whole file, at every 4-byte cut of a small capture.
 
 use burstcore::capture::split::SplitPlan;
-use burstcore::capture::{ByteOrder, CaptureReader, ReadOptions, TsResolution};
-use burstcore::writer::PcapNgWriter;
+use burstcore::capture::{CaptureReader, ReadOptions, TsResolution};
 use std::path::Path;
 
+mod reader_util;
 mod scratch;
+use reader_util::pcapng_with_blocks;
 use scratch::Scratch;
 
 const PACKETS: usize = 40;
@@ -22,20 +23,12 @@ const PACKETS: usize = 40;
 const LATE_AFTER: usize = 19;
 
 fn capture() -> Vec<u8> {
-    let mut w = PcapNgWriter::new(Vec::new());
-    w.section(ByteOrder::Little, None).expect("shb");
-    w.interface(1, 0, TsResolution::Pow10(9), 0, Some("eth0"))
-        .expect("idb");
-    let frame = [0u8; 64];
-    for i in 0..PACKETS {
-        let ts = 1_700_000_000_000_000_000 + i as i64 * 1_000;
-        w.enhanced_packet(0, ts, 64, &frame).expect("epb");
+    pcapng_with_blocks(PACKETS, |i, _, w| {
         if i == LATE_AFTER {
             w.interface(1, 0, TsResolution::Pow10(6), 0, Some("eth1"))
                 .expect("late idb");
         }
-    }
-    w.finish().expect("finish")
+    })
 }
 
 /// Packets (offset, time) and interface names.

@@ -9,11 +9,12 @@
 //! Oracle: the sequential reader of the whole file, at every 4-byte cut of a small capture.
 
 use burstcore::capture::split::SplitPlan;
-use burstcore::capture::{ByteOrder, CaptureReader, InterfaceStats, ReadOptions, TsResolution};
-use burstcore::writer::PcapNgWriter;
+use burstcore::capture::{CaptureReader, InterfaceStats, ReadOptions};
 use std::path::Path;
 
+mod reader_util;
 mod scratch;
+use reader_util::pcapng_with_blocks;
 use scratch::Scratch;
 
 const PACKETS: usize = 40;
@@ -23,22 +24,14 @@ const ISB_AFTER: usize = 19;
 /// A one-interface pcapng of `PACKETS` zero frames with one statistics block among them; its
 /// bytes and the statistics block's offset.
 fn capture() -> (Vec<u8>, u64) {
-    let mut w = PcapNgWriter::new(Vec::new());
-    w.section(ByteOrder::Little, None).expect("shb");
-    w.interface(1, 0, TsResolution::Pow10(9), 0, Some("eth0"))
-        .expect("idb");
-    let frame = [0u8; 64];
-    for i in 0..PACKETS {
-        let ts = 1_700_000_000_000_000_000 + i as i64 * 1_000;
-        w.enhanced_packet(0, ts, 64, &frame).expect("epb");
+    let bytes = pcapng_with_blocks(PACKETS, |i, ts, w| {
         if i == ISB_AFTER {
             let stats = InterfaceStats::default()
                 .with_if_recv(Some(50))
                 .with_if_drop(Some(7));
             w.interface_statistics(0, ts as u64, &stats).expect("isb");
         }
-    }
-    let bytes = w.finish().expect("finish");
+    });
     // Walk the blocks (type, total length) to find the statistics block (type 5).
     let mut at = 0usize;
     let mut isb = None;

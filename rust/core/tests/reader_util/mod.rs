@@ -38,6 +38,26 @@ pub fn write_capture(
     }
 }
 
+/// A pcapng of one section and one nanosecond interface "eth0", `packets` 64-byte zero frames
+/// 1 µs apart from 2023-11-14; `after(i, ts, w)` may write blocks after packet `i` (stamped
+/// `ts`): the split tests' small captures with one late block.
+pub fn pcapng_with_blocks(
+    packets: usize,
+    mut after: impl FnMut(usize, i64, &mut PcapNgWriter<Vec<u8>>),
+) -> Vec<u8> {
+    let mut w = PcapNgWriter::new(Vec::new());
+    w.section(ByteOrder::Little, None).expect("shb");
+    w.interface(1, 0, TsResolution::Pow10(9), 0, Some("eth0"))
+        .expect("idb");
+    let frame = [0u8; 64];
+    for i in 0..packets {
+        let ts = 1_700_000_000_000_000_000 + i as i64 * 1_000;
+        w.enhanced_packet(0, ts, 64, &frame).expect("epb");
+        after(i, ts, &mut w);
+    }
+    w.finish().expect("finish")
+}
+
 /// A reader of the capture at `path` for the time-chunk tests. Their captures are far smaller
 /// than a chunk is worth (`chunked::MIN_CHUNK_BYTES`): they are cut into as many chunks as
 /// threads anyway, so that the cuts and merges are what is tested.
