@@ -116,14 +116,7 @@ fn envelope_is_bounded_by_link_capacity() {
                 } else {
                     rng.below(100_000) as i64
                 };
-            t.push(Pkt {
-                ts,
-                size,
-                src: None,
-                dst: None,
-                iface: 0,
-                vlan: None,
-            });
+            t.push(Pkt::bare(ts, size));
         }
         let lmax = t.iter().map(|p| p.size).max().unwrap_or(0);
         let windows: Vec<i64> = (0..6).map(|_| 1 + rng.below(200_000) as i64).collect();

@@ -15,7 +15,7 @@ use std::path::Path;
 
 mod reader_util;
 mod scratch;
-use reader_util::pcapng_with_blocks;
+use reader_util::{pcapng_with_blocks, read_in_two};
 use scratch::Scratch;
 
 const PACKETS: usize = 40;
@@ -48,16 +48,7 @@ fn sequential(path: &Path) -> Read {
 /// What a read in two chunks cut at `cut` gives; `None` when the chunks do not line up (the
 /// caller would then read sequentially).
 fn split(plan: &SplitPlan, cut: u64) -> Option<Read> {
-    let mut ends = Vec::new();
-    let mut packets = Vec::new();
-    for (from, to) in [(plan.data_start(), cut), (cut, plan.file_len())] {
-        let mut c = plan.open(from, to).expect("open")?;
-        while let Some(p) = c.next_packet().expect("read") {
-            packets.push((p.offset, p.ts_ns));
-        }
-        ends.push(c.end());
-    }
-    let interfaces = plan.read_whole(&ends)?;
+    let (packets, interfaces) = read_in_two(plan, cut)?;
     Some((packets, interfaces.iter().map(|i| i.name.clone()).collect()))
 }
 

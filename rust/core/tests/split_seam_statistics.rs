@@ -14,7 +14,7 @@ use std::path::Path;
 
 mod reader_util;
 mod scratch;
-use reader_util::pcapng_with_blocks;
+use reader_util::{pcapng_with_blocks, read_in_two};
 use scratch::Scratch;
 
 const PACKETS: usize = 40;
@@ -56,13 +56,7 @@ fn sequential_stats(path: &Path) -> Vec<InterfaceStats> {
 /// The interfaces' statistics of a read in two chunks cut at `cut`; `None` when the chunks do
 /// not line up (the caller would then read sequentially).
 fn split_stats(plan: &SplitPlan, cut: u64) -> Option<Vec<InterfaceStats>> {
-    let mut ends = Vec::new();
-    for (from, to) in [(plan.data_start(), cut), (cut, plan.file_len())] {
-        let mut c = plan.open(from, to).expect("open")?;
-        while c.next_packet().expect("read").is_some() {}
-        ends.push(c.end());
-    }
-    let interfaces = plan.read_whole(&ends)?;
+    let (_, interfaces) = read_in_two(plan, cut)?;
     Some(interfaces.iter().map(|i| i.stats.clone()).collect())
 }
 

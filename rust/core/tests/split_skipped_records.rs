@@ -17,7 +17,9 @@ use burstcore::capture::{CaptureReader, ReadOptions};
 use burstcore::writer::{PcapOptions, PcapWriter};
 use std::path::Path;
 
+mod reader_util;
 mod scratch;
+use reader_util::read_in_two;
 use scratch::Scratch;
 
 const PACKETS: usize = 30;
@@ -58,17 +60,7 @@ fn sequential(path: &Path) -> Vec<Row> {
 
 /// The packets of a read in two chunks cut at `cut`; `None` when the chunks do not line up.
 fn split(plan: &SplitPlan, cut: u64) -> Option<Vec<Row>> {
-    let mut ends = Vec::new();
-    let mut out = Vec::new();
-    for (from, to) in [(plan.data_start(), cut), (cut, plan.file_len())] {
-        let mut c = plan.open(from, to).expect("open")?;
-        while let Some(p) = c.next_packet().expect("read") {
-            out.push((p.offset, p.ts_ns));
-        }
-        ends.push(c.end());
-    }
-    plan.read_whole(&ends)?;
-    Some(out)
+    read_in_two(plan, cut).map(|(packets, _)| packets)
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Helpers shared by the reader tests: where the shared corpus is, and reading a whole capture.
 #![allow(dead_code)]
 
+use burstcore::capture::split::SplitPlan;
 use burstcore::capture::{
     ByteOrder, CaptureReader, Interface, ReadOptions, ReadStats, Section, TsResolution,
 };
@@ -56,6 +57,26 @@ pub fn pcapng_with_blocks(
         after(i, ts, &mut w);
     }
     w.finish().expect("finish")
+}
+
+/// A packet's offset in its file and its timestamp.
+pub type Placed = (u64, Option<i64>);
+
+/// A read of `plan`'s file in two chunks cut at `cut`, as a split read makes it: each packet's
+/// offset and timestamp, and the interfaces the chunks leave for the whole file; `None` when a
+/// chunk finds no boundary or the chunks do not line up (the file is then read sequentially).
+pub fn read_in_two(plan: &SplitPlan, cut: u64) -> Option<(Vec<Placed>, Vec<Interface>)> {
+    let mut ends = Vec::new();
+    let mut packets = Vec::new();
+    for (from, to) in [(plan.data_start(), cut), (cut, plan.file_len())] {
+        let mut c = plan.open(from, to).expect("open")?;
+        while let Some(p) = c.next_packet().expect("read") {
+            packets.push((p.offset, p.ts_ns));
+        }
+        ends.push(c.end());
+    }
+    let interfaces = plan.read_whole(&ends)?;
+    Some((packets, interfaces))
 }
 
 /// A reader of the capture at `path` for the time-chunk tests. Their captures are far smaller
