@@ -688,3 +688,27 @@ fn a_file_cut_before_its_magic_is_a_cut_file_only_among_several() {
         assert_eq!(r.error.map(|e| e.kind), Some(ErrorKind::NotACapture));
     }
 }
+
+/// `format()` names what the magic number says, and nothing for a file cut before it (no format
+/// to name, where it used to give a placeholder pcapng).
+#[test]
+fn a_readers_format_is_its_magic_numbers_or_none() {
+    use burstcore::capture::{ByteOrder, CaptureReader, Format};
+    let open = |bytes: &[u8]| {
+        let input =
+            burstcore::input::from_reader(Box::new(std::io::Cursor::new(bytes.to_vec())), None)
+                .expect("in-memory input");
+        CaptureReader::new(input, ReadOptions::default().with_one_of_several(true)).expect("opened")
+    };
+    assert_eq!(open(&[]).format(), None);
+    assert_eq!(open(&[0x0a, 0x0d]).format(), None);
+    assert_eq!(open(&shb(true, (1, 0))).format(), Some(&Format::PcapNg));
+    let p = open(&pcap(true, true, false, &[]));
+    let Some(Format::Pcap {
+        byte_order, nanos, ..
+    }) = p.format()
+    else {
+        panic!("{:?}", p.format())
+    };
+    assert_eq!((*byte_order, *nanos), (ByteOrder::Big, true));
+}

@@ -342,21 +342,21 @@ fn capture_info<'py>(
         let d = PyDict::new(py);
         match reader.format() {
             // One of several files cut before its magic number: no format to name.
-            _ if !reader.format_known() => {
+            None => {
                 d.set_item("format", py.None())?;
             }
-            Format::Pcap {
+            Some(Format::Pcap {
                 version,
                 byte_order,
                 nanos,
                 modified,
-            } => {
+            }) => {
                 d.set_item("format", if *modified { "pcap (modified)" } else { "pcap" })?;
                 d.set_item("version", format!("{}.{}", version.0, version.1))?;
                 d.set_item("byte_order", format!("{byte_order:?}").to_lowercase())?;
                 d.set_item("resolution", if *nanos { "1e-9" } else { "1e-6" })?;
             }
-            Format::PcapNg => {
+            Some(Format::PcapNg) => {
                 d.set_item("format", "pcapng")?;
             }
         }

@@ -399,9 +399,8 @@ pub struct CaptureReader {
     buf: Buffer,
     options: ReadOptions,
     kind: Kind,
-    format: Format,
-    /// The input began with a magic number, which `format` is read from.
-    format_known: bool,
+    /// Read from the magic number; `None` for one of several files cut before it.
+    format: Option<Format>,
     compression: Compression,
     sections: Vec<Section>,
     interfaces: Vec<Interface>,
@@ -490,8 +489,7 @@ impl CaptureReader {
             buf,
             options,
             kind: Kind::Pcap(pcap::State::default()),
-            format: Format::PcapNg,
-            format_known: false,
+            format: None,
             compression,
             sections: Vec::new(),
             interfaces: Vec::new(),
@@ -547,10 +545,10 @@ impl CaptureReader {
             .get(..4)
             .and_then(|m| m.try_into().ok())
             .unwrap_or([0; 4]);
-        reader.format_known = sniff::format_of(magic).is_some();
         match sniff::format_of(magic) {
             Some(sniff::Magic::PcapNg) => {
                 reader.kind = Kind::PcapNg(pcapng::State::default());
+                reader.format = Some(Format::PcapNg);
                 // The first block is the section header: read it now so that `sections()` and
                 // the byte order are known before the first packet.
                 pcapng::next(&mut reader, true)?;
@@ -669,16 +667,11 @@ impl CaptureReader {
         }
     }
 
-    /// The capture's format, read from its header (see [`CaptureReader::format_known`]).
-    pub fn format(&self) -> &Format {
-        &self.format
-    }
-    /// Whether the input began with a capture's magic number, so that [`CaptureReader::format`]
-    /// says what it is. False only for one of several files cut before its magic (an empty
-    /// file of a ring-buffer set, [`ReadOptions::one_of_several`]), read as no packets: its
-    /// `format()` is then the placeholder `PcapNg` and means nothing.
-    pub fn format_known(&self) -> bool {
-        self.format_known
+    /// The capture's format, read from its header. `None` only for one of several files cut
+    /// before its magic number (an empty file of a ring-buffer set,
+    /// [`ReadOptions::one_of_several`]), read as no packets: there is no format to name.
+    pub fn format(&self) -> Option<&Format> {
+        self.format.as_ref()
     }
     /// The compression undone around the capture.
     pub fn compression(&self) -> crate::input::Compression {

@@ -79,12 +79,12 @@ pub(super) fn start(r: &mut CaptureReader, big: bool, nanos: bool, modified: boo
     } else {
         ByteOrder::Little
     };
-    r.format = Format::Pcap {
+    r.format = Some(Format::Pcap {
         version,
         byte_order,
         nanos,
         modified,
-    };
+    });
     r.interfaces.push(Interface {
         index: 0,
         section: 0,

@@ -119,7 +119,11 @@ impl SplitPlan {
         if !reader.warnings().is_empty() {
             return Ok(None);
         }
-        let (pcapng, big, record_header, nanos) = match reader.format() {
+        // A file with a packet began with a magic number, so its format is known.
+        let Some(format) = reader.format() else {
+            return Ok(None);
+        };
+        let (pcapng, big, record_header, nanos) = match format {
             Format::PcapNg => {
                 let big = reader
                     .sections()
