@@ -167,7 +167,7 @@ pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Pla
 /// bins, then the shortest windows while it stays under half the work; one worker the other
 /// windows. Only the balance depends on it, never a result.
 ///
-/// The costs are those of [`cost`], which level the threads on the benchmark's captures at
+/// The costs are those of `parallel::cost`, which level the threads on the benchmark's captures at
 /// snaplen 128: the calling thread keeps the 1 and 2 µs windows of the 20 (pcap, 107 captured
 /// bytes a packet) or the 1 µs one (pcapng, 124), where per-thread CPU times measured it ends
 /// level with the worker (benches/RESULTS.md, perf-da).
