@@ -167,10 +167,10 @@ pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Pla
 /// bins, then the shortest windows while it stays under half the work; one worker the other
 /// windows. Only the balance depends on it, never a result.
 ///
-/// The costs are those of `parallel::cost`, which level the threads on the benchmark's captures at
-/// snaplen 128: the calling thread keeps the 1 and 2 µs windows of the 20 (pcap, 107 captured
-/// bytes a packet) or the 1 µs one (pcapng, 124), where per-thread CPU times measured it ends
-/// level with the worker (benches/RESULTS.md, perf-da).
+/// The costs are those of `parallel::cost`. On the benchmark's 20 windows the calling thread
+/// keeps the 1 and 2 µs ones at 107 captured bytes a packet (the snaplen-128 pcap), where the
+/// two threads' CPU times were measured level (benches/RESULTS.md, perf-da), and the 1 µs one at
+/// 124 (the pcapng, not measured apart).
 pub fn split_by_function(config: &ScanConfig, reading: Reading) -> Option<Plan> {
     if config.windows_ns.is_empty() || shares(config, 2) < 2 {
         return None;
