@@ -153,6 +153,57 @@ pub fn worthwhile(config: &ScanConfig) -> bool {
         && !config.bins_from_first_packet()
 }
 
+/// Records up to this many bytes on average (captured bytes and record header) make a scan
+/// split by function ([`by_function`]) rather than in time chunks. On the benchmark's captures
+/// of 123–140 B records the split by function used 7 % less CPU time than the time chunks and
+/// ran level or faster; on full frames (1,047 B) its reading thread, which frames and maps the
+/// whole file, did 60 % of the work and could not be relieved of more (benches/RESULTS.md,
+/// perf-da). Only the speed depends on it, never a result.
+pub const SMALL_RECORDS: u64 = 512;
+
+/// How much of a file's start [`by_function`] reads to tell its records' mean size.
+const PROBE_BYTES: u64 = 1 << 20;
+
+/// Whether a scan that [`worthwhile`] allows in time chunks is split by function instead
+/// ([`crate::parallel::ParallelScanner::by_function`]): on two threads, one plain file not read
+/// yet, the aggregate alone with windows and something else to share, and records of at most
+/// [`SMALL_RECORDS`] bytes on average in the file's first [`PROBE_BYTES`]. There the envelope's
+/// windows are half of a thread's work and the reading the other half, so that each thread takes
+/// one, with no seam to replay and no second ring to fill. Read here, before any chunk: the
+/// choice depends on the capture alone, never on a timing.
+pub fn by_function(readers: &[CaptureReader], config: &ScanConfig, threads: usize) -> bool {
+    let [reader] = readers else {
+        return false;
+    };
+    let aggregate = config
+        .clone()
+        .normalized()
+        .is_ok_and(|c| c.by == [crate::engine::By::All]);
+    if share_out_threads(threads) != 2
+        || !aggregate
+        || reader.stats().packets > 0
+        || crate::parallel::split_by_function(config, Default::default()).is_none()
+    {
+        return false;
+    }
+    let Some(path) = reader.plain_path() else {
+        return false;
+    };
+    mean_record(path, reader.options()).is_some_and(|m| m <= SMALL_RECORDS)
+}
+
+/// The mean size of the records in the first [`PROBE_BYTES`] of the capture at `path` (the
+/// file's header included, a few bytes); `None` if it cannot be read or holds no packet.
+fn mean_record(path: &std::path::Path, options: ReadOptions) -> Option<u64> {
+    let input = crate::input::open_path(path).ok()?;
+    let mut reader = CaptureReader::new(input, options).ok()?;
+    let mut packets = 0u64;
+    while reader.position() < PROBE_BYTES && reader.next_packet().ok()?.is_some() {
+        packets += 1;
+    }
+    (packets > 0).then(|| reader.position() / packets)
+}
+
 /// Scan `readers` (not read yet beyond their headers) with up to `threads` threads by time
 /// chunks, as many as [`chunk_plan`] makes of their sizes and this process's cores, with the
 /// accounting of [`crate::pipeline::scan`]. `Ok(None)`: not possible (a time range or a filter,

@@ -12,9 +12,11 @@
 //! none). Rows are then concatenated and put in the single-threaded order.
 //!
 //! Splitting the capture into time chunks whose states merge exactly is the other way
-//! ([`crate::chunked`], tried first for plain files); this one serves everything else.
+//! ([`crate::chunked`], tried first for plain files); this one serves everything else, and, for
+//! the aggregate alone, one plain file of small records on two threads, a split by function
+//! ([`ParallelScanner::by_function`], chosen by [`crate::chunked::by_function`]).
 
-use crate::engine::reorder::{Buffered, Release};
+use crate::engine::reorder::{Bare, Buffered, Release};
 use crate::engine::{Arrival, By, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
 use std::cell::Cell;
@@ -160,6 +162,47 @@ pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Pla
     })
 }
 
+/// The shares of a scan split by function ([`ParallelScanner::by_function`]), or `None` when
+/// there is nothing to share: the calling thread, which reads and reorders, takes the rates and
+/// bins, then the shortest windows while it stays under half the work; one worker the other
+/// windows. Only the balance depends on it, never a result.
+///
+/// The costs are those of `parallel::cost`. On the benchmark's 20 windows the calling thread
+/// keeps the 1 and 2 µs ones at 107 captured bytes a packet (the snaplen-128 pcap), where the
+/// two threads' CPU times were measured level (benches/RESULTS.md, perf-da), and the 1 µs one at
+/// 124 (the pcapng, not measured apart).
+pub fn split_by_function(config: &ScanConfig, reading: Reading) -> Option<Plan> {
+    if config.windows_ns.is_empty() || shares(config, 2) < 2 {
+        return None;
+    }
+    let mut windows = config.windows_ns.clone();
+    windows.sort_unstable();
+    let mut local = cost::PER_THREAD
+        + reading.cost()
+        + cost::RATE * config.rates_bps.len() as f64
+        + cost::BIN * config.bins_ns.len() as f64;
+    // The worker neither reads nor reorders.
+    let target = (local + windows.iter().map(|&w| window_cost(w)).sum::<f64>()) / 2.0;
+    let mut kept = 0;
+    // The last window always goes to the worker, so that each thread has a share.
+    while kept + 1 < windows.len() && local + window_cost(windows[kept]) / 2.0 <= target {
+        local += window_cost(windows[kept]);
+        kept += 1;
+    }
+    let worker = ScanConfig {
+        windows_ns: windows.split_off(kept),
+        ..without_metrics(config)
+    };
+    let local = ScanConfig {
+        windows_ns: windows,
+        ..config.clone()
+    };
+    Some(Plan {
+        local: Some(local),
+        workers: vec![vec![worker]],
+    })
+}
+
 /// [`plan`] for a scan with a grouping by key; `reading` is the calling thread's cost.
 fn split_groupings(config: &ScanConfig, threads: usize, reading: f64) -> Plan {
     let rest = ScanConfig {
@@ -301,6 +344,7 @@ enum Batch {
     Full(Full),
     Lean(Vec<(i64, u64, u32)>),
     Released(Released),
+    Ordered(Vec<Bare>),
 }
 
 /// Whole arrivals, and apart from them each one's (timestamp, size, interface): all that the
@@ -349,9 +393,25 @@ impl Release for Released {
     }
 }
 
+/// The aggregate's packets as the reading thread's reorder buffer releases them, in order.
+impl Release for Vec<Bare> {
+    #[inline]
+    fn release(&mut self, ts_ns: i64, size: u64, _: impl Fn(By) -> GroupKey) -> Result<()> {
+        self.push(Bare { ts_ns, size });
+        Ok(())
+    }
+
+    #[inline]
+    fn release_run(&mut self, run: &[Bare]) -> Result<()> {
+        self.extend_from_slice(run);
+        Ok(())
+    }
+}
+
 impl Batch {
     fn feed(&self, scanner: &mut Scanner) -> Result<()> {
         match self {
+            Batch::Ordered(run) => scanner.push_ordered(run),
             Batch::Full(f) if scanner.reads_headers() => {
                 f.arrivals.iter().try_for_each(|a| scanner.push(a))
             }
@@ -386,6 +446,11 @@ enum Queued {
         reorder: Buffered,
         batch: Released,
     },
+    /// The aggregate alone, split by function: the one reorder buffer, and what it released.
+    Ordered {
+        reorder: Buffered,
+        batch: Vec<Bare>,
+    },
 }
 
 impl Queued {
@@ -394,6 +459,7 @@ impl Queued {
             Queued::Full(f) => f.arrivals.len(),
             Queued::Lean(v) => v.len(),
             Queued::Released { batch, .. } => batch.packets.len(),
+            Queued::Ordered { batch, .. } => batch.len(),
         }
     }
 
@@ -405,6 +471,7 @@ impl Queued {
             }
             Queued::Lean(v) => v.push((a.ts_ns, a.size, a.interface)),
             Queued::Released { reorder, batch } => reorder.push(a, batch)?,
+            Queued::Ordered { reorder, batch } => reorder.push(a, batch)?,
         }
         Ok(())
     }
@@ -417,6 +484,9 @@ impl Queued {
             Queued::Released { batch, .. } => {
                 let next = Released::new(Arc::clone(&batch.by));
                 Batch::Released(std::mem::replace(batch, next))
+            }
+            Queued::Ordered { batch, .. } => {
+                Batch::Ordered(std::mem::replace(batch, Vec::with_capacity(2 * BATCH)))
             }
         }
     }
@@ -471,10 +541,40 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         captured: &'c Cell<u64>,
         reading: Reading,
     ) -> Result<Self> {
+        Self::with_split(scope, config, threads, captured, reading, false)
+    }
+
+    /// [`ParallelScanner::new`] split by function, for the aggregate alone (any other scan is
+    /// split as `new` splits it): the calling thread reorders the packets once, scans the
+    /// rates, bins and shortest windows, and hands the packets on in order, in runs, to one
+    /// worker that scans the other windows ([`split_by_function`]). No thread repeats the
+    /// reorder buffer, and the worker's scanner needs none. Two threads at most.
+    pub fn by_function(
+        scope: &'scope thread::Scope<'scope, 'env>,
+        config: ScanConfig,
+        captured: &'c Cell<u64>,
+        reading: Reading,
+    ) -> Result<Self> {
+        Self::with_split(scope, config, 2, captured, reading, true)
+    }
+
+    fn with_split(
+        scope: &'scope thread::Scope<'scope, 'env>,
+        config: ScanConfig,
+        threads: usize,
+        captured: &'c Cell<u64>,
+        reading: Reading,
+        by_function: bool,
+    ) -> Result<Self> {
         Scanner::new(config.clone())?;
         // The scanners' own form of the groupings, horizon and policy (checked just above).
         let normal = config.clone().normalized()?;
-        let queued = if !normal.reads_headers() {
+        let queued = if by_function && normal.by == [By::All] {
+            Queued::Ordered {
+                reorder: Buffered::new(&normal.by, normal.reorder_horizon_ns, normal.late),
+                batch: Vec::with_capacity(2 * BATCH),
+            }
+        } else if !normal.reads_headers() {
             Queued::Lean(Vec::new())
         } else if normal.by.contains(&By::All) {
             Queued::Full(Full::default())
@@ -502,6 +602,9 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
     pub fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
         match &mut self.queued {
             Queued::Lean(v) => v.push((ts_ns, size, interface)),
+            Queued::Ordered { reorder, batch } => {
+                reorder.push_lean(ts_ns, size, interface, batch)?
+            }
             queued => queued.push(&Arrival {
                 ts_ns,
                 size,
@@ -536,7 +639,11 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
                 captured_per_packet: self.captured.get() as f64 / self.pushed.max(1) as f64,
                 ..self.reading
             };
-            let plan = plan(&self.config, self.threads, reading).unwrap_or_else(|| Plan {
+            let plan = match self.queued {
+                Queued::Ordered { .. } => split_by_function(&self.config, reading),
+                _ => plan(&self.config, self.threads, reading),
+            };
+            let plan = plan.unwrap_or_else(|| Plan {
                 local: Some(self.config.clone()),
                 workers: vec![],
             });
@@ -622,6 +729,9 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         // What the reorder buffer still holds goes last, as a scanner's own buffer flushes.
         let (flushed, stats) = match &mut self.queued {
             Queued::Released { reorder, batch } => {
+                (reorder.flush(batch), Some(reorder.stats().clone()))
+            }
+            Queued::Ordered { reorder, batch } => {
                 (reorder.flush(batch), Some(reorder.stats().clone()))
             }
             _ => (Ok(()), None),

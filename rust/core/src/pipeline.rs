@@ -676,7 +676,9 @@ pub fn scan(
 /// `threads=None` does); the result is identical whatever the number of threads. Plain capture
 /// files are split into time chunks scanned apart and merged exactly ([`crate::chunked`]); when
 /// that is not possible (compressed or streamed input, chunks that overlap in time, ...), the
-/// metrics are shared out among threads instead ([`crate::parallel`]).
+/// metrics are shared out among threads instead ([`crate::parallel`]); one file of small records
+/// scanned for the aggregate on two threads is split by function
+/// ([`crate::chunked::by_function`]).
 pub fn scan_threads(
     readers: &mut [CaptureReader],
     config: ScanConfig,
@@ -706,6 +708,10 @@ fn scan_any_way(
         readers.iter_mut().for_each(CaptureReader::check_fcs);
     }
     if threads >= 2 && crate::chunked::worthwhile(&config) {
+        if crate::chunked::by_function(readers, &config, threads) {
+            let split = Split::ByFunction;
+            return scan_other_ways(readers, config, &filters, size, decode, split, progress);
+        }
         // The chunked attempt may give up and the scan start over another way.
         let mut forward = forward_only(progress);
         if let Some(done) =
@@ -714,12 +720,24 @@ fn scan_any_way(
             return Ok(done);
         }
         let progress: Progress<'_> = &mut forward;
-        return scan_other_ways(readers, config, &filters, size, decode, threads, progress);
+        let split = Split::Metrics(threads);
+        return scan_other_ways(readers, config, &filters, size, decode, split, progress);
     }
-    scan_other_ways(readers, config, &filters, size, decode, threads, progress)
+    let split = Split::Metrics(threads);
+    scan_other_ways(readers, config, &filters, size, decode, split, progress)
 }
 
-/// [`scan_threads`] without time chunks: one thread, or the metrics shared out among threads.
+/// How [`scan_other_ways`] shares a scan among threads.
+#[derive(Debug, Clone, Copy)]
+enum Split {
+    /// The metrics shared out among up to this many threads ([`crate::parallel::plan`]).
+    Metrics(usize),
+    /// By function on two threads ([`crate::parallel::ParallelScanner::by_function`]).
+    ByFunction,
+}
+
+/// [`scan_threads`] without time chunks: one thread, the metrics shared out among threads, or
+/// the scan split by function.
 /// `filters`: each reader's ([`ScanConfig::filter_per_capture`]).
 fn scan_other_ways(
     readers: &mut [CaptureReader],
@@ -727,10 +745,13 @@ fn scan_other_ways(
     filters: &[Option<crate::Filter>],
     size: SizeKind,
     decode: bool,
-    threads: usize,
+    split: Split,
     progress: Progress<'_>,
 ) -> Result<(ScanOutput, Accounting)> {
-    let threads = crate::chunked::share_out_threads(threads);
+    let threads = match split {
+        Split::Metrics(threads) => crate::chunked::share_out_threads(threads),
+        Split::ByFunction => 2,
+    };
     let captured = Cell::new(0u64);
     let range = config.time_range;
     if !crate::parallel::splits(&config, threads) {
@@ -756,8 +777,14 @@ fn scan_other_ways(
                     .iter()
                     .any(|r| r.compression() != crate::input::Compression::None),
             };
-            let mut scanner =
-                crate::parallel::ParallelScanner::new(scope, config, threads, &captured, reading)?;
+            let mut scanner = match split {
+                Split::Metrics(_) => crate::parallel::ParallelScanner::new(
+                    scope, config, threads, &captured, reading,
+                )?,
+                Split::ByFunction => crate::parallel::ParallelScanner::by_function(
+                    scope, config, &captured, reading,
+                )?,
+            };
             let (acc, renumber) = match feed(
                 readers,
                 decode,

@@ -560,8 +560,10 @@ fn few_chunks_probe() {
         return;
     }
     let dir = Scratch::new("mmap");
-    let opts = PcapOptions::default().with_snaplen(128);
-    let f = frame(&mut Rng(43), 1514, 128);
+    // Full frames: records of small ones would be split by function on two cores, not cut
+    // (`chunked::by_function`).
+    let opts = PcapOptions::default().with_snaplen(1514);
+    let f = frame(&mut Rng(43), 1514, 1514);
     let least = burstcore::chunked::MIN_CHUNK_BYTES;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     // Under one chunk's worth, just under two, and five and a half.

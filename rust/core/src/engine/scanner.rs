@@ -225,6 +225,18 @@ impl Scanner {
         reorder.push_lean(ts_ns, size, interface, &mut Feed { groupings, metrics })
     }
 
+    /// Packets already put in order by a reorder buffer elsewhere (a parallel scan's reading
+    /// thread's, for the aggregate alone: [`super::reorder::Buffered::new`] with the same
+    /// horizon and policy), consecutive: what this scanner's own buffer would release as a run.
+    /// Its own buffer then stays empty, and its reorder statistics with it.
+    #[inline]
+    pub(crate) fn push_ordered(&mut self, run: &[Bare]) -> Result<()> {
+        let Scanner {
+            metrics, groupings, ..
+        } = self;
+        Feed { groupings, metrics }.release_run(run)
+    }
+
     /// A packet already put in order by a reorder buffer elsewhere (a parallel scan's reading
     /// thread's, built by [`super::reorder::Buffered::new`] for the same groupings, horizon and
     /// policy), with its key in each grouping: what [`Scanner::push`] does once its own buffer
