@@ -843,6 +843,60 @@ def test_traffic_matrix_and_host_volumes_stop_at_max_pairs():
     assert burstcore.host_volumes(data, max_pairs=3).height == 4
 
 
+def test_traffic_matrix_share_past_2_53_bytes_is_the_quotient_rounded_once(monkeypatch):
+    # numpy divided float64s: a count or total past 2^53 was rounded before the division, so the
+    # share was rounded twice (18 of these 45 came out an ulp off). A capture of 2^53 bytes takes
+    # 2 million 4 GiB records, so the core's answer is given directly; the division is Python's.
+    from fractions import Fraction
+
+    from burstcore import _analysis
+
+    rng = random.Random(5)
+    counts = [2**62 + 3, 2**53 + 1, 2**40 + 7, 5, 0] + [rng.randrange(2**54, 2**57) for _ in range(40)]
+    total = sum(counts)
+    assert total < 2**64  # the core's u64
+    addresses = [f"10.0.{i // 250}.{i % 250 + 1}" for i in range(len(counts) + 1)]
+    pairs = {
+        "src": np.zeros(len(counts), dtype=np.uint32),
+        "dst": np.arange(1, len(counts) + 1, dtype=np.uint32),
+        "addresses": addresses,
+        "bytes": np.array(counts, dtype=np.uint64),
+        "packets": np.ones(len(counts), dtype=np.uint64),
+    }
+    monkeypatch.setattr(_analysis, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": total})
+    m = burstcore.traffic_matrix(b"unused")
+    exact = {b: float(Fraction(b, total)) for b in counts}
+    assert [exact[b] for b in m["bytes"]] == m["share"].to_list()
+    # The inputs do tell the two apart: one rounding of each float64 before dividing is off.
+    twice = sum(float(b) / float(total) != exact[b] for b in counts)
+    assert twice == 18
+    # Within 2^53 numpy's quotient is the exact one, and a total of 0 gives null shares.
+    pairs["bytes"] = np.array([78, 80], dtype=np.uint64)
+    pairs["src"], pairs["dst"] = pairs["src"][:2], pairs["dst"][:2]
+    pairs["packets"] = pairs["packets"][:2]
+    monkeypatch.setattr(_analysis, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": 158})
+    assert burstcore.traffic_matrix(b"unused")["share"].to_list() == [80 / 158, 78 / 158]
+    monkeypatch.setattr(_analysis, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": 0})
+    assert burstcore.traffic_matrix(b"unused")["share"].to_list() == [None, None]
+
+
+def test_traffic_matrix_rows_of_equal_bytes_go_by_src_then_dst_as_strings():
+    # The docstring's order: equal bytes by src, then dst, compared as strings ("10.0.0.10" before
+    # "10.0.0.9", not as addresses), the row without addresses last; the sizes are all equal.
+    pairs = [("10.0.0.9", "10.0.0.1"), ("10.0.0.10", "10.0.0.2"), (None, None), ("10.0.0.10", "10.0.0.1")]
+    arp = b"\xff" * 6 + b"\x02" * 6 + b"\x08\x06" + b"\0" * 28
+    frames = [arp if s is None else oracles.eth_ipv4_udp(s, d, 1, 2) for s, d in pairs]
+    data = oracles.capture([BASE + 10 * i for i in range(4)], [100] * 4, frames=frames)
+    m = burstcore.traffic_matrix(data)
+    assert m["bytes"].to_list() == [100] * 4
+    assert m.select("src", "dst").rows() == [
+        ("10.0.0.10", "10.0.0.1"),
+        ("10.0.0.10", "10.0.0.2"),
+        ("10.0.0.9", "10.0.0.1"),
+        (None, None),
+    ]
+
+
 def test_default_max_groups_is_one_number_with_rust():
     # Python's scan/flows default and Rust's ScanConfig::DEFAULT_MAX_GROUPS were 1,000,000 and
     # 2^20: the Rust crate's embedders met a different limit than the docs state.

@@ -303,9 +303,12 @@ def traffic_matrix(
     pair over time, use ``scan(source, by="pair", bins=...)``.
 
     Columns: ``src``, ``dst`` (addresses as strings), ``bytes``, ``packets`` (UInt64) and
-    ``share`` (of all bytes, Float64). ``max_pairs``: most host pairs (default 1,000,000, up to
-    about 400 B each); one more is a ``LimitExceededError`` (``limit == "result"``) at once, as
-    is a pair whose memory cannot be had (the process does not abort: lower ``max_pairs``).
+    ``share`` (of all bytes, Float64: the exact quotient rounded once, also past 2^53 bytes).
+    Rows go by ``bytes``, heaviest first; rows of equal bytes by ``src``, then ``dst``, as strings
+    (so "10.0.0.10" before "10.0.0.9"), the row without addresses last. ``max_pairs``: most host
+    pairs (default 1,000,000, up to about 400 B each); one more is a ``LimitExceededError``
+    (``limit == "result"``) at once, as is a pair whose memory cannot be had (the process does not
+    abort: lower ``max_pairs``).
 
     ``size``: what each packet's bytes count, as in ``scan``: 'wire' (default), 'captured',
     'ip', 'payload' or 'l1' (docs/metrics.md). With 'ip' or 'payload' a packet without the
@@ -323,13 +326,26 @@ def traffic_matrix(
             "packets": p["packets"],
         }
     )
-    total = out["total_bytes"]
-    # numpy's division, each share the quotient rounded once: polars divides a column by a
-    # number as a product with its reciprocal, an ulp off (78/158 gave 0.49367088607594933).
-    share = np.asarray(df["bytes"].to_numpy(), dtype=np.float64) / total if total else None
-    return df.with_columns(share=pl.Series(share, dtype=pl.Float64) if total else pl.lit(None, pl.Float64)).sort(
+    return df.with_columns(share=_shares(df["bytes"], int(out["total_bytes"]))).sort(
         "bytes", "src", "dst", descending=[True, False, False], nulls_last=True
     )
+
+
+def _shares(nbytes: pl.Series, total: int) -> pl.Series:
+    """Each count's share of ``total``, the exact quotient rounded once to Float64 (null if
+    ``total`` is 0). Polars divides a column by a number as a product with its reciprocal, an ulp
+    off (78/158 gave 0.49367088607594933), so numpy divides; but only while the total (and so
+    every count) is a float exactly: past 2^53 numpy would round both before dividing, and
+    Python's int / int, correctly rounded, divides instead."""
+    if not total:
+        return pl.Series("share", [None] * nbytes.len(), dtype=pl.Float64)
+    if total <= _FLOAT_EXACT:
+        return pl.Series("share", np.asarray(nbytes.to_numpy(), dtype=np.float64) / total, dtype=pl.Float64)
+    return pl.Series("share", [b / total for b in nbytes.to_list()], dtype=pl.Float64)
+
+
+# Every integer up to 2^53 is a float64 exactly.
+_FLOAT_EXACT = 1 << 53
 
 
 def host_volumes(
