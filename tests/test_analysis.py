@@ -10,6 +10,8 @@ import re
 import struct
 import warnings
 from collections import defaultdict
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -847,8 +849,6 @@ def test_traffic_matrix_share_past_2_53_bytes_is_the_quotient_rounded_once(monke
     # numpy divided float64s: a count or total past 2^53 was rounded before the division, so the
     # share was rounded twice (18 of these 45 came out an ulp off). A capture of 2^53 bytes takes
     # 2 million 4 GiB records, so the core's answer is given directly; the division is Python's.
-    from fractions import Fraction
-
     from burstcore import _analysis
 
     rng = random.Random(5)
@@ -1330,6 +1330,81 @@ def test_a_quantile_given_twice_is_refused(tmp_path, call: str) -> None:
     assert p.returncode == 2 and b"quantile 0.5 is given twice: give each quantile once" in p.stderr, p.stderr
     # Each once: one row per q (a guard).
     assert getattr(burstcore, call)(data, quantiles=[0.5, 0.9], **kw) is not None
+
+
+# q just past 7/100, by a digit a float cannot hold: its float is 0.07, whose rank of 100 is the
+# 7th; its own rank is the 8th.
+_PAST_7 = "0.070000000000000000001"
+
+
+def _seven_low(n: int = 100) -> tuple[list[int], list[int]]:
+    """n values (n ≥ 8) of which the 7 smallest differ from the rest: (sizes, gaps) both so."""
+    return [60] * 7 + [100] * (n - 7), [1] * 7 + [10**6] * (n - 7)
+
+
+@pytest.mark.parametrize(
+    ("q", "eighth"),
+    [
+        (Decimal(_PAST_7), True),
+        (Fraction(7, 100), False),
+        (Decimal("0.07"), False),
+        (Fraction(7 * 10**40 + 1, 10**42), True),  # a denominator past Rust's 2^126
+        (Fraction(1, 12), True),  # ⌈100/12⌉ = 9: the 9th of 100, with the rest
+    ],
+)
+def test_a_decimal_or_fraction_quantile_is_read_exactly(tmp_path, q, eighth):
+    # A Fraction or Decimal q was refused ("give float(q)"), though the rank ⌈q·n⌉ is of q as
+    # written and these are exactly what was written: sizes, gaps (Rust's ranks) and bursts
+    # (Python's) each rank q itself; the column q shows its float.
+    sizes, gaps = _seven_low()
+    ts = [BASE + sum(gaps[:i]) for i in range(len(gaps) + 1)]
+    s = burstcore.sizes(oracles.capture([BASE + 10 * i for i in range(100)], sizes), quantiles=[q])
+    assert s.quantiles.select("q", "value").rows() == [(float(q), 100 if eighth else 60)]
+    g = burstcore.gaps(oracles.capture(ts, [100] * len(ts)), quantiles=[q])
+    assert g.quantiles.select("lo_ns", "hi_ns").row(0) == ((524_288, 10**6) if eighth else (1, 1))
+    data = oracles.capture([BASE + 10**7 * i for i in range(100)], sizes)
+    b = burstcore.bursts(data, gap="1ms", quantiles=[q]).distributions.filter(pl.col("metric") == "bytes")
+    assert b.select("q", "value").rows() == [(float(q), 100 if eighth else 60)]
+    # The command line reads the digits written, past a float's.
+    path = tmp_path / "s.pcap"
+    path.write_bytes(oracles.capture([BASE + 10 * i for i in range(100)], sizes))
+    if isinstance(q, Decimal):
+        p = run_cli("sizes", path, "--quantiles", str(q), "-o", "-", "--table", "quantiles", "--format", "csv")
+        assert p.returncode == 0, p.stderr
+        assert pl.read_csv(p.stdout)["value"].to_list() == [100 if eighth else 60]
+
+
+def test_a_decimal_or_fraction_quantile_outside_0_1_is_refused_as_a_float_is():
+    data = oracles.capture([BASE, BASE + 10], [100, 200])
+    for call in (burstcore.sizes, burstcore.gaps, burstcore.bursts):
+        for q in (Decimal("1.5"), Fraction(3, 2), Decimal("-0.1"), Fraction(-1, 10), Decimal("NaN"), Decimal("Inf")):
+            with pytest.raises(ValueError, match=re.escape(f"quantile {q!r} must be a number from 0 to 1")):
+                call(data, quantiles=[q])
+        # Two q's that differ but would be one value in the column q, and one q given twice.
+        with pytest.raises(ValueError, match=r"quantiles 0.07 and Decimal\('0.070000000000000000001'\) differ"):
+            call(data, quantiles=[0.07, Decimal(_PAST_7)])
+        with pytest.raises(ValueError, match="is given twice"):
+            call(data, quantiles=[Fraction(1, 2), Decimal("0.50")])
+        with pytest.raises(ValueError, match="more than 1,000 decimal places"):
+            call(data, quantiles=[Decimal("1e-999999999")])
+
+
+def test_a_quantile_past_rusts_denominators_ranks_as_itself_at_every_count():
+    # A q of denominator past 2^126 reaches Rust as the mediant of its neighbours among the
+    # fractions of denominator < 2^64: no k/n of a uint64 n lies between them, so the ranks agree.
+    from burstcore._analysis import _same_ranks
+
+    rng = random.Random(3)
+    for _ in range(200):
+        den = rng.randrange(2**127, 2**200)
+        q = Fraction(rng.randrange(0, den + 1), den)
+        r = _same_ranks(q)
+        assert r.denominator <= 2**65
+        ns = [rng.randrange(1, 2**64) for _ in range(50)] + [1, 2, 2**64 - 1]
+        # Where r is near q's ceiling flips: the n's just around q's closest approaches.
+        ns += [x.denominator for x in (q.limit_denominator(2**64 - 1), r) if x.denominator < 2**64]
+        for n in ns:
+            assert -(-q.numerator * n // q.denominator) == -(-r.numerator * n // r.denominator), (q, n)
 
 
 @settings(max_examples=200, deadline=None)

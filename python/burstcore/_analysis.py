@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
-from numbers import Number
+from numbers import Rational
 from typing import Any, Literal
 
 import numpy as np
@@ -431,28 +432,88 @@ def _first(frame: pl.DataFrame, column: str) -> Any:
     return frame[column][0] if column in frame.columns and frame.height else None
 
 
-def _quantiles(quantiles: Any) -> list[float]:
-    """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1], each once:
-    a q given twice would be a duplicate row (and is more likely a typo, 0.5,0.5 for 0.5,0.95),
-    so it is refused rather than dropped. A numpy float narrower than float64 is the decimal it
-    is written as (numpy's shortest form: ``np.float32(0.07)`` is 0.07), not its float64 value
-    (0.07000000029802322, whose ceiling of 0.07 · 100 is the 8th value)."""
-    qs: list[float] = []
+def _quantiles(quantiles: Any) -> list[Fraction]:
+    """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1], each once,
+    exactly as written: the ranks are ⌈q·n⌉ of that (docs/metrics.md). A float is the decimal
+    its ``repr`` writes (0.07, not the binary 0.07000000000000000666); a numpy float narrower
+    than float64 the decimal it is written as (numpy's shortest form: ``np.float32(0.07)`` is
+    0.07, not its float64 value 0.07000000029802322, whose ceiling of 0.07 · 100 is the 8th
+    value); a ``Fraction`` or ``Decimal`` (any rational number) its exact value. A q given twice
+    would be a duplicate row (and is more likely a typo, 0.5,0.5 for 0.5,0.95), so it is refused
+    rather than dropped, as are two that the Float64 column ``q`` would show as one."""
+    qs: list[Fraction] = []
+    shown: list[float] = []
+    given: list[Any] = []
     for q in _as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES:
-        if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)):
-            # A Fraction or a Decimal: a float is what the ranks read (as the decimal it is written as).
-            exact = "; give float(q), a float or an int" if isinstance(q, Number) else ""
+        if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating, Decimal, Rational)):
             raise WrongTypeError(
-                f"quantile {q!r} ({type(q).__name__}) must be a number from 0 to 1 (0.5 is the median){exact}"
+                f"quantile {q!r} ({type(q).__name__}) must be a number from 0 to 1 (0.5 is the median)"
             )
-        if not 0 <= q <= 1:
+        # A NaN or infinite Decimal has no Fraction (and compares by raising): refused as a NaN is.
+        value: Any = q
+        if (isinstance(q, Decimal) and not q.is_finite()) or not 0 <= value <= 1:
             raise ValueError(f"quantile {q!r} must be a number from 0 to 1 (0.5 is the median)")
         if isinstance(q, np.floating) and q.dtype.itemsize < 8:
-            q = float(str(q))
-        if float(q) in qs:
+            exact = Fraction(str(q))
+        elif isinstance(q, (float, np.floating)):
+            exact = Fraction(repr(float(q)))
+        elif isinstance(q, Decimal):
+            # 10^digits, Fraction's denominator, would take minutes past a million digits.
+            if q and int(q.as_tuple().exponent) < -_MAX_PLACES:
+                raise ValueError(
+                    f"quantile {q!r} has more than {_MAX_PLACES:,} decimal places: round it (every q under "
+                    "10^-20 is the first value: q·n < 1 for every count)"
+                )
+            exact = Fraction(q)
+        elif isinstance(q, (int, np.integer)):
+            exact = Fraction(int(q))
+        else:
+            exact = Fraction(int(q.numerator), int(q.denominator))
+        if exact in qs:
             raise ValueError(f"quantile {q!r} is given twice: give each quantile once")
-        qs.append(float(q))
+        if float(exact) in shown:
+            raise ValueError(
+                f"quantiles {given[shown.index(float(exact))]!r} and {q!r} differ but are the same float64, "
+                f"{float(exact)!r}, in the column q: give one of them"
+            )
+        qs.append(exact)
+        shown.append(float(exact))
+        given.append(q)
     return qs
+
+
+# The most decimal places of a Decimal q read exactly.
+_MAX_PLACES = 1000
+
+
+def _core_quantiles(qs: list[Fraction]) -> list[tuple[float, int, int]]:
+    """The q's for the Rust histograms: the float their column shows and the ratio their ranks
+    read, which Rust takes up to a denominator of 2^126 (a Decimal of 38 digits passes it)."""
+    out = []
+    for q in qs:
+        r = q if q.denominator <= 1 << 126 else _same_ranks(q)
+        out.append((float(q), r.numerator, r.denominator))
+    return out
+
+
+def _same_ranks(q: Fraction) -> Fraction:
+    """A fraction with a denominator of at most 2^65 whose ranks ⌈r·n⌉ are q's for every n of a
+    uint64. q's neighbours a/b < q < c/d among the fractions of denominators up to N = 2^64 - 1
+    (the two bounds Fraction.limit_denominator picks between) have no k/n with n ≤ N between
+    them, so every r strictly between them, like their mediant (a + c)/(b + d), gives the same
+    ⌈r·n⌉ for every n ≤ N. For q's of denominator past N only."""
+    limit = (1 << 64) - 1
+    p0, q0, p1, q1 = 0, 1, 1, 0
+    n, d = q.numerator, q.denominator
+    while True:
+        a = n // d
+        q2 = q0 + a * q1
+        if q2 > limit:
+            break
+        p0, q0, p1, q1 = p1, q1, p0 + a * p1, q2
+        n, d = d, n - a * d
+    k = (limit - q0) // q1
+    return Fraction(p0 + (k + 1) * p1, q0 + (k + 1) * q1)
 
 
 def _hist_table(table: dict[str, Any], labels: pl.Series) -> pl.DataFrame:
@@ -516,7 +577,7 @@ def _distribution(
         srcs,
         what,
         core_by,
-        qs,
+        _core_quantiles(qs),
         max_groups,
         horizon_ns,
         late,
@@ -575,7 +636,8 @@ def sizes(
     quantile that falls there is reported as the largest size seen, an upper bound.
 
     ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1),
-    each once (a q given twice is a ``ValueError``).
+    each once (a q given twice is a ``ValueError``): a float as the decimal it is written as, a
+    ``Fraction`` or ``Decimal`` exactly (docs/metrics.md); the column ``q`` shows each as a float.
     ``max_groups``: most groups of ``by`` (default 10,000; a few hundred bytes each, more for
     groups of many sizes, docs/limits.md); one more is a ``LimitExceededError``
     (``limit == "result"``) at once. The default is a hundred times below ``scan``'s 1,000,000
@@ -680,7 +742,7 @@ def _as_ns(lengths: np.ndarray) -> pl.Series:
     return pl.Series(np.where(fits, lengths, 0).astype(np.int64), dtype=pl.Int64).scatter(np.flatnonzero(~fits), None)
 
 
-def _order_stats(values: np.ndarray, first: np.ndarray, counts: np.ndarray, qs: list[float]) -> np.ndarray:
+def _order_stats(values: np.ndarray, first: np.ndarray, counts: np.ndarray, qs: list[Fraction]) -> np.ndarray:
     """Each group's order statistics at ``qs`` (rank ``ceil(q·n)``, at least 1): ``values`` are
     the groups' runs one after another, group g's ``counts[g]`` of them from ``first[g]``; an
     array of (groups, len(qs)), whose rows of groups without a value are meaningless."""
@@ -704,15 +766,14 @@ def _sorted_within_groups(values: np.ndarray, group: np.ndarray, n_groups: int) 
     return values[np.lexsort((values, group))]
 
 
-def _ranks(counts: np.ndarray, qs: list[float]) -> np.ndarray:
-    """(groups, len(qs)) 1-based ranks ⌈q·n⌉ (at least 1, at most n) of n = ``counts``, q read
-    as the decimal it is written as (its shortest ``repr``), as the Rust histograms read it:
-    the float product 0.07 · 100 is 7.000000000000001, whose ceiling is the 8th value, not the
-    7th. Exact in Python integers, once per distinct count (a million groups have few)."""
+def _ranks(counts: np.ndarray, qs: list[Fraction]) -> np.ndarray:
+    """(groups, len(qs)) 1-based ranks ⌈q·n⌉ (at least 1, at most n) of n = ``counts``, q exact
+    as ``_quantiles`` reads it (a float as the decimal it is written as), as the Rust histograms
+    read it: the float product 0.07 · 100 is 7.000000000000001, whose ceiling is the 8th value,
+    not the 7th. Exact in Python integers, once per distinct count (a million groups have few)."""
     distinct, inverse = np.unique(counts, return_inverse=True)
     table = np.ones((len(distinct), len(qs)), dtype=np.int64)
-    for j, q in enumerate(qs):
-        f = Fraction(repr(float(q)))
+    for j, f in enumerate(qs):
         for i, n in enumerate(distinct.tolist()):
             table[i, j] = min(max(-(-f.numerator * n // f.denominator), 1), max(n, 1))
     return table[inverse.reshape(-1)]
@@ -725,7 +786,7 @@ def _burst_tables(
     ends: np.ndarray,
     nbytes: np.ndarray,
     packets: np.ndarray,
-    qs: list[float],
+    qs: list[Fraction],
     grouped: bool,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The bursts' table and the distributions of their bytes, packets, lengths and OFF gaps,
@@ -780,7 +841,9 @@ def _burst_tables(
             "metric": pl.Series(["bytes", "packets", "duration_ns", "off_ns"], dtype=pl.String).gather(
                 np.tile(np.repeat(np.arange(4, dtype=np.uint32), nq), n_groups)
             ),
-            "q": pl.Series(qs, dtype=pl.Float64).gather(np.tile(np.arange(nq, dtype=np.uint32), 4 * n_groups)),
+            "q": pl.Series([float(q) for q in qs], dtype=pl.Float64).gather(
+                np.tile(np.arange(nq, dtype=np.uint32), 4 * n_groups)
+            ),
             "value": pl.Series(value.view(np.int64), dtype=pl.Int64),
         }
     ).with_columns(value=pl.when(pl.Series(null)).then(None).otherwise(pl.col("value")))
@@ -827,7 +890,8 @@ def bursts(
     (whether frames end with their FCS, for 'l1') as in ``scan``.
 
     ``quantiles``: the q's of ``distributions`` (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9,
-    0.99, 0.999, 1), each a number from 0 to 1, each once. Returns a ``Bursts``."""
+    0.99, 0.999, 1), each a number from 0 to 1, each once, read as for ``sizes`` (a ``Fraction``
+    or ``Decimal`` exactly). Returns a ``Bursts``."""
     # A threshold like a window: a plain 1_000_000 (meant as ns, as gap_ns reports it) was read
     # as 11.6 days and silently made the whole trace one burst.
     gap_ns = parse_duration(gap, name="gap", allow_zero=True, scale=True)
