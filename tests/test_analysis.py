@@ -399,6 +399,23 @@ def test_superpose_by_key_alone_still_measures_the_gain():
         assert got.equals(full.filter(pl.col("by") == "pair")), name
 
 
+def test_superpose_an_empty_capture_has_no_singles_rows():
+    # SuperposeResult's docstring: no rows (not rows of 0 bytes), nothing added to the sum, a
+    # warning naming it; every capture empty: no rows in either table, and no warning.
+    a = oracles.capture([BASE + i * 1000 for i in range(10)], [100] * 10)
+    empty = oracles.capture([], [])
+    kw: dict = {"windows": ["1us", "10us"], "rates": ["1Gbps"]}
+    alone = burstcore.scan(a, **kw).envelope.select("window_ns", "bytes")
+    with pytest.warns(burstcore.CaptureWarning, match=r"^capture 1 gave the merge no packet \(empty"):
+        r = burstcore.superpose([empty, a], **kw)
+    assert r.singles["capture"].to_list() == [1, 1]
+    assert r.multiplexing_gain.select("window_ns", "sum_single_bytes").rows() == alone.rows()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = burstcore.superpose([empty, empty], **kw)
+    assert r.singles.height == 0 and r.multiplexing_gain.height == 0 and r.summary["packets"][0] == 0
+
+
 def test_superpose_random_offsets_are_reproducible():
     ts = [BASE + i * 100_000 for i in range(50)]  # 4.9 ms: every shift overlaps the others
     data = oracles.capture(ts, [100] * 50)
@@ -604,6 +621,38 @@ def test_iterations_do_not_take_the_steps_inside_a_phase_for_the_period(periods,
         assert said == [], said
     else:
         assert len(said) == 1 and "best period (6ms) was shorter than quiet runs" in said[0], said
+
+
+def test_iterations_bytes_run_from_an_unreported_boundary_for_the_first_and_from_end_after():
+    """docs/metrics.md: an iteration's bytes run from its segment's start boundary to its end:
+    the previous iteration's end after a kept one; for the first, a bin's start not reported,
+    0.7-1.3 acf periods before its end, with the traffic between it and ``start`` counted and
+    the traffic before it in no iteration. A light trickle of 100 B frames every 0.5 ms for
+    300 ms before the first phase makes every bin edge a different byte count."""
+    period = 50_000_000
+    pk, starts = _job(["10.1.0.1", "10.1.0.2"], period, 12, 40, 1)
+    small = oracles.eth_ipv4_udp("10.1.0.9", "10.1.0.8", 1, 2, payload=100)
+    pk += [(starts[0] - 300_000_000 + i * 500_000, small) for i in range(600)]
+    it = burstcore.iterations(_jobs_capture(pk))
+    assert it.period_ns == period and it.acf_period_ns == period
+    rows = it.iterations.rows(named=True)
+    t = np.array(sorted(p[0] for p in pk), dtype=np.int64)
+    size = np.array([len(p[1]) for p in sorted(pk, key=lambda p: p[0])], dtype=np.int64)
+
+    def between(lo: int, hi: int) -> int:
+        return int(size[(t >= lo) & (t < hi)].sum())
+
+    first = rows[0]
+    edges = range(int(t[0]) // it.bin_ns * it.bin_ns, first["start_ns"] + 1, it.bin_ns)
+    boundary = [b for b in edges if between(b, first["end_ns"]) == first["bytes"]]
+    assert len(boundary) == 1, boundary
+    b = boundary[0]
+    assert b < first["start_ns"] and between(b, first["start_ns"]) > 0  # trickle before start, counted
+    assert 0.7 * period <= first["end_ns"] - b <= 1.3 * period
+    assert between(int(t[0]), b) > 0  # the trickle before it: in no iteration
+    assert sum(r["bytes"] for r in rows) == between(b, rows[-1]["end_ns"]) < between(int(t[0]), rows[-1]["end_ns"] + 1)
+    for prev, r in itertools.pairwise(rows):
+        assert r["bytes"] == between(prev["end_ns"], r["end_ns"]), r
 
 
 def test_iterations_find_the_period_of_two_pulses_apart():

@@ -973,7 +973,15 @@ class Iterations(FramesEqual):
       edge and rank so finds its iteration period (0.08-0.12);
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
-      from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
+      from the iteration's segment boundary to ``end``, ACKs included: after an iteration kept
+      just before it, that boundary is the previous one's ``end``; for the first iteration, and
+      one after a segment dropped, it is not reported: the start of the bin where the
+      segmentation placed it, at the quietest point of the smoothed rate 0.7-1.3
+      ``acf_period_ns`` before the next boundary, or the first packet's bin for the trace's first
+      segment, moved back over busy bins (5 % of its segment's busiest) that run on into it from
+      a dropped segment.
+      Traffic between that boundary and ``start`` counts in the iteration's bytes, traffic
+      before it in none), peak_rate_bps (busiest
       bin of the phase), start_ns, comm_end_ns, end_ns (the same instants as int ns), and
       duration_ns (``end_ns − start_ns``: from the phase's start to the next segment's, the
       terminal table's "length"; iterations start a period apart, so this is shorter than the
@@ -1340,7 +1348,11 @@ class SuperposeResult(ScanResult):
       (unless ``start``/``end`` cut into a capture: the range applies to the shifted times).
     - ``singles``: each capture's own aggregate E(τ) (capture, window_ns, bytes, max_packets);
       ``capture`` is the capture's position in the list given, from 0, as in ``interfaces``
-      (where ``source`` is its path);
+      (where ``source`` is its path). A capture that gives the merge no packet (empty, every
+      packet filtered out or outside ``start``/``end``) has no E(τ) and so no rows here (not
+      rows of 0 bytes), adds nothing to ``sum_single_bytes``, and is named in a warning; when
+      no capture gives one, ``singles`` and ``multiplexing_gain`` have no rows and nothing is
+      warned (the merge's own tables are those of an empty capture);
     - ``offsets_ns``: the offset added to each capture's timestamps;
     - ``interfaces``: which capture each interface group of the merge (``by="interface"``) is
       of, as ``ScanResult.interfaces`` (the same file given twice has two captures, each with
