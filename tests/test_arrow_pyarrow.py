@@ -403,7 +403,7 @@ def test_arrow_types_polars_cannot_import_are_a_value_error_not_a_panic(column: 
     every form; a run-end encoded stream raised polars' bare "The datatype "+r" is still not
     supported". Both now say what to give, and leave nothing held."""
     ts, sz = _packets()
-    what = "integer ns or a timestamp in ms, us or ns" if column == "timestamp" else "integers"
+    what = "integer ns or a timestamp in s, ms, us or ns" if column == "timestamp" else "integers"
 
     def sources(bad: pa.Array) -> list[Any]:
         cols = {"timestamp": pa.array(ts), "size": pa.array(sz), column: bad}

@@ -454,7 +454,8 @@ def _quantiles(quantiles: Any) -> list[Fraction]:
         if (isinstance(q, Decimal) and not q.is_finite()) or not 0 <= value <= 1:
             raise ValueError(f"quantile {q!r} must be a number from 0 to 1 (0.5 is the median)")
         if isinstance(q, np.floating) and q.dtype.itemsize < 8:
-            exact = Fraction(str(q))
+            q = float(str(q))  # named so in the messages below, too
+            exact = Fraction(repr(q))
         elif isinstance(q, (float, np.floating)):
             exact = Fraction(repr(float(q)))
         elif isinstance(q, Decimal):
