@@ -10,6 +10,8 @@ import re
 import struct
 import warnings
 from collections import defaultdict
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -397,6 +399,23 @@ def test_superpose_by_key_alone_still_measures_the_gain():
         assert got.equals(full.filter(pl.col("by") == "pair")), name
 
 
+def test_superpose_an_empty_capture_has_no_singles_rows():
+    # SuperposeResult's docstring: no rows (not rows of 0 bytes), nothing added to the sum, a
+    # warning naming it; every capture empty: no rows in either table, and no warning.
+    a = oracles.capture([BASE + i * 1000 for i in range(10)], [100] * 10)
+    empty = oracles.capture([], [])
+    kw: dict = {"windows": ["1us", "10us"], "rates": ["1Gbps"]}
+    alone = burstcore.scan(a, **kw).envelope.select("window_ns", "bytes")
+    with pytest.warns(burstcore.CaptureWarning, match=r"^capture 1 gave the merge no packet \(empty"):
+        r = burstcore.superpose([empty, a], **kw)
+    assert r.singles["capture"].to_list() == [1, 1]
+    assert r.multiplexing_gain.select("window_ns", "sum_single_bytes").rows() == alone.rows()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = burstcore.superpose([empty, empty], **kw)
+    assert r.singles.height == 0 and r.multiplexing_gain.height == 0 and r.summary["packets"][0] == 0
+
+
 def test_superpose_random_offsets_are_reproducible():
     ts = [BASE + i * 100_000 for i in range(50)]  # 4.9 ms: every shift overlaps the others
     data = oracles.capture(ts, [100] * 50)
@@ -602,6 +621,38 @@ def test_iterations_do_not_take_the_steps_inside_a_phase_for_the_period(periods,
         assert said == [], said
     else:
         assert len(said) == 1 and "best period (6ms) was shorter than quiet runs" in said[0], said
+
+
+def test_iterations_bytes_run_from_an_unreported_boundary_for_the_first_and_from_end_after():
+    """docs/metrics.md: an iteration's bytes run from its segment's start boundary to its end:
+    the previous iteration's end after a kept one; for the first, a bin's start not reported,
+    0.7-1.3 acf periods before its end, with the traffic between it and ``start`` counted and
+    the traffic before it in no iteration. A light trickle of 100 B frames every 0.5 ms for
+    300 ms before the first phase makes every bin edge a different byte count."""
+    period = 50_000_000
+    pk, starts = _job(["10.1.0.1", "10.1.0.2"], period, 12, 40, 1)
+    small = oracles.eth_ipv4_udp("10.1.0.9", "10.1.0.8", 1, 2, payload=100)
+    pk += [(starts[0] - 300_000_000 + i * 500_000, small) for i in range(600)]
+    it = burstcore.iterations(_jobs_capture(pk))
+    assert it.period_ns == period and it.acf_period_ns == period
+    rows = it.iterations.rows(named=True)
+    t = np.array(sorted(p[0] for p in pk), dtype=np.int64)
+    size = np.array([len(p[1]) for p in sorted(pk, key=lambda p: p[0])], dtype=np.int64)
+
+    def between(lo: int, hi: int) -> int:
+        return int(size[(t >= lo) & (t < hi)].sum())
+
+    first = rows[0]
+    edges = range(int(t[0]) // it.bin_ns * it.bin_ns, first["start_ns"] + 1, it.bin_ns)
+    boundary = [b for b in edges if between(b, first["end_ns"]) == first["bytes"]]
+    assert len(boundary) == 1, boundary
+    b = boundary[0]
+    assert b < first["start_ns"] and between(b, first["start_ns"]) > 0  # trickle before start, counted
+    assert 0.7 * period <= first["end_ns"] - b <= 1.3 * period
+    assert between(int(t[0]), b) > 0  # the trickle before it: in no iteration
+    assert sum(r["bytes"] for r in rows) == between(b, rows[-1]["end_ns"]) < between(int(t[0]), rows[-1]["end_ns"] + 1)
+    for prev, r in itertools.pairwise(rows):
+        assert r["bytes"] == between(prev["end_ns"], r["end_ns"]), r
 
 
 def test_iterations_find_the_period_of_two_pulses_apart():
@@ -841,6 +892,58 @@ def test_traffic_matrix_and_host_volumes_stop_at_max_pairs():
         assert e.value.limit == "result"
     assert burstcore.traffic_matrix(data, max_pairs=np.int64(3)).height == 3
     assert burstcore.host_volumes(data, max_pairs=3).height == 4
+
+
+def test_traffic_matrix_share_past_2_53_bytes_is_the_quotient_rounded_once(monkeypatch):
+    # numpy divided float64s: a count or total past 2^53 was rounded before the division, so the
+    # share was rounded twice (18 of these 45 came out an ulp off). A capture of 2^53 bytes takes
+    # 2 million 4 GiB records, so the core's answer is given directly; the division is Python's.
+    from burstcore import _analysis
+
+    rng = random.Random(5)
+    counts = [2**62 + 3, 2**53 + 1, 2**40 + 7, 5, 0] + [rng.randrange(2**54, 2**57) for _ in range(40)]
+    total = sum(counts)
+    assert total < 2**64  # the core's u64
+    addresses = [f"10.0.{i // 250}.{i % 250 + 1}" for i in range(len(counts) + 1)]
+    pairs = {
+        "src": np.zeros(len(counts), dtype=np.uint32),
+        "dst": np.arange(1, len(counts) + 1, dtype=np.uint32),
+        "addresses": addresses,
+        "bytes": np.array(counts, dtype=np.uint64),
+        "packets": np.ones(len(counts), dtype=np.uint64),
+    }
+    monkeypatch.setattr(_analysis, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": total})
+    m = burstcore.traffic_matrix(b"unused")
+    exact = {b: float(Fraction(b, total)) for b in counts}
+    assert [exact[b] for b in m["bytes"]] == m["share"].to_list()
+    # The inputs do tell the two apart: one rounding of each float64 before dividing is off.
+    twice = sum(float(b) / float(total) != exact[b] for b in counts)
+    assert twice == 18
+    # Within 2^53 numpy's quotient is the exact one, and a total of 0 gives null shares.
+    pairs["bytes"] = np.array([78, 80], dtype=np.uint64)
+    pairs["src"], pairs["dst"] = pairs["src"][:2], pairs["dst"][:2]
+    pairs["packets"] = pairs["packets"][:2]
+    monkeypatch.setattr(_analysis, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": 158})
+    assert burstcore.traffic_matrix(b"unused")["share"].to_list() == [80 / 158, 78 / 158]
+    monkeypatch.setattr(_analysis, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": 0})
+    assert burstcore.traffic_matrix(b"unused")["share"].to_list() == [None, None]
+
+
+def test_traffic_matrix_rows_of_equal_bytes_go_by_src_then_dst_as_strings():
+    # The docstring's order: equal bytes by src, then dst, compared as strings ("10.0.0.10" before
+    # "10.0.0.9", not as addresses), the row without addresses last; the sizes are all equal.
+    pairs = [("10.0.0.9", "10.0.0.1"), ("10.0.0.10", "10.0.0.2"), (None, None), ("10.0.0.10", "10.0.0.1")]
+    arp = b"\xff" * 6 + b"\x02" * 6 + b"\x08\x06" + b"\0" * 28
+    frames = [arp if s is None else oracles.eth_ipv4_udp(s, d, 1, 2) for s, d in pairs]
+    data = oracles.capture([BASE + 10 * i for i in range(4)], [100] * 4, frames=frames)
+    m = burstcore.traffic_matrix(data)
+    assert m["bytes"].to_list() == [100] * 4
+    assert m.select("src", "dst").rows() == [
+        ("10.0.0.10", "10.0.0.1"),
+        ("10.0.0.10", "10.0.0.2"),
+        ("10.0.0.9", "10.0.0.1"),
+        (None, None),
+    ]
 
 
 def test_default_max_groups_is_one_number_with_rust():
@@ -1276,6 +1379,81 @@ def test_a_quantile_given_twice_is_refused(tmp_path, call: str) -> None:
     assert p.returncode == 2 and b"quantile 0.5 is given twice: give each quantile once" in p.stderr, p.stderr
     # Each once: one row per q (a guard).
     assert getattr(burstcore, call)(data, quantiles=[0.5, 0.9], **kw) is not None
+
+
+# q just past 7/100, by a digit a float cannot hold: its float is 0.07, whose rank of 100 is the
+# 7th; its own rank is the 8th.
+_PAST_7 = "0.070000000000000000001"
+
+
+def _seven_low(n: int = 100) -> tuple[list[int], list[int]]:
+    """n values (n ≥ 8) of which the 7 smallest differ from the rest: (sizes, gaps) both so."""
+    return [60] * 7 + [100] * (n - 7), [1] * 7 + [10**6] * (n - 7)
+
+
+@pytest.mark.parametrize(
+    ("q", "eighth"),
+    [
+        (Decimal(_PAST_7), True),
+        (Fraction(7, 100), False),
+        (Decimal("0.07"), False),
+        (Fraction(7 * 10**40 + 1, 10**42), True),  # a denominator past Rust's 2^126
+        (Fraction(1, 12), True),  # ⌈100/12⌉ = 9: the 9th of 100, with the rest
+    ],
+)
+def test_a_decimal_or_fraction_quantile_is_read_exactly(tmp_path, q, eighth):
+    # A Fraction or Decimal q was refused ("give float(q)"), though the rank ⌈q·n⌉ is of q as
+    # written and these are exactly what was written: sizes, gaps (Rust's ranks) and bursts
+    # (Python's) each rank q itself; the column q shows its float.
+    sizes, gaps = _seven_low()
+    ts = [BASE + sum(gaps[:i]) for i in range(len(gaps) + 1)]
+    s = burstcore.sizes(oracles.capture([BASE + 10 * i for i in range(100)], sizes), quantiles=[q])
+    assert s.quantiles.select("q", "value").rows() == [(float(q), 100 if eighth else 60)]
+    g = burstcore.gaps(oracles.capture(ts, [100] * len(ts)), quantiles=[q])
+    assert g.quantiles.select("lo_ns", "hi_ns").row(0) == ((524_288, 10**6) if eighth else (1, 1))
+    data = oracles.capture([BASE + 10**7 * i for i in range(100)], sizes)
+    b = burstcore.bursts(data, gap="1ms", quantiles=[q]).distributions.filter(pl.col("metric") == "bytes")
+    assert b.select("q", "value").rows() == [(float(q), 100 if eighth else 60)]
+    # The command line reads the digits written, past a float's.
+    path = tmp_path / "s.pcap"
+    path.write_bytes(oracles.capture([BASE + 10 * i for i in range(100)], sizes))
+    if isinstance(q, Decimal):
+        p = run_cli("sizes", path, "--quantiles", str(q), "-o", "-", "--table", "quantiles", "--format", "csv")
+        assert p.returncode == 0, p.stderr
+        assert pl.read_csv(p.stdout)["value"].to_list() == [100 if eighth else 60]
+
+
+def test_a_decimal_or_fraction_quantile_outside_0_1_is_refused_as_a_float_is():
+    data = oracles.capture([BASE, BASE + 10], [100, 200])
+    for call in (burstcore.sizes, burstcore.gaps, burstcore.bursts):
+        for q in (Decimal("1.5"), Fraction(3, 2), Decimal("-0.1"), Fraction(-1, 10), Decimal("NaN"), Decimal("Inf")):
+            with pytest.raises(ValueError, match=re.escape(f"quantile {q!r} must be a number from 0 to 1")):
+                call(data, quantiles=[q])
+        # Two q's that differ but would be one value in the column q, and one q given twice.
+        with pytest.raises(ValueError, match=r"quantiles 0.07 and Decimal\('0.070000000000000000001'\) differ"):
+            call(data, quantiles=[0.07, Decimal(_PAST_7)])
+        with pytest.raises(ValueError, match="is given twice"):
+            call(data, quantiles=[Fraction(1, 2), Decimal("0.50")])
+        with pytest.raises(ValueError, match="more than 1,000 decimal places"):
+            call(data, quantiles=[Decimal("1e-999999999")])
+
+
+def test_a_quantile_past_rusts_denominators_ranks_as_itself_at_every_count():
+    # A q of denominator past 2^126 reaches Rust as the mediant of its neighbours among the
+    # fractions of denominator < 2^64: no k/n of a uint64 n lies between them, so the ranks agree.
+    from burstcore._analysis import _same_ranks
+
+    rng = random.Random(3)
+    for _ in range(200):
+        den = rng.randrange(2**127, 2**200)
+        q = Fraction(rng.randrange(0, den + 1), den)
+        r = _same_ranks(q)
+        assert r.denominator <= 2**65
+        ns = [rng.randrange(1, 2**64) for _ in range(50)] + [1, 2, 2**64 - 1]
+        # Where r is near q's ceiling flips: the n's just around q's closest approaches.
+        ns += [x.denominator for x in (q.limit_denominator(2**64 - 1), r) if x.denominator < 2**64]
+        for n in ns:
+            assert -(-q.numerator * n // q.denominator) == -(-r.numerator * n // r.denominator), (q, n)
 
 
 @settings(max_examples=200, deadline=None)

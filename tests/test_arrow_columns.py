@@ -202,20 +202,37 @@ def test_a_sliced_arrow_array_is_its_slice() -> None:
     _same(got, want)
 
 
-def test_arrow_timestamps_in_seconds_are_refused_not_wrapped() -> None:
+def test_arrow_timestamps_in_seconds_are_read_exactly_or_refused_past_int64_ns() -> None:
     """polars imports an Arrow timestamp (or duration) in seconds as milliseconds, multiplying
-    without a check: 2^62 s came out as 0 ns, the scan's first packet at 1970 with no word said.
-    Such a column is refused, saying to give it in a finer unit (which pyarrow's cast checks)."""
+    without a check: 2^62 s came out as 0 ns, the scan's first packet at 1970 with no word said;
+    then such a column was refused. Now it is read from its buffer and scaled to ns with a range
+    check: up to the last second int64 ns hold exactly (a slice, a null refused as any null),
+    one second past it (either end) and 2^62 s refused with the range."""
     sz = np.array([100, 200, 300], dtype=np.uint64)
-    for values in ([2**62, 2**62 + 1, 2**62 + 2], [1_700_000_000, 1_700_000_001, 1_700_000_002]):
+    opts = {"windows": ["1s"], "rates": ["1Gbps"]}  # seconds apart, 584 years at most: no bins
+    top, bottom = (2**63 - 1) // 10**9, -(2**63 // 10**9)
+    formats = ((b"tss:", "timestamp"), (b"tss:UTC", "timestamp"), (b"tss:+05:30", "timestamp"), (b"tDs", "duration"))
+    for values in ([1_700_000_000, 1_700_000_001, 1_700_000_003], [top - 2, top - 1, top], [bottom, bottom + 1, 0]):
         raw = np.array(values, dtype=np.int64)
-        for fmt, kind in ((b"tss:", "timestamp"), (b"tss:UTC", "timestamp"), (b"tDs", "duration")):
+        want = burstcore.scan((raw * 10**9, sz), **opts)
+        for fmt, _ in formats:
             for src in ((CArray(raw, fmt=fmt), CArray(sz)), {"timestamp": CArray(raw, fmt=fmt), "size": CArray(sz)}):
-                with pytest.raises(ValueError, match=rf"Arrow {kind} in seconds .*cast\(pa\.{kind}\('ns'\)\)"):
-                    burstcore.scan(src, **OPTS)
+                _same(burstcore.scan(src, **opts), want)
+        sliced = np.array([2**62, *values], dtype=np.int64)  # the value before the slice is not read
+        _same(burstcore.scan((CArray(sliced, fmt=b"tss:", offset=1), CArray(sz)), **opts), want)
+    outside = r"Arrow (timestamp|duration) in seconds .* are outside int64 nanoseconds since 1970 \(1677-09-21"
+    for values in ([1, 2, top + 1], [bottom - 1, 0, 1], [2**62, 2**62 + 1, 2**62 + 2]):
+        raw = np.array(values, dtype=np.int64)
+        for fmt, kind in formats:
+            for src in ((CArray(raw, fmt=fmt), CArray(sz)), {"timestamp": CArray(raw, fmt=fmt), "size": CArray(sz)}):
+                with pytest.raises(ValueError, match=outside) as e:
+                    burstcore.scan(src, **opts)
+                assert f"Arrow {kind} in seconds" in str(e.value)
+    with pytest.raises(ValueError, match="must not contain nulls"):
+        burstcore.scan((CArray(np.array([1, 2**62, 3]), [True, False, True], fmt=b"tss:"), CArray(sz)), **opts)
     # Sizes in seconds are no sizes: refused as such, whatever the unit.
     with pytest.raises(ValueError, match="sizes must be non-negative integers"):
-        burstcore.scan((CArray(sz.astype(np.int64)), CArray(sz.astype(np.int64), fmt=b"tss:")), **OPTS)
+        burstcore.scan((CArray(sz.astype(np.int64)), CArray(sz.astype(np.int64), fmt=b"tss:")), **opts)
 
 
 def test_a_stream_is_asked_for_its_arrow_type_once_and_still_scanned() -> None:

@@ -137,15 +137,31 @@ def test_timestamps_of_every_unit_and_zone_are_their_instants(unit: str, tz: str
 
 
 @pytest.mark.parametrize("tz", [None, "UTC", "Asia/Tokyo", "+05:30"])
-def test_seconds_are_refused_in_every_zone_and_as_a_duration(tz: str | None) -> None:
+def test_seconds_are_read_exactly_in_every_zone_and_as_a_duration(tz: str | None) -> None:
+    """Refused before (polars' import of seconds multiplies unchecked): read exactly now, as a
+    table's column, alone, in a mapping, in chunks, up to the last second int64 ns hold; a
+    second past it refused with the range."""
     ts, sz = _packets()
-    for kind, column in [
-        ("timestamp", pa.array(ts // 10**9).cast(pa.timestamp("s", tz))),
-        ("duration", pa.array(ts // 10**9).cast(pa.duration("s"))),
-    ]:
-        for source in (pa.table({"timestamp": column, "size": sz}), (column, sz), {"timestamp": column, "size": sz}):
-            with pytest.raises(ValueError, match=rf"is an Arrow {kind} in seconds .*pa\.{kind}\('ns'\)"):
-                burstcore.scan(source, **OPTS)
+    opts = {"windows": ["1s"], "rates": ["1Gbps"]}
+    top = (2**63 - 1) // 10**9
+    for secs in (ts // 10**9, np.array([top - 1] * (len(ts) - 1) + [top], dtype=np.int64)):
+        want = burstcore.scan((secs * 10**9, sz), **opts)
+        for column in (pa.array(secs).cast(pa.timestamp("s", tz)), pa.array(secs).cast(pa.duration("s"))):
+            chunked = pa.chunked_array([column[:7], column[7:]])
+            for source in (
+                pa.table({"timestamp": column, "size": sz}),
+                pa.table({"timestamp": chunked, "size": sz}),
+                (column, sz),
+                (chunked, sz),
+                {"timestamp": column, "size": sz},
+            ):
+                _same(burstcore.scan(source, **opts), want)
+    past = pa.array(np.array([1, 2, top + 1], dtype=np.int64)).cast(pa.timestamp("s", tz))
+    for source in (pa.table({"timestamp": past, "size": sz[:3]}), (past, sz[:3])):
+        with pytest.raises(
+            ValueError, match=r"in seconds .* are outside int64 nanoseconds since 1970 .*9,223,372,037 s"
+        ):
+            burstcore.scan(source, **opts)
 
 
 def test_a_fixed_offset_zone_says_to_give_utc() -> None:
@@ -300,11 +316,11 @@ def test_every_buffer_is_released_after_a_scan_or_its_error(kind: str) -> None:
         sources = [t, pa.concat_tables([t.slice(0, 100), t.slice(100)]), t.to_reader(max_chunksize=20_000)]
         sources.append(t.combine_chunks().to_batches()[0])
         for source in sources:
-            if kind == "int":
+            if kind in ("int", "seconds"):
                 burstcore.scan(source, windows=["10us"], rates=["1Gbps"])
             else:
                 error = burstcore.OutOfOrderError if kind == "late" else ValueError
-                with pytest.raises(error, match=r"packet|seconds|String"):
+                with pytest.raises(error, match=r"packet|String"):
                     burstcore.scan(source, windows=["10us"], rates=["1Gbps"])
 
     assert _pool_after(scans) == 0
@@ -387,7 +403,7 @@ def test_arrow_types_polars_cannot_import_are_a_value_error_not_a_panic(column: 
     every form; a run-end encoded stream raised polars' bare "The datatype "+r" is still not
     supported". Both now say what to give, and leave nothing held."""
     ts, sz = _packets()
-    what = "integer ns or a timestamp in ms, us or ns" if column == "timestamp" else "integers"
+    what = "integer ns or a timestamp in s, ms, us or ns" if column == "timestamp" else "integers"
 
     def sources(bad: pa.Array) -> list[Any]:
         cols = {"timestamp": pa.array(ts), "size": pa.array(sz), column: bad}
@@ -416,7 +432,7 @@ def test_arrow_types_polars_cannot_import_are_a_value_error_not_a_panic(column: 
 @pytest.mark.parametrize("tz", [None, "UTC", "Asia/Kolkata"])
 def test_pyarrow_backed_pandas_timestamps_are_read_as_their_arrow_column(unit: str, tz: str | None) -> None:
     """A pandas Series of an ArrowDtype (``read_parquet(..., dtype_backend="pyarrow")``) holds an
-    Arrow column: read as one, exactly, seconds refused as an Arrow column's are. Fails on the
+    Arrow column: read as one, exactly, seconds too, as an Arrow column's are. Fails on the
     old code: numpy was asked for its unit, "TypeError: Cannot interpret 'timestamp[ms][pyarrow]'
     as a data type"."""
     pd = pytest.importorskip("pandas")
@@ -433,10 +449,10 @@ def test_pyarrow_backed_pandas_timestamps_are_read_as_their_arrow_column(unit: s
             burstcore.scan({"timestamp": column, "size": pd.Series(sz, dtype="uint64[pyarrow]")}, **OPTS),
             _want(whole, sz),
         )
-    with pytest.raises(ValueError, match=r"is an Arrow timestamp in seconds"):
-        burstcore.scan((series("s"), sz), **OPTS)
-    with pytest.raises(ValueError, match=r"is an Arrow duration in seconds"):
-        burstcore.scan({"timestamp": series("s", "duration"), "size": sz}, **OPTS)
+    # Seconds: read exactly, as an Arrow column's are.
+    secs = ts // 10**9 * 10**9
+    _same(burstcore.scan((series("s"), sz), **OPTS), _want(secs, sz))
+    _same(burstcore.scan({"timestamp": series("s", "duration"), "size": sz}, **OPTS), _want(secs, sz))
     with pytest.raises(ValueError, match=r"\(pyarrow-backed\) in a pandas Index: give them as a Series"):
         burstcore.scan((pd.Index(series(unit)), sz), **OPTS)
 

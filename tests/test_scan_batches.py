@@ -126,6 +126,42 @@ def test_batches_of_iter_packets_scan_as_the_capture(batch_rows: int, n: int) ->
     assert of_batches == burstcore.scan(burstcore.read_packets(data, columns=COLUMNS), **opts)
 
 
+def test_an_iter_packets_reader_advanced_by_hand_is_refused() -> None:
+    """A next() on it (to look at the first batch) and then a scan: the scan saw only the batches
+    after it, a scan of part of the capture from a packet in its middle, without a word. Refused,
+    saying what to give; the batch put back in front scans the whole, as the path does."""
+    data = pcap(250)
+    opts: dict[str, Any] = dict(windows=WINDOWS, rates=RATES)
+    whole = burstcore.scan(burstcore.iter_packets(data, columns=COLUMNS, batch_rows=100), **opts)
+    assert_frame_equal(whole.envelope, burstcore.scan(data, **opts).envelope, check_exact=True)
+    reader = burstcore.iter_packets(data, columns=COLUMNS, batch_rows=100)
+    first = next(reader)
+    assert first.height == 100
+    with pytest.raises(
+        ValueError, match=r"^this iter_packets reader gave batches before this scan .*part of the capture"
+    ):
+        burstcore.scan(reader, **opts)
+    # Refused before any batch was taken: the rest is still there, and with the first in front
+    # the scan is the capture's.
+    assert burstcore.scan(itertools.chain([first], reader), **opts) == whole
+    # A loop left early leaves it the same.
+    reader = burstcore.iter_packets(data, columns=COLUMNS, batch_rows=100)
+    for _ in reader:
+        break
+    with pytest.raises(ValueError, match=r"^this iter_packets reader gave batches before this scan"):
+        burstcore.scan(reader, **opts)
+    # Read to its end by hand: no batch left, and the scan says so rather than give an empty result.
+    reader = burstcore.iter_packets(data, columns=COLUMNS, batch_rows=100)
+    assert sum(b.height for b in reader) == 250
+    with pytest.raises(ValueError, match=r"^no batches: "):
+        burstcore.scan(reader, **opts)
+    # A generator of one's own, advanced by hand, is scanned from where it is (docs/limits.md):
+    # what it gives is the caller's to say.
+    own = (b for b in burstcore.iter_packets(data, columns=COLUMNS, batch_rows=100))
+    next(own)
+    assert burstcore.scan(own, **opts).summary["packets"][0] == 150
+
+
 def test_a_lazyframe_with_a_derived_size_and_an_expression_filter_scans_as_its_eager_twin() -> None:
     """What tcpdump's language cannot say (an even port, a size from IP length) done in polars
     on scan_packets: the same result as the eager frame of read_packets with the same query,

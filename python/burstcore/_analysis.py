@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
-from numbers import Number
+from numbers import Rational
 from typing import Any, Literal
 
 import numpy as np
@@ -303,9 +304,12 @@ def traffic_matrix(
     pair over time, use ``scan(source, by="pair", bins=...)``.
 
     Columns: ``src``, ``dst`` (addresses as strings), ``bytes``, ``packets`` (UInt64) and
-    ``share`` (of all bytes, Float64). ``max_pairs``: most host pairs (default 1,000,000, up to
-    about 400 B each); one more is a ``LimitExceededError`` (``limit == "result"``) at once, as
-    is a pair whose memory cannot be had (the process does not abort: lower ``max_pairs``).
+    ``share`` (of all bytes, Float64: the exact quotient rounded once, also past 2^53 bytes).
+    Rows go by ``bytes``, heaviest first; rows of equal bytes by ``src``, then ``dst``, as strings
+    (so "10.0.0.10" before "10.0.0.9"), the row without addresses last. ``max_pairs``: most host
+    pairs (default 1,000,000, up to about 400 B each); one more is a ``LimitExceededError``
+    (``limit == "result"``) at once, as is a pair whose memory cannot be had (the process does not
+    abort: lower ``max_pairs``).
 
     ``size``: what each packet's bytes count, as in ``scan``: 'wire' (default), 'captured',
     'ip', 'payload' or 'l1' (docs/metrics.md). With 'ip' or 'payload' a packet without the
@@ -323,13 +327,26 @@ def traffic_matrix(
             "packets": p["packets"],
         }
     )
-    total = out["total_bytes"]
-    # numpy's division, each share the quotient rounded once: polars divides a column by a
-    # number as a product with its reciprocal, an ulp off (78/158 gave 0.49367088607594933).
-    share = np.asarray(df["bytes"].to_numpy(), dtype=np.float64) / total if total else None
-    return df.with_columns(share=pl.Series(share, dtype=pl.Float64) if total else pl.lit(None, pl.Float64)).sort(
+    return df.with_columns(share=_shares(df["bytes"], int(out["total_bytes"]))).sort(
         "bytes", "src", "dst", descending=[True, False, False], nulls_last=True
     )
+
+
+def _shares(nbytes: pl.Series, total: int) -> pl.Series:
+    """Each count's share of ``total``, the exact quotient rounded once to Float64 (null if
+    ``total`` is 0). Polars divides a column by a number as a product with its reciprocal, an ulp
+    off (78/158 gave 0.49367088607594933), so numpy divides; but only while the total (and so
+    every count) is a float exactly: past 2^53 numpy would round both before dividing, and
+    Python's int / int, correctly rounded, divides instead."""
+    if not total:
+        return pl.Series("share", [None] * nbytes.len(), dtype=pl.Float64)
+    if total <= _FLOAT_EXACT:
+        return pl.Series("share", np.asarray(nbytes.to_numpy(), dtype=np.float64) / total, dtype=pl.Float64)
+    return pl.Series("share", [b / total for b in nbytes.to_list()], dtype=pl.Float64)
+
+
+# Every integer up to 2^53 is a float64 exactly.
+_FLOAT_EXACT = 1 << 53
 
 
 def host_volumes(
@@ -415,28 +432,89 @@ def _first(frame: pl.DataFrame, column: str) -> Any:
     return frame[column][0] if column in frame.columns and frame.height else None
 
 
-def _quantiles(quantiles: Any) -> list[float]:
-    """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1], each once:
-    a q given twice would be a duplicate row (and is more likely a typo, 0.5,0.5 for 0.5,0.95),
-    so it is refused rather than dropped. A numpy float narrower than float64 is the decimal it
-    is written as (numpy's shortest form: ``np.float32(0.07)`` is 0.07), not its float64 value
-    (0.07000000029802322, whose ceiling of 0.07 · 100 is the 8th value)."""
-    qs: list[float] = []
+def _quantiles(quantiles: Any) -> list[Fraction]:
+    """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1], each once,
+    exactly as written: the ranks are ⌈q·n⌉ of that (docs/metrics.md). A float is the decimal
+    its ``repr`` writes (0.07, not the binary 0.07000000000000000666); a numpy float narrower
+    than float64 the decimal it is written as (numpy's shortest form: ``np.float32(0.07)`` is
+    0.07, not its float64 value 0.07000000029802322, whose ceiling of 0.07 · 100 is the 8th
+    value); a ``Fraction`` or ``Decimal`` (any rational number) its exact value. A q given twice
+    would be a duplicate row (and is more likely a typo, 0.5,0.5 for 0.5,0.95), so it is refused
+    rather than dropped, as are two that the Float64 column ``q`` would show as one."""
+    qs: list[Fraction] = []
+    shown: list[float] = []
+    given: list[Any] = []
     for q in _as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES:
-        if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)):
-            # A Fraction or a Decimal: a float is what the ranks read (as the decimal it is written as).
-            exact = "; give float(q), a float or an int" if isinstance(q, Number) else ""
+        if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating, Decimal, Rational)):
             raise WrongTypeError(
-                f"quantile {q!r} ({type(q).__name__}) must be a number from 0 to 1 (0.5 is the median){exact}"
+                f"quantile {q!r} ({type(q).__name__}) must be a number from 0 to 1 (0.5 is the median)"
             )
-        if not 0 <= q <= 1:
+        # A NaN or infinite Decimal has no Fraction (and compares by raising): refused as a NaN is.
+        value: Any = q
+        if (isinstance(q, Decimal) and not q.is_finite()) or not 0 <= value <= 1:
             raise ValueError(f"quantile {q!r} must be a number from 0 to 1 (0.5 is the median)")
         if isinstance(q, np.floating) and q.dtype.itemsize < 8:
-            q = float(str(q))
-        if float(q) in qs:
+            q = float(str(q))  # named so in the messages below, too
+            exact = Fraction(repr(q))
+        elif isinstance(q, (float, np.floating)):
+            exact = Fraction(repr(float(q)))
+        elif isinstance(q, Decimal):
+            # 10^digits, Fraction's denominator, would take minutes past a million digits.
+            if q and int(q.as_tuple().exponent) < -_MAX_PLACES:
+                raise ValueError(
+                    f"quantile {q!r} has more than {_MAX_PLACES:,} decimal places: round it (every q under "
+                    "10^-20 is the first value: q·n < 1 for every count)"
+                )
+            exact = Fraction(q)
+        elif isinstance(q, (int, np.integer)):
+            exact = Fraction(int(q))
+        else:
+            exact = Fraction(int(q.numerator), int(q.denominator))
+        if exact in qs:
             raise ValueError(f"quantile {q!r} is given twice: give each quantile once")
-        qs.append(float(q))
+        if float(exact) in shown:
+            raise ValueError(
+                f"quantiles {given[shown.index(float(exact))]!r} and {q!r} differ but are the same float64, "
+                f"{float(exact)!r}, in the column q: give one of them"
+            )
+        qs.append(exact)
+        shown.append(float(exact))
+        given.append(q)
     return qs
+
+
+# The most decimal places of a Decimal q read exactly.
+_MAX_PLACES = 1000
+
+
+def _core_quantiles(qs: list[Fraction]) -> list[tuple[float, int, int]]:
+    """The q's for the Rust histograms: the float their column shows and the ratio their ranks
+    read, which Rust takes up to a denominator of 2^126 (a Decimal of 38 digits passes it)."""
+    out = []
+    for q in qs:
+        r = q if q.denominator <= 1 << 126 else _same_ranks(q)
+        out.append((float(q), r.numerator, r.denominator))
+    return out
+
+
+def _same_ranks(q: Fraction) -> Fraction:
+    """A fraction with a denominator of at most 2^65 whose ranks ⌈r·n⌉ are q's for every n of a
+    uint64. q's neighbours a/b < q < c/d among the fractions of denominators up to N = 2^64 - 1
+    (the two bounds Fraction.limit_denominator picks between) have no k/n with n ≤ N between
+    them, so every r strictly between them, like their mediant (a + c)/(b + d), gives the same
+    ⌈r·n⌉ for every n ≤ N. For q's of denominator past N only."""
+    limit = (1 << 64) - 1
+    p0, q0, p1, q1 = 0, 1, 1, 0
+    n, d = q.numerator, q.denominator
+    while True:
+        a = n // d
+        q2 = q0 + a * q1
+        if q2 > limit:
+            break
+        p0, q0, p1, q1 = p1, q1, p0 + a * p1, q2
+        n, d = d, n - a * d
+    k = (limit - q0) // q1
+    return Fraction(p0 + (k + 1) * p1, q0 + (k + 1) * q1)
 
 
 def _hist_table(table: dict[str, Any], labels: pl.Series) -> pl.DataFrame:
@@ -500,7 +578,7 @@ def _distribution(
         srcs,
         what,
         core_by,
-        qs,
+        _core_quantiles(qs),
         max_groups,
         horizon_ns,
         late,
@@ -559,7 +637,8 @@ def sizes(
     quantile that falls there is reported as the largest size seen, an upper bound.
 
     ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1),
-    each once (a q given twice is a ``ValueError``).
+    each once (a q given twice is a ``ValueError``): a float as the decimal it is written as, a
+    ``Fraction`` or ``Decimal`` exactly (docs/metrics.md); the column ``q`` shows each as a float.
     ``max_groups``: most groups of ``by`` (default 10,000; a few hundred bytes each, more for
     groups of many sizes, docs/limits.md); one more is a ``LimitExceededError``
     (``limit == "result"``) at once. The default is a hundred times below ``scan``'s 1,000,000
@@ -664,7 +743,7 @@ def _as_ns(lengths: np.ndarray) -> pl.Series:
     return pl.Series(np.where(fits, lengths, 0).astype(np.int64), dtype=pl.Int64).scatter(np.flatnonzero(~fits), None)
 
 
-def _order_stats(values: np.ndarray, first: np.ndarray, counts: np.ndarray, qs: list[float]) -> np.ndarray:
+def _order_stats(values: np.ndarray, first: np.ndarray, counts: np.ndarray, qs: list[Fraction]) -> np.ndarray:
     """Each group's order statistics at ``qs`` (rank ``ceil(q·n)``, at least 1): ``values`` are
     the groups' runs one after another, group g's ``counts[g]`` of them from ``first[g]``; an
     array of (groups, len(qs)), whose rows of groups without a value are meaningless."""
@@ -688,15 +767,14 @@ def _sorted_within_groups(values: np.ndarray, group: np.ndarray, n_groups: int) 
     return values[np.lexsort((values, group))]
 
 
-def _ranks(counts: np.ndarray, qs: list[float]) -> np.ndarray:
-    """(groups, len(qs)) 1-based ranks ⌈q·n⌉ (at least 1, at most n) of n = ``counts``, q read
-    as the decimal it is written as (its shortest ``repr``), as the Rust histograms read it:
-    the float product 0.07 · 100 is 7.000000000000001, whose ceiling is the 8th value, not the
-    7th. Exact in Python integers, once per distinct count (a million groups have few)."""
+def _ranks(counts: np.ndarray, qs: list[Fraction]) -> np.ndarray:
+    """(groups, len(qs)) 1-based ranks ⌈q·n⌉ (at least 1, at most n) of n = ``counts``, q exact
+    as ``_quantiles`` reads it (a float as the decimal it is written as), as the Rust histograms
+    read it: the float product 0.07 · 100 is 7.000000000000001, whose ceiling is the 8th value,
+    not the 7th. Exact in Python integers, once per distinct count (a million groups have few)."""
     distinct, inverse = np.unique(counts, return_inverse=True)
     table = np.ones((len(distinct), len(qs)), dtype=np.int64)
-    for j, q in enumerate(qs):
-        f = Fraction(repr(float(q)))
+    for j, f in enumerate(qs):
         for i, n in enumerate(distinct.tolist()):
             table[i, j] = min(max(-(-f.numerator * n // f.denominator), 1), max(n, 1))
     return table[inverse.reshape(-1)]
@@ -709,7 +787,7 @@ def _burst_tables(
     ends: np.ndarray,
     nbytes: np.ndarray,
     packets: np.ndarray,
-    qs: list[float],
+    qs: list[Fraction],
     grouped: bool,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The bursts' table and the distributions of their bytes, packets, lengths and OFF gaps,
@@ -764,7 +842,9 @@ def _burst_tables(
             "metric": pl.Series(["bytes", "packets", "duration_ns", "off_ns"], dtype=pl.String).gather(
                 np.tile(np.repeat(np.arange(4, dtype=np.uint32), nq), n_groups)
             ),
-            "q": pl.Series(qs, dtype=pl.Float64).gather(np.tile(np.arange(nq, dtype=np.uint32), 4 * n_groups)),
+            "q": pl.Series([float(q) for q in qs], dtype=pl.Float64).gather(
+                np.tile(np.arange(nq, dtype=np.uint32), 4 * n_groups)
+            ),
             "value": pl.Series(value.view(np.int64), dtype=pl.Int64),
         }
     ).with_columns(value=pl.when(pl.Series(null)).then(None).otherwise(pl.col("value")))
@@ -811,7 +891,8 @@ def bursts(
     (whether frames end with their FCS, for 'l1') as in ``scan``.
 
     ``quantiles``: the q's of ``distributions`` (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9,
-    0.99, 0.999, 1), each a number from 0 to 1, each once. Returns a ``Bursts``."""
+    0.99, 0.999, 1), each a number from 0 to 1, each once, read as for ``sizes`` (a ``Fraction``
+    or ``Decimal`` exactly). Returns a ``Bursts``."""
     # A threshold like a window: a plain 1_000_000 (meant as ns, as gap_ns reports it) was read
     # as 11.6 days and silently made the whole trace one burst.
     gap_ns = parse_duration(gap, name="gap", allow_zero=True, scale=True)
@@ -893,7 +974,15 @@ class Iterations(FramesEqual):
       edge and rank so finds its iteration period (0.08-0.12);
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything
-      from the iteration's segment boundary to ``end``, ACKs included), peak_rate_bps (busiest
+      from the iteration's segment boundary to ``end``, ACKs included: after an iteration kept
+      just before it, that boundary is the previous one's ``end``; for the first iteration, and
+      one after a segment dropped, it is not reported: the start of the bin where the
+      segmentation placed it, at the quietest point of the smoothed rate 0.7-1.3
+      ``acf_period_ns`` before the next boundary, or the first packet's bin for the trace's first
+      segment, moved back over busy bins (5 % of its segment's busiest) that run on into it from
+      a dropped segment.
+      Traffic between that boundary and ``start`` counts in the iteration's bytes, traffic
+      before it in none), peak_rate_bps (busiest
       bin of the phase), start_ns, comm_end_ns, end_ns (the same instants as int ns), and
       duration_ns (``end_ns − start_ns``: from the phase's start to the next segment's, the
       terminal table's "length"; iterations start a period apart, so this is shorter than the
@@ -1260,7 +1349,11 @@ class SuperposeResult(ScanResult):
       (unless ``start``/``end`` cut into a capture: the range applies to the shifted times).
     - ``singles``: each capture's own aggregate E(τ) (capture, window_ns, bytes, max_packets);
       ``capture`` is the capture's position in the list given, from 0, as in ``interfaces``
-      (where ``source`` is its path);
+      (where ``source`` is its path). A capture that gives the merge no packet (empty, every
+      packet filtered out or outside ``start``/``end``) has no E(τ) and so no rows here (not
+      rows of 0 bytes), adds nothing to ``sum_single_bytes``, and is named in a warning; when
+      no capture gives one, ``singles`` and ``multiplexing_gain`` have no rows and nothing is
+      warned (the merge's own tables are those of an empty capture);
     - ``offsets_ns``: the offset added to each capture's timestamps;
     - ``interfaces``: which capture each interface group of the merge (``by="interface"``) is
       of, as ``ScanResult.interfaces`` (the same file given twice has two captures, each with

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Generator, Iterator, Sequence
 from typing import Any
@@ -99,7 +100,10 @@ def iter_packets(
     the packets) after the last batch, when the loop ends.
 
     ``scan`` takes the batches as they come, in the memory of one:
-    ``scan(iter_packets(path, columns=["timestamp", "wire_len"]), rates=...)``.
+    ``scan(iter_packets(path, columns=["timestamp", "wire_len"]), rates=...)``. Give it a
+    reader no batch was taken from: one a ``next()`` (or a loop left early) advanced would be
+    scanned from a packet in the capture's middle, and is refused (``ValueError``); put the
+    batches taken back in front (``itertools.chain([first], reader)``) or give a new one.
 
     Leaving the loop early (``break``), ``close()`` on the generator, or dropping it stops the
     reading and closes the input at once. ``progress`` as for ``read_packets``: called while
@@ -139,6 +143,15 @@ def _batches(
         _warn(_with_range_note(drops, read, time_range, bounds))
     finally:
         reader.close()
+
+
+def advanced_reader(source: Any) -> bool:
+    """Whether ``source`` is an ``iter_packets`` generator that gave a batch already (a manual
+    ``next()``, or a loop left early) and has more: a scan of it would see only the rest of
+    the capture. Not one read to its end or closed (a scan of it finds no batch and says so)."""
+    return getattr(source, "gi_code", None) is _batches.__code__ and (
+        inspect.getgeneratorstate(source) == inspect.GEN_SUSPENDED
+    )
 
 
 def scan_packets(

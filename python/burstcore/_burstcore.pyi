@@ -253,7 +253,7 @@ def histograms(
     sources: list[Any],
     what: Literal["sizes", "gaps"],
     by: str | None,
-    quantiles: list[float],
+    quantiles: list[tuple[float, int, int]],
     max_groups: int,
     horizon_ns: int,
     on_late: str,

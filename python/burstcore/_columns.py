@@ -15,7 +15,7 @@ import polars as pl
 from . import _burstcore as _core
 from ._arrow import arrow_series
 from ._arrow_table import arrow_table, is_arrow_table
-from ._batches import READ_ONCE_MARK
+from ._batches import READ_ONCE_MARK, advanced_reader
 from ._units import numpy_times_ns
 
 Arrays = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
@@ -239,6 +239,15 @@ def scan_batches(source: Any, *config: Any) -> dict[str, Any]:
         raise ValueError(
             f"this {type(source).__name__} was read by an earlier scan (to its end, or to the error that "
             f"stopped it): an iterator is read once; {again}"
+        )
+    if advanced_reader(source):
+        # Its batches from the one after those taken: a scan of part of the capture, from a
+        # packet in its middle, reported as if it were the whole.
+        raise ValueError(
+            "this iter_packets reader gave batches before this scan (a next() on it, or a loop left early): "
+            "the scan would see only the packets after them, part of the capture; give the path (or a new "
+            "iter_packets(...)) to scan the whole, or put the batches taken back in front: "
+            "itertools.chain([first], reader)"
         )
     if read_once:
         _mark_read(source)

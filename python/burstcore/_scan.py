@@ -260,8 +260,9 @@ def scan(
         numpy datetime64 array of any fixed unit (s, ms, ..., ps) or a pandas datetime (an
         aware one as its UTC instants) or timedelta Series, read exactly (a pyarrow-backed
         one, of an ArrowDtype, as the Arrow column it holds), or a Datetime/Duration
-        in ms, us or ns (an Arrow timestamp in seconds is refused: polars reads it unchecked;
-        so is an Arrow type polars cannot import, run-end encoded or decimal256, with
+        in ms, us or ns, or an Arrow timestamp or duration in seconds (read from its buffer and
+        scaled to ns with a range check, as polars' own import does not check; an Arrow type
+        polars cannot import, run-end encoded or decimal256, or seconds dictionary-encoded, is a
         ``ValueError``); a time outside int64 ns (1677 to 2262) raises ``ValueError``.
 
         Or such columns in batches, scanned one batch at a time (memory: the scan's own plus one

@@ -18,7 +18,8 @@ of the right type can still be refused, e.g. a negative duration or ``"5 parsecs
   'interface', 'vlan', 'qp'), for ``by=``; a list built in code is ``list[burstcore.Grouping]``
   (a ``list[str]`` could hold 'pairs', which the runtime refuses).
 - ``Count``: an int or a numpy integer (``threads``, ``max_groups``, ``max_flows``, ``seed``).
-- ``Quantiles``: q's in [0, 1], one or an iterable of them.
+- ``Quantiles``: q's in [0, 1], one or an iterable of them (floats, ints, or a ``Fraction`` or
+  ``Decimal``, read exactly).
 - ``Instant``: ``datetime.datetime`` (naive ones are UTC; ``pandas.Timestamp`` is one),
   ``numpy.datetime64``, an ISO 8601 string, or an int of ns since 1970.
 - ``SingleSource``: one capture: a path (str or ``os.PathLike``, '-' for stdin), its bytes
@@ -46,6 +47,8 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Literal, Protocol, TypeAlias
 
 import numpy as np
@@ -62,8 +65,10 @@ Grouping: TypeAlias = Literal["all", "src", "dst", "pair", "flow", "flow4", "int
 Instant: TypeAlias = str | int | np.integer[Any] | datetime.datetime | np.datetime64
 # A count (threads, max_groups, seed, ...): any integer, numpy's too (not a bool, by the runtime).
 Count: TypeAlias = int | np.integer[Any]
-# Quantiles q in [0, 1]: one, or any iterable of them.
-Quantiles: TypeAlias = float | np.floating[Any] | Iterable[float | np.floating[Any]]
+# Quantiles q in [0, 1]: one, or any iterable of them; a Fraction or Decimal is read exactly.
+Quantiles: TypeAlias = (
+    float | np.floating[Any] | Fraction | Decimal | Iterable[float | np.floating[Any] | Fraction | Decimal]
+)
 
 
 class BinaryReader(Protocol):

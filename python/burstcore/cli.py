@@ -18,6 +18,7 @@ import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from decimal import Decimal
 from typing import Any, Literal, NoReturn
 
 import polars as pl
@@ -335,19 +336,23 @@ def _grouping(text: str) -> str:
     return names[0]
 
 
-def _quantile_list(text: str) -> list[float]:
+def _quantile_list(text: str) -> list[float | Decimal]:
+    """The q's as written: a float where it is the decimal written (0.07), else the Decimal
+    (0.070000000000000000001, whose ranks a float's 0.07 would change)."""
     from ._analysis import _quantiles
 
-    out = []
+    out: list[float | Decimal] = []
     for item in _split(text, "0.5,0.9,0.99"):
         try:
-            out.append(float(item))
-        except ValueError:
+            q, exact = float(item), Decimal(item)
+        except (ValueError, ArithmeticError):
             raise argparse.ArgumentTypeError(f"{item!r} is not a number from 0 to 1 (0.5 is the median)") from None
+        out.append(q if not exact.is_finite() or exact == Decimal(repr(q)) else exact)
     try:
-        return _quantiles(out)
+        _quantiles(out)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+    return out
 
 
 def _offset_list(text: str) -> list[str]:
@@ -1041,17 +1046,17 @@ def _quantiles_option(g: Any) -> None:
         "--quantiles",
         type=_quantile_list,
         metavar="LIST",
-        help="the quantiles q, numbers from 0 to 1, each once, e.g. 0.5,0.9,0.99 (default: "
-        + ",".join(map(format_quantile, DEFAULT_QUANTILES))
-        + ")",
+        help="the quantiles q, numbers from 0 to 1, each once, read to the last digit written, e.g. "
+        "0.5,0.9,0.99 (default: " + ",".join(map(format_quantile, DEFAULT_QUANTILES)) + ")",
     )
 
 
 def _quantiles_asked(args: argparse.Namespace) -> list[float]:
-    """The quantiles --quantiles gave, or the default ones, for a JSON meta."""
+    """The quantiles --quantiles gave, or the default ones, for a JSON meta: as the floats the
+    tables' column q shows (a Decimal's digits past a float's are in the command line)."""
     from ._analysis import DEFAULT_QUANTILES
 
-    return list(DEFAULT_QUANTILES) if args.quantiles is None else args.quantiles
+    return list(DEFAULT_QUANTILES) if args.quantiles is None else [float(q) for q in args.quantiles]
 
 
 def _distribution_parser(sub: Any, name: str, summary: str, description: str, examples: str) -> None:

@@ -7,7 +7,8 @@ use crate::errors::{guard, to_py, WarningOut};
 use crate::{accounting, late_policy, parse_filters, time_range, Filters, Span};
 use crate::{config, interfaces_of, open_all, output_to_py, warnings_of, Control};
 use burstcore::analysis::{
-    BurstReport, FlowKey, FlowOptions, GapHistogram, IterationOptions, SizeHistogram, ACF_BINS,
+    BurstReport, FlowKey, FlowOptions, GapHistogram, IterationOptions, Quantile, SizeHistogram,
+    ACF_BINS,
 };
 use burstcore::analyze::{self, OrderOptions};
 use burstcore::capture::CaptureReader;
@@ -261,7 +262,14 @@ struct HistCols {
 impl HistCols {
     /// One group's rows; `what` picks the histogram rows built, as `gaps()` has no use for the
     /// up to 65,536 size rows a group can have.
-    fn add(&mut self, what: Hist, label: String, s: &SizeHistogram, g: &GapHistogram, qs: &[f64]) {
+    fn add(
+        &mut self,
+        what: Hist,
+        label: String,
+        s: &SizeHistogram,
+        g: &GapHistogram,
+        qs: &[(f64, Quantile)],
+    ) {
         let at = u32::try_from(self.labels.len()).unwrap_or(u32::MAX);
         self.labels.push(label);
         if what == Hist::Sizes {
@@ -269,9 +277,9 @@ impl HistCols {
         } else {
             self.add_gaps(at, g);
         }
-        for &q in qs {
+        for &(shown, q) in qs {
             self.q_group.push(at);
-            self.q.push(q);
+            self.q.push(shown);
             self.q_size.push(s.quantile(q));
             let b = g.quantile_bounds(q);
             self.q_gap_lo.push(b.and_then(|x| ns(x.0)));
@@ -332,7 +340,7 @@ fn histograms<'py>(
     sources: Vec<Bound<'py, PyAny>>,
     what: &str,
     by: Option<String>,
-    quantiles: Vec<f64>,
+    quantiles: Vec<(f64, u128, u128)>,
     max_groups: usize,
     horizon_ns: i64,
     on_late: &str,
@@ -345,11 +353,17 @@ fn histograms<'py>(
     fcs: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<WarningOut>)> {
     guard(py, || {
-        if let Some(q) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
-            return Err(to_py(Error::invalid(format!(
-                "quantile {q} is outside [0, 1]"
-            ))));
-        }
+        // Each q as the float its column shows and the exact ratio its ranks read (Python's
+        // Fraction of what the user wrote).
+        let quantiles = quantiles
+            .into_iter()
+            .map(|(shown, num, den)| match Quantile::ratio(num, den) {
+                Some(q) if (0.0..=1.0).contains(&shown) => Ok((shown, q)),
+                _ => Err(to_py(Error::invalid(format!(
+                    "quantile {num}/{den} ({shown}) is outside [0, 1] or its denominator past 2^126"
+                )))),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
         let what = match what {
             "sizes" => Hist::Sizes,
             "gaps" => Hist::Gaps,

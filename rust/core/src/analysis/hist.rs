@@ -229,7 +229,7 @@ impl SizeHistogram {
     /// The q-quantile as the smallest size s with at least ceil(q·count) packets ≤ s (q in \[0,1\];
     /// q = 0 gives the minimum). `None` when empty. Exact; in the overflow bucket the answer is
     /// the largest overflowing size, an upper bound.
-    pub fn quantile(&self, q: f64) -> Option<u64> {
+    pub fn quantile(&self, q: impl Into<Quantile>) -> Option<u64> {
         let rank = rank_for(q, self.count)?;
         let mut seen = 0u64;
         for (s, c) in self.nonzero() {
@@ -318,33 +318,82 @@ impl Iterator for MergeRuns<'_> {
     }
 }
 
-/// 1-based rank of the q-quantile among `n` values: max(1, ⌈q·n⌉), q read as the decimal it is
-/// written as (its shortest form, as Python's `repr` and Rust's `{:e}` give it): the f64 product
-/// 0.07 · 100 is 7.000000000000001, whose ceiling, 8, is not the 7th value asked for.
-fn rank_for(q: f64, n: u64) -> Option<u64> {
-    if n == 0 || q.is_nan() {
-        return None;
-    }
-    let q = q.clamp(0.0, 1.0);
-    let r = decimal_ceil(q, n).unwrap_or_else(|| (q * n as f64).ceil() as u64);
-    Some(r.clamp(1, n))
+/// A quantile q in \[0, 1\], exactly as it was asked for: a ratio num/den. A float is the decimal
+/// it is written as (its shortest form, as Python's `repr` and Rust's `{:e}` give it): the f64
+/// product 0.07 · 100 is 7.000000000000001, whose ceiling, 8, is not the 7th value asked for. A
+/// ratio is for the q's a float cannot hold (1/3, a Decimal of 20 digits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quantile {
+    num: u128,
+    /// 0: not a number (a NaN), which has no rank.
+    den: u128,
 }
 
-/// ⌈q·n⌉ exactly, for q in \[0, 1\] as its shortest decimal m·10^−k: ⌈m·n / 10^k⌉ in u128
-/// (m < 10^17 and n < 2^64, so m·n < 2^121; k ≤ 37 below). A q under 10^−20 has q·n < 1.
-fn decimal_ceil(q: f64, n: u64) -> Option<u64> {
-    if q < 1e-20 {
-        return Some(u64::from(q > 0.0));
+impl Quantile {
+    /// The largest denominator taken: the rank's long division holds 3·den in u128.
+    pub const MAX_DEN: u128 = 1 << 126;
+
+    /// num/den; `None` unless 0 < den ≤ `MAX_DEN` and num ≤ den (q in \[0, 1\]).
+    pub fn ratio(num: u128, den: u128) -> Option<Self> {
+        (den > 0 && den <= Self::MAX_DEN && num <= den).then_some(Self { num, den })
     }
-    let text = format!("{q:e}");
-    let (mantissa, exp) = text.split_once('e')?;
-    let exp: i64 = exp.parse().ok()?;
-    let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len());
-    let m: u128 = mantissa.replace('.', "").parse().ok()?;
-    let k = u32::try_from(i64::try_from(fraction).ok()? - exp).ok()?;
-    let den = 10u128.checked_pow(k)?;
-    let r = (m.checked_mul(u128::from(n))?).div_ceil(den);
-    u64::try_from(r).ok()
+
+    /// 1-based rank of the q-quantile among `n` values: max(1, ⌈q·n⌉), at most n; `None` for no
+    /// values or a NaN.
+    pub fn rank(self, n: u64) -> Option<u64> {
+        if n == 0 || self.den == 0 {
+            return None;
+        }
+        Some(mul_div_ceil(self.num, self.den, n).clamp(1, n))
+    }
+}
+
+impl From<f64> for Quantile {
+    /// q as its shortest decimal m·10^−k (m < 10^17; k ≤ 37 for q ≥ 10^−20), clamped to
+    /// \[0, 1\]. A q under 10^−20 has q·n < 1 for every u64 n: 0, which ranks first as any
+    /// positive q does there.
+    fn from(q: f64) -> Self {
+        const NAN: Quantile = Quantile { num: 0, den: 0 };
+        if q.is_nan() {
+            return NAN;
+        }
+        let q = q.clamp(0.0, 1.0);
+        if q < 1e-20 {
+            return Self { num: 0, den: 1 };
+        }
+        let text = format!("{q:e}");
+        let parsed = (|| {
+            let (mantissa, exp) = text.split_once('e')?;
+            let exp: i64 = exp.parse().ok()?;
+            let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len());
+            let m: u128 = mantissa.replace('.', "").parse().ok()?;
+            let k = u32::try_from(i64::try_from(fraction).ok()? - exp).ok()?;
+            Self::ratio(m, 10u128.checked_pow(k)?)
+        })();
+        // Unreachable for q in [10^−20, 1]: m and 10^k fit (see above).
+        parsed.unwrap_or(NAN)
+    }
+}
+
+/// 1-based rank of the q-quantile among `n` values: max(1, ⌈q·n⌉), q as written.
+fn rank_for(q: impl Into<Quantile>, n: u64) -> Option<u64> {
+    q.into().rank(n)
+}
+
+/// ⌈num·n / den⌉ for num ≤ den ≤ 2^126, by long division over n's bits: num·n can pass u128
+/// (a den of 10^37 times a u64 n), the remainder never does (it stays under den, and 2·rem + num
+/// under 3·den). At most n.
+fn mul_div_ceil(num: u128, den: u128, n: u64) -> u64 {
+    let (mut quot, mut rem) = (0u64, 0u128);
+    for bit in (0..u64::BITS).rev() {
+        quot <<= 1;
+        rem = 2 * rem + if n >> bit & 1 == 1 { num } else { 0 };
+        while rem >= den {
+            rem -= den;
+            quot += 1;
+        }
+    }
+    quot + u64::from(rem > 0)
 }
 
 /// Exact counts of inter-arrival gaps per log2 bucket.
@@ -467,7 +516,7 @@ impl GapHistogram {
 
     /// Bounds [lo, hi] within which the q-quantile gap (same rank rule as sizes) lies, narrowed
     /// by the exact min and max.
-    pub fn quantile_bounds(&self, q: f64) -> Option<(u64, u64)> {
+    pub fn quantile_bounds(&self, q: impl Into<Quantile>) -> Option<(u64, u64)> {
         let rank = rank_for(q, self.count)?;
         let mut seen = 0u64;
         for (b, c) in self.nonzero() {
@@ -622,6 +671,59 @@ mod tests {
         }
         assert_eq!(rank_for(-0.0, 10), Some(1));
         assert_eq!(rank_for(f64::INFINITY, 10), Some(10));
+    }
+
+    #[test]
+    fn a_ratio_ranks_exactly_where_its_float_would_not() {
+        // 1/3 of 3·10^16 is the 10^16-th value; the float 1/3, as written (0.3333333333333333),
+        // ranks one before it.
+        let third = Quantile::ratio(1, 3).unwrap();
+        let n = 3 * 10u64.pow(16);
+        assert_eq!(third.rank(n), Some(10u64.pow(16)));
+        assert_eq!(rank_for(1.0 / 3.0, n), Some(10u64.pow(16) - 1));
+        // A Decimal of 20 digits, 0.07000000000000000001: 7 of 100 is the 8th value, not the 7th.
+        let long = Quantile::ratio(7 * 10u128.pow(18) + 1, 10u128.pow(20)).unwrap();
+        assert_eq!(long.rank(100), Some(8));
+        assert_eq!(rank_for(0.07, 100), Some(7));
+        // The float's decimal is the ratio it is read as.
+        assert_eq!(Quantile::from(0.07), Quantile::ratio(7, 100).unwrap());
+        assert_eq!(Quantile::from(1.0), Quantile::ratio(1, 1).unwrap());
+        // Where num·n passes u128: against the products worked out by hand.
+        let den = Quantile::MAX_DEN;
+        assert_eq!(
+            Quantile::ratio(den - 1, den).unwrap().rank(u64::MAX),
+            Some(u64::MAX)
+        );
+        assert_eq!(Quantile::ratio(1, den).unwrap().rank(u64::MAX), Some(1));
+        let half = Quantile::ratio(den / 2, den).unwrap();
+        assert_eq!(half.rank(u64::MAX), Some(1 << 63));
+        assert_eq!(half.rank(u64::MAX - 1), Some((1 << 63) - 1));
+        let big = 10u128.pow(37);
+        let r = Quantile::ratio(big - 3, big)
+            .unwrap()
+            .rank(10u64.pow(19))
+            .unwrap();
+        // 10^19 − 3·10^−18, rounded up.
+        assert_eq!(r, 10u64.pow(19));
+        // Against u128 where the product fits.
+        for (num, den) in [
+            (1u128, 3u128),
+            (2, 7),
+            (999, 1000),
+            (5, 5),
+            (0, 9),
+            (12_345, 99_991),
+        ] {
+            for n in [1u64, 2, 3, 10, 99_991, 1 << 40, u64::MAX] {
+                let want = (num * u128::from(n)).div_ceil(den) as u64;
+                let q = Quantile::ratio(num, den).unwrap();
+                assert_eq!(q.rank(n), Some(want.clamp(1, n)), "{num}/{den} of {n}");
+            }
+        }
+        assert_eq!(Quantile::ratio(4, 3), None);
+        assert_eq!(Quantile::ratio(0, 0), None);
+        assert_eq!(Quantile::ratio(1, den + 1), None);
+        assert_eq!(third.rank(0), None);
     }
 
     fn assert_same(sparse: &SizeHistogram, dense: &SizeHistogram, what: &str) {
