@@ -46,6 +46,13 @@ pub fn fnv(data: &[u8]) -> u64 {
     h
 }
 
+/// Before an input's `k`th scan (k < 64): half the time (from the input's hash `h`), run the
+/// Lindley lanes as on a CPU without AVX-512, so that an AVX-512 host fuzzes the AVX2 lanes too,
+/// and scans of the same input may run different lanes.
+pub fn choose_lanes(h: u64, k: u32) {
+    burstcore::fuzzing::without_avx512(fnv(&(!h).to_le_bytes()) >> k & 1 == 1);
+}
+
 pub fn options(h: u64) -> ReadOptions {
     let strict = h & 1 != 0;
     // Sometimes small limits, to walk the limit paths with small inputs.

@@ -31,6 +31,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let h = common::fnv(data);
+    common::choose_lanes(h, 0);
     // Scans are never strict here, so truncation is a warning and accounting can be checked.
     let mut opts = common::options(h);
     opts.strict = false;

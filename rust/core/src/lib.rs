@@ -102,6 +102,10 @@ pub mod chunked;
 pub mod engine;
 pub mod error;
 pub mod filter;
+// Fuzz builds only: what the fuzz targets switch per input (see the module).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod huge_pages;
 pub mod input;
 #[cfg(doctest)]
