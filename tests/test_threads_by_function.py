@@ -199,3 +199,27 @@ def test_keyboard_interrupt_within_a_second(tmp_path: Path) -> None:
             for _ in range(100):
                 burstcore.scan(src, threads=threads, progress=progress, **KW)
         assert fired and time.monotonic() - fired[0] < 1.0
+
+
+def test_pcapng_sections_byte_orders_snaplens_and_late_sections(tmp_path: Path) -> None:
+    # Three sections (big-endian between little), each with a µs and a ns interface, the second
+    # cut to 80 bytes; each later section's times a second earlier: dropped as late.
+    w = burstcore.CaptureWriter("pcapng")
+    packets = trace(30_000, 12)
+    for s, order in enumerate(("little", "big", "little")):
+        w.section(byte_order=order)
+        micro = w.interface(linktype=1, resolution="1e-6")
+        cut = w.interface(linktype=1, resolution="1e-9", snaplen=80)
+        for ts, data in packets[s * 10_000 : (s + 1) * 10_000]:
+            if ts % 2:
+                w.epb(micro, data, ts_ns=ts - ts % 1_000 - s * 10**9)
+            else:
+                w.epb(cut, data[:80], ts_ns=ts - s * 10**9, wire_len=len(data))
+    src = write(tmp_path, "sections.pcapng", w.getvalue())
+    r = same_for_two_threads(src, reorder_horizon="10ms", on_late="drop")
+    assert r.summary["skipped_late"][0] == 20_000
+    same_for_two_threads(src, size="captured")
+    big = burstcore.CaptureWriter("pcap", nanos=False, byte_order="big")
+    for ts, data in packets:
+        big.packet(ts - ts % 1_000, data)
+    same_for_two_threads(write(tmp_path, "big.pcap", big.getvalue()))
