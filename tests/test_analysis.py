@@ -416,6 +416,38 @@ def test_superpose_an_empty_capture_has_no_singles_rows():
     assert r.singles.height == 0 and r.multiplexing_gain.height == 0 and r.summary["packets"][0] == 0
 
 
+def _pcap_of_sizes(sizes: np.ndarray, sec: int) -> bytes:
+    """A nanosecond pcap of one captured byte a record, wire lengths ``sizes``, 1 ns apart from
+    ``sec``: millions of records at numpy's speed."""
+    rec = np.zeros(len(sizes), dtype=[("sec", "<u4"), ("ns", "<u4"), ("incl", "<u4"), ("orig", "<u4"), ("d", "u1")])
+    rec["sec"], rec["ns"], rec["incl"], rec["orig"] = sec, np.arange(len(sizes)), 1, sizes
+    return struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1) + rec.tobytes()
+
+
+def test_superpose_gain_past_2_53_bytes_is_the_quotient_rounded_once(tmp_path):
+    # The gain divided the two UInt64 columns cast to Float64: past 2^53 each was rounded before
+    # the division (as traffic_matrix's share was). Capture a: 2^21 + 5 records of 4 GiB - 1
+    # (E(1 s) just past 2^53), b: one record 100 s later, so merged = E_a and the sum E_a + E_b.
+    big, n, b_bytes = 2**32 - 1, 2**21 + 5, 12_345
+
+    def twice_off(e_a: int) -> bool:
+        return float(e_a + b_bytes) / float(e_a) != float(Fraction(e_a + b_bytes, e_a))
+
+    # Capture a's last record picked so that the two roundings differ.
+    last = next(k for k in range(1, 1000) if twice_off((n - 1) * big + k))
+    sizes = np.full(n, big, dtype=np.uint32)
+    sizes[-1] = last
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    a.write_bytes(_pcap_of_sizes(sizes, 1_700_000_000))
+    b.write_bytes(_pcap_of_sizes(np.array([b_bytes], dtype=np.uint32), 1_700_000_100))
+    with pytest.warns(burstcore.CaptureWarning, match="overlap no other in time"):
+        r = burstcore.superpose([str(a), str(b)], windows=["1s", "1ns"], rates=["1Gbps"])
+    rows = r.multiplexing_gain.select("sum_single_bytes", "merged_bytes", "gain").rows()
+    e_a = (n - 1) * big + last
+    assert rows[1][:2] == (e_a + b_bytes, e_a)
+    assert [g for _, _, g in rows] == [float(Fraction(s, m)) for s, m, _ in rows]
+
+
 def test_superpose_random_offsets_are_reproducible():
     ts = [BASE + i * 100_000 for i in range(50)]  # 4.9 ms: every shift overlaps the others
     data = oracles.capture(ts, [100] * 50)
@@ -1379,6 +1411,26 @@ def test_a_quantile_given_twice_is_refused(tmp_path, call: str) -> None:
     assert p.returncode == 2 and b"quantile 0.5 is given twice: give each quantile once" in p.stderr, p.stderr
     # Each once: one row per q (a guard).
     assert getattr(burstcore, call)(data, quantiles=[0.5, 0.9], **kw) is not None
+
+
+def test_a_fine_grid_of_quantiles_is_checked_in_linear_time() -> None:
+    # Each q was looked for among those before it in a list: 20,001 q's (0.005 % apart), 200
+    # million Fraction comparisons, minutes; by dict, a fraction of a second. The bound is loose
+    # (a loaded machine); the quadratic check took 3 s already at 4,000.
+    import time
+
+    data = oracles.capture([BASE + i for i in range(200)], list(range(60, 260)))
+    qs = np.linspace(0, 1, 20_001)
+    t = time.monotonic()
+    d = burstcore.sizes(data, quantiles=qs)
+    assert time.monotonic() - t < 20
+    assert d.quantiles["q"].to_list() == qs.tolist()
+    with pytest.raises(ValueError, match=r"quantile 1.0 is given twice"):
+        burstcore.sizes(data, quantiles=[*qs, 1.0])
+    with pytest.raises(
+        ValueError, match=r"quantiles np.float64\(0.5\) and Fraction\(18014398509481985, 36028797018963968\) differ"
+    ):
+        burstcore.sizes(data, quantiles=[*qs, Fraction(2**54 + 1, 2**55)])
 
 
 # q just past 7/100, by a digit a float cannot hold: its float is 0.07, whose rank of 100 is the

@@ -194,11 +194,24 @@ pub fn by_function(readers: &[CaptureReader], config: &ScanConfig, threads: usiz
 
 /// The mean size of the records in the first [`PROBE_BYTES`] of the capture at `path` (the
 /// file's header included, a few bytes); `None` if it cannot be read or holds no packet.
+///
+/// Read through a [`std::io::Read::take`] of those bytes: a reader asked for the next packet
+/// reads on over anything else (a pcapng's custom, name or secrets blocks) to the next packet
+/// or the end, which took the probe through the whole of a file with a few packets and
+/// gigabytes of other blocks (read twice, the probe not interruptible). The record cut at the
+/// end is not counted; the bytes before it are.
 fn mean_record(path: &std::path::Path, options: ReadOptions) -> Option<u64> {
-    let input = crate::input::open_path(path).ok()?;
+    let file = std::fs::File::open(path).ok()?;
+    let head = std::io::Read::take(file, PROBE_BYTES);
+    let input = crate::input::from_reader(Box::new(head), None).ok()?;
+    // The cut at PROBE_BYTES ends the probe as the end of the file would, in strict mode too.
+    let options = ReadOptions {
+        strict: false,
+        ..options
+    };
     let mut reader = CaptureReader::new(input, options).ok()?;
     let mut packets = 0u64;
-    while reader.position() < PROBE_BYTES && reader.next_packet().ok()?.is_some() {
+    while reader.next_packet().ok()?.is_some() {
         packets += 1;
     }
     (packets > 0).then(|| reader.position() / packets)
@@ -619,6 +632,44 @@ mod tests {
     use crate::writer::{PcapOptions, PcapWriter};
 
     const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn the_probe_reads_no_further_than_its_bytes() {
+        // A small packet, 8 MiB of custom blocks, small packets: the probe stopped only at the
+        // first packet after 1 MiB, 8 MiB on (a mean of 4 MiB a packet: its bytes read / 2).
+        let dir = Scratch::new("probe_bound");
+        let path = dir.join("custom.pcapng");
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+        let mut w = crate::writer::PcapNgWriter::new(file);
+        w.section(crate::capture::ByteOrder::Little, None)
+            .expect("shb");
+        w.interface(1, 0, crate::capture::TsResolution::Pow10(9), 0, None)
+            .expect("idb");
+        let packet = |w: &mut crate::writer::PcapNgWriter<_>, i: i64| {
+            let ts = 1_700_000_000_000_000_000 + 1_000 * i;
+            w.enhanced_packet(0, ts, 100, &[0x5A; 60]).expect("epb");
+        };
+        packet(&mut w, 0);
+        for _ in 0..128 {
+            w.custom(true, 32473, &[0; 64 << 10]).expect("custom");
+        }
+        for i in 1..100 {
+            packet(&mut w, i);
+        }
+        std::io::Write::flush(&mut w.finish().expect("finish")).expect("flush");
+        let mean = mean_record(&path, ReadOptions::default()).expect("a packet");
+        assert!(mean <= PROBE_BYTES, "{mean}");
+        // A plain file of small records: their mean, in strict mode too (the cut record is the
+        // probe's end, not an error).
+        let small = write_pcap(&dir, "small.pcap", 4 * MIB);
+        for strict in [false, true] {
+            let options = ReadOptions {
+                strict,
+                ..ReadOptions::default()
+            };
+            assert_eq!(mean_record(&small, options), Some(144));
+        }
+    }
 
     #[test]
     fn chunks_are_bounded_by_threads_cores_and_size() {
