@@ -5,6 +5,8 @@
 //! MMAP=1 reads the file through a memory mapping (`ReadOptions::mmap`) instead of `read()`
 //! (the library's default on Linux); unset or anything else reads with `read()`.
 //! BY=all,pair groups as named (default: the aggregate).
+//! START=NS scans from that instant (a time range, ns since the epoch; `0` covers any capture):
+//! a scan the time chunks do not take. FILE `-` reads stdin (give MEAN_BPS then).
 //! SIZE=l1 counts sizes as named (as `scan`'s `size`; default: wire).
 //! ENGINE_ONLY=1 times the engine alone on columns read beforehand (cases none, windows, rates,
 //! both; PER_WINDOW=1 adds each window alone, ONLY_CASE=NAME runs one case): this thread's CPU
@@ -69,6 +71,13 @@ fn main() {
         .with_windows_ns(windows)
         .with_rates_bps(rates)
         .with_by(by);
+    let config = match std::env::var("START") {
+        Ok(start) => config.with_time_range(burstcore::TimeRange {
+            start_ns: Some(start.parse().expect("START")),
+            end_ns: None,
+        }),
+        Err(_) => config,
+    };
     if std::env::var("ENGINE_ONLY").is_ok() {
         // The engine alone, on columns read beforehand: windows only, rates only, both.
         let (mut ts, mut sizes) = (Vec::new(), Vec::new());
@@ -121,7 +130,7 @@ fn main() {
     let paths: Vec<&str> = path.split(',').collect();
     let file_len: u64 = paths
         .iter()
-        .map(|p| std::fs::metadata(p).expect("stat").len())
+        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
         .sum();
     let t0 = Instant::now();
     let mut readers: Vec<CaptureReader> = paths.iter().map(|p| open(p)).collect();

@@ -14,7 +14,9 @@
 //! Splitting the capture into time chunks whose states merge exactly is the other way
 //! ([`crate::chunked`], tried first for plain files); this one serves everything else, and, for
 //! the aggregate alone, one plain file of small records on two threads, a split by function
-//! ([`ParallelScanner::by_function`], chosen by [`crate::chunked::by_function`]).
+//! ([`ParallelScanner::by_function`], chosen by [`crate::chunked::by_function`]). The aggregate
+//! alone on two threads is split by function too where the time chunks do not go (a time range,
+//! a filter, compressed or streamed input: [`orders_once`], [`ParallelScanner::ordered`]).
 
 use crate::engine::reorder::{Bare, Buffered, Release};
 use crate::engine::{Arrival, By, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner};
@@ -197,6 +199,60 @@ pub fn split_by_function(config: &ScanConfig, reading: Reading) -> Option<Plan> 
         windows_ns: windows,
         ..config.clone()
     };
+    Some(Plan {
+        local: Some(local),
+        workers: vec![vec![worker]],
+    })
+}
+
+/// Whether a scan of `config` on `threads` threads (after the cap to cores) that the time
+/// chunks do not take is split by function ([`ParallelScanner::ordered`], shared out by
+/// [`split_ordered`]) rather than by [`plan`]: the aggregate alone on two threads, with windows
+/// and something else to share. There the metric split had each thread reorder every packet for
+/// itself (about 8 % of each thread's time) and gave the reading thread the shortest windows,
+/// the dearest per packet, so that two threads were hardly faster than one (benches/RESULTS.md,
+/// perf-da and perf-df).
+pub fn orders_once(config: &ScanConfig, threads: usize) -> bool {
+    threads == 2
+        && config.clone().normalized().is_ok_and(|c| c.by == [By::All])
+        && split_ordered(config, Reading::default()).is_some()
+}
+
+/// The shares of a scan split by function that the time chunks do not take
+/// ([`ParallelScanner::ordered`]), or `None` when there is nothing to share: every window to
+/// the worker, and the rates, then the bins, each to whichever thread is the less loaded (ties:
+/// the worker). Only the balance depends on it, never a result.
+///
+/// Unlike [`split_by_function`]'s, the reading thread keeps no window: on these scans (a time
+/// range or stdin at snaplen 128, read or mapped) it did 0.80–0.97 s of CPU to the worker's
+/// 0.64–0.70 with the two shortest windows, 0.70–0.87 to 0.74–0.81 with none
+/// (benches/RESULTS.md, perf-df). With the costs of `parallel::cost` it keeps the rates at
+/// snaplen 128 (61 + 24 against 96), and gives them to the worker on full frames or when it
+/// inflates, where reading alone outweighs the envelope.
+pub fn split_ordered(config: &ScanConfig, reading: Reading) -> Option<Plan> {
+    if config.windows_ns.is_empty() || shares(config, 2) < 2 {
+        return None;
+    }
+    let mut local = ScanConfig {
+        windows_ns: vec![],
+        ..without_metrics(config)
+    };
+    let mut worker = ScanConfig {
+        windows_ns: config.windows_ns.clone(),
+        ..without_metrics(config)
+    };
+    // The worker neither reads nor reorders.
+    let mut load = [cost::PER_THREAD + reading.cost(), work(&worker)];
+    for &r in &config.rates_bps {
+        let t = usize::from(load[0] >= load[1]);
+        [&mut local, &mut worker][t].rates_bps.push(r);
+        load[t] += cost::RATE;
+    }
+    for &b in &config.bins_ns {
+        let t = usize::from(load[0] >= load[1]);
+        [&mut local, &mut worker][t].bins_ns.push(b);
+        load[t] += cost::BIN;
+    }
     Some(Plan {
         local: Some(local),
         workers: vec![vec![worker]],
@@ -508,7 +564,12 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
     queued: Queued,
     /// Packets pushed so far.
     pushed: u64,
+    /// How a scan split by function is shared out ([`split_by_function`] or [`split_ordered`]).
+    ordered_split: SplitOrdered,
 }
+
+/// The shares of a scan split by function, from what reading costs.
+type SplitOrdered = fn(&ScanConfig, Reading) -> Option<Plan>;
 
 struct Started<'scope> {
     local: Option<Scanner>,
@@ -541,7 +602,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         captured: &'c Cell<u64>,
         reading: Reading,
     ) -> Result<Self> {
-        Self::with_split(scope, config, threads, captured, reading, false)
+        Self::with_split(scope, config, threads, captured, reading, None)
     }
 
     /// [`ParallelScanner::new`] split by function, for the aggregate alone (any other scan is
@@ -555,7 +616,19 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         captured: &'c Cell<u64>,
         reading: Reading,
     ) -> Result<Self> {
-        Self::with_split(scope, config, 2, captured, reading, true)
+        Self::with_split(scope, config, 2, captured, reading, Some(split_by_function))
+    }
+
+    /// [`ParallelScanner::by_function`] for a scan that the time chunks do not take (chosen by
+    /// [`orders_once`]): the same two threads, but shared out by [`split_ordered`], which leaves
+    /// the reading thread no window.
+    pub fn ordered(
+        scope: &'scope thread::Scope<'scope, 'env>,
+        config: ScanConfig,
+        captured: &'c Cell<u64>,
+        reading: Reading,
+    ) -> Result<Self> {
+        Self::with_split(scope, config, 2, captured, reading, Some(split_ordered))
     }
 
     fn with_split(
@@ -564,12 +637,12 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         threads: usize,
         captured: &'c Cell<u64>,
         reading: Reading,
-        by_function: bool,
+        by_function: Option<SplitOrdered>,
     ) -> Result<Self> {
         Scanner::new(config.clone())?;
         // The scanners' own form of the groupings, horizon and policy (checked just above).
         let normal = config.clone().normalized()?;
-        let queued = if by_function && normal.by == [By::All] {
+        let queued = if by_function.is_some() && normal.by == [By::All] {
             Queued::Ordered {
                 reorder: Buffered::new(&normal.by, normal.reorder_horizon_ns, normal.late),
                 batch: Vec::with_capacity(2 * BATCH),
@@ -595,6 +668,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             started: None,
             queued,
             pushed: 0,
+            ordered_split: by_function.unwrap_or(split_by_function),
         })
     }
 
@@ -640,7 +714,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
                 ..self.reading
             };
             let plan = match self.queued {
-                Queued::Ordered { .. } => split_by_function(&self.config, reading),
+                Queued::Ordered { .. } => (self.ordered_split)(&self.config, reading),
                 _ => plan(&self.config, self.threads, reading),
             };
             let plan = plan.unwrap_or_else(|| Plan {

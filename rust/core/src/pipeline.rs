@@ -678,7 +678,8 @@ pub fn scan(
 /// that is not possible (compressed or streamed input, chunks that overlap in time, ...), the
 /// metrics are shared out among threads instead ([`crate::parallel`]); one file of small records
 /// scanned for the aggregate on two threads is split by function
-/// ([`crate::chunked::by_function`]).
+/// ([`crate::chunked::by_function`]), and so is any other scan of the aggregate alone on two
+/// threads that the time chunks do not take ([`crate::parallel::orders_once`]).
 pub fn scan_threads(
     readers: &mut [CaptureReader],
     config: ScanConfig,
@@ -720,10 +721,10 @@ fn scan_any_way(
             return Ok(done);
         }
         let progress: Progress<'_> = &mut forward;
-        let split = Split::Metrics(threads);
+        let split = Split::other(&config, threads);
         return scan_other_ways(readers, config, &filters, size, decode, split, progress);
     }
-    let split = Split::Metrics(threads);
+    let split = Split::other(&config, threads);
     scan_other_ways(readers, config, &filters, size, decode, split, progress)
 }
 
@@ -734,6 +735,23 @@ enum Split {
     Metrics(usize),
     /// By function on two threads ([`crate::parallel::ParallelScanner::by_function`]).
     ByFunction,
+    /// By function on two threads, a scan the time chunks do not take
+    /// ([`crate::parallel::ParallelScanner::ordered`]).
+    Ordered,
+}
+
+impl Split {
+    /// A scan the time chunks do not take (compressed or streamed input, a time range, a
+    /// filter, bins from the first packet, several files that overlap, ...): by function when
+    /// it is the aggregate alone on two threads ([`crate::parallel::orders_once`]), else the
+    /// metrics shared out.
+    fn other(config: &ScanConfig, threads: usize) -> Split {
+        if crate::parallel::orders_once(config, crate::chunked::share_out_threads(threads)) {
+            Split::Ordered
+        } else {
+            Split::Metrics(threads)
+        }
+    }
 }
 
 /// [`scan_threads`] without time chunks: one thread, the metrics shared out among threads, or
@@ -750,7 +768,7 @@ fn scan_other_ways(
 ) -> Result<(ScanOutput, Accounting)> {
     let threads = match split {
         Split::Metrics(threads) => crate::chunked::share_out_threads(threads),
-        Split::ByFunction => 2,
+        Split::ByFunction | Split::Ordered => 2,
     };
     let captured = Cell::new(0u64);
     let range = config.time_range;
@@ -784,6 +802,9 @@ fn scan_other_ways(
                 Split::ByFunction => crate::parallel::ParallelScanner::by_function(
                     scope, config, &captured, reading,
                 )?,
+                Split::Ordered => {
+                    crate::parallel::ParallelScanner::ordered(scope, config, &captured, reading)?
+                }
             };
             let (acc, renumber) = match feed(
                 readers,
