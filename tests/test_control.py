@@ -164,6 +164,28 @@ def test_progress_ends_full_even_for_a_short_scan(capture: Path) -> None:
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 
 
+@pytest.mark.parametrize(("threads", "by"), [(1, "all"), (2, "all"), (2, ["all", "interface"])])
+def test_progress_of_a_file_cut_mid_record_ends_full(capture: Path, tmp_path: Path, threads: int, by: object) -> None:
+    # The reader stops at the cut record (a warning) with its bytes read: the last call said
+    # 7 bytes short of the total, and a progress bar never reached 100 %. Two threads on the
+    # aggregate split by function; by interface too, time chunks that give up and a second pass.
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(capture.read_bytes()[:-7])
+    size = cut.stat().st_size
+    calls: list[tuple[int, int | None]] = []
+    with pytest.warns(burstcore.CaptureWarning, match="capture ends inside"):
+        burstcore.scan(
+            cut,
+            windows=["1ms"],
+            rates=RATES,
+            by=by,
+            threads=threads,
+            progress=lambda done, total: calls.append((done, total)),
+        )
+    assert calls and calls[-1] == (size, size), calls[-3:]
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
 def test_progress_counts_a_compressed_file_in_its_own_bytes(capture: Path, tmp_path: Path) -> None:
     # The total is the file's size on disk, so the counts are compressed bytes too (counted in
     # decompressed bytes, a progress bar stood at 100 % a third of the way through), and the

@@ -724,10 +724,15 @@ impl CaptureReader {
     }
     /// Bytes of the input consumed so far as its size on disk counts them, for progress
     /// against that size: for a compressed input the compressed bytes read (a little ahead of
-    /// the packets framed, and all of them at the end), else [`CaptureReader::position`].
+    /// the packets framed, and all of them at the end), else [`CaptureReader::position`], and
+    /// once the packets have ended, the bytes after it too (a record cut off at the end of the
+    /// file, read and told as a warning), so that progress of a whole read reaches the size.
     pub fn consumed(&self) -> u64 {
         self.raw.as_ref().map_or_else(
-            || self.position(),
+            || match self.done {
+                true => self.position() + self.buf.avail() as u64,
+                false => self.position(),
+            },
             |raw| raw.load(std::sync::atomic::Ordering::Relaxed),
         )
     }
