@@ -734,6 +734,10 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
             && ring.tail != 0
             && ring.head.saturating_add(2 * BATCH) > ring.slots.len() as u64
         {
+            debug_assert!(
+                !matches!(self.head, Head::Open { .. }),
+                "a trail left the first packet with the head open"
+            );
             self.spill_head();
         }
     }
@@ -764,7 +768,9 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
     }
 
     /// Copy the head out of the ring before the ring overwrites or replaces its slots; a head
-    /// not yet complete cannot be (the packets still to come would be missed).
+    /// not yet complete cannot be (the packets still to come would be missed). Only widening to
+    /// u128 sums meets an open head: no trail leaves packet 0 and no trim shrinks the ring while
+    /// it is open (see `trim`).
     #[cold]
     fn spill_head(&mut self) {
         self.head = match std::mem::take(&mut self.head) {
@@ -855,6 +861,20 @@ impl<A: Acc, S: Stamp> Windows<A, S> {
             self.keep_from_oldest_trail(None);
         }
         if self.ring.would_shrink() {
+            // Never an open head, which `spill_head` would lose: while it is open every packet
+            // lies within the largest reach of the first (`make_room` closes it before one
+            // past, the test above once `now` is past), so no trail has left packet 0 (nor did
+            // the let-go above, which needs `now` more than the reach past the newest) and the
+            // tail is 0; the ring, 16 slots when the head was asked for, grew only when full
+            // and was never shrunk since (by induction), so it holds more than half its slots
+            // past `TRIM_MIN`, and a shrink needs at most a quarter. Were this wrong, the head
+            // would be lost and the merge refuse (a rescan), never a wrong result.
+            debug_assert!(
+                !matches!(self.head, Head::Open { .. }),
+                "a shrink with the head open: {} packets in {} slots",
+                self.ring.len(),
+                self.ring.slots.len()
+            );
             self.spill_head();
         }
         self.ring.shrink();
@@ -1679,6 +1699,109 @@ mod tests {
             (rows[1].bytes, rows[1].packets_in_window),
             (10_000_000, 100_000)
         );
+    }
+
+    #[test]
+    fn a_trim_closes_an_open_head_or_leaves_it_whole() {
+        // A time chunk's head (`keep_head`) under trims. One at or before the head's end finds
+        // every packet within the largest reach of the first: no trail has left packet 0 and
+        // the ring is more than half full, so the trim neither lets go nor shrinks (either
+        // would lose the open head, see `trim`). One past the end closes the head, whether it
+        // then lets go and shrinks or not, and the group may go on. The head read back is the
+        // packets up to its end, exactly; no row changes.
+        let rows_of = |env: &mut Envelope| {
+            let mut rows = Vec::new();
+            env.rows(By::All, GroupKey::All, &mut rows).unwrap();
+            rows
+        };
+        let mut rng = crate::test_rng::Rng(71);
+        let (mut open_trims, mut closing_trims, mut shrunk) = (0, 0, 0);
+        for case in 0..600 {
+            let closure = [Closure::HalfOpen, Closure::Closed][case % 2];
+            let long = 1 + rng.below(50_000) as i64;
+            let windows = match case % 3 {
+                0 => vec![1, long],
+                1 => vec![long],
+                _ => vec![3, long, (1 << 32) + rng.below(1_000) as i64],
+            };
+            let reach = reach(*windows.last().unwrap(), closure);
+            let first = rng.below(1 << 40) as i64 - (1 << 39);
+            let until = first + reach;
+            let mut env = Envelope::new(&windows, closure);
+            let mut plain = Envelope::new(&windows, closure);
+            env.keep_head(until);
+            let n = 1 + rng.below(3_000);
+            let step = reach as u64 / n;
+            let (mut ts, mut pushed) = (first, Vec::new());
+            for i in 0..n {
+                ts = until.min(ts + rng.below(step + 1) as i64);
+                if i + 1 == n && rng.below(2) == 0 {
+                    ts = until;
+                }
+                let size = rng.below(1_500);
+                env.push(ts, size);
+                plain.push(ts, size);
+                pushed.push((ts, size));
+                if rng.below(8) == 0 {
+                    ts += rng.below((until - ts) as u64 + 1) as i64;
+                    open_trims += usize::from(env.held_slots() > TRIM_MIN);
+                    env.trim(ts);
+                    each!(&env.inner, w => {
+                        let (len, slots) = (w.ring.len() as usize, w.ring.slots.len());
+                        assert!(matches!(w.head, Head::Open { .. }), "case {case}");
+                        assert_eq!(w.ring.tail, 0, "case {case}");
+                        assert!(slots == 16 || 2 * len > slots, "case {case}: {len} in {slots}");
+                    });
+                }
+            }
+            // Past the head's end: by one ns, or by more than the reach past the last packet.
+            match rng.below(3) {
+                0 => {}
+                past => {
+                    ts = if past == 1 { until + 1 } else { ts + reach + 1 };
+                    let before = env.held_slots();
+                    closing_trims += usize::from(before > TRIM_MIN);
+                    env.trim(ts);
+                    shrunk += usize::from(env.held_slots() < before);
+                    // (A ring of few slots is not looked at: the next packet closes its head.)
+                    each!(&env.inner, w => assert!(
+                        before <= TRIM_MIN
+                            || matches!(w.head, Head::Closed { .. } | Head::Copied(_)),
+                        "case {case}: {:?}",
+                        w.head
+                    ));
+                }
+            }
+            // The group goes on (or not), dense enough for its ring to come round.
+            for _ in 0..rng.below(6_000) {
+                ts += rng.below(1 + reach as u64 / 500) as i64;
+                let size = rng.below(1_500);
+                env.push(ts, size);
+                plain.push(ts, size);
+                pushed.push((ts, size));
+                if rng.below(64) == 0 {
+                    env.trim(ts);
+                }
+            }
+            assert_eq!(rows_of(&mut env), rows_of(&mut plain), "case {case}");
+            // Every packet up to the head's end, those after a head left open included.
+            let head: Vec<(i64, u64)> = pushed.into_iter().filter(|p| p.0 <= until).collect();
+            let got = match env.take_head(rng.below(2) == 0).expect("a head") {
+                Kept::Ring(r) => (0..r.len()).map(|i| r.at(i)).collect(),
+                Kept::Narrow { base, v } => v
+                    .iter()
+                    .map(|&(d, size)| (base + i64::from(d), u64::from(size)))
+                    .collect(),
+                Kept::Wide(v) => v,
+            };
+            assert!(
+                got == head,
+                "case {case}: {} packets for {}",
+                got.len(),
+                head.len()
+            );
+        }
+        assert!(open_trims > 10_000 && closing_trims > 200 && shrunk > 100);
     }
 
     /// The envelope alone on a capture (ENVELOPE_BENCH=path) at the benchmark's 20 windows, in

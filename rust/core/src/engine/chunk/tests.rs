@@ -694,3 +694,70 @@ fn heads_of_groups_fallen_silent_are_copied_before_a_trim_shrinks_their_rings() 
         }
     }
 }
+
+#[test]
+fn a_trim_closes_the_head_of_a_group_fallen_silent_within_it() {
+    // Interface 0 sends every µs to 120 ms; interface 1 sends 50 packets at 5 ms (in the first
+    // chunk, so that windows across the seam need the second's head) and 200 from 12 ms, then
+    // nothing while the second chunk (from 10 ms) trims at its packet 65,536 (about 75 ms),
+    // past the head's end (12 ms + the longest reach). That trim must close the head: with a
+    // 10 ms window interface 1's burst (200 µs) is idle past the reach too, its packets let
+    // go and its ring shrunk, so the head is copied out first (left open, it was lost and
+    // the merge refused); with a 50 ms window (a burst of 30 ms) nothing is let go and the
+    // closed head stays in the ring. Then interface 1 is silent to the end, or sends again
+    // from 80 ms until its trails leave its first packet and the head is copied before the
+    // ring could come round onto it. Each merged result is the sequential scan's.
+    let trace = |gap: i64, resume: bool| -> Vec<Arrival> {
+        let on = |interface: u32, ts_ns: i64, size: u64| Arrival {
+            ts_ns,
+            size,
+            interface,
+            headers: Headers::default(),
+        };
+        let mut t: Vec<Arrival> = (0..120_000i64)
+            .map(|i| on(0, i * 1_000, 60 + (i as u64 * 13) % 1400))
+            .chain((0..50i64).map(|i| on(1, 5_000_000 + i * 1_000, 1_400)))
+            .chain((0..200i64).map(|i| on(1, 12_000_000 + i * gap, 100 + i as u64 % 9)))
+            .chain(
+                (0..if resume { 3_000i64 } else { 0 })
+                    .map(|i| on(1, 80_000_000 + i * 10_000, 1_000 + i as u64 % 5)),
+            )
+            .collect();
+        t.sort_by_key(|a| a.ts_ns);
+        t
+    };
+    // The longest window, the burst's spacing, whether interface 1 sends again, and whether
+    // its head in the second of two chunks is the ring itself.
+    for (tau, gap, resume, in_ring) in [
+        (10_000_000, 1_000, false, false),
+        (10_000_000, 1_000, true, false),
+        (50_000_000, 150_000, false, true),
+        (50_000_000, 150_000, true, false),
+    ] {
+        let t = trace(gap, resume);
+        for closure in [Closure::HalfOpen, Closure::Closed] {
+            let c = ScanConfig {
+                windows_ns: vec![1_000, tau],
+                closure,
+                rates_bps: vec![1_000_000_000],
+                by: vec![By::All, By::Interface],
+                reorder_horizon_ns: 0,
+                ..ScanConfig::default()
+            };
+            let want = sequential(&c, &t);
+            for cuts in [vec![10_000], vec![10_000, 100_000]] {
+                let what = format!("{tau} ns, resume {resume}, {cuts:?}, {closure:?}");
+                let states = states_at(&c, &t, &cuts);
+                // The groups in key order: the aggregate, interface 0, interface 1.
+                let second = heads_in_ring(&states[1]);
+                let want_head = Some(in_ring && cuts.len() == 1);
+                assert_eq!(
+                    second.get(2).copied(),
+                    Some(want_head),
+                    "{what}: {second:?}"
+                );
+                assert_merges_into(states, &want, &what);
+            }
+        }
+    }
+}
