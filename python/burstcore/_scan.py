@@ -380,8 +380,11 @@ def scan(
         affinity and cgroup quota, at most 8). Plain capture files given by path, grouped by
         ``all``/``interface`` only, are cut into time chunks scanned on separate threads and
         merged exactly (several files that overlap in time, such as one capture per host, are
-        cut at common instants); other scans share the windows, rates and bins out among threads that all
-        see the same packets. Either way the result is identical
+        cut at common instants); on two threads, a scan of ``all`` alone of one file of small
+        records (snaplen-cut), or one the time chunks do not take, is split by function (one
+        thread reads and reorders, the other scans the windows); other scans share the windows,
+        rates and bins out among threads that all see the same packets (docs/metrics.md,
+        Parallel scans). Either way the result is identical
         whatever the number; 1 keeps everything on the calling thread. More than 1024
         (``burstcore.MAX_THREADS``) raises ``ValueError``. Time chunks are no more than the
         cores this process may use, nor smaller than 8 MiB, each chunk costing a merge on top of
