@@ -4,31 +4,13 @@
 
 mod engine_util;
 
-use burstcore::engine::{BinOrigin, By, Closure, LatePolicy, ScanConfig, ScanOutput, Scanner};
+use burstcore::engine::{By, ScanConfig, ScanOutput};
 use burstcore::parallel::{plan, split_config, ParallelScanner, Reading};
-use engine_util::{shuffle_within, trace, Rng};
+use engine_util::{random_config, shuffle_within, single, trace, Rng};
 use std::cell::Cell;
 
 fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
-    let windows = [1, 3, 100, 1_000, 50_000, 100_000_000, 1 << 40];
-    let rates = [1, 1_000, 1_000_000_000, 100_000_000_000];
-    let bins = [1, 1_000, 1_000_000];
-    ScanConfig::default()
-        .with_windows_ns(windows.iter().copied().filter(|_| rng.chance(60)).collect())
-        .with_rates_bps(rates.iter().copied().filter(|_| rng.chance(60)).collect())
-        .with_bins_ns(bins.iter().copied().filter(|_| rng.chance(50)).collect())
-        .with_closure(if rng.chance(50) {
-            Closure::HalfOpen
-        } else {
-            Closure::Closed
-        })
-        .with_by(by)
-        .with_reorder_horizon_ns([0, 5, 1_000][rng.below(3) as usize])
-        .with_late(if rng.chance(50) {
-            LatePolicy::Drop
-        } else {
-            LatePolicy::Error
-        })
+    random_config(rng, by)
         // Now and then few enough groups allowed that a grouping by key fails partway.
         .with_max_groups(if rng.chance(20) {
             1 + rng.below(6) as usize
@@ -37,23 +19,7 @@ fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
         })
         .with_time_range(burstcore::TimeRange::ALL)
         .with_filter(None)
-        .with_bin_origin(match rng.below(3) {
-            0 => BinOrigin::FirstPacket,
-            1 => BinOrigin::At(rng.below(u64::MAX) as i64),
-            _ => BinOrigin::At(0),
-        })
         .with_file_filters(Vec::new())
-}
-
-fn single(
-    config: ScanConfig,
-    arrivals: &[engine_util::Pkt],
-) -> burstcore::error::Result<ScanOutput> {
-    let mut s = Scanner::new(config)?;
-    for p in arrivals {
-        s.push(&p.arrival())?;
-    }
-    s.finish()
 }
 
 fn parallel(

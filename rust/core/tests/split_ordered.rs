@@ -7,50 +7,15 @@ mod engine_util;
 mod scratch;
 
 use burstcore::capture::{CaptureReader, ReadOptions};
-use burstcore::engine::{BinOrigin, By, Closure, LatePolicy, ScanConfig, ScanOutput, Scanner};
+use burstcore::engine::{BinOrigin, By, ScanConfig, ScanOutput};
 use burstcore::parallel::{orders_once, split_ordered, ParallelScanner, Reading};
 use burstcore::pipeline::{self, SizeKind};
 use burstcore::writer::{PcapOptions, PcapWriter};
 use burstcore::TimeRange;
-use engine_util::{shuffle_within, trace, Pkt, Rng};
+use engine_util::{random_config, shuffle_within, single, trace, Pkt, Rng};
 use scratch::Scratch;
 use std::cell::Cell;
 use std::path::Path;
-
-fn config(rng: &mut Rng) -> ScanConfig {
-    let windows = [1, 3, 100, 1_000, 50_000, 100_000_000, 1 << 40];
-    let rates = [1, 1_000, 1_000_000_000, 100_000_000_000];
-    let bins = [1, 1_000, 1_000_000];
-    ScanConfig::default()
-        .with_windows_ns(windows.iter().copied().filter(|_| rng.chance(60)).collect())
-        .with_rates_bps(rates.iter().copied().filter(|_| rng.chance(60)).collect())
-        .with_bins_ns(bins.iter().copied().filter(|_| rng.chance(50)).collect())
-        .with_closure(if rng.chance(50) {
-            Closure::HalfOpen
-        } else {
-            Closure::Closed
-        })
-        .with_by(vec![By::All])
-        .with_reorder_horizon_ns([0, 5, 1_000][rng.below(3) as usize])
-        .with_late(if rng.chance(50) {
-            LatePolicy::Drop
-        } else {
-            LatePolicy::Error
-        })
-        .with_bin_origin(match rng.below(3) {
-            0 => BinOrigin::FirstPacket,
-            1 => BinOrigin::At(rng.below(u64::MAX) as i64),
-            _ => BinOrigin::At(0),
-        })
-}
-
-fn single(config: ScanConfig, arrivals: &[Pkt]) -> burstcore::error::Result<ScanOutput> {
-    let mut s = Scanner::new(config)?;
-    for p in arrivals {
-        s.push(&p.arrival())?;
-    }
-    s.finish()
-}
 
 /// Split by function as a scan the chunks do not take; `lean`: pushed as the reading loop
 /// pushes a packet without headers.
@@ -86,7 +51,7 @@ fn ordered_equals_single_on_random_traces() {
     for case in 0..300 {
         // Long enough for several batches of 4,096 handed on.
         let sorted = trace(&mut rng, 20_000);
-        let cfg = config(&mut rng);
+        let cfg = random_config(&mut rng, vec![By::All]);
         let arrivals = shuffle_within(&mut rng, &sorted, cfg.reorder_horizon_ns + 3);
         let per_packet = [0, 64, 1_500, 100_000][rng.below(4) as usize];
         // Reading that inflates or decodes moves the rates and bins, never a result.
@@ -128,7 +93,7 @@ fn bench_windows() -> Vec<i64> {
 fn the_reading_thread_keeps_no_window() {
     let mut rng = Rng(11);
     for _ in 0..500 {
-        let cfg = config(&mut rng);
+        let cfg = random_config(&mut rng, vec![By::All]);
         let reading = Reading {
             captured_per_packet: rng.below(2_000) as f64,
             decodes: rng.chance(30),

@@ -2,7 +2,9 @@
 //! traces, and running the scanner.
 #![allow(dead_code)]
 
-use burstcore::engine::{Arrival, ExactBacklog, ScanConfig, ScanOutput, Scanner};
+use burstcore::engine::{
+    Arrival, BinOrigin, By, Closure, ExactBacklog, LatePolicy, ScanConfig, ScanOutput, Scanner,
+};
 use burstcore::wire::Headers;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -171,6 +173,45 @@ pub fn shuffle_within(rng: &mut Rng, sorted: &[Pkt], horizon: i64) -> Vec<Pkt> {
         .collect();
     keyed.sort_by_key(|k| k.0);
     keyed.into_iter().map(|k| k.1).collect()
+}
+
+/// A random choice of the metrics and conventions the thread-split tests compare: windows,
+/// rates and bins from short lists (1 ns to 2⁴⁰ ns, 1 bit/s to 100 Gbit/s), either closure, a
+/// horizon of 0, 5 or 1,000 ns, late packets dropped or refused, each kind of bin origin.
+pub fn random_config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
+    let windows = [1, 3, 100, 1_000, 50_000, 100_000_000, 1 << 40];
+    let rates = [1, 1_000, 1_000_000_000, 100_000_000_000];
+    let bins = [1, 1_000, 1_000_000];
+    ScanConfig::default()
+        .with_windows_ns(windows.iter().copied().filter(|_| rng.chance(60)).collect())
+        .with_rates_bps(rates.iter().copied().filter(|_| rng.chance(60)).collect())
+        .with_bins_ns(bins.iter().copied().filter(|_| rng.chance(50)).collect())
+        .with_closure(if rng.chance(50) {
+            Closure::HalfOpen
+        } else {
+            Closure::Closed
+        })
+        .with_by(by)
+        .with_reorder_horizon_ns([0, 5, 1_000][rng.below(3) as usize])
+        .with_late(if rng.chance(50) {
+            LatePolicy::Drop
+        } else {
+            LatePolicy::Error
+        })
+        .with_bin_origin(match rng.below(3) {
+            0 => BinOrigin::FirstPacket,
+            1 => BinOrigin::At(rng.below(u64::MAX) as i64),
+            _ => BinOrigin::At(0),
+        })
+}
+
+/// The single-threaded scan of `arrivals`, the reference of the thread-split tests.
+pub fn single(config: ScanConfig, arrivals: &[Pkt]) -> burstcore::error::Result<ScanOutput> {
+    let mut s = Scanner::new(config)?;
+    for p in arrivals {
+        s.push(&p.arrival())?;
+    }
+    s.finish()
 }
 
 pub fn run(
