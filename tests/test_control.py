@@ -312,6 +312,27 @@ def test_ctrl_c_stops_a_long_scan_within_a_second(capture: Path) -> None:
     _interrupt_within_a_second(p)
 
 
+ONE_FILE_CHILD = """
+import sys, burstcore
+print("scanning", flush=True)
+try:
+    for _ in range(10_000):
+        burstcore.scan(sys.argv[1], windows=["1us", "1ms", "100ms"], rates=["40Gbps"], threads=2)
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_stops_two_threads_split_by_function_within_a_second(capture: Path) -> None:
+    # One file of small records, the aggregate, two threads: split by function (a reading
+    # thread and a worker; docs/metrics.md, Parallel scans), scanned over and over.
+    p = subprocess.Popen([sys.executable, "-c", ONE_FILE_CHILD, str(capture)], stdout=subprocess.PIPE)
+    assert p.stdout is not None and p.stdout.readline().strip() == b"scanning"
+    time.sleep(1.0)
+    _interrupt_within_a_second(p)
+
+
 STDIN_CHILD = """
 import sys, burstcore
 print("reading", flush=True)

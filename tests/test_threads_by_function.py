@@ -4,16 +4,11 @@ the frames, the warnings, the progress, the errors and their offsets, Ctrl-C."""
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from polars.testing import assert_frame_equal
 
 import burstcore
@@ -180,25 +175,6 @@ def test_pcapng_interfaces_and_resolutions(tmp_path: Path) -> None:
     # pcapng cut in the middle of its blocks
     blocks = pcapng_blocks(w.getvalue())
     same_for_two_threads(write(tmp_path, "cut.pcapng", w.getvalue()[: blocks[len(blocks) // 2][0] + 10]))
-
-
-def test_keyboard_interrupt_within_a_second(tmp_path: Path) -> None:
-    src = write(tmp_path, "long.pcap", pcap(trace(100_000, 10)))
-    if threading.current_thread() is not threading.main_thread():
-        pytest.skip("signals reach the main thread only")
-    for threads in (1, 2):
-        fired: list[float] = []
-
-        def progress(done: int, total: int | None = None, fired: list[float] = fired) -> None:
-            if not fired:
-                fired.append(time.monotonic())
-                os.kill(os.getpid(), signal.SIGINT)
-
-        # Ask for the progress often: one call per ~ batch.
-        with pytest.raises(KeyboardInterrupt):
-            for _ in range(100):
-                burstcore.scan(src, threads=threads, progress=progress, **KW)
-        assert fired and time.monotonic() - fired[0] < 1.0
 
 
 def test_pcapng_sections_byte_orders_snaplens_and_late_sections(tmp_path: Path) -> None:
