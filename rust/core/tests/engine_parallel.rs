@@ -6,7 +6,7 @@ mod engine_util;
 
 use burstcore::engine::{By, ScanConfig, ScanOutput};
 use burstcore::parallel::{plan, split_config, ParallelScanner, Reading};
-use engine_util::{random_config, shuffle_within, single, trace, Rng};
+use engine_util::{assert_same_outcome, random_config, shuffle_within, single, trace, Rng};
 use std::cell::Cell;
 
 fn config(rng: &mut Rng, by: Vec<By>) -> ScanConfig {
@@ -63,18 +63,7 @@ fn parallel_equals_single_on_random_traces() {
         let per_packet = [0, 64, 1_500, 100_000][rng.below(4) as usize];
         let want = single(cfg.clone(), &arrivals);
         let got = parallel(cfg.clone(), &arrivals, threads, per_packet);
-        match (want, got) {
-            (Ok(w), Ok(g)) => {
-                assert_eq!(w.envelope, g.envelope, "case {case}");
-                assert_eq!(w.backlog, g.backlog, "case {case}");
-                assert_eq!(w.series, g.series, "case {case}");
-                assert_eq!(w.groups, g.groups, "case {case}");
-                assert_eq!(w.reorder, g.reorder, "case {case}");
-            }
-            // The same error: the same kind, and the same grouping or packet named.
-            (Err(w), Err(g)) => assert_eq!(w, g, "case {case}"),
-            (w, g) => panic!("case {case}: single {w:?}, parallel {g:?}"),
-        }
+        assert_same_outcome(want, got, "parallel", case);
     }
 }
 

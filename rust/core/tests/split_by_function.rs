@@ -12,7 +12,7 @@ use burstcore::engine::{By, ScanConfig, ScanOutput};
 use burstcore::parallel::{split_by_function, ParallelScanner, Reading};
 use burstcore::pipeline::{self, SizeKind};
 use burstcore::writer::{PcapOptions, PcapWriter};
-use engine_util::{random_config, shuffle_within, single, trace, Pkt, Rng};
+use engine_util::{assert_same_outcome, random_config, shuffle_within, single, trace, Pkt, Rng};
 use scratch::Scratch;
 use std::cell::Cell;
 use std::path::Path;
@@ -56,18 +56,7 @@ fn by_function_equals_single_on_random_traces() {
         split += usize::from(plan.is_some());
         let want = single(cfg.clone(), &arrivals);
         let got = by_function(cfg.clone(), &arrivals, per_packet, case % 2 == 0);
-        match (want, got) {
-            (Ok(w), Ok(g)) => {
-                assert_eq!(w.envelope, g.envelope, "case {case}");
-                assert_eq!(w.backlog, g.backlog, "case {case}");
-                assert_eq!(w.series, g.series, "case {case}");
-                assert_eq!(w.groups, g.groups, "case {case}");
-                assert_eq!(w.reorder, g.reorder, "case {case}");
-            }
-            // The same late packet named.
-            (Err(w), Err(g)) => assert_eq!(w, g, "case {case}"),
-            (w, g) => panic!("case {case}: single {w:?}, by function {g:?}"),
-        }
+        assert_same_outcome(want, got, "by function", case);
     }
     // Most configs are split (the others scan on the reading thread alone).
     assert!(split > 150, "{split} of 300 split");

@@ -12,7 +12,7 @@ use burstcore::parallel::{orders_once, split_ordered, ParallelScanner, Reading};
 use burstcore::pipeline::{self, SizeKind};
 use burstcore::writer::{PcapOptions, PcapWriter};
 use burstcore::TimeRange;
-use engine_util::{random_config, shuffle_within, single, trace, Pkt, Rng};
+use engine_util::{assert_same_outcome, random_config, shuffle_within, single, trace, Pkt, Rng};
 use scratch::Scratch;
 use std::cell::Cell;
 use std::path::Path;
@@ -63,18 +63,7 @@ fn ordered_equals_single_on_random_traces() {
         split += usize::from(split_ordered(&cfg, reading).is_some());
         let want = single(cfg.clone(), &arrivals);
         let got = ordered(cfg.clone(), &arrivals, reading, per_packet, case % 2 == 0);
-        match (want, got) {
-            (Ok(w), Ok(g)) => {
-                assert_eq!(w.envelope, g.envelope, "case {case}");
-                assert_eq!(w.backlog, g.backlog, "case {case}");
-                assert_eq!(w.series, g.series, "case {case}");
-                assert_eq!(w.groups, g.groups, "case {case}");
-                assert_eq!(w.reorder, g.reorder, "case {case}");
-            }
-            // The same late packet named.
-            (Err(w), Err(g)) => assert_eq!(w, g, "case {case}"),
-            (w, g) => panic!("case {case}: single {w:?}, ordered {g:?}"),
-        }
+        assert_same_outcome(want, got, "ordered", case);
     }
     assert!(split > 150, "{split} of 300 split");
 }

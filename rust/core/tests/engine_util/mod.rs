@@ -214,6 +214,27 @@ pub fn single(config: ScanConfig, arrivals: &[Pkt]) -> burstcore::error::Result<
     s.finish()
 }
 
+/// A split scan's outcome `got` is the single-threaded `want`: every table and the reorder
+/// statistics, or the same error (the same kind, and the same grouping or packet named).
+pub fn assert_same_outcome(
+    want: burstcore::error::Result<ScanOutput>,
+    got: burstcore::error::Result<ScanOutput>,
+    split: &str,
+    case: usize,
+) {
+    match (want, got) {
+        (Ok(w), Ok(g)) => {
+            assert_eq!(w.envelope, g.envelope, "case {case}");
+            assert_eq!(w.backlog, g.backlog, "case {case}");
+            assert_eq!(w.series, g.series, "case {case}");
+            assert_eq!(w.groups, g.groups, "case {case}");
+            assert_eq!(w.reorder, g.reorder, "case {case}");
+        }
+        (Err(w), Err(g)) => assert_eq!(w, g, "case {case}"),
+        (w, g) => panic!("case {case}: single {w:?}, {split} {g:?}"),
+    }
+}
+
 pub fn run(
     config: ScanConfig,
     arrivals: &[Pkt],
