@@ -17,6 +17,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -462,3 +463,50 @@ def test_progress_calls_leave_the_scan_most_of_the_time(capture: Path) -> None:
     assert len(spent) >= 2
     # The last call comes at the end whatever the spacing: leave it out.
     assert sum(spent[:-1]) < 0.5 * wall, (len(spent), sum(spent), wall)
+
+
+# A SIGINT that came while a call's Rust code held the GIL is handled by the next Python code
+# run: a file object's seekable() or tell(), asked where it stands, or threading's
+# current_thread(), asked which thread scans. Each dropped a failure there as "unknown", and
+# the KeyboardInterrupt with it: the call ran to its end. `_thread.interrupt_main` notes a
+# SIGINT as a signal handler does, with nothing run after it, whatever the machine's load.
+class _SigintFromTell(io.BytesIO):
+    # A C function, no Python frame: the SIGINT is still pending when the call goes on.
+    tell = staticmethod(__import__("_thread").interrupt_main)
+
+
+class _SigintInTell(io.BytesIO):
+    def tell(self) -> int:
+        __import__("_thread").interrupt_main()  # raised here, inside tell()
+        return super().tell()
+
+
+class _SigintInSeekable(io.BytesIO):
+    def seekable(self) -> bool:
+        __import__("_thread").interrupt_main()
+        return True
+
+
+def _small_capture() -> bytes:
+    w = burstcore.CaptureWriter("pcap", nanos=True)
+    for i in range(300):
+        w.packet(1_700_000_000_000_000_000 + 1000 * i, b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + b"\0" * 46)
+    return w.getvalue()
+
+
+@pytest.mark.parametrize("source", [_SigintFromTell, _SigintInTell, _SigintInSeekable])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda src: burstcore.scan(src, windows=["1ms"], rates=["1Gbps"], progress=lambda done, total: None),
+        lambda src: burstcore.read_packets(src),
+        lambda src: burstcore.flows(src),
+    ],
+    ids=["scan", "read_packets", "flows"],
+)
+def test_a_sigint_handled_while_the_call_asks_the_file_object_raises_from_the_call(source: type, call: Any) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("interrupt_main reaches the main thread only")
+    data = _small_capture()
+    with pytest.raises(KeyboardInterrupt):
+        call(source(data))
