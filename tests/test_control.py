@@ -7,9 +7,11 @@ a scan must last long.
 
 from __future__ import annotations
 
+import collections
 import io
 import itertools
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -510,3 +512,63 @@ def test_a_sigint_handled_while_the_call_asks_the_file_object_raises_from_the_ca
     data = _small_capture()
     with pytest.raises(KeyboardInterrupt):
         call(source(data))
+
+
+# Short scans over and over until a SIGINT stops them, then a moment of the caller's own code:
+# the KeyboardInterrupts one SIGINT raised, in the call and after it.
+ONE_SIGINT_CHILD = """
+import sys, time, burstcore
+# Once before any SIGINT: the first scan's first result imports numpy's version check, which
+# a KeyboardInterrupt then makes the numpy crate panic (not what this test is about).
+burstcore.scan(sys.argv[1], windows=["1us", "1ms"], rates=["1Gbps"], bins=["1ms"])
+for _ in range(int(sys.argv[2])):
+    raised = 0
+    print("scanning", flush=True)
+    try:
+        try:
+            # Bounded: a SIGINT lost (none raised) must not hang the test.
+            until = time.monotonic() + 30
+            while time.monotonic() < until:
+                burstcore.scan(sys.argv[1], windows=["1us", "1ms"], rates=["1Gbps"], bins=["1ms"])
+        except KeyboardInterrupt:
+            raised += 1
+        except TypeError as e:
+            # polars 2.1's own: a SIGINT handled while polars reads a dtype object in Rust
+            # (`Expr.cast`) comes out as this TypeError ("'<unprintable str object>' ...").
+            if "is not a Polars data type" not in str(e):
+                raise
+            raised = -1
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        raised += 1
+    print(raised, flush=True)
+"""
+
+
+def test_no_sigint_is_lost_among_short_scans(tmp_path: Path) -> None:
+    # A SIGINT that landed before the scan's Rust code asked threading which thread it was on
+    # was handled there and dropped: no KeyboardInterrupt, the scans went on (6 SIGINTs lost in
+    # 500 on main, in 4 runs of 5 of 100). Sent at random moments, 200 SIGINTs most likely hit
+    # such a moment; wherever they land, each must raise a KeyboardInterrupt. Two for one is polars 2.1's own (a SIGINT
+    # while polars computes a result's frame: it raises its own KeyboardInterrupt and leaves
+    # Python's pending, raised at the caller's next line; 5% of these SIGINTs), not checked.
+    path = tmp_path / "short.pcap"
+    path.write_bytes(_small_capture())
+    sigints = 200
+    p = subprocess.Popen([sys.executable, "-c", ONE_SIGINT_CHILD, str(path), str(sigints)], stdout=subprocess.PIPE)
+    assert p.stdout is not None
+    rng = random.Random(7)
+    try:
+        counts = []
+        for _ in range(sigints):
+            assert p.stdout.readline().strip() == b"scanning"
+            time.sleep(rng.uniform(0.0, 0.03))
+            p.send_signal(signal.SIGINT)
+            counts.append(int(p.stdout.readline()))
+        assert p.wait(timeout=120) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    # -1: polars' TypeError instead (about one SIGINT in 200; not burstcore's to fix).
+    assert set(counts) <= {1, 2, -1}, f"KeyboardInterrupts a SIGINT raised: {collections.Counter(counts)}"
