@@ -7,9 +7,11 @@ a scan must last long.
 
 from __future__ import annotations
 
+import collections
 import io
 import itertools
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -462,3 +465,110 @@ def test_progress_calls_leave_the_scan_most_of_the_time(capture: Path) -> None:
     assert len(spent) >= 2
     # The last call comes at the end whatever the spacing: leave it out.
     assert sum(spent[:-1]) < 0.5 * wall, (len(spent), sum(spent), wall)
+
+
+# A SIGINT that came while a call's Rust code held the GIL is handled by the next Python code
+# run: a file object's seekable() or tell(), asked where it stands, or threading's
+# current_thread(), asked which thread scans. Each dropped a failure there as "unknown", and
+# the KeyboardInterrupt with it: the call ran to its end. `_thread.interrupt_main` notes a
+# SIGINT as a signal handler does, with nothing run after it, whatever the machine's load.
+class _SigintFromTell(io.BytesIO):
+    # A C function, no Python frame: the SIGINT is still pending when the call goes on.
+    tell = staticmethod(__import__("_thread").interrupt_main)
+
+
+class _SigintInTell(io.BytesIO):
+    def tell(self) -> int:
+        __import__("_thread").interrupt_main()  # raised here, inside tell()
+        return super().tell()
+
+
+class _SigintInSeekable(io.BytesIO):
+    def seekable(self) -> bool:
+        __import__("_thread").interrupt_main()
+        return True
+
+
+def _small_capture() -> bytes:
+    w = burstcore.CaptureWriter("pcap", nanos=True)
+    for i in range(300):
+        w.packet(1_700_000_000_000_000_000 + 1000 * i, b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + b"\0" * 46)
+    return w.getvalue()
+
+
+@pytest.mark.parametrize("source", [_SigintFromTell, _SigintInTell, _SigintInSeekable])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda src: burstcore.scan(src, windows=["1ms"], rates=["1Gbps"], progress=lambda done, total: None),
+        lambda src: burstcore.read_packets(src),
+        lambda src: burstcore.flows(src),
+    ],
+    ids=["scan", "read_packets", "flows"],
+)
+def test_a_sigint_handled_while_the_call_asks_the_file_object_raises_from_the_call(source: type, call: Any) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("interrupt_main reaches the main thread only")
+    data = _small_capture()
+    with pytest.raises(KeyboardInterrupt):
+        call(source(data))
+
+
+# Short scans over and over until a SIGINT stops them, then a moment of the caller's own code:
+# the KeyboardInterrupts one SIGINT raised, in the call and after it.
+ONE_SIGINT_CHILD = """
+import sys, time, burstcore
+# Once before any SIGINT: the first scan's first result imports numpy's version check, which
+# a KeyboardInterrupt then makes the numpy crate panic (not what this test is about).
+burstcore.scan(sys.argv[1], windows=["1us", "1ms"], rates=["1Gbps"], bins=["1ms"])
+for _ in range(int(sys.argv[2])):
+    raised = 0
+    print("scanning", flush=True)
+    try:
+        try:
+            # Bounded: a SIGINT lost (none raised) must not hang the test.
+            until = time.monotonic() + 30
+            while time.monotonic() < until:
+                burstcore.scan(sys.argv[1], windows=["1us", "1ms"], rates=["1Gbps"], bins=["1ms"])
+        except KeyboardInterrupt:
+            raised += 1
+        except TypeError as e:
+            # polars 2.1's own: a SIGINT handled while polars reads a dtype object in Rust
+            # (`Expr.cast`) comes out as this TypeError ("'<unprintable str object>' ...").
+            if "is not a Polars data type" not in str(e):
+                raise
+            raised = -1
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        raised += 1
+    print(raised, flush=True)
+"""
+
+
+def test_no_sigint_is_lost_among_short_scans(tmp_path: Path) -> None:
+    # A SIGINT that landed before the scan's Rust code asked threading which thread it was on
+    # was handled there and dropped: no KeyboardInterrupt, the scans went on (6 SIGINTs lost in
+    # 500 on main, in 4 runs of 5 of 100). Sent at random moments, 200 SIGINTs most likely hit
+    # such a moment; wherever they land, each must raise a KeyboardInterrupt. Two for one is polars 2.1's own (a SIGINT
+    # while polars computes a result's frame: it raises its own KeyboardInterrupt and leaves
+    # Python's pending, raised at the caller's next line; 5% of these SIGINTs), not checked.
+    path = tmp_path / "short.pcap"
+    path.write_bytes(_small_capture())
+    sigints = 200
+    p = subprocess.Popen([sys.executable, "-c", ONE_SIGINT_CHILD, str(path), str(sigints)], stdout=subprocess.PIPE)
+    assert p.stdout is not None
+    rng = random.Random(7)
+    try:
+        counts = []
+        for _ in range(sigints):
+            assert p.stdout.readline().strip() == b"scanning"
+            time.sleep(rng.uniform(0.0, 0.03))
+            p.send_signal(signal.SIGINT)
+            counts.append(int(p.stdout.readline()))
+        assert p.wait(timeout=120) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    # -1: polars' TypeError instead (about one SIGINT in 200; not burstcore's to fix).
+    assert set(counts) <= {1, 2, -1}, f"KeyboardInterrupts a SIGINT raised: {collections.Counter(counts)}"

@@ -78,7 +78,7 @@ impl Control {
             shown: None,
             latest: None,
             pending: None,
-            signals: sigint::mark(py),
+            signals: sigint::mark(py)?,
         })
     }
     pub(crate) fn tick(&mut self, done: u64) -> burstcore::error::Result<()> {
@@ -813,7 +813,7 @@ fn locate_late(
     };
     let mut stop: Option<PyErr> = None;
     let found = if rewound {
-        source::open(py, source).ok().map(|input| {
+        sigint::ok_keeping_ctrl_c(py, source::open(py, source)).map(|input| {
             let options = read_options(strict, mmap, 1, 1);
             py.detach(|| {
                 let mut reader = CaptureReader::new(input, options)?;

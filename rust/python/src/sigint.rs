@@ -15,15 +15,35 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static SIGNALS: AtomicU64 = AtomicU64::new(0);
 
 /// The signals counted so far: what a read started at. On a thread Python did not start,
-/// counting starts here (the handler is put in then).
-pub fn mark(py: Python<'_>) -> u64 {
+/// counting starts here (the handler is put in then). Its error is the `KeyboardInterrupt` of
+/// a SIGINT that came since the last look: telling the thread runs Python code
+/// (`threading.current_thread`), where Python runs the signal's handler; dropped, that Ctrl-C
+/// was lost and the scan ran to its end.
+pub fn mark(py: Python<'_>) -> PyResult<u64> {
     #[cfg(unix)]
-    if is_foreign_thread(py).unwrap_or(false) {
+    if is_foreign_thread(py)? {
         chained::install();
     }
     #[cfg(not(unix))]
     let _ = py;
-    SIGNALS.load(Ordering::SeqCst)
+    Ok(SIGNALS.load(Ordering::SeqCst))
+}
+
+/// `r.ok()` for a Python call whose failure only means "unknown" (a file object's `tell()`),
+/// but a `KeyboardInterrupt` is noted again as a SIGINT that came, to be raised at the next
+/// look for signals (the scan's, at its end at the latest): a SIGINT whose handler ran inside
+/// that call raised it there, and dropped with the failure, the Ctrl-C was lost.
+pub fn ok_keeping_ctrl_c<T>(py: Python<'_>, r: PyResult<T>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                // SAFETY: called with the GIL held (`py`); it only notes a SIGINT as arrived.
+                unsafe { pyo3::ffi::PyErr_SetInterrupt() };
+            }
+            None
+        }
+    }
 }
 
 /// On a thread Python did not start, with Python's default SIGINT handler: the

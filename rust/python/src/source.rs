@@ -2,6 +2,7 @@
 //! object (anything with `.read(n)`), turned into a core `Input`.
 
 use crate::errors::{to_py, to_py_at};
+use crate::sigint::ok_keeping_ctrl_c;
 use burstcore::input::{self, Input};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -364,18 +365,17 @@ fn open_polled(path: &std::path::Path) -> Option<std::io::Result<std::fs::File>>
 /// opened file, a BytesIO); `None` for one that cannot seek to its end (a pipe, a socket, a
 /// gzip.GzipFile), whose length is unknown until read.
 fn remaining(obj: &Bound<'_, PyAny>) -> Option<u64> {
-    let seekable = obj.call_method0("seekable").ok()?.is_truthy().ok()?;
-    if !seekable {
+    let ok = |r| ok_keeping_ctrl_c(obj.py(), r);
+    let seekable = ok(obj.call_method0("seekable"))?;
+    if !ok_keeping_ctrl_c(obj.py(), seekable.is_truthy())? {
         return None;
     }
-    let at: u64 = obj.call_method0("tell").ok()?.extract().ok()?;
-    let end = obj
-        .call_method1("seek", (0, 2))
-        .ok()
-        .and_then(|e| e.extract::<u64>().ok());
+    let at: u64 = ok_keeping_ctrl_c(obj.py(), ok(obj.call_method0("tell"))?.extract())?;
+    let end = ok(obj.call_method1("seek", (0, 2)))
+        .and_then(|e| ok_keeping_ctrl_c(obj.py(), e.extract::<u64>()));
     // Back where it stood, whatever the seek to the end did: a failed seek back leaves the
     // object where the read would start wrongly, which the read then reports.
-    obj.call_method1("seek", (at, 0)).ok()?;
+    ok(obj.call_method1("seek", (at, 0)))?;
     end?.checked_sub(at)
 }
 
@@ -383,25 +383,28 @@ fn remaining(obj: &Bound<'_, PyAny>) -> Option<u64> {
 /// where a read of it starts, to read it again from there. `None` for anything else (a path,
 /// bytes, a pipe, a socket, a file object that cannot seek).
 pub fn seekable_position(obj: &Bound<'_, PyAny>) -> Option<u64> {
+    let py = obj.py();
     if obj.is_instance_of::<PyString>()
         || obj.is_instance_of::<PyBytes>()
         || obj.is_instance_of::<PyByteArray>()
         || obj.is_instance_of::<pyo3::types::PyMemoryView>()
-        || !obj.hasattr("read").ok()?
+        || !ok_keeping_ctrl_c(py, obj.hasattr("read"))?
     {
         return None;
     }
-    if !obj.call_method0("seekable").ok()?.is_truthy().ok()? {
+    let seekable = ok_keeping_ctrl_c(py, obj.call_method0("seekable"))?;
+    if !ok_keeping_ctrl_c(py, seekable.is_truthy())? {
         return None;
     }
-    obj.call_method0("tell").ok()?.extract().ok()
+    let at = ok_keeping_ctrl_c(py, obj.call_method0("tell"))?;
+    ok_keeping_ctrl_c(py, at.extract())
 }
 
 /// Move a file object to `at` (from its start); whether it went there.
 pub fn seek_to(obj: &Bound<'_, PyAny>, at: u64) -> bool {
-    obj.call_method1("seek", (at, 0))
-        .ok()
-        .and_then(|p| p.extract::<u64>().ok())
+    let py = obj.py();
+    ok_keeping_ctrl_c(py, obj.call_method1("seek", (at, 0)))
+        .and_then(|p| ok_keeping_ctrl_c(py, p.extract::<u64>()))
         == Some(at)
 }
 
@@ -410,7 +413,7 @@ pub fn open(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Input> {
         // As os.fsencode: a name that is not UTF-8 comes as surrogate escapes, which `to_str`
         // refuses.
         let path: PathBuf = obj.extract()?;
-        let signals = crate::sigint::mark(py);
+        let signals = crate::sigint::mark(py)?;
         if path.as_os_str() == "-" {
             return py
                 .detach(|| input::from_reader(Box::new(Stdin(current(), signals)), None))
