@@ -1427,9 +1427,7 @@ def test_a_fine_grid_of_quantiles_is_checked_in_linear_time() -> None:
     assert d.quantiles["q"].to_list() == qs.tolist()
     with pytest.raises(ValueError, match=r"quantile 1.0 is given twice"):
         burstcore.sizes(data, quantiles=[*qs, 1.0])
-    with pytest.raises(
-        ValueError, match=r"quantiles np.float64\(0.5\) and Fraction\(18014398509481985, 36028797018963968\) differ"
-    ):
+    with pytest.raises(ValueError, match=r"quantiles 0.5 and Fraction\(18014398509481985, 36028797018963968\) differ"):
         burstcore.sizes(data, quantiles=[*qs, Fraction(2**54 + 1, 2**55)])
 
 

@@ -58,7 +58,9 @@ def packets(draw: Any, max_n: int = 30, big: bool = False) -> list[Packet]:
                 draw(st.sampled_from([1000, 1001])),
                 draw(st.sampled_from([1000, 2000])),
             )
-        size = draw(st.integers(60, 1600)) if not big or draw(st.booleans()) else draw(st.integers(65_530, 200_000))
+        # Across 65,535, and repeats of BIG TCP's sizes up to 512 KiB.
+        huge = st.one_of(st.integers(65_530, 200_000), st.sampled_from([65_536, 65_537, 262_144, 524_288]))
+        size = draw(st.integers(60, 1600)) if not big or draw(st.booleans()) else draw(huge)
         out.append((t, size, key))
     for i in range(len(out) - 1):
         if draw(st.integers(0, 4)) == 0 and out[i + 1][0] - out[i][0] <= 3 * 10**6:
@@ -210,21 +212,13 @@ def test_sizes_histogram_quantiles_and_groups_past_65535_equal_brute_force(pk, b
     assert set(s.groups["group"]) == set(groups)
     for name, gp in groups.items():
         sizes = [L for _, L, _ in gp]
-        small = [L for L in sizes if L <= 65_535]
         over = [L for L in sizes if L > 65_535]
-        # docstring: one row per size seen, sizes above 65,535 B sharing one row at their largest.
-        want = {x: small.count(x) for x in set(small)}
-        if over:
-            want[max(over)] = want.get(max(over), 0) + len(over)
-        hist = s.histogram.filter(pl.col("group") == name)
-        assert hist["size"].is_sorted()
-        assert dict(hist.select("size", "packets").iter_rows()) == want, name
-        # Exact order statistics; one in the shared bucket is given as its largest size.
+        # docstring: one row per size seen, above 65,535 B too (they shared one row before).
+        hist = s.histogram.filter(pl.col("group") == name).select("size", "packets").rows()
+        assert hist == sorted((x, sizes.count(x)) for x in set(sizes)), name
+        # Exact order statistics, above 65,535 too (one there was the largest size before).
         qv = s.quantiles.filter(pl.col("group") == name).select("q", "value").rows()
-        assert [q for q, _ in qv] == QS
-        for q, v in qv:
-            x = order_stat(sizes, q) if sizes else None
-            assert v == (x if x is None or x <= 65_535 else max(over)), (name, q)
+        assert qv == [(q, order_stat(sizes, q) if sizes else None) for q in QS], name
         row = s.groups.filter(pl.col("group") == name).select("packets", "bytes", "over_65535").row(0)
         assert row == (len(sizes), sum(sizes), len(over)), name
 
@@ -388,7 +382,7 @@ def test_traffic_matrix_shares_and_row_order_equal_brute_force(pk):
 def test_sizes_of_a_group_past_32768_distinct_sizes_equal_brute_force():
     """A group's histogram turns dense (one counter per size) past 32,768 distinct sizes: the
     tests above, of a few dozen packets, stay sparse. 80,000 packets of random sizes, a tenth
-    past 65,535 B, in two groups (each sparse still), checked whole."""
+    past 65,535 B (about 8,000 distinct ones), in two groups (each sparse still), checked whole."""
     rng = random.Random(54)
     pk: list[Packet] = []
     for i in range(80_000):
@@ -398,18 +392,32 @@ def test_sizes_of_a_group_past_32768_distinct_sizes_equal_brute_force():
     s = burstcore.sizes(write(pk), by="src", quantiles=QS)
     for name, gp in by_group(pk, "src").items():
         sizes = [L for _, L, _ in gp]
-        small = [L for L in sizes if L <= 65_535]
         over = [L for L in sizes if L > 65_535]
-        counts = Counter(small)
-        counts[max(over)] += len(over)
         hist = s.histogram.filter(pl.col("group") == name).select("size", "packets").rows()
-        assert hist == sorted(counts.items()), name
+        assert hist == sorted(Counter(sizes).items()), name
         got = s.quantiles.filter(pl.col("group") == name).select("q", "value").rows()
-        want = [(q, x if (x := order_stat(sizes, q)) <= 65_535 else max(over)) for q in QS]
-        assert got == want, name
+        assert got == [(q, order_stat(sizes, q)) for q in QS], name
         row = s.groups.filter(pl.col("group") == name).select("packets", "bytes", "over_65535").row(0)
         assert row == (len(sizes), sum(sizes), len(over)), name
     assert len({L for _, L, _ in pk if L <= 65_535}) > 32_768  # the whole trace's group is dense
+
+
+def test_distinct_sizes_above_65535_count_against_max_groups():
+    """docs/limits.md: every 16,384 distinct sizes above 65,535 past the first 16,384 count as
+    one group, so a forged capture of millions of them is refused instead of filling memory.
+    33,000 distinct sizes: two groups' worth; the read ends at the first one past the limit.
+    Before, they shared one bucket: one row."""
+    n = 33_000
+    pk: list[Packet] = [(BASE + i, 65_536 + (i * 7919) % n, None) for i in range(n)]
+    data = write(pk)
+    with pytest.raises(burstcore.LimitExceededError, match="32769 distinct sizes above 65,535 are held") as e:
+        burstcore.sizes(data, max_groups=1)
+    assert e.value.limit == "result"
+    s = burstcore.sizes(data, max_groups=2, quantiles=QS)
+    assert s.histogram.select("size", "packets").rows() == [(65_536 + i, 1) for i in range(n)]
+    sizes = [L for _, L, _ in pk]
+    assert s.quantiles.select("q", "value").rows() == [(q, order_stat(sizes, q)) for q in QS]
+    assert s.groups.select("packets", "over_65535").row(0) == (n, n)
 
 
 FILTERS = {
@@ -531,6 +539,23 @@ def test_a_numpy_float32_quantile_is_the_decimal_it_is_written_as():
         assert b["value"].to_list() == [106] and b["q"].to_list() == [0.07]
     with pytest.raises(ValueError, match=r"quantile 0\.5 is given twice"):
         burstcore.sizes(data, quantiles=[0.5, np.float32(0.5)])
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 here")
+def test_a_long_double_quantile_keeps_its_digits_past_float64():
+    """np.longdouble(1) / 3 is written 0.33333333333333333334 (x86's 80-bit long double): of 3
+    values the 2nd, where read as a float64, 0.3333333333333333, it was the 1st. It is the decimal
+    numpy writes, not its binary value: np.longdouble("0.07") of 100 is the 7th, as 0.07 is."""
+    third = np.longdouble(1) / 3
+    assert str(third) == "0.33333333333333333334"
+    for n, q, rank in [(3, third, 2), (100, np.longdouble("0.07"), 7), (3, np.longdouble(2) / 3, 3)]:
+        data = _ranked(n)
+        s = burstcore.sizes(data, quantiles=[q]).quantiles
+        assert s["value"].to_list() == [100 + rank - 1] and s["q"].to_list() == [float(q)], q
+        b = burstcore.bursts(data, gap="0ns", quantiles=[q]).distributions.filter(pl.col("metric") == "bytes")
+        assert b["value"].to_list() == [100 + rank - 1], q
+    with pytest.raises(ValueError, match=r"quantiles 0\.3333333333333333 and 0\.33333333333333333334 differ"):
+        burstcore.sizes(_ranked(3), quantiles=[1 / 3, third])
 
 
 @SETTINGS

@@ -338,7 +338,7 @@ def test_every_time_scale_refuses_nanoseconds_fed_back(ns_value):
     for name, call in calls.items():
         with pytest.raises(
             ValueError,
-            match=rf"{re.escape(f'{name}={ns_value!r}')} as a plain number is read in seconds .* write '.*ns'",
+            match=rf"{re.escape(f'{name}={ns_value}')} as a plain number is read in seconds .* write '.*ns'",
         ):
             call(ns_value)
     # Below 1000 a plain number is seconds, as for every duration; with its unit, the value is
@@ -347,3 +347,35 @@ def test_every_time_scale_refuses_nanoseconds_fed_back(ns_value):
     want = 1 + sum(gap > int(ns_value) for gap in (1000, 1500))
     assert burstcore.flows(data, idle_timeout=f"{int(ns_value)}ns").height == want
     burstcore.scan(data, windows=["1us"], rates=["1Gbps"], reorder_horizon=999)
+
+
+@pytest.mark.parametrize(
+    "call, shown",
+    [
+        (lambda: parse_duration(np.float64(-0.5)), "=-0.5 must be"),
+        (lambda: parse_duration(np.float32(np.inf)), "=inf is not a finite duration"),
+        (lambda: parse_rate(np.int64(0)), "=0 must be > 0"),
+        (lambda: parse_rate(np.float64(-1.0)), "=-1.0 must be > 0"),
+        (lambda: burstcore.sizes(b"", quantiles=[np.float64(1.5)]), "quantile 1.5 must be"),
+        (lambda: burstcore.sizes(b"", quantiles=[np.float32(0.07), 0.07]), "quantile 0.07 is given twice"),
+        (lambda: burstcore.sizes(b"", max_groups=np.int64(-1)), "max_groups=-1 must be"),
+        (lambda: burstcore.sizes(b"", by=np.str_("hst")), "by='hst' is not a grouping"),
+        (lambda: burstcore.scan(b"", windows=[np.float64(0.001), np.float64(-2.0)]), "=-2.0 must be"),
+    ],
+)
+def test_messages_show_numpy_scalars_as_the_numbers_they_are(call, shown):
+    """numpy 2 writes its scalars np.float64(0.5): a message echoing a user's value showed that
+    (window=np.float64(-2.0) must be > 0) where the number was meant."""
+    with pytest.raises((ValueError, TypeError)) as e:
+        call()
+    assert shown in str(e.value) and "np." not in str(e.value), str(e.value)
+
+
+def test_messages_show_python_values_as_before():
+    from burstcore._units import said
+
+    for v in [0.5, 1e-20, 3, "1ms", b"x", None, [0.5, "2s"], (1,), Fraction(1, 3)]:
+        assert said(v) == repr(v)
+    assert said([np.float64(0.5), (np.int32(2),), np.True_]) == "[0.5, (2,), True]"
+    # A timedelta64's repr names its unit, which its str does not: kept.
+    assert said(np.timedelta64(5, "ms")) == repr(np.timedelta64(5, "ms"))

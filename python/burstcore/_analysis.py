@@ -58,6 +58,7 @@ from ._units import (
     parse_rate,
     parse_time_range,
     plural,
+    said,
     typed_counts,
 )
 
@@ -402,8 +403,8 @@ def host_volumes(
 class Distribution(FramesEqual):
     """A histogram with its quantiles, for the whole trace (group 'all') and per group.
 
-    - ``histogram``: sizes: (group, size, packets), exact, one row per size seen (sizes above
-      65535 B share one row at the largest of them); gaps: (group, lo_ns, hi_ns, gaps), one
+    - ``histogram``: sizes: (group, size, packets), exact, one row per size seen (above 65,535 B
+      too); gaps: (group, lo_ns, hi_ns, gaps), one
       row per non-empty log2 bucket, both bounds inclusive: [2^(k-1), 2^k − 1] ns (gap 0 alone
       in its bucket). ``lo_ns``/``hi_ns`` name a gap's bounds here and in the quantiles of
       ``gaps`` (its ``groups`` give the exact ``min_ns`` and ``max_ns``).
@@ -411,7 +412,8 @@ class Distribution(FramesEqual):
       ceil(q·n) packets ≤ it, q as written: 0.07 of 100 is the 7th); for gaps (group, q,
       lo_ns, hi_ns): the bucket holding the quantile (bounds inclusive), narrowed by the exact
       min and max.
-    - ``groups``: for sizes (group, packets, bytes, over_65535: the packets above 65,535 B); for
+    - ``groups``: for sizes (group, packets, bytes, over_65535: the packets above 65,535 B,
+      TSO/GRO and BIG TCP super-frames); for
       gaps (group, packets, gaps, min_ns, max_ns: the number of gaps and the exact min and max).
     - ``summary``: one row, the packet accounting (``packets_read``, ``packets``, the
       ``skipped_*`` columns, ``reordered``, ``max_lateness_ns``); ``by``: the grouping, or None.
@@ -446,10 +448,16 @@ def _first(frame: pl.DataFrame, column: str) -> Any:
 def _quantiles(quantiles: Any) -> list[Fraction]:
     """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1], each once,
     exactly as written: the ranks are ⌈q·n⌉ of that (docs/metrics.md). A float is the decimal
-    its ``repr`` writes (0.07, not the binary 0.07000000000000000666); a numpy float narrower
-    than float64 the decimal it is written as (numpy's shortest form: ``np.float32(0.07)`` is
-    0.07, not its float64 value 0.07000000029802322, whose ceiling of 0.07 · 100 is the 8th
-    value); a ``Fraction`` or ``Decimal`` (any rational number) its exact value. A q given twice
+    its ``repr`` writes (0.07, not the binary 0.07000000000000000666); a numpy float of another
+    precision (float16, float32, longdouble) the decimal numpy writes it as in that precision
+    (its shortest form: ``np.float32(0.07)`` is 0.07, not its float64 value 0.07000000029802322,
+    whose ceiling of 0.07 · 100 is the 8th value; ``np.longdouble(1) / 3`` is
+    0.33333333333333333334 where x86's 80-bit long double holds it, the 2nd of 3 values, where
+    read as a float64, 0.3333333333333333, it was the 1st). Not a long double's binary value
+    (``as_integer_ratio()``), for the same reason as a float's: ``np.longdouble("0.07")`` of 100
+    would then be the 8th; and ``np.longdouble(0.1)`` is float64's 0.1 widened, written
+    0.10000000000000000555: give ``np.longdouble("0.1")``. A ``Fraction`` or ``Decimal`` (any
+    rational number) is its exact value. A q given twice
     would be a duplicate row (and is more likely a typo, 0.5,0.5 for 0.5,0.95), so it is refused
     rather than dropped, as are two that the Float64 column ``q`` would show as one."""
     qs: list[Fraction] = []
@@ -460,22 +468,22 @@ def _quantiles(quantiles: Any) -> list[Fraction]:
     for q in _as_list(quantiles) if quantiles is not None else DEFAULT_QUANTILES:
         if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating, Decimal, Rational)):
             raise WrongTypeError(
-                f"quantile {q!r} ({type(q).__name__}) must be a number from 0 to 1 (0.5 is the median)"
+                f"quantile {said(q)} ({type(q).__name__}) must be a number from 0 to 1 (0.5 is the median)"
             )
         # A NaN or infinite Decimal has no Fraction (and compares by raising): refused as a NaN is.
         value: Any = q
         if (isinstance(q, Decimal) and not q.is_finite()) or not 0 <= value <= 1:
-            raise ValueError(f"quantile {q!r} must be a number from 0 to 1 (0.5 is the median)")
-        if isinstance(q, np.floating) and q.dtype.itemsize < 8:
-            q = float(str(q))  # named so in the messages below, too
-            exact = Fraction(repr(q))
+            raise ValueError(f"quantile {said(q)} must be a number from 0 to 1 (0.5 is the median)")
+        if isinstance(q, np.floating) and q.dtype.itemsize != 8:
+            # Not through float: a long double's digits past float64's were lost there.
+            exact = Fraction(str(q))
         elif isinstance(q, (float, np.floating)):
             exact = Fraction(repr(float(q)))
         elif isinstance(q, Decimal):
             # 10^digits, Fraction's denominator, would take minutes past a million digits.
             if q and int(q.as_tuple().exponent) < -_MAX_PLACES:
                 raise ValueError(
-                    f"quantile {q!r} has more than {_MAX_PLACES:,} decimal places: round it (every q under "
+                    f"quantile {said(q)} has more than {_MAX_PLACES:,} decimal places: round it (every q under "
                     "10^-20 is the first value: q·n < 1 for every count)"
                 )
             exact = Fraction(q)
@@ -484,11 +492,11 @@ def _quantiles(quantiles: Any) -> list[Fraction]:
         else:
             exact = Fraction(int(q.numerator), int(q.denominator))
         if exact in seen:
-            raise ValueError(f"quantile {q!r} is given twice: give each quantile once")
+            raise ValueError(f"quantile {said(q)} is given twice: give each quantile once")
         if float(exact) in shown:
             raise ValueError(
-                f"quantiles {shown[float(exact)]!r} and {q!r} differ but are the same float64, "
-                f"{float(exact)!r}, in the column q: give one of them"
+                f"quantiles {said(shown[float(exact)])} and {said(q)} differ but are the same float64, "
+                f"{said(float(exact))}, in the column q: give one of them"
             )
         qs.append(exact)
         seen.add(exact)
@@ -547,16 +555,17 @@ def _one_grouping(by: Any, what: str) -> str | None:
     if not isinstance(by, str) and by is not None:
         names = _as_list(by)
         if len(names) != 1:
-            raise ValueError(f"by={by!r}: {what} group by one grouping at a time; call them once per grouping")
+            raise ValueError(f"by={said(by)}: {what} group by one grouping at a time; call them once per grouping")
         by = names[0]  # scan takes a list of groupings; a list of one is fine here too
     if by is not None and not isinstance(by, str):
         raise WrongTypeError(
-            f"by={by!r} ({type(by).__name__}) is not a grouping's name: give one of {', '.join(GROUPINGS)} (or None)"
+            f"by={said(by)} ({type(by).__name__}) is not a grouping's name: "
+            f"give one of {', '.join(GROUPINGS)} (or None)"
         )
     if by == "host":
         raise ValueError("by='host' is ambiguous: use the grouping 'src' or 'dst'")
     if by is not None and by not in GROUPINGS:
-        raise ValueError(f"by={by!r} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
+        raise ValueError(f"by={said(by)} is not a grouping; use one of {', '.join(GROUPINGS)} (or None)")
     return None if by is None else str(by)  # a numpy or pandas string as the str it equals
 
 
@@ -646,8 +655,9 @@ def sizes(
     """Packet sizes (wire bytes, or as ``size`` counts them): exact histogram and quantiles, overall
     and per group of ``by``
     (one of scan's groupings: 'src', 'dst', 'pair', 'flow', ...). Sizes above 65,535 bytes
-    (TSO/GRO and BIG TCP super-frames) share one bucket, counted in ``groups.over_65535``: a
-    quantile that falls there is reported as the largest size seen, an upper bound.
+    (TSO/GRO and BIG TCP super-frames, counted in ``groups.over_65535``) are exact too, a row
+    each; their distinct sizes count against ``max_groups``: every 16,384 of them, over the
+    whole trace and the groups, past the first 16,384, count as one group (docs/limits.md).
 
     ``quantiles``: the q's asked for (default 0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1),
     each once (a q given twice is a ``ValueError``): a float as the decimal it is written as, a
@@ -1401,7 +1411,7 @@ def _offsets(
 ) -> list[int]:
     if isinstance(offsets, str):
         if offsets != "random":
-            raise ValueError(f"offsets={offsets!r}: give a list of durations (one per capture) or 'random'")
+            raise ValueError(f"offsets={said(offsets)}: give a list of durations (one per capture) or 'random'")
         hi = parse_duration(max_offset, name="max_offset", allow_zero=True, scale=True)
         rng = np.random.Generator(np.random.PCG64(seed))
         # The first capture stays put: only relative phases matter.
@@ -1514,7 +1524,7 @@ def superpose(
         # superpose(captures, "random") gave the offsets before they became a keyword.
         raise ValueError("windows='random': offsets are a keyword now, superpose(captures, offsets='random')")
     if not isinstance(fill_empty_bins, (bool, np.bool_)):
-        raise TypeError(f"fill_empty_bins={fill_empty_bins!r}: give True (default) or False")
+        raise TypeError(f"fill_empty_bins={said(fill_empty_bins)}: give True (default) or False")
     raw = list(source) if isinstance(source, (list, tuple)) else [source]
     if not raw:
         raise ValueError("no capture given: pass a list of paths (a path may repeat), bytes or file objects")

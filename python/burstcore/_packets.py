@@ -27,6 +27,7 @@ from ._units import (
     parse_time_range,
     plural,
     printable,
+    said,
 )
 
 ProgressCallback = Callable[[int, "int | None"], object]
@@ -45,7 +46,7 @@ def checked_progress(progress: ProgressCallback | None) -> ProgressCallback | No
     sees a callable, and the first call raised Python's bare "'int' object is not callable"."""
     if progress is not None and not callable(progress):
         raise TypeError(
-            f"progress={progress!r} is not callable: pass a function called as "
+            f"progress={said(progress)} is not callable: pass a function called as "
             "progress(bytes_done, bytes_total_or_None), or None"
         )
     return progress

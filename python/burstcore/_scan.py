@@ -31,6 +31,7 @@ from ._units import (
     parse_filters,
     parse_rate,
     parse_time_range,
+    said,
     typed_counts,
 )
 
@@ -98,15 +99,15 @@ class ScanResult(FramesEqual):
         traffic); a list of groupings raises ``TypeError`` (a ``ValueError`` too)."""
         if not isinstance(by, str):
             # Said as such: "by=['all'] was not scanned" when 'all' was.
-            raise WrongTypeError(f"by={by!r}: ptm takes one grouping, e.g. by='src'; call it once per grouping")
+            raise WrongTypeError(f"by={said(by)}: ptm takes one grouping, e.g. by='src'; call it once per grouping")
         w = parse_duration(window, name="window", scale=True)
         scanned = self.config.get("windows_ns", [])
         if w not in scanned:
             shown = ", ".join(format_duration(x) for x in scanned) or "none"
-            raise ValueError(f"window={window!r} was not scanned; the scan's windows: {shown}")
+            raise ValueError(f"window={said(window)} was not scanned; the scan's windows: {shown}")
         groupings = self.config.get("by", [])
         if by not in groupings:
-            raise ValueError(f"by={by!r} was not scanned; the scan's groupings: {', '.join(groupings) or 'none'}")
+            raise ValueError(f"by={said(by)} was not scanned; the scan's groupings: {', '.join(groupings) or 'none'}")
         return self.envelope.filter((pl.col("window_ns") == w) & (pl.col("by") == by)).select(
             "group", "bytes", "peak_rate_bps", "ptm"
         )
@@ -159,12 +160,13 @@ def _parse_by(by: Any) -> list[str]:
     for n in names:
         if not isinstance(n, str):
             raise WrongTypeError(
-                f"by={n!r} ({type(n).__name__}) is not a grouping's name: give one or a list of {', '.join(GROUPINGS)}"
+                f"by={said(n)} ({type(n).__name__}) is not a grouping's name: "
+                f"give one or a list of {', '.join(GROUPINGS)}"
             )
         if n == "host":
             raise ValueError("by='host' is ambiguous: use 'src' or 'dst' (or both: by=['src', 'dst'])")
         if n not in GROUPINGS:
-            raise ValueError(f"by={n!r} is not a grouping; use one or a list of {', '.join(GROUPINGS)}")
+            raise ValueError(f"by={said(n)} is not a grouping; use one or a list of {', '.join(GROUPINGS)}")
         if n not in out:
             # A numpy or pandas string as the str it equals: config["by"] is plain values.
             out.append(str(n))
@@ -196,7 +198,8 @@ def check_fcs(fcs: Any, size: str) -> Literal["declared", "present", "absent"]:
     )
     if rule != "declared" and size != "l1":
         raise ValueError(
-            f"fcs={rule!r} tells size='l1' whether frames hold their FCS; size={size!r} counts none of its own: "
+            f"fcs={said(rule)} tells size='l1' whether frames hold their FCS; "
+            f"size={said(size)} counts none of its own: "
             "give size='l1', or leave fcs out"
         )
     return rule  # type: ignore[return-value]
@@ -469,7 +472,7 @@ def scan(
     progress = checked_progress(progress)
     if not isinstance(fill_empty_bins, (bool, np.bool_)):
         # As strict= and mmap= are checked (in Rust): fill_empty_bins="no" was taken as true.
-        raise TypeError(f"fill_empty_bins={fill_empty_bins!r}: give True (default) or False")
+        raise TypeError(f"fill_empty_bins={said(fill_empty_bins)}: give True (default) or False")
     threads = thread_count(threads)
     time_range = parse_time_range(start, end)
     filters = parse_filters(filter)
@@ -490,7 +493,7 @@ def scan(
     if in_memory and size != "wire":
         # The columns carry their sizes: a size to count from the headers has nothing to read.
         raise ValueError(
-            f"size={size!r} reads captured packets; in-memory columns carry their own sizes (leave size out)"
+            f"size={said(size)} reads captured packets; in-memory columns carry their own sizes (leave size out)"
         )
     shared: str | None = None  # what the captures hold twice, if they do
     if batched:

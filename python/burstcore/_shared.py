@@ -19,7 +19,7 @@ from . import _burstcore as _core
 from ._packets import CaptureWarning, CoreWarning, ProgressCallback, _warn, _with_range_note, checked_progress
 from ._sources import is_rereadable, normalize_each
 from ._types import Filters, Instant, Source
-from ._units import FramesEqual, check_choice, parse_filters, parse_time_range, per_capture, printable
+from ._units import FramesEqual, check_choice, parse_filters, parse_time_range, per_capture, printable, said
 
 # A pair is told when at least this share of the smaller sample is in both, and at least
 # MIN_SHARED packets (half the smaller sample when that is less). Captures of different traffic
@@ -175,7 +175,7 @@ def shared_packets(
     )
     if not isinstance(strict, (bool, np.bool_)):
         # As the core checks scan's strict=: strict="no" would read strictly.
-        raise TypeError(f"argument 'strict': {strict!r} is not a bool: give True or False")
+        raise TypeError(f"argument 'strict': {said(strict)} is not a bool: give True or False")
     progress = checked_progress(progress)
     srcs = normalize_each(source)
     for k, s in enumerate(srcs):

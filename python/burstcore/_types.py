@@ -18,8 +18,9 @@ of the right type can still be refused, e.g. a negative duration or ``"5 parsecs
   'interface', 'vlan', 'qp'), for ``by=``; a list built in code is ``list[burstcore.Grouping]``
   (a ``list[str]`` could hold 'pairs', which the runtime refuses).
 - ``Count``: an int or a numpy integer (``threads``, ``max_groups``, ``max_flows``, ``seed``).
-- ``Quantiles``: q's in [0, 1], one or an iterable of them (floats, ints, or a ``Fraction`` or
-  ``Decimal``, read exactly).
+- ``Quantiles``: q's in [0, 1], one or an iterable of them (floats, numpy's of any precision,
+  long double too, each the decimal it is written as; ints; or a ``Fraction`` or ``Decimal``,
+  read exactly).
 - ``Instant``: ``datetime.datetime`` (naive ones are UTC; ``pandas.Timestamp`` is one),
   ``numpy.datetime64``, an ISO 8601 string, or an int of ns since 1970.
 - ``SingleSource``: one capture: a path (str or ``os.PathLike``, '-' for stdin), its bytes

@@ -62,9 +62,9 @@ def check_choice(value: Any, *, name: str, choices: tuple[str, ...], message: st
     """``value``, one of ``choices`` (strings) as the str it equals; a value of another type is a
     ``WrongTypeError``, a string that is none of them a ``ValueError``, both with ``message``."""
     if not isinstance(value, str):
-        raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) is not a string: {message}")
+        raise WrongTypeError(f"{name}={said(value)} ({type(value).__name__}) is not a string: {message}")
     if value not in choices:
-        raise ValueError(f"{name}={value!r}: {message}")
+        raise ValueError(f"{name}={said(value)}: {message}")
     # A numpy or pandas string as the str it equals: configs hold plain values.
     return str(value)
 
@@ -176,17 +176,17 @@ def _pandas_scalar(value: Any) -> np.datetime64 | np.timedelta64 | None:
 
 def _timedelta64_ns(value: np.timedelta64, what: Any, name: str) -> int:
     if np.isnat(value):
-        raise ValueError(f"{name}={what!r} is NaT, not a duration")
+        raise ValueError(f"{name}={said(what)} is NaT, not a duration")
     ticks, unit = _numpy_ticks(value)
     if unit not in _NUMPY_UNIT_NS:
         # numpy.timedelta64(5): numpy lends it the unit of what it meets; a plain 5 is seconds here.
-        raise ValueError(f"{name}={what!r} has no unit: give e.g. numpy.timedelta64(5, 'ms')")
+        raise ValueError(f"{name}={said(what)} has no unit: give e.g. numpy.timedelta64(5, 'ms')")
     return _exact_ns(ticks * _NUMPY_UNIT_NS[unit], what, name)
 
 
 def _exact_ns(value: Fraction, what: Any, name: str) -> int:
     if value.denominator != 1:
-        raise ValueError(f"{name}={what!r} is not a whole number of nanoseconds; burstcore works in integer ns")
+        raise ValueError(f"{name}={said(what)} is not a whole number of nanoseconds; burstcore works in integer ns")
     return int(value)
 
 
@@ -212,7 +212,7 @@ def parse_duration(
     so ``parse_duration(5000)`` is 5000 s.
     """
     if isinstance(value, bool):
-        raise WrongTypeError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
+        raise WrongTypeError(f"{name}={said(value)} is not a duration; give {DURATION_FORMS}")
     if isinstance(value, np.timedelta64):
         ns = _timedelta64_ns(value, value, name)
     elif isinstance(value, _dt.timedelta) and isinstance(td := _pandas_scalar(value), np.timedelta64):
@@ -221,10 +221,10 @@ def parse_duration(
         ns = (value.days * 86_400 + value.seconds) * 1_000_000_000 + value.microseconds * 1_000
     elif isinstance(value, (int, np.integer, float, np.floating)):
         if isinstance(value, (float, np.floating)) and not np.isfinite(value):
-            raise ValueError(f"{name}={value!r} is not a finite duration; give {DURATION_FORMS}")
+            raise ValueError(f"{name}={said(value)} is not a finite duration; give {DURATION_FORMS}")
         if scale and float(value) >= _PLAIN_SCALE_MAX_S:
             raise ValueError(
-                f"{name}={value!r} as a plain number is read in seconds ({value / 3600:,.2f} hours); "
+                f"{name}={said(value)} as a plain number is read in seconds ({value / 3600:,.2f} hours); "
                 f"burstcore's *_ns values are nanoseconds: write '{value}ns' (or "
                 f"numpy.timedelta64({value}, 'ns')), or '{value}s' if seconds are meant"
             )
@@ -242,14 +242,14 @@ def parse_duration(
             m = _DURATION_RE.match(value.strip() + "s")
         elif bare:
             # From a command line every value is a string: say what is missing.
-            raise ValueError(f"{name}={value!r} has no unit: write e.g. '{value.strip()}s' or '{value.strip()}ms'")
+            raise ValueError(f"{name}={said(value)} has no unit: write e.g. '{value.strip()}s' or '{value.strip()}ms'")
         if not m or m.group(2) not in _DURATION_UNITS:
-            raise ValueError(f"{name}={value!r} is not a duration; give {DURATION_FORMS}")
+            raise ValueError(f"{name}={said(value)} is not a duration; give {DURATION_FORMS}")
         ns = _exact_ns(_times(m.group(1), _DURATION_UNITS[m.group(2)]), value, name)
     else:
-        raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
+        raise WrongTypeError(f"{name}={said(value)} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
     if not signed and (ns < 0 or (ns == 0 and not allow_zero)):
-        raise ValueError(f"{name}={value!r} must be {'≥' if allow_zero else '>'} 0")
+        raise ValueError(f"{name}={said(value)} must be {'≥' if allow_zero else '>'} 0")
     # Symmetric: -2^63 ns is int64's but has no opposite, and numpy reads it as NaT.
     if abs(ns) >= 2**63:
         hint = (
@@ -257,7 +257,7 @@ def parse_duration(
             if isinstance(value, (int, np.integer)) and not isinstance(value, np.timedelta64)  # an np.integer
             else ""
         )
-        raise ValueError(f"{name}={value!r} is longer than 292 years, the range of int64 nanoseconds{hint}")
+        raise ValueError(f"{name}={said(value)} is longer than 292 years, the range of int64 nanoseconds{hint}")
     return ns
 
 
@@ -290,12 +290,12 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
     ``ValueError`` too), anything else ``ValueError``, naming the value (``name`` is the argument's
     name in the message) and the accepted forms."""
     if isinstance(value, bool):
-        raise WrongTypeError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
+        raise WrongTypeError(f"{name}={said(value)} is not a rate; give {RATE_FORMS}")
     if isinstance(value, (int, np.integer)):
         bps = Fraction(int(value))
     elif isinstance(value, (float, np.floating)):
         if not np.isfinite(value):
-            raise ValueError(f"{name}={value!r} is not a finite rate; give {RATE_FORMS}")
+            raise ValueError(f"{name}={said(value)} is not a finite rate; give {RATE_FORMS}")
         # Rounded to the bit/s: 1.1 * 1e9 is 1100000000.0000002, the float's error.
         bps = Fraction(Decimal(repr(float(value))).to_integral_value())
     elif isinstance(value, str) and (tc := _TC_RATE_RE.match(value)):
@@ -304,23 +304,25 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
         m = _RATE_RE.match(value)
         if not m and _is_bare_number(value) and _times(value, 1) == 0:
             # Zero is no rate in any unit.
-            raise ValueError(f"{name}={value!r} must be > 0")
+            raise ValueError(f"{name}={said(value)} must be > 0")
         if not m and _is_bare_number(value):
-            raise ValueError(f"{name}={value!r} has no unit: write e.g. '{value.strip()}bps' (bits) or 'Gbps', 'MB/s'")
+            raise ValueError(
+                f"{name}={said(value)} has no unit: write e.g. '{value.strip()}bps' (bits) or 'Gbps', 'MB/s'"
+            )
         if not m:
-            raise ValueError(f"{name}={value!r} is not a rate; give {RATE_FORMS}")
+            raise ValueError(f"{name}={said(value)} is not a rate; give {RATE_FORMS}")
         # Bytes are 8 bits before the whole bit/s is checked: 0.125Bps is 1 bit/s.
         bps = _times(
             m.group(1), _RATE_PREFIX[m.group(2)] * (8 if m.group(3) in ("Bps", "B/s", "byte/s", "bytes/s") else 1)
         )
     else:
-        raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) is not a rate; give {RATE_FORMS}")
+        raise WrongTypeError(f"{name}={said(value)} ({type(value).__name__}) is not a rate; give {RATE_FORMS}")
     if bps.denominator != 1:
-        raise ValueError(f"{name}={value!r} is not a whole number of bits per second")
+        raise ValueError(f"{name}={said(value)} is not a whole number of bits per second")
     if bps <= 0:
-        raise ValueError(f"{name}={value!r} must be > 0")
+        raise ValueError(f"{name}={said(value)} must be > 0")
     if bps >= 2**64:
-        raise ValueError(f"{name}={value!r} is beyond 2^64 bit/s")
+        raise ValueError(f"{name}={said(value)} is beyond 2^64 bit/s")
     return int(bps)
 
 
@@ -358,12 +360,12 @@ _ISO_RE = re.compile(
 
 
 def _outside(value: Any, name: str) -> ValueError:
-    return ValueError(f"{name}={value!r} is outside int64 nanoseconds since 1970 (1677-09-21 to 2262-04-11)")
+    return ValueError(f"{name}={said(value)} is outside int64 nanoseconds since 1970 (1677-09-21 to 2262-04-11)")
 
 
 def _finer_than_ns(value: Any, name: str) -> ValueError:
     # Refused, not rounded: burstcore is exact to the ns, and a range cut 1 ns off is another range.
-    return ValueError(f"{name}={value!r} has more than nanosecond precision; burstcore works in integer ns")
+    return ValueError(f"{name}={said(value)} has more than nanosecond precision; burstcore works in integer ns")
 
 
 def _iso_year(text: str) -> int | None:
@@ -402,7 +404,7 @@ def _iso_instant_ns(text: str, name: str) -> int:
     any conversion could wrap, and every digit down to the ns is kept (and none below it lost)."""
     m = _ISO_RE.fullmatch(text.strip())
     if not m:
-        raise ValueError(f"{name}={text!r} is not an instant; give {INSTANT_FORMS}{_as_seconds(text)}")
+        raise ValueError(f"{name}={said(text)} is not an instant; give {INSTANT_FORMS}{_as_seconds(text)}")
     g = {k: v for k, v in m.groupdict().items() if v is not None}
     year = _iso_year(g["year"])
     if year is None:
@@ -413,7 +415,7 @@ def _iso_instant_ns(text: str, name: str) -> int:
         days = None
     seconds = _iso_seconds(g)
     if days is None or seconds is None:
-        raise ValueError(f"{name}={text!r} is no date and time of day; give {INSTANT_FORMS}")
+        raise ValueError(f"{name}={said(text)} is no date and time of day; give {INSTANT_FORMS}")
     fraction = g.get("fraction", g.get("bfraction", ""))
     if fraction[9:].strip("0"):
         raise _finer_than_ns(text, name)
@@ -446,12 +448,12 @@ def _in_range(ns: int, value: Any, name: str) -> int:
 
 def _datetime64_ns(value: np.datetime64, what: Any, name: str) -> int:
     if np.isnat(value):
-        raise ValueError(f"{name}={what!r} is NaT, not an instant")
+        raise ValueError(f"{name}={said(what)} is NaT, not an instant")
     ticks, unit = _numpy_ticks(value)
     if unit in ("Y", "M"):
         return _in_range(_month_ns(ticks * 12 if unit == "Y" else ticks, what, name), what, name)
     if unit not in _NUMPY_UNIT_NS:
-        raise ValueError(f"{name}={what!r} has no unit of time; give {INSTANT_FORMS}")
+        raise ValueError(f"{name}={said(what)} has no unit of time; give {INSTANT_FORMS}")
     ns = ticks * _NUMPY_UNIT_NS[unit]
     if ns.denominator != 1:
         raise _finer_than_ns(what, name)
@@ -472,10 +474,10 @@ def parse_instant(value: Any, *, name: str) -> int:
     unit would it be in?). Out of int64 ns (1677-09-21 to 2262-04-11) or finer than the ns is refused,
     never wrapped or rounded."""
     if isinstance(value, bool):
-        raise WrongTypeError(f"{name}={value!r} is not an instant; give {INSTANT_FORMS}")
+        raise WrongTypeError(f"{name}={said(value)} is not an instant; give {INSTANT_FORMS}")
     if isinstance(value, (float, np.floating)):
         raise WrongTypeError(
-            f"{name}={value!r} is not an instant; give {INSTANT_FORMS}{_as_seconds(repr(float(value)))}"
+            f"{name}={said(value)} is not an instant; give {INSTANT_FORMS}{_as_seconds(repr(float(value)))}"
         )
     if isinstance(value, (int, np.integer)):
         return _in_range(int(value), value, name)
@@ -489,7 +491,7 @@ def parse_instant(value: Any, *, name: str) -> int:
         return _datetime64_ns(value, value, name)
     if isinstance(value, str):
         return _iso_instant_ns(value, name)
-    raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
+    raise WrongTypeError(f"{name}={said(value)} ({type(value).__name__}) is not an instant; give {INSTANT_FORMS}")
 
 
 def format_instant(ns: int) -> str:
@@ -539,14 +541,14 @@ def parse_count(value: Any, *, name: str, minimum: int = 1) -> int:
     bool, a float or a string."""
     kind = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer ≥ {minimum}")
     if isinstance(value, bool):
-        raise WrongTypeError(f"{name}={value!r} must be {kind}")
+        raise WrongTypeError(f"{name}={said(value)} must be {kind}")
     try:
         n = operator.index(value)
     except TypeError:
-        raise WrongTypeError(f"{name}={value!r} ({type(value).__name__}) must be {kind}") from None
+        raise WrongTypeError(f"{name}={said(value)} ({type(value).__name__}) must be {kind}") from None
     if n >= minimum:
         return n
-    raise ValueError(f"{name}={value!r} must be {kind}")
+    raise ValueError(f"{name}={said(value)} must be {kind}")
 
 
 def _is_bare_number(text: str) -> bool:
@@ -630,6 +632,23 @@ def format_duration(ns: int) -> str:
 _BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
+def said(value: Any) -> str:
+    """A user's value as a message echoes it: its ``repr``, but a numpy scalar as the number (or
+    string) it is, not numpy 2's ``np.float64(0.5)``: a float as numpy writes it in its own
+    precision (``np.float32(0.07)`` is 0.07, as ``str`` gives it), and the items of a list or
+    tuple alike. Other values (Python's ints, floats, strings; numpy's datetime64 and
+    timedelta64, whose repr names the unit) are their ``repr``."""
+    if isinstance(value, (np.number, np.bool_)) and not isinstance(value, np.timedelta64):
+        return str(value)
+    if isinstance(value, np.str_):
+        return repr(str(value))
+    if type(value) is list:
+        return "[" + ", ".join(said(v) for v in value) + "]"
+    if type(value) is tuple:
+        return "(" + ", ".join(said(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
 def printable(text: str) -> str:
     """`text` safe to show on a terminal or in a table cell: control characters (ESC, which starts
     a terminal's escape sequences, NUL, newlines, C1 controls) and bidirectional overrides are
@@ -681,7 +700,7 @@ def parse_filter(value: Any) -> str | None:
         return value
     each = " (this reads one capture: one filter for it)" if _one_per_capture(value) else ""
     raise TypeError(
-        f"filter={value!r}: give the expression as a string, e.g. filter='host 10.0.0.1 and tcp port 29500'{each}"
+        f"filter={said(value)}: give the expression as a string, e.g. filter='host 10.0.0.1 and tcp port 29500'{each}"
     )
 
 
@@ -703,7 +722,7 @@ def parse_filters(value: Any, captures: int | None = None) -> str | list[str | N
         return value
     if not _one_per_capture(value):
         raise TypeError(
-            f"filter={value!r}: give one expression (a string) for every capture, e.g. "
+            f"filter={said(value)}: give one expression (a string) for every capture, e.g. "
             "filter='host 10.0.0.1 and tcp port 29500', or a list of one per capture (None where a "
             "capture has none), e.g. filter=['src host 10.0.0.1', 'src host 10.0.0.2']"
         )

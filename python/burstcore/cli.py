@@ -2452,8 +2452,8 @@ def _show_distribution(args: argparse.Namespace, d: Any, what: str) -> None:
         print(f"\nQuantiles of the packet size: {none}")
     elif what == "sizes":
         title = (
-            "\nQuantiles of the packet size in bytes (exact: the smallest size with at least q of the packets ≤ it; "
-            "sizes above 65,535 share one bucket, shown as 65,536–its largest)"
+            "\nQuantiles of the packet size in bytes (exact, sizes above 65,535 too: the smallest size with at least "
+            "q of the packets ≤ it)"
         )
         _show_table(title, size_quantiles_table(d.quantiles, d.groups, names))
     elif whole["gaps"]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ._units import format_duration
+from ._units import format_duration, said
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -134,7 +134,7 @@ def plot_results(
         panels = [panels]  # one panel by name, not its letters
     unknown = [p for p in panels if p not in PANELS]
     if unknown or not panels:
-        raise ValueError(f"panels={list(panels)!r}: choose from {', '.join(PANELS)}")
+        raise ValueError(f"panels={said(list(panels))}: choose from {', '.join(PANELS)}")
     if not results:
         raise ValueError("nothing to plot: pass at least one result")
     iters_given = list(iterations) if iterations is not None else [None] * len(results)
@@ -147,14 +147,14 @@ def plot_results(
     want_bin = parse_duration(bin, name="bin", scale=True) if bin is not None else None
     # What was not scanned is a mistake to say, as ScanResult.ptm says it, not an empty panel.
     for label, r in results:
-        where = f" in {label!r}" if label else ""
+        where = f" in {said(label)}" if label else ""
         scanned_by = r.config.get("by") or ["all"]
         if by is not None and by not in scanned_by:
-            raise ValueError(f"by={by!r} was not scanned{where}; the scan's groupings: {', '.join(scanned_by)}")
+            raise ValueError(f"by={said(by)} was not scanned{where}; the scan's groupings: {', '.join(scanned_by)}")
         scanned_bins = r.config.get("bins_ns") or []
         if want_bin is not None and "series" in panels and want_bin not in scanned_bins:
             shown = ", ".join(format_duration(b) for b in scanned_bins) or "none (scan with bins=...)"
-            raise ValueError(f"bin={bin!r} was not scanned{where}; the scan's bin widths: {shown}")
+            raise ValueError(f"bin={said(bin)} was not scanned{where}; the scan's bin widths: {shown}")
 
     # File names and titles are text, not mathtext: a '$' in them failed the drawing.
     results = [(_literal(label), r) for label, r in results]

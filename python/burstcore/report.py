@@ -547,14 +547,8 @@ def size_quantiles_table(quantiles: pl.DataFrame, groups: pl.DataFrame, shown: S
     per = _by_group(quantiles, ["value"])
     packets = dict(groups.select("group", "packets").iter_rows())
     qs = next(iter(per.values()))["q"] if per else []
-    rows = [[g, _int(packets.get(g)), *(_size_q(v) for v in per[g]["value"])] for g in shown if g in per]
+    rows = [[g, _int(packets.get(g)), *(_int(v) for v in per[g]["value"])] for g in shown if g in per]
     return ["group", "packets", *(format_quantile(q) for q in qs)], rows
-
-
-def _size_q(v: int | None) -> str:
-    """A size quantile; one in the bucket of sizes above 65,535 is known to lie between 65,536
-    and the largest size seen (which the histogram reports)."""
-    return f"65,536–{_int(v)}" if v is not None and v > 65_535 else _int(v)
 
 
 def _duration(ns: int | None) -> str:

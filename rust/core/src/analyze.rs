@@ -494,8 +494,12 @@ pub fn histograms(
     // and a many-GB capture should not be read to the end to say so.
     let (acc, renumber) = for_each(readers, &[], order, progress, &mut |_, a| {
         h.push(a, by.map(|b| b.key(a)));
-        if h.ungrouped > 0 {
-            return Err(too_many_groups(max_groups));
+        if h.over_limit() {
+            return Err(if h.groups_used() > h.groups.len() {
+                too_many_large_sizes(max_groups, h.large_sizes)
+            } else {
+                too_many_groups(max_groups)
+            });
         }
         Ok(())
     })?;
@@ -587,6 +591,21 @@ fn too_many_groups(max_groups: usize) -> Error {
         format!(
             "more than {max_groups} group{}: raise max_groups or choose a coarser grouping",
             if max_groups == 1 { "" } else { "s" }
+        ),
+    )
+}
+
+/// `histograms`' sizes above 65535 past their share of `max_groups`
+/// ([`GroupedHistograms::groups_used`]).
+fn too_many_large_sizes(max_groups: usize, large: usize) -> Error {
+    Error::limit_exceeded(
+        Limit::Result,
+        format!(
+            "more than {max_groups} group{}: {large} distinct sizes above 65,535 are held, and \
+             every {} past the first {} count as one group: raise max_groups",
+            if max_groups == 1 { "" } else { "s" },
+            crate::analysis::LARGE_PER_GROUP,
+            crate::analysis::LARGE_PER_GROUP,
         ),
     )
 }

@@ -261,7 +261,7 @@ struct HistCols {
 
 impl HistCols {
     /// One group's rows; `what` picks the histogram rows built, as `gaps()` has no use for the
-    /// up to 65,536 size rows a group can have.
+    /// size rows a group can have (65,536 and more).
     fn add(
         &mut self,
         what: Hist,
@@ -299,12 +299,6 @@ impl HistCols {
             self.size_group.push(at);
             self.size.push(size);
             self.size_count.push(c);
-        }
-        if s.overflow > 0 {
-            // One row for sizes above 65535, at the largest of them.
-            self.size_group.push(at);
-            self.size.push(s.overflow_max);
-            self.size_count.push(s.overflow);
         }
     }
 

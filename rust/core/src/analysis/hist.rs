@@ -1,10 +1,10 @@
 //! Packet-size and inter-arrival-gap histograms with exact counts.
 //!
-//! Sizes: one counter per byte count 0..=65535 plus an overflow bucket, so size quantiles are
-//! exact (for sizes up to 65535). Gaps: log2 buckets of nanoseconds (bucket 0 holds gap 0,
+//! Sizes: one counter per byte count 0..=65535 and a sorted map of the few larger sizes
+//! (TSO/GRO and BIG TCP super-frames), so size quantiles are exact. Gaps: log2 buckets of nanoseconds (bucket 0 holds gap 0,
 //! bucket k ≥ 1 holds [2^(k-1), 2^k)), so a gap quantile is known to within its bucket.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 
 use crate::engine::Arrival;
@@ -14,14 +14,17 @@ use crate::engine::Arrival;
 /// Two forms with the same answers: dense (a counter per size, 512 KiB, for the whole trace,
 /// which sees every size) and sparse (the sizes seen, 10 bytes each, for one group of many,
 /// which sees few). A sparse histogram turns dense once it holds `SPARSE_MAX` sizes, when
-/// growing further would cost more than the dense form.
+/// growing further would cost more than the dense form. Sizes above 65535 are counted each in
+/// a sorted map, as exactly: a capture holds few distinct ones, and no dense form of the sizes
+/// up to 2^32 would fit. Their number is what bounds that map; [`GroupedHistograms`] counts it
+/// against `max_groups`.
 #[derive(Debug, Clone)]
 pub struct SizeHistogram {
     counts: Counts,
-    /// Sizes above 65535, and the largest of them.
+    /// Count per size above 65535.
+    large: BTreeMap<u64, u64>,
+    /// Packets above 65535 bytes (super-frames), counted in `large` too.
     pub overflow: u64,
-    /// The largest size above 65535 (0 when none).
-    pub overflow_max: u64,
     /// Sizes counted.
     pub count: u64,
     /// Their sum, bytes.
@@ -45,6 +48,15 @@ enum Counts {
 
 /// One counter per size up to 65535 in the dense form.
 pub const SIZE_BUCKETS: usize = 65536;
+/// Heap bytes taken as one entry of the map of sizes above 65535: 16 bytes of size and count
+/// and its share of the B-tree's nodes (a leaf of 11 entries takes 192 bytes), as measured
+/// with a counting allocator: 34.3 bytes an entry for sizes in increasing or decreasing order
+/// (35.5 for 100 of them), 24-27 in random order.
+pub const LARGE_ENTRY_BYTES: usize = 36;
+/// Distinct sizes above 65535, over all the histograms of a [`GroupedHistograms`], that count
+/// as one group against `max_groups`: about what the dense form's 512 KiB holds (at most
+/// 576 KiB of them).
+pub const LARGE_PER_GROUP: usize = 16_384;
 /// Bucket 0 for gap 0, then one per bit length of the gap: 64 covers every u64 (a gap between
 /// two int64 instants, up to 2^64 − 1 ns).
 pub const GAP_BUCKETS: usize = 65;
@@ -64,8 +76,7 @@ impl Default for SizeHistogram {
 /// Same packets counted, whichever form holds them.
 impl PartialEq for SizeHistogram {
     fn eq(&self, other: &Self) -> bool {
-        (self.overflow, self.overflow_max, self.count, self.bytes)
-            == (other.overflow, other.overflow_max, other.count, other.bytes)
+        (self.overflow, self.count, self.bytes) == (other.overflow, other.count, other.bytes)
             && self.nonzero().eq(other.nonzero())
     }
 }
@@ -91,8 +102,8 @@ impl SizeHistogram {
     fn with_counts(counts: Counts) -> Self {
         SizeHistogram {
             counts,
+            large: BTreeMap::new(),
             overflow: 0,
-            overflow_max: 0,
             count: 0,
             bytes: 0,
         }
@@ -103,15 +114,22 @@ impl SizeHistogram {
         matches!(self.counts, Counts::Dense(_))
     }
 
-    /// Bytes this histogram holds on the heap (allocated, not just used).
+    /// Bytes this histogram holds on the heap (allocated, not just used; the sizes above 65535
+    /// at `LARGE_ENTRY_BYTES` each).
     pub fn heap_bytes(&self) -> usize {
-        match &self.counts {
+        let small = match &self.counts {
             Counts::Dense(c) => std::mem::size_of_val(&**c),
             Counts::Sparse { sizes, counts, .. } => {
                 sizes.capacity() * std::mem::size_of::<u16>()
                     + counts.capacity() * std::mem::size_of::<u64>()
             }
-        }
+        };
+        small + self.large_sizes() * LARGE_ENTRY_BYTES
+    }
+
+    /// Distinct sizes above 65535 counted.
+    pub fn large_sizes(&self) -> usize {
+        self.large.len()
     }
 
     /// Count one packet of `size` bytes.
@@ -120,7 +138,8 @@ impl SizeHistogram {
             Ok(s) => self.add_counted(s),
             Err(_) => {
                 self.overflow = self.overflow.saturating_add(1);
-                self.overflow_max = self.overflow_max.max(size);
+                let c = self.large.entry(size).or_insert(0);
+                *c = c.saturating_add(1);
             }
         }
         self.count = self.count.saturating_add(1);
@@ -177,16 +196,16 @@ impl SizeHistogram {
 
     fn densify(&mut self) {
         let mut dense = zeroed_dense();
-        for (s, c) in self.nonzero() {
+        for (s, c) in self.nonzero().take_while(|(s, _)| *s < SIZE_BUCKETS as u64) {
             dense[s as usize] = c;
         }
         self.counts = Counts::Dense(dense);
     }
 
-    /// Packets of exactly `size` bytes (sizes above 65535: see `overflow`).
+    /// Packets of exactly `size` bytes.
     pub fn count_of(&self, size: u64) -> u64 {
         let Ok(s) = u16::try_from(size) else {
-            return 0;
+            return self.large.get(&size).copied().unwrap_or(0);
         };
         match &self.counts {
             Counts::Dense(c) => c[usize::from(s)],
@@ -223,22 +242,25 @@ impl SizeHistogram {
             .flat_map(|c| c.enumerate())
             .filter(|(_, c)| **c > 0)
             .map(|(s, c)| (s as u64, *c));
-        dense.chain(sparse.into_iter().flatten())
+        let large = self.large.iter().map(|(s, c)| (*s, *c));
+        dense.chain(sparse.into_iter().flatten()).chain(large)
     }
 
     /// The q-quantile as the smallest size s with at least ceil(q·count) packets ≤ s (q in \[0,1\];
-    /// q = 0 gives the minimum). `None` when empty. Exact; in the overflow bucket the answer is
-    /// the largest overflowing size, an upper bound.
+    /// q = 0 gives the minimum). `None` when empty. Exact, above 65535 too.
     pub fn quantile(&self, q: impl Into<Quantile>) -> Option<u64> {
         let rank = rank_for(q, self.count)?;
         let mut seen = 0u64;
+        let mut last = None;
         for (s, c) in self.nonzero() {
             seen = seen.saturating_add(c);
+            last = Some(s);
             if seen >= rank {
-                return Some(s);
+                break;
             }
         }
-        Some(self.overflow_max)
+        // Short of the rank only if a count saturated: the largest size, then.
+        last
     }
 
     /// The smallest size counted (`None`: none).
@@ -547,6 +569,8 @@ pub struct GroupedHistograms<K: Eq + Hash> {
     pub max_groups: usize,
     /// Packets whose group was not created because `max_groups` was reached.
     pub ungrouped: u64,
+    /// Distinct sizes above 65535 held, the whole trace's and each group's.
+    pub large_sizes: usize,
 }
 
 impl<K: Eq + Hash> GroupedHistograms<K> {
@@ -558,17 +582,42 @@ impl<K: Eq + Hash> GroupedHistograms<K> {
             groups: HashMap::new(),
             max_groups,
             ungrouped: 0,
+            large_sizes: 0,
         }
+    }
+
+    /// What counts against `max_groups`: the groups, and one more for every `LARGE_PER_GROUP`
+    /// distinct sizes above 65535 past the first `LARGE_PER_GROUP` (the whole trace's share, as
+    /// its 512 KiB of counters are not counted either), so that a forged capture of millions of
+    /// distinct huge sizes is bounded as many groups of many sizes are.
+    pub fn groups_used(&self) -> usize {
+        let extra = self.large_sizes.saturating_sub(LARGE_PER_GROUP);
+        self.groups
+            .len()
+            .saturating_add(extra.div_ceil(LARGE_PER_GROUP))
+    }
+
+    /// Whether more than `max_groups` are used (see `groups_used`) or a packet was left out of
+    /// its group for want of room: the result is incomplete.
+    pub fn over_limit(&self) -> bool {
+        self.ungrouped > 0 || self.groups_used() > self.max_groups
     }
 
     /// Feed one packet; `key` selects its group (`None`: aggregate only).
     pub fn push(&mut self, a: &Arrival, key: Option<K>) {
+        let large = a.size > u64::from(u16::MAX);
+        if large {
+            self.large_sizes += usize::from(self.all_sizes.count_of(a.size) == 0);
+        }
         self.all_sizes.add(a.size);
         self.all_gaps.push_ts(a.ts_ns);
         let Some(k) = key else { return };
-        let full = self.groups.len() >= self.max_groups;
+        let full = self.groups_used() >= self.max_groups;
         match self.groups.get_mut(&k) {
             Some((s, g)) => {
+                if large {
+                    self.large_sizes += usize::from(s.count_of(a.size) == 0);
+                }
                 s.add(a.size);
                 g.push_ts(a.ts_ns);
             }
@@ -578,6 +627,7 @@ impl<K: Eq + Hash> GroupedHistograms<K> {
                 // max_groups small groups cost little (docs/limits.md, Memory).
                 let mut s = SizeHistogram::new();
                 let mut g = GapHistogram::new();
+                self.large_sizes += usize::from(large);
                 s.add(a.size);
                 g.push_ts(a.ts_ns);
                 self.groups.insert(k, (s, g));
@@ -763,7 +813,8 @@ mod tests {
                 }
             }
             assert_same(&sparse, &dense, &format!("{range}/{n}"));
-            assert_eq!(sparse.is_dense(), sparse.nonzero().count() > SPARSE_MAX);
+            let small = sparse.nonzero().filter(|(s, _)| *s <= 65535).count();
+            assert_eq!(sparse.is_dense(), small > SPARSE_MAX);
         }
     }
 
@@ -800,6 +851,100 @@ mod tests {
             assert!(h.heap_bytes() <= dense_bytes, "{} sizes", s + 1);
         }
         assert!(h.is_dense());
+    }
+
+    #[test]
+    fn sizes_above_65535_are_exact() {
+        // Mixes across 65535 (BIG TCP frames up to 512 KiB, and one past u32), against a sorted
+        // list; before, every size above 65535 shared one bucket, its quantiles the largest.
+        let mut rng = Rng(23);
+        for (small, large, n) in [
+            (0usize, 1usize, 1usize),
+            (3, 1, 40),
+            (1, 3, 40),
+            (5, 5, 3001),
+        ] {
+            let mut h = SizeHistogram::new();
+            let mut dense = SizeHistogram::dense();
+            let mut all = Vec::new();
+            for _ in 0..n {
+                let s = if rng.below((small + large) as u64) < small as u64 {
+                    60 + rng.below(65_476)
+                } else {
+                    [65_536, 65_537, 131_072, 524_288, 1 << 33][rng.below(5) as usize]
+                        + rng.below(300)
+                };
+                h.add(s);
+                dense.add(s);
+                all.push(s);
+            }
+            all.sort_unstable();
+            assert_same(&h, &dense, "large");
+            let over = all.iter().filter(|s| **s > 65_535).count() as u64;
+            assert_eq!(h.overflow, over);
+            let mut distinct = all.clone();
+            distinct.dedup();
+            let want: Vec<(u64, u64)> = distinct
+                .iter()
+                .map(|d| (*d, all.iter().filter(|s| *s == d).count() as u64))
+                .collect();
+            assert!(h.nonzero().eq(want.iter().copied()));
+            for (size, c) in &want {
+                assert_eq!(h.count_of(*size), *c);
+            }
+            assert_eq!(h.count_of(65_536 + 301), 0);
+            for q in QS {
+                let rank = rank_for(q, all.len() as u64).unwrap() as usize;
+                assert_eq!(h.quantile(q), Some(all[rank - 1]), "q {q}, n {n}");
+            }
+            let large_distinct = distinct.iter().filter(|s| **s > 65_535).count();
+            assert_eq!(h.large_sizes(), large_distinct);
+        }
+    }
+
+    #[test]
+    fn sizes_above_65535_count_against_max_groups() {
+        let arrival = |i: u64, size: u64| Arrival {
+            ts_ns: i as i64,
+            size,
+            interface: 0,
+            headers: Headers::default(),
+        };
+        // One group, the trace's share of LARGE_PER_GROUP distinct sizes, then one group more
+        // per LARGE_PER_GROUP: 3 groups allowed, the first of them the group itself.
+        let mut h = GroupedHistograms::<u32>::new(3);
+        let n = 3 * LARGE_PER_GROUP as u64;
+        for i in 0..n {
+            h.push(&arrival(i, 65_536 + i), Some(0));
+            // Repeats add nothing.
+            h.push(&arrival(i, 65_536 + i / 2), Some(0));
+            h.push(&arrival(i, 1500), None);
+        }
+        // The trace's sizes and the group's are the same n.
+        assert_eq!(h.large_sizes, 2 * n as usize);
+        assert_eq!(h.groups_used(), 1 + 5);
+        assert!(h.over_limit());
+        let mut h = GroupedHistograms::<u32>::new(3);
+        for i in 0..LARGE_PER_GROUP as u64 / 2 {
+            h.push(&arrival(i, 100_000 + i), Some(0));
+        }
+        assert_eq!(h.large_sizes, LARGE_PER_GROUP);
+        assert_eq!(h.groups_used(), 1);
+        h.push(&arrival(0, 1 << 20), Some(0));
+        assert_eq!((h.large_sizes, h.groups_used()), (LARGE_PER_GROUP + 2, 2));
+        h.push(&arrival(0, 1500), Some(1));
+        assert!(!h.over_limit());
+        // The room left goes to large sizes or groups alike.
+        h.push(&arrival(0, 1500), Some(2));
+        assert_eq!(h.ungrouped, 1);
+        assert!(h.over_limit());
+        // Sizes up to 65535 cost nothing here.
+        let mut h = GroupedHistograms::<u32>::new(1);
+        for i in 0..65_536 {
+            h.push(&arrival(i, i), Some(0));
+        }
+        assert_eq!((h.large_sizes, h.groups_used()), (0, 1));
+        assert!(!h.over_limit());
     }
 
     #[test]

@@ -18,7 +18,9 @@ pub mod superpose;
 
 pub use bursts::{Burst, BurstDetector, BurstReport};
 pub use flows::{FlowKey, FlowOptions, FlowRecord, FlowReport, FlowTable};
-pub use hist::{GapHistogram, GroupedHistograms, Quantile, SizeHistogram};
+pub use hist::{
+    GapHistogram, GroupedHistograms, Quantile, SizeHistogram, LARGE_ENTRY_BYTES, LARGE_PER_GROUP,
+};
 pub use iterations::{Iteration, IterationAnalyzer, IterationOptions, IterationReport, ACF_BINS};
 pub use matrix::{HostTotals, MatrixReport, TrafficMatrix};
 pub use retransmissions::SeqTracker;
