@@ -16,9 +16,9 @@
 //! the aggregate alone, one plain file of small records on two threads, a split by function
 //! ([`ParallelScanner::by_function`], chosen by [`crate::chunked::by_function`]). The aggregate
 //! alone on two threads is split by function too where the time chunks do not go (a time range,
-//! a filter, compressed or streamed input: [`orders_once`], [`ParallelScanner::ordered`]).
+//! a filter, compressed or streamed input: [`orders_once`]).
 
-use crate::engine::reorder::{Bare, Buffered, Release};
+use crate::engine::reorder::{Bare, Buffered, Release, Reorder};
 use crate::engine::{Arrival, By, GroupKey, LatePolicy, ScanConfig, ScanOutput, Scanner};
 use crate::error::{Error, Result};
 use std::cell::Cell;
@@ -164,72 +164,32 @@ pub fn plan(config: &ScanConfig, threads: usize, reading: Reading) -> Option<Pla
     })
 }
 
-/// The shares of a scan split by function ([`ParallelScanner::by_function`]), or `None` when
-/// there is nothing to share: the calling thread, which reads and reorders, takes the rates and
-/// bins, then the shortest windows while it stays under half the work; one worker the other
-/// windows. Only the balance depends on it, never a result.
-///
-/// The costs are those of `parallel::cost`. On the benchmark's 20 windows the calling thread
-/// keeps the 1 and 2 µs ones at 107 captured bytes a packet (the snaplen-128 pcap), where the
-/// two threads' CPU times were measured level (benches/RESULTS.md, perf-da), and the 1 µs one at
-/// 124 (the pcapng, not measured apart).
-pub fn split_by_function(config: &ScanConfig, reading: Reading) -> Option<Plan> {
-    if config.windows_ns.is_empty() || shares(config, 2) < 2 {
-        return None;
-    }
-    let mut windows = config.windows_ns.clone();
-    windows.sort_unstable();
-    let mut local = cost::PER_THREAD
-        + reading.cost()
-        + cost::RATE * config.rates_bps.len() as f64
-        + cost::BIN * config.bins_ns.len() as f64;
-    // The worker neither reads nor reorders.
-    let target = (local + windows.iter().map(|&w| window_cost(w)).sum::<f64>()) / 2.0;
-    let mut kept = 0;
-    // The last window always goes to the worker, so that each thread has a share.
-    while kept + 1 < windows.len() && local + window_cost(windows[kept]) / 2.0 <= target {
-        local += window_cost(windows[kept]);
-        kept += 1;
-    }
-    let worker = ScanConfig {
-        windows_ns: windows.split_off(kept),
-        ..without_metrics(config)
-    };
-    let local = ScanConfig {
-        windows_ns: windows,
-        ..config.clone()
-    };
-    Some(Plan {
-        local: Some(local),
-        workers: vec![vec![worker]],
-    })
-}
-
 /// Whether a scan of `config` on `threads` threads (after the cap to cores) that the time
-/// chunks do not take is split by function ([`ParallelScanner::ordered`], shared out by
-/// [`split_ordered`]) rather than by [`plan`]: the aggregate alone on two threads, with windows
-/// and something else to share. There the metric split had each thread reorder every packet for
-/// itself (about 8 % of each thread's time) and gave the reading thread the shortest windows,
-/// the dearest per packet, so that two threads were hardly faster than one (benches/RESULTS.md,
-/// perf-da and perf-df).
+/// chunks do not take is split by function ([`ParallelScanner::by_function`]) rather than by
+/// [`plan`]: the aggregate alone on two threads, with windows and something else to share.
+/// There the metric split had each thread reorder every packet for itself (about 8 % of each
+/// thread's time) and gave the reading thread the shortest windows, the dearest per packet, so
+/// that two threads were hardly faster than one (benches/RESULTS.md, perf-da and perf-df).
 pub fn orders_once(config: &ScanConfig, threads: usize) -> bool {
     threads == 2
         && config.clone().normalized().is_ok_and(|c| c.by == [By::All])
-        && split_ordered(config, Reading::default()).is_some()
+        && split_by_function(config, Reading::default()).is_some()
 }
 
-/// The shares of a scan split by function that the time chunks do not take
-/// ([`ParallelScanner::ordered`]), or `None` when there is nothing to share: every window to
-/// the worker, and the rates, then the bins, each to whichever thread is the less loaded (ties:
-/// the worker). Only the balance depends on it, never a result.
+/// The shares of a scan split by function ([`ParallelScanner::by_function`]: one plain file
+/// of small records, chosen by [`crate::chunked::by_function`], or a scan the time chunks do
+/// not take, chosen by [`orders_once`]), or `None` when there is nothing to share: every window
+/// to the worker, and the rates, then the bins, each to whichever thread is the less loaded
+/// (ties: the worker). Only the balance depends on it, never a result.
 ///
-/// Unlike [`split_by_function`]'s, the reading thread keeps no window: on these scans (a time
-/// range or stdin at snaplen 128, read or mapped) it did 0.80–0.97 s of CPU to the worker's
-/// 0.64–0.70 with the two shortest windows, 0.70–0.87 to 0.74–0.81 with none
-/// (benches/RESULTS.md, perf-df). With the costs of `parallel::cost` it keeps the rates at
-/// snaplen 128 (61 + 24 against 96), and gives them to the worker on full frames or when it
-/// inflates, where reading alone outweighs the envelope.
-pub fn split_ordered(config: &ScanConfig, reading: Reading) -> Option<Plan> {
+/// The reading thread keeps no window. On the snaplen-128 pcap (mapped, the benchmark's 20
+/// windows and 8 rates), with the two shortest it did 0.95–1.07 s of CPU to the worker's
+/// 0.72–0.80, with none (and its per-packet path inlined) 0.77–0.89 to 0.80–0.91; on a time
+/// range or stdin 0.80–0.97 to 0.64–0.70 against 0.70–0.87 to 0.74–0.81 (benches/RESULTS.md,
+/// perf-dh and perf-df). With the costs of `parallel::cost` it keeps the
+/// rates at snaplen 128 (61 + 24 against 96), and gives them to the worker on full frames or
+/// when it inflates, where reading alone outweighs the envelope.
+pub fn split_by_function(config: &ScanConfig, reading: Reading) -> Option<Plan> {
     if config.windows_ns.is_empty() || shares(config, 2) < 2 {
         return None;
     }
@@ -504,7 +464,7 @@ enum Queued {
     },
     /// The aggregate alone, split by function: the one reorder buffer, and what it released.
     Ordered {
-        reorder: Buffered,
+        reorder: Reorder<Bare>,
         batch: Vec<Bare>,
     },
 }
@@ -527,7 +487,7 @@ impl Queued {
             }
             Queued::Lean(v) => v.push((a.ts_ns, a.size, a.interface)),
             Queued::Released { reorder, batch } => reorder.push(a, batch)?,
-            Queued::Ordered { reorder, batch } => reorder.push(a, batch)?,
+            Queued::Ordered { reorder, batch } => reorder.push_bare(a.ts_ns, a.size, batch)?,
         }
         Ok(())
     }
@@ -564,12 +524,7 @@ pub struct ParallelScanner<'scope, 'env, 'c> {
     queued: Queued,
     /// Packets pushed so far.
     pushed: u64,
-    /// How a scan split by function is shared out ([`split_by_function`] or [`split_ordered`]).
-    ordered_split: SplitOrdered,
 }
-
-/// The shares of a scan split by function, from what reading costs.
-type SplitOrdered = fn(&ScanConfig, Reading) -> Option<Plan>;
 
 struct Started<'scope> {
     local: Option<Scanner>,
@@ -602,33 +557,21 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         captured: &'c Cell<u64>,
         reading: Reading,
     ) -> Result<Self> {
-        Self::with_split(scope, config, threads, captured, reading, None)
+        Self::with_split(scope, config, threads, captured, reading, false)
     }
 
     /// [`ParallelScanner::new`] split by function, for the aggregate alone (any other scan is
     /// split as `new` splits it): the calling thread reorders the packets once, scans the
-    /// rates, bins and shortest windows, and hands the packets on in order, in runs, to one
-    /// worker that scans the other windows ([`split_by_function`]). No thread repeats the
-    /// reorder buffer, and the worker's scanner needs none. Two threads at most.
+    /// rates and bins, and hands the packets on in order, in runs, to one worker that scans
+    /// the windows ([`split_by_function`]). No thread repeats the reorder buffer, and the
+    /// worker's scanner needs none. Two threads at most.
     pub fn by_function(
         scope: &'scope thread::Scope<'scope, 'env>,
         config: ScanConfig,
         captured: &'c Cell<u64>,
         reading: Reading,
     ) -> Result<Self> {
-        Self::with_split(scope, config, 2, captured, reading, Some(split_by_function))
-    }
-
-    /// [`ParallelScanner::by_function`] for a scan that the time chunks do not take (chosen by
-    /// [`orders_once`]): the same two threads, but shared out by [`split_ordered`], which leaves
-    /// the reading thread no window.
-    pub fn ordered(
-        scope: &'scope thread::Scope<'scope, 'env>,
-        config: ScanConfig,
-        captured: &'c Cell<u64>,
-        reading: Reading,
-    ) -> Result<Self> {
-        Self::with_split(scope, config, 2, captured, reading, Some(split_ordered))
+        Self::with_split(scope, config, 2, captured, reading, true)
     }
 
     fn with_split(
@@ -637,14 +580,14 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
         threads: usize,
         captured: &'c Cell<u64>,
         reading: Reading,
-        by_function: Option<SplitOrdered>,
+        by_function: bool,
     ) -> Result<Self> {
         Scanner::new(config.clone())?;
         // The scanners' own form of the groupings, horizon and policy (checked just above).
         let normal = config.clone().normalized()?;
-        let queued = if by_function.is_some() && normal.by == [By::All] {
+        let queued = if by_function && normal.by == [By::All] {
             Queued::Ordered {
-                reorder: Buffered::new(&normal.by, normal.reorder_horizon_ns, normal.late),
+                reorder: Reorder::new(normal.reorder_horizon_ns, normal.late),
                 batch: Vec::with_capacity(2 * BATCH),
             }
         } else if !normal.reads_headers() {
@@ -668,17 +611,34 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
             started: None,
             queued,
             pushed: 0,
-            ordered_split: by_function.unwrap_or(split_by_function),
         })
     }
 
     /// [`ParallelScanner::push`] for a packet known only by timestamp, size and interface.
+    ///
+    /// A scan split by function goes straight to its reorder buffer, inlined into the reading
+    /// loop: this is every packet's path on the reading thread, which bounds the scan, and the
+    /// call with its dispatch and its result returned through memory cost 8 % of that thread's
+    /// time (benches/RESULTS.md, perf-dh).
+    #[inline]
     pub fn push_lean(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
+        if let Queued::Ordered { reorder, batch } = &mut self.queued {
+            reorder.push_bare(ts_ns, size, batch)?;
+            self.pushed += 1;
+            // The buffer releases a run at a time: the batch may pass BATCH by one run.
+            return if batch.len() >= BATCH {
+                self.flush()
+            } else {
+                Ok(())
+            };
+        }
+        self.push_lean_other(ts_ns, size, interface)
+    }
+
+    /// [`ParallelScanner::push_lean`] of a scan not split by function.
+    fn push_lean_other(&mut self, ts_ns: i64, size: u64, interface: u32) -> Result<()> {
         match &mut self.queued {
             Queued::Lean(v) => v.push((ts_ns, size, interface)),
-            Queued::Ordered { reorder, batch } => {
-                reorder.push_lean(ts_ns, size, interface, batch)?
-            }
             queued => queued.push(&Arrival {
                 ts_ns,
                 size,
@@ -714,7 +674,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
                 ..self.reading
             };
             let plan = match self.queued {
-                Queued::Ordered { .. } => (self.ordered_split)(&self.config, reading),
+                Queued::Ordered { .. } => split_by_function(&self.config, reading),
                 _ => plan(&self.config, self.threads, reading),
             };
             let plan = plan.unwrap_or_else(|| Plan {
@@ -806,7 +766,7 @@ impl<'scope, 'env, 'c> ParallelScanner<'scope, 'env, 'c> {
                 (reorder.flush(batch), Some(reorder.stats().clone()))
             }
             Queued::Ordered { reorder, batch } => {
-                (reorder.flush(batch), Some(reorder.stats().clone()))
+                (reorder.flush_bare(batch), Some(reorder.stats().clone()))
             }
             _ => (Ok(()), None),
         };

@@ -733,11 +733,9 @@ fn scan_any_way(
 enum Split {
     /// The metrics shared out among up to this many threads ([`crate::parallel::plan`]).
     Metrics(usize),
-    /// By function on two threads ([`crate::parallel::ParallelScanner::by_function`]).
+    /// By function on two threads ([`crate::parallel::ParallelScanner::by_function`]): one
+    /// plain file of small records, or a scan the time chunks do not take.
     ByFunction,
-    /// By function on two threads, a scan the time chunks do not take
-    /// ([`crate::parallel::ParallelScanner::ordered`]).
-    Ordered,
 }
 
 impl Split {
@@ -747,7 +745,7 @@ impl Split {
     /// metrics shared out.
     fn other(config: &ScanConfig, threads: usize) -> Split {
         if crate::parallel::orders_once(config, crate::chunked::share_out_threads(threads)) {
-            Split::Ordered
+            Split::ByFunction
         } else {
             Split::Metrics(threads)
         }
@@ -768,7 +766,7 @@ fn scan_other_ways(
 ) -> Result<(ScanOutput, Accounting)> {
     let threads = match split {
         Split::Metrics(threads) => crate::chunked::share_out_threads(threads),
-        Split::ByFunction | Split::Ordered => 2,
+        Split::ByFunction => 2,
     };
     let captured = Cell::new(0u64);
     let range = config.time_range;
@@ -802,9 +800,6 @@ fn scan_other_ways(
                 Split::ByFunction => crate::parallel::ParallelScanner::by_function(
                     scope, config, &captured, reading,
                 )?,
-                Split::Ordered => {
-                    crate::parallel::ParallelScanner::ordered(scope, config, &captured, reading)?
-                }
             };
             let (acc, renumber) = match feed(
                 readers,

@@ -1,14 +1,14 @@
 //! A scan the time chunks do not take (a time range, a filter, compressed or streamed input),
 //! for the aggregate alone on two threads, is split by function (`parallel::orders_once`,
-//! `ParallelScanner::ordered`): the reading thread reorders once and keeps no window
-//! (`split_ordered`), and the result is exactly the single-threaded one.
+//! `ParallelScanner::by_function`): the reading thread reorders once and keeps no window
+//! (`split_by_function`), and the result is exactly the single-threaded one.
 
 mod engine_util;
 mod scratch;
 
 use burstcore::capture::{CaptureReader, ReadOptions};
 use burstcore::engine::{BinOrigin, By, ScanConfig, ScanOutput};
-use burstcore::parallel::{orders_once, split_ordered, ParallelScanner, Reading};
+use burstcore::parallel::{orders_once, split_by_function, ParallelScanner, Reading};
 use burstcore::pipeline::{self, SizeKind};
 use burstcore::writer::{PcapOptions, PcapWriter};
 use burstcore::TimeRange;
@@ -28,7 +28,7 @@ fn ordered(
 ) -> burstcore::error::Result<ScanOutput> {
     let captured = Cell::new(0u64);
     std::thread::scope(|scope| {
-        let mut s = ParallelScanner::ordered(scope, config, &captured, reading)?;
+        let mut s = ParallelScanner::by_function(scope, config, &captured, reading)?;
         for p in arrivals {
             captured.set(captured.get() + captured_per_packet);
             let pushed = if lean {
@@ -60,7 +60,7 @@ fn ordered_equals_single_on_random_traces() {
             decodes: rng.chance(30),
             inflates: rng.chance(50),
         };
-        split += usize::from(split_ordered(&cfg, reading).is_some());
+        split += usize::from(split_by_function(&cfg, reading).is_some());
         let want = single(cfg.clone(), &arrivals);
         let got = ordered(cfg.clone(), &arrivals, reading, per_packet, case % 2 == 0);
         assert_same_outcome(want, got, "ordered", case);
@@ -88,7 +88,7 @@ fn the_reading_thread_keeps_no_window() {
             decodes: rng.chance(30),
             inflates: rng.chance(50),
         };
-        let Some(plan) = split_ordered(&cfg, reading) else {
+        let Some(plan) = split_by_function(&cfg, reading) else {
             let units = cfg.windows_ns.len() + cfg.rates_bps.len() + cfg.bins_ns.len();
             assert!(cfg.windows_ns.is_empty() || units < 2);
             continue;
@@ -124,7 +124,7 @@ fn the_reading_thread_keeps_no_window() {
         .with_windows_ns(bench_windows())
         .with_rates_bps((1..=8).map(|r| r * 1_000_000_000).collect());
     let rates_local = |reading| {
-        let plan = split_ordered(&bench, reading).expect("split");
+        let plan = split_by_function(&bench, reading).expect("split");
         plan.local.expect("local").rates_bps.len()
     };
     let snap128 = Reading {

@@ -389,6 +389,12 @@ impl Backlog {
         }
     }
 
+    /// Whether it has no rate: then a push does nothing, and a run need not be walked.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rates.is_empty()
+    }
+
     /// Add a packet; packets must come in timestamp order.
     #[inline]
     pub(crate) fn push(&mut self, ts: i64, size: u64) {

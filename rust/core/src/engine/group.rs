@@ -261,8 +261,12 @@ impl GroupState {
         self.tally.add_run(run);
         let packets = run.iter().map(|b| (b.ts_ns, b.size));
         self.envelope.push_run(packets.clone());
-        for b in run {
-            self.backlog.push(b.ts_ns, b.size);
+        // A share of a scan split among threads may have no rate (the worker of a split by
+        // function): then each push would look and do nothing.
+        if !self.backlog.is_empty() {
+            for b in run {
+                self.backlog.push(b.ts_ns, b.size);
+            }
         }
         self.series.push_run(packets);
     }

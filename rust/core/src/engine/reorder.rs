@@ -505,6 +505,22 @@ impl Buffered {
     }
 }
 
+/// The aggregate's buffer on its own, for a holder that knows it buffers (timestamp, size):
+/// a two-thread scan's reading thread pushes every packet through it, where [`Buffered`]'s
+/// dispatch on what it holds kept the push out of line (the reading loop's call, and the
+/// result returned through memory, at every packet).
+impl Reorder<Bare> {
+    #[inline]
+    pub(crate) fn push_bare(&mut self, ts_ns: i64, size: u64, to: &mut impl Release) -> Result<()> {
+        self.push(&Bare { ts_ns, size }, BareTo(to))
+    }
+
+    /// Release everything left, in order.
+    pub(crate) fn flush_bare(&mut self, to: &mut impl Release) -> Result<()> {
+        self.flush(BareTo(to))
+    }
+}
+
 #[inline]
 fn release_lean(to: &mut impl Release, l: &Lean) -> Result<()> {
     to.release(l.ts_ns, l.size, |by| match by {
