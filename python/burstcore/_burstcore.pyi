@@ -18,6 +18,7 @@ __all__ = [
     "InternalError",
     "LimitExceededError",
     "NotACaptureError",
+    "OneCtrlC",
     "OutOfOrderError",
     "PacketBatchReader",
     "TimestampRangeError",

@@ -1102,6 +1102,7 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(starts_like_capture, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;
+    m.add_class::<sigint::OneCtrlC>()?;
     m.add("one_ctrl_c", sigint::OneCtrlC)?;
     batches::register(m)?;
     column_scan::register(m)?;
