@@ -201,7 +201,9 @@ def scan_packets(
     ``collect(engine="streaming")`` of polars 2.1 then raises a second ``KeyboardInterrupt`` at
     the next line run, as it does for any query, without burstcore too (polars raises its own
     and leaves Python's pending); ``scan(frame)`` and a loop over ``frame.collect_batches()``
-    take the batches on the calling thread and raise one.
+    take the batches on the calling thread and raise one. ``scan`` also raises one for a Ctrl-C
+    while it builds its result's frames, where polars does the same: burstcore drops the signal
+    polars left pending.
     """
     try:
         from polars.io.plugins import register_io_source

@@ -18,6 +18,7 @@ __all__ = [
     "InternalError",
     "LimitExceededError",
     "NotACaptureError",
+    "OneCtrlC",
     "OutOfOrderError",
     "PacketBatchReader",
     "TimestampRangeError",
@@ -33,6 +34,7 @@ __all__ = [
     "flows",
     "histograms",
     "iterations",
+    "one_ctrl_c",
     "packet_batches",
     "read_table",
     "scan",
@@ -45,6 +47,13 @@ __all__ = [
 
 __version__: str
 MAX_THREADS: int
+
+@final
+class OneCtrlC:
+    def __enter__(self) -> None: ...
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> Literal[False]: ...
+
+one_ctrl_c: OneCtrlC
 DEFAULT_BATCH_ROWS: int
 DEFAULT_MAX_GROUPS: int
 

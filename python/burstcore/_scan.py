@@ -35,6 +35,12 @@ from ._units import (
     typed_counts,
 )
 
+# polars' own copy of the numpy crate sets up numpy's C API on the first numpy array polars is
+# given, running numpy's version check (`numpy.lib.NumpyVersion`) in Python: a Ctrl-C landing
+# there, in a process's first scan, made it panic ("Failed to access NumPy array API capsule").
+# Set up here, at import, where a KeyboardInterrupt is only that.
+pl.Series(np.zeros(0, dtype=np.uint32))
+
 GROUPINGS = ("all", "src", "dst", "pair", "flow", "flow4", "interface", "vlan", "qp")
 SIZES = ("wire", "captured", "ip", "payload", "l1")
 # Whether frames end with their FCS, for size="l1" (docs/metrics.md, Size).
@@ -593,7 +599,10 @@ def scan(
         "filter": filters,
         "bin_origin_ns": origin_ns,
     }
-    return _build_result(out, warns, cfg, fill_empty_bins)
+    # polars' own KeyboardInterrupt for a Ctrl-C while the frames are built, with Python's left
+    # pending: one Ctrl-C, one KeyboardInterrupt (`_core.one_ctrl_c` says how).
+    with _core.one_ctrl_c:
+        return _build_result(out, warns, cfg, fill_empty_bins)
 
 
 def _rates_from_mean(total_bytes: int, span_ns: int, note: str) -> tuple[list[int], str]:

@@ -1082,9 +1082,14 @@ fn starts_like_capture(head: &[u8]) -> bool {
 
 #[pymodule]
 fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // numpy's C API now, not on the first result: imported lazily, it would run while a
-    // KeyboardInterrupt may be pending, and the numpy crate panics if that import fails.
-    numpy::PyArray1::<u8>::zeros(m.py(), 0, false);
+    // numpy's C API and the numpy crate's borrow checking now, not on the first result: set up
+    // lazily, they would run while a KeyboardInterrupt may be pending, and the numpy crate
+    // panics if they fail. Only finding numpy's version runs Python code (`NumpyVersion`), and
+    // `get_array_module` does it first with its failure an error (at import), not a panic.
+    numpy::get_array_module(m.py())?;
+    drop(numpy::PyArrayMethods::readonly(
+        &numpy::PyArray1::<u8>::zeros(m.py(), 0, false),
+    ));
     errors::register(m)?;
     analysis::register(m)?;
     m.add_function(wrap_pyfunction!(read_table, m)?)?;
@@ -1097,6 +1102,8 @@ fn _burstcore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(starts_like_capture, m)?)?;
     m.add_class::<writer::CaptureWriter>()?;
     m.add_class::<arrow::ArrowColumn>()?;
+    m.add_class::<sigint::OneCtrlC>()?;
+    m.add("one_ctrl_c", sigint::OneCtrlC)?;
     batches::register(m)?;
     column_scan::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -10,6 +10,7 @@
 
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static SIGNALS: AtomicU64 = AtomicU64::new(0);
@@ -43,6 +44,64 @@ pub fn ok_keeping_ctrl_c<T>(py: Python<'_>, r: PyResult<T>) -> Option<T> {
             }
             None
         }
+    }
+}
+
+/// `with one_ctrl_c:` around burstcore's own polars calls. polars counts SIGINT itself and, for
+/// one landing while it computes, raises its own `KeyboardInterrupt` yet leaves Python's signal
+/// pending: Python raised it again at the caller's next line, often inside its
+/// `except KeyboardInterrupt:`. On the way out with a `KeyboardInterrupt`, that pending signal is
+/// handled here and its `KeyboardInterrupt` dropped: the one already raised stands for it. A
+/// second Ctrl-C is kept unless it came in the moment between polars' raise and this exit (a
+/// few microseconds of unwinding), where it merges with the first as two SIGINTs do in Python
+/// before its handler runs.
+/// `__exit__` is this Rust method, no Python frame: Python looks for pending signals when a
+/// Python function starts, so one written in Python would raise the second there. A with
+/// statement adds no frame to the stack, so warnings' `stacklevel` stays as it was.
+#[pyclass(module = "burstcore._burstcore", frozen)]
+pub struct OneCtrlC;
+
+#[pymethods]
+impl OneCtrlC {
+    fn __enter__(&self) {}
+
+    /// Never suppresses a `KeyboardInterrupt`. A SIGINT handler of the caller's own is run here
+    /// rather than at the next line, and what it raises, other than `KeyboardInterrupt`, is
+    /// raised. polars' panic on a `KeyboardInterrupt` it met in Python code it called (reading
+    /// a frame's dtypes, say) becomes that `KeyboardInterrupt`: no panic reaches the caller.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<Bound<'_, PyAny>>,
+        exc: Option<Bound<'_, PyAny>>,
+        _tb: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let Some(exc_type) = exc_type.and_then(|t| t.cast_into::<PyType>().ok()) else {
+            return Ok(false);
+        };
+        if exc_type.is_subclass_of::<PyKeyboardInterrupt>()? {
+            forget_pending_sigint(py)?;
+            return Ok(false);
+        }
+        if exc_type.name()? == "PanicException" {
+            if let Some(exc) = exc {
+                if exc.str()?.to_str()?.contains("KeyboardInterrupt") {
+                    forget_pending_sigint(py)?;
+                    let e = PyKeyboardInterrupt::new_err("Ctrl-C while polars built a frame");
+                    e.set_cause(py, Some(PyErr::from_value(exc)));
+                    return Err(e);
+                }
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// Python's pending SIGINT, if any, handled now with its `KeyboardInterrupt` dropped.
+fn forget_pending_sigint(py: Python<'_>) -> PyResult<()> {
+    match py.check_signals() {
+        Err(e) if !e.is_instance_of::<PyKeyboardInterrupt>(py) => Err(e),
+        _ => Ok(()),
     }
 }
 
