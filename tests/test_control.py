@@ -518,6 +518,15 @@ def test_a_sigint_handled_while_the_call_asks_the_file_object_raises_from_the_ca
 # the KeyboardInterrupts one SIGINT raised, in the call and after it.
 ONE_SIGINT_CHILD = """
 import sys, time, burstcore
+calls = {
+    "scan": lambda path: burstcore.scan(path, windows=["1us", "1ms"], rates=["1Gbps"], bins=["1ms"]),
+    "flows": lambda path: burstcore.flows(path, windows=["1ms"]),
+    "read_packets": burstcore.read_packets,
+    "traffic_matrix": burstcore.traffic_matrix,
+    "sizes": burstcore.sizes,
+    "bursts": lambda path: burstcore.bursts(path, gap="10us"),
+}
+call = calls[sys.argv[3]]
 for _ in range(int(sys.argv[2])):
     raised = 0
     print("scanning", flush=True)
@@ -526,7 +535,7 @@ for _ in range(int(sys.argv[2])):
             # Bounded: a SIGINT lost (none raised) must not hang the test.
             until = time.monotonic() + 30
             while time.monotonic() < until:
-                burstcore.scan(sys.argv[1], windows=["1us", "1ms"], rates=["1Gbps"], bins=["1ms"])
+                call(sys.argv[1])
         except KeyboardInterrupt:
             raised += 1
         except TypeError as e:
@@ -542,7 +551,11 @@ for _ in range(int(sys.argv[2])):
 """
 
 
-def test_no_sigint_is_lost_among_short_scans(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("function", "sigints"),
+    [("scan", 200), ("flows", 60), ("read_packets", 60), ("traffic_matrix", 60), ("sizes", 60), ("bursts", 60)],
+)
+def test_no_sigint_is_lost_among_short_scans(tmp_path: Path, function: str, sigints: int) -> None:
     # A SIGINT that landed before the scan's Rust code asked threading which thread it was on
     # was handled there and dropped: no KeyboardInterrupt, the scans went on (6 SIGINTs lost in
     # 500 on main, in 4 runs of 5 of 100). Sent at random moments, 200 SIGINTs most likely hit
@@ -552,8 +565,9 @@ def test_no_sigint_is_lost_among_short_scans(tmp_path: Path) -> None:
     # on main; 0 in 1,600 since).
     path = tmp_path / "short.pcap"
     path.write_bytes(_small_capture())
-    sigints = 200
-    p = subprocess.Popen([sys.executable, "-c", ONE_SIGINT_CHILD, str(path), str(sigints)], stdout=subprocess.PIPE)
+    p = subprocess.Popen(
+        [sys.executable, "-c", ONE_SIGINT_CHILD, str(path), str(sigints), function], stdout=subprocess.PIPE
+    )
     assert p.stdout is not None
     rng = random.Random(7)
     try:

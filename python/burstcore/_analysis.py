@@ -62,6 +62,11 @@ from ._units import (
     typed_counts,
 )
 
+# Each function builds its frames inside `with _core.one_ctrl_c:`: polars counts SIGINT itself
+# and, for a Ctrl-C while it computes, raises its own KeyboardInterrupt yet leaves Python's
+# pending, which raised a second one at the caller's next line (9 of 60 SIGINTs into short
+# `flows` calls); the block drops that second one (its __exit__, in Rust, says how), and adds
+# no frame to the warnings' stacklevel.
 _DT = pl.Datetime("ns", "UTC")
 _DUR = pl.Duration("ns")
 # Host pairs of traffic_matrix and host_volumes before a LimitExceededError (about 400 B each).
@@ -198,52 +203,53 @@ def flows(
         size=size,
         fcs=fcs,
     )
-    _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
-    env = out.pop("envelope")
-    for k in ("no_flow_packets", "no_flow_bytes", "accounting"):
-        out.pop(k)
-    labels = pl.Series(out.pop("addresses"), dtype=pl.String)
-    masks = {k.removesuffix("_valid"): out.pop(k) for k in [k for k in out if k.endswith("_valid")]}
-    df = pl.DataFrame({k: (labels.gather(v).alias(k) if k in ("src_ip", "dst_ip") else v) for k, v in out.items()})
-    df = df.with_columns(pl.when(pl.Series(m)).then(pl.col(k)).otherwise(None).alias(k) for k, m in masks.items())
-    # Named as read_packets, traffic_matrix and the groupings ('src', 'dst') name them.
-    df = df.rename(_FLOW_NAMES)
-    df = df.with_columns(
-        first_seen=pl.col("first_seen_ns").cast(_DT),
-        last_seen=pl.col("last_seen_ns").cast(_DT),
-        duration_ns=length_ns(df["first_seen_ns"], df["last_seen_ns"], "duration_ns"),
-    ).with_columns(duration=pl.col("duration_ns").cast(_DUR))
-    df = df.select(
-        "src",
-        "dst",
-        "protocol",
-        "sport",
-        "dport",
-        "first_seen",
-        "last_seen",
-        "duration",
-        "first_seen_ns",
-        "last_seen_ns",
-        "duration_ns",
-        "packets",
-        "bytes",
-        "src2dst_packets",
-        "src2dst_bytes",
-        "dst2src_packets",
-        "dst2src_bytes",
-        "retransmitted_packets",
-        "retransmitted_bytes",
-    )
-    if windows_ns:
-        e = pl.DataFrame(env)
-        idx = pl.DataFrame({"flow": np.arange(df.height, dtype=np.uint64)})
-        for w in windows_ns:
-            col = f"envelope_{format_duration(w)}"
-            ew = e.filter(pl.col("window_ns") == w).select("flow", pl.col("bytes").alias(col))
-            # Sorted by flow: the joined rows go beside the flows by position, and a join's row
-            # order is unspecified (join's maintain_order came in polars 1.17, newer than our floor).
-            df = df.with_columns(idx.join(ew, on="flow", how="left").sort("flow")[col])
-    return df
+    with _core.one_ctrl_c:
+        _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
+        env = out.pop("envelope")
+        for k in ("no_flow_packets", "no_flow_bytes", "accounting"):
+            out.pop(k)
+        labels = pl.Series(out.pop("addresses"), dtype=pl.String)
+        masks = {k.removesuffix("_valid"): out.pop(k) for k in [k for k in out if k.endswith("_valid")]}
+        df = pl.DataFrame({k: (labels.gather(v).alias(k) if k in ("src_ip", "dst_ip") else v) for k, v in out.items()})
+        df = df.with_columns(pl.when(pl.Series(m)).then(pl.col(k)).otherwise(None).alias(k) for k, m in masks.items())
+        # Named as read_packets, traffic_matrix and the groupings ('src', 'dst') name them.
+        df = df.rename(_FLOW_NAMES)
+        df = df.with_columns(
+            first_seen=pl.col("first_seen_ns").cast(_DT),
+            last_seen=pl.col("last_seen_ns").cast(_DT),
+            duration_ns=length_ns(df["first_seen_ns"], df["last_seen_ns"], "duration_ns"),
+        ).with_columns(duration=pl.col("duration_ns").cast(_DUR))
+        df = df.select(
+            "src",
+            "dst",
+            "protocol",
+            "sport",
+            "dport",
+            "first_seen",
+            "last_seen",
+            "duration",
+            "first_seen_ns",
+            "last_seen_ns",
+            "duration_ns",
+            "packets",
+            "bytes",
+            "src2dst_packets",
+            "src2dst_bytes",
+            "dst2src_packets",
+            "dst2src_bytes",
+            "retransmitted_packets",
+            "retransmitted_bytes",
+        )
+        if windows_ns:
+            e = pl.DataFrame(env)
+            idx = pl.DataFrame({"flow": np.arange(df.height, dtype=np.uint64)})
+            for w in windows_ns:
+                col = f"envelope_{format_duration(w)}"
+                ew = e.filter(pl.col("window_ns") == w).select("flow", pl.col("bytes").alias(col))
+                # Sorted by flow: the joined rows go beside the flows by position, and a join's row
+                # order is unspecified (join's maintain_order came in polars 1.17, newer than our floor).
+                df = df.with_columns(idx.join(ew, on="flow", how="left").sort("flow")[col])
+        return df
 
 
 # ------------------------------------------------------------------------------ traffic matrix
@@ -318,19 +324,20 @@ def traffic_matrix(
     sums to the IP (payload) bytes of the IP packets; ``fcs`` (whether frames end with their
     FCS, for 'l1') as in ``scan``."""
     out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size, fcs)
-    p = out["pairs"]
-    labels = pl.Series(p["addresses"], dtype=pl.String)
-    df = pl.DataFrame(
-        {
-            "src": labels.gather(p["src"]),
-            "dst": labels.gather(p["dst"]),
-            "bytes": p["bytes"],
-            "packets": p["packets"],
-        }
-    )
-    return df.with_columns(share=_shares(df["bytes"], int(out["total_bytes"]))).sort(
-        "bytes", "src", "dst", descending=[True, False, False], nulls_last=True
-    )
+    with _core.one_ctrl_c:
+        p = out["pairs"]
+        labels = pl.Series(p["addresses"], dtype=pl.String)
+        df = pl.DataFrame(
+            {
+                "src": labels.gather(p["src"]),
+                "dst": labels.gather(p["dst"]),
+                "bytes": p["bytes"],
+                "packets": p["packets"],
+            }
+        )
+        return df.with_columns(share=_shares(df["bytes"], int(out["total_bytes"]))).sort(
+            "bytes", "src", "dst", descending=[True, False, False], nulls_last=True
+        )
 
 
 def _shares(nbytes: pl.Series, total: int) -> pl.Series:
@@ -383,17 +390,18 @@ def host_volumes(
     ``received_bytes``, ``received_packets`` (UInt64). ``max_pairs``, ``size`` and ``fcs`` as for
     ``traffic_matrix``: the hosts are counted from the host pairs."""
     out = _matrix(source, max_pairs, reorder_horizon, on_late, strict, progress, mmap, start, end, filter, size, fcs)
-    h = out["hosts"]
-    df = pl.DataFrame(
-        {
-            "host": pl.Series(h["host"], dtype=pl.String),
-            "sent_bytes": h["sent_bytes"],
-            "sent_packets": h["sent_packets"],
-            "received_bytes": h["received_bytes"],
-            "received_packets": h["received_packets"],
-        }
-    )
-    return df.sort("sent_bytes", "host", descending=[True, False], nulls_last=True)
+    with _core.one_ctrl_c:
+        h = out["hosts"]
+        df = pl.DataFrame(
+            {
+                "host": pl.Series(h["host"], dtype=pl.String),
+                "sent_bytes": h["sent_bytes"],
+                "sent_packets": h["sent_packets"],
+                "received_bytes": h["received_bytes"],
+                "received_packets": h["received_packets"],
+            }
+        )
+        return df.sort("sent_bytes", "host", descending=[True, False], nulls_last=True)
 
 
 # ---------------------------------------------------------------------------- sizes and gaps
@@ -610,29 +618,30 @@ def _distribution(
         size=size,
         fcs=fcs,
     )
-    _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)), stacklevel=4)
-    labels = pl.Series(out["labels"], dtype=pl.String)
-    hist = _hist_table(out[what], labels)
-    q = _hist_table(out["quantiles"], labels)
-    groups = _hist_table(out["groups"], labels)
-    if what == "sizes":
-        q = q.select("group", "q", pl.col("size").cast(pl.UInt64).alias("value"))
-        groups = groups.select("group", "packets", "bytes", "over_65535")
-    else:
-        q = q.select(
-            "group",
-            "q",
-            pl.col("lo_ns").cast(pl.Int64),
-            pl.col("hi_ns").cast(pl.Int64),
-        )
-        groups = groups.select(
-            "group",
-            "packets",
-            "gaps",
-            pl.col("min_ns").cast(pl.Int64),
-            pl.col("max_ns").cast(pl.Int64),
-        )
-    return Distribution(hist, q, groups, by, _summary(out["accounting"]))
+    with _core.one_ctrl_c:
+        _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)), stacklevel=4)
+        labels = pl.Series(out["labels"], dtype=pl.String)
+        hist = _hist_table(out[what], labels)
+        q = _hist_table(out["quantiles"], labels)
+        groups = _hist_table(out["groups"], labels)
+        if what == "sizes":
+            q = q.select("group", "q", pl.col("size").cast(pl.UInt64).alias("value"))
+            groups = groups.select("group", "packets", "bytes", "over_65535")
+        else:
+            q = q.select(
+                "group",
+                "q",
+                pl.col("lo_ns").cast(pl.Int64),
+                pl.col("hi_ns").cast(pl.Int64),
+            )
+            groups = groups.select(
+                "group",
+                "packets",
+                "gaps",
+                pl.col("min_ns").cast(pl.Int64),
+                pl.col("max_ns").cast(pl.Int64),
+            )
+        return Distribution(hist, q, groups, by, _summary(out["accounting"]))
 
 
 def sizes(
@@ -940,31 +949,32 @@ def bursts(
         max_groups=max_groups,
         fcs=fcs,
     )
-    _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
-    df, dists = _burst_tables(
-        np.asarray(out["group"], dtype=np.uint32),
-        out["labels"],
-        np.asarray(out["start_ns"], dtype=np.int64),
-        np.asarray(out["end_ns"], dtype=np.int64),
-        np.asarray(out["bytes"], dtype=np.uint64),
-        np.asarray(out["packets"], dtype=np.uint64),
-        qs,
-        grouping is not None,
-    )
-    # The whole trace's bursts come first (group 0).
-    whole = df.slice(0, int(np.count_nonzero(np.asarray(out["group"], dtype=np.uint32) == 0)))
-    n = whole.height
-    summary = typed_counts(
-        pl.DataFrame(
-            {
-                "gap_ns": [out["gap_threshold_ns"]],
-                "bursts": [n],
-                "packets": [int(whole["packets"].sum()) if n else 0],
-                "bytes": [int(whole["bytes"].sum()) if n else 0],
-            }
-        ).hstack(_summary(out["accounting"]).drop("packets"))
-    )
-    return Bursts(out["gap_threshold_ns"], df, dists, summary, grouping)
+    with _core.one_ctrl_c:
+        _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
+        df, dists = _burst_tables(
+            np.asarray(out["group"], dtype=np.uint32),
+            out["labels"],
+            np.asarray(out["start_ns"], dtype=np.int64),
+            np.asarray(out["end_ns"], dtype=np.int64),
+            np.asarray(out["bytes"], dtype=np.uint64),
+            np.asarray(out["packets"], dtype=np.uint64),
+            qs,
+            grouping is not None,
+        )
+        # The whole trace's bursts come first (group 0).
+        whole = df.slice(0, int(np.count_nonzero(np.asarray(out["group"], dtype=np.uint32) == 0)))
+        n = whole.height
+        summary = typed_counts(
+            pl.DataFrame(
+                {
+                    "gap_ns": [out["gap_threshold_ns"]],
+                    "bursts": [n],
+                    "packets": [int(whole["packets"].sum()) if n else 0],
+                    "bytes": [int(whole["bytes"].sum()) if n else 0],
+                }
+            ).hstack(_summary(out["accounting"]).drop("packets"))
+        )
+        return Bursts(out["gap_threshold_ns"], df, dists, summary, grouping)
 
 
 # --------------------------------------------------------------------------------- iterations
@@ -1284,79 +1294,81 @@ def iterations(
         size=size,
         fcs=fcs,
     )
-    _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
-    beyond = int(out["beyond_bins"])
-    if beyond:
-        # Counted (the summary's packets), yet in no bin: say so rather than leave them out quietly.
-        _warn(
-            [
-                f"{beyond:,} {plural(beyond, 'packet comes', 'packets come')} more than "
-                f"{format_duration(out['max_bins'] * bin_ns)} ({out['max_bins']:,} bins of {format_duration(bin_ns)}) "
-                f"after the first and {plural(beyond, 'is', 'are')} left out of "
-                "the period and the iterations: give a coarser bin= or a stretch with start=/end="
-            ]
+    with _core.one_ctrl_c:
+        _warn(_with_range_note(warns, out["accounting"], read["time_range"], (start, end)))
+        beyond = int(out["beyond_bins"])
+        if beyond:
+            # Counted (the summary's packets), yet in no bin: say so rather than leave them out quietly.
+            _warn(
+                [
+                    f"{beyond:,} {plural(beyond, 'packet comes', 'packets come')} more than "
+                    f"{format_duration(out['max_bins'] * bin_ns)} "
+                    f"({out['max_bins']:,} bins of {format_duration(bin_ns)}) "
+                    f"after the first and {plural(beyond, 'is', 'are')} left out of "
+                    "the period and the iterations: give a coarser bin= or a stretch with start=/end="
+                ]
+            )
+        if out["bin_ns"] > bin_ns:
+            # Pooled so that the autocorrelation stays fast: every instant, the period and the peak
+            # rate are then at the coarser width. One stray packet an hour from the job does it (a
+            # 45 ms period was then not found at all), so say so and how to avoid it.
+            _warn(
+                [
+                    f"the packets span more than {out['acf_bins']:,} bins of {format_duration(bin_ns)} from the "
+                    f"first to the last, so they were analysed in bins of {format_duration(out['bin_ns'])} "
+                    "(bin_ns): periods of only a few of those are not told apart, and the instants are "
+                    "to that width; give the training's stretch with start=/end= (or a filter=) to analyse "
+                    f"it at {format_duration(bin_ns)}"
+                ]
+            )
+        seen, doubts = _period_doubts(out, lo)
+        doubts = _unsure_period(out) + doubts
+        _warn(doubts)
+        n = len(out["start_ns"])
+        df = pl.DataFrame(
+            {
+                "iteration": np.arange(n, dtype=np.uint64),
+                "start_ns": out["start_ns"],
+                "comm_end_ns": out["comm_end_ns"],
+                "end_ns": out["end_ns"],
+                "bytes": out["bytes"],
+                "packets": out["packets"],
+                "peak_rate_bps": out["peak_rate_bps"],
+                "whole": out["whole"],
+                "in_period": out["in_period"],
+            }
+        ).with_columns(
+            start=pl.col("start_ns").cast(_DT),
+            comm_end=pl.col("comm_end_ns").cast(_DT),
+            end=pl.col("end_ns").cast(_DT),
+            duration_ns=length_ns(out["start_ns"], out["end_ns"], "duration_ns"),
         )
-    if out["bin_ns"] > bin_ns:
-        # Pooled so that the autocorrelation stays fast: every instant, the period and the peak
-        # rate are then at the coarser width. One stray packet an hour from the job does it (a
-        # 45 ms period was then not found at all), so say so and how to avoid it.
-        _warn(
-            [
-                f"the packets span more than {out['acf_bins']:,} bins of {format_duration(bin_ns)} from the "
-                f"first to the last, so they were analysed in bins of {format_duration(out['bin_ns'])} "
-                "(bin_ns): periods of only a few of those are not told apart, and the instants are "
-                "to that width; give the training's stretch with start=/end= (or a filter=) to analyse "
-                f"it at {format_duration(bin_ns)}"
-            ]
+        df = df.select(
+            "iteration",
+            "start",
+            "comm_end",
+            "end",
+            "bytes",
+            "packets",
+            "peak_rate_bps",
+            "whole",
+            "in_period",
+            "start_ns",
+            "comm_end_ns",
+            "end_ns",
+            "duration_ns",
         )
-    seen, doubts = _period_doubts(out, lo)
-    doubts = _unsure_period(out) + doubts
-    _warn(doubts)
-    n = len(out["start_ns"])
-    df = pl.DataFrame(
-        {
-            "iteration": np.arange(n, dtype=np.uint64),
-            "start_ns": out["start_ns"],
-            "comm_end_ns": out["comm_end_ns"],
-            "end_ns": out["end_ns"],
-            "bytes": out["bytes"],
-            "packets": out["packets"],
-            "peak_rate_bps": out["peak_rate_bps"],
-            "whole": out["whole"],
-            "in_period": out["in_period"],
-        }
-    ).with_columns(
-        start=pl.col("start_ns").cast(_DT),
-        comm_end=pl.col("comm_end_ns").cast(_DT),
-        end=pl.col("end_ns").cast(_DT),
-        duration_ns=length_ns(out["start_ns"], out["end_ns"], "duration_ns"),
-    )
-    df = df.select(
-        "iteration",
-        "start",
-        "comm_end",
-        "end",
-        "bytes",
-        "packets",
-        "peak_rate_bps",
-        "whole",
-        "in_period",
-        "start_ns",
-        "comm_end_ns",
-        "end_ns",
-        "duration_ns",
-    )
-    summary = _summary(out["accounting"]).with_columns(beyond_bins=pl.lit(beyond, dtype=pl.UInt64))
-    return Iterations(
-        out["period_ns"],
-        float(out["confidence"]),
-        df,
-        out["acf_period_ns"],
-        out["bin_ns"],
-        summary,
-        periods_seen=seen,
-        period_doubts=doubts,
-    )
+        summary = _summary(out["accounting"]).with_columns(beyond_bins=pl.lit(beyond, dtype=pl.UInt64))
+        return Iterations(
+            out["period_ns"],
+            float(out["confidence"]),
+            df,
+            out["acf_period_ns"],
+            out["bin_ns"],
+            summary,
+            periods_seen=seen,
+            period_doubts=doubts,
+        )
 
 
 # ------------------------------------------------------------------------------ superposition
@@ -1575,66 +1587,69 @@ def superpose(
         bin_origin_ns=origin_ns,
         fcs=fcs,
     )
-    texts = _warn(_with_range_note(warns, out["scan"]["accounting"], read["time_range"], (start, end)))
-    for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
-        if told:
-            texts = [*texts, told]
-            _warn([told])
-    cfg = {
-        "windows_ns": windows_ns,
-        "rates_bps": rates_bps,
-        "rates": "given" if rates is not None else "link-speed grid",
-        "bins_ns": bins_ns,
-        "by": by_names,
-        "size": size,
-        "fcs": fcs,
-        "closed": closed,
-        "reorder_horizon_ns": horizon_ns,
-        "on_late": late,
-        "strict": strict,
-        "offsets_ns": offs,
-        "max_groups": max_groups,
-        "start_ns": None if (tr := read["time_range"]) is None else tr[0],
-        "end_ns": None if tr is None else tr[1],
-        "filter": read["filter"],
-        "bin_origin_ns": origin_ns,
-    }
-    base = _build_result(out["scan"], texts, cfg, bool(fill_empty_bins))
-    # "capture" as ScanResult.interfaces names a capture's position ("source" is its path there).
-    singles = pl.DataFrame(out["singles"]).rename({"source": "capture"})
-    merged = base.envelope.filter(pl.col("by") == "all").select("window_ns", pl.col("bytes").alias("merged_bytes"))
-    if scanned is not by_names:
-        asked = pl.col("by") != "all"
-        base.envelope, base.backlog, base.groups = (f.filter(asked) for f in (base.envelope, base.backlog, base.groups))
-        if "by" in base.series.columns:
-            base.series = base.series.filter(asked)
-    gain = (
-        singles.group_by("window_ns")
-        .agg(sum_single_bytes=pl.col("bytes").sum().cast(pl.UInt64), sources=pl.len())
-        .join(merged, on="window_ns", how="full", coalesce=True)
-        .with_columns(window=pl.col("window_ns").cast(_DUR))
-        .sort("window_ns")
-    )
-    gain = gain.with_columns(
-        gain=pl.Series(
-            "gain",
-            [_ratio(s, m) for s, m in zip(gain["sum_single_bytes"], gain["merged_bytes"], strict=True)],
-            dtype=pl.Float64,
+    with _core.one_ctrl_c:
+        texts = _warn(_with_range_note(warns, out["scan"]["accounting"], read["time_range"], (start, end)))
+        for told in (_apart(out["spans"]), _absent(out["spans"], out["scan"]["accounting"])):
+            if told:
+                texts = [*texts, told]
+                _warn([told])
+        cfg = {
+            "windows_ns": windows_ns,
+            "rates_bps": rates_bps,
+            "rates": "given" if rates is not None else "link-speed grid",
+            "bins_ns": bins_ns,
+            "by": by_names,
+            "size": size,
+            "fcs": fcs,
+            "closed": closed,
+            "reorder_horizon_ns": horizon_ns,
+            "on_late": late,
+            "strict": strict,
+            "offsets_ns": offs,
+            "max_groups": max_groups,
+            "start_ns": None if (tr := read["time_range"]) is None else tr[0],
+            "end_ns": None if tr is None else tr[1],
+            "filter": read["filter"],
+            "bin_origin_ns": origin_ns,
+        }
+        base = _build_result(out["scan"], texts, cfg, bool(fill_empty_bins))
+        # "capture" as ScanResult.interfaces names a capture's position ("source" is its path there).
+        singles = pl.DataFrame(out["singles"]).rename({"source": "capture"})
+        merged = base.envelope.filter(pl.col("by") == "all").select("window_ns", pl.col("bytes").alias("merged_bytes"))
+        if scanned is not by_names:
+            asked = pl.col("by") != "all"
+            base.envelope, base.backlog, base.groups = (
+                f.filter(asked) for f in (base.envelope, base.backlog, base.groups)
+            )
+            if "by" in base.series.columns:
+                base.series = base.series.filter(asked)
+        gain = (
+            singles.group_by("window_ns")
+            .agg(sum_single_bytes=pl.col("bytes").sum().cast(pl.UInt64), sources=pl.len())
+            .join(merged, on="window_ns", how="full", coalesce=True)
+            .with_columns(window=pl.col("window_ns").cast(_DUR))
+            .sort("window_ns")
         )
-    ).select("window", "window_ns", "sum_single_bytes", "merged_bytes", "gain")
-    return SuperposeResult(
-        base.envelope,
-        base.backlog,
-        base.series,
-        base.groups,
-        base.summary,
-        base.warnings,
-        base.config,
-        base.interfaces,
-        multiplexing_gain=gain,
-        singles=singles,
-        offsets_ns=offs,
-    )
+        gain = gain.with_columns(
+            gain=pl.Series(
+                "gain",
+                [_ratio(s, m) for s, m in zip(gain["sum_single_bytes"], gain["merged_bytes"], strict=True)],
+                dtype=pl.Float64,
+            )
+        ).select("window", "window_ns", "sum_single_bytes", "merged_bytes", "gain")
+        return SuperposeResult(
+            base.envelope,
+            base.backlog,
+            base.series,
+            base.groups,
+            base.summary,
+            base.warnings,
+            base.config,
+            base.interfaces,
+            multiplexing_gain=gain,
+            singles=singles,
+            offsets_ns=offs,
+        )
 
 
 # The keywords every analysis shares with scan, described once and shown by help() on each.

@@ -455,9 +455,11 @@ def read_packets(
     # Each column through the Arrow PyCapsule interface: polars adopts the Rust buffers (values,
     # validity bitmaps, address strings) without a copy, and concatenating without rechunking
     # keeps each range's buffers as a chunk of the column.
-    frames = [pl.DataFrame([pl.Series(c) for c in cols]) for cols in chunks]
-    df = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical", rechunk=False)
-    return df if wanted is None or wanted == df.columns else df.select(wanted)
+    # One Ctrl-C, one KeyboardInterrupt, if polars takes it while building (`_core.one_ctrl_c`).
+    with _core.one_ctrl_c:
+        frames = [pl.DataFrame([pl.Series(c) for c in cols]) for cols in chunks]
+        df = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical", rechunk=False)
+        return df if wanted is None or wanted == df.columns else df.select(wanted)
 
 
 def thread_count(threads: Count | None) -> int:
