@@ -133,17 +133,25 @@ impl SizeHistogram {
     }
 
     /// Count one packet of `size` bytes.
-    pub fn add(&mut self, size: u64) {
-        match u16::try_from(size) {
-            Ok(s) => self.add_counted(s),
+    ///
+    /// Whether it is a size above 65535 not seen before (what [`GroupedHistograms`] counts
+    /// against `max_groups`).
+    pub fn add(&mut self, size: u64) -> bool {
+        let new_large = match u16::try_from(size) {
+            Ok(s) => {
+                self.add_counted(s);
+                false
+            }
             Err(_) => {
                 self.overflow = self.overflow.saturating_add(1);
                 let c = self.large.entry(size).or_insert(0);
                 *c = c.saturating_add(1);
+                *c == 1
             }
-        }
+        };
         self.count = self.count.saturating_add(1);
         self.bytes = self.bytes.saturating_add(size);
+        new_large
     }
 
     #[inline]
@@ -605,20 +613,13 @@ impl<K: Eq + Hash> GroupedHistograms<K> {
 
     /// Feed one packet; `key` selects its group (`None`: aggregate only).
     pub fn push(&mut self, a: &Arrival, key: Option<K>) {
-        let large = a.size > u64::from(u16::MAX);
-        if large {
-            self.large_sizes += usize::from(self.all_sizes.count_of(a.size) == 0);
-        }
-        self.all_sizes.add(a.size);
+        self.large_sizes += usize::from(self.all_sizes.add(a.size));
         self.all_gaps.push_ts(a.ts_ns);
         let Some(k) = key else { return };
         let full = self.groups_used() >= self.max_groups;
         match self.groups.get_mut(&k) {
             Some((s, g)) => {
-                if large {
-                    self.large_sizes += usize::from(s.count_of(a.size) == 0);
-                }
-                s.add(a.size);
+                self.large_sizes += usize::from(s.add(a.size));
                 g.push_ts(a.ts_ns);
             }
             None if full => self.ungrouped = self.ungrouped.saturating_add(1),
@@ -627,8 +628,7 @@ impl<K: Eq + Hash> GroupedHistograms<K> {
                 // max_groups small groups cost little (docs/limits.md, Memory).
                 let mut s = SizeHistogram::new();
                 let mut g = GapHistogram::new();
-                self.large_sizes += usize::from(large);
-                s.add(a.size);
+                self.large_sizes += usize::from(s.add(a.size));
                 g.push_ts(a.ts_ns);
                 self.groups.insert(k, (s, g));
             }
