@@ -1334,6 +1334,12 @@ def test_a_family_of_jittered_jobs_finds_the_period_or_says_it_is_unsure():
 # 5 iterations 20 ms apart, the third missing: the period came out as 60 ms, borne out by the 2
 # iterations 60 ms apart only (confidence 0), and was not doubted.
 @example(period_ms=20, n=5, steps=12, jitter=0.0, missing=True, seed=0)
+# 7 iterations 46 ms apart, the fourth missing, jittered by 3 %: the iterations at the lag of 47 ms
+# were not borne out for the stall (3 of 6 one period apart), and the next lag tried, 90 ms, was
+# taken, sure (confidence 0.257): 1.91 times the lag, past the 3 % that ended the search at a
+# multiple of one looked at, yet twice the 46 ms the iterations at that lag lay apart. Now 46 ms,
+# doubted for the stall.
+@example(period_ms=46, n=7, steps=12, jitter=0.03125, missing=True, seed=1)
 def test_iterations_say_when_the_period_is_unsure(period_ms, n, steps, jitter, missing, seed):
     """Synthetic ring jobs of 2-10 iterations with bursts inside each phase (harmonics of the
     period), jitter and at times an iteration missing (a stall). The period reported is right

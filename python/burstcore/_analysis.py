@@ -1003,7 +1003,9 @@ class Iterations(FramesEqual):
       iterations bear it out (three or more one period apart, two thirds of the whole ones,
       bytes within 12 %, half the traffic), whose period is within 15 % of its lag and which
       scores higher is taken, the period and the score then that lag's; not one twice to four
-      times a lag tried before (a multiple of the period). On the shared capture a every ring
+      times a lag tried before (a multiple of the period): where the lag tried bears it out but
+      for one stall (its whole iterations in two runs one period apart, an iteration missing),
+      that lag is taken, with a doubt. On the shared capture a every ring
       edge and rank so finds its iteration period (0.08-0.12);
     - ``iterations``: one row per iteration: iteration, start (start of the communication
       phase), comm_end (its end), end (start of the next segment), bytes and packets (everything

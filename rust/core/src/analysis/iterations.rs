@@ -681,6 +681,41 @@ fn borne_out(r: &IterationReport) -> bool {
     mean > 0.0 && var.sqrt() <= UNEQUAL_ITERATIONS * mean && 2.0 * in_period_share(r) >= 1.0
 }
 
+/// The iterations of `r` bear its period out but for one stall (an iteration missing, a
+/// checkpoint), which breaks their run one period apart in two: the whole iterations lie in two
+/// such runs at most, the longer one `BORNE_OUT` or more, their bytes differ by at most
+/// `UNEQUAL_ITERATIONS` and together they carry at least half the bytes analysed. A ring's step
+/// taken for the period is not: its runs break at every pause between iterations.
+fn borne_out_but_for_a_stall(r: &IterationReport) -> bool {
+    let p = r.acf_period_ns.unwrap_or(0);
+    let one_period = |d: i64| p > 0 && 2 * d >= p && 2 * d <= 3 * p;
+    let whole: Vec<f64> = r
+        .iterations
+        .iter()
+        .filter(|i| i.whole)
+        .map(|i| i.bytes as f64)
+        .collect();
+    // Each whole iteration begins a run but where it follows a whole one one period on.
+    let links = r
+        .iterations
+        .windows(2)
+        .filter(|w| {
+            matches!(w, [a, b] if a.whole && b.whole
+                && one_period(b.start_ns.saturating_sub(a.start_ns)))
+        })
+        .count();
+    let runs = whole.len().saturating_sub(links);
+    let chained = r.iterations.iter().filter(|i| i.in_period).count();
+    if runs > 2 || chained < BORNE_OUT || r.bytes == 0 {
+        return false;
+    }
+    let n = whole.len() as f64;
+    let sum = whole.iter().sum::<f64>();
+    let mean = sum / n;
+    let var = whole.iter().map(|b| (b - mean) * (b - mean)).sum::<f64>() / n;
+    mean > 0.0 && var.sqrt() <= UNEQUAL_ITERATIONS * mean && 2.0 * sum >= r.bytes as f64
+}
+
 /// The share of the bytes analysed that the iterations marked `in_period` carry.
 fn in_period_share(r: &IterationReport) -> f64 {
     let chained = r
@@ -725,6 +760,12 @@ const LONGER_LOOKS: usize = 3;
 /// came out as 768 ms, borne out: each iteration two), and a refined period off its lag is not
 /// taken (a 942 ms lag, three periods of 313, found iterations two periods apart: 627 ms, sure).
 ///
+/// A lag looked at whose iterations bear it out but for a stall (`borne_out_but_for_a_stall`)
+/// is taken when a later lag is a multiple of it or of its refined period, and scores higher
+/// than `chosen` (a job 46 ms apart, jittered by 3 %, its fourth of seven iterations missing:
+/// its iterations at 47 ms lay in two runs of three, and 90 ms came next, 1.91 times the lag,
+/// past the 3 %, and was taken, sure). The Python layer doubts it for the runs.
+///
 /// A shorter lag that repeats at least half as deep (`shorter_period_ns`) is a doubt only when
 /// the iterations at it would bear it out: a jittered pulse train's own period does, while on a
 /// ring edge some step lies within 8 % of half the period (capture a, 10.99.0.11 to .14: 321 ms
@@ -737,29 +778,53 @@ fn settle(
 ) -> IterationReport {
     let bin = chosen.bin_ns.max(1);
     let bins = |ns: i64| usize::try_from(ns / bin).unwrap_or(0);
+    let agreeing = |rep: &IterationReport| match (rep.period_ns, rep.acf_period_ns) {
+        (Some(p), Some(a)) => agrees(p, a),
+        _ => false,
+    };
+    let nearest = |ns: i64| usize::try_from(ns.saturating_add(bin / 2) / bin).unwrap_or(0);
     let mut out = chosen;
     if 2.0 * in_period_share(&out) < 1.0 {
         let mut from = out.acf_period_ns.map_or(0, bins);
         let mut seen = vec![from];
+        // The lags looked at whose iterations bear them out but for a stall.
+        let mut stalled: Vec<IterationReport> = Vec::new();
         for _ in 0..LONGER_LOOKS {
             let above = from.saturating_add(from / 2).saturating_add(1);
             let Some(pick) = pick_period(families, above, max_lag) else {
                 break;
             };
+            // A multiple of a stalled lag, or of its refined period (the lag is rounded to a bin
+            // and moved by jitter: 47 ms for 46, whose 90 ms multiple is 1.91 times the lag),
+            // repeats its periodicity: that lag is the period, which the Python layer doubts
+            // for the stall, rather than the burst inside a phase chosen first.
+            let multiple_of = |r: &&IterationReport| {
+                [
+                    r.acf_period_ns.map_or(0, bins),
+                    r.period_ns.map_or(0, nearest),
+                ]
+                .iter()
+                .any(|v| whole_multiple(pick.lag, *v))
+            };
+            if let Some(r) = stalled.iter().find(multiple_of) {
+                if r.confidence > out.confidence {
+                    out = r.clone();
+                }
+                break;
+            }
             if seen.iter().any(|v| whole_multiple(pick.lag, *v)) {
                 break;
             }
             let rep = at_lag(&pick);
-            let agrees = match (rep.period_ns, rep.acf_period_ns) {
-                (Some(p), Some(a)) => 20 * (p - a).abs() <= 3 * a,
-                _ => false,
-            };
-            if agrees && borne_out(&rep) && rep.confidence > out.confidence {
+            if agreeing(&rep) && borne_out(&rep) && rep.confidence > out.confidence {
                 out = rep;
                 break;
             }
             from = pick.lag;
             seen.push(from);
+            if agreeing(&rep) && borne_out_but_for_a_stall(&rep) {
+                stalled.push(rep);
+            }
         }
     }
     if let Some(shorter) = out.shorter_period_ns {
@@ -774,6 +839,12 @@ fn settle(
         }
     }
     out
+}
+
+/// Whether a refined period `p` agrees with the autocorrelation's lag `a` it was found at: within
+/// 15 % of it.
+fn agrees(p: i64, a: i64) -> bool {
+    20 * (p - a).abs() <= 3 * a
 }
 
 /// Whether `lag` is within 3 % of twice to four times `of`. Not further: at eleven times a
