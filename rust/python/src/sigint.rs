@@ -8,9 +8,9 @@
 //! own (`threading.Thread`) is left as it was: Ctrl-C goes to the main thread, which can stop
 //! it as it sees fit.
 
-use pyo3::exceptions::PyKeyboardInterrupt;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+use pyo3::types::{PyString, PyTuple, PyType};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static SIGNALS: AtomicU64 = AtomicU64::new(0);
@@ -69,6 +69,8 @@ impl OneCtrlC {
     /// rather than at the next line, and what it raises, other than `KeyboardInterrupt`, is
     /// raised. polars' panic on a `KeyboardInterrupt` it met in Python code it called (reading
     /// a frame's dtypes, say) becomes that `KeyboardInterrupt`: no panic reaches the caller.
+    /// So does polars' `TypeError` for a data type it could not name because a Ctrl-C's
+    /// `KeyboardInterrupt` was raised, and dropped, as it read the name (`ctrl_c_lost_naming`).
     fn __exit__(
         &self,
         py: Python<'_>,
@@ -83,6 +85,16 @@ impl OneCtrlC {
             forget_pending_sigint(py)?;
             return Ok(false);
         }
+        if exc_type.is(py.get_type::<PyTypeError>()) {
+            if let Some(exc) = exc.filter(|e| ctrl_c_lost_naming(e).unwrap_or(false)) {
+                if only_ctrl_c_raises(py)? {
+                    let e = PyKeyboardInterrupt::new_err("Ctrl-C while polars read a data type");
+                    e.set_cause(py, Some(PyErr::from_value(exc)));
+                    return Err(e);
+                }
+            }
+            return Ok(false);
+        }
         if exc_type.name()? == "PanicException" {
             if let Some(exc) = exc {
                 if exc.str()?.to_str()?.contains("KeyboardInterrupt") {
@@ -95,6 +107,47 @@ impl OneCtrlC {
         }
         Ok(false)
     }
+}
+
+/// polars' `TypeError` when its Rust code read a data type object (`Expr.cast`'s, `Series.cast`'s)
+/// and `str()` of the type's `__qualname__` failed: CPython's `PyObject_Str` runs pending signal
+/// handlers first, so a SIGINT landing just before raised its `KeyboardInterrupt` there, which
+/// pyo3 wrote to `sys.unraisablehook` ("Exception ignored in: 'DataTypeClass'") and polars
+/// replaced with this message; neither `__context__` nor `__cause__` keeps it (about 1 SIGINT in
+/// 200 near the end of a short scan). The message, whole: `str()` of a polars type's qualname,
+/// a plain `str`, fails for no other reason. Read from `args`: `str()` would look for signals.
+const LOST_NAMING: &str = "'<unprintable str object>' is not a Polars data type";
+
+fn ctrl_c_lost_naming(exc: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let args = exc.getattr("args")?.cast_into::<PyTuple>()?;
+    if args.len() != 1 {
+        return Ok(false);
+    }
+    Ok(args.get_item(0)?.cast_into::<PyString>()?.to_str()? == LOST_NAMING)
+}
+
+/// Whether a signal handler that raised can only have been a Ctrl-C's: Python's own SIGINT
+/// handler is the default one (it raises `KeyboardInterrupt`) and no other signal has a handler
+/// in Python (one raising, say, `TimeoutError` for SIGALRM would be lost the same way, and is
+/// not a Ctrl-C). `_signal`'s functions, not `signal`'s: those are Python functions, and
+/// Python looks for pending signals as one starts (see `OneCtrlC`).
+fn only_ctrl_c_raises(py: Python<'_>) -> PyResult<bool> {
+    let signal = py.import("_signal")?;
+    let sigint = signal.getattr("SIGINT")?;
+    let getsignal = signal.getattr("getsignal")?;
+    if !getsignal
+        .call1((&sigint,))?
+        .is(&signal.getattr("default_int_handler")?)
+    {
+        return Ok(false);
+    }
+    for sig in signal.call_method0("valid_signals")?.try_iter()? {
+        let sig = sig?;
+        if !sig.eq(&sigint)? && getsignal.call1((&sig,))?.is_callable() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Python's pending SIGINT, if any, handled now with its `KeyboardInterrupt` dropped.
