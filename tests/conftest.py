@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from decimal import Decimal
@@ -12,6 +13,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+# A shell's background job (`bash .ci/run &`, a CI runner's step at times) starts with SIGINT
+# ignored, and Python keeps it so: `_thread.interrupt_main` then does nothing, and the children
+# the Ctrl-C tests start inherit it, where a SIGINT raised nothing but inside polars' own code
+# (in such a run 9 in-process tests "did not raise", and a child lost SIGINTs for 30 s each).
+# The tests run as in a terminal: Python's own handler, set before polars is imported and
+# installs its handler over it, as it does in a foreground process.
+if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -511,19 +511,9 @@ def test_a_sigint_handled_while_the_call_asks_the_file_object_raises_from_the_ca
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("interrupt_main reaches the main thread only")
     data = _small_capture()
-    # A shell's background job starts with SIGINT ignored, and interrupt_main then does nothing
-    # (all 9 cases "did not raise" when `.ci/run` ran in `( … &)`): the test sets Python's own
-    # handler then. Only then: setting it over polars' (at the C level) would change later tests.
-    previous = signal.getsignal(signal.SIGINT)
-    ignored = previous in (signal.SIG_IGN, signal.SIG_DFL)
-    if ignored:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            call(source(data))
-    finally:
-        if ignored:
-            signal.signal(signal.SIGINT, previous)
+    # (A run where the shell left SIGINT ignored gets Python's handler: tests/conftest.py.)
+    with pytest.raises(KeyboardInterrupt):
+        call(source(data))
 
 
 # Short scans over and over until a SIGINT stops them, then a moment of the caller's own code:
