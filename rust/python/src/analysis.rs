@@ -528,6 +528,7 @@ fn iterations<'py>(
         col(&d, "bytes", it.iter().map(|x| x.bytes))?;
         col(&d, "packets", it.iter().map(|x| x.packets))?;
         col(&d, "peak_rate_bps", it.iter().map(|x| x.peak_rate_bps))?;
+        col(&d, "phase_quiet_ns", rep.phase_quiet_ns.iter().copied())?;
         col(&d, "whole", it.iter().map(|x| x.whole))?;
         col(&d, "in_period", it.iter().map(|x| x.in_period))?;
         d.set_item("accounting", accounting(py, &acc)?)?;

@@ -186,6 +186,12 @@ pub struct IterationReport {
     pub rejected_period_ns: Option<i64>,
     /// The quiet run that set `rejected_period_ns` aside, ns (0 when none was).
     pub rejected_pause_ns: i64,
+    /// Per iteration (as `iterations`), the longest quiet run inside its communication phase
+    /// (`start_ns`..`comm_end_ns`), ns: bins carrying at most 5 % of the median non-empty bin's
+    /// data bytes, as `longest_pause_ns`. In a right segmentation a phase holds no quiet run as
+    /// long as the pause between iterations; a lag of about 1.75 periods cuts iterations that
+    /// each hold the job's compute pause (see `_period_doubts` in the Python layer).
+    pub phase_quiet_ns: Vec<i64>,
     /// A lag dividing the autocorrelation's period whose peak, and every multiple of it up to
     /// that period, is at least half as deep as the best peak's, yet not deep enough to be taken
     /// for the fundamental (`pick_period`), and at which the iterations would bear a period out
@@ -591,6 +597,16 @@ impl IterationAnalyzer {
                     .map_or(0, |x| longest_quiet(x, quiet, 0, 0));
                 report.longest_pause_ns = run.saturating_mul(coarse_ns);
             }
+            let quiet = quiet_max(&total).unwrap_or(0.0);
+            report.phase_quiet_ns = its
+                .iter()
+                .map(|it| {
+                    let phase = total
+                        .get(bin_of(it.start_ns)..bin_of(it.comm_end_ns))
+                        .unwrap_or(&[]);
+                    longest_quiet(phase, quiet, 0, 0).saturating_mul(coarse_ns)
+                })
+                .collect();
             report.iterations = its;
             report
         };
@@ -1604,6 +1620,16 @@ mod tests {
             assert_eq!(rep.rejected_period_ns, None, "{n}");
             assert!(rep.longest_pause_ns < period_ns, "{n}");
             assert_eq!(rep.iterations.len(), n as usize);
+            // Inside each phase the quiet runs are the gaps between steps (6 ms less a 1.8 ms
+            // step), far shorter than the pause between iterations.
+            assert_eq!(rep.phase_quiet_ns.len(), rep.iterations.len());
+            assert!(
+                rep.phase_quiet_ns
+                    .iter()
+                    .all(|q| (3_000_000..=5_000_000).contains(q)),
+                "{n}: {:?}",
+                rep.phase_quiet_ns
+            );
 
             let mut an = IterationAnalyzer::new(IterationOptions {
                 max_lag_ns: 50_000_000,
