@@ -516,18 +516,28 @@ def test_a_sigint_handled_while_the_call_asks_the_file_object_raises_from_the_ca
         call(source(data))
 
 
-# Short scans over and over until a SIGINT stops them, then a moment of the caller's own code:
-# the KeyboardInterrupts one SIGINT raised, in the call and after it.
-ONE_SIGINT_CHILD = """
-import sys, time, burstcore
+# The calls the child processes below make, by name, on a capture's path.
+CALLS = """
 calls = {
     "scan": lambda path: burstcore.scan(path, windows=["1us", "1ms"], rates=["1Gbps"], bins=["1ms"]),
     "flows": lambda path: burstcore.flows(path, windows=["1ms"]),
     "read_packets": burstcore.read_packets,
     "traffic_matrix": burstcore.traffic_matrix,
+    "host_volumes": burstcore.host_volumes,
     "sizes": burstcore.sizes,
+    "gaps": burstcore.gaps,
     "bursts": lambda path: burstcore.bursts(path, gap="10us"),
 }
+"""
+
+# Short scans over and over until a SIGINT stops them, then a moment of the caller's own code:
+# the KeyboardInterrupts one SIGINT raised, in the call and after it.
+ONE_SIGINT_CHILD = (
+    """
+import sys, time, burstcore
+"""
+    + CALLS
+    + """
 call = calls[sys.argv[3]]
 for _ in range(int(sys.argv[2])):
     raised = 0
@@ -551,6 +561,7 @@ for _ in range(int(sys.argv[2])):
         raised += 1
     print(raised, flush=True)
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -702,20 +713,13 @@ def test_polars_panic_on_a_keyboard_interrupt_is_that_keyboard_interrupt(tmp_pat
 # (about 1 SIGINT in 200 of test_no_sigint_is_lost_among_short_scans). Here that str() raises
 # KeyboardInterrupt at each such read in turn, for every read each call makes: every one must
 # come out as the KeyboardInterrupt (on main, all 104 reads came out as that TypeError).
-EVERY_DTYPE_READ_CHILD = """
+EVERY_DTYPE_READ_CHILD = (
+    """
 import builtins, collections, json, sys, polars as pl, burstcore
 from polars.datatypes.classes import DataTypeClass
-
-calls = {
-    "scan": lambda path: burstcore.scan(path, windows=["1us", "1ms"], rates=["1Gbps"], bins=["1ms"]),
-    "flows": lambda path: burstcore.flows(path, windows=["1ms"]),
-    "read_packets": burstcore.read_packets,
-    "traffic_matrix": burstcore.traffic_matrix,
-    "host_volumes": burstcore.host_volumes,
-    "sizes": burstcore.sizes,
-    "gaps": burstcore.gaps,
-    "bursts": lambda path: burstcore.bursts(path, gap="10us"),
-}
+"""
+    + CALLS
+    + """
 reads = 0
 sigint_at = 0
 
@@ -750,6 +754,7 @@ for name, call in calls.items():
             seen[f"{type(e).__name__}: {e}"] += 1
     print(json.dumps([name, seen]), flush=True)
 """
+)
 
 
 def test_a_sigint_while_polars_reads_a_data_type_is_a_keyboard_interrupt(tmp_path: Path) -> None:

@@ -681,20 +681,30 @@ impl IterationAnalyzer {
 /// least half the bytes analysed. The Python layer's doubts (`_period_doubts`) hold a period
 /// to the same marks.
 fn borne_out(r: &IterationReport) -> bool {
-    let whole: Vec<f64> = r
-        .iterations
-        .iter()
-        .filter(|i| i.whole)
-        .map(|i| i.bytes as f64)
-        .collect();
+    let whole = whole_bytes(r);
     let chained = r.iterations.iter().filter(|i| i.in_period).count();
     if chained < BORNE_OUT || 3 * chained < 2 * whole.len() {
         return false;
     }
-    let n = whole.len() as f64;
-    let mean = whole.iter().sum::<f64>() / n;
-    let var = whole.iter().map(|b| (b - mean) * (b - mean)).sum::<f64>() / n;
-    mean > 0.0 && var.sqrt() <= UNEQUAL_ITERATIONS * mean && 2.0 * in_period_share(r) >= 1.0
+    about_equal(&whole) && 2.0 * in_period_share(r) >= 1.0
+}
+
+/// The bytes of the whole iterations of `r`.
+fn whole_bytes(r: &IterationReport) -> Vec<f64> {
+    r.iterations
+        .iter()
+        .filter(|i| i.whole)
+        .map(|i| i.bytes as f64)
+        .collect()
+}
+
+/// Whether iterations of these bytes (at least one) differ by at most `UNEQUAL_ITERATIONS`
+/// (coefficient of variation), as a training iteration's gradients do from one to the next.
+fn about_equal(bytes: &[f64]) -> bool {
+    let n = bytes.len() as f64;
+    let mean = bytes.iter().sum::<f64>() / n;
+    let var = bytes.iter().map(|b| (b - mean) * (b - mean)).sum::<f64>() / n;
+    mean > 0.0 && var.sqrt() <= UNEQUAL_ITERATIONS * mean
 }
 
 /// The iterations of `r` bear its period out but for one stall (an iteration missing, a
@@ -705,12 +715,7 @@ fn borne_out(r: &IterationReport) -> bool {
 fn borne_out_but_for_a_stall(r: &IterationReport) -> bool {
     let p = r.acf_period_ns.unwrap_or(0);
     let one_period = |d: i64| p > 0 && 2 * d >= p && 2 * d <= 3 * p;
-    let whole: Vec<f64> = r
-        .iterations
-        .iter()
-        .filter(|i| i.whole)
-        .map(|i| i.bytes as f64)
-        .collect();
+    let whole = whole_bytes(r);
     // Each whole iteration begins a run but where it follows a whole one one period on.
     let links = r
         .iterations
@@ -725,11 +730,7 @@ fn borne_out_but_for_a_stall(r: &IterationReport) -> bool {
     if runs > 2 || chained < BORNE_OUT || r.bytes == 0 {
         return false;
     }
-    let n = whole.len() as f64;
-    let sum = whole.iter().sum::<f64>();
-    let mean = sum / n;
-    let var = whole.iter().map(|b| (b - mean) * (b - mean)).sum::<f64>() / n;
-    mean > 0.0 && var.sqrt() <= UNEQUAL_ITERATIONS * mean && 2.0 * sum >= r.bytes as f64
+    about_equal(&whole) && 2.0 * whole.iter().sum::<f64>() >= r.bytes as f64
 }
 
 /// The share of the bytes analysed that the iterations marked `in_period` carry.
