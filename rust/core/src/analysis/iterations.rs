@@ -590,14 +590,13 @@ impl IterationAnalyzer {
                 _ if its.is_empty() => None,
                 _ => report.acf_period_ns,
             };
+            let quiet = quiet_max(&total).unwrap_or(0.0);
             if let (Some(f), Some(l)) = (its.first(), its.last()) {
-                let quiet = quiet_max(&total).unwrap_or(0.0);
                 let run = total
                     .get(bin_of(f.start_ns)..bin_of(l.end_ns))
                     .map_or(0, |x| longest_quiet(x, quiet, 0, 0));
                 report.longest_pause_ns = run.saturating_mul(coarse_ns);
             }
-            let quiet = quiet_max(&total).unwrap_or(0.0);
             report.phase_quiet_ns = its
                 .iter()
                 .map(|it| {
@@ -795,10 +794,6 @@ fn settle(
 ) -> IterationReport {
     let bin = chosen.bin_ns.max(1);
     let bins = |ns: i64| usize::try_from(ns / bin).unwrap_or(0);
-    let agreeing = |rep: &IterationReport| match (rep.period_ns, rep.acf_period_ns) {
-        (Some(p), Some(a)) => agrees(p, a),
-        _ => false,
-    };
     let nearest = |ns: i64| usize::try_from(ns.saturating_add(bin / 2) / bin).unwrap_or(0);
     let mut out = chosen;
     if 2.0 * in_period_share(&out) < 1.0 {
@@ -833,13 +828,13 @@ fn settle(
                 break;
             }
             let rep = at_lag(&pick);
-            if agreeing(&rep) && borne_out(&rep) && rep.confidence > out.confidence {
+            if agrees(&rep) && borne_out(&rep) && rep.confidence > out.confidence {
                 out = rep;
                 break;
             }
             from = pick.lag;
             seen.push(from);
-            if agreeing(&rep) && borne_out_but_for_a_stall(&rep) {
+            if agrees(&rep) && borne_out_but_for_a_stall(&rep) {
                 stalled.push(rep);
             }
         }
@@ -858,10 +853,13 @@ fn settle(
     out
 }
 
-/// Whether a refined period `p` agrees with the autocorrelation's lag `a` it was found at: within
-/// 15 % of it.
-fn agrees(p: i64, a: i64) -> bool {
-    20 * (p - a).abs() <= 3 * a
+/// Whether the refined period of `rep` agrees with the autocorrelation's lag it was found at:
+/// within 15 % of it.
+fn agrees(rep: &IterationReport) -> bool {
+    match (rep.period_ns, rep.acf_period_ns) {
+        (Some(p), Some(a)) => 20 * (p - a).abs() <= 3 * a,
+        _ => false,
+    }
 }
 
 /// Whether `lag` is within 3 % of twice to four times `of`. Not further: at eleven times a
