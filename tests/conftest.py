@@ -11,8 +11,16 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
+
+# No hypothesis deadline for any test: an example takes well under a ms, but the default of
+# 200 ms failed a test (FlakyFailure, "Unreliable test timings") whenever the process was held
+# off a core for 0.25 s during one, as on a loaded CI runner (test_units' three tests, the ones
+# without `deadline=None` of their own). Loaded here, before the test modules make their settings.
+settings.register_profile("burstcore", deadline=None)
+settings.load_profile("burstcore")
 
 # A shell's background job (`bash .ci/run &`, a CI runner's step at times) starts with SIGINT
 # ignored, and Python keeps it so: `_thread.interrupt_main` then does nothing, and the children

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import burstcore
@@ -15,11 +15,6 @@ from burstcore._units import default_windows_ns, format_duration
 from tests import oracles
 
 BASE = 1_700_000_000_000_000_000
-
-# No deadline, as every other hypothesis test of the suite has: an example takes well under a ms, but the
-# default deadline of 200 ms failed the test (FlakyFailure, "Unreliable test timings") whenever
-# the process was held off a core for 0.25 s during one, as on a loaded CI runner.
-NO_DEADLINE = settings(deadline=None)
 
 
 @pytest.mark.parametrize(
@@ -138,7 +133,6 @@ def test_bad_rates(bad):
     assert repr(bad) in str(e.value)
 
 
-@NO_DEADLINE
 @given(st.integers(min_value=1, max_value=10**15))
 def test_duration_format_roundtrip(ns):
     assert parse_duration(format_duration(ns)) == ns
@@ -265,7 +259,6 @@ def numerals(draw):
 UNIT_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9, "h": 3600 * 10**9}
 
 
-@NO_DEADLINE
 @given(numerals(), st.sampled_from(sorted(UNIT_NS)))
 @example("1.00000000000000000000000000001", "ns")  # Decimal's 28 digits read it as 1 ns
 @example("123456789012345678901234567890.5", "ns")  # and as a whole number
@@ -283,7 +276,6 @@ def test_durations_are_exact_against_fractions(numeral, unit):
         assert parse_duration(numeral + unit, name="offset", allow_zero=True, signed=True) == want
 
 
-@NO_DEADLINE
 @given(numerals().map(lambda n: n.lstrip("+-")), st.sampled_from(["bps", "kbit/s", "MB/s", "Gibps", "TB/s", "gbit"]))
 @example("1.00000000000000000000000000001", "bps")
 def test_rates_are_exact_against_fractions(numeral, unit):
