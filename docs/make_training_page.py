@@ -374,7 +374,7 @@ def main(out_dir: Path = HERE, shared: Path | None = None, caps: list[tuple[str,
     w("the iterations reported whole there, their bytes against the model (iteration 0 left out in")
     w("ring mode), and their starts against the logged communication starts. The first and last")
     w("iteration of a stretch are whole only when a pause is seen between them and its edge, so in b")
-    w("they are left out (docs/limits.md).\n")
+    w("they are left out (docs/limits.md, The period of training iterations).\n")
     w(
         "| capture | stretches | period found (±10 %) | iterations whole | bytes / model | "
         "worst start error (ms) | whole with bytes off by > 5 % | period of the others (ms) |"
@@ -384,17 +384,19 @@ def main(out_dir: Path = HERE, shared: Path | None = None, caps: list[tuple[str,
         w(f"| {label} | {n} | {found} | {whole} | {lo:.3f}-{hi:.3f} | {err / 1e6:+.1f} | {off} | {other} |")
     w("")
     w("On the other stretches another lag was taken for the period: finding the period on a few")
-    w("periods is a weakness of its own (docs/limits.md), apart from where the boundaries fall.")
+    w("periods is a weakness of its own (docs/limits.md, The period of training iterations), apart")
+    w("from where the boundaries fall.")
     for note in stretch_notes:
         w(note)
     # A measurement of the code before the lags past half the stretch (not rerun by this script).
-    w("Before the autocorrelation looked at lags beyond half the stretch (docs/limits.md), a found")
-    w("21 and d 10 (17 against their own spacings).")
+    w("Before the autocorrelation looked at lags beyond half the stretch (docs/limits.md, The period")
+    w("of training iterations), a found 21 and d 10 (17 against their own spacings).")
     w("A period not borne out is marked unsure (`period_doubts`, and a `CaptureWarning` giving the")
     w("reason and what to do): on the 186 stretches of 2, 2.5, 3 and 4 periods of")
     w("`tests/test_analysis_captures.py` every period not within 10 % of the logged spacings is (8),")
     w("and so are 113 of the 178 right ones, all on stretches under four periods, where under three whole")
-    w("iterations one period apart bear the autocorrelation out (docs/limits.md).\n")
+    w("iterations one period apart bear the autocorrelation out (docs/limits.md, The period of")
+    w("training iterations, which lists each doubt and what to do).\n")
 
     w("## Bursts per iteration (ON/OFF trains, gap 1 ms)\n")
     w("| capture | bursts per iteration | bursts ≥ 100 kB per iteration | median duration of those (ms) |")

@@ -1049,7 +1049,8 @@ class Iterations(FramesEqual):
       them (the job's own pause, cut through: a lag of 1.7-1.8 periods on a stalled job).
       On stretches of a few periods the autocorrelation may take a burst inside a phase or a lag
       between two unequal spacings for the period, with nothing in ``confidence`` to tell
-      (docs/limits.md).
+      (docs/limits.md, The period of training iterations, gives each doubt, what to do and the
+      rates measured).
     """
 
     period_ns: int | None
@@ -1165,8 +1166,8 @@ def _period_doubts(out: dict[str, Any], min_period_ns: int) -> tuple[float | Non
     """How many periods the stretch analysed holds, and why the period may be wrong (empty
     when the iterations bear it out). On a stretch of a few periods the autocorrelation's best
     lag may be a burst inside a phase, half the period, or a lag between two irregular spacings,
-    with nothing in its score to tell (docs/limits.md); what the iterations found at that lag
-    look like does tell."""
+    with nothing in its score to tell (docs/limits.md, The period of training iterations); what the
+    iterations found at that lag look like does tell."""
     period, span = out["period_ns"], int(out["span_ns"])
     if period is None or period <= 0:
         return None, []
@@ -1286,17 +1287,18 @@ def iterations(
     ``period_ns`` is the mean spacing of the phase starts over the longest run of whole
     iterations about one period apart, marked ``in_period``.
 
-    On a stretch of two or three periods the period may be another lag (bursts inside a phase,
-    or half the period: docs/limits.md has the rates measured on real captures); read four
-    periods or more to be sure. When quiet runs as long as the autocorrelation's best period
-    recur inside its iterations, that period cannot be right, and the best longer one matching
-    their spacing is taken, with a ``CaptureWarning`` saying so. When the iterations one period
-    apart hold under half the bytes (a ring edge's best peak is often a ring step), a longer lag
-    whose iterations bear it out is taken (``Iterations.confidence`` says how). Where the iterations found do
-    not bear the period out (``Iterations.period_doubts``: too few periods and fewer than three
-    whole iterations one period apart, a shorter lag repeating nearly as well, unequal iterations, few
-    of them one period apart, or little of the traffic in them), a ``CaptureWarning`` says why
-    and what to do: a longer stretch, or ``min_period``/``max_period`` around the period.
+    On a stretch of two or three periods the period may be another lag (bursts inside a phase, or
+    half the period: docs/limits.md, The period of training iterations, has the rates measured on
+    real captures); read four periods or more to be sure. When quiet runs as long as the
+    autocorrelation's best period recur inside its iterations, that period cannot be right, and the
+    best longer one matching their spacing is taken, with a ``CaptureWarning`` saying so. When the
+    iterations one period apart hold under half the bytes (a ring edge's best peak is often a ring
+    step), a longer lag whose iterations bear it out is taken (``Iterations.confidence`` says how).
+    Where the iterations found do not bear the period out (``Iterations.period_doubts``: too few
+    periods and fewer than three whole iterations one period apart, a shorter lag repeating nearly
+    as well, unequal iterations, few of them one period apart, or little of the traffic in them), a
+    ``CaptureWarning`` says why and what to do: a longer stretch, or ``min_period``/``max_period``
+    around the period.
 
     ``size``: what each packet's bytes count in the rate and in ``bytes``, as in ``scan``:
     'wire' (default), 'captured', 'ip', 'payload' or 'l1' (docs/metrics.md); a packet without
