@@ -930,7 +930,7 @@ def test_traffic_matrix_share_past_2_53_bytes_is_the_quotient_rounded_once(monke
     # numpy divided float64s: a count or total past 2^53 was rounded before the division, so the
     # share was rounded twice (18 of these 45 came out an ulp off). A capture of 2^53 bytes takes
     # 2 million 4 GiB records, so the core's answer is given directly; the division is Python's.
-    from burstcore import _analysis
+    from burstcore import _flows
 
     rng = random.Random(5)
     counts = [2**62 + 3, 2**53 + 1, 2**40 + 7, 5, 0] + [rng.randrange(2**54, 2**57) for _ in range(40)]
@@ -944,7 +944,7 @@ def test_traffic_matrix_share_past_2_53_bytes_is_the_quotient_rounded_once(monke
         "bytes": np.array(counts, dtype=np.uint64),
         "packets": np.ones(len(counts), dtype=np.uint64),
     }
-    monkeypatch.setattr(_analysis, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": total})
+    monkeypatch.setattr(_flows, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": total})
     m = burstcore.traffic_matrix(b"unused")
     exact = {b: float(Fraction(b, total)) for b in counts}
     assert [exact[b] for b in m["bytes"]] == m["share"].to_list()
@@ -955,9 +955,9 @@ def test_traffic_matrix_share_past_2_53_bytes_is_the_quotient_rounded_once(monke
     pairs["bytes"] = np.array([78, 80], dtype=np.uint64)
     pairs["src"], pairs["dst"] = pairs["src"][:2], pairs["dst"][:2]
     pairs["packets"] = pairs["packets"][:2]
-    monkeypatch.setattr(_analysis, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": 158})
+    monkeypatch.setattr(_flows, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": 158})
     assert burstcore.traffic_matrix(b"unused")["share"].to_list() == [80 / 158, 78 / 158]
-    monkeypatch.setattr(_analysis, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": 0})
+    monkeypatch.setattr(_flows, "_matrix", lambda *a, **k: {"pairs": pairs, "total_bytes": 0})
     assert burstcore.traffic_matrix(b"unused")["share"].to_list() == [None, None]
 
 
@@ -1504,7 +1504,7 @@ def test_a_decimal_or_fraction_quantile_outside_0_1_is_refused_as_a_float_is():
 def test_a_quantile_past_rusts_denominators_ranks_as_itself_at_every_count():
     # A q of denominator past 2^126 reaches Rust as the mediant of its neighbours among the
     # fractions of denominator < 2^64: no k/n of a uint64 n lies between them, so the ranks agree.
-    from burstcore._analysis import _same_ranks
+    from burstcore._distributions import _same_ranks
 
     rng = random.Random(3)
     for _ in range(200):
@@ -1532,7 +1532,7 @@ def test_a_quantile_past_rusts_denominators_ranks_as_itself_at_every_count():
 def test_values_sorted_within_groups_as_by_sorting_each_group(runs):
     """Bursts' order statistics sort every group's values at once (one key, group above value,
     where both fit in 64 bits; else lexsort): as sorting each group's own."""
-    from burstcore._analysis import _sorted_within_groups
+    from burstcore._bursts import _sorted_within_groups
 
     values = np.array([v for run in runs for v in run], dtype=np.uint64)
     group = np.repeat(np.arange(len(runs)), [len(r) for r in runs])

@@ -15,20 +15,6 @@ Grouping, Filters name what the functions take (burstcore._types says what each 
 Definitions of every number: docs/metrics.md.
 """
 
-from ._analysis import (
-    Bursts,
-    Distribution,
-    Iterations,
-    SuperposeResult,
-    bursts,
-    flows,
-    gaps,
-    host_volumes,
-    iterations,
-    sizes,
-    superpose,
-    traffic_matrix,
-)
 from ._batches import DEFAULT_BATCH_ROWS, PACKET_SCHEMA, iter_packets, scan_packets
 from ._burstcore import (
     MAX_THREADS,
@@ -47,9 +33,14 @@ from ._burstcore import (
     __version__,
     default_threads,
 )
+from ._bursts import Bursts, bursts
+from ._distributions import Distribution, gaps, sizes
+from ._flows import flows, host_volumes, traffic_matrix
+from ._iterations import Iterations, iterations
 from ._packets import CaptureInfo, CaptureWarning, ProgressCallback, info, read_packets
 from ._scan import ScanResult, scan
 from ._shared import SharedPackets, SharedPacketsWarning, shared_packets
+from ._superpose import SuperposeResult, superpose
 from ._types import (
     Batches,
     BinaryReader,

@@ -312,7 +312,7 @@ def _every_sender(
 
     A packet later than the reorder horizon is dropped by that read: its sender is then looked
     for in a read of the packets (in no order) of senders not found yet."""
-    from ._analysis import DEFAULT_MAX_PAIRS, _matrix
+    from ._flows import DEFAULT_MAX_PAIRS, _matrix
     from ._scan import DEFAULT_HORIZON
 
     sizes = [len(s) if isinstance(s, (bytes, bytearray, memoryview)) else _stored_size(s) for s in sources]

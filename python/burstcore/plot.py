@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ._analysis import Iterations
+    from ._iterations import Iterations
     from ._scan import ScanResult
 
 PANELS = ("envelope", "ptm", "backlog", "series")

@@ -35,7 +35,7 @@ from ._units import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ._analysis import Iterations
+    from ._iterations import Iterations
     from ._packets import CaptureInfo
     from ._scan import ScanResult
 
