@@ -21,6 +21,7 @@ import pytest
 
 import burstcore
 from burstcore import cli
+from burstcore.cli import output, values
 from tests import oracles
 
 BASE = 1_700_000_000_000_000_000
@@ -249,7 +250,9 @@ def test_json_and_csv_written_a_slice_at_a_time_are_the_whole(
     for fmt in ("json", "csv"):
         whole[fmt] = tmp_path / f"whole.{fmt}"
         assert cli.main(["scan", str(cap), *SCAN_ARGS, "-q", "--format", fmt, "-o", str(whole[fmt])]) == 0
-    monkeypatch.setattr(cli, "_ROWS_AT_ONCE", 3)
+    monkeypatch.setattr(output, "_ROWS_AT_ONCE", 3)
+    # The patch takes where the writers read it: 7 rows are 3 pieces.
+    assert len(list(output._csv_chunks(pl.DataFrame({"x": range(7)})))) == 3
     for fmt in ("json", "csv"):
         sliced = tmp_path / f"sliced.{fmt}"
         assert cli.main(["scan", str(cap), *SCAN_ARGS, "-q", "--format", fmt, "-o", str(sliced)]) == 0
@@ -980,7 +983,7 @@ def test_instants_in_any_zone_on_the_command_line(cap: Path, text: str, utc: tup
     *civil, ns = utc
     want = calendar.timegm((*civil, 0, 0, 0)) * 10**9 + ns
     # Kept as written (a date, never told as a number in the wrong unit), read exactly.
-    assert cli._instant(text) == text and cli._instant_ns(cli._instant(text)) == want
+    assert values._instant(text) == text and values._instant_ns(values._instant(text)) == want
     p = run_cli("scan", cap, "--windows", "1ms", "--rates", "1Gbps", "--start", text, "--format", "json", "-o", "-")
     assert p.returncode == 0, p.stderr
     # Nothing on stderr but, for an instant after every packet, the note that the range holds none.

@@ -18,6 +18,7 @@ import pytest
 import burstcore
 from burstcore import cli
 from burstcore._analysis import DEFAULT_QUANTILES
+from burstcore.cli import output
 from tests import oracles
 from tests.test_cli import BASE, run_cli, training_like, write_capture
 
@@ -458,7 +459,9 @@ def test_tables_to_a_text_file_and_json_in_slices(cap: Path, tmp_path: Path, mon
     whole = tmp_path / "whole.json"
     argv = ["flows", str(cap), "--idle-timeout", "2ms", "-q", "--format", "json"]
     assert cli.main([*argv, "-o", str(whole)]) == 0
-    monkeypatch.setattr(cli, "_ROWS_AT_ONCE", 4)
+    monkeypatch.setattr(output, "_ROWS_AT_ONCE", 4)
+    # The patch takes where the writers read it: 9 rows are 3 pieces.
+    assert len(list(output._csv_chunks(pl.DataFrame({"x": range(9)})))) == 3
     sliced = tmp_path / "sliced.json"
     assert cli.main([*argv, "-o", str(sliced)]) == 0
     doc = json.loads(sliced.read_text())

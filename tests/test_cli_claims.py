@@ -19,6 +19,7 @@ import pytest
 import burstcore
 from burstcore import cli
 from burstcore._units import DEFAULT_RATE_MULTIPLES
+from burstcore.cli import words
 from tests import oracles
 from tests.conftest import shared_file
 from tests.test_cli import BASE, run_cli, write_capture
@@ -60,7 +61,7 @@ def _stated_defaults() -> list[tuple[str, argparse.Action, str]]:
     """(command, option, the default its help states) for every '(default: X)' whose X is one word."""
     parser = cli.build_parser()
     found = []
-    for name, sub in cli._subparsers(parser).items():
+    for name, sub in words._subparsers(parser).items():
         for action in sub._actions:
             for stated in re.findall(r"\(default: ([^ ;)]+)\)", action.help or ""):
                 found.append((name, action, stated))
@@ -154,7 +155,7 @@ def test_the_figures_default_rates_are_those_their_help_states(
     cap: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
     out = str(tmp_path / ("f.png" if command == "plot" else "f.html"))
-    help_text = " ".join(cli._subparsers(cli.build_parser())[command].format_help().split())
+    help_text = " ".join(words._subparsers(cli.build_parser())[command].format_help().split())
     assert "24 multiples of the mean rate, 1.05 to 50" in help_text
     # stdin is read into memory first, so it gets the fine grid as a file does: the link speeds
     # were promised for it.
@@ -190,7 +191,7 @@ def test_the_lateness_the_scan_docstring_quotes_is_the_shipped_captures(
 def test_the_confidence_of_a_period_in_noise_is_as_the_help_states() -> None:
     # "a confidence from 0 (noise) ...: below about 0.05 treat it as a guess": Poisson arrivals,
     # which have no period, score above 0.05; what tells their period apart is the doubts.
-    help_text = " ".join(cli._subparsers(cli.build_parser())["iterations"].format_help().split())
+    help_text = " ".join(words._subparsers(cli.build_parser())["iterations"].format_help().split())
     assert "0 (noise)" not in help_text
     lo, hi = map(float, re.findall(r"no period at all \(Poisson arrivals\) scores ([\d.]+)-([\d.]+)", help_text)[0])
     assert lo < 0.05 < hi

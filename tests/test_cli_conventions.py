@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from burstcore import cli
+from burstcore.cli import inputs, output
 from tests.test_cli import run_cli, write_capture
 from tests.test_cli_analyses import ok, one_line_error
 
@@ -201,7 +202,7 @@ def test_two_command_lines_in_one_process_keep_their_own_words(
     # was lost ("no such capture file: '2ms'" alone).
     a, _ = caps
     paused, other_done = threading.Event(), threading.Event()
-    check = cli._check_inputs
+    check = inputs._check_inputs
 
     def held(*args: Any, **kwargs: Any) -> Any:
         if threading.current_thread().name == "first":
@@ -209,7 +210,9 @@ def test_two_command_lines_in_one_process_keep_their_own_words(
             other_done.wait(60)
         return check(*args, **kwargs)
 
-    monkeypatch.setattr(cli, "_check_inputs", held)
+    # Where scan looks it up: it checks its files through output._prepare_output. (held pausing
+    # the first command is what `paused` waits for: a patch that did not take fails below.)
+    monkeypatch.setattr(output, "_check_inputs", held)
     codes: dict[str, int] = {}
     first = threading.Thread(
         target=lambda: codes.setdefault("first", cli.main(["scan", str(a), "--windows", "1ms", "2ms", "-q"])),
@@ -350,7 +353,7 @@ def test_scan_json_config_holds_every_keyword_scan_was_called_with(caps: tuple[P
     doc = json.loads(ok(run_cli(*argv, "--format", "json", "-q")).stdout)
     parser = cli.build_parser()
     args = parser.parse_args(argv)
-    called = set(cli._scan_kwargs(args))
+    called = set(inputs._scan_kwargs(args))
     assert called == {
         "windows",
         "rates",

@@ -20,11 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from burstcore import cli
+from burstcore.cli import output
 from tests.test_cli import write_capture
 
 
 def _written(meta: dict[str, Any], tables: dict[str, pl.DataFrame], table: str | None = None) -> str:
-    return "".join(cli._json_chunks(meta, tables, argparse.Namespace(table=table)))
+    return "".join(output._json_chunks(meta, tables, argparse.Namespace(table=table)))
 
 
 def _dumped(meta: dict[str, Any], tables: dict[str, pl.DataFrame], table: str | None = None) -> str:
@@ -154,18 +155,20 @@ def _frames(draw: st.DrawFn) -> pl.DataFrame:
 @given(_frames(), st.integers(1, 5))
 def test_random_tables_are_written_as_json_dumps_writes_them(df: pl.DataFrame, at_once: int) -> None:
     # A few rows at a time, so that the pieces' joints are tested too.
-    old = cli._ROWS_AT_ONCE
-    cli._ROWS_AT_ONCE = at_once
+    old = output._ROWS_AT_ONCE
+    output._ROWS_AT_ONCE = at_once
     try:
+        # Set where the writers read it: one row more than a piece is two pieces.
+        assert len(list(output._csv_chunks(pl.DataFrame({"x": range(at_once + 1)})))) == 2
         _same({"m": 1}, {"t": df, "u": df.head(2)})
     finally:
-        cli._ROWS_AT_ONCE = old
+        output._ROWS_AT_ONCE = old
 
 
 def test_a_large_table_is_not_written_a_row_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     # json.dumps a row at a time took 20 µs a row (36 s for 10^6 flows); now a call per column
     # and slice, and one per row only for a row with a value polars cannot write as it does.
-    n = 3 * cli._ROWS_AT_ONCE + 5
+    n = 3 * output._ROWS_AT_ONCE + 5
     df = pl.DataFrame(
         {
             "n": pl.Series(range(n), dtype=pl.UInt64),
@@ -212,13 +215,13 @@ def test_every_commands_json_file_is_what_json_dumps_writes(
     cap = write_capture(tmp_path / "a.pcapng")
     second = write_capture(tmp_path / "b.pcapng", fmt="pcap")
     given: list[tuple[dict[str, Any], dict[str, pl.DataFrame], str | None]] = []
-    chunks = cli._json_chunks
+    chunks = output._json_chunks
 
     def recorded(meta: dict[str, Any], tables: dict[str, pl.DataFrame], args: argparse.Namespace) -> Any:
         given.append((meta, tables, args.table))
         return chunks(meta, tables, args)
 
-    monkeypatch.setattr(cli, "_json_chunks", recorded)
+    monkeypatch.setattr(output, "_json_chunks", recorded)
     out = tmp_path / "out.json"
     argv = [command[0], str(cap), *(str(second) if a == "SECOND" else a for a in command[1:])]
     assert cli.main([*argv, "-q", "-o", str(out)]) == 0

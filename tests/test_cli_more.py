@@ -17,6 +17,7 @@ import burstcore
 from burstcore import cli
 from burstcore._analysis import DEFAULT_QUANTILES
 from burstcore._units import format_duration
+from burstcore.cli import words
 from tests import oracles
 from tests.test_cli import BASE, run_cli, training_like, write_capture
 from tests.test_cli_analyses import _check_meta, assert_text_rows_equal, json_table, ok, one_line_error
@@ -199,8 +200,8 @@ def test_an_offset_list_that_starts_below_zero(cap: Path) -> None:
         assert doc["config"]["offsets_ns"] == [-3_000_000, 0] == api.offsets_ns, spelling
         assert_text_rows_equal(json_table(doc, "gain"), api.multiplexing_gain)
     # Only an offset is joined to its option: a negative number elsewhere is still argparse's.
-    valued = cli._valued_options(cli.build_parser())
-    assert cli._negative_values(["superpose", "a", "--offsets", "-1ms,0", "--top", "-1"], valued) == [
+    valued = words._valued_options(cli.build_parser())
+    assert words._negative_values(["superpose", "a", "--offsets", "-1ms,0", "--top", "-1"], valued) == [
         "superpose",
         "a",
         "--offsets=-1ms,0",

@@ -18,6 +18,7 @@ import pytest
 
 import burstcore
 from burstcore import cli
+from burstcore.cli import errors, output
 from tests import oracles
 from tests.test_cli import _one_line_error, run_cli, run_cli_on_terminal, write_capture
 
@@ -90,7 +91,7 @@ def test_a_failed_write_leaves_no_half_file(cap: Path, tmp_path: Path, monkeypat
         yield '{"envelope": ['
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli, "_json_chunks", chunks)
+    monkeypatch.setattr(output, "_json_chunks", chunks)
     assert cli.main(["scan", str(cap), "--windows", "1ms", "-q", "-o", str(out)]) == cli.EXIT_OUTPUT
     assert out.read_text() == "earlier"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.pcapng"]
@@ -230,9 +231,9 @@ def test_closed_streams_are_told(cap: Path) -> None:
 def test_an_input_that_cannot_be_read_is_the_captures_fault() -> None:
     # An OSError left unwrapped is the input's (output writes are wrapped): it was told as
     # "the output could not be written" (exit 4).
-    code, message = cli._classify(PermissionError(13, "Permission denied"))
+    code, message = errors._classify(PermissionError(13, "Permission denied"))
     assert code == cli.EXIT_CAPTURE and "cannot read the capture" in message
-    code, _ = cli._classify(OSError(5, "Input/output error"))
+    code, _ = errors._classify(OSError(5, "Input/output error"))
     assert code == cli.EXIT_CAPTURE
 
 
@@ -250,17 +251,17 @@ def test_a_limit_is_told_by_its_kind_not_by_its_words() -> None:
         return e
 
     result = limit_error("more than 3 packets in one group: raise max_packets", "result")
-    assert cli._classify(result) == (
+    assert errors._classify(result) == (
         cli.EXIT_CAPTURE,
         "stopped at a limit (the capture itself is fine): more than 3 packets in one group: raise max_packets",
     )
     held = limit_error("too many packets waiting: lower reorder_horizon", "held_packets")
-    assert cli._classify(held) == (
+    assert errors._classify(held) == (
         cli.EXIT_CAPTURE,
         "stopped at a limit: too many packets waiting: lower reorder_horizon",
     )
     structure = limit_error("pcap record of 70000000 captured bytes is too large at byte offset 24", "capture", 24)
-    code, message = cli._classify(structure)
+    code, message = errors._classify(structure)
     assert code == cli.EXIT_CAPTURE and message.startswith("cannot read the capture"), message
 
 
