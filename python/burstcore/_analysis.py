@@ -180,17 +180,3 @@ def _with_common_doc(*functions: Any) -> None:
     """Each analysis's help() ends with the keywords it shares with scan."""
     for f in functions:
         f.__doc__ = (f.__doc__ or "").rstrip() + "\n" + _COMMON_DOC
-
-
-def __getattr__(name: str) -> Any:
-    # cli.py imports these from here, where every analysis's lived; imported when asked for, as
-    # their modules import this one.
-    if name in ("DEFAULT_MAX_PAIRS", "FLOW_KEYS"):
-        from . import _flows
-
-        return getattr(_flows, name)
-    if name == "DEFAULT_MAX_DISTRIBUTION_GROUPS":
-        from ._distributions import DEFAULT_MAX_DISTRIBUTION_GROUPS
-
-        return DEFAULT_MAX_DISTRIBUTION_GROUPS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

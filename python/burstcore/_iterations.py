@@ -334,9 +334,9 @@ def iterations(
     step), a longer lag whose iterations bear it out is taken (``Iterations.confidence`` says how).
     Where the iterations found do not bear the period out (``Iterations.period_doubts``: too few
     periods and fewer than three whole iterations one period apart, a shorter lag repeating nearly
-    as well, unequal iterations, few of them one period apart, or little of the traffic in them), a
-    ``CaptureWarning`` says why and what to do: a longer stretch, or ``min_period``/``max_period``
-    around the period.
+    as well, unequal iterations, few of them one period apart, a quiet run inside every phase over
+    twice the pause between iterations, or little of the traffic in them), a ``CaptureWarning``
+    says why and what to do: a longer stretch, or ``min_period``/``max_period`` around the period.
 
     ``size``: what each packet's bytes count in the rate and in ``bytes``, as in ``scan``:
     'wire' (default), 'captured', 'ip', 'payload' or 'l1' (docs/metrics.md); a packet without

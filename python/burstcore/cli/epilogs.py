@@ -125,9 +125,12 @@ are under three): below about 0.05 treat it as a guess; traffic with no period a
 arrivals) scores 0.04-0.14 too, so a confidence above 0.05 does not make a period real. Where
 the iterations found do not bear the period out (a stretch of under three periods with fewer
 than three whole iterations one period apart, a shorter lag repeating nearly as well whose own
-iterations would bear it out, iterations of unequal bytes, few of them one period apart, or
-holding under half the bytes) it is marked unsure and a warning says why and what to do; the
-summary's period_unsure and periods_seen say so too.
+iterations would bear it out, iterations of unequal bytes, few of them one period apart, a
+quiet run inside every phase over twice the pause between iterations, or iterations holding
+under half the bytes) it is marked unsure and a warning says why and what to do; the summary's
+period_unsure and periods_seen say so too. A period set aside for quiet runs recurring inside
+its iterations is said the same way. docs/limits.md (The period of training iterations) gives
+each doubt, what to do about it, and how often the period is right on real captures.
 
 {ANALYSIS_FORMATS}"""
 

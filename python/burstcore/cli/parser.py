@@ -411,7 +411,7 @@ def _analysis_end(
 
 
 def _analysis_parsers(sub: Any) -> None:
-    from .._analysis import DEFAULT_MAX_PAIRS, FLOW_KEYS
+    from .._flows import DEFAULT_MAX_PAIRS, FLOW_KEYS
     from .._scan import DEFAULT_MAX_GROUPS
 
     p, g = _analysis_parser(
@@ -619,7 +619,7 @@ def _quantiles_option(g: Any) -> None:
 
 def _distribution_parser(sub: Any, name: str, summary: str, description: str, examples: str) -> None:
     """sizes or gaps: the same options, the same tables."""
-    from .._analysis import DEFAULT_MAX_DISTRIBUTION_GROUPS
+    from .._distributions import DEFAULT_MAX_DISTRIBUTION_GROUPS
 
     p, g = _analysis_parser(sub, name, summary, description, examples)
     g.add_argument(
