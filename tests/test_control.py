@@ -908,5 +908,17 @@ def test_scan_packets_keeps_only_a_dropped_keyboard_interrupt_of_its_own() -> No
             _keeping_ctrl_c(register, dropped)
         assert caught.value is dropped and given == []
         assert sys.unraisablehook == given.append
+
+        # A hook another thread set meanwhile stays, and what it gives the one it replaced
+        # (this call's) goes on to the hook before once the call is over.
+        def swapped() -> str:
+            inner = sys.unraisablehook
+            sys.unraisablehook = lambda u: inner(u)
+            return "frame"
+
+        assert _keeping_ctrl_c(swapped) == "frame"
+        assert sys.unraisablehook != given.append
+        Dropped(KeyboardInterrupt())
+        assert [type(u.exc_value) for u in given] == [KeyboardInterrupt]
     finally:
         sys.unraisablehook = previous

@@ -314,13 +314,16 @@ def _keeping_ctrl_c(register: Any, *args: Any, **kwargs: Any) -> pl.LazyFrame:
     schema again (polars 2.1): the frame was made and the Ctrl-C lost, with no exception for
     ``one_ctrl_c`` to see (polars 1.10 raised ``TypeError: argument 'schema': ...`` instead).
     The hook is taken for the few microseconds of the call and gives anything not a
-    ``KeyboardInterrupt`` of this thread's to the one it replaced."""
+    ``KeyboardInterrupt`` of this thread's to the one it replaced. Another thread may set the
+    hook meanwhile (another ``scan_packets``): that one is left in place, and this one, which it
+    may call, passes everything on once the call is over."""
     dropped: list[BaseException] = []
     thread = threading.get_ident()
     previous = sys.unraisablehook
+    during = [True]
 
     def hook(unraisable: Any) -> None:
-        if isinstance(unraisable.exc_value, KeyboardInterrupt) and threading.get_ident() == thread:
+        if during and isinstance(unraisable.exc_value, KeyboardInterrupt) and threading.get_ident() == thread:
             dropped.append(unraisable.exc_value)
         else:
             previous(unraisable)
@@ -334,7 +337,9 @@ def _keeping_ctrl_c(register: Any, *args: Any, **kwargs: Any) -> pl.LazyFrame:
             raise dropped[0] from e
         raise
     finally:
-        sys.unraisablehook = previous
+        during.clear()
+        if sys.unraisablehook is hook:
+            sys.unraisablehook = previous
     if dropped:
         raise dropped[0]
     return frame
