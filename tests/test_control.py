@@ -713,12 +713,37 @@ def test_polars_panic_on_a_keyboard_interrupt_is_that_keyboard_interrupt(tmp_pat
 # (about 1 SIGINT in 200 of test_no_sigint_is_lost_among_short_scans). Here that str() raises
 # KeyboardInterrupt at each such read in turn, for every read each call makes: every one must
 # come out as the KeyboardInterrupt (on main, all 104 reads came out as that TypeError).
+# Also scan_packets, whose 16 dtypes polars reads when the frame is made (not at a collect):
+# polars sent the KeyboardInterrupt to sys.unraisablehook, read the schema again and made the
+# frame, the Ctrl-C lost (on main, all 16 reads of each scan_packets call below ended
+# "finished"); and scan's in-memory columns, 2 or 3 casts a batch, whose TypeError came out as
+# it was or, of batches, as scan's own "batch 0: ..." (on main, 2 of the 37 reads of
+# scan_of_columns and of scan_of_iter_packets, and 3 of scan_of_scan_packets' 54). On polars
+# 1.10 every read of every call ended in a TypeError before (pyo3's "argument 'dtype': ..." in
+# front of polars' message). argv[2] "signal": a real SIGINT at that read (Python's handler
+# raising it there), as well as the KeyboardInterrupt raised directly.
+BATCH_CALLS = """
+calls.update({
+    "scan_packets": burstcore.scan_packets,
+    "collect": lambda path: burstcore.scan_packets(path).collect(),
+    "collect_streaming": lambda path: burstcore.scan_packets(path).collect(engine="streaming"),
+    "filter_head": lambda path: burstcore.scan_packets(path).filter(pl.col("wire_len") > 10).head(3).collect(),
+    "scan_of_scan_packets": lambda path: burstcore.scan(burstcore.scan_packets(path), windows=["1us"], rates=["1Gbps"]),
+    "scan_of_columns": lambda path: burstcore.scan(
+        burstcore.read_packets(path, columns=["timestamp", "wire_len"]), windows=["1us"], rates=["1Gbps"]
+    ),
+    "scan_of_iter_packets": lambda path: burstcore.scan(
+        burstcore.iter_packets(path, columns=["timestamp", "wire_len"]), windows=["1us"], rates=["1Gbps"]
+    ),
+})
+"""
 EVERY_DTYPE_READ_CHILD = (
     """
-import builtins, collections, json, sys, polars as pl, burstcore
+import builtins, collections, json, signal, sys, polars as pl, burstcore
 from polars.datatypes.classes import DataTypeClass
 """
     + CALLS
+    + BATCH_CALLS
     + """
 reads = 0
 sigint_at = 0
@@ -728,6 +753,8 @@ class str(builtins.str):  # Python's name, so that polars' message is the one a 
         global reads
         reads += 1
         if reads == sigint_at:
+            if sys.argv[2] == "signal":
+                signal.raise_signal(signal.SIGINT)
             raise KeyboardInterrupt
         return builtins.str.__str__(self)
 
@@ -757,16 +784,20 @@ for name, call in calls.items():
 )
 
 
-def test_a_sigint_while_polars_reads_a_data_type_is_a_keyboard_interrupt(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["raise", "signal"])
+def test_a_sigint_while_polars_reads_a_data_type_is_a_keyboard_interrupt(tmp_path: Path, how: str) -> None:
     path = tmp_path / "short.pcap"
     path.write_bytes(_small_capture())
-    r = subprocess.run([sys.executable, "-c", EVERY_DTYPE_READ_CHILD, str(path)], capture_output=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", EVERY_DTYPE_READ_CHILD, str(path), how], capture_output=True, timeout=300)
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     seen = dict(json.loads(line) for line in r.stdout.decode().splitlines())
-    assert set(seen) == {"scan", "flows", "read_packets", "traffic_matrix", "host_volumes", "sizes", "gaps", "bursts"}
+    calls = ["scan", "flows", "read_packets", "traffic_matrix", "host_volumes", "sizes", "gaps", "bursts"]
+    calls += ["scan_packets", "collect", "collect_streaming", "filter_head"]
+    assert set(seen) == {*calls, "scan_of_scan_packets", "scan_of_columns", "scan_of_iter_packets"}
     # The reads counted are those of these calls today (0 for read_packets and host_volumes):
     # enough that the test tries them, none that ends otherwise than in a KeyboardInterrupt.
     assert sum(s.get("interrupted", 0) for s in seen.values()) >= 50, seen
+    assert all(seen[name].get("interrupted", 0) >= 16 for name in ("scan_packets", "collect", "filter_head")), seen
     assert all(set(s) <= {"interrupted"} for s in seen.values()), seen
 
 
@@ -790,8 +821,17 @@ def test_only_polars_type_error_for_a_lost_ctrl_c_becomes_a_keyboard_interrupt()
     lost = TypeError(LOST_NAMING)
     e = _exit_with(lost)
     assert isinstance(e, KeyboardInterrupt) and e.__cause__ is lost
+    # polars 1.x: the same, named as a function's argument by pyo3 (all 104 reads of
+    # EVERY_DTYPE_READ_CHILD's first 8 calls ended in it on polars 1.10, before).
+    for naming in ("argument 'dtype': ", "argument 'schema': "):
+        as_argument = TypeError(naming + LOST_NAMING)
+        e = _exit_with(as_argument)
+        assert isinstance(e, KeyboardInterrupt) and e.__cause__ is as_argument
     # A user's own bad data type, or any other TypeError, is left as it is.
-    for other in (TypeError("'Foo' is not a Polars data type"), TypeError(LOST_NAMING, 1), ValueError(LOST_NAMING)):
+    others = [TypeError("'Foo' is not a Polars data type"), TypeError(LOST_NAMING, 1), ValueError(LOST_NAMING)]
+    others += [TypeError(f"{p}{LOST_NAMING}") for p in ("argument '': ", "argument 'a b': ", "x argument 'dtype': ")]
+    others += [TypeError("argument 'dtype': 'Foo' is not a Polars data type")]
+    for other in others:
         assert _exit_with(other) is other
 
     class Mine(pl.DataType):
@@ -826,3 +866,59 @@ except BaseException as e:
 def test_with_a_sigint_handler_of_its_own_polars_type_error_stays() -> None:
     r = subprocess.run([sys.executable, "-c", OWN_SIGINT_HANDLER_CHILD], capture_output=True, timeout=60)
     assert r.stdout.strip() == b"TypeError", (r.stdout, r.stderr.decode()[-2000:])
+
+
+def test_scan_packets_keeps_only_a_dropped_keyboard_interrupt_of_its_own() -> None:
+    from burstcore._batches import _keeping_ctrl_c
+
+    given: list[Any] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = given.append
+    try:
+
+        class Dropped:
+            def __init__(self, exc: BaseException) -> None:
+                self.exc = exc
+
+            def __del__(self) -> None:
+                raise self.exc
+
+        def register(exc: BaseException | None) -> str:
+            if exc is not None:
+                Dropped(exc)  # its __del__'s exception goes to sys.unraisablehook
+            return "frame"
+
+        # Another exception dropped meanwhile is the hook's it found, not raised here.
+        assert _keeping_ctrl_c(register, ValueError("not a Ctrl-C")) == "frame"
+        assert [type(u.exc_value) for u in given] == [ValueError]
+        # One on another thread too.
+        given.clear()
+
+        def on_another_thread() -> str:
+            t = threading.Thread(target=lambda: Dropped(KeyboardInterrupt()))
+            t.start()
+            t.join()
+            return "frame"
+
+        assert _keeping_ctrl_c(on_another_thread) == "frame"
+        assert [type(u.exc_value) for u in given] == [KeyboardInterrupt]
+        given.clear()
+        dropped = KeyboardInterrupt()
+        with pytest.raises(KeyboardInterrupt) as caught:
+            _keeping_ctrl_c(register, dropped)
+        assert caught.value is dropped and given == []
+        assert sys.unraisablehook == given.append
+
+        # A hook another thread set meanwhile stays, and what it gives the one it replaced
+        # (this call's) goes on to the hook before once the call is over.
+        def swapped() -> str:
+            inner = sys.unraisablehook
+            sys.unraisablehook = lambda u: inner(u)
+            return "frame"
+
+        assert _keeping_ctrl_c(swapped) == "frame"
+        assert sys.unraisablehook != given.append
+        Dropped(KeyboardInterrupt())
+        assert [type(u.exc_value) for u in given] == [KeyboardInterrupt]
+    finally:
+        sys.unraisablehook = previous

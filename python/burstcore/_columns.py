@@ -148,7 +148,10 @@ def columns_of(source: Any) -> Arrays:
     """``_columns``, with what polars cannot convert (objects, mixed types) said as the caller's
     input it is, not a bug."""
     try:
-        return _columns(source)
+        # polars' casts read dtypes: a Ctrl-C there is a KeyboardInterrupt, not polars' TypeError
+        # (nor a scan's "batch k: ..." of it): `_core.one_ctrl_c`.
+        with _core.one_ctrl_c:
+            return _columns(source)
     except pl.exceptions.PolarsError as e:
         raise ValueError(
             f"cannot use these in-memory columns ({e}); give integer ns (or Datetime) timestamps "

@@ -115,7 +115,9 @@ impl OneCtrlC {
 /// pyo3 wrote to `sys.unraisablehook` ("Exception ignored in: 'DataTypeClass'") and polars
 /// replaced with this message; neither `__context__` nor `__cause__` keeps it (about 1 SIGINT in
 /// 200 near the end of a short scan). The message, whole: `str()` of a polars type's qualname,
-/// a plain `str`, fails for no other reason. Read from `args`: `str()` would look for signals.
+/// a plain `str`, fails for no other reason. polars 1.x converts the type as a function's
+/// argument, and pyo3 puts its name in front: "argument 'dtype': ...". Read from `args`:
+/// `str()` would look for signals.
 const LOST_NAMING: &str = "'<unprintable str object>' is not a Polars data type";
 
 fn ctrl_c_lost_naming(exc: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -123,7 +125,20 @@ fn ctrl_c_lost_naming(exc: &Bound<'_, PyAny>) -> PyResult<bool> {
     if args.len() != 1 {
         return Ok(false);
     }
-    Ok(args.get_item(0)?.cast_into::<PyString>()?.to_str()? == LOST_NAMING)
+    Ok(is_lost_naming(
+        args.get_item(0)?.cast_into::<PyString>()?.to_str()?,
+    ))
+}
+
+fn is_lost_naming(message: &str) -> bool {
+    let Some(rest) = message.strip_prefix("argument '") else {
+        return message == LOST_NAMING;
+    };
+    rest.split_once("': ").is_some_and(|(name, m)| {
+        m == LOST_NAMING
+            && !name.is_empty()
+            && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+    })
 }
 
 /// Whether a signal handler that raised can only have been a Ctrl-C's: Python's own SIGINT
