@@ -19,14 +19,6 @@ def _warn(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=2)
 
 
-@contextlib.contextmanager
-def _named_warnings(name: str | None) -> Iterator[Told]:
-    """The capture warnings raised inside, each naming `name` (one of several files read), and
-    the record of them `_recorded_warnings` gives."""
-    with _recorded_warnings(name) as told:
-        yield told
-
-
 class Told(list[str]):
     """The warnings of a read, in the words stderr gives them, and each one's detail as a JSON
     output's ``warning_details`` lists it (`_warning_detail`), by its text."""

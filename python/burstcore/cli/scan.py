@@ -10,7 +10,7 @@ from typing import Any
 from .._units import printable
 from .errors import EXIT_OK, _classify, _reading_now
 from .inputs import _check_inputs, _check_streams, _label, _progress, _read_merged, _scan_kwargs, _shown
-from .messages import Told, _as_options, _error_detail, _named_warnings, _told
+from .messages import Told, _as_options, _error_detail, _recorded_warnings, _told
 from .output import _check_output, _emit, _flush_stdout, _prepare_output, _tables, _valid_text, _with_file, _writing
 from .terminal import _print_result, _title
 from .words import _filter_for
@@ -36,7 +36,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         try:
             if several:
                 _check_inputs([f], args.typed)
-            with _progress(_label(f), args.quiet) as bar, _named_warnings(f if several else None) as told:
+            with _progress(_label(f), args.quiet) as bar, _recorded_warnings(f if several else None) as told:
                 infos.append(
                     (
                         f,
@@ -96,7 +96,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         for k, f in enumerate(args.files):
             _reading_now(f)
             name = f if len(args.files) > 1 else None
-            with _progress(_label(f), args.quiet) as bar, _named_warnings(name) as own_told:
+            with _progress(_label(f), args.quiet) as bar, _recorded_warnings(name) as own_told:
                 own = {**kwargs, "filter": _filter_for(args, k)}
                 try:
                     results.append((f, burstcore.scan(f, progress=bar, **own)))
