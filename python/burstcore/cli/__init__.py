@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .. import _burstcore as _core
 from .analyses import cmd_bursts, cmd_flows, cmd_gaps, cmd_iterations, cmd_matrix, cmd_sizes, cmd_superpose
 from .epilogs import EXIT_CODES
 from .errors import (
@@ -151,7 +152,12 @@ def _main(argv: Sequence[str] | None) -> int:
     warnings.showwarning = show
     reading = _READING.set(())
     try:
-        return COMMANDS[args.command](_one_filter_or_each(args))
+        # The command's own polars calls (its tables, its JSON and CSV, its figures) read data
+        # types too, outside the API's `one_ctrl_c`: a Ctrl-C there is polars' TypeError for a
+        # type it could not name. The whole command inside, so that it is told as interrupted,
+        # not as an internal error (a user's TypeError of any other message stays one).
+        with _core.one_ctrl_c:
+            return COMMANDS[args.command](_one_filter_or_each(args))
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
