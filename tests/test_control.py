@@ -829,7 +829,7 @@ import matplotlib
 matplotlib.use("Agg")
 from burstcore import cli
 from burstcore.plot import plot_results
-from burstcore.report import render_report
+from burstcore.report import render_report, series_table, text_table
 
 p, out = sys.argv[1], sys.argv[3]
 commands = {
@@ -855,6 +855,8 @@ calls = {
     "ScanResult.plot": lambda: result.plot(iterations=iters),
     "plot_results": lambda: plot_results([("a", result), ("b", result)], iterations=[iters, None]),
     "render_report": lambda: render_report("a", result, info=info, iterations=iters),
+    # burstcore.report's one other helper that reads data types, called by a program of its own.
+    "series_table": lambda: text_table(series_table(result, 3)),
 }
 for name, argv in commands.items():
     def command(argv=argv):
@@ -899,16 +901,17 @@ def test_a_sigint_while_the_command_line_or_a_figure_reads_a_data_type_is_an_int
     seen = dict(json.loads(line) for line in r.stdout.decode().splitlines())
     commands = ["scan", "scan_json", "scan_csv", "info", "flows", "matrix", "iterations", "bursts", "sizes", "gaps"]
     commands += ["superpose", "shared", "plot", "report"]
-    assert set(seen) == {*commands, "ScanResult.plot", "plot_results", "render_report"}
+    figures = ["ScanResult.plot", "plot_results", "render_report", "series_table"]
+    assert set(seen) == {*commands, *figures}
     # Each command a Ctrl-C stops with exit 130, each figure or page with a KeyboardInterrupt,
     # wherever it lands; before, 75 of the commands' 412 reads (scan -o x.json, iterations,
     # shared, plot, report: their own casts) ended in exit 5, "internal error", and all 23 of
     # the figures' and the page's in polars' TypeError.
     assert all(set(seen[name]) <= {"exit 130"} for name in commands), seen
-    assert all(set(seen[name]) <= {"interrupted"} for name in ("ScanResult.plot", "plot_results", "render_report"))
+    assert all(set(seen[name]) <= {"interrupted"} for name in figures), seen
     # Enough reads that the test tries them (0 for info's, today).
     assert sum(sum(s.values()) for s in seen.values()) >= 300, seen
-    for name in ("scan_json", "shared", "plot", "report", "ScanResult.plot", "plot_results", "render_report"):
+    for name in ("scan_json", "shared", "plot", "report", *figures):
         assert sum(seen[name].values()) >= 3, seen
 
 
