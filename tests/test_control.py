@@ -743,11 +743,13 @@ calls.update({
 })
 """
 # Every read polars makes of a data type's name counted (`reads`), the `sigint_at`-th raising
-# KeyboardInterrupt as a SIGINT's handler would there (argv[2] "signal": by a real SIGINT;
+# KeyboardInterrupt as a SIGINT's handler would there; `count_reads` makes each read of each
+# call raise in turn and prints, per call, how the calls ended: `label` of what one returned
+# ("finished" by default), "interrupted", or the exception (argv[2] "signal": by a real SIGINT;
 # "other_handler": with a handler in Python of SIGTERM, which might have raised what polars
 # dropped as far as its TypeError tells, but one_ctrl_c saw the KeyboardInterrupt dropped).
 RAISING_DTYPE_READS = """
-import builtins, signal, sys, polars as pl
+import builtins, collections, json, signal, sys, polars as pl
 from polars.datatypes.classes import DataTypeClass
 reads = 0
 sigint_at = 0
@@ -773,31 +775,34 @@ def raising_dtype_reads():
     sys.unraisablehook = lambda u: None
     if sys.argv[2] == "other_handler":
         signal.signal(signal.SIGTERM, lambda *args: None)
+
+def count_reads(calls, label=lambda returned: "finished"):
+    global reads, sigint_at
+    raising_dtype_reads()
+    for name, call in calls.items():
+        reads, sigint_at = 0, 0
+        call()
+        seen = collections.Counter()
+        for k in range(1, reads + 1):
+            reads, sigint_at = 0, k
+            try:
+                seen[label(call())] += 1
+            except KeyboardInterrupt:
+                seen["interrupted"] += 1
+            except BaseException as e:
+                seen[f"{type(e).__name__}: {e}"] += 1
+        print(json.dumps([name, seen]), flush=True)
 """
 
 EVERY_DTYPE_READ_CHILD = (
     """
-import collections, json, sys, polars as pl, burstcore
+import sys, polars as pl, burstcore
 """
     + CALLS
     + BATCH_CALLS
     + RAISING_DTYPE_READS
     + """
-raising_dtype_reads()
-for name, call in calls.items():
-    reads, sigint_at = 0, 0
-    call(sys.argv[1])
-    seen = collections.Counter()
-    for k in range(1, reads + 1):
-        reads, sigint_at = 0, k
-        try:
-            call(sys.argv[1])
-            seen["finished"] += 1
-        except KeyboardInterrupt:
-            seen["interrupted"] += 1
-        except BaseException as e:
-            seen[f"{type(e).__name__}: {e}"] += 1
-    print(json.dumps([name, seen]), flush=True)
+count_reads({name: lambda call=call: call(sys.argv[1]) for name, call in calls.items()})
 """
 )
 
@@ -824,7 +829,7 @@ def test_a_sigint_while_polars_reads_a_data_type_is_a_keyboard_interrupt(tmp_pat
 # capture, argv[3]: a folder for the outputs.
 CLI_EVERY_DTYPE_READ_CHILD = (
     """
-import collections, contextlib, io, json, sys, burstcore
+import contextlib, io, sys, burstcore
 import matplotlib
 matplotlib.use("Agg")
 from burstcore import cli
@@ -870,20 +875,7 @@ for name, argv in commands.items():
 """
     + RAISING_DTYPE_READS
     + """
-raising_dtype_reads()
-for name, call in calls.items():
-    reads, sigint_at = 0, 0
-    call()
-    seen = collections.Counter()
-    for k in range(1, reads + 1):
-        reads, sigint_at = 0, k
-        try:
-            seen["exit 130" if call() == 130 else "finished"] += 1
-        except KeyboardInterrupt:
-            seen["interrupted"] += 1
-        except BaseException as e:
-            seen[f"{type(e).__name__}: {e}"] += 1
-    print(json.dumps([name, seen]), flush=True)
+count_reads(calls, lambda code: "exit 130" if code == 130 else "finished")
 """
 )
 
