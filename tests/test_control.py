@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -714,14 +715,18 @@ def test_polars_panic_on_a_keyboard_interrupt_is_that_keyboard_interrupt(tmp_pat
 # KeyboardInterrupt at each such read in turn, for every read each call makes: every one must
 # come out as the KeyboardInterrupt (on main, all 104 reads came out as that TypeError).
 # Also scan_packets, whose 16 dtypes polars reads when the frame is made (not at a collect):
-# polars sent the KeyboardInterrupt to sys.unraisablehook, read the schema again and made the
-# frame, the Ctrl-C lost (on main, all 16 reads of each scan_packets call below ended
-# "finished"); and scan's in-memory columns, 2 or 3 casts a batch, whose TypeError came out as
-# it was or, of batches, as scan's own "batch 0: ..." (on main, 2 of the 37 reads of
-# scan_of_columns and of scan_of_iter_packets, and 3 of scan_of_scan_packets' 54). On polars
-# 1.10 every read of every call ended in a TypeError before (pyo3's "argument 'dtype': ..." in
-# front of polars' message). argv[2] "signal": a real SIGINT at that read (Python's handler
-# raising it there), as well as the KeyboardInterrupt raised directly.
+# polars' TypeError there was taken for a polars without explain_name by scan_packets, which
+# made the frame again without it, the Ctrl-C lost (all 16 reads of each scan_packets call below
+# ended "finished" before fix-ds; with "other_handler", where that TypeError alone does not tell
+# a Ctrl-C, again before one_ctrl_c kept the KeyboardInterrupt polars dropped); and scan's
+# in-memory columns, 2 or 3 casts a batch, whose TypeError came out as it was or, of batches,
+# as scan's own "batch 0: ..." (on main, 2 of the 37 reads of scan_of_columns and of
+# scan_of_iter_packets, and 3 of scan_of_scan_packets' 54). On polars 1.10 every read of every
+# call ended in a TypeError before (pyo3's "argument 'dtype': ..." in front of polars'
+# message). argv[2] "signal": a real SIGINT at that read (Python's handler raising it there),
+# as well as the KeyboardInterrupt raised directly; "other_handler": with every read's
+# TypeError left as it was by the TypeError's own test (`only_ctrl_c_raises`), 0 of 296 reads
+# were a KeyboardInterrupt before.
 BATCH_CALLS = """
 calls.update({
     "scan_packets": burstcore.scan_packets,
@@ -738,9 +743,13 @@ calls.update({
 })
 """
 # Every read polars makes of a data type's name counted (`reads`), the `sigint_at`-th raising
-# KeyboardInterrupt as a SIGINT's handler would there (argv[2] "signal": by a real SIGINT).
+# KeyboardInterrupt as a SIGINT's handler would there; `count_reads` makes each read of each
+# call raise in turn and prints, per call, how the calls ended: `label` of what one returned
+# ("finished" by default), "interrupted", or the exception (argv[2] "signal": by a real SIGINT;
+# "other_handler": with a handler in Python of SIGTERM, which might have raised what polars
+# dropped as far as its TypeError tells, but one_ctrl_c saw the KeyboardInterrupt dropped).
 RAISING_DTYPE_READS = """
-import builtins, signal, sys, polars as pl
+import builtins, collections, json, signal, sys, polars as pl
 from polars.datatypes.classes import DataTypeClass
 reads = 0
 sigint_at = 0
@@ -764,36 +773,41 @@ def raising_dtype_reads():
     for c in (DataTypeClass, *subclasses(pl.DataType)):
         c.__qualname__ = str(c.__qualname__)
     sys.unraisablehook = lambda u: None
+    if sys.argv[2] == "other_handler":
+        signal.signal(signal.SIGTERM, lambda *args: None)
+
+def count_reads(calls, label=lambda returned: "finished"):
+    global reads, sigint_at
+    raising_dtype_reads()
+    for name, call in calls.items():
+        reads, sigint_at = 0, 0
+        call()
+        seen = collections.Counter()
+        for k in range(1, reads + 1):
+            reads, sigint_at = 0, k
+            try:
+                seen[label(call())] += 1
+            except KeyboardInterrupt:
+                seen["interrupted"] += 1
+            except BaseException as e:
+                seen[f"{type(e).__name__}: {e}"] += 1
+        print(json.dumps([name, seen]), flush=True)
 """
 
 EVERY_DTYPE_READ_CHILD = (
     """
-import collections, json, sys, polars as pl, burstcore
+import sys, polars as pl, burstcore
 """
     + CALLS
     + BATCH_CALLS
     + RAISING_DTYPE_READS
     + """
-raising_dtype_reads()
-for name, call in calls.items():
-    reads, sigint_at = 0, 0
-    call(sys.argv[1])
-    seen = collections.Counter()
-    for k in range(1, reads + 1):
-        reads, sigint_at = 0, k
-        try:
-            call(sys.argv[1])
-            seen["finished"] += 1
-        except KeyboardInterrupt:
-            seen["interrupted"] += 1
-        except BaseException as e:
-            seen[f"{type(e).__name__}: {e}"] += 1
-    print(json.dumps([name, seen]), flush=True)
+count_reads({name: lambda call=call: call(sys.argv[1]) for name, call in calls.items()})
 """
 )
 
 
-@pytest.mark.parametrize("how", ["raise", "signal"])
+@pytest.mark.parametrize("how", ["raise", "signal", "other_handler"])
 def test_a_sigint_while_polars_reads_a_data_type_is_a_keyboard_interrupt(tmp_path: Path, how: str) -> None:
     path = tmp_path / "short.pcap"
     path.write_bytes(_small_capture())
@@ -815,12 +829,12 @@ def test_a_sigint_while_polars_reads_a_data_type_is_a_keyboard_interrupt(tmp_pat
 # capture, argv[3]: a folder for the outputs.
 CLI_EVERY_DTYPE_READ_CHILD = (
     """
-import collections, contextlib, io, json, sys, burstcore
+import contextlib, io, sys, burstcore
 import matplotlib
 matplotlib.use("Agg")
 from burstcore import cli
 from burstcore.plot import plot_results
-from burstcore.report import render_report
+from burstcore.report import render_report, series_table, text_table
 
 p, out = sys.argv[1], sys.argv[3]
 commands = {
@@ -846,6 +860,8 @@ calls = {
     "ScanResult.plot": lambda: result.plot(iterations=iters),
     "plot_results": lambda: plot_results([("a", result), ("b", result)], iterations=[iters, None]),
     "render_report": lambda: render_report("a", result, info=info, iterations=iters),
+    # burstcore.report's one other helper that reads data types, called by a program of its own.
+    "series_table": lambda: text_table(series_table(result, 3)),
 }
 for name, argv in commands.items():
     def command(argv=argv):
@@ -859,20 +875,7 @@ for name, argv in commands.items():
 """
     + RAISING_DTYPE_READS
     + """
-raising_dtype_reads()
-for name, call in calls.items():
-    reads, sigint_at = 0, 0
-    call()
-    seen = collections.Counter()
-    for k in range(1, reads + 1):
-        reads, sigint_at = 0, k
-        try:
-            seen["exit 130" if call() == 130 else "finished"] += 1
-        except KeyboardInterrupt:
-            seen["interrupted"] += 1
-        except BaseException as e:
-            seen[f"{type(e).__name__}: {e}"] += 1
-    print(json.dumps([name, seen]), flush=True)
+count_reads(calls, lambda code: "exit 130" if code == 130 else "finished")
 """
 )
 
@@ -890,16 +893,17 @@ def test_a_sigint_while_the_command_line_or_a_figure_reads_a_data_type_is_an_int
     seen = dict(json.loads(line) for line in r.stdout.decode().splitlines())
     commands = ["scan", "scan_json", "scan_csv", "info", "flows", "matrix", "iterations", "bursts", "sizes", "gaps"]
     commands += ["superpose", "shared", "plot", "report"]
-    assert set(seen) == {*commands, "ScanResult.plot", "plot_results", "render_report"}
+    figures = ["ScanResult.plot", "plot_results", "render_report", "series_table"]
+    assert set(seen) == {*commands, *figures}
     # Each command a Ctrl-C stops with exit 130, each figure or page with a KeyboardInterrupt,
     # wherever it lands; before, 75 of the commands' 412 reads (scan -o x.json, iterations,
     # shared, plot, report: their own casts) ended in exit 5, "internal error", and all 23 of
     # the figures' and the page's in polars' TypeError.
     assert all(set(seen[name]) <= {"exit 130"} for name in commands), seen
-    assert all(set(seen[name]) <= {"interrupted"} for name in ("ScanResult.plot", "plot_results", "render_report"))
+    assert all(set(seen[name]) <= {"interrupted"} for name in figures), seen
     # Enough reads that the test tries them (0 for info's, today).
     assert sum(sum(s.values()) for s in seen.values()) >= 300, seen
-    for name in ("scan_json", "shared", "plot", "report", "ScanResult.plot", "plot_results", "render_report"):
+    for name in ("scan_json", "shared", "plot", "report", *figures):
         assert sum(seen[name].values()) >= 3, seen
 
 
@@ -1014,57 +1018,161 @@ def test_with_a_sigint_handler_of_its_own_polars_type_error_stays() -> None:
     assert r.stdout.strip() == b"TypeError", (r.stdout, r.stderr.decode()[-2000:])
 
 
-def test_scan_packets_keeps_only_a_dropped_keyboard_interrupt_of_its_own() -> None:
-    from burstcore._batches import _keeping_ctrl_c
+class _Dropped:
+    """An exception sent to sys.unraisablehook, as polars sends a KeyboardInterrupt it met: the
+    one its __del__ raises."""
 
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def __del__(self) -> None:
+        raise self.exc
+
+
+@pytest.fixture
+def unraisable() -> Iterator[list[Any]]:
+    """What reaches the hook one_ctrl_c finds (and must give back once its block is over)."""
     given: list[Any] = []
     previous = sys.unraisablehook
     sys.unraisablehook = given.append
     try:
-
-        class Dropped:
-            def __init__(self, exc: BaseException) -> None:
-                self.exc = exc
-
-            def __del__(self) -> None:
-                raise self.exc
-
-        def register(exc: BaseException | None) -> str:
-            if exc is not None:
-                Dropped(exc)  # its __del__'s exception goes to sys.unraisablehook
-            return "frame"
-
-        # Another exception dropped meanwhile is the hook's it found, not raised here.
-        assert _keeping_ctrl_c(register, ValueError("not a Ctrl-C")) == "frame"
-        assert [type(u.exc_value) for u in given] == [ValueError]
-        # One on another thread too.
-        given.clear()
-
-        def on_another_thread() -> str:
-            t = threading.Thread(target=lambda: Dropped(KeyboardInterrupt()))
-            t.start()
-            t.join()
-            return "frame"
-
-        assert _keeping_ctrl_c(on_another_thread) == "frame"
-        assert [type(u.exc_value) for u in given] == [KeyboardInterrupt]
-        given.clear()
-        dropped = KeyboardInterrupt()
-        with pytest.raises(KeyboardInterrupt) as caught:
-            _keeping_ctrl_c(register, dropped)
-        assert caught.value is dropped and given == []
-        assert sys.unraisablehook == given.append
-
-        # A hook another thread set meanwhile stays, and what it gives the one it replaced
-        # (this call's) goes on to the hook before once the call is over.
-        def swapped() -> str:
-            inner = sys.unraisablehook
-            sys.unraisablehook = lambda u: inner(u)
-            return "frame"
-
-        assert _keeping_ctrl_c(swapped) == "frame"
-        assert sys.unraisablehook != given.append
-        Dropped(KeyboardInterrupt())
-        assert [type(u.exc_value) for u in given] == [KeyboardInterrupt]
+        yield given
     finally:
         sys.unraisablehook = previous
+
+
+def _raised_by(block: Callable[[], object]) -> BaseException | None:
+    try:
+        with burstcore._burstcore.one_ctrl_c:
+            block()
+    except BaseException as e:
+        return e
+    return None
+
+
+def test_one_ctrl_c_keeps_only_a_dropped_keyboard_interrupt_of_its_own(unraisable: list[Any]) -> None:
+    given = unraisable
+    # Another exception dropped meanwhile is the hook's it found, not raised here.
+    assert _raised_by(lambda: _Dropped(ValueError("not a Ctrl-C"))) is None
+    assert [type(u.exc_value) for u in given] == [ValueError]
+    # A KeyboardInterrupt dropped on another thread too.
+    given.clear()
+
+    def on_another_thread() -> None:
+        t = threading.Thread(target=lambda: _Dropped(KeyboardInterrupt()))
+        t.start()
+        t.join()
+
+    assert _raised_by(on_another_thread) is None
+    assert [type(u.exc_value) for u in given] == [KeyboardInterrupt]
+    given.clear()
+    # This thread's, dropped in a block that ends normally: raised on the way out, the first of
+    # two (a second Ctrl-C before Python's handler runs merges with the first).
+    dropped, second = KeyboardInterrupt(), KeyboardInterrupt()
+
+    def twice() -> None:
+        _Dropped(dropped)
+        _Dropped(second)
+
+    assert _raised_by(twice) is dropped
+    assert given == [] and sys.unraisablehook == given.append
+    # With polars' TypeError for the name it could not read, or any other exception: the
+    # Ctrl-C came first, that exception its cause.
+    for error in (TypeError(LOST_NAMING), ValueError("a bad capture")):
+
+        def failing(error: BaseException = error) -> None:
+            _Dropped(dropped)
+            raise error
+
+        e = _raised_by(failing)
+        assert e is dropped and e.__cause__ is error
+    # A KeyboardInterrupt raised in the block stands for it.
+    raised = KeyboardInterrupt()
+
+    def interrupted() -> None:
+        _Dropped(dropped)
+        raise raised
+
+    assert _raised_by(interrupted) is raised
+    assert given == [] and sys.unraisablehook == given.append
+
+    # A hook another thread set meanwhile stays, and what it gives the one it replaced (this
+    # block's) goes on to the hook before once the block is over.
+    def swapped() -> None:
+        inner = sys.unraisablehook
+        sys.unraisablehook = lambda u: inner(u)
+
+    assert _raised_by(swapped) is None
+    assert sys.unraisablehook != given.append
+    _Dropped(KeyboardInterrupt())
+    assert [type(u.exc_value) for u in given] == [KeyboardInterrupt]
+
+
+def test_nested_one_ctrl_c_each_keeps_what_was_dropped_in_it(unraisable: list[Any]) -> None:
+    # The command line runs render_report inside one_ctrl_c, which runs more inside its own.
+    one_ctrl_c = burstcore._burstcore.one_ctrl_c
+    first, inner, after = KeyboardInterrupt("first"), KeyboardInterrupt("inner"), KeyboardInterrupt("after")
+    with pytest.raises(KeyboardInterrupt) as caught:
+        with one_ctrl_c:
+            outer = sys.unraisablehook
+            assert outer != unraisable.append
+            with pytest.raises(KeyboardInterrupt) as caught_inner:
+                with one_ctrl_c:
+                    _Dropped(inner)
+            assert caught_inner.value is inner and sys.unraisablehook is outer
+            with one_ctrl_c:  # one dropped in the outer block before stays the outer's
+                _Dropped(first)
+            assert sys.unraisablehook is outer
+            _Dropped(after)
+    assert caught.value is first
+    assert unraisable == [] and sys.unraisablehook == unraisable.append
+
+
+def test_one_ctrl_c_on_two_threads_at_once(unraisable: list[Any]) -> None:
+    # Two threads' blocks (scan_packets on both, say), the first to start ending first while
+    # the other's hook is on top: each keeps its own thread's KeyboardInterrupt, whichever hook
+    # is on top when it is dropped, and the hook found is back once both are over (not a pile
+    # of hooks of blocks long over).
+    one_ctrl_c = burstcore._burstcore.one_ctrl_c
+
+    def blocks(first_drops: bool, second_drops: bool) -> dict[str, BaseException | None]:
+        raised: dict[str, BaseException | None] = {}
+        started, second_started = threading.Event(), threading.Event()
+
+        def run(name: str, wait: threading.Event | None, block: Callable[[], None]) -> None:
+            if wait is not None:
+                assert wait.wait(10)
+            try:
+                with one_ctrl_c:
+                    block()
+                raised[name] = None
+            except BaseException as e:
+                raised[name] = e
+
+        def first() -> None:
+            started.set()
+            assert second_started.wait(10)
+            if first_drops:
+                _Dropped(KeyboardInterrupt("first"))
+
+        def second() -> None:
+            second_started.set()
+            t1.join(10)
+            if second_drops:
+                _Dropped(KeyboardInterrupt("second"))
+
+        t1 = threading.Thread(target=run, args=("first", None, first))
+        t2 = threading.Thread(target=run, args=("second", started, second))
+        t1.start()
+        t2.start()
+        t2.join(10)
+        return raised
+
+    for first_drops, second_drops in itertools.product([True, False], repeat=2):
+        for _ in range(3):
+            raised = blocks(first_drops, second_drops)
+            assert set(raised) == {"first", "second"}
+            for name, drops in (("first", first_drops), ("second", second_drops)):
+                e = raised[name]
+                assert (isinstance(e, KeyboardInterrupt) and e.args == (name,)) if drops else e is None, raised
+            assert unraisable == [] and sys.unraisablehook == unraisable.append

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import sys
-import threading
 from collections.abc import Generator, Iterator, Sequence
 from typing import Any
 
@@ -292,54 +291,18 @@ def scan_packets(
 
     # What scan() looks for in the plan to tell a frame that can be read twice (a mean-rate
     # pre-pass) from one that cannot: a polars before explain_name has no such mark, and then the
-    # second read raises the error above.
+    # second read raises the error above. polars reads the schema's 16 dtypes here: a Ctrl-C
+    # then is polars' TypeError, raised as the KeyboardInterrupt it dropped by `one_ctrl_c`
+    # before `except TypeError` can take it for a polars without explain_name (and make the
+    # frame again, the Ctrl-C lost).
     try:
-        return _keeping_ctrl_c(
-            register_io_source,
-            read,
-            schema=PACKET_SCHEMA,
-            explain_name="burstcore.scan_packets",
-            explain_detail=READ_ONCE_MARK if once else "read from the start at each collect",
-        )
+        with _core.one_ctrl_c:
+            return register_io_source(
+                read,
+                schema=PACKET_SCHEMA,
+                explain_name="burstcore.scan_packets",
+                explain_detail=READ_ONCE_MARK if once else "read from the start at each collect",
+            )
     except TypeError:  # pragma: no cover - polars before explain_name
-        return _keeping_ctrl_c(register_io_source, read, schema=PACKET_SCHEMA)
-
-
-def _keeping_ctrl_c(register: Any, *args: Any, **kwargs: Any) -> pl.LazyFrame:
-    """``register(*args, **kwargs)``, raising the ``KeyboardInterrupt`` polars dropped in it.
-
-    polars reads each dtype of the schema in Rust, taking ``str()`` of its type's ``__qualname__``;
-    CPython's ``str()`` runs pending signal handlers first, so a Ctrl-C landing there raised its
-    ``KeyboardInterrupt`` inside polars, which sent it to ``sys.unraisablehook`` and read the whole
-    schema again (polars 2.1): the frame was made and the Ctrl-C lost, with no exception for
-    ``one_ctrl_c`` to see (polars 1.10 raised ``TypeError: argument 'schema': ...`` instead).
-    The hook is taken for the few microseconds of the call and gives anything not a
-    ``KeyboardInterrupt`` of this thread's to the one it replaced. Another thread may set the
-    hook meanwhile (another ``scan_packets``): that one is left in place, and this one, which it
-    may call, passes everything on once the call is over."""
-    dropped: list[BaseException] = []
-    thread = threading.get_ident()
-    previous = sys.unraisablehook
-    during = [True]
-
-    def hook(unraisable: Any) -> None:
-        if during and isinstance(unraisable.exc_value, KeyboardInterrupt) and threading.get_ident() == thread:
-            dropped.append(unraisable.exc_value)
-        else:
-            previous(unraisable)
-
-    sys.unraisablehook = hook
-    try:
-        frame = register(*args, **kwargs)
-    except BaseException as e:
-        # A polars that gives up instead: its TypeError for a type it could not name (1.10).
-        if dropped and not isinstance(e, KeyboardInterrupt):
-            raise dropped[0] from e
-        raise
-    finally:
-        during.clear()
-        if sys.unraisablehook is hook:
-            sys.unraisablehook = previous
-    if dropped:
-        raise dropped[0]
-    return frame
+        with _core.one_ctrl_c:
+            return register_io_source(read, schema=PACKET_SCHEMA)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from . import _burstcore as _core
+from ._interruptible import interruptible
 from ._units import (
     _iso_ns,
     format_bytes,
@@ -167,6 +167,7 @@ def groups_table(result: ScanResult, by: str, limit: int) -> Table:
     return ["group", "packets", "bytes", "span", "mean rate ρ"], rows
 
 
+@interruptible
 def series_table(result: ScanResult, top: int | None = None) -> Table:
     """Per grouping, group and bin width: bins, busiest bin and the share of empty bins; with
     ``top``, for the ``top`` groups of each grouping with the most bytes only (as the other
@@ -691,6 +692,7 @@ def generated_at() -> str:
     return when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+@interruptible
 def render_report(
     name: str,
     result: ScanResult,
@@ -704,87 +706,80 @@ def render_report(
     """The HTML page for one capture: summary, tables and PNG figures (as data URIs).
 
     ``iterations``: ``burstcore.iterations``' result (its period is then shown), or its frame."""
-    # polars reads data types here (the tables' casts): a Ctrl-C there is a KeyboardInterrupt, not
-    # polars' TypeError for a type it could not name (`_core.one_ctrl_c`).
-    with _core.one_ctrl_c:
-        from . import __version__
+    from . import __version__
 
-        now = generated_at()
-        cfg = result.config
-        name = printable(name)
-        parts = [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>burstcore report: {html.escape(name)}</title>",
-            f"<style>{_CSS}</style><script>{_SCRIPT}</script></head><body>",
-            f"<h1>Burstiness of <code>{html.escape(name)}</code></h1>",
-            f'<p class="meta">burstcore {html.escape(__version__)} · generated {now} · sizes counted: '
-            f"{html.escape(str(cfg.get('size', 'wire')))} · windows "
-            f"{html.escape(str(cfg.get('closed', 'left')))}-closed · rates: {html.escape(str(cfg.get('rates', '')))}. "
-            "E(τ) is the most bytes in any sliding window of length τ; PtM(τ) = E(τ)/(ρ·τ); B_max(r) is "
-            "the largest backlog of a constant-rate server of rate r fed by the trace.</p>",
-        ]
-        # The info pass and the scan read the same capture and meet the same damage: told once.
-        warns = list(dict.fromkeys([*result.warnings, *(info.warnings if info else []), *notes]))
-        if warns:
-            items = "".join(f'<li class="warn">{html.escape(printable(w))}</li>' for w in warns)
-            parts.append(f"<h2>Warnings</h2><ul>{items}</ul>")
-        parts.append('<h2 id="summary">Summary</h2>')
-        if info is not None:
-            parts.append(html_table(info_table(info), "Capture", "kv"))
-        parts.append(html_table(scan_summary_table(result), "Scan accounting", "kv"))
+    now = generated_at()
+    cfg = result.config
+    name = printable(name)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>burstcore report: {html.escape(name)}</title>",
+        f"<style>{_CSS}</style><script>{_SCRIPT}</script></head><body>",
+        f"<h1>Burstiness of <code>{html.escape(name)}</code></h1>",
+        f'<p class="meta">burstcore {html.escape(__version__)} · generated {now} · sizes counted: '
+        f"{html.escape(str(cfg.get('size', 'wire')))} · windows "
+        f"{html.escape(str(cfg.get('closed', 'left')))}-closed · rates: {html.escape(str(cfg.get('rates', '')))}. "
+        "E(τ) is the most bytes in any sliding window of length τ; PtM(τ) = E(τ)/(ρ·τ); B_max(r) is "
+        "the largest backlog of a constant-rate server of rate r fed by the trace.</p>",
+    ]
+    # The info pass and the scan read the same capture and meet the same damage: told once.
+    warns = list(dict.fromkeys([*result.warnings, *(info.warnings if info else []), *notes]))
+    if warns:
+        items = "".join(f'<li class="warn">{html.escape(printable(w))}</li>' for w in warns)
+        parts.append(f"<h2>Warnings</h2><ul>{items}</ul>")
+    parts.append('<h2 id="summary">Summary</h2>')
+    if info is not None:
+        parts.append(html_table(info_table(info), "Capture", "kv"))
+    parts.append(html_table(scan_summary_table(result), "Scan accounting", "kv"))
 
-        if figures:
-            parts.append('<h2 id="figures">Figures</h2>')
-            for caption, png in figures:
-                uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-                parts.append(
-                    f'<figure><img src="{uri}" alt="{html.escape(caption)}">'
-                    f"<figcaption>{html.escape(caption)}</figcaption></figure>"
-                )
+    if figures:
+        parts.append('<h2 id="figures">Figures</h2>')
+        for caption, png in figures:
+            uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+            parts.append(
+                f'<figure><img src="{uri}" alt="{html.escape(caption)}">'
+                f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+            )
 
-        by_list: list[str] = list(cfg.get("by") or ["all"])
-        parts.append('<h2 id="envelope">Envelope, peak rate and peak-to-mean ratio per window</h2>')
-        for by in by_list:
-            from .plot import top_groups
+    by_list: list[str] = list(cfg.get("by") or ["all"])
+    parts.append('<h2 id="envelope">Envelope, peak rate and peak-to-mean ratio per window</h2>')
+    for by in by_list:
+        from .plot import top_groups
 
-            groups = top_groups(result, by, max_groups)
-            n_all = result.groups.filter(pl.col("by") == by).height
-            if by != "all":
-                parts.append(
-                    html_table(
-                        groups_table(result, by, max_groups), f"Groups by {by} (largest {len(groups)} of {n_all})"
-                    )
-                )
-            for g in groups:
-                label = f"{by}: {g}{interface_name(result, by, g)}"
-                parts.append(html_table(envelope_table(result, by, g), f"E(τ) — {label}", "envelope"))
-                parts.append(_html_note(ratio_note(result, by, g, "PtM(τ)")))
-                parts.append(_html_note(frame_rate_note(result, by, g)))
-        parts.append('<h2 id="backlog">Backlog B_max(r) per server rate</h2>')
-        for by in by_list:
-            from .plot import top_groups
+        groups = top_groups(result, by, max_groups)
+        n_all = result.groups.filter(pl.col("by") == by).height
+        if by != "all":
+            parts.append(
+                html_table(groups_table(result, by, max_groups), f"Groups by {by} (largest {len(groups)} of {n_all})")
+            )
+        for g in groups:
+            label = f"{by}: {g}{interface_name(result, by, g)}"
+            parts.append(html_table(envelope_table(result, by, g), f"E(τ) — {label}", "envelope"))
+            parts.append(_html_note(ratio_note(result, by, g, "PtM(τ)")))
+            parts.append(_html_note(frame_rate_note(result, by, g)))
+    parts.append('<h2 id="backlog">Backlog B_max(r) per server rate</h2>')
+    for by in by_list:
+        from .plot import top_groups
 
-            for g in top_groups(result, by, max_groups):
-                label = f"{by}: {g}{interface_name(result, by, g)}"
-                parts.append(html_table(backlog_table(result, by, g), f"B_max(r) — {label}", "backlog"))
-                parts.append(_html_note(ratio_note(result, by, g, "r/ρ")))
-        st = series_table(result, max_groups)
-        if st[1]:
-            parts.append('<h2 id="series">Binned throughput</h2>' + html_table(st, None, "series"))
-        if iterations is not None:
-            frame = iterations if isinstance(iterations, pl.DataFrame) else iterations.iterations
-            parts.append(f'<h2 id="iterations">Training iterations ({frame.height} detected)</h2>')
-            # Not a bare frame (nor a stand-in holding only one): the period is told.
-            if not isinstance(iterations, pl.DataFrame) and hasattr(iterations, "period_ns"):
-                parts.append(html_table(iteration_period_table(iterations), None, "kv period"))
-            if frame.height:
-                # The terminal's table: instants to the ns and in UTC, the phases as durations.
-                shown = frame.head(_ITERATIONS_SHOWN)
-                more = f"The first {shown.height} of {frame.height}" if shown.height < frame.height else None
-                whole = set(_ITERATION_COLUMNS) <= set(frame.columns)
-                parts.append(
-                    html_table(iteration_list_table(shown) if whole else _frame_table(shown), more, "iterations")
-                )
-        parts.append("</body></html>")
-        return "\n".join(p for p in parts if p)
+        for g in top_groups(result, by, max_groups):
+            label = f"{by}: {g}{interface_name(result, by, g)}"
+            parts.append(html_table(backlog_table(result, by, g), f"B_max(r) — {label}", "backlog"))
+            parts.append(_html_note(ratio_note(result, by, g, "r/ρ")))
+    st = series_table(result, max_groups)
+    if st[1]:
+        parts.append('<h2 id="series">Binned throughput</h2>' + html_table(st, None, "series"))
+    if iterations is not None:
+        frame = iterations if isinstance(iterations, pl.DataFrame) else iterations.iterations
+        parts.append(f'<h2 id="iterations">Training iterations ({frame.height} detected)</h2>')
+        # Not a bare frame (nor a stand-in holding only one): the period is told.
+        if not isinstance(iterations, pl.DataFrame) and hasattr(iterations, "period_ns"):
+            parts.append(html_table(iteration_period_table(iterations), None, "kv period"))
+        if frame.height:
+            # The terminal's table: instants to the ns and in UTC, the phases as durations.
+            shown = frame.head(_ITERATIONS_SHOWN)
+            more = f"The first {shown.height} of {frame.height}" if shown.height < frame.height else None
+            whole = set(_ITERATION_COLUMNS) <= set(frame.columns)
+            parts.append(html_table(iteration_list_table(shown) if whole else _frame_table(shown), more, "iterations"))
+    parts.append("</body></html>")
+    return "\n".join(p for p in parts if p)

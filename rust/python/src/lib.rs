@@ -11,6 +11,7 @@ mod columns;
 mod errors;
 mod sigint;
 mod source;
+mod unraisable;
 mod writer;
 
 use arrow::Column;

@@ -8,6 +8,7 @@
 //! own (`threading.Thread`) is left as it was: Ctrl-C goes to the main thread, which can stop
 //! it as it sees fit.
 
+use crate::unraisable;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple, PyType};
@@ -55,15 +56,20 @@ pub fn ok_keeping_ctrl_c<T>(py: Python<'_>, r: PyResult<T>) -> Option<T> {
 /// second Ctrl-C is kept unless it came in the moment between polars' raise and this exit (a
 /// few microseconds of unwinding), where it merges with the first as two SIGINTs do in Python
 /// before its handler runs.
-/// `__exit__` is this Rust method, no Python frame: Python looks for pending signals when a
-/// Python function starts, so one written in Python would raise the second there. A with
-/// statement adds no frame to the stack, so warnings' `stacklevel` stays as it was.
+/// A `KeyboardInterrupt` of this thread's that polars dropped in the block (to
+/// `sys.unraisablehook`, see `unraisable`) is raised on the way out.
+/// `__enter__` and `__exit__` are these Rust methods, no Python frame: Python looks for pending
+/// signals when a Python function starts, so one written in Python would raise the second
+/// there. A with statement adds no frame to the stack, so warnings' `stacklevel` stays as it
+/// was.
 #[pyclass(module = "burstcore._burstcore", frozen)]
 pub struct OneCtrlC;
 
 #[pymethods]
 impl OneCtrlC {
-    fn __enter__(&self) {}
+    fn __enter__(&self, py: Python<'_>) -> PyResult<()> {
+        unraisable::start(py)
+    }
 
     /// Never suppresses a `KeyboardInterrupt`. A SIGINT handler of the caller's own is run here
     /// rather than at the next line, and what it raises, other than `KeyboardInterrupt`, is
@@ -71,6 +77,8 @@ impl OneCtrlC {
     /// a frame's dtypes, say) becomes that `KeyboardInterrupt`: no panic reaches the caller.
     /// So does polars' `TypeError` for a data type it could not name because a Ctrl-C's
     /// `KeyboardInterrupt` was raised, and dropped, as it read the name (`ctrl_c_lost_naming`).
+    /// A `KeyboardInterrupt` polars dropped is raised after a block that ended normally, or
+    /// for whatever other exception ended it (its `__cause__`): that Ctrl-C came first.
     fn __exit__(
         &self,
         py: Python<'_>,
@@ -78,12 +86,20 @@ impl OneCtrlC {
         exc: Option<Bound<'_, PyAny>>,
         _tb: Option<Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
+        let kept = unraisable::end(py)?;
         let Some(exc_type) = exc_type.and_then(|t| t.cast_into::<PyType>().ok()) else {
-            return Ok(false);
+            return kept.map_or(Ok(false), Err);
         };
         if exc_type.is_subclass_of::<PyKeyboardInterrupt>()? {
             forget_pending_sigint(py)?;
             return Ok(false);
+        }
+        if let Some(kept) = kept {
+            if exc_type.name()? == "PanicException" {
+                forget_pending_sigint(py)?;
+            }
+            kept.set_cause(py, exc.map(PyErr::from_value));
+            return Err(kept);
         }
         if exc_type.is(py.get_type::<PyTypeError>()) {
             if let Some(exc) = exc.filter(|e| ctrl_c_lost_naming(e).unwrap_or(false)) {
