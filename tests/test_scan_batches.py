@@ -423,6 +423,36 @@ def test_a_polars_without_collect_batches_still_scans_a_lazyframe(monkeypatch: A
     assert_results_equal(burstcore.scan(lazy, windows=WINDOWS), want)
 
 
+def test_scan_packets_asks_polars_for_a_plan_mark_only_where_it_takes_one(monkeypatch: Any) -> None:
+    """polars 1.10's register_io_source has no explain_name: told by its signature, one call,
+    the frame reads the capture. A TypeError polars raises is the user's, not a cue to make the
+    frame again without the mark (which hid it, and could lose a Ctrl-C's KeyboardInterrupt)."""
+    import polars.io.plugins as plugins
+
+    real = plugins.register_io_source
+    calls: list[dict[str, Any]] = []
+
+    def polars_1_10(callable: Any, schema: Any) -> pl.LazyFrame:
+        calls.append({"schema": schema})
+        return real(callable, schema=schema)
+
+    monkeypatch.setattr(plugins, "register_io_source", polars_1_10)
+    data = pcap(30)
+    lazy = burstcore.scan_packets(data)
+    assert len(calls) == 1
+    assert_frame_equal(lazy.collect(), burstcore.read_packets(data))
+
+    def refusing(callable: Any, *, schema: Any, explain_name: str, explain_detail: str) -> pl.LazyFrame:
+        calls.append({"explain_name": explain_name})
+        raise TypeError("a schema this polars does not take")
+
+    monkeypatch.setattr(plugins, "register_io_source", refusing)
+    calls.clear()
+    with pytest.raises(TypeError, match="a schema this polars does not take"):
+        burstcore.scan_packets(data)
+    assert calls == [{"explain_name": "burstcore.scan_packets"}]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(packets_and_cuts(), st.sampled_from(["epoch", "start", 1_700_000_000_000_003_333, -7]))
 def test_batches_count_bins_from_the_origin_the_frame_does(

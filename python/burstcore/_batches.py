@@ -291,18 +291,14 @@ def scan_packets(
 
     # What scan() looks for in the plan to tell a frame that can be read twice (a mean-rate
     # pre-pass) from one that cannot: a polars before explain_name has no such mark, and then the
-    # second read raises the error above. polars reads the schema's 16 dtypes here: a Ctrl-C
-    # then is polars' TypeError, raised as the KeyboardInterrupt it dropped by `one_ctrl_c`
-    # before `except TypeError` can take it for a polars without explain_name (and make the
-    # frame again, the Ctrl-C lost).
-    try:
-        with _core.one_ctrl_c:
-            return register_io_source(
-                read,
-                schema=PACKET_SCHEMA,
-                explain_name="burstcore.scan_packets",
-                explain_detail=READ_ONCE_MARK if once else "read from the start at each collect",
-            )
-    except TypeError:  # pragma: no cover - polars before explain_name
-        with _core.one_ctrl_c:
-            return register_io_source(read, schema=PACKET_SCHEMA)
+    # second read raises the error above. Told by the signature, not by trying: a TypeError of
+    # the call may be anything, and making the frame again would hide it. polars reads the
+    # schema's 16 dtypes here: a Ctrl-C then is the KeyboardInterrupt (`one_ctrl_c`).
+    explained: dict[str, Any] = {}
+    if "explain_name" in inspect.signature(register_io_source).parameters:
+        explained = {
+            "explain_name": "burstcore.scan_packets",
+            "explain_detail": READ_ONCE_MARK if once else "read from the start at each collect",
+        }
+    with _core.one_ctrl_c:
+        return register_io_source(read, schema=PACKET_SCHEMA, **explained)
