@@ -1,0 +1,66 @@
+"""A hostile user's mistakes, on the command line and in the API: each is told what was wrong and
+what to do instead, in one line and with a usage exit code, never as an internal error."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import burstcore
+from tests.test_cli import run_cli, write_capture
+from tests.test_cli_analyses import one_line_error
+
+# A byte that is not UTF-8, as a terminal in a UTF-8 locale hands it to Python: a lone surrogate.
+NOT_UTF8 = os.fsdecode(b"\xff")
+
+
+@pytest.fixture
+def cap(tmp_path: Path) -> Path:
+    return write_capture(tmp_path / "gen.pcapng")
+
+
+def test_a_filter_with_a_byte_that_is_not_utf8_is_a_bad_filter_not_an_internal_error(cap: Path) -> None:
+    # It reached the core as pyo3's TypeError ("failed to extract enum Filters"): exit 5.
+    err = one_line_error(run_cli("scan", cap, "--filter", f"host {NOT_UTF8}"), 2)
+    assert "at character 6" in err and "not UTF-8" in err and "host 10.0.0.1" in err
+    for call in (
+        lambda f: burstcore.scan(cap, filter=f),
+        lambda f: burstcore.read_packets(cap, filter=f),
+        lambda f: burstcore.info(cap, filter=f),
+        lambda f: burstcore.flows([cap, cap], filter=[None, f]),
+    ):
+        with pytest.raises(ValueError, match=re.escape("at character 6: '\\udcff' is a byte that is not UTF-8")):
+            call(f"host {NOT_UTF8}")
+
+
+def test_a_plot_title_with_a_byte_that_is_not_utf8_is_drawn_not_an_internal_error(cap: Path, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "fig.svg"
+    p = run_cli("plot", cap, "-q", "-o", out, "--title", f"run {NOT_UTF8}7", "--no-iterations")
+    assert p.returncode == 0, p.stderr.decode()
+    assert "run \ufffd7" in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("bad", "told"),
+    [
+        # Refused as "not a rate" with the list of forms: which part was wrong went unsaid.
+        ("-5Gbps", "must be > 0"),
+        ("-1gbit", "must be > 0"),
+        (
+            "10gbps",
+            "write the prefix in upper case, '10Gbps' (bits per second; tc's '10gbit' is the same); tc "
+            "reads 'gbps' as bytes per second: for those write '10GB/s'",
+        ),
+        ("100mbit/s", "write the prefix in upper case, '100Mbit/s'"),
+    ],
+)
+def test_a_rate_with_a_sign_or_a_lower_case_prefix_is_told_what_to_write(cap: Path, bad: str, told: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(f"rate={bad!r}")) as e:
+        burstcore.parse_rate(bad)
+    assert told in str(e.value) and "is not a rate" not in str(e.value)
+    err = one_line_error(run_cli("scan", cap, "--rates", bad), 2)
+    assert f"argument --rates: {bad!r}" in err and told in err
