@@ -36,6 +36,9 @@ def _check_output(path: str | None, inputs: Sequence[str] = (), closed: str = "g
             raise _OutputError(f"standard output is closed: {closed}")
         return
     assert path is not None
+    if not path:
+        # Else told as "cannot write 'stdout': Is a directory", after the whole scan for --format.
+        raise UsageError("-o is empty: give a file name, or '-' for standard output")
     if os.path.exists(path) and any(f != "-" and os.path.samefile(f, path) for f in inputs):
         raise _OutputError(f"-o {path!r} is the capture being read: give another file name")
     folder = os.path.dirname(os.path.abspath(path))
@@ -200,6 +203,10 @@ def _with_interfaces(result: Any, df: pl.DataFrame) -> pl.DataFrame:
     return df.with_row_index(row).join(ifs, on=["by", "group"], how="left").sort(row).select(order)
 
 
+# The format each ending of -o FILE asks for.
+OUTPUT_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".txt": "table"}
+
+
 def _output_format(args: argparse.Namespace) -> str:
     if args.format:
         return str(args.format)
@@ -208,13 +215,12 @@ def _output_format(args: argparse.Namespace) -> str:
     if args.output == "-":
         return "json"
     ext = os.path.splitext(args.output)[1].lower()
-    formats = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".txt": "table"}
-    if ext not in formats:
+    if ext not in OUTPUT_FORMATS:
         raise UsageError(
             f"cannot tell the format of {args.output!r}: end it in .json, .csv, .parquet or .txt"
             " (the terminal's tables), or give --format"
         )
-    return formats[ext]
+    return OUTPUT_FORMATS[ext]
 
 
 def _emit(
