@@ -64,3 +64,35 @@ def test_a_rate_with_a_sign_or_a_lower_case_prefix_is_told_what_to_write(cap: Pa
     assert told in str(e.value) and "is not a rate" not in str(e.value)
     err = one_line_error(run_cli("scan", cap, "--rates", bad), 2)
     assert f"argument --rates: {bad!r}" in err and told in err
+
+
+@pytest.mark.parametrize(("name", "told"), [("page.png", "burstcore plot -o FILE.png"), ("page.CSV", "burstcore scan")])
+def test_report_refuses_to_write_its_page_under_another_formats_name(
+    cap: Path, tmp_path: Path, name: str, told: str
+) -> None:
+    # The HTML went into page.png, exit 0.
+    out = tmp_path / name
+    err = one_line_error(run_cli("report", cap, "-q", "-o", out), 2)
+    assert "report writes an HTML page" in err and "in .html" in err and told in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["scan", "--format", "csv"], ["flows"], ["report"]])
+def test_an_empty_output_name_is_told_as_empty(cap: Path, command: list[str]) -> None:
+    # Was "cannot write 'stdout': Is a directory" (scan --format), "cannot write '': Is a
+    # directory" (report, after the whole scan), exit 4.
+    err = one_line_error(run_cli(command[0], cap, *command[1:], "-q", "-o", ""), 2)
+    assert "-o is empty: give a file name, or '-' for standard output" in err
+
+
+def test_a_file_whose_name_starts_with_a_dash_is_told_how_to_give_it(cap: Path, tmp_path: Path) -> None:
+    # Was "the following arguments are required: FILE", the file given not named.
+    (tmp_path / "-x.pcapng").write_bytes(cap.read_bytes())
+    err = one_line_error(run_cli("info", "-x.pcapng", cwd=tmp_path), 2)
+    assert "'-x.pcapng' is read as an option" in err and "burstcore info -- -x.pcapng" in err and "./-x.pcapng" in err
+    for words in (["--", "-x.pcapng"], ["./-x.pcapng"]):
+        p = run_cli("info", *words, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr.decode()
+    # An option is still an option, a file of its name or not.
+    (tmp_path / "-q").write_bytes(b"")
+    assert run_cli("scan", cap, "-q", "--windows", "1ms", cwd=tmp_path).returncode == 0

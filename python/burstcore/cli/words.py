@@ -5,6 +5,7 @@ once per file)."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Collection, Sequence
 
@@ -189,6 +190,12 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
         at = words.index("--")
         literal = {f"\0file {k}": word for k, word in enumerate(words[at + 1 :])}
         words = words[:at] + list(literal)
+    dashed = _dashed_file(own, words)
+    if dashed is not None:
+        own.error(
+            f"{dashed!r} is read as an option, though a file of that name is here: give such a FILE after "
+            f"'--' (burstcore {argv[0]} -- {dashed}) or as ./{dashed}"
+        )
     # The command's parser alone: argparse cannot intermix the top level's subcommand argument.
     args, unknown = own.parse_known_intermixed_args(words)
     args.command = argv[0]
@@ -199,3 +206,16 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
         elif isinstance(value, str):
             setattr(args, name, literal.get(value, value))
     return args, [literal.get(v, v) for v in unknown]
+
+
+def _dashed_file(own: argparse.ArgumentParser, words: Sequence[str]) -> str | None:
+    """The first word that names a file but starts with '-' and is no option of `own`: argparse
+    takes it for an unknown option, and `info -x.pcap` was told "the following arguments are
+    required: FILE", the file given not named."""
+    options = own._option_string_actions
+    for word in words:
+        if not word.startswith("-") or word == "-" or word.split("=", 1)[0] in options or word[:2] in options:
+            continue
+        if _PLAIN_NEGATIVE.match(word) is None and os.path.isfile(word):
+            return word
+    return None
