@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,3 +97,30 @@ def test_a_file_whose_name_starts_with_a_dash_is_told_how_to_give_it(cap: Path, 
     # An option is still an option, a file of its name or not.
     (tmp_path / "-q").write_bytes(b"")
     assert run_cli("scan", cap, "-q", "--windows", "1ms", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "told"),
+    [
+        (lambda src: burstcore.scan(src, windows="1ms,5ms"), "window='1ms,5ms'"),
+        (lambda src: burstcore.scan(src, rates="1Gbps, 10Gbps"), "rate='1Gbps, 10Gbps'"),
+        (lambda src: burstcore.scan(src, bins=["1ms,2ms"]), "bin='1ms,2ms'"),
+        (lambda src: burstcore.flows(src, windows="1ms,5ms"), "window='1ms,5ms'"),
+        (lambda src: burstcore.superpose([src, src], windows="1ms,5ms"), "window='1ms,5ms'"),
+        (lambda src: burstcore.scan(src, by="pair,src"), "by='pair,src' is several groupings"),
+    ],
+)
+def test_the_command_lines_comma_separated_list_given_to_the_api_is_told_to_be_a_list(
+    cap: Path, call: Any, told: str
+) -> None:
+    # Was "window='1ms,5ms' is not a duration; give a string with a unit (...)", though each is one.
+    with pytest.raises(ValueError, match=re.escape(told)) as e:
+        call(cap)
+    assert "in one string: give them as a list" in str(e.value) and "is not a" not in str(e.value)
+    # A list of them is what it asks for.
+    assert burstcore.scan(cap, windows=["1ms", "5ms"], rates=["1Gbps"], by=["pair", "src"]).envelope.height > 0
+
+
+def test_a_comma_separated_string_with_a_bad_item_is_told_about_that_item(cap: Path) -> None:
+    with pytest.raises(ValueError, match="is not a duration; give a string with a unit"):
+        burstcore.scan(cap, windows="1ms, 5 parsecs")
