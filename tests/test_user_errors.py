@@ -124,3 +124,9 @@ def test_the_command_lines_comma_separated_list_given_to_the_api_is_told_to_be_a
 def test_a_comma_separated_string_with_a_bad_item_is_told_about_that_item(cap: Path) -> None:
     with pytest.raises(ValueError, match="is not a duration; give a string with a unit"):
         burstcore.scan(cap, windows="1ms, 5 parsecs")
+
+
+def test_a_bad_bin_origin_is_told_the_words_it_takes_besides_an_instant(cap: Path) -> None:
+    # The API's message named them; the command line's gave the instant's forms alone.
+    err = one_line_error(run_cli("scan", cap, "--bins", "1ms", "--bin-origin", "yesterday"), 2)
+    assert "'yesterday' is not an instant" in err and "or epoch (the default) or start" in err
