@@ -130,3 +130,20 @@ def test_a_bad_bin_origin_is_told_the_words_it_takes_besides_an_instant(cap: Pat
     # The API's message named them; the command line's gave the instant's forms alone.
     err = one_line_error(run_cli("scan", cap, "--bins", "1ms", "--bin-origin", "yesterday"), 2)
     assert "'yesterday' is not an instant" in err and "or epoch (the default) or start" in err
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["scan", "--windows", "1ms", "--windows", "5ms"],
+        ["scan", "--bins", "1ms", "--bin", "5ms"],  # --bin: the old name of --bins
+        ["scan", "--windows", "1ms", "--wind", "5ms"],  # an abbreviation is the option
+        ["sizes", "--quantiles", "0.5", "--quantiles", "0.9"],
+    ],
+)
+def test_a_list_option_given_twice_is_refused_not_cut_to_its_last_list(cap: Path, words: list[str]) -> None:
+    # argparse kept the last: '--windows 1ms --windows 5ms' measured 5ms alone, exit 0.
+    err = one_line_error(run_cli(words[0], cap, *words[1:]), 2)
+    assert "given twice: give all its values in one comma-separated list" in err
+    # In one process too, each command line on its own: a second one is not told the first's.
+    assert burstcore.cli.main([words[0], str(cap), "-q", "-o", os.devnull, "--format", "csv", *words[1:3]]) == 0
