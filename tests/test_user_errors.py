@@ -147,3 +147,12 @@ def test_a_list_option_given_twice_is_refused_not_cut_to_its_last_list(cap: Path
     assert "given twice: give all its values in one comma-separated list" in err
     # In one process too, each command line on its own: a second one is not told the first's.
     assert burstcore.cli.main([words[0], str(cap), "-q", "-o", os.devnull, "--format", "csv", *words[1:3]]) == 0
+
+
+def test_a_value_given_to_a_flag_is_told_the_flag_takes_none(cap: Path) -> None:
+    # Was "no such capture file (check the path): '5ms'", no more.
+    err = one_line_error(run_cli("superpose", cap, cap, "--random-offsets", "5ms"), 3)
+    assert "'5ms'; it follows --random-offsets, which takes no value (the largest is --max-offset 5ms)" in err
+    # A missing capture after a flag is only a missing capture.
+    err = one_line_error(run_cli("scan", cap, "-q", "2.pcap"), 3)
+    assert err.endswith("no such capture file (check the path): '2.pcap'")
