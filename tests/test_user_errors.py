@@ -156,3 +156,10 @@ def test_a_value_given_to_a_flag_is_told_the_flag_takes_none(cap: Path) -> None:
     # A missing capture after a flag is only a missing capture.
     err = one_line_error(run_cli("scan", cap, "-q", "2.pcap"), 3)
     assert err.endswith("no such capture file (check the path): '2.pcap'")
+
+
+def test_iterations_none_found_names_the_range_searched_not_the_one_asked(cap: Path) -> None:
+    # The search starts at 2 bins: with --bin 30ms, at 60ms; it said "between 5ms and 2s".
+    p = run_cli("iterations", cap, "--bin", "30ms", "-q")
+    assert p.returncode == 0, p.stderr.decode()
+    assert "none found between 60ms (2 bins) and 2s" in p.stdout.decode()
