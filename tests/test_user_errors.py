@@ -163,3 +163,23 @@ def test_iterations_none_found_names_the_range_searched_not_the_one_asked(cap: P
     p = run_cli("iterations", cap, "--bin", "30ms", "-q")
     assert p.returncode == 0, p.stderr.decode()
     assert "none found between 60ms (2 bins) and 2s" in p.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    ("words", "told"),
+    [
+        (
+            ["info", "-o", "i.json"],
+            "(-o is an option of scan, plot, report and 8 more, not of info; info writes to "
+            "standard output: redirect it, > FILE)",
+        ),
+        (["info", "--threads=2"], "(--threads is an option of scan, plot and report, not of info)"),
+        (["sizes", "--seed", "2"], "(--seed is an option of superpose, not of sizes)"),
+    ],
+)
+def test_an_option_of_another_command_is_told_whose_it_is(cap: Path, words: list[str], told: str) -> None:
+    # Was "unrecognized arguments: -o i.json" alone.
+    err = one_line_error(run_cli(words[0], cap, *words[1:]), 2)
+    assert f"unrecognized arguments: {' '.join(words[1:])} {told}" in err
+    # An option of no command is told as before.
+    assert "unrecognized arguments: --bogus (see" in one_line_error(run_cli("info", cap, "--bogus"), 2)

@@ -219,3 +219,23 @@ def _dashed_file(own: argparse.ArgumentParser, words: Sequence[str]) -> str | No
         if _PLAIN_NEGATIVE.match(word) is None and os.path.isfile(word):
             return word
     return None
+
+
+def _elsewhere(parser: argparse.ArgumentParser, command: str, unknown: Sequence[str]) -> str:
+    """For 'unrecognized arguments': which commands take the first of `unknown` that is an option
+    of another command (`info x.pcap -o x.json`, `info --threads 2`), as ' (...)', else ''."""
+    for word in unknown:
+        name = word.split("=", 1)[0]
+        if not name.startswith("-") or name == "-":
+            continue
+        others = [c for c, own in _subparsers(parser).items() if c != command and name in own._option_string_actions]
+        if not others:
+            continue
+        listed = f"{', '.join(others[:-1])} and {others[-1]}" if len(others) > 1 else others[0]
+        if len(others) > 3:
+            listed = f"{', '.join(others[:3])} and {len(others) - 3} more"
+        told = f" ({name} is an option of {listed}, not of {command}"
+        if command == "info" and name in ("-o", "--output"):
+            told += "; info writes to standard output: redirect it, > FILE"
+        return told + ")"
+    return ""
