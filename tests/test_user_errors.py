@@ -183,3 +183,12 @@ def test_an_option_of_another_command_is_told_whose_it_is(cap: Path, words: list
     assert f"unrecognized arguments: {' '.join(words[1:])} {told}" in err
     # An option of no command is told as before.
     assert "unrecognized arguments: --bogus (see" in one_line_error(run_cli("info", cap, "--bogus"), 2)
+
+
+def test_a_positive_float_duration_below_half_a_nanosecond_is_told_it_rounds_to_zero(cap: Path) -> None:
+    # Was "window=4e-10 must be > 0", of a value above 0.
+    with pytest.raises(ValueError, match=re.escape("window=4e-10 (seconds) rounds to 0 ns, and must be > 0")):
+        burstcore.scan(cap, windows=[4e-10])
+    assert burstcore.parse_duration(6e-10) == 1
+    with pytest.raises(ValueError, match=re.escape("window=-1e-10 must be > 0")):
+        burstcore.parse_duration(-1e-10, name="window")

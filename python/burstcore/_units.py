@@ -248,6 +248,9 @@ def parse_duration(
         ns = _exact_ns(_times(m.group(1), _DURATION_UNITS[m.group(2)]), value, name)
     else:
         raise WrongTypeError(f"{name}={said(value)} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
+    if ns == 0 and not allow_zero and isinstance(value, (float, np.floating)) and value > 0:
+        # "must be > 0" of a value that is: it rounds to the nearest ns.
+        raise ValueError(f"{name}={said(value)} (seconds) rounds to 0 ns, and must be > 0: give 1ns or more")
     if not signed and (ns < 0 or (ns == 0 and not allow_zero)):
         raise ValueError(f"{name}={said(value)} must be {'≥' if allow_zero else '>'} 0")
     # Symmetric: -2^63 ns is int64's but has no opposite, and numpy reads it as NaT.
