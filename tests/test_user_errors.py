@@ -192,3 +192,11 @@ def test_a_positive_float_duration_below_half_a_nanosecond_is_told_it_rounds_to_
     assert burstcore.parse_duration(6e-10) == 1
     with pytest.raises(ValueError, match=re.escape("window=-1e-10 must be > 0")):
         burstcore.parse_duration(-1e-10, name="window")
+
+
+def test_superposes_count_of_offsets_is_told_in_good_english(cap: Path) -> None:
+    # Was "1 offsets for 2 captures".
+    with pytest.raises(ValueError, match=r"^1 offset for 2 captures: give one offset per capture$"):
+        burstcore.superpose([cap, cap], offsets=[0])
+    with pytest.raises(ValueError, match=r"^2 offsets for 1 capture: "):
+        burstcore.superpose([cap], offsets=[0, 1])

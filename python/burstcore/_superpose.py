@@ -110,7 +110,9 @@ def _offsets(
         return [0] + [int(x) for x in rng.integers(0, hi, size=n - 1, endpoint=True)]
     vals = [0] * n if offsets is None else _as_list(offsets)
     if len(vals) != n:
-        raise ValueError(f"{len(vals)} offsets for {n} captures: give one offset per capture")
+        raise ValueError(
+            f"{len(vals)} {plural(len(vals), 'offset')} for {n} {plural(n, 'capture')}: give one offset per capture"
+        )
     return [parse_duration(v, name="offset", allow_zero=True, signed=True) for v in vals]
 
 
