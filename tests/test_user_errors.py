@@ -200,3 +200,16 @@ def test_superposes_count_of_offsets_is_told_in_good_english(cap: Path) -> None:
         burstcore.superpose([cap, cap], offsets=[0])
     with pytest.raises(ValueError, match=r"^2 offsets for 1 capture: "):
         burstcore.superpose([cap], offsets=[0, 1])
+
+
+def test_an_output_named_for_another_format_than_the_one_asked_is_warned_of(cap: Path, tmp_path: Path) -> None:
+    # Written as --format asks, silently, before: CSV in a .json file.
+    out = tmp_path / "x.json"
+    p = run_cli("scan", cap, "-q", "-o", out, "--format", "csv")
+    assert p.returncode == 0
+    assert f"warning: -o {out} ends in .json but holds csv, as --format csv asks" in p.stderr.decode()
+    assert out.read_text().startswith("by,group,")
+    # A name of the same format, or of none burstcore knows, is not.
+    for name in ("x.csv", "x.out"):
+        p = run_cli("scan", cap, "-q", "-o", tmp_path / name, "--format", "csv")
+        assert p.returncode == 0 and p.stderr == b""

@@ -19,6 +19,7 @@ import polars as pl
 
 from .errors import EXIT_OK, UsageError, _OutputError
 from .inputs import _check_inputs, _shown
+from .messages import _warn
 
 SCAN_TABLES = ("envelope", "backlog", "series", "groups", "summary")
 DISTRIBUTION_TABLES = ("quantiles", "histogram", "groups", "summary")
@@ -130,6 +131,10 @@ def _prepare_output(args: argparse.Namespace) -> str:
     _check_inputs(args.files, args.typed)
     _check_output(args.output, args.files)  # a folder is told as one, before its name's ending is looked at
     fmt = _output_format(args)
+    ext = os.path.splitext(args.output or "")[1]
+    if args.format and args.output != "-" and OUTPUT_FORMATS.get(ext.lower(), fmt) != fmt:
+        # Written as asked all the same: a name of another format's ending is likely a slip.
+        _warn(f"-o {args.output} ends in {ext} but holds {fmt}, as --format {fmt} asks")
     if fmt == "parquet" and args.output in (None, "-") and sys.stdout is not None and sys.stdout.isatty():
         # Parquet is binary: on a terminal it is noise, and can leave the terminal in a bad state.
         raise UsageError("parquet is binary and standard output is a terminal: give -o FILE.parquet, or pipe it")
