@@ -213,3 +213,14 @@ def test_an_output_named_for_another_format_than_the_one_asked_is_warned_of(cap:
     for name in ("x.csv", "x.out"):
         p = run_cli("scan", cap, "-q", "-o", tmp_path / name, "--format", "csv")
         assert p.returncode == 0 and p.stderr == b""
+
+
+@pytest.mark.parametrize(("bad", "meant"), [("5MS", "5ms"), ("1S", "1s"), ("2Min", "2min")])
+def test_a_duration_with_its_unit_in_upper_case_is_told_to_write_it_in_lower_case(
+    cap: Path, bad: str, meant: str
+) -> None:
+    # Was "'5MS' is not a duration; give a number with a unit: ns, us, ms, ...".
+    with pytest.raises(ValueError, match=re.escape(f"window={bad!r}: write the unit in lower case, {meant!r}")):
+        burstcore.scan(cap, windows=[bad])
+    err = one_line_error(run_cli("scan", cap, "--windows", bad), 2)
+    assert f"argument --windows: {bad!r}: write the unit in lower case, {meant!r}" in err

@@ -243,6 +243,9 @@ def parse_duration(
         elif bare:
             # From a command line every value is a string: say what is missing.
             raise ValueError(f"{name}={said(value)} has no unit: write e.g. '{value.strip()}s' or '{value.strip()}ms'")
+        if not m and (low := _DURATION_RE.match(value.lower())) and low.group(2) in _DURATION_UNITS:
+            # '5MS', '1S': the units are lower case (M would be mega, and ms milli).
+            raise ValueError(f"{name}={said(value)}: write the unit in lower case, '{value.strip().lower()}'")
         if not m or m.group(2) not in _DURATION_UNITS:
             raise ValueError(f"{name}={said(value)} is not a duration; give {DURATION_FORMS}")
         ns = _exact_ns(_times(m.group(1), _DURATION_UNITS[m.group(2)]), value, name)
