@@ -224,3 +224,9 @@ def test_a_duration_with_its_unit_in_upper_case_is_told_to_write_it_in_lower_cas
         burstcore.scan(cap, windows=[bad])
     err = one_line_error(run_cli("scan", cap, "--windows", bad), 2)
     assert f"argument --windows: {bad!r}: write the unit in lower case, {meant!r}" in err
+
+
+def test_a_list_option_given_twice_with_the_same_list_is_taken(cap: Path) -> None:
+    # Nothing is lost: the command line of test_cli_conventions gives --windows 1ms before and after.
+    p = run_cli("scan", cap, "-q", "--windows", "1ms", "--windows", "1ms", "--rates", "1Gbps")
+    assert p.returncode == 0, p.stderr.decode()

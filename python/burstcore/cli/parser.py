@@ -149,16 +149,16 @@ def _format_options(g: Any, formats: Sequence[str], help: str) -> None:
 
 
 class _OneList(argparse._StoreAction):
-    """An option taking a list, given once: argparse keeps the last of several, and '--windows 1ms
-    --windows 5ms' measured 5ms alone, though the user meant both. Which options were given is
-    the parser's, built afresh for each command line."""
+    """An option taking a list, given once, or again with the same list: argparse keeps the last
+    of several, and '--windows 1ms --windows 5ms' measured 5ms alone, though the user meant both.
+    Which options were given is the parser's, built afresh for each command line."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None) -> None:
-        given: dict[str, str] = parser.__dict__.setdefault("_lists_given", {})
-        if self.dest in given:
+        given: dict[str, tuple[str, Any]] = parser.__dict__.setdefault("_lists_given", {})
+        if self.dest in given and given[self.dest][1] != values:
             # --bin, the hidden old name of --bins, is the same option.
-            parser.error(f"{given[self.dest]} given twice: give all its values in one comma-separated list")
-        given[self.dest] = str(option)
+            parser.error(f"{given[self.dest][0]} given twice: give all its values in one comma-separated list")
+        given[self.dest] = (str(option), values)
         setattr(namespace, self.dest, values)
 
 
