@@ -10,7 +10,7 @@ import polars as pl
 from . import _burstcore as _core
 from ._analysis import _DT, _DUR, _reading, _with_common_doc
 from ._packets import ProgressCallback, _warn, _with_range_note
-from ._scan import DEFAULT_HORIZON, DEFAULT_MAX_GROUPS, _as_list, _parse_order, check_fcs, check_size
+from ._scan import DEFAULT_HORIZON, DEFAULT_MAX_GROUPS, _each, _parse_order, check_fcs, check_size
 from ._sources import normalize_each
 from ._types import Count, Duration, Durations, Filters, Instant, Source
 from ._units import check_choice, format_duration, length_ns, parse_count, parse_duration
@@ -98,7 +98,7 @@ def flows(
     timeout_ns = (
         None if idle_timeout is None else parse_duration(idle_timeout, name="idle_timeout", allow_zero=True, scale=True)
     )
-    windows_ns = sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
+    windows_ns = _each(windows, lambda w: parse_duration(w, name="window", scale=True), "window")
     horizon_ns, late = _parse_order(reorder_horizon, on_late)
     max_flows = parse_count(max_flows, name="max_flows")
     size = check_size(size)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -160,6 +160,29 @@ def _as_list(x: Any) -> list[Any]:
     return list(x)
 
 
+def _each(values: Any, parse: Callable[[Any], int], name: str) -> list[int]:
+    """Each of ``values`` (one or many, as `_as_list` takes them) parsed, sorted, once each. A
+    string of several, comma-separated as the command line takes them ('1ms,5ms'), was told it is
+    "not a duration" with every form of one, though each of them is one: it is told to be a list."""
+    out = set()
+    for value in _as_list(values):
+        try:
+            out.add(parse(value))
+        except ValueError as e:
+            items = [item.strip() for item in value.split(",")] if isinstance(value, str) else []
+            if len(items) < 2 or isinstance(e, WrongTypeError):
+                raise
+            try:
+                for item in items:
+                    parse(item)
+            except ValueError:
+                raise e from None
+            raise ValueError(
+                f"{name}={said(value)} is several values in one string: give them as a list, {items!r}"
+            ) from None
+    return sorted(out)
+
+
 def _parse_by(by: Any) -> list[str]:
     names = _as_list(by) or ["all"]
     out: list[str] = []
@@ -171,6 +194,9 @@ def _parse_by(by: Any) -> list[str]:
             )
         if n == "host":
             raise ValueError("by='host' is ambiguous: use 'src' or 'dst' (or both: by=['src', 'dst'])")
+        items = [item.strip() for item in n.split(",")]
+        if n not in GROUPINGS and len(items) > 1 and all(item in GROUPINGS for item in items):
+            raise ValueError(f"by={said(n)} is several groupings in one string: give them as a list, {items!r}")
         if n not in GROUPINGS:
             raise ValueError(f"by={said(n)} is not a grouping; use one or a list of {', '.join(GROUPINGS)}")
         if n not in out:
@@ -464,11 +490,11 @@ def scan(
     arithmetic (bits·ns), rounded once to a float of bytes at the end.
     """
     windows_ns = (
-        sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
+        _each(windows, lambda w: parse_duration(w, name="window", scale=True), "window")
         if windows is not None
         else default_windows_ns()
     )
-    bins_ns = sorted({parse_duration(b, name="bin", scale=True) for b in _as_list(bins)})
+    bins_ns = _each(bins, lambda b: parse_duration(b, name="bin", scale=True), "bin")
     by_names = _parse_by(by)
     size = check_size(size)
     fcs = check_fcs(fcs, size)
@@ -516,7 +542,7 @@ def scan(
     read_twice = rates is None and not in_memory and all(is_rereadable(s) for s in sources)
     rates_note = "given"
     if rates is not None:
-        rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
+        rates_bps = _each(rates, lambda r: parse_rate(r, name="rate"), "rate")
     elif batched and not batches_rereadable(source):
         # An iterator's batches are gone once scanned, as is a scan_packets frame's file object:
         # no pre-pass, as for a streamed capture.

@@ -20,6 +20,7 @@ from ._scan import (
     ScanResult,
     _as_list,
     _build_result,
+    _each,
     _parse_by,
     _parse_order,
     check_closed,
@@ -109,7 +110,9 @@ def _offsets(
         return [0] + [int(x) for x in rng.integers(0, hi, size=n - 1, endpoint=True)]
     vals = [0] * n if offsets is None else _as_list(offsets)
     if len(vals) != n:
-        raise ValueError(f"{len(vals)} offsets for {n} captures: give one offset per capture")
+        raise ValueError(
+            f"{len(vals)} {plural(len(vals), 'offset')} for {n} {plural(n, 'capture')}: give one offset per capture"
+        )
     return [parse_duration(v, name="offset", allow_zero=True, signed=True) for v in vals]
 
 
@@ -228,15 +231,15 @@ def superpose(
     max_groups = parse_count(max_groups, name="max_groups")
     offs = _offsets(offsets, len(srcs), seed, max_offset)
     windows_ns = (
-        sorted({parse_duration(w, name="window", scale=True) for w in _as_list(windows)})
+        _each(windows, lambda w: parse_duration(w, name="window", scale=True), "window")
         if windows is not None
         else default_windows_ns()
     )
     if rates is not None:
-        rates_bps = sorted({parse_rate(r, name="rate") for r in _as_list(rates)})
+        rates_bps = _each(rates, lambda r: parse_rate(r, name="rate"), "rate")
     else:
         rates_bps = list(LINK_SPEED_GRID_BPS)
-    bins_ns = sorted({parse_duration(b, name="bin", scale=True) for b in _as_list(bins)})
+    bins_ns = _each(bins, lambda b: parse_duration(b, name="bin", scale=True), "bin")
     by_names = _parse_by(by)
     closed = check_closed(closed)
     size = check_size(size)

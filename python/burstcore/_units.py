@@ -243,11 +243,17 @@ def parse_duration(
         elif bare:
             # From a command line every value is a string: say what is missing.
             raise ValueError(f"{name}={said(value)} has no unit: write e.g. '{value.strip()}s' or '{value.strip()}ms'")
+        if not m and (low := _DURATION_RE.match(value.lower())) and low.group(2) in _DURATION_UNITS:
+            # '5MS', '1S': the units are lower case (M would be mega, and ms milli).
+            raise ValueError(f"{name}={said(value)}: write the unit in lower case, '{value.strip().lower()}'")
         if not m or m.group(2) not in _DURATION_UNITS:
             raise ValueError(f"{name}={said(value)} is not a duration; give {DURATION_FORMS}")
         ns = _exact_ns(_times(m.group(1), _DURATION_UNITS[m.group(2)]), value, name)
     else:
         raise WrongTypeError(f"{name}={said(value)} ({type(value).__name__}) is not a duration; give {DURATION_FORMS}")
+    if ns == 0 and not allow_zero and isinstance(value, (float, np.floating)) and value > 0:
+        # "must be > 0" of a value that is: it rounds to the nearest ns.
+        raise ValueError(f"{name}={said(value)} (seconds) rounds to 0 ns, and must be > 0: give 1ns or more")
     if not signed and (ns < 0 or (ns == 0 and not allow_zero)):
         raise ValueError(f"{name}={said(value)} must be {'≥' if allow_zero else '>'} 0")
     # Symmetric: -2^63 ns is int64's but has no opposite, and numpy reads it as NaT.
@@ -310,7 +316,7 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
                 f"{name}={said(value)} has no unit: write e.g. '{value.strip()}bps' (bits) or 'Gbps', 'MB/s'"
             )
         if not m:
-            raise ValueError(f"{name}={said(value)} is not a rate; give {RATE_FORMS}")
+            raise _no_rate(value, name)
         # Bytes are 8 bits before the whole bit/s is checked: 0.125Bps is 1 bit/s.
         bps = _times(
             m.group(1), _RATE_PREFIX[m.group(2)] * (8 if m.group(3) in ("Bps", "B/s", "byte/s", "bytes/s") else 1)
@@ -324,6 +330,30 @@ def parse_rate(value: Any, *, name: str = "rate") -> int:
     if bps >= 2**64:
         raise ValueError(f"{name}={said(value)} is beyond 2^64 bit/s")
     return int(bps)
+
+
+# "10gbps", "100mbit/s": a prefix of bits per second in lower case, refused (m is milli), and in
+# tc a "gbps" is gigabytes per second.
+_LOWER_PREFIX_RE = re.compile(rf"^\s*{_NUMBER}\s*([mgt])(bps|bit/s|b/s|bits/s)\s*$")
+
+
+def _no_rate(value: str, name: str) -> ValueError:
+    """What is wrong with a string that is no rate: a sign, a prefix in lower case, or all of it."""
+    rest = value.strip().removeprefix("-")
+    if rest != value.strip() and any(form.match(rest) for form in (_RATE_RE, _TC_RATE_RE, _LOWER_PREFIX_RE)):
+        return ValueError(f"{name}={said(value)} must be > 0")
+    if m := _LOWER_PREFIX_RE.match(value):
+        number, prefix, unit = m.groups()
+        tc = (
+            f"; tc reads '{prefix}bps' as bytes per second: for those write '{number}{prefix.upper()}B/s'"
+            if unit == "bps"
+            else ""
+        )
+        return ValueError(
+            f"{name}={said(value)}: write the prefix in upper case, '{number}{prefix.upper()}{unit}' (bits per "
+            f"second; tc's '{number}{prefix}bit' is the same){tc}"
+        )
+    return ValueError(f"{name}={said(value)} is not a rate; give {RATE_FORMS}")
 
 
 INSTANT_FORMS = (
@@ -694,9 +724,26 @@ def format_bytes(n: float) -> str:
     return _scaled(n, (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)), "B", 6)
 
 
+def _text_filter(value: str) -> str:
+    """``value``, refused where it holds a lone surrogate: a byte that was no UTF-8 where it came
+    from (an argument of the command line, a file name), which Python keeps as a surrogate and
+    the core, taking UTF-8, could not be given (a TypeError of pyo3's, the command line's exit 5
+    'internal error'). Told as the core tells any character outside the filter language."""
+    for at, ch in enumerate(value):
+        if "\ud800" <= ch <= "\udfff":
+            raise ValueError(
+                f"filter {said(value)} at character {at + 1}: {ch!r} is a byte that is not UTF-8 text, and not "
+                "part of the filter language (primitives such as 'host 10.0.0.1' or 'tcp port 29500', joined by "
+                "and, or, not, parentheses)"
+            )
+    return value
+
+
 def parse_filter(value: Any) -> str | None:
     """A filter expression, checked to be a string (the core parses it and says what is wrong)."""
-    if value is None or isinstance(value, str):
+    if isinstance(value, str):
+        return _text_filter(value)
+    if value is None:
         return value
     each = " (this reads one capture: one filter for it)" if _one_per_capture(value) else ""
     raise TypeError(
@@ -718,7 +765,9 @@ def parse_filters(value: Any, captures: int | None = None) -> str | list[str | N
     """``filter=`` of a call that reads several captures: one expression (a string) for all of them,
     or a list or tuple of one per capture (``None`` where a capture has none of its own), of which
     there must be ``captures`` when that is given."""
-    if value is None or isinstance(value, str):
+    if isinstance(value, str):
+        return _text_filter(value)
+    if value is None:
         return value
     if not _one_per_capture(value):
         raise TypeError(
@@ -733,7 +782,7 @@ def parse_filters(value: Any, captures: int | None = None) -> str | list[str | N
             "capture, in the same order (None where a capture has none of its own), or a single "
             "filter (a string) for all of them"
         )
-    return list(value)
+    return [None if v is None else _text_filter(v) for v in value]
 
 
 _I64_MAX = 2**63 - 1

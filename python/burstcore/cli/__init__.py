@@ -42,7 +42,15 @@ from .output import _silence_stdout, machine_frame
 from .parser import build_parser
 from .scan import cmd_info, cmd_scan
 from .shared import cmd_shared
-from .words import _command_first, _negative_values, _one_filter_or_each, _parse, _subparsers, _valued_options
+from .words import (
+    _command_first,
+    _elsewhere,
+    _negative_values,
+    _one_filter_or_each,
+    _parse,
+    _subparsers,
+    _valued_options,
+)
 
 # What a program may take from here (the console script runs main).
 __all__ = [
@@ -136,7 +144,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if unknown:
         # Told by the command's own parser, which points to its own --help.
         own: argparse.ArgumentParser = _subparsers(parser).get(args.command, parser)
-        own.error(f"unrecognized arguments: {' '.join(unknown)}")
+        own.error(f"unrecognized arguments: {' '.join(unknown)}{_elsewhere(parser, args.command, unknown)}")
     if not args.command:
         parser.print_help(sys.stderr)
         return EXIT_USAGE

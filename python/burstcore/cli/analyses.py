@@ -143,7 +143,9 @@ def _show_iterations(args: argparse.Namespace, it: Any) -> None:
 
     df = it.iterations
     if it.period_ns is None:
-        lo, hi = (format_duration(_ns(d) or 0) for d in (args.min_period, args.max_period))
+        lo_ns, hi = _ns(args.min_period) or 0, format_duration(_ns(args.max_period) or 0)
+        # The core searches from 2 bins up: '--bin 100ms' searched from 200ms, not from 5ms.
+        lo = format_duration(lo_ns) if lo_ns >= 2 * it.bin_ns else f"{format_duration(2 * it.bin_ns)} (2 bins)"
         period = f"none found between {lo} and {hi}"
     else:
         # Exact, as every other duration the command line shows (and as the report shows it).

@@ -14,7 +14,7 @@ from .._units import format_number, printable
 from .errors import EXIT_OK, UsageError, _reading_now
 from .inputs import _check_inputs, _label, _named, _progress, _read_kwargs_asked, _rereadable, _scan_kwargs, _shown
 from .messages import _warn
-from .output import _check_output, _replacing, _to_stdout, _writing
+from .output import OUTPUT_FORMATS, _check_output, _replacing, _to_stdout, _writing
 from .words import _filter_for
 
 FIGURE_FORMATS = (".png", ".svg", ".pdf")
@@ -125,7 +125,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
             _warn(f"{_named(f)}: {note}")
         results.append((_label(f), r))
         iters.append(it)
-    title = args.title or ", ".join(label for label, _ in results)
+    # A byte of the title that is no UTF-8 (a lone surrogate) stopped matplotlib's text layout.
+    title = _shown(args.title) if args.title else ", ".join(label for label, _ in results)
     fig = plot_results(results, iterations=iters, max_groups=args.top, title=title)
     import matplotlib
 
@@ -147,6 +148,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     require_matplotlib()
     generated_at()  # a malformed SOURCE_DATE_EPOCH is told now, not after the scan
     _check_inputs([args.file], args.typed)
+    ext = os.path.splitext(args.output)[1].lower()
+    if ext in (*FIGURE_FORMATS, *OUTPUT_FORMATS):
+        # The page was written into x.png all the same: a file no viewer of its name would open.
+        other = "plot" if ext in FIGURE_FORMATS else "scan"
+        raise UsageError(
+            f"report writes an HTML page, not {ext[1:]}: end -o {args.output!r} in .html (burstcore {other} -o "
+            f"FILE{ext} writes {'a figure' if other == 'plot' else 'the tables'})"
+        )
     _check_output(args.output, [args.file])
     label = _label(args.file)
     (src,) = _rereadable([args.file])

@@ -92,6 +92,11 @@ def _stray_value(word: str, typed: _Typed) -> str | None:
         if here != word or at == 0:
             continue
         before = words[at - 1]
+        flag = before.startswith("-") and before != "-" and "=" not in before and before not in valued
+        if flag and word[:1].isdecimal() and not word.lower().endswith(_CAPTURE_ENDINGS):
+            # A value given to a flag: 'superpose a b --random-offsets 5ms' read 5ms as a capture.
+            bound = f" (the largest is --max-offset {word})" if before == "--random-offsets" else ""
+            return f"it follows {before}, which takes no value{bound}"
         option, value = before.split("=", 1) if before.startswith("--") and "=" in before else ("", before)
         if not option and at >= 2 and words[at - 2] in valued:
             option = words[at - 2]

@@ -19,6 +19,7 @@ import polars as pl
 
 from .errors import EXIT_OK, UsageError, _OutputError
 from .inputs import _check_inputs, _shown
+from .messages import _warn
 
 SCAN_TABLES = ("envelope", "backlog", "series", "groups", "summary")
 DISTRIBUTION_TABLES = ("quantiles", "histogram", "groups", "summary")
@@ -36,6 +37,9 @@ def _check_output(path: str | None, inputs: Sequence[str] = (), closed: str = "g
             raise _OutputError(f"standard output is closed: {closed}")
         return
     assert path is not None
+    if not path:
+        # Else told as "cannot write 'stdout': Is a directory", after the whole scan for --format.
+        raise UsageError("-o is empty: give a file name, or '-' for standard output")
     if os.path.exists(path) and any(f != "-" and os.path.samefile(f, path) for f in inputs):
         raise _OutputError(f"-o {path!r} is the capture being read: give another file name")
     folder = os.path.dirname(os.path.abspath(path))
@@ -127,6 +131,10 @@ def _prepare_output(args: argparse.Namespace) -> str:
     _check_inputs(args.files, args.typed)
     _check_output(args.output, args.files)  # a folder is told as one, before its name's ending is looked at
     fmt = _output_format(args)
+    ext = os.path.splitext(args.output or "")[1]
+    if args.format and args.output != "-" and OUTPUT_FORMATS.get(ext.lower(), fmt) != fmt:
+        # Written as asked all the same: a name of another format's ending is likely a slip.
+        _warn(f"-o {args.output} ends in {ext} but holds {fmt}, as --format {fmt} asks")
     if fmt == "parquet" and args.output in (None, "-") and sys.stdout is not None and sys.stdout.isatty():
         # Parquet is binary: on a terminal it is noise, and can leave the terminal in a bad state.
         raise UsageError("parquet is binary and standard output is a terminal: give -o FILE.parquet, or pipe it")
@@ -200,6 +208,10 @@ def _with_interfaces(result: Any, df: pl.DataFrame) -> pl.DataFrame:
     return df.with_row_index(row).join(ifs, on=["by", "group"], how="left").sort(row).select(order)
 
 
+# The format each ending of -o FILE asks for.
+OUTPUT_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".txt": "table"}
+
+
 def _output_format(args: argparse.Namespace) -> str:
     if args.format:
         return str(args.format)
@@ -208,13 +220,12 @@ def _output_format(args: argparse.Namespace) -> str:
     if args.output == "-":
         return "json"
     ext = os.path.splitext(args.output)[1].lower()
-    formats = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".txt": "table"}
-    if ext not in formats:
+    if ext not in OUTPUT_FORMATS:
         raise UsageError(
             f"cannot tell the format of {args.output!r}: end it in .json, .csv, .parquet or .txt"
             " (the terminal's tables), or give --format"
         )
-    return formats[ext]
+    return OUTPUT_FORMATS[ext]
 
 
 def _emit(

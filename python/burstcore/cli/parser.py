@@ -148,25 +148,45 @@ def _format_options(g: Any, formats: Sequence[str], help: str) -> None:
     one.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
 
 
+class _OneList(argparse._StoreAction):
+    """An option taking a list, given once, or again with the same list: argparse keeps the last
+    of several, and '--windows 1ms --windows 5ms' measured 5ms alone, though the user meant both.
+    Which options were given is the parser's, built afresh for each command line."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None) -> None:
+        given: dict[str, tuple[str, Any]] = parser.__dict__.setdefault("_lists_given", {})
+        if self.dest in given and given[self.dest][1] != values:
+            # --bin, the hidden old name of --bins, is the same option.
+            parser.error(f"{given[self.dest][0]} given twice: give all its values in one comma-separated list")
+        given[self.dest] = (str(option), values)
+        setattr(namespace, self.dest, values)
+
+
 def _measure_options(g: Any, rates_default: str) -> None:
     """--windows, --rates, --bins, --by and --closed: what scan and superpose measure, and how."""
     g.add_argument(
         "--windows",
         type=_durations("window"),
         metavar="LIST",
+        action=_OneList,
         help="window lengths τ for E(τ) and PtM(τ), e.g. 1us,10us,5ms (default: 1us to 1s in 1-2-5 steps)",
     )
     g.add_argument(
         "--rates",
         type=_rates,
         metavar="LIST",
+        action=_OneList,
         help=f"server rates r for B_max(r), e.g. 1Gbps,10Gbps or 1.25GB/s (default: {rates_default})",
     )
     g.add_argument(
-        "--bins", type=_durations("bin"), metavar="LIST", help="bin widths of the throughput series, e.g. 1ms"
+        "--bins",
+        type=_durations("bin"),
+        metavar="LIST",
+        action=_OneList,
+        help="bin widths of the throughput series, e.g. 1ms",
     )
     # --bin was the unambiguous abbreviation of --bins until --bin-origin came: kept, unlisted.
-    g.add_argument("--bin", dest="bins", type=_durations("bin"), help=argparse.SUPPRESS)
+    g.add_argument("--bin", dest="bins", type=_durations("bin"), action=_OneList, help=argparse.SUPPRESS)
     g.add_argument(
         "--bin-origin",
         type=_bin_origin,
@@ -179,6 +199,7 @@ def _measure_options(g: Any, rates_default: str) -> None:
         "--by",
         type=_groupings,
         metavar="LIST",
+        action=_OneList,
         help="grouping(s): all, src, dst, pair, flow, flow4, interface, vlan, qp; comma-separated (default: all)",
     )
     g.add_argument(
@@ -441,6 +462,7 @@ def _analysis_parsers(sub: Any) -> None:
         "--windows",
         type=_durations("window"),
         metavar="LIST",
+        action=_OneList,
         help="windows τ for each flow's own E(τ), in columns envelope_<τ>, e.g. 10us,1ms "
         "(--key flow or flow4, without --idle-timeout)",
     )
@@ -567,6 +589,7 @@ def _analysis_parsers(sub: Any) -> None:
         "--offsets",
         type=_offset_list,
         metavar="LIST",
+        action=_OneList,
         help="one duration per FILE, added to its timestamps, and below zero if need be: 0,-3ms or "
         "--offsets=-3ms,0 (default: 0 for each)",
     )
@@ -612,6 +635,7 @@ def _quantiles_option(g: Any) -> None:
         "--quantiles",
         type=_quantile_list,
         metavar="LIST",
+        action=_OneList,
         help="the quantiles q, numbers from 0 to 1, each once, read to the last digit written, e.g. "
         "0.5,0.9,0.99 (default: " + ",".join(map(format_quantile, DEFAULT_QUANTILES)) + ")",
     )

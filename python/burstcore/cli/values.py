@@ -176,7 +176,13 @@ def _instant(text: str) -> int | str:
 
 def _bin_origin(text: str) -> int | str:
     """--bin-origin: 'epoch', 'start', or an instant as --start takes it."""
-    return text if text in ("epoch", "start") else _instant(text)
+    if text in ("epoch", "start"):
+        return text
+    try:
+        return _instant(text)
+    except argparse.ArgumentTypeError as e:
+        # The instant's message alone left out the two words --bin-origin takes besides.
+        raise argparse.ArgumentTypeError(f"{e}; or epoch (the default) or start") from None
 
 
 def _instant_ns(value: int | str | None) -> int | None:

@@ -5,6 +5,7 @@ once per file)."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Collection, Sequence
 
@@ -189,6 +190,12 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
         at = words.index("--")
         literal = {f"\0file {k}": word for k, word in enumerate(words[at + 1 :])}
         words = words[:at] + list(literal)
+    dashed = _dashed_file(own, words)
+    if dashed is not None:
+        own.error(
+            f"{dashed!r} is read as an option, though a file of that name is here: give such a FILE after "
+            f"'--' (burstcore {argv[0]} -- {dashed}) or as ./{dashed}"
+        )
     # The command's parser alone: argparse cannot intermix the top level's subcommand argument.
     args, unknown = own.parse_known_intermixed_args(words)
     args.command = argv[0]
@@ -199,3 +206,36 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
         elif isinstance(value, str):
             setattr(args, name, literal.get(value, value))
     return args, [literal.get(v, v) for v in unknown]
+
+
+def _dashed_file(own: argparse.ArgumentParser, words: Sequence[str]) -> str | None:
+    """The first word that names a file but starts with '-' and is no option of `own`: argparse
+    takes it for an unknown option, and `info -x.pcap` was told "the following arguments are
+    required: FILE", the file given not named."""
+    options = own._option_string_actions
+    for word in words:
+        if not word.startswith("-") or word == "-" or word.split("=", 1)[0] in options or word[:2] in options:
+            continue
+        if _PLAIN_NEGATIVE.match(word) is None and os.path.isfile(word):
+            return word
+    return None
+
+
+def _elsewhere(parser: argparse.ArgumentParser, command: str, unknown: Sequence[str]) -> str:
+    """For 'unrecognized arguments': which commands take the first of `unknown` that is an option
+    of another command (`info x.pcap -o x.json`, `info --threads 2`), as ' (...)', else ''."""
+    for word in unknown:
+        name = word.split("=", 1)[0]
+        if not name.startswith("-") or name == "-":
+            continue
+        others = [c for c, own in _subparsers(parser).items() if c != command and name in own._option_string_actions]
+        if not others:
+            continue
+        listed = f"{', '.join(others[:-1])} and {others[-1]}" if len(others) > 1 else others[0]
+        if len(others) > 3:
+            listed = f"{', '.join(others[:3])} and {len(others) - 3} more"
+        told = f" ({name} is an option of {listed}, not of {command}"
+        if command == "info" and name in ("-o", "--output"):
+            told += "; info writes to standard output: redirect it, > FILE"
+        return told + ")"
+    return ""
