@@ -80,10 +80,31 @@ def test_a_cut_capture_warns_with_its_kind_and_the_offset_of_the_cut_record(tmp_
         assert (w.kind, w.offset, w.input, w.limit) == ("truncated", at, None, None), (name, str(w))
         # The text is what it was: filters and `pytest.warns(match=...)` by message still hold.
         assert str(w).endswith(f"(file may still be being written) at byte offset {at}"), (name, str(w))
+        # How much of the record is there: its header and half its frame.
+        assert f"of which the input holds {16 + len(FRAME) // 2} bytes" in str(w), (name, str(w))
     # strict=True raises what the warning told, in the same words.
     with pytest.raises(burstcore.TruncatedCaptureError) as e:
         burstcore.read_packets(path, strict=True)
     assert (e.value.kind, e.value.offset) == ("truncated", at)
+
+
+def test_a_damaged_block_length_mid_file_is_told_with_the_bytes_left_unread(tmp_path: Path) -> None:
+    """A pcapng block whose length points past the end (under the block limit) reads as a cut
+    capture: the warning's count of the bytes after its start tells a file still being written
+    (a part of one block) from a damaged length (the rest of the file behind it)."""
+    w = burstcore.CaptureWriter("pcapng")
+    w.section()
+    w.interface()
+    for i in range(2000):
+        w.epb(0, FRAME, ts_ns=10**9 + 1000 * i)
+    data = bytearray(w.getvalue())
+    epb = data.index(struct.pack("<I", 6))  # the first Enhanced Packet Block
+    block = struct.unpack_from("<I", data, epb + 4)[0]
+    at = epb + 20 * block  # the 21st packet's block
+    struct.pack_into("<I", data, at + 4, 40_000_000)
+    with pytest.warns(CaptureWarning, match=f"of which the input holds {len(data) - at} bytes") as caught:
+        assert burstcore.read_packets(bytes(data)).height == 20
+    assert [m.message.offset for m in caught if isinstance(m.message, CaptureWarning)] == [at]
 
 
 def test_several_inputs_name_the_cut_one(tmp_path: Path) -> None:

@@ -822,13 +822,19 @@ impl CaptureReader {
     /// The input ends inside the record or block at `offset`: a warning (or an error when
     /// strict), and the end of the packets.
     fn cut(&mut self, offset: u64, inside: &str) -> Result<Option<Framed>> {
+        // How much of it there is: a few bytes are a file still being written, megabytes a
+        // length that is damaged (and the rest of the file unread behind it).
+        let held = match self.buf.avail() {
+            0 => String::new(),
+            n => format!(", of which the input holds {n} bytes"),
+        };
         let reason = if self.compressed_cut {
             format!(
-                "the {} stream ends early, {inside} (file may still be being written)",
+                "the {} stream ends early, {inside}{held} (file may still be being written)",
                 self.compression.name()
             )
         } else {
-            format!("capture ends {inside} (file may still be being written)")
+            format!("capture ends {inside}{held} (file may still be being written)")
         };
         if self.options.strict {
             return Err(Error::at(ErrorKind::Truncated, offset, reason));
