@@ -191,6 +191,22 @@ def test_dollar_signs_in_names_and_titles_are_drawn_as_written(result: burstcore
     assert labels == [r"cost_\$x^\$.pcapng", r"b\$"]
 
 
+def test_bytes_that_are_no_utf8_in_names_and_titles_are_drawn_as_replacement_characters(
+    result: burstcore.ScanResult,
+) -> None:
+    # Python keeps a byte of a file name or an argument that is no UTF-8 as a lone surrogate;
+    # matplotlib's text layout raised TypeError on it, after the whole scan.
+    import io
+
+    fig = plot_results([("run\udcff.pcapng", result), ("b", result)], title="a\udcffb")
+    fig.savefig(io.BytesIO(), format="png")
+    assert "a\ufffdb" in [t.get_text() for t in fig.texts]
+    labels = [ln.get_label() for ln in _data_lines(_axes(fig)["envelope"])]
+    assert labels == ["run\ufffd.pcapng", "b"]
+    fig = result.plot(title="a\udcffb")
+    fig.savefig(io.BytesIO(), format="png")
+
+
 def test_without_matplotlib_the_extra_to_install_is_named(tmp_path: Path) -> None:
     # plot and report without matplotlib said "internal error" (exit 5), and only after the scan;
     # ScanResult.plot() raised a bare ModuleNotFoundError.

@@ -89,7 +89,10 @@ def choose_bin(series: pl.DataFrame) -> int | None:
 
 
 def _literal(text: str) -> str:
-    """`text` drawn as written: matplotlib reads a pair of '$' as mathematics."""
+    """`text` drawn as written: matplotlib reads a pair of '$' as mathematics, and its text layout
+    raised TypeError on a byte that is no UTF-8 (a lone surrogate, as Python keeps such a byte of
+    a file name or an argument), drawn as U+FFFD instead."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return text.replace("$", r"\$")
 
 
