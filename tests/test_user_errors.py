@@ -230,3 +230,18 @@ def test_a_list_option_given_twice_with_the_same_list_is_taken(cap: Path) -> Non
     # Nothing is lost: the command line of test_cli_conventions gives --windows 1ms before and after.
     p = run_cli("scan", cap, "-q", "--windows", "1ms", "--windows", "1ms", "--rates", "1Gbps")
     assert p.returncode == 0, p.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("q", "told"),
+    [(50, "for percentile 50 give 0.5"), (99.9, "for percentile 99.9 give 0.999"), ("99", "give 0.99")],
+)
+def test_a_quantile_written_as_a_percentile_is_told_its_fraction(cap: Path, q: Any, told: str) -> None:
+    # 'must be a number from 0 to 1' alone, of a value that is most likely a percentile.
+    if isinstance(q, str):
+        assert told in one_line_error(run_cli("sizes", cap, "--quantiles", f"0.5,{q}"), 2)
+        return
+    with pytest.raises(ValueError, match=re.escape(told)):
+        burstcore.sizes(cap, quantiles=[q])
+    with pytest.raises(ValueError, match=r"from 0 to 1 \(0\.5 is the median\)$"):
+        burstcore.sizes(cap, quantiles=[250])

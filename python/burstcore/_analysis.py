@@ -69,6 +69,19 @@ def _first(frame: pl.DataFrame, column: str) -> Any:
     return frame[column][0] if column in frame.columns and frame.height else None
 
 
+def _percent(q: Any, divide: int = 1) -> str:
+    """``q`` / ``divide`` written exactly, as decimals where they end: 99.9 / 100 is 0.999."""
+    if isinstance(q, (int, np.integer)):
+        exact: Any = Decimal(int(q)) / divide
+    elif isinstance(q, Decimal):
+        exact = q / divide
+    elif isinstance(q, Rational):
+        return str(Fraction(q) / divide)
+    else:
+        exact = Decimal(repr(float(q))) / divide
+    return f"{exact.normalize():f}"
+
+
 def _quantiles(quantiles: Any) -> list[Fraction]:
     """The quantiles asked for (default DEFAULT_QUANTILES), each a number in [0, 1], each once,
     exactly as written: the ranks are ⌈q·n⌉ of that (docs/metrics.md). A float is the decimal
@@ -97,7 +110,9 @@ def _quantiles(quantiles: Any) -> list[Fraction]:
         # A NaN or infinite Decimal has no Fraction (and compares by raising): refused as a NaN is.
         value: Any = q
         if (isinstance(q, Decimal) and not q.is_finite()) or not 0 <= value <= 1:
-            raise ValueError(f"quantile {said(q)} must be a number from 0 to 1 (0.5 is the median)")
+            # 50 or 99.9: a percentile, likely, written where its fraction was meant.
+            percentile = f": for percentile {_percent(q)} give {_percent(q, 100)}" if 1 < value <= 100 else ""
+            raise ValueError(f"quantile {said(q)} must be a number from 0 to 1 (0.5 is the median){percentile}")
         if isinstance(q, np.floating) and q.dtype.itemsize != 8:
             # Not through float: a long double's digits past float64's were lost there.
             exact = Fraction(str(q))
