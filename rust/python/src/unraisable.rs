@@ -52,14 +52,15 @@ impl KeepCtrlC {
     fn __call__(&self, py: Python<'_>, unraisable: Bound<'_, PyAny>) -> PyResult<()> {
         let exc = unraisable.getattr("exc_value")?;
         if exc.is_instance_of::<PyKeyboardInterrupt>() {
-            let kept = BLOCKS.with_borrow_mut(|blocks| match blocks.last_mut() {
+            // `try_with`: a `__del__` run as the thread ends may find its blocks gone.
+            let kept = BLOCKS.try_with(|blocks| match blocks.borrow_mut().last_mut() {
                 Some(slot) => {
                     slot.get_or_insert_with(|| exc.clone().unbind());
                     true
                 }
                 None => false,
             });
-            if kept {
+            if kept == Ok(true) {
                 return Ok(());
             }
         }
