@@ -3,57 +3,74 @@
 //! handlers first, so a Ctrl-C landing there raises its `KeyboardInterrupt` inside polars, which
 //! gives it to `sys.unraisablehook` and then raises a `TypeError` for the name (most calls) or,
 //! in `register_io_source` (polars 2.1), reads the schema again and returns the frame: the
-//! Ctrl-C lost without a trace. For the block, a hook of this module's keeps such a
-//! `KeyboardInterrupt` of this thread's for `one_ctrl_c` to raise on the way out.
+//! Ctrl-C lost without a trace. While blocks are open, a hook of this module's keeps such a
+//! `KeyboardInterrupt` for the innermost open block of the thread that dropped it, for
+//! `one_ctrl_c` to raise on the way out.
 //!
-//! Each block has its own hook, which gives everything else to the hook it replaced: another
-//! thread's `KeyboardInterrupt` (signal handlers run on the main thread only; a thread of the
-//! caller's may drop one of its own), any other exception, and everything once its block is
-//! over. On the way out the hook it replaced is put back if the hook is still its own; one that
-//! another thread set meanwhile (its own block, or a caller's) is left in place, and this one,
-//! which it may call, passes everything on. Blocks end in the reverse order of their start on a
-//! thread (a with statement; burstcore's never yield inside), so a per-thread stack tells each
-//! end its hook. Written in Rust: a hook in Python would start a Python frame, where Python
-//! looks for pending signals (see `OneCtrlC`).
+//! One hook for all threads' blocks, put in when none of its kind is in place and taken out when
+//! the last block of the process ends, if it is still there: a hook per block, each calling the
+//! one it replaced, made a chain that grew by one for each block ending under another thread's
+//! (two threads' blocks overlapping in turn: 2,000 of them and an unraisable exception raised
+//! `RecursionError` in the chain, lost to the program's hook). It gives everything else to the
+//! hook it replaced: a `KeyboardInterrupt` of a thread with no block open (signal handlers run on
+//! the main thread only; a thread of the caller's may drop one of its own), any other exception,
+//! and everything once no block is open. A hook the program sets meanwhile is left in place (it
+//! gets what it is given; one calling the hook it replaced reaches this one). A hook deleted or
+//! set to `None` (CPython then writes the exception itself) is called as
+//! `sys.__unraisablehook__`, and deleted or `None` again at the end. Blocks end in the reverse
+//! order of their start on a thread (a with statement; burstcore's never yield inside), so a
+//! per-thread stack holds what each keeps. Written in Rust: a hook in Python would start a
+//! Python frame, where Python looks for pending signals (see `OneCtrlC`).
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
-use std::thread::{self, ThreadId};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 thread_local! {
-    /// This thread's blocks, innermost last.
-    static BLOCKS: RefCell<Vec<Py<KeepCtrlC>>> = const { RefCell::new(Vec::new()) };
+    /// This thread's open blocks, innermost last, each with the first `KeyboardInterrupt` kept
+    /// for it (a second Ctrl-C before the block's end merges with it, as two SIGINTs do before
+    /// Python's handler runs).
+    static BLOCKS: RefCell<Vec<Option<Py<PyAny>>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `sys.unraisablehook` for one block.
+/// Blocks open on all threads: the hook is taken out when the last ends.
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// `sys.unraisablehook` while blocks are open.
 #[pyclass(module = "burstcore._burstcore", frozen)]
 pub struct KeepCtrlC {
-    previous: Py<PyAny>,
-    thread: ThreadId,
-    during: AtomicBool,
-    /// The first `KeyboardInterrupt` kept (a second Ctrl-C before the block's end merges with
-    /// it, as two SIGINTs do before Python's handler runs).
-    kept: Mutex<Option<Py<PyAny>>>,
+    /// The hook replaced; `None` where `sys` had none.
+    previous: Option<Py<PyAny>>,
 }
 
 #[pymethods]
 impl KeepCtrlC {
     fn __call__(&self, py: Python<'_>, unraisable: Bound<'_, PyAny>) -> PyResult<()> {
-        if self.during.load(Ordering::SeqCst) && thread::current().id() == self.thread {
-            let exc = unraisable.getattr("exc_value")?;
-            if exc.is_instance_of::<PyKeyboardInterrupt>() {
-                let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-                kept.get_or_insert_with(|| exc.unbind());
+        let exc = unraisable.getattr("exc_value")?;
+        if exc.is_instance_of::<PyKeyboardInterrupt>() {
+            // `try_with`: a `__del__` run as the thread ends may find its blocks gone.
+            let kept = BLOCKS.try_with(|blocks| match blocks.borrow_mut().last_mut() {
+                Some(slot) => {
+                    slot.get_or_insert_with(|| exc.clone().unbind());
+                    true
+                }
+                None => false,
+            });
+            if kept == Ok(true) {
                 return Ok(());
             }
         }
-        self.previous.bind(py).call1((unraisable,))?;
+        match self.previous.as_ref().map(|p| p.bind(py)) {
+            Some(hook) if !hook.is_none() => hook.call1((unraisable,))?,
+            _ => sys(py)?
+                .as_any()
+                .get_item(intern!(py, "__unraisablehook__"))?
+                .call1((unraisable,))?,
+        };
         Ok(())
     }
 }
@@ -62,64 +79,47 @@ impl KeepCtrlC {
 /// the name a `str` there, cost more than the rest of the block.
 static SYS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 
-/// The hook as the block starts; `sys.__unraisablehook__` if a program deleted it (what
-/// CPython calls then).
-fn current_hook(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    let sys = SYS.import(py, "sys", "__dict__")?;
-    match sys.get_item(intern!(py, "unraisablehook"))? {
-        Some(hook) => Ok(hook),
-        None => sys
-            .get_item(intern!(py, "__unraisablehook__"))?
-            .ok_or_else(|| {
-                PyRuntimeError::new_err("sys has neither unraisablehook nor __unraisablehook__")
-            }),
-    }
+fn sys(py: Python<'_>) -> PyResult<&Bound<'_, PyDict>> {
+    SYS.import(py, "sys", "__dict__")
 }
 
-fn set_hook(hook: &Bound<'_, PyAny>) -> PyResult<()> {
-    let py = hook.py();
-    SYS.import(py, "sys", "__dict__")?
-        .set_item(intern!(py, "unraisablehook"), hook)
-}
-
-/// A block starts: its hook in place.
+/// A block starts: the hook in place unless one of this module's is.
 pub fn start(py: Python<'_>) -> PyResult<()> {
-    let keeper = Py::new(
-        py,
-        KeepCtrlC {
-            previous: current_hook(py)?.unbind(),
-            thread: thread::current().id(),
-            during: AtomicBool::new(true),
-            kept: Mutex::new(None),
-        },
-    )?;
-    set_hook(keeper.bind(py).as_any())?;
-    BLOCKS.with_borrow_mut(|blocks| blocks.push(keeper));
+    let sys = sys(py)?;
+    let name = intern!(py, "unraisablehook");
+    let current = sys.get_item(name)?;
+    if !current
+        .as_ref()
+        .is_some_and(|h| h.is_instance_of::<KeepCtrlC>())
+    {
+        let keeper = KeepCtrlC {
+            previous: current.map(Bound::unbind),
+        };
+        sys.set_item(name, Py::new(py, keeper)?)?;
+    }
+    BLOCKS.with_borrow_mut(|blocks| blocks.push(None));
+    OPEN.fetch_add(1, Ordering::SeqCst);
     Ok(())
 }
 
-/// The innermost block of this thread ends: the hook it replaced back if its own is still in
-/// place (past those of blocks already over, which only pass everything on, so that hooks do
-/// not pile up when threads' blocks end out of order), and the `KeyboardInterrupt` it kept.
+/// The innermost block of this thread ends: the `KeyboardInterrupt` kept for it; after the last
+/// block of all, the hook replaced back if one of this module's is still in place.
 pub fn end(py: Python<'_>) -> PyResult<Option<PyErr>> {
-    let Some(keeper) = BLOCKS.with_borrow_mut(|blocks| blocks.pop()) else {
+    let Some(kept) = BLOCKS.with_borrow_mut(|blocks| blocks.pop()) else {
         return Ok(None);
     };
-    let keeper = keeper.into_bound(py);
-    let this = keeper.get();
-    this.during.store(false, Ordering::SeqCst);
-    let kept = this.kept.lock().unwrap_or_else(|e| e.into_inner()).take();
-    if current_hook(py)?.is(&keeper) {
-        let mut previous = this.previous.bind(py).clone();
-        while let Ok(over) = previous.cast::<KeepCtrlC>() {
-            let over = over.get();
-            if over.during.load(Ordering::SeqCst) {
-                break;
+    let kept = kept.map(|k| PyErr::from_value(k.into_bound(py)));
+    if OPEN.fetch_sub(1, Ordering::SeqCst) == 1 {
+        let sys = sys(py)?;
+        let name = intern!(py, "unraisablehook");
+        if let Some(current) = sys.get_item(name)? {
+            if let Ok(keeper) = current.cast::<KeepCtrlC>() {
+                match &keeper.get().previous {
+                    Some(previous) => sys.set_item(name, previous)?,
+                    None => sys.del_item(name)?,
+                }
             }
-            let next = over.previous.bind(py).clone();
-            previous = next;
         }
-        set_hook(&previous)?;
     }
-    Ok(kept.map(|k| PyErr::from_value(k.into_bound(py))))
+    Ok(kept)
 }
