@@ -111,7 +111,10 @@ def _quantiles(quantiles: Any) -> list[Fraction]:
         value: Any = q
         if (isinstance(q, Decimal) and not q.is_finite()) or not 0 <= value <= 1:
             # 50 or 99.9: a percentile, likely, written where its fraction was meant.
-            percentile = f": for percentile {_percent(q)} give {_percent(q, 100)}" if 1 < value <= 100 else ""
+            finite = not isinstance(q, Decimal) or q.is_finite()  # a NaN Decimal raises as it compares
+            percentile = (
+                f": for percentile {_percent(q)} give {_percent(q, 100)}" if finite and 1 < value <= 100 else ""
+            )
             raise ValueError(f"quantile {said(q)} must be a number from 0 to 1 (0.5 is the median){percentile}")
         if isinstance(q, np.floating) and q.dtype.itemsize != 8:
             # Not through float: a long double's digits past float64's were lost there.
