@@ -245,3 +245,15 @@ def test_a_quantile_written_as_a_percentile_is_told_its_fraction(cap: Path, q: A
         burstcore.sizes(cap, quantiles=[q])
     with pytest.raises(ValueError, match=r"from 0 to 1 \(0\.5 is the median\)$"):
         burstcore.sizes(cap, quantiles=[250])
+
+
+def test_one_parser_parses_two_command_lines_with_different_lists() -> None:
+    # The lists given are the parse's, not the parser's for ever: a program that builds the
+    # parser once (build_parser is public) was refused its second command line's list.
+    from burstcore.cli import build_parser
+    from burstcore.cli.words import _parse
+
+    parser = build_parser()
+    first, _ = _parse(parser, ["scan", "a.pcap", "--windows", "1ms"])
+    second, _ = _parse(parser, ["scan", "a.pcap", "--windows", "5ms"])
+    assert (first.windows, second.windows) == (["1000000ns"], ["5000000ns"])
