@@ -1,9 +1,11 @@
 //! The `KeyboardInterrupt` polars drops inside `one_ctrl_c`. polars reads a data type object in
 //! Rust by taking `str()` of its type's `__qualname__`; CPython's `str()` runs pending signal
 //! handlers first, so a Ctrl-C landing there raises its `KeyboardInterrupt` inside polars, which
-//! gives it to `sys.unraisablehook` and then raises a `TypeError` for the name (most calls) or,
-//! in `register_io_source` (polars 2.1), reads the schema again and returns the frame: the
-//! Ctrl-C lost without a trace. While blocks are open, a hook of this module's keeps such a
+//! gives it to `sys.unraisablehook` and then raises a `TypeError` for the name: a caller that
+//! takes that `TypeError` for something else (as `scan_packets` once did, for a polars without
+//! `explain_name`, and made its frame again) loses the Ctrl-C without a trace, and a Python
+//! handler of another signal makes the message no proof of a Ctrl-C (see
+//! `only_ctrl_c_raises`). While blocks are open, a hook of this module's keeps such a
 //! `KeyboardInterrupt` for the innermost open block of the thread that dropped it, for
 //! `one_ctrl_c` to raise on the way out.
 //!
