@@ -94,6 +94,10 @@ def test_a_file_whose_name_starts_with_a_dash_is_told_how_to_give_it(cap: Path, 
     for words in (["--", "-x.pcapng"], ["./-x.pcapng"]):
         p = run_cli("info", *words, cwd=tmp_path)
         assert p.returncode == 0, p.stderr.decode()
+    # A name with a space argparse reads as a file: it was, and is again (refused as an option).
+    (tmp_path / "-my run.pcapng").write_bytes(cap.read_bytes())
+    p = run_cli("info", "-my run.pcapng", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr.decode()
     # An option is still an option, a file of its name or not.
     (tmp_path / "-q").write_bytes(b"")
     assert run_cli("scan", cap, "-q", "--windows", "1ms", cwd=tmp_path).returncode == 0
@@ -257,3 +261,30 @@ def test_one_parser_parses_two_command_lines_with_different_lists() -> None:
     first, _ = _parse(parser, ["scan", "a.pcap", "--windows", "1ms"])
     second, _ = _parse(parser, ["scan", "a.pcap", "--windows", "5ms"])
     assert (first.windows, second.windows) == (["1000000ns"], ["5000000ns"])
+
+
+@pytest.mark.parametrize("words", [["info", "--", "123"], ["scan", "-oout.csv", "5ms"]])
+def test_a_missing_file_after_no_flag_is_not_told_it_follows_one(cap: Path, tmp_path: Path, words: list[str]) -> None:
+    # '--' and '-oout.csv' (-o out.csv) were each told "it follows ..., which takes no value".
+    err = one_line_error(run_cli(*words, cap, cwd=tmp_path), 3)
+    assert err.endswith(f"no such capture file (check the path): {words[-1]!r}")
+
+
+def test_a_value_starting_with_a_dash_is_told_to_be_joined_to_its_option(cap: Path, tmp_path: Path) -> None:
+    # A file of that name being here, it was told to give it after '--', where it is a capture;
+    # else argparse said the option "expected one argument".
+    (tmp_path / "-results.csv").write_bytes(b"")
+    for short in ("-o", "--output"):
+        err = one_line_error(run_cli("scan", cap, "-q", short, "-results.csv", cwd=tmp_path), 2)
+        assert err.startswith(
+            "burstcore scan: error: argument --output: '-results.csv' is read as an option, not as its value: "
+            "give it as --output=-results.csv"
+        )
+    p = run_cli("scan", cap, "-q", "--output=-results.csv", "--format", "csv", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr.decode()
+    assert (tmp_path / "-results.csv").read_text().startswith("by,group,")
+    err = one_line_error(run_cli("plot", cap, "-q", "-o", "f.svg", "--title", "-draft", cwd=tmp_path), 2)
+    assert "argument --title: '-draft' is read as an option, not as its value: give it as --title=-draft" in err
+    # An option after one is still that option's error, and a negative number a value.
+    assert "expected one argument" in one_line_error(run_cli("scan", cap, "-q", "--output", "--json"), 2)
+    assert "'-1' is not a positive whole number" in one_line_error(run_cli("flows", cap, "--top", "-1"), 2)
