@@ -288,3 +288,12 @@ def test_a_value_starting_with_a_dash_is_told_to_be_joined_to_its_option(cap: Pa
     # An option after one is still that option's error, and a negative number a value.
     assert "expected one argument" in one_line_error(run_cli("scan", cap, "-q", "--output", "--json"), 2)
     assert "'-1' is not a positive whole number" in one_line_error(run_cli("flows", cap, "--top", "-1"), 2)
+
+
+def test_a_percentile_of_a_float_narrower_than_float64_is_told_by_its_digits(cap: Path) -> None:
+    # float32's 99.9 is read as 99.9 (as any float32 quantile is), but was told
+    # "for percentile 99.9000015258789 give 0.999000015258789".
+    import numpy as np
+
+    with pytest.raises(ValueError, match=re.escape("for percentile 99.9 give 0.999") + "$"):
+        burstcore.sizes(cap, quantiles=[np.float32(99.9)])
