@@ -297,3 +297,15 @@ def test_a_percentile_of_a_float_narrower_than_float64_is_told_by_its_digits(cap
 
     with pytest.raises(ValueError, match=re.escape("for percentile 99.9 give 0.999") + "$"):
         burstcore.sizes(cap, quantiles=[np.float32(99.9)])
+
+
+def test_the_public_parsers_own_parse_args_takes_a_second_command_lines_list() -> None:
+    # The lists given were kept on the parser (cleared by the command line's own parse alone):
+    # build_parser().parse_args of a second command line was refused "--windows given twice".
+    from burstcore.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["scan", "a.pcap", "--windows", "1ms"]).windows == ["1000000ns"]
+    assert parser.parse_args(["scan", "a.pcap", "--windows", "5ms"]).windows == ["5000000ns"]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["scan", "a.pcap", "--bins", "5ms", "--bin", "1ms"])

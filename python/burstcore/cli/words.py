@@ -189,9 +189,6 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
     through it as stand-ins that cannot look like one, and come back as they were typed."""
     argv = _command_first(parser, argv)
     own = _subparsers(parser).get(argv[0]) if argv else None
-    for each in (parser, *_subparsers(parser).values()):
-        # The lists given so far (parser._OneList): a program may parse twice with one parser.
-        each.__dict__.pop("_lists_given", None)
     if own is None:
         return parser.parse_known_args(argv)
     words = list(argv[1:])
