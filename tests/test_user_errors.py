@@ -126,8 +126,14 @@ def test_the_command_lines_comma_separated_list_given_to_the_api_is_told_to_be_a
 
 
 def test_a_comma_separated_string_with_a_bad_item_is_told_about_that_item(cap: Path) -> None:
-    with pytest.raises(ValueError, match="is not a duration; give a string with a unit"):
+    # It was told "window='1ms, 5 parsecs' is not a duration", the bad item unnamed (the command
+    # line names it).
+    told = "window='1ms, 5 parsecs' is several values in one string: give them as a list, ['1ms', '5 parsecs']; "
+    with pytest.raises(ValueError, match=re.escape(told + "of them, window='5 parsecs' is not a duration; give")):
         burstcore.scan(cap, windows="1ms, 5 parsecs")
+    # No item of it a duration: told as one value that is none.
+    with pytest.raises(ValueError, match=re.escape("window='5x,6y' is not a duration; give")):
+        burstcore.scan(cap, windows="5x,6y")
 
 
 def test_a_bad_bin_origin_is_told_the_words_it_takes_besides_an_instant(cap: Path) -> None:
