@@ -205,6 +205,12 @@ def test_bytes_that_are_no_utf8_in_names_and_titles_are_drawn_as_replacement_cha
     assert labels == ["run\ufffd.pcapng", "b"]
     fig = result.plot(title="a\udcffb")
     fig.savefig(io.BytesIO(), format="png")
+    # A surrogate that stands for no byte (half a pair, as JSON's "\ud83d" decodes) raised
+    # UnicodeEncodeError.
+    fig = plot_results([("run\ud83d", result), ("b", result)], title="a\ud83db\udc00")
+    fig.savefig(io.BytesIO(), format="png")
+    assert "a\ufffdb\ufffd" in [t.get_text() for t in fig.texts]
+    assert [ln.get_label() for ln in _data_lines(_axes(fig)["envelope"])] == ["run\ufffd", "b"]
 
 
 def test_without_matplotlib_the_extra_to_install_is_named(tmp_path: Path) -> None:

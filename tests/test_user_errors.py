@@ -94,6 +94,10 @@ def test_a_file_whose_name_starts_with_a_dash_is_told_how_to_give_it(cap: Path, 
     for words in (["--", "-x.pcapng"], ["./-x.pcapng"]):
         p = run_cli("info", *words, cwd=tmp_path)
         assert p.returncode == 0, p.stderr.decode()
+    # A name with a space argparse reads as a file: it was, and is again (refused as an option).
+    (tmp_path / "-my run.pcapng").write_bytes(cap.read_bytes())
+    p = run_cli("info", "-my run.pcapng", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr.decode()
     # An option is still an option, a file of its name or not.
     (tmp_path / "-q").write_bytes(b"")
     assert run_cli("scan", cap, "-q", "--windows", "1ms", cwd=tmp_path).returncode == 0
@@ -122,8 +126,14 @@ def test_the_command_lines_comma_separated_list_given_to_the_api_is_told_to_be_a
 
 
 def test_a_comma_separated_string_with_a_bad_item_is_told_about_that_item(cap: Path) -> None:
-    with pytest.raises(ValueError, match="is not a duration; give a string with a unit"):
+    # It was told "window='1ms, 5 parsecs' is not a duration", the bad item unnamed (the command
+    # line names it).
+    told = "window='1ms, 5 parsecs' is several values in one string: give them as a list, ['1ms', '5 parsecs']; "
+    with pytest.raises(ValueError, match=re.escape(told + "of them, window='5 parsecs' is not a duration; give")):
         burstcore.scan(cap, windows="1ms, 5 parsecs")
+    # No item of it a duration: told as one value that is none.
+    with pytest.raises(ValueError, match=re.escape("window='5x,6y' is not a duration; give")):
+        burstcore.scan(cap, windows="5x,6y")
 
 
 def test_a_bad_bin_origin_is_told_the_words_it_takes_besides_an_instant(cap: Path) -> None:
@@ -257,3 +267,51 @@ def test_one_parser_parses_two_command_lines_with_different_lists() -> None:
     first, _ = _parse(parser, ["scan", "a.pcap", "--windows", "1ms"])
     second, _ = _parse(parser, ["scan", "a.pcap", "--windows", "5ms"])
     assert (first.windows, second.windows) == (["1000000ns"], ["5000000ns"])
+
+
+@pytest.mark.parametrize("words", [["info", "--", "123"], ["scan", "-oout.csv", "5ms"]])
+def test_a_missing_file_after_no_flag_is_not_told_it_follows_one(cap: Path, tmp_path: Path, words: list[str]) -> None:
+    # '--' and '-oout.csv' (-o out.csv) were each told "it follows ..., which takes no value".
+    err = one_line_error(run_cli(*words, cap, cwd=tmp_path), 3)
+    assert err.endswith(f"no such capture file (check the path): {words[-1]!r}")
+
+
+def test_a_value_starting_with_a_dash_is_told_to_be_joined_to_its_option(cap: Path, tmp_path: Path) -> None:
+    # A file of that name being here, it was told to give it after '--', where it is a capture;
+    # else argparse said the option "expected one argument".
+    (tmp_path / "-results.csv").write_bytes(b"")
+    for short in ("-o", "--output"):
+        err = one_line_error(run_cli("scan", cap, "-q", short, "-results.csv", cwd=tmp_path), 2)
+        assert err.startswith(
+            "burstcore scan: error: argument --output: '-results.csv' is read as an option, not as its value: "
+            "give it as --output=-results.csv"
+        )
+    p = run_cli("scan", cap, "-q", "--output=-results.csv", "--format", "csv", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr.decode()
+    assert (tmp_path / "-results.csv").read_text().startswith("by,group,")
+    err = one_line_error(run_cli("plot", cap, "-q", "-o", "f.svg", "--title", "-draft", cwd=tmp_path), 2)
+    assert "argument --title: '-draft' is read as an option, not as its value: give it as --title=-draft" in err
+    # An option after one is still that option's error, and a negative number a value.
+    assert "expected one argument" in one_line_error(run_cli("scan", cap, "-q", "--output", "--json"), 2)
+    assert "'-1' is not a positive whole number" in one_line_error(run_cli("flows", cap, "--top", "-1"), 2)
+
+
+def test_a_percentile_of_a_float_narrower_than_float64_is_told_by_its_digits(cap: Path) -> None:
+    # float32's 99.9 is read as 99.9 (as any float32 quantile is), but was told
+    # "for percentile 99.9000015258789 give 0.999000015258789".
+    import numpy as np
+
+    with pytest.raises(ValueError, match=re.escape("for percentile 99.9 give 0.999") + "$"):
+        burstcore.sizes(cap, quantiles=[np.float32(99.9)])
+
+
+def test_the_public_parsers_own_parse_args_takes_a_second_command_lines_list() -> None:
+    # The lists given were kept on the parser (cleared by the command line's own parse alone):
+    # build_parser().parse_args of a second command line was refused "--windows given twice".
+    from burstcore.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["scan", "a.pcap", "--windows", "1ms"]).windows == ["1000000ns"]
+    assert parser.parse_args(["scan", "a.pcap", "--windows", "5ms"]).windows == ["5000000ns"]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["scan", "a.pcap", "--bins", "5ms", "--bin", "1ms"])

@@ -77,6 +77,9 @@ def _percent(q: Any, divide: int = 1) -> str:
         exact = q / divide
     elif isinstance(q, Rational):
         return str(Fraction(q) / divide)
+    elif isinstance(q, np.floating) and q.dtype.itemsize != 8:
+        # By its digits, as `_quantiles` reads it: float32's 99.9 is 99.9000015258789 as a float.
+        exact = Decimal(str(q)) / divide
     else:
         exact = Decimal(repr(float(q))) / divide
     return f"{exact.normalize():f}"

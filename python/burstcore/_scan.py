@@ -172,13 +172,18 @@ def _each(values: Any, parse: Callable[[Any], int], name: str) -> list[int]:
             items = [item.strip() for item in value.split(",")] if isinstance(value, str) else []
             if len(items) < 2 or isinstance(e, WrongTypeError):
                 raise
-            try:
-                for item in items:
+            bad: list[ValueError] = []
+            for item in items:
+                try:
                     parse(item)
-            except ValueError:
+                except ValueError as item_error:
+                    bad.append(item_error)
+            if len(bad) == len(items):
                 raise e from None
+            # The command line names the item that is wrong ('5x' is not a duration): so does this.
+            wrong = f"; of them, {bad[0]}" if bad else ""
             raise ValueError(
-                f"{name}={said(value)} is several values in one string: give them as a list, {items!r}"
+                f"{name}={said(value)} is several values in one string: give them as a list, {items!r}{wrong}"
             ) from None
     return sorted(out)
 

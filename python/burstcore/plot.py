@@ -8,6 +8,7 @@ window or touches the user's pyplot state; ``fig.savefig`` writes PNG, SVG or PD
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -92,7 +93,11 @@ def _literal(text: str) -> str:
     """`text` drawn as written: matplotlib reads a pair of '$' as mathematics, and its text layout
     raised TypeError on a byte that is no UTF-8 (a lone surrogate, as Python keeps such a byte of
     a file name or an argument), drawn as U+FFFD instead."""
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        # A surrogate that stands for no byte: half of a pair, as json.loads('"\\ud83d"') gives.
+        text = re.sub("[\ud800-\udfff]", "\ufffd", text)
     return text.replace("$", r"\$")
 
 

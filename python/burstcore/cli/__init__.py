@@ -45,6 +45,7 @@ from .shared import cmd_shared
 from .words import (
     _command_first,
     _elsewhere,
+    _flag_options,
     _negative_values,
     _one_filter_or_each,
     _parse,
@@ -140,7 +141,8 @@ def _main(argv: Sequence[str] | None) -> int:
     typed = _command_first(parser, _negative_values(sys.argv[1:] if argv is None else argv, _valued_options(parser)))
     args, unknown = _parse(parser, typed)
     if args.command:
-        args.typed = _Typed(args.command, typed[1:], _valued_options(parser, args.command, short=True))
+        valued = _valued_options(parser, args.command, short=True)
+        args.typed = _Typed(args.command, typed[1:], valued, _flag_options(parser, args.command))
     if unknown:
         # Told by the command's own parser, which points to its own --help.
         own: argparse.ArgumentParser = _subparsers(parser).get(args.command, parser)

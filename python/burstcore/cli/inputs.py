@@ -10,7 +10,7 @@ import dataclasses
 import os
 import select
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._units import printable
@@ -32,14 +32,16 @@ def _progress(label: str, quiet: bool) -> Iterator[Any]:
 
 @dataclasses.dataclass(frozen=True)
 class _Typed:
-    """The command and the words typed after it, and the action of each of its options taking a
-    value: a word that is no file may be the second word of an option's value (`_stray_value`).
+    """The command and the words typed after it, the action of each of its options taking a
+    value and the names of those taking none: a word that is no file may be the second word of an
+    option's value, or one given to an option that takes none (`_stray_value`).
     Kept with the parse's namespace (`main`), not in the module: two command lines run in one
     process (threads, a program calling main()) each see their own."""
 
     command: str = ""
     words: Sequence[str] = ()
     valued: Mapping[str, argparse.Action] = dataclasses.field(default_factory=dict)
+    flags: Collection[str] = ()
 
 
 def _check_streams(files: Sequence[str]) -> None:
@@ -92,8 +94,8 @@ def _stray_value(word: str, typed: _Typed) -> str | None:
         if here != word or at == 0:
             continue
         before = words[at - 1]
-        flag = before.startswith("-") and before != "-" and "=" not in before and before not in valued
-        if flag and word[:1].isdecimal() and not word.lower().endswith(_CAPTURE_ENDINGS):
+        # One of the command's own flags: not '--', a negative number or '-ox.csv' (-o x.csv).
+        if before in typed.flags and word[:1].isdecimal() and not word.lower().endswith(_CAPTURE_ENDINGS):
             # A value given to a flag: 'superpose a b --random-offsets 5ms' read 5ms as a capture.
             bound = f" (the largest is --max-offset {word})" if before == "--random-offsets" else ""
             return f"it follows {before}, which takes no value{bound}"

@@ -5,6 +5,7 @@ once per file)."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 from collections.abc import Collection, Sequence
@@ -52,6 +53,12 @@ def _valued_options(
         for name in action.option_strings
         if short or name.startswith("--")
     }
+
+
+def _flag_options(parser: argparse.ArgumentParser, command: str) -> frozenset[str]:
+    """The options of `command` that take no value, long and short."""
+    own = _subparsers(parser)[command]
+    return frozenset(name for action in own._actions if action.nargs == 0 for name in action.option_strings)
 
 
 def _one_filter_or_each(args: argparse.Namespace) -> argparse.Namespace:
@@ -182,9 +189,6 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
     through it as stand-ins that cannot look like one, and come back as they were typed."""
     argv = _command_first(parser, argv)
     own = _subparsers(parser).get(argv[0]) if argv else None
-    for each in (parser, *_subparsers(parser).values()):
-        # The lists given so far (parser._OneList): a program may parse twice with one parser.
-        each.__dict__.pop("_lists_given", None)
     if own is None:
         return parser.parse_known_args(argv)
     words = list(argv[1:])
@@ -193,6 +197,10 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.N
         at = words.index("--")
         literal = {f"\0file {k}": word for k, word in enumerate(words[at + 1 :])}
         words = words[:at] + list(literal)
+    dashed_value = _dashed_value(own, words)
+    if dashed_value is not None:
+        option, given = dashed_value
+        own.error(f"argument {option}: {given!r} is read as an option, not as its value: give it as {option}={given}")
     dashed = _dashed_file(own, words)
     if dashed is not None:
         own.error(
@@ -219,8 +227,34 @@ def _dashed_file(own: argparse.ArgumentParser, words: Sequence[str]) -> str | No
     for word in words:
         if not word.startswith("-") or word == "-" or word.split("=", 1)[0] in options or word[:2] in options:
             continue
-        if _PLAIN_NEGATIVE.match(word) is None and os.path.isfile(word):
+        # A word with a space (and a negative number) argparse reads as a value, not an option.
+        if " " not in word and _PLAIN_NEGATIVE.match(word) is None and os.path.isfile(word):
             return word
+    return None
+
+
+def _is_option(options: Collection[str], word: str) -> bool:
+    """Whether argparse reads `word` as one of `options` (exactly, abbreviated, with its value
+    joined to it, or short ones clustered)."""
+    name = word.split("=", 1)[0]
+    if name in options or word[:2] in options:
+        return True
+    return name.startswith("--") and any(option.startswith(name) for option in options)
+
+
+def _dashed_value(own: argparse.ArgumentParser, words: Sequence[str]) -> tuple[str, str] | None:
+    """The first option taking one value whose value starts with '-' ('--output -x.csv',
+    '--title -draft'), with that value: argparse reads such a word as an option, and said the
+    option "expected one argument" (or, a file of that name being here, `_dashed_file` told to
+    give it after '--', where it is a capture)."""
+    options = own._option_string_actions
+    for before, word in itertools.pairwise(words):
+        action = options.get(before)
+        if action is None or action.nargs is not None or not word.startswith("-") or word == "-":
+            continue
+        if " " not in word and _PLAIN_NEGATIVE.match(word) is None and not _is_option(options, word):
+            # The long name: '-o=-x.csv' is no form of argparse's documented ones.
+            return next((name for name in action.option_strings if name.startswith("--")), before), word
     return None
 
 
