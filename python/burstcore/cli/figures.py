@@ -125,8 +125,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
             _warn(f"{_named(f)}: {note}")
         results.append((_label(f), r))
         iters.append(it)
-    # A byte of the title that is no UTF-8 (a lone surrogate) stopped matplotlib's text layout.
-    title = _shown(args.title) if args.title else ", ".join(label for label, _ in results)
+    # A byte of the title that is no UTF-8 is drawn as U+FFFD by plot_results itself (`_literal`).
+    title = args.title or ", ".join(label for label, _ in results)
     fig = plot_results(results, iterations=iters, max_groups=args.top, title=title)
     import matplotlib
 
